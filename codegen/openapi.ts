@@ -1,0 +1,161 @@
+/** The OpenAPI 3.1 document for /api, built from the same schemas as MCP so the surfaces cannot drift. */
+import { bundleSchema, type JsonObject, type JsonValue, type SchemaRegistry } from './bundle-schema.ts';
+
+const BASE = 'https://switchboard.dev/schemas/';
+
+function component(registry: SchemaRegistry, file: string): JsonObject {
+  const schema = registry.get(`${BASE}${file}`);
+  if (!schema) throw new Error(`openapi: schema ${file} not found`);
+  return bundleSchema(schema, registry, { keepNestedDescriptions: true });
+}
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+
+const json = (schema: JsonObject, description: string): JsonObject => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+const errors = (...statuses: number[]): JsonObject =>
+  Object.fromEntries(
+    statuses.map((s): [string, JsonValue] => [String(s), json(ref('ErrorEnvelope'), ERROR_TEXT[s] ?? 'Error')]),
+  );
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'invalid_argument',
+  401: 'Missing or unknown bearer token',
+  404: 'not_found',
+  429: 'rate_limited (see Retry-After)',
+  500: 'internal',
+  502: 'replay_failed',
+  503: 'Database unavailable',
+};
+
+const queryParam = (name: string, schema: JsonObject, description: string): JsonObject => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+const idParam: JsonObject = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'Event id (UUIDv7).',
+  schema: { type: 'string', format: 'uuid' },
+};
+
+export function buildOpenApi(registry: SchemaRegistry): JsonObject {
+  const listInput = component(registry, 'tools/list-webhook-events.input.schema.json');
+  const listProps = (listInput.properties ?? {}) as JsonObject;
+  const listParams = Object.entries(listProps).map(([name, schema]) => {
+    const s = schema as JsonObject;
+    const { description, ...rest } = s;
+    return queryParam(name, rest, typeof description === 'string' ? description : name);
+  });
+  const searchParams = [
+    queryParam('q', { type: 'string', minLength: 1, maxLength: 200 }, 'Full-text search over payloads.'),
+    queryParam('match', { type: 'string', minLength: 2, maxLength: 2000 }, 'JSON object the payload must contain (jsonb @>).'),
+    queryParam('from', { type: 'string', format: 'date-time' }, 'Received at or after this time.'),
+    queryParam('to', { type: 'string', format: 'date-time' }, 'Received before this time.'),
+    queryParam('verified', { type: 'string', enum: ['true', 'false'] }, 'Only verified (or only unverified) events.'),
+  ];
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'switchboard HTTP API',
+      version: '1',
+      description:
+        'The JSON API behind the web UI. It serves the same shapes as the MCP tools, from the same schemas. Every endpoint needs Authorization: Bearer <token>.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    security: [{ bearer: [] }],
+    paths: {
+      '/api/events': {
+        get: {
+          operationId: 'listEvents',
+          summary: 'List events newest first, with the filters of list_webhook_events plus search.',
+          parameters: [...listParams, ...searchParams],
+          responses: { '200': json(ref('ListWebhookEventsOutput'), 'A page of events'), ...errors(400, 401, 429, 500, 503) },
+        },
+      },
+      '/api/events/{id}': {
+        get: {
+          operationId: 'getEvent',
+          parameters: [idParam],
+          responses: { '200': json(ref('EventDetail'), 'The full event'), ...errors(400, 401, 404, 429, 500, 503) },
+        },
+      },
+      '/api/events/{id}/raw': {
+        get: {
+          operationId: 'getEventRaw',
+          summary: 'The exact stored bytes, with the stored Content-Type.',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'Raw payload', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+            ...errors(400, 401, 404, 429, 500, 503),
+          },
+        },
+      },
+      '/api/events/{id}/replay': {
+        post: {
+          operationId: 'replayEvent',
+          parameters: [idParam],
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  additionalProperties: false,
+                  properties: { target_url: { type: 'string', minLength: 1, maxLength: 2048 } },
+                },
+              },
+            },
+          },
+          responses: { '200': json(ref('ReplayResult'), 'Replay outcome'), ...errors(400, 401, 404, 429, 500, 502, 503) },
+        },
+      },
+      '/api/events/{id}/replays': {
+        get: {
+          operationId: 'listReplays',
+          summary: 'Replay history of one event, newest first.',
+          parameters: [idParam],
+          responses: { '200': json(ref('ReplayHistory'), 'Replay attempts'), ...errors(400, 401, 404, 429, 500, 503) },
+        },
+      },
+      '/api/providers': {
+        get: {
+          operationId: 'listProviders',
+          responses: { '200': json(ref('ListProvidersOutput'), 'Providers'), ...errors(401, 429, 500) },
+        },
+      },
+      '/api/stream': {
+        get: {
+          operationId: 'streamEvents',
+          summary: 'Server-Sent Events: each new EventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. See docs/reference/asyncapi.yaml.',
+          parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } }],
+          responses: {
+            '200': { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            ...errors(400, 401),
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        EventSummary: component(registry, 'event-summary.schema.json'),
+        EventDetail: component(registry, 'event-detail.schema.json'),
+        ProviderStatus: component(registry, 'provider-status.schema.json'),
+        ReplayResult: component(registry, 'replay-result.schema.json'),
+        ReplayHistory: component(registry, 'replay-history.schema.json'),
+        ErrorEnvelope: component(registry, 'error-envelope.schema.json'),
+        ListWebhookEventsOutput: component(registry, 'tools/list-webhook-events.output.schema.json'),
+        ListProvidersOutput: component(registry, 'tools/list-providers.output.schema.json'),
+      },
+    },
+  };
+}

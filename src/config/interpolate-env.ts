@@ -1,0 +1,28 @@
+import { ConfigError } from './config-error.ts';
+
+const PLACEHOLDER = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Replaces ${VAR} (and ${VAR:-default}) in every string so secrets live in the environment, not
+ * in the file. `$$` is a literal `$`. An unset variable becomes an empty string, so a provider
+ * whose secret variable is missing reports secret_status "missing" instead of refusing to start.
+ */
+export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
+  if (typeof value === 'string') {
+    if (/\$\{(?![A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\})/.test(value.replace(/\$\$/g, ''))) {
+      throw new ConfigError(`${path || '(root)'}: malformed \${...} placeholder; use \${NAME} or \${NAME:-default}`);
+    }
+    return value.replace(PLACEHOLDER, (match, name: string | undefined, fallback: string | undefined) => {
+      if (match === '$$') return '$';
+      const found = name === undefined ? undefined : env[name];
+      return found !== undefined && found !== '' ? found : (fallback ?? '');
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, `${path}[${i}]`));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, interpolateEnv(v, env, path ? `${path}.${k}` : k)]),
+    );
+  }
+  return value;
+}

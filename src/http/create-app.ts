@@ -1,0 +1,31 @@
+import Koa, { type Middleware } from 'koa';
+import type { Logger } from '../log/logger.ts';
+import { errorHandler } from './error-handler.ts';
+import { requestId } from './request-id.ts';
+import { securityHeaders } from './security-headers.ts';
+import { healthRoute } from './health-route.ts';
+
+export interface AppOptions {
+  logger: Logger;
+  isDatabaseUp: () => Promise<boolean>;
+  /** Take the client address from X-Forwarded-For. */
+  trustProxy: boolean;
+  /** Surfaces (ingest, MCP, API, UI, metrics), tried in order after the shared middleware. */
+  surfaces: readonly Middleware[];
+}
+
+export function createApp(options: AppOptions): Koa {
+  const app = new Koa({ proxy: options.trustProxy });
+  app.silent = true;
+  app.on('error', (err: unknown) => options.logger.warn({ err }, 'koa error'));
+  app.use(requestId(options.logger));
+  app.use(securityHeaders());
+  app.use(errorHandler(options.logger));
+  app.use(healthRoute(options.isDatabaseUp));
+  for (const surface of options.surfaces) app.use(surface);
+  app.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.body = { error: { code: 'not_found', message: `no route for ${ctx.method} ${ctx.path}` } };
+  });
+  return app;
+}

@@ -1,0 +1,60 @@
+/**
+ * The contract every verification preset implements. Presets are pure: they see the exact raw
+ * bytes and headers, never the network or the database, so they can be tested and reused by
+ * replay (to re-sign) without a server.
+ */
+
+/** Incoming headers with lower-cased names, as Node's IncomingHttpHeaders gives them. */
+export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
+
+export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
+
+export type VerifyFailureReason =
+  | 'missing_header'
+  | 'malformed_header'
+  | 'bad_signature'
+  | 'stale_timestamp'
+  | 'token_mismatch'
+  | 'missing_secret';
+
+export type VerifyOutcome =
+  | { ok: true; detail: string }
+  | { ok: false; reason: VerifyFailureReason; detail: string };
+
+export interface VerifyInput {
+  /** The exact bytes received. */
+  body: Buffer;
+  headers: HeaderBag;
+  /** All currently accepted secrets (or tokens): any one matching is a pass, for rotation. */
+  secrets: readonly string[];
+  /** Allowed clock skew for schemes that sign a timestamp. */
+  toleranceSeconds: number;
+  /** Current time in milliseconds since the epoch, injected so tests can move the clock. */
+  nowMs: number;
+}
+
+export interface SignInput {
+  body: Buffer;
+  secret: string;
+  nowMs: number;
+  /** Stored headers of the original delivery, for schemes that sign an id from a header. */
+  headers?: HeaderBag;
+}
+
+export interface EventIdentity {
+  eventType: string;
+  externalId: string | null;
+}
+
+export interface Preset {
+  readonly name: string;
+  readonly trustMode: TrustMode;
+  /** Headers that must be present before the signature or token is looked at (checked in order). */
+  readonly requiredHeaders: readonly (string | readonly string[])[];
+  /** Header names whose values are secrets or signatures, so stored copies are redacted. */
+  readonly sensitiveHeaders: readonly string[];
+  verify(input: VerifyInput): VerifyOutcome;
+  /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
+  sign?(input: SignInput): Record<string, string>;
+  identify(body: Buffer, headers: HeaderBag): EventIdentity;
+}

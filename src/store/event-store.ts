@@ -1,0 +1,71 @@
+/**
+ * The one store every surface reads: MCP, the HTTP API and the UI all go through this interface,
+ * so the shapes they serve cannot drift.
+ */
+import type { EventHeaders, EventSummary, ListWebhookEventsOutput, TrustMode } from '../../generated/types.ts';
+
+export interface NewEvent {
+  provider: string;
+  eventType: string;
+  trustMode: TrustMode;
+  verified: boolean;
+  verifyDetail: string;
+  externalId: string | null;
+  contentType: string | null;
+  sourceIp: string | null;
+  /** Already sanitized: no secret or signature value may reach this point. */
+  headers: EventHeaders;
+  /** The exact bytes received. */
+  payload: Buffer;
+}
+
+export interface StoredEvent {
+  id: string;
+  provider: string;
+  eventType: string;
+  trustMode: TrustMode;
+  verified: boolean;
+  verifyDetail: string;
+  externalId: string | null;
+  contentType: string | null;
+  sourceIp: string | null;
+  headers: EventHeaders;
+  payload: Buffer;
+  payloadSize: number;
+  /** RFC 3339 with the database's full microsecond precision. */
+  receivedAt: string;
+}
+
+export interface InsertResult {
+  event: EventSummary;
+  /** True when (provider, external_id) was already stored: a provider's retry, acknowledged without a second row. */
+  duplicate: boolean;
+}
+
+/** Filters shared with list_webhook_events, plus the search the HTTP API adds. */
+export interface ListQuery {
+  provider?: string;
+  eventType?: string;
+  since?: string;
+  limit?: number;
+  cursor?: string;
+  /** HTTP API only: full-text search over payloads. */
+  q?: string;
+  /** HTTP API only: JSON containment filter on the payload. */
+  match?: Record<string, unknown>;
+  /** HTTP API only: received_at >= from. */
+  from?: string;
+  /** HTTP API only: received_at < to. */
+  to?: string;
+  /** HTTP API only. */
+  verified?: boolean;
+}
+
+export interface EventStore {
+  insert(event: NewEvent): Promise<InsertResult>;
+  insertMany(events: readonly NewEvent[]): Promise<InsertResult[]>;
+  get(id: string): Promise<StoredEvent | null>;
+  list(query: ListQuery): Promise<ListWebhookEventsOutput>;
+  /** Summaries of the given ids, in the order given, skipping unknown ids (for the live bus). */
+  summaries(ids: readonly string[]): Promise<EventSummary[]>;
+}

@@ -1,0 +1,85 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/config-error.ts';
+import { findConfigPath, loadConfig, parseConfig } from '../../src/config/load-config.ts';
+
+const EXAMPLE = `
+providers:
+  github:   { preset: github, secret: "\${GITHUB_WEBHOOK_SECRET}" }
+  stripe:   { preset: stripe, secret: "\${STRIPE_WEBHOOK_SECRET}" }
+  deploys:  { trust_mode: token, token: "\${DEPLOY_HOOK_TOKEN}" }
+  sandbox:  { trust_mode: open }
+  jobs:     { family: queue, channel: jobs.events }
+replay:
+  default_target: http://127.0.0.1:3000/webhooks
+`;
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config file', () => {
+  it('reads the documented example with secrets from the environment', () => {
+    const config = parseConfig(EXAMPLE, { GITHUB_WEBHOOK_SECRET: 'gh-secret', DEPLOY_HOOK_TOKEN: 'tok' });
+    const byName = Object.fromEntries(config.providers.map((p) => [p.name, p]));
+    expect(byName.github).toMatchObject({ family: 'webhook', preset: 'github', trustMode: 'signed', route: '/hooks/github', secrets: ['gh-secret'] });
+    // An unset variable leaves the secret missing rather than refusing to start.
+    expect(byName.stripe).toMatchObject({ trustMode: 'signed', secrets: [] });
+    expect(byName.deploys).toMatchObject({ preset: 'token', trustMode: 'token', secrets: ['tok'] });
+    expect(byName.sandbox).toMatchObject({ preset: 'open', trustMode: 'open', secrets: [] });
+    expect(byName.jobs).toMatchObject({ family: 'queue', trustMode: 'queue', channel: 'jobs.events', mode: 'pubsub' });
+    expect(config.replay.defaultTarget).toBe('http://127.0.0.1:3000/webhooks');
+    expect(byName.github).toMatchObject({ maxBodyBytes: 5 * 1024 * 1024, toleranceSeconds: 300, recordRejected: true });
+  });
+
+  it('interpolates defaults and literal dollars', () => {
+    const config = parseConfig('providers:\n  a: { preset: github, secret: ["${X:-fallback}", "$${Y}"] }\n', {});
+    expect(config.providers[0]).toMatchObject({ secrets: ['fallback', '${Y}'] });
+  });
+
+  it('names the key and the problem for schema errors', () => {
+    expect(errorOf(() => parseConfig('providers:\n  github: { preset: gh }\n', {}))).toMatch(/providers\.github\.preset: must be one of/);
+    expect(errorOf(() => parseConfig('providers:\n  github: { preset: github, scret: x }\n', {}))).toMatch(/providers\.github\.scret: unknown key/);
+    expect(errorOf(() => parseConfig('replay:\n  timeout_ms: 5\n', {}))).toMatch(/replay\.timeout_ms: must be >= 100/);
+    expect(errorOf(() => parseConfig('providers:\n  "Bad Name": { trust_mode: open }\n', {}))).toMatch(/providers/);
+  });
+
+  it('names the key for rules the schema cannot express', () => {
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, trust_mode: open }\n', {}))).toMatch(/providers\.a\.trust_mode: preset github is signed/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { family: queue }\n', {}))).toMatch(/providers\.a\.channel: required/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: signed }\n', {}))).toMatch(/providers\.a\.preset/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: generic-hmac }\n', {}))).toMatch(/providers\.a\.hmac/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: open, route: /x }\n  b: { trust_mode: open, route: /x }\n', {}))).toMatch(/providers\.b\.route: \/x is already used by a/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: open, route: /mcp }\n', {}))).toMatch(/reserved/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, token: t }\n', {}))).toMatch(/providers\.a\.token/);
+  });
+
+  it('reports invalid YAML without a stack trace', () => {
+    const message = errorOf(() => parseConfig('providers: [unclosed\n', {}));
+    expect(message).toMatch(/^invalid YAML/);
+    expect(message).not.toMatch(/\n\s+at /);
+  });
+
+  it('rejects a malformed placeholder', () => {
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, secret: "${1BAD}" }\n', {}))).toMatch(/providers\.a\.secret: malformed/);
+  });
+
+  it('finds the file from --config, SWITCHBOARD_CONFIG, then ./switchboard.yaml', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-config-'));
+    expect(findConfigPath({ env: {}, cwd: dir })).toBeNull();
+    await writeFile(join(dir, 'switchboard.yaml'), 'providers:\n  s: { trust_mode: open }\n');
+    await writeFile(join(dir, 'other.yaml'), 'providers:\n  o: { trust_mode: open }\n');
+    expect(findConfigPath({ env: {}, cwd: dir })).toBe(join(dir, 'switchboard.yaml'));
+    expect(findConfigPath({ env: { SWITCHBOARD_CONFIG: 'other.yaml' }, cwd: dir })).toBe(join(dir, 'other.yaml'));
+    expect(loadConfig({ flagPath: 'other.yaml', env: { SWITCHBOARD_CONFIG: 'switchboard.yaml' }, cwd: dir }).providers[0]?.name).toBe('o');
+    expect(errorOf(() => findConfigPath({ flagPath: 'missing.yaml', env: {}, cwd: dir }))).toMatch(/does not exist/);
+  });
+});
