@@ -1,0 +1,83 @@
+import { networkInterfaces } from 'node:os';
+import { normaliseHost, normaliseIp } from './ip-address.ts';
+
+/** One address switchboard itself listens on (`server.host` / `server.port`). */
+export interface SelfAddress {
+  host: string;
+  port: number;
+}
+
+export interface LoopCandidate {
+  /** Host as the target named it (name or IP literal). */
+  hostname: string;
+  /** The address the connection would go to (already checked by the policy). */
+  address: string;
+  port: number;
+  /** URL pathname (a query string, if present, is ignored). */
+  path: string;
+}
+
+const isLoopback = (address: string): boolean => address === '::1' || address.startsWith('127.');
+const isUnspecified = (address: string): boolean => address === '0.0.0.0' || address === '::';
+
+function localInterfaceAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) {
+    for (const info of list ?? []) {
+      const ip = normaliseIp(info.address);
+      if (ip) out.add(ip.address);
+    }
+  }
+  return out;
+}
+
+/**
+ * Koa routes case-insensitively and some layers decode %-escapes before routing, so compare the
+ * path the way the most lenient router would see it: decoded, lower-cased, slashes collapsed.
+ */
+function routerView(path: string): string {
+  let view = path.split('?')[0] ?? '';
+  for (let i = 0; i < 3; i += 1) {
+    try {
+      const decoded = decodeURIComponent(view);
+      if (decoded === view) break;
+      view = decoded;
+    } catch {
+      break;
+    }
+  }
+  return view.toLowerCase().replace(/\\/g, '/').replace(/\/{2,}/g, '/');
+}
+
+export function isLoopPronePath(path: string): boolean {
+  const view = routerView(path);
+  return view === '/mcp' || view.startsWith('/mcp/') || view === '/hooks' || view.startsWith('/hooks/');
+}
+
+function isSelf(candidate: LoopCandidate, self: SelfAddress): boolean {
+  if (self.port !== candidate.port) return false;
+  const selfHost = normaliseHost(self.host);
+  if (!selfHost) return false;
+
+  if (selfHost.kind === 'name') {
+    if (selfHost.name === 'localhost') return isLoopback(candidate.address);
+    const target = normaliseHost(candidate.hostname);
+    return target?.kind === 'name' && target.name === selfHost.name;
+  }
+  if (selfHost.address === candidate.address) return true;
+  // Every loopback alias reaches a loopback listener on Linux, so they all count as "self".
+  if (isLoopback(selfHost.address) && isLoopback(candidate.address)) return true;
+  if (isUnspecified(selfHost.address)) {
+    return isLoopback(candidate.address) || isUnspecified(candidate.address) || localInterfaceAddresses().has(candidate.address);
+  }
+  return false;
+}
+
+/**
+ * True when delivering to this target would post back into switchboard's own ingest or MCP
+ * endpoint: a replay that re-ingests itself, or an agent driving switchboard through itself.
+ */
+export function wouldLoopBack(candidate: LoopCandidate, selfAddresses: readonly SelfAddress[]): boolean {
+  if (!isLoopPronePath(candidate.path)) return false;
+  return selfAddresses.some((self) => isSelf(candidate, self));
+}

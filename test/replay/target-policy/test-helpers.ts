@@ -1,0 +1,132 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect as netConnect, type AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import type { buildConnector } from 'undici';
+import { AppError } from '../../../src/errors/app-error.ts';
+import type { RawConnector, ResolvedAddress, Resolver } from '../../../src/replay/target-policy/index.ts';
+
+/** The only host a test socket is ever opened to, whatever address the guard asked for. */
+export const STAND_IN_HOST = '127.0.0.1';
+
+export interface RecordingConnector {
+  connect: RawConnector;
+  /** What the guard asked the connector to open, in order. */
+  attempts: buildConnector.Options[];
+}
+
+/** Records every socket the guard asks for and opens none. */
+export function refusingConnector(): RecordingConnector {
+  const attempts: buildConnector.Options[] = [];
+  return {
+    attempts,
+    connect: (opts, callback) => {
+      attempts.push(opts);
+      callback(new Error('test connector: no socket is opened in this test'), null);
+    },
+  };
+}
+
+/**
+ * Records the address the guard approved but opens the socket to a loopback test server instead,
+ * so "allowed non-loopback" paths complete without a packet leaving the machine even if the guard
+ * is wrong.
+ */
+export function standInConnector(port: number): RecordingConnector {
+  const attempts: buildConnector.Options[] = [];
+  return {
+    attempts,
+    connect: (opts, callback) => {
+      attempts.push(opts);
+      const socket = netConnect({ host: STAND_IN_HOST, port });
+      socket.once('connect', () => callback(null, socket));
+      socket.once('error', (error) => callback(error, null));
+    },
+  };
+}
+
+export interface ScriptedResolver {
+  resolver: Resolver;
+  calls: string[];
+}
+
+/**
+ * Answers the n-th lookup with the n-th script entry (the last one repeats), the way a rebinding
+ * DNS server changes its answer between lookups.
+ */
+export function scriptedResolver(...answers: (readonly string[])[]): ScriptedResolver {
+  const calls: string[] = [];
+  return {
+    calls,
+    resolver: async (hostname) => {
+      calls.push(hostname);
+      const answer = answers[Math.min(calls.length - 1, answers.length - 1)] ?? [];
+      return answer.map((address): ResolvedAddress => ({ address, family: address.includes(':') ? 6 : 4 }));
+    },
+  };
+}
+
+/** A resolver that fails the test if anything asks it. */
+export function forbiddenResolver(): ScriptedResolver {
+  const calls: string[] = [];
+  return {
+    calls,
+    resolver: async (hostname) => {
+      calls.push(hostname);
+      throw new Error(`resolver must not be called (asked for ${hostname})`);
+    },
+  };
+}
+
+export interface TestServer {
+  host: string;
+  port: number;
+  /** TCP connections accepted, whether or not a request followed. */
+  connections: number;
+  requests: { method: string; url: string; host: string | undefined }[];
+  close: () => Promise<void>;
+}
+
+export async function startServer(
+  host: string,
+  handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('ok'),
+): Promise<TestServer> {
+  const server: Server = createServer((req, res) => {
+    state.requests.push({ method: req.method ?? '', url: req.url ?? '', host: req.headers.host });
+    handler(req, res);
+  });
+  const state: TestServer = {
+    host,
+    port: 0,
+    connections: 0,
+    requests: [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  server.on('connection', () => {
+    state.connections += 1;
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  state.port = (server.address() as AddressInfo).port;
+  return state;
+}
+
+/** Asserts an invalid_argument AppError whose message names the rule. */
+export async function expectRefused(action: Promise<unknown> | (() => unknown), message: RegExp): Promise<AppError> {
+  let caught: unknown;
+  try {
+    await (typeof action === 'function' ? action() : action);
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught, 'expected a refusal').toBeInstanceOf(AppError);
+  const appError = caught as AppError;
+  expect(appError.code).toBe('invalid_argument');
+  expect(appError.message).toMatch(message);
+  return appError;
+}
