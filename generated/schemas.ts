@@ -94,18 +94,36 @@ export const SCHEMAS = {
               additionalProperties: false,
               required: ['header'],
               properties: {
-                header: { type: 'string', minLength: 1 },
+                header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
                 algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
-                encoding: { type: 'string', enum: ['hex', 'base64'], default: 'hex' },
-                prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
-                signed_payload: {
-                  description: 'What is signed: {body}, or a template such as {timestamp}.{body}.',
+                encoding: {
+                  description: 'How the digest is written.',
                   type: 'string',
-                  default: '{body}',
+                  enum: ['hex', 'base64'],
+                  default: 'hex',
+                },
+                prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+                signed: {
+                  description:
+                    'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
+                  type: 'string',
+                  default: 'body',
                 },
                 timestamp_header: {
-                  description: 'Header holding {timestamp} (unix seconds) when the template uses it.',
+                  description: 'Header holding {timestamp} when the template uses it.',
                   type: 'string',
+                },
+                timestamp_format: {
+                  description: 'How that header writes the time.',
+                  type: 'string',
+                  enum: ['unix', 'unix_ms', 'iso8601'],
+                  default: 'unix',
+                },
+                secret_encoding: {
+                  description: 'How the secret is written in the config.',
+                  type: 'string',
+                  enum: ['utf8', 'base64', 'hex'],
+                  default: 'utf8',
                 },
               },
             },
@@ -325,18 +343,36 @@ export const SCHEMAS = {
             additionalProperties: false,
             required: ['header'],
             properties: {
-              header: { type: 'string', minLength: 1 },
+              header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
               algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
-              encoding: { type: 'string', enum: ['hex', 'base64'], default: 'hex' },
-              prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
-              signed_payload: {
-                description: 'What is signed: {body}, or a template such as {timestamp}.{body}.',
+              encoding: {
+                description: 'How the digest is written.',
                 type: 'string',
-                default: '{body}',
+                enum: ['hex', 'base64'],
+                default: 'hex',
+              },
+              prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+              signed: {
+                description:
+                  'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
+                type: 'string',
+                default: 'body',
               },
               timestamp_header: {
-                description: 'Header holding {timestamp} (unix seconds) when the template uses it.',
+                description: 'Header holding {timestamp} when the template uses it.',
                 type: 'string',
+              },
+              timestamp_format: {
+                description: 'How that header writes the time.',
+                type: 'string',
+                enum: ['unix', 'unix_ms', 'iso8601'],
+                default: 'unix',
+              },
+              secret_encoding: {
+                description: 'How the secret is written in the config.',
+                type: 'string',
+                enum: ['utf8', 'base64', 'hex'],
+                default: 'utf8',
               },
             },
           },

@@ -141,21 +141,35 @@ export interface Provider {
    * generic-hmac only: how the signature is made.
    */
   hmac?: {
+    /**
+     * Header carrying the signature.
+     */
     header: string;
     algorithm?: 'sha1' | 'sha256' | 'sha512';
+    /**
+     * How the digest is written.
+     */
     encoding?: 'hex' | 'base64';
     /**
      * Text before the signature, e.g. sha256=.
      */
     prefix?: string;
     /**
-     * What is signed: {body}, or a template such as {timestamp}.{body}.
+     * What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.
      */
-    signed_payload?: string;
+    signed?: string;
     /**
-     * Header holding {timestamp} (unix seconds) when the template uses it.
+     * Header holding {timestamp} when the template uses it.
      */
     timestamp_header?: string;
+    /**
+     * How that header writes the time.
+     */
+    timestamp_format?: 'unix' | 'unix_ms' | 'iso8601';
+    /**
+     * How the secret is written in the config.
+     */
+    secret_encoding?: 'utf8' | 'base64' | 'hex';
   };
   replay?: {
     /**

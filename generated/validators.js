@@ -180,18 +180,33 @@ const schema31 = {
           additionalProperties: false,
           required: ['header'],
           properties: {
-            header: { type: 'string', minLength: 1 },
+            header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
             algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
-            encoding: { type: 'string', enum: ['hex', 'base64'], default: 'hex' },
-            prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
-            signed_payload: {
-              description: 'What is signed: {body}, or a template such as {timestamp}.{body}.',
+            encoding: {
+              description: 'How the digest is written.',
               type: 'string',
-              default: '{body}',
+              enum: ['hex', 'base64'],
+              default: 'hex',
             },
-            timestamp_header: {
-              description: 'Header holding {timestamp} (unix seconds) when the template uses it.',
+            prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+            signed: {
+              description:
+                'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
               type: 'string',
+              default: 'body',
+            },
+            timestamp_header: { description: 'Header holding {timestamp} when the template uses it.', type: 'string' },
+            timestamp_format: {
+              description: 'How that header writes the time.',
+              type: 'string',
+              enum: ['unix', 'unix_ms', 'iso8601'],
+              default: 'unix',
+            },
+            secret_encoding: {
+              description: 'How the secret is written in the config.',
+              type: 'string',
+              enum: ['utf8', 'base64', 'hex'],
+              default: 'utf8',
             },
           },
         },
@@ -299,18 +314,33 @@ const schema32 = {
       additionalProperties: false,
       required: ['header'],
       properties: {
-        header: { type: 'string', minLength: 1 },
+        header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
         algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
-        encoding: { type: 'string', enum: ['hex', 'base64'], default: 'hex' },
-        prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
-        signed_payload: {
-          description: 'What is signed: {body}, or a template such as {timestamp}.{body}.',
+        encoding: {
+          description: 'How the digest is written.',
           type: 'string',
-          default: '{body}',
+          enum: ['hex', 'base64'],
+          default: 'hex',
         },
-        timestamp_header: {
-          description: 'Header holding {timestamp} (unix seconds) when the template uses it.',
+        prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+        signed: {
+          description:
+            'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
           type: 'string',
+          default: 'body',
+        },
+        timestamp_header: { description: 'Header holding {timestamp} when the template uses it.', type: 'string' },
+        timestamp_format: {
+          description: 'How that header writes the time.',
+          type: 'string',
+          enum: ['unix', 'unix_ms', 'iso8601'],
+          default: 'unix',
+        },
+        secret_encoding: {
+          description: 'How the secret is written in the config.',
+          type: 'string',
+          enum: ['utf8', 'base64', 'hex'],
+          default: 'utf8',
         },
       },
     },
@@ -960,8 +990,10 @@ function validate21(
             key1 === 'algorithm' ||
             key1 === 'encoding' ||
             key1 === 'prefix' ||
-            key1 === 'signed_payload' ||
-            key1 === 'timestamp_header'
+            key1 === 'signed' ||
+            key1 === 'timestamp_header' ||
+            key1 === 'timestamp_format' ||
+            key1 === 'secret_encoding'
           )) {
             const err33 = {
               instancePath: instancePath + '/hmac',
@@ -1095,11 +1127,11 @@ function validate21(
             errors++;
           }
         }
-        if (data15.signed_payload !== undefined) {
-          if (typeof data15.signed_payload !== 'string') {
+        if (data15.signed !== undefined) {
+          if (typeof data15.signed !== 'string') {
             const err41 = {
-              instancePath: instancePath + '/hmac/signed_payload',
-              schemaPath: '#/properties/hmac/properties/signed_payload/type',
+              instancePath: instancePath + '/hmac/signed',
+              schemaPath: '#/properties/hmac/properties/signed/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1129,33 +1161,30 @@ function validate21(
             errors++;
           }
         }
-      } else {
-        const err43 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err43];
-        } else {
-          vErrors.push(err43);
-        }
-        errors++;
-      }
-    }
-    if (data.replay !== undefined) {
-      let data22 = data.replay;
-      if (data22 && typeof data22 == 'object' && !Array.isArray(data22)) {
-        for (const key2 in data22) {
-          if (!(key2 === 'resign')) {
+        if (data15.timestamp_format !== undefined) {
+          let data22 = data15.timestamp_format;
+          if (typeof data22 !== 'string') {
+            const err43 = {
+              instancePath: instancePath + '/hmac/timestamp_format',
+              schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
+          }
+          if (!(data22 === 'unix' || data22 === 'unix_ms' || data22 === 'iso8601')) {
             const err44 = {
-              instancePath: instancePath + '/replay',
-              schemaPath: '#/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key2 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/hmac/timestamp_format',
+              schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err44];
@@ -1165,14 +1194,15 @@ function validate21(
             errors++;
           }
         }
-        if (data22.resign !== undefined) {
-          if (typeof data22.resign !== 'boolean') {
+        if (data15.secret_encoding !== undefined) {
+          let data23 = data15.secret_encoding;
+          if (typeof data23 !== 'string') {
             const err45 = {
-              instancePath: instancePath + '/replay/resign',
-              schemaPath: '#/properties/replay/properties/resign/type',
+              instancePath: instancePath + '/hmac/secret_encoding',
+              schemaPath: '#/properties/hmac/properties/secret_encoding/type',
               keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err45];
@@ -1181,81 +1211,82 @@ function validate21(
             }
             errors++;
           }
+          if (!(data23 === 'utf8' || data23 === 'base64' || data23 === 'hex')) {
+            const err46 = {
+              instancePath: instancePath + '/hmac/secret_encoding',
+              schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err46];
+            } else {
+              vErrors.push(err46);
+            }
+            errors++;
+          }
         }
       } else {
-        const err46 = {
-          instancePath: instancePath + '/replay',
-          schemaPath: '#/properties/replay/type',
+        const err47 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err46];
+          vErrors = [err47];
         } else {
-          vErrors.push(err46);
+          vErrors.push(err47);
         }
         errors++;
       }
     }
-    if (data.channel !== undefined) {
-      let data24 = data.channel;
-      if (typeof data24 === 'string') {
-        if (func2(data24) < 1) {
-          const err47 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err47];
-          } else {
-            vErrors.push(err47);
+    if (data.replay !== undefined) {
+      let data24 = data.replay;
+      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
+        for (const key2 in data24) {
+          if (!(key2 === 'resign')) {
+            const err48 = {
+              instancePath: instancePath + '/replay',
+              schemaPath: '#/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key2 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err48];
+            } else {
+              vErrors.push(err48);
+            }
+            errors++;
           }
-          errors++;
+        }
+        if (data24.resign !== undefined) {
+          if (typeof data24.resign !== 'boolean') {
+            const err49 = {
+              instancePath: instancePath + '/replay/resign',
+              schemaPath: '#/properties/replay/properties/resign/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
         }
       } else {
-        const err48 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err48];
-        } else {
-          vErrors.push(err48);
-        }
-        errors++;
-      }
-    }
-    if (data.mode !== undefined) {
-      let data25 = data.mode;
-      if (typeof data25 !== 'string') {
-        const err49 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err49];
-        } else {
-          vErrors.push(err49);
-        }
-        errors++;
-      }
-      if (!(data25 === 'pubsub' || data25 === 'streams')) {
         const err50 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
+          instancePath: instancePath + '/replay',
+          schemaPath: '#/properties/replay/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err50];
@@ -1265,45 +1296,46 @@ function validate21(
         errors++;
       }
     }
-    if (data.pattern !== undefined) {
-      if (typeof data.pattern !== 'boolean') {
-        const err51 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/properties/pattern/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err51];
-        } else {
-          vErrors.push(err51);
-        }
-        errors++;
-      }
-    }
-    if (data.group !== undefined) {
-      let data27 = data.group;
-      if (typeof data27 === 'string') {
-        if (func2(data27) < 1) {
-          const err52 = {
-            instancePath: instancePath + '/group',
-            schemaPath: '#/properties/group/minLength',
+    if (data.channel !== undefined) {
+      let data26 = data.channel;
+      if (typeof data26 === 'string') {
+        if (func2(data26) < 1) {
+          const err51 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err52];
+            vErrors = [err51];
           } else {
-            vErrors.push(err52);
+            vErrors.push(err51);
           }
           errors++;
         }
       } else {
+        const err52 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err52];
+        } else {
+          vErrors.push(err52);
+        }
+        errors++;
+      }
+    }
+    if (data.mode !== undefined) {
+      let data27 = data.mode;
+      if (typeof data27 !== 'string') {
         const err53 = {
-          instancePath: instancePath + '/group',
-          schemaPath: '#/properties/group/type',
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -1315,9 +1347,75 @@ function validate21(
         }
         errors++;
       }
+      if (!(data27 === 'pubsub' || data27 === 'streams')) {
+        const err54 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err54];
+        } else {
+          vErrors.push(err54);
+        }
+        errors++;
+      }
+    }
+    if (data.pattern !== undefined) {
+      if (typeof data.pattern !== 'boolean') {
+        const err55 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/properties/pattern/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err55];
+        } else {
+          vErrors.push(err55);
+        }
+        errors++;
+      }
+    }
+    if (data.group !== undefined) {
+      let data29 = data.group;
+      if (typeof data29 === 'string') {
+        if (func2(data29) < 1) {
+          const err56 = {
+            instancePath: instancePath + '/group',
+            schemaPath: '#/properties/group/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err56];
+          } else {
+            vErrors.push(err56);
+          }
+          errors++;
+        }
+      } else {
+        const err57 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/properties/group/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err57];
+        } else {
+          vErrors.push(err57);
+        }
+        errors++;
+      }
     }
   } else {
-    const err54 = {
+    const err58 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1325,9 +1423,9 @@ function validate21(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err54];
+      vErrors = [err58];
     } else {
-      vErrors.push(err54);
+      vErrors.push(err58);
     }
     errors++;
   }

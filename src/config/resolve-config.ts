@@ -1,21 +1,10 @@
 import type { Provider, SwitchboardConfig, TrustMode } from '../../generated/types.ts';
 import { ConfigError } from './config-error.ts';
+import { PRESET_TRUST_MODES } from '../ingest/verify/preset-registry.ts';
+import { compileGenericHmacOptions } from '../ingest/verify/generic-hmac-preset.ts';
+import { AppError } from '../errors/app-error.ts';
 
 export type PresetName = NonNullable<Provider['preset']>;
-
-/** The trust mode each preset implies; a provider may not contradict it. */
-export const PRESET_TRUST_MODE: Readonly<Record<PresetName, TrustMode>> = {
-  github: 'signed',
-  stripe: 'signed',
-  slack: 'signed',
-  shopify: 'signed',
-  'standard-webhooks': 'signed',
-  linear: 'signed',
-  'generic-hmac': 'signed',
-  token: 'token',
-  gitlab: 'token',
-  open: 'open',
-};
 
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -133,13 +122,21 @@ function resolveProvider(name: string, p: Provider): ProviderConfig {
   }
   // Without a preset, trust_mode is token or open here, and each has a preset of the same name.
   const preset: PresetName = p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
-  const trustMode = PRESET_TRUST_MODE[preset];
+  const trustMode = PRESET_TRUST_MODES[preset];
   if (trustMode === 'queue') throw new ConfigError(`${at}.preset: ${preset} is not a webhook preset`);
   if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
     throw new ConfigError(`${at}.trust_mode: preset ${preset} is ${trustMode}, not ${p.trust_mode}`);
   }
   if (preset === 'generic-hmac' && p.hmac === undefined) {
     throw new ConfigError(`${at}.hmac: the generic-hmac preset needs hmac.header (and algorithm, encoding)`);
+  }
+  if (p.hmac !== undefined && preset === 'generic-hmac') {
+    try {
+      compileGenericHmacOptions(p.hmac);
+    } catch (err) {
+      if (err instanceof AppError) throw new ConfigError(`${at}.${err.message}`);
+      throw err;
+    }
   }
   if (preset !== 'generic-hmac' && p.hmac !== undefined) {
     throw new ConfigError(`${at}.hmac: only the generic-hmac preset takes hmac`);

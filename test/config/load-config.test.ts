@@ -60,6 +60,7 @@ describe('config file', () => {
     expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: open, route: /x }\n  b: { trust_mode: open, route: /x }\n', {}))).toMatch(/providers\.b\.route: \/x is already used by a/);
     expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: open, route: /mcp }\n', {}))).toMatch(/reserved/);
     expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, token: t }\n', {}))).toMatch(/providers\.a\.token/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: generic-hmac, secret: s, hmac: { header: X-Sig, signed: "{timestamp}" } }\n', {}))).toMatch(/^providers\.a\.hmac\./);
   });
 
   it('reports invalid YAML without a stack trace', () => {

@@ -1,0 +1,79 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every metric switchboard exports, in one registry per server instance (tests run several
+ * servers in one process, and prom-client's global registry would mix them).
+ */
+export interface Metrics {
+  registry: Registry;
+  deliveries: Counter<'provider' | 'outcome'>;
+  verificationFailures: Counter<'provider' | 'reason'>;
+  ingestLatency: Histogram<'provider'>;
+  queueMessages: Counter<'provider' | 'outcome'>;
+  mcpCalls: Counter<'tool' | 'code'>;
+  replays: Counter<'outcome'>;
+  rateLimited: Counter<'class'>;
+  sseClients: Gauge;
+  mcpSessions: Gauge;
+  dbPool: Gauge<'state'>;
+}
+
+export function createMetrics(options: { collectDefaults?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.collectDefaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
+  const registers = [registry];
+  return {
+    registry,
+    deliveries: new Counter({
+      name: 'switchboard_webhook_deliveries_total',
+      help: 'Webhook deliveries by provider and outcome (stored, duplicate, rejected, not_found, too_large, bad_request, unavailable).',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    }),
+    verificationFailures: new Counter({
+      name: 'switchboard_verification_failures_total',
+      help: 'Deliveries whose signature or token did not check out, by reason.',
+      labelNames: ['provider', 'reason'],
+      registers,
+    }),
+    ingestLatency: new Histogram({
+      name: 'switchboard_ingest_duration_seconds',
+      help: 'Time from request to acknowledgement (row committed) for webhook deliveries.',
+      labelNames: ['provider'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    queueMessages: new Counter({
+      name: 'switchboard_queue_messages_total',
+      help: 'Queue messages by provider and outcome (stored, failed).',
+      labelNames: ['provider', 'outcome'],
+      registers,
+    }),
+    mcpCalls: new Counter({
+      name: 'switchboard_mcp_tool_calls_total',
+      help: 'MCP tool calls by tool and result code (ok or an error code).',
+      labelNames: ['tool', 'code'],
+      registers,
+    }),
+    replays: new Counter({
+      name: 'switchboard_replays_total',
+      help: 'Replay attempts by outcome (delivered, or an error code).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'switchboard_rate_limited_total',
+      help: 'Requests refused by a rate limit, by bucket class (read, replay).',
+      labelNames: ['class'],
+      registers,
+    }),
+    sseClients: new Gauge({ name: 'switchboard_sse_clients', help: 'Open /api/stream connections.', registers }),
+    mcpSessions: new Gauge({ name: 'switchboard_mcp_sessions', help: 'Open MCP sessions.', registers }),
+    dbPool: new Gauge({
+      name: 'switchboard_db_pool_connections',
+      help: 'Database pool connections by state (active, idle, waiting requests).',
+      labelNames: ['state'],
+      registers,
+    }),
+  };
+}
