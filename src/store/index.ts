@@ -1,0 +1,57 @@
+/** The store's public surface; other folders import from here. */
+export type { EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
+export {
+  assertStorePool,
+  createDatabasePool,
+  databaseOptionsFromEnv,
+  isDatabaseUp,
+  openDatabase,
+  redactUrl,
+  type Database,
+  type OpenDatabaseOptions,
+  type PoolOptions,
+} from './database.ts';
+export { DataDirInUseError } from './data-dir-lock.ts';
+export {
+  EmbeddedPostgresError,
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from './embedded-postgres.ts';
+export {
+  loadMigrations,
+  migrate,
+  MigrationError,
+  type MigrateOptions,
+  type MigrateResult,
+  type Migration,
+} from './migrate.ts';
+export {
+  createEventStore,
+  MAX_STATEMENT_EVENTS,
+  MAX_STATEMENT_PAYLOAD_BYTES,
+  type PgEventStore,
+} from './pg-event-store.ts';
+export { toEventDetail, toEventPayload, toEventSummary } from './event-mapping.ts';
+export { decodeCursor, encodeCursor, type CursorPosition } from './cursor.ts';
+export {
+  createTokenRepository,
+  hashToken,
+  type ApiToken,
+  type CreatedToken,
+  type TokenRepository,
+} from './token-repository.ts';
+export {
+  createReplayAttemptRepository,
+  type NewReplayAttempt,
+  type ReplayAttemptRepository,
+} from './replay-attempt-repository.ts';
+export { createSettingsRepository, type SettingsRepository } from './settings-repository.ts';
+export {
+  parseDuration,
+  startRetention,
+  type RetentionConfig,
+  type RetentionJob,
+  type RetentionOptions,
+  type RetentionResult,
+} from './retention.ts';

@@ -1,0 +1,169 @@
+/**
+ * list_webhook_events (and the HTTP API's search) as SQL. Every filter maps to a condition that
+ * one of the events indexes can serve as an ordered range scan, and the page boundary is a row
+ * comparison on (received_at, id), so page 1000 costs what page 1 costs.
+ */
+import { sql, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
+import { invalidArgument } from '../errors/app-error.ts';
+import { decodeCursor } from './cursor.ts';
+import { normalizeUuid, summaryRow } from './event-mapping.ts';
+import type { ListQuery } from './event-store.ts';
+import { parseTimestampInput, rfc3339FromMicros } from './timestamps.ts';
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+const MAX_Q_LENGTH = 500;
+const MAX_MATCH_LENGTH = 10_000;
+
+/** A point in the list order: received_at (canonical UTC text, microseconds) and id. */
+export interface ListPosition {
+  receivedAt: string;
+  id: string;
+}
+
+/** A ListQuery after validation; only a `since` event id still needs a database lookup. */
+export interface ResolvedListQuery {
+  limit: number;
+  provider: string | null;
+  eventType: { column: 'event_type' | 'event_family'; value: string } | null;
+  /** since as a timestamp: received_at > this. */
+  sinceTime: string | null;
+  /** since as an event id: events after that event in list order. */
+  sinceEventId: string | null;
+  /** Resolved from sinceEventId: (received_at, id) > this. */
+  after: ListPosition | null;
+  /** From the cursor: (received_at, id) < this. */
+  before: ListPosition | null;
+  from: string | null;
+  to: string | null;
+  verified: boolean | null;
+  q: string | null;
+  /** JSON text of the containment filter. */
+  match: string | null;
+}
+
+function text(value: string | undefined, field: string, max: number): string | null {
+  if (value === undefined) return null;
+  if (typeof value !== 'string' || value.length === 0 || value.length > max) {
+    throw invalidArgument(`${field} must be a string of 1 to ${max} characters`);
+  }
+  // PostgreSQL text cannot hold NUL; such a value cannot match anything stored anyway.
+  if (value.includes('\u0000')) throw invalidArgument(`${field} must not contain NUL characters`);
+  return value;
+}
+
+// JSON.stringify writes \u0000 and lone surrogates as escapes, which jsonb refuses to parse.
+const JSONB_UNSAFE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
+
+function matchJson(match: Record<string, unknown> | undefined): string | null {
+  if (match === undefined) return null;
+  if (typeof match !== 'object' || match === null || Array.isArray(match)) {
+    throw invalidArgument('match must be a JSON object');
+  }
+  let json: string;
+  try {
+    json = JSON.stringify(match);
+  } catch {
+    throw invalidArgument('match must be a JSON object');
+  }
+  if (json.length > MAX_MATCH_LENGTH)
+    throw invalidArgument(`match must be at most ${MAX_MATCH_LENGTH} characters of JSON`);
+  if (JSONB_UNSAFE_ESCAPE.test(json))
+    throw invalidArgument('match must not contain NUL characters or unpaired surrogates');
+  return json;
+}
+
+export function resolveListQuery(query: ListQuery): ResolvedListQuery {
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw invalidArgument(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  }
+
+  const eventType = text(query.eventType, 'event_type', 200);
+  const since = text(query.since, 'since', 64);
+  let sinceEventId: string | null = null;
+  let sinceTime: string | null = null;
+  if (since !== null) {
+    sinceEventId = normalizeUuid(since);
+    if (sinceEventId === null) {
+      sinceTime = rfc3339FromMicros(parseTimestampInput(since, 'since', 'floor'));
+    }
+  }
+
+  let before: ListPosition | null = null;
+  if (query.cursor !== undefined) {
+    if (typeof query.cursor !== 'string') throw invalidArgument('malformed cursor');
+    const position = decodeCursor(query.cursor);
+    before = { receivedAt: rfc3339FromMicros(position.receivedAtMicros), id: position.id };
+  }
+
+  const q = text(query.q, 'q', MAX_Q_LENGTH);
+  if (q !== null && q.trim() === '') throw invalidArgument('q must not be blank');
+  if (query.verified !== undefined && typeof query.verified !== 'boolean') {
+    throw invalidArgument('verified must be true or false');
+  }
+
+  return {
+    limit,
+    provider: text(query.provider, 'provider', 64),
+    // A dotless type also matches its dotted sub-types, i.e. everything in its family.
+    eventType:
+      eventType === null ? null : { column: eventType.includes('.') ? 'event_type' : 'event_family', value: eventType },
+    sinceTime,
+    sinceEventId,
+    after: null,
+    before,
+    from: query.from === undefined ? null : rfc3339FromMicros(parseTimestampInput(query.from, 'from', 'ceil')),
+    to: query.to === undefined ? null : rfc3339FromMicros(parseTimestampInput(query.to, 'to', 'ceil')),
+    verified: query.verified ?? null,
+    q,
+    match: matchJson(query.match),
+  };
+}
+
+/** received_at rendered in SQL, so no client-side type parser ever sees (and rounds) it. */
+export const receivedAtUtc = (table: string): FragmentSqlToken =>
+  sql.fragment`to_char(${sql.identifier([table, 'received_at'])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** The page query: limit + 1 rows, so the caller knows whether the page was truncated. */
+export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof summaryRow> {
+  const conditions: FragmentSqlToken[] = [];
+  if (query.provider !== null) conditions.push(sql.fragment`events.provider = ${query.provider}`);
+  if (query.eventType !== null) {
+    conditions.push(
+      query.eventType.column === 'event_family'
+        ? sql.fragment`events.event_family = ${query.eventType.value}`
+        : sql.fragment`events.event_type = ${query.eventType.value}`,
+    );
+  }
+  if (query.sinceTime !== null) conditions.push(sql.fragment`events.received_at > ${query.sinceTime}::timestamptz`);
+  if (query.after !== null) {
+    conditions.push(
+      sql.fragment`(events.received_at, events.id) > (${query.after.receivedAt}::timestamptz, ${query.after.id}::uuid)`,
+    );
+  }
+  if (query.before !== null) {
+    conditions.push(
+      sql.fragment`(events.received_at, events.id) < (${query.before.receivedAt}::timestamptz, ${query.before.id}::uuid)`,
+    );
+  }
+  if (query.from !== null) conditions.push(sql.fragment`events.received_at >= ${query.from}::timestamptz`);
+  if (query.to !== null) conditions.push(sql.fragment`events.received_at < ${query.to}::timestamptz`);
+  if (query.verified !== null) conditions.push(sql.fragment`events.verified = ${query.verified}`);
+  if (query.q !== null) conditions.push(sql.fragment`events.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})`);
+  if (query.match !== null) conditions.push(sql.fragment`events.payload_json @> ${query.match}::jsonb`);
+
+  const where =
+    conditions.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}`;
+
+  // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
+  // mistaken for the sort key, or the index order would be lost to a sort.
+  return sql.type(summaryRow)`
+    SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
+      ${receivedAtUtc('events')} AS received_at_utc
+    FROM events
+    ${where}
+    ORDER BY events.received_at DESC, events.id DESC
+    LIMIT ${query.limit + 1}
+  `;
+}

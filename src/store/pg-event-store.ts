@@ -1,0 +1,290 @@
+/**
+ * The EventStore on PostgreSQL. Ingest group-commits, so insertMany is the hot path: a whole batch
+ * is one statement (unnest of column arrays), retried deliveries included.
+ */
+import { sql, type DatabasePool } from 'slonik';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { EventHeaders, EventSummary, ListWebhookEventsOutput } from '../../generated/types.ts';
+import { invalidArgument } from '../errors/app-error.ts';
+import { encodeCursor } from './cursor.ts';
+import { assertStorePool } from './database.ts';
+import {
+  detailRow,
+  normalizeUuid,
+  storedEventFromRow,
+  summaryFromRow,
+  summaryRow,
+  TRUST_MODES,
+} from './event-mapping.ts';
+import type { EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
+import { buildListSql, receivedAtUtc, resolveListQuery, type ResolvedListQuery } from './list-query.ts';
+import { microsFromRfc3339 } from './timestamps.ts';
+
+export interface PgEventStore extends EventStore {
+  /** The newest events, as the recent-events resource shows them. */
+  recent(limit?: number): Promise<EventSummary[]>;
+}
+
+/**
+ * insertMany writes a batch in one statement up to these sizes and splits beyond them: the
+ * payloads travel as one bytea[] parameter (hex-encoded, so twice their size) and a PostgreSQL
+ * protocol message is capped at 1 GB.
+ */
+export const MAX_STATEMENT_EVENTS = 1_000;
+export const MAX_STATEMENT_PAYLOAD_BYTES = 64 * 1024 * 1024;
+
+const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.boolean() });
+type InsertedRow = z.infer<typeof insertedRow>;
+
+const positionRow = z.object({ id: z.string(), received_at_utc: z.string() });
+
+// Lone surrogates become U+FFFD, exactly what UTF-8 encoding would do to them anyway.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * PostgreSQL text and jsonb cannot hold NUL, and jsonb rejects the escape JSON.stringify writes
+ * for a lone surrogate. Such characters can only come from a payload field (a queue message's
+ * type, say) and would fail the whole batch, so they become U+FFFD instead.
+ */
+function storable(value: string): string {
+  return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
+}
+
+const storableOrNull = (value: string | null): string | null => (value === null ? null : storable(value));
+
+function storableHeaders(headers: EventHeaders): string {
+  const entries: Array<[string, string | string[]]> = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string') {
+      entries.push([storable(name), storable(value)]);
+    } else if (Array.isArray(value)) {
+      const values = value.filter((item) => typeof item === 'string').map(storable);
+      // The contract's shape: one value is a string, several are a list; an empty list is no header.
+      if (values.length === 1 && values[0] !== undefined) entries.push([storable(name), values[0]]);
+      else if (values.length > 1) entries.push([storable(name), values]);
+    }
+  }
+  // fromEntries defines own properties, so even a header named __proto__ is kept as data.
+  return JSON.stringify(Object.fromEntries(entries));
+}
+
+function checkNewEvent(event: NewEvent, index: number): void {
+  const fail = (message: string): never => {
+    throw invalidArgument(`event ${index}: ${message}`);
+  };
+  if (typeof event.provider !== 'string' || event.provider.length < 1 || event.provider.length > 64) {
+    fail('provider must be 1 to 64 characters');
+  }
+  if (typeof event.eventType !== 'string' || event.eventType.length > 200)
+    fail('event_type must be at most 200 characters');
+  if (typeof event.verifyDetail !== 'string') fail('verify_detail must be a string');
+  for (const [field, value] of [
+    ['external_id', event.externalId],
+    ['content_type', event.contentType],
+    ['source_ip', event.sourceIp],
+  ] as const) {
+    if (value !== null && typeof value !== 'string') fail(`${field} must be a string or null`);
+  }
+  if (!TRUST_MODES.includes(event.trustMode)) fail(`trust_mode must be one of ${TRUST_MODES.join(', ')}`);
+  if (event.verified && event.trustMode !== 'signed') fail('only a signed event can be verified');
+  if (!Buffer.isBuffer(event.payload)) fail('payload must be a Buffer');
+  if (typeof event.headers !== 'object' || event.headers === null) fail('headers must be an object');
+}
+
+const sameKey = (provider: string, externalId: string): string => `${provider}\u0000${externalId}`;
+
+function statementChunks<T extends { event: NewEvent }>(items: readonly T[]): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = item.event.payload.length;
+    if (current.length > 0 && (current.length >= MAX_STATEMENT_EVENTS || bytes + size > MAX_STATEMENT_PAYLOAD_BYTES)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(item);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+export function createEventStore(pool: DatabasePool): PgEventStore {
+  assertStorePool(pool);
+
+  /** One INSERT … SELECT FROM unnest(…) for the batch, answering inserted rows and stored duplicates. */
+  async function insertRows(
+    events: ReadonlyArray<{ ord: number; event: NewEvent }>,
+  ): Promise<Map<number, InsertedRow>> {
+    const tuples = events.map(({ ord, event }) => [
+      ord,
+      uuidv7(),
+      storable(event.provider),
+      storable(event.eventType),
+      event.trustMode,
+      event.verified,
+      storable(event.verifyDetail),
+      storableOrNull(event.externalId),
+      storableOrNull(event.contentType),
+      storableOrNull(event.sourceIp),
+      storableHeaders(event.headers),
+      event.payload,
+    ]);
+    const rows = await pool.any(sql.type(insertedRow)`
+      WITH input AS (
+        SELECT *
+        FROM ${sql.unnest(tuples, ['int4', 'uuid', 'text', 'text', 'text', 'bool', 'text', 'text', 'text', 'text', 'jsonb', 'bytea'])}
+          AS input(ord, id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, source_ip, headers, payload)
+      ),
+      inserted AS (
+        INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, source_ip, headers, payload)
+        SELECT id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, source_ip, headers, payload
+        FROM input
+        ORDER BY ord
+        ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
+        RETURNING id, provider, event_type, trust_mode, verified, payload_size, received_at
+      )
+      SELECT input.ord, false AS duplicate, inserted.id, inserted.provider, inserted.event_type, inserted.trust_mode,
+        inserted.verified, inserted.payload_size, ${receivedAtUtc('inserted')} AS received_at_utc
+      FROM input JOIN inserted ON inserted.id = input.id
+      UNION ALL
+      -- The statement's snapshot predates its own inserts, so this finds only rows stored before:
+      -- the ones a retried delivery collided with.
+      SELECT input.ord, true AS duplicate, events.id, events.provider, events.event_type, events.trust_mode,
+        events.verified, events.payload_size, ${receivedAtUtc('events')} AS received_at_utc
+      FROM input JOIN events ON events.provider = input.provider AND events.external_id = input.external_id
+      WHERE input.external_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM inserted WHERE inserted.id = input.id)
+    `);
+    return new Map(rows.map((row) => [row.ord, row]));
+  }
+
+  /**
+   * A conflicting row committed by a concurrent transaction after our statement began is invisible
+   * to that statement's snapshot; a fresh statement sees it.
+   */
+  async function findStored(
+    events: ReadonlyArray<{ ord: number; event: NewEvent }>,
+  ): Promise<Map<number, InsertedRow>> {
+    const tuples = events.map(({ ord, event }) => [ord, storable(event.provider), storableOrNull(event.externalId)]);
+    const rows = await pool.any(sql.type(insertedRow)`
+      SELECT input.ord, true AS duplicate, events.id, events.provider, events.event_type, events.trust_mode,
+        events.verified, events.payload_size, ${receivedAtUtc('events')} AS received_at_utc
+      FROM ${sql.unnest(tuples, ['int4', 'text', 'text'])} AS input(ord, provider, external_id)
+      JOIN events ON events.provider = input.provider AND events.external_id = input.external_id
+    `);
+    return new Map(rows.map((row) => [row.ord, row]));
+  }
+
+  async function insertMany(events: readonly NewEvent[]): Promise<InsertResult[]> {
+    if (events.length === 0) return [];
+    events.forEach(checkNewEvent);
+
+    // A retry inside the same batch refers to the first occurrence; only that one is written.
+    const firstByKey = new Map<string, number>();
+    const firstOf: number[] = events.map((event, ord) => {
+      if (event.externalId === null) return ord;
+      const key = sameKey(storable(event.provider), storable(event.externalId));
+      const first = firstByKey.get(key);
+      if (first !== undefined) return first;
+      firstByKey.set(key, ord);
+      return ord;
+    });
+
+    const results = new Map<number, InsertedRow>();
+    const firsts = events.map((event, ord) => ({ ord, event })).filter(({ ord }) => firstOf[ord] === ord);
+    for (const chunk of statementChunks(firsts)) {
+      let pending = chunk;
+      for (let attempt = 0; attempt < 3 && pending.length > 0; attempt += 1) {
+        for (const [ord, row] of await insertRows(pending)) results.set(ord, row);
+        pending = pending.filter(({ ord }) => !results.has(ord));
+        if (pending.length === 0) break;
+        for (const [ord, row] of await findStored(pending)) results.set(ord, row);
+        // Still missing: the row we collided with was deleted meanwhile (retention), so insert again.
+        pending = pending.filter(({ ord }) => !results.has(ord));
+      }
+      if (pending.length > 0) throw new Error(`could not store or find ${pending.length} event(s) after retries`);
+    }
+
+    return events.map((_event, ord) => {
+      const first = firstOf[ord] ?? ord;
+      const row = results.get(first);
+      if (!row) throw new Error(`no result for event ${ord}`);
+      return { event: summaryFromRow(row), duplicate: row.duplicate || first !== ord };
+    });
+  }
+
+  async function resolveSince(resolved: ResolvedListQuery): Promise<ResolvedListQuery> {
+    if (resolved.sinceEventId === null) return resolved;
+    const row = await pool.maybeOne(sql.type(positionRow)`
+      SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events WHERE events.id = ${resolved.sinceEventId}
+    `);
+    if (!row) throw invalidArgument(`since: no event with id ${resolved.sinceEventId}`);
+    return { ...resolved, after: { receivedAt: row.received_at_utc, id: row.id } };
+  }
+
+  async function list(query: ListQuery): Promise<ListWebhookEventsOutput> {
+    const resolved = await resolveSince(resolveListQuery(query));
+    const rows = await pool.any(buildListSql(resolved));
+    const page = rows.slice(0, resolved.limit);
+    const last = page.at(-1);
+    if (rows.length <= resolved.limit || !last) return { events: page.map(summaryFromRow) };
+    const micros = microsFromRfc3339(last.received_at_utc);
+    if (micros === null) throw new Error(`unexpected received_at ${last.received_at_utc}`);
+    return {
+      events: page.map(summaryFromRow),
+      next_cursor: encodeCursor({ receivedAtMicros: micros, id: last.id }),
+    };
+  }
+
+  return {
+    async insert(event: NewEvent): Promise<InsertResult> {
+      const [result] = await insertMany([event]);
+      if (!result) throw new Error('insert returned no result');
+      return result;
+    },
+
+    insertMany,
+
+    async get(id: string): Promise<StoredEvent | null> {
+      const uuid = normalizeUuid(id);
+      if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
+      const row = await pool.maybeOne(sql.type(detailRow)`
+        SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
+          ${receivedAtUtc('events')} AS received_at_utc, events.verify_detail, events.external_id, events.content_type,
+          events.source_ip, events.headers, events.payload
+        FROM events
+        WHERE events.id = ${uuid}
+      `);
+      return row ? storedEventFromRow(row) : null;
+    },
+
+    list,
+
+    async summaries(ids: readonly string[]): Promise<EventSummary[]> {
+      if (ids.length === 0) return [];
+      const uuids = ids.map((id) => {
+        const uuid = normalizeUuid(id);
+        if (uuid === null) throw invalidArgument('ids must be event ids (UUIDs)');
+        return uuid;
+      });
+      const rows = await pool.any(sql.type(summaryRow)`
+        SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
+          ${receivedAtUtc('events')} AS received_at_utc
+        FROM events
+        WHERE events.id = ANY(${sql.array([...new Set(uuids)], 'uuid')})
+      `);
+      const byId = new Map(rows.map((row) => [row.id, summaryFromRow(row)]));
+      return uuids.flatMap((id) => {
+        const summary = byId.get(id);
+        return summary ? [summary] : [];
+      });
+    },
+
+    async recent(limit = 50): Promise<EventSummary[]> {
+      return (await list({ limit })).events;
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/** The audit trail of replays: every attempt, refused and failed ones included. */
+import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } from 'slonik';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import type { ReplayAttempt } from '../../generated/types.ts';
+import { ERROR_CODES, invalidArgument, notFound, type ErrorCode } from '../errors/app-error.ts';
+import { assertStorePool } from './database.ts';
+import { normalizeUuid } from './event-mapping.ts';
+import { parseTimestampInput, rfc3339FromMicros } from './timestamps.ts';
+
+export interface NewReplayAttempt {
+  eventId: string;
+  /** Token name of the caller. */
+  caller: string;
+  targetUrl: string | null;
+  resolvedIp: string | null;
+  /** RFC 3339; defaults to the database's clock at insert. */
+  startedAt?: string;
+  delivered: boolean;
+  responseStatus: number | null;
+  responseMs: number | null;
+  errorCode: ErrorCode | null;
+}
+
+export interface ReplayAttemptRepository {
+  /** not_found when the event does not exist (any more). */
+  record(attempt: NewReplayAttempt): Promise<ReplayAttempt>;
+  /** Newest first. */
+  listForEvent(eventId: string): Promise<ReplayAttempt[]>;
+}
+
+const errorCode = z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]);
+
+const attemptRow = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  caller: z.string(),
+  target_url: z.string().nullable(),
+  resolved_ip: z.string().nullable(),
+  started_at: z.string(),
+  delivered: z.boolean(),
+  response_status: z.number().int().nullable(),
+  response_ms: z.number().nullable(),
+  error_code: errorCode.nullable(),
+});
+
+const ATTEMPT_COLUMNS = sql.fragment`replay_attempts.id, replay_attempts.event_id, replay_attempts.caller,
+  replay_attempts.target_url, replay_attempts.resolved_ip,
+  to_char(replay_attempts.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at,
+  replay_attempts.delivered, replay_attempts.response_status, replay_attempts.response_ms, replay_attempts.error_code`;
+
+export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttemptRepository {
+  assertStorePool(pool);
+
+  const eventUuid = (eventId: string): string => {
+    const uuid = normalizeUuid(eventId);
+    if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
+    return uuid;
+  };
+
+  return {
+    async record(attempt) {
+      const eventId = eventUuid(attempt.eventId);
+      if (attempt.responseMs !== null && !(Number.isFinite(attempt.responseMs) && attempt.responseMs >= 0)) {
+        throw invalidArgument('response_ms must be a non-negative number');
+      }
+      if (
+        attempt.responseStatus !== null &&
+        !(Number.isInteger(attempt.responseStatus) && attempt.responseStatus >= 100 && attempt.responseStatus <= 999)
+      ) {
+        throw invalidArgument('response_status must be an HTTP status code');
+      }
+      const startedAt =
+        attempt.startedAt === undefined
+          ? sql.fragment`clock_timestamp()`
+          : sql.fragment`${rfc3339FromMicros(parseTimestampInput(attempt.startedAt, 'started_at', 'floor'))}::timestamptz`;
+      try {
+        return await pool.one(sql.type(attemptRow)`
+          INSERT INTO replay_attempts
+            (id, event_id, caller, target_url, resolved_ip, started_at, delivered, response_status, response_ms, error_code)
+          VALUES (${uuidv7()}, ${eventId}, ${attempt.caller}, ${attempt.targetUrl}, ${attempt.resolvedIp}, ${startedAt},
+            ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode})
+          RETURNING ${ATTEMPT_COLUMNS}
+        `);
+      } catch (error) {
+        if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound(`no event with id ${eventId}`);
+        throw error;
+      }
+    },
+
+    async listForEvent(eventId) {
+      const rows = await pool.any(sql.type(attemptRow)`
+        SELECT ${ATTEMPT_COLUMNS}
+        FROM replay_attempts
+        WHERE replay_attempts.event_id = ${eventUuid(eventId)}
+        ORDER BY replay_attempts.started_at DESC, replay_attempts.id DESC
+      `);
+      return [...rows];
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Retention: a background job that deletes events older than max_age and beyond the newest
+ * max_events. It deletes in small batches, each its own short statement, so ingest and readers
+ * never wait behind one long delete; replay attempts go with their events (ON DELETE CASCADE).
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { SwitchboardConfig } from '../../generated/types.ts';
+import { invalidArgument } from '../errors/app-error.ts';
+import type { Logger } from '../log/logger.ts';
+
+export type RetentionConfig = NonNullable<SwitchboardConfig['retention']>;
+
+export interface RetentionOptions {
+  pool: DatabasePool;
+  config: RetentionConfig | undefined;
+  logger: Logger;
+  /** Rows per DELETE. Default 1000. */
+  batchSize?: number;
+  /** Delay before the first run. Default 10 s, so startup is not slowed by a large first prune. */
+  initialDelayMs?: number;
+}
+
+export interface RetentionResult {
+  deletedByAge: number;
+  deletedByCount: number;
+}
+
+export interface RetentionJob {
+  /** Prune now (also what the timer calls). Runs never overlap; a second call waits for the first. */
+  runOnce(): Promise<RetentionResult>;
+  /** Stops the timer and waits for a run in progress (it ends after its current batch). */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_RETENTION_INTERVAL_SECONDS = 3600;
+
+const UNIT_MS: Record<string, number> = {
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/** "30d", "12h", "90m", "45s", "2w" → milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^\s*(\d+)\s*([smhdw])\s*$/.exec(text);
+  const amount = match?.[1];
+  const unit = match?.[2];
+  const ms = amount !== undefined && unit !== undefined ? Number(amount) * (UNIT_MS[unit] ?? Number.NaN) : Number.NaN;
+  if (!Number.isSafeInteger(ms) || ms <= 0) {
+    throw invalidArgument(
+      `retention.max_age must be a positive number and a unit (s, m, h, d, w), e.g. 30d; got ${JSON.stringify(text)}`,
+    );
+  }
+  return ms;
+}
+
+const keyRow = z.object({ received_at_utc: z.string(), id: z.string() });
+
+export function startRetention(options: RetentionOptions): RetentionJob {
+  const { pool, logger } = options;
+  const config = options.config ?? {};
+  const maxAgeMs = config.max_age === undefined ? null : parseDuration(config.max_age);
+  const maxEvents = config.max_events ?? null;
+  if (maxEvents !== null && !(Number.isSafeInteger(maxEvents) && maxEvents >= 0)) {
+    throw invalidArgument('retention.max_events must be a non-negative integer');
+  }
+  const intervalSeconds = config.interval_seconds ?? DEFAULT_RETENTION_INTERVAL_SECONDS;
+  if (!(Number.isFinite(intervalSeconds) && intervalSeconds > 0)) {
+    throw invalidArgument('retention.interval_seconds must be a positive number');
+  }
+  const batchSize = options.batchSize ?? 1000;
+  const enabled = maxAgeMs !== null || maxEvents !== null;
+
+  let stopped = false;
+  let current: Promise<RetentionResult> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+
+  /** Deletes every event at or before the key (in list order), oldest first, a batch at a time. */
+  async function deleteThrough(cutoff: { receivedAt: string; id: string | null }): Promise<number> {
+    let total = 0;
+    while (!stopped) {
+      // The subselect walks events_received_idx from the oldest end and stops after batchSize rows,
+      // so each statement touches (and locks) only the rows it deletes.
+      const boundary =
+        cutoff.id === null
+          ? sql.fragment`events.received_at < ${cutoff.receivedAt}::timestamptz`
+          : sql.fragment`(events.received_at, events.id) <= (${cutoff.receivedAt}::timestamptz, ${cutoff.id}::uuid)`;
+      const result = await pool.query(sql.unsafe`
+        DELETE FROM events
+        WHERE events.id IN (
+          SELECT events.id FROM events
+          WHERE ${boundary}
+          ORDER BY events.received_at, events.id
+          LIMIT ${batchSize}
+        )
+      `);
+      total += result.rowCount;
+      if (result.rowCount < batchSize) break;
+      // Let other work on this process and the pool get a turn between batches.
+      await delay(0);
+    }
+    return total;
+  }
+
+  async function prune(): Promise<RetentionResult> {
+    const result: RetentionResult = { deletedByAge: 0, deletedByCount: 0 };
+    if (maxAgeMs !== null) {
+      // The database's clock decides what is old, the same clock that stamped received_at.
+      const cutoff = await pool.oneFirst(sql.type(z.object({ cutoff: z.string() }))`
+        SELECT to_char((now() - make_interval(secs => ${maxAgeMs / 1000})) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cutoff
+      `);
+      result.deletedByAge = await deleteThrough({ receivedAt: cutoff, id: null });
+    }
+    if (maxEvents !== null && !stopped) {
+      // The newest event that no longer fits; it and everything older go.
+      const key = await pool.maybeOne(sql.type(keyRow)`
+        SELECT to_char(events.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at_utc, events.id
+        FROM events
+        ORDER BY events.received_at DESC, events.id DESC
+        OFFSET ${maxEvents} LIMIT 1
+      `);
+      if (key) result.deletedByCount = await deleteThrough({ receivedAt: key.received_at_utc, id: key.id });
+    }
+    if (result.deletedByAge + result.deletedByCount > 0) logger.info(result, 'retention deleted events');
+    return result;
+  }
+
+  function runOnce(): Promise<RetentionResult> {
+    if (!enabled) return Promise.resolve({ deletedByAge: 0, deletedByCount: 0 });
+    current ??= prune().finally(() => {
+      current = null;
+    });
+    return current;
+  }
+
+  function schedule(ms: number): void {
+    if (stopped || !enabled) return;
+    timer = setTimeout(() => {
+      runOnce()
+        .catch((error: unknown) => logger.error({ err: error }, 'retention run failed; will retry next interval'))
+        .finally(() => schedule(intervalSeconds * 1000));
+    }, ms);
+    // Retention alone must not keep the process alive.
+    timer.unref();
+  }
+
+  schedule(options.initialDelayMs ?? 10_000);
+
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await current?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,377 @@
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { sql, type Interceptor } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateEventDetail, validateEventSummary } from '../../generated/validators.js';
+import { AppError } from '../../src/errors/app-error.ts';
+import { toEventDetail, toEventPayload, toEventSummary } from '../../src/store/event-mapping.ts';
+import type { StoredEvent } from '../../src/store/event-store.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { newEvent } from '../support/events.ts';
+
+let db: TestDatabase;
+let store: PgEventStore;
+/** Statements that touched events, to prove a batch is written by one of them. */
+const statements: string[] = [];
+const recorder: Interceptor = {
+  name: 'record-statements',
+  beforeQueryExecution: (_context, query) => {
+    statements.push(query.sql);
+    return null;
+  },
+};
+beforeAll(async () => {
+  db = await freshDatabase({ interceptors: [recorder] });
+  store = createEventStore(db.pool);
+});
+afterAll(() => db.close());
+
+const RFC3339_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+function bytesOf(detail: ReturnType<typeof toEventDetail>): Buffer {
+  return detail.payload.encoding === 'utf8'
+    ? Buffer.from(detail.payload.data, 'utf8')
+    : Buffer.from(detail.payload.data, 'base64');
+}
+
+async function expectInvalid(promise: Promise<unknown>, message?: RegExp): Promise<void> {
+  const error: unknown = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect(error).toMatchObject({ code: 'invalid_argument' });
+  if (message && error instanceof Error) expect(error.message).toMatch(message);
+}
+
+describe('insert and get', () => {
+  const payloads: Array<[string, Buffer, 'utf8' | 'base64']> = [
+    ['JSON', Buffer.from('{"action":"opened","title":"Grüße 👋"}'), 'utf8'],
+    ['empty', Buffer.alloc(0), 'utf8'],
+    ['UTF-8 with a BOM', Buffer.from([0xef, 0xbb, 0xbf, 0x68, 0x69]), 'utf8'],
+    ['text with NUL bytes', Buffer.from('a\u0000b', 'utf8'), 'utf8'],
+    ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), 'base64'],
+    ['a truncated multi-byte sequence', Buffer.from([0x61, 0xe2, 0x82]), 'base64'],
+    ['an overlong encoding', Buffer.from([0xc0, 0xaf]), 'base64'],
+    ['an encoded surrogate (CESU-8)', Buffer.from([0xed, 0xa0, 0x80]), 'base64'],
+    ['binary', randomBytes(4096), 'base64'],
+    ['1 MiB of JSON', Buffer.from(JSON.stringify({ blob: 'x'.repeat(1024 * 1024) })), 'utf8'],
+  ];
+
+  it.each(payloads)('stores %s byte for byte', async (_label, payload, encoding) => {
+    const { event, duplicate } = await store.insert(newEvent({ payload }));
+    expect(duplicate).toBe(false);
+    expect(event.payload_size).toBe(payload.length);
+    const stored = await store.get(event.id);
+    expect(stored).not.toBeNull();
+    if (!stored) return;
+    expect(stored.payload.equals(payload)).toBe(true);
+    expect(stored.payloadSize).toBe(payload.length);
+    const detail = toEventDetail(stored);
+    expect(detail.payload.encoding).toBe(encoding);
+    expect(bytesOf(detail).equals(payload)).toBe(true);
+    expect(validateEventDetail(detail)).toBe(true);
+  });
+
+  it('returns every field as stored, received_at with microseconds, in the contract shape', async () => {
+    const input = newEvent({
+      provider: 'stripe',
+      eventType: 'payment_intent.succeeded',
+      trustMode: 'signed',
+      verified: true,
+      verifyDetail: 'stripe-v1 valid (Stripe-Signature)',
+      externalId: 'evt_123',
+      contentType: 'application/json; charset=utf-8',
+      sourceIp: '2001:db8::1',
+      headers: { 'stripe-signature': '[redacted]', via: ['1.1 a', '1.1 b'], accept: '*/*' },
+    });
+    const { event } = await store.insert(input);
+    expect(event.received_at).toMatch(RFC3339_MICROS);
+    expect(validateEventSummary(event)).toBe(true);
+    const stored = await store.get(event.id.toUpperCase());
+    expect(stored).toEqual({
+      id: event.id,
+      provider: 'stripe',
+      eventType: 'payment_intent.succeeded',
+      trustMode: 'signed',
+      verified: true,
+      verifyDetail: 'stripe-v1 valid (Stripe-Signature)',
+      externalId: 'evt_123',
+      contentType: 'application/json; charset=utf-8',
+      sourceIp: '2001:db8::1',
+      headers: { 'stripe-signature': '[redacted]', via: ['1.1 a', '1.1 b'], accept: '*/*' },
+      payload: input.payload,
+      payloadSize: input.payload.length,
+      receivedAt: event.received_at,
+    });
+    if (stored) expect(toEventSummary(stored)).toEqual(event);
+    // The string is the database's value to the microsecond, not a JS Date's millisecond.
+    const inDatabase = await db.pool.oneFirst(sql.type(z.object({ t: z.string() }))`
+      SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t FROM events WHERE id = ${event.id}
+    `);
+    expect(event.received_at).toBe(inDatabase);
+  });
+
+  it('answers unknown ids with null and malformed ids with invalid_argument', async () => {
+    expect(await store.get('01900000-0000-7000-8000-000000000000')).toBeNull();
+    await expectInvalid(store.get('not-a-uuid'));
+    await expectInvalid(store.get("' OR 1=1 --"));
+    await expectInvalid(store.get(''));
+  });
+
+  it('derives payload_json and payload_tsv only from UTF-8 text (and JSON for payload_json)', async () => {
+    const json = await store.insert(newEvent({ payload: Buffer.from('{"repository":{"full_name":"octo/hello"}}') }));
+    const text = await store.insert(newEvent({ payload: Buffer.from('token=abc&team_domain=acme') }));
+    const binary = await store.insert(newEvent({ payload: Buffer.from([0xff, 0x00, 0x41]) }));
+    const nulJson = await store.insert(newEvent({ payload: Buffer.from('{"a":"\\u0000"}') }));
+    const row = z.object({ id: z.string(), has_json: z.boolean(), has_tsv: z.boolean() });
+    const rows = await db.pool.any(sql.type(row)`
+      SELECT id, payload_json IS NOT NULL AS has_json, payload_tsv IS NOT NULL AS has_tsv FROM events
+      WHERE id = ANY(${sql.array([json.event.id, text.event.id, binary.event.id, nulJson.event.id], 'uuid')})
+    `);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(json.event.id)).toMatchObject({ has_json: true, has_tsv: true });
+    expect(byId.get(text.event.id)).toMatchObject({ has_json: false, has_tsv: true });
+    expect(byId.get(binary.event.id)).toMatchObject({ has_json: false, has_tsv: false });
+    // jsonb refuses \u0000: the row is still stored, just without the JSON column.
+    expect(byId.get(nulJson.event.id)).toMatchObject({ has_json: false, has_tsv: true });
+  });
+
+  it('stores text that PostgreSQL text cannot hold by replacing NUL and lone surrogates', async () => {
+    const { event } = await store.insert(
+      newEvent({
+        trustMode: 'queue',
+        verified: false,
+        eventType: 'order\u0000created',
+        headers: { 'x-odd': 'a\u0000b\uD800' },
+      }),
+    );
+    expect(event.event_type).toBe('order\uFFFDcreated');
+    const stored = await store.get(event.id);
+    expect(stored?.headers).toEqual({ 'x-odd': 'a\uFFFDb\uFFFD' });
+  });
+
+  it('normalises header lists to the contract shape', async () => {
+    const { event } = await store.insert(
+      newEvent({
+        headers: {
+          one: ['only'] as unknown as [string, string],
+          none: [] as unknown as [string, string],
+          two: ['a', 'b'],
+        },
+      }),
+    );
+    expect((await store.get(event.id))?.headers).toEqual({ one: 'only', two: ['a', 'b'] });
+  });
+
+  it('validates events before writing anything', async () => {
+    await expectInvalid(store.insert(newEvent({ provider: '' })), /provider/);
+    await expectInvalid(store.insert(newEvent({ provider: 'p'.repeat(65) })), /provider/);
+    await expectInvalid(store.insert(newEvent({ eventType: 'e'.repeat(201) })), /event_type/);
+    await expectInvalid(store.insert(newEvent({ trustMode: 'token', verified: true })), /only a signed event/);
+    await expectInvalid(store.insertMany([newEvent(), newEvent({ trustMode: 'open', verified: true })]), /^event 1:/);
+    expect(await store.insertMany([])).toEqual([]);
+  });
+});
+
+describe('idempotent receive', () => {
+  it('stores a retried delivery once and answers the stored event with duplicate: true', async () => {
+    const first = await store.insert(
+      newEvent({ provider: 'github', externalId: 'delivery-1', payload: Buffer.from('first') }),
+    );
+    const retry = await store.insert(
+      newEvent({ provider: 'github', externalId: 'delivery-1', payload: Buffer.from('second') }),
+    );
+    expect(first.duplicate).toBe(false);
+    expect(retry).toEqual({ event: first.event, duplicate: true });
+    expect((await store.get(first.event.id))?.payload.toString()).toBe('first');
+    // The same delivery id from another provider is another event.
+    const other = await store.insert(
+      newEvent({ provider: 'gitlab', trustMode: 'token', verified: false, externalId: 'delivery-1' }),
+    );
+    expect(other.duplicate).toBe(false);
+    expect(other.event.id).not.toBe(first.event.id);
+  });
+
+  it('never deduplicates events without an external id', async () => {
+    const a = await store.insert(newEvent({ externalId: null }));
+    const b = await store.insert(newEvent({ externalId: null }));
+    expect(a.event.id).not.toBe(b.event.id);
+    expect([a.duplicate, b.duplicate]).toEqual([false, false]);
+  });
+
+  it('handles duplicates inside one batch and across batches, in input order', async () => {
+    const prior = await store.insert(newEvent({ provider: 'batch', externalId: 'x0' }));
+    const results = await store.insertMany([
+      newEvent({ provider: 'batch', externalId: 'x1' }),
+      newEvent({ provider: 'batch', externalId: 'x0' }),
+      newEvent({ provider: 'batch', externalId: 'x1' }),
+      newEvent({ provider: 'batch', externalId: null }),
+      newEvent({ provider: 'other', externalId: 'x1' }),
+      newEvent({ provider: 'batch', externalId: 'x2' }),
+      newEvent({ provider: 'batch', externalId: 'x1' }),
+    ]);
+    expect(results.map((r) => r.duplicate)).toEqual([false, true, true, false, false, false, true]);
+    const [x1, x0, x1again, , otherX1, x2, x1third] = results;
+    expect(x0?.event).toEqual(prior.event);
+    expect(x1again?.event).toEqual(x1?.event);
+    expect(x1third?.event).toEqual(x1?.event);
+    expect(otherX1?.event.id).not.toBe(x1?.event.id);
+    const next = await store.insertMany([
+      newEvent({ provider: 'batch', externalId: 'x2' }),
+      newEvent({ provider: 'batch', externalId: 'x3' }),
+    ]);
+    expect(next.map((r) => r.duplicate)).toEqual([true, false]);
+    expect(next[0]?.event).toEqual(x2?.event);
+    const count = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM events WHERE provider = 'batch' AND external_id IS NOT NULL
+    `);
+    expect(count).toBe(4);
+  });
+
+  it('stores one row when the same delivery arrives on many connections at once', async () => {
+    const attempts = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.insert(newEvent({ provider: 'race', externalId: 'same', payload: Buffer.from(String(i)) })),
+      ),
+    );
+    const ids = new Set(attempts.map((a) => a.event.id));
+    expect(ids.size).toBe(1);
+    expect(attempts.filter((a) => !a.duplicate)).toHaveLength(1);
+  });
+
+  it('writes a batch, retries included, with one statement', async () => {
+    await store.insert(newEvent({ provider: 'one', externalId: 'seen' }));
+    statements.length = 0;
+    const results = await store.insertMany([
+      ...Array.from({ length: 200 }, (_, i) => newEvent({ provider: 'one', externalId: `d${i % 150}` })),
+      newEvent({ provider: 'one', externalId: 'seen' }),
+    ]);
+    expect(statements).toHaveLength(1);
+    expect(results.filter((r) => r.duplicate)).toHaveLength(51);
+  });
+
+  it('splits only very large batches, keeping duplicates across the split consistent', async () => {
+    statements.length = 0;
+    const events = Array.from({ length: 1_100 }, (_, i) =>
+      newEvent({
+        provider: 'huge',
+        externalId: i === 1_050 || i === 5 ? 'twice' : `h${i}`,
+        payload: Buffer.from([i % 256]),
+      }),
+    );
+    const results = await store.insertMany(events);
+    expect(statements.filter((text) => text.includes('INSERT INTO events'))).toHaveLength(2);
+    expect(results[1_050]).toEqual({ event: results[5]?.event, duplicate: true });
+    expect(results.filter((r) => r.duplicate)).toHaveLength(1);
+    expect(results.map((r) => r.event.payload_size)).toEqual(events.map(() => 1));
+  });
+
+  it('keeps every result in input order for random batches (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.option(fc.constantFrom('a', 'b', 'c', 'd'), { nil: null }), { minLength: 1, maxLength: 30 }),
+        async (keys) => {
+          const provider = `prop-${randomBytes(4).toString('hex')}`;
+          const results = await store.insertMany(
+            keys.map((externalId, i) => newEvent({ provider, externalId, payload: Buffer.from(String(i)) })),
+          );
+          const seen = new Map<string, string>();
+          results.forEach((result, i) => {
+            const key = keys[i];
+            if (key === null || key === undefined) {
+              expect(result.duplicate).toBe(false);
+              return;
+            }
+            const first = seen.get(key);
+            expect(result.duplicate).toBe(first !== undefined);
+            if (first === undefined) seen.set(key, result.event.id);
+            else expect(result.event.id).toBe(first);
+          });
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('summaries', () => {
+  it('answers in the order given, skipping unknown ids', async () => {
+    const [a, b] = await store.insertMany([newEvent(), newEvent()]);
+    if (!a || !b) throw new Error('insert failed');
+    const unknown = '01900000-0000-7000-8000-000000000000';
+    expect(await store.summaries([b.event.id, unknown, a.event.id.toUpperCase()])).toEqual([b.event, a.event]);
+    expect(await store.summaries([])).toEqual([]);
+    await expectInvalid(store.summaries(['nope']));
+  });
+});
+
+const stored = (payload: Buffer): StoredEvent => ({
+  id: '01900000-0000-7000-8000-000000000001',
+  provider: 'github',
+  eventType: 'issues.opened',
+  trustMode: 'signed',
+  verified: true,
+  verifyDetail: 'hmac-sha256 valid (X-Hub-Signature-256)',
+  externalId: 'abc',
+  contentType: 'application/json',
+  sourceIp: '127.0.0.1',
+  headers: { 'content-type': 'application/json', via: ['a', 'b'] },
+  payload,
+  payloadSize: payload.length,
+  receivedAt: '2024-05-01T12:00:00.123456Z',
+});
+
+const rebuild = (payload: { encoding: 'utf8' | 'base64'; data: string }): Buffer =>
+  Buffer.from(payload.data, payload.encoding === 'utf8' ? 'utf8' : 'base64');
+
+describe('toEventDetail', () => {
+  it('always lets the exact bytes be rebuilt, choosing utf8 only for well-formed UTF-8 (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
+          fc.string({ unit: 'grapheme', maxLength: 100 }).map((text) => Buffer.from(text, 'utf8')),
+          fc.string({ unit: 'binary', maxLength: 100 }).map((text) => Buffer.from(text, 'utf8')),
+        ),
+        (bytes) => {
+          const payload = toEventPayload(bytes);
+          expect(rebuild(payload).equals(bytes)).toBe(true);
+          if (payload.encoding === 'utf8') expect(Buffer.from(payload.data, 'utf8').equals(bytes)).toBe(true);
+          else expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes)).toThrow();
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('keeps a byte-order mark instead of stripping it', () => {
+    const withBom = Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]);
+    const payload = toEventPayload(withBom);
+    expect(payload).toEqual({ encoding: 'utf8', data: '\uFEFF{}' });
+    expect(rebuild(payload).equals(withBom)).toBe(true);
+  });
+
+  it('maps every field to the contract shape', () => {
+    const detail = toEventDetail(stored(Buffer.from('{"a":1}')));
+    expect(detail).toEqual({
+      id: '01900000-0000-7000-8000-000000000001',
+      provider: 'github',
+      event_type: 'issues.opened',
+      trust_mode: 'signed',
+      verified: true,
+      payload_size: 7,
+      received_at: '2024-05-01T12:00:00.123456Z',
+      verify_detail: 'hmac-sha256 valid (X-Hub-Signature-256)',
+      external_id: 'abc',
+      content_type: 'application/json',
+      source_ip: '127.0.0.1',
+      headers: { 'content-type': 'application/json', via: ['a', 'b'] },
+      payload: { encoding: 'utf8', data: '{"a":1}' },
+    });
+    expect(validateEventDetail(detail)).toBe(true);
+    expect(validateEventDetail(toEventDetail(stored(Buffer.from([0xff]))))).toBe(true);
+  });
+});

@@ -1,0 +1,88 @@
+import { sql, type QuerySqlToken } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildListSql, resolveListQuery, type ResolvedListQuery } from '../../src/store/list-query.ts';
+import type { ListQuery } from '../../src/store/event-store.ts';
+import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { seedEvents } from '../support/seed.ts';
+
+let db: TestDatabase;
+let middle: { receivedAt: string; id: string };
+let cursor: string;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  await seedEvents(db.pool, { count: 10_000, providers: 10 });
+  await db.pool.query(sql.unsafe`VACUUM ANALYZE events`);
+  const row = await db.pool.one(sql.type(z.object({ received_at_utc: z.string(), id: z.string() }))`
+    SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at_utc, id::text
+    FROM events ORDER BY received_at DESC, id DESC OFFSET 5000 LIMIT 1
+  `);
+  middle = { receivedAt: row.received_at_utc, id: row.id };
+  const page = await createEventStore(db.pool).list({ limit: 200 });
+  cursor = page.next_cursor ?? '';
+}, 60_000);
+afterAll(() => db.close());
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+const planSchema = z.array(
+  z.object({ Plan: z.custom<PlanNode>((value) => typeof value === 'object' && value !== null) }),
+);
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+async function explain(query: QuerySqlToken): Promise<PlanNode[]> {
+  const result = await db.pool.oneFirst(
+    sql.type(z.object({ 'QUERY PLAN': planSchema }))`EXPLAIN (FORMAT JSON) ${query}`,
+  );
+  const [first] = result;
+  if (!first) throw new Error('no plan');
+  return nodes(first.Plan);
+}
+
+function resolved(query: ListQuery, after?: boolean): ResolvedListQuery {
+  const base = resolveListQuery(query);
+  return after ? { ...base, sinceEventId: null, after: middle } : base;
+}
+
+const shapes: Array<[string, ListQuery, boolean?]> = [
+  ['no filter', {}],
+  ['provider', { provider: 'provider-3' }],
+  ['exact event_type', { eventType: 'issues.opened' }],
+  ['dotless event_type (family)', { eventType: 'issues' }],
+  ['provider + exact event_type', { provider: 'provider-3', eventType: 'push' }],
+  ['provider + dotless event_type', { provider: 'provider-3', eventType: 'pull_request' }],
+  ['since timestamp', { since: '2024-01-01T00:01:00Z' }],
+  ['since event id', {}, true],
+  ['provider + since event id', { provider: 'provider-5' }, true],
+  ['from/to window', { from: '2024-01-01T00:00:30Z', to: '2024-01-01T00:01:30Z' }],
+  ['verified', { verified: true }],
+  ['limit 200', { limit: 200 }],
+];
+
+describe('list query plans (10,000 events)', () => {
+  it.each(shapes)('%s: an index scan and no sort, first page and by cursor', async (_label, query, after) => {
+    for (const withCursor of [false, true]) {
+      const plan = await explain(buildListSql(resolved(withCursor ? { ...query, cursor } : query, after)));
+      const types = plan.map((node) => node['Node Type']);
+      expect(types.some((type) => type === 'Index Scan' || type === 'Index Only Scan')).toBe(true);
+      expect(types.filter((type) => /Sort/.test(type))).toEqual([]);
+      expect(types).not.toContain('Seq Scan');
+    }
+  });
+
+  it('uses the GIN indexes for payload search and JSON containment', async () => {
+    const q = await explain(buildListSql(resolved({ q: 'user123' })));
+    expect(q.map((node) => node['Index Name'])).toContain('events_payload_tsv_idx');
+    const match = await explain(buildListSql(resolved({ match: { sender: { login: 'user123' } } })));
+    expect(match.map((node) => node['Index Name'])).toContain('events_payload_json_idx');
+  });
+});

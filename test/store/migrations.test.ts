@@ -1,0 +1,155 @@
+import { cp, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabasePool } from '../../src/store/database.ts';
+import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations, migrate, MigrationError } from '../../src/store/migrate.ts';
+import { splitSqlStatements } from '../../src/store/split-sql.ts';
+import { createEmptyDatabase, silentLogger } from '../support/database.ts';
+
+const appliedRow = z.object({ version: z.number(), name: z.string(), checksum: z.string(), applied_at: z.string() });
+
+async function applied(pool: DatabasePool) {
+  return pool.any(
+    sql.type(appliedRow)`SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version`,
+  );
+}
+
+describe('migrations', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  async function emptyPool(): Promise<{ pool: DatabasePool; url: string }> {
+    const database = await createEmptyDatabase();
+    const pool = await createDatabasePool(database.url, { maximumPoolSize: 2 });
+    cleanups.push(() => pool.end().then(() => database.drop()));
+    return { pool, url: database.url };
+  }
+
+  it('applies every migration once with version, name and checksum; reruns are no-ops; a failing one rolls back', async () => {
+    const { pool } = await emptyPool();
+    const migrations = await loadMigrations();
+    const first = await migrate(pool, silentLogger);
+    expect(first).toEqual({ applied: [1, 2, 3], current: 3 });
+    const rows = await applied(pool);
+    expect(rows.map(({ version, name, checksum }) => ({ version, name, checksum }))).toEqual(
+      migrations.map(({ version, name, checksum }) => ({ version, name, checksum })),
+    );
+    expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: 3 });
+    expect(await applied(pool)).toEqual(rows);
+
+    // A migration that fails part-way is rolled back completely and stays pending.
+    const broken = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+    cleanups.push(() => rm(broken, { recursive: true, force: true }));
+    await cp(DEFAULT_MIGRATIONS_DIRECTORY, broken, { recursive: true });
+    await writeFile(path.join(broken, '0004-broken.sql'), 'CREATE TABLE half (id int);\nSELECT no_such_function();\n');
+    await expect(migrate(pool, silentLogger, { directory: broken })).rejects.toThrow();
+    expect((await applied(pool)).map((row) => row.version)).toEqual([1, 2, 3]);
+    expect(await pool.exists(sql.unsafe`SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toBe(false);
+  });
+
+  it('is safe when three instances migrate the same database at once', async () => {
+    const { url } = await emptyPool();
+    const pools = await Promise.all([1, 2, 3].map(() => createDatabasePool(url, { maximumPoolSize: 1 })));
+    cleanups.push(async () => {
+      await Promise.all(pools.map((pool) => pool.end()));
+    });
+    const results = await Promise.all(pools.map((pool) => migrate(pool, silentLogger)));
+    expect(results.flatMap((result) => result.applied).sort()).toEqual([1, 2, 3]);
+    expect(results.every((result) => result.current === 3)).toBe(true);
+    const [pool] = pools;
+    if (!pool) throw new Error('no pool');
+    expect((await applied(pool)).map((row) => row.version)).toEqual([1, 2, 3]);
+    // The pool does not reset sessions on release, so migrate must leave its connection as it found it.
+    for (const single of pools) {
+      expect(await single.oneFirst(sql.unsafe`SHOW statement_timeout`)).toBe('30s');
+      expect(
+        await single.exists(sql.unsafe`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`),
+      ).toBe(false);
+    }
+  });
+
+  describe('with a copy of the migrations', () => {
+    let directory: string;
+    beforeAll(async () => {
+      directory = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+      await cp(DEFAULT_MIGRATIONS_DIRECTORY, directory, { recursive: true });
+    });
+    afterAll(() => rm(directory, { recursive: true, force: true }));
+
+    it('refuses to start when an applied migration was changed, and applies new ones', async () => {
+      const { pool } = await emptyPool();
+      await migrate(pool, silentLogger, { directory });
+
+      await writeFile(
+        path.join(directory, '0004-extra.sql'),
+        'CREATE TABLE extra (id int);\r\nCREATE INDEX extra_idx ON extra (id);\r\n',
+      );
+      expect(await migrate(pool, silentLogger, { directory })).toEqual({ applied: [4], current: 4 });
+
+      await appendFile(path.join(directory, '0002-replay-attempts.sql'), '\n-- an innocent-looking edit\n');
+      const refused = migrate(pool, silentLogger, { directory });
+      await expect(refused).rejects.toBeInstanceOf(MigrationError);
+      await expect(migrate(pool, silentLogger, { directory })).rejects.toThrow(
+        /0002-replay-attempts was changed after it was applied/,
+      );
+      // Nothing was half-applied and the lock was released: the original files still migrate.
+      expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: 4 });
+    });
+
+    it('rejects badly named and duplicate migration files', async () => {
+      const odd = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+      cleanups.push(() => rm(odd, { recursive: true, force: true }));
+      await writeFile(path.join(odd, '1-bad.sql'), 'SELECT 1;');
+      await expect(loadMigrations(odd)).rejects.toThrow(/NNNN-name\.sql/);
+      await rm(path.join(odd, '1-bad.sql'));
+      await writeFile(path.join(odd, '0001-a.sql'), 'SELECT 1;');
+      await writeFile(path.join(odd, '0001-b.sql'), 'SELECT 1;');
+      await expect(loadMigrations(odd)).rejects.toThrow(/share version 1/);
+    });
+  });
+});
+
+describe('splitSqlStatements', () => {
+  it('splits on semicolons outside quotes, identifiers, dollar quotes and comments', () => {
+    const text = `
+      -- a comment; with a semicolon
+      CREATE TABLE "odd;name" (a text DEFAULT 'x;y', b text DEFAULT E'it\\'s;');
+      /* block ; /* nested ; */ still comment ; */
+      CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $body$ BEGIN RETURN 1; END $body$;
+      DO $$ BEGIN PERFORM 1; END $$;
+      SELECT 'it''s; fine'
+    `;
+    expect(splitSqlStatements(text)).toEqual([
+      `-- a comment; with a semicolon
+      CREATE TABLE "odd;name" (a text DEFAULT 'x;y', b text DEFAULT E'it\\'s;')`,
+      `/* block ; /* nested ; */ still comment ; */
+      CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $body$ BEGIN RETURN 1; END $body$`,
+      'DO $$ BEGIN PERFORM 1; END $$',
+      "SELECT 'it''s; fine'",
+    ]);
+  });
+
+  it('drops empty and comment-only statements', () => {
+    expect(splitSqlStatements(';;\n-- only a comment\n;')).toEqual([]);
+  });
+
+  it('refuses unterminated quotes instead of guessing', () => {
+    expect(() => splitSqlStatements("SELECT 'open")).toThrow(SyntaxError);
+    expect(() => splitSqlStatements('SELECT $x$ open')).toThrow(SyntaxError);
+    expect(() => splitSqlStatements('/* open')).toThrow(SyntaxError);
+  });
+
+  it('splits the shipped migrations into the statements they contain', async () => {
+    const migrations = await loadMigrations();
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3]);
+    const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
+    expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
+    expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);
+    for (const statement of migrations.flatMap((m) => m.statements)) expect(statement.endsWith(';')).toBe(false);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * An isolated, migrated database per test file on the run's shared server, dropped afterwards,
+ * so no test ever sees another's rows.
+ */
+import { randomBytes } from 'node:crypto';
+import { createPool, sql, type DatabasePool, type Interceptor } from 'slonik';
+import { inject } from 'vitest';
+import { createLogger, type Logger } from '../../src/log/logger.ts';
+import { createDatabasePool } from '../../src/store/database.ts';
+import { migrate } from '../../src/store/migrate.ts';
+
+export interface TestDatabase {
+  pool: DatabasePool;
+  url: string;
+  name: string;
+  close(): Promise<void>;
+}
+
+export interface FreshDatabaseOptions {
+  /** Run the migrations (default true). */
+  migrate?: boolean;
+  maximumPoolSize?: number;
+  interceptors?: readonly Interceptor[];
+}
+
+export const silentLogger: Logger = createLogger({ level: 'silent' });
+
+/** The run's server URL pointed at another database. */
+export function databaseUrl(name: string, base: string = inject('databaseUrl')): string {
+  const url = new URL(base);
+  url.pathname = `/${encodeURIComponent(name)}`;
+  return url.toString();
+}
+
+async function withAdmin<T>(work: (pool: DatabasePool) => Promise<T>): Promise<T> {
+  const admin = await createPool(inject('databaseUrl'), { maximumPoolSize: 1 });
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function createEmptyDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  const name = `sb_test_${randomBytes(6).toString('hex')}`;
+  await withAdmin((admin) =>
+    admin.query(sql.unsafe`CREATE DATABASE ${sql.identifier([name])} TEMPLATE template0 ENCODING 'UTF8'`),
+  );
+  return {
+    name,
+    url: databaseUrl(name),
+    drop: () =>
+      withAdmin((admin) =>
+        admin.query(sql.unsafe`DROP DATABASE IF EXISTS ${sql.identifier([name])} WITH (FORCE)`),
+      ).then(() => undefined),
+  };
+}
+
+export async function freshDatabase(options: FreshDatabaseOptions = {}): Promise<TestDatabase> {
+  const database = await createEmptyDatabase();
+  const pool = await createDatabasePool(database.url, {
+    maximumPoolSize: options.maximumPoolSize ?? 5,
+    interceptors: options.interceptors ?? [],
+  });
+  if (options.migrate !== false) await migrate(pool, silentLogger);
+  let closed: Promise<void> | null = null;
+  return {
+    pool,
+    url: database.url,
+    name: database.name,
+    close: () => {
+      closed ??= pool.end().finally(() => database.drop());
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * Runs the real product as a child process, exactly as an operator does
+ * (`node bin/switchboard.js serve --config FILE --host 127.0.0.1 --port 0`), and hands back its
+ * URL, its output and control over its life (SIGTERM, SIGKILL). Reliability tests, the soak and
+ * the fuzz benchmark all start switchboard through here, so a crash, a hang or an unhandled
+ * rejection in the real composition root is what they see.
+ *
+ * No vitest import: bench/ scripts use it too.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const SWITCHBOARD_BIN = path.join(REPO_ROOT, 'bin/switchboard.js');
+
+export interface SpawnSwitchboardOptions {
+  /** The config as an object (written as JSON, which is YAML) or as YAML text. */
+  config: unknown;
+  /** DATABASE_URL; null starts the embedded PostgreSQL in dataDir (no DATABASE_URL in the env). */
+  databaseUrl: string | null;
+  /** SWITCHBOARD_DATA_DIR; default a new temp directory (removed by cleanup()). */
+  dataDir?: string;
+  /** SWITCHBOARD_TOKEN; default a random one. null leaves it unset (managed tokens only). */
+  token?: string | null;
+  /** REDIS_URL; default unset (the product's default, redis://127.0.0.1:6379). */
+  redisUrl?: string;
+  /** LOG_LEVEL; default info. */
+  logLevel?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Default 0: a free port, read back from the "listening on" line. */
+  port?: number;
+  /** How long start-up may take; default 60 s (tsx compiles on first start, embedded initdb is slow). */
+  startTimeoutMs?: number;
+}
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface SpawnedSwitchboard {
+  readonly pid: number;
+  /** http://127.0.0.1:PORT */
+  readonly url: string;
+  readonly port: number;
+  readonly mcpUrl: string;
+  /** The SWITCHBOARD_TOKEN it runs with (undefined when started with token: null). */
+  readonly token: string | undefined;
+  readonly dataDir: string;
+  readonly configPath: string;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  stderr(): string;
+  /** The pino JSON lines of stdout, parsed; other lines are skipped. */
+  logLines(): Record<string, unknown>[];
+  /** Resolves when the process has exited (already resolved if it has). */
+  readonly exited: Promise<ChildExit>;
+  isRunning(): boolean;
+  kill(signal: NodeJS.Signals): void;
+  /** SIGTERM, then wait for exit (SIGKILL after timeoutMs). */
+  stop(timeoutMs?: number): Promise<ChildExit>;
+  /** Resident set size in bytes, from /proc (0 when the process is gone). */
+  rss(): number;
+  /** Removes the temp config file, and the data dir when it was created here. */
+  cleanup(): void;
+}
+
+const LISTENING = /switchboard listening on (http:\/\/[^\s]+)/;
+const running = new Set<ChildProcess>();
+
+// A test that fails or times out must not leave servers behind holding ports and connections.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export function randomToken(): string {
+  return `sbtest-${randomBytes(18).toString('hex')}`;
+}
+
+function baseEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // The child's environment is exactly what the options say, not whatever the test run carries.
+  for (const key of ['DATABASE_URL', 'SWITCHBOARD_TOKEN', 'REDIS_URL', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_DATA_DIR', 'PORT', 'LOG_LEVEL']) {
+    delete env[key];
+  }
+  // vitest's worker variables would make tsx or the product behave differently from production.
+  for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'TEST' || key === 'NODE_OPTIONS') delete env[key];
+  return env;
+}
+
+export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promise<SpawnedSwitchboard> {
+  const ownDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'switchboard-child-'));
+  const configDir = mkdtempSync(path.join(tmpdir(), 'switchboard-config-'));
+  const configPath = path.join(configDir, 'switchboard.yaml');
+  writeFileSync(configPath, typeof options.config === 'string' ? options.config : JSON.stringify(options.config, null, 2));
+  const token = options.token === null ? undefined : (options.token ?? randomToken());
+
+  const env = baseEnv();
+  env.SWITCHBOARD_DATA_DIR = dataDir;
+  env.LOG_LEVEL = options.logLevel ?? 'info';
+  if (options.databaseUrl !== null) env.DATABASE_URL = options.databaseUrl;
+  if (token !== undefined) env.SWITCHBOARD_TOKEN = token;
+  if (options.redisUrl !== undefined) env.REDIS_URL = options.redisUrl;
+  Object.assign(env, options.env ?? {});
+
+  const child = spawn(
+    process.execPath,
+    [SWITCHBOARD_BIN, 'serve', '--config', configPath, '--host', '127.0.0.1', '--port', String(options.port ?? 0)],
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  if (child.pid === undefined) throw new Error('switchboard child did not start');
+  running.add(child);
+  const pid = child.pid;
+
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr?.on('data', (chunk: string) => {
+    err += chunk;
+  });
+  let exitInfo: ChildExit | null = null;
+  const exited = new Promise<ChildExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      exitInfo = { code, signal };
+      resolve(exitInfo);
+    });
+  });
+  const output = (): string => out + err;
+
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`switchboard did not start within ${timeoutMs} ms; output:\n${output().slice(-4000)}`));
+    }, timeoutMs);
+    const onData = (): void => {
+      const match = LISTENING.exec(out);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    void exited.then((info) => {
+      clearTimeout(timer);
+      reject(new Error(`switchboard exited during start-up (code ${info.code}, signal ${info.signal}); output:\n${output().slice(-4000)}`));
+    });
+  });
+  const port = Number(new URL(url).port);
+
+  const isRunning = (): boolean => exitInfo === null;
+  return {
+    pid,
+    url,
+    port,
+    mcpUrl: `${url}/mcp`,
+    token,
+    dataDir,
+    configPath,
+    output,
+    stderr: () => err,
+    logLines: () =>
+      out.split('\n').flatMap((line) => {
+        if (!line.startsWith('{')) return [];
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      }),
+    exited,
+    isRunning,
+    kill: (signal) => {
+      if (isRunning()) child.kill(signal);
+    },
+    stop: async (stopTimeoutMs = 30_000) => {
+      if (!isRunning()) return exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopTimeoutMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    rss: () => {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const kb = /VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1];
+        return kb === undefined ? 0 : Number(kb) * 1024;
+      } catch {
+        return 0;
+      }
+    },
+    cleanup: () => {
+      rmSync(configDir, { recursive: true, force: true });
+      if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits for the child to exit, failing after timeoutMs. */
+export async function waitForExit(child: SpawnedSwitchboard, timeoutMs: number): Promise<ChildExit> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`switchboard pid ${child.pid} did not exit within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([child.exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
