@@ -1,0 +1,100 @@
+import type { Logger } from 'pino';
+import { AppError, type ErrorCode } from '../errors/app-error.ts';
+import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/index.ts';
+import type { CredentialKind } from './replay-credentials.ts';
+import { displayTarget } from './send-replay.ts';
+
+/** Everything learned about one replay attempt, filled in as the attempt gets further. */
+export interface AttemptState {
+  eventId: string;
+  caller: string;
+  startedAt: string;
+  provider: string | undefined;
+  targetUrl: string | null;
+  resolvedIp: string | null;
+  credentials: CredentialKind | undefined;
+  /**
+   * False when the event id is known to have no row (not_found, malformed id): the
+   * replay_attempts row references events, so such an attempt can only be logged.
+   */
+  eventExists: boolean | undefined;
+}
+
+export interface AttemptResult {
+  delivered: boolean;
+  responseStatus: number | null;
+  responseMs: number | null;
+  errorCode: ErrorCode | null;
+  /** The error's message, for the log; AppError messages carry no secrets by construction. */
+  message: string | undefined;
+  /** An unexpected failure, logged whole (with its stack) so the internal error can be traced. */
+  unexpected?: unknown;
+}
+
+export interface ReplayAuditor {
+  settle(state: AttemptState, result: AttemptResult): Promise<void>;
+}
+
+export function errorCodeOf(error: unknown): ErrorCode {
+  return error instanceof AppError ? error.code : 'internal';
+}
+
+/**
+ * Writes the audit row and the log line for one attempt. A failure to write the row is logged and
+ * swallowed: for a delivered replay the request has already left, and turning that into an error
+ * would invite the caller to send it again.
+ */
+export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'record'>, logger: Logger): ReplayAuditor {
+  return {
+    async settle(state, result) {
+      const row: NewReplayAttempt = {
+        eventId: state.eventId,
+        caller: state.caller,
+        targetUrl: state.targetUrl,
+        resolvedIp: state.resolvedIp,
+        startedAt: state.startedAt,
+        delivered: result.delivered,
+        responseStatus: result.responseStatus,
+        responseMs: result.responseMs,
+        errorCode: result.errorCode,
+      };
+      let recorded: 'yes' | 'no-event-row' | 'failed' = 'yes';
+      if (state.eventExists === false) {
+        recorded = 'no-event-row';
+      } else {
+        try {
+          await attempts.record(row);
+        } catch (error) {
+          // A rate-limited call never looked the event up, so the id may name nothing (not_found)
+          // or be no UUID at all (invalid_argument); the log line below is then the only record.
+          if (error instanceof AppError && (error.code === 'not_found' || error.code === 'invalid_argument')) {
+            recorded = 'no-event-row';
+          } else {
+            recorded = 'failed';
+            logger.error({ err: error, eventId: state.eventId }, 'replay attempt could not be recorded in replay_attempts');
+          }
+        }
+      }
+
+      const fields = {
+        replay: {
+          eventId: state.eventId,
+          provider: state.provider,
+          caller: state.caller,
+          target: state.targetUrl === null ? null : displayTarget(state.targetUrl),
+          resolvedIp: state.resolvedIp,
+          startedAt: state.startedAt,
+          delivered: result.delivered,
+          status: result.responseStatus,
+          ms: result.responseMs,
+          errorCode: result.errorCode,
+          credentials: state.credentials,
+          recorded,
+        },
+      };
+      if (result.errorCode === null) logger.info(fields, 'replay delivered');
+      else if (result.errorCode === 'internal') logger.error({ ...fields, err: result.unexpected }, 'replay failed unexpectedly');
+      else logger.warn({ ...fields, error: result.message }, `replay ${result.errorCode === 'replay_failed' ? 'failed' : 'refused'}`);
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import type { EventHeaders } from '../../generated/types.ts';
+import type { PresetName, ProviderConfig } from '../config/resolve-config.ts';
+import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../ingest/sanitize-headers.ts';
+import { EVENT_TYPE_HEADERS } from '../ingest/verify/identify.ts';
+
+/** Marks every replayed request, so a consumer (or its logs) can tell a replay from a live delivery. */
+export const REPLAY_MARKER_HEADER = 'x-switchboard-replay';
+
+export type OutgoingHeaders = Record<string, string | string[]>;
+
+interface EventHeaderAllowList {
+  names: readonly string[];
+  prefixes: readonly string[];
+}
+
+/**
+ * Per preset, the stored headers a consumer routes or dedupes on. Deliberately an allow-list: a
+ * stored header that is not known to be harmless is not replayed, because stored headers include
+ * whatever a sender (or a proxy in front of switchboard) added, and an unknown name may be a
+ * credential that ingest had no reason to redact.
+ *
+ * Left out on purpose:
+ * - signature and timestamp headers: redacted in storage, and re-signing produces fresh ones;
+ * - x-slack-retry-num / x-slack-retry-reason: many Slack apps ack-and-ignore retries, so a replay
+ *   carrying them would be silently dropped by the very consumer being debugged;
+ * - x-gitlab-token and other token headers: only ever the configured token, added by re-signing.
+ */
+const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> = {
+  github: {
+    names: ['x-github-event', 'x-github-delivery', 'x-github-hook-id', 'x-github-enterprise-host', 'x-github-enterprise-version'],
+    prefixes: ['x-github-hook-installation-target-'],
+  },
+  stripe: { names: [], prefixes: [] },
+  slack: { names: [], prefixes: [] },
+  shopify: {
+    names: [
+      'x-shopify-topic',
+      'x-shopify-shop-domain',
+      'x-shopify-webhook-id',
+      'x-shopify-api-version',
+      'x-shopify-event-id',
+      'x-shopify-triggered-at',
+      'x-shopify-sub-topic',
+    ],
+    prefixes: [],
+  },
+  // The id is kept (receivers dedupe on it and it is signed); timestamp and signature are fresh.
+  'standard-webhooks': { names: ['webhook-id', 'svix-id'], prefixes: [] },
+  linear: { names: ['linear-delivery', 'linear-event'], prefixes: [] },
+  gitlab: {
+    names: ['x-gitlab-event', 'x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'x-gitlab-instance', 'idempotency-key'],
+    prefixes: [],
+  },
+  // Presets that know nothing about the sender get the header names generic identity reads.
+  'generic-hmac': { names: EVENT_TYPE_HEADERS, prefixes: [] },
+  token: { names: EVENT_TYPE_HEADERS, prefixes: [] },
+  open: { names: EVENT_TYPE_HEADERS, prefixes: [] },
+};
+
+/**
+ * The sender's user agent is replayed too: it is not secret, and some consumers branch on it
+ * (`GitHub-Hookshot/…`). The marker header is what tells a replay apart.
+ */
+const COMMON_HEADERS: readonly string[] = ['user-agent'];
+
+/**
+ * Never copied from storage, whatever an allow-list or `event_type_from: header:<Name>` says.
+ * content-type comes from the event's own column and content-length from the body undici sends.
+ */
+const NEVER_COPIED: readonly string[] = [
+  ...HOP_BY_HOP_HEADERS,
+  ...ALWAYS_SENSITIVE_HEADERS,
+  'host',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'expect',
+  'forwarded',
+  'x-real-ip',
+  REPLAY_MARKER_HEADER,
+];
+const NEVER_COPIED_PREFIXES: readonly string[] = ['x-forwarded-', 'proxy-'];
+
+// undici refuses header values with control characters; stored HTTP headers cannot hold them, but a
+// value that somehow does is dropped rather than failing the whole replay.
+const SENDABLE_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
+
+function headerSourceName(spec: string | undefined): string | undefined {
+  if (spec === undefined || !spec.startsWith('header:')) return undefined;
+  const name = spec.slice('header:'.length).trim().toLowerCase();
+  return name === '' ? undefined : name;
+}
+
+export interface ReplayHeaderSelection {
+  /** Lower-cased names allowed through. */
+  names: ReadonlySet<string>;
+  prefixes: readonly string[];
+  /** Lower-cased names refused even when allowed: the preset's secret and signature headers. */
+  refused: ReadonlySet<string>;
+}
+
+/**
+ * What may be copied from a stored event of this provider. `secretHeaders` are the preset's
+ * sensitive headers plus any configured token header.
+ *
+ * Queue events copy nothing: their "headers" are message fields, data rather than HTTP metadata.
+ * An event whose provider is no longer configured gets only the common headers.
+ */
+export function replayHeaderSelection(provider: ProviderConfig | undefined, secretHeaders: readonly string[]): ReplayHeaderSelection {
+  const refused = new Set(secretHeaders.map((n) => n.toLowerCase()));
+  if (provider?.family === 'queue') return { names: new Set(), prefixes: [], refused };
+  const names = new Set(COMMON_HEADERS);
+  const prefixes: string[] = [];
+  if (provider !== undefined) {
+    const preset = PRESET_EVENT_HEADERS[provider.preset];
+    for (const name of preset.names) names.add(name);
+    prefixes.push(...preset.prefixes);
+    // The operator named these as where the event's type or id lives, so the consumer likely needs them.
+    for (const spec of [provider.eventTypeFrom, provider.externalIdFrom]) {
+      const name = headerSourceName(spec);
+      if (name !== undefined) names.add(name);
+    }
+  }
+  return { names, prefixes, refused };
+}
+
+function isCopyable(name: string, selection: ReplayHeaderSelection): boolean {
+  if (NEVER_COPIED.includes(name) || NEVER_COPIED_PREFIXES.some((p) => name.startsWith(p))) return false;
+  if (selection.refused.has(name)) return false;
+  return selection.names.has(name) || selection.prefixes.some((p) => name.startsWith(p));
+}
+
+/** The replay-safe subset of stored headers. Any header with a redacted value is dropped whole. */
+export function selectStoredHeaders(stored: EventHeaders, selection: ReplayHeaderSelection): OutgoingHeaders {
+  const out: OutgoingHeaders = {};
+  for (const [rawName, value] of Object.entries(stored)) {
+    const name = rawName.toLowerCase();
+    if (!isCopyable(name, selection)) continue;
+    const values = typeof value === 'string' ? [value] : (value ?? []);
+    if (values.some((v) => v === REDACTED || !SENDABLE_VALUE.test(v))) continue;
+    const [first, ...rest] = values;
+    if (first === undefined) continue;
+    out[name] = rest.length === 0 ? first : [first, ...rest];
+  }
+  return out;
+}
+
+export interface AssembleHeadersInput {
+  eventId: string;
+  contentType: string | null;
+  copied: OutgoingHeaders;
+  /** Fresh signature or token headers; they replace any copied header of the same name. */
+  credentials: Readonly<Record<string, string>>;
+}
+
+export function assembleReplayHeaders(input: AssembleHeadersInput): OutgoingHeaders {
+  const headers: OutgoingHeaders = { ...input.copied };
+  for (const [name, value] of Object.entries(input.credentials)) headers[name.toLowerCase()] = value;
+  if (input.contentType !== null && input.contentType !== '' && SENDABLE_VALUE.test(input.contentType)) {
+    headers['content-type'] = input.contentType;
+  }
+  headers[REPLAY_MARKER_HEADER] = input.eventId;
+  return headers;
+}

@@ -1,0 +1,147 @@
+import { performance } from 'node:perf_hooks';
+import { request, type Dispatcher } from 'undici';
+import { AppError } from '../errors/app-error.ts';
+import type { OutgoingHeaders } from './replay-headers.ts';
+
+/** How much of a consumer's answer is read before the stream is dropped: enough to let it finish writing. */
+export const DEFAULT_RESPONSE_BODY_LIMIT_BYTES = 64 * 1024;
+
+export interface SendReplayInput {
+  url: string;
+  /** The pinned, policy-checked dispatcher; the caller closes it. */
+  dispatcher: Dispatcher;
+  body: Buffer;
+  headers: OutgoingHeaders;
+  timeoutMs: number;
+  responseBodyLimitBytes?: number;
+}
+
+export interface SendReplayOutcome {
+  status: number;
+  /** From the start of the request to the response's status line. */
+  ms: number;
+}
+
+/** The URL as errors and logs show it: a query string may carry a consumer's token. */
+export function displayTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(unparseable target)';
+  }
+}
+
+function errorChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  let current: unknown = error;
+  while (current !== undefined && current !== null && chain.length < 5 && !chain.includes(current)) {
+    chain.push(current);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return chain;
+}
+
+const stringProp = (value: unknown, key: 'code' | 'name'): string | undefined => {
+  if (typeof value !== 'object' || value === null || !(key in value)) return undefined;
+  const prop: unknown = (value as Record<string, unknown>)[key];
+  return typeof prop === 'string' ? prop : undefined;
+};
+
+const REASONS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset before an answer',
+  EPIPE: 'connection closed while sending',
+  UND_ERR_SOCKET: 'connection closed before an answer',
+  UND_ERR_CLOSED: 'connection closed before an answer',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  EADDRNOTAVAIL: 'address not available',
+  ETIMEDOUT: 'connect timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+  ENOTFOUND: 'name could not be resolved',
+  EAI_AGAIN: 'name could not be resolved',
+};
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_ABORTED']);
+
+/**
+ * Turns whatever undici rejected with into the contract's error. Policy refusals raised while
+ * connecting (AppError) pass through unchanged. The message names the target and a reason code,
+ * never the request headers, so no signature or token can leak through it.
+ */
+export function transportFailure(error: unknown, url: string, timeoutMs: number): AppError {
+  const chain = errorChain(error);
+  const appError = chain.find((e): e is AppError => e instanceof AppError);
+  if (appError) return appError;
+
+  const target = displayTarget(url);
+  const codes = chain.map((e) => stringProp(e, 'code')).filter((c): c is string => c !== undefined);
+  const names = chain.map((e) => stringProp(e, 'name')).filter((n): n is string => n !== undefined);
+
+  if (names.includes('TimeoutError') || names.includes('AbortError') || codes.some((c) => TIMEOUT_CODES.has(c))) {
+    return new AppError('replay_failed', `replay to ${target} failed: no answer within ${timeoutMs} ms`, { cause: error });
+  }
+  const known = codes.find((c) => REASONS[c] !== undefined);
+  if (known !== undefined) {
+    return new AppError('replay_failed', `replay to ${target} failed: ${REASONS[known] ?? known} (${known})`, { cause: error });
+  }
+  if (names.includes('HTTPParserError')) {
+    return new AppError('replay_failed', `replay to ${target} failed: the answer was not valid HTTP/1.1`, { cause: error });
+  }
+  const tls = codes.find((c) => c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(c));
+  if (tls !== undefined) {
+    return new AppError('replay_failed', `replay to ${target} failed: TLS handshake failed (${tls})`, { cause: error });
+  }
+  const label = codes[0] ?? names.find((n) => n !== 'Error') ?? 'unknown error';
+  return new AppError('replay_failed', `replay to ${target} failed: transport error (${label})`, { cause: error });
+}
+
+/**
+ * Reads a little of the answer, then drops the stream. Reading lets a consumer finish writing its
+ * response instead of seeing a reset; the bound keeps a consumer that streams forever (or a huge
+ * file) from holding the replay. Failures here are ignored: the status line already arrived.
+ */
+async function drainBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<void> {
+  let seen = 0;
+  try {
+    for await (const chunk of body) {
+      seen += (chunk as Buffer).length;
+      if (seen >= limit) break;
+    }
+  } catch {
+    // Aborted by the deadline or reset by the consumer after it answered: the outcome stands.
+  } finally {
+    body.destroy();
+  }
+}
+
+/**
+ * One POST of the stored bytes. Redirects are not followed (undici's request() never does unless
+ * a redirect interceptor is composed on, and the guarded dispatcher has none), so a 3xx comes back
+ * as the outcome. Any HTTP answer is an outcome; only transport failures throw (replay_failed).
+ */
+export async function sendReplay(input: SendReplayInput): Promise<SendReplayOutcome> {
+  const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
+  // One deadline for connect + send + status line + the bounded read, on top of undici's own
+  // idle timeouts, so a consumer that trickles bytes cannot stretch the replay past timeoutMs.
+  const signal = AbortSignal.timeout(input.timeoutMs);
+  const started = performance.now();
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(input.url, {
+      dispatcher: input.dispatcher,
+      method: 'POST',
+      body: input.body,
+      headers: input.headers,
+      headersTimeout: input.timeoutMs,
+      bodyTimeout: input.timeoutMs,
+      signal,
+    });
+  } catch (error) {
+    throw transportFailure(error, input.url, input.timeoutMs);
+  }
+  const ms = Math.round((performance.now() - started) * 100) / 100;
+  await drainBounded(response.body, limit);
+  return { status: response.statusCode, ms };
+}

@@ -1,0 +1,266 @@
+/**
+ * Shared pieces of the replay service tests: consumers that record exactly what arrives, stored
+ * events built the way ingest builds them (sanitized headers, redacted signatures), and a service
+ * wired to a real database.
+ */
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import type { SwitchboardConfig } from '../../generated/types.ts';
+import { resolveConfig, type ProviderConfig, type WebhookProviderConfig } from '../../src/config/resolve-config.ts';
+import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
+import { sanitizeHeaders } from '../../src/ingest/sanitize-headers.ts';
+import { buildPreset } from '../../src/ingest/verify/preset-registry.ts';
+import { DEFAULT_TOKEN_HEADER } from '../../src/ingest/verify/token-preset.ts';
+import { createLogger, type Logger } from '../../src/log/logger.ts';
+import { createReplayService, type ReplayServiceDeps } from '../../src/replay/replay-service.ts';
+import type { ReplayService } from '../../src/replay/replay-types.ts';
+import { createEventStore, createReplayAttemptRepository, type PgEventStore, type ReplayAttemptRepository, type StoredEvent } from '../../src/store/index.ts';
+import type { TestDatabase } from '../support/database.ts';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** Name, value, name, value… exactly as they arrived. */
+  rawHeaders: string[];
+  body: Buffer;
+  /** Where the delivery came from; default a documentation address (203.0.113.7). */
+  sourceIp?: string;
+}
+
+export type ConsumerHandler = (req: RecordedRequest, res: ServerResponse) => void;
+
+export interface Consumer {
+  host: string;
+  port: number;
+  url(path?: string): string;
+  requests: RecordedRequest[];
+  /** TCP connections accepted, whether or not a request followed. */
+  connections: number;
+  /** Replaces how the consumer answers (default: 200 "ok"). */
+  handle(handler: ConsumerHandler): void;
+  close(): Promise<void>;
+}
+
+const answerOk: ConsumerHandler = (_req, res) => {
+  res.end('ok');
+};
+
+/** A real HTTP server on a loopback address that records every request, body bytes included. */
+export async function startConsumer(host = '127.0.0.1', handler: ConsumerHandler = answerOk): Promise<Consumer> {
+  let current = handler;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+      };
+      consumer.requests.push(recorded);
+      current(recorded, res);
+    });
+  });
+  const consumer: Consumer = {
+    host,
+    port: 0,
+    url: (path = '/webhook') => `http://${host}:${consumer.port}${path}`,
+    requests: [],
+    connections: 0,
+    handle: (next) => {
+      current = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  server.on('connection', () => {
+    consumer.connections += 1;
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  consumer.port = (server.address() as AddressInfo).port;
+  return consumer;
+}
+
+/** A port that was just listened on and closed again: connecting to it is refused. */
+export async function closedPort(host = '127.0.0.1'): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Resolved providers from a config fragment, through the real config resolution. */
+export function providersFrom(providers: NonNullable<SwitchboardConfig['providers']>): ProviderConfig[] {
+  return resolveConfig({ providers }).providers;
+}
+
+export function webhookProvider(providers: readonly ProviderConfig[], name: string): WebhookProviderConfig {
+  const provider = providers.find((p) => p.name === name);
+  if (provider?.family !== 'webhook') throw new Error(`no webhook provider ${name}`);
+  return provider;
+}
+
+export interface Delivery {
+  /** Name, value pairs as a sender put them on the wire (signature headers included). */
+  rawHeaders: string[];
+  body: Buffer;
+  /** Where the delivery came from; default a documentation address (203.0.113.7). */
+  sourceIp?: string;
+}
+
+/**
+ * Stores a delivery the way ingest does: headers sanitized with the preset's sensitive names (and
+ * the token header) redacted, identity from the preset, exact bytes.
+ */
+export async function storeDelivery(store: PgEventStore, provider: ProviderConfig, delivery: Delivery): Promise<StoredEvent> {
+  const contentType = headerOf(delivery.rawHeaders, 'content-type') ?? null;
+  let sensitive: string[] = [];
+  let eventType = 'message';
+  let externalId: string | null = null;
+  let trustMode: StoredEvent['trustMode'] = 'queue';
+  if (provider.family === 'webhook') {
+    const preset = buildPreset({
+      preset: provider.preset,
+      token_header: provider.tokenHeader,
+      hmac: provider.hmac,
+      event_type_from: provider.eventTypeFrom,
+      external_id_from: provider.externalIdFrom,
+    });
+    sensitive = [...preset.sensitiveHeaders];
+    if (provider.preset === 'token') sensitive.push((provider.tokenHeader ?? DEFAULT_TOKEN_HEADER).toLowerCase());
+    const headerBag = Object.fromEntries(pairs(delivery.rawHeaders).map(([n, v]) => [n.toLowerCase(), v]));
+    ({ eventType, externalId } = preset.identify(delivery.body, headerBag));
+    trustMode = provider.trustMode;
+  }
+  const inserted = await store.insert({
+    provider: provider.name,
+    eventType,
+    trustMode,
+    verified: trustMode === 'signed',
+    verifyDetail: trustMode === 'signed' ? 'signature valid (test delivery)' : 'not verified (test delivery)',
+    externalId,
+    contentType,
+    sourceIp: delivery.sourceIp ?? '203.0.113.7',
+    headers: sanitizeHeaders(delivery.rawHeaders, { sensitiveHeaders: sensitive, dropHopByHop: provider.family === 'webhook' }),
+    payload: delivery.body,
+  });
+  const stored = await store.get(inserted.event.id);
+  if (stored === null) throw new Error('stored event vanished');
+  return stored;
+}
+
+function pairs(raw: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i] ?? '', raw[i + 1] ?? '']);
+  return out;
+}
+
+function headerOf(raw: readonly string[], name: string): string | undefined {
+  return pairs(raw).find(([n]) => n.toLowerCase() === name)?.[1];
+}
+
+export interface LogCapture {
+  logger: Logger;
+  lines: Record<string, unknown>[];
+  /** Everything logged, as one string, for "no secret anywhere" checks. */
+  text(): string;
+}
+
+export function captureLogs(): LogCapture {
+  const raw: string[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void raw.push(line) } });
+  return {
+    logger,
+    get lines() {
+      return raw.map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    text: () => raw.join(''),
+  };
+}
+
+/** A token bucket without refill: `capacity` replays per caller, then rate_limited. */
+export function countingLimiter(capacity: number): { check: (caller: string) => void; calls: string[] } {
+  const used = new Map<string, number>();
+  const calls: string[] = [];
+  return {
+    calls,
+    check: (caller) => {
+      calls.push(caller);
+      const n = (used.get(caller) ?? 0) + 1;
+      used.set(caller, n);
+      if (n > capacity) throw new AppError('rate_limited', 'replay budget exhausted; retry later', { retryAfterSeconds: 2 });
+    },
+  };
+}
+
+export interface ReplayHarness {
+  store: PgEventStore;
+  attempts: ReplayAttemptRepository;
+  logs: LogCapture;
+  service(overrides?: Partial<ReplayServiceDeps>): ReplayService;
+}
+
+export function replayHarness(db: TestDatabase, providers: readonly ProviderConfig[]): ReplayHarness {
+  const store = createEventStore(db.pool);
+  const attempts = createReplayAttemptRepository(db.pool);
+  const logs = captureLogs();
+  return {
+    store,
+    attempts,
+    logs,
+    service: (overrides = {}) =>
+      createReplayService({
+        store,
+        attempts,
+        providers,
+        replay: { defaultTarget: undefined, allow: [], timeoutMs: 3_000 },
+        selfAddresses: () => [],
+        logger: logs.logger,
+        ...overrides,
+      }),
+  };
+}
+
+/** Awaits a rejection and checks it is the contract's error with this code. */
+export async function expectAppError(action: Promise<unknown>, code: ErrorCode, message?: RegExp): Promise<AppError> {
+  let caught: unknown;
+  try {
+    await action;
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught, `expected AppError ${code}`).toBeInstanceOf(AppError);
+  const appError = caught as AppError;
+  expect(appError.code, appError.message).toBe(code);
+  if (message) expect(appError.message).toMatch(message);
+  return appError;
+}
+
+/** Header names that must never reach a consumer, whatever was stored. */
+export const NEVER_SENT = [
+  'cookie',
+  'authorization',
+  'proxy-authorization',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'forwarded',
+  'x-real-ip',
+  'expect',
+];
