@@ -13,6 +13,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['bin/**/*.js'],
+    languageOptions: { globals: { process: 'readonly' } },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/ui/client/**'],
     rules: { 'no-console': 'error' },

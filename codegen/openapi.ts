@@ -23,9 +23,11 @@ const errors = (...statuses: number[]): JsonObject =>
 
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid_argument',
-  401: 'Missing or unknown bearer token',
+  401: 'Missing or unknown bearer token (WWW-Authenticate: Bearer)',
+  403: 'Host or Origin not allowed (DNS-rebinding protection)',
   404: 'not_found',
   429: 'rate_limited (see Retry-After)',
+  413: 'Request body too large',
   500: 'internal',
   502: 'replay_failed',
   503: 'Database unavailable',
@@ -78,14 +80,14 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           operationId: 'listEvents',
           summary: 'List events newest first, with the filters of list_webhook_events plus search.',
           parameters: [...listParams, ...searchParams],
-          responses: { '200': json(ref('ListWebhookEventsOutput'), 'A page of events'), ...errors(400, 401, 429, 500, 503) },
+          responses: { '200': json(ref('ListWebhookEventsOutput'), 'A page of events'), ...errors(400, 401, 403, 429, 500, 503) },
         },
       },
       '/api/events/{id}': {
         get: {
           operationId: 'getEvent',
           parameters: [idParam],
-          responses: { '200': json(ref('EventDetail'), 'The full event'), ...errors(400, 401, 404, 429, 500, 503) },
+          responses: { '200': json(ref('EventDetail'), 'The full event'), ...errors(400, 401, 403, 404, 429, 500, 503) },
         },
       },
       '/api/events/{id}/raw': {
@@ -95,7 +97,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           parameters: [idParam],
           responses: {
             '200': { description: 'Raw payload', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
-            ...errors(400, 401, 404, 429, 500, 503),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
           },
         },
       },
@@ -115,7 +117,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
               },
             },
           },
-          responses: { '200': json(ref('ReplayResult'), 'Replay outcome'), ...errors(400, 401, 404, 429, 500, 502, 503) },
+          responses: { '200': json(ref('ReplayResult'), 'Replay outcome'), ...errors(400, 401, 403, 404, 413, 429, 500, 502, 503) },
         },
       },
       '/api/events/{id}/replays': {
@@ -123,13 +125,20 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           operationId: 'listReplays',
           summary: 'Replay history of one event, newest first.',
           parameters: [idParam],
-          responses: { '200': json(ref('ReplayHistory'), 'Replay attempts'), ...errors(400, 401, 404, 429, 500, 503) },
+          responses: { '200': json(ref('ReplayHistory'), 'Replay attempts'), ...errors(400, 401, 403, 404, 429, 500, 503) },
         },
       },
       '/api/providers': {
         get: {
           operationId: 'listProviders',
-          responses: { '200': json(ref('ListProvidersOutput'), 'Providers'), ...errors(401, 429, 500) },
+          responses: { '200': json(ref('ListProvidersOutput'), 'Providers'), ...errors(401, 403, 429, 500) },
+        },
+      },
+      '/api/config': {
+        get: {
+          operationId: 'getConfig',
+          summary: 'What the web UI needs to know about the server (the replay default target). Never a secret.',
+          responses: { '200': json(ref('ApiConfig'), 'Server settings for the UI'), ...errors(401, 403, 429, 500) },
         },
       },
       '/api/stream': {
@@ -139,7 +148,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } }],
           responses: {
             '200': { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-            ...errors(400, 401),
+            ...errors(400, 401, 403, 429, 500, 503),
           },
         },
       },
@@ -155,6 +164,21 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         ErrorEnvelope: component(registry, 'error-envelope.schema.json'),
         ListWebhookEventsOutput: component(registry, 'tools/list-webhook-events.output.schema.json'),
         ListProvidersOutput: component(registry, 'tools/list-providers.output.schema.json'),
+        ApiConfig: {
+          title: 'ApiConfig',
+          description: 'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured.',
+          type: 'object',
+          additionalProperties: false,
+          required: ['replay'],
+          properties: {
+            replay: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['default_target'],
+              properties: { default_target: { type: ['string', 'null'], format: 'uri' } },
+            },
+          },
+        },
       },
     },
   };

@@ -1,0 +1,174 @@
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import { validateReplayWebhookEventInput } from '../../generated/validators.js';
+import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
+import { callerOf } from '../auth/require-bearer.ts';
+import type { EventBus } from '../bus/event-bus.ts';
+import { invalidArgument, notFound } from '../errors/app-error.ts';
+import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { ReplayService } from '../replay/replay-types.ts';
+import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
+import { toEventDetail } from '../store/index.ts';
+import { databaseUnavailable } from './database-unavailable.ts';
+import { lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
+import { parseListQuery } from './list-query.ts';
+import { readJsonBody } from './read-json-body.ts';
+import { rawDownloadHeaders } from './raw-download.ts';
+
+export const API_PREFIX = '/api';
+
+/** GET /api/config: what the UI needs to know about the server. Never a secret. */
+export interface ApiConfig {
+  replay: { default_target: string | null };
+}
+
+export interface ApiSurfaceDeps {
+  store: Pick<EventStore, 'get' | 'list' | 'summaries'>;
+  replayAttempts: Pick<ReplayAttemptRepository, 'listForEvent'>;
+  providers: ProviderDirectory;
+  bus: Pick<EventBus, 'subscribe'>;
+  /** The one replay path shared with MCP: it applies the replay rate limit and writes the audit trail. */
+  replay: ReplayService;
+  /** ResolvedConfig.replay.defaultTarget, shown in the UI's replay field. */
+  replayDefaultTarget: string | undefined;
+  /** createHostCheck(...), the one /mcp uses (DNS-rebinding protection); runs before authentication. */
+  checkHost: Middleware;
+  /** requireBearer(tokenService): 401 with WWW-Authenticate without a valid bearer token, else sets ctx.state.caller. */
+  authenticate: Middleware;
+  /** rateLimiter.checkRead: takes one token from the caller's read bucket, throws rate_limited when empty. */
+  checkReadLimit: (caller: string) => void;
+  /** Stream tuning (tests shorten the heartbeat); signal ends every open stream at shutdown. */
+  stream?: Pick<EventStreamOptions, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes' | 'signal'>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const REPLAY_BODY_LIMIT = 16 * 1024;
+
+function eventId(ctx: Context): string {
+  const id = ctx.params['id'] ?? '';
+  if (!UUID.test(id)) throw invalidArgument('id: expected an event id (a UUID)');
+  return id.toLowerCase();
+}
+
+function isApiPath(path: string): boolean {
+  return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+}
+
+function buildRouter(deps: ApiSurfaceDeps): Router {
+  const router = new Router({ prefix: API_PREFIX });
+
+  const existing = async (id: string): Promise<EventSummary> => {
+    const [summary] = await deps.store.summaries([id]);
+    if (!summary) throw notFound(`no event with id ${id}`);
+    return summary;
+  };
+
+  router.get('/events', async (ctx) => {
+    ctx.body = await deps.store.list(parseListQuery(ctx.query));
+  });
+
+  router.get('/events/:id', async (ctx) => {
+    const id = eventId(ctx);
+    const stored = await deps.store.get(id);
+    if (!stored) throw notFound(`no event with id ${id}`);
+    ctx.body = toEventDetail(stored);
+  });
+
+  router.get('/events/:id/raw', async (ctx) => {
+    const id = eventId(ctx);
+    const stored = await deps.store.get(id);
+    if (!stored) throw notFound(`no event with id ${id}`);
+    ctx.set(rawDownloadHeaders(stored.id, stored.contentType));
+    ctx.status = 200;
+    ctx.body = stored.payload;
+  });
+
+  router.post('/events/:id/replay', async (ctx) => {
+    const id = eventId(ctx);
+    const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidArgument('body: expected a JSON object');
+    const extra = Object.keys(body).filter((k) => k !== 'target_url');
+    if (extra.length > 0) throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url is accepted`);
+    const input = { id, ...(body as { target_url?: unknown }) };
+    if (!validateReplayWebhookEventInput(input)) {
+      const first = validateReplayWebhookEventInput.errors?.[0];
+      throw invalidArgument(`${first?.instancePath.replace(/^\//, '') || 'body'}: ${first?.message ?? 'is invalid'}`);
+    }
+    ctx.body = await deps.replay.replay({ eventId: id, targetUrl: input.target_url, caller: callerOf(ctx) });
+  });
+
+  router.get('/events/:id/replays', async (ctx) => {
+    const id = eventId(ctx);
+    await existing(id);
+    const history: ReplayHistory = { attempts: await deps.replayAttempts.listForEvent(id) };
+    ctx.body = history;
+  });
+
+  router.get('/providers', (ctx) => {
+    ctx.body = { providers: deps.providers.list() };
+  });
+
+  router.get('/config', (ctx) => {
+    const config: ApiConfig = { replay: { default_target: deps.replayDefaultTarget ?? null } };
+    ctx.body = config;
+  });
+
+  router.get('/stream', async (ctx) => {
+    await serveEventStream(ctx, { store: deps.store, bus: deps.bus, ...deps.stream }, lastEventId(ctx));
+  });
+
+  return router;
+}
+
+function compose(middleware: readonly Middleware[]): (ctx: Context, next: Next) => Promise<void> {
+  return (ctx, next) => {
+    const run = async (i: number): Promise<void> => {
+      const m = middleware[i];
+      if (m === undefined) return next();
+      await m(ctx, () => run(i + 1));
+    };
+    return run(0);
+  };
+}
+
+/**
+ * The HTTP JSON API under /api, serving the same shapes as the MCP tools from the same store and
+ * schemas. Every path under /api (unknown ones included) is host-checked and authenticated
+ * before anything else, so nothing about the API leaks to an unauthenticated caller, not even
+ * which routes exist.
+ */
+export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
+  const router = buildRouter(deps);
+  // Router middleware is typed for a router-enhanced context; Koa hands it the same object.
+  const routes: Middleware = router.routes() as Middleware;
+  const methods: Middleware = router.allowedMethods() as Middleware;
+
+  const rateLimit: Middleware = async (ctx, next) => {
+    // Replays draw from the replay bucket inside the ReplayService, as MCP's do.
+    if (ctx.method !== 'POST') deps.checkReadLimit(callerOf(ctx));
+    await next();
+  };
+
+  const respond: Middleware = async (ctx) => {
+    await routes(ctx, async () => undefined);
+    await methods(ctx, async () => undefined);
+    if (ctx.status === 405) {
+      ctx.body = { error: { code: 'invalid_argument', message: `method ${ctx.method} not allowed on ${ctx.path}` } };
+    } else if (ctx.status === 404 && (ctx.body === undefined || ctx.body === null)) {
+      // Every route sets a body or throws, so an empty 404 means no route matched. The status is
+      // set explicitly: Koa turns an implicit 404 into 200 when a body is assigned.
+      ctx.status = 404;
+      ctx.body = { error: { code: 'not_found', message: `no route for ${ctx.method} ${ctx.path}` } };
+    }
+  };
+
+  // databaseUnavailable wraps authentication too: token lookups read the database.
+  const chain = compose([databaseUnavailable(), deps.checkHost, deps.authenticate, rateLimit, respond]);
+
+  return async (ctx, next) => {
+    if (!isApiPath(ctx.path)) return next();
+    // Everything here is per-caller data: no shared cache may keep it.
+    ctx.set('Cache-Control', 'no-store');
+    await chain(ctx, async () => undefined);
+  };
+}

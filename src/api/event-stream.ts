@@ -1,0 +1,169 @@
+import { PassThrough } from 'node:stream';
+import type { Context } from 'koa';
+import type { EventSummary } from '../../generated/types.ts';
+import type { EventBus } from '../bus/event-bus.ts';
+import { AppError, invalidArgument } from '../errors/app-error.ts';
+import type { EventStore } from '../store/event-store.ts';
+
+export interface EventStreamOptions {
+  store: Pick<EventStore, 'list' | 'summaries'>;
+  bus: Pick<EventBus, 'subscribe'>;
+  /** Comment lines keep proxies and the browser from timing the connection out; default 15 s. */
+  heartbeatMs?: number;
+  /** Past this many missed events a resume sends `reset` instead of replaying them; default 1000. */
+  maxBackfill?: number;
+  /** A client this far behind is cut off (it resumes with Last-Event-ID); default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Aborting ends every open stream, so the server can shut down. */
+  signal?: AbortSignal;
+}
+
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+const DEFAULT_MAX_BACKFILL = 1000;
+const DEFAULT_MAX_BUFFERED = 1024 * 1024;
+const BACKFILL_PAGE = 200;
+const RECONNECT_MS = 2000;
+// Ids recently sent, to drop a bus echo of an event the backfill already delivered.
+const RECENT_IDS = 2000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function eventMessage(summary: EventSummary): string {
+  return `event: event\nid: ${summary.id}\ndata: ${JSON.stringify(summary)}\n\n`;
+}
+
+function resetMessage(reason: string): string {
+  return `event: reset\ndata: ${JSON.stringify({ reason })}\n\n`;
+}
+
+class RecentIds {
+  private readonly ids = new Set<string>();
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+  add(id: string): void {
+    this.ids.add(id);
+    if (this.ids.size > RECENT_IDS) {
+      const oldest = this.ids.values().next();
+      if (oldest.done !== true) this.ids.delete(oldest.value);
+    }
+  }
+}
+
+/** The parsed Last-Event-ID, or undefined when absent; a malformed one is the caller's error. */
+export function lastEventId(ctx: Context): string | undefined {
+  const value = ctx.get('last-event-id').trim();
+  if (value === '') return undefined;
+  if (!UUID.test(value)) throw invalidArgument('Last-Event-ID: expected an event id');
+  return value.toLowerCase();
+}
+
+type Backfill = { kind: 'events'; events: EventSummary[] } | { kind: 'reset'; reason: string };
+
+async function backfill(options: EventStreamOptions, since: string, max: number): Promise<Backfill> {
+  const known = await options.store.summaries([since]);
+  if (known.length === 0) return { kind: 'reset', reason: 'Last-Event-ID is not a stored event (pruned?); reload the list' };
+  const newestFirst: EventSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await options.store.list({ since, limit: BACKFILL_PAGE, ...(cursor === undefined ? {} : { cursor }) });
+    newestFirst.push(...page.events);
+    if (newestFirst.length > max) return { kind: 'reset', reason: `more than ${max} events were missed; reload the list` };
+    cursor = page.next_cursor;
+  } while (cursor !== undefined);
+  return { kind: 'events', events: newestFirst.reverse() };
+}
+
+/**
+ * Serves /api/stream. It subscribes to the bus before reading the backlog, so an event committed
+ * while the backlog is read is either in it or buffered live (never neither), and the recent-id
+ * set drops the one that is both. The backlog is read before the response starts, so a database
+ * failure on resume is a proper 503 rather than a stream that opens and dies. Any later store
+ * failure ends the stream: the client resumes with Last-Event-ID, which beats silently skipping
+ * an event.
+ */
+export async function serveEventStream(ctx: Context, options: EventStreamOptions, resumeFrom: string | undefined): Promise<void> {
+  const log = ctx.state.log;
+  const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
+  // Until the stream is set up, live ids wait here.
+  const buffered: (readonly string[])[] = [];
+  let live = false;
+  const unsubscribe = options.bus.subscribe((ids) => (live ? onIds(ids) : buffered.push(ids)));
+
+  let backlog: Backfill = { kind: 'events', events: [] };
+  if (resumeFrom !== undefined) {
+    try {
+      backlog = await backfill(options, resumeFrom, options.maxBackfill ?? DEFAULT_MAX_BACKFILL);
+    } catch (err: unknown) {
+      if (!(err instanceof AppError && err.code === 'invalid_argument')) {
+        unsubscribe();
+        throw err;
+      }
+      backlog = { kind: 'reset', reason: err.message };
+    }
+  }
+  if (ctx.req.destroyed || options.signal?.aborted === true) {
+    unsubscribe();
+    return;
+  }
+
+  const out = new PassThrough();
+  const sent = new RecentIds();
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    unsubscribe();
+    options.signal?.removeEventListener('abort', close);
+    out.end();
+  };
+  const write = (text: string): void => {
+    if (closed) return;
+    out.write(text);
+    // A client that stopped reading must not make the server hold its backlog forever.
+    if (out.writableLength > maxBuffered) {
+      log.info({ buffered: out.writableLength }, 'event stream: client too slow, closing');
+      close();
+    }
+  };
+  const send = (summary: EventSummary): void => {
+    if (sent.has(summary.id)) return;
+    sent.add(summary.id);
+    write(eventMessage(summary));
+  };
+  const fail = (err: unknown): void => {
+    if (!closed) log.warn({ err }, 'event stream: store read failed, closing so the client resumes');
+    close();
+  };
+
+  // Live ids are handled one batch at a time, in arrival order.
+  let chain: Promise<void> = Promise.resolve();
+  const onIds = (ids: readonly string[]): void => {
+    chain = chain
+      .then(async () => {
+        if (closed) return;
+        const fresh = ids.filter((id) => !sent.has(id));
+        if (fresh.length === 0) return;
+        for (const summary of await options.store.summaries(fresh)) send(summary);
+      })
+      .catch(fail);
+  };
+  const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+  options.signal?.addEventListener('abort', close);
+  ctx.req.once('close', close);
+  ctx.res.once('close', close);
+
+  ctx.status = 200;
+  ctx.set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Accel-Buffering': 'no',
+  });
+  ctx.body = out;
+  write(`retry: ${RECONNECT_MS}\n: connected\n\n`);
+  if (resumeFrom !== undefined) sent.add(resumeFrom);
+  if (backlog.kind === 'reset') write(resetMessage(backlog.reason));
+  else for (const summary of backlog.events) send(summary);
+  for (const ids of buffered.splice(0)) onIds(ids);
+  live = true;
+}

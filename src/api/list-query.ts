@@ -1,0 +1,104 @@
+import type { ParsedUrlQuery } from 'node:querystring';
+import { validateListWebhookEventsInput } from '../../generated/validators.js';
+import type { ListWebhookEventsInput } from '../../generated/types.ts';
+import { invalidArgument } from '../errors/app-error.ts';
+import type { ListQuery } from '../store/event-store.ts';
+
+const LIST_KEYS = ['provider', 'event_type', 'since', 'limit', 'cursor'] as const;
+const SEARCH_KEYS = ['q', 'match', 'from', 'to', 'verified'] as const;
+const KNOWN = new Set<string>([...LIST_KEYS, ...SEARCH_KEYS]);
+
+// The same bounds codegen/openapi.ts documents for the search parameters.
+const Q_MAX = 200;
+const MATCH_MIN = 2;
+const MATCH_MAX = 2000;
+// RFC 3339 date-time, offset required: a bare local time would mean a different instant per server.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+function single(query: ParsedUrlQuery, key: string): string | undefined {
+  const value = query[key];
+  if (Array.isArray(value)) throw invalidArgument(`${key}: give it once`);
+  return value;
+}
+
+/** limit stays a string unless it is a plain integer, so the schema (not Number()) decides what is wrong with it. */
+function limitValue(text: string): number | string {
+  return /^-?\d{1,6}$/.test(text) ? Number(text) : text;
+}
+
+function timestamp(key: string, text: string): string {
+  if (!RFC3339.test(text) || Number.isNaN(Date.parse(text))) {
+    throw invalidArgument(`${key}: expected an RFC 3339 date-time such as 2025-01-31T12:00:00Z`);
+  }
+  return text;
+}
+
+function matchObject(text: string): Record<string, unknown> {
+  if (text.length < MATCH_MIN || text.length > MATCH_MAX) {
+    throw invalidArgument(`match: expected a JSON object of ${MATCH_MIN} to ${MATCH_MAX} characters`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalidArgument('match: not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalidArgument('match: expected a JSON object, e.g. {"action":"opened"}');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function describeErrors(): string {
+  const first = validateListWebhookEventsInput.errors?.[0];
+  if (!first) return 'invalid query';
+  const where = first.instancePath.replace(/^\//, '') || 'query';
+  return `${where}: ${first.message ?? 'is invalid'}`;
+}
+
+/**
+ * Turns /api/events query parameters into the store's ListQuery. The list_webhook_events part
+ * goes through the generated validator, so the API accepts exactly what the MCP tool accepts.
+ */
+export function parseListQuery(query: ParsedUrlQuery): ListQuery {
+  for (const key of Object.keys(query)) {
+    // Unknown parameters are refused rather than ignored: a typo must not silently widen a search.
+    if (!KNOWN.has(key)) throw invalidArgument(`unknown query parameter ${key}`);
+  }
+  const input: Record<string, string | number> = {};
+  for (const key of LIST_KEYS) {
+    const value = single(query, key);
+    if (value !== undefined) input[key] = key === 'limit' ? limitValue(value) : value;
+  }
+  if (!validateListWebhookEventsInput(input)) throw invalidArgument(describeErrors());
+  const listInput: ListWebhookEventsInput = input;
+
+  const result: ListQuery = {};
+  if (listInput.provider !== undefined) result.provider = listInput.provider;
+  if (listInput.event_type !== undefined) result.eventType = listInput.event_type;
+  if (listInput.since !== undefined) result.since = listInput.since;
+  if (listInput.limit !== undefined) result.limit = listInput.limit;
+  if (listInput.cursor !== undefined) result.cursor = listInput.cursor;
+
+  const q = single(query, 'q');
+  if (q !== undefined) {
+    const trimmed = q.trim();
+    if (trimmed.length === 0 || q.length > Q_MAX) throw invalidArgument(`q: expected 1 to ${Q_MAX} characters`);
+    result.q = trimmed;
+  }
+  const match = single(query, 'match');
+  if (match !== undefined) result.match = matchObject(match);
+  const from = single(query, 'from');
+  if (from !== undefined) result.from = timestamp('from', from);
+  const to = single(query, 'to');
+  if (to !== undefined) result.to = timestamp('to', to);
+  if (result.from !== undefined && result.to !== undefined && Date.parse(result.from) >= Date.parse(result.to)) {
+    throw invalidArgument('from: must be earlier than to');
+  }
+  const verified = single(query, 'verified');
+  if (verified !== undefined) {
+    if (verified !== 'true' && verified !== 'false') throw invalidArgument('verified: expected true or false');
+    result.verified = verified === 'true';
+  }
+  return result;
+}

@@ -1,0 +1,141 @@
+import type {
+  EventDetail,
+  ListProvidersOutput,
+  ListWebhookEventsOutput,
+  ReplayHistory,
+  ReplayResult,
+} from '../../../generated/types.ts';
+
+export interface UiConfig {
+  replay: { default_target: string | null };
+}
+
+/** An error envelope from the API, or a transport failure (status 0). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly retryAfter: number | undefined;
+
+  constructor(status: number, code: string, message: string, retryAfter?: number) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export interface EventFilters {
+  provider: string;
+  eventType: string;
+  verified: '' | 'true' | 'false';
+  q: string;
+  /** datetime-local values (the browser's zone); converted to RFC 3339 for the API. */
+  from: string;
+  to: string;
+}
+
+export const EMPTY_FILTERS: EventFilters = { provider: '', eventType: '', verified: '', q: '', from: '', to: '' };
+
+export function localToIso(value: string): string | undefined {
+  if (value === '') return undefined;
+  const ms = new Date(value).getTime();
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
+
+export function filtersToQuery(filters: EventFilters, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams();
+  if (filters.provider) params.set('provider', filters.provider);
+  if (filters.eventType.trim()) params.set('event_type', filters.eventType.trim());
+  if (filters.verified) params.set('verified', filters.verified);
+  if (filters.q.trim()) params.set('q', filters.q.trim());
+  const from = localToIso(filters.from);
+  const to = localToIso(filters.to);
+  if (from) params.set('from', from);
+  if (to) params.set('to', to);
+  for (const [k, v] of Object.entries(extra)) params.set(k, v);
+  return params.toString();
+}
+
+async function errorOf(response: Response): Promise<ApiError> {
+  const retryHeader = response.headers.get('retry-after');
+  try {
+    const body = (await response.json()) as { error?: { code?: string; message?: string; retry_after?: number } };
+    const e = body.error;
+    if (e && typeof e.code === 'string') {
+      return new ApiError(response.status, e.code, e.message ?? e.code, e.retry_after ?? (retryHeader ? Number(retryHeader) : undefined));
+    }
+  } catch {
+    // not JSON: fall through to a generic error
+  }
+  return new ApiError(response.status, 'http_error', `HTTP ${response.status}`);
+}
+
+/**
+ * Every call carries the bearer token; there are no cookies. A 401 anywhere means the token is
+ * gone or revoked, and onUnauthorized sends the user back to sign-in.
+ */
+export class ApiClient {
+  constructor(
+    private readonly token: string,
+    private readonly onUnauthorized: () => void,
+  ) {}
+
+  get authHeader(): string {
+    return `Bearer ${this.token}`;
+  }
+
+  private async request(path: string, init: RequestInit = {}): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetch(path, {
+        ...init,
+        cache: 'no-store',
+        credentials: 'omit',
+        headers: { Authorization: this.authHeader, Accept: 'application/json', ...(init.headers ?? {}) },
+      });
+    } catch (err) {
+      throw new ApiError(0, 'network', err instanceof Error ? `network error: ${err.message}` : 'network error');
+    }
+    if (response.status === 401) this.onUnauthorized();
+    if (!response.ok) throw await errorOf(response);
+    return response;
+  }
+
+  private async json<T>(path: string, init?: RequestInit): Promise<T> {
+    return (await (await this.request(path, init)).json()) as T;
+  }
+
+  listEvents(filters: EventFilters, cursor?: string, limit = 50): Promise<ListWebhookEventsOutput> {
+    const extra: Record<string, string> = { limit: String(limit) };
+    if (cursor) extra.cursor = cursor;
+    return this.json(`/api/events?${filtersToQuery(filters, extra)}`);
+  }
+
+  getEvent(id: string): Promise<EventDetail> {
+    return this.json(`/api/events/${encodeURIComponent(id)}`);
+  }
+
+  async getRaw(id: string): Promise<Blob> {
+    return (await this.request(`/api/events/${encodeURIComponent(id)}/raw`, { headers: { Accept: '*/*' } })).blob();
+  }
+
+  replay(id: string, targetUrl: string): Promise<ReplayResult> {
+    return this.json(`/api/events/${encodeURIComponent(id)}/replay`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(targetUrl.trim() ? { target_url: targetUrl.trim() } : {}),
+    });
+  }
+
+  replays(id: string): Promise<ReplayHistory> {
+    return this.json(`/api/events/${encodeURIComponent(id)}/replays`);
+  }
+
+  providers(): Promise<ListProvidersOutput> {
+    return this.json('/api/providers');
+  }
+
+  config(): Promise<UiConfig> {
+    return this.json('/api/config');
+  }
+}

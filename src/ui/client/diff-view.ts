@@ -1,0 +1,100 @@
+import { h, type JSX } from 'preact';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import type { EventDetail, EventSummary } from '../../../generated/types.ts';
+import { ApiError, type ApiClient } from './api-client.ts';
+import { canonicalJson, formatTime, parseJsonPayload } from './format.ts';
+import { diffLines } from './line-diff.ts';
+
+function comparableText(event: EventDetail): string {
+  const json = parseJsonPayload(event.payload);
+  return json ? canonicalJson(json.value) : event.payload.data;
+}
+
+function label(e: EventSummary): string {
+  return `${formatTime(e.received_at)} · ${e.provider} · ${e.id.slice(-8)}`;
+}
+
+interface DiffProps {
+  api: ApiClient;
+  events: readonly EventSummary[];
+  a: string | null;
+  b: string | null;
+  navigate: (hash: string) => void;
+}
+
+export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Element {
+  const [left, setLeft] = useState<EventDetail | null>(null);
+  const [right, setRight] = useState<EventDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let current = true;
+    setError(null);
+    setLeft(null);
+    setRight(null);
+    const load = (id: string | null, set: (e: EventDetail | null) => void): Promise<void> =>
+      id ? api.getEvent(id).then((e) => void (current && set(e))) : Promise.resolve();
+    Promise.all([load(a, setLeft), load(b, setRight)]).catch((err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the events.'));
+    return () => {
+      current = false;
+    };
+  }, [api, a, b]);
+
+  const type = left?.event_type ?? events.find((e) => e.id === a)?.event_type;
+  const candidates = events.filter((e) => e.id !== a && (type === undefined || e.event_type === type));
+  const lines = useMemo(() => (left && right ? diffLines(comparableText(left), comparableText(right)) : null), [left, right]);
+  const added = lines?.filter((l) => l.kind === 'added').length ?? 0;
+  const removed = lines?.filter((l) => l.kind === 'removed').length ?? 0;
+
+  return h(
+    'main',
+    { class: 'page', 'aria-labelledby': 'diff-title' },
+    h('h1', { id: 'diff-title', class: 'page-title' }, 'Compare payloads'),
+    h('p', { class: 'muted page-lead' }, 'Two events of the same type, JSON keys sorted so only real differences show.'),
+    h(
+      'div',
+      { class: 'diff-pickers' },
+      h('label', { for: 'diff-a', class: 'field-label' }, 'Base (−)'),
+      h(
+        'select',
+        { id: 'diff-a', class: 'input', value: a ?? '', onChange: (e: Event) => navigate(`#/diff/${(e.currentTarget as HTMLSelectElement).value}`) },
+        h('option', { value: '' }, 'Choose an event…'),
+        events.map((e) => h('option', { key: e.id, value: e.id }, `${e.event_type} · ${label(e)}`)),
+      ),
+      h('label', { for: 'diff-b', class: 'field-label' }, 'Compared (+)'),
+      h(
+        'select',
+        { id: 'diff-b', class: 'input', value: b ?? '', disabled: !a, onChange: (e: Event) => navigate(`#/diff/${a ?? ''}/${(e.currentTarget as HTMLSelectElement).value}`) },
+        h('option', { value: '' }, candidates.length ? `Choose another ${type ?? ''} event…` : 'No other event of this type loaded'),
+        candidates.map((e) => h('option', { key: e.id, value: e.id }, label(e))),
+      ),
+    ),
+    error ? h('p', { class: 'form-error', role: 'alert' }, error) : null,
+    left && right && left.event_type !== right.event_type
+      ? h('p', { class: 'notice' }, `Different types: ${left.event_type} vs ${right.event_type}.`)
+      : null,
+    lines
+      ? h(
+          'section',
+          { class: 'card', 'aria-label': 'Payload diff' },
+          h('p', { class: 'diff-stats' }, h('span', { class: 'diff-add' }, `+${added}`), ' ', h('span', { class: 'diff-del' }, `−${removed}`), added + removed === 0 ? ' · identical payloads' : ''),
+          h(
+            'div',
+            { class: 'diff', role: 'table', 'aria-label': 'Line diff' },
+            lines.map((l, i) =>
+              h(
+                'div',
+                { key: i, class: `diff-line diff-${l.kind}`, role: 'row' },
+                h('span', { class: 'diff-num', role: 'cell' }, l.kind === 'added' ? '' : String(l.a)),
+                h('span', { class: 'diff-num', role: 'cell' }, l.kind === 'removed' ? '' : String(l.b)),
+                h('span', { class: 'diff-sign', role: 'cell' }, l.kind === 'added' ? '+' : l.kind === 'removed' ? '−' : ' '),
+                h('span', { class: 'diff-text', role: 'cell' }, l.text),
+              ),
+            ),
+          ),
+        )
+      : a && b && !error
+        ? h('p', { class: 'muted' }, 'Loading…')
+        : null,
+  );
+}

@@ -1,0 +1,135 @@
+import { h, type JSX } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { ReplayAttempt, ReplayResult } from '../../../generated/types.ts';
+import { ApiError, type ApiClient } from './api-client.ts';
+import { formatFullTime, formatTime } from './format.ts';
+import { Icon } from './icons.ts';
+
+type Outcome = { kind: 'result'; result: ReplayResult } | { kind: 'error'; error: ApiError } | null;
+
+function statusClass(status: number | null): string {
+  if (status === null) return 'bad';
+  if (status >= 200 && status < 300) return 'good';
+  return 'warn';
+}
+
+export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; eventId: string; defaultTarget: string | null }): JSX.Element {
+  const [target, setTarget] = useState(defaultTarget ?? '');
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome>(null);
+  const [history, setHistory] = useState<ReplayAttempt[] | null>(null);
+  const [historyError, setHistoryError] = useState<string | null>(null);
+
+  const loadHistory = useCallback(() => {
+    api
+      .replays(eventId)
+      .then((h) => {
+        setHistory(h.attempts);
+        setHistoryError(null);
+      })
+      .catch((err: unknown) => setHistoryError(err instanceof ApiError ? err.message : 'Could not load the replay history.'));
+  }, [api, eventId]);
+
+  useEffect(() => {
+    setOutcome(null);
+    setHistory(null);
+    loadHistory();
+  }, [loadHistory]);
+  useEffect(() => setTarget(defaultTarget ?? ''), [defaultTarget]);
+
+  const replay = async (e: Event): Promise<void> => {
+    e.preventDefault();
+    setBusy(true);
+    setOutcome(null);
+    try {
+      setOutcome({ kind: 'result', result: await api.replay(eventId, target) });
+    } catch (err) {
+      setOutcome({ kind: 'error', error: err instanceof ApiError ? err : new ApiError(0, 'internal', 'Replay failed.') });
+    } finally {
+      setBusy(false);
+      loadHistory();
+    }
+  };
+
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'replay-title' },
+    h('h3', { id: 'replay-title', class: 'card-title' }, 'Replay'),
+    h(
+      'form',
+      { class: 'replay-form', onSubmit: replay },
+      h('label', { for: 'replay-target', class: 'field-label' }, 'Target URL'),
+      h(
+        'div',
+        { class: 'input-group' },
+        h('input', {
+          id: 'replay-target',
+          class: 'input grow mono',
+          type: 'url',
+          inputMode: 'url',
+          placeholder: defaultTarget ?? 'http://127.0.0.1:3000/webhooks',
+          value: target,
+          required: defaultTarget === null,
+          onInput: (ev: Event) => setTarget((ev.currentTarget as HTMLInputElement).value),
+        }),
+        h('button', { type: 'submit', class: 'btn btn-primary', disabled: busy }, h(Icon, { name: 'send' }), busy ? 'Sending…' : 'Replay'),
+      ),
+      h(
+        'p',
+        { class: 'hint' },
+        defaultTarget ? ['Default: ', h('code', null, defaultTarget), '. '] : 'No default target is configured (replay.default_target). ',
+        'Only loopback and replay.allow hosts are accepted.',
+      ),
+    ),
+    outcome === null
+      ? null
+      : outcome.kind === 'result'
+        ? h(
+            'div',
+            { class: `result result-${statusClass(outcome.result.response_status)}`, role: 'status', 'data-testid': 'replay-result' },
+            h('strong', null, outcome.result.delivered ? `Delivered — HTTP ${outcome.result.response_status ?? '?'}` : 'Not delivered'),
+            h('span', null, ` in ${Math.round(outcome.result.response_ms)} ms to `),
+            h('code', null, outcome.result.target_url),
+          )
+        : h(
+            'div',
+            { class: 'result result-bad', role: 'alert', 'data-testid': 'replay-result' },
+            h('strong', null, outcome.error.code === 'rate_limited' ? 'Rate limited' : outcome.error.code === 'replay_failed' ? 'Target unreachable' : 'Refused'),
+            h('span', null, `: ${outcome.error.message}`),
+            outcome.error.retryAfter !== undefined ? h('span', null, ` Try again in ${outcome.error.retryAfter} s.`) : null,
+          ),
+    h('h4', { class: 'subhead' }, 'History'),
+    historyError
+      ? h('p', { class: 'form-error' }, historyError)
+      : history === null
+        ? h('p', { class: 'muted' }, 'Loading…')
+        : history.length === 0
+          ? h('p', { class: 'muted' }, 'Never replayed.')
+          : h(
+              'table',
+              { class: 'table', 'aria-label': 'Replay history' },
+              h('thead', null, h('tr', null, h('th', null, 'When'), h('th', null, 'Target'), h('th', null, 'Result'), h('th', null, 'By'))),
+              h(
+                'tbody',
+                null,
+                history.map((a) =>
+                  h(
+                    'tr',
+                    { key: a.id },
+                    h('td', { title: formatFullTime(a.started_at) }, formatTime(a.started_at)),
+                    h('td', { class: 'mono truncate', title: a.target_url ?? '' }, a.target_url ?? '—'),
+                    h(
+                      'td',
+                      null,
+                      a.delivered
+                        ? h('span', { class: `pill pill-${statusClass(a.response_status)}` }, `HTTP ${a.response_status ?? '?'}`)
+                        : h('span', { class: 'pill pill-bad' }, a.error_code ?? 'failed'),
+                      a.response_ms !== null ? h('span', { class: 'muted' }, ` ${Math.round(a.response_ms)} ms`) : null,
+                    ),
+                    h('td', null, a.caller),
+                  ),
+                ),
+              ),
+            ),
+  );
+}

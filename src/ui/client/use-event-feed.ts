@@ -1,0 +1,157 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { EventSummary } from '../../../generated/types.ts';
+import { ApiError, type ApiClient, type EventFilters } from './api-client.ts';
+import { liveEventMatches, mergeEvents } from './event-filter.ts';
+import { LiveStream, type LiveState } from './live-stream.ts';
+
+const PAGE = 50;
+// How long a freshly arrived row stays highlighted.
+const FRESH_MS = 2500;
+
+export interface EventFeed {
+  events: EventSummary[];
+  hasMore: boolean;
+  loading: boolean;
+  error: string | null;
+  live: LiveState;
+  /** Ids that arrived live in the last moments, for a highlight. */
+  fresh: ReadonlySet<string>;
+  loadMore(): void;
+  reload(): void;
+  retryLive(): void;
+}
+
+/**
+ * The list of events for the current filters, kept current by the live stream. The stream is
+ * global (it is never filtered server-side); each live event is matched against the filters
+ * here, except for full-text search, which only the server can answer: then the head of the
+ * list is re-read.
+ */
+export function useEventFeed(api: ApiClient, filters: EventFilters, onUnauthorized: () => void): EventFeed {
+  const [events, setEvents] = useState<EventSummary[]>([]);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<string | null>(null);
+  const [live, setLive] = useState<LiveState>({ kind: 'connecting' });
+  const [fresh, setFresh] = useState<ReadonlySet<string>>(new Set());
+
+  const filtersRef = useRef(filters);
+  filtersRef.current = filters;
+  // Answers to an older filter set are dropped: only the newest request may write the list.
+  const generation = useRef(0);
+  const streamRef = useRef<LiveStream | null>(null);
+  const headTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const loadingMore = useRef(false);
+
+  const describe = (err: unknown): string => (err instanceof ApiError ? err.message : 'Could not load events.');
+
+  const loadHead = useCallback(
+    async (replace: boolean): Promise<void> => {
+      const gen = replace ? ++generation.current : generation.current;
+      if (replace) {
+        setLoading(true);
+        setError(null);
+      }
+      try {
+        const page = await api.listEvents(filtersRef.current, undefined, PAGE);
+        if (gen !== generation.current) return;
+        if (replace) {
+          setEvents(page.events);
+          setCursor(page.next_cursor);
+        } else {
+          setEvents((current) => mergeEvents(current, page.events));
+        }
+        streamRef.current?.noteNewest(page.events[0]?.id);
+        setError(null);
+      } catch (err) {
+        if (gen === generation.current) setError(describe(err));
+      } finally {
+        if (gen === generation.current && replace) setLoading(false);
+      }
+    },
+    [api],
+  );
+
+  const scheduleHeadRefresh = useCallback(() => {
+    clearTimeout(headTimer.current);
+    headTimer.current = setTimeout(() => void loadHead(false), 250);
+  }, [loadHead]);
+
+  const markFresh = (id: string): void => {
+    setFresh((s) => new Set(s).add(id));
+    setTimeout(
+      () =>
+        setFresh((s) => {
+          const next = new Set(s);
+          next.delete(id);
+          return next;
+        }),
+      FRESH_MS,
+    );
+  };
+
+  // Filters changed: the list starts over.
+  useEffect(() => {
+    void loadHead(true);
+  }, [filters, loadHead]);
+
+  useEffect(() => {
+    const stream = new LiveStream(api.authHeader, {
+      onEvent: (summary) => {
+        const verdict = liveEventMatches(filtersRef.current, summary);
+        if (verdict === 'unknown') {
+          scheduleHeadRefresh();
+          return;
+        }
+        if (!verdict) return;
+        setEvents((current) => mergeEvents(current, [summary]));
+        markFresh(summary.id);
+      },
+      onReset: () => void loadHead(true),
+      onOpen: (resumed) => {
+        // Without Last-Event-ID the server could not fill the gap: read the head of the list again.
+        if (!resumed) scheduleHeadRefresh();
+      },
+      onState: setLive,
+      onUnauthorized,
+    });
+    streamRef.current = stream;
+    stream.start(undefined);
+    return () => {
+      stream.stop();
+      streamRef.current = null;
+      clearTimeout(headTimer.current);
+    };
+  }, [api, loadHead, scheduleHeadRefresh, onUnauthorized]);
+
+  const loadMore = useCallback(() => {
+    if (cursor === undefined || loadingMore.current) return;
+    const gen = generation.current;
+    loadingMore.current = true;
+    api
+      .listEvents(filtersRef.current, cursor, PAGE)
+      .then((page) => {
+        if (gen !== generation.current) return;
+        setEvents((current) => mergeEvents(current, page.events));
+        setCursor(page.next_cursor);
+      })
+      .catch((err: unknown) => {
+        if (gen === generation.current) setError(describe(err));
+      })
+      .finally(() => {
+        loadingMore.current = false;
+      });
+  }, [api, cursor]);
+
+  return {
+    events,
+    hasMore: cursor !== undefined,
+    loading,
+    error,
+    live,
+    fresh,
+    loadMore,
+    reload: () => void loadHead(true),
+    retryLive: () => streamRef.current?.retryNow(),
+  };
+}

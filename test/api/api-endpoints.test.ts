@@ -1,0 +1,322 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventDetail, ListProvidersOutput, ListWebhookEventsOutput, ReplayHistory, ReplayResult } from '../../generated/types.ts';
+import { API_SECURITY_HEADERS } from '../../src/http/security-headers.ts';
+import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
+import { startConsumer, type ConsumerServer } from './consumer-server.ts';
+import { call, getJson, sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken, type RawResponse } from './http-helpers.ts';
+
+let server: ApiTestServer;
+let consumer: ConsumerServer;
+let githubId: string;
+let githubBody: Buffer;
+let binaryId: string;
+const binary = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x0a, 0x0d, 0x7f, 0xc3, 0x28, 0x00]);
+
+beforeAll(async () => {
+  consumer = await startConsumer(202);
+  server = await startApiTestServer({ defaultTarget: consumer.url });
+  ({ id: githubId, body: githubBody } = await sendSignedGithub(server));
+  binaryId = await sendOpen(server, binary, 'application/octet-stream');
+});
+afterAll(async () => {
+  await server?.close();
+  await consumer?.close();
+});
+
+const UNKNOWN_ID = '0193f0c4-5a6e-7b8c-9d0e-1f2a3b4c5d6e';
+const API_PATHS: readonly [method: string, path: string][] = [
+  ['GET', '/api/events'],
+  ['GET', '/api/events/:id'],
+  ['GET', '/api/events/:id/raw'],
+  ['POST', '/api/events/:id/replay'],
+  ['GET', '/api/events/:id/replays'],
+  ['GET', '/api/providers'],
+  ['GET', '/api/config'],
+  ['GET', '/api/stream'],
+  ['GET', '/api/no-such-route'],
+  ['GET', '/api'],
+];
+
+function expectApiHeaders(res: RawResponse): void {
+  for (const [name, value] of Object.entries(API_SECURITY_HEADERS)) {
+    expect(res.headers[name.toLowerCase()], `${name} on ${res.status}`).toBe(value);
+  }
+  expect(res.headers['cache-control']).toBe('no-store');
+}
+
+function expectEnvelope(res: RawResponse, status: number, code: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(res.json()).toMatchObject({ error: { code, message: expect.any(String) } });
+}
+
+describe('authentication on /api', () => {
+  it.each(API_PATHS)('%s %s without a token answers 401 with WWW-Authenticate', async (method, path) => {
+    const res = await call(server, path.replace(':id', githubId), { method, token: null });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="switchboard"/);
+    expectApiHeaders(res);
+  });
+
+  it('refuses an unknown token and a cookie-only request', async () => {
+    const bad = await call(server, '/api/events', { token: 'sbt_not-a-real-token' });
+    expect(bad.status).toBe(401);
+    expect(bad.headers['www-authenticate']).toMatch(/invalid_token/);
+    const cookie = await call(server, '/api/events', { token: null, headers: { cookie: `token=${server.token}; authorization=Bearer ${server.token}` } });
+    expect(cookie.status).toBe(401);
+    const query = await call(server, `/api/events?access_token=${server.token}`, { token: null });
+    expect(query.status).toBe(401);
+  });
+
+  it('refuses a foreign Host or Origin with 403 before authentication', async () => {
+    const host = await call(server, '/api/events', { headers: { host: 'evil.example' } });
+    expectEnvelope(host, 403, 'invalid_argument');
+    expectApiHeaders(host);
+    const origin = await call(server, '/api/events', { headers: { origin: 'http://evil.example' } });
+    expect(origin.status).toBe(403);
+    const same = await call(server, '/api/events', { headers: { origin: `http://127.0.0.1:${server.port}` } });
+    expect(same.status).toBe(200);
+  });
+});
+
+describe('GET /api/events', () => {
+  it('lists summaries newest first with the list_webhook_events filters and cursor', async () => {
+    const tokenId = await sendToken(server, { type: 'build.finished', ok: true });
+    const all = await getJson<ListWebhookEventsOutput>(server, '/api/events');
+    expect(all.events[0]?.id).toBe(tokenId);
+    expect(all.events.map((e) => e.id)).toEqual(expect.arrayContaining([githubId, binaryId, tokenId]));
+    expect(Object.keys(all.events[0] ?? {}).sort()).toEqual(['event_type', 'id', 'payload_size', 'provider', 'received_at', 'trust_mode', 'verified']);
+
+    const gh = await getJson<ListWebhookEventsOutput>(server, '/api/events?provider=github&event_type=push');
+    expect(gh.events.map((e) => e.id)).toEqual([githubId]);
+
+    const page1 = await getJson<ListWebhookEventsOutput>(server, '/api/events?limit=1');
+    expect(page1.events).toHaveLength(1);
+    expect(page1.next_cursor).toEqual(expect.any(String));
+    const page2 = await getJson<ListWebhookEventsOutput>(server, `/api/events?limit=1&cursor=${encodeURIComponent(page1.next_cursor ?? '')}`);
+    expect(page2.events[0]?.id).not.toBe(page1.events[0]?.id);
+
+    const since = await getJson<ListWebhookEventsOutput>(server, `/api/events?since=${binaryId}`);
+    expect(since.events.map((e) => e.id)).toEqual([tokenId]);
+  });
+
+  it.each([
+    ['limit=0', /limit/],
+    ['limit=201', /limit/],
+    ['limit=abc', /limit/],
+    ['cursor=not-a-cursor', /cursor/],
+    ['provider=', /provider/],
+    ['verified=yes', /verified/],
+    ['from=yesterday', /from/],
+    ['from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z', /from/],
+    ['match=[1,2]', /match/],
+    ['match=%7Bnot-json', /match/],
+    ['q=', /q/],
+    ['limit=1&limit=2', /limit/],
+    ['colour=red', /unknown query parameter colour/],
+  ])('rejects %s as invalid_argument', async (query, message) => {
+    const res = await call(server, `/api/events?${query}`);
+    expectEnvelope(res, 400, 'invalid_argument');
+    expect((res.json() as { error: { message: string } }).error.message).toMatch(message);
+    expectApiHeaders(res);
+  });
+});
+
+describe('GET /api/events/:id and /raw', () => {
+  it('returns the full EventDetail with trust metadata', async () => {
+    const detail = await getJson<EventDetail>(server, `/api/events/${githubId}`);
+    expect(detail).toMatchObject({ id: githubId, provider: 'github', trust_mode: 'signed', verified: true, content_type: 'application/json' });
+    expect(detail.verify_detail).toMatch(/valid/);
+    expect(detail.payload).toEqual({ encoding: 'utf8', data: githubBody.toString('utf8') });
+    expect(detail.headers['x-hub-signature-256']).toBe('[redacted]');
+  });
+
+  it('serves the exact stored bytes as an attachment that cannot render', async () => {
+    const json = await call(server, `/api/events/${githubId}/raw`);
+    expect(json.status).toBe(200);
+    expect(json.body.equals(githubBody)).toBe(true);
+    expect(json.headers['content-type']).toBe('application/json');
+    expect(json.headers['content-disposition']).toBe(`attachment; filename="${githubId}.json"`);
+    expect(json.headers['x-content-type-options']).toBe('nosniff');
+    expect(json.headers['content-security-policy']).toMatch(/sandbox/);
+
+    const bin = await call(server, `/api/events/${binaryId}/raw`);
+    expect(bin.body.equals(binary)).toBe(true);
+    expect(bin.headers['content-length']).toBe(String(binary.length));
+    expect(bin.headers['content-type']).toBe('application/octet-stream');
+    const detail = await getJson<EventDetail>(server, `/api/events/${binaryId}`);
+    expect(detail.payload.encoding).toBe('base64');
+    expect(Buffer.from(detail.payload.data, 'base64').equals(binary)).toBe(true);
+  });
+
+  it('never lets stored HTML render in the UI origin', async () => {
+    const html = '<!doctype html><script>alert(1)</script>';
+    const id = await sendOpen(server, html, 'text/html');
+    const res = await call(server, `/api/events/${id}/raw`);
+    expect(res.text()).toBe(html);
+    expect(res.headers['content-type']).toBe('text/html');
+    expect(res.headers['content-disposition']).toMatch(/^attachment;/);
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'; sandbox");
+  });
+
+  it('answers not_found for an unknown id and invalid_argument for a malformed one', async () => {
+    for (const suffix of ['', '/raw', '/replays']) {
+      expectEnvelope(await call(server, `/api/events/${UNKNOWN_ID}${suffix}`), 404, 'not_found');
+      expectEnvelope(await call(server, `/api/events/not-an-id${suffix}`), 400, 'invalid_argument');
+    }
+    expectEnvelope(await call(server, `/api/events/${UNKNOWN_ID}/replay`, { method: 'POST' }), 404, 'not_found');
+  });
+});
+
+describe('replay over /api', () => {
+  it('re-sends to the default target and records the attempt in the history', async () => {
+    const before = consumer.received.length;
+    const res = await call(server, `/api/events/${githubId}/replay`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    const result = res.json() as ReplayResult;
+    expect(result).toMatchObject({ id: githubId, target_url: consumer.url, delivered: true, response_status: 202 });
+    expect(consumer.received).toHaveLength(before + 1);
+    expect(consumer.received.at(-1)?.body.equals(githubBody)).toBe(true);
+
+    const history = await getJson<ReplayHistory>(server, `/api/events/${githubId}/replays`);
+    expect(history.attempts[0]).toMatchObject({ event_id: githubId, caller: 'tester', delivered: true, response_status: 202 });
+  });
+
+  it('takes target_url from a JSON body', async () => {
+    const other = await startConsumer(500);
+    try {
+      const res = await call(server, `/api/events/${binaryId}/replay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ target_url: other.url }),
+      });
+      expect(res.json()).toMatchObject({ target_url: other.url, delivered: true, response_status: 500 });
+      expect(other.received[0]?.body.equals(binary)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('maps refusals and transport failures to their codes', async () => {
+    const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<RawResponse> =>
+      call(server, `/api/events/${githubId}/replay`, { method: 'POST', headers, body });
+    expectEnvelope(await post(JSON.stringify({ target_url: 'file:///etc/passwd' })), 400, 'invalid_argument');
+    expectEnvelope(await post(JSON.stringify({ target_url: 'http://169.254.169.254/latest' })), 400, 'invalid_argument');
+    expectEnvelope(await post(JSON.stringify({ target: 'x' })), 400, 'invalid_argument');
+    expectEnvelope(await post('{'), 400, 'invalid_argument');
+    expectEnvelope(await post('[]'), 400, 'invalid_argument');
+    expectEnvelope(await post('target_url=http://127.0.0.1:1/', { 'content-type': 'application/x-www-form-urlencoded' }), 400, 'invalid_argument');
+    expectEnvelope(await post(JSON.stringify({ target_url: 'x'.repeat(20_000) })), 413, 'invalid_argument');
+    const refused = await post(JSON.stringify({ target_url: 'http://127.0.0.1:1/hook' }));
+    expectEnvelope(refused, 502, 'replay_failed');
+    expectApiHeaders(refused);
+  });
+
+  it('answers rate_limited with Retry-After once the replay bucket is empty', async () => {
+    const limited = await startApiTestServer({ defaultTarget: consumer.url, replayLimit: { capacity: 1, refillPerSecond: 0.01 } });
+    try {
+      const { id } = await sendSignedGithub(limited);
+      expect((await call(limited, `/api/events/${id}/replay`, { method: 'POST' })).status).toBe(200);
+      const res = await call(limited, `/api/events/${id}/replay`, { method: 'POST' });
+      expectEnvelope(res, 429, 'rate_limited');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect((res.json() as { error: { retry_after: number } }).error.retry_after).toBe(Number(res.headers['retry-after']));
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('providers, config and reads', () => {
+  it('lists providers without secrets', async () => {
+    const res = await call(server, '/api/providers');
+    const body = res.json() as ListProvidersOutput;
+    expect(body.providers.map((p) => p.name).sort()).toEqual(['ci', 'github', 'hooks', 'orders']);
+    expect(body.providers.find((p) => p.name === 'github')).toMatchObject({ trust_mode: 'signed', secret_status: 'configured', route: '/hooks/github' });
+    expect(body.providers.find((p) => p.name === 'orders')).toMatchObject({ family: 'queue', channel: 'orders', connection: 'connecting' });
+    expect(res.text()).not.toMatch(/gh-test-secret|ci-shared-token/);
+  });
+
+  it('exposes the replay default target for the UI', async () => {
+    expect(await getJson(server, '/api/config')).toEqual({ replay: { default_target: consumer.url } });
+  });
+
+  it('rate-limits reads per caller with 429 and Retry-After', async () => {
+    const limited = await startApiTestServer({ readLimit: { capacity: 3, refillPerSecond: 0.01 } });
+    try {
+      for (let i = 0; i < 3; i++) expect((await call(limited, '/api/events')).status).toBe(200);
+      const res = await call(limited, '/api/providers');
+      expectEnvelope(res, 429, 'rate_limited');
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expectApiHeaders(res);
+      // Another caller has a bucket of its own.
+      const other = await limited.createToken('other');
+      expect((await call(limited, '/api/events', { token: other })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('answers unknown routes and methods with the envelope', async () => {
+    expectEnvelope(await call(server, '/api/nothing'), 404, 'not_found');
+    const res = await call(server, '/api/events', { method: 'DELETE' });
+    expectEnvelope(res, 405, 'invalid_argument');
+    expect(res.headers['allow']).toMatch(/GET/);
+  });
+
+  it('every /api response, errors included, carries the API security headers and no-store', async () => {
+    const responses = await Promise.all([
+      call(server, '/api/events'),
+      call(server, `/api/events/${githubId}`),
+      call(server, `/api/events/${githubId}/raw`),
+      call(server, `/api/events/${githubId}/replays`),
+      call(server, '/api/providers'),
+      call(server, '/api/config'),
+      call(server, '/api/events?limit=0'),
+      call(server, `/api/events/${UNKNOWN_ID}`),
+      call(server, '/api/events', { token: null }),
+      call(server, '/api/events', { headers: { host: 'evil.example' } }),
+      call(server, '/api/events', { method: 'PUT' }),
+    ]);
+    for (const res of responses) {
+      const { 'Content-Security-Policy': csp, ...rest } = API_SECURITY_HEADERS;
+      for (const [name, value] of Object.entries(rest)) expect(res.headers[name.toLowerCase()]).toBe(value);
+      expect(res.headers['content-security-policy']).toMatch(new RegExp(`^${(csp ?? '').split(';')[0] ?? ''}`));
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+  });
+});
+
+describe('trust is reported, never upgraded', () => {
+  it('a badly signed delivery is listed as verified false with the reason', async () => {
+    const id = await sendBadlySignedGithub(server);
+    const detail = await getJson<EventDetail>(server, `/api/events/${id}`);
+    expect(detail).toMatchObject({ trust_mode: 'signed', verified: false });
+    const verifiedOnly = await getJson<ListWebhookEventsOutput>(server, '/api/events?verified=true');
+    expect(verifiedOnly.events.every((e) => e.verified && e.trust_mode === 'signed')).toBe(true);
+    expect(verifiedOnly.events.map((e) => e.id)).not.toContain(id);
+  });
+});
+
+describe('when PostgreSQL goes away', () => {
+  it('answers 503 with Retry-After and the envelope, not 500', async () => {
+    const fragile = await startApiTestServer({ viaProxy: true });
+    try {
+      const { id } = await sendSignedGithub(fragile);
+      expect((await call(fragile, `/api/events/${id}`)).status).toBe(200);
+      await fragile.takeDatabaseDown();
+      // The token service caches a valid token briefly, so these fail in the handlers, as they
+      // would for any caller authenticated just before the outage; a resume needs the backlog.
+      const paths = ['/api/events', `/api/events/${id}`, `/api/events/${id}/raw`, `/api/events/${id}/replays`, '/api/stream'];
+      for (const path of paths) {
+        const res = await call(fragile, path, path === '/api/stream' ? { headers: { 'last-event-id': id } } : {});
+        expect(res.status, path).toBe(503);
+        expect(res.headers['retry-after']).toBe('5');
+        expect(res.json()).toEqual({ error: { code: 'internal', message: 'database unavailable; try again shortly' } });
+        expectApiHeaders(res);
+      }
+    } finally {
+      await fragile.close();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+/** Plain-HTTP helpers for API tests: requests with a bearer token, webhook senders and an SSE reader. */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { WebhookProviderConfig } from '../../src/config/resolve-config.ts';
+import { prepareTrigger } from '../../src/trigger/trigger-sample.ts';
+import { SseParser, type SseMessage } from '../../src/ui/client/sse-parser.ts';
+import type { ApiTestServer } from './api-test-server.ts';
+import { CI_TOKEN } from './api-test-server.ts';
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  json(): unknown;
+  text(): string;
+}
+
+export interface RequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+  /** Bearer token; null sends none. Default: the server's token. */
+  token?: string | null;
+}
+
+/**
+ * node:http rather than fetch, so Host, Origin and Cookie can be set freely and the exact bytes
+ * (no decompression, no decoding) come back.
+ */
+export function call(server: Pick<ApiTestServer, 'port' | 'token'>, path: string, options: RequestOptions = {}): Promise<RawResponse> {
+  const token = options.token === undefined ? server.token : options.token;
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (token !== null) headers['authorization'] ??= `Bearer ${token}`;
+  if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          json: () => JSON.parse(body.toString('utf8')) as unknown,
+          text: () => body.toString('utf8'),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+export async function getJson<T>(server: ApiTestServer, path: string): Promise<T> {
+  const res = await call(server, path);
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text()}`);
+  return res.json() as T;
+}
+
+function provider(server: ApiTestServer, name: string): WebhookProviderConfig {
+  const p = server.providers.find((x) => x.name === name);
+  if (!p || p.family !== 'webhook') throw new Error(`no webhook provider ${name}`);
+  return p;
+}
+
+/** A GitHub delivery signed with the configured secret, built by the `switchboard trigger` logic. */
+export async function sendSignedGithub(server: ApiTestServer, sample?: string): Promise<{ id: string; body: Buffer }> {
+  const prepared = await prepareTrigger(provider(server, 'github'), sample, Date.now());
+  const res = await call(server, '/hooks/github', { method: 'POST', headers: prepared.headers, body: prepared.body, token: null });
+  if (res.status !== 200) throw new Error(`github delivery: ${res.status} ${res.text()}`);
+  return { id: (res.json() as { id: string }).id, body: prepared.body };
+}
+
+/** A GitHub delivery with a wrong signature: stored unverified because record_rejected is on. */
+export async function sendBadlySignedGithub(server: ApiTestServer): Promise<string> {
+  const prepared = await prepareTrigger(provider(server, 'github'), undefined, Date.now());
+  const headers = { ...prepared.headers, 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` };
+  const res = await call(server, '/hooks/github', { method: 'POST', headers, body: prepared.body, token: null });
+  const listed = await getJson<{ events: { id: string }[] }>(server, '/api/events?provider=github&verified=false&limit=1');
+  const id = listed.events[0]?.id;
+  if (id === undefined) throw new Error(`rejected delivery was not recorded (status ${res.status})`);
+  return id;
+}
+
+export async function sendOpen(server: ApiTestServer, body: Buffer | string, contentType = 'application/json'): Promise<string> {
+  const res = await call(server, '/hooks/hooks', { method: 'POST', headers: { 'content-type': contentType }, body, token: null });
+  if (res.status !== 200) throw new Error(`open delivery: ${res.status} ${res.text()}`);
+  return (res.json() as { id: string }).id;
+}
+
+export async function sendToken(server: ApiTestServer, payload: unknown): Promise<string> {
+  const res = await call(server, '/hooks/ci', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-webhook-token': CI_TOKEN },
+    body: JSON.stringify(payload),
+    token: null,
+  });
+  if (res.status !== 200) throw new Error(`token delivery: ${res.status} ${res.text()}`);
+  return (res.json() as { id: string }).id;
+}
+
+export interface SseConnection {
+  status: number;
+  headers: IncomingHttpHeaders;
+  messages: SseMessage[];
+  comments: number;
+  retryMs: number | undefined;
+  /** Resolves once `count` messages (in total) have arrived. */
+  waitForMessages(count: number, timeoutMs?: number): Promise<SseMessage[]>;
+  waitForComments(count: number, timeoutMs?: number): Promise<void>;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  close(): void;
+}
+
+/** Reads /api/stream with the same parser the UI uses. */
+export function openStream(server: ApiTestServer, options: { lastEventId?: string; token?: string | null; headers?: Record<string, string> } = {}): Promise<SseConnection> {
+  const token = options.token === undefined ? server.token : options.token;
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...(options.headers ?? {}) };
+  if (token !== null) headers['authorization'] = `Bearer ${token}`;
+  if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: server.port, path: '/api/stream', headers }, (res) => {
+      const parser = new SseParser();
+      const conn: SseConnection = {
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        messages: [],
+        comments: 0,
+        retryMs: undefined,
+        waitForMessages: (count, timeoutMs = 5000) => waitFor(() => conn.messages.length >= count, timeoutMs, `${count} messages`).then(() => conn.messages.slice(0, count)),
+        waitForComments: (count, timeoutMs = 5000) => waitFor(() => conn.comments >= count, timeoutMs, `${count} comments`),
+        ended: new Promise((done) => res.on('close', () => done())),
+        close: () => req.destroy(),
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const result = parser.push(chunk);
+        conn.messages.push(...result.messages);
+        conn.comments += result.comments;
+        if (result.retryMs !== undefined) conn.retryMs = result.retryMs;
+      });
+      res.on('error', () => undefined);
+      resolve(conn);
+    });
+    req.on('error', (err) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(err);
+    });
+    req.end();
+  });
+}
+
+export async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import type { EventSummary } from '../../generated/types.ts';
+import { EMPTY_FILTERS, filtersToQuery } from '../../src/ui/client/api-client.ts';
+import { liveEventMatches, mergeEvents, typeMatches } from '../../src/ui/client/event-filter.ts';
+import { canonicalJson, decodePayload, formatBytes, parseJsonPayload } from '../../src/ui/client/format.ts';
+import { diffLines } from '../../src/ui/client/line-diff.ts';
+import { triggerCommand } from '../../src/ui/client/providers-view.ts';
+import { SseParser } from '../../src/ui/client/sse-parser.ts';
+import { trustLook } from '../../src/ui/client/trust-badge.ts';
+
+const summary = (over: Partial<EventSummary>): EventSummary => ({
+  id: '0193f0c4-5a6e-7b8c-9d0e-1f2a3b4c5d6e',
+  provider: 'github',
+  event_type: 'push',
+  trust_mode: 'signed',
+  verified: true,
+  payload_size: 10,
+  received_at: '2025-01-31T12:00:00.000001Z',
+  ...over,
+});
+
+describe('SSE parser (the UI reads /api/stream through fetch)', () => {
+  it('dispatches event, id and data on a blank line and counts heartbeats', () => {
+    const p = new SseParser();
+    const r = p.push('retry: 2000\n: connected\n\nevent: event\nid: a1\ndata: {"x":1}\n\n: heartbeat\n\n');
+    expect(r.retryMs).toBe(2000);
+    expect(r.comments).toBe(2);
+    expect(r.messages).toEqual([{ event: 'event', id: 'a1', data: '{"x":1}' }]);
+    expect(p.lastEventId).toBe('a1');
+  });
+
+  it('handles messages split across chunks at any byte, CRLF and CR line endings included', () => {
+    const text = 'event: event\r\nid: x\r\ndata: one\r\ndata: two\r\n\r\nevent: reset\rdata: {"reason":"r"}\r\r';
+    for (let cut = 0; cut <= text.length; cut++) {
+      const p = new SseParser();
+      const messages = [...p.push(text.slice(0, cut)).messages, ...p.push(text.slice(cut)).messages];
+      expect(messages).toEqual([
+        { event: 'event', id: 'x', data: 'one\ntwo' },
+        { event: 'reset', id: 'x', data: '{"reason":"r"}' },
+      ]);
+    }
+  });
+
+  it('ignores unknown fields, ids with NUL, and events without data', () => {
+    const p = new SseParser();
+    const r = p.push('foo: bar\nid: ok\n\nid: bad\0id\nevent: x\n\ndata\n\n');
+    expect(r.messages).toEqual([{ event: 'message', id: 'ok', data: '' }]);
+  });
+});
+
+describe('line diff', () => {
+  it('marks added and removed lines and keeps the rest', () => {
+    const d = diffLines('a\nb\nc\nd', 'a\nc\nd\ne');
+    expect(d.map((l) => `${l.kind[0]}${l.text}`)).toEqual(['sa', 'rb', 'sc', 'sd', 'ae']);
+  });
+
+  it('is identical for identical text', () => {
+    expect(diffLines('x\ny', 'x\ny').every((l) => l.kind === 'same')).toBe(true);
+  });
+
+  it('diffs canonical JSON independent of key order', () => {
+    const a = canonicalJson({ b: 1, a: { y: 2, x: 1 } });
+    const b = canonicalJson({ a: { x: 1, y: 3 }, b: 1 });
+    const changed = diffLines(a, b).filter((l) => l.kind !== 'same');
+    expect(changed.map((l) => l.text.trim())).toEqual(['"y": 2', '"y": 3']);
+  });
+});
+
+describe('live-event filtering mirrors the API', () => {
+  it('applies provider, dotless type family, verified and time on the client', () => {
+    expect(typeMatches('issues', 'issues.opened')).toBe(true);
+    expect(typeMatches('issues', 'issue_comment')).toBe(false);
+    expect(typeMatches('issues.opened', 'issues.closed')).toBe(false);
+    const e = summary({ event_type: 'issues.opened' });
+    expect(liveEventMatches({ ...EMPTY_FILTERS, provider: 'github', eventType: 'issues' }, e)).toBe(true);
+    expect(liveEventMatches({ ...EMPTY_FILTERS, provider: 'stripe' }, e)).toBe(false);
+    expect(liveEventMatches({ ...EMPTY_FILTERS, verified: 'false' }, e)).toBe(false);
+    expect(liveEventMatches({ ...EMPTY_FILTERS, q: 'hello' }, e)).toBe('unknown');
+  });
+
+  it('merges newest first without duplicates', () => {
+    const older = summary({ id: '0193f0c4-0000-7000-8000-000000000001', received_at: '2025-01-31T12:00:00.000001Z' });
+    const newer = summary({ id: '0193f0c4-0000-7000-8000-000000000002', received_at: '2025-01-31T12:00:00.000002Z' });
+    expect(mergeEvents([older], [newer, older]).map((e) => e.id)).toEqual([newer.id, older.id]);
+  });
+
+  it('builds the /api/events query string', () => {
+    const q = new URLSearchParams(filtersToQuery({ ...EMPTY_FILTERS, provider: 'github', q: ' hello ', verified: 'true' }, { limit: '50' }));
+    expect(Object.fromEntries(q)).toEqual({ provider: 'github', q: 'hello', verified: 'true', limit: '50' });
+  });
+});
+
+describe('presentation helpers', () => {
+  it('only a signed and verified event looks verified', () => {
+    expect(trustLook('signed', true).level).toBe('verified');
+    expect(trustLook('signed', false).label).toBe('Signature failed');
+    for (const mode of ['token', 'open', 'queue'] as const) expect(trustLook(mode, false).label).toMatch(/^Unverified/);
+  });
+
+  it('decodes payloads to their exact bytes and parses JSON ones', () => {
+    expect([...decodePayload({ encoding: 'base64', data: Buffer.from([0, 255, 1]).toString('base64') })]).toEqual([0, 255, 1]);
+    expect(parseJsonPayload({ encoding: 'utf8', data: ' {"a":1}' })).toEqual({ value: { a: 1 } });
+    expect(parseJsonPayload({ encoding: 'utf8', data: 'a=1' })).toBeUndefined();
+    expect(formatBytes(2048)).toBe('2.0 KB');
+  });
+
+  it('offers a paste-able test command per provider', () => {
+    const base = { enabled: true, secret_status: 'configured' as const };
+    expect(triggerCommand({ ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' }, 'http://127.0.0.1:8080')).toBe('npx switchboard trigger gh');
+    expect(triggerCommand({ ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' }, 'http://127.0.0.1:9000')).toBe(
+      'npx switchboard trigger gh --url http://127.0.0.1:9000',
+    );
+    expect(triggerCommand({ ...base, name: 'o', family: 'webhook', trust_mode: 'open', route: '/hooks/o' }, 'http://h:1')).toMatch(/^curl -X POST http:\/\/h:1\/hooks\/o /);
+    expect(triggerCommand({ ...base, name: 'q', family: 'queue', trust_mode: 'queue', channel: 'jobs', mode: 'streams', secret_status: 'none-by-design' }, 'http://h:1')).toMatch(
+      /^redis-cli XADD jobs/,
+    );
+  });
+});
