@@ -39,7 +39,15 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv): ResolvedConfi
   if (first) {
     throw new ConfigError(`invalid YAML: ${first.message.split('\n')[0] ?? first.message}`);
   }
-  const raw: unknown = doc.toJS() ?? {};
+  let raw: unknown;
+  try {
+    raw = doc.toJS() ?? {};
+  } catch (err) {
+    // Aliases are resolved here, not while parsing: an alias without its anchor and an alias
+    // bomb (yaml's maxAliasCount) throw a ReferenceError that doc.errors never lists.
+    const message = err instanceof Error ? err.message : String(err);
+    throw new ConfigError(`invalid YAML: ${message.split('\n')[0] ?? message}`);
+  }
   const interpolated = interpolateEnv(raw, env);
   if (!validateSwitchboardConfig(interpolated)) {
     throw new ConfigError(describeSchemaErrors(validateSwitchboardConfig.errors ?? []));

@@ -53,7 +53,8 @@ export interface BucketConfig {
 export interface ResolvedConfig {
   providers: ProviderConfig[];
   replay: { defaultTarget: string | undefined; allow: string[]; timeoutMs: number };
-  retention: { maxAgeSeconds: number | undefined; maxEvents: number | undefined; intervalSeconds: number };
+  /** Passed as written to the store's retention job, which owns its rules. */
+  retention: SwitchboardConfig['retention'];
   server: { host: string | undefined; port: number | undefined; allowedHosts: string[]; trustProxy: boolean };
   mcp: { maxSessions: number; sessionIdleSeconds: number };
   rateLimits: { read: BucketConfig; replay: BucketConfig };
@@ -66,15 +67,6 @@ export const DEFAULT_RATE_LIMITS = {
   // Replay makes outbound requests: a burst of 10, then one every 2 seconds.
   replay: { capacity: 10, refillPerSecond: 0.5 },
 } as const;
-
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
-
-export function parseDuration(text: string): number {
-  const m = /^(\d+)([smhdw])$/.exec(text);
-  const unit = m?.[2];
-  if (!m || unit === undefined) throw new ConfigError(`retention.max_age: ${JSON.stringify(text)} is not a duration like 30d`);
-  return Number(m[1]) * (UNIT_SECONDS[unit] ?? 1);
-}
 
 function secretList(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
@@ -196,11 +188,7 @@ export function resolveConfig(config: SwitchboardConfig): ResolvedConfig {
       allow: config.replay?.allow ?? [],
       timeoutMs: config.replay?.timeout_ms ?? 10_000,
     },
-    retention: {
-      maxAgeSeconds: config.retention?.max_age === undefined ? undefined : parseDuration(config.retention.max_age),
-      maxEvents: config.retention?.max_events,
-      intervalSeconds: config.retention?.interval_seconds ?? 60,
-    },
+    retention: config.retention,
     server: {
       host: config.server?.host,
       port: config.server?.port,
