@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { Context, Middleware } from 'koa';
+import type { EventBus } from '../bus/event-bus.ts';
+import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
+import type { Logger } from '../log/logger.ts';
+import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
+import { findMissingHeader } from './verify/headers.ts';
+import { buildPreset } from './verify/preset-registry.ts';
+import { slackUrlVerificationChallenge } from './verify/slack-preset.ts';
+import type { EventIdentity, Preset, VerifyOutcome } from './verify/verifier-types.ts';
+import { cleanEventType, cleanExternalId } from './clean-identifier.ts';
+import { createGroupCommitter, type GroupCommitter } from './group-commit.ts';
+import { declaredLength, readRawBody } from './read-raw-body.ts';
+import { sanitizeHeaders } from './sanitize-headers.ts';
+
+export interface IngestSurfaceOptions {
+  /** Every configured provider; queue providers are ignored here. */
+  providers: readonly ProviderConfig[];
+  store: EventStore;
+  bus: EventBus;
+  logger: Logger;
+  /** Milliseconds since the epoch; injectable so tests can move the clock. */
+  now?: () => number;
+  groupCommit?: { maxBatch?: number; maxConcurrentFlushes?: number };
+  /** After this long without a commit the delivery is answered 503; default 10 s. */
+  commitTimeoutMs?: number;
+  /** Retry-After sent with 503; default 5. */
+  retryAfterSeconds?: number;
+}
+
+/** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
+export const HOOKS_PREFIX = '/hooks/';
+
+interface Route {
+  provider: WebhookProviderConfig;
+  preset: Preset;
+  sensitiveHeaders: readonly string[];
+}
+
+/** Accepted and stored (or found already stored). */
+export interface IngestAccepted {
+  id: string;
+  duplicate: boolean;
+}
+
+/**
+ * The webhook receiver. Checks run in a fixed order, each with its own status: route (404),
+ * method (405), declared length (413), required headers (400), body size while reading (413),
+ * signature or token (401). A 200 is sent only after the event's row has committed; a database
+ * failure is a 503 so the provider retries.
+ */
+export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
+  const now = options.now ?? Date.now;
+  const commitTimeoutMs = options.commitTimeoutMs ?? 10_000;
+  const retryAfter = String(options.retryAfterSeconds ?? 5);
+  const routes = buildRoutes(options.providers);
+  const committer: GroupCommitter = createGroupCommitter({
+    store: options.store,
+    logger: options.logger,
+    maxBatch: options.groupCommit?.maxBatch,
+    maxConcurrentFlushes: options.groupCommit?.maxConcurrentFlushes,
+    onCommitted: (results) => publish(options.bus, options.logger, results),
+  });
+
+  const store = (event: NewEvent): Promise<InsertResult> => withTimeout(committer.submit(event), commitTimeoutMs);
+
+  return async (ctx, next) => {
+    const route = routes.get(ctx.path);
+    if (route === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) return next();
+    // A disabled provider looks exactly like an unknown route, so config is not revealed.
+    if (route === undefined || !route.provider.enabled) {
+      return fail(ctx, 404, 'not_found', `no webhook provider at ${ctx.path}`);
+    }
+    const { provider, preset } = route;
+    const log: Logger = (ctx.state.log as Logger | undefined) ?? options.logger;
+
+    if (ctx.method !== 'POST') {
+      ctx.set('Allow', 'POST');
+      return fail(ctx, 405, 'invalid_argument', `method ${ctx.method} not allowed; webhooks are POSTed`);
+    }
+    const declared = declaredLength(ctx.req);
+    if (declared !== undefined && declared > provider.maxBodyBytes) {
+      return tooLarge(ctx, provider);
+    }
+    // Deliveries without the scheme's headers are refused before the body is read and are not
+    // recorded: they are not attempts at this provider's protocol (scanners, a sender pointed at
+    // the wrong route), and storing them would let anyone fill the database with no effort.
+    const missing = findMissingHeader(preset.requiredHeaders, ctx.req.headers);
+    if (missing !== null) {
+      log.info({ provider: provider.name, missing }, 'webhook refused: missing header');
+      return fail(ctx, 400, 'invalid_argument', `missing header ${missing}`);
+    }
+
+    const read = await readRawBody(ctx.req, provider.maxBodyBytes);
+    if (read.kind === 'too_large') return tooLarge(ctx, provider);
+    if (read.kind === 'aborted') {
+      log.info({ provider: provider.name, err: read.error }, 'webhook body not received completely');
+      return fail(ctx, 400, 'invalid_argument', 'request body incomplete');
+    }
+    const body = read.body;
+    const nowMs = now();
+
+    const outcome = safeVerify(preset, {
+      body,
+      headers: ctx.req.headers,
+      secrets: provider.secrets,
+      toleranceSeconds: provider.toleranceSeconds,
+      nowMs,
+    });
+    const identity = safeIdentify(preset, body, ctx.req.headers);
+    const event: NewEvent = {
+      provider: provider.name,
+      eventType: identity.eventType,
+      trustMode: provider.trustMode,
+      verified: provider.trustMode === 'signed' && outcome.ok,
+      verifyDetail: outcome.detail,
+      // A rejected delivery never claims the external id: if it did, the provider's genuine retry
+      // (after a secret is fixed, say) would be acknowledged as a duplicate of the rejected row and
+      // never stored. The id stays visible in the stored headers or body.
+      externalId: outcome.ok ? identity.externalId : null,
+      contentType: ctx.req.headers['content-type'] ?? null,
+      sourceIp: clientIp(ctx),
+      headers: sanitizeHeaders(ctx.req.rawHeaders, { sensitiveHeaders: route.sensitiveHeaders }),
+      payload: body,
+    };
+
+    if (!outcome.ok) {
+      log.info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
+      if (provider.recordRejected) {
+        // Awaited so that the 401 is sent after the record exists, but its failure does not change
+        // the answer: the delivery is refused either way, and a 503 would only invite retries of
+        // something that will be refused again.
+        await store(event).catch((err: unknown) => log.warn({ err, provider: provider.name }, 'could not record rejected delivery'));
+      }
+      return fail(ctx, 401, 'invalid_argument', `verification failed: ${outcome.detail}`);
+    }
+
+    if (preset.name === 'slack') {
+      const challenge = slackUrlVerificationChallenge(body, ctx.req.headers);
+      if (challenge !== null) {
+        // The handshake is protocol, not an event: it is answered (after the signature passed) and
+        // not stored, so it never shows up in event lists or replays.
+        log.info({ provider: provider.name }, 'answered slack url_verification');
+        ctx.status = 200;
+        ctx.body = { challenge };
+        return;
+      }
+    }
+
+    let result: InsertResult;
+    try {
+      result = await store(event);
+    } catch (err: unknown) {
+      const reference = randomUUID();
+      log.error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
+      ctx.set('Retry-After', retryAfter);
+      return fail(ctx, 503, 'internal', `event not stored: database unavailable; retry later (reference ${reference})`);
+    }
+    const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };
+    ctx.status = 200;
+    ctx.body = accepted;
+  };
+}
+
+function buildRoutes(providers: readonly ProviderConfig[]): Map<string, Route> {
+  const routes = new Map<string, Route>();
+  for (const provider of providers) {
+    if (provider.family !== 'webhook') continue;
+    const preset = buildPreset({
+      preset: provider.preset,
+      token_header: provider.tokenHeader,
+      hmac: provider.hmac,
+      event_type_from: provider.eventTypeFrom,
+      external_id_from: provider.externalIdFrom,
+    });
+    const sensitiveHeaders = [...preset.sensitiveHeaders];
+    if (provider.tokenHeader !== undefined) sensitiveHeaders.push(provider.tokenHeader.toLowerCase());
+    routes.set(provider.route, { provider, preset, sensitiveHeaders });
+  }
+  return routes;
+}
+
+function fail(ctx: Context, status: number, code: string, message: string): void {
+  ctx.status = status;
+  ctx.body = { error: { code, message } };
+}
+
+function tooLarge(ctx: Context, provider: WebhookProviderConfig): void {
+  // Close the connection: the rest of the body is not wanted, and keeping the socket would mean
+  // reading it all to find the next request.
+  ctx.set('Connection', 'close');
+  fail(ctx, 413, 'invalid_argument', `request body larger than ${provider.maxBodyBytes} bytes`);
+}
+
+/** Presets must not throw, but one that does must cost a 401 rather than a 500 with a stack. */
+function safeVerify(preset: Preset, input: Parameters<Preset['verify']>[0]): VerifyOutcome {
+  try {
+    return preset.verify(input);
+  } catch {
+    return { ok: false, reason: 'malformed_header', detail: 'verification failed on malformed input' };
+  }
+}
+
+function safeIdentify(preset: Preset, body: Buffer, headers: Parameters<Preset['identify']>[1]): EventIdentity {
+  let identity: EventIdentity;
+  try {
+    identity = preset.identify(body, headers);
+  } catch {
+    identity = { eventType: 'unknown', externalId: null };
+  }
+  return {
+    eventType: cleanEventType(identity.eventType) ?? 'unknown',
+    externalId: identity.externalId === null ? null : cleanExternalId(identity.externalId),
+  };
+}
+
+/**
+ * ctx.ip is the socket address, or the X-Forwarded-For client when trust_proxy is on. A forwarded
+ * value is whatever the proxy (or the client behind it) wrote, so it is kept only if it is an IP.
+ */
+function clientIp(ctx: Context): string | null {
+  return plainIp(ctx.ip) ?? plainIp(ctx.req.socket.remoteAddress ?? '');
+}
+
+/** An IP address, with IPv4-mapped IPv6 (::ffff:a.b.c.d) written as the IPv4 it is; null otherwise. */
+function plainIp(value: string): string | null {
+  const unmapped = value.toLowerCase().startsWith('::ffff:') && isIP(value.slice(7)) === 4 ? value.slice(7) : value;
+  return isIP(unmapped) === 0 ? null : unmapped;
+}
+
+function publish(bus: EventBus, logger: Logger, results: readonly InsertResult[]): void {
+  const ids = results.filter((r) => !r.duplicate).map((r) => r.event.id);
+  if (ids.length === 0) return;
+  bus.publish(ids).catch((err: unknown) => logger.warn({ err, count: ids.length }, 'could not announce stored events'));
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`commit not confirmed within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

@@ -1,0 +1,83 @@
+import type { EventHeaders } from '../../generated/types.ts';
+
+export const REDACTED = '[redacted]';
+
+/** Connection-level headers (RFC 9110 §7.6.1): they describe one hop, not the event. */
+export const HOP_BY_HOP_HEADERS: readonly string[] = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+];
+
+/** Credentials that may ride on any request, whatever the provider. */
+export const ALWAYS_SENSITIVE_HEADERS: readonly string[] = ['authorization', 'cookie', 'proxy-authorization'];
+
+/** The name pattern of schemas/event-headers.schema.json (an HTTP token, lower-case). */
+const STORED_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]+$/;
+
+export interface SanitizeOptions {
+  /** Names (any case) whose values are replaced by [redacted]: signatures, tokens, credentials. */
+  sensitiveHeaders?: Iterable<string>;
+  /**
+   * Drop hop-by-hop headers and those named in Connection. True for HTTP; queue sources turn it off
+   * because their "headers" are message fields, where a field called `connection` is just data.
+   */
+  dropHopByHop?: boolean;
+}
+
+/**
+ * Builds the stored header map from Node's `rawHeaders` (name, value, name, value, …), which keeps
+ * every occurrence in arrival order; `req.headers` would have joined or dropped repeats.
+ *
+ * Names outside the schema's pattern are dropped rather than normalised: Node's parser already
+ * refuses such names on the wire, so they can only come from non-HTTP sources (queue fields), and
+ * any normalisation (e.g. replacing a space) could merge two distinct names or forge a known one.
+ */
+export function sanitizeHeaders(rawHeaders: readonly string[], options: SanitizeOptions = {}): EventHeaders {
+  const sensitive = new Set(ALWAYS_SENSITIVE_HEADERS);
+  for (const name of options.sensitiveHeaders ?? []) sensitive.add(name.toLowerCase());
+  const dropHopByHop = options.dropHopByHop ?? true;
+
+  const drop = new Set<string>();
+  if (dropHopByHop) {
+    for (const name of HOP_BY_HOP_HEADERS) drop.add(name);
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      if (rawHeaders[i]?.toLowerCase() !== 'connection') continue;
+      for (const token of (rawHeaders[i + 1] ?? '').split(',')) {
+        const named = token.trim().toLowerCase();
+        if (named !== '') drop.add(named);
+      }
+    }
+  }
+
+  // A Map keeps names such as __proto__ as plain data; Object.fromEntries then defines them as own
+  // properties instead of touching the prototype.
+  const collected = new Map<string, string[]>();
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] ?? '').toLowerCase();
+    if (!STORED_NAME.test(name) || drop.has(name)) continue;
+    const value = sensitive.has(name) ? REDACTED : withoutNul(rawHeaders[i + 1] ?? '');
+    const values = collected.get(name);
+    if (values === undefined) collected.set(name, [value]);
+    else values.push(value);
+  }
+  const entries: [string, string | [string, string, ...string[]]][] = [];
+  for (const [name, values] of collected) {
+    const [first, second, ...rest] = values;
+    if (first === undefined) continue;
+    entries.push([name, second === undefined ? first : [first, second, ...rest]]);
+  }
+  return Object.fromEntries(entries) as EventHeaders;
+}
+
+/**
+ * PostgreSQL's jsonb cannot hold U+0000. HTTP parsers refuse it in header values, but queue fields
+ * are arbitrary bytes, and one such value must not make the whole event (or its batch) unstorable.
+ */
+function withoutNul(value: string): string {
+  return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+}

@@ -1,0 +1,94 @@
+import { hostname } from 'node:os';
+import type { EventBus } from '../bus/event-bus.ts';
+import type { ProviderConfig, QueueProviderConfig } from '../config/resolve-config.ts';
+import { createGroupCommitter } from '../ingest/group-commit.ts';
+import type { Logger } from '../log/logger.ts';
+import type { EventStore } from '../store/event-store.ts';
+import { startPubSubSource, type QueueSource } from './pubsub-source.ts';
+import { type BackoffOptions, DEFAULT_BACKOFF, DEFAULT_REDIS_URL, type QueueConnectionState } from './redis-connection.ts';
+import { startStreamSource } from './stream-source.ts';
+
+export interface QueueSourcesOptions {
+  /** Every configured provider; only enabled queue providers are started. */
+  providers: readonly ProviderConfig[];
+  /** Default REDIS_URL, else redis://127.0.0.1:6379. */
+  redisUrl?: string;
+  store: EventStore;
+  bus: EventBus;
+  logger: Logger;
+  /** Consumer name within stream consumer groups; default switchboard-<hostname>. Keep it stable. */
+  consumer?: string;
+  backoff?: BackoffOptions;
+  /** Streams: entries per read, and how long a read blocks. */
+  streamBatchSize?: number;
+  streamBlockMs?: number;
+  /** Streams: pending entries of other consumers idle this long are taken over; default 5 min. */
+  claimIdleMs?: number;
+}
+
+export interface QueueSources {
+  /** Undefined for a name that is not a started queue provider. */
+  connectionOf(name: string): QueueConnectionState | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts one Redis consumer per enabled queue provider. Nothing here waits for Redis: an
+ * unreachable Redis is retried in the background and shows as the provider's connection state,
+ * so switchboard still serves webhooks and its UI while Redis is down.
+ */
+export async function startQueueSources(options: QueueSourcesOptions): Promise<QueueSources> {
+  const redisUrl = options.redisUrl ?? process.env['REDIS_URL'] ?? DEFAULT_REDIS_URL;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const consumer = options.consumer ?? `switchboard-${hostname()}`;
+  const logger = options.logger.child({ component: 'queue' });
+  const committer = createGroupCommitter({
+    store: options.store,
+    logger,
+    onCommitted: (results) => {
+      const ids = results.filter((r) => !r.duplicate).map((r) => r.event.id);
+      if (ids.length === 0) return;
+      options.bus.publish(ids).catch((err: unknown) => logger.warn({ err, count: ids.length }, 'could not announce stored events'));
+    },
+  });
+
+  const queueProviders = options.providers.filter((p): p is QueueProviderConfig => p.family === 'queue' && p.enabled);
+  const sources = new Map<string, QueueSource>();
+  for (const provider of queueProviders) {
+    const source =
+      provider.mode === 'streams'
+        ? await startStreamSource({
+            provider,
+            redisUrl,
+            committer,
+            logger,
+            backoff,
+            consumer,
+            batchSize: options.streamBatchSize,
+            blockMs: options.streamBlockMs,
+            claimIdleMs: options.claimIdleMs,
+          })
+        : await startPubSubSource({ provider, redisUrl, committer, logger, backoff });
+    sources.set(provider.name, source);
+  }
+  logger.info({ providers: [...sources.keys()], redis: redactUrl(redisUrl) }, 'queue sources started');
+
+  return {
+    connectionOf: (name) => sources.get(name)?.state(),
+    async stop() {
+      await Promise.all([...sources.values()].map((source) => source.stop()));
+      await committer.drain();
+    },
+  };
+}
+
+/** REDIS_URL may carry a password; the log gets everything but. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = 'redacted';
+    return parsed.toString();
+  } catch {
+    return '(unparseable REDIS_URL)';
+  }
+}

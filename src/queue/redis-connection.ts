@@ -1,0 +1,79 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '../log/logger.ts';
+
+export type QueueConnectionState = 'connected' | 'connecting' | 'disconnected';
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+export interface BackoffOptions {
+  /** First retry delay; doubles per failed attempt up to maxMs. */
+  minMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { minMs: 200, maxMs: 10_000 };
+
+export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
+  return Math.min(backoff.maxMs, backoff.minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 16));
+}
+
+/**
+ * One connection per queue provider: a subscribed connection can run nothing else, and a stream
+ * consumer's blocking XREADGROUP holds its connection for seconds at a time.
+ *
+ * ioredis reconnects by itself (retryStrategy never gives up, so a Redis that is down for an hour
+ * is picked up again when it returns); commands wait in its offline queue meanwhile rather than
+ * failing, so a consumer loop simply resumes.
+ */
+export function openRedis(url: string, name: string, logger: Logger, backoff: BackoffOptions): Redis {
+  const redis = new Redis(url, {
+    connectionName: `switchboard:${name}`,
+    lazyConnect: true,
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => backoffDelay(times, backoff),
+  });
+  let lastError = '';
+  // Without a listener ioredis prints every connection error; one line per distinct error is enough.
+  redis.on('error', (err: Error) => {
+    if (err.message === lastError) return;
+    lastError = err.message;
+    logger.warn({ err }, 'redis connection error');
+  });
+  redis.on('ready', () => {
+    if (lastError !== '') logger.info('redis connection re-established');
+    lastError = '';
+  });
+  return redis;
+}
+
+/**
+ * ioredis' status, reduced to what list_providers shows. While Redis is unreachable the state
+ * alternates between disconnected (waiting for the next retry) and connecting (an attempt is in
+ * progress), so a long outage reads as disconnected most of the time.
+ */
+export function connectionState(redis: Redis | undefined, stopped: boolean): QueueConnectionState {
+  if (redis === undefined || stopped) return 'disconnected';
+  switch (redis.status) {
+    case 'ready':
+      return 'connected';
+    case 'wait':
+    case 'connecting':
+    case 'connect':
+      return 'connecting';
+    default:
+      return 'disconnected';
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
