@@ -1,0 +1,71 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from '../log/logger.ts';
+import type { Caller, TokenService } from './token-service.ts';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** Set by requireBearer once the request carried a valid token. */
+    caller?: Caller;
+  }
+}
+
+export interface RequireBearerOptions {
+  logger?: Logger;
+}
+
+const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
+/** Longer than any token switchboard issues or anyone would configure; longer is not looked up. */
+const MAX_TOKEN_LENGTH = 512;
+
+export const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
+
+/** The presented bearer token, or undefined. Only the Authorization header counts: never a cookie or the query. */
+export function bearerToken(ctx: Context): string | undefined {
+  const header = ctx.get('authorization');
+  const match = BEARER.exec(header);
+  const token = match?.[1];
+  return token !== undefined && token.length <= MAX_TOKEN_LENGTH ? token : undefined;
+}
+
+/**
+ * Rejects a request without a valid `Authorization: Bearer` token with 401, WWW-Authenticate and
+ * the error envelope; otherwise sets ctx.state.caller and continues. Shared by /mcp and /api.
+ *
+ * Cookies are never read: a browser attaches them to cross-site requests on its own, so a cookie
+ * credential would make every state-changing call forgeable.
+ */
+export function requireBearer(tokens: TokenService, options: RequireBearerOptions = {}): Middleware {
+  return async (ctx, next) => {
+    const token = bearerToken(ctx);
+    const caller = token === undefined ? null : await tokens.authenticate(token);
+    if (caller === null) {
+      options.logger?.info(
+        { ip: ctx.ip, method: ctx.method, path: ctx.path, presented: token !== undefined },
+        'request refused: no valid bearer token',
+      );
+      rejectUnauthenticated(ctx, token !== undefined);
+      return;
+    }
+    ctx.state.caller = caller;
+    await next();
+  };
+}
+
+/** The caller requireBearer established; throws when the route is not behind it (a wiring bug). */
+export function callerOf(ctx: Context): string {
+  const caller = ctx.state.caller;
+  if (caller === undefined) throw new Error('callerOf: the request did not pass requireBearer');
+  return caller.name;
+}
+
+function rejectUnauthenticated(ctx: Context, presented: boolean): void {
+  ctx.status = 401;
+  ctx.set('WWW-Authenticate', presented ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = {
+    error: {
+      code: 'invalid_argument',
+      message: presented ? 'the bearer token is not valid' : 'authentication required: send Authorization: Bearer <token>',
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The switchboard MCP server: the protocol handlers only, no transport. Built on the SDK's
+ * low-level Server so the tools are served with the exact JSON Schemas of the generated manifest
+ * (McpServer.registerTool would want zod shapes and re-derive the schemas).
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { RECENT_EVENTS_LISTING, assertKnownResource, readRecentEvents, type RecentEventsDeps } from './recent-events-resource.ts';
+import type { SwitchboardTools } from './switchboard-tools.ts';
+
+export const MCP_SERVER_NAME = 'switchboard';
+
+const INSTRUCTIONS =
+  'switchboard stores every webhook and queue message it receives. list_webhook_events scans summaries, ' +
+  'get_webhook_event returns one in full, replay_webhook_event re-sends one to a local consumer, list_providers ' +
+  'shows what is configured. Only verified: true events had a valid signature.';
+
+export interface McpServerDeps {
+  tools: SwitchboardTools;
+  resource: RecentEventsDeps;
+  version: string;
+}
+
+/** What one session's server needs to know about its session. */
+export interface McpSessionHooks {
+  /** The token name that opened the session: the identity for rate limits and audit. */
+  readonly caller: string;
+  subscribe(uri: string): void;
+  unsubscribe(uri: string): void;
+}
+
+export function createMcpServer(deps: McpServerDeps, session: McpSessionHooks): Server {
+  const server = new Server(
+    { name: MCP_SERVER_NAME, title: 'switchboard', version: deps.version },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
+      instructions: INSTRUCTIONS,
+    },
+  );
+  const toolList = { tools: deps.tools.list };
+  const resourceList = { resources: [RECENT_EVENTS_LISTING] };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => toolList);
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const { name, arguments: args } = request.params;
+    if (!deps.tools.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`);
+    return deps.tools.call(name, args, session.caller);
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, () => resourceList);
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readRecentEvents(deps.resource, request.params.uri, session.caller));
+  server.setRequestHandler(SubscribeRequestSchema, (request) => {
+    assertKnownResource(request.params.uri);
+    session.subscribe(request.params.uri);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    assertKnownResource(request.params.uri);
+    session.unsubscribe(request.params.uri);
+    return {};
+  });
+  return server;
+}

@@ -1,0 +1,177 @@
+/**
+ * The four tools of the contract, each a manifest entry (name, schemas, annotations: all from
+ * generated/tool-manifest.ts) paired with the generated validators and the code that answers it.
+ * Inputs are validated before anything runs; outputs are validated before anything is sent, so a
+ * client never receives a result that breaks the schema it was promised.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ErrorObject } from 'ajv';
+import { TOOL_MANIFEST, type ToolManifestEntry, type ToolName } from '../../generated/tool-manifest.ts';
+import type { GeneratedValidator } from '../../generated/validators.js';
+import {
+  validateGetWebhookEventInput,
+  validateGetWebhookEventOutput,
+  validateListProvidersInput,
+  validateListProvidersOutput,
+  validateListWebhookEventsInput,
+  validateListWebhookEventsOutput,
+  validateReplayWebhookEventInput,
+  validateReplayWebhookEventOutput,
+} from '../../generated/validators.js';
+import { AppError, internalError, invalidArgument, notFound } from '../errors/app-error.ts';
+import { isDatabaseUnavailable } from '../api/database-unavailable.ts';
+import type { Logger } from '../log/logger.ts';
+import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { ReplayService } from '../replay/replay-types.ts';
+import type { EventStore } from '../store/event-store.ts';
+import { toEventDetail } from '../store/index.ts';
+import { toolError, toolSuccess } from './tool-results.ts';
+
+export interface SwitchboardToolsDeps {
+  store: Pick<EventStore, 'get' | 'list'>;
+  providers: ProviderDirectory;
+  /** Applies the replay rate limit and writes the audit trail itself (shared with /api). */
+  replay: ReplayService;
+  /** Takes one token from the caller's read bucket; throws AppError rate_limited when empty. */
+  checkReadLimit: (caller: string) => void;
+  logger: Logger;
+}
+
+export interface SwitchboardTools {
+  /** The tools/list result: built once, it never changes while the process runs. */
+  readonly list: Tool[];
+  call(name: string, args: Record<string, unknown> | undefined, caller: string): Promise<CallToolResult>;
+  has(name: string): boolean;
+}
+
+interface ToolDefinition<Input, Output> {
+  validateInput: GeneratedValidator<Input>;
+  validateOutput: GeneratedValidator<Output>;
+  /** Reads draw from the read bucket here; replay's bucket is the ReplayService's to charge. */
+  readonly chargesRead: boolean;
+  run(input: Input, caller: string): Promise<Output>;
+}
+
+type AnyDefinition = ToolDefinition<never, unknown>;
+
+const define = <Input, Output>(definition: ToolDefinition<Input, Output>): AnyDefinition =>
+  definition as unknown as AnyDefinition;
+
+/** A short, safe explanation of the first schema violations: paths and rules, never the values. */
+export function describeSchemaErrors(errors: readonly ErrorObject[] | null | undefined, root: string): string {
+  const parts = (errors ?? []).slice(0, 3).map((error) => {
+    const at = error.instancePath === '' ? root : error.instancePath.slice(1).replace(/\//g, '.');
+    if (error.keyword === 'additionalProperties') {
+      const field = String((error.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, 64);
+      return `${at}: unknown field ${JSON.stringify(field)}`;
+    }
+    return `${at}: ${error.message ?? 'is invalid'}`;
+  });
+  return parts.length === 0 ? `${root}: invalid` : parts.join('; ');
+}
+
+/** The internal error for a database that cannot be reached; it keeps the log reference the contract requires. */
+export function databaseUnavailableError(correlationId: string): AppError {
+  return new AppError('internal', `database unavailable; try again shortly (reference ${correlationId} in the server log)`);
+}
+
+function manifestEntry(name: ToolName): ToolManifestEntry {
+  const entry = TOOL_MANIFEST.find((t) => t.name === name);
+  if (entry === undefined) throw new Error(`tool ${name} is missing from the generated manifest`);
+  return entry;
+}
+
+export function toolListing(entry: ToolManifestEntry): Tool {
+  return {
+    name: entry.name,
+    title: entry.title,
+    description: entry.description,
+    annotations: { ...entry.annotations },
+    inputSchema: entry.inputSchema as Tool['inputSchema'],
+    outputSchema: entry.outputSchema as NonNullable<Tool['outputSchema']>,
+  };
+}
+
+export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardTools {
+  const log = deps.logger;
+  const definitions: Record<ToolName, AnyDefinition> = {
+    list_webhook_events: define({
+      validateInput: validateListWebhookEventsInput,
+      validateOutput: validateListWebhookEventsOutput,
+      chargesRead: true,
+      run: (input) =>
+        deps.store.list({
+          provider: input.provider,
+          eventType: input.event_type,
+          since: input.since,
+          limit: input.limit,
+          cursor: input.cursor,
+        }),
+    }),
+    get_webhook_event: define({
+      validateInput: validateGetWebhookEventInput,
+      validateOutput: validateGetWebhookEventOutput,
+      chargesRead: true,
+      run: async (input) => {
+        const stored = await deps.store.get(input.id);
+        if (stored === null) throw notFound(`no event with id ${input.id}`);
+        return toEventDetail(stored);
+      },
+    }),
+    replay_webhook_event: define({
+      validateInput: validateReplayWebhookEventInput,
+      validateOutput: validateReplayWebhookEventOutput,
+      chargesRead: false,
+      run: (input, caller) => deps.replay.replay({ eventId: input.id, targetUrl: input.target_url, caller }),
+    }),
+    list_providers: define({
+      validateInput: validateListProvidersInput,
+      validateOutput: validateListProvidersOutput,
+      chargesRead: true,
+      run: async () => ({ providers: deps.providers.list() }),
+    }),
+  };
+  const list = (Object.keys(definitions) as ToolName[]).map((name) => toolListing(manifestEntry(name)));
+  const isToolName = (name: string): name is ToolName => Object.hasOwn(definitions, name);
+
+  const unexpected = (err: unknown, tool: string, caller: string): CallToolResult => {
+    const { error, correlationId } = internalError();
+    if (isDatabaseUnavailable(err)) {
+      // Still internal (the contract's code for "not your request's fault"), but saying what is
+      // wrong lets an agent wait and retry instead of reporting a bug.
+      log.warn({ err, correlationId, tool, caller }, 'MCP tool failed: database unavailable');
+      return toolError(databaseUnavailableError(correlationId));
+    }
+    log.error({ err, correlationId, tool, caller }, 'MCP tool failed unexpectedly');
+    return toolError(error);
+  };
+
+  return {
+    list,
+    has: isToolName,
+    async call(name, args, caller) {
+      if (!isToolName(name)) throw new Error(`unknown tool ${name}`);
+      const definition = definitions[name];
+      try {
+        if (definition.chargesRead) deps.checkReadLimit(caller);
+        const input: unknown = args ?? {};
+        if (!definition.validateInput(input)) {
+          return toolError(invalidArgument(describeSchemaErrors(definition.validateInput.errors, 'arguments')));
+        }
+        const output = await definition.run(input, caller);
+        if (!definition.validateOutput(output)) {
+          const { error, correlationId } = internalError();
+          log.error(
+            { correlationId, tool: name, caller, schemaErrors: describeSchemaErrors(definition.validateOutput.errors, 'result') },
+            'MCP tool result does not match its output schema; not sent',
+          );
+          return toolError(error);
+        }
+        return toolSuccess(output as Record<string, unknown>);
+      } catch (err) {
+        if (err instanceof AppError && err.code !== 'internal') return toolError(err);
+        return unexpected(err, name, caller);
+      }
+    },
+  };
+}

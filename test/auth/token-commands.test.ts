@@ -1,0 +1,73 @@
+import { sql } from 'slonik';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { formatTokenList, runTokenCommand } from '../../src/auth/token-commands.ts';
+import { createTokenService } from '../../src/auth/token-service.ts';
+import { createTokenRepository, type TokenRepository } from '../../src/store/index.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+
+let db: TestDatabase;
+let tokens: TokenRepository;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  tokens = createTokenRepository(db.pool);
+});
+afterAll(() => db?.close());
+beforeEach(async () => {
+  await db.pool.query(sql.unsafe`DELETE FROM api_tokens`);
+});
+
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runTokenCommand(args, tokens, { out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
+describe('token commands', () => {
+  it('create prints the token once on stdout; it authenticates as its name', async () => {
+    const created = await run('create', 'laptop');
+    expect(created.code).toBe(0);
+    const token = created.out.trim();
+    expect(token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
+    expect(created.err).toMatch(/shown only this once/);
+    expect(await createTokenService({ tokens }).authenticate(token)).toEqual({ name: 'laptop' });
+    const again = await run('create', 'laptop');
+    expect(again.code).toBe(2);
+    expect(again.err).toMatch(/already exists/);
+  });
+
+  it('list shows names, dates and status, never a token', async () => {
+    const { out: token } = await run('create', 'ci');
+    await run('create', 'old');
+    await run('revoke', 'old');
+    const listed = await run('list');
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(/^NAME\s+CREATED\s+LAST USED\s+STATUS\n/);
+    expect(listed.out).toMatch(/\nci\s+\S+\s+-\s+active\n/);
+    expect(listed.out).toMatch(/\nold\s+.*revoked /);
+    expect(listed.out).not.toContain(token.trim());
+    expect(listed.out).not.toContain('sbt_');
+    expect(formatTokenList([])).toBe('no tokens\n');
+  });
+
+  it('revoke ends a token at once; revoking twice says so; an unknown name fails', async () => {
+    const { out } = await run('create', 'temp');
+    // Uncached: this is about the database's answer, not a running server's few seconds of trust.
+    const service = createTokenService({ tokens, cacheTtlMs: 0 });
+    expect(await service.authenticate(out.trim())).toEqual({ name: 'temp' });
+    expect(await run('revoke', 'temp')).toMatchObject({ code: 0, err: 'revoked token temp\n' });
+    expect(await service.authenticate(out.trim())).toBeNull();
+    expect(await run('revoke', 'temp')).toMatchObject({ code: 0, err: 'token temp was already revoked\n' });
+    expect(await run('revoke', 'nobody')).toMatchObject({ code: 1 });
+  });
+
+  it('refuses bad usage, bad names and the reserved name env', async () => {
+    for (const args of [[], ['create'], ['revoke'], ['list', 'extra'], ['rotate', 'x'], ['create', 'a', 'b']]) {
+      expect((await run(...args)).code, args.join(' ')).toBe(2);
+    }
+    expect(await run('create', 'has space')).toMatchObject({ code: 2 });
+    expect(await run('create', 'env')).toMatchObject({ code: 2, err: expect.stringMatching(/reserved/) });
+    expect(await tokens.count()).toBe(0);
+  });
+});

@@ -1,0 +1,188 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
+import { verify as verifyGithub } from '@octokit/webhooks-methods';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ReplayResult } from '../../generated/types.ts';
+import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
+import { systemResolver } from '../../src/replay/target-policy/index.ts';
+import { GITHUB_SECRET, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { callError, callOk } from './support/tool-calls.ts';
+import { deliverGithub, deliverOpen } from './support/webhooks.ts';
+
+interface Consumer {
+  server: Server;
+  url: string;
+  connections: number;
+  requests: Array<{ headers: IncomingMessage['headers']; body: Buffer }>;
+  answer: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
+}
+
+async function startConsumer(): Promise<Consumer> {
+  const consumer: Consumer = {
+    server: createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        consumer.requests.push({ headers: req.headers, body });
+        consumer.answer(req, body, res);
+      });
+    }),
+    url: '',
+    connections: 0,
+    requests: [],
+    answer: (_req, _body, res) => res.end('ok'),
+  };
+  consumer.server.on('connection', () => {
+    consumer.connections += 1;
+  });
+  consumer.server.listen(0, '127.0.0.1');
+  await once(consumer.server, 'listening');
+  consumer.url = `http://127.0.0.1:${(consumer.server.address() as AddressInfo).port}/webhook`;
+  return consumer;
+}
+
+let consumer: Consumer;
+let h: Harness;
+const lookups: string[] = [];
+const connects: string[] = [];
+
+beforeAll(async () => {
+  consumer = await startConsumer();
+  h = await startSwitchboard({
+    config: { replay: { timeout_ms: 500 }, rate_limits: { replay: { capacity: 50, refill_per_second: 1 } } },
+    replayObserver: {
+      resolver: (hostname) => {
+        lookups.push(hostname);
+        return systemResolver(hostname);
+      },
+      onConnect: (attempt) => connects.push(`${attempt.address}:${attempt.port}`),
+    },
+  });
+});
+
+afterEach(() => {
+  consumer.answer = (_req, _body, res) => res.end('ok');
+});
+
+afterAll(async () => {
+  await h?.close();
+  consumer?.server.close();
+});
+
+describe('replay_webhook_event', () => {
+  it('No target and no default is an error, not a guess: invalid_argument with no DNS lookup or outbound request', async () => {
+    const client = await h.connect();
+    const { id } = await deliverOpen(h.origin, '{"type":"ping"}');
+    const before = { lookups: lookups.length, connects: connects.length, consumer: consumer.connections };
+    const error = await callError(client, 'replay_webhook_event', { id });
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toMatch(/target/);
+    expect({ lookups: lookups.length, connects: connects.length, consumer: consumer.connections }).toEqual(before);
+  });
+
+  it('Non-http scheme is rejected before any request: file:, gopher:, ftp: and data: are invalid_argument', async () => {
+    const client = await h.connect();
+    const { id } = await deliverOpen(h.origin, '{"type":"ping"}');
+    const port = new URL(consumer.url).port;
+    const before = { lookups: lookups.length, connects: connects.length, consumer: consumer.connections };
+    for (const target of ['file:///etc/passwd', `gopher://127.0.0.1:${port}/_POST`, `ftp://127.0.0.1:${port}/x`, 'data:text/plain,hi', 'javascript:alert(1)']) {
+      const error = await callError(client, 'replay_webhook_event', { id, target_url: target });
+      expect(error.code, target).toBe('invalid_argument');
+    }
+    expect({ lookups: lookups.length, connects: connects.length, consumer: consumer.connections }).toEqual(before);
+  });
+
+  it('Downstream non-2xx is reported, not raised: delivered true with the consumer status', async () => {
+    const client = await h.connect();
+    const { id } = await deliverOpen(h.origin, '{"type":"ping","n":1}');
+    consumer.answer = (_req, _body, res) => {
+      res.statusCode = 503;
+      res.end('try later');
+    };
+    const result = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url });
+    expect(validateReplayWebhookEventOutput(result)).toBe(true);
+    expect(result).toMatchObject({ id, target_url: consumer.url, delivered: true, response_status: 503 });
+    expect(result.response_ms).toBeGreaterThanOrEqual(0);
+    expect(consumer.requests.at(-1)?.body.toString()).toBe('{"type":"ping","n":1}');
+  });
+
+  it('Unreachable target is replay_failed: refused connection and a target that never answers within the timeout', async () => {
+    const client = await h.connect();
+    const { id } = await deliverOpen(h.origin, '{"type":"ping"}');
+    const closed = createNetServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const refused = await callError(client, 'replay_webhook_event', { id, target_url: `http://127.0.0.1:${closedPort}/x` });
+    expect(refused.code).toBe('replay_failed');
+
+    const silent: NetServer = createNetServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const started = performance.now();
+      const timedOut = await callError(client, 'replay_webhook_event', {
+        id,
+        target_url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/x`,
+      });
+      expect(timedOut.code).toBe('replay_failed');
+      expect(performance.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it("Replay passes the consumer's signature check: a GitHub event re-signed with the provider secret verifies", async () => {
+    const client = await h.connect();
+    const payload = JSON.stringify({ action: 'opened', issue: { number: 42 } });
+    const { id, status } = await deliverGithub(h.origin, payload, { event: 'issues' });
+    expect(status).toBe(200);
+    consumer.answer = (req, body, res) => {
+      const signature = String(req.headers['x-hub-signature-256'] ?? '');
+      void verifyGithub(GITHUB_SECRET, body.toString('utf8'), signature).then(
+        (ok) => {
+          res.statusCode = ok ? 204 : 401;
+          res.end();
+        },
+        () => {
+          res.statusCode = 400;
+          res.end();
+        },
+      );
+    };
+    const result = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url });
+    expect(result).toMatchObject({ delivered: true, response_status: 204 });
+    const received = consumer.requests.at(-1);
+    expect(received?.body.toString('utf8')).toBe(payload);
+    expect(received?.headers['x-github-event']).toBe('issues');
+  });
+});
+
+describe('replay rate limit', () => {
+  it('Exhausted bucket returns rate_limited with retry_after and makes no outbound request', async () => {
+    // Its own switchboard: the bucket of the suite above is shared by the "agent" token.
+    const own = await startSwitchboard({ config: { rate_limits: { replay: { capacity: 2, refill_per_second: 0.01 } } } });
+    try {
+      const client = await own.connect();
+      const { id } = await deliverOpen(own.origin, '{"type":"ping"}');
+      const requestsBefore = consumer.requests.length;
+      await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url });
+      await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url });
+      const connectionsBefore = consumer.connections;
+      const limited = await callError(client, 'replay_webhook_event', { id, target_url: consumer.url });
+      expect(limited.code).toBe('rate_limited');
+      expect(Number.isInteger(limited.retry_after)).toBe(true);
+      expect(limited.retry_after).toBeGreaterThanOrEqual(1);
+      expect(limited.retry_after).toBeLessThanOrEqual(100);
+      expect(consumer.requests.length - requestsBefore).toBe(2);
+      expect(consumer.connections).toBe(connectionsBefore);
+      // Reads have their own, larger bucket: a caller out of replays can still look.
+      await callOk(client, 'list_webhook_events', { limit: 1 });
+    } finally {
+      await own.close();
+    }
+  });
+});

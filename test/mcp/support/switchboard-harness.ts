@@ -1,0 +1,222 @@
+/**
+ * A real switchboard for MCP tests: createApp with the ingest and MCP surfaces, the PostgreSQL
+ * store on a fresh database, the LISTEN/NOTIFY bus, the real replay service and token repository,
+ * served on 127.0.0.1 port 0. Clients are the official SDK Client over real HTTP.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Middleware } from 'koa';
+import type { SwitchboardConfig } from '../../../generated/types.ts';
+import { createHostCheck } from '../../../src/auth/host-check.ts';
+import { createRateLimiter, type RateLimiter } from '../../../src/auth/rate-limiter.ts';
+import { requireBearer } from '../../../src/auth/require-bearer.ts';
+import { createTokenService } from '../../../src/auth/token-service.ts';
+import { createPostgresEventBus, type PostgresEventBus } from '../../../src/bus/postgres-event-bus.ts';
+import { resolveConfig, type ResolvedConfig } from '../../../src/config/resolve-config.ts';
+import { createApp } from '../../../src/http/create-app.ts';
+import { createIngestSurface } from '../../../src/ingest/ingest-surface.ts';
+import { createLogger, type Logger } from '../../../src/log/logger.ts';
+import { createMcpSurface, type McpSurface } from '../../../src/mcp/index.ts';
+import { createProviderDirectory } from '../../../src/providers/provider-directory.ts';
+import { createReplayService, type ReplayServiceDeps } from '../../../src/replay/replay-service.ts';
+import type { ReplayService } from '../../../src/replay/replay-types.ts';
+import type { EventStore } from '../../../src/store/event-store.ts';
+import {
+  createEventStore,
+  createReplayAttemptRepository,
+  createTokenRepository,
+  isDatabaseUp,
+  type PgEventStore,
+  type TokenRepository,
+} from '../../../src/store/index.ts';
+import { freshDatabase, type TestDatabase } from '../../support/database.ts';
+
+export const GITHUB_SECRET = 'gh-secret-9f8e7d6c5b4a39281706';
+export const STRIPE_SECRET = 'whsec_c3RyaXBlLXNlY3JldC1mb3ItdGVzdHM';
+export const HOOK_TOKEN = 'hook-token-5a4b3c2d1e0f99887766';
+
+/** One provider of every secret_status class and family. */
+export const STANDARD_PROVIDERS: NonNullable<SwitchboardConfig['providers']> = {
+  github: { preset: 'github', secret: GITHUB_SECRET },
+  stripe: { preset: 'stripe', secret: STRIPE_SECRET },
+  linear: { preset: 'linear' },
+  hook: { trust_mode: 'token', token: HOOK_TOKEN },
+  open: { trust_mode: 'open', event_type_from: '/type' },
+  jobs: { family: 'queue', channel: 'jobs' },
+};
+
+export interface HarnessOptions {
+  config?: SwitchboardConfig;
+  /** Serve with this store instead of the fresh database's (e.g. one whose pool is closed). */
+  store?: EventStore;
+  /** Use this database (and do not drop it on close). */
+  db?: TestDatabase;
+  envToken?: string;
+  /** Ids published to the bus by the ingest surface are real; tests may also publish. */
+  notifyIntervalMs?: number;
+  keepAliveMs?: number;
+  /** Wraps the real replay service's resolver and connector, to observe DNS lookups and connections. */
+  replayObserver?: Pick<ReplayServiceDeps, 'resolver' | 'onConnect'>;
+  /** Extra surfaces tried before MCP (tests of auth on other paths). */
+  extraSurfaces?: (deps: { authenticate: Middleware; checkHost: Middleware }) => Middleware[];
+}
+
+export interface Harness {
+  /** http://127.0.0.1:<port> */
+  origin: string;
+  /** The /mcp endpoint. */
+  url: URL;
+  port: number;
+  /** A managed token named "agent". */
+  token: string;
+  db: TestDatabase;
+  store: PgEventStore;
+  tokens: TokenRepository;
+  bus: PostgresEventBus;
+  config: ResolvedConfig;
+  limiter: RateLimiter;
+  replay: ReplayService;
+  surface: McpSurface;
+  server: Server;
+  /** Every log line written so far, parsed. */
+  logs: Array<Record<string, unknown>>;
+  /** An official SDK client connected over HTTP with this bearer token (default: the agent token), tools listed. */
+  connect(token?: string, options?: { onResponseText?: (text: string) => void }): Promise<Client>;
+  /** Ends the client's session the way a polite client does (HTTP DELETE), then closes it. */
+  disconnect(client: Client): Promise<void>;
+  close(): Promise<void>;
+}
+
+function capturingLogger(lines: Array<Record<string, unknown>>): Logger {
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      }
+      callback();
+    },
+  });
+  return createLogger({ level: 'debug', destination });
+}
+
+/** fetch that hands every byte of every response body (SSE streams included) to record, as it arrives. */
+function recordingFetch(record: (text: string) => void): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.body === null) return response;
+    const [forClient, forRecord] = response.body.tee();
+    void (async () => {
+      const decoder = new TextDecoder();
+      const reader = forRecord.getReader();
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true as const }));
+        if (done) break;
+        record(decoder.decode(value, { stream: true }));
+      }
+    })();
+    return new Response(forClient, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+export async function startSwitchboard(options: HarnessOptions = {}): Promise<Harness> {
+  const ownDb = options.db === undefined;
+  const db = options.db ?? (await freshDatabase({ maximumPoolSize: 10 }));
+  const logs: Array<Record<string, unknown>> = [];
+  const logger = capturingLogger(logs);
+  const config = resolveConfig({ providers: STANDARD_PROVIDERS, ...options.config });
+  const store = createEventStore(db.pool);
+  const tokens = createTokenRepository(db.pool);
+  const { token } = await tokens.create(`agent-${Math.random().toString(36).slice(2, 8)}`);
+  const bus = createPostgresEventBus({ databaseUrl: db.url, logger });
+  await bus.ready();
+  const limiter = createRateLimiter({ limits: config.rateLimits });
+  let port = 0;
+  const replay = createReplayService({
+    store: options.store ?? store,
+    attempts: createReplayAttemptRepository(db.pool),
+    providers: config.providers,
+    replay: config.replay,
+    selfAddresses: () => [{ host: '127.0.0.1', port }],
+    checkRateLimit: limiter.checkReplay,
+    logger,
+    ...options.replayObserver,
+  });
+  const authenticate = requireBearer(createTokenService({ tokens, envToken: options.envToken }), { logger });
+  const checkHost = createHostCheck({ bindHost: '127.0.0.1', allowedHosts: config.server.allowedHosts });
+  const surface = createMcpSurface({
+    store: options.store ?? store,
+    providers: createProviderDirectory(config.providers, () => 'connected'),
+    replay,
+    bus,
+    checkReadLimit: limiter.checkRead,
+    checkHost,
+    authenticate,
+    logger,
+    sessions: config.mcp,
+    notifyIntervalMs: options.notifyIntervalMs,
+    keepAliveMs: options.keepAliveMs,
+  });
+  const app = createApp({
+    logger,
+    isDatabaseUp: () => isDatabaseUp(db.pool),
+    trustProxy: false,
+    surfaces: [
+      ...(options.extraSurfaces?.({ authenticate, checkHost }) ?? []),
+      createIngestSurface({ providers: config.providers, store, bus, logger }),
+      surface.middleware,
+    ],
+  });
+  const server = createServer(app.callback());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  port = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${port}`;
+  const clients: Client[] = [];
+
+  return {
+    origin,
+    url: new URL('/mcp', origin),
+    port,
+    token,
+    db,
+    store,
+    tokens,
+    bus,
+    config,
+    limiter,
+    replay,
+    surface,
+    server,
+    logs,
+    async connect(bearer = token, connectOptions = {}) {
+      const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
+      const record = connectOptions.onResponseText;
+      const transport = new StreamableHTTPClientTransport(new URL('/mcp', origin), {
+        requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+        ...(record === undefined ? {} : { fetch: recordingFetch(record) }),
+      });
+      await client.connect(transport);
+      // Listing the tools makes the client validate every structuredContent against its outputSchema.
+      await client.listTools();
+      clients.push(client);
+      return client;
+    },
+    async disconnect(client) {
+      const transport = client.transport;
+      if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession();
+      await client.close();
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+      await surface.closeAll();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await bus.close();
+      if (ownDb) await db.close();
+    },
+  };
+}
