@@ -8,7 +8,7 @@ import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts
 import { findMissingHeader } from './verify/headers.ts';
 import { buildPreset } from './verify/preset-registry.ts';
 import { slackUrlVerificationChallenge } from './verify/slack-preset.ts';
-import type { EventIdentity, Preset, VerifyOutcome } from './verify/verifier-types.ts';
+import type { EventIdentity, Preset, VerifyFailureReason, VerifyOutcome } from './verify/verifier-types.ts';
 import { cleanEventType, cleanExternalId } from './clean-identifier.ts';
 import { createGroupCommitter, type GroupCommitter } from './group-commit.ts';
 import { declaredLength, readRawBody } from './read-raw-body.ts';
@@ -27,6 +27,8 @@ export interface IngestSurfaceOptions {
   commitTimeoutMs?: number;
   /** Retry-After sent with 503; default 5. */
   retryAfterSeconds?: number;
+  /** Told why a delivery failed verification (for metrics); never given the secret or signature. */
+  onRejected?: (provider: string, reason: VerifyFailureReason) => void;
 }
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
@@ -126,6 +128,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     };
 
     if (!outcome.ok) {
+      options.onRejected?.(provider.name, outcome.reason);
       log.info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
       if (provider.recordRejected) {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change

@@ -2,7 +2,7 @@
  * The composition root: the one place that knows every module, builds them in dependency order
  * (store, bus, sources, services, surfaces) and tears them down in reverse.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Middleware } from 'koa';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
@@ -36,6 +36,7 @@ import { createApiSurface } from '../api/create-api-surface.ts';
 import { createUiSurface } from '../ui/create-ui-surface.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
+import { countRateLimited, countStreams, instrumentIngest, instrumentReplay } from '../metrics/instrument.ts';
 
 export interface StartOptions {
   config: ResolvedConfig;
@@ -144,25 +145,30 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
 
     const directory = createProviderDirectory(config.providers, (name) => queues.connectionOf(name));
     const limiter = createRateLimiter({ limits: config.rateLimits });
+    const checkRead = countRateLimited(limiter.checkRead, 'read', metrics);
+    const checkReplay = countRateLimited(limiter.checkReplay, 'replay', metrics);
     const tokenService = createTokenService({ tokens, envToken: options.envToken });
     const authenticate = requireBearer(tokenService, { logger });
     const checkHost = createHostCheck({ bindHost: options.host, allowedHosts: config.server.allowedHosts });
     let selfAddresses: SelfAddress[] = [];
-    const replay = createReplayService({
-      store,
-      attempts,
-      providers: config.providers,
-      replay: config.replay,
-      selfAddresses: () => selfAddresses,
-      checkRateLimit: limiter.checkReplay,
-      logger,
-    });
+    const replay = instrumentReplay(
+      createReplayService({
+        store,
+        attempts,
+        providers: config.providers,
+        replay: config.replay,
+        selfAddresses: () => selfAddresses,
+        checkRateLimit: checkReplay,
+        logger,
+      }),
+      metrics,
+    );
     const mcp = createMcpSurface({
       store,
       providers: directory,
       replay,
       bus,
-      checkReadLimit: limiter.checkRead,
+      checkReadLimit: checkRead,
       checkHost,
       authenticate,
       logger,
@@ -170,8 +176,19 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     });
     const streams = new AbortController();
     const surfaces: Middleware[] = [
-      createIngestSurface({ providers: config.providers, store, bus, logger }),
+      instrumentIngest(
+        createIngestSurface({
+          providers: config.providers,
+          store,
+          bus,
+          logger,
+          onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
+        }),
+        config.providers,
+        metrics,
+      ),
       mcp.middleware,
+      countStreams(metrics),
       createApiSurface({
         store,
         replayAttempts: attempts,
@@ -181,7 +198,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         replayDefaultTarget: config.replay.defaultTarget,
         checkHost,
         authenticate,
-        checkReadLimit: limiter.checkRead,
+        checkReadLimit: checkRead,
         stream: { signal: streams.signal },
       }),
       metricsRoute({ metrics, authenticate: config.metrics.requireAuth ? authenticate : undefined }),
@@ -210,14 +227,21 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     selfAddresses = [{ host: options.host, port: address.port }];
     const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
     let draining = false;
-    // During the drain every answer says Connection: close, so keep-alive clients go elsewhere
-    // for their next request instead of holding this instance open.
+    const unanswered = new Set<ServerResponse>();
+    // During the drain every answer says Connection: close (those already in progress too), so
+    // keep-alive clients go elsewhere for their next request instead of holding this instance open.
     server.prependListener('request', (_req, res) => {
-      if (draining) res.setHeader('Connection', 'close');
+      if (draining) {
+        res.setHeader('Connection', 'close');
+        return;
+      }
+      unanswered.add(res);
+      res.once('close', () => unanswered.delete(res));
     });
     cleanups.push(async () => {
       // Stop accepting first; MCP sessions and SSE streams never end on their own, so close them.
       draining = true;
+      for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // server.close() closes only the connections idle at that moment: one whose request ends
       // during the drain would otherwise stay open until keepAliveTimeout and delay the exit.

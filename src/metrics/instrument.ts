@@ -1,0 +1,83 @@
+/**
+ * Metrics are taken at the seams the composition root already holds (a surface's response, a
+ * service's promise, a limiter's throw), so the modules themselves stay free of metrics code.
+ */
+import type { Middleware } from 'koa';
+import type { ProviderConfig } from '../config/resolve-config.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { ReplayService } from '../replay/replay-types.ts';
+import type { Metrics } from './metrics.ts';
+
+const INGEST_OUTCOME: Record<number, string> = {
+  400: 'bad_request',
+  401: 'rejected',
+  404: 'not_found',
+  405: 'bad_method',
+  413: 'too_large',
+  503: 'unavailable',
+};
+
+/** Counts deliveries by provider and outcome, and times the ones that reached a provider route. */
+export function instrumentIngest(ingest: Middleware, providers: readonly ProviderConfig[], metrics: Metrics): Middleware {
+  const byRoute = new Map(providers.flatMap((p) => (p.family === 'webhook' ? [[p.route, p.name] as const] : [])));
+  return async (ctx, next) => {
+    const provider = byRoute.get(ctx.path);
+    const started = performance.now();
+    let passedOn = false;
+    await ingest(ctx, async () => {
+      passedOn = true;
+      await next();
+    });
+    if (passedOn) return;
+    const label = provider ?? 'unknown';
+    const body = ctx.body as { duplicate?: unknown; challenge?: unknown } | undefined;
+    const outcome =
+      ctx.status === 200
+        ? body?.challenge !== undefined
+          ? 'handshake'
+          : body?.duplicate === true
+            ? 'duplicate'
+            : 'stored'
+        : (INGEST_OUTCOME[ctx.status] ?? `status_${ctx.status}`);
+    metrics.deliveries.inc({ provider: label, outcome });
+    if (provider !== undefined) metrics.ingestLatency.observe({ provider }, (performance.now() - started) / 1000);
+  };
+}
+
+export function instrumentReplay(replay: ReplayService, metrics: Metrics): ReplayService {
+  return {
+    async replay(request) {
+      try {
+        const result = await replay.replay(request);
+        metrics.replays.inc({ outcome: 'delivered' });
+        return result;
+      } catch (err) {
+        metrics.replays.inc({ outcome: err instanceof AppError ? err.code : 'internal' });
+        throw err;
+      }
+    },
+  };
+}
+
+/** Wraps a limiter check so each refusal is counted under its bucket class. */
+export function countRateLimited(check: (caller: string) => void, rateClass: 'read' | 'replay', metrics: Metrics) {
+  return (caller: string): void => {
+    try {
+      check(caller);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'rate_limited') metrics.rateLimited.inc({ class: rateClass });
+      throw err;
+    }
+  };
+}
+
+/** Tracks open /api/stream connections: they end when the response closes. */
+export function countStreams(metrics: Metrics): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== '/api/stream' || ctx.method !== 'GET') return next();
+    await next();
+    if (ctx.status !== 200) return;
+    metrics.sseClients.inc();
+    ctx.res.once('close', () => metrics.sseClients.dec());
+  };
+}
