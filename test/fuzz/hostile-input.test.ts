@@ -1,0 +1,42 @@
+/**
+ * Hostile input, a seeded few hundred cases per surface (bench/fuzz.ts runs 10,000+ of the same):
+ * random and malformed JSON-RPC to /mcp, tool arguments with fuzzed cursors and since values,
+ * /api/events query strings, raw header bytes Node's client will not send, and webhook bodies
+ * with valid, wrong and malformed credentials. Against the real composition root on a fresh
+ * database; the rules each case must keep are in support/surfaces.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { formatReport, runSurface } from './support/run-surface.ts';
+import { apiQuerySurface, headersSurface, jsonRpcSurface, toolsSurface, webhookSurface, type Surface } from './support/surfaces.ts';
+import { startInProcessTarget, type FuzzTarget } from './support/target.ts';
+
+const SEED = Number(process.env.FUZZ_SEED ?? 424_242);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
+
+let db: TestDatabase;
+let target: FuzzTarget;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  target = await startInProcessTarget({ databaseUrl: db.url, pool: db.pool });
+});
+
+afterAll(async () => {
+  await target?.close();
+  await db?.close();
+});
+
+const surfaces: Array<Surface<never>> = [jsonRpcSurface, toolsSurface, apiQuerySurface, headersSurface, webhookSurface] as unknown as Array<Surface<never>>;
+
+describe('hostile input', () => {
+  for (const surface of surfaces) {
+    it(`${surface.name}: ${RUNS} seeded cases, no 5xx, no internal, no stored change from rejected input`, async () => {
+      const report = await runSurface(surface, target, { numRuns: RUNS, seed: SEED });
+      expect(report.cases).toBe(RUNS);
+      // The cases must reach past the front door, or the surface tests nothing.
+      expect(Object.keys(report.outcomes).length, formatReport(report)).toBeGreaterThan(1);
+      console.info(formatReport(report));
+    });
+  }
+});

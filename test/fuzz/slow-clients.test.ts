@@ -1,0 +1,149 @@
+/**
+ * Concurrency abuse, bounded by timeouts and caps (the composition root's SERVER_TIMEOUTS and
+ * mcp.max_sessions), on the real composition root with its timeouts shortened so the test takes
+ * seconds (test/reliability/slow-clients.test.ts checks the production defaults on a child):
+ *   - slowloris heads: many sockets trickling header lines are cut once headersTimeout passes;
+ *   - slow bodies: complete heads whose bodies trickle are cut once requestTimeout passes, and
+ *     nothing is stored;
+ *   - many parallel MCP initializations: exactly max_sessions succeed, the rest get 503 with
+ *     Retry-After, and a slot freed by DELETE can be taken again;
+ * and all the while the server keeps answering health checks and storing deliveries promptly.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { openRaw, type RawExchange } from './support/raw-socket.ts';
+import { fuzzConfig, startInProcessTarget, tableSnapshot, type FuzzTarget } from './support/target.ts';
+
+const TIMEOUTS = { headersTimeoutMs: 1_500, requestTimeoutMs: 3_000, keepAliveTimeoutMs: 1_000, checkIntervalMs: 250 };
+const MAX_SESSIONS = 8;
+/** Slack on top of a timeout for the periodic check and a busy CI machine. */
+const SLACK_MS = 2_500;
+
+let db: TestDatabase;
+let target: FuzzTarget;
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  target = await startInProcessTarget({
+    databaseUrl: db.url,
+    pool: db.pool,
+    config: fuzzConfig({ mcp: { max_sessions: MAX_SESSIONS } }),
+    serverTimeouts: TIMEOUTS,
+  });
+});
+
+afterAll(async () => {
+  await target?.close();
+  await db?.close();
+});
+
+/** Health and a delivery both answered within the bound: the server is responsive. */
+async function probe(boundMs: number): Promise<number> {
+  const started = performance.now();
+  const health = await fetch(`${target.url}/healthz`);
+  expect(health.status).toBe(200);
+  const stored = await fetch(`${target.url}/hooks/open`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"probe":true}' });
+  expect(stored.status).toBe(200);
+  const took = performance.now() - started;
+  expect(took, 'health + delivery while slow clients hold sockets').toBeLessThan(boundMs);
+  return took;
+}
+
+/** Writes `piece` every `everyMs` until the socket closes; resolves with when it closed. */
+function trickle(exchange: RawExchange, piece: string, everyMs: number): Promise<number> {
+  const timer = setInterval(() => {
+    if (!exchange.socket.destroyed) exchange.socket.write(piece);
+  }, everyMs);
+  return exchange.closed.then(() => {
+    clearInterval(timer);
+    return performance.now();
+  });
+}
+
+describe('slow clients and parallel sessions', () => {
+  it('cuts slowloris heads after headersTimeout and keeps answering meanwhile', async () => {
+    const sockets = await Promise.all(Array.from({ length: 100 }, () => openRaw(target.port)));
+    const started = performance.now();
+    const closedAt = sockets.map((s) => {
+      s.socket.write('POST /hooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      return trickle(s, 'X-Slow: a\r\n', 200);
+    });
+    const probes: number[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      probes.push(await probe(1_500));
+      await delay(200);
+    }
+    const times = await Promise.all(closedAt);
+    const latest = Math.max(...times) - started;
+    expect(latest, 'every slow head was cut').toBeLessThan(TIMEOUTS.headersTimeoutMs + SLACK_MS);
+    expect(Math.min(...times) - started, 'not before the timeout').toBeGreaterThanOrEqual(TIMEOUTS.headersTimeoutMs - 300);
+    const answers = await Promise.all(sockets.map((s) => s.response));
+    // Node answers 408 Request Timeout when it cuts a head (or just closes the socket).
+    for (const answer of answers) if (answer !== null) expect(answer.status).toBe(408);
+    console.info(`slowloris: 100 heads cut ${Math.round(latest)} ms after they started; probes took ${probes.map((p) => Math.round(p)).join(', ')} ms`);
+  });
+
+  it('cuts trickled bodies after requestTimeout, storing nothing, and keeps answering meanwhile', async () => {
+    const before = await tableSnapshot(target.pool, ['events']);
+    const sockets = await Promise.all(Array.from({ length: 50 }, () => openRaw(target.port)));
+    const started = performance.now();
+    const closedAt = sockets.map((s) => {
+      s.socket.write('POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{');
+      return trickle(s, ' ', 200);
+    });
+    await delay(300);
+    const during = await tableSnapshot(target.pool, ['events']);
+    await probe(1_500);
+    const times = await Promise.all(closedAt);
+    const latest = Math.max(...times) - started;
+    expect(latest, 'every slow body was cut').toBeLessThan(TIMEOUTS.requestTimeoutMs + SLACK_MS);
+    expect(Math.min(...times) - started).toBeGreaterThanOrEqual(TIMEOUTS.requestTimeoutMs - 300);
+    // Nothing from the slow bodies was stored: the only new rows are the probe's one delivery.
+    const after = await tableSnapshot(target.pool, ['events']);
+    expect(during.events).toBe(before.events);
+    expect(Number(after.events?.split(':')[0])).toBe(Number(before.events?.split(':')[0]) + 1);
+    console.info(`slow bodies: 50 requests cut ${Math.round(latest)} ms after they started`);
+  });
+
+  it(`caps MCP sessions at mcp.max_sessions (${MAX_SESSIONS}) under 40 parallel initializations`, async () => {
+    const initialize = (): Promise<Response> =>
+      fetch(`${target.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'parallel', version: '1' } },
+        }),
+      });
+    const answers = await Promise.all(Array.from({ length: 40 }, () => initialize()));
+    const bodies = await Promise.all(answers.map((a) => a.text()));
+    const opened = answers.filter((a) => a.status === 200).map((a) => a.headers.get('mcp-session-id') ?? '');
+    const refused = answers.filter((a) => a.status === 503);
+    expect(opened).toHaveLength(MAX_SESSIONS);
+    expect(new Set(opened).size).toBe(MAX_SESSIONS);
+    expect(refused).toHaveLength(40 - MAX_SESSIONS);
+    for (const answer of refused) expect(answer.headers.get('retry-after')).toBe('5');
+    for (const [i, body] of bodies.entries()) {
+      if (answers[i]?.status === 503) expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/too many MCP sessions/) } });
+    }
+    await probe(1_500);
+
+    // Freeing a slot lets a new session in; the cap holds again right after.
+    const del = await fetch(`${target.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': opened[0] ?? '' } });
+    expect(del.status).toBe(200);
+    const again = await initialize();
+    expect(again.status).toBe(200);
+    await again.text();
+    const full = await initialize();
+    expect(full.status).toBe(503);
+    await full.text();
+
+    for (const id of [...opened.slice(1), again.headers.get('mcp-session-id') ?? '']) {
+      await fetch(`${target.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': id } }).then((r) => r.text());
+    }
+    expect(target.faults()).toEqual([]);
+  });
+});
