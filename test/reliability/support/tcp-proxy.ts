@@ -1,0 +1,98 @@
+/**
+ * A TCP proxy on 127.0.0.1 in front of PostgreSQL or Redis, so a test can take the real server
+ * away from a switchboard child: down() drops every proxied connection and stops listening (new
+ * connections are refused, as with a stopped server); up() listens again on the same port.
+ */
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface ControlledProxy {
+  readonly port: number;
+  readonly isUp: boolean;
+  /** The URL with host and port replaced by the proxy's. */
+  via(url: string): string;
+  /** Connections accepted so far (a client that reconnects shows up here). */
+  readonly accepted: number;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startControlledProxy(targetHost: string, targetPort: number): Promise<ControlledProxy> {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  let accepted = 0;
+
+  const onConnection = (client: Socket): void => {
+    accepted += 1;
+    const upstream = connect(targetPort, targetHost);
+    sockets.add(client);
+    sockets.add(upstream);
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+
+  const up = async (): Promise<void> => {
+    if (server !== undefined) return;
+    // The port was ours a moment ago; on a busy machine the kernel may take a beat to free it.
+    for (let attempt = 0; ; attempt += 1) {
+      const next = createServer(onConnection);
+      next.listen(port, '127.0.0.1');
+      try {
+        await Promise.race([
+          once(next, 'listening'),
+          once(next, 'error').then(([err]) => {
+            throw err;
+          }),
+        ]);
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await delay(100);
+        continue;
+      }
+      port = (next.address() as AddressInfo).port;
+      server = next;
+      return;
+    }
+  };
+
+  const down = async (): Promise<void> => {
+    const current = server;
+    server = undefined;
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    if (current !== undefined) await new Promise<void>((resolve) => current.close(() => resolve()));
+  };
+
+  await up();
+  return {
+    get port() {
+      return port;
+    },
+    get isUp() {
+      return server !== undefined;
+    },
+    get accepted() {
+      return accepted;
+    },
+    via(url: string) {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    down,
+    up,
+    close: down,
+  };
+}
