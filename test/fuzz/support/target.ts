@@ -6,7 +6,7 @@
  * No vitest import: bench/fuzz.ts uses this too.
  */
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createServer, type Server } from 'node:http';
@@ -90,14 +90,15 @@ export async function startInProcessTarget(options: {
   process.on('uncaughtException', onException);
   const token = randomToken();
   const consumer = await listenConsumer();
+  // Only read for the embedded database and the first-start token file; neither applies here.
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-'));
   const running = await startSwitchboard({
     config: resolveConfig(options.config ?? fuzzConfig()),
     logger: createLogger({ level: process.env.LOG_LEVEL ?? 'silent' }),
     host: '127.0.0.1',
     port: 0,
     databaseUrl: options.databaseUrl,
-    // Only read for the embedded database and the first-start token file; neither applies here.
-    dataDir: mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-')),
+    dataDir,
     envToken: token,
     redisUrl: undefined,
     drainTimeoutMs: 1_000,
@@ -118,6 +119,7 @@ export async function startInProcessTarget(options: {
       await agent.close();
       await running.close();
       consumer.close();
+      rmSync(dataDir, { recursive: true, force: true });
       process.off('unhandledRejection', onRejection);
       process.off('uncaughtException', onException);
     },
