@@ -28,7 +28,7 @@ import {
 } from '../../src/store/index.ts';
 import { createUiSurface } from '../../src/ui/create-ui-surface.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 
 export const GITHUB_SECRET = 'gh-test-secret';
 export const CI_TOKEN = 'ci-shared-token';
@@ -92,11 +92,11 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
   const db = await freshDatabase({ interceptors: options.interceptors ?? [] });
   const logger = silentLogger;
   const config = parseConfig(testConfigYaml(options.defaultTarget), {});
-  let proxy: TcpProxy | undefined;
+  let proxy: ControlledProxy | undefined;
   let pool: DatabasePool = db.pool;
   if (options.viaProxy === true) {
     const direct = new URL(db.url);
-    proxy = await startTcpProxy(direct.hostname, Number(direct.port || 5432));
+    proxy = await startControlledProxy(direct.hostname, Number(direct.port || 5432));
     const proxied = new URL(db.url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
@@ -165,7 +165,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     server,
     takeDatabaseDown: async () => {
       if (!proxy) throw new Error('startApiTestServer: takeDatabaseDown needs viaProxy');
-      await proxy.takeDown();
+      await proxy.down();
     },
     createToken: async (name) => (await tokens.create(name)).token,
     close: async () => {
@@ -174,7 +174,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await bus.close();
       if (pool !== db.pool) await pool.end().catch(() => undefined);
-      await proxy?.takeDown().catch(() => undefined);
+      await proxy?.close().catch(() => undefined);
       await db.close();
     },
   };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { startTcpProxy } from '../ingest/routes/tcp-proxy.ts';
+import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { killConnections, queueHarness, redisAvailable, uniqueKey, type QueueHarness } from './queue-harness.ts';
 
 const available = await redisAvailable();
@@ -122,13 +122,13 @@ describe.runIf(available)('redis streams source', () => {
     await pipeline.exec();
 
     const target = new URL(db.url);
-    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    const proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
     const pool = await createDatabasePool(proxy.via(db.url), { connectionTimeoutMs: 500, maximumPoolSize: 2 });
     const providers = { pendrestart: { family: 'queue' as const, channel: key, mode: 'streams' as const } };
     try {
       const first = await h.start(providers, { consumer: 'pending-consumer', streamBatchSize: 10, store: createEventStore(pool) });
       await expect.poll(() => h.count('pendrestart'), { timeout: 10_000, interval: 5 }).toBeGreaterThan(20);
-      await proxy.cut();
+      await proxy.down();
       await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBeGreaterThan(0);
       await first.stop();
       expect(await pendingCount(key)).toBeGreaterThan(0);
@@ -177,11 +177,11 @@ describe.runIf(available)('redis streams source', () => {
   it('acknowledges nothing while the database is down, and stores everything once it returns', async () => {
     const key = streamKey('dbdown');
     const target = new URL(db.url);
-    const proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    const proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
     const pool = await createDatabasePool(proxy.via(db.url), { connectionTimeoutMs: 500, maximumPoolSize: 2 });
     try {
       await h.redis.xgroup('CREATE', key, 'switchboard', '$', 'MKSTREAM');
-      await proxy.cut();
+      await proxy.down();
       const sources = await h.start(
         { dbdown: { family: 'queue', channel: key, mode: 'streams' } },
         { consumer: 'dbdown-consumer', store: createEventStore(pool) },
@@ -194,7 +194,7 @@ describe.runIf(available)('redis streams source', () => {
       expect((await pendingCount(key)) + (await groupLag(key))).toBe(20);
       expect(await h.rows('dbdown')).toHaveLength(0);
 
-      await proxy.restore();
+      await proxy.up();
       await expect.poll(async () => (await h.count('dbdown')), { timeout: 20_000 }).toBe(20);
       await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
       await sources.stop();

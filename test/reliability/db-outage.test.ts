@@ -20,7 +20,7 @@ import { createTokenRepository } from '../../src/store/index.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';
-import { startControlledProxy, type ControlledProxy } from './support/tcp-proxy.ts';
+import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 
 const SECRET = `outage-secret-${randomBytes(8).toString('hex')}`;
 const OUTAGE_MS = 3_000;

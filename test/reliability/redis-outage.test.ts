@@ -18,7 +18,7 @@ import { runGithubLoad, type LoadReport } from '../../bench/load-driver.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, waitFor } from './support/clients.ts';
-import { startControlledProxy, type ControlledProxy } from './support/tcp-proxy.ts';
+import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 
 const SECRET = `redis-outage-secret-${randomBytes(8).toString('hex')}`;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

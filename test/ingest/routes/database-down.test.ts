@@ -10,19 +10,19 @@ import { createDatabasePool } from '../../../src/store/database.ts';
 import { createEventStore } from '../../../src/store/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
 import { post, startHarness, type Harness } from './ingest-harness.ts';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+import { startControlledProxy, type ControlledProxy } from '../../support/tcp-proxy.ts';
 
 const SECRET = 'db-down-secret';
 
 let db: TestDatabase;
-let proxy: TcpProxy;
+let proxy: ControlledProxy;
 let proxiedPool: DatabasePool;
 let harness: Harness;
 
 beforeAll(async () => {
   db = await freshDatabase();
   const target = new URL(db.url);
-  proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
   proxiedPool = await createDatabasePool(proxy.via(db.url), { connectionTimeoutMs: 1_000, maximumPoolSize: 4 });
   harness = await startHarness({
     providers: { github: { preset: 'github', secret: SECRET } },
@@ -54,7 +54,7 @@ describe('database unavailable', () => {
   it('answers 503 with Retry-After to every delivery while the database is unreachable, then recovers', async () => {
     expect((await deliver()).status).toBe(200);
 
-    await proxy.cut();
+    await proxy.down();
     const during = await Promise.all(Array.from({ length: 8 }, () => deliver()));
     for (const answer of during) {
       expect(answer.status, answer.text).toBe(503);
@@ -65,7 +65,7 @@ describe('database unavailable', () => {
     const stored = await harness.rows('github');
     for (const answer of during) expect(stored.some((r) => r.externalId === answer.delivery)).toBe(false);
 
-    await proxy.restore();
+    await proxy.up();
     await expect.poll(async () => (await deliver()).status, { timeout: 15_000, interval: 250 }).toBe(200);
   });
 });
