@@ -1,9 +1,10 @@
 /**
  * The switchboard MCP server: the protocol handlers only, no transport. Built on the SDK's
  * low-level Server so the tools are served with the exact JSON Schemas of the generated manifest
- * (McpServer.registerTool would want zod shapes and re-derive the schemas).
+ * (McpServer.registerTool would want zod shapes and re-derive the schemas). Params that break a
+ * request schema are refused with -32602 before any handler here runs (params-checking-server.ts).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -15,6 +16,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { ParamsCheckingServer } from './params-checking-server.ts';
 import { RECENT_EVENTS_LISTING, assertKnownResource, readRecentEvents, type RecentEventsDeps } from './recent-events-resource.ts';
 import type { SwitchboardTools } from './switchboard-tools.ts';
 
@@ -40,7 +42,7 @@ export interface McpSessionHooks {
 }
 
 export function createMcpServer(deps: McpServerDeps, session: McpSessionHooks): Server {
-  const server = new Server(
+  const server = new ParamsCheckingServer(
     { name: MCP_SERVER_NAME, title: 'switchboard', version: deps.version },
     {
       capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },

@@ -104,51 +104,15 @@ export function jsonRpcMessages(answer: Pick<Answer, 'headers' | 'text'>): unkno
   return parse(answer.text);
 }
 
-/**
- * KNOWN ISSUE, reported to the lead (the fix belongs in src/mcp/create-mcp-server.ts): the MCP
- * SDK's Protocol parses every request against its handler's schema before the handler runs and
- * answers a failed parse with -32603 "Internal error" carrying the zod issues — e.g. tools/call
- * with `"arguments": 5`, or resources/read with a numeric uri, inside a valid session. That is
- * bad input, not an internal failure, and should be -32602 (invalid params). While the flag is
- * on, exactly that shape (a JSON array of zod issues under `params`) is tolerated and counted
- * under its own outcome label; every other -32603 still breaks the rule. Turn it off once fixed.
- */
-export const TOLERATE_SDK_PARAMS_PARSE_AS_INTERNAL = true;
-export const SDK_PARAMS_LABEL = 'KNOWN ISSUE: SDK params parse error sent as -32603';
-
-export function isSdkParamsParseError(message: unknown): boolean {
-  if (typeof message !== 'string') return false;
-  try {
-    const issues: unknown = JSON.parse(message);
-    return (
-      Array.isArray(issues) &&
-      issues.length > 0 &&
-      issues.every((issue: { code?: unknown; path?: unknown }) => typeof issue.code === 'string' && Array.isArray(issue.path) && issue.path[0] === 'params')
-    );
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Fails on a 5xx (other than an allowed 503) or any form of `internal` in the answer. Returns the
- * known-issue label when the only problem is the tolerated SDK behaviour above.
- */
-function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp } = {}): string | undefined {
-  let known: string | undefined;
+/** Fails on a 5xx (other than an allowed 503) or any form of `internal` in the answer. */
+function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp } = {}): void {
   if (answer.status >= 500) {
     const allowed = answer.status === 503 && options.allow503 !== undefined && options.allow503.test(answer.text);
     if (!allowed) fail(`${what}: answered ${answer.status}: ${answer.text.slice(0, 400)}`);
   }
   for (const message of jsonRpcMessages(answer)) {
     const m = message as { error?: { code?: unknown; message?: unknown }; result?: { isError?: unknown; content?: Array<{ text?: unknown }> } };
-    if (m?.error?.code === -32603) {
-      if (TOLERATE_SDK_PARAMS_PARSE_AS_INTERNAL && isSdkParamsParseError(m.error.message)) {
-        known = SDK_PARAMS_LABEL;
-        continue;
-      }
-      fail(`${what}: JSON-RPC internal error: ${String(m.error.message)}`);
-    }
+    if (m?.error?.code === -32603) fail(`${what}: JSON-RPC internal error: ${String(m.error.message)}`);
     if (m?.error?.code === 'internal') fail(`${what}: internal error envelope: ${String(m.error.message)}`);
     if (m?.result?.isError === true) {
       const text = String(m.result.content?.[0]?.text ?? '');
@@ -156,7 +120,6 @@ function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp 
     }
   }
   if (/"code"\s*:\s*"internal"/.test(answer.text)) fail(`${what}: internal error in the answer: ${answer.text.slice(0, 400)}`);
-  return known;
 }
 
 function sameSnapshot(what: string, before: Record<string, string>, after: Record<string, string>, tables: readonly string[]): void {
@@ -403,11 +366,11 @@ export const jsonRpcSurface: Surface<JsonRpcCase> = {
     if (input.session === 'valid') headers['mcp-session-id'] = state.sessionId;
     if (input.session === 'random') headers['mcp-session-id'] = randomUUID();
     const answer = await send(target, 'POST', '/mcp', headers, input.body);
-    const known = checkAnswer('POST /mcp', answer, { allow503: /too many MCP sessions/ });
+    checkAnswer('POST /mcp', answer, { allow503: /too many MCP sessions/ });
     // A fuzzed initialize that opened a session: end it, so sessions do not pile up.
     const opened = answer.headers['mcp-session-id'];
     if (opened !== undefined && opened !== state.sessionId) await closeSession(target, opened);
-    return known ?? `${answer.status}${answer.status >= 400 ? ` ${refusal(answer)}` : ''}`;
+    return `${answer.status}${answer.status >= 400 ? ` ${refusal(answer)}` : ''}`;
   },
 };
 
@@ -474,7 +437,7 @@ export const toolsSurface: Surface<ToolCase> = {
       },
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: input.name, arguments: input.args } }),
     );
-    const known = checkAnswer(`tools/call ${input.name}`, answer);
+    checkAnswer(`tools/call ${input.name}`, answer);
     if (answer.status !== 200) fail(`tools/call ${input.name}: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
     const [message] = jsonRpcMessages(answer) as Array<{ result?: { isError?: boolean; content?: Array<{ text?: string }>; structuredContent?: { next_cursor?: string } }; error?: { code: number } }>;
     if (message === undefined) fail(`tools/call ${input.name}: no JSON-RPC answer: ${answer.text.slice(0, 300)}`);
@@ -482,7 +445,6 @@ export const toolsSurface: Surface<ToolCase> = {
     sameSnapshot(`tools/call ${input.name}`, before, await tableSnapshot(target.pool, ['events', 'api_tokens', 'settings']), ['events', 'api_tokens', 'settings']);
     const next = message.result?.structuredContent?.next_cursor;
     if (typeof next === 'string' && state.cursors.length < 50) state.cursors.push(next);
-    if (known !== undefined) return known;
     if (message.error !== undefined) return `jsonrpc ${message.error.code}`;
     if (message.result?.isError === true) {
       const code = /"code"\s*:\s*"([a-z_]+)"/.exec(message.result.content?.[0]?.text ?? '')?.[1] ?? '?';
