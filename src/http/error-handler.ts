@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { AppError, internalError } from '../errors/app-error.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 
 export interface ErrorBody {
@@ -16,7 +17,11 @@ export function errorBody(error: AppError): ErrorBody {
   };
 }
 
-/** Serialises every failure to the one error envelope; unexpected ones are logged and hidden. */
+/**
+ * Serialises every failure to the one error envelope; unexpected ones are logged and hidden. A
+ * database outage is not a bug: whichever route ran into it (a token lookup on /metrics, say),
+ * the answer is 503 with Retry-After, as on the routes that handle it themselves.
+ */
 export function errorHandler(logger: Logger): Middleware {
   return async (ctx, next) => {
     try {
@@ -33,6 +38,13 @@ export function errorHandler(logger: Logger): Middleware {
         // Koa's own client errors (bad JSON, too large) carry safe, fixed messages.
         ctx.status = status;
         ctx.body = { error: { code: 'invalid_argument', message: clientMessage(status, err) } };
+        return;
+      }
+      if (isDatabaseUnavailable(err)) {
+        logger.warn({ err, path: ctx.path, method: ctx.method }, 'database unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+        ctx.body = { error: { code: 'internal', message: DATABASE_UNAVAILABLE_MESSAGE } };
         return;
       }
       const { error, correlationId } = internalError();

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 
@@ -80,7 +81,7 @@ export function createGroupCommitter(options: GroupCommitOptions): GroupCommitte
     try {
       results = await options.store.insertMany(batch.map((p) => p.event));
     } catch (error: unknown) {
-      if (batch.length > 1 && !isUnavailableError(error)) {
+      if (batch.length > 1 && !isDatabaseUnavailable(error)) {
         // One unstorable event must not take its neighbours down with it: retry them one by one so
         // only the bad one fails.
         options.logger.warn({ err: error, batch: batch.length }, 'batch insert failed; retrying events one by one');
@@ -118,28 +119,4 @@ export function createGroupCommitter(options: GroupCommitOptions): GroupCommitte
       return new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
   };
-}
-
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
-const UNAVAILABLE_NAMES = new Set(['ConnectionError', 'BackendTerminatedError', 'BackendTerminatedUnexpectedlyError']);
-
-/**
- * Whether an error means "the database cannot be reached" (so every event of the batch would fail
- * the same way) rather than "this statement was refused". SQLSTATE class 08 is connection
- * exceptions; 57P01-57P03 are shutdowns and "cannot connect now".
- */
-export function isUnavailableError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (typeof current === 'object' && current !== null && !seen.has(current)) {
-    seen.add(current);
-    const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown };
-    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code))) return true;
-    if (typeof name === 'string' && UNAVAILABLE_NAMES.has(name)) return true;
-    if (typeof message === 'string' && /connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(message)) {
-      return true;
-    }
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

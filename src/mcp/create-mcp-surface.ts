@@ -14,7 +14,7 @@ import { callerOf } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, internalError } from '../errors/app-error.ts';
 import { errorBody } from '../http/error-handler.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../api/database-unavailable.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { readRawBody } from '../ingest/read-raw-body.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';

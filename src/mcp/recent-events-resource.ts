@@ -6,7 +6,7 @@ import { AppError, internalError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { databaseUnavailableError, describeSchemaErrors } from './switchboard-tools.ts';
-import { isDatabaseUnavailable } from '../api/database-unavailable.ts';
+import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { errorEnvelope } from './tool-results.ts';
 
 export const RECENT_EVENTS_URI = 'switchboard://events/recent';

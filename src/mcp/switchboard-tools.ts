@@ -19,7 +19,7 @@ import {
   validateReplayWebhookEventOutput,
 } from '../../generated/validators.js';
 import { AppError, internalError, invalidArgument, notFound } from '../errors/app-error.ts';
-import { isDatabaseUnavailable } from '../api/database-unavailable.ts';
+import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';

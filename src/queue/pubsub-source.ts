@@ -1,6 +1,6 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
 import type { GroupCommitter } from '../ingest/group-commit.ts';
-import { isUnavailableError } from '../ingest/group-commit.ts';
+import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NewEvent } from '../store/event-store.ts';
 import { queueEvent, queueIdentitySources } from './queue-event.ts';
@@ -53,7 +53,7 @@ export async function startPubSubSource(options: PubSubSourceOptions): Promise<Q
         await committer.submit(event);
         return;
       } catch (err: unknown) {
-        if (stopped || attempt >= maxAttempts || !isUnavailableError(err)) {
+        if (stopped || attempt >= maxAttempts || !isDatabaseUnavailable(err)) {
           logger.error({ err, attempt }, 'pub/sub message dropped: could not be stored');
           return;
         }

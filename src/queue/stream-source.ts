@@ -1,6 +1,6 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
 import type { GroupCommitter } from '../ingest/group-commit.ts';
-import { isUnavailableError } from '../ingest/group-commit.ts';
+import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { QueueSource } from './pubsub-source.ts';
 import { queueEvent, queueIdentitySources, streamEntryPayload } from './queue-event.ts';
@@ -112,7 +112,7 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
             acks.push(entry.id);
           },
           (err: unknown) => {
-            if (isUnavailableError(err)) unavailable = true;
+            if (isDatabaseUnavailable(err)) unavailable = true;
             // Left unacknowledged either way: it stays pending and is read again after the next
             // reconnect or restart, rather than being dropped.
             logger.error({ err, id: entry.id }, 'stream entry not stored; left pending');

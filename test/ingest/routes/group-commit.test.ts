@@ -1,6 +1,7 @@
 import type { Interceptor } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroupCommitter, isUnavailableError } from '../../../src/ingest/group-commit.ts';
+import { isDatabaseUnavailable } from '../../../src/errors/database-unavailable.ts';
+import { createGroupCommitter } from '../../../src/ingest/group-commit.ts';
 import type { InsertResult, NewEvent } from '../../../src/store/event-store.ts';
 import { createEventStore, type PgEventStore } from '../../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../../support/database.ts';
@@ -101,12 +102,12 @@ describe('group commit', () => {
   });
 });
 
-describe('isUnavailableError', () => {
+describe('isDatabaseUnavailable', () => {
   it('recognises connection failures through cause chains, and not statement errors', () => {
-    expect(isUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
-    expect(isUnavailableError(new Error('outer', { cause: Object.assign(new Error('x'), { code: '57P01' }) }))).toBe(true);
-    expect(isUnavailableError(Object.assign(new Error('x'), { code: '08006' }))).toBe(true);
-    expect(isUnavailableError(Object.assign(new Error('value too long'), { code: '22001' }))).toBe(false);
-    expect(isUnavailableError('string')).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('outer', { cause: Object.assign(new Error('x'), { code: '57P01' }) }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('x'), { code: '08006' }))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('value too long'), { code: '22001' }))).toBe(false);
+    expect(isDatabaseUnavailable('string')).toBe(false);
   });
 });
