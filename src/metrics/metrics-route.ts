@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { Gauge } from 'prom-client';
 import type { DatabasePool } from 'slonik';
 import type { Metrics } from './metrics.ts';
 
@@ -28,20 +29,43 @@ export function metricsRoute(options: MetricsRouteOptions): Middleware {
   };
 }
 
+export const DB_POOL_METRIC = 'switchboard_db_pool_connections';
+export const MCP_SESSIONS_METRIC = 'switchboard_mcp_sessions';
+
 /**
- * Pool saturation and session counts are states, not events: read them when Prometheus scrapes
- * rather than tracking every change.
+ * Pool saturation and session counts are states, not events: they are read from the pool and the
+ * MCP surface while Prometheus scrapes (a gauge's collect), so every scrape is current and nothing
+ * runs between scrapes. Returns a function that unregisters the two gauges.
  */
-export function observePool(metrics: Metrics, pool: DatabasePool, mcpSessions: () => number): () => void {
-  const collect = (): void => {
-    const state = pool.state();
-    metrics.dbPool.set({ state: 'active' }, state.acquiredConnections);
-    metrics.dbPool.set({ state: 'idle' }, state.idleConnections);
-    metrics.dbPool.set({ state: 'waiting' }, state.waitingClients);
-    metrics.mcpSessions.set(mcpSessions());
+export function observePool(metrics: Metrics, pool: Pick<DatabasePool, 'state'>, mcpSessions: () => number): () => void {
+  const { registry } = metrics;
+  // A registry shared by two servers (StartOptions.metrics) reports the newest one, not a clash.
+  for (const name of [DB_POOL_METRIC, MCP_SESSIONS_METRIC]) registry.removeSingleMetric(name);
+  const dbPool = new Gauge({
+    name: DB_POOL_METRIC,
+    help: 'Database pool connections by state (active, idle, waiting requests).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const state = pool.state();
+      this.set({ state: 'active' }, state.acquiredConnections);
+      this.set({ state: 'idle' }, state.idleConnections);
+      this.set({ state: 'waiting' }, state.waitingClients);
+    },
+  });
+  const sessions = new Gauge({
+    name: MCP_SESSIONS_METRIC,
+    help: 'Open MCP sessions.',
+    registers: [registry],
+    collect() {
+      this.set(mcpSessions());
+    },
+  });
+  const owned: ReadonlyArray<readonly [string, unknown]> = [
+    [DB_POOL_METRIC, dbPool],
+    [MCP_SESSIONS_METRIC, sessions],
+  ];
+  return () => {
+    for (const [name, gauge] of owned) if (registry.getSingleMetric(name) === gauge) registry.removeSingleMetric(name);
   };
-  const timer = setInterval(collect, 5_000);
-  timer.unref();
-  collect();
-  return () => clearInterval(timer);
 }

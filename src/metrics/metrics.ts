@@ -2,7 +2,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /**
  * Every metric switchboard exports, in one registry per server instance (tests run several
- * servers in one process, and prom-client's global registry would mix them).
+ * servers in one process, and prom-client's global registry would mix them). The state gauges
+ * (database pool, MCP sessions) are read at scrape time from what they describe, so observePool
+ * in metrics-route.ts registers them once the pool and the MCP surface exist.
  */
 export interface Metrics {
   registry: Registry;
@@ -14,13 +16,12 @@ export interface Metrics {
   replays: Counter<'outcome'>;
   rateLimited: Counter<'class'>;
   sseClients: Gauge;
-  mcpSessions: Gauge;
-  dbPool: Gauge<'state'>;
 }
 
 export function createMetrics(options: { collectDefaults?: boolean } = {}): Metrics {
   const registry = new Registry();
-  if (options.collectDefaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchboard_process_' });
+  // prom-client's default names already start with process_ or nodejs_: the prefix is only ours.
+  if (options.collectDefaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchboard_' });
   const registers = [registry];
   return {
     registry,
@@ -68,12 +69,5 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
       registers,
     }),
     sseClients: new Gauge({ name: 'switchboard_sse_clients', help: 'Open /api/stream connections.', registers }),
-    mcpSessions: new Gauge({ name: 'switchboard_mcp_sessions', help: 'Open MCP sessions.', registers }),
-    dbPool: new Gauge({
-      name: 'switchboard_db_pool_connections',
-      help: 'Database pool connections by state (active, idle, waiting requests).',
-      labelNames: ['state'],
-      registers,
-    }),
   };
 }
