@@ -192,10 +192,10 @@ export const SCHEMAS = {
           },
           max_events: { description: 'Keep at most this many events (the newest).', type: 'integer', minimum: 1 },
           interval_seconds: {
-            description: 'How often the pruning job runs.',
+            description: 'How often the pruning job runs, in seconds (default 3600: hourly).',
             type: 'integer',
             minimum: 1,
-            default: 60,
+            default: 3600,
           },
         },
       },

@@ -40,7 +40,7 @@ export interface SwitchboardConfig {
      */
     max_events?: number;
     /**
-     * How often the pruning job runs.
+     * How often the pruning job runs, in seconds (default 3600: hourly).
      */
     interval_seconds?: number;
   };

@@ -53,7 +53,12 @@ const schema31 = {
           pattern: '^[0-9]+(s|m|h|d|w)$',
         },
         max_events: { description: 'Keep at most this many events (the newest).', type: 'integer', minimum: 1 },
-        interval_seconds: { description: 'How often the pruning job runs.', type: 'integer', minimum: 1, default: 60 },
+        interval_seconds: {
+          description: 'How often the pruning job runs, in seconds (default 3600: hourly).',
+          type: 'integer',
+          minimum: 1,
+          default: 3600,
+        },
       },
     },
     server: {
