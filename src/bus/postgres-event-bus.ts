@@ -51,9 +51,14 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
   const heartbeatMs = options.heartbeatMs ?? 30_000;
 
   const listeners = new Set<EventBusListener>();
-  const publishPool = new pg.Pool({ connectionString: options.databaseUrl, max: 2, idleTimeoutMillis: 30_000 });
+  const publishPool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: 2,
+    idleTimeoutMillis: 30_000,
+    application_name: 'switchboard-event-bus-publish',
+  });
   // An idle pooled client that loses its server emits here; unhandled, it would crash the process.
-  publishPool.on('error', (err) => logger.warn({ err }, 'event bus publish connection lost'));
+  publishPool.on('error', (err) => logger.warn({ reason: connectionFailure(err) }, 'event bus publish connection lost'));
 
   let state: BusConnectionState = 'connecting';
   let closed = false;
@@ -98,7 +103,7 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
     const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt, 16));
     const jittered = Math.round(delay / 2 + Math.random() * (delay / 2));
     attempt += 1;
-    logger.warn({ err: reason, attempt, delayMs: jittered }, 'event bus LISTEN connection lost; reconnecting');
+    logger.warn({ reason: connectionFailure(reason), attempt, delayMs: jittered }, 'event bus LISTEN connection lost; reconnecting');
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
       void connect();
@@ -179,6 +184,21 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
       listeners.clear();
       await publishPool.end();
     },
+  };
+}
+
+/**
+ * What a lost connection's log line needs: the message and the SQLSTATE or errno. Not the error
+ * itself: pg-pool hangs the whole client on it (err.client: connection parameters, the backend's
+ * cancel key, socket state), kilobytes per line, and a stack through pg internals says nothing an
+ * operator can act on.
+ */
+export function connectionFailure(err: unknown): { message: string; code?: string } {
+  if (typeof err !== 'object' || err === null) return { message: String(err) };
+  const { message, code } = err as { message?: unknown; code?: unknown };
+  return {
+    message: typeof message === 'string' ? message.slice(0, 300) : String(err),
+    ...(typeof code === 'string' ? { code } : {}),
   };
 }
 
