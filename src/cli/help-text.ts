@@ -14,9 +14,11 @@ Usage:
 
 Configuration:
   --config PATH, or SWITCHBOARD_CONFIG, or ./switchboard.yaml if present.
-  DATABASE_URL           PostgreSQL to use; without it an embedded PostgreSQL runs in the data dir.
-  SWITCHBOARD_DATA_DIR   Data directory (default ./.switchboard).
-  SWITCHBOARD_TOKEN      A static bearer token (identity "env").
-  REDIS_URL              Redis for queue providers (default redis://127.0.0.1:6379).
-  LOG_LEVEL              pino level (default info).
+  DATABASE_URL                  PostgreSQL to use; without it an embedded PostgreSQL runs in the data dir.
+  SWITCHBOARD_DATA_DIR          Data directory (default ./.switchboard).
+  SWITCHBOARD_TOKEN             A static bearer token (identity "env").
+  REDIS_URL                     Redis for queue providers (default redis://127.0.0.1:6379).
+  SWITCHBOARD_DRAIN_TIMEOUT_MS  How long SIGTERM waits for in-flight requests before cutting
+                                connections, in ms (0 to 600000; default 10000).
+  LOG_LEVEL                     pino level (default info).
 `;

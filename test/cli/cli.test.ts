@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +8,7 @@ import { main } from '../../src/cli/main.ts';
 
 const run = promisify(execFile);
 const bin = join(import.meta.dirname, '../../bin/switchboard.js');
+const srcDir = join(import.meta.dirname, '../../src');
 
 function capture(): { io: { out: (t: string) => void; err: (t: string) => void }; out: () => string; err: () => string } {
   let out = '';
@@ -21,6 +22,22 @@ describe('switchboard CLI', () => {
     expect(stdout).toContain('switchboard [serve] [--config PATH] [--host HOST] [--port PORT]');
     expect(stdout).toContain('token create <name>');
     expect(stdout).toContain('trigger <provider> [sample]');
+  });
+
+  it('help lists every environment variable the server reads', async () => {
+    const c = capture();
+    expect(await main(['--help'], c.io)).toBe(0);
+    // Grepped from src rather than listed here, so a variable added later cannot be missed. NODE_ENV
+    // is the UI build script's, not the server's.
+    const sources = (await readdir(srcDir, { recursive: true })).filter((f) => f.endsWith('.ts'));
+    const read = new Set<string>();
+    for (const file of sources) {
+      const text = await readFile(join(srcDir, file), 'utf8');
+      for (const m of text.matchAll(/\benv(?:\?\.|\.|\[['"])([A-Z][A-Z0-9_]+)/g)) if (m[1] !== 'NODE_ENV') read.add(m[1] ?? '');
+    }
+    expect([...read]).toEqual(expect.arrayContaining(['DATABASE_URL', 'SWITCHBOARD_DRAIN_TIMEOUT_MS', 'SWITCHBOARD_TOKEN']));
+    for (const name of read) expect(c.out(), name).toMatch(new RegExp(`\\b${name}\\b`));
+    expect(c.out()).toMatch(/^ {2}SWITCHBOARD_DRAIN_TIMEOUT_MS +How long SIGTERM waits/m);
   });
 
   it('prints the package version', async () => {
