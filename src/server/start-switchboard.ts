@@ -15,6 +15,7 @@ import {
   isDatabaseUp,
   openDatabase,
   startRetention,
+  startSearchIndexer,
   type Database,
 } from '../store/index.ts';
 import { createPostgresEventBus } from '../bus/postgres-event-bus.ts';
@@ -142,6 +143,9 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
 
     const retention = startRetention({ pool, config: config.retention, logger });
     cleanups.push(() => retention.stop());
+
+    const searchIndexer = startSearchIndexer({ pool, logger });
+    cleanups.push(() => searchIndexer.stop());
 
     const directory = createProviderDirectory(config.providers, (name) => queues.connectionOf(name));
     const limiter = createRateLimiter({ limits: config.rateLimits });

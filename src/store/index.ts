@@ -55,3 +55,9 @@ export {
   type RetentionOptions,
   type RetentionResult,
 } from './retention.ts';
+export {
+  indexQueuedEvents,
+  startSearchIndexer,
+  type SearchIndexer,
+  type SearchIndexerOptions,
+} from './search-indexer.ts';

@@ -150,8 +150,26 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof sum
   if (query.from !== null) conditions.push(sql.fragment`events.received_at >= ${query.from}::timestamptz`);
   if (query.to !== null) conditions.push(sql.fragment`events.received_at < ${query.to}::timestamptz`);
   if (query.verified !== null) conditions.push(sql.fragment`events.verified = ${query.verified}`);
-  if (query.q !== null) conditions.push(sql.fragment`events.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})`);
-  if (query.match !== null) conditions.push(sql.fragment`events.payload_json @> ${query.match}::jsonb`);
+  // Indexed events are found through the GIN indexes of event_search; the few still waiting for the
+  // indexer are matched on the fly, so a search never misses an event that was just acknowledged.
+  if (query.q !== null) {
+    conditions.push(sql.fragment`events.id IN (
+      SELECT event_search.event_id FROM event_search
+      WHERE event_search.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})
+      UNION ALL
+      SELECT pending.id FROM event_search_queue JOIN events AS pending ON pending.id = event_search_queue.event_id
+      WHERE switchboard_payload_tsvector(pending.payload) @@ websearch_to_tsquery('simple', ${query.q})
+    )`);
+  }
+  if (query.match !== null) {
+    conditions.push(sql.fragment`events.id IN (
+      SELECT event_search.event_id FROM event_search
+      WHERE event_search.payload_json @> ${query.match}::jsonb
+      UNION ALL
+      SELECT pending.id FROM event_search_queue JOIN events AS pending ON pending.id = event_search_queue.event_id
+      WHERE switchboard_payload_jsonb(pending.payload) @> ${query.match}::jsonb
+    )`);
+  }
 
   const where =
     conditions.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}`;

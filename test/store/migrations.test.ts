@@ -17,6 +17,11 @@ async function applied(pool: DatabasePool) {
   );
 }
 
+// The versions shipped in src/store/migrations, and a file name for one more after them.
+const SHIPPED = (await loadMigrations()).map((m) => m.version);
+const LATEST = Math.max(...SHIPPED);
+const NEXT = String(LATEST + 1).padStart(4, '0');
+
 describe('migrations', () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
@@ -34,21 +39,21 @@ describe('migrations', () => {
     const { pool } = await emptyPool();
     const migrations = await loadMigrations();
     const first = await migrate(pool, silentLogger);
-    expect(first).toEqual({ applied: [1, 2, 3], current: 3 });
+    expect(first).toEqual({ applied: SHIPPED, current: LATEST });
     const rows = await applied(pool);
     expect(rows.map(({ version, name, checksum }) => ({ version, name, checksum }))).toEqual(
       migrations.map(({ version, name, checksum }) => ({ version, name, checksum })),
     );
-    expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: 3 });
+    expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: LATEST });
     expect(await applied(pool)).toEqual(rows);
 
     // A migration that fails part-way is rolled back completely and stays pending.
     const broken = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
     cleanups.push(() => rm(broken, { recursive: true, force: true }));
     await cp(DEFAULT_MIGRATIONS_DIRECTORY, broken, { recursive: true });
-    await writeFile(path.join(broken, '0004-broken.sql'), 'CREATE TABLE half (id int);\nSELECT no_such_function();\n');
+    await writeFile(path.join(broken, `${NEXT}-broken.sql`), 'CREATE TABLE half (id int);\nSELECT no_such_function();\n');
     await expect(migrate(pool, silentLogger, { directory: broken })).rejects.toThrow();
-    expect((await applied(pool)).map((row) => row.version)).toEqual([1, 2, 3]);
+    expect((await applied(pool)).map((row) => row.version)).toEqual(SHIPPED);
     expect(await pool.exists(sql.unsafe`SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toBe(false);
   });
 
@@ -59,11 +64,11 @@ describe('migrations', () => {
       await Promise.all(pools.map((pool) => pool.end()));
     });
     const results = await Promise.all(pools.map((pool) => migrate(pool, silentLogger)));
-    expect(results.flatMap((result) => result.applied).sort()).toEqual([1, 2, 3]);
-    expect(results.every((result) => result.current === 3)).toBe(true);
+    expect(results.flatMap((result) => result.applied).sort((a, b) => a - b)).toEqual(SHIPPED);
+    expect(results.every((result) => result.current === LATEST)).toBe(true);
     const [pool] = pools;
     if (!pool) throw new Error('no pool');
-    expect((await applied(pool)).map((row) => row.version)).toEqual([1, 2, 3]);
+    expect((await applied(pool)).map((row) => row.version)).toEqual(SHIPPED);
     // The pool does not reset sessions on release, so migrate must leave its connection as it found it.
     for (const single of pools) {
       expect(await single.oneFirst(sql.unsafe`SHOW statement_timeout`)).toBe('30s');
@@ -86,10 +91,10 @@ describe('migrations', () => {
       await migrate(pool, silentLogger, { directory });
 
       await writeFile(
-        path.join(directory, '0004-extra.sql'),
+        path.join(directory, `${NEXT}-extra.sql`),
         'CREATE TABLE extra (id int);\r\nCREATE INDEX extra_idx ON extra (id);\r\n',
       );
-      expect(await migrate(pool, silentLogger, { directory })).toEqual({ applied: [4], current: 4 });
+      expect(await migrate(pool, silentLogger, { directory })).toEqual({ applied: [LATEST + 1], current: LATEST + 1 });
 
       await appendFile(path.join(directory, '0002-replay-attempts.sql'), '\n-- an innocent-looking edit\n');
       const refused = migrate(pool, silentLogger, { directory });
@@ -98,7 +103,7 @@ describe('migrations', () => {
         /0002-replay-attempts was changed after it was applied/,
       );
       // Nothing was half-applied and the lock was released: the original files still migrate.
-      expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: 4 });
+      expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: LATEST + 1 });
     });
 
     it('rejects badly named and duplicate migration files', async () => {
@@ -146,7 +151,7 @@ describe('splitSqlStatements', () => {
 
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
     expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);

@@ -1,0 +1,143 @@
+/**
+ * Fills event_search (the payload's jsonb and tsvector, behind GIN indexes) for events that ingest
+ * queued in event_search_queue. Indexing costs several times what storing an event does, so it is
+ * kept off the path a webhook waits on and held to a share of the time (a duty cycle) while a
+ * backlog drains, leaving the database to ingest first. Search stays complete meanwhile: queued
+ * events are matched on the fly by the list query.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { Logger } from '../log/logger.ts';
+
+export interface SearchIndexerOptions {
+  pool: DatabasePool;
+  logger: Logger;
+  /** Events indexed per statement; default 200. */
+  batchSize?: number;
+  /**
+   * Share of wall time spent indexing while there is a backlog, in (0, 1]; default 0.25. After a
+   * batch that took t ms, the indexer rests t × (1 − share) / share ms.
+   */
+  busyShare?: number;
+  /** How often an empty queue is looked at again, in ms; default 500. */
+  idleIntervalMs?: number;
+}
+
+export interface SearchIndexer {
+  /**
+   * Indexes everything queued now, ignoring the duty cycle, and returns once the background loop's
+   * batch in progress has committed too; answers how many entries drain itself took.
+   */
+  drain(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_BATCH_SIZE = 200;
+const DEFAULT_BUSY_SHARE = 0.25;
+const DEFAULT_IDLE_INTERVAL_MS = 500;
+/** After a failure (the database is down, say), the next attempt waits this long. */
+const RETRY_AFTER_ERROR_MS = 5_000;
+
+const takenRow = z.object({ taken: z.number().int() });
+
+/**
+ * One batch in one statement: take queue entries (SKIP LOCKED, so several instances share the work
+ * without waiting on each other), write their search rows, delete the entries. Entries whose event
+ * is gone (retention) are deleted without a row. Answers how many entries were taken.
+ */
+export async function indexQueuedEvents(pool: DatabasePool, limit: number): Promise<number> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await indexBatch(pool, limit);
+    } catch (error: unknown) {
+      // An event deleted (by retention) after this statement's snapshot was taken still joins, and
+      // its search row then fails the foreign key. The whole batch rolled back; the next attempt no
+      // longer sees that event and drops its queue entry instead.
+      if (!(error instanceof ForeignKeyIntegrityConstraintViolationError) || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function indexBatch(pool: DatabasePool, limit: number): Promise<number> {
+  const row = await pool.one(sql.type(takenRow)`
+    WITH taken AS (
+      DELETE FROM event_search_queue
+      WHERE event_id IN (
+        SELECT event_id FROM event_search_queue ORDER BY event_id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+      )
+      RETURNING event_id
+    ),
+    indexed AS (
+      INSERT INTO event_search (event_id, payload_json, payload_tsv)
+      SELECT events.id, switchboard_payload_jsonb(events.payload), switchboard_payload_tsvector(events.payload)
+      FROM taken JOIN events ON events.id = taken.event_id
+      ON CONFLICT (event_id) DO NOTHING
+    )
+    SELECT count(*)::int AS taken FROM taken
+  `);
+  return row.taken;
+}
+
+export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer {
+  const { pool, logger } = options;
+  const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
+  const busyShare = Math.min(1, Math.max(0.01, options.busyShare ?? DEFAULT_BUSY_SHARE));
+  const idleIntervalMs = options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS;
+  const stopping = new AbortController();
+  let failing = false;
+  // The loop's batch in progress: drain() waits for it, since entries it took are invisible to
+  // drain's own SKIP LOCKED reads until it commits.
+  let inFlight: Promise<boolean> = Promise.resolve(true);
+
+  const rest = (ms: number): Promise<void> =>
+    delay(ms, undefined, { signal: stopping.signal, ref: false }).catch(() => undefined);
+
+  async function loop(): Promise<void> {
+    while (!stopping.signal.aborted) {
+      const started = performance.now();
+      let taken: number;
+      try {
+        const batch = indexQueuedEvents(pool, batchSize);
+        inFlight = batch.then(
+          () => true,
+          () => false,
+        );
+        taken = await batch;
+        if (failing) logger.info('search indexer running again');
+        failing = false;
+      } catch (error: unknown) {
+        if (stopping.signal.aborted) return;
+        // Logged once per outage, not once per retry.
+        if (!failing) logger.warn({ err: error }, 'search indexing failed; retrying');
+        failing = true;
+        await rest(RETRY_AFTER_ERROR_MS);
+        continue;
+      }
+      const elapsed = performance.now() - started;
+      await rest(taken < batchSize ? idleIntervalMs : (elapsed * (1 - busyShare)) / busyShare);
+    }
+  }
+
+  const running = loop();
+
+  return {
+    async drain() {
+      let total = 0;
+      for (;;) {
+        const pending = inFlight;
+        const taken = await indexQueuedEvents(pool, batchSize);
+        total += taken;
+        if (taken > 0) continue;
+        // Empty to us, but the loop's batch may hold entries: done once it has committed and no
+        // other has started since. A failed batch put its entries back, so look again.
+        const committed = await pending;
+        if (committed && pending === inFlight) return total;
+      }
+    },
+    async stop() {
+      stopping.abort();
+      await running;
+    },
+  };
+}
