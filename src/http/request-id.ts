@@ -17,16 +17,25 @@ export function requestId(logger: Logger): Middleware {
     const incoming = ctx.get('x-request-id');
     const id = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
-    ctx.state.log = logger.child({ requestId: id });
+    // Built on first use: most requests (every accepted webhook) log nothing, and a pino child
+    // costs microseconds that a busy receiver pays per request.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (child ??= logger.child({ requestId: id })),
+      enumerable: true,
+      configurable: true,
+    });
     ctx.set('X-Request-Id', id);
     const started = performance.now();
     try {
       await next();
     } finally {
-      ctx.state.log.debug(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
-        'request',
-      );
+      if (logger.isLevelEnabled('debug')) {
+        ctx.state.log.debug(
+          { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+          'request',
+        );
+      }
     }
   };
 }
