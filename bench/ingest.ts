@@ -35,6 +35,7 @@ import { createDatabasePool, isDatabaseUp } from '../src/store/database.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
+import { startSearchIndexer } from '../src/store/search-indexer.ts';
 
 const SECRET = 'bench-github-secret';
 const PAYLOAD_BYTES = 2048;
@@ -93,6 +94,8 @@ async function serve(): Promise<void> {
   const fsync = String(await pool.oneFirst(sql.unsafe`SHOW fsync`));
 
   const store = createEventStore(pool);
+  // As in production: payload search is indexed in the background while deliveries arrive.
+  const searchIndexer = startSearchIndexer({ pool, logger });
   const bus = createPostgresEventBus({ databaseUrl: url, logger });
   await bus.ready();
   const providers = resolveConfig({ providers: { github: { preset: 'github', secret: SECRET } } }).providers;
@@ -131,6 +134,7 @@ async function serve(): Promise<void> {
         bareServer.close();
         switchboardServer.close();
         await bus.close();
+        await searchIndexer.stop();
         await pool.end();
         await cleanup();
         process.exit(0);
@@ -261,7 +265,8 @@ async function main(): Promise<void> {
   const rounds = Math.max(1, Number(values.rounds));
 
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there, to see where time goes.
+    execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {
