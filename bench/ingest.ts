@@ -10,9 +10,12 @@
  * settings runs in a temp directory. The servers run in a child process so that autocannon, in
  * this process, does not share their event loop.
  *
- * Targets: switchboard/bare ≥ 0.5 at 50 connections; p99 ≤ 25 ms at a fixed 1,000 req/s.
+ * Targets: switchboard/bare ≥ 0.5 at 50 connections; p99 ≤ 25 ms at a fixed 1,000 req/s, sent evenly
+ * paced by bench/load-driver.ts (autocannon's own rate option sends each second's requests in one
+ * burst; that figure is printed too).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -36,6 +39,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embed
 import { migrate } from '../src/store/migrate.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
 import { startSearchIndexer } from '../src/store/search-indexer.ts';
+import { runGithubLoad } from './load-driver.ts';
 
 const SECRET = 'bench-github-secret';
 const PAYLOAD_BYTES = 2048;
@@ -246,6 +250,17 @@ function combine(results: readonly AutocannonResult[]): AutocannonResult {
   };
 }
 
+/** Linux's CPU counters (/proc/stat): total and steal ticks, or undefined elsewhere. */
+function cpuTicks(): { total: number; steal: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+    if (fields.length < 8 || fields.some((n) => !Number.isFinite(n))) return undefined;
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
@@ -298,6 +313,9 @@ async function main(): Promise<void> {
         `(throughput phases alternate in ${rounds} rounds)\n\n`,
     );
 
+    // On a virtual machine the host can take CPU time away (steal); a run with much of it measures
+    // the host's neighbours as much as switchboard, so it is printed with the figures.
+    const ticksBefore = cpuTicks();
     // Warm-up: JIT, connection pools, the first database pages.
     await run(ready.barePort, '/', 2);
     await run(ready.switchboardPort, '/hooks/github', 3);
@@ -313,8 +331,21 @@ async function main(): Promise<void> {
     }
     const bare = combine(bareRounds);
     const switchboard = combine(switchboardRounds);
-    const fixed = await run(ready.switchboardPort, '/hooks/github', seconds, rate);
+    // autocannon's --overallRate is not a steady rate: each connection sends its share of the
+    // second back to back, then waits for the next second, so the server sees one burst of `rate`
+    // requests a second. Kept for comparison; the target is judged on evenly paced load (one
+    // delivery every 1/rate s, open loop, latency from the moment each was sent).
+    const bursts = await run(ready.switchboardPort, '/hooks/github', seconds, rate);
+    const paced = await runGithubLoad({
+      baseUrl: `http://127.0.0.1:${ready.switchboardPort}`,
+      secret: SECRET,
+      concurrency: connections,
+      ratePerSecond: rate,
+      durationMs: seconds * 1000,
+      payload: () => payload,
+    });
 
+    const ticksAfter = cpuTicks();
     child.send('count');
     const { rows } = await waitFor<CountReply>(child, 'count');
 
@@ -323,12 +354,27 @@ async function main(): Promise<void> {
       `${name.padEnd(34)} ${fmt(r.requests.average).padStart(9)} req/s   p50 ${fmt(r.latency.p50, 1).padStart(6)} ms   p99 ${fmt(r.latency.p99, 1).padStart(6)} ms   non-2xx ${r.non2xx}   errors ${r.errors}\n`;
     process.stdout.write(line('bare Koa (200)', bare));
     process.stdout.write(line('switchboard ingest', switchboard));
-    process.stdout.write(line(`switchboard at ${rate} req/s`, fixed));
+    process.stdout.write(line(`switchboard, ${rate} req/s in bursts`, bursts));
+    process.stdout.write(
+      `${`switchboard at ${rate} req/s, paced`.padEnd(34)} ${fmt(paced.throughput).padStart(9)} req/s   p50 ${fmt(paced.latencyMs.p50, 1).padStart(6)} ms   ` +
+        `p99 ${fmt(paced.latencyMs.p99, 1).padStart(6)} ms   non-2xx ${paced.non2xx}   errors ${paced.failed}   not sent (${connections} in flight) ${paced.skipped}\n`,
+    );
     process.stdout.write(`\nratio switchboard / bare: ${fmt(ratio, 2)}   (target >= 0.5)\n`);
-    process.stdout.write(`p99 at ${rate} req/s: ${fmt(fixed.latency.p99, 1)} ms   (target <= 25 ms)\n`);
-    const acknowledged = switchboard['2xx'] + fixed['2xx'];
+    process.stdout.write(`p99 at a paced ${rate} req/s: ${fmt(paced.latencyMs.p99, 1)} ms   (target <= 25 ms)\n`);
+    if (ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total) {
+      const steal = (ticksAfter.steal - ticksBefore.steal) / (ticksAfter.total - ticksBefore.total);
+      process.stdout.write(`CPU time stolen by the hypervisor during the run: ${fmt(steal * 100)} %\n`);
+    }
+    const acknowledged = switchboard['2xx'] + bursts['2xx'] + paced.ok;
     process.stdout.write(`rows stored: ${fmt(rows)} (includes warm-up); 2xx in measured phases: ${fmt(acknowledged)}\n`);
-    const ok = ratio >= 0.5 && fixed.latency.p99 <= 25 && switchboard.non2xx === 0 && fixed.non2xx === 0;
+    const ok =
+      ratio >= 0.5 &&
+      paced.latencyMs.p99 <= 25 &&
+      paced.skipped === 0 &&
+      paced.failed === 0 &&
+      switchboard.non2xx === 0 &&
+      bursts.non2xx === 0 &&
+      paced.non2xx === 0;
     process.stdout.write(ok ? 'targets met\n' : 'targets NOT met\n');
     process.exitCode = ok ? 0 : 1;
   } finally {
