@@ -424,7 +424,16 @@ async function main(): Promise<number> {
     await Promise.all([sb, baseline, ...sbClients, ...echoClients].map((c) => c.close().catch(() => undefined)));
     return values.strict && !(listOk && rssOk) ? 1 : 0;
   } finally {
-    for (const child of children) child.process.kill();
+    // Children first, and waited for: stopping PostgreSQL under their open connections makes it
+    // log a FATAL line per connection.
+    await Promise.all(
+      children.map(async (child) => {
+        if (child.process.exitCode !== null || child.process.signalCode !== null) return;
+        const exited = once(child.process, 'exit');
+        child.process.kill();
+        await exited;
+      }),
+    );
     await db.cleanup();
   }
 }
