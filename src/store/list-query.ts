@@ -150,38 +150,70 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof sum
   if (query.from !== null) conditions.push(sql.fragment`events.received_at >= ${query.from}::timestamptz`);
   if (query.to !== null) conditions.push(sql.fragment`events.received_at < ${query.to}::timestamptz`);
   if (query.verified !== null) conditions.push(sql.fragment`events.verified = ${query.verified}`);
-  // Indexed events are found through the GIN indexes of event_search; the few still waiting for the
-  // indexer are matched on the fly, so a search never misses an event that was just acknowledged.
+  const where = (extra: FragmentSqlToken[]): FragmentSqlToken => {
+    const all = [...conditions, ...extra];
+    return all.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(all, sql.fragment` AND `)}`;
+  };
+  const columns = sql.fragment`events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
+      ${receivedAtUtc('events')} AS received_at_utc`;
+  const limit = query.limit + 1;
+
+  if (query.q === null && query.match === null) {
+    // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
+    // mistaken for the sort key, or the index order would be lost to a sort.
+    return sql.type(summaryRow)`
+      SELECT ${columns}
+      FROM events
+      ${where([])}
+      ORDER BY events.received_at DESC, events.id DESC
+      LIMIT ${limit}
+    `;
+  }
+
+  // A payload search reads two disjoint sets, each cut to one page before they are merged:
+  // - indexed events, through event_search's GIN indexes. As its own query with its own ORDER BY
+  //   and LIMIT, the planner keeps the choice it had when the columns lived on events: a bitmap
+  //   scan of the GIN index for a rare term, or a walk down the received_at index probing
+  //   event_search for a common one;
+  // - events still queued for the indexer, matched on the fly so a search never misses an event
+  //   that was just acknowledged. The queue drives (OFFSET 0 keeps the per-entry lookup from being
+  //   flattened into a join the planner could turn into a scan of all events), so this costs one
+  //   lookup per queued event however large events is.
+  const indexed: FragmentSqlToken[] = [];
+  const pending: FragmentSqlToken[] = [];
   if (query.q !== null) {
-    conditions.push(sql.fragment`events.id IN (
-      SELECT event_search.event_id FROM event_search
-      WHERE event_search.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})
-      UNION ALL
-      SELECT pending.id FROM event_search_queue JOIN events AS pending ON pending.id = event_search_queue.event_id
-      WHERE switchboard_payload_tsvector(pending.payload) @@ websearch_to_tsquery('simple', ${query.q})
-    )`);
+    indexed.push(sql.fragment`event_search.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})`);
+    pending.push(sql.fragment`switchboard_payload_tsvector(events.payload) @@ websearch_to_tsquery('simple', ${query.q})`);
   }
   if (query.match !== null) {
-    conditions.push(sql.fragment`events.id IN (
-      SELECT event_search.event_id FROM event_search
-      WHERE event_search.payload_json @> ${query.match}::jsonb
-      UNION ALL
-      SELECT pending.id FROM event_search_queue JOIN events AS pending ON pending.id = event_search_queue.event_id
-      WHERE switchboard_payload_jsonb(pending.payload) @> ${query.match}::jsonb
-    )`);
+    indexed.push(sql.fragment`event_search.payload_json @> ${query.match}::jsonb`);
+    pending.push(sql.fragment`switchboard_payload_jsonb(events.payload) @> ${query.match}::jsonb`);
   }
-
-  const where =
-    conditions.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}`;
-
-  // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
-  // mistaken for the sort key, or the index order would be lost to a sort.
   return sql.type(summaryRow)`
-    SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-      ${receivedAtUtc('events')} AS received_at_utc
-    FROM events
-    ${where}
-    ORDER BY events.received_at DESC, events.id DESC
-    LIMIT ${query.limit + 1}
+    SELECT found.id, found.provider, found.event_type, found.trust_mode, found.verified, found.payload_size, found.received_at_utc
+    FROM (
+      (
+        SELECT ${columns}, events.received_at
+        FROM events JOIN event_search ON event_search.event_id = events.id
+        ${where(indexed)}
+        ORDER BY events.received_at DESC, events.id DESC
+        LIMIT ${limit}
+      )
+      UNION ALL
+      (
+        SELECT queued.*
+        FROM event_search_queue
+        CROSS JOIN LATERAL (
+          SELECT ${columns}, events.received_at
+          FROM events
+          ${where([sql.fragment`events.id = event_search_queue.event_id`, ...pending])}
+          OFFSET 0
+        ) AS queued
+        ORDER BY queued.received_at DESC, queued.id DESC
+        LIMIT ${limit}
+      )
+    ) AS found
+    ORDER BY found.received_at DESC, found.id DESC
+    LIMIT ${limit}
   `;
 }

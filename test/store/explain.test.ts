@@ -6,6 +6,7 @@ import type { ListQuery } from '../../src/store/event-store.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { newEvent } from '../support/events.ts';
 import { seedEvents } from '../support/seed.ts';
 
 let db: TestDatabase;
@@ -30,6 +31,7 @@ afterAll(() => db.close());
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Relation Name'?: string;
   Plans?: PlanNode[];
 }
 
@@ -86,5 +88,30 @@ describe('list query plans (10,000 events)', () => {
     expect(q.map((node) => node['Index Name'])).toContain('event_search_tsv_idx');
     const match = await explain(buildListSql(resolved({ match: { sender: { login: 'user123' } } })));
     expect(match.map((node) => node['Index Name'])).toContain('event_search_json_idx');
+  });
+
+  it('never scans all events for a search, whether the term is rare or common and with events waiting for the indexer', async () => {
+    // Queued events are matched on the fly; that must cost a lookup per queued event, not a scan.
+    const store = createEventStore(db.pool);
+    await store.insertMany([newEvent({ payload: Buffer.from('{"action":"opened","note":"queued"}') }), newEvent()]);
+    await db.pool.query(sql.unsafe`ANALYZE event_search_queue`);
+    const searches: ListQuery[] = [
+      { q: 'user123' },
+      { q: 'opened' },
+      { match: { sender: { login: 'user123' } } },
+      { match: { action: 'opened' } },
+      { q: 'opened', provider: 'provider-3' },
+    ];
+    for (const search of searches) {
+      for (const withCursor of [false, true]) {
+        const plan = await explain(buildListSql(resolved(withCursor ? { ...search, cursor } : search)));
+        const scans = plan.filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
+        expect(scans, JSON.stringify(search)).not.toContain('events');
+        expect(scans, JSON.stringify(search)).not.toContain('event_search');
+      }
+    }
+    // A common term walks the received_at index instead of collecting every match and sorting them.
+    const common = await explain(buildListSql(resolved({ q: 'opened' })));
+    expect(common.map((node) => node['Index Name'])).toContain('events_received_idx');
   });
 });
