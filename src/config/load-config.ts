@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { isCollection, parseDocument, visit } from 'yaml';
 import type { ErrorObject } from 'ajv';
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import type { SwitchboardConfig } from '../../generated/types.ts';
@@ -39,6 +39,16 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv): ResolvedConfi
   if (first) {
     throw new ConfigError(`invalid YAML: ${first.message.split('\n')[0] ?? first.message}`);
   }
+  // Every key of a config file is a name. A sequence or mapping used as a key would be turned into
+  // its string form by toJS, with a process warning, and checked as that odd name.
+  visit(doc, {
+    Pair(_, pair) {
+      if (isCollection(pair.key)) {
+        const line = pair.key.range ? text.slice(0, pair.key.range[0]).split('\n').length : undefined;
+        throw new ConfigError(`invalid YAML: a key must be a plain value, not a list or mapping${line === undefined ? '' : ` (line ${line})`}`);
+      }
+    },
+  });
   let raw: unknown;
   try {
     raw = doc.toJS() ?? {};

@@ -69,6 +69,25 @@ describe('config file', () => {
     expect(message).not.toMatch(/\n\s+at /);
   });
 
+  it('refuses a list or mapping used as a key, naming its line, without a process warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      expect(errorOf(() => parseConfig('providers:\n  ? [a, b]\n  : { trust_mode: open }\n', {}))).toBe(
+        'invalid YAML: a key must be a plain value, not a list or mapping (line 2)',
+      );
+      expect(errorOf(() => parseConfig('{ { a: 1 }: 2 }\n', {}))).toMatch(/^invalid YAML: a key must be a plain value/);
+      // Node emits process warnings on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('rejects a malformed placeholder', () => {
     expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, secret: "${1BAD}" }\n', {}))).toMatch(/providers\.a\.secret: malformed/);
   });
