@@ -39,7 +39,6 @@ const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.bool
 type InsertedRow = z.infer<typeof insertedRow>;
 
 const positionRow = z.object({ id: z.string(), received_at_utc: z.string() });
-const insertedKeyRow = z.object({ id: z.string(), received_at_utc: z.string() });
 
 // Lone surrogates become U+FFFD, exactly what UTF-8 encoding would do to them anyway.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -127,12 +126,14 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     events: ReadonlyArray<{ ord: number; event: NewEvent }>,
   ): Promise<Map<number, InsertedRow>> {
     const ids = events.map(() => uuidv7());
-    const rows = await pool.any(sql.type(insertedKeyRow)`
+    const providers = events.map(({ event }) => storable(event.provider));
+    const eventTypes = events.map(({ event }) => storable(event.eventType));
+    const rows = await pool.any(sql.type(positionRow)`
       INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, source_ip, headers, payload)
       SELECT * FROM unnest(
         ${sql.array(ids, 'uuid')},
-        ${sql.array(events.map(({ event }) => storable(event.provider)), 'text')},
-        ${sql.array(events.map(({ event }) => storable(event.eventType)), 'text')},
+        ${sql.array(providers, 'text')},
+        ${sql.array(eventTypes, 'text')},
         ${sql.array(events.map(({ event }) => event.trustMode), 'text')},
         ${sql.array(events.map(({ event }) => event.verified), 'bool')},
         ${sql.array(events.map(({ event }) => storable(event.verifyDetail)), 'text')},
@@ -150,13 +151,14 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     events.forEach(({ ord, event }, index) => {
       const id = ids[index];
       const at = id === undefined ? undefined : receivedAt.get(id);
+      // Absent from RETURNING: it collided with a stored delivery.
       if (id === undefined || at === undefined) return;
       inserted.set(ord, {
         ord,
         duplicate: false,
         id,
-        provider: storable(event.provider),
-        event_type: storable(event.eventType),
+        provider: providers[index] ?? storable(event.provider),
+        event_type: eventTypes[index] ?? storable(event.eventType),
         trust_mode: event.trustMode,
         verified: event.verified,
         payload_size: event.payload.length,
