@@ -9,7 +9,6 @@ import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
 import { toEventDetail } from '../store/index.ts';
-import { databaseUnavailable } from './database-unavailable.ts';
 import { lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
 import { parseListQuery } from './list-query.ts';
 import { readJsonBody } from './read-json-body.ts';
@@ -162,8 +161,9 @@ export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
     }
   };
 
-  // databaseUnavailable wraps authentication too: token lookups read the database.
-  const chain = compose([databaseUnavailable(), deps.checkHost, deps.authenticate, rateLimit, respond]);
+  // A database outage anywhere in here, token lookups included, reaches the app's error handler,
+  // which answers it 503 with Retry-After.
+  const chain = compose([deps.checkHost, deps.authenticate, rateLimit, respond]);
 
   return async (ctx, next) => {
     if (!isApiPath(ctx.path)) return next();

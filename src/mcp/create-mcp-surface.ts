@@ -14,7 +14,7 @@ import { callerOf } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, internalError } from '../errors/app-error.ts';
 import { errorBody } from '../http/error-handler.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../errors/database-unavailable.ts';
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { readRawBody } from '../ingest/read-raw-body.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
@@ -306,7 +306,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
         log.warn({ err, method: ctx.method }, 'MCP request refused: database unavailable');
         ctx.status = 503;
         ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-        ctx.body = { error: { code: 'internal', message: 'database unavailable; try again shortly' } };
+        ctx.body = { error: { code: 'internal', message: DATABASE_UNAVAILABLE_MESSAGE } };
         return;
       }
       const { error, correlationId } = internalError();
