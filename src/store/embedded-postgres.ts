@@ -60,6 +60,14 @@ const STAGING_PREFIX = 'postgres.init-';
 const SUPERUSER = 'postgres';
 const PORT_ATTEMPTS = 5;
 const NOT_DURABLE_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
+/**
+ * A new 16 MiB WAL segment is zero-filled and fsynced by default, and every commit in flight waits
+ * behind that write: under a burst of deliveries a segment fills every second or so, and each
+ * switch stalled acknowledgements by 20-60 ms (seen as WalInitWrite/WalInitSync waits). Without
+ * the zero-fill a segment is created sparse and its blocks are allocated as WAL is written; each
+ * commit's fdatasync still makes them durable. See docs/adr/embedded-wal-settings.md.
+ */
+export const EMBEDDED_SERVER_SETTINGS: readonly string[] = ['wal_init_zero=off'];
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const logger = options.logger.child({ component: 'embedded-postgres' });
@@ -87,7 +95,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       log,
       timeoutMs,
       port: options.port,
-      settings: [...(durable ? [] : NOT_DURABLE_SETTINGS), ...(options.settings ?? [])],
+      settings: [...EMBEDDED_SERVER_SETTINGS, ...(durable ? [] : NOT_DURABLE_SETTINGS), ...(options.settings ?? [])],
     });
     const handle = trackServer(server.child, lock, logger);
     try {

@@ -66,6 +66,8 @@ describe('embedded PostgreSQL', () => {
     expect(embedded.port).not.toBe(POSTGRES_DEFAULT_PORT);
     expect(new URL(first.url).hostname).toBe('127.0.0.1');
     expect(embedded.clusterDir).toBe(path.join(dataDir, 'postgres'));
+    // New WAL segments are not zero-filled: that write stalled every commit behind it (ADR).
+    expect(await first.pool.oneFirst(sql.unsafe`SHOW wal_init_zero`)).toBe('off');
     expect((await stat(path.join(dataDir, 'postgres.password'))).mode & 0o777).toBe(0o600);
     expect(JSON.parse(await readFile(path.join(dataDir, LOCK_FILE_NAME), 'utf8'))).toMatchObject({ pid: process.pid });
 
