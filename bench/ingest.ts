@@ -38,7 +38,7 @@ import { createDatabasePool, isDatabaseUp } from '../src/store/database.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
-import { startSearchIndexer } from '../src/store/search-indexer.ts';
+import { startSearchIndexer, type SearchIndexer } from '../src/store/search-indexer.ts';
 import { runGithubLoad } from './load-driver.ts';
 
 const SECRET = 'bench-github-secret';
@@ -89,6 +89,11 @@ interface CountReply {
   rows: number;
 }
 
+interface IndexerReply {
+  type: 'indexer';
+  running: boolean;
+}
+
 async function serve(): Promise<void> {
   const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
   const { url, cleanup, label } = await benchDatabase(logger);
@@ -98,8 +103,10 @@ async function serve(): Promise<void> {
   const fsync = String(await pool.oneFirst(sql.unsafe`SHOW fsync`));
 
   const store = createEventStore(pool);
-  // As in production: payload search is indexed in the background while deliveries arrive.
-  const searchIndexer = startSearchIndexer({ pool, logger });
+  // As in production: payload search is indexed in the background while deliveries arrive. It is
+  // stopped while the bare endpoint is measured: with no new events it would work through the
+  // backlog at full speed and take CPU from the baseline, flattering the ratio.
+  let searchIndexer: SearchIndexer | null = startSearchIndexer({ pool, logger });
   const bus = createPostgresEventBus({ databaseUrl: url, logger });
   await bus.ready();
   const providers = resolveConfig({ providers: { github: { preset: 'github', secret: SECRET } } }).providers;
@@ -125,20 +132,24 @@ async function serve(): Promise<void> {
   const bareServer = await listen(bare.callback());
   const switchboardServer = await listen(switchboard.callback());
 
-  const send = (message: ServerReady | CountReply): void => {
+  const send = (message: ServerReady | CountReply | IndexerReply): void => {
     process.send?.(message);
   };
   process.on('message', (message: unknown) => {
     void (async () => {
       if (message === 'count') {
         send({ type: 'count', rows: Number(await pool.oneFirst(sql.unsafe`SELECT count(*) FROM events`)) });
+      } else if (message === 'indexer-off' || message === 'indexer-on') {
+        await searchIndexer?.stop();
+        searchIndexer = message === 'indexer-on' ? startSearchIndexer({ pool, logger }) : null;
+        send({ type: 'indexer', running: searchIndexer !== null });
       } else if (message === 'stop') {
         bareServer.closeAllConnections();
         switchboardServer.closeAllConnections();
         bareServer.close();
         switchboardServer.close();
         await bus.close();
-        await searchIndexer.stop();
+        await searchIndexer?.stop();
         await pool.end();
         await cleanup();
         process.exit(0);
@@ -217,14 +228,16 @@ async function githubPayload(): Promise<Buffer> {
 
 function waitFor<T extends { type: string }>(child: ChildProcess, type: T['type']): Promise<T> {
   return new Promise((resolve, reject) => {
+    const onExit = (code: number | null): void => reject(new Error(`server process exited with ${String(code)}`));
     const onMessage = (message: unknown): void => {
       if (typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type) {
         child.off('message', onMessage);
+        child.off('exit', onExit);
         resolve(message as T);
       }
     };
     child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`server process exited with ${String(code)}`)));
+    child.once('exit', onExit);
   });
 }
 
@@ -316,8 +329,18 @@ async function main(): Promise<void> {
     // On a virtual machine the host can take CPU time away (steal); a run with much of it measures
     // the host's neighbours as much as switchboard, so it is printed with the figures.
     const ticksBefore = cpuTicks();
+    const bareAlone = async (duration: number): Promise<AutocannonResult> => {
+      child.send('indexer-off');
+      await waitFor<IndexerReply>(child, 'indexer');
+      try {
+        return await run(ready.barePort, '/', duration);
+      } finally {
+        child.send('indexer-on');
+        await waitFor<IndexerReply>(child, 'indexer');
+      }
+    };
     // Warm-up: JIT, connection pools, the first database pages.
-    await run(ready.barePort, '/', 2);
+    await bareAlone(2);
     await run(ready.switchboardPort, '/hooks/github', 3);
 
     // The two throughput phases alternate in short rounds, so a change in background load on a
@@ -326,7 +349,7 @@ async function main(): Promise<void> {
     const switchboardRounds: AutocannonResult[] = [];
     const roundSeconds = Math.max(1, Math.round(seconds / rounds));
     for (let round = 0; round < rounds; round += 1) {
-      bareRounds.push(await run(ready.barePort, '/', roundSeconds));
+      bareRounds.push(await bareAlone(roundSeconds));
       switchboardRounds.push(await run(ready.switchboardPort, '/hooks/github', roundSeconds));
     }
     const bare = combine(bareRounds);
