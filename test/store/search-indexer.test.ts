@@ -536,13 +536,14 @@ describe('startSearchIndexer', () => {
     indexers.push(indexer);
     await waitFor(async () => (await count('event_search_queue')) === 0, 20_000, 'the backlog indexed');
     expect(await count('event_search')).toBe(1_000);
-    const batches = timed.batches.filter((batch) => !batch.failed);
-    const first = batches[0];
+    // The first batch rests (it has nothing to compare with); from the second on they follow back
+    // to back, where the duty cycle would leave 95 % of the time idle.
+    const batches = timed.batches.filter((batch) => !batch.failed).slice(1);
+    const second = batches[0];
     const last = batches.at(-1);
-    if (!first || !last) throw new Error('no batch');
+    if (!second || !last) throw new Error('fewer than two batches');
     const busy = batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
-    // Only the first batch rests (it has nothing to compare with); the rest follow back to back.
-    expect(busy / (last.end - first.start)).toBeGreaterThan(0.5);
+    expect(busy / (last.end - second.start)).toBeGreaterThan(0.5);
   });
 
   it('drain() returns only after a batch the background loop has in flight has committed', async () => {
