@@ -75,7 +75,9 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       return fail(ctx, 404, 'not_found', `no webhook provider at ${ctx.path}`);
     }
     const { provider, preset } = route;
-    const log: Logger = (ctx.state.log as Logger | undefined) ?? options.logger;
+    // Read only when something is logged: the request logger is built on first use, and an
+    // accepted webhook logs nothing.
+    const log = (): Logger => (ctx.state.log as Logger | undefined) ?? options.logger;
 
     if (ctx.method !== 'POST') {
       ctx.set('Allow', 'POST');
@@ -90,14 +92,14 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     // the wrong route), and storing them would let anyone fill the database with no effort.
     const missing = findMissingHeader(preset.requiredHeaders, ctx.req.headers);
     if (missing !== null) {
-      log.info({ provider: provider.name, missing }, 'webhook refused: missing header');
+      log().info({ provider: provider.name, missing }, 'webhook refused: missing header');
       return fail(ctx, 400, 'invalid_argument', `missing header ${missing}`);
     }
 
     const read = await readRawBody(ctx.req, provider.maxBodyBytes);
     if (read.kind === 'too_large') return tooLarge(ctx, provider);
     if (read.kind === 'aborted') {
-      log.info({ provider: provider.name, err: read.error }, 'webhook body not received completely');
+      log().info({ provider: provider.name, err: read.error }, 'webhook body not received completely');
       return fail(ctx, 400, 'invalid_argument', 'request body incomplete');
     }
     const body = read.body;
@@ -129,12 +131,12 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
 
     if (!outcome.ok) {
       options.onRejected?.(provider.name, outcome.reason);
-      log.info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
+      log().info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
       if (provider.recordRejected) {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change
         // the answer: the delivery is refused either way, and a 503 would only invite retries of
         // something that will be refused again.
-        await store(event).catch((err: unknown) => log.warn({ err, provider: provider.name }, 'could not record rejected delivery'));
+        await store(event).catch((err: unknown) => log().warn({ err, provider: provider.name }, 'could not record rejected delivery'));
       }
       return fail(ctx, 401, 'invalid_argument', `verification failed: ${outcome.detail}`);
     }
@@ -144,7 +146,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       if (challenge !== null) {
         // The handshake is protocol, not an event: it is answered (after the signature passed) and
         // not stored, so it never shows up in event lists or replays.
-        log.info({ provider: provider.name }, 'answered slack url_verification');
+        log().info({ provider: provider.name }, 'answered slack url_verification');
         ctx.status = 200;
         ctx.body = { challenge };
         return;
@@ -156,7 +158,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       result = await store(event);
     } catch (err: unknown) {
       const reference = randomUUID();
-      log.error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
+      log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
       ctx.set('Retry-After', retryAfter);
       return fail(ctx, 503, 'internal', `event not stored: database unavailable; retry later (reference ${reference})`);
     }

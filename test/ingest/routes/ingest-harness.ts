@@ -11,6 +11,7 @@ import { createPostgresEventBus, type PostgresEventBus } from '../../../src/bus/
 import { resolveConfig, type ProviderConfig, type WebhookProviderConfig } from '../../../src/config/resolve-config.ts';
 import { createApp } from '../../../src/http/create-app.ts';
 import { createIngestSurface, type IngestSurfaceOptions } from '../../../src/ingest/ingest-surface.ts';
+import type { Logger } from '../../../src/log/logger.ts';
 import type { EventStore, StoredEvent } from '../../../src/store/event-store.ts';
 import { createEventStore, type PgEventStore } from '../../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../../support/database.ts';
@@ -44,6 +45,8 @@ export interface HarnessOptions extends Partial<Pick<IngestSurfaceOptions, 'now'
   store?: EventStore;
   db?: TestDatabase;
   trustProxy?: boolean;
+  /** Default: a silent logger. */
+  logger?: Logger;
 }
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
@@ -51,8 +54,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const store = createEventStore(db.pool);
   const bus = createPostgresEventBus({ databaseUrl: db.url, logger: silentLogger });
   await bus.ready();
+  const logger = options.logger ?? silentLogger;
   const app = createApp({
-    logger: silentLogger,
+    logger,
     isDatabaseUp: async () => true,
     trustProxy: options.trustProxy ?? false,
     surfaces: [
@@ -60,7 +64,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         providers: providersFrom(options.providers),
         store: options.store ?? store,
         bus,
-        logger: silentLogger,
+        logger,
         now: options.now,
         groupCommit: options.groupCommit,
         commitTimeoutMs: options.commitTimeoutMs,

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
 import { sign as octokitSign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log/logger.ts';
 import { acceptedId, post, startHarness, type Harness } from './ingest-harness.ts';
 import { chunked, rawRequest } from './raw-http.ts';
 
@@ -14,8 +15,18 @@ const LIMIT = 4096;
 
 let harness: Harness;
 
+// A real (silent) pino logger that counts the per-request child loggers made from it.
+const logger = createLogger({ level: 'silent' });
+let childLoggers = 0;
+const makeChild = logger.child.bind(logger);
+logger.child = ((...args: Parameters<typeof makeChild>) => {
+  childLoggers += 1;
+  return makeChild(...args);
+}) as typeof logger.child;
+
 beforeAll(async () => {
   harness = await startHarness({
+    logger,
     providers: {
       github: { preset: 'github', secret: GITHUB_SECRET, max_body_bytes: LIMIT },
       slack: { preset: 'slack', secret: SLACK_SECRET },
@@ -347,6 +358,16 @@ describe('routes and methods', () => {
     });
     expect((await fetch(`${harness.url}/hooks/open`, { method: 'POST' })).status).toBe(404);
     expect((await fetch(`${harness.url}/healthz`)).status).toBe(200);
+  });
+
+  it('builds a request logger only for a delivery it has something to log about', async () => {
+    // Pino children cost microseconds each, and an accepted webhook logs nothing at info.
+    const body = '{"action":"opened"}';
+    childLoggers = 0;
+    expect((await post(`${harness.url}/hooks/github`, body, await githubDelivery(body))).status).toBe(200);
+    expect(childLoggers).toBe(0);
+    expect((await post(`${harness.url}/hooks/github`, body, { 'x-github-event': 'issues' })).status).toBe(400);
+    expect(childLoggers).toBe(1);
   });
 
   it('records the socket address as source_ip', async () => {
