@@ -96,6 +96,18 @@ async function indexBatch(pool: DatabasePool, limit: number): Promise<BatchResul
   return row;
 }
 
+/**
+ * Whether events were queued between two batches, from the newest queued id each one saw. With
+ * nothing to compare (the first batch), assume so. UUIDv7 text sorts as the ids do; an instance
+ * whose clock lags goes unnoticed, which only costs its deliveries some of the database time a
+ * rest would have left them.
+ */
+function arrivedSince(previous: string | null | undefined, newest: string | null): boolean {
+  if (previous === undefined) return true;
+  if (newest === null) return false;
+  return previous === null || newest > previous;
+}
+
 export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer {
   const { pool, logger } = options;
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
@@ -135,9 +147,7 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
       const elapsed = performance.now() - started;
       // Arrivals mean ingest is busy and comes first. Without any, resting would only leave search
       // matching the backlog on the fly for longer.
-      // (UUIDv7 text sorts as the ids do; an instance whose clock lags goes unnoticed, which only
-      // costs its deliveries some of the database time a rest would have left them.)
-      const arriving = lastNewest === undefined || (result.newest !== null && (lastNewest === null || result.newest > lastNewest));
+      const arriving = arrivedSince(lastNewest, result.newest);
       lastNewest = result.newest;
       if (result.taken < batchSize) await rest(idleIntervalMs);
       else if (arriving) await rest((elapsed * (1 - busyShare)) / busyShare);
