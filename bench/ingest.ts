@@ -13,9 +13,14 @@
  * Targets: switchboard/bare ≥ 0.5 at 50 connections; p99 ≤ 25 ms at a fixed 1,000 req/s, sent evenly
  * paced by bench/load-driver.ts (autocannon's own rate option sends each second's requests in one
  * burst; that figure is printed too).
+ *
+ * To show where the time goes, a third endpoint runs the same app and ingest surface over a store
+ * that acknowledges without storing anything: the ceiling any database could leave. On Linux the
+ * CPU time each phase cost per request is printed too, split into the load generator (this
+ * process), the servers' process and PostgreSQL.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -29,6 +34,8 @@ import { parseArgs } from 'node:util';
 import { sign } from '@octokit/webhooks-methods';
 import Koa from 'koa';
 import { createPool, sql } from 'slonik';
+import { v7 as uuidv7 } from 'uuid';
+import type { EventBus } from '../src/bus/event-bus.ts';
 import { createPostgresEventBus } from '../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createApp } from '../src/http/create-app.ts';
@@ -37,6 +44,7 @@ import { createLogger } from '../src/log/logger.ts';
 import { createDatabasePool, isDatabaseUp } from '../src/store/database.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
 import { migrate } from '../src/store/migrate.ts';
+import type { EventStore, InsertResult, NewEvent } from '../src/store/event-store.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
 import { startSearchIndexer, type SearchIndexer } from '../src/store/search-indexer.ts';
 import { runGithubLoad } from './load-driver.ts';
@@ -79,6 +87,7 @@ interface ServerReady {
   type: 'ready';
   barePort: number;
   switchboardPort: number;
+  withoutDatabasePort: number;
   synchronousCommit: string;
   fsync: string;
   database: string;
@@ -93,6 +102,41 @@ interface IndexerReply {
   type: 'indexer';
   running: boolean;
 }
+
+/**
+ * Acknowledges every delivery at once and keeps nothing: only for the ceiling endpoint, which
+ * measures what the HTTP, verification and group-commit path costs with no database behind it.
+ */
+function discardingStore(): EventStore {
+  const acknowledge = (event: NewEvent): InsertResult => ({
+    duplicate: false,
+    event: {
+      id: uuidv7(),
+      provider: event.provider,
+      event_type: event.eventType,
+      trust_mode: event.trustMode,
+      verified: event.verified,
+      payload_size: event.payload.length,
+      received_at: new Date().toISOString(),
+    },
+  });
+  const notKept = async (): Promise<never> => {
+    throw new Error('the discarding store keeps no events');
+  };
+  return {
+    insert: async (event) => acknowledge(event),
+    insertMany: async (events) => events.map(acknowledge),
+    get: notKept,
+    list: notKept,
+    summaries: notKept,
+  };
+}
+
+const silentBus: EventBus = {
+  publish: async () => undefined,
+  subscribe: () => () => undefined,
+  close: async () => undefined,
+};
 
 async function serve(): Promise<void> {
   const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
@@ -116,6 +160,12 @@ async function serve(): Promise<void> {
     trustProxy: false,
     surfaces: [createIngestSurface({ providers, store, bus, logger })],
   });
+  const withoutDatabase = createApp({
+    logger,
+    isDatabaseUp: async () => true,
+    trustProxy: false,
+    surfaces: [createIngestSurface({ providers, store: discardingStore(), bus: silentBus, logger })],
+  });
 
   const bare = new Koa();
   bare.use((ctx) => {
@@ -131,6 +181,7 @@ async function serve(): Promise<void> {
   };
   const bareServer = await listen(bare.callback());
   const switchboardServer = await listen(switchboard.callback());
+  const withoutDatabaseServer = await listen(withoutDatabase.callback());
 
   const send = (message: ServerReady | CountReply | IndexerReply): void => {
     process.send?.(message);
@@ -144,10 +195,10 @@ async function serve(): Promise<void> {
         searchIndexer = message === 'indexer-on' ? startSearchIndexer({ pool, logger }) : null;
         send({ type: 'indexer', running: searchIndexer !== null });
       } else if (message === 'stop') {
-        bareServer.closeAllConnections();
-        switchboardServer.closeAllConnections();
-        bareServer.close();
-        switchboardServer.close();
+        for (const server of [bareServer, switchboardServer, withoutDatabaseServer]) {
+          server.closeAllConnections();
+          server.close();
+        }
         await bus.close();
         await searchIndexer?.stop();
         await pool.end();
@@ -160,6 +211,7 @@ async function serve(): Promise<void> {
     type: 'ready',
     barePort: (bareServer.address() as AddressInfo).port,
     switchboardPort: (switchboardServer.address() as AddressInfo).port,
+    withoutDatabasePort: (withoutDatabaseServer.address() as AddressInfo).port,
     synchronousCommit,
     fsync,
     database: label,
@@ -263,15 +315,82 @@ function combine(results: readonly AutocannonResult[]): AutocannonResult {
   };
 }
 
-/** Linux's CPU counters (/proc/stat): total and steal ticks, or undefined elsewhere. */
-function cpuTicks(): { total: number; steal: number } | undefined {
+/**
+ * Linux's CPU counters (/proc/stat): total, steal and busy ticks (user, nice, system, irq and
+ * softirq: what this machine's own processes and kernel used), or undefined elsewhere.
+ */
+function cpuTicks(): { total: number; steal: number; busy: number } | undefined {
   try {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
     if (fields.length < 8 || fields.some((n) => !Number.isFinite(n))) return undefined;
-    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+    const field = (index: number): number => fields[index] ?? 0;
+    return {
+      total: fields.reduce((x, y) => x + y, 0),
+      steal: field(7),
+      busy: field(0) + field(1) + field(2) + field(5) + field(6),
+    };
   } catch {
     return undefined;
   }
+}
+
+/** CPU seconds (user + system) of one process, from /proc/<pid>/stat; 0 once it is gone. */
+function processCpuSeconds(pid: number): number {
+  try {
+    // The command name may contain spaces and parentheses; the fields after its closing ") " do not.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Every PostgreSQL process on this machine: the embedded cluster's, or a local DATABASE_URL server's. */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += processCpuSeconds(Number(entry));
+    } catch {
+      // The process ended while being listed.
+    }
+  }
+  return total;
+}
+
+interface CpuSplit {
+  loadGenerator: number;
+  server: number;
+  postgres: number;
+  machine: number;
+}
+
+/** CPU seconds so far, split by process; undefined where /proc is missing. */
+function cpuSplit(serverPid: number): CpuSplit | undefined {
+  const ticks = cpuTicks();
+  if (!ticks) return undefined;
+  return {
+    loadGenerator: processCpuSeconds(process.pid),
+    server: processCpuSeconds(serverPid),
+    postgres: postgresCpuSeconds(),
+    machine: ticks.busy / CLOCK_TICKS_PER_SECOND,
+  };
+}
+
+function addSplit(total: CpuSplit | undefined, before: CpuSplit | undefined, after: CpuSplit | undefined): CpuSplit | undefined {
+  if (!before || !after) return undefined;
+  const base = total ?? { loadGenerator: 0, server: 0, postgres: 0, machine: 0 };
+  return {
+    loadGenerator: base.loadGenerator + after.loadGenerator - before.loadGenerator,
+    server: base.server + after.server - before.server,
+    postgres: base.postgres + after.postgres - before.postgres,
+    machine: base.machine + after.machine - before.machine,
+  };
 }
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -329,31 +448,46 @@ async function main(): Promise<void> {
     // On a virtual machine the host can take CPU time away (steal); a run with much of it measures
     // the host's neighbours as much as switchboard, so it is printed with the figures.
     const ticksBefore = cpuTicks();
-    const bareAlone = async (duration: number): Promise<AutocannonResult> => {
+    // The endpoints without a database run with the indexer stopped too: it would otherwise work
+    // through the backlog of the switchboard phases on the CPU they are measured on.
+    const withoutIndexer = async (port: number, pathName: string, duration: number): Promise<AutocannonResult> => {
       child.send('indexer-off');
       await waitFor<IndexerReply>(child, 'indexer');
       try {
-        return await run(ready.barePort, '/', duration);
+        return await run(port, pathName, duration);
       } finally {
         child.send('indexer-on');
         await waitFor<IndexerReply>(child, 'indexer');
       }
     };
+    const serverPid = child.pid ?? 0;
+    const phases = {
+      bare: { rounds: [] as AutocannonResult[], cpu: undefined as CpuSplit | undefined },
+      withoutDatabase: { rounds: [] as AutocannonResult[], cpu: undefined as CpuSplit | undefined },
+      switchboard: { rounds: [] as AutocannonResult[], cpu: undefined as CpuSplit | undefined },
+    };
+    const measure = async (phase: keyof typeof phases, load: () => Promise<AutocannonResult>): Promise<void> => {
+      const before = cpuSplit(serverPid);
+      const result = await load();
+      phases[phase].cpu = addSplit(phases[phase].cpu, before, cpuSplit(serverPid));
+      phases[phase].rounds.push(result);
+    };
     // Warm-up: JIT, connection pools, the first database pages.
-    await bareAlone(2);
+    await withoutIndexer(ready.barePort, '/', 2);
+    await withoutIndexer(ready.withoutDatabasePort, '/hooks/github', 2);
     await run(ready.switchboardPort, '/hooks/github', 3);
 
-    // The two throughput phases alternate in short rounds, so a change in background load on a
-    // shared machine hits both sides alike instead of skewing the ratio.
-    const bareRounds: AutocannonResult[] = [];
-    const switchboardRounds: AutocannonResult[] = [];
+    // The throughput phases alternate in short rounds, so a change in background load on a shared
+    // machine hits all of them alike instead of skewing the ratio.
     const roundSeconds = Math.max(1, Math.round(seconds / rounds));
     for (let round = 0; round < rounds; round += 1) {
-      bareRounds.push(await bareAlone(roundSeconds));
-      switchboardRounds.push(await run(ready.switchboardPort, '/hooks/github', roundSeconds));
+      await measure('bare', () => withoutIndexer(ready.barePort, '/', roundSeconds));
+      await measure('withoutDatabase', () => withoutIndexer(ready.withoutDatabasePort, '/hooks/github', roundSeconds));
+      await measure('switchboard', () => run(ready.switchboardPort, '/hooks/github', roundSeconds));
     }
-    const bare = combine(bareRounds);
-    const switchboard = combine(switchboardRounds);
+    const bare = combine(phases.bare.rounds);
+    const withoutDatabase = combine(phases.withoutDatabase.rounds);
+    const switchboard = combine(phases.switchboard.rounds);
     // autocannon's --overallRate is not a steady rate: each connection sends its share of the
     // second back to back, then waits for the next second, so the server sees one burst of `rate`
     // requests a second. Kept for comparison; the target is judged on evenly paced load (one
@@ -376,13 +510,34 @@ async function main(): Promise<void> {
     const line = (name: string, r: AutocannonResult): string =>
       `${name.padEnd(34)} ${fmt(r.requests.average).padStart(9)} req/s   p50 ${fmt(r.latency.p50, 1).padStart(6)} ms   p99 ${fmt(r.latency.p99, 1).padStart(6)} ms   non-2xx ${r.non2xx}   errors ${r.errors}\n`;
     process.stdout.write(line('bare Koa (200)', bare));
+    process.stdout.write(line('switchboard, no database (ceiling)', withoutDatabase));
     process.stdout.write(line('switchboard ingest', switchboard));
     process.stdout.write(line(`switchboard, ${rate} req/s in bursts`, bursts));
     process.stdout.write(
       `${`switchboard at ${rate} req/s, paced`.padEnd(34)} ${fmt(paced.throughput).padStart(9)} req/s   p50 ${fmt(paced.latencyMs.p50, 1).padStart(6)} ms   ` +
         `p99 ${fmt(paced.latencyMs.p99, 1).padStart(6)} ms   non-2xx ${paced.non2xx}   errors ${paced.failed}   not sent (${connections} in flight) ${paced.skipped}\n`,
     );
+    const cpuRows: Array<[string, AutocannonResult, CpuSplit | undefined]> = [
+      ['bare Koa (200)', bare, phases.bare.cpu],
+      ['switchboard, no database (ceiling)', withoutDatabase, phases.withoutDatabase.cpu],
+      ['switchboard ingest', switchboard, phases.switchboard.cpu],
+    ];
+    if (cpuRows.every(([, , cpu]) => cpu !== undefined)) {
+      process.stdout.write(
+        `\nCPU per request (µs)               ${'load generator'.padStart(14)} ${'server'.padStart(8)} ${'PostgreSQL'.padStart(10)} ${'whole machine'.padStart(13)}\n`,
+      );
+      for (const [name, result, cpu] of cpuRows) {
+        if (!cpu) continue;
+        const perRequest = (seconds: number): string => fmt((seconds * 1e6) / Math.max(1, result.requests.total)).padStart(8);
+        process.stdout.write(
+          `${name.padEnd(34)} ${perRequest(cpu.loadGenerator).padStart(14)} ${perRequest(cpu.server)} ${perRequest(cpu.postgres).padStart(10)} ${perRequest(cpu.machine).padStart(13)}\n`,
+        );
+      }
+    }
     process.stdout.write(`\nratio switchboard / bare: ${fmt(ratio, 2)}   (target >= 0.5)\n`);
+    process.stdout.write(
+      `ratio with no database behind the same ingest path: ${fmt(withoutDatabase.requests.average / bare.requests.average, 2)}\n`,
+    );
     process.stdout.write(`p99 at a paced ${rate} req/s: ${fmt(paced.latencyMs.p99, 1)} ms   (target <= 25 ms)\n`);
     if (ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total) {
       const steal = (ticksAfter.steal - ticksBefore.steal) / (ticksAfter.total - ticksBefore.total);
