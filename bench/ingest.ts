@@ -334,6 +334,9 @@ function cpuTicks(): { total: number; steal: number; busy: number } | undefined 
   }
 }
 
+/** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /** CPU seconds (user + system) of one process, from /proc/<pid>/stat; 0 once it is gone. */
 function processCpuSeconds(pid: number): number {
   try {
@@ -345,9 +348,6 @@ function processCpuSeconds(pid: number): number {
     return 0;
   }
 }
-
-/** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Every PostgreSQL process on this machine: the embedded cluster's, or a local DATABASE_URL server's. */
 function postgresCpuSeconds(): number {
