@@ -17,7 +17,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool, createEventStore, indexQueuedEvents, migrate, startEmbeddedPostgres, type EmbeddedPostgres, type ListQuery, type NewEvent } from '../src/store/index.ts';
+import {
+  createDatabasePool,
+  createEventStore,
+  indexQueuedEvents,
+  migrate,
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  type ListQuery,
+  type NewEvent,
+} from '../src/store/index.ts';
 import { buildListSql, resolveListQuery } from '../src/store/list-query.ts';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 100_000);
@@ -27,7 +36,10 @@ const MIN_EVENTS_FOR_INDEX_CHECK = 20_000;
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
-const WORDS = 'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu'.split(' ');
+const WORDS =
+  'alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu'.split(
+    ' ',
+  );
 const ACTIONS = ['opened', 'closed', 'edited', 'labeled', 'synchronize', 'reopened'];
 const PROVIDERS = [
   { provider: 'github', trustMode: 'signed', verified: true },
@@ -83,8 +95,16 @@ const CASES: Case[] = [
   { name: 'q rare word', query: { q: 'needle' }, expectIndex: 'event_search_tsv_idx' },
   { name: 'q two rare-ish words', query: { q: 'needle alpha' }, expectIndex: 'event_search_tsv_idx' },
   { name: 'q common word', query: { q: 'alpha' } },
-  { name: 'match rare customer', query: { match: { customer: { id: 'cus_rare' } } }, expectIndex: 'event_search_json_idx' },
-  { name: 'match nested repo', query: { match: { repository: { name: 'repo-17' } } }, expectIndex: 'event_search_json_idx' },
+  {
+    name: 'match rare customer',
+    query: { match: { customer: { id: 'cus_rare' } } },
+    expectIndex: 'event_search_json_idx',
+  },
+  {
+    name: 'match nested repo',
+    query: { match: { repository: { name: 'repo-17' } } },
+    expectIndex: 'event_search_json_idx',
+  },
   { name: 'match common action', query: { match: { action: 'opened' } } },
   { name: 'q + provider', query: { q: 'needle', provider: 'rejected' }, expectIndex: 'event_search_tsv_idx' },
   { name: 'verified=false', query: { verified: false } },
@@ -119,7 +139,11 @@ async function openBenchDatabase(): Promise<{ url: string; close(): Promise<void
   const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-'));
   // mkdtemp makes the directory private; run as root, the server runs as `postgres` and must enter it.
   await chmod(dataDir, 0o755);
-  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, logger, settings: ['fsync=off', 'synchronous_commit=off'] });
+  const server: EmbeddedPostgres = await startEmbeddedPostgres({
+    dataDir,
+    logger,
+    settings: ['fsync=off', 'synchronous_commit=off'],
+  });
   return {
     url: server.url,
     close: async () => {
@@ -170,10 +194,14 @@ async function main(): Promise<number> {
       const token = buildListSql(resolveListQuery(c.query));
       // slonik numbers its placeholders $slonik_N; plain pg wants $N.
       const text = token.sql.replace(/\$slonik_(\d+)/g, '$$$1');
-      const plan = await explainClient.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${text}`, [...token.values] as unknown[]);
+      const plan = await explainClient.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF) ${text}`, [
+        ...token.values,
+      ] as unknown[]);
       const lines = plan.rows.map((row) => row['QUERY PLAN']);
       const scans = lines
-        .map((l) => /(Bitmap Index Scan|Index Scan Backward|Index Scan|Index Only Scan|Seq Scan) (?:on|using) (\w+)/.exec(l))
+        .map((l) =>
+          /(Bitmap Index Scan|Index Scan Backward|Index Scan|Index Only Scan|Seq Scan) (?:on|using) (\w+)/.exec(l),
+        )
         .filter((m): m is RegExpExecArray => m !== null)
         .map((m) => `${m[1]} ${m[2]}`);
       const ok = c.expectIndex === undefined || scans.some((s) => s.endsWith(c.expectIndex ?? ''));
@@ -196,7 +224,9 @@ async function main(): Promise<number> {
   out(`${failures} selective search(es) did not use the GIN index`);
   // On a small table a sequential scan is honestly cheaper, so only a realistic size can fail the run.
   if (TOTAL < MIN_EVENTS_FOR_INDEX_CHECK) {
-    out(`(expected below ${MIN_EVENTS_FOR_INDEX_CHECK} events: the planner rightly prefers a sequential scan of a small table)`);
+    out(
+      `(expected below ${MIN_EVENTS_FOR_INDEX_CHECK} events: the planner rightly prefers a sequential scan of a small table)`,
+    );
     return 0;
   }
   return 1;

@@ -41,7 +41,14 @@ const { values } = parseArgs({
 });
 const runs = Number(values.runs);
 const seed = Number(values.seed);
-const all = [configSurface, jsonRpcSurface, toolsSurface, apiQuerySurface, headersSurface, webhookSurface] as unknown as Array<Surface<never>>;
+const all = [
+  configSurface,
+  jsonRpcSurface,
+  toolsSurface,
+  apiQuerySurface,
+  headersSurface,
+  webhookSurface,
+] as unknown as Array<Surface<never>>;
 const chosen = values.surface === undefined ? all : all.filter((s) => values.surface?.includes(s.name));
 
 async function database(): Promise<{ url: string; close(): Promise<void> }> {
@@ -63,7 +70,12 @@ async function database(): Promise<{ url: string; close(): Promise<void> }> {
     };
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-fuzz-pg-'));
-  const server = await startEmbeddedPostgres({ dataDir, logger: createLogger({ level: 'warn' }), database: 'fuzz', durable: false });
+  const server = await startEmbeddedPostgres({
+    dataDir,
+    logger: createLogger({ level: 'warn' }),
+    database: 'fuzz',
+    durable: false,
+  });
   return {
     url: server.url,
     close: async () => {
@@ -77,14 +89,23 @@ async function main(): Promise<number> {
   const db = await database();
   const pool = await createDatabasePool(db.url, { maximumPoolSize: 2 });
   await migrate(pool, createLogger({ level: 'warn' }));
-  const child = await spawnSwitchboard({ config: fuzzConfig(), databaseUrl: db.url, logLevel: 'warn', startTimeoutMs: 120_000 });
+  const child = await spawnSwitchboard({
+    config: fuzzConfig(),
+    databaseUrl: db.url,
+    logLevel: 'warn',
+    startTimeoutMs: 120_000,
+  });
   const target: FuzzTarget = await childTarget(child, pool);
   process.stdout.write(`fuzz: ${runs} cases per surface, seed ${seed}, switchboard pid ${child.pid} at ${child.url}\n`);
   const reports: SurfaceReport[] = [];
   let failure: unknown;
   try {
     for (const surface of chosen) {
-      const report = await runSurface(surface, target, { numRuns: runs, seed, skipLiveness: surface.name === 'config' });
+      const report = await runSurface(surface, target, {
+        numRuns: runs,
+        seed,
+        skipLiveness: surface.name === 'config',
+      });
       reports.push(report);
       process.stdout.write(`${formatReport(report)}\n`);
     }
@@ -103,11 +124,16 @@ async function main(): Promise<number> {
     `\nfuzz: ${total} cases over ${reports.length} surfaces; server RSS at the end ${(rss / 1048576).toFixed(1)} MiB; exit code ${exit.code}\n`,
   );
   if (failure !== undefined || faults.length > 0 || exit.code !== 0) {
-    const cause = failure instanceof Error && failure.cause instanceof Error ? `\ncaused by: ${failure.cause.message}` : '';
-    process.stdout.write(`FAIL\n${failure instanceof Error ? failure.message : String(failure ?? '')}${cause}\n${faults.join('\n')}\n`);
+    const cause =
+      failure instanceof Error && failure.cause instanceof Error ? `\ncaused by: ${failure.cause.message}` : '';
+    process.stdout.write(
+      `FAIL\n${failure instanceof Error ? failure.message : String(failure ?? '')}${cause}\n${faults.join('\n')}\n`,
+    );
     return 1;
   }
-  process.stdout.write('PASS: no 5xx besides the documented 503, no internal, no crash, no unhandled rejection, no stored change from rejected input\n');
+  process.stdout.write(
+    'PASS: no 5xx besides the documented 503, no internal, no crash, no unhandled rejection, no stored change from rejected input\n',
+  );
   return 0;
 }
 

@@ -382,7 +382,11 @@ function cpuSplit(serverPid: number): CpuSplit | undefined {
   };
 }
 
-function addSplit(total: CpuSplit | undefined, before: CpuSplit | undefined, after: CpuSplit | undefined): CpuSplit | undefined {
+function addSplit(
+  total: CpuSplit | undefined,
+  before: CpuSplit | undefined,
+  after: CpuSplit | undefined,
+): CpuSplit | undefined {
   if (!before || !after) return undefined;
   const base = total ?? { loadGenerator: 0, server: 0, postgres: 0, machine: 0 };
   return {
@@ -393,7 +397,8 @@ function addSplit(total: CpuSplit | undefined, before: CpuSplit | undefined, aft
   };
 }
 
-const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n: number, digits = 0): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -413,7 +418,11 @@ async function main(): Promise<void> {
 
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
     // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there, to see where time goes.
-    execArgv: ['--import', 'tsx', ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : [])],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {
@@ -528,7 +537,8 @@ async function main(): Promise<void> {
       );
       for (const [name, result, cpu] of cpuRows) {
         if (!cpu) continue;
-        const perRequest = (seconds: number): string => fmt((seconds * 1e6) / Math.max(1, result.requests.total)).padStart(8);
+        const perRequest = (seconds: number): string =>
+          fmt((seconds * 1e6) / Math.max(1, result.requests.total)).padStart(8);
         process.stdout.write(
           `${name.padEnd(34)} ${perRequest(cpu.loadGenerator).padStart(14)} ${perRequest(cpu.server)} ${perRequest(cpu.postgres).padStart(10)} ${perRequest(cpu.machine).padStart(13)}\n`,
         );
@@ -544,7 +554,9 @@ async function main(): Promise<void> {
       process.stdout.write(`CPU time stolen by the hypervisor during the run: ${fmt(steal * 100)} %\n`);
     }
     const acknowledged = switchboard['2xx'] + bursts['2xx'] + paced.ok;
-    process.stdout.write(`rows stored: ${fmt(rows)} (includes warm-up); 2xx in measured phases: ${fmt(acknowledged)}\n`);
+    process.stdout.write(
+      `rows stored: ${fmt(rows)} (includes warm-up); 2xx in measured phases: ${fmt(acknowledged)}\n`,
+    );
     const ok =
       ratio >= 0.5 &&
       paced.latencyMs.p99 <= 25 &&

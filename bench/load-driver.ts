@@ -95,7 +95,16 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-const ODD_TEXT = ['plain', 'ünïcödé', '日本語テキスト', 'emoji 🚀🔥', 'quote " and \\ backslash', 'tab\tand\nnewline', '\u2028\u2029', 'zero\u200bwidth'];
+const ODD_TEXT = [
+  'plain',
+  'ünïcödé',
+  '日本語テキスト',
+  'emoji 🚀🔥',
+  'quote " and \\ backslash',
+  'tab\tand\nnewline',
+  '\u2028\u2029',
+  'zero\u200bwidth',
+];
 const ODD_NUMBERS = ['1.0', '1e2', '-0', '12345678901234567890', '0.1000', '1E-7'];
 
 /**
@@ -167,7 +176,9 @@ export async function runGithubLoad(options: LoadOptions): Promise<LoadReport> {
   let skipped = 0;
 
   const more = (): boolean =>
-    performance.now() < deadline && options.signal?.aborted !== true && (options.maxRequests === undefined || issued < options.maxRequests);
+    performance.now() < deadline &&
+    options.signal?.aborted !== true &&
+    (options.maxRequests === undefined || issued < options.maxRequests);
 
   const sendOne = async (): Promise<DeliveryOutcome> => {
     const n = issued;
@@ -202,9 +213,25 @@ export async function runGithubLoad(options: LoadOptions): Promise<LoadReport> {
       } catch {
         error = `unparseable answer: ${text.slice(0, 200)}`;
       }
-      outcome = { delivery, status: response.statusCode, id, duplicate, error, startedAt, latencyMs: performance.now() - startedAt };
+      outcome = {
+        delivery,
+        status: response.statusCode,
+        id,
+        duplicate,
+        error,
+        startedAt,
+        latencyMs: performance.now() - startedAt,
+      };
     } catch (error: unknown) {
-      outcome = { delivery, status: null, id: null, duplicate: false, error: describeError(error), startedAt, latencyMs: performance.now() - startedAt };
+      outcome = {
+        delivery,
+        status: null,
+        id: null,
+        duplicate: false,
+        error: describeError(error),
+        startedAt,
+        latencyMs: performance.now() - startedAt,
+      };
     }
     outcomes.push(outcome);
     options.onOutcome?.(outcome);
@@ -244,7 +271,10 @@ export async function runGithubLoad(options: LoadOptions): Promise<LoadReport> {
   }
 
   const durationMs = performance.now() - started;
-  const latencies = outcomes.filter((o) => o.status !== null).map((o) => o.latencyMs).sort((a, b) => a - b);
+  const latencies = outcomes
+    .filter((o) => o.status !== null)
+    .map((o) => o.latencyMs)
+    .sort((a, b) => a - b);
   const ok = outcomes.filter((o) => o.status !== null && o.status >= 200 && o.status < 300).length;
   const failed = outcomes.filter((o) => o.status === null).length;
   return {

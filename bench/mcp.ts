@@ -42,7 +42,13 @@ import { createProviderDirectory } from '../src/providers/provider-directory.ts'
 import { createReplayService } from '../src/replay/replay-service.ts';
 import { createDatabasePool, redactUrl } from '../src/store/database.ts';
 import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
-import { createEventStore, createReplayAttemptRepository, createTokenRepository, isDatabaseUp, migrate } from '../src/store/index.ts';
+import {
+  createEventStore,
+  createReplayAttemptRepository,
+  createTokenRepository,
+  isDatabaseUp,
+  migrate,
+} from '../src/store/index.ts';
 import { seedEvents } from '../test/support/seed.ts';
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
@@ -58,7 +64,8 @@ const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 // ---------------------------------------------------------------------------------------------
 
 type ParentMessage = { type: 'memory' };
-type ChildMessage = { type: 'ready'; port: number } | { type: 'memory'; rss: number; heapUsed: number; cpuMicros: number };
+type ChildMessage =
+  { type: 'ready'; port: number } | { type: 'memory'; rss: number; heapUsed: number; cpuMicros: number };
 
 function serveChildMessages(): void {
   process.on('message', (message: ParentMessage) => {
@@ -67,7 +74,12 @@ function serveChildMessages(): void {
     globalThis.gc?.();
     const usage = process.memoryUsage();
     const cpu = process.cpuUsage();
-    const reply: ChildMessage = { type: 'memory', rss: usage.rss, heapUsed: usage.heapUsed, cpuMicros: cpu.user + cpu.system };
+    const reply: ChildMessage = {
+      type: 'memory',
+      rss: usage.rss,
+      heapUsed: usage.heapUsed,
+      cpuMicros: cpu.user + cpu.system,
+    };
     process.send?.(reply);
   });
 }
@@ -104,7 +116,12 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
     logger,
     sessions: config.mcp,
   });
-  const app = createApp({ logger, isDatabaseUp: () => isDatabaseUp(pool), trustProxy: false, surfaces: [surface.middleware] });
+  const app = createApp({
+    logger,
+    isDatabaseUp: () => isDatabaseUp(pool),
+    trustProxy: false,
+    surfaces: [surface.middleware],
+  });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
@@ -261,7 +278,9 @@ async function startChild(role: 'switchboard' | 'echo', databaseUrl: string): Pr
 async function connect(port: number, token: string | undefined): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   const headers: Record<string, string> = token === undefined ? {} : { Authorization: `Bearer ${token}` };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers } }),
+  );
   // With the tools listed the client validates structured output, as an agent's would.
   await client.listTools();
   return client;
@@ -301,7 +320,11 @@ async function latencies(cases: ReadonlyArray<() => Promise<void>>, samples: num
 }
 
 /** total calls spread over the clients, each client one call at a time: calls per second. */
-async function throughput(clients: readonly Client[], total: number, next: (i: number) => [string, Record<string, unknown>]): Promise<number> {
+async function throughput(
+  clients: readonly Client[],
+  total: number,
+  next: (i: number) => [string, Record<string, unknown>],
+): Promise<number> {
   let issued = 0;
   const started = performance.now();
   await Promise.all(
@@ -354,16 +377,23 @@ async function main(): Promise<number> {
     await migrate(pool, logger);
     await seed(pool, events);
     const { token } = await createTokenRepository(pool).create('bench');
-    const ids = (await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+    const ids = (
+      await pool.anyFirst(sql.type(z.object({ id: z.string() }))`
       SELECT id::text FROM events TABLESAMPLE SYSTEM (1) LIMIT 2000
-    `)).slice();
-    if (ids.length === 0) ids.push(...(await pool.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id::text FROM events LIMIT 2000`)));
+    `)
+    ).slice();
+    if (ids.length === 0)
+      ids.push(
+        ...(await pool.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id::text FROM events LIMIT 2000`)),
+      );
     await pool.end();
 
     const switchboard = await startChild('switchboard', db.url);
     const echo = await startChild('echo', db.url);
     children.push(switchboard, echo);
-    out(`switchboard pid ${switchboard.process.pid ?? '?'} on :${switchboard.port}, echo baseline pid ${echo.process.pid ?? '?'} on :${echo.port}`);
+    out(
+      `switchboard pid ${switchboard.process.pid ?? '?'} on :${switchboard.port}, echo baseline pid ${echo.process.pid ?? '?'} on :${echo.port}`,
+    );
 
     const sb = await connect(switchboard.port, token);
     const baseline = await connect(echo.port, undefined);
@@ -385,7 +415,11 @@ async function main(): Promise<number> {
      * Calls per second, and the server process's CPU time per call: on a shared machine wall-clock
      * latency mostly measures the neighbours, CPU time per call much less so.
      */
-    const measured = async (child: Child, clients: readonly Client[], next: (i: number) => [string, Record<string, unknown>]) => {
+    const measured = async (
+      child: Child,
+      clients: readonly Client[],
+      next: (i: number) => [string, Record<string, unknown>],
+    ) => {
       const before = await child.memory();
       const rate = await throughput(clients, throughputCalls, next);
       const after = await child.memory();
@@ -397,7 +431,11 @@ async function main(): Promise<number> {
 
     // Memory: warm up, then RSS before and after `calls` mixed calls at the same concurrency.
     const mix = (i: number): [string, Record<string, unknown>] =>
-      i % 4 === 0 ? ['get_webhook_event', { id: randomId() }] : i % 4 === 1 ? ['list_providers', {}] : ['list_webhook_events', { limit: 20, provider: `provider-${i % 10}` }];
+      i % 4 === 0
+        ? ['get_webhook_event', { id: randomId() }]
+        : i % 4 === 1
+          ? ['list_providers', {}]
+          : ['list_webhook_events', { limit: 20, provider: `provider-${i % 10}` }];
     await throughput(sbClients, Math.min(5_000, Math.max(500, Math.floor(calls / 10))), mix);
     const before = await switchboard.memory();
     const memoryStarted = performance.now();
@@ -412,14 +450,22 @@ async function main(): Promise<number> {
     out(`events stored: ${events.toLocaleString('en')}`);
     out(`latency, one client, ${samples} interleaved samples per tool:`);
     out(`  echo (baseline)       p50 ${ms(echoT.p50)}   p99 ${ms(echoT.p99)}`);
-    out(`  list_webhook_events   p50 ${ms(listT.p50)}   p99 ${ms(listT.p99)}   p50 − echo p50 = ${ms(listGap)}  (target ≤ 2 ms: ${listOk ? 'met' : 'MISSED'})`);
+    out(
+      `  list_webhook_events   p50 ${ms(listT.p50)}   p99 ${ms(listT.p99)}   p50 − echo p50 = ${ms(listGap)}  (target ≤ 2 ms: ${listOk ? 'met' : 'MISSED'})`,
+    );
     out(`  get_webhook_event     p50 ${ms(getT.p50)}   p99 ${ms(getT.p99)}`);
-    out(`throughput at concurrency ${concurrency}, ${throughputCalls.toLocaleString('en')} calls each (server CPU per call in brackets):`);
+    out(
+      `throughput at concurrency ${concurrency}, ${throughputCalls.toLocaleString('en')} calls each (server CPU per call in brackets):`,
+    );
     out(`  echo (baseline)       ${echoRun.rate.toFixed(0)} calls/s   (${ms(echoRun.cpuMs)})`);
     out(`  list_webhook_events   ${listRun.rate.toFixed(0)} calls/s   (${ms(listRun.cpuMs)})`);
     out(`  get_webhook_event     ${getRun.rate.toFixed(0)} calls/s   (${ms(getRun.cpuMs)})`);
-    out(`switchboard server RSS across ${calls.toLocaleString('en')} mixed calls (${mixRate.toFixed(0)} calls/s, ${seconds(memoryStarted)}), after GC:`);
-    out(`  start ${mib(before.rss)} (heap ${mib(before.heapUsed)})   end ${mib(after.rss)} (heap ${mib(after.heapUsed)})   growth ${growth.toFixed(1)} %  (target ≤ 10 %: ${rssOk ? 'met' : 'MISSED'})`);
+    out(
+      `switchboard server RSS across ${calls.toLocaleString('en')} mixed calls (${mixRate.toFixed(0)} calls/s, ${seconds(memoryStarted)}), after GC:`,
+    );
+    out(
+      `  start ${mib(before.rss)} (heap ${mib(before.heapUsed)})   end ${mib(after.rss)} (heap ${mib(after.heapUsed)})   growth ${growth.toFixed(1)} %  (target ≤ 10 %: ${rssOk ? 'met' : 'MISSED'})`,
+    );
 
     await Promise.all([sb, baseline, ...sbClients, ...echoClients].map((c) => c.close().catch(() => undefined)));
     return values.strict && !(listOk && rssOk) ? 1 : 0;

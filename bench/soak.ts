@@ -49,7 +49,11 @@ interface KindStats {
   firstErrors: string[];
 }
 const newStats = (): KindStats => ({ ok: 0, errors: 0, latencies: [], steady: [], firstErrors: [] });
-const stats: Record<'ingest' | 'read' | 'replay', KindStats> = { ingest: newStats(), read: newStats(), replay: newStats() };
+const stats: Record<'ingest' | 'read' | 'replay', KindStats> = {
+  ingest: newStats(),
+  read: newStats(),
+  replay: newStats(),
+};
 let steadyFrom = Number.POSITIVE_INFINITY;
 function record(kind: keyof typeof stats, ok: boolean, latencyMs: number, error?: string): void {
   const s = stats[kind];
@@ -63,7 +67,13 @@ function record(kind: keyof typeof stats, ok: boolean, latencyMs: number, error?
 }
 
 /** Runs `task` `ratePerSecond` times a second until the deadline, at most `maxInFlight` at once. */
-async function atFixedRate(ratePerSecond: number, deadline: number, maxInFlight: number, task: () => Promise<void>, onSkip: () => void): Promise<void> {
+async function atFixedRate(
+  ratePerSecond: number,
+  deadline: number,
+  maxInFlight: number,
+  task: () => Promise<void>,
+  onSkip: () => void,
+): Promise<void> {
   if (ratePerSecond <= 0) return;
   const interval = 1000 / ratePerSecond;
   const started = performance.now();
@@ -115,7 +125,10 @@ async function main(): Promise<number> {
     config: {
       providers: { github: { preset: 'github', secret: SECRET } },
       replay: { default_target: `http://127.0.0.1:${consumerPort}/webhooks` },
-      rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 }, replay: { capacity: 100_000, refill_per_second: 100_000 } },
+      rate_limits: {
+        read: { capacity: 100_000, refill_per_second: 100_000 },
+        replay: { capacity: 100_000, refill_per_second: 100_000 },
+      },
     },
     databaseUrl,
     logLevel: 'warn',
@@ -167,9 +180,17 @@ async function main(): Promise<number> {
       try {
         const outcome = useGet
           ? await callTool(mcp, 'get_webhook_event', { id: recentIds[Math.floor(Math.random() * recentIds.length)] })
-          : await callTool(mcp, 'list_webhook_events', { limit: 20, ...(readCounter % 10 === 1 || cursor === undefined ? {} : { cursor }) });
+          : await callTool(mcp, 'list_webhook_events', {
+              limit: 20,
+              ...(readCounter % 10 === 1 || cursor === undefined ? {} : { cursor }),
+            });
         if (outcome.ok && !useGet) cursor = outcome.value.next_cursor as string | undefined;
-        record('read', outcome.ok, performance.now() - t, outcome.ok ? undefined : `${outcome.error.code}: ${outcome.error.message}`);
+        record(
+          'read',
+          outcome.ok,
+          performance.now() - t,
+          outcome.ok ? undefined : `${outcome.error.code}: ${outcome.error.message}`,
+        );
       } catch (err) {
         record('read', false, performance.now() - t, err instanceof Error ? err.message : String(err));
       }
@@ -185,9 +206,18 @@ async function main(): Promise<number> {
       if (recentIds.length === 0) return;
       const t = performance.now();
       try {
-        const outcome = await callTool(mcp, 'replay_webhook_event', { id: recentIds[Math.floor(Math.random() * recentIds.length)] });
+        const outcome = await callTool(mcp, 'replay_webhook_event', {
+          id: recentIds[Math.floor(Math.random() * recentIds.length)],
+        });
         const delivered = outcome.ok && outcome.value.delivered !== false;
-        record('replay', delivered, performance.now() - t, outcome.ok ? `not delivered: ${JSON.stringify(outcome.value).slice(0, 200)}` : `${outcome.error.code}: ${outcome.error.message}`);
+        record(
+          'replay',
+          delivered,
+          performance.now() - t,
+          outcome.ok
+            ? `not delivered: ${JSON.stringify(outcome.value).slice(0, 200)}`
+            : `${outcome.error.code}: ${outcome.error.message}`,
+        );
       } catch (err) {
         record('replay', false, performance.now() - t, err instanceof Error ? err.message : String(err));
       }
@@ -216,14 +246,20 @@ async function main(): Promise<number> {
   if (verifyPool !== null) {
     for (let i = 0; i < acknowledged.length; i += 5_000) {
       const ids = acknowledged.slice(i, i + 5_000);
-      const found = Number(await verifyPool.oneFirst(sql.unsafe`SELECT count(*)::int FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`));
+      const found = Number(
+        await verifyPool.oneFirst(
+          sql.unsafe`SELECT count(*)::int FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
+        ),
+      );
       missing += ids.length - found;
     }
     await verifyPool.end();
   } else {
     // Embedded database: ask the server for a sample (the database is private to the child).
     for (const id of acknowledged.filter((_, i) => i % 97 === 0)) {
-      const response = await fetch(`${child.url}/api/events/${id}`, { headers: { authorization: `Bearer ${child.token}` } });
+      const response = await fetch(`${child.url}/api/events/${id}`, {
+        headers: { authorization: `Bearer ${child.token}` },
+      });
       if (response.status !== 200) missing += 1;
       await response.arrayBuffer();
     }
@@ -268,7 +304,9 @@ async function main(): Promise<number> {
   // Skipped starts are the load generator's own back-pressure (its in-flight cap), reported but
   // not a failure of the server: every request that was sent is in the error count.
   const pass = errors === 0 && missing === 0 && growth <= maxRssGrowth && exit.code === 0;
-  lines.push(`  result: ${pass ? 'PASS' : 'FAIL'} (needs 0 errors, nothing lost, RSS growth ≤ ${(maxRssGrowth * 100).toFixed(0)} %, clean exit)`);
+  lines.push(
+    `  result: ${pass ? 'PASS' : 'FAIL'} (needs 0 errors, nothing lost, RSS growth ≤ ${(maxRssGrowth * 100).toFixed(0)} %, clean exit)`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
   process.stdout.write(
     `${JSON.stringify({

@@ -34,7 +34,13 @@ function resolveRef(ref: string, base: string, registry: SchemaRegistry): { node
   return { node: pointer ? resolvePointer(doc, pointer) : doc, base: docId };
 }
 
-function walk(node: JsonValue, base: string, registry: SchemaRegistry, options: BundleOptions, depth: number): JsonValue {
+function walk(
+  node: JsonValue,
+  base: string,
+  registry: SchemaRegistry,
+  options: BundleOptions,
+  depth: number,
+): JsonValue {
   if (Array.isArray(node)) return node.map((n) => walk(n, base, registry, options, depth));
   if (!isObject(node)) return node;
   let current: JsonObject = node;

@@ -51,7 +51,10 @@ async function listSchemaFiles(dir: string): Promise<string[]> {
 async function loadSchemas(): Promise<LoadedSchema[]> {
   const files = await listSchemaFiles(schemasDir);
   return Promise.all(
-    files.map(async (file) => ({ file, schema: JSON.parse(await readFile(join(schemasDir, file), 'utf8')) as JsonObject })),
+    files.map(async (file) => ({
+      file,
+      schema: JSON.parse(await readFile(join(schemasDir, file), 'utf8')) as JsonObject,
+    })),
   );
 }
 

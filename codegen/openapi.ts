@@ -59,7 +59,11 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
   });
   const searchParams = [
     queryParam('q', { type: 'string', minLength: 1, maxLength: 200 }, 'Full-text search over payloads.'),
-    queryParam('match', { type: 'string', minLength: 2, maxLength: 2000 }, 'JSON object the payload must contain (jsonb @>).'),
+    queryParam(
+      'match',
+      { type: 'string', minLength: 2, maxLength: 2000 },
+      'JSON object the payload must contain (jsonb @>).',
+    ),
     queryParam('from', { type: 'string', format: 'date-time' }, 'Received at or after this time.'),
     queryParam('to', { type: 'string', format: 'date-time' }, 'Received before this time.'),
     queryParam('verified', { type: 'string', enum: ['true', 'false'] }, 'Only verified (or only unverified) events.'),
@@ -80,14 +84,20 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           operationId: 'listEvents',
           summary: 'List events newest first, with the filters of list_webhook_events plus search.',
           parameters: [...listParams, ...searchParams],
-          responses: { '200': json(ref('ListWebhookEventsOutput'), 'A page of events'), ...errors(400, 401, 403, 429, 500, 503) },
+          responses: {
+            '200': json(ref('ListWebhookEventsOutput'), 'A page of events'),
+            ...errors(400, 401, 403, 429, 500, 503),
+          },
         },
       },
       '/api/events/{id}': {
         get: {
           operationId: 'getEvent',
           parameters: [idParam],
-          responses: { '200': json(ref('EventDetail'), 'The full event'), ...errors(400, 401, 403, 404, 429, 500, 503) },
+          responses: {
+            '200': json(ref('EventDetail'), 'The full event'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
         },
       },
       '/api/events/{id}/raw': {
@@ -96,7 +106,10 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           summary: 'The exact stored bytes, with the stored Content-Type.',
           parameters: [idParam],
           responses: {
-            '200': { description: 'Raw payload', content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+            '200': {
+              description: 'Raw payload',
+              content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+            },
             ...errors(400, 401, 403, 404, 429, 500, 503),
           },
         },
@@ -117,7 +130,10 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
               },
             },
           },
-          responses: { '200': json(ref('ReplayResult'), 'Replay outcome'), ...errors(400, 401, 403, 404, 413, 429, 500, 502, 503) },
+          responses: {
+            '200': json(ref('ReplayResult'), 'Replay outcome'),
+            ...errors(400, 401, 403, 404, 413, 429, 500, 502, 503),
+          },
         },
       },
       '/api/events/{id}/replays': {
@@ -125,7 +141,10 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           operationId: 'listReplays',
           summary: 'Replay history of one event, newest first.',
           parameters: [idParam],
-          responses: { '200': json(ref('ReplayHistory'), 'Replay attempts'), ...errors(400, 401, 403, 404, 429, 500, 503) },
+          responses: {
+            '200': json(ref('ReplayHistory'), 'Replay attempts'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
         },
       },
       '/api/providers': {
@@ -144,8 +163,11 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       '/api/stream': {
         get: {
           operationId: 'streamEvents',
-          summary: 'Server-Sent Events: each new EventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. See docs/reference/asyncapi.yaml.',
-          parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } }],
+          summary:
+            'Server-Sent Events: each new EventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. See docs/reference/asyncapi.yaml.',
+          parameters: [
+            { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } },
+          ],
           responses: {
             '200': { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             ...errors(400, 401, 403, 429, 500, 503),
@@ -166,7 +188,8 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         ListProvidersOutput: component(registry, 'tools/list-providers.output.schema.json'),
         ApiConfig: {
           title: 'ApiConfig',
-          description: 'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured.',
+          description:
+            'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured.',
           type: 'object',
           additionalProperties: false,
           required: ['replay'],

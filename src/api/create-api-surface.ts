@@ -85,7 +85,8 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   router.post('/events/:id/replay', async (ctx) => {
     const id = eventId(ctx);
     const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidArgument('body: expected a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw invalidArgument('body: expected a JSON object');
     const extra = Object.keys(body).filter((k) => k !== 'target_url');
     if (extra.length > 0) throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url is accepted`);
     const input = { id, ...(body as { target_url?: unknown }) };

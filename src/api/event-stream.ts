@@ -61,13 +61,15 @@ type Backfill = { kind: 'events'; events: EventSummary[] } | { kind: 'reset'; re
 
 async function backfill(options: EventStreamOptions, since: string, max: number): Promise<Backfill> {
   const known = await options.store.summaries([since]);
-  if (known.length === 0) return { kind: 'reset', reason: 'Last-Event-ID is not a stored event (pruned?); reload the list' };
+  if (known.length === 0)
+    return { kind: 'reset', reason: 'Last-Event-ID is not a stored event (pruned?); reload the list' };
   const newestFirst: EventSummary[] = [];
   let cursor: string | undefined;
   do {
     const page = await options.store.list({ since, limit: BACKFILL_PAGE, ...(cursor === undefined ? {} : { cursor }) });
     newestFirst.push(...page.events);
-    if (newestFirst.length > max) return { kind: 'reset', reason: `more than ${max} events were missed; reload the list` };
+    if (newestFirst.length > max)
+      return { kind: 'reset', reason: `more than ${max} events were missed; reload the list` };
     cursor = page.next_cursor;
   } while (cursor !== undefined);
   return { kind: 'events', events: newestFirst.reverse() };
@@ -81,7 +83,11 @@ async function backfill(options: EventStreamOptions, since: string, max: number)
  * failure ends the stream: the client resumes with Last-Event-ID, which beats silently skipping
  * an event.
  */
-export async function serveEventStream(ctx: Context, options: EventStreamOptions, resumeFrom: string | undefined): Promise<void> {
+export async function serveEventStream(
+  ctx: Context,
+  options: EventStreamOptions,
+  resumeFrom: string | undefined,
+): Promise<void> {
   const log = ctx.state.log;
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
   // Until the stream is set up, live ids wait here.

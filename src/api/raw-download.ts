@@ -1,6 +1,6 @@
-
 // type/subtype plus parameters, nothing that could split a header or smuggle a second value.
-const SAFE_CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=("[^"\\\r\n]*"|[A-Za-z0-9!#$&^_.+-]+))*$/;
+const SAFE_CONTENT_TYPE =
+  /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=("[^"\\\r\n]*"|[A-Za-z0-9!#$&^_.+-]+))*$/;
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
   'application/json': '.json',
@@ -22,7 +22,10 @@ function extensionFor(mediaType: string): string {
  * sure a browser downloads them and never renders or runs them there.
  */
 export function rawDownloadHeaders(id: string, storedContentType: string | null): Record<string, string> {
-  const contentType = storedContentType !== null && SAFE_CONTENT_TYPE.test(storedContentType) ? storedContentType : 'application/octet-stream';
+  const contentType =
+    storedContentType !== null && SAFE_CONTENT_TYPE.test(storedContentType)
+      ? storedContentType
+      : 'application/octet-stream';
   const mediaType = (contentType.split(';')[0] ?? '').trim().toLowerCase();
   const filename = `${id}${extensionFor(mediaType)}`;
   return {
@@ -33,4 +36,3 @@ export function rawDownloadHeaders(id: string, storedContentType: string | null)
     'Cross-Origin-Resource-Policy': 'same-origin',
   };
 }
-

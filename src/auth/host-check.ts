@@ -73,7 +73,8 @@ export function createHostMatcher(options: HostCheckOptions): HostMatcher {
   const extraExact = new Set<string>();
   for (const entry of options.allowedHosts ?? []) {
     const parsed = parseAuthority(entry);
-    if (parsed === undefined) throw new Error(`server.allowed_hosts: ${JSON.stringify(entry)} is not a host name or host:port`);
+    if (parsed === undefined)
+      throw new Error(`server.allowed_hosts: ${JSON.stringify(entry)} is not a host name or host:port`);
     if (parsed.port === undefined) extraAnyPort.add(parsed.host);
     else extraExact.add(`${parsed.host}:${parsed.port}`);
   }

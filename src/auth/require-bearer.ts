@@ -65,7 +65,9 @@ function rejectUnauthenticated(ctx: Context, presented: boolean): void {
   ctx.body = {
     error: {
       code: 'invalid_argument',
-      message: presented ? 'the bearer token is not valid' : 'authentication required: send Authorization: Bearer <token>',
+      message: presented
+        ? 'the bearer token is not valid'
+        : 'authentication required: send Authorization: Bearer <token>',
     },
   };
 }

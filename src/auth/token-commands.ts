@@ -17,9 +17,13 @@ export interface TokenCommandIo {
 export const TOKEN_USAGE = 'usage: switchboard token create <name> | token list | token revoke <name>\n';
 
 /** Creates a token and returns its plaintext, the only time it exists outside the caller's hands. */
-export async function createToken(tokens: Pick<TokenRepository, 'create'>, name: string): Promise<{ name: string; token: string }> {
+export async function createToken(
+  tokens: Pick<TokenRepository, 'create'>,
+  name: string,
+): Promise<{ name: string; token: string }> {
   // "env" is the identity of SWITCHBOARD_TOKEN; a managed token of that name would share its rate limits and audit trail.
-  if (name === ENV_TOKEN_CALLER) throw invalidArgument(`the token name ${ENV_TOKEN_CALLER} is reserved for SWITCHBOARD_TOKEN`);
+  if (name === ENV_TOKEN_CALLER)
+    throw invalidArgument(`the token name ${ENV_TOKEN_CALLER} is reserved for SWITCHBOARD_TOKEN`);
   return tokens.create(name);
 }
 
@@ -28,16 +32,39 @@ export function formatTokenList(list: readonly ApiToken[]): string {
   if (list.length === 0) return 'no tokens\n';
   const rows = [
     ['NAME', 'CREATED', 'LAST USED', 'STATUS'],
-    ...list.map((t) => [t.name, t.createdAt, t.lastUsedAt ?? '-', t.revokedAt === null ? 'active' : `revoked ${t.revokedAt}`]),
+    ...list.map((t) => [
+      t.name,
+      t.createdAt,
+      t.lastUsedAt ?? '-',
+      t.revokedAt === null ? 'active' : `revoked ${t.revokedAt}`,
+    ]),
   ];
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
-export async function runTokenCommand(args: readonly string[], tokens: TokenRepository, io: TokenCommandIo): Promise<number> {
+export async function runTokenCommand(
+  args: readonly string[],
+  tokens: TokenRepository,
+  io: TokenCommandIo,
+): Promise<number> {
   const [sub, name, ...extra] = args;
   const needsName = sub === 'create' || sub === 'revoke';
-  if (sub === undefined || !['create', 'list', 'revoke'].includes(sub) || extra.length > 0 || needsName !== (name !== undefined)) {
+  if (
+    sub === undefined ||
+    !['create', 'list', 'revoke'].includes(sub) ||
+    extra.length > 0 ||
+    needsName !== (name !== undefined)
+  ) {
     io.err(TOKEN_USAGE);
     return 2;
   }

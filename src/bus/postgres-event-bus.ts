@@ -58,7 +58,9 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
     application_name: 'switchboard-event-bus-publish',
   });
   // An idle pooled client that loses its server emits here; unhandled, it would crash the process.
-  publishPool.on('error', (err) => logger.warn({ reason: connectionFailure(err) }, 'event bus publish connection lost'));
+  publishPool.on('error', (err) =>
+    logger.warn({ reason: connectionFailure(err) }, 'event bus publish connection lost'),
+  );
 
   let state: BusConnectionState = 'connecting';
   let closed = false;
@@ -103,7 +105,10 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
     const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt, 16));
     const jittered = Math.round(delay / 2 + Math.random() * (delay / 2));
     attempt += 1;
-    logger.warn({ reason: connectionFailure(reason), attempt, delayMs: jittered }, 'event bus LISTEN connection lost; reconnecting');
+    logger.warn(
+      { reason: connectionFailure(reason), attempt, delayMs: jittered },
+      'event bus LISTEN connection lost; reconnecting',
+    );
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
       void connect();

@@ -28,7 +28,8 @@ function version(): string {
 
 function parsePort(raw: string | undefined, what: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new UsageError(`${what}: ${JSON.stringify(raw)} is not a port number`);
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535)
+    throw new UsageError(`${what}: ${JSON.stringify(raw)} is not a port number`);
   return Number(raw);
 }
 
@@ -91,7 +92,8 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
       }
       case 'trigger': {
         const [provider, sample, ...extra] = rest;
-        if (provider === undefined || extra.length > 0) throw new UsageError('usage: switchboard trigger <provider> [sample]');
+        if (provider === undefined || extra.length > 0)
+          throw new UsageError('usage: switchboard trigger <provider> [sample]');
         const config = readConfig(values.config);
         const { runTrigger } = await import('../server/run-trigger.ts');
         return await runTrigger({ config, provider, sample, baseUrl: values.url, out: io.out, err: io.err });
@@ -104,7 +106,10 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
       io.err(`switchboard: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    if (err instanceof UsageError || (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+    if (
+      err instanceof UsageError ||
+      (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
+    ) {
       io.err(`switchboard: ${err.message}\n`);
       return EXIT_USAGE;
     }

@@ -45,7 +45,9 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv): ResolvedConfi
     Pair(_, pair) {
       if (isCollection(pair.key)) {
         const line = pair.key.range ? text.slice(0, pair.key.range[0]).split('\n').length : undefined;
-        throw new ConfigError(`invalid YAML: a key must be a plain value, not a list or mapping${line === undefined ? '' : ` (line ${line})`}`);
+        throw new ConfigError(
+          `invalid YAML: a key must be a plain value, not a list or mapping${line === undefined ? '' : ` (line ${line})`}`,
+        );
       }
     },
   });
@@ -94,7 +96,9 @@ function describeSchemaErrors(errors: readonly ErrorObject[]): string {
         break;
       case 'pattern':
         if (e.propertyName !== undefined) {
-          lines.add(`${at}: key ${JSON.stringify(e.propertyName)} is not allowed (lower-case letters, digits, - and _)`);
+          lines.add(
+            `${at}: key ${JSON.stringify(e.propertyName)} is not allowed (lower-case letters, digits, - and _)`,
+          );
         } else {
           lines.add(`${at}: ${e.message ?? 'does not match the expected format'}`);
         }

@@ -8,7 +8,15 @@ import { AppError } from './app-error.ts';
 // SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, crash
 // recovery), plus 53300 (too many connections).
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-4]|53300)$/;
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'EPIPE']);
+const UNAVAILABLE_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EPIPE',
+]);
 const UNAVAILABLE_NAMES = new Set(['ConnectionError', 'BackendTerminatedError', 'BackendTerminatedUnexpectedlyError']);
 const UNAVAILABLE_MESSAGE = [
   /connection terminated/i,

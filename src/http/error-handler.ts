@@ -1,6 +1,10 @@
 import type { Middleware } from 'koa';
 import { AppError, internalError } from '../errors/app-error.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../errors/database-unavailable.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 
 export interface ErrorBody {
@@ -57,7 +61,8 @@ export function errorHandler(logger: Logger): Middleware {
 
 function httpStatusOf(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
-  const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
+  const status =
+    (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
   return typeof status === 'number' && status >= 400 && status < 600 ? status : undefined;
 }
 

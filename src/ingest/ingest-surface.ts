@@ -136,7 +136,9 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change
         // the answer: the delivery is refused either way, and a 503 would only invite retries of
         // something that will be refused again.
-        await store(event).catch((err: unknown) => log().warn({ err, provider: provider.name }, 'could not record rejected delivery'));
+        await store(event).catch((err: unknown) =>
+          log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
+        );
       }
       return fail(ctx, 401, 'invalid_argument', `verification failed: ${outcome.detail}`);
     }

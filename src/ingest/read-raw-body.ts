@@ -40,7 +40,8 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<RawBod
     const onEnd = (): void => finish({ kind: 'ok', body: Buffer.concat(chunks, size) });
     const onError = (error: unknown): void => finish({ kind: 'aborted', error });
     // 'close' before 'end' means the client went away mid-body ('aborted' is deprecated).
-    const onClose = (): void => finish({ kind: 'aborted', error: new Error('request closed before the body was complete') });
+    const onClose = (): void =>
+      finish({ kind: 'aborted', error: new Error('request closed before the body was complete') });
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

@@ -17,7 +17,12 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ParamsCheckingServer } from './params-checking-server.ts';
-import { RECENT_EVENTS_LISTING, assertKnownResource, readRecentEvents, type RecentEventsDeps } from './recent-events-resource.ts';
+import {
+  RECENT_EVENTS_LISTING,
+  assertKnownResource,
+  readRecentEvents,
+  type RecentEventsDeps,
+} from './recent-events-resource.ts';
 import type { SwitchboardTools } from './switchboard-tools.ts';
 
 export const MCP_SERVER_NAME = 'switchboard';
@@ -60,7 +65,9 @@ export function createMcpServer(deps: McpServerDeps, session: McpSessionHooks): 
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => resourceList);
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => readRecentEvents(deps.resource, request.params.uri, session.caller));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+    readRecentEvents(deps.resource, request.params.uri, session.caller),
+  );
   server.setRequestHandler(SubscribeRequestSchema, (request) => {
     assertKnownResource(request.params.uri);
     session.subscribe(request.params.uri);

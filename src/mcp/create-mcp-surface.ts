@@ -14,7 +14,11 @@ import { callerOf } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, internalError } from '../errors/app-error.ts';
 import { errorBody } from '../http/error-handler.ts';
-import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE_MESSAGE, isDatabaseUnavailable } from '../errors/database-unavailable.ts';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DATABASE_UNAVAILABLE_MESSAGE,
+  isDatabaseUnavailable,
+} from '../errors/database-unavailable.ts';
 import { readRawBody } from '../ingest/read-raw-body.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
@@ -103,7 +107,8 @@ function isJsonContentType(header: string | undefined): boolean {
   return header !== undefined && (header.split(';', 1)[0] ?? '').trim().toLowerCase() === 'application/json';
 }
 
-const isInitialize = (body: unknown): boolean => (Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body));
+const isInitialize = (body: unknown): boolean =>
+  Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
 
 export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const log = deps.logger.child({ component: 'mcp' });
@@ -161,7 +166,9 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     if (!closing && sessions.size + reserved >= deps.sessions.maxSessions) expireIdle();
     if (closing || sessions.size + reserved >= deps.sessions.maxSessions) {
       ctx.set('Retry-After', String(RETRY_AFTER_FULL_SECONDS));
-      const why = closing ? 'the server is shutting down' : `too many MCP sessions (limit ${deps.sessions.maxSessions})`;
+      const why = closing
+        ? 'the server is shutting down'
+        : `too many MCP sessions (limit ${deps.sessions.maxSessions})`;
       jsonRpcError(ctx, 503, -32000, `${why}; end an unused session (HTTP DELETE) or retry later`);
       return;
     }
@@ -197,7 +204,9 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       lastActive: now(),
       closed: false,
       notifier: createCoalescingNotifier(() => {
-        server.sendResourceUpdated({ uri: RECENT_EVENTS_URI }).catch((err: unknown) => log.debug({ err }, 'resource update not delivered'));
+        server
+          .sendResourceUpdated({ uri: RECENT_EVENTS_URI })
+          .catch((err: unknown) => log.debug({ err }, 'resource update not delivered'));
       }, deps.notifyIntervalMs ?? RESOURCE_NOTIFY_INTERVAL_MS),
     };
     transport.onerror = (err) => log.debug({ err: err.message, caller }, 'MCP transport refused a request');

@@ -15,7 +15,12 @@ export function jsonRpcError(ctx: Context, status: number, code: number, message
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
-export function envelopeError(ctx: Context, status: number, code: 'not_found' | 'invalid_argument' | 'internal', message: string): void {
+export function envelopeError(
+  ctx: Context,
+  status: number,
+  code: 'not_found' | 'invalid_argument' | 'internal',
+  message: string,
+): void {
   ctx.status = status;
   ctx.body = { error: { code, message } };
 }
@@ -25,7 +30,12 @@ export function envelopeError(ctx: Context, status: number, code: 'not_found' | 
  * sending (up to a bound) so the connection can deliver the answer: closing a socket with unread
  * input makes the kernel send a reset, which can destroy the 413 before the client reads it.
  */
-export function refuseTooLarge(ctx: Context, limitBytes: number, discardLimitBytes: number, discardTimeoutMs: number): void {
+export function refuseTooLarge(
+  ctx: Context,
+  limitBytes: number,
+  discardLimitBytes: number,
+  discardTimeoutMs: number,
+): void {
   const req = ctx.req;
   if (!req.complete) {
     let discarded = 0;

@@ -26,7 +26,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 
 type HandlerExtra = RequestHandlerExtra<ServerRequest | Request, ServerNotification | Notification>;
-type Handler<T extends AnyObjectSchema> = (request: SchemaOutput<T>, extra: HandlerExtra) => ServerResult | Result | Promise<ServerResult | Result>;
+type Handler<T extends AnyObjectSchema> = (
+  request: SchemaOutput<T>,
+  extra: HandlerExtra,
+) => ServerResult | Result | Promise<ServerResult | Result>;
 
 const MAX_ISSUES = 3;
 const MAX_PATH_CHARS = 64;
@@ -76,8 +79,14 @@ function asksForTask(request: JSONRPCRequest): boolean {
 
 /** Answers the request on the stream it came in on, as the SDK would answer it. */
 function refuse(transport: Transport, request: JSONRPCRequest, message: string): void {
-  const answer: JSONRPCErrorResponse = { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message } };
-  transport.send(answer, { relatedRequestId: request.id }).catch((err: unknown) => transport.onerror?.(err instanceof Error ? err : new Error(String(err))));
+  const answer: JSONRPCErrorResponse = {
+    jsonrpc: '2.0',
+    id: request.id,
+    error: { code: ErrorCode.InvalidParams, message },
+  };
+  transport
+    .send(answer, { relatedRequestId: request.id })
+    .catch((err: unknown) => transport.onerror?.(err instanceof Error ? err : new Error(String(err))));
 }
 
 export class ParamsCheckingServer extends Server {
@@ -128,7 +137,8 @@ export class ParamsCheckingServer extends Server {
     // A method without a handler is the SDK's to answer (method not found), whatever its params.
     const schema = schemasOf.get(this)?.get(request.method);
     if (schema === undefined) return undefined;
-    if (!this.#runsTasks && asksForTask(request)) return `Invalid params for ${request.method}: task: this server does not run requests as tasks`;
+    if (!this.#runsTasks && asksForTask(request))
+      return `Invalid params for ${request.method}: task: this server does not run requests as tasks`;
     return checkRequestParams(schema, request);
   }
 }

@@ -21,7 +21,8 @@ export const RECENT_EVENTS_LISTING: Resource = {
   uri: RECENT_EVENTS_URI,
   name: 'recent-events',
   title: 'Recent events',
-  description: 'The 50 newest events, newest first, as summaries (same shape as list_webhook_events). Subscribe for updates.',
+  description:
+    'The 50 newest events, newest first, as summaries (same shape as list_webhook_events). Subscribe for updates.',
   mimeType: 'application/json',
 };
 
@@ -32,14 +33,19 @@ export interface RecentEventsDeps {
 }
 
 export function assertKnownResource(uri: string): void {
-  if (uri !== RECENT_EVENTS_URI) throw new McpError(RESOURCE_NOT_FOUND_CODE, 'Resource not found', { uri: uri.slice(0, 200) });
+  if (uri !== RECENT_EVENTS_URI)
+    throw new McpError(RESOURCE_NOT_FOUND_CODE, 'Resource not found', { uri: uri.slice(0, 200) });
 }
 
 /**
  * Reads the resource. Failures are JSON-RPC errors whose data is the error envelope, so a client
  * can tell rate_limited (with retry_after) from internal the same way it does for tools.
  */
-export async function readRecentEvents(deps: RecentEventsDeps, uri: string, caller: string): Promise<ReadResourceResult> {
+export async function readRecentEvents(
+  deps: RecentEventsDeps,
+  uri: string,
+  caller: string,
+): Promise<ReadResourceResult> {
   assertKnownResource(uri);
   try {
     deps.checkReadLimit(caller);
@@ -48,7 +54,12 @@ export async function readRecentEvents(deps: RecentEventsDeps, uri: string, call
     if (!validateRecentEventsResource(body)) {
       const { error, correlationId } = internalError();
       deps.logger.error(
-        { correlationId, uri, caller, schemaErrors: describeSchemaErrors(validateRecentEventsResource.errors, 'resource') },
+        {
+          correlationId,
+          uri,
+          caller,
+          schemaErrors: describeSchemaErrors(validateRecentEventsResource.errors, 'resource'),
+        },
         'MCP resource does not match its schema; not sent',
       );
       throw new McpError(INTERNAL_ERROR_CODE, error.message, errorEnvelope(error));

@@ -72,7 +72,10 @@ export function describeSchemaErrors(errors: readonly ErrorObject[] | null | und
 
 /** The internal error for a database that cannot be reached; it keeps the log reference the contract requires. */
 export function databaseUnavailableError(correlationId: string): AppError {
-  return new AppError('internal', `database unavailable; try again shortly (reference ${correlationId} in the server log)`);
+  return new AppError(
+    'internal',
+    `database unavailable; try again shortly (reference ${correlationId} in the server log)`,
+  );
 }
 
 function manifestEntry(name: ToolName): ToolManifestEntry {
@@ -162,7 +165,12 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
         if (!definition.validateOutput(output)) {
           const { error, correlationId } = internalError();
           log.error(
-            { correlationId, tool: name, caller, schemaErrors: describeSchemaErrors(definition.validateOutput.errors, 'result') },
+            {
+              correlationId,
+              tool: name,
+              caller,
+              schemaErrors: describeSchemaErrors(definition.validateOutput.errors, 'result'),
+            },
             'MCP tool result does not match its output schema; not sent',
           );
           return toolError(error);

@@ -18,7 +18,11 @@ const INGEST_OUTCOME: Record<number, string> = {
 };
 
 /** Counts deliveries by provider and outcome, and times the ones that reached a provider route. */
-export function instrumentIngest(ingest: Middleware, providers: readonly ProviderConfig[], metrics: Metrics): Middleware {
+export function instrumentIngest(
+  ingest: Middleware,
+  providers: readonly ProviderConfig[],
+  metrics: Metrics,
+): Middleware {
   const byRoute = new Map(providers.flatMap((p) => (p.family === 'webhook' ? [[p.route, p.name] as const] : [])));
   return async (ctx, next) => {
     const provider = byRoute.get(ctx.path);

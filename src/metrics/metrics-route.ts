@@ -37,7 +37,11 @@ export const MCP_SESSIONS_METRIC = 'switchboard_mcp_sessions';
  * MCP surface while Prometheus scrapes (a gauge's collect), so every scrape is current and nothing
  * runs between scrapes. Returns a function that unregisters the two gauges.
  */
-export function observePool(metrics: Metrics, pool: Pick<DatabasePool, 'state'>, mcpSessions: () => number): () => void {
+export function observePool(
+  metrics: Metrics,
+  pool: Pick<DatabasePool, 'state'>,
+  mcpSessions: () => number,
+): () => void {
   const { registry } = metrics;
   // A registry shared by two servers (StartOptions.metrics) reports the newest one, not a clash.
   for (const name of [DB_POOL_METRIC, MCP_SESSIONS_METRIC]) registry.removeSingleMetric(name);

@@ -4,7 +4,14 @@ import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NewEvent } from '../store/event-store.ts';
 import { queueEvent, queueIdentitySources } from './queue-event.ts';
-import { type BackoffOptions, backoffDelay, connectionState, openRedis, type QueueConnectionState, sleep } from './redis-connection.ts';
+import {
+  type BackoffOptions,
+  backoffDelay,
+  connectionState,
+  openRedis,
+  type QueueConnectionState,
+  sleep,
+} from './redis-connection.ts';
 
 export interface QueueSource {
   readonly name: string;
@@ -66,7 +73,8 @@ export async function startPubSubSource(options: PubSubSourceOptions): Promise<Q
     if (stopped) return;
     if (pending >= maxPending) {
       dropped += 1;
-      if (dropped === 1 || dropped % 1000 === 0) logger.error({ dropped, maxPending }, 'pub/sub messages dropped: database not keeping up');
+      if (dropped === 1 || dropped % 1000 === 0)
+        logger.error({ dropped, maxPending }, 'pub/sub messages dropped: database not keeping up');
       return;
     }
     const channelName = channel.toString('utf8');

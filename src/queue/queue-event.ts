@@ -20,7 +20,8 @@ export interface QueueIdentitySources {
 
 export function queueIdentitySources(provider: QueueProviderConfig): QueueIdentitySources {
   return {
-    eventTypeFrom: provider.eventTypeFrom === undefined ? undefined : parseFieldSource(provider.eventTypeFrom, 'event_type_from'),
+    eventTypeFrom:
+      provider.eventTypeFrom === undefined ? undefined : parseFieldSource(provider.eventTypeFrom, 'event_type_from'),
     externalIdFrom:
       provider.externalIdFrom === undefined ? undefined : parseFieldSource(provider.externalIdFrom, 'external_id_from'),
   };
@@ -37,7 +38,11 @@ export interface QueueMessage {
   fallbackExternalId: string | null;
 }
 
-export function queueEvent(provider: QueueProviderConfig, sources: QueueIdentitySources, message: QueueMessage): NewEvent {
+export function queueEvent(
+  provider: QueueProviderConfig,
+  sources: QueueIdentitySources,
+  message: QueueMessage,
+): NewEvent {
   const headers = sanitizeHeaders(message.fields, { dropHopByHop: false });
   const lazy = new LazyBody(message.payload);
   const read = (source: FieldSource | undefined, clean: (value: string) => string | null): string | null => {

@@ -5,7 +5,12 @@ import { createGroupCommitter } from '../ingest/group-commit.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { startPubSubSource, type QueueSource } from './pubsub-source.ts';
-import { type BackoffOptions, DEFAULT_BACKOFF, DEFAULT_REDIS_URL, type QueueConnectionState } from './redis-connection.ts';
+import {
+  type BackoffOptions,
+  DEFAULT_BACKOFF,
+  DEFAULT_REDIS_URL,
+  type QueueConnectionState,
+} from './redis-connection.ts';
 import { startStreamSource } from './stream-source.ts';
 
 export interface QueueSourcesOptions {
@@ -48,7 +53,9 @@ export async function startQueueSources(options: QueueSourcesOptions): Promise<Q
     onCommitted: (results) => {
       const ids = results.filter((r) => !r.duplicate).map((r) => r.event.id);
       if (ids.length === 0) return;
-      options.bus.publish(ids).catch((err: unknown) => logger.warn({ err, count: ids.length }, 'could not announce stored events'));
+      options.bus
+        .publish(ids)
+        .catch((err: unknown) => logger.warn({ err, count: ids.length }, 'could not announce stored events'));
     },
   });
 

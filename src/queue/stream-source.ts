@@ -82,7 +82,15 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
   };
 
   const claimStranded = async (): Promise<StreamEntry[]> => {
-    const reply = await redis.callBuffer('XAUTOCLAIM', [key, group, options.consumer, claimIdleMs, '0-0', 'COUNT', batchSize]);
+    const reply = await redis.callBuffer('XAUTOCLAIM', [
+      key,
+      group,
+      options.consumer,
+      claimIdleMs,
+      '0-0',
+      'COUNT',
+      batchSize,
+    ]);
     // [next cursor, entries, deleted ids]
     return Array.isArray(reply) ? parseEntries(reply[1]) : [];
   };
@@ -143,7 +151,9 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
             // XAUTOCLAIM needs Redis 6.2; older servers still get everything else.
             if (!(err instanceof Error) || !/unknown command/i.test(err.message)) throw err;
             claimSupported = false;
-            logger.warn('this Redis has no XAUTOCLAIM (needs 6.2+): entries stranded under other consumer names are not taken over');
+            logger.warn(
+              'this Redis has no XAUTOCLAIM (needs 6.2+): entries stranded under other consumer names are not taken over',
+            );
             return [];
           });
           if (claimed.length > 0) {

@@ -71,7 +71,10 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
             recorded = 'no-event-row';
           } else {
             recorded = 'failed';
-            logger.error({ err: error, eventId: state.eventId }, 'replay attempt could not be recorded in replay_attempts');
+            logger.error(
+              { err: error, eventId: state.eventId },
+              'replay attempt could not be recorded in replay_attempts',
+            );
           }
         }
       }
@@ -93,8 +96,13 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
         },
       };
       if (result.errorCode === null) logger.info(fields, 'replay delivered');
-      else if (result.errorCode === 'internal') logger.error({ ...fields, err: result.unexpected }, 'replay failed unexpectedly');
-      else logger.warn({ ...fields, error: result.message }, `replay ${result.errorCode === 'replay_failed' ? 'failed' : 'refused'}`);
+      else if (result.errorCode === 'internal')
+        logger.error({ ...fields, err: result.unexpected }, 'replay failed unexpectedly');
+      else
+        logger.warn(
+          { ...fields, error: result.message },
+          `replay ${result.errorCode === 'replay_failed' ? 'failed' : 'refused'}`,
+        );
     },
   };
 }

@@ -44,7 +44,9 @@ export function prepareReplayProvider(config: ProviderConfig): ReplayProvider {
     external_id_from: config.externalIdFrom,
   });
   const tokenHeader = tokenHeaderOf(config);
-  const secretHeaders = [...preset.sensitiveHeaders, ...(tokenHeader === undefined ? [] : [tokenHeader])].map((n) => n.toLowerCase());
+  const secretHeaders = [...preset.sensitiveHeaders, ...(tokenHeader === undefined ? [] : [tokenHeader])].map((n) =>
+    n.toLowerCase(),
+  );
   return { config, preset, secretHeaders, tokenHeader };
 }
 

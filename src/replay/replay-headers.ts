@@ -27,7 +27,13 @@ interface EventHeaderAllowList {
  */
 const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> = {
   github: {
-    names: ['x-github-event', 'x-github-delivery', 'x-github-hook-id', 'x-github-enterprise-host', 'x-github-enterprise-version'],
+    names: [
+      'x-github-event',
+      'x-github-delivery',
+      'x-github-hook-id',
+      'x-github-enterprise-host',
+      'x-github-enterprise-version',
+    ],
     prefixes: ['x-github-hook-installation-target-'],
   },
   stripe: { names: [], prefixes: [] },
@@ -106,7 +112,10 @@ export interface ReplayHeaderSelection {
  * Queue events copy nothing: their "headers" are message fields, data rather than HTTP metadata.
  * An event whose provider is no longer configured gets only the common headers.
  */
-export function replayHeaderSelection(provider: ProviderConfig | undefined, secretHeaders: readonly string[]): ReplayHeaderSelection {
+export function replayHeaderSelection(
+  provider: ProviderConfig | undefined,
+  secretHeaders: readonly string[],
+): ReplayHeaderSelection {
   const refused = new Set(secretHeaders.map((n) => n.toLowerCase()));
   if (provider?.family === 'queue') return { names: new Set(), prefixes: [], refused };
   const names = new Set(COMMON_HEADERS);

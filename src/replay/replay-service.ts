@@ -7,7 +7,12 @@ import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/
 import { assertNotSender } from './refuse-sender.ts';
 import { createReplayAuditor, errorCodeOf, type AttemptState } from './replay-audit.ts';
 import { prepareReplayProvider, replayCredentials, type ReplayProvider } from './replay-credentials.ts';
-import { assembleReplayHeaders, replayHeaderSelection, selectStoredHeaders, type OutgoingHeaders } from './replay-headers.ts';
+import {
+  assembleReplayHeaders,
+  replayHeaderSelection,
+  selectStoredHeaders,
+  type OutgoingHeaders,
+} from './replay-headers.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 import { sendReplay } from './send-replay.ts';
 import {
@@ -61,10 +66,17 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const auditor = createReplayAuditor(deps.attempts, deps.logger);
 
   function headersFor(event: StoredEvent, provider: ReplayProvider | undefined, state: AttemptState): OutgoingHeaders {
-    const credentials = replayCredentials(provider, { body: event.payload, storedHeaders: event.headers, nowMs: now() });
+    const credentials = replayCredentials(provider, {
+      body: event.payload,
+      storedHeaders: event.headers,
+      nowMs: now(),
+    });
     state.credentials = credentials.kind;
     if (credentials.kind === 'none' && provider?.config.family === 'webhook' && provider.config.trustMode !== 'open') {
-      deps.logger.debug({ eventId: event.id, provider: event.provider, reason: credentials.reason }, 'replay sent without credentials');
+      deps.logger.debug(
+        { eventId: event.id, provider: event.provider, reason: credentials.reason },
+        'replay sent without credentials',
+      );
     }
     const selection = replayHeaderSelection(provider?.config, provider?.secretHeaders ?? []);
     return assembleReplayHeaders({
@@ -92,7 +104,10 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     state.provider = event.provider;
     const provider = providers.get(event.provider);
     if (provider === undefined) {
-      deps.logger.warn({ eventId: event.id, provider: event.provider }, 'replaying an event whose provider is no longer configured');
+      deps.logger.warn(
+        { eventId: event.id, provider: event.provider },
+        'replaying an event whose provider is no longer configured',
+      );
     }
 
     // No network before this line; parseReplayTarget does not resolve either.
@@ -140,7 +155,10 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       };
       if (!validateReplayResult(result)) {
         // Only a status outside 100-599 gets here: something answered, but not with HTTP as the contract knows it.
-        throw new AppError('replay_failed', `replay target answered with status ${outcome.status}, which is not an HTTP status`);
+        throw new AppError(
+          'replay_failed',
+          `replay target answered with status ${outcome.status}, which is not an HTTP status`,
+        );
       }
       return result;
     } finally {
@@ -191,7 +209,11 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
  * Wraps the policy to remember what it decided, so a refused attempt's audit row can name the
  * address that was refused: the policy's error carries it only inside a sentence.
  */
-function observePolicy(inner: TargetPolicy): { policy: TargetPolicy; refused: () => string | undefined; allowed: () => string | undefined } {
+function observePolicy(inner: TargetPolicy): {
+  policy: TargetPolicy;
+  refused: () => string | undefined;
+  allowed: () => string | undefined;
+} {
   let refused: string | undefined;
   let allowed: string | undefined;
   const policy: TargetPolicy = {

@@ -80,16 +80,24 @@ export function transportFailure(error: unknown, url: string, timeoutMs: number)
   const names = chain.map((e) => stringProp(e, 'name')).filter((n): n is string => n !== undefined);
 
   if (names.includes('TimeoutError') || names.includes('AbortError') || codes.some((c) => TIMEOUT_CODES.has(c))) {
-    return new AppError('replay_failed', `replay to ${target} failed: no answer within ${timeoutMs} ms`, { cause: error });
+    return new AppError('replay_failed', `replay to ${target} failed: no answer within ${timeoutMs} ms`, {
+      cause: error,
+    });
   }
   const known = codes.find((c) => REASONS[c] !== undefined);
   if (known !== undefined) {
-    return new AppError('replay_failed', `replay to ${target} failed: ${REASONS[known] ?? known} (${known})`, { cause: error });
+    return new AppError('replay_failed', `replay to ${target} failed: ${REASONS[known] ?? known} (${known})`, {
+      cause: error,
+    });
   }
   if (names.includes('HTTPParserError')) {
-    return new AppError('replay_failed', `replay to ${target} failed: the answer was not valid HTTP/1.1`, { cause: error });
+    return new AppError('replay_failed', `replay to ${target} failed: the answer was not valid HTTP/1.1`, {
+      cause: error,
+    });
   }
-  const tls = codes.find((c) => c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(c));
+  const tls = codes.find(
+    (c) => c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(c),
+  );
   if (tls !== undefined) {
     return new AppError('replay_failed', `replay to ${target} failed: TLS handshake failed (${tls})`, { cause: error });
   }

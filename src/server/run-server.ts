@@ -54,7 +54,9 @@ function drainTimeoutFromEnv(env: NodeJS.ProcessEnv = process.env): number | und
   const raw = env.SWITCHBOARD_DRAIN_TIMEOUT_MS?.trim();
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) > 600_000) {
-    throw new ConfigError(`SWITCHBOARD_DRAIN_TIMEOUT_MS: ${JSON.stringify(raw)} is not a number of milliseconds (0 to 600000)`);
+    throw new ConfigError(
+      `SWITCHBOARD_DRAIN_TIMEOUT_MS: ${JSON.stringify(raw)} is not a number of milliseconds (0 to 600000)`,
+    );
   }
   return Number(raw);
 }
@@ -74,7 +76,12 @@ export async function runServer(options: ServeOptions): Promise<number> {
 
 async function serve(
   options: ServeOptions,
-  setup: { databaseUrl: string | undefined; dataDir: string; drainTimeoutMs: number | undefined; stop: Promise<unknown> },
+  setup: {
+    databaseUrl: string | undefined;
+    dataDir: string;
+    drainTimeoutMs: number | undefined;
+    stop: Promise<unknown>;
+  },
 ): Promise<number> {
   const { databaseUrl, dataDir, stop } = setup;
   const running = await startSwitchboard({
@@ -89,7 +96,9 @@ async function serve(
     ...(setup.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: setup.drainTimeoutMs }),
   });
   options.out(`switchboard listening on ${running.url}\n`);
-  options.out(`  web UI:  ${running.url}/\n  MCP:     ${running.mcpUrl}\n  webhooks: ${running.url}/hooks/<provider>\n`);
+  options.out(
+    `  web UI:  ${running.url}/\n  MCP:     ${running.mcpUrl}\n  webhooks: ${running.url}/hooks/<provider>\n`,
+  );
   if (running.initialToken.created && running.initialToken.token !== undefined) {
     options.out(
       `\nCreated the first API token (shown once, also saved to ${running.initialToken.path}):\n  ${running.initialToken.token}\n\n`,
@@ -103,7 +112,11 @@ async function serve(
   return 0;
 }
 
-export async function runMigrate(options: { config: ResolvedConfig; logger: Logger; out: (text: string) => void }): Promise<void> {
+export async function runMigrate(options: {
+  config: ResolvedConfig;
+  logger: Logger;
+  out: (text: string) => void;
+}): Promise<void> {
   const { databaseUrl, dataDir } = databaseOptionsFromEnv();
   const database = await openDatabase({ databaseUrl, dataDir, logger: options.logger, migrate: true });
   await database.close();

@@ -183,7 +183,9 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof sum
   const pending: FragmentSqlToken[] = [];
   if (query.q !== null) {
     indexed.push(sql.fragment`event_search.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})`);
-    pending.push(sql.fragment`switchboard_payload_tsvector(events.payload) @@ websearch_to_tsquery('simple', ${query.q})`);
+    pending.push(
+      sql.fragment`switchboard_payload_tsvector(events.payload) @@ websearch_to_tsquery('simple', ${query.q})`,
+    );
   }
   if (query.match !== null) {
     indexed.push(sql.fragment`event_search.payload_json @> ${query.match}::jsonb`);

@@ -134,13 +134,34 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
         ${sql.array(ids, 'uuid')},
         ${sql.array(providers, 'text')},
         ${sql.array(eventTypes, 'text')},
-        ${sql.array(events.map(({ event }) => event.trustMode), 'text')},
-        ${sql.array(events.map(({ event }) => event.verified), 'bool')},
-        ${sql.array(events.map(({ event }) => storable(event.verifyDetail)), 'text')},
-        ${sql.array(events.map(({ event }) => storableOrNull(event.externalId)), 'text')},
-        ${sql.array(events.map(({ event }) => storableOrNull(event.contentType)), 'text')},
-        ${sql.array(events.map(({ event }) => storableOrNull(event.sourceIp)), 'text')},
-        ${sql.array(events.map(({ event }) => storableHeaders(event.headers)), 'jsonb')},
+        ${sql.array(
+          events.map(({ event }) => event.trustMode),
+          'text',
+        )},
+        ${sql.array(
+          events.map(({ event }) => event.verified),
+          'bool',
+        )},
+        ${sql.array(
+          events.map(({ event }) => storable(event.verifyDetail)),
+          'text',
+        )},
+        ${sql.array(
+          events.map(({ event }) => storableOrNull(event.externalId)),
+          'text',
+        )},
+        ${sql.array(
+          events.map(({ event }) => storableOrNull(event.contentType)),
+          'text',
+        )},
+        ${sql.array(
+          events.map(({ event }) => storableOrNull(event.sourceIp)),
+          'text',
+        )},
+        ${sql.array(
+          events.map(({ event }) => storableHeaders(event.headers)),
+          'jsonb',
+        )},
         ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[]
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING

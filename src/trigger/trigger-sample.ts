@@ -70,7 +70,10 @@ const GENERIC: SampleDefinition = {
   prepare: (doc, { nowMs, uid }) => {
     doc['id'] = `evt_${uid}`;
     doc['created_at'] = new Date(nowMs).toISOString();
-    return { 'x-event-type': typeof doc['type'] === 'string' ? doc['type'] : 'order.shipped', 'user-agent': 'switchboard-trigger' };
+    return {
+      'x-event-type': typeof doc['type'] === 'string' ? doc['type'] : 'order.shipped',
+      'user-agent': 'switchboard-trigger',
+    };
   },
 };
 
@@ -150,7 +153,12 @@ const SAMPLES: Readonly<Record<PresetName, readonly SampleDefinition[]>> = {
       name: 'push',
       description: 'a push hook',
       file: 'gitlab-push.json',
-      prepare: (_doc, { uid }) => ({ 'x-gitlab-event': 'Push Hook', 'idempotency-key': uid, 'x-gitlab-event-uuid': uid, 'user-agent': 'GitLab/17.4.0' }),
+      prepare: (_doc, { uid }) => ({
+        'x-gitlab-event': 'Push Hook',
+        'idempotency-key': uid,
+        'x-gitlab-event-uuid': uid,
+        'user-agent': 'GitLab/17.4.0',
+      }),
     },
   ],
   'generic-hmac': [GENERIC],
@@ -241,7 +249,9 @@ export async function prepareTrigger(
 export async function triggerSample(options: TriggerOptions): Promise<TriggerResult> {
   const { provider } = options;
   if (provider.family !== 'webhook') {
-    throw invalidArgument(`provider ${provider.name} is a queue provider; publish to Redis channel ${provider.channel} instead`);
+    throw invalidArgument(
+      `provider ${provider.name} is a queue provider; publish to Redis channel ${provider.channel} instead`,
+    );
   }
   const prepared = await prepareTrigger(provider, options.sample, (options.now ?? Date.now)());
   const url = joinUrl(options.baseUrl ?? DEFAULT_TRIGGER_BASE_URL, provider.route);
@@ -262,6 +272,7 @@ function joinUrl(base: string, route: string): string {
   } catch {
     throw invalidArgument(`--url ${base} is not a URL`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw invalidArgument(`--url ${base} must be http(s)`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw invalidArgument(`--url ${base} must be http(s)`);
   return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}${route}`;
 }

@@ -59,7 +59,11 @@ function sri(content: Buffer | string): string {
   return `sha384-${createHash('sha384').update(content).digest('base64')}`;
 }
 
-function indexHtml(js: { path: string; integrity: string }, css: { path: string; integrity: string }, icon: string): string {
+function indexHtml(
+  js: { path: string; integrity: string },
+  css: { path: string; integrity: string },
+  icon: string,
+): string {
   // No inline script or style anywhere: the CSP allows only 'self'.
   return [
     '<!doctype html>',
@@ -171,16 +175,22 @@ export async function canBuildUi(): Promise<boolean> {
 async function cli(): Promise<number> {
   if (!(await canBuildUi())) {
     // An install without devDependencies (npm ci --omit=dev) runs `prepare` too; it must not fail there.
-    process.stdout.write('build-ui: esbuild is not installed (production install?); skipping. The server explains this at /.\n');
+    process.stdout.write(
+      'build-ui: esbuild is not installed (production install?); skipping. The server explains this at /.\n',
+    );
     return 0;
   }
   const started = performance.now();
   const manifest = await buildUi();
   const total = manifest.assets.reduce((sum, a) => sum + a.gzipBytes, 0);
   for (const a of manifest.assets) {
-    process.stdout.write(`  ${a.file.padEnd(36)} ${String(a.bytes).padStart(8)} B  ${String(a.gzipBytes).padStart(7)} B gzip\n`);
+    process.stdout.write(
+      `  ${a.file.padEnd(36)} ${String(a.bytes).padStart(8)} B  ${String(a.gzipBytes).padStart(7)} B gzip\n`,
+    );
   }
-  process.stdout.write(`build-ui: ${DEFAULT_UI_DIST} in ${Math.round(performance.now() - started)} ms, ${total} B gzip in total\n`);
+  process.stdout.write(
+    `build-ui: ${DEFAULT_UI_DIST} in ${Math.round(performance.now() - started)} ms, ${total} B gzip in total\n`,
+  );
   return 0;
 }
 

@@ -81,7 +81,8 @@ function hashOf(body: Buffer): string {
 async function loadOrBuild(distDir: string, buildIfMissing: boolean): Promise<Loaded> {
   let assets = await load(distDir);
   if (!assets && buildIfMissing) {
-    if (!(await canBuildUi())) return { kind: 'missing', reason: `No build in ${distDir}, and esbuild is not installed to make one.` };
+    if (!(await canBuildUi()))
+      return { kind: 'missing', reason: `No build in ${distDir}, and esbuild is not installed to make one.` };
     await buildUi({ outDir: distDir });
     assets = await load(distDir);
   }

@@ -12,7 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMAS } from '../../generated/schemas.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import { startConsumer, type ConsumerServer } from './consumer-server.ts';
-import { call, openStream, sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken, type RawResponse } from './http-helpers.ts';
+import {
+  call,
+  openStream,
+  sendBadlySignedGithub,
+  sendOpen,
+  sendSignedGithub,
+  sendToken,
+  type RawResponse,
+} from './http-helpers.ts';
 
 type Json = Record<string, unknown>;
 
@@ -28,18 +36,23 @@ const asyncapi = parseYaml(readFileSync(join(root, 'docs/reference/asyncapi.yaml
 };
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: true }));
 const COMPONENT_ID = 'https://switchboard.dev/openapi/components/';
 for (const [name, schema] of Object.entries(openapi.components.schemas)) {
-  ajv.addSchema(JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/', COMPONENT_ID)) as Json, `${COMPONENT_ID}${name}`);
+  ajv.addSchema(
+    JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/', COMPONENT_ID)) as Json,
+    `${COMPONENT_ID}${name}`,
+  );
 }
 
 /** The validator OpenAPI documents for this operation and status; fails the test when it documents none. */
 function documented(path: string, method: string, status: number): ValidateFunction | 'non-json' {
   const operation = openapi.paths[path]?.[method.toLowerCase()];
   const response = operation?.responses[String(status)];
-  if (!response) throw new Error(`${method} ${path} answered ${status}, which docs/reference/openapi.json does not document`);
+  if (!response)
+    throw new Error(`${method} ${path} answered ${status}, which docs/reference/openapi.json does not document`);
   const json = response.content?.['application/json'];
   if (!json) return 'non-json';
   const schema = JSON.parse(JSON.stringify(json.schema).replaceAll('#/components/schemas/', COMPONENT_ID)) as Json;
@@ -82,7 +95,14 @@ const UNKNOWN = '0193f0c4-5a6e-7b8c-9d0e-1f2a3b4c5d6e';
 describe('real /api responses match docs/reference/openapi.json', () => {
   it('GET /api/events: pages, searches and errors', async () => {
     const p = '/api/events';
-    for (const q of ['', '?limit=1', '?provider=github&verified=false', '?q=octocat', `?match=${encodeURIComponent('{"ref":"refs/heads/main"}')}`, '?from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z']) {
+    for (const q of [
+      '',
+      '?limit=1',
+      '?provider=github&verified=false',
+      '?q=octocat',
+      `?match=${encodeURIComponent('{"ref":"refs/heads/main"}')}`,
+      '?from=2020-01-01T00:00:00Z&to=2999-01-01T00:00:00Z',
+    ]) {
       expectDocumented(p, 'GET', await call(server, `${p}${q}`));
     }
     expectDocumented(p, 'GET', await call(server, `${p}?limit=500`));
@@ -109,11 +129,43 @@ describe('real /api responses match docs/reference/openapi.json', () => {
     const p = '/api/events/{id}/replay';
     const json = { 'content-type': 'application/json' };
     expectDocumented(p, 'POST', await call(server, `/api/events/${ids.github}/replay`, { method: 'POST' }));
-    expectDocumented(p, 'POST', await call(server, `/api/events/${ids.token}/replay`, { method: 'POST', headers: json, body: JSON.stringify({ target_url: consumer.url }) }));
-    expectDocumented(p, 'POST', await call(server, `/api/events/${ids.github}/replay`, { method: 'POST', headers: json, body: '{"target_url":"gopher://x"}' }));
-    expectDocumented(p, 'POST', await call(server, `/api/events/${ids.github}/replay`, { method: 'POST', headers: json, body: '{"target_url":"http://127.0.0.1:1/"}' }));
+    expectDocumented(
+      p,
+      'POST',
+      await call(server, `/api/events/${ids.token}/replay`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ target_url: consumer.url }),
+      }),
+    );
+    expectDocumented(
+      p,
+      'POST',
+      await call(server, `/api/events/${ids.github}/replay`, {
+        method: 'POST',
+        headers: json,
+        body: '{"target_url":"gopher://x"}',
+      }),
+    );
+    expectDocumented(
+      p,
+      'POST',
+      await call(server, `/api/events/${ids.github}/replay`, {
+        method: 'POST',
+        headers: json,
+        body: '{"target_url":"http://127.0.0.1:1/"}',
+      }),
+    );
     expectDocumented(p, 'POST', await call(server, `/api/events/${UNKNOWN}/replay`, { method: 'POST' }));
-    expectDocumented(p, 'POST', await call(server, `/api/events/${ids.github}/replay`, { method: 'POST', headers: json, body: JSON.stringify({ target_url: 'x'.repeat(40_000) }) }));
+    expectDocumented(
+      p,
+      'POST',
+      await call(server, `/api/events/${ids.github}/replay`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ target_url: 'x'.repeat(40_000) }),
+      }),
+    );
   });
 
   it('GET /api/events/{id}/replays', async () => {

@@ -1,9 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventDetail, ListProvidersOutput, ListWebhookEventsOutput, ReplayHistory, ReplayResult } from '../../generated/types.ts';
+import type {
+  EventDetail,
+  ListProvidersOutput,
+  ListWebhookEventsOutput,
+  ReplayHistory,
+  ReplayResult,
+} from '../../generated/types.ts';
 import { API_SECURITY_HEADERS } from '../../src/http/security-headers.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import { startConsumer, type ConsumerServer } from './consumer-server.ts';
-import { call, getJson, sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken, type RawResponse } from './http-helpers.ts';
+import {
+  call,
+  getJson,
+  sendBadlySignedGithub,
+  sendOpen,
+  sendSignedGithub,
+  sendToken,
+  type RawResponse,
+} from './http-helpers.ts';
 
 let server: ApiTestServer;
 let consumer: ConsumerServer;
@@ -62,7 +76,10 @@ describe('authentication on /api', () => {
     const bad = await call(server, '/api/events', { token: 'sbt_not-a-real-token' });
     expect(bad.status).toBe(401);
     expect(bad.headers['www-authenticate']).toMatch(/invalid_token/);
-    const cookie = await call(server, '/api/events', { token: null, headers: { cookie: `token=${server.token}; authorization=Bearer ${server.token}` } });
+    const cookie = await call(server, '/api/events', {
+      token: null,
+      headers: { cookie: `token=${server.token}; authorization=Bearer ${server.token}` },
+    });
     expect(cookie.status).toBe(401);
     const query = await call(server, `/api/events?access_token=${server.token}`, { token: null });
     expect(query.status).toBe(401);
@@ -85,7 +102,15 @@ describe('GET /api/events', () => {
     const all = await getJson<ListWebhookEventsOutput>(server, '/api/events');
     expect(all.events[0]?.id).toBe(tokenId);
     expect(all.events.map((e) => e.id)).toEqual(expect.arrayContaining([githubId, binaryId, tokenId]));
-    expect(Object.keys(all.events[0] ?? {}).sort()).toEqual(['event_type', 'id', 'payload_size', 'provider', 'received_at', 'trust_mode', 'verified']);
+    expect(Object.keys(all.events[0] ?? {}).sort()).toEqual([
+      'event_type',
+      'id',
+      'payload_size',
+      'provider',
+      'received_at',
+      'trust_mode',
+      'verified',
+    ]);
 
     const gh = await getJson<ListWebhookEventsOutput>(server, '/api/events?provider=github&event_type=push');
     expect(gh.events.map((e) => e.id)).toEqual([githubId]);
@@ -93,7 +118,10 @@ describe('GET /api/events', () => {
     const page1 = await getJson<ListWebhookEventsOutput>(server, '/api/events?limit=1');
     expect(page1.events).toHaveLength(1);
     expect(page1.next_cursor).toEqual(expect.any(String));
-    const page2 = await getJson<ListWebhookEventsOutput>(server, `/api/events?limit=1&cursor=${encodeURIComponent(page1.next_cursor ?? '')}`);
+    const page2 = await getJson<ListWebhookEventsOutput>(
+      server,
+      `/api/events?limit=1&cursor=${encodeURIComponent(page1.next_cursor ?? '')}`,
+    );
     expect(page2.events[0]?.id).not.toBe(page1.events[0]?.id);
 
     const since = await getJson<ListWebhookEventsOutput>(server, `/api/events?since=${binaryId}`);
@@ -125,7 +153,13 @@ describe('GET /api/events', () => {
 describe('GET /api/events/:id and /raw', () => {
   it('returns the full EventDetail with trust metadata', async () => {
     const detail = await getJson<EventDetail>(server, `/api/events/${githubId}`);
-    expect(detail).toMatchObject({ id: githubId, provider: 'github', trust_mode: 'signed', verified: true, content_type: 'application/json' });
+    expect(detail).toMatchObject({
+      id: githubId,
+      provider: 'github',
+      trust_mode: 'signed',
+      verified: true,
+      content_type: 'application/json',
+    });
     expect(detail.verify_detail).toMatch(/valid/);
     expect(detail.payload).toEqual({ encoding: 'utf8', data: githubBody.toString('utf8') });
     expect(detail.headers['x-hub-signature-256']).toBe('[redacted]');
@@ -179,7 +213,12 @@ describe('replay over /api', () => {
     expect(consumer.received.at(-1)?.body.equals(githubBody)).toBe(true);
 
     const history = await getJson<ReplayHistory>(server, `/api/events/${githubId}/replays`);
-    expect(history.attempts[0]).toMatchObject({ event_id: githubId, caller: 'tester', delivered: true, response_status: 202 });
+    expect(history.attempts[0]).toMatchObject({
+      event_id: githubId,
+      caller: 'tester',
+      delivered: true,
+      response_status: 202,
+    });
   });
 
   it('takes target_url from a JSON body', async () => {
@@ -198,14 +237,24 @@ describe('replay over /api', () => {
   });
 
   it('maps refusals and transport failures to their codes', async () => {
-    const post = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<RawResponse> =>
-      call(server, `/api/events/${githubId}/replay`, { method: 'POST', headers, body });
+    const post = (
+      body: string,
+      headers: Record<string, string> = { 'content-type': 'application/json' },
+    ): Promise<RawResponse> => call(server, `/api/events/${githubId}/replay`, { method: 'POST', headers, body });
     expectEnvelope(await post(JSON.stringify({ target_url: 'file:///etc/passwd' })), 400, 'invalid_argument');
-    expectEnvelope(await post(JSON.stringify({ target_url: 'http://169.254.169.254/latest' })), 400, 'invalid_argument');
+    expectEnvelope(
+      await post(JSON.stringify({ target_url: 'http://169.254.169.254/latest' })),
+      400,
+      'invalid_argument',
+    );
     expectEnvelope(await post(JSON.stringify({ target: 'x' })), 400, 'invalid_argument');
     expectEnvelope(await post('{'), 400, 'invalid_argument');
     expectEnvelope(await post('[]'), 400, 'invalid_argument');
-    expectEnvelope(await post('target_url=http://127.0.0.1:1/', { 'content-type': 'application/x-www-form-urlencoded' }), 400, 'invalid_argument');
+    expectEnvelope(
+      await post('target_url=http://127.0.0.1:1/', { 'content-type': 'application/x-www-form-urlencoded' }),
+      400,
+      'invalid_argument',
+    );
     expectEnvelope(await post(JSON.stringify({ target_url: 'x'.repeat(20_000) })), 413, 'invalid_argument');
     const refused = await post(JSON.stringify({ target_url: 'http://127.0.0.1:1/hook' }));
     expectEnvelope(refused, 502, 'replay_failed');
@@ -213,14 +262,19 @@ describe('replay over /api', () => {
   });
 
   it('answers rate_limited with Retry-After once the replay bucket is empty', async () => {
-    const limited = await startApiTestServer({ defaultTarget: consumer.url, replayLimit: { capacity: 1, refillPerSecond: 0.01 } });
+    const limited = await startApiTestServer({
+      defaultTarget: consumer.url,
+      replayLimit: { capacity: 1, refillPerSecond: 0.01 },
+    });
     try {
       const { id } = await sendSignedGithub(limited);
       expect((await call(limited, `/api/events/${id}/replay`, { method: 'POST' })).status).toBe(200);
       const res = await call(limited, `/api/events/${id}/replay`, { method: 'POST' });
       expectEnvelope(res, 429, 'rate_limited');
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-      expect((res.json() as { error: { retry_after: number } }).error.retry_after).toBe(Number(res.headers['retry-after']));
+      expect((res.json() as { error: { retry_after: number } }).error.retry_after).toBe(
+        Number(res.headers['retry-after']),
+      );
     } finally {
       await limited.close();
     }
@@ -232,8 +286,16 @@ describe('providers, config and reads', () => {
     const res = await call(server, '/api/providers');
     const body = res.json() as ListProvidersOutput;
     expect(body.providers.map((p) => p.name).sort()).toEqual(['ci', 'github', 'hooks', 'orders']);
-    expect(body.providers.find((p) => p.name === 'github')).toMatchObject({ trust_mode: 'signed', secret_status: 'configured', route: '/hooks/github' });
-    expect(body.providers.find((p) => p.name === 'orders')).toMatchObject({ family: 'queue', channel: 'orders', connection: 'connecting' });
+    expect(body.providers.find((p) => p.name === 'github')).toMatchObject({
+      trust_mode: 'signed',
+      secret_status: 'configured',
+      route: '/hooks/github',
+    });
+    expect(body.providers.find((p) => p.name === 'orders')).toMatchObject({
+      family: 'queue',
+      channel: 'orders',
+      connection: 'connecting',
+    });
     expect(res.text()).not.toMatch(/gh-test-secret|ci-shared-token/);
   });
 
@@ -307,7 +369,13 @@ describe('when PostgreSQL goes away', () => {
       await fragile.takeDatabaseDown();
       // The token service caches a valid token briefly, so these fail in the handlers, as they
       // would for any caller authenticated just before the outage; a resume needs the backlog.
-      const paths = ['/api/events', `/api/events/${id}`, `/api/events/${id}/raw`, `/api/events/${id}/replays`, '/api/stream'];
+      const paths = [
+        '/api/events',
+        `/api/events/${id}`,
+        `/api/events/${id}/raw`,
+        `/api/events/${id}/replays`,
+        '/api/stream',
+      ];
       for (const path of paths) {
         const res = await call(fragile, path, path === '/api/stream' ? { headers: { 'last-event-id': id } } : {});
         expect(res.status, path).toBe(503);

@@ -81,7 +81,9 @@ async function allPages(query: string): Promise<ListWebhookEventsOutput['events'
 
 /** The plan of the list query the last API request ran, found among the captured queries. */
 async function planOfLast(marker: string): Promise<string> {
-  const query = [...captured].reverse().find((q) => q.sql.includes(marker) && q.sql.includes('ORDER BY events.received_at DESC'));
+  const query = [...captured]
+    .reverse()
+    .find((q) => q.sql.includes(marker) && q.sql.includes('ORDER BY events.received_at DESC'));
   if (!query) throw new Error(`no captured query containing ${marker}`);
   const text = query.sql.replace(/\$slonik_(\d+)/g, '$$$1');
   const result = await explain.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, [...query.values] as unknown[]);

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventSummary } from '../../generated/types.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
-import { call, openStream, sendOpen, sendSignedGithub, sendToken, waitFor, type SseConnection } from './http-helpers.ts';
+import {
+  call,
+  openStream,
+  sendOpen,
+  sendSignedGithub,
+  sendToken,
+  waitFor,
+  type SseConnection,
+} from './http-helpers.ts';
 
 let server: ApiTestServer;
 const HEARTBEAT_MS = 150;
@@ -32,7 +40,15 @@ describe('GET /api/stream', () => {
       expect(message).toMatchObject({ event: 'event', id });
       const summary = JSON.parse(message?.data ?? '{}') as EventSummary;
       expect(summary).toMatchObject({ id, provider: 'github', trust_mode: 'signed', verified: true });
-      expect(Object.keys(summary).sort()).toEqual(['event_type', 'id', 'payload_size', 'provider', 'received_at', 'trust_mode', 'verified']);
+      expect(Object.keys(summary).sort()).toEqual([
+        'event_type',
+        'id',
+        'payload_size',
+        'provider',
+        'received_at',
+        'trust_mode',
+        'verified',
+      ]);
     } finally {
       conn.close();
     }
@@ -56,7 +72,7 @@ describe('GET /api/stream', () => {
     const seen: string[] = [];
     let lastId: string;
     try {
-      lastId = (await sendOpen(server, '{"type":"resume.first"}'));
+      lastId = await sendOpen(server, '{"type":"resume.first"}');
       await first.waitForMessages(1);
       seen.push(...summaries(first).map((s) => s.id));
       expect(seen).toEqual([lastId]);
@@ -71,7 +87,9 @@ describe('GET /api/stream', () => {
     try {
       await second.waitForMessages(5);
       // And a concurrent burst while the backlog is being read: no gap, no duplicate.
-      const live = await Promise.all([0, 1, 2].map((i) => sendOpen(server, JSON.stringify({ type: `resume.live.${i}` }))));
+      const live = await Promise.all(
+        [0, 1, 2].map((i) => sendOpen(server, JSON.stringify({ type: `resume.live.${i}` }))),
+      );
       await second.waitForMessages(8);
       await new Promise((r) => setTimeout(r, 300));
       const ids = summaries(second).map((s) => s.id);
@@ -89,7 +107,7 @@ describe('GET /api/stream', () => {
   it('resumes without gaps across many reconnects while events keep arriving', async () => {
     const received: string[] = [];
     const sent: string[] = [];
-    let lastId: string | undefined = (await sendOpen(server, '{"type":"churn.start"}'));
+    let lastId: string | undefined = await sendOpen(server, '{"type":"churn.start"}');
     const sending = (async () => {
       for (let i = 0; i < 20; i++) {
         sent.push(await sendOpen(server, JSON.stringify({ type: 'churn', i })));

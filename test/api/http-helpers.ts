@@ -26,27 +26,34 @@ export interface RequestOptions {
  * node:http rather than fetch, so Host, Origin and Cookie can be set freely and the exact bytes
  * (no decompression, no decoding) come back.
  */
-export function call(server: Pick<ApiTestServer, 'port' | 'token'>, path: string, options: RequestOptions = {}): Promise<RawResponse> {
+export function call(
+  server: Pick<ApiTestServer, 'port' | 'token'>,
+  path: string,
+  options: RequestOptions = {},
+): Promise<RawResponse> {
   const token = options.token === undefined ? server.token : options.token;
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (token !== null) headers['authorization'] ??= `Bearer ${token}`;
   if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks);
-        resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          body,
-          json: () => JSON.parse(body.toString('utf8')) as unknown,
-          text: () => body.toString('utf8'),
+    const req = httpRequest(
+      { host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            json: () => JSON.parse(body.toString('utf8')) as unknown,
+            text: () => body.toString('utf8'),
+          });
         });
-      });
-      res.on('error', reject);
-    });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (options.body !== undefined) req.write(options.body);
     req.end();
@@ -68,7 +75,12 @@ function provider(server: ApiTestServer, name: string): WebhookProviderConfig {
 /** A GitHub delivery signed with the configured secret, built by the `switchboard trigger` logic. */
 export async function sendSignedGithub(server: ApiTestServer, sample?: string): Promise<{ id: string; body: Buffer }> {
   const prepared = await prepareTrigger(provider(server, 'github'), sample, Date.now());
-  const res = await call(server, '/hooks/github', { method: 'POST', headers: prepared.headers, body: prepared.body, token: null });
+  const res = await call(server, '/hooks/github', {
+    method: 'POST',
+    headers: prepared.headers,
+    body: prepared.body,
+    token: null,
+  });
   if (res.status !== 200) throw new Error(`github delivery: ${res.status} ${res.text()}`);
   return { id: (res.json() as { id: string }).id, body: prepared.body };
 }
@@ -78,14 +90,26 @@ export async function sendBadlySignedGithub(server: ApiTestServer): Promise<stri
   const prepared = await prepareTrigger(provider(server, 'github'), undefined, Date.now());
   const headers = { ...prepared.headers, 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` };
   const res = await call(server, '/hooks/github', { method: 'POST', headers, body: prepared.body, token: null });
-  const listed = await getJson<{ events: { id: string }[] }>(server, '/api/events?provider=github&verified=false&limit=1');
+  const listed = await getJson<{ events: { id: string }[] }>(
+    server,
+    '/api/events?provider=github&verified=false&limit=1',
+  );
   const id = listed.events[0]?.id;
   if (id === undefined) throw new Error(`rejected delivery was not recorded (status ${res.status})`);
   return id;
 }
 
-export async function sendOpen(server: ApiTestServer, body: Buffer | string, contentType = 'application/json'): Promise<string> {
-  const res = await call(server, '/hooks/hooks', { method: 'POST', headers: { 'content-type': contentType }, body, token: null });
+export async function sendOpen(
+  server: ApiTestServer,
+  body: Buffer | string,
+  contentType = 'application/json',
+): Promise<string> {
+  const res = await call(server, '/hooks/hooks', {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body,
+    token: null,
+  });
   if (res.status !== 200) throw new Error(`open delivery: ${res.status} ${res.text()}`);
   return (res.json() as { id: string }).id;
 }
@@ -116,7 +140,10 @@ export interface SseConnection {
 }
 
 /** Reads /api/stream with the same parser the UI uses. */
-export function openStream(server: ApiTestServer, options: { lastEventId?: string; token?: string | null; headers?: Record<string, string> } = {}): Promise<SseConnection> {
+export function openStream(
+  server: ApiTestServer,
+  options: { lastEventId?: string; token?: string | null; headers?: Record<string, string> } = {},
+): Promise<SseConnection> {
   const token = options.token === undefined ? server.token : options.token;
   const headers: Record<string, string> = { accept: 'text/event-stream', ...(options.headers ?? {}) };
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
@@ -130,8 +157,12 @@ export function openStream(server: ApiTestServer, options: { lastEventId?: strin
         messages: [],
         comments: 0,
         retryMs: undefined,
-        waitForMessages: (count, timeoutMs = 5000) => waitFor(() => conn.messages.length >= count, timeoutMs, `${count} messages`).then(() => conn.messages.slice(0, count)),
-        waitForComments: (count, timeoutMs = 5000) => waitFor(() => conn.comments >= count, timeoutMs, `${count} comments`),
+        waitForMessages: (count, timeoutMs = 5000) =>
+          waitFor(() => conn.messages.length >= count, timeoutMs, `${count} messages`).then(() =>
+            conn.messages.slice(0, count),
+          ),
+        waitForComments: (count, timeoutMs = 5000) =>
+          waitFor(() => conn.comments >= count, timeoutMs, `${count} comments`),
         ended: new Promise((done) => res.on('close', () => done())),
         close: () => req.destroy(),
       };

@@ -37,8 +37,10 @@ async function startUiOnly(distDir: string, buildIfMissing: boolean): Promise<Ui
 
 let tmp: string;
 let ui: UiServer;
-const get = (path: string, headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate, br' }): Promise<RawResponse> =>
-  call(ui, path, { token: null, headers });
+const get = (
+  path: string,
+  headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate, br' },
+): Promise<RawResponse> => call(ui, path, { token: null, headers });
 
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'switchboard-ui-'));
@@ -80,7 +82,14 @@ describe('the UI surface', () => {
   it('serves the page with a self-only CSP and the hardening headers', async () => {
     const res = await get('/');
     expect(res.headers['content-security-policy']).toBe(UI_CONTENT_SECURITY_POLICY);
-    for (const directive of ["default-src 'self'", "img-src 'self' data:", "style-src 'self'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "img-src 'self' data:",
+      "style-src 'self'",
+      "script-src 'self'",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+    ]) {
       expect(UI_CONTENT_SECURITY_POLICY).toContain(directive);
     }
     expect(UI_CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-inline|unsafe-eval|\*/);

@@ -3,7 +3,11 @@ import { createHostMatcher, parseAuthority } from '../../src/auth/host-check.ts'
 
 const at = (localAddress: string, localPort: number) => ({ localAddress, localPort });
 
-function allows(matcher: ReturnType<typeof createHostMatcher>, authority: string, connection = at('127.0.0.1', 8080)): boolean {
+function allows(
+  matcher: ReturnType<typeof createHostMatcher>,
+  authority: string,
+  connection = at('127.0.0.1', 8080),
+): boolean {
   const parsed = parseAuthority(authority);
   return parsed !== undefined && matcher.allows(parsed, connection);
 }
@@ -22,7 +26,14 @@ describe('host check', () => {
   it('bound to 127.0.0.1: the loopback names on the connection port, nothing else', () => {
     const matcher = createHostMatcher({ bindHost: '127.0.0.1' });
     for (const ok of ['127.0.0.1:8080', 'localhost:8080', '[::1]:8080']) expect(allows(matcher, ok), ok).toBe(true);
-    for (const no of ['127.0.0.1:8081', 'localhost', '127.0.0.2:8080', 'evil.com:8080', '192.168.1.5:8080', 'localhost.evil.com:8080']) {
+    for (const no of [
+      '127.0.0.1:8081',
+      'localhost',
+      '127.0.0.2:8080',
+      'evil.com:8080',
+      '192.168.1.5:8080',
+      'localhost.evil.com:8080',
+    ]) {
       expect(allows(matcher, no), no).toBe(false);
     }
     // Host without a port means 80.
@@ -48,13 +59,18 @@ describe('host check', () => {
   });
 
   it('adds server.allowed_hosts: a bare name on any port, name:port on that port only', () => {
-    const matcher = createHostMatcher({ bindHost: '127.0.0.1', allowedHosts: ['Switchboard.Example', 'proxy.example:8443', '[fd00::1]'] });
+    const matcher = createHostMatcher({
+      bindHost: '127.0.0.1',
+      allowedHosts: ['Switchboard.Example', 'proxy.example:8443', '[fd00::1]'],
+    });
     expect(allows(matcher, 'switchboard.example')).toBe(true);
     expect(allows(matcher, 'switchboard.example:9999')).toBe(true);
     expect(allows(matcher, 'proxy.example:8443')).toBe(true);
     expect(allows(matcher, 'proxy.example:8080')).toBe(false);
     expect(allows(matcher, 'proxy.example')).toBe(false);
     expect(allows(matcher, '[fd00::1]:1')).toBe(true);
-    expect(() => createHostMatcher({ bindHost: '127.0.0.1', allowedHosts: ['http://x.example/'] })).toThrow(/allowed_hosts/);
+    expect(() => createHostMatcher({ bindHost: '127.0.0.1', allowedHosts: ['http://x.example/'] })).toThrow(
+      /allowed_hosts/,
+    );
   });
 });

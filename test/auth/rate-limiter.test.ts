@@ -18,7 +18,9 @@ describe('rate limiter', () => {
       replay: { capacity: 10, refillPerSecond: 0.5 },
     });
     expect(DEFAULT_RATE_LIMITS.replay.capacity).toBeLessThan(DEFAULT_RATE_LIMITS.read.capacity);
-    expect(resolveConfig({ rate_limits: { replay: { capacity: 3, refill_per_second: 0.1 } } }).rateLimits.replay).toEqual({
+    expect(
+      resolveConfig({ rate_limits: { replay: { capacity: 3, refill_per_second: 0.1 } } }).rateLimits.replay,
+    ).toEqual({
       capacity: 3,
       refillPerSecond: 0.1,
     });
@@ -90,7 +92,10 @@ describe('rate limiter', () => {
   it('never allows more than capacity plus what refilled, and never refuses a bucket holding a token', () => {
     fc.assert(
       fc.property(
-        fc.record({ capacity: fc.integer({ min: 1, max: 20 }), refillPerSecond: fc.double({ min: 0.05, max: 50, noNaN: true }) }),
+        fc.record({
+          capacity: fc.integer({ min: 1, max: 20 }),
+          refillPerSecond: fc.double({ min: 0.05, max: 50, noNaN: true }),
+        }),
         fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 1, maxLength: 200 }),
         (bucket, gaps) => {
           const c = clock();
@@ -116,7 +121,9 @@ describe('rate limiter', () => {
             }
             if (decision.allowed) allowed += 1;
           }
-          expect(allowed).toBeLessThanOrEqual(bucket.capacity + Math.floor((elapsed / 1000) * bucket.refillPerSecond + 1e-9));
+          expect(allowed).toBeLessThanOrEqual(
+            bucket.capacity + Math.floor((elapsed / 1000) * bucket.refillPerSecond + 1e-9),
+          );
         },
       ),
       { numRuns: 300 },
@@ -124,7 +131,11 @@ describe('rate limiter', () => {
   });
 
   it('refuses a configuration with an empty or never-refilling bucket', () => {
-    expect(() => createRateLimiter({ limits: { read: { capacity: 0, refillPerSecond: 1 }, replay: limits.replay } })).toThrow(/capacity/);
-    expect(() => createRateLimiter({ limits: { read: limits.read, replay: { capacity: 1, refillPerSecond: 0 } } })).toThrow(/refill/);
+    expect(() =>
+      createRateLimiter({ limits: { read: { capacity: 0, refillPerSecond: 1 }, replay: limits.replay } }),
+    ).toThrow(/capacity/);
+    expect(() =>
+      createRateLimiter({ limits: { read: limits.read, replay: { capacity: 1, refillPerSecond: 0 } } }),
+    ).toThrow(/refill/);
   });
 });

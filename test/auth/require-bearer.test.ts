@@ -51,19 +51,41 @@ describe('requireBearer on /mcp', () => {
       ['token scheme', { authorization: `Token ${h.token}` }],
       ['two tokens', { authorization: `Bearer ${h.token} ${h.token}` }],
       ['cookie only', { cookie: `token=${h.token}; switchboard_token=${h.token}; authorization=Bearer%20${h.token}` }],
-      ['cookie with a valid token beside a wrong bearer', { cookie: `token=${h.token}`, authorization: 'Bearer sbt_wrong' }],
+      [
+        'cookie with a valid token beside a wrong bearer',
+        { cookie: `token=${h.token}`, authorization: 'Bearer sbt_wrong' },
+      ],
     ];
     for (const [what, headers] of attempts) {
-      expectRefused(await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(INITIALIZE) }), what);
+      expectRefused(
+        await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(INITIALIZE) }),
+        what,
+      );
     }
-    expectRefused(await rawRequest(h.port, { path: `/mcp?token=${h.token}&access_token=${h.token}`, headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) }), 'token in the query');
-    expectRefused(await rawRequest(h.port, { method: 'GET', headers: { accept: 'text/event-stream', cookie: `token=${h.token}` } }), 'GET');
+    expectRefused(
+      await rawRequest(h.port, {
+        path: `/mcp?token=${h.token}&access_token=${h.token}`,
+        headers: MCP_HEADERS,
+        body: JSON.stringify(INITIALIZE),
+      }),
+      'token in the query',
+    );
+    expectRefused(
+      await rawRequest(h.port, { method: 'GET', headers: { accept: 'text/event-stream', cookie: `token=${h.token}` } }),
+      'GET',
+    );
     expectRefused(await rawRequest(h.port, { method: 'DELETE', headers: { 'mcp-session-id': 'x' } }), 'DELETE');
     expect(h.surface.sessionCount()).toBe(sessionsBefore);
 
-    const accepted = await rawRequest(h.port, { headers: { ...MCP_HEADERS, authorization: `Bearer ${h.token}` }, body: JSON.stringify(INITIALIZE) });
+    const accepted = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${h.token}` },
+      body: JSON.stringify(INITIALIZE),
+    });
     expect(accepted.status).toBe(200);
-    const lowerCaseScheme = await rawRequest(h.port, { headers: { ...MCP_HEADERS, authorization: `bearer ${h.token}` }, body: JSON.stringify(INITIALIZE) });
+    const lowerCaseScheme = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, authorization: `bearer ${h.token}` },
+      body: JSON.stringify(INITIALIZE),
+    });
     expect(lowerCaseScheme.status).toBe(200);
   });
 
@@ -92,7 +114,9 @@ describe('requireBearer on /mcp', () => {
     expect(await managed.json()).toEqual({ caller: expect.stringMatching(/^agent-/) });
     const nearMiss = await fetch(`${h.origin}/whoami`, { headers: { authorization: `Bearer ${ENV_TOKEN}x` } });
     expect(nearMiss.status).toBe(401);
-    const prefix = await fetch(`${h.origin}/whoami`, { headers: { authorization: `Bearer ${ENV_TOKEN.slice(0, -1)}` } });
+    const prefix = await fetch(`${h.origin}/whoami`, {
+      headers: { authorization: `Bearer ${ENV_TOKEN.slice(0, -1)}` },
+    });
     expect(prefix.status).toBe(401);
     const client = await h.connect(ENV_TOKEN);
     expect((await client.listTools()).tools).toHaveLength(4);

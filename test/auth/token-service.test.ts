@@ -13,7 +13,10 @@ beforeAll(async () => {
 afterAll(() => db?.close());
 
 /** The repository, counting how often it is asked. */
-function counting(repository: TokenRepository): { tokens: Pick<TokenRepository, 'findByToken'>; lookups: () => number } {
+function counting(repository: TokenRepository): {
+  tokens: Pick<TokenRepository, 'findByToken'>;
+  lookups: () => number;
+} {
   let lookups = 0;
   return {
     tokens: {

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { sql } from 'slonik';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chunkIds, connectionFailure, createPostgresEventBus, MAX_NOTIFY_PAYLOAD_BYTES, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
+import {
+  chunkIds,
+  connectionFailure,
+  createPostgresEventBus,
+  MAX_NOTIFY_PAYLOAD_BYTES,
+  type PostgresEventBus,
+} from '../../src/bus/postgres-event-bus.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 
@@ -10,7 +16,13 @@ let db: TestDatabase;
 const open: PostgresEventBus[] = [];
 
 function bus(channel?: string, reconnectMinMs = 50): PostgresEventBus {
-  const created = createPostgresEventBus({ databaseUrl: db.url, logger: silentLogger, channel, reconnectMinMs, reconnectMaxMs: 2_000 });
+  const created = createPostgresEventBus({
+    databaseUrl: db.url,
+    logger: silentLogger,
+    channel,
+    reconnectMinMs,
+    reconnectMaxMs: 2_000,
+  });
   open.push(created);
   return created;
 }
@@ -94,7 +106,12 @@ describe('PostgreSQL event bus', () => {
       level: 'warn',
       destination: new Writable({
         write(chunk: Buffer, _encoding, callback) {
-          lines.push(...chunk.toString('utf8').split('\n').filter((line) => line !== ''));
+          lines.push(
+            ...chunk
+              .toString('utf8')
+              .split('\n')
+              .filter((line) => line !== ''),
+          );
           callback();
         },
       }),
@@ -110,9 +127,14 @@ describe('PostgreSQL event bus', () => {
     `);
     const lost = (msg: string): Array<Record<string, unknown>> =>
       lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === msg);
-    await expect.poll(() => lost('event bus LISTEN connection lost; reconnecting').length, { timeout: 5_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => lost('event bus LISTEN connection lost; reconnecting').length, { timeout: 5_000 })
+      .toBeGreaterThan(0);
     await expect.poll(() => lost('event bus publish connection lost').length, { timeout: 5_000 }).toBeGreaterThan(0);
-    for (const entry of [...lost('event bus LISTEN connection lost; reconnecting'), ...lost('event bus publish connection lost')]) {
+    for (const entry of [
+      ...lost('event bus LISTEN connection lost; reconnecting'),
+      ...lost('event bus publish connection lost'),
+    ]) {
       expect(entry.reason).toEqual({ message: 'terminating connection due to administrator command', code: '57P01' });
       expect(entry).not.toHaveProperty('err');
     }
@@ -151,7 +173,10 @@ describe('PostgreSQL event bus', () => {
 
 describe('connectionFailure', () => {
   it('keeps the message and code, and nothing hung on the error', () => {
-    const err = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', client: { secretKey: 1 } });
+    const err = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+      client: { secretKey: 1 },
+    });
     expect(connectionFailure(err)).toEqual({ message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED' });
     expect(connectionFailure(new Error('connection ended'))).toEqual({ message: 'connection ended' });
     expect(connectionFailure('gone')).toEqual({ message: 'gone' });

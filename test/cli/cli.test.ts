@@ -10,7 +10,11 @@ const run = promisify(execFile);
 const bin = join(import.meta.dirname, '../../bin/switchboard.js');
 const srcDir = join(import.meta.dirname, '../../src');
 
-function capture(): { io: { out: (t: string) => void; err: (t: string) => void }; out: () => string; err: () => string } {
+function capture(): {
+  io: { out: (t: string) => void; err: (t: string) => void };
+  out: () => string;
+  err: () => string;
+} {
   let out = '';
   let err = '';
   return { io: { out: (t) => (out += t), err: (t) => (err += t) }, out: () => out, err: () => err };
@@ -33,9 +37,12 @@ describe('switchboard CLI', () => {
     const read = new Set<string>();
     for (const file of sources) {
       const text = await readFile(join(srcDir, file), 'utf8');
-      for (const m of text.matchAll(/\benv(?:\?\.|\.|\[['"])([A-Z][A-Z0-9_]+)/g)) if (m[1] !== 'NODE_ENV') read.add(m[1] ?? '');
+      for (const m of text.matchAll(/\benv(?:\?\.|\.|\[['"])([A-Z][A-Z0-9_]+)/g))
+        if (m[1] !== 'NODE_ENV') read.add(m[1] ?? '');
     }
-    expect([...read]).toEqual(expect.arrayContaining(['DATABASE_URL', 'SWITCHBOARD_DRAIN_TIMEOUT_MS', 'SWITCHBOARD_TOKEN']));
+    expect([...read]).toEqual(
+      expect.arrayContaining(['DATABASE_URL', 'SWITCHBOARD_DRAIN_TIMEOUT_MS', 'SWITCHBOARD_TOKEN']),
+    );
     for (const name of read) expect(c.out(), name).toMatch(new RegExp(`\\b${name}\\b`));
     expect(c.out()).toMatch(/^ {2}SWITCHBOARD_DRAIN_TIMEOUT_MS +How long SIGTERM waits/m);
   });

@@ -30,7 +30,13 @@ describe('config file', () => {
   it('reads the documented example with secrets from the environment', () => {
     const config = parseConfig(EXAMPLE, { GITHUB_WEBHOOK_SECRET: 'gh-secret', DEPLOY_HOOK_TOKEN: 'tok' });
     const byName = Object.fromEntries(config.providers.map((p) => [p.name, p]));
-    expect(byName.github).toMatchObject({ family: 'webhook', preset: 'github', trustMode: 'signed', route: '/hooks/github', secrets: ['gh-secret'] });
+    expect(byName.github).toMatchObject({
+      family: 'webhook',
+      preset: 'github',
+      trustMode: 'signed',
+      route: '/hooks/github',
+      secrets: ['gh-secret'],
+    });
     // An unset variable leaves the secret missing rather than refusing to start.
     expect(byName.stripe).toMatchObject({ trustMode: 'signed', secrets: [] });
     expect(byName.deploys).toMatchObject({ preset: 'token', trustMode: 'token', secrets: ['tok'] });
@@ -46,21 +52,42 @@ describe('config file', () => {
   });
 
   it('names the key and the problem for schema errors', () => {
-    expect(errorOf(() => parseConfig('providers:\n  github: { preset: gh }\n', {}))).toMatch(/providers\.github\.preset: must be one of/);
-    expect(errorOf(() => parseConfig('providers:\n  github: { preset: github, scret: x }\n', {}))).toMatch(/providers\.github\.scret: unknown key/);
+    expect(errorOf(() => parseConfig('providers:\n  github: { preset: gh }\n', {}))).toMatch(
+      /providers\.github\.preset: must be one of/,
+    );
+    expect(errorOf(() => parseConfig('providers:\n  github: { preset: github, scret: x }\n', {}))).toMatch(
+      /providers\.github\.scret: unknown key/,
+    );
     expect(errorOf(() => parseConfig('replay:\n  timeout_ms: 5\n', {}))).toMatch(/replay\.timeout_ms: must be >= 100/);
     expect(errorOf(() => parseConfig('providers:\n  "Bad Name": { trust_mode: open }\n', {}))).toMatch(/providers/);
   });
 
   it('names the key for rules the schema cannot express', () => {
-    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, trust_mode: open }\n', {}))).toMatch(/providers\.a\.trust_mode: preset github is signed/);
-    expect(errorOf(() => parseConfig('providers:\n  a: { family: queue }\n', {}))).toMatch(/providers\.a\.channel: required/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, trust_mode: open }\n', {}))).toMatch(
+      /providers\.a\.trust_mode: preset github is signed/,
+    );
+    expect(errorOf(() => parseConfig('providers:\n  a: { family: queue }\n', {}))).toMatch(
+      /providers\.a\.channel: required/,
+    );
     expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: signed }\n', {}))).toMatch(/providers\.a\.preset/);
     expect(errorOf(() => parseConfig('providers:\n  a: { preset: generic-hmac }\n', {}))).toMatch(/providers\.a\.hmac/);
-    expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: open, route: /x }\n  b: { trust_mode: open, route: /x }\n', {}))).toMatch(/providers\.b\.route: \/x is already used by a/);
+    expect(
+      errorOf(() =>
+        parseConfig('providers:\n  a: { trust_mode: open, route: /x }\n  b: { trust_mode: open, route: /x }\n', {}),
+      ),
+    ).toMatch(/providers\.b\.route: \/x is already used by a/);
     expect(errorOf(() => parseConfig('providers:\n  a: { trust_mode: open, route: /mcp }\n', {}))).toMatch(/reserved/);
-    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, token: t }\n', {}))).toMatch(/providers\.a\.token/);
-    expect(errorOf(() => parseConfig('providers:\n  a: { preset: generic-hmac, secret: s, hmac: { header: X-Sig, signed: "{timestamp}" } }\n', {}))).toMatch(/^providers\.a\.hmac\./);
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, token: t }\n', {}))).toMatch(
+      /providers\.a\.token/,
+    );
+    expect(
+      errorOf(() =>
+        parseConfig(
+          'providers:\n  a: { preset: generic-hmac, secret: s, hmac: { header: X-Sig, signed: "{timestamp}" } }\n',
+          {},
+        ),
+      ),
+    ).toMatch(/^providers\.a\.hmac\./);
   });
 
   it('reports invalid YAML without a stack trace', () => {
@@ -89,7 +116,9 @@ describe('config file', () => {
   });
 
   it('rejects a malformed placeholder', () => {
-    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, secret: "${1BAD}" }\n', {}))).toMatch(/providers\.a\.secret: malformed/);
+    expect(errorOf(() => parseConfig('providers:\n  a: { preset: github, secret: "${1BAD}" }\n', {}))).toMatch(
+      /providers\.a\.secret: malformed/,
+    );
   });
 
   it('finds the file from --config, SWITCHBOARD_CONFIG, then ./switchboard.yaml', async () => {
@@ -99,7 +128,10 @@ describe('config file', () => {
     await writeFile(join(dir, 'other.yaml'), 'providers:\n  o: { trust_mode: open }\n');
     expect(findConfigPath({ env: {}, cwd: dir })).toBe(join(dir, 'switchboard.yaml'));
     expect(findConfigPath({ env: { SWITCHBOARD_CONFIG: 'other.yaml' }, cwd: dir })).toBe(join(dir, 'other.yaml'));
-    expect(loadConfig({ flagPath: 'other.yaml', env: { SWITCHBOARD_CONFIG: 'switchboard.yaml' }, cwd: dir }).providers[0]?.name).toBe('o');
+    expect(
+      loadConfig({ flagPath: 'other.yaml', env: { SWITCHBOARD_CONFIG: 'switchboard.yaml' }, cwd: dir }).providers[0]
+        ?.name,
+    ).toBe('o');
     expect(errorOf(() => findConfigPath({ flagPath: 'missing.yaml', env: {}, cwd: dir }))).toMatch(/does not exist/);
   });
 });

@@ -31,7 +31,13 @@ import { createLogger } from '../../src/log/logger.ts';
 import { createMcpSurface } from '../../src/mcp/index.ts';
 import { createProviderDirectory } from '../../src/providers/provider-directory.ts';
 import { createReplayService } from '../../src/replay/replay-service.ts';
-import { createEventStore, createReplayAttemptRepository, createTokenRepository, isDatabaseUp, openDatabase } from '../../src/store/index.ts';
+import {
+  createEventStore,
+  createReplayAttemptRepository,
+  createTokenRepository,
+  isDatabaseUp,
+  openDatabase,
+} from '../../src/store/index.ts';
 
 export const OFFICIAL_SCENARIOS = [
   'server-initialize',
@@ -83,9 +89,13 @@ function startAuthProxy(targetPort: () => number, token: string): Server {
 
 function runScenario(url: string, scenario: string, outputDir: string, verbose: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npx', ['--no-install', 'conformance', 'server', '--url', url, '--scenario', scenario, '--output-dir', outputDir], {
-      stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      'npx',
+      ['--no-install', 'conformance', 'server', '--url', url, '--scenario', scenario, '--output-dir', outputDir],
+      {
+        stdio: verbose ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -117,8 +127,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   const workDir = await mkdtemp(path.join(tmpdir(), 'switchboard-conformance-'));
   // Embedded PostgreSQL runs as an unprivileged user when we are root; it must be able to enter.
   await chmod(workDir, 0o755);
-  const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: path.join(workDir, 'pg'), logger: log });
-  const closers: Array<() => Promise<void>> = [() => database.close(), () => rm(workDir, { recursive: true, force: true })];
+  const database = await openDatabase({
+    databaseUrl: process.env.DATABASE_URL,
+    dataDir: path.join(workDir, 'pg'),
+    logger: log,
+  });
+  const closers: Array<() => Promise<void>> = [
+    () => database.close(),
+    () => rm(workDir, { recursive: true, force: true }),
+  ];
   try {
     const tokens = createTokenRepository(database.pool);
     const { token } = await tokens.create(`conformance-${Date.now().toString(36)}`);
@@ -152,7 +169,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       logger: log,
       sessions: config.mcp,
     });
-    const app = createApp({ logger: log, isDatabaseUp: () => isDatabaseUp(database.pool), trustProxy: false, surfaces: [surface.middleware] });
+    const app = createApp({
+      logger: log,
+      isDatabaseUp: () => isDatabaseUp(database.pool),
+      trustProxy: false,
+      surfaces: [surface.middleware],
+    });
     const server = createServer(app.callback());
     appPort = await listen(server);
     closers.unshift(async () => {
@@ -178,8 +200,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       const passedChecks = checks.filter((c) => c.status === 'SUCCESS').length;
       const ok = exitCode === 0 && bad.length === 0 && passedChecks > 0;
       if (!ok) failed += 1;
-      process.stdout.write(`${ok ? 'PASS' : 'FAIL'}  ${scenario}  (${passedChecks} passed, ${bad.length} failed, ${warnings.length} warnings)\n`);
-      for (const check of [...bad, ...warnings]) process.stdout.write(`      ${check.status} ${check.id}: ${check.errorMessage ?? ''}\n`);
+      process.stdout.write(
+        `${ok ? 'PASS' : 'FAIL'}  ${scenario}  (${passedChecks} passed, ${bad.length} failed, ${warnings.length} warnings)\n`,
+      );
+      for (const check of [...bad, ...warnings])
+        process.stdout.write(`      ${check.status} ${check.id}: ${check.errorMessage ?? ''}\n`);
     }
     process.stdout.write(`${outcomes.length - failed}/${outcomes.length} official conformance scenarios passed\n`);
     return failed === 0 ? 0 : 1;

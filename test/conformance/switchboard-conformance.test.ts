@@ -9,7 +9,13 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorEnvelope, EventDetail, EventSummary, ListProvidersOutput, ListWebhookEventsOutput } from '../../generated/types.ts';
+import type {
+  ErrorEnvelope,
+  EventDetail,
+  EventSummary,
+  ListProvidersOutput,
+  ListWebhookEventsOutput,
+} from '../../generated/types.ts';
 import type { GeneratedValidator } from '../../generated/validators.js';
 import {
   validateErrorEnvelope,
@@ -24,7 +30,13 @@ import {
 import { createDatabasePool } from '../../src/store/database.ts';
 import { createEventStore } from '../../src/store/index.ts';
 import { newEvent } from '../support/events.ts';
-import { GITHUB_SECRET, HOOK_TOKEN, STRIPE_SECRET, startSwitchboard, type Harness } from '../mcp/support/switchboard-harness.ts';
+import {
+  GITHUB_SECRET,
+  HOOK_TOKEN,
+  STRIPE_SECRET,
+  startSwitchboard,
+  type Harness,
+} from '../mcp/support/switchboard-harness.ts';
 import { deliverGithub, deliverOpen, deliverStripe, deliverToken } from '../mcp/support/webhooks.ts';
 
 const OUTPUT_VALIDATORS: Record<string, GeneratedValidator<unknown>> = {
@@ -93,7 +105,11 @@ async function ok<T>(name: string, args: Record<string, unknown> = {}, target: C
   return outcome.value;
 }
 
-async function failure(name: string, args: Record<string, unknown> = {}, target: Client = client): Promise<ErrorEnvelope['error']> {
+async function failure(
+  name: string,
+  args: Record<string, unknown> = {},
+  target: Client = client,
+): Promise<ErrorEnvelope['error']> {
   const outcome = await call(target, name, args);
   if (outcome.ok) throw new Error(`${name} unexpectedly succeeded`);
   return outcome.error;
@@ -113,7 +129,12 @@ const ids: Record<string, string> = {};
 beforeAll(async () => {
   h = await startSwitchboard();
   for (const delivery of [
-    ['github', await deliverGithub(h.origin, JSON.stringify({ action: 'opened', issue: { number: 7, title: 'conformance' } }), { event: 'issues' })],
+    [
+      'github',
+      await deliverGithub(h.origin, JSON.stringify({ action: 'opened', issue: { number: 7, title: 'conformance' } }), {
+        event: 'issues',
+      }),
+    ],
     ['githubPush', await deliverGithub(h.origin, JSON.stringify({ ref: 'refs/heads/main' }), { event: 'push' })],
     ['stripe', await deliverStripe(h.origin, JSON.stringify({ id: 'evt_9', type: 'invoice.paid', object: 'event' }))],
     ['token', await deliverToken(h.origin, '{"kind":"deploy"}', 'application/json')],
@@ -124,7 +145,9 @@ beforeAll(async () => {
     ids[label] = result.id;
     for (const secret of result.secrets) secrets.add(secret);
   }
-  const queued = await h.store.insert(newEvent({ provider: 'jobs', eventType: 'job.done', trustMode: 'queue', verified: false, sourceIp: null }));
+  const queued = await h.store.insert(
+    newEvent({ provider: 'jobs', eventType: 'job.done', trustMode: 'queue', verified: false, sourceIp: null }),
+  );
   ids.queue = queued.event.id;
   client = await h.connect(undefined, { onResponseText: (text) => (wire += text) });
 });
@@ -148,14 +171,20 @@ describe('MCP conformance: tools', () => {
     const issues = (await ok<ListWebhookEventsOutput>('list_webhook_events', { event_type: 'issues' })).events;
     expect(issues.map((e) => e.id)).toEqual([ids.github]);
     const since = (await ok<ListWebhookEventsOutput>('list_webhook_events', { since: ids.stripe })).events;
-    const newer = all.filter((e) => `${e.received_at}|${e.id}` > `${all.find((x) => x.id === ids.stripe)?.received_at}|${ids.stripe}`);
+    const newer = all.filter(
+      (e) => `${e.received_at}|${e.id}` > `${all.find((x) => x.id === ids.stripe)?.received_at}|${ids.stripe}`,
+    );
     expect(since.map((e) => e.id)).toEqual(newer.map((e) => e.id));
-    const sinceTime = (await ok<ListWebhookEventsOutput>('list_webhook_events', { since: '2000-01-01T00:00:00Z', provider: 'stripe' })).events;
+    const sinceTime = (
+      await ok<ListWebhookEventsOutput>('list_webhook_events', { since: '2000-01-01T00:00:00Z', provider: 'stripe' })
+    ).events;
     expect(sinceTime.map((e) => e.id)).toEqual([ids.stripe]);
   });
 
   it('Cursor round-trip has no duplicates or gaps while new events are ingested concurrently', async () => {
-    await h.store.insertMany(Array.from({ length: 300 }, (_, i) => newEvent({ provider: 'open', eventType: `seed.${i % 7}` })));
+    await h.store.insertMany(
+      Array.from({ length: 300 }, (_, i) => newEvent({ provider: 'open', eventType: `seed.${i % 7}` })),
+    );
     const present = new Set((await h.store.list({ limit: 200 })).events.map((e) => e.id));
     let cursor: string | undefined;
     for (;;) {
@@ -170,7 +199,9 @@ describe('MCP conformance: tools', () => {
     let inserted = 0;
     const inserter = (async () => {
       while (inserting) {
-        const results = await h.store.insertMany(Array.from({ length: 3 }, () => newEvent({ provider: 'open', eventType: 'concurrent' })));
+        const results = await h.store.insertMany(
+          Array.from({ length: 3 }, () => newEvent({ provider: 'open', eventType: 'concurrent' })),
+        );
         await h.bus.publish(results.map((r) => r.event.id));
         inserted += results.length;
         await new Promise((resolve) => setTimeout(resolve, 2));
@@ -182,7 +213,10 @@ describe('MCP conformance: tools', () => {
     cursor = undefined;
     try {
       for (;;) {
-        const page: ListWebhookEventsOutput = await ok<ListWebhookEventsOutput>('list_webhook_events', { limit: 7, ...(cursor === undefined ? {} : { cursor }) });
+        const page: ListWebhookEventsOutput = await ok<ListWebhookEventsOutput>('list_webhook_events', {
+          limit: 7,
+          ...(cursor === undefined ? {} : { cursor }),
+        });
         pages += 1;
         seen.push(...page.events.map((e) => e.id));
         if (page.next_cursor === undefined) break;
@@ -201,13 +235,26 @@ describe('MCP conformance: tools', () => {
 
   it('get returns the full sanitized detail: headers without signatures, exact payload, verification', async () => {
     const detail = await ok<EventDetail>('get_webhook_event', { id: ids.github });
-    expect(detail).toMatchObject({ provider: 'github', event_type: 'issues.opened', trust_mode: 'signed', verified: true });
+    expect(detail).toMatchObject({
+      provider: 'github',
+      event_type: 'issues.opened',
+      trust_mode: 'signed',
+      verified: true,
+    });
     expect(detail.verify_detail).toMatch(/valid/);
-    expect(detail.payload).toEqual({ encoding: 'utf8', data: JSON.stringify({ action: 'opened', issue: { number: 7, title: 'conformance' } }) });
+    expect(detail.payload).toEqual({
+      encoding: 'utf8',
+      data: JSON.stringify({ action: 'opened', issue: { number: 7, title: 'conformance' } }),
+    });
     expect(detail.headers['x-github-event']).toBe('issues');
     expect(typeof detail.headers['x-github-delivery']).toBe('string');
     const stripeDetail = await ok<EventDetail>('get_webhook_event', { id: ids.stripe });
-    expect(stripeDetail).toMatchObject({ provider: 'stripe', trust_mode: 'signed', verified: true, external_id: 'evt_9' });
+    expect(stripeDetail).toMatchObject({
+      provider: 'stripe',
+      trust_mode: 'signed',
+      verified: true,
+      external_id: 'evt_9',
+    });
     const tokenDetail = await ok<EventDetail>('get_webhook_event', { id: ids.token });
     expect(tokenDetail).toMatchObject({ trust_mode: 'token', verified: false });
     for (const id of Object.values(ids)) await ok<EventDetail>('get_webhook_event', { id });
@@ -215,7 +262,11 @@ describe('MCP conformance: tools', () => {
 
   it('reports secret_status for every class: configured, missing and none-by-design', async () => {
     const { providers } = await ok<ListProvidersOutput>('list_providers');
-    const byStatus = (status: string): string[] => providers.filter((p) => p.secret_status === status).map((p) => p.name).sort();
+    const byStatus = (status: string): string[] =>
+      providers
+        .filter((p) => p.secret_status === status)
+        .map((p) => p.name)
+        .sort();
     expect(byStatus('configured')).toEqual(['github', 'hook', 'stripe']);
     expect(byStatus('missing')).toEqual(['linear']);
     expect(byStatus('none-by-design')).toEqual(['jobs', 'open']);
@@ -236,7 +287,10 @@ describe('MCP conformance: tools', () => {
     await once(consumer, 'listening');
     try {
       const target = `http://127.0.0.1:${(consumer.address() as AddressInfo).port}/hook`;
-      const result = await ok<{ delivered: boolean; response_status: number }>('replay_webhook_event', { id: ids.github, target_url: target });
+      const result = await ok<{ delivered: boolean; response_status: number }>('replay_webhook_event', {
+        id: ids.github,
+        target_url: target,
+      });
       expect(result).toMatchObject({ delivered: true, response_status: 202 });
     } finally {
       consumer.close();
@@ -247,21 +301,30 @@ describe('MCP conformance: tools', () => {
 describe('MCP conformance: errors', () => {
   it('Error results reach the official client intact: not_found, invalid_argument, replay_failed, rate_limited and internal', async () => {
     expect((await failure('get_webhook_event', { id: uuidv7() })).code).toBe('not_found');
-    expect((await failure('replay_webhook_event', { id: uuidv7(), target_url: 'http://127.0.0.1:9/' })).code).toBe('not_found');
+    expect((await failure('replay_webhook_event', { id: uuidv7(), target_url: 'http://127.0.0.1:9/' })).code).toBe(
+      'not_found',
+    );
     expect((await failure('list_webhook_events', { limit: 0 })).code).toBe('invalid_argument');
     expect((await failure('list_webhook_events', { limit: 201 })).code).toBe('invalid_argument');
     expect((await failure('list_webhook_events', { cursor: 'garbage' })).code).toBe('invalid_argument');
     expect((await failure('list_webhook_events', { unknown: 1 })).code).toBe('invalid_argument');
-    expect((await failure('replay_webhook_event', { id: ids.github, target_url: 'file:///etc/passwd' })).code).toBe('invalid_argument');
+    expect((await failure('replay_webhook_event', { id: ids.github, target_url: 'file:///etc/passwd' })).code).toBe(
+      'invalid_argument',
+    );
 
     const closed = createNetServer();
     closed.listen(0, '127.0.0.1');
     await once(closed, 'listening');
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    expect((await failure('replay_webhook_event', { id: ids.github, target_url: `http://127.0.0.1:${closedPort}/` })).code).toBe('replay_failed');
+    expect(
+      (await failure('replay_webhook_event', { id: ids.github, target_url: `http://127.0.0.1:${closedPort}/` })).code,
+    ).toBe('replay_failed');
 
-    const limited = await startSwitchboard({ db: h.db, config: { rate_limits: { read: { capacity: 3, refill_per_second: 0.01 } } } });
+    const limited = await startSwitchboard({
+      db: h.db,
+      config: { rate_limits: { read: { capacity: 3, refill_per_second: 0.01 } } },
+    });
     try {
       const limitedClient = await limited.connect();
       let error: ErrorEnvelope['error'] | undefined;
@@ -293,12 +356,20 @@ describe('MCP conformance: errors', () => {
         const logged = broken.logs.find((line) => line.correlationId === reference);
         expect(logged?.level).toBe(50);
       }
-      await expect(brokenClient.readResource({ uri: 'switchboard://events/recent' })).rejects.toThrow(/internal error; reference/);
+      await expect(brokenClient.readResource({ uri: 'switchboard://events/recent' })).rejects.toThrow(
+        /internal error; reference/,
+      );
     } finally {
       await broken.close();
     }
 
-    expect([...seenCodes].sort()).toEqual(['internal', 'invalid_argument', 'not_found', 'rate_limited', 'replay_failed']);
+    expect([...seenCodes].sort()).toEqual([
+      'internal',
+      'invalid_argument',
+      'not_found',
+      'rate_limited',
+      'replay_failed',
+    ]);
   });
 
   it('never sends a configured secret or a signature value, in any response', async () => {

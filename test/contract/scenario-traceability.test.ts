@@ -10,7 +10,9 @@ const pending = JSON.parse(readFileSync(pendingFile, 'utf8')) as { pending: stri
 const scenarios = [...spec.matchAll(/^#### Scenario: (.+)$/gm)].map((m) => (m[1] ?? '').trim());
 
 function testNames(): string[] {
-  const files = readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts'));
+  const files = readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+    f.endsWith('.test.ts'),
+  );
   const names: string[] = [];
   const call = /\b(?:it|test|describe)(?:\.(?:each\([^)]*\)|concurrent|sequential))?\(\s*(['"`])((?:\\.|(?!\1).)*)\1/g;
   for (const file of files) {
@@ -30,7 +32,9 @@ describe('scenario traceability', () => {
   });
 
   it('every scenario has a test that names it, or is listed as pending', () => {
-    process.stdout.write(`scenario traceability: ${scenarios.length - untested.length} tested, ${pending.pending.length} pending\n`);
+    process.stdout.write(
+      `scenario traceability: ${scenarios.length - untested.length} tested, ${pending.pending.length} pending\n`,
+    );
     expect(untested.filter((s) => !pending.pending.includes(s))).toEqual([]);
   });
 

@@ -8,7 +8,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { formatReport, runSurface } from './support/run-surface.ts';
-import { apiQuerySurface, headersSurface, jsonRpcSurface, toolsSurface, webhookSurface, type Surface } from './support/surfaces.ts';
+import {
+  apiQuerySurface,
+  headersSurface,
+  jsonRpcSurface,
+  toolsSurface,
+  webhookSurface,
+  type Surface,
+} from './support/surfaces.ts';
 import { startInProcessTarget, type FuzzTarget } from './support/target.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 424_242);
@@ -27,7 +34,13 @@ afterAll(async () => {
   await db?.close();
 });
 
-const surfaces: Array<Surface<never>> = [jsonRpcSurface, toolsSurface, apiQuerySurface, headersSurface, webhookSurface] as unknown as Array<Surface<never>>;
+const surfaces: Array<Surface<never>> = [
+  jsonRpcSurface,
+  toolsSurface,
+  apiQuerySurface,
+  headersSurface,
+  webhookSurface,
+] as unknown as Array<Surface<never>>;
 
 describe('hostile input', () => {
   for (const surface of surfaces) {

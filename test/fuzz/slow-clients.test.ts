@@ -43,7 +43,11 @@ async function probe(boundMs: number): Promise<number> {
   const started = performance.now();
   const health = await fetch(`${target.url}/healthz`);
   expect(health.status).toBe(200);
-  const stored = await fetch(`${target.url}/hooks/open`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"probe":true}' });
+  const stored = await fetch(`${target.url}/hooks/open`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"probe":true}',
+  });
   expect(stored.status).toBe(200);
   const took = performance.now() - started;
   expect(took, 'health + delivery while slow clients hold sockets').toBeLessThan(boundMs);
@@ -77,11 +81,15 @@ describe('slow clients and parallel sessions', () => {
     const times = await Promise.all(closedAt);
     const latest = Math.max(...times) - started;
     expect(latest, 'every slow head was cut').toBeLessThan(TIMEOUTS.headersTimeoutMs + SLACK_MS);
-    expect(Math.min(...times) - started, 'not before the timeout').toBeGreaterThanOrEqual(TIMEOUTS.headersTimeoutMs - 300);
+    expect(Math.min(...times) - started, 'not before the timeout').toBeGreaterThanOrEqual(
+      TIMEOUTS.headersTimeoutMs - 300,
+    );
     const answers = await Promise.all(sockets.map((s) => s.response));
     // Node answers 408 Request Timeout when it cuts a head (or just closes the socket).
     for (const answer of answers) if (answer !== null) expect(answer.status).toBe(408);
-    console.info(`slowloris: 100 heads cut ${Math.round(latest)} ms after they started; probes took ${probes.map((p) => Math.round(p)).join(', ')} ms`);
+    console.info(
+      `slowloris: 100 heads cut ${Math.round(latest)} ms after they started; probes took ${probes.map((p) => Math.round(p)).join(', ')} ms`,
+    );
   });
 
   it('cuts trickled bodies after requestTimeout, storing nothing, and keeps answering meanwhile', async () => {
@@ -89,7 +97,9 @@ describe('slow clients and parallel sessions', () => {
     const sockets = await Promise.all(Array.from({ length: 50 }, () => openRaw(target.port)));
     const started = performance.now();
     const closedAt = sockets.map((s) => {
-      s.socket.write('POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{');
+      s.socket.write(
+        'POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{',
+      );
       return trickle(s, ' ', 200);
     });
     await delay(300);
@@ -110,7 +120,11 @@ describe('slow clients and parallel sessions', () => {
     const initialize = (): Promise<Response> =>
       fetch(`${target.url}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${target.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: 1,
@@ -127,12 +141,19 @@ describe('slow clients and parallel sessions', () => {
     expect(refused).toHaveLength(40 - MAX_SESSIONS);
     for (const answer of refused) expect(answer.headers.get('retry-after')).toBe('5');
     for (const [i, body] of bodies.entries()) {
-      if (answers[i]?.status === 503) expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/too many MCP sessions/) } });
+      if (answers[i]?.status === 503)
+        expect(JSON.parse(body)).toMatchObject({
+          jsonrpc: '2.0',
+          error: { code: -32000, message: expect.stringMatching(/too many MCP sessions/) },
+        });
     }
     await probe(1_500);
 
     // Freeing a slot lets a new session in; the cap holds again right after.
-    const del = await fetch(`${target.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': opened[0] ?? '' } });
+    const del = await fetch(`${target.url}/mcp`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': opened[0] ?? '' },
+    });
     expect(del.status).toBe(200);
     const again = await initialize();
     expect(again.status).toBe(200);
@@ -142,7 +163,10 @@ describe('slow clients and parallel sessions', () => {
     await full.text();
 
     for (const id of [...opened.slice(1), again.headers.get('mcp-session-id') ?? '']) {
-      await fetch(`${target.url}/mcp`, { method: 'DELETE', headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': id } }).then((r) => r.text());
+      await fetch(`${target.url}/mcp`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': id },
+      }).then((r) => r.text());
     }
     expect(target.faults()).toEqual([]);
   });

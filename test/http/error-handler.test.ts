@@ -15,11 +15,19 @@ const withCode = (message: string, code: string): Error => Object.assign(new Err
 const THROWN: Record<string, () => unknown> = {
   '/refused': () => new AggregateError([withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')], ''),
   '/shutdown': () => withCode('terminating connection due to administrator command', '57P01'),
-  '/slonik': () => Object.assign(new Error('Connection error.'), { name: 'ConnectionError', cause: new Error('Connection terminated unexpectedly') }),
+  '/slonik': () =>
+    Object.assign(new Error('Connection error.'), {
+      name: 'ConnectionError',
+      cause: new Error('Connection terminated unexpectedly'),
+    }),
   '/pool-timeout': () => new Error('timeout exceeded when trying to connect'),
   '/bug': () => new TypeError('x is not a function'),
   '/statement': () => withCode('duplicate key value violates unique constraint', '23505'),
-  '/app-error': () => new AppError('rate_limited', 'slow down', { retryAfterSeconds: 2, cause: withCode('connect ECONNREFUSED', 'ECONNREFUSED') }),
+  '/app-error': () =>
+    new AppError('rate_limited', 'slow down', {
+      retryAfterSeconds: 2,
+      cause: withCode('connect ECONNREFUSED', 'ECONNREFUSED'),
+    }),
 };
 
 let server: Server;
@@ -44,12 +52,17 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('the shared error handler', () => {
-  it.each(['/refused', '/shutdown', '/slonik', '/pool-timeout'])('answers an unreachable database (%s) 503 with Retry-After, not 500', async (path) => {
-    const res = await fetch(`${origin}${path}`);
-    expect(res.status).toBe(503);
-    expect(res.headers.get('retry-after')).toBe('5');
-    expect(await res.json()).toEqual({ error: { code: 'internal', message: 'database unavailable; try again shortly' } });
-  });
+  it.each(['/refused', '/shutdown', '/slonik', '/pool-timeout'])(
+    'answers an unreachable database (%s) 503 with Retry-After, not 500',
+    async (path) => {
+      const res = await fetch(`${origin}${path}`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(await res.json()).toEqual({
+        error: { code: 'internal', message: 'database unavailable; try again shortly' },
+      });
+    },
+  );
 
   it.each(['/bug', '/statement'])('still answers other unexpected failures (%s) 500 with a reference', async (path) => {
     const res = await fetch(`${origin}${path}`);

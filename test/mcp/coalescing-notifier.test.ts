@@ -7,7 +7,11 @@ describe('coalescing notifier', () => {
     try {
       let t = 0;
       const sent: number[] = [];
-      const notifier = createCoalescingNotifier(() => sent.push(t), 250, () => t);
+      const notifier = createCoalescingNotifier(
+        () => sent.push(t),
+        250,
+        () => t,
+      );
       const advance = (ms: number): void => {
         t += ms;
         vi.advanceTimersByTime(ms);

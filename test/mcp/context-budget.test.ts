@@ -15,7 +15,10 @@ afterAll(() => h?.close());
 
 /** The JSON of the one JSON-RPC message in an SSE response. */
 function sseJson(body: string): string {
-  const data = body.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length));
+  const data = body
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice('data: '.length));
   expect(data).toHaveLength(1);
   return data[0] ?? '';
 }
@@ -35,14 +38,18 @@ describe('agent context budget', () => {
     expect((JSON.parse(toolsJson) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
 
     // A realistic, long-ish summary: GitHub's longest common event type.
-    const delivered = await deliverGithub(h.origin, '{"action":"review_requested"}', { event: 'pull_request_review_comment' });
+    const delivered = await deliverGithub(h.origin, '{"action":"review_requested"}', {
+      event: 'pull_request_review_comment',
+    });
     const client = await h.connect();
     const page = await client.callTool({ name: 'list_webhook_events', arguments: { limit: 1 } });
     const [summary] = (page.structuredContent as { events: Array<{ id: string }> }).events;
     expect(summary?.id).toBe(delivered.id);
     const summaryBytes = Buffer.byteLength(JSON.stringify(summary));
 
-    process.stdout.write(`context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}), one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES})\n`);
+    process.stdout.write(
+      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}), one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES})\n`,
+    );
     expect(toolsBytes).toBeLessThanOrEqual(TOOLS_LIST_BUDGET_BYTES);
     expect(summaryBytes).toBeLessThanOrEqual(EVENT_SUMMARY_BUDGET_BYTES);
   });

@@ -16,7 +16,11 @@ interface Answer {
 }
 
 /** A switchboard MCP server on an in-memory transport, spoken to in raw JSON-RPC. */
-async function connectRaw(): Promise<{ server: Server; ask: (method: string, params?: unknown) => Promise<Answer>; calls: string[] }> {
+async function connectRaw(): Promise<{
+  server: Server;
+  ask: (method: string, params?: unknown) => Promise<Answer>;
+  calls: string[];
+}> {
   const calls: string[] = [];
   const [client, serverSide] = InMemoryTransport.createLinkedPair();
   const server = createMcpServer(
@@ -41,7 +45,11 @@ async function connectRaw(): Promise<{ server: Server; ask: (method: string, par
       },
       version: '0.0.0-test',
     },
-    { caller: 'test', subscribe: (uri) => calls.push(`subscribe ${uri}`), unsubscribe: (uri) => calls.push(`unsubscribe ${uri}`) },
+    {
+      caller: 'test',
+      subscribe: (uri) => calls.push(`subscribe ${uri}`),
+      unsubscribe: (uri) => calls.push(`unsubscribe ${uri}`),
+    },
   );
   await server.connect(serverSide);
   const waiting = new Map<unknown, (answer: Answer) => void>();
@@ -69,27 +77,54 @@ describe('request params that break the request schema', () => {
 
   const cases: Array<[method: string, params: unknown, message: RegExp]> = [
     ['tools/call', { name: 5 }, /^Invalid params for tools\/call: name: expected string, received number$/],
-    ['tools/call', { name: 'list_providers', arguments: 'limit=1' }, /^Invalid params for tools\/call: arguments: expected record, received string$/],
-    ['tools/call', { name: 'list_providers', arguments: [1, 2] }, /^Invalid params for tools\/call: arguments: expected record, received array$/],
+    [
+      'tools/call',
+      { name: 'list_providers', arguments: 'limit=1' },
+      /^Invalid params for tools\/call: arguments: expected record, received string$/,
+    ],
+    [
+      'tools/call',
+      { name: 'list_providers', arguments: [1, 2] },
+      /^Invalid params for tools\/call: arguments: expected record, received array$/,
+    ],
     ['tools/call', undefined, /^Invalid params for tools\/call: params: expected object/],
     ['tools/call', {}, /^Invalid params for tools\/call: name: expected string, received undefined$/],
     ['tools/call', { name: 'list_providers', task: { ttl: 1000 } }, /^Invalid params for tools\/call: task: /],
     ['tools/list', { cursor: 7 }, /^Invalid params for tools\/list: cursor: expected string/],
     ['resources/list', { cursor: {} }, /^Invalid params for resources\/list: cursor: expected string/],
-    ['resources/templates/list', { cursor: [] }, /^Invalid params for resources\/templates\/list: cursor: expected string/],
+    [
+      'resources/templates/list',
+      { cursor: [] },
+      /^Invalid params for resources\/templates\/list: cursor: expected string/,
+    ],
     ['resources/read', { uri: 5 }, /^Invalid params for resources\/read: uri: expected string, received number$/],
     ['resources/read', undefined, /^Invalid params for resources\/read: params: expected object/],
-    ['resources/subscribe', { uri: null }, /^Invalid params for resources\/subscribe: uri: expected string, received null$/],
-    ['resources/unsubscribe', { uri: ['x'] }, /^Invalid params for resources\/unsubscribe: uri: expected string, received array$/],
-    ['initialize', { protocolVersion: 2025, capabilities: {}, clientInfo: { name: 'x', version: '1' } }, /^Invalid params for initialize: protocolVersion: expected string/],
+    [
+      'resources/subscribe',
+      { uri: null },
+      /^Invalid params for resources\/subscribe: uri: expected string, received null$/,
+    ],
+    [
+      'resources/unsubscribe',
+      { uri: ['x'] },
+      /^Invalid params for resources\/unsubscribe: uri: expected string, received array$/,
+    ],
+    [
+      'initialize',
+      { protocolVersion: 2025, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      /^Invalid params for initialize: protocolVersion: expected string/,
+    ],
   ];
 
-  it.each(cases)('%s %j is answered -32602 invalid params, naming the field, and reaches no handler', async (method, params, message) => {
-    const answer = await raw.ask(method, params);
-    expect(answer.error?.code, JSON.stringify(answer)).toBe(ErrorCode.InvalidParams);
-    expect(answer.error?.message).toMatch(message);
-    expect(raw.calls).toEqual([]);
-  });
+  it.each(cases)(
+    '%s %j is answered -32602 invalid params, naming the field, and reaches no handler',
+    async (method, params, message) => {
+      const answer = await raw.ask(method, params);
+      expect(answer.error?.code, JSON.stringify(answer)).toBe(ErrorCode.InvalidParams);
+      expect(answer.error?.message).toMatch(message);
+      expect(raw.calls).toEqual([]);
+    },
+  );
 
   it('lists at most three issues and says how many more there were', async () => {
     const answer = await raw.ask('initialize', { protocolVersion: 1, capabilities: 2, clientInfo: {} });
@@ -123,7 +158,10 @@ describe('over HTTP, inside a session', () => {
     const init = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: JSON.stringify(INITIALIZE) });
     const sessionId = String(init.headers['mcp-session-id']);
     const inSession = { ...MCP_HEADERS, ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
-    await rawRequest(h.port, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    await rawRequest(h.port, {
+      headers: inSession,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
 
     const response = await rawRequest(h.port, {
       headers: inSession,
@@ -134,10 +172,19 @@ describe('over HTTP, inside a session', () => {
       ]),
     });
     expect(response.status).toBe(200);
-    const answers = jsonRpcMessages({ headers: { 'content-type': String(response.headers['content-type']) }, text: response.body }) as Answer[];
+    const answers = jsonRpcMessages({
+      headers: { 'content-type': String(response.headers['content-type']) },
+      text: response.body,
+    }) as Answer[];
     const byId = new Map(answers.map((a) => [a.id, a]));
-    expect(byId.get('call')?.error).toEqual({ code: -32602, message: 'Invalid params for tools/call: name: expected string, received number' });
-    expect(byId.get('read')?.error).toEqual({ code: -32602, message: 'Invalid params for resources/read: uri: expected string, received number' });
+    expect(byId.get('call')?.error).toEqual({
+      code: -32602,
+      message: 'Invalid params for tools/call: name: expected string, received number',
+    });
+    expect(byId.get('read')?.error).toEqual({
+      code: -32602,
+      message: 'Invalid params for resources/read: uri: expected string, received number',
+    });
     expect(byId.get('list')?.result).toMatchObject({ tools: expect.any(Array) });
   });
 });

@@ -87,7 +87,13 @@ describe('replay_webhook_event', () => {
     const { id } = await deliverOpen(h.origin, '{"type":"ping"}');
     const port = new URL(consumer.url).port;
     const before = { lookups: lookups.length, connects: connects.length, consumer: consumer.connections };
-    for (const target of ['file:///etc/passwd', `gopher://127.0.0.1:${port}/_POST`, `ftp://127.0.0.1:${port}/x`, 'data:text/plain,hi', 'javascript:alert(1)']) {
+    for (const target of [
+      'file:///etc/passwd',
+      `gopher://127.0.0.1:${port}/_POST`,
+      `ftp://127.0.0.1:${port}/x`,
+      'data:text/plain,hi',
+      'javascript:alert(1)',
+    ]) {
       const error = await callError(client, 'replay_webhook_event', { id, target_url: target });
       expect(error.code, target).toBe('invalid_argument');
     }
@@ -116,7 +122,10 @@ describe('replay_webhook_event', () => {
     await once(closed, 'listening');
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const refused = await callError(client, 'replay_webhook_event', { id, target_url: `http://127.0.0.1:${closedPort}/x` });
+    const refused = await callError(client, 'replay_webhook_event', {
+      id,
+      target_url: `http://127.0.0.1:${closedPort}/x`,
+    });
     expect(refused.code).toBe('replay_failed');
 
     const silent: NetServer = createNetServer(() => undefined);
@@ -164,7 +173,9 @@ describe('replay_webhook_event', () => {
 describe('replay rate limit', () => {
   it('Exhausted bucket returns rate_limited with retry_after and makes no outbound request', async () => {
     // Its own switchboard: the bucket of the suite above is shared by the "agent" token.
-    const own = await startSwitchboard({ config: { rate_limits: { replay: { capacity: 2, refill_per_second: 0.01 } } } });
+    const own = await startSwitchboard({
+      config: { rate_limits: { replay: { capacity: 2, refill_per_second: 0.01 } } },
+    });
     try {
       const client = await own.connect();
       const { id } = await deliverOpen(own.origin, '{"type":"ping"}');

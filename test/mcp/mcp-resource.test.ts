@@ -64,14 +64,18 @@ describe('switchboard://events/recent', () => {
   it('is listed as an application/json resource and the server declares resource subscriptions', async () => {
     const client = await h.connect();
     const { resources } = await client.listResources();
-    expect(resources).toEqual([expect.objectContaining({ uri: URI, mimeType: 'application/json', name: 'recent-events' })]);
+    expect(resources).toEqual([
+      expect.objectContaining({ uri: URI, mimeType: 'application/json', name: 'recent-events' }),
+    ]);
     expect(client.getServerCapabilities()?.resources?.subscribe).toBe(true);
   });
 
   it('Resource returns summaries, never mutates: newest first, at most 50, and no row changes', async () => {
     const client = await h.connect();
     expect((await readRecent(client)).events).toEqual([]);
-    await h.store.insertMany(Array.from({ length: 60 }, (_, i) => newEvent({ provider: 'open', eventType: `bulk.${i}` })));
+    await h.store.insertMany(
+      Array.from({ length: 60 }, (_, i) => newEvent({ provider: 'open', eventType: `bulk.${i}` })),
+    );
     const before = await snapshotTables(h.db.pool);
     const recent = await readRecent(client);
     await readRecent(client);

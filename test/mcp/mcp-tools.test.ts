@@ -15,7 +15,13 @@ import {
   validateListWebhookEventsOutput,
 } from '../../generated/validators.js';
 import { snapshotTables } from './support/database-snapshot.ts';
-import { GITHUB_SECRET, HOOK_TOKEN, STRIPE_SECRET, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import {
+  GITHUB_SECRET,
+  HOOK_TOKEN,
+  STRIPE_SECRET,
+  startSwitchboard,
+  type Harness,
+} from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverStripe, deliverToken } from './support/webhooks.ts';
 
@@ -44,10 +50,15 @@ beforeAll(async () => {
   client = await h.connect();
 
   const deliveries = {
-    githubIssue: await deliverGithub(h.origin, JSON.stringify({ action: 'opened', issue: { number: 1 } }), { event: 'issues' }),
+    githubIssue: await deliverGithub(h.origin, JSON.stringify({ action: 'opened', issue: { number: 1 } }), {
+      event: 'issues',
+    }),
     githubPush: await deliverGithub(h.origin, '{"ref":"refs/heads/main"}', { event: 'push' }),
     githubForged: await deliverGithub(h.origin, '{"action":"closed"}', { event: 'issues', secret: 'not-the-secret' }),
-    stripe: await deliverStripe(h.origin, JSON.stringify({ id: 'evt_1', type: 'payment_intent.succeeded', object: 'event' })),
+    stripe: await deliverStripe(
+      h.origin,
+      JSON.stringify({ id: 'evt_1', type: 'payment_intent.succeeded', object: 'event' }),
+    ),
     token: await deliverToken(h.origin, Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x41, 0xc3, 0x28])),
     open: await deliverOpen(h.origin, '{\n  "type" :  "ping",\t"spaced":   [1 ,2]\n}\n'),
   };
@@ -83,7 +94,12 @@ describe('tools/list', () => {
   it('Tool discovery lists the contract set: exactly four tools, each with title, description, annotations and both schemas from the manifest', async () => {
     const { tools } = await client.listTools();
     expect(client.getServerVersion()?.name).toBe('switchboard');
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_webhook_event', 'list_providers', 'list_webhook_events', 'replay_webhook_event']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_webhook_event',
+      'list_providers',
+      'list_webhook_events',
+      'replay_webhook_event',
+    ]);
     for (const tool of tools) {
       const entry = TOOL_MANIFEST.find((m) => m.name === tool.name);
       expect(entry).toBeDefined();
@@ -163,14 +179,17 @@ describe('list_webhook_events', () => {
       expect(error.message).toMatch(/limit/);
     }
     expect((await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 1 })).events).toHaveLength(1);
-    expect((await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 200 })).events.length).toBeGreaterThan(1);
+    expect(
+      (await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 200 })).events.length,
+    ).toBeGreaterThan(1);
   });
 
   it('Malformed cursor is rejected: tampered, truncated and non-cursors are invalid_argument, never internal', async () => {
     const first = await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 2 });
     const cursor = first.next_cursor ?? '';
     expect(cursor).not.toBe('');
-    const flip = (text: string, at: number): string => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+    const flip = (text: string, at: number): string =>
+      text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
     const bad = [
       flip(cursor, Math.floor(cursor.length / 2)),
       flip(cursor, cursor.length - 1),
@@ -189,7 +208,9 @@ describe('list_webhook_events', () => {
   });
 
   it('refuses unknown fields and wrong types as invalid_argument', async () => {
-    expect((await callError(client, 'list_webhook_events', { providr: 'github' })).message).toMatch(/unknown field "providr"/);
+    expect((await callError(client, 'list_webhook_events', { providr: 'github' })).message).toMatch(
+      /unknown field "providr"/,
+    );
     expect((await callError(client, 'list_webhook_events', { provider: 7 })).code).toBe('invalid_argument');
     expect((await callError(client, 'list_webhook_events', { since: 'last tuesday' })).code).toBe('invalid_argument');
     expect((await callError(client, 'list_providers', { verbose: true })).code).toBe('invalid_argument');
@@ -211,7 +232,10 @@ describe('get_webhook_event', () => {
     });
     expect(detail.verify_detail).toMatch(/valid/);
     expect(detail.headers['x-github-event']).toBe('issues');
-    expect(detail.payload).toEqual({ encoding: 'utf8', data: JSON.stringify({ action: 'opened', issue: { number: 1 } }) });
+    expect(detail.payload).toEqual({
+      encoding: 'utf8',
+      data: JSON.stringify({ action: 'opened', issue: { number: 1 } }),
+    });
     const text = JSON.stringify(detail);
     for (const secret of [...secretsSent, GITHUB_SECRET]) expect(text).not.toContain(secret);
   });
@@ -224,7 +248,9 @@ describe('get_webhook_event', () => {
 
     const spaced = await callOk<EventDetail>(client, 'get_webhook_event', { id: ids.open });
     expect(spaced.payload.encoding).toBe('utf8');
-    expect(Buffer.from(spaced.payload.data, 'utf8')).toEqual(Buffer.from('{\n  "type" :  "ping",\t"spaced":   [1 ,2]\n}\n'));
+    expect(Buffer.from(spaced.payload.data, 'utf8')).toEqual(
+      Buffer.from('{\n  "type" :  "ping",\t"spaced":   [1 ,2]\n}\n'),
+    );
 
     for (let i = 0; i < 5; i += 1) {
       const bytes = randomBytes(64 + i * 97);
@@ -250,8 +276,12 @@ describe('trust disclosure', () => {
     const page = await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 200 });
     const resource = await client.readResource({ uri: 'switchboard://events/recent' });
     const [content] = resource.contents;
-    const recent = JSON.parse(content !== undefined && 'text' in content ? content.text : '') as { events: EventSummary[] };
-    const details = await Promise.all(page.events.map((e) => callOk<EventDetail>(client, 'get_webhook_event', { id: e.id })));
+    const recent = JSON.parse(content !== undefined && 'text' in content ? content.text : '') as {
+      events: EventSummary[];
+    };
+    const details = await Promise.all(
+      page.events.map((e) => callOk<EventDetail>(client, 'get_webhook_event', { id: e.id })),
+    );
     for (const event of [...page.events, ...recent.events, ...details]) {
       expect(event).toHaveProperty('trust_mode');
       expect(typeof event.verified).toBe('boolean');
@@ -285,8 +315,16 @@ describe('list_providers', () => {
       open: 'none-by-design',
       jobs: 'none-by-design',
     });
-    expect(output.providers.find((p) => p.name === 'github')).toMatchObject({ family: 'webhook', route: '/hooks/github', trust_mode: 'signed' });
-    expect(output.providers.find((p) => p.name === 'jobs')).toMatchObject({ family: 'queue', channel: 'jobs', trust_mode: 'queue' });
+    expect(output.providers.find((p) => p.name === 'github')).toMatchObject({
+      family: 'webhook',
+      route: '/hooks/github',
+      trust_mode: 'signed',
+    });
+    expect(output.providers.find((p) => p.name === 'jobs')).toMatchObject({
+      family: 'queue',
+      channel: 'jobs',
+      trust_mode: 'queue',
+    });
     const wire = JSON.stringify(result);
     for (const secret of [GITHUB_SECRET, STRIPE_SECRET, HOOK_TOKEN, h.token]) expect(wire).not.toContain(secret);
   });

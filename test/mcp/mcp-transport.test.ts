@@ -55,34 +55,80 @@ describe('hardened transport', () => {
     const inSession = { ...MCP_HEADERS, ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
 
     record(await initialize(), 200);
-    record(await rawRequest(h.port, { headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }), 202);
-    record(await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) }), 400);
+    record(
+      await rawRequest(h.port, {
+        headers: inSession,
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      }),
+      202,
+    );
+    record(
+      await rawRequest(h.port, {
+        headers: { ...MCP_HEADERS, ...auth },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+      }),
+      400,
+    );
     record(await rawRequest(h.port, { headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) }), 401);
-    record(await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth, host: 'evil.example.com' }, body: JSON.stringify(INITIALIZE) }), 403);
-    record(await rawRequest(h.port, { headers: { ...inSession, 'mcp-session-id': 'no-such-session' }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }) }), 404);
+    record(
+      await rawRequest(h.port, {
+        headers: { ...MCP_HEADERS, ...auth, host: 'evil.example.com' },
+        body: JSON.stringify(INITIALIZE),
+      }),
+      403,
+    );
+    record(
+      await rawRequest(h.port, {
+        headers: { ...inSession, 'mcp-session-id': 'no-such-session' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+      }),
+      404,
+    );
     record(await rawRequest(h.port, { method: 'PUT', headers: { ...MCP_HEADERS, ...auth }, body: '{}' }), 405);
-    record(await rawRequest(h.port, { headers: { ...inSession, accept: 'text/html' }, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }) }), 406);
+    record(
+      await rawRequest(h.port, {
+        headers: { ...inSession, accept: 'text/html' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }),
+      }),
+      406,
+    );
     record(await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: Buffer.alloc(MIB + 1, 0x20) }), 413);
-    record(await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth, 'content-type': 'text/plain' }, body: '{}' }), 415);
+    record(
+      await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth, 'content-type': 'text/plain' }, body: '{}' }),
+      415,
+    );
 
-    const sse = await rawRequest(h.port, { method: 'GET', headers: { ...auth, accept: 'text/event-stream', 'mcp-session-id': sessionId }, readForMs: 300 });
+    const sse = await rawRequest(h.port, {
+      method: 'GET',
+      headers: { ...auth, accept: 'text/event-stream', 'mcp-session-id': sessionId },
+      readForMs: 300,
+    });
     expect(sse.status).toBe(200);
     expect(sse.headers['content-type']).toBe('text/event-stream');
     expectSecurityHeaders(sse.headers, 'GET SSE stream');
     const notFoundPath = await rawRequest(h.port, { method: 'GET', path: '/mcp/anything', headers: auth });
     expect(notFoundPath.status).toBe(404);
     expectSecurityHeaders(notFoundPath.headers, '/mcp/anything');
-    const deleted = await rawRequest(h.port, { method: 'DELETE', headers: { ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } });
+    const deleted = await rawRequest(h.port, {
+      method: 'DELETE',
+      headers: { ...auth, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+    });
     expect(deleted.status).toBe(200);
     expectSecurityHeaders(deleted.headers, 'DELETE');
 
     const strict = await startSwitchboard({
       db: h.db,
-      config: { mcp: { max_sessions: 1, session_idle_seconds: 600 }, rate_limits: { read: { capacity: 2, refill_per_second: 0.01 } } },
+      config: {
+        mcp: { max_sessions: 1, session_idle_seconds: 600 },
+        rate_limits: { read: { capacity: 2, refill_per_second: 0.01 } },
+      },
     });
     try {
       const strictInit = (): Promise<RawResponse> =>
-        rawRequest(strict.port, { headers: { ...MCP_HEADERS, authorization: `Bearer ${strict.token}` }, body: JSON.stringify(INITIALIZE) });
+        rawRequest(strict.port, {
+          headers: { ...MCP_HEADERS, authorization: `Bearer ${strict.token}` },
+          body: JSON.stringify(INITIALIZE),
+        });
       expect((await strictInit()).status).toBe(200);
       record(await strictInit(), 503);
       record(await strictInit(), 429);
@@ -92,7 +138,9 @@ describe('hardened transport', () => {
       await strict.close();
     }
     for (const [status, headers] of seen) expectSecurityHeaders(headers, `status ${status}`);
-    expect([...seen.keys()].sort((a, b) => a - b)).toEqual([200, 202, 400, 401, 403, 404, 405, 406, 413, 415, 429, 503]);
+    expect([...seen.keys()].sort((a, b) => a - b)).toEqual([
+      200, 202, 400, 401, 403, 404, 405, 406, 413, 415, 429, 503,
+    ]);
   });
 
   it('Oversized body is rejected before parsing: 413 with or without Content-Length, and no session comes of it', async () => {
@@ -109,12 +157,19 @@ describe('hardened transport', () => {
     expect(validateErrorEnvelope(JSON.parse(declared.body))).toBe(true);
     const undeclared = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: tooBig, chunked: true });
     expect(undeclared.status).toBe(413);
-    const huge = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth, 'content-length': String(64 * MIB) }, body: 'x'.repeat(1024) });
+    const huge = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...auth, 'content-length': String(64 * MIB) },
+      body: 'x'.repeat(1024),
+    });
     expect(huge.status).toBe(413);
     // Had either been parsed, it would have started a session: it is a valid initialize.
     expect(h.surface.sessionCount()).toBe(before);
 
-    const atLimit = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: padded(MIB), chunked: true });
+    const atLimit = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...auth },
+      body: padded(MIB),
+      chunked: true,
+    });
     expect(atLimit.status).toBe(200);
     expect(h.surface.sessionCount()).toBe(before + 1);
   });
@@ -124,23 +179,48 @@ describe('hardened transport', () => {
     const attempt = (headers: Record<string, string>): Promise<RawResponse> =>
       rawRequest(port, { headers: { ...MCP_HEADERS, ...auth, ...headers }, body: JSON.stringify(INITIALIZE) });
 
-    for (const host of ['evil.example.com', `evil.example.com:${port}`, `127.0.0.1:${port + 1}`, '127.0.0.1', `localhost.evil.com:${port}`, `[::2]:${port}`, 'proxy.example:8080']) {
+    for (const host of [
+      'evil.example.com',
+      `evil.example.com:${port}`,
+      `127.0.0.1:${port + 1}`,
+      '127.0.0.1',
+      `localhost.evil.com:${port}`,
+      `[::2]:${port}`,
+      'proxy.example:8080',
+    ]) {
       const response = await attempt({ host });
       expect(response.status, host).toBe(403);
       expect(response.body).not.toContain('evil');
       expect(validateErrorEnvelope(JSON.parse(response.body))).toBe(true);
     }
-    for (const origin of ['http://evil.example.com', `http://evil.example.com:${port}`, `http://localhost:${port + 1}`, 'null', `ftp://127.0.0.1:${port}`]) {
+    for (const origin of [
+      'http://evil.example.com',
+      `http://evil.example.com:${port}`,
+      `http://localhost:${port + 1}`,
+      'null',
+      `ftp://127.0.0.1:${port}`,
+    ]) {
       expect((await attempt({ origin })).status, origin).toBe(403);
     }
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`, 'switchboard.internal', 'switchboard.internal:9999', 'proxy.example:8443']) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `LOCALHOST:${port}`,
+      `[::1]:${port}`,
+      'switchboard.internal',
+      'switchboard.internal:9999',
+      'proxy.example:8443',
+    ]) {
       expect((await attempt({ host })).status, host).toBe(200);
     }
     for (const origin of [`http://127.0.0.1:${port}`, `http://localhost:${port}`, 'https://switchboard.internal']) {
       expect((await attempt({ origin })).status, origin).toBe(200);
     }
     // Refused before authentication: a rebinding page learns nothing, not even that a token is needed.
-    const unauthenticated = await rawRequest(port, { headers: { ...MCP_HEADERS, host: 'evil.example.com' }, body: '{}' });
+    const unauthenticated = await rawRequest(port, {
+      headers: { ...MCP_HEADERS, host: 'evil.example.com' },
+      body: '{}',
+    });
     expect(unauthenticated.status).toBe(403);
     expect(unauthenticated.headers['www-authenticate']).toBeUndefined();
   });
@@ -162,7 +242,10 @@ describe('sessions', () => {
     const headers = { ...auth, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
     expect((await rawRequest(h.port, { method: 'DELETE', headers })).status).toBe(200);
     expect(h.surface.sessionCount()).toBe(before);
-    const after = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }) });
+    const after = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+    });
     expect(after.status).toBe(404);
   });
 
@@ -170,7 +253,12 @@ describe('sessions', () => {
     const id = await openSession();
     const { token: other } = await h.tokens.create('other-agent');
     const response = await rawRequest(h.port, {
-      headers: { ...MCP_HEADERS, authorization: `Bearer ${other}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${other}`,
+        'mcp-session-id': id,
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }),
     });
     expect(response.status).toBe(404);
@@ -183,7 +271,10 @@ describe('sessions', () => {
   });
 
   it('caps the number of sessions: over the cap initialize gets 503 with a JSON-RPC error, and a freed slot is reused', async () => {
-    const capped = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 2, session_idle_seconds: 600 } } });
+    const capped = await startSwitchboard({
+      db: h.db,
+      config: { mcp: { max_sessions: 2, session_idle_seconds: 600 } },
+    });
     try {
       const a = await capped.connect();
       await capped.connect();
@@ -193,7 +284,10 @@ describe('sessions', () => {
         body: JSON.stringify(INITIALIZE),
       });
       expect(refused.status).toBe(503);
-      expect(JSON.parse(refused.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringMatching(/too many MCP sessions \(limit 2\)/) } });
+      expect(JSON.parse(refused.body)).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringMatching(/too many MCP sessions \(limit 2\)/) },
+      });
       await expect(capped.connect()).rejects.toThrow();
       await capped.disconnect(a);
       expect(capped.surface.sessionCount()).toBe(1);
@@ -212,12 +306,18 @@ describe('sessions', () => {
       expect(idle.surface.sessionCount()).toBe(2);
       // Idle for 1 s, found by a sweep within another second; generous for a loaded machine.
       const deadline = performance.now() + 8_000;
-      while (idle.surface.sessionCount() > 1 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (idle.surface.sessionCount() > 1 && performance.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       // The SDK client keeps its GET stream open, so its session lives; the raw one expired.
       expect(idle.surface.sessionCount()).toBe(1);
       const gone = await rawRequest(idle.port, {
-        headers: { ...MCP_HEADERS, authorization: `Bearer ${idle.token}`, 'mcp-session-id': quiet, 'mcp-protocol-version': '2025-06-18' },
+        headers: {
+          ...MCP_HEADERS,
+          authorization: `Bearer ${idle.token}`,
+          'mcp-session-id': quiet,
+          'mcp-protocol-version': '2025-06-18',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' }),
       });
       expect(gone.status).toBe(404);

@@ -47,9 +47,15 @@ describe('output validation', () => {
       expect(error.code).toBe('internal');
       const reference = /reference ([0-9a-f-]{36})/.exec(error.message)?.[1];
       const logged = h.logs.find((line) => line.correlationId === reference);
-      expect(logged).toMatchObject({ level: 50, tool: name, msg: expect.stringMatching(/does not match its output schema/) });
+      expect(logged).toMatchObject({
+        level: 50,
+        tool: name,
+        msg: expect.stringMatching(/does not match its output schema/),
+      });
       expect(String(logged?.schemaErrors)).toMatch(/unknown field "payload"|trust_mode/);
     }
-    await expect(client.readResource({ uri: 'switchboard://events/recent' })).rejects.toThrow(/internal error; reference/);
+    await expect(client.readResource({ uri: 'switchboard://events/recent' })).rejects.toThrow(
+      /internal error; reference/,
+    );
   });
 });

@@ -46,7 +46,8 @@ describe('/metrics while the database is down', () => {
   });
 
   it('answers 503 with Retry-After when the managed token cannot be looked up, and looks tokens up again once it is back', async () => {
-    const scrape = (bearer: string): Promise<Response> => fetch(`${running.url}/metrics`, { headers: { authorization: `Bearer ${bearer}` } });
+    const scrape = (bearer: string): Promise<Response> =>
+      fetch(`${running.url}/metrics`, { headers: { authorization: `Bearer ${bearer}` } });
     expect((await scrape(token)).status).toBe(200);
 
     await proxy.down();
@@ -54,7 +55,9 @@ describe('/metrics while the database is down', () => {
     const res = await scrape(`${token}-unseen`);
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('5');
-    expect(await res.json()).toEqual({ error: { code: 'internal', message: 'database unavailable; try again shortly' } });
+    expect(await res.json()).toEqual({
+      error: { code: 'internal', message: 'database unavailable; try again shortly' },
+    });
 
     await proxy.up();
     // The same unseen token once the database answers again: looked up, found wanting.

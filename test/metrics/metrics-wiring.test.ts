@@ -38,7 +38,11 @@ describe('metrics wiring of the composed server', () => {
   });
 
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${running.url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    fetch(`${running.url}${path}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
 
   it('requires the bearer token on /metrics by default', async () => {
     const res = await fetch(`${running.url}/metrics`);
@@ -49,9 +53,21 @@ describe('metrics wiring of the composed server', () => {
   it('counts deliveries by outcome, verification failures by reason and latency', async () => {
     const body = JSON.stringify({ action: 'opened', n: 1 });
     const headers = { 'x-github-event': 'issues', 'x-github-delivery': crypto.randomUUID() };
-    expect((await post('/hooks/github', body, { ...headers, 'x-hub-signature-256': await sign(SECRET, body) })).status).toBe(200);
-    expect((await post('/hooks/github', body, { ...headers, 'x-hub-signature-256': await sign(SECRET, body) })).status).toBe(200);
-    expect((await post('/hooks/github', body, { ...headers, 'x-github-delivery': 'x', 'x-hub-signature-256': await sign('wrong', body) })).status).toBe(401);
+    expect(
+      (await post('/hooks/github', body, { ...headers, 'x-hub-signature-256': await sign(SECRET, body) })).status,
+    ).toBe(200);
+    expect(
+      (await post('/hooks/github', body, { ...headers, 'x-hub-signature-256': await sign(SECRET, body) })).status,
+    ).toBe(200);
+    expect(
+      (
+        await post('/hooks/github', body, {
+          ...headers,
+          'x-github-delivery': 'x',
+          'x-hub-signature-256': await sign('wrong', body),
+        })
+      ).status,
+    ).toBe(401);
     expect((await post('/hooks/sandbox', body)).status).toBe(200);
     expect((await post('/hooks/nobody', body)).status).toBe(404);
 

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startQueueSources } from '../../src/queue/queue-sources.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
-import { killConnections, queueHarness, queueProviders, redisAvailable, uniqueKey, type QueueHarness } from './queue-harness.ts';
+import {
+  killConnections,
+  queueHarness,
+  queueProviders,
+  redisAvailable,
+  uniqueKey,
+  type QueueHarness,
+} from './queue-harness.ts';
 
 const available = await redisAvailable();
 
@@ -103,7 +110,10 @@ describe.runIf(available)('redis pub/sub source', () => {
 
   it('reports an unreachable Redis as not connected, and stops cleanly', async () => {
     const sources = await startQueueSources({
-      providers: queueProviders({ nowhere: { family: 'queue', channel: 'x' }, off: { family: 'queue', channel: 'y', enabled: false } }),
+      providers: queueProviders({
+        nowhere: { family: 'queue', channel: 'x' },
+        off: { family: 'queue', channel: 'y', enabled: false },
+      }),
       redisUrl: 'redis://127.0.0.1:1',
       store: createEventStore(db.pool),
       bus: h.bus,

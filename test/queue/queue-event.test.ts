@@ -40,7 +40,13 @@ describe('queueEvent', () => {
       fallbackEventType: 'jobs',
       fallbackExternalId: '1-0',
     });
-    expect(event).toMatchObject({ eventType: 'job.done', externalId: 'job-7', trustMode: 'queue', verified: false, sourceIp: null });
+    expect(event).toMatchObject({
+      eventType: 'job.done',
+      externalId: 'job-7',
+      trustMode: 'queue',
+      verified: false,
+      sourceIp: null,
+    });
     expect(event.headers).toEqual({ kind: ['job.done', 'second'] });
 
     const fallback = queueEvent(configured, queueIdentitySources(configured), {

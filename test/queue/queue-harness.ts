@@ -42,7 +42,10 @@ export interface QueueHarness {
   store: PgEventStore;
   bus: PostgresEventBus;
   redis: Redis;
-  start(providers: Record<string, Provider>, options?: Partial<QueueSourcesOptions> & { store?: EventStore }): Promise<QueueSources>;
+  start(
+    providers: Record<string, Provider>,
+    options?: Partial<QueueSourcesOptions> & { store?: EventStore },
+  ): Promise<QueueSources>;
   rows(provider: string): Promise<StoredEvent[]>;
   count(provider: string): Promise<number>;
   close(): Promise<void>;
@@ -72,7 +75,9 @@ export async function queueHarness(db: TestDatabase): Promise<QueueHarness> {
       return sources;
     },
     async rows(provider) {
-      const ids = await db.pool.anyFirst(sql.unsafe`SELECT id FROM events WHERE provider = ${provider} ORDER BY received_at, id`);
+      const ids = await db.pool.anyFirst(
+        sql.unsafe`SELECT id FROM events WHERE provider = ${provider} ORDER BY received_at, id`,
+      );
       const events = await Promise.all(ids.map((id) => store.get(String(id))));
       return events.filter((e): e is StoredEvent => e !== null);
     },

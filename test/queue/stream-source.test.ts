@@ -98,14 +98,14 @@ describe.runIf(available)('redis streams source', () => {
 
     const providers = { restart: { family: 'queue' as const, channel: key, mode: 'streams' as const } };
     const first = await h.start(providers, { consumer: 'restart-consumer', streamBatchSize: 10 });
-    await expect.poll(async () => (await h.count('restart')), { timeout: 10_000, interval: 5 }).toBeGreaterThan(50);
+    await expect.poll(async () => await h.count('restart'), { timeout: 10_000, interval: 5 }).toBeGreaterThan(50);
     // Stopped abruptly: whatever was read and not yet acknowledged stays pending.
     await first.stop();
-    const storedAtStop = (await h.count('restart'));
+    const storedAtStop = await h.count('restart');
     expect(storedAtStop).toBeLessThan(total);
 
     const second = await h.start(providers, { consumer: 'restart-consumer', streamBatchSize: 100 });
-    await expect.poll(async () => (await h.count('restart')), { timeout: 20_000 }).toBe(total);
+    await expect.poll(async () => await h.count('restart'), { timeout: 20_000 }).toBe(total);
     const counts = await countsByExternalId('restart');
     expect(counts.size).toBe(total);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
@@ -126,7 +126,11 @@ describe.runIf(available)('redis streams source', () => {
     const pool = await createDatabasePool(proxy.via(db.url), { connectionTimeoutMs: 500, maximumPoolSize: 2 });
     const providers = { pendrestart: { family: 'queue' as const, channel: key, mode: 'streams' as const } };
     try {
-      const first = await h.start(providers, { consumer: 'pending-consumer', streamBatchSize: 10, store: createEventStore(pool) });
+      const first = await h.start(providers, {
+        consumer: 'pending-consumer',
+        streamBatchSize: 10,
+        store: createEventStore(pool),
+      });
       await expect.poll(() => h.count('pendrestart'), { timeout: 10_000, interval: 5 }).toBeGreaterThan(20);
       await proxy.down();
       await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBeGreaterThan(0);
@@ -158,7 +162,9 @@ describe.runIf(available)('redis streams source', () => {
     expect(await pendingCount(key)).toBe(2);
 
     await h.start({ crash: { family: 'queue', channel: key, mode: 'streams' } }, { consumer: 'crash-consumer' });
-    await expect.poll(async () => (await h.rows('crash')).map((r) => r.externalId).sort(), { timeout: 5_000 }).toEqual([...ids].sort());
+    await expect
+      .poll(async () => (await h.rows('crash')).map((r) => r.externalId).sort(), { timeout: 5_000 })
+      .toEqual([...ids].sort());
     await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
   });
 
@@ -169,8 +175,13 @@ describe.runIf(available)('redis streams source', () => {
     await h.redis.xreadgroup('GROUP', 'switchboard', 'gone-host', 'COUNT', 10, 'STREAMS', key, '>');
     await new Promise((resolve) => setTimeout(resolve, 150));
 
-    await h.start({ stranded: { family: 'queue', channel: key, mode: 'streams' } }, { consumer: 'new-host', claimIdleMs: 100 });
-    await expect.poll(async () => (await h.rows('stranded')).map((r) => r.externalId), { timeout: 5_000 }).toEqual([id]);
+    await h.start(
+      { stranded: { family: 'queue', channel: key, mode: 'streams' } },
+      { consumer: 'new-host', claimIdleMs: 100 },
+    );
+    await expect
+      .poll(async () => (await h.rows('stranded')).map((r) => r.externalId), { timeout: 5_000 })
+      .toEqual([id]);
     await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
   });
 
@@ -195,7 +206,7 @@ describe.runIf(available)('redis streams source', () => {
       expect(await h.rows('dbdown')).toHaveLength(0);
 
       await proxy.up();
-      await expect.poll(async () => (await h.count('dbdown')), { timeout: 20_000 }).toBe(20);
+      await expect.poll(async () => await h.count('dbdown'), { timeout: 20_000 }).toBe(20);
       await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
       await sources.stop();
     } finally {

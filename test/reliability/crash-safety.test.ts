@@ -77,7 +77,9 @@ async function produce(signal: AbortSignal, sent: Map<string, Buffer>, next: () 
 }
 
 async function storedPayloads(ids: readonly string[]): Promise<Map<string, Buffer>> {
-  const rows = await db.pool.any(sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array([...ids], 'uuid')})`);
+  const rows = await db.pool.any(
+    sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array([...ids], 'uuid')})`,
+  );
   return new Map(rows.map((row) => [String(row.id), row.payload as Buffer]));
 }
 
@@ -173,15 +175,21 @@ describe('crash safety under SIGKILL', () => {
       expect(changed, `cycle ${cycle}: stored bytes differ from the bytes sent`).toEqual([]);
 
       // And through the restarted server, for a sample of this cycle's.
-      for (const id of cycleAcked.filter((_, i) => i % Math.max(1, Math.floor(cycleAcked.length / 5)) === 0).slice(0, 5)) {
-        const response = await fetch(`${child.url}/api/events/${id}/raw`, { headers: { authorization: `Bearer ${token}` } });
+      for (const id of cycleAcked
+        .filter((_, i) => i % Math.max(1, Math.floor(cycleAcked.length / 5)) === 0)
+        .slice(0, 5)) {
+        const response = await fetch(`${child.url}/api/events/${id}/raw`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
         expect(response.status).toBe(200);
         expect(Buffer.from(await response.arrayBuffer()).equals(acknowledged.get(id) ?? Buffer.alloc(0))).toBe(true);
       }
     }
 
     // No torn or foreign rows: every stored github row is a delivery that was sent, with its bytes.
-    const rows = await db.pool.any(sql.unsafe`SELECT external_id, payload, verified FROM events WHERE provider = 'github'`);
+    const rows = await db.pool.any(
+      sql.unsafe`SELECT external_id, payload, verified FROM events WHERE provider = 'github'`,
+    );
     for (const row of rows) {
       const delivery = sentDeliveries.get(String(row.external_id));
       expect(delivery, `stored row for unknown delivery ${String(row.external_id)}`).toBeDefined();

@@ -15,7 +15,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeGithubDelivery, makePayload, runGithubLoad, seededRandom, type DeliveryOutcome } from '../../bench/load-driver.ts';
+import {
+  makeGithubDelivery,
+  makePayload,
+  runGithubLoad,
+  seededRandom,
+  type DeliveryOutcome,
+} from '../../bench/load-driver.ts';
 import { createTokenRepository } from '../../src/store/index.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
@@ -134,7 +140,10 @@ describe('database outage', () => {
       });
       recoveredMs = performance.now() - upAt;
       expect(recoveredMs).toBeLessThan(RECOVERY_BOUND_MS);
-      expect((await callTool(mcp, 'list_webhook_events', { limit: 5 })).ok, 'tools answer again on the same MCP session').toBe(true);
+      expect(
+        (await callTool(mcp, 'list_webhook_events', { limit: 5 })).ok,
+        'tools answer again on the same MCP session',
+      ).toBe(true);
       await delay(500);
     } finally {
       stopLoad.abort();
@@ -161,7 +170,9 @@ describe('database outage', () => {
 
     // Every acknowledged delivery is stored, byte for byte (read directly, not through the proxy).
     const ids = [...acknowledged.keys()];
-    const rows = await db.pool.any(sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`);
+    const rows = await db.pool.any(
+      sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
+    );
     const stored = new Map(rows.map((r) => [String(r.id), r.payload as Buffer]));
     expect(ids.filter((id) => !stored.get(id)?.equals(acknowledged.get(id) ?? Buffer.alloc(0)))).toEqual([]);
 
@@ -208,7 +219,11 @@ describe('database outage with managed tokens', () => {
       await delay(200);
       const mcpAnswer = await fetch(child.mcpUrl, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: 1,
@@ -219,17 +234,23 @@ describe('database outage with managed tokens', () => {
       const mcpText = await mcpAnswer.text();
       expect(mcpAnswer.status, mcpText).toBe(503);
       expect(mcpAnswer.headers.get('retry-after')).toBe('5');
-      expect(JSON.parse(mcpText)).toEqual({ error: { code: 'internal', message: 'database unavailable; try again shortly' } });
+      expect(JSON.parse(mcpText)).toEqual({
+        error: { code: 'internal', message: 'database unavailable; try again shortly' },
+      });
       const apiAnswer = await fetch(`${child.url}/api/events`, { headers: { authorization: `Bearer ${token}` } });
       expect(apiAnswer.status).toBe(503);
       await apiAnswer.arrayBuffer();
     } finally {
       await proxy.up();
     }
-    const managed = await waitFor('the managed token to work again', () => connectMcp(child.mcpUrl, token, 'managed-token'), {
-      timeoutMs: RECOVERY_BOUND_MS,
-      intervalMs: 200,
-    });
+    const managed = await waitFor(
+      'the managed token to work again',
+      () => connectMcp(child.mcpUrl, token, 'managed-token'),
+      {
+        timeoutMs: RECOVERY_BOUND_MS,
+        intervalMs: 200,
+      },
+    );
     expect((await callTool(managed, 'list_webhook_events', { limit: 1 })).ok).toBe(true);
     await managed.close();
   });
@@ -262,7 +283,9 @@ async function checkWhileDown(): Promise<void> {
     expect(outcome.ok, `${tool} during the outage`).toBe(false);
     if (!outcome.ok) {
       expect(outcome.error.code).toBe('internal');
-      expect(outcome.error.message, `${tool}: the message should say the database is unavailable`).toMatch(/database unavailable/i);
+      expect(outcome.error.message, `${tool}: the message should say the database is unavailable`).toMatch(
+        /database unavailable/i,
+      );
       expect(outcome.error.message, 'internal errors carry a log reference').toMatch(/reference [0-9a-f-]{36}/);
     }
   }

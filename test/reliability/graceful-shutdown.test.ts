@@ -73,7 +73,11 @@ function refusesConnections(port: number): Promise<boolean> {
 async function openMcpStream(child: SpawnedSwitchboard): Promise<{ ended: Promise<'end' | 'reset'> }> {
   const init = await fetch(child.mcpUrl, {
     method: 'POST',
-    headers: { authorization: `Bearer ${child.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${child.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
@@ -85,7 +89,11 @@ async function openMcpStream(child: SpawnedSwitchboard): Promise<{ ended: Promis
   await init.text();
   const sessionId = init.headers.get('mcp-session-id') ?? '';
   expect(sessionId).not.toBe('');
-  const headers = { authorization: `Bearer ${child.token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+  const headers = {
+    authorization: `Bearer ${child.token}`,
+    'mcp-session-id': sessionId,
+    'mcp-protocol-version': '2025-06-18',
+  };
   const notified = await fetch(child.mcpUrl, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -94,7 +102,13 @@ async function openMcpStream(child: SpawnedSwitchboard): Promise<{ ended: Promis
   expect(notified.status).toBe(202);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: child.port, path: '/mcp', method: 'GET', headers: { ...headers, accept: 'text/event-stream' } },
+      {
+        host: '127.0.0.1',
+        port: child.port,
+        path: '/mcp',
+        method: 'GET',
+        headers: { ...headers, accept: 'text/event-stream' },
+      },
       (res: IncomingMessage) => {
         if (res.statusCode !== 200) {
           reject(new Error(`GET /mcp answered ${res.statusCode}`));
@@ -180,7 +194,9 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(lines.some((l) => l.msg === 'stopped')).toBe(true);
     expect(child.output()).not.toMatch(/unhandledRejection|UnhandledPromiseRejection|uncaughtException/);
     await sdkClient.close().catch(() => undefined);
-    console.info(`graceful shutdown (DATABASE_URL): exit 0 after ${Math.round(tookMs)} ms with a ${DRAIN_TIMEOUT_MS} ms drain bound`);
+    console.info(
+      `graceful shutdown (DATABASE_URL): exit 0 after ${Math.round(tookMs)} ms with a ${DRAIN_TIMEOUT_MS} ms drain bound`,
+    );
   });
 
   it('does not wait for idle keep-alive connections: exits promptly once the last request is answered', async () => {
@@ -205,12 +221,20 @@ describe('graceful shutdown on SIGTERM', () => {
     // …so the exit does not wait for keepAliveTimeout (5 s), which it did before the drain
     // closed idle connections as they appeared (measured then: 6.8 s from SIGTERM to exit).
     expect(performance.now() - answeredAt).toBeLessThan(4_500);
-    console.info(`graceful shutdown: exit ${Math.round(performance.now() - signalledAt)} ms after SIGTERM, ${Math.round(performance.now() - answeredAt)} ms after the last answer`);
+    console.info(
+      `graceful shutdown: exit ${Math.round(performance.now() - signalledAt)} ms after SIGTERM, ${Math.round(performance.now() - answeredAt)} ms after the last answer`,
+    );
   });
 
   it('stops an embedded PostgreSQL cleanly, and a restart on the same data directory finds the data', async () => {
     const token = randomToken();
-    const first = await spawnSwitchboard({ config, databaseUrl: null, token, logLevel: 'info', startTimeoutMs: 120_000 });
+    const first = await spawnSwitchboard({
+      config,
+      databaseUrl: null,
+      token,
+      logLevel: 'info',
+      startTimeoutMs: 120_000,
+    });
     children.push(first);
     const clusterDir = path.join(first.dataDir, 'postgres');
     const postmasterPid = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -234,7 +258,10 @@ describe('graceful shutdown on SIGTERM', () => {
     const exit = await waitForExit(first, 40_000);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(isAlive(postmasterPid), 'the postmaster is gone').toBe(false);
-    expect(() => readFileSync(path.join(clusterDir, 'postmaster.pid')), 'postmaster.pid removed by a clean stop').toThrow();
+    expect(
+      () => readFileSync(path.join(clusterDir, 'postmaster.pid')),
+      'postmaster.pid removed by a clean stop',
+    ).toThrow();
     // pg_control's state (int32 at offset 16 on PostgreSQL 15–17): 1 = DB_SHUTDOWNED, a clean
     // shutdown checkpoint; a killed server leaves 6 (in production).
     const control = readFileSync(path.join(clusterDir, 'global', 'pg_control'));

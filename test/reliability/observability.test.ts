@@ -141,14 +141,28 @@ describe('logs', () => {
     const cookie = secret('cookiesecret');
     leaks.push(wrongToken, queryToken, cookie);
     expect(
-      (await post('/hooks/hook', '{"type":"deploy"}', { 'content-type': 'application/json', 'x-webhook-token': HOOK_TOKEN })).status,
+      (
+        await post('/hooks/hook', '{"type":"deploy"}', {
+          'content-type': 'application/json',
+          'x-webhook-token': HOOK_TOKEN,
+        })
+      ).status,
     ).toBe(200);
     expect(
-      (await post('/hooks/hook', '{"type":"deploy"}', { 'content-type': 'application/json', authorization: `Bearer ${HOOK_TOKEN}` }))
-        .status,
+      (
+        await post('/hooks/hook', '{"type":"deploy"}', {
+          'content-type': 'application/json',
+          authorization: `Bearer ${HOOK_TOKEN}`,
+        })
+      ).status,
     ).toBe(200);
     expect(
-      (await post('/hooks/hook', '{"type":"deploy"}', { 'content-type': 'application/json', 'x-webhook-token': wrongToken })).status,
+      (
+        await post('/hooks/hook', '{"type":"deploy"}', {
+          'content-type': 'application/json',
+          'x-webhook-token': wrongToken,
+        })
+      ).status,
     ).toBe(401);
     expect(
       (
@@ -206,13 +220,17 @@ describe('logs', () => {
     const stdoutLines = output.split('\n').filter((l) => l.startsWith('{'));
     expect(stdoutLines.length).toBeGreaterThan(20);
     const lines = child.logLines();
-    expect(lines.every((l) => typeof l.level === 'number' && typeof l.time === 'number' && typeof l.msg === 'string')).toBe(true);
+    expect(
+      lines.every((l) => typeof l.level === 'number' && typeof l.time === 'number' && typeof l.msg === 'string'),
+    ).toBe(true);
     // The request id the client got is on the request's log lines.
     const forRequest = lines.filter((l) => l.requestId === requestId);
     expect(forRequest.some((l) => l.msg === 'request' && l.path === '/hooks/github' && l.status === 200)).toBe(true);
     expect(lines.filter((l) => l.msg === 'request').every((l) => typeof l.requestId === 'string')).toBe(true);
     // Redaction is the second line of defence; first, the things above are not handed to the logger.
     const redactions = output.split('[redacted]').length - 1;
-    console.info(`log scan: ${leaks.length} secret values, ${stdoutLines.length} log lines, none leaked (${redactions} redacted fields)`);
+    console.info(
+      `log scan: ${leaks.length} secret values, ${stdoutLines.length} log lines, none leaked (${redactions} redacted fields)`,
+    );
   });
 });

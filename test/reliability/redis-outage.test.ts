@@ -176,7 +176,10 @@ describe('Redis outage', () => {
       },
       { timeoutMs: 10_000, intervalMs: 500 },
     );
-    expect(await storedPayloadCount('pings', 'during-outage-pubsub'), 'pub/sub is at-most-once: nothing replays the outage').toBe(0);
+    expect(
+      await storedPayloadCount('pings', 'during-outage-pubsub'),
+      'pub/sub is at-most-once: nothing replays the outage',
+    ).toBe(0);
 
     expect(child.isRunning()).toBe(true);
     expect(child.output()).not.toMatch(/unhandledRejection|UnhandledPromiseRejection|uncaughtException/);

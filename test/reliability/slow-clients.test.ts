@@ -18,7 +18,11 @@ let child: SpawnedSwitchboard;
 
 beforeAll(async () => {
   db = await freshDatabase();
-  child = await spawnSwitchboard({ config: { providers: { open: { trust_mode: 'open' } } }, databaseUrl: db.url, logLevel: 'warn' });
+  child = await spawnSwitchboard({
+    config: { providers: { open: { trust_mode: 'open' } } },
+    databaseUrl: db.url,
+    logLevel: 'warn',
+  });
 });
 
 afterAll(async () => {
@@ -47,7 +51,9 @@ describe('slow clients against the production timeouts', () => {
       return trickle(s, 'X-Slow: a\r\n', 500);
     });
     for (const s of bodies) {
-      s.socket.write('POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
+      s.socket.write(
+        'POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+      );
       void trickle(s, ' ', 500);
     }
 
@@ -57,12 +63,19 @@ describe('slow clients against the production timeouts', () => {
       const t = performance.now();
       const health = await fetch(`${child.url}/healthz`);
       expect(health.status).toBe(200);
-      const delivery = await fetch(`${child.url}/hooks/open`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":1}' });
+      const delivery = await fetch(`${child.url}/hooks/open`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"ok":1}',
+      });
       expect(delivery.status).toBe(200);
       latencies.push(performance.now() - t);
       await delay(500);
     }
-    expect(Math.max(...latencies), `health + delivery latencies: ${latencies.map(Math.round).join(', ')} ms`).toBeLessThan(2_000);
+    expect(
+      Math.max(...latencies),
+      `health + delivery latencies: ${latencies.map(Math.round).join(', ')} ms`,
+    ).toBeLessThan(2_000);
 
     const closed = await Promise.all(headsClosed);
     const latest = Math.max(...closed) - started;

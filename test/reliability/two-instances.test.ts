@@ -39,7 +39,10 @@ beforeAll(async () => {
     spawnSwitchboard({ config, databaseUrl: db.url, token, logLevel: 'info' }),
     spawnSwitchboard({ config, databaseUrl: db.url, token, logLevel: 'info' }),
   ]);
-  [mcpA, mcpB] = await Promise.all([connectMcp(a.mcpUrl, token, 'instance-a'), connectMcp(b.mcpUrl, token, 'instance-b')]);
+  [mcpA, mcpB] = await Promise.all([
+    connectMcp(a.mcpUrl, token, 'instance-a'),
+    connectMcp(b.mcpUrl, token, 'instance-b'),
+  ]);
 });
 
 afterAll(async () => {
@@ -94,10 +97,14 @@ describe('two instances on one database', () => {
       expect(message.event).toBe('event');
       expect(JSON.parse(message.data)).toMatchObject({ id, provider: 'github', verified: true });
 
-      await waitFor('notifications/resources/updated on B', () => (updates.includes('switchboard://events/recent') ? true : undefined), {
-        timeoutMs: 5_000,
-        intervalMs: 50,
-      });
+      await waitFor(
+        'notifications/resources/updated on B',
+        () => (updates.includes('switchboard://events/recent') ? true : undefined),
+        {
+          timeoutMs: 5_000,
+          intervalMs: 50,
+        },
+      );
       const read = await mcpB.readResource({ uri: 'switchboard://events/recent' });
       const text = read.contents[0] && 'text' in read.contents[0] ? String(read.contents[0].text) : '{}';
       expect((JSON.parse(text) as { events: Array<{ id: string }> }).events.map((e) => e.id)).toContain(id);
@@ -118,7 +125,10 @@ describe('two instances on one database', () => {
     let cursor: string | undefined;
     const clients = [mcpA, mcpB];
     for (let page = 0; page < 3; page += 1) {
-      const outcome = await callTool(clients[page % 2] as Client, 'list_webhook_events', { limit: 5, ...(cursor ? { cursor } : {}) });
+      const outcome = await callTool(clients[page % 2] as Client, 'list_webhook_events', {
+        limit: 5,
+        ...(cursor ? { cursor } : {}),
+      });
       if (!outcome.ok) throw new Error(`page ${page + 1}: ${outcome.error.code} ${outcome.error.message}`);
       seen.push(...(outcome.value.events as Array<{ id: string }>).map((e) => e.id));
       cursor = outcome.value.next_cursor as string | undefined;
@@ -127,7 +137,9 @@ describe('two instances on one database', () => {
     expect(seen).toEqual(expected.slice(0, 15));
 
     // And over the HTTP API too: A's cursor on B.
-    const first = (await (await fetch(`${a.url}/api/events?limit=4`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+    const first = (await (
+      await fetch(`${a.url}/api/events?limit=4`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as {
       events: Array<{ id: string }>;
       next_cursor?: string;
     };

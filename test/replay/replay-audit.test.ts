@@ -39,7 +39,12 @@ afterAll(async () => {
 
 async function newEventId(): Promise<string> {
   const body = Buffer.from(JSON.stringify({ action: 'opened', at: Math.random() }));
-  return (await storeDelivery(kit.store, webhookProvider(providers, 'github'), { rawHeaders: ['Content-Type', 'application/json', 'X-GitHub-Event', 'issues'], body })).id;
+  return (
+    await storeDelivery(kit.store, webhookProvider(providers, 'github'), {
+      rawHeaders: ['Content-Type', 'application/json', 'X-GitHub-Event', 'issues'],
+      body,
+    })
+  ).id;
 }
 
 type LogLine = { msg?: string; replay?: Record<string, unknown> };
@@ -69,35 +74,112 @@ describe('audit trail', () => {
 
     const rows = await kit.attempts.listForEvent(eventId);
     expect(validateReplayHistory({ attempts: rows })).toBe(true);
-    expect(rows.map(({ caller: c, target_url, resolved_ip, delivered, response_status, error_code }) => ({ c, target_url, resolved_ip, delivered, response_status, error_code }))).toEqual([
-      { c: caller, target_url: null, resolved_ip: null, delivered: false, response_status: null, error_code: 'rate_limited' },
-      { c: caller, target_url: `http://127.0.0.1:${port}/`, resolved_ip: '127.0.0.1', delivered: false, response_status: null, error_code: 'replay_failed' },
-      { c: caller, target_url: null, resolved_ip: null, delivered: false, response_status: null, error_code: 'invalid_argument' },
-      { c: caller, target_url: 'http://10.0.0.1:8080/x', resolved_ip: '10.0.0.1', delivered: false, response_status: null, error_code: 'invalid_argument' },
-      { c: caller, target_url: consumer.url('/broken'), resolved_ip: '127.0.0.1', delivered: true, response_status: 500, error_code: null },
-      { c: caller, target_url: consumer.url('/ok'), resolved_ip: '127.0.0.1', delivered: true, response_status: 200, error_code: null },
+    expect(
+      rows.map(({ caller: c, target_url, resolved_ip, delivered, response_status, error_code }) => ({
+        c,
+        target_url,
+        resolved_ip,
+        delivered,
+        response_status,
+        error_code,
+      })),
+    ).toEqual([
+      {
+        c: caller,
+        target_url: null,
+        resolved_ip: null,
+        delivered: false,
+        response_status: null,
+        error_code: 'rate_limited',
+      },
+      {
+        c: caller,
+        target_url: `http://127.0.0.1:${port}/`,
+        resolved_ip: '127.0.0.1',
+        delivered: false,
+        response_status: null,
+        error_code: 'replay_failed',
+      },
+      {
+        c: caller,
+        target_url: null,
+        resolved_ip: null,
+        delivered: false,
+        response_status: null,
+        error_code: 'invalid_argument',
+      },
+      {
+        c: caller,
+        target_url: 'http://10.0.0.1:8080/x',
+        resolved_ip: '10.0.0.1',
+        delivered: false,
+        response_status: null,
+        error_code: 'invalid_argument',
+      },
+      {
+        c: caller,
+        target_url: consumer.url('/broken'),
+        resolved_ip: '127.0.0.1',
+        delivered: true,
+        response_status: 500,
+        error_code: null,
+      },
+      {
+        c: caller,
+        target_url: consumer.url('/ok'),
+        resolved_ip: '127.0.0.1',
+        delivered: true,
+        response_status: 200,
+        error_code: null,
+      },
     ]);
     for (const row of rows) {
       expect(row.event_id).toBe(eventId);
       expect(Date.parse(row.started_at)).toBeGreaterThanOrEqual(started - 1);
       expect(Date.parse(row.started_at)).toBeLessThanOrEqual(Date.now());
     }
-    expect(rows.filter((r) => r.delivered).every((r) => typeof r.response_ms === 'number' && r.response_ms >= 0)).toBe(true);
+    expect(rows.filter((r) => r.delivered).every((r) => typeof r.response_ms === 'number' && r.response_ms >= 0)).toBe(
+      true,
+    );
 
     const lines = replayLines(eventId);
-    expect(lines.map((l) => l.msg)).toEqual(['replay delivered', 'replay delivered', 'replay refused', 'replay refused', 'replay failed', 'replay refused']);
-    expect(lines.map((l) => l.replay?.['errorCode'])).toEqual([null, null, 'invalid_argument', 'invalid_argument', 'replay_failed', 'rate_limited']);
+    expect(lines.map((l) => l.msg)).toEqual([
+      'replay delivered',
+      'replay delivered',
+      'replay refused',
+      'replay refused',
+      'replay failed',
+      'replay refused',
+    ]);
+    expect(lines.map((l) => l.replay?.['errorCode'])).toEqual([
+      null,
+      null,
+      'invalid_argument',
+      'invalid_argument',
+      'replay_failed',
+      'rate_limited',
+    ]);
     expect(lines.every((l) => l.replay?.['caller'] === caller && l.replay['recorded'] === 'yes')).toBe(true);
-    expect(lines[0]?.replay).toMatchObject({ provider: 'github', credentials: 'signature', status: 200, resolvedIp: '127.0.0.1' });
+    expect(lines[0]?.replay).toMatchObject({
+      provider: 'github',
+      credentials: 'signature',
+      status: 200,
+      resolvedIp: '127.0.0.1',
+    });
     expect(kit.logs.text()).not.toContain('audit-secret-value');
     expect(kit.logs.text()).not.toMatch(/sha256=[0-9a-f]{64}/);
   });
 
   it('a not_found attempt cannot reference an event row, so it is logged only', async () => {
     const eventId = uuidv7();
-    await expectAppError(kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'ghost-hunter' }), 'not_found');
+    await expectAppError(
+      kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'ghost-hunter' }),
+      'not_found',
+    );
     expect(await kit.attempts.listForEvent(eventId)).toEqual([]);
-    expect(replayLines(eventId)).toMatchObject([{ msg: 'replay refused', replay: { errorCode: 'not_found', caller: 'ghost-hunter', recorded: 'no-event-row' } }]);
+    expect(replayLines(eventId)).toMatchObject([
+      { msg: 'replay refused', replay: { errorCode: 'not_found', caller: 'ghost-hunter', recorded: 'no-event-row' } },
+    ]);
   });
 
   it('a rate-limited attempt on an unknown id is logged only (its row would reference nothing)', async () => {
@@ -145,7 +227,10 @@ describe('rate limiting', () => {
     const connectionsBefore = consumer.connections;
     const resolver = forbiddenResolver();
     const limited = kit.service({ checkRateLimit: limiter.checkReplay, resolver: resolver.resolver });
-    const error = await expectAppError(limited.replay({ eventId, targetUrl: 'http://consumer.example/', caller: 'busy' }), 'rate_limited');
+    const error = await expectAppError(
+      limited.replay({ eventId, targetUrl: 'http://consumer.example/', caller: 'busy' }),
+      'rate_limited',
+    );
     expect(error.retryAfterSeconds).toBe(2);
     expect(resolver.calls).toEqual([]);
     expect(consumer.connections).toBe(connectionsBefore);

@@ -52,40 +52,73 @@ afterEach(() => {
 /** A GitHub delivery as it arrived, with the noise a proxy and a careless sender add. */
 function githubDelivery(body: Buffer): string[] {
   return [
-    'Host', 'switchboard.example:8080',
-    'User-Agent', 'GitHub-Hookshot/1a2b3c4',
-    'Content-Type', 'application/json',
-    'Content-Length', '9999',
-    'Accept', '*/*',
-    'X-GitHub-Event', 'issues',
-    'X-GitHub-Delivery', '72d3162e-cc78-11e3-81ab-4c9367dc0958',
-    'X-GitHub-Hook-ID', '292430182',
-    'X-GitHub-Hook-Installation-Target-ID', '79929171',
-    'X-GitHub-Hook-Installation-Target-Type', 'repository',
-    'X-Hub-Signature', `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`,
-    'X-Hub-Signature-256', `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-    'Authorization', 'Bearer sender-credential',
-    'Cookie', 'session=abc',
-    'Proxy-Authorization', 'Basic cHJveHk6cHJveHk=',
-    'X-Forwarded-For', '198.51.100.1',
-    'X-Forwarded-Proto', 'https',
-    'Forwarded', 'for=198.51.100.1',
-    'X-Real-IP', '198.51.100.1',
-    'X-Internal-Api-Key', 'internal-secret-value',
-    'X-Switchboard-Replay', 'forged-marker',
-    'Connection', 'keep-alive, X-Hop',
-    'X-Hop', 'hop-value',
-    'Keep-Alive', 'timeout=5',
+    'Host',
+    'switchboard.example:8080',
+    'User-Agent',
+    'GitHub-Hookshot/1a2b3c4',
+    'Content-Type',
+    'application/json',
+    'Content-Length',
+    '9999',
+    'Accept',
+    '*/*',
+    'X-GitHub-Event',
+    'issues',
+    'X-GitHub-Delivery',
+    '72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    'X-GitHub-Hook-ID',
+    '292430182',
+    'X-GitHub-Hook-Installation-Target-ID',
+    '79929171',
+    'X-GitHub-Hook-Installation-Target-Type',
+    'repository',
+    'X-Hub-Signature',
+    `sha1=${createHmac('sha1', SECRET).update(body).digest('hex')}`,
+    'X-Hub-Signature-256',
+    `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+    'Authorization',
+    'Bearer sender-credential',
+    'Cookie',
+    'session=abc',
+    'Proxy-Authorization',
+    'Basic cHJveHk6cHJveHk=',
+    'X-Forwarded-For',
+    '198.51.100.1',
+    'X-Forwarded-Proto',
+    'https',
+    'Forwarded',
+    'for=198.51.100.1',
+    'X-Real-IP',
+    '198.51.100.1',
+    'X-Internal-Api-Key',
+    'internal-secret-value',
+    'X-Switchboard-Replay',
+    'forged-marker',
+    'Connection',
+    'keep-alive, X-Hop',
+    'X-Hop',
+    'hop-value',
+    'Keep-Alive',
+    'timeout=5',
   ];
 }
 
 describe('what is sent', () => {
   it('a JSON body arrives byte-identical, with arbitrary whitespace and key order kept', async () => {
     const body = Buffer.from('{ "zeta" :1,\n\t"action":"opened",  "emoji":"\u{1F680}", "n": 1.50 }\n', 'utf8');
-    const event = await storeDelivery(kit.store, webhookProvider(providers, 'github'), { rawHeaders: githubDelivery(body), body });
+    const event = await storeDelivery(kit.store, webhookProvider(providers, 'github'), {
+      rawHeaders: githubDelivery(body),
+      body,
+    });
     const result = await kit.service().replay({ eventId: event.id, targetUrl: consumer.url('/gh'), caller: 'agent' });
 
-    expect(result).toEqual({ id: event.id, target_url: consumer.url('/gh'), delivered: true, response_status: 200, response_ms: expect.any(Number) });
+    expect(result).toEqual({
+      id: event.id,
+      target_url: consumer.url('/gh'),
+      delivered: true,
+      response_status: 200,
+      response_ms: expect.any(Number),
+    });
     expect(validateReplayResult(result)).toBe(true);
     const [received] = consumer.requests;
     expect(received?.method).toBe('POST');
@@ -96,7 +129,11 @@ describe('what is sent', () => {
   });
 
   it('a binary body (invalid UTF-8, NUL bytes) arrives byte-identical with its stored content type', async () => {
-    const body = Buffer.concat([Buffer.from([0x00, 0xff, 0xfe, 0xc3, 0x28, 0x80]), randomBytes(4096), Buffer.from([0])]);
+    const body = Buffer.concat([
+      Buffer.from([0x00, 0xff, 0xfe, 0xc3, 0x28, 0x80]),
+      randomBytes(4096),
+      Buffer.from([0]),
+    ]);
     const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
       rawHeaders: ['Content-Type', 'application/octet-stream', 'X-Event-Type', 'blob.uploaded'],
       body,
@@ -111,7 +148,10 @@ describe('what is sent', () => {
   });
 
   it('an empty body and a missing content type are sent as such', async () => {
-    const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), { rawHeaders: [], body: Buffer.alloc(0) });
+    const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
+      rawHeaders: [],
+      body: Buffer.alloc(0),
+    });
     await kit.service().replay({ eventId: event.id, targetUrl: consumer.url(), caller: 'agent' });
     const [received] = consumer.requests;
     expect(received?.body.length).toBe(0);
@@ -121,7 +161,10 @@ describe('what is sent', () => {
 
   it('sends the provider event headers, the marker and the sender user agent, and none of the forbidden ones', async () => {
     const body = Buffer.from('{"action":"opened"}');
-    const event = await storeDelivery(kit.store, webhookProvider(providers, 'github'), { rawHeaders: githubDelivery(body), body });
+    const event = await storeDelivery(kit.store, webhookProvider(providers, 'github'), {
+      rawHeaders: githubDelivery(body),
+      body,
+    });
     // Stored as ingest stores it: the signatures and credentials are redacted, the rest kept.
     expect(event.headers['x-hub-signature-256']).toBe('[redacted]');
     expect(event.headers['authorization']).toBe('[redacted]');
@@ -153,21 +196,42 @@ describe('what is sent', () => {
     expect(received.headers['user-agent']).toBe('GitHub-Hookshot/1a2b3c4');
     expect(received.headers['x-github-event']).toBe('issues');
     expect(received.headers['x-github-delivery']).toBe('72d3162e-cc78-11e3-81ab-4c9367dc0958');
-    for (const name of [...NEVER_SENT.filter((n) => n !== 'connection'), 'x-internal-api-key', 'x-hop', 'x-hub-signature', 'accept']) {
+    for (const name of [
+      ...NEVER_SENT.filter((n) => n !== 'connection'),
+      'x-internal-api-key',
+      'x-hop',
+      'x-hub-signature',
+      'accept',
+    ]) {
       expect(received.headers[name], name).toBeUndefined();
     }
     // undici's own connection management, not the stored "keep-alive, X-Hop".
     expect([undefined, 'keep-alive']).toContain(received.headers.connection);
     expect(received.rawHeaders.filter((_v, i) => i % 2 === 1)).not.toContain('[redacted]');
-    expect(JSON.stringify(received.rawHeaders)).not.toMatch(/sender-credential|session=abc|internal-secret-value|forged-marker/);
+    expect(JSON.stringify(received.rawHeaders)).not.toMatch(
+      /sender-credential|session=abc|internal-secret-value|forged-marker/,
+    );
   });
 
   it('a queue event is sent with its bytes, content type and marker only: message fields are data, not headers', async () => {
     const body = Buffer.from('{"temp":21.5}');
-    const event = await storeDelivery(kit.store, providers.find((p) => p.name === 'sensors')!, {
-      rawHeaders: ['content-type', 'application/json', 'user-agent', 'field-value', 'x-event-type', 'reading', 'connection', 'field'],
-      body,
-    });
+    const event = await storeDelivery(
+      kit.store,
+      providers.find((p) => p.name === 'sensors')!,
+      {
+        rawHeaders: [
+          'content-type',
+          'application/json',
+          'user-agent',
+          'field-value',
+          'x-event-type',
+          'reading',
+          'connection',
+          'field',
+        ],
+        body,
+      },
+    );
     await kit.service().replay({ eventId: event.id, targetUrl: consumer.url(), caller: 'agent' });
     const [received] = consumer.requests;
     expect(received?.body.equals(body)).toBe(true);
@@ -178,7 +242,10 @@ describe('what is sent', () => {
   });
 
   it('uses replay.default_target when the call names no target', async () => {
-    const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), { rawHeaders: [], body: Buffer.from('{}') });
+    const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
+      rawHeaders: [],
+      body: Buffer.from('{}'),
+    });
     const service = kit.service({ replay: { defaultTarget: consumer.url('/default'), allow: [], timeoutMs: 3_000 } });
     const result = await service.replay({ eventId: event.id, targetUrl: undefined, caller: 'agent' });
     expect(result.target_url).toBe(consumer.url('/default'));
@@ -189,7 +256,10 @@ describe('what is sent', () => {
 describe('outcomes', () => {
   let eventId: string;
   beforeAll(async () => {
-    const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), { rawHeaders: [], body: Buffer.from('{"k":1}') });
+    const event = await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
+      rawHeaders: [],
+      body: Buffer.from('{"k":1}'),
+    });
     eventId = event.id;
   });
 
@@ -248,7 +318,11 @@ describe('outcomes', () => {
     try {
       const service = kit.service({ replay: { defaultTarget: undefined, allow: [], timeoutMs: 300 } });
       const started = Date.now();
-      await expectAppError(service.replay({ eventId, targetUrl: silent.url(), caller: 'agent' }), 'replay_failed', /no answer within 300 ms/);
+      await expectAppError(
+        service.replay({ eventId, targetUrl: silent.url(), caller: 'agent' }),
+        'replay_failed',
+        /no answer within 300 ms/,
+      );
       const elapsed = Date.now() - started;
       expect(elapsed).toBeGreaterThanOrEqual(250);
       expect(elapsed).toBeLessThan(2_500);
@@ -262,7 +336,11 @@ describe('outcomes', () => {
     consumer.handle((_req, res) => {
       res.socket?.resetAndDestroy();
     });
-    await expectAppError(kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' }), 'replay_failed', /failed:/);
+    await expectAppError(
+      kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' }),
+      'replay_failed',
+      /failed:/,
+    );
   });
 
   it('an endless response body is read only up to the bound, so the outcome comes back at once', async () => {
@@ -291,13 +369,19 @@ describe('outcomes', () => {
 
   it('Unknown id raises not_found on replay, before any outbound request', async () => {
     const connectionsBefore = consumer.connections;
-    await expectAppError(kit.service().replay({ eventId: uuidv7(), targetUrl: consumer.url(), caller: 'agent' }), 'not_found');
+    await expectAppError(
+      kit.service().replay({ eventId: uuidv7(), targetUrl: consumer.url(), caller: 'agent' }),
+      'not_found',
+    );
     expect(consumer.connections).toBe(connectionsBefore);
   });
 
   it('a malformed event id is invalid_argument, before any outbound request', async () => {
     const connectionsBefore = consumer.connections;
-    await expectAppError(kit.service().replay({ eventId: 'not-a-uuid', targetUrl: consumer.url(), caller: 'agent' }), 'invalid_argument');
+    await expectAppError(
+      kit.service().replay({ eventId: 'not-a-uuid', targetUrl: consumer.url(), caller: 'agent' }),
+      'invalid_argument',
+    );
     expect(consumer.connections).toBe(connectionsBefore);
   });
 });

@@ -3,14 +3,25 @@ import { describe, expect, it } from 'vitest';
 import type { EventHeaders } from '../../generated/types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import { prepareReplayProvider } from '../../src/replay/replay-credentials.ts';
-import { assembleReplayHeaders, REPLAY_MARKER_HEADER, replayHeaderSelection, selectStoredHeaders } from '../../src/replay/replay-headers.ts';
+import {
+  assembleReplayHeaders,
+  REPLAY_MARKER_HEADER,
+  replayHeaderSelection,
+  selectStoredHeaders,
+} from '../../src/replay/replay-headers.ts';
 import { displayTarget, transportFailure } from '../../src/replay/send-replay.ts';
 import { NEVER_SENT, providersFrom } from './replay-test-kit.ts';
 
 const providers = providersFrom({
   github: { preset: 'github', secret: 's' },
   shopify: { preset: 'shopify', secret: 's' },
-  custom: { trust_mode: 'token', token: 't', token_header: 'X-Deploy-Token', event_type_from: 'header:X-Deploy-Kind', external_id_from: 'header:Authorization' },
+  custom: {
+    trust_mode: 'token',
+    token: 't',
+    token_header: 'X-Deploy-Token',
+    event_type_from: 'header:X-Deploy-Kind',
+    external_id_from: 'header:Authorization',
+  },
   generic: { preset: 'generic-hmac', secret: 's', hmac: { header: 'X-Sig' } },
   queue: { family: 'queue', channel: 'c' },
 });
@@ -49,7 +60,9 @@ describe('the replay-safe header subset', () => {
   });
 
   it('a generic-hmac provider never copies its signature header, even unredacted', () => {
-    expect(selectStoredHeaders({ 'x-sig': 'abc', 'x-event-type': 'e' }, selectionFor('generic'))).toEqual({ 'x-event-type': 'e' });
+    expect(selectStoredHeaders({ 'x-sig': 'abc', 'x-event-type': 'e' }, selectionFor('generic'))).toEqual({
+      'x-event-type': 'e',
+    });
   });
 
   it('a queue provider copies nothing and an unconfigured provider only the user agent', () => {
@@ -120,15 +133,23 @@ describe('transport failures', () => {
     const error = transportFailure(Object.assign(new Error('x'), { code: 'ECONNRESET' }), url, 1000);
     expect(error).toBeInstanceOf(AppError);
     expect(error.code).toBe('replay_failed');
-    expect(error.message).toBe('replay to http://127.0.0.1:9/hook failed: connection reset before an answer (ECONNRESET)');
+    expect(error.message).toBe(
+      'replay to http://127.0.0.1:9/hook failed: connection reset before an answer (ECONNRESET)',
+    );
   });
 
   it('recognise a code on a wrapped cause, timeouts, TLS failures and unknown errors', () => {
     const wrapped = new Error('fetch failed', { cause: Object.assign(new Error('inner'), { code: 'ECONNREFUSED' }) });
     expect(transportFailure(wrapped, url, 1000).message).toMatch(/connection refused/);
-    expect(transportFailure(Object.assign(new Error('t'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), url, 1234).message).toMatch(/no answer within 1234 ms/);
-    expect(transportFailure(new DOMException('aborted', 'TimeoutError'), url, 50).message).toMatch(/no answer within 50 ms/);
-    expect(transportFailure(Object.assign(new Error('t'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), url, 1).message).toMatch(/TLS handshake failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
+    expect(
+      transportFailure(Object.assign(new Error('t'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), url, 1234).message,
+    ).toMatch(/no answer within 1234 ms/);
+    expect(transportFailure(new DOMException('aborted', 'TimeoutError'), url, 50).message).toMatch(
+      /no answer within 50 ms/,
+    );
+    expect(
+      transportFailure(Object.assign(new Error('t'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), url, 1).message,
+    ).toMatch(/TLS handshake failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
     expect(transportFailure(new TypeError('odd'), url, 1).message).toMatch(/transport error \(TypeError\)/);
   });
 

@@ -92,17 +92,32 @@ afterEach(() => {
   for (const secret of ALL_SECRET_VALUES) expect(logged).not.toContain(secret);
 });
 
-
 /** Stores an original delivery, signed an hour ago the way the sender signs. */
-async function storeSigned(name: string, body: Buffer, eventHeaders: string[], contentType = 'application/json'): Promise<string> {
+async function storeSigned(
+  name: string,
+  body: Buffer,
+  eventHeaders: string[],
+  contentType = 'application/json',
+): Promise<string> {
   const config = webhookProvider(providers, name);
   const preset = buildPreset({ preset: config.preset, hmac: config.hmac, token_header: config.tokenHeader });
-  const eventBag = Object.fromEntries(eventHeaders.flatMap((v, i, all) => (i % 2 === 0 ? [[v.toLowerCase(), all[i + 1] ?? '']] : [])));
+  const eventBag = Object.fromEntries(
+    eventHeaders.flatMap((v, i, all) => (i % 2 === 0 ? [[v.toLowerCase(), all[i + 1] ?? '']] : [])),
+  );
   const secret = config.secrets[0];
-  const signature = preset.sign && secret !== undefined ? preset.sign({ body, secret, nowMs: ORIGINAL_DELIVERY_MS, headers: eventBag }) : {};
-  const tokenHeader = config.preset === 'gitlab' ? 'X-Gitlab-Token' : config.preset === 'token' ? (config.tokenHeader ?? 'X-Webhook-Token') : undefined;
+  const signature =
+    preset.sign && secret !== undefined
+      ? preset.sign({ body, secret, nowMs: ORIGINAL_DELIVERY_MS, headers: eventBag })
+      : {};
+  const tokenHeader =
+    config.preset === 'gitlab'
+      ? 'X-Gitlab-Token'
+      : config.preset === 'token'
+        ? (config.tokenHeader ?? 'X-Webhook-Token')
+        : undefined;
   const rawHeaders = [
-    'Content-Type', contentType,
+    'Content-Type',
+    contentType,
     ...eventHeaders,
     ...Object.entries(signature).flat(),
     ...(tokenHeader && secret !== undefined ? [tokenHeader, secret] : []),
@@ -143,10 +158,13 @@ describe('re-signing on replay', () => {
   });
 
   it("Replay passes the consumer's signature check: stripe via Stripe webhooks.constructEvent (fresh timestamp)", async () => {
-    const body = Buffer.from(JSON.stringify({ id: 'evt_1', object: 'event', type: 'payment_intent.succeeded', data: { object: {} } }, null, 2));
+    const body = Buffer.from(
+      JSON.stringify({ id: 'evt_1', object: 'event', type: 'payment_intent.succeeded', data: { object: {} } }, null, 2),
+    );
     const id = await storeSigned('stripe', body, ['User-Agent', 'Stripe/1.0 (+https://stripe.com/docs/webhooks)']);
     const stripe = new Stripe('sk_test_x');
-    verifier = (req) => stripe.webhooks.constructEvent(req.body, header(req, 'stripe-signature'), SECRETS.stripe).id === 'evt_1';
+    verifier = (req) =>
+      stripe.webhooks.constructEvent(req.body, header(req, 'stripe-signature'), SECRETS.stripe).id === 'evt_1';
     const { status, received } = await replay(id);
     expect(status).toBe(200);
     const t = Number(/t=(\d+)/.exec(header(received, 'stripe-signature'))?.[1]);
@@ -177,7 +195,10 @@ describe('re-signing on replay', () => {
     const id = await storeSigned('standard', body, ['svix-id', 'msg_svix_1']);
     const key = Buffer.from(SECRETS.standard.slice('whsec_'.length), 'base64');
     verifier = (req) => {
-      const expected = createHmac('sha256', key).update(`${header(req, 'svix-id')}.${header(req, 'svix-timestamp')}.`).update(req.body).digest('base64');
+      const expected = createHmac('sha256', key)
+        .update(`${header(req, 'svix-id')}.${header(req, 'svix-timestamp')}.`)
+        .update(req.body)
+        .digest('base64');
       return header(req, 'svix-signature') === `v1,${expected}` && header(req, 'svix-id') === 'msg_svix_1';
     };
     const { status, received } = await replay(id);
@@ -186,8 +207,15 @@ describe('re-signing on replay', () => {
   });
 
   it("Replay passes the consumer's signature check: slack by an independent v0 HMAC with a fresh timestamp", async () => {
-    const body = Buffer.from('token=x&team_id=T1&command=%2Fdeploy&text=prod&trigger_id=13345224609.738474920.8088930838d88f008e0');
-    const id = await storeSigned('slack', body, ['X-Slack-Retry-Num', '1', 'X-Slack-Retry-Reason', 'http_timeout'], 'application/x-www-form-urlencoded');
+    const body = Buffer.from(
+      'token=x&team_id=T1&command=%2Fdeploy&text=prod&trigger_id=13345224609.738474920.8088930838d88f008e0',
+    );
+    const id = await storeSigned(
+      'slack',
+      body,
+      ['X-Slack-Retry-Num', '1', 'X-Slack-Retry-Reason', 'http_timeout'],
+      'application/x-www-form-urlencoded',
+    );
     verifier = (req) => {
       const ts = header(req, 'x-slack-request-timestamp');
       const fresh = Math.abs(Number(ts) - nowSeconds()) <= 300;
@@ -203,8 +231,16 @@ describe('re-signing on replay', () => {
 
   it("Replay passes the consumer's signature check: shopify by an independent base64 HMAC", async () => {
     const body = Buffer.from('{"id":820982911946154500,"email":"jon@example.com"}');
-    const id = await storeSigned('shopify', body, ['X-Shopify-Topic', 'orders/create', 'X-Shopify-Shop-Domain', 'shop.myshopify.com', 'X-Shopify-Webhook-Id', 'b54557e4']);
-    verifier = (req) => header(req, 'x-shopify-hmac-sha256') === createHmac('sha256', SECRETS.shopify).update(req.body).digest('base64');
+    const id = await storeSigned('shopify', body, [
+      'X-Shopify-Topic',
+      'orders/create',
+      'X-Shopify-Shop-Domain',
+      'shop.myshopify.com',
+      'X-Shopify-Webhook-Id',
+      'b54557e4',
+    ]);
+    verifier = (req) =>
+      header(req, 'x-shopify-hmac-sha256') === createHmac('sha256', SECRETS.shopify).update(req.body).digest('base64');
     const { status, received } = await replay(id);
     expect(status).toBe(200);
     expect(received.headers['x-shopify-topic']).toBe('orders/create');
@@ -212,7 +248,9 @@ describe('re-signing on replay', () => {
   });
 
   it("Replay passes the consumer's signature check: linear by an independent hex HMAC of the body", async () => {
-    const body = Buffer.from(JSON.stringify({ action: 'create', type: 'Issue', webhookTimestamp: ORIGINAL_DELIVERY_MS }));
+    const body = Buffer.from(
+      JSON.stringify({ action: 'create', type: 'Issue', webhookTimestamp: ORIGINAL_DELIVERY_MS }),
+    );
     const id = await storeSigned('linear', body, ['Linear-Delivery', 'ld-1', 'Linear-Event', 'Issue']);
     verifier = (req) => header(req, 'linear-signature') === hmacHex(SECRETS.linear, req.body);
     const { status, received } = await replay(id);
@@ -238,7 +276,8 @@ describe('re-signing on replay', () => {
   it('signs with the first configured secret while secrets rotate', async () => {
     const body = Buffer.from('{"action":"closed"}');
     const id = await storeSigned('github-rotated', body, ['X-GitHub-Event', 'issues']);
-    verifier = (req) => octokitVerify('new-github-secret', req.body.toString('utf8'), header(req, 'x-hub-signature-256'));
+    verifier = (req) =>
+      octokitVerify('new-github-secret', req.body.toString('utf8'), header(req, 'x-hub-signature-256'));
     expect((await replay(id)).status).toBe(200);
   });
 
@@ -263,7 +302,12 @@ describe('re-signing on replay', () => {
 
 describe('tokens and open providers', () => {
   it('a token provider replays with its first configured token in the configured token header', async () => {
-    const id = await storeSigned('token', Buffer.from('{"type":"build.done"}'), ['X-Event-Type', 'build.done', 'Authorization', `Bearer ${SECRETS.token}`]);
+    const id = await storeSigned('token', Buffer.from('{"type":"build.done"}'), [
+      'X-Event-Type',
+      'build.done',
+      'Authorization',
+      `Bearer ${SECRETS.token}`,
+    ]);
     verifier = (req) => req.headers['x-custom-token'] === SECRETS.token;
     const { status, received } = await replay(id);
     expect(status).toBe(200);
@@ -278,7 +322,12 @@ describe('tokens and open providers', () => {
   });
 
   it('gitlab replays with X-Gitlab-Token and its event headers', async () => {
-    const id = await storeSigned('gitlab', Buffer.from('{"object_kind":"push"}'), ['X-Gitlab-Event', 'Push Hook', 'X-Gitlab-Event-UUID', 'u-1']);
+    const id = await storeSigned('gitlab', Buffer.from('{"object_kind":"push"}'), [
+      'X-Gitlab-Event',
+      'Push Hook',
+      'X-Gitlab-Event-UUID',
+      'u-1',
+    ]);
     verifier = (req) => req.headers['x-gitlab-token'] === SECRETS.gitlab;
     const { status, received } = await replay(id);
     expect(status).toBe(200);

@@ -2,8 +2,22 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectAttempt } from '../../src/replay/target-policy/index.ts';
 import { createTargetPolicy } from '../../src/replay/target-policy/index.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { forbiddenResolver, refusingConnector, scriptedResolver, standInConnector } from './target-policy/test-helpers.ts';
-import { expectAppError, providersFrom, replayHarness, startConsumer, storeDelivery, webhookProvider, type Consumer, type ReplayHarness } from './replay-test-kit.ts';
+import {
+  forbiddenResolver,
+  refusingConnector,
+  scriptedResolver,
+  standInConnector,
+} from './target-policy/test-helpers.ts';
+import {
+  expectAppError,
+  providersFrom,
+  replayHarness,
+  startConsumer,
+  storeDelivery,
+  webhookProvider,
+  type Consumer,
+  type ReplayHarness,
+} from './replay-test-kit.ts';
 
 /*
  * Target choice and the SSRF policy as the replay service applies them. Everything on the wire is
@@ -24,7 +38,12 @@ beforeAll(async () => {
   kit = replayHarness(db, providers);
   consumer = await startConsumer('127.0.0.1');
   forbidden = await startConsumer('127.0.0.2');
-  eventId = (await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), { rawHeaders: [], body: Buffer.from('{"x":1}') })).id;
+  eventId = (
+    await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
+      rawHeaders: [],
+      body: Buffer.from('{"x":1}'),
+    })
+  ).id;
 });
 
 afterAll(async () => {
@@ -63,12 +82,23 @@ function networkSpy(): {
 }
 
 describe('choosing the target', () => {
-  it.each([undefined, '', '   '])('No target and no default is an error, not a guess (target_url %j)', async (targetUrl) => {
-    const spy = networkSpy();
-    const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect, onConnect: (a) => spy.connects.push(a) });
-    await expectAppError(service.replay({ eventId, targetUrl, caller: 'agent' }), 'invalid_argument', /no target_url was given and replay\.default_target is not configured/);
-    spy.nothingHappened();
-  });
+  it.each([undefined, '', '   '])(
+    'No target and no default is an error, not a guess (target_url %j)',
+    async (targetUrl) => {
+      const spy = networkSpy();
+      const service = kit.service({
+        resolver: spy.resolver.resolver,
+        connect: spy.connector.connect,
+        onConnect: (a) => spy.connects.push(a),
+      });
+      await expectAppError(
+        service.replay({ eventId, targetUrl, caller: 'agent' }),
+        'invalid_argument',
+        /no target_url was given and replay\.default_target is not configured/,
+      );
+      spy.nothingHappened();
+    },
+  );
 
   it.each([
     'file:///etc/passwd',
@@ -80,8 +110,16 @@ describe('choosing the target', () => {
     'dict://127.0.0.1:11211/stats',
   ])('Non-http scheme is rejected before any request: %s', async (targetUrl) => {
     const spy = networkSpy();
-    const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect, onConnect: (a) => spy.connects.push(a) });
-    await expectAppError(service.replay({ eventId, targetUrl, caller: 'agent' }), 'invalid_argument', /scheme [a-z]+: is not http or https/);
+    const service = kit.service({
+      resolver: spy.resolver.resolver,
+      connect: spy.connector.connect,
+      onConnect: (a) => spy.connects.push(a),
+    });
+    await expectAppError(
+      service.replay({ eventId, targetUrl, caller: 'agent' }),
+      'invalid_argument',
+      /scheme [a-z]+: is not http or https/,
+    );
     spy.nothingHappened();
   });
 
@@ -92,19 +130,27 @@ describe('choosing the target', () => {
       resolver: spy.resolver.resolver,
       connect: spy.connector.connect,
     });
-    await expectAppError(service.replay({ eventId, targetUrl: undefined, caller: 'agent' }), 'invalid_argument', /scheme file:/);
+    await expectAppError(
+      service.replay({ eventId, targetUrl: undefined, caller: 'agent' }),
+      'invalid_argument',
+      /scheme file:/,
+    );
     spy.nothingHappened();
   });
 
-  it.each(['not a url', 'http://', 'http:/127.0.0.1/x', 'http:\\\\127.0.0.1\\x', 'http://exa\tmple.test/', 'http://[::1/'])(
-    'a malformed target is invalid_argument before any request: %j',
-    async (targetUrl) => {
-      const spy = networkSpy();
-      const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
-      await expectAppError(service.replay({ eventId, targetUrl, caller: 'agent' }), 'invalid_argument', /malformed/);
-      spy.nothingHappened();
-    },
-  );
+  it.each([
+    'not a url',
+    'http://',
+    'http:/127.0.0.1/x',
+    'http:\\\\127.0.0.1\\x',
+    'http://exa\tmple.test/',
+    'http://[::1/',
+  ])('a malformed target is invalid_argument before any request: %j', async (targetUrl) => {
+    const spy = networkSpy();
+    const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
+    await expectAppError(service.replay({ eventId, targetUrl, caller: 'agent' }), 'invalid_argument', /malformed/);
+    spy.nothingHappened();
+  });
 
   it('a target with credentials is invalid_argument before any request, and the credentials are stored nowhere', async () => {
     const spy = networkSpy();
@@ -122,7 +168,8 @@ describe('choosing the target', () => {
 });
 
 describe('SSRF policy on the wire (loopback only)', () => {
-  const onlyOneTwentySevenDotOne = (): ReturnType<typeof createTargetPolicy> => createTargetPolicy({ allow: ['127.0.0.1'], allowLoopbackDefault: false });
+  const onlyOneTwentySevenDotOne = (): ReturnType<typeof createTargetPolicy> =>
+    createTargetPolicy({ allow: ['127.0.0.1'], allowLoopbackDefault: false });
 
   it('a listener on a loopback address outside the policy is refused, naming the rule, and receives nothing', async () => {
     const service = kit.service({ policy: onlyOneTwentySevenDotOne() });
@@ -133,7 +180,9 @@ describe('SSRF policy on the wire (loopback only)', () => {
     );
     expect(forbidden.requests).toEqual([]);
     const rows = (await kit.attempts.listForEvent(eventId)).filter((r) => r.caller === 'ssrf-test');
-    expect(rows).toMatchObject([{ target_url: forbidden.url(), resolved_ip: '127.0.0.2', delivered: false, error_code: 'invalid_argument' }]);
+    expect(rows).toMatchObject([
+      { target_url: forbidden.url(), resolved_ip: '127.0.0.2', delivered: false, error_code: 'invalid_argument' },
+    ]);
   });
 
   it('the allowed consumer on 127.0.0.1 is delivered to under the same policy', async () => {
@@ -168,7 +217,11 @@ describe('SSRF policy on the wire (loopback only)', () => {
       "refuses switchboard's own %s",
       async (path) => {
         const service = kit.service({ selfAddresses: () => [{ host: '127.0.0.1', port: self.port }] });
-        await expectAppError(service.replay({ eventId, targetUrl: self.url(path), caller: 'agent' }), 'invalid_argument', /would loop back into switchboard/);
+        await expectAppError(
+          service.replay({ eventId, targetUrl: self.url(path), caller: 'agent' }),
+          'invalid_argument',
+          /would loop back into switchboard/,
+        );
         expect(self.connections).toBe(0);
       },
     );
@@ -178,8 +231,16 @@ describe('SSRF policy on the wire (loopback only)', () => {
         selfAddresses: () => [{ host: '127.0.0.1', port: self.port }],
         resolver: scriptedResolver(['127.0.0.1']).resolver,
       });
-      await expectAppError(service.replay({ eventId, targetUrl: `http://127.0.0.3:${self.port}/mcp`, caller: 'agent' }), 'invalid_argument', /loop back/);
-      await expectAppError(service.replay({ eventId, targetUrl: `http://localhost:${self.port}/hooks/x`, caller: 'agent' }), 'invalid_argument', /loop back/);
+      await expectAppError(
+        service.replay({ eventId, targetUrl: `http://127.0.0.3:${self.port}/mcp`, caller: 'agent' }),
+        'invalid_argument',
+        /loop back/,
+      );
+      await expectAppError(
+        service.replay({ eventId, targetUrl: `http://localhost:${self.port}/hooks/x`, caller: 'agent' }),
+        'invalid_argument',
+        /loop back/,
+      );
       expect(self.connections).toBe(0);
     });
 
@@ -200,8 +261,16 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
       resolver: resolver.resolver,
       connect: connector.connect,
     });
-    const result = await service.replay({ eventId, targetUrl: `http://consumer.internal:${consumer.port}/hook`, caller: 'internal-test' });
-    expect(result).toMatchObject({ delivered: true, response_status: 200, target_url: `http://consumer.internal:${consumer.port}/hook` });
+    const result = await service.replay({
+      eventId,
+      targetUrl: `http://consumer.internal:${consumer.port}/hook`,
+      caller: 'internal-test',
+    });
+    expect(result).toMatchObject({
+      delivered: true,
+      response_status: 200,
+      target_url: `http://consumer.internal:${consumer.port}/hook`,
+    });
     expect(resolver.calls).toEqual(['consumer.internal']);
     expect(connector.attempts.map((a) => a.hostname)).toEqual(['10.20.30.40']);
     expect(consumer.requests.at(-1)?.headers.host).toBe(`consumer.internal:${consumer.port}`);
@@ -226,20 +295,33 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     { address: '169.254.169.254', allow: ['0.0.0.0/0', 'metadata.evil.test'], rule: /link-local\/metadata address/ },
     { address: 'fd00:ec2::254', allow: ['::/0', 'metadata.evil.test'], rule: /link-local\/metadata address/ },
     { address: '203.0.113.9', allow: [], rule: /resolves to 203\.0\.113\.9, and neither is on replay\.allow/ },
-  ])('a name resolving to $address is refused before any socket, even under a broad allow entry', async ({ address, allow, rule }) => {
-    const resolver = scriptedResolver([address]);
-    const connector = refusingConnector();
-    const service = kit.service({
-      replay: { defaultTarget: undefined, allow, timeoutMs: 3_000 },
-      resolver: resolver.resolver,
-      connect: connector.connect,
-    });
-    await expectAppError(service.replay({ eventId, targetUrl: 'http://metadata.evil.test/latest/meta-data/', caller: 'agent' }), 'invalid_argument', rule);
-    expect(connector.attempts).toEqual([]);
-  });
+  ])(
+    'a name resolving to $address is refused before any socket, even under a broad allow entry',
+    async ({ address, allow, rule }) => {
+      const resolver = scriptedResolver([address]);
+      const connector = refusingConnector();
+      const service = kit.service({
+        replay: { defaultTarget: undefined, allow, timeoutMs: 3_000 },
+        resolver: resolver.resolver,
+        connect: connector.connect,
+      });
+      await expectAppError(
+        service.replay({ eventId, targetUrl: 'http://metadata.evil.test/latest/meta-data/', caller: 'agent' }),
+        'invalid_argument',
+        rule,
+      );
+      expect(connector.attempts).toEqual([]);
+    },
+  );
 
-  it("never sends a replay back to the address the event came from", async () => {
-    const fromSender = (await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), { rawHeaders: [], body: Buffer.from('{}'), sourceIp: '::ffff:198.51.100.20' })).id;
+  it('never sends a replay back to the address the event came from', async () => {
+    const fromSender = (
+      await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
+        rawHeaders: [],
+        body: Buffer.from('{}'),
+        sourceIp: '::ffff:198.51.100.20',
+      })
+    ).id;
     const resolver = scriptedResolver(['10.9.9.9', '198.51.100.20']);
     const connector = refusingConnector();
     const service = kit.service({
@@ -256,7 +338,13 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   });
 
   it('a delivery from loopback (a local test sender) can still be replayed to a loopback consumer', async () => {
-    const local = (await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), { rawHeaders: [], body: Buffer.from('{}'), sourceIp: '127.0.0.1' })).id;
+    const local = (
+      await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
+        rawHeaders: [],
+        body: Buffer.from('{}'),
+        sourceIp: '127.0.0.1',
+      })
+    ).id;
     const result = await kit.service().replay({ eventId: local, targetUrl: consumer.url(), caller: 'agent' });
     expect(result.delivered).toBe(true);
   });
@@ -264,8 +352,16 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   it('an IP literal outside loopback and replay.allow is refused with no DNS and no socket', async () => {
     const spy = networkSpy();
     const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
-    await expectAppError(service.replay({ eventId, targetUrl: 'http://169.254.169.254/latest/meta-data/', caller: 'agent' }), 'invalid_argument', /link-local/);
-    await expectAppError(service.replay({ eventId, targetUrl: 'http://10.0.0.1:8080/', caller: 'agent' }), 'invalid_argument', /10\.0\.0\.1 is not on replay\.allow \(loopback only by default\)/);
+    await expectAppError(
+      service.replay({ eventId, targetUrl: 'http://169.254.169.254/latest/meta-data/', caller: 'agent' }),
+      'invalid_argument',
+      /link-local/,
+    );
+    await expectAppError(
+      service.replay({ eventId, targetUrl: 'http://10.0.0.1:8080/', caller: 'agent' }),
+      'invalid_argument',
+      /10\.0\.0\.1 is not on replay\.allow \(loopback only by default\)/,
+    );
     spy.nothingHappened();
   });
 
@@ -278,7 +374,11 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
       },
       connect: connector.connect,
     });
-    await expectAppError(service.replay({ eventId, targetUrl: 'http://gone.test/', caller: 'agent' }), 'replay_failed', /could not be resolved \(ENOTFOUND\)/);
+    await expectAppError(
+      service.replay({ eventId, targetUrl: 'http://gone.test/', caller: 'agent' }),
+      'replay_failed',
+      /could not be resolved \(ENOTFOUND\)/,
+    );
     expect(connector.attempts).toEqual([]);
   });
 });

@@ -15,7 +15,13 @@ import { DEFAULT_TOKEN_HEADER } from '../../src/ingest/verify/token-preset.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createReplayService, type ReplayServiceDeps } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';
-import { createEventStore, createReplayAttemptRepository, type PgEventStore, type ReplayAttemptRepository, type StoredEvent } from '../../src/store/index.ts';
+import {
+  createEventStore,
+  createReplayAttemptRepository,
+  type PgEventStore,
+  type ReplayAttemptRepository,
+  type StoredEvent,
+} from '../../src/store/index.ts';
 import type { TestDatabase } from '../support/database.ts';
 
 export interface RecordedRequest {
@@ -123,7 +129,11 @@ export interface Delivery {
  * Stores a delivery the way ingest does: headers sanitized with the preset's sensitive names (and
  * the token header) redacted, identity from the preset, exact bytes.
  */
-export async function storeDelivery(store: PgEventStore, provider: ProviderConfig, delivery: Delivery): Promise<StoredEvent> {
+export async function storeDelivery(
+  store: PgEventStore,
+  provider: ProviderConfig,
+  delivery: Delivery,
+): Promise<StoredEvent> {
   const contentType = headerOf(delivery.rawHeaders, 'content-type') ?? null;
   let sensitive: string[] = [];
   let eventType = 'message';
@@ -152,7 +162,10 @@ export async function storeDelivery(store: PgEventStore, provider: ProviderConfi
     externalId,
     contentType,
     sourceIp: delivery.sourceIp ?? '203.0.113.7',
-    headers: sanitizeHeaders(delivery.rawHeaders, { sensitiveHeaders: sensitive, dropHopByHop: provider.family === 'webhook' }),
+    headers: sanitizeHeaders(delivery.rawHeaders, {
+      sensitiveHeaders: sensitive,
+      dropHopByHop: provider.family === 'webhook',
+    }),
     payload: delivery.body,
   });
   const stored = await store.get(inserted.event.id);
@@ -199,7 +212,8 @@ export function countingLimiter(capacity: number): { check: (caller: string) => 
       calls.push(caller);
       const n = (used.get(caller) ?? 0) + 1;
       used.set(caller, n);
-      if (n > capacity) throw new AppError('rate_limited', 'replay budget exhausted; retry later', { retryAfterSeconds: 2 });
+      if (n > capacity)
+        throw new AppError('rate_limited', 'replay budget exhausted; retry later', { retryAfterSeconds: 2 });
     },
   };
 }

@@ -51,7 +51,10 @@ describe('migrations', () => {
     const broken = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
     cleanups.push(() => rm(broken, { recursive: true, force: true }));
     await cp(DEFAULT_MIGRATIONS_DIRECTORY, broken, { recursive: true });
-    await writeFile(path.join(broken, `${NEXT}-broken.sql`), 'CREATE TABLE half (id int);\nSELECT no_such_function();\n');
+    await writeFile(
+      path.join(broken, `${NEXT}-broken.sql`),
+      'CREATE TABLE half (id int);\nSELECT no_such_function();\n',
+    );
     await expect(migrate(pool, silentLogger, { directory: broken })).rejects.toThrow();
     expect((await applied(pool)).map((row) => row.version)).toEqual(SHIPPED);
     expect(await pool.exists(sql.unsafe`SELECT 1 FROM pg_tables WHERE tablename = 'half'`)).toBe(false);

@@ -85,11 +85,20 @@ export function randomToken(): string {
 function baseEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // The child's environment is exactly what the options say, not whatever the test run carries.
-  for (const key of ['DATABASE_URL', 'SWITCHBOARD_TOKEN', 'REDIS_URL', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_DATA_DIR', 'PORT', 'LOG_LEVEL']) {
+  for (const key of [
+    'DATABASE_URL',
+    'SWITCHBOARD_TOKEN',
+    'REDIS_URL',
+    'SWITCHBOARD_CONFIG',
+    'SWITCHBOARD_DATA_DIR',
+    'PORT',
+    'LOG_LEVEL',
+  ]) {
     delete env[key];
   }
   // vitest's worker variables would make tsx or the product behave differently from production.
-  for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'TEST' || key === 'NODE_OPTIONS') delete env[key];
+  for (const key of Object.keys(env))
+    if (key.startsWith('VITEST') || key === 'TEST' || key === 'NODE_OPTIONS') delete env[key];
   return env;
 }
 
@@ -98,7 +107,10 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'switchboard-child-'));
   const configDir = mkdtempSync(path.join(tmpdir(), 'switchboard-config-'));
   const configPath = path.join(configDir, 'switchboard.yaml');
-  writeFileSync(configPath, typeof options.config === 'string' ? options.config : JSON.stringify(options.config, null, 2));
+  writeFileSync(
+    configPath,
+    typeof options.config === 'string' ? options.config : JSON.stringify(options.config, null, 2),
+  );
   const token = options.token === null ? undefined : (options.token ?? randomToken());
 
   const env = baseEnv();
@@ -155,7 +167,11 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
     child.stdout?.on('data', onData);
     void exited.then((info) => {
       clearTimeout(timer);
-      reject(new Error(`switchboard exited during start-up (code ${info.code}, signal ${info.signal}); output:\n${output().slice(-4000)}`));
+      reject(
+        new Error(
+          `switchboard exited during start-up (code ${info.code}, signal ${info.signal}); output:\n${output().slice(-4000)}`,
+        ),
+      );
     });
   });
   const port = Number(new URL(url).port);
@@ -215,7 +231,10 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
 export async function waitForExit(child: SpawnedSwitchboard, timeoutMs: number): Promise<ChildExit> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`switchboard pid ${child.pid} did not exit within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new Error(`switchboard pid ${child.pid} did not exit within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   try {
     return await Promise.race([child.exited, timeout]);

@@ -65,7 +65,12 @@ describe('switchboard trigger', () => {
     expect(result.sample).toBe(sample);
     const { id, duplicate } = JSON.parse(result.body) as { id: string; duplicate: boolean };
     expect(duplicate).toBe(false);
-    expect(await harness.store.get(id)).toMatchObject({ provider: name, verified: true, trustMode: 'signed', eventType });
+    expect(await harness.store.get(id)).toMatchObject({
+      provider: name,
+      verified: true,
+      trustMode: 'signed',
+      eventType,
+    });
   });
 
   it('sends the token for token providers, and nothing for open ones', async () => {
@@ -92,11 +97,17 @@ describe('switchboard trigger', () => {
   it("produces signatures the providers' own libraries accept", async () => {
     const now = Date.now();
     const gh = await prepareTrigger(provider('github'), 'push', now);
-    expect(await octokitVerify('gh-trigger-secret', gh.body.toString(), gh.headers['x-hub-signature-256'] ?? '')).toBe(true);
+    expect(await octokitVerify('gh-trigger-secret', gh.body.toString(), gh.headers['x-hub-signature-256'] ?? '')).toBe(
+      true,
+    );
     expect(gh.headers['x-github-event']).toBe('push');
 
     const st = await prepareTrigger(provider('stripe'), 'invoice.paid', now);
-    const event = new Stripe('sk_test_x').webhooks.constructEvent(st.body, st.headers['stripe-signature'] ?? '', 'whsec_trigger_stripe');
+    const event = new Stripe('sk_test_x').webhooks.constructEvent(
+      st.body,
+      st.headers['stripe-signature'] ?? '',
+      'whsec_trigger_stripe',
+    );
     expect(event.type).toBe('invoice.paid');
 
     const sw = await prepareTrigger(provider('standard-webhooks'), undefined, now);
@@ -105,7 +116,11 @@ describe('switchboard trigger', () => {
 
   it('uses a realistic, trimmed GitHub payload', async () => {
     const pr = await prepareTrigger(provider('github'), 'pull_request', Date.now());
-    const body = JSON.parse(pr.body.toString()) as { action: string; pull_request: { number: number; head: { ref: string } }; repository: { full_name: string } };
+    const body = JSON.parse(pr.body.toString()) as {
+      action: string;
+      pull_request: { number: number; head: { ref: string } };
+      repository: { full_name: string };
+    };
     expect(body.action).toBe('opened');
     expect(body.pull_request.head.ref).toBeTruthy();
     expect(body.repository.full_name).toBe('Codertocat/Hello-World');
@@ -120,9 +135,9 @@ describe('switchboard trigger', () => {
   });
 
   it('refuses unknown samples, missing secrets and queue providers with clear messages', async () => {
-    await expect(triggerSample({ provider: provider('github'), sample: 'deployment', baseUrl: harness.url })).rejects.toThrow(
-      /no sample "deployment"; available: push, pull_request, issues/,
-    );
+    await expect(
+      triggerSample({ provider: provider('github'), sample: 'deployment', baseUrl: harness.url }),
+    ).rejects.toThrow(/no sample "deployment"; available: push, pull_request, issues/);
     await expect(
       triggerSample({ provider: webhookProvider('bare', { preset: 'stripe' }), baseUrl: harness.url }),
     ).rejects.toThrow(/no secret configured/);

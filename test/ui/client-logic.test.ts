@@ -85,7 +85,9 @@ describe('live-event filtering mirrors the API', () => {
   });
 
   it('builds the /api/events query string', () => {
-    const q = new URLSearchParams(filtersToQuery({ ...EMPTY_FILTERS, provider: 'github', q: ' hello ', verified: 'true' }, { limit: '50' }));
+    const q = new URLSearchParams(
+      filtersToQuery({ ...EMPTY_FILTERS, provider: 'github', q: ' hello ', verified: 'true' }, { limit: '50' }),
+    );
     expect(Object.fromEntries(q)).toEqual({ provider: 'github', q: 'hello', verified: 'true', limit: '50' });
   });
 });
@@ -98,7 +100,9 @@ describe('presentation helpers', () => {
   });
 
   it('decodes payloads to their exact bytes and parses JSON ones', () => {
-    expect([...decodePayload({ encoding: 'base64', data: Buffer.from([0, 255, 1]).toString('base64') })]).toEqual([0, 255, 1]);
+    expect([...decodePayload({ encoding: 'base64', data: Buffer.from([0, 255, 1]).toString('base64') })]).toEqual([
+      0, 255, 1,
+    ]);
     expect(parseJsonPayload({ encoding: 'utf8', data: ' {"a":1}' })).toEqual({ value: { a: 1 } });
     expect(parseJsonPayload({ encoding: 'utf8', data: 'a=1' })).toBeUndefined();
     expect(formatBytes(2048)).toBe('2.0 KB');
@@ -106,13 +110,34 @@ describe('presentation helpers', () => {
 
   it('offers a paste-able test command per provider', () => {
     const base = { enabled: true, secret_status: 'configured' as const };
-    expect(triggerCommand({ ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' }, 'http://127.0.0.1:8080')).toBe('npx switchboard trigger gh');
-    expect(triggerCommand({ ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' }, 'http://127.0.0.1:9000')).toBe(
-      'npx switchboard trigger gh --url http://127.0.0.1:9000',
-    );
-    expect(triggerCommand({ ...base, name: 'o', family: 'webhook', trust_mode: 'open', route: '/hooks/o' }, 'http://h:1')).toMatch(/^curl -X POST http:\/\/h:1\/hooks\/o /);
-    expect(triggerCommand({ ...base, name: 'q', family: 'queue', trust_mode: 'queue', channel: 'jobs', mode: 'streams', secret_status: 'none-by-design' }, 'http://h:1')).toMatch(
-      /^redis-cli XADD jobs/,
-    );
+    expect(
+      triggerCommand(
+        { ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' },
+        'http://127.0.0.1:8080',
+      ),
+    ).toBe('npx switchboard trigger gh');
+    expect(
+      triggerCommand(
+        { ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' },
+        'http://127.0.0.1:9000',
+      ),
+    ).toBe('npx switchboard trigger gh --url http://127.0.0.1:9000');
+    expect(
+      triggerCommand({ ...base, name: 'o', family: 'webhook', trust_mode: 'open', route: '/hooks/o' }, 'http://h:1'),
+    ).toMatch(/^curl -X POST http:\/\/h:1\/hooks\/o /);
+    expect(
+      triggerCommand(
+        {
+          ...base,
+          name: 'q',
+          family: 'queue',
+          trust_mode: 'queue',
+          channel: 'jobs',
+          mode: 'streams',
+          secret_status: 'none-by-design',
+        },
+        'http://h:1',
+      ),
+    ).toMatch(/^redis-cli XADD jobs/);
   });
 });

@@ -54,7 +54,10 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
   /** Waits until the list shows exactly these events (the previous filter's rows may linger until the answer arrives). */
   async function waitForRows(expected: readonly (string | undefined)[]): Promise<void> {
     await page.waitForFunction(
-      (want) => JSON.stringify(Array.from(document.querySelectorAll('[data-event-id]')).map((e) => e.getAttribute('data-event-id'))) === JSON.stringify(want),
+      (want) =>
+        JSON.stringify(
+          Array.from(document.querySelectorAll('[data-event-id]')).map((e) => e.getAttribute('data-event-id')),
+        ) === JSON.stringify(want),
       expected,
     );
   }
@@ -151,7 +154,8 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     ids['open'] = await sendOpen(server, JSON.stringify({ type: 'ping', note: 'nothing to find here' }));
     ids['failed'] = await sendBadlySignedGithub(server);
     for (const key of ['token', 'open', 'failed']) await page.waitForSelector(row(ids[key] ?? ''));
-    const trustOf = (key: string): Promise<string | null> => page.getAttribute(`${row(ids[key] ?? '')} [data-trust]`, 'data-trust');
+    const trustOf = (key: string): Promise<string | null> =>
+      page.getAttribute(`${row(ids[key] ?? '')} [data-trust]`, 'data-trust');
     expect(await trustOf('github')).toBe('verified');
     expect(await trustOf('token')).toBe('token');
     expect(await trustOf('open')).toBe('open');
@@ -204,9 +208,12 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     await page.waitForFunction(() => location.hash === '#/events');
     const order = await visibleRowIds();
     // Selection carries on from the event opened last (or starts above the first row).
-    const start = order.indexOf(await page.evaluate(() => document.querySelector('[aria-selected="true"]')?.getAttribute('data-event-id') ?? ''));
+    const start = order.indexOf(
+      await page.evaluate(() => document.querySelector('[aria-selected="true"]')?.getAttribute('data-event-id') ?? ''),
+    );
     let position = start;
-    for (const key of 'jjjk') position = key === 'j' ? Math.min(order.length - 1, position + 1) : Math.max(0, position - 1);
+    for (const key of 'jjjk')
+      position = key === 'j' ? Math.min(order.length - 1, position + 1) : Math.max(0, position - 1);
     const expected = order[position];
     await page.keyboard.press('j');
     await page.keyboard.press('j');
@@ -262,7 +269,9 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
     await page.fill('#replay-target', 'http://127.0.0.1:1/down');
     await page.click('.replay-form button[type=submit]');
-    await page.waitForFunction(() => /Target unreachable/.test(document.querySelector('[data-testid="replay-result"]')?.textContent ?? ''));
+    await page.waitForFunction(() =>
+      /Target unreachable/.test(document.querySelector('[data-testid="replay-result"]')?.textContent ?? ''),
+    );
   });
 
   it('pages older events in on scroll', async () => {
@@ -291,7 +300,10 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
   it('compares two events of the same type', async () => {
     await sendOpen(server, JSON.stringify({ type: 'order.created', order: { id: 1, total: 100, items: ['a'] } }));
-    const second = await sendOpen(server, JSON.stringify({ type: 'order.created', order: { id: 2, total: 250, items: ['a', 'b'] }, coupon: 'X' }));
+    const second = await sendOpen(
+      server,
+      JSON.stringify({ type: 'order.created', order: { id: 2, total: 250, items: ['a', 'b'] }, coupon: 'X' }),
+    );
     await page.waitForSelector(row(second));
     await openEvent(second);
     await page.click('a:has-text("Compare")');

@@ -59,10 +59,7 @@ export interface GenericHmacOptions {
 }
 
 type Segment =
-  | { kind: 'literal'; text: string }
-  | { kind: 'body' }
-  | { kind: 'timestamp' }
-  | { kind: 'header'; name: string };
+  { kind: 'literal'; text: string } | { kind: 'body' } | { kind: 'timestamp' } | { kind: 'header'; name: string };
 
 interface CompiledScheme {
   header: string;
@@ -97,7 +94,9 @@ function parseTemplate(template: string): Segment[] {
   const pushLiteral = (text: string): void => {
     if (text === '') return;
     if (/[{}]/.test(text)) {
-      throw invalidArgument(`hmac.signed: unknown placeholder in "${template}"; use {body}, {timestamp}, {header:<Name>}`);
+      throw invalidArgument(
+        `hmac.signed: unknown placeholder in "${template}"; use {body}, {timestamp}, {header:<Name>}`,
+      );
     }
     segments.push({ kind: 'literal', text });
   };
@@ -110,7 +109,9 @@ function parseTemplate(template: string): Segment[] {
   }
   pushLiteral(template.slice(last));
   if (segments.filter((segment) => segment.kind === 'body').length !== 1) {
-    throw invalidArgument('hmac.signed must contain {body} exactly once: a signature that skips the body proves nothing');
+    throw invalidArgument(
+      'hmac.signed must contain {body} exactly once: a signature that skips the body proves nothing',
+    );
   }
   return segments;
 }
@@ -128,9 +129,12 @@ export function compileGenericHmacOptions(options: GenericHmacOptions): Compiled
     throw invalidArgument('hmac.signed uses {timestamp}, so hmac.timestamp_header is required');
   }
   if (!usesTimestamp && timestampHeader !== undefined) {
-    throw invalidArgument('hmac.timestamp_header is set but hmac.signed has no {timestamp}: an unsigned timestamp proves nothing');
+    throw invalidArgument(
+      'hmac.timestamp_header is set but hmac.signed has no {timestamp}: an unsigned timestamp proves nothing',
+    );
   }
-  if (options.prefix !== undefined && typeof options.prefix !== 'string') throw invalidArgument('hmac.prefix must be a string');
+  if (options.prefix !== undefined && typeof options.prefix !== 'string')
+    throw invalidArgument('hmac.prefix must be a string');
   return {
     header,
     algorithm: oneOf(options.algorithm, HMAC_ALGORITHMS, 'sha256', 'algorithm'),
@@ -267,14 +271,23 @@ function signGeneric(scheme: CompiledScheme, input: SignInput): Record<string, s
     timestamp = formatTimestamp(input.nowMs, scheme.timestampFormat);
     out[scheme.timestampHeader.toLowerCase()] = timestamp;
   }
-  const digest = hmacEncoded(scheme.algorithm, key, signedParts(scheme, input.body, timestamp, headerValues), scheme.encoding);
+  const digest = hmacEncoded(
+    scheme.algorithm,
+    key,
+    signedParts(scheme, input.body, timestamp, headerValues),
+    scheme.encoding,
+  );
   out[scheme.header.toLowerCase()] = scheme.prefix + digest;
   return out;
 }
 
 export function createGenericHmacPreset(options: GenericHmacOptions): Preset {
   const scheme = compileGenericHmacOptions(options);
-  const required = [scheme.header, ...(scheme.timestampHeader === undefined ? [] : [scheme.timestampHeader]), ...templateHeaders(scheme)];
+  const required = [
+    scheme.header,
+    ...(scheme.timestampHeader === undefined ? [] : [scheme.timestampHeader]),
+    ...templateHeaders(scheme),
+  ];
   return {
     name: 'generic-hmac',
     trustMode: 'signed',

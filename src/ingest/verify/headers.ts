@@ -24,10 +24,7 @@ export function headerValue(headers: HeaderBag, name: string): string | undefine
 }
 
 /** The first of several alternative header names that is present, with the name it was found under. */
-export function firstHeader(
-  headers: HeaderBag,
-  names: readonly string[],
-): { name: string; value: string } | undefined {
+export function firstHeader(headers: HeaderBag, names: readonly string[]): { name: string; value: string } | undefined {
   for (const name of names) {
     const value = headerValue(headers, name);
     if (value !== undefined) return { name, value };

@@ -38,7 +38,11 @@ export function verifyLinear(input: VerifyInput): VerifyOutcome {
   if (!outcome.ok) return outcome;
   const timestampMs = bodyTimestampMs(input.body);
   if (timestampMs === null) {
-    return { ok: false, reason: 'stale_timestamp', detail: `${TIMESTAMP_FIELD} missing from body; freshness unverifiable` };
+    return {
+      ok: false,
+      reason: 'stale_timestamp',
+      detail: `${TIMESTAMP_FIELD} missing from body; freshness unverifiable`,
+    };
   }
   return freshnessFailure(timestampMs, input.nowMs, input.toleranceSeconds, `body ${TIMESTAMP_FIELD}`) ?? outcome;
 }

@@ -72,7 +72,8 @@ function basePreset(options: PresetOptions): Preset {
     case 'linear':
       return linearPreset;
     case 'generic-hmac':
-      if (options.hmac === undefined) throw invalidArgument('preset generic-hmac needs hmac options (at least hmac.header)');
+      if (options.hmac === undefined)
+        throw invalidArgument('preset generic-hmac needs hmac options (at least hmac.header)');
       return createGenericHmacPreset(options.hmac);
     case 'token':
       return createGenericTokenPreset(options.token_header);

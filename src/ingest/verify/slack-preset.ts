@@ -1,5 +1,13 @@
 import { headerValue } from './headers.ts';
-import { compareSignatures, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET, normaliseHex, usableSecrets } from './hmac.ts';
+import {
+  compareSignatures,
+  hmacEncoded,
+  malformedHeader,
+  missingHeader,
+  MISSING_SECRET,
+  normaliseHex,
+  usableSecrets,
+} from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
 import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
 import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './verifier-types.ts';
@@ -32,7 +40,9 @@ export function verifySlack(input: VerifyInput): VerifyOutcome {
     expectedFor: (secret) => hmacEncoded('sha256', secret, [`v0:${seconds}:`, input.body], 'hex'),
   });
   if (!outcome.ok) return outcome;
-  return freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, TIMESTAMP_HEADER) ?? outcome;
+  return (
+    freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, TIMESTAMP_HEADER) ?? outcome
+  );
 }
 
 export function signSlack(input: SignInput): Record<string, string> {

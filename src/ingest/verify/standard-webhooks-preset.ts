@@ -64,7 +64,9 @@ export function verifyStandardWebhooks(input: VerifyInput): VerifyOutcome {
     expectedFor: (key) => hmacEncoded('sha256', key, [`${id.value}.${seconds}.`, input.body], 'base64'),
   });
   if (!outcome.ok) return outcome;
-  return freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, timestamp.name) ?? outcome;
+  return (
+    freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, timestamp.name) ?? outcome
+  );
 }
 
 /**

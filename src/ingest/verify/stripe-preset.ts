@@ -1,5 +1,13 @@
 import { headerValue } from './headers.ts';
-import { compareSignatures, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET, normaliseHex, usableSecrets } from './hmac.ts';
+import {
+  compareSignatures,
+  hmacEncoded,
+  malformedHeader,
+  missingHeader,
+  MISSING_SECRET,
+  normaliseHex,
+  usableSecrets,
+} from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
 import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
 import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './verifier-types.ts';

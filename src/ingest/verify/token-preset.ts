@@ -54,7 +54,11 @@ function verifyToken(options: TokenPresetOptions, input: VerifyInput): VerifyOut
     if (tokenIndex !== -1 && matched === undefined) matched = { candidate, tokenIndex };
   }
   if (matched === undefined) {
-    return { ok: false, reason: 'token_mismatch', detail: `token mismatch (${candidates.map((c) => c.source).join(', ')})` };
+    return {
+      ok: false,
+      reason: 'token_mismatch',
+      detail: `token mismatch (${candidates.map((c) => c.source).join(', ')})`,
+    };
   }
   const rotation = tokens.length > 1 ? `; token ${matched.tokenIndex + 1} of ${tokens.length}` : '';
   return { ok: true, detail: `token matched (${matched.candidate.source})${rotation}` };

@@ -10,16 +10,9 @@ export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 
 export type VerifyFailureReason =
-  | 'missing_header'
-  | 'malformed_header'
-  | 'bad_signature'
-  | 'stale_timestamp'
-  | 'token_mismatch'
-  | 'missing_secret';
+  'missing_header' | 'malformed_header' | 'bad_signature' | 'stale_timestamp' | 'token_mismatch' | 'missing_secret';
 
-export type VerifyOutcome =
-  | { ok: true; detail: string }
-  | { ok: false; reason: VerifyFailureReason; detail: string };
+export type VerifyOutcome = { ok: true; detail: string } | { ok: false; reason: VerifyFailureReason; detail: string };
 
 export interface VerifyInput {
   /** The exact bytes received. */

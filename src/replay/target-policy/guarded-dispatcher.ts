@@ -58,11 +58,19 @@ function connectProtocol(protocol: string): 'http:' | 'https:' {
   throw invalidArgument(`replay target refused: scheme ${protocol} is not http or https`);
 }
 
-function pinnedHost(pinned: CheckedReplayTarget, policy: TargetPolicy, hostname: string, protocol: string, port: number): CheckedHost {
+function pinnedHost(
+  pinned: CheckedReplayTarget,
+  policy: TargetPolicy,
+  hostname: string,
+  protocol: string,
+  port: number,
+): CheckedHost {
   const host = normaliseHost(hostname);
   const name = host?.kind === 'ip' ? host.address : host?.name;
   if (name !== pinned.hostname || protocol !== pinned.protocol || port !== pinned.port) {
-    throw invalidArgument(`replay target refused: ${protocol}//${hostname}:${port} is not the checked target ${pinned.origin}`);
+    throw invalidArgument(
+      `replay target refused: ${protocol}//${hostname}:${port} is not the checked target ${pinned.origin}`,
+    );
   }
   // Re-applied so a pin built by hand (or against another policy) cannot smuggle an address in.
   return {
@@ -73,9 +81,18 @@ function pinnedHost(pinned: CheckedReplayTarget, policy: TargetPolicy, hostname:
 
 // Errors that say "nothing listens at this address", after which the next checked address of a
 // dual-stack name (localhost as ::1 and 127.0.0.1) may still be the consumer.
-const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'EAFNOSUPPORT', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TRY_NEXT_ADDRESS = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'EAFNOSUPPORT',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
-const errorCode = (error: Error): string | undefined => ('code' in error && typeof error.code === 'string' ? error.code : undefined);
+const errorCode = (error: Error): string | undefined =>
+  'code' in error && typeof error.code === 'string' ? error.code : undefined;
 
 /**
  * An undici dispatcher whose every connection is: resolve once, check every address, connect to
@@ -102,7 +119,8 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
       const checked = pinned
         ? pinnedHost(pinned, policy, opts.hostname, protocol, port)
         : await resolveAndCheck(opts.hostname, policy, resolver);
-      const servername = protocol === 'https:' && normaliseHost(checked.hostname)?.kind === 'name' ? checked.hostname : undefined;
+      const servername =
+        protocol === 'https:' && normaliseHost(checked.hostname)?.kind === 'name' ? checked.hostname : undefined;
 
       // Only addresses from the checked set are ever tried, so falling back is not a new decision.
       const attempt = (index: number): void => {
@@ -112,7 +130,14 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
           return;
         }
         try {
-          options.onConnect?.({ hostname: checked.hostname, address: target.address, family: target.family, port, protocol, servername });
+          options.onConnect?.({
+            hostname: checked.hostname,
+            address: target.address,
+            family: target.family,
+            port,
+            protocol,
+            servername,
+          });
           raw({ ...opts, hostname: target.address, ...(servername ? { servername } : {}) }, (...result) => {
             const [error] = result;
             const code = error ? errorCode(error) : undefined;
@@ -142,10 +167,15 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   const pinToTarget: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
     const origin = opts.origin === undefined ? undefined : new URL(String(opts.origin)).origin;
     if (origin !== pinned.origin) {
-      throw invalidArgument(`replay target refused: ${origin ?? 'a request without an origin'} is not the checked target ${pinned.origin}`);
+      throw invalidArgument(
+        `replay target refused: ${origin ?? 'a request without an origin'} is not the checked target ${pinned.origin}`,
+      );
     }
     for (const { address } of pinned.addresses) {
-      assertNoLoop({ hostname: pinned.hostname, address, port: pinned.port, path: opts.path, display: `${origin}${opts.path}` }, selfAddresses);
+      assertNoLoop(
+        { hostname: pinned.hostname, address, port: pinned.port, path: opts.path, display: `${origin}${opts.path}` },
+        selfAddresses,
+      );
     }
     return dispatch(opts, handler);
   };

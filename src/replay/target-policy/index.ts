@@ -26,4 +26,11 @@ export {
   type ReplayDeliveryOptions,
 } from './guarded-dispatcher.ts';
 export { isLoopPronePath, wouldLoopBack, type SelfAddress } from './self-loop.ts';
-export { normaliseHost, normaliseIp, parseCidr, type IpAddress, type IpFamily, type NormalisedHost } from './ip-address.ts';
+export {
+  normaliseHost,
+  normaliseIp,
+  parseCidr,
+  type IpAddress,
+  type IpFamily,
+  type NormalisedHost,
+} from './ip-address.ts';

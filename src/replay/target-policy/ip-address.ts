@@ -90,7 +90,7 @@ function ipv6Groups(text: string): number[] {
 function formatIpv6(groups: readonly number[]): string {
   let bestStart = -1;
   let bestLength = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i += 1;
       continue;

@@ -29,7 +29,11 @@ export interface CheckedHost {
  * that answers with both a loopback and a metadata address is an attack, not a fallback list.
  * IP literals never reach the resolver.
  */
-export async function resolveAndCheck(hostname: string, policy: TargetPolicy, resolver: Resolver): Promise<CheckedHost> {
+export async function resolveAndCheck(
+  hostname: string,
+  policy: TargetPolicy,
+  resolver: Resolver,
+): Promise<CheckedHost> {
   const host = normaliseHost(hostname);
   if (!host) throw invalidArgument(`replay target refused: host "${hostname}" is not a valid host name or IP address`);
 
@@ -113,7 +117,8 @@ export async function checkReplayTarget(url: URL, options: CheckReplayTargetOpti
     );
   }
   const [first] = checked.addresses;
-  if (!first) throw new AppError('replay_failed', `replay target ${checked.hostname} could not be resolved (no addresses)`);
+  if (!first)
+    throw new AppError('replay_failed', `replay target ${checked.hostname} could not be resolved (no addresses)`);
   return {
     url: url.href,
     origin: url.origin,

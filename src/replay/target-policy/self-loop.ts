@@ -46,7 +46,10 @@ function routerView(path: string): string {
       break;
     }
   }
-  return view.toLowerCase().replace(/\\/g, '/').replace(/\/{2,}/g, '/');
+  return view
+    .toLowerCase()
+    .replace(/\\/g, '/')
+    .replace(/\/{2,}/g, '/');
 }
 
 export function isLoopPronePath(path: string): boolean {
@@ -68,7 +71,11 @@ function isSelf(candidate: LoopCandidate, self: SelfAddress): boolean {
   // Every loopback alias reaches a loopback listener on Linux, so they all count as "self".
   if (isLoopback(selfHost.address) && isLoopback(candidate.address)) return true;
   if (isUnspecified(selfHost.address)) {
-    return isLoopback(candidate.address) || isUnspecified(candidate.address) || localInterfaceAddresses().has(candidate.address);
+    return (
+      isLoopback(candidate.address) ||
+      isUnspecified(candidate.address) ||
+      localInterfaceAddresses().has(candidate.address)
+    );
   }
   return false;
 }

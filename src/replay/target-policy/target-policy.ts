@@ -69,7 +69,9 @@ function insideNeverAllowed(entry: Cidr, ranges: readonly { parsed: Cidr; only: 
   // Any address of the entry plus a prefix at least as long as the range's means containment.
   return ranges.some(
     ({ parsed, only }) =>
-      parsed.family === entry.family && entry.prefix >= parsed.prefix && only.check(entry.address, ipType(entry.family)),
+      parsed.family === entry.family &&
+      entry.prefix >= parsed.prefix &&
+      only.check(entry.address, ipType(entry.family)),
   );
 }
 

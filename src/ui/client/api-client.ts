@@ -62,7 +62,12 @@ async function errorOf(response: Response): Promise<ApiError> {
     const body = (await response.json()) as { error?: { code?: string; message?: string; retry_after?: number } };
     const e = body.error;
     if (e && typeof e.code === 'string') {
-      return new ApiError(response.status, e.code, e.message ?? e.code, e.retry_after ?? (retryHeader ? Number(retryHeader) : undefined));
+      return new ApiError(
+        response.status,
+        e.code,
+        e.message ?? e.code,
+        e.retry_after ?? (retryHeader ? Number(retryHeader) : undefined),
+      );
     }
   } catch {
     // not JSON: fall through to a generic error

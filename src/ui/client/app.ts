@@ -12,7 +12,8 @@ import { SignIn } from './sign-in.ts';
 import { clearToken, readToken, saveToken } from './token-store.ts';
 import { useEventFeed } from './use-event-feed.ts';
 
-type Route = { view: 'events'; id: string | null } | { view: 'providers' } | { view: 'diff'; a: string | null; b: string | null };
+type Route =
+  { view: 'events'; id: string | null } | { view: 'providers' } | { view: 'diff'; a: string | null; b: string | null };
 
 // Hash routes: the server serves one page, and a route never reaches the server (or its logs).
 function parseRoute(hash: string): Route {
@@ -53,10 +54,18 @@ function LiveIndicator({ state, onRetry }: { state: LiveState; onRetry: () => vo
           : 'Stopped';
   return h(
     'div',
-    { class: `live live-${state.kind}`, role: 'status', 'aria-live': 'polite', 'data-live': state.kind, title: state.kind === 'offline' ? state.reason : undefined },
+    {
+      class: `live live-${state.kind}`,
+      role: 'status',
+      'aria-live': 'polite',
+      'data-live': state.kind,
+      title: state.kind === 'offline' ? state.reason : undefined,
+    },
     h('span', { class: 'live-dot', 'aria-hidden': 'true' }),
     h('span', null, text),
-    state.kind === 'offline' ? h('button', { type: 'button', class: 'btn btn-link', onClick: onRetry }, 'Retry now') : null,
+    state.kind === 'offline'
+      ? h('button', { type: 'button', class: 'btn btn-link', onClick: onRetry }, 'Retry now')
+      : null,
   );
 }
 
@@ -80,7 +89,10 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
   const openId = route.view === 'events' ? route.id : null;
 
   useEffect(() => {
-    api.config().then((c) => setDefaultTarget(c.replay.default_target), () => undefined);
+    api.config().then(
+      (c) => setDefaultTarget(c.replay.default_target),
+      () => undefined,
+    );
   }, [api]);
   useEffect(() => {
     const load = (): void => {
@@ -111,7 +123,11 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
     const idx = feed.events.findIndex((e) => e.id === openId);
     const me = feed.events[idx];
     if (!me) return null;
-    return feed.events.slice(idx + 1).find((e) => e.event_type === me.event_type)?.id ?? feed.events.find((e) => e.id !== me.id && e.event_type === me.event_type)?.id ?? null;
+    return (
+      feed.events.slice(idx + 1).find((e) => e.event_type === me.event_type)?.id ??
+      feed.events.find((e) => e.id !== me.id && e.event_type === me.event_type)?.id ??
+      null
+    );
   }, [openId, feed.events]);
 
   // The key handler is registered once and reads the latest state through refs updated during
@@ -160,7 +176,11 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
   }, []);
 
   const nav = (hash: string, label: string, active: boolean): JSX.Element =>
-    h('a', { href: hash, class: `nav-link${active ? ' is-active' : ''}`, 'aria-current': active ? 'page' : undefined }, label);
+    h(
+      'a',
+      { href: hash, class: `nav-link${active ? ' is-active' : ''}`, 'aria-current': active ? 'page' : undefined },
+      label,
+    );
 
   return h(
     'div',
@@ -168,7 +188,12 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
     h(
       'header',
       { class: 'topbar' },
-      h('a', { class: 'brand', href: '#/events', 'aria-label': 'switchboard' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), h('span', { class: 'brand-text' }, 'switchboard')),
+      h(
+        'a',
+        { class: 'brand', href: '#/events', 'aria-label': 'switchboard' },
+        h('span', { class: 'brand-mark', 'aria-hidden': 'true' }),
+        h('span', { class: 'brand-text' }, 'switchboard'),
+      ),
       h(
         'nav',
         { class: 'nav', 'aria-label': 'Main' },
@@ -194,10 +219,30 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
               h(
                 'div',
                 { class: 'list-status' },
-                feed.loading ? 'Loading…' : `${feed.events.length}${feed.hasMore ? '+' : ''} event${feed.events.length === 1 ? '' : 's'}`,
-                h('span', { class: 'kbd-hint' }, h('kbd', null, 'j'), h('kbd', null, 'k'), ' move · ', h('kbd', null, 'Enter'), ' open · ', h('kbd', null, '/'), ' search'),
+                feed.loading
+                  ? 'Loading…'
+                  : `${feed.events.length}${feed.hasMore ? '+' : ''} event${feed.events.length === 1 ? '' : 's'}`,
+                h(
+                  'span',
+                  { class: 'kbd-hint' },
+                  h('kbd', null, 'j'),
+                  h('kbd', null, 'k'),
+                  ' move · ',
+                  h('kbd', null, 'Enter'),
+                  ' open · ',
+                  h('kbd', null, '/'),
+                  ' search',
+                ),
               ),
-              feed.error ? h('p', { class: 'form-error list-error', role: 'alert' }, feed.error, ' ', h('button', { type: 'button', class: 'btn btn-link', onClick: feed.reload }, 'Retry')) : null,
+              feed.error
+                ? h(
+                    'p',
+                    { class: 'form-error list-error', role: 'alert' },
+                    feed.error,
+                    ' ',
+                    h('button', { type: 'button', class: 'btn btn-link', onClick: feed.reload }, 'Retry'),
+                  )
+                : null,
               h(
                 'div',
                 { class: 'list-scroll' },

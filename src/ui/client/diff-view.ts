@@ -34,7 +34,9 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
     setRight(null);
     const load = (id: string | null, set: (e: EventDetail | null) => void): Promise<void> =>
       id ? api.getEvent(id).then((e) => void (current && set(e))) : Promise.resolve();
-    Promise.all([load(a, setLeft), load(b, setRight)]).catch((err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the events.'));
+    Promise.all([load(a, setLeft), load(b, setRight)]).catch(
+      (err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the events.'),
+    );
     return () => {
       current = false;
     };
@@ -42,7 +44,10 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
 
   const type = left?.event_type ?? events.find((e) => e.id === a)?.event_type;
   const candidates = events.filter((e) => e.id !== a && (type === undefined || e.event_type === type));
-  const lines = useMemo(() => (left && right ? diffLines(comparableText(left), comparableText(right)) : null), [left, right]);
+  const lines = useMemo(
+    () => (left && right ? diffLines(comparableText(left), comparableText(right)) : null),
+    [left, right],
+  );
   const added = lines?.filter((l) => l.kind === 'added').length ?? 0;
   const removed = lines?.filter((l) => l.kind === 'removed').length ?? 0;
 
@@ -50,22 +55,41 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
     'main',
     { class: 'page', 'aria-labelledby': 'diff-title' },
     h('h1', { id: 'diff-title', class: 'page-title' }, 'Compare payloads'),
-    h('p', { class: 'muted page-lead' }, 'Two events of the same type, JSON keys sorted so only real differences show.'),
+    h(
+      'p',
+      { class: 'muted page-lead' },
+      'Two events of the same type, JSON keys sorted so only real differences show.',
+    ),
     h(
       'div',
       { class: 'diff-pickers' },
       h('label', { for: 'diff-a', class: 'field-label' }, 'Base (−)'),
       h(
         'select',
-        { id: 'diff-a', class: 'input', value: a ?? '', onChange: (e: Event) => navigate(`#/diff/${(e.currentTarget as HTMLSelectElement).value}`) },
+        {
+          id: 'diff-a',
+          class: 'input',
+          value: a ?? '',
+          onChange: (e: Event) => navigate(`#/diff/${(e.currentTarget as HTMLSelectElement).value}`),
+        },
         h('option', { value: '' }, 'Choose an event…'),
         events.map((e) => h('option', { key: e.id, value: e.id }, `${e.event_type} · ${label(e)}`)),
       ),
       h('label', { for: 'diff-b', class: 'field-label' }, 'Compared (+)'),
       h(
         'select',
-        { id: 'diff-b', class: 'input', value: b ?? '', disabled: !a, onChange: (e: Event) => navigate(`#/diff/${a ?? ''}/${(e.currentTarget as HTMLSelectElement).value}`) },
-        h('option', { value: '' }, candidates.length ? `Choose another ${type ?? ''} event…` : 'No other event of this type loaded'),
+        {
+          id: 'diff-b',
+          class: 'input',
+          value: b ?? '',
+          disabled: !a,
+          onChange: (e: Event) => navigate(`#/diff/${a ?? ''}/${(e.currentTarget as HTMLSelectElement).value}`),
+        },
+        h(
+          'option',
+          { value: '' },
+          candidates.length ? `Choose another ${type ?? ''} event…` : 'No other event of this type loaded',
+        ),
         candidates.map((e) => h('option', { key: e.id, value: e.id }, label(e))),
       ),
     ),
@@ -77,7 +101,14 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
       ? h(
           'section',
           { class: 'card', 'aria-label': 'Payload diff' },
-          h('p', { class: 'diff-stats' }, h('span', { class: 'diff-add' }, `+${added}`), ' ', h('span', { class: 'diff-del' }, `−${removed}`), added + removed === 0 ? ' · identical payloads' : ''),
+          h(
+            'p',
+            { class: 'diff-stats' },
+            h('span', { class: 'diff-add' }, `+${added}`),
+            ' ',
+            h('span', { class: 'diff-del' }, `−${removed}`),
+            added + removed === 0 ? ' · identical payloads' : '',
+          ),
           h(
             'div',
             { class: 'diff', role: 'table', 'aria-label': 'Line diff' },
@@ -87,7 +118,11 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
                 { key: i, class: `diff-line diff-${l.kind}`, role: 'row' },
                 h('span', { class: 'diff-num', role: 'cell' }, l.kind === 'added' ? '' : String(l.a)),
                 h('span', { class: 'diff-num', role: 'cell' }, l.kind === 'removed' ? '' : String(l.b)),
-                h('span', { class: 'diff-sign', role: 'cell' }, l.kind === 'added' ? '+' : l.kind === 'removed' ? '−' : ' '),
+                h(
+                  'span',
+                  { class: 'diff-sign', role: 'cell' },
+                  l.kind === 'added' ? '+' : l.kind === 'removed' ? '−' : ' ',
+                ),
                 h('span', { class: 'diff-text', role: 'cell' }, l.text),
               ),
             ),

@@ -36,14 +36,20 @@ async function download(api: ApiClient, event: EventDetail): Promise<void> {
 }
 
 function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.Element {
-  const json = useMemo(() => (event.payload.data.length <= TREE_LIMIT ? parseJsonPayload(event.payload) : undefined), [event]);
+  const json = useMemo(
+    () => (event.payload.data.length <= TREE_LIMIT ? parseJsonPayload(event.payload) : undefined),
+    [event],
+  );
   const [view, setView] = useState<'tree' | 'raw'>(json ? 'tree' : 'raw');
   const [openDepth, setOpenDepth] = useState(2);
   const [treeKey, setTreeKey] = useState(0);
   const [downloadError, setDownloadError] = useState<string | null>(null);
   const binary = event.payload.encoding === 'base64';
   const text = event.payload.data;
-  const shown = text.length > TEXT_LIMIT ? `${text.slice(0, TEXT_LIMIT)}\n… (truncated; download for the full ${formatBytes(event.payload_size)})` : text;
+  const shown =
+    text.length > TEXT_LIMIT
+      ? `${text.slice(0, TEXT_LIMIT)}\n… (truncated; download for the full ${formatBytes(event.payload_size)})`
+      : text;
 
   return h(
     'section',
@@ -51,7 +57,16 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
     h(
       'div',
       { class: 'card-head' },
-      h('h3', { id: 'payload-title', class: 'card-title' }, 'Payload', h('span', { class: 'muted' }, ` ${formatBytes(event.payload_size)} · ${event.content_type ?? 'no content type'}`)),
+      h(
+        'h3',
+        { id: 'payload-title', class: 'card-title' },
+        'Payload',
+        h(
+          'span',
+          { class: 'muted' },
+          ` ${formatBytes(event.payload_size)} · ${event.content_type ?? 'no content type'}`,
+        ),
+      ),
       h(
         'div',
         { class: 'toolbar' },
@@ -59,23 +74,69 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
           ? h(
               'div',
               { class: 'segmented', role: 'group', 'aria-label': 'Payload view' },
-              h('button', { type: 'button', class: view === 'tree' ? 'is-active' : '', 'aria-pressed': view === 'tree', onClick: () => setView('tree') }, 'Tree'),
-              h('button', { type: 'button', class: view === 'raw' ? 'is-active' : '', 'aria-pressed': view === 'raw', onClick: () => setView('raw') }, 'Raw'),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: view === 'tree' ? 'is-active' : '',
+                  'aria-pressed': view === 'tree',
+                  onClick: () => setView('tree'),
+                },
+                'Tree',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: view === 'raw' ? 'is-active' : '',
+                  'aria-pressed': view === 'raw',
+                  onClick: () => setView('raw'),
+                },
+                'Raw',
+              ),
             )
           : null,
         json && view === 'tree'
           ? [
-              h('button', { type: 'button', class: 'btn btn-small btn-ghost', onClick: () => { setOpenDepth(99); setTreeKey(treeKey + 1); } }, 'Expand all'),
-              h('button', { type: 'button', class: 'btn btn-small btn-ghost', onClick: () => { setOpenDepth(1); setTreeKey(treeKey + 1); } }, 'Collapse'),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'btn btn-small btn-ghost',
+                  onClick: () => {
+                    setOpenDepth(99);
+                    setTreeKey(treeKey + 1);
+                  },
+                },
+                'Expand all',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'btn btn-small btn-ghost',
+                  onClick: () => {
+                    setOpenDepth(1);
+                    setTreeKey(treeKey + 1);
+                  },
+                },
+                'Collapse',
+              ),
             ]
           : null,
-        h(CopyButton, { text: () => (json && view === 'tree' ? JSON.stringify(json.value, null, 2) : text), label: binary ? 'Copy payload as base64' : 'Copy payload' }),
+        h(CopyButton, {
+          text: () => (json && view === 'tree' ? JSON.stringify(json.value, null, 2) : text),
+          label: binary ? 'Copy payload as base64' : 'Copy payload',
+        }),
         h(
           'button',
           {
             type: 'button',
             class: 'btn btn-small',
-            onClick: () => download(api, event).catch((err: unknown) => setDownloadError(err instanceof ApiError ? err.message : 'Download failed.')),
+            onClick: () =>
+              download(api, event).catch((err: unknown) =>
+                setDownloadError(err instanceof ApiError ? err.message : 'Download failed.'),
+              ),
           },
           h(Icon, { name: 'download' }),
           'Download',
@@ -83,7 +144,9 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
       ),
     ),
     downloadError ? h('p', { class: 'form-error' }, downloadError) : null,
-    binary ? h('p', { class: 'hint' }, 'Binary payload (not UTF-8): shown as base64. Download gives the exact bytes.') : null,
+    binary
+      ? h('p', { class: 'hint' }, 'Binary payload (not UTF-8): shown as base64. Download gives the exact bytes.')
+      : null,
     json && view === 'tree'
       ? h('div', { class: 'code-box' }, h(JsonTree, { key: treeKey, value: json.value, openDepth }))
       : h('pre', { class: `code-box${binary ? ' wrap' : ''}`, 'aria-label': 'Raw payload' }, shown),
@@ -98,7 +161,12 @@ function Headers({ event }: { event: EventDetail }): JSX.Element {
     h(
       'div',
       { class: 'card-head' },
-      h('h3', { id: 'headers-title', class: 'card-title' }, 'Headers', h('span', { class: 'muted' }, ` ${entries.length}`)),
+      h(
+        'h3',
+        { id: 'headers-title', class: 'card-title' },
+        'Headers',
+        h('span', { class: 'muted' }, ` ${entries.length}`),
+      ),
       h(CopyButton, { text: () => JSON.stringify(event.headers, null, 2), label: 'Copy headers as JSON' }),
     ),
     entries.length === 0
@@ -114,7 +182,11 @@ function Headers({ event }: { event: EventDetail }): JSX.Element {
                 'tr',
                 { key: name },
                 h('th', { scope: 'row', class: 'mono' }, name),
-                h('td', { class: `mono${value === '[redacted]' ? ' muted' : ''}` }, Array.isArray(value) ? value.join('\n') : (value ?? '')),
+                h(
+                  'td',
+                  { class: `mono${value === '[redacted]' ? ' muted' : ''}` },
+                  Array.isArray(value) ? value.join('\n') : (value ?? ''),
+                ),
               ),
             ),
           ),
@@ -133,7 +205,9 @@ export function EventDetailPane({ api, id, defaultTarget, compareWith, onClose }
     api
       .getEvent(id)
       .then((e) => current && setEvent(e))
-      .catch((err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the event.'));
+      .catch(
+        (err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the event.'),
+      );
     return () => {
       current = false;
     };
@@ -157,12 +231,30 @@ export function EventDetailPane({ api, id, defaultTarget, compareWith, onClose }
           'div',
           { class: 'toolbar' },
           compareWith
-            ? h('a', { class: 'btn btn-small', href: `#/diff/${compareWith}/${event.id}`, title: 'Diff the payload against the previous event of this type' }, h(Icon, { name: 'diff' }), 'Compare')
+            ? h(
+                'a',
+                {
+                  class: 'btn btn-small',
+                  href: `#/diff/${compareWith}/${event.id}`,
+                  title: 'Diff the payload against the previous event of this type',
+                },
+                h(Icon, { name: 'diff' }),
+                'Compare',
+              )
             : null,
-          h('button', { type: 'button', class: 'btn btn-small btn-ghost', onClick: onClose, 'aria-label': 'Close detail (Esc)' }, h(Icon, { name: 'x' })),
+          h(
+            'button',
+            { type: 'button', class: 'btn btn-small btn-ghost', onClick: onClose, 'aria-label': 'Close detail (Esc)' },
+            h(Icon, { name: 'x' }),
+          ),
         ),
       ),
-      h('div', { class: 'detail-sub' }, h('span', { class: 'provider-chip' }, event.provider), h('span', { class: 'muted' }, formatFullTime(event.received_at))),
+      h(
+        'div',
+        { class: 'detail-sub' },
+        h('span', { class: 'provider-chip' }, event.provider),
+        h('span', { class: 'muted' }, formatFullTime(event.received_at)),
+      ),
     ),
     h(
       'section',
@@ -181,9 +273,33 @@ export function EventDetailPane({ api, id, defaultTarget, compareWith, onClose }
     h(
       'dl',
       { class: 'meta-strip', 'aria-label': 'Event facts' },
-      h('div', null, h('dt', null, 'Event id'), h('dd', { class: 'mono with-action' }, h('span', { class: 'truncate-text' }, event.id), h(CopyButton, { text: () => event.id, label: 'Copy event id' }))),
-      h('div', null, h('dt', null, 'Delivery id'), h('dd', { class: 'mono truncate-text', title: event.external_id ?? '' }, event.external_id ?? h('span', { class: 'muted' }, 'none'))),
-      h('div', null, h('dt', null, 'Source'), h('dd', { class: 'mono' }, event.source_ip ?? h('span', { class: 'muted' }, 'queue'))),
+      h(
+        'div',
+        null,
+        h('dt', null, 'Event id'),
+        h(
+          'dd',
+          { class: 'mono with-action' },
+          h('span', { class: 'truncate-text' }, event.id),
+          h(CopyButton, { text: () => event.id, label: 'Copy event id' }),
+        ),
+      ),
+      h(
+        'div',
+        null,
+        h('dt', null, 'Delivery id'),
+        h(
+          'dd',
+          { class: 'mono truncate-text', title: event.external_id ?? '' },
+          event.external_id ?? h('span', { class: 'muted' }, 'none'),
+        ),
+      ),
+      h(
+        'div',
+        null,
+        h('dt', null, 'Source'),
+        h('dd', { class: 'mono' }, event.source_ip ?? h('span', { class: 'muted' }, 'queue')),
+      ),
       h('div', null, h('dt', null, 'Size'), h('dd', null, formatBytes(event.payload_size))),
     ),
     h(ReplayPanel, { api, eventId: event.id, defaultTarget }),

@@ -27,9 +27,12 @@ export function EventList(props: EventListProps): JSX.Element {
   useEffect(() => {
     const el = sentinel.current;
     if (!el) return undefined;
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) onLoadMore.current();
-    }, { rootMargin: '200px' });
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) onLoadMore.current();
+      },
+      { rootMargin: '200px' },
+    );
     observer.observe(el);
     return () => observer.disconnect();
   }, [props.hasMore]);
@@ -44,7 +47,13 @@ export function EventList(props: EventListProps): JSX.Element {
       'div',
       { class: 'empty' },
       h('p', { class: 'empty-title' }, 'No events yet'),
-      h('p', null, 'Send a webhook to one of your provider routes, or run ', h('code', null, 'npx switchboard trigger <provider>'), '. It will appear here within a second.'),
+      h(
+        'p',
+        null,
+        'Send a webhook to one of your provider routes, or run ',
+        h('code', null, 'npx switchboard trigger <provider>'),
+        '. It will appear here within a second.',
+      ),
     );
   }
 
@@ -66,7 +75,12 @@ export function EventList(props: EventListProps): JSX.Element {
           role: 'option',
           'aria-selected': e.id === props.selectedId ? 'true' : 'false',
           'data-event-id': e.id,
-          class: ['event-row', e.id === props.selectedId ? 'is-selected' : '', e.id === props.openId ? 'is-open' : '', props.fresh.has(e.id) ? 'is-fresh' : '']
+          class: [
+            'event-row',
+            e.id === props.selectedId ? 'is-selected' : '',
+            e.id === props.openId ? 'is-open' : '',
+            props.fresh.has(e.id) ? 'is-fresh' : '',
+          ]
             .filter(Boolean)
             .join(' '),
           onClick: () => {
@@ -79,13 +93,27 @@ export function EventList(props: EventListProps): JSX.Element {
           'div',
           { class: 'row-main' },
           h('div', { class: 'row-type' }, e.event_type || h('span', { class: 'muted' }, '(no type)')),
-          h('div', { class: 'row-meta' }, h('span', { class: 'row-provider' }, e.provider), h('span', { 'aria-hidden': 'true' }, ' · '), formatBytes(e.payload_size)),
+          h(
+            'div',
+            { class: 'row-meta' },
+            h('span', { class: 'row-provider' }, e.provider),
+            h('span', { 'aria-hidden': 'true' }, ' · '),
+            formatBytes(e.payload_size),
+          ),
         ),
-        h('time', { class: 'row-time', dateTime: e.received_at, title: formatFullTime(e.received_at) }, formatTime(e.received_at)),
+        h(
+          'time',
+          { class: 'row-time', dateTime: e.received_at, title: formatFullTime(e.received_at) },
+          formatTime(e.received_at),
+        ),
       ),
     ),
     props.hasMore
-      ? h('li', { ref: sentinel, class: 'list-more', role: 'presentation' }, h('button', { type: 'button', class: 'btn btn-link', onClick: props.onLoadMore }, 'Load older events'))
+      ? h(
+          'li',
+          { ref: sentinel, class: 'list-more', role: 'presentation' },
+          h('button', { type: 'button', class: 'btn btn-link', onClick: props.onLoadMore }, 'Load older events'),
+        )
       : props.events.length > 0
         ? h('li', { class: 'list-end', role: 'presentation' }, 'No older events')
         : null,

@@ -34,7 +34,11 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
   const set = (patch: Partial<EventFilters>): void => onChange((current) => ({ ...current, ...patch }));
 
   useDebounced(q, (v) => onChange((current) => (v === current.q ? current : { ...current, q: v })), 300);
-  useDebounced(type, (v) => onChange((current) => (v === current.eventType ? current : { ...current, eventType: v })), 300);
+  useDebounced(
+    type,
+    (v) => onChange((current) => (v === current.eventType ? current : { ...current, eventType: v })),
+    300,
+  );
   // Keep the text boxes in step when filters are cleared from outside.
   useEffect(() => setQ(filters.q), [filters.q]);
   useEffect(() => setType(filters.eventType), [filters.eventType]);
@@ -69,7 +73,12 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
       h('label', { class: 'sr-only', for: 'f-provider' }, 'Provider'),
       h(
         'select',
-        { id: 'f-provider', class: 'input grow', value: filters.provider, onChange: (e: Event) => set({ provider: (e.currentTarget as HTMLSelectElement).value }) },
+        {
+          id: 'f-provider',
+          class: 'input grow',
+          value: filters.provider,
+          onChange: (e: Event) => set({ provider: (e.currentTarget as HTMLSelectElement).value }),
+        },
         h('option', { value: '' }, 'All providers'),
         providers.map((p) => h('option', { key: p.name, value: p.name }, p.name)),
       ),
@@ -82,7 +91,11 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
         value: type,
         onInput: (e: Event) => setType((e.currentTarget as HTMLInputElement).value),
       }),
-      h('datalist', { id: 'f-type-list' }, eventTypes.map((t) => h('option', { key: t, value: t }))),
+      h(
+        'datalist',
+        { id: 'f-type-list' },
+        eventTypes.map((t) => h('option', { key: t, value: t })),
+      ),
     ),
     h(
       'div',
@@ -90,7 +103,13 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
       h('label', { class: 'sr-only', for: 'f-verified' }, 'Verification'),
       h(
         'select',
-        { id: 'f-verified', class: 'input', value: filters.verified, onChange: (e: Event) => set({ verified: (e.currentTarget as HTMLSelectElement).value as EventFilters['verified'] }) },
+        {
+          id: 'f-verified',
+          class: 'input',
+          value: filters.verified,
+          onChange: (e: Event) =>
+            set({ verified: (e.currentTarget as HTMLSelectElement).value as EventFilters['verified'] }),
+        },
         h('option', { value: '' }, 'Any trust'),
         h('option', { value: 'true' }, 'Verified only'),
         h('option', { value: 'false' }, 'Unverified only'),
@@ -98,7 +117,12 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
       h('label', { class: 'sr-only', for: 'f-range' }, 'Time range'),
       h(
         'select',
-        { id: 'f-range', class: 'input', value: range, onChange: (e: Event) => chooseRange((e.currentTarget as HTMLSelectElement).value) },
+        {
+          id: 'f-range',
+          class: 'input',
+          value: range,
+          onChange: (e: Event) => chooseRange((e.currentTarget as HTMLSelectElement).value),
+        },
         h('option', { value: '' }, 'Any time'),
         RANGES.map((r) => h('option', { key: r.value, value: r.value }, r.label)),
         h('option', { value: 'custom' }, 'Custom range…'),
@@ -123,9 +147,21 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
           'div',
           { class: 'filter-row' },
           h('label', { for: 'f-from', class: 'inline-label' }, 'From'),
-          h('input', { id: 'f-from', type: 'datetime-local', class: 'input grow', value: filters.from, onChange: (e: Event) => set({ from: (e.currentTarget as HTMLInputElement).value }) }),
+          h('input', {
+            id: 'f-from',
+            type: 'datetime-local',
+            class: 'input grow',
+            value: filters.from,
+            onChange: (e: Event) => set({ from: (e.currentTarget as HTMLInputElement).value }),
+          }),
           h('label', { for: 'f-to', class: 'inline-label' }, 'To'),
-          h('input', { id: 'f-to', type: 'datetime-local', class: 'input grow', value: filters.to, onChange: (e: Event) => set({ to: (e.currentTarget as HTMLInputElement).value }) }),
+          h('input', {
+            id: 'f-to',
+            type: 'datetime-local',
+            class: 'input grow',
+            value: filters.to,
+            onChange: (e: Event) => set({ to: (e.currentTarget as HTMLInputElement).value }),
+          }),
         )
       : null,
   );

@@ -11,7 +11,8 @@ export function formatTime(iso: string, now: Date = new Date()): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  const sameDay = d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
+  const sameDay =
+    d.getFullYear() === now.getFullYear() && d.getMonth() === now.getMonth() && d.getDate() === now.getDate();
   return sameDay ? time : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
 }
 
@@ -36,7 +37,10 @@ export function decodePayload(payload: { encoding: 'utf8' | 'base64'; data: stri
 }
 
 /** The payload as a JSON value when it is JSON text; undefined otherwise. */
-export function parseJsonPayload(payload: { encoding: 'utf8' | 'base64'; data: string }): { value: unknown } | undefined {
+export function parseJsonPayload(payload: {
+  encoding: 'utf8' | 'base64';
+  data: string;
+}): { value: unknown } | undefined {
   if (payload.encoding !== 'utf8') return undefined;
   const first = payload.data.trimStart()[0];
   if (first !== '{' && first !== '[') return undefined;

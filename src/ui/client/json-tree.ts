@@ -14,7 +14,11 @@ function Scalar({ value }: { value: unknown }): JSX.Element {
 
 function Key({ name }: { name: string | number | undefined }): JSX.Element | null {
   if (name === undefined) return null;
-  return h('span', { class: typeof name === 'number' ? 'j-index' : 'j-key' }, typeof name === 'number' ? `${name}: ` : `${JSON.stringify(name)}: `);
+  return h(
+    'span',
+    { class: typeof name === 'number' ? 'j-index' : 'j-key' },
+    typeof name === 'number' ? `${name}: ` : `${JSON.stringify(name)}: `,
+  );
 }
 
 interface NodeProps {
@@ -42,10 +46,16 @@ function JsonNode({ name, value, depth, openDepth, last }: NodeProps): JSX.Eleme
   const count = `${entries.length} ${isArray ? (entries.length === 1 ? 'item' : 'items') : entries.length === 1 ? 'key' : 'keys'}`;
   const children: ComponentChildren[] = entries
     .slice(0, shown)
-    .map(([k, v], i) => h(JsonNode, { key: k, name: k, value: v, depth: depth + 1, openDepth, last: i === entries.length - 1 }));
+    .map(([k, v], i) =>
+      h(JsonNode, { key: k, name: k, value: v, depth: depth + 1, openDepth, last: i === entries.length - 1 }),
+    );
   if (entries.length > shown) {
     children.push(
-      h('button', { type: 'button', class: 'btn btn-link j-more', onClick: () => setShown(shown + CHILD_PAGE * 5) }, `show ${Math.min(entries.length - shown, CHILD_PAGE * 5)} more of ${entries.length - shown}`),
+      h(
+        'button',
+        { type: 'button', class: 'btn btn-link j-more', onClick: () => setShown(shown + CHILD_PAGE * 5) },
+        `show ${Math.min(entries.length - shown, CHILD_PAGE * 5)} more of ${entries.length - shown}`,
+      ),
     );
   }
   return h(
@@ -67,5 +77,9 @@ function JsonNode({ name, value, depth, openDepth, last }: NodeProps): JSX.Eleme
 
 /** A collapsible view of a JSON value; native <details> elements do the collapsing, keyboard included. */
 export function JsonTree({ value, openDepth }: { value: unknown; openDepth: number }): JSX.Element {
-  return h('div', { class: 'json-tree', role: 'group', 'aria-label': 'Payload as a JSON tree' }, h(JsonNode, { name: undefined, value, depth: 0, openDepth, last: true }));
+  return h(
+    'div',
+    { class: 'json-tree', role: 'group', 'aria-label': 'Payload as a JSON tree' },
+    h(JsonNode, { name: undefined, value, depth: 0, openDepth, last: true }),
+  );
 }

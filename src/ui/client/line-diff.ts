@@ -32,7 +32,9 @@ export function diffLines(aText: string, bText: string): DiffLine[] {
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
         lcs[i * width + j] =
-          am[i] === bm[j] ? (lcs[(i + 1) * width + j + 1] ?? 0) + 1 : Math.max(lcs[(i + 1) * width + j] ?? 0, lcs[i * width + j + 1] ?? 0);
+          am[i] === bm[j]
+            ? (lcs[(i + 1) * width + j + 1] ?? 0) + 1
+            : Math.max(lcs[(i + 1) * width + j] ?? 0, lcs[i * width + j + 1] ?? 0);
       }
     }
     let i = 0;

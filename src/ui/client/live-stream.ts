@@ -83,7 +83,12 @@ export class LiveStream {
       silence = setTimeout(() => abort.abort(), SILENCE_LIMIT_MS);
     };
     try {
-      const response = await fetch('/api/stream', { headers, cache: 'no-store', credentials: 'omit', signal: abort.signal });
+      const response = await fetch('/api/stream', {
+        headers,
+        cache: 'no-store',
+        credentials: 'omit',
+        signal: abort.signal,
+      });
       if (response.status === 401) {
         this.stopped = true;
         this.handlers.onUnauthorized();

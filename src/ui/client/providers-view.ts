@@ -14,7 +14,9 @@ export function triggerCommand(p: ProviderStatus, origin: string): string {
   const base = origin === DEFAULT_BASE ? '' : ` --url ${origin}`;
   if (p.family === 'queue') {
     const sample = shellQuote('{"type":"test.event","hello":"switchboard"}');
-    return p.mode === 'streams' ? `redis-cli XADD ${p.channel ?? p.name} '*' payload ${sample}` : `redis-cli PUBLISH ${p.channel ?? p.name} ${sample}`;
+    return p.mode === 'streams'
+      ? `redis-cli XADD ${p.channel ?? p.name} '*' payload ${sample}`
+      : `redis-cli PUBLISH ${p.channel ?? p.name} ${sample}`;
   }
   if (p.trust_mode === 'signed') return `npx switchboard trigger ${p.name}${base}`;
   const header = p.trust_mode === 'token' ? ` -H 'X-Webhook-Token: $WEBHOOK_TOKEN'` : '';
@@ -27,18 +29,33 @@ const SECRET_TEXT: Record<ProviderStatus['secret_status'], string> = {
   'none-by-design': 'No secret (by design)',
 };
 
-export function ProvidersView({ providers, error }: { providers: readonly ProviderStatus[] | null; error: string | null }): JSX.Element {
+export function ProvidersView({
+  providers,
+  error,
+}: {
+  providers: readonly ProviderStatus[] | null;
+  error: string | null;
+}): JSX.Element {
   const origin = location.origin;
   return h(
     'main',
     { class: 'page', 'aria-labelledby': 'providers-title' },
     h('h1', { id: 'providers-title', class: 'page-title' }, 'Providers'),
-    h('p', { class: 'muted page-lead' }, 'Where events come from, how each one is verified, and a command to send it a test event.'),
+    h(
+      'p',
+      { class: 'muted page-lead' },
+      'Where events come from, how each one is verified, and a command to send it a test event.',
+    ),
     error ? h('p', { class: 'form-error', role: 'alert' }, error) : null,
     providers === null
       ? h('p', { class: 'muted' }, 'Loading…')
       : providers.length === 0
-        ? h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, 'No providers configured'), h('p', null, 'Add providers to switchboard.yaml and restart.'))
+        ? h(
+            'div',
+            { class: 'empty' },
+            h('p', { class: 'empty-title' }, 'No providers configured'),
+            h('p', null, 'Add providers to switchboard.yaml and restart.'),
+          )
         : h(
             'ul',
             { class: 'provider-grid', 'aria-label': 'Configured providers' },
@@ -57,18 +74,44 @@ export function ProvidersView({ providers, error }: { providers: readonly Provid
                   'dl',
                   { class: 'facts' },
                   h('dt', null, p.family === 'queue' ? 'Channel' : 'Route'),
-                  h('dd', { class: 'mono' }, p.family === 'queue' ? `${p.channel ?? ''} (${p.mode ?? 'pubsub'})` : `POST ${p.route ?? ''}`),
+                  h(
+                    'dd',
+                    { class: 'mono' },
+                    p.family === 'queue' ? `${p.channel ?? ''} (${p.mode ?? 'pubsub'})` : `POST ${p.route ?? ''}`,
+                  ),
                   h('dt', null, 'Preset'),
                   h('dd', null, p.preset ?? p.trust_mode),
                   h('dt', null, 'Secret'),
-                  h('dd', null, h('span', { class: `pill ${p.secret_status === 'missing' ? 'pill-bad' : p.secret_status === 'configured' ? 'pill-good' : 'pill-neutral'}` }, SECRET_TEXT[p.secret_status])),
+                  h(
+                    'dd',
+                    null,
+                    h(
+                      'span',
+                      {
+                        class: `pill ${p.secret_status === 'missing' ? 'pill-bad' : p.secret_status === 'configured' ? 'pill-good' : 'pill-neutral'}`,
+                      },
+                      SECRET_TEXT[p.secret_status],
+                    ),
+                  ),
                   p.family === 'queue'
                     ? [
                         h('dt', null, 'Connection'),
-                        h('dd', null, h('span', { class: `pill ${p.connection === 'connected' ? 'pill-good' : p.connection === 'connecting' ? 'pill-warn' : 'pill-bad'}` }, p.connection ?? 'disconnected')),
+                        h(
+                          'dd',
+                          null,
+                          h(
+                            'span',
+                            {
+                              class: `pill ${p.connection === 'connected' ? 'pill-good' : p.connection === 'connecting' ? 'pill-warn' : 'pill-bad'}`,
+                            },
+                            p.connection ?? 'disconnected',
+                          ),
+                        ),
                       ]
                     : null,
-                  p.enabled ? null : [h('dt', null, 'State'), h('dd', null, h('span', { class: 'pill pill-neutral' }, 'disabled'))],
+                  p.enabled
+                    ? null
+                    : [h('dt', null, 'State'), h('dd', null, h('span', { class: 'pill pill-neutral' }, 'disabled'))],
                 ),
                 h(
                   'div',

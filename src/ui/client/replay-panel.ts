@@ -13,7 +13,15 @@ function statusClass(status: number | null): string {
   return 'warn';
 }
 
-export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; eventId: string; defaultTarget: string | null }): JSX.Element {
+export function ReplayPanel({
+  api,
+  eventId,
+  defaultTarget,
+}: {
+  api: ApiClient;
+  eventId: string;
+  defaultTarget: string | null;
+}): JSX.Element {
   const [target, setTarget] = useState(defaultTarget ?? '');
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>(null);
@@ -27,7 +35,9 @@ export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; e
         setHistory(h.attempts);
         setHistoryError(null);
       })
-      .catch((err: unknown) => setHistoryError(err instanceof ApiError ? err.message : 'Could not load the replay history.'));
+      .catch((err: unknown) =>
+        setHistoryError(err instanceof ApiError ? err.message : 'Could not load the replay history.'),
+      );
   }, [api, eventId]);
 
   useEffect(() => {
@@ -44,7 +54,10 @@ export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; e
     try {
       setOutcome({ kind: 'result', result: await api.replay(eventId, target) });
     } catch (err) {
-      setOutcome({ kind: 'error', error: err instanceof ApiError ? err : new ApiError(0, 'internal', 'Replay failed.') });
+      setOutcome({
+        kind: 'error',
+        error: err instanceof ApiError ? err : new ApiError(0, 'internal', 'Replay failed.'),
+      });
     } finally {
       setBusy(false);
       loadHistory();
@@ -72,12 +85,19 @@ export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; e
           required: defaultTarget === null,
           onInput: (ev: Event) => setTarget((ev.currentTarget as HTMLInputElement).value),
         }),
-        h('button', { type: 'submit', class: 'btn btn-primary', disabled: busy }, h(Icon, { name: 'send' }), busy ? 'Sending…' : 'Replay'),
+        h(
+          'button',
+          { type: 'submit', class: 'btn btn-primary', disabled: busy },
+          h(Icon, { name: 'send' }),
+          busy ? 'Sending…' : 'Replay',
+        ),
       ),
       h(
         'p',
         { class: 'hint' },
-        defaultTarget ? ['Default: ', h('code', null, defaultTarget), '. '] : 'No default target is configured (replay.default_target). ',
+        defaultTarget
+          ? ['Default: ', h('code', null, defaultTarget), '. ']
+          : 'No default target is configured (replay.default_target). ',
         'Only loopback and replay.allow hosts are accepted.',
       ),
     ),
@@ -86,17 +106,35 @@ export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; e
       : outcome.kind === 'result'
         ? h(
             'div',
-            { class: `result result-${statusClass(outcome.result.response_status)}`, role: 'status', 'data-testid': 'replay-result' },
-            h('strong', null, outcome.result.delivered ? `Delivered — HTTP ${outcome.result.response_status ?? '?'}` : 'Not delivered'),
+            {
+              class: `result result-${statusClass(outcome.result.response_status)}`,
+              role: 'status',
+              'data-testid': 'replay-result',
+            },
+            h(
+              'strong',
+              null,
+              outcome.result.delivered ? `Delivered — HTTP ${outcome.result.response_status ?? '?'}` : 'Not delivered',
+            ),
             h('span', null, ` in ${Math.round(outcome.result.response_ms)} ms to `),
             h('code', null, outcome.result.target_url),
           )
         : h(
             'div',
             { class: 'result result-bad', role: 'alert', 'data-testid': 'replay-result' },
-            h('strong', null, outcome.error.code === 'rate_limited' ? 'Rate limited' : outcome.error.code === 'replay_failed' ? 'Target unreachable' : 'Refused'),
+            h(
+              'strong',
+              null,
+              outcome.error.code === 'rate_limited'
+                ? 'Rate limited'
+                : outcome.error.code === 'replay_failed'
+                  ? 'Target unreachable'
+                  : 'Refused',
+            ),
             h('span', null, `: ${outcome.error.message}`),
-            outcome.error.retryAfter !== undefined ? h('span', null, ` Try again in ${outcome.error.retryAfter} s.`) : null,
+            outcome.error.retryAfter !== undefined
+              ? h('span', null, ` Try again in ${outcome.error.retryAfter} s.`)
+              : null,
           ),
     h('h4', { class: 'subhead' }, 'History'),
     historyError
@@ -108,7 +146,18 @@ export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; e
           : h(
               'table',
               { class: 'table', 'aria-label': 'Replay history' },
-              h('thead', null, h('tr', null, h('th', null, 'When'), h('th', null, 'Target'), h('th', null, 'Result'), h('th', null, 'By'))),
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  h('th', null, 'When'),
+                  h('th', null, 'Target'),
+                  h('th', null, 'Result'),
+                  h('th', null, 'By'),
+                ),
+              ),
               h(
                 'tbody',
                 null,
@@ -122,7 +171,11 @@ export function ReplayPanel({ api, eventId, defaultTarget }: { api: ApiClient; e
                       'td',
                       null,
                       a.delivered
-                        ? h('span', { class: `pill pill-${statusClass(a.response_status)}` }, `HTTP ${a.response_status ?? '?'}`)
+                        ? h(
+                            'span',
+                            { class: `pill pill-${statusClass(a.response_status)}` },
+                            `HTTP ${a.response_status ?? '?'}`,
+                          )
                         : h('span', { class: 'pill pill-bad' }, a.error_code ?? 'failed'),
                       a.response_ms !== null ? h('span', { class: 'muted' }, ` ${Math.round(a.response_ms)} ms`) : null,
                     ),

@@ -2,7 +2,13 @@ import { h, type JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiClient, ApiError } from './api-client.ts';
 
-export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => void; notice: string | null }): JSX.Element {
+export function SignIn({
+  onSignedIn,
+  notice,
+}: {
+  onSignedIn: (token: string) => void;
+  notice: string | null;
+}): JSX.Element {
   const [token, setToken] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -39,7 +45,12 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
     h(
       'form',
       { class: 'signin-card', onSubmit: submit, 'aria-labelledby': 'signin-title' },
-      h('div', { class: 'brand brand-large' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'switchboard'),
+      h(
+        'div',
+        { class: 'brand brand-large' },
+        h('span', { class: 'brand-mark', 'aria-hidden': 'true' }),
+        'switchboard',
+      ),
       h('h1', { id: 'signin-title' }, 'Sign in'),
       notice ? h('p', { class: 'notice', role: 'status' }, notice) : null,
       h('label', { for: 'token' }, 'API token'),
@@ -57,7 +68,11 @@ export function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => 
         'aria-describedby': error ? 'signin-error token-hint' : 'token-hint',
       }),
       error ? h('p', { id: 'signin-error', class: 'form-error', role: 'alert' }, error) : null,
-      h('button', { type: 'submit', class: 'btn btn-primary btn-block', disabled: busy }, busy ? 'Checking…' : 'Sign in'),
+      h(
+        'button',
+        { type: 'submit', class: 'btn btn-primary btn-block', disabled: busy },
+        busy ? 'Checking…' : 'Sign in',
+      ),
       h(
         'p',
         { id: 'token-hint', class: 'hint' },

@@ -57,7 +57,8 @@ export class SseParser {
 
   private line(line: string, result: SseParseResult): void {
     if (line === '') {
-      if (this.hasData) result.messages.push({ event: this.event || 'message', data: this.data.join('\n'), id: this.lastId });
+      if (this.hasData)
+        result.messages.push({ event: this.event || 'message', data: this.data.join('\n'), id: this.lastId });
       this.event = '';
       this.data = [];
       this.hasData = false;

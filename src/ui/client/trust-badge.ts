@@ -20,19 +20,57 @@ interface TrustLook {
 export function trustLook(trustMode: TrustMode, verified: boolean): TrustLook {
   if (trustMode === 'signed') {
     return verified
-      ? { level: 'verified', icon: 'shield-check', label: 'Verified signature', short: 'Verified', explain: 'The provider signed these bytes and the signature checked out.' }
-      : { level: 'failed', icon: 'shield-x', label: 'Signature failed', short: 'Sig failed', explain: 'The signature was missing or did not match: do not trust this payload.' };
+      ? {
+          level: 'verified',
+          icon: 'shield-check',
+          label: 'Verified signature',
+          short: 'Verified',
+          explain: 'The provider signed these bytes and the signature checked out.',
+        }
+      : {
+          level: 'failed',
+          icon: 'shield-x',
+          label: 'Signature failed',
+          short: 'Sig failed',
+          explain: 'The signature was missing or did not match: do not trust this payload.',
+        };
   }
   if (trustMode === 'token') {
-    return { level: 'token', icon: 'key', label: 'Unverified — shared token', short: 'Token', explain: 'A shared token was compared. It proves who knows the token, not what was sent.' };
+    return {
+      level: 'token',
+      icon: 'key',
+      label: 'Unverified — shared token',
+      short: 'Token',
+      explain: 'A shared token was compared. It proves who knows the token, not what was sent.',
+    };
   }
   if (trustMode === 'queue') {
-    return { level: 'queue', icon: 'inbox', label: 'Unverified — queue message', short: 'Queue', explain: 'Read from a Redis queue; nothing about its origin was checked.' };
+    return {
+      level: 'queue',
+      icon: 'inbox',
+      label: 'Unverified — queue message',
+      short: 'Queue',
+      explain: 'Read from a Redis queue; nothing about its origin was checked.',
+    };
   }
-  return { level: 'open', icon: 'globe', label: 'Unverified — open endpoint', short: 'Open', explain: 'Anyone who can reach the route could have sent this.' };
+  return {
+    level: 'open',
+    icon: 'globe',
+    label: 'Unverified — open endpoint',
+    short: 'Open',
+    explain: 'Anyone who can reach the route could have sent this.',
+  };
 }
 
-export function TrustBadge({ trustMode, verified, size = 'small' }: { trustMode: TrustMode; verified: boolean; size?: 'small' | 'large' }): JSX.Element {
+export function TrustBadge({
+  trustMode,
+  verified,
+  size = 'small',
+}: {
+  trustMode: TrustMode;
+  verified: boolean;
+  size?: 'small' | 'large';
+}): JSX.Element {
   const look = trustLook(trustMode, verified);
   return h(
     'span',
@@ -44,18 +82,40 @@ export function TrustBadge({ trustMode, verified, size = 'small' }: { trustMode:
     h(Icon, { name: look.icon }),
     size === 'large'
       ? h('span', { class: 'badge-text' }, look.label)
-      : [h('span', { class: 'badge-text', 'aria-hidden': 'true' }, look.short), h('span', { class: 'sr-only' }, look.label)],
+      : [
+          h('span', { class: 'badge-text', 'aria-hidden': 'true' }, look.short),
+          h('span', { class: 'sr-only' }, look.label),
+        ],
   );
 }
 
 /** A provider's trust as a badge: what its events can be, not whether one was verified. */
-export function ProviderTrustBadge({ provider }: { provider: Pick<ProviderStatus, 'trust_mode' | 'secret_status'> }): JSX.Element {
+export function ProviderTrustBadge({
+  provider,
+}: {
+  provider: Pick<ProviderStatus, 'trust_mode' | 'secret_status'>;
+}): JSX.Element {
   const { trust_mode: mode, secret_status: secret } = provider;
   const look: { level: TrustLevel; icon: IconName; label: string; explain: string } =
     mode === 'signed'
       ? secret === 'missing'
-        ? { level: 'failed', icon: 'shield-x', label: 'Signed — no secret', explain: 'Needs a secret: its deliveries are rejected until one is set.' }
-        : { level: 'verified', icon: 'shield-check', label: 'Signed', explain: 'Signatures are checked: its events can be verified.' }
+        ? {
+            level: 'failed',
+            icon: 'shield-x',
+            label: 'Signed — no secret',
+            explain: 'Needs a secret: its deliveries are rejected until one is set.',
+          }
+        : {
+            level: 'verified',
+            icon: 'shield-check',
+            label: 'Signed',
+            explain: 'Signatures are checked: its events can be verified.',
+          }
       : { ...trustLook(mode, false), label: trustLook(mode, false).short };
-  return h('span', { class: `badge badge-${look.level} badge-small`, title: look.explain, 'data-trust': look.level }, h(Icon, { name: look.icon }), h('span', { class: 'badge-text' }, look.label));
+  return h(
+    'span',
+    { class: `badge badge-${look.level} badge-small`, title: look.explain, 'data-trust': look.level },
+    h(Icon, { name: look.icon }),
+    h('span', { class: 'badge-text' }, look.label),
+  );
 }

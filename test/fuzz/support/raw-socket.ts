@@ -40,7 +40,11 @@ export function parseResponse(data: Buffer, ended: boolean): RawResponse | null 
   const length = headers['content-length'];
   if (length !== undefined) {
     const n = Number(length);
-    return rest.length >= n ? { status, headers, body: rest.subarray(0, n) } : ended ? { status, headers, body: rest } : null;
+    return rest.length >= n
+      ? { status, headers, body: rest.subarray(0, n) }
+      : ended
+        ? { status, headers, body: rest }
+        : null;
   }
   if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
     const chunks: Buffer[] = [];
@@ -57,7 +61,8 @@ export function parseResponse(data: Buffer, ended: boolean): RawResponse | null 
     }
   }
   // No length and not chunked: the body runs to the end of the connection (or is empty for 1xx/204/304).
-  if (status === 204 || status === 304 || (status >= 100 && status < 200)) return { status, headers, body: Buffer.alloc(0) };
+  if (status === 204 || status === 304 || (status >= 100 && status < 200))
+    return { status, headers, body: Buffer.alloc(0) };
   return ended ? { status, headers, body: rest } : null;
 }
 
@@ -101,7 +106,11 @@ export function openRaw(port: number, host = '127.0.0.1'): Promise<RawExchange> 
 }
 
 /** Sends the bytes at once and waits for the answer (or the server closing the socket), bounded. */
-export async function rawRequest(port: number, bytes: Buffer | string, timeoutMs = 10_000): Promise<RawResponse | null> {
+export async function rawRequest(
+  port: number,
+  bytes: Buffer | string,
+  timeoutMs = 10_000,
+): Promise<RawResponse | null> {
   const exchange = await openRaw(port);
   const timer = setTimeout(() => exchange.destroy(), timeoutMs);
   try {

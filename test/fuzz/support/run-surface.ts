@@ -18,7 +18,12 @@ export interface SurfaceReport {
 export async function runSurface<Case>(
   surface: Surface<Case>,
   target: FuzzTarget,
-  options: { numRuns: number; seed: number; state?: SurfaceState; /** For surfaces that need no server (config). */ skipLiveness?: boolean },
+  options: {
+    numRuns: number;
+    seed: number;
+    state?: SurfaceState;
+    /** For surfaces that need no server (config). */ skipLiveness?: boolean;
+  },
 ): Promise<SurfaceReport> {
   const state = options.state ?? newState();
   await surface.prepare?.(target, state);
@@ -36,7 +41,8 @@ export async function runSurface<Case>(
     { numRuns: options.numRuns, seed: options.seed, endOnFailure: true },
   );
   const durationMs = performance.now() - started;
-  if (options.skipLiveness !== true && !(await isResponsive(target))) throw new Error(`${surface.name}: the server stopped answering /healthz after ${cases} cases`);
+  if (options.skipLiveness !== true && !(await isResponsive(target)))
+    throw new Error(`${surface.name}: the server stopped answering /healthz after ${cases} cases`);
   const faults = target.faults();
   if (faults.length > 0) throw new Error(`${surface.name}: the server reported a fault:\n${faults.join('\n')}`);
   return { surface: surface.name, cases, durationMs, outcomes };

@@ -80,7 +80,8 @@ async function send(
   });
   const text = await response.body.text();
   const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value ?? '');
+  for (const [name, value] of Object.entries(response.headers))
+    flat[name] = Array.isArray(value) ? value.join(', ') : String(value ?? '');
   return { status: response.statusCode, headers: flat, text };
 }
 
@@ -111,7 +112,10 @@ function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp 
     if (!allowed) fail(`${what}: answered ${answer.status}: ${answer.text.slice(0, 400)}`);
   }
   for (const message of jsonRpcMessages(answer)) {
-    const m = message as { error?: { code?: unknown; message?: unknown }; result?: { isError?: unknown; content?: Array<{ text?: unknown }> } };
+    const m = message as {
+      error?: { code?: unknown; message?: unknown };
+      result?: { isError?: unknown; content?: Array<{ text?: unknown }> };
+    };
     if (m?.error?.code === -32603) fail(`${what}: JSON-RPC internal error: ${String(m.error.message)}`);
     if (m?.error?.code === 'internal') fail(`${what}: internal error envelope: ${String(m.error.message)}`);
     if (m?.result?.isError === true) {
@@ -119,12 +123,19 @@ function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp 
       if (/"code"\s*:\s*"internal"/.test(text)) fail(`${what}: tool answered internal: ${text.slice(0, 400)}`);
     }
   }
-  if (/"code"\s*:\s*"internal"/.test(answer.text)) fail(`${what}: internal error in the answer: ${answer.text.slice(0, 400)}`);
+  if (/"code"\s*:\s*"internal"/.test(answer.text))
+    fail(`${what}: internal error in the answer: ${answer.text.slice(0, 400)}`);
 }
 
-function sameSnapshot(what: string, before: Record<string, string>, after: Record<string, string>, tables: readonly string[]): void {
+function sameSnapshot(
+  what: string,
+  before: Record<string, string>,
+  after: Record<string, string>,
+  tables: readonly string[],
+): void {
   for (const table of tables) {
-    if (before[table] !== after[table]) fail(`${what}: rejected input changed ${table} (${before[table]} → ${after[table]})`);
+    if (before[table] !== after[table])
+      fail(`${what}: rejected input changed ${table} (${before[table]} → ${after[table]})`);
   }
 }
 
@@ -152,19 +163,28 @@ export async function openMcpSession(target: FuzzTarget): Promise<string> {
     }),
   );
   const sessionId = init.headers['mcp-session-id'];
-  if (init.status !== 200 || sessionId === undefined) throw new Error(`could not open an MCP session: ${init.status} ${init.text}`);
+  if (init.status !== 200 || sessionId === undefined)
+    throw new Error(`could not open an MCP session: ${init.status} ${init.text}`);
   await send(
     target,
     'POST',
     '/mcp',
-    { authorization: `Bearer ${target.token}`, 'content-type': 'application/json', accept: MCP_ACCEPT, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL_VERSION },
+    {
+      authorization: `Bearer ${target.token}`,
+      'content-type': 'application/json',
+      accept: MCP_ACCEPT,
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': PROTOCOL_VERSION,
+    },
     JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   );
   return sessionId;
 }
 
 async function closeSession(target: FuzzTarget, sessionId: string): Promise<void> {
-  await send(target, 'DELETE', '/mcp', { authorization: `Bearer ${target.token}`, 'mcp-session-id': sessionId }).catch(() => undefined);
+  await send(target, 'DELETE', '/mcp', { authorization: `Bearer ${target.token}`, 'mcp-session-id': sessionId }).catch(
+    () => undefined,
+  );
 }
 
 async function seedEvents(target: FuzzTarget, state: SurfaceState): Promise<void> {
@@ -187,15 +207,21 @@ const shortText = fc.string({ maxLength: 80, unit: 'binary' });
 /** A valid cursor with one character changed, truncated or extended. */
 const mutate = (text: string): fc.Arbitrary<string> =>
   fc.oneof(
-    fc.nat({ max: Math.max(0, text.length - 1) }).chain((i) =>
-      fc.constantFrom('A', '_', '-', '=', '/', '+', '%', '\u00e9').map((c) => text.slice(0, i) + c + text.slice(i + 1)),
-    ),
+    fc
+      .nat({ max: Math.max(0, text.length - 1) })
+      .chain((i) =>
+        fc
+          .constantFrom('A', '_', '-', '=', '/', '+', '%', '\u00e9')
+          .map((c) => text.slice(0, i) + c + text.slice(i + 1)),
+      ),
     fc.nat({ max: text.length }).map((i) => text.slice(0, i)),
     shortText.map((extra) => text + extra),
   );
 
 export function cursorArbitrary(state: SurfaceState): fc.Arbitrary<string> {
-  const valid = fc.constantFrom(...(state.cursors.length > 0 ? state.cursors : ['AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']));
+  const valid = fc.constantFrom(
+    ...(state.cursors.length > 0 ? state.cursors : ['AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']),
+  );
   return fc.oneof(
     valid,
     valid.chain(mutate),
@@ -208,7 +234,9 @@ export function cursorArbitrary(state: SurfaceState): fc.Arbitrary<string> {
 
 export const sinceArbitrary: fc.Arbitrary<string> = fc.oneof(
   fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true }).map((d) => d.toISOString()),
-  fc.date({ min: new Date('1900-01-01'), max: new Date('2200-01-01'), noInvalidDate: true }).map((d) => d.toISOString().replace('Z', '+14:00')),
+  fc
+    .date({ min: new Date('1900-01-01'), max: new Date('2200-01-01'), noInvalidDate: true })
+    .map((d) => d.toISOString().replace('Z', '+14:00')),
   fc.constantFrom(
     '2024-13-45T25:61:61Z',
     '0000-00-00T00:00:00Z',
@@ -251,7 +279,9 @@ function targetUrlArbitrary(target: FuzzTarget): fc.Arbitrary<unknown> {
     path.map((p) => `http://localhost:${target.consumerPort}/${p}`),
     path.map((p) => `http://[::1]:${target.consumerPort}/${p}`),
     fc.constant(`http://127.0.0.1:${target.closedPort}/`),
-    fc.constantFrom('/hooks/github', '/hooks/open', '/mcp', '/HOOKS/open', '/%68ooks/open').map((p) => `http://127.0.0.1:${target.port}${p}`),
+    fc
+      .constantFrom('/hooks/github', '/hooks/open', '/mcp', '/HOOKS/open', '/%68ooks/open')
+      .map((p) => `http://127.0.0.1:${target.port}${p}`),
     fc.constantFrom(
       'ftp://127.0.0.1/',
       'file:///etc/passwd',
@@ -302,22 +332,38 @@ export interface JsonRpcCase {
 
 const jsonRpcParams = fc.oneof(
   { weight: 1, arbitrary: anyJson },
-  { weight: 4, arbitrary: fc.record(
-    {
-      name: fc.oneof(fc.constantFrom('list_webhook_events', 'get_webhook_event', 'list_providers', 'replay_webhook_event'), fc.string({ maxLength: 30 })),
-      arguments: anyJson,
-      uri: fc.oneof(fc.constant('switchboard://events/recent'), fc.string({ maxLength: 60 })),
-      protocolVersion: fc.oneof(fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05'), fc.string({ maxLength: 12 })),
-      capabilities: anyJson,
-      clientInfo: anyJson,
-      level: fc.string({ maxLength: 10 }),
-      cursor: fc.string({ maxLength: 50 }),
-      _meta: fc.oneof({ weight: 4, arbitrary: fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { maxKeys: 2 }) }, { weight: 1, arbitrary: anyJson }),
-    },
-    { requiredKeys: [] },
-  ) },
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      {
+        name: fc.oneof(
+          fc.constantFrom('list_webhook_events', 'get_webhook_event', 'list_providers', 'replay_webhook_event'),
+          fc.string({ maxLength: 30 }),
+        ),
+        arguments: anyJson,
+        uri: fc.oneof(fc.constant('switchboard://events/recent'), fc.string({ maxLength: 60 })),
+        protocolVersion: fc.oneof(
+          fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05'),
+          fc.string({ maxLength: 12 }),
+        ),
+        capabilities: anyJson,
+        clientInfo: anyJson,
+        level: fc.string({ maxLength: 10 }),
+        cursor: fc.string({ maxLength: 50 }),
+        _meta: fc.oneof(
+          { weight: 4, arbitrary: fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { maxKeys: 2 }) },
+          { weight: 1, arbitrary: anyJson },
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+  },
 );
-const jsonRpcMethod = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...MCP_METHODS) }, { weight: 1, arbitrary: fc.string({ maxLength: 40 }) }, { weight: 1, arbitrary: anyJson });
+const jsonRpcMethod = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom(...MCP_METHODS) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+  { weight: 1, arbitrary: anyJson },
+);
 const jsonRpcId = fc.oneof(
   { weight: 6, arbitrary: fc.integer() },
   { weight: 2, arbitrary: fc.string({ maxLength: 20 }) },
@@ -326,12 +372,40 @@ const jsonRpcId = fc.oneof(
 
 /** Mostly well-framed requests (so the server, not just the transport's framing check, is exercised), then everything else. */
 const jsonRpcMessage = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ jsonrpc: fc.constant('2.0'), id: jsonRpcId, method: jsonRpcMethod, params: jsonRpcParams }, { requiredKeys: ['jsonrpc', 'id', 'method'] }) },
-  { weight: 1, arbitrary: fc.record({ jsonrpc: fc.constant('2.0'), method: jsonRpcMethod, params: jsonRpcParams }, { requiredKeys: ['jsonrpc', 'method'] }) },
-  { weight: 1, arbitrary: fc.record({ jsonrpc: fc.constant('2.0'), id: jsonRpcId, result: anyJson, error: anyJson }, { requiredKeys: ['jsonrpc'] }) },
+  {
+    weight: 6,
+    arbitrary: fc.record(
+      { jsonrpc: fc.constant('2.0'), id: jsonRpcId, method: jsonRpcMethod, params: jsonRpcParams },
+      { requiredKeys: ['jsonrpc', 'id', 'method'] },
+    ),
+  },
   {
     weight: 1,
-    arbitrary: fc.record({ jsonrpc: anyJson, id: jsonRpcId, method: jsonRpcMethod, params: jsonRpcParams, result: anyJson, error: anyJson }, { requiredKeys: [] }),
+    arbitrary: fc.record(
+      { jsonrpc: fc.constant('2.0'), method: jsonRpcMethod, params: jsonRpcParams },
+      { requiredKeys: ['jsonrpc', 'method'] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      { jsonrpc: fc.constant('2.0'), id: jsonRpcId, result: anyJson, error: anyJson },
+      { requiredKeys: ['jsonrpc'] },
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record(
+      {
+        jsonrpc: anyJson,
+        id: jsonRpcId,
+        method: jsonRpcMethod,
+        params: jsonRpcParams,
+        result: anyJson,
+        error: anyJson,
+      },
+      { requiredKeys: [] },
+    ),
   },
 );
 
@@ -346,15 +420,52 @@ export const jsonRpcSurface: Surface<JsonRpcCase> = {
         { weight: 6, arbitrary: jsonRpcMessage.map((m) => Buffer.from(JSON.stringify(m))) },
         { weight: 2, arbitrary: fc.array(jsonRpcMessage, { maxLength: 5 }).map((m) => Buffer.from(JSON.stringify(m))) },
         { weight: 1, arbitrary: anyJson.map((v) => Buffer.from(JSON.stringify(v) ?? 'null')) },
-        { weight: 1, arbitrary: jsonRpcMessage.chain((m) => fc.nat().map((cut) => { const t = JSON.stringify(m); return Buffer.from(t.slice(0, cut % (t.length + 1))); })) },
+        {
+          weight: 1,
+          arbitrary: jsonRpcMessage.chain((m) =>
+            fc.nat().map((cut) => {
+              const t = JSON.stringify(m);
+              return Buffer.from(t.slice(0, cut % (t.length + 1)));
+            }),
+          ),
+        },
         { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((s) => Buffer.from(s)) },
         { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)) },
-        { weight: 1, arbitrary: fc.constantFrom('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_webhook_events","arguments":{"limit":1e400}}}', '[]', '[[]]', '{"__proto__":{"x":1}}', `[${'['.repeat(5000)}${']'.repeat(5000)}]`).map((s) => Buffer.from(s)) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom(
+              '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_webhook_events","arguments":{"limit":1e400}}}',
+              '[]',
+              '[[]]',
+              '{"__proto__":{"x":1}}',
+              `[${'['.repeat(5000)}${']'.repeat(5000)}]`,
+            )
+            .map((s) => Buffer.from(s)),
+        },
       ),
       session: fc.constantFrom('none' as const, 'valid' as const, 'valid' as const, 'random' as const),
-      contentType: fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x') }),
-      accept: fc.oneof({ weight: 8, arbitrary: fc.constant(MCP_ACCEPT) }, { weight: 1, arbitrary: fc.constantFrom('application/json', 'text/event-stream', '*/*', 'text/html') }),
-      protocolVersion: fc.oneof(fc.constant(PROTOCOL_VERSION), fc.constant(undefined), fc.constantFrom('1999-01-01', 'garbage')),
+      contentType: fc.oneof(
+        { weight: 8, arbitrary: fc.constant('application/json') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            'text/plain',
+            'application/json; charset=latin1',
+            'application/x-www-form-urlencoded',
+            'multipart/form-data; boundary=x',
+          ),
+        },
+      ),
+      accept: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(MCP_ACCEPT) },
+        { weight: 1, arbitrary: fc.constantFrom('application/json', 'text/event-stream', '*/*', 'text/html') },
+      ),
+      protocolVersion: fc.oneof(
+        fc.constant(PROTOCOL_VERSION),
+        fc.constant(undefined),
+        fc.constantFrom('1999-01-01', 'garbage'),
+      ),
     }),
   run: async (target, state, input) => {
     const headers: Record<string, string> = {
@@ -392,7 +503,11 @@ export const toolsSurface: Surface<ToolCase> = {
     // Mostly valid arguments with one field fuzzed, so the odd value gets past the schema check
     // into the store (cursor decoding, since parsing); then entirely random argument objects.
     const validBase = fc.record(
-      { provider: fc.constantFrom('open', 'github', 'hook', 'nope'), event_type: fc.constantFrom('fuzz', 'fuzz.seed', 'other', 'a.b.c'), limit: fc.integer({ min: 1, max: 200 }) },
+      {
+        provider: fc.constantFrom('open', 'github', 'hook', 'nope'),
+        event_type: fc.constantFrom('fuzz', 'fuzz.seed', 'other', 'a.b.c'),
+        limit: fc.integer({ min: 1, max: 200 }),
+      },
       { requiredKeys: [] },
     );
     const oneOdd = fc.oneof(
@@ -400,18 +515,39 @@ export const toolsSurface: Surface<ToolCase> = {
       cursorArbitrary(state).map((cursor) => ({ cursor, since: state.eventIds[0] ?? 'x' })),
       sinceArbitrary.map((since) => ({ since })),
       fc.constantFrom(...(state.eventIds.length ? state.eventIds : ['x'])).map((since) => ({ since })),
-      fc.oneof(fc.integer({ min: -5, max: 250 }), fc.double(), fc.constantFrom('10', 0, 1e308, -0)).map((limit) => ({ limit })),
+      fc
+        .oneof(fc.integer({ min: -5, max: 250 }), fc.double(), fc.constantFrom('10', 0, 1e308, -0))
+        .map((limit) => ({ limit })),
       fc.string({ maxLength: 70 }).map((provider) => ({ provider })),
       fc.string({ maxLength: 210 }).map((event_type) => ({ event_type })),
     );
     const anyList = fc.record(
-      { provider: anyJson, event_type: anyJson, since: fc.oneof(sinceArbitrary, anyJson), limit: anyJson, cursor: fc.oneof(cursorArbitrary(state), anyJson) },
+      {
+        provider: anyJson,
+        event_type: anyJson,
+        since: fc.oneof(sinceArbitrary, anyJson),
+        limit: anyJson,
+        cursor: fc.oneof(cursorArbitrary(state), anyJson),
+      },
       { requiredKeys: [] },
     );
-    const listArgs = fc.oneof({ weight: 4, arbitrary: fc.tuple(validBase, oneOdd).map(([base, odd]) => ({ ...base, ...odd })) }, { weight: 1, arbitrary: anyList });
+    const listArgs = fc.oneof(
+      { weight: 4, arbitrary: fc.tuple(validBase, oneOdd).map(([base, odd]) => ({ ...base, ...odd })) },
+      { weight: 1, arbitrary: anyList },
+    );
     return fc.oneof(
-      { weight: 5, arbitrary: fc.tuple(listArgs, fc.option(extra)).map(([a, e]) => ({ name: 'list_webhook_events', args: e === null ? a : { ...a, ...e } })) },
-      { weight: 3, arbitrary: fc.record({ id: eventIdArbitrary(state) }, { requiredKeys: [] }).map((args) => ({ name: 'get_webhook_event', args })) },
+      {
+        weight: 5,
+        arbitrary: fc
+          .tuple(listArgs, fc.option(extra))
+          .map(([a, e]) => ({ name: 'list_webhook_events', args: e === null ? a : { ...a, ...e } })),
+      },
+      {
+        weight: 3,
+        arbitrary: fc
+          .record({ id: eventIdArbitrary(state) }, { requiredKeys: [] })
+          .map((args) => ({ name: 'get_webhook_event', args })),
+      },
       {
         weight: 3,
         arbitrary: fc
@@ -419,7 +555,20 @@ export const toolsSurface: Surface<ToolCase> = {
           .map((args) => ({ name: 'replay_webhook_event', args })),
       },
       { weight: 1, arbitrary: fc.option(extra).map((args) => ({ name: 'list_providers', args: args ?? {} })) },
-      { weight: 1, arbitrary: fc.record({ name: fc.constantFrom('list_webhook_events', 'get_webhook_event', 'replay_webhook_event', 'list_providers', 'unknown_tool', ''), args: anyJson }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          name: fc.constantFrom(
+            'list_webhook_events',
+            'get_webhook_event',
+            'replay_webhook_event',
+            'list_providers',
+            'unknown_tool',
+            '',
+          ),
+          args: anyJson,
+        }),
+      },
     );
   },
   run: async (target, state, input) => {
@@ -435,14 +584,27 @@ export const toolsSurface: Surface<ToolCase> = {
         'mcp-session-id': state.sessionId,
         'mcp-protocol-version': PROTOCOL_VERSION,
       },
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: input.name, arguments: input.args } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: input.name, arguments: input.args },
+      }),
     );
     checkAnswer(`tools/call ${input.name}`, answer);
     if (answer.status !== 200) fail(`tools/call ${input.name}: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
-    const [message] = jsonRpcMessages(answer) as Array<{ result?: { isError?: boolean; content?: Array<{ text?: string }>; structuredContent?: { next_cursor?: string } }; error?: { code: number } }>;
+    const [message] = jsonRpcMessages(answer) as Array<{
+      result?: { isError?: boolean; content?: Array<{ text?: string }>; structuredContent?: { next_cursor?: string } };
+      error?: { code: number };
+    }>;
     if (message === undefined) fail(`tools/call ${input.name}: no JSON-RPC answer: ${answer.text.slice(0, 300)}`);
     // Reads and refused replays store nothing (a replay's audit row is replay_attempts, by design).
-    sameSnapshot(`tools/call ${input.name}`, before, await tableSnapshot(target.pool, ['events', 'api_tokens', 'settings']), ['events', 'api_tokens', 'settings']);
+    sameSnapshot(
+      `tools/call ${input.name}`,
+      before,
+      await tableSnapshot(target.pool, ['events', 'api_tokens', 'settings']),
+      ['events', 'api_tokens', 'settings'],
+    );
     const next = message.result?.structuredContent?.next_cursor;
     if (typeof next === 'string' && state.cursors.length < 50) state.cursors.push(next);
     if (message.error !== undefined) return `jsonrpc ${message.error.code}`;
@@ -469,11 +631,18 @@ export const apiQuerySurface: Surface<QueryCase> = {
         fc.oneof(
           cursorArbitrary(state).map((v) => ['cursor', v] as [string, string]),
           sinceArbitrary.map((v) => ['since', v] as [string, string]),
-          fc.oneof(fc.integer({ min: -5, max: 300 }).map(String), fc.string({ maxLength: 8 })).map((v) => ['limit', v] as [string, string]),
+          fc
+            .oneof(fc.integer({ min: -5, max: 300 }).map(String), fc.string({ maxLength: 8 }))
+            .map((v) => ['limit', v] as [string, string]),
           fc.string({ maxLength: 70 }).map((v) => ['provider', v] as [string, string]),
           fc.string({ maxLength: 210 }).map((v) => ['event_type', v] as [string, string]),
           fc.string({ maxLength: 210 }).map((v) => ['q', v] as [string, string]),
-          fc.oneof(anyJson.map((v) => JSON.stringify(v) ?? ''), fc.string({ maxLength: 50 })).map((v) => ['match', v] as [string, string]),
+          fc
+            .oneof(
+              anyJson.map((v) => JSON.stringify(v) ?? ''),
+              fc.string({ maxLength: 50 }),
+            )
+            .map((v) => ['match', v] as [string, string]),
           sinceArbitrary.map((v) => ['from', v] as [string, string]),
           sinceArbitrary.map((v) => ['to', v] as [string, string]),
           fc.constantFrom('true', 'false', '1', 'yes', '').map((v) => ['verified', v] as [string, string]),
@@ -487,7 +656,12 @@ export const apiQuerySurface: Surface<QueryCase> = {
     const before = await tableSnapshot(target.pool);
     const answer = await send(target, 'GET', `/api/events?${query}`, { authorization: `Bearer ${target.token}` });
     checkAnswer(`GET /api/events?${query.slice(0, 200)}`, answer);
-    sameSnapshot('GET /api/events', before, await tableSnapshot(target.pool), ['events', 'replay_attempts', 'api_tokens', 'settings']);
+    sameSnapshot('GET /api/events', before, await tableSnapshot(target.pool), [
+      'events',
+      'replay_attempts',
+      'api_tokens',
+      'settings',
+    ]);
     return `${answer.status}`;
   },
 };
@@ -499,7 +673,8 @@ export interface HeaderCase {
   path: string;
   headers: Array<[string, Buffer]>;
   body: Buffer;
-  framing: 'length' | 'chunked' | 'none' | 'duplicate-length-same' | 'duplicate-length-different' | 'length-and-chunked';
+  framing:
+    'length' | 'chunked' | 'none' | 'duplicate-length-same' | 'duplicate-length-different' | 'length-and-chunked';
   auth: 'valid' | 'invalid' | 'none';
 }
 
@@ -527,32 +702,87 @@ const HEADER_NAMES = [
 const headerValue: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 4, arbitrary: fc.string({ maxLength: 60 }).map((s) => Buffer.from(s.replace(/[\r\n]/g, ''), 'utf8')) },
   // Bytes Node's own client refuses to send: obs-text, invalid UTF-8, control characters.
-  { weight: 3, arbitrary: fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b.filter((x) => x !== 0x0d && x !== 0x0a))) },
-  { weight: 1, arbitrary: fc.constantFrom(Buffer.from([0xff, 0xfe, 0xfd]), Buffer.from([0xc3, 0x28]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('Bearer \u00ff\u00fe', 'latin1')) },
+  {
+    weight: 3,
+    arbitrary: fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b.filter((x) => x !== 0x0d && x !== 0x0a))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      Buffer.from([0xff, 0xfe, 0xfd]),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('Bearer \u00ff\u00fe', 'latin1'),
+    ),
+  },
   // Huge: past Node's 16 KiB header limit sometimes.
   { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 20_000 }).map((n) => Buffer.alloc(n, 0x61)) },
   // Header injection attempts: a bare CR or LF inside a value.
-  { weight: 1, arbitrary: fc.constantFrom(Buffer.from('a\rb'), Buffer.from('a\nX-Injected: 1'), Buffer.from('\r\n\r\nGET / HTTP/1.1')) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      Buffer.from('a\rb'),
+      Buffer.from('a\nX-Injected: 1'),
+      Buffer.from('\r\n\r\nGET / HTTP/1.1'),
+    ),
+  },
 );
 
 export const headersSurface: Surface<HeaderCase> = {
   name: 'headers',
   arbitrary: () =>
     fc.record({
-      method: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'HEAD', 'OPTIONS', 'PATCH') }, { weight: 1, arbitrary: fc.stringMatching(/^[A-Z]{1,12}$/) }),
+      method: fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'HEAD', 'OPTIONS', 'PATCH') },
+        { weight: 1, arbitrary: fc.stringMatching(/^[A-Z]{1,12}$/) },
+      ),
       path: fc.oneof(
-        fc.constantFrom('/hooks/github', '/hooks/hook', '/api/events', '/api/events?limit=2', '/mcp', '/healthz', '/metrics', '/', '/api/providers', '/hooks/nope', '/api/events/not-a-uuid/raw'),
+        fc.constantFrom(
+          '/hooks/github',
+          '/hooks/hook',
+          '/api/events',
+          '/api/events?limit=2',
+          '/mcp',
+          '/healthz',
+          '/metrics',
+          '/',
+          '/api/providers',
+          '/hooks/nope',
+          '/api/events/not-a-uuid/raw',
+        ),
         fc.stringMatching(/^\/[\x21-\x7e]{0,60}$/),
       ),
-      headers: fc.array(fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...HEADER_NAMES) }, { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,30}$/) }), headerValue), { maxLength: 8 }),
+      headers: fc.array(
+        fc.tuple(
+          fc.oneof(
+            { weight: 4, arbitrary: fc.constantFrom(...HEADER_NAMES) },
+            { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,30}$/) },
+          ),
+          headerValue,
+        ),
+        { maxLength: 8 },
+      ),
       body: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
-      framing: fc.constantFrom('length', 'length', 'chunked', 'none', 'duplicate-length-same', 'duplicate-length-different', 'length-and-chunked'),
+      framing: fc.constantFrom(
+        'length',
+        'length',
+        'chunked',
+        'none',
+        'duplicate-length-same',
+        'duplicate-length-different',
+        'length-and-chunked',
+      ),
       auth: fc.constantFrom('valid' as const, 'invalid' as const, 'none' as const),
     }),
   run: async (target, _state, input) => {
     // The ingest routes here never see a valid signature or token, so nothing may be stored.
     const before = await tableSnapshot(target.pool);
-    const lines: Buffer[] = [Buffer.from(`${input.method} ${input.path} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\nConnection: close\r\n`, 'latin1')];
+    const lines: Buffer[] = [
+      Buffer.from(
+        `${input.method} ${input.path} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\nConnection: close\r\n`,
+        'latin1',
+      ),
+    ];
     if (input.auth === 'valid') lines.push(Buffer.from(`Authorization: Bearer ${target.token}\r\n`));
     if (input.auth === 'invalid') lines.push(Buffer.from('Authorization: Bearer not-the-token\r\n'));
     for (const [name, value] of input.headers) {
@@ -569,7 +799,14 @@ export const headersSurface: Surface<HeaderCase> = {
         break;
       case 'chunked':
         lines.push(Buffer.from('Transfer-Encoding: chunked\r\n'));
-        body = input.body.length === 0 ? Buffer.from('0\r\n\r\n') : Buffer.concat([Buffer.from(`${input.body.length.toString(16)}\r\n`), input.body, Buffer.from('\r\n0\r\n\r\n')]);
+        body =
+          input.body.length === 0
+            ? Buffer.from('0\r\n\r\n')
+            : Buffer.concat([
+                Buffer.from(`${input.body.length.toString(16)}\r\n`),
+                input.body,
+                Buffer.from('\r\n0\r\n\r\n'),
+              ]);
         break;
       case 'duplicate-length-same':
         lines.push(Buffer.from(`Content-Length: ${input.body.length}\r\nContent-Length: ${input.body.length}\r\n`));
@@ -581,7 +818,11 @@ export const headersSurface: Surface<HeaderCase> = {
         break;
       case 'length-and-chunked':
         lines.push(Buffer.from(`Content-Length: ${input.body.length}\r\nTransfer-Encoding: chunked\r\n`));
-        body = Buffer.concat([Buffer.from(`${input.body.length.toString(16)}\r\n`), input.body, Buffer.from('\r\n0\r\n\r\n')]);
+        body = Buffer.concat([
+          Buffer.from(`${input.body.length.toString(16)}\r\n`),
+          input.body,
+          Buffer.from('\r\n0\r\n\r\n'),
+        ]);
         break;
       case 'none':
         break;
@@ -594,9 +835,19 @@ export const headersSurface: Surface<HeaderCase> = {
       return 'closed';
     }
     const text = response.body.toString('utf8');
-    checkAnswer(`${input.method} ${input.path.slice(0, 60)} (raw)`, { status: response.status, headers: response.headers, text });
-    if (response.headers['mcp-session-id'] !== undefined) await closeSession(target, response.headers['mcp-session-id']);
-    sameSnapshot('raw request', before, await tableSnapshot(target.pool), ['events', 'replay_attempts', 'api_tokens', 'settings']);
+    checkAnswer(`${input.method} ${input.path.slice(0, 60)} (raw)`, {
+      status: response.status,
+      headers: response.headers,
+      text,
+    });
+    if (response.headers['mcp-session-id'] !== undefined)
+      await closeSession(target, response.headers['mcp-session-id']);
+    sameSnapshot('raw request', before, await tableSnapshot(target.pool), [
+      'events',
+      'replay_attempts',
+      'api_tokens',
+      'settings',
+    ]);
     return `${response.status}`;
   },
 };
@@ -617,7 +868,13 @@ const bodyArbitrary: fc.Arbitrary<Buffer> = fc.oneof(
   fc.uint8Array({ maxLength: 2_048 }).map((b) => Buffer.from(b)),
   anyJson.map((v) => Buffer.from(JSON.stringify(v) ?? '')),
   fc.string({ maxLength: 500, unit: 'binary' }).map((s) => Buffer.from(s, 'utf8')),
-  fc.constantFrom(Buffer.alloc(0), Buffer.from('\u0000'), Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]), Buffer.from('{"a":"\\u0000"}'), Buffer.from('{"n":1e999}')),
+  fc.constantFrom(
+    Buffer.alloc(0),
+    Buffer.from('\u0000'),
+    Buffer.from([0xef, 0xbb, 0xbf, 0x7b, 0x7d]),
+    Buffer.from('{"a":"\\u0000"}'),
+    Buffer.from('{"n":1e999}'),
+  ),
   fc.integer({ min: 60_000, max: 70_000 }).map((n) => Buffer.alloc(n, 0x7b)),
 );
 
@@ -627,9 +884,28 @@ export const webhookSurface: Surface<WebhookCase> = {
     fc.record({
       provider: fc.constantFrom('github' as const, 'github' as const, 'hook' as const, 'open' as const),
       body: bodyArbitrary,
-      credential: fc.constantFrom('valid' as const, 'valid' as const, 'wrong' as const, 'malformed' as const, 'missing' as const, 'valid-other-body' as const),
-      contentType: fc.option(fc.oneof(fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain; charset=utf-8'), fc.string({ maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, ''))), { nil: undefined }),
-      event: fc.option(fc.oneof(fc.constantFrom('issues', 'push', 'ping'), fc.string({ maxLength: 300 }).map((s) => s.replace(/[\r\n]/g, ''))), { nil: undefined }),
+      credential: fc.constantFrom(
+        'valid' as const,
+        'valid' as const,
+        'wrong' as const,
+        'malformed' as const,
+        'missing' as const,
+        'valid-other-body' as const,
+      ),
+      contentType: fc.option(
+        fc.oneof(
+          fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain; charset=utf-8'),
+          fc.string({ maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, '')),
+        ),
+        { nil: undefined },
+      ),
+      event: fc.option(
+        fc.oneof(
+          fc.constantFrom('issues', 'push', 'ping'),
+          fc.string({ maxLength: 300 }).map((s) => s.replace(/[\r\n]/g, '')),
+        ),
+        { nil: undefined },
+      ),
       delivery: fc.constantFrom('fresh' as const, 'fresh' as const, 'reuse' as const, 'none' as const, 'junk' as const),
       junk: fc.string({ maxLength: 300 }).map((s) => s.replace(/[\r\n]/g, '')),
     }),
@@ -637,23 +913,34 @@ export const webhookSurface: Surface<WebhookCase> = {
     const headers: Record<string, string> = {};
     if (input.contentType !== undefined) headers['content-type'] = input.contentType;
     const secretFor = input.credential === 'wrong' ? 'not-the-secret' : FUZZ_GITHUB_SECRET;
-    const signedBody = input.credential === 'valid-other-body' ? Buffer.concat([input.body, Buffer.from('x')]) : input.body;
+    const signedBody =
+      input.credential === 'valid-other-body' ? Buffer.concat([input.body, Buffer.from('x')]) : input.body;
     let deliveryId: string | undefined;
     if (input.provider === 'github') {
       if (input.event !== undefined) headers['x-github-event'] = input.event;
       if (input.credential === 'malformed') headers['x-hub-signature-256'] = input.junk;
-      else if (input.credential !== 'missing') headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secretFor).update(signedBody).digest('hex')}`;
+      else if (input.credential !== 'missing')
+        headers['x-hub-signature-256'] = `sha256=${createHmac('sha256', secretFor).update(signedBody).digest('hex')}`;
       const reusable = [...state.deliveries.keys()];
       deliveryId =
-        input.delivery === 'fresh' ? randomUUID() : input.delivery === 'reuse' && reusable.length > 0 ? reusable[reusable.length - 1] : input.delivery === 'junk' ? input.junk : undefined;
+        input.delivery === 'fresh'
+          ? randomUUID()
+          : input.delivery === 'reuse' && reusable.length > 0
+            ? reusable[reusable.length - 1]
+            : input.delivery === 'junk'
+              ? input.junk
+              : undefined;
       if (deliveryId !== undefined) headers['x-github-delivery'] = deliveryId;
     } else if (input.provider === 'hook') {
-      if (input.credential === 'valid' || input.credential === 'valid-other-body') headers['x-webhook-token'] = FUZZ_HOOK_TOKEN;
+      if (input.credential === 'valid' || input.credential === 'valid-other-body')
+        headers['x-webhook-token'] = FUZZ_HOOK_TOKEN;
       if (input.credential === 'wrong') headers['x-webhook-token'] = 'not-the-token';
       if (input.credential === 'malformed') headers.authorization = input.junk;
     }
     const shouldAccept =
-      input.provider === 'open' || (input.provider === 'github' && input.credential === 'valid') || (input.provider === 'hook' && (input.credential === 'valid' || input.credential === 'valid-other-body'));
+      input.provider === 'open' ||
+      (input.provider === 'github' && input.credential === 'valid') ||
+      (input.provider === 'hook' && (input.credential === 'valid' || input.credential === 'valid-other-body'));
     const tooLarge = input.body.length > 64 * 1024;
     const before = await tableSnapshot(target.pool);
     let answer: Answer;
@@ -661,17 +948,22 @@ export const webhookSurface: Surface<WebhookCase> = {
       answer = await send(target, 'POST', `/hooks/${input.provider}`, headers, input.body);
     } catch (err) {
       // undici refuses some header values itself (e.g. non-visible characters) before sending.
-      if (err instanceof Error && /invalid .*header|InvalidArgumentError/i.test(`${err.name} ${err.message}`)) return 'client-refused';
+      if (err instanceof Error && /invalid .*header|InvalidArgumentError/i.test(`${err.name} ${err.message}`))
+        return 'client-refused';
       throw err;
     }
     checkAnswer(`POST /hooks/${input.provider}`, answer);
     if (shouldAccept && !tooLarge) {
-      if (answer.status !== 200) fail(`a valid ${input.provider} delivery was refused: ${answer.status} ${answer.text.slice(0, 300)}`);
+      if (answer.status !== 200)
+        fail(`a valid ${input.provider} delivery was refused: ${answer.status} ${answer.text.slice(0, 300)}`);
       const { id, duplicate } = JSON.parse(answer.text) as { id: string; duplicate: boolean };
-      const row = await target.pool.one(sql.unsafe`SELECT payload, provider, external_id FROM events WHERE id = ${id}::uuid`);
+      const row = await target.pool.one(
+        sql.unsafe`SELECT payload, provider, external_id FROM events WHERE id = ${id}::uuid`,
+      );
       if (duplicate) {
         // A retry of a stored delivery: answered with the first row, and nothing added.
-        if (row.provider !== input.provider || row.external_id === null) fail(`duplicate answered with an unrelated row ${id}`);
+        if (row.provider !== input.provider || row.external_id === null)
+          fail(`duplicate answered with an unrelated row ${id}`);
         sameSnapshot('duplicate delivery', before, await tableSnapshot(target.pool), ['events']);
       } else if (!(row.payload as Buffer).equals(input.body)) {
         fail(`stored bytes differ from the bytes sent (${(row.payload as Buffer).length} vs ${input.body.length})`);
@@ -683,8 +975,14 @@ export const webhookSurface: Surface<WebhookCase> = {
       }
       return `${input.provider} stored${duplicate ? ' (duplicate)' : ''}`;
     }
-    if (answer.status < 400) fail(`a delivery that should be refused was accepted: ${input.provider} ${input.credential} → ${answer.status}`);
-    sameSnapshot(`refused ${input.provider} delivery`, before, await tableSnapshot(target.pool), ['events', 'replay_attempts', 'api_tokens', 'settings']);
+    if (answer.status < 400)
+      fail(`a delivery that should be refused was accepted: ${input.provider} ${input.credential} → ${answer.status}`);
+    sameSnapshot(`refused ${input.provider} delivery`, before, await tableSnapshot(target.pool), [
+      'events',
+      'replay_attempts',
+      'api_tokens',
+      'settings',
+    ]);
     return `${input.provider} ${answer.status}`;
   },
 };
@@ -712,26 +1010,107 @@ const PROVIDER_KEYS = [
   'pattern',
   'group',
 ];
-const PRESETS = ['github', 'stripe', 'slack', 'shopify', 'standard-webhooks', 'linear', 'generic-hmac', 'token', 'gitlab', 'open'];
+const PRESETS = [
+  'github',
+  'stripe',
+  'slack',
+  'shopify',
+  'standard-webhooks',
+  'linear',
+  'generic-hmac',
+  'token',
+  'gitlab',
+  'open',
+];
 
 const configValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(...PRESETS, 'webhook', 'queue', 'signed', 'token', 'open', 'pubsub', 'streams', true, false, 0, -1, 1e10, null, '${SECRET}', '${MISSING}', '$${ESCAPED}', '${', '/hooks/x', '/mcp', '/api/x', 'header:X-Id', '/id'),
+  fc.constantFrom(
+    ...PRESETS,
+    'webhook',
+    'queue',
+    'signed',
+    'token',
+    'open',
+    'pubsub',
+    'streams',
+    true,
+    false,
+    0,
+    -1,
+    1e10,
+    null,
+    '${SECRET}',
+    '${MISSING}',
+    '$${ESCAPED}',
+    '${',
+    '/hooks/x',
+    '/mcp',
+    '/api/x',
+    'header:X-Id',
+    '/id',
+  ),
   fc.string({ maxLength: 30 }),
   fc.integer(),
   anyJson,
-  fc.record({ header: fc.string({ maxLength: 10 }), algorithm: fc.constantFrom('sha1', 'sha256', 'sha512', 'md5'), encoding: fc.constantFrom('hex', 'base64', 'binary'), signed: fc.constantFrom('body', '{timestamp}.{body}', '{header:X}', '{nope}', '{'), timestamp_header: fc.string({ maxLength: 8 }), secret_encoding: fc.constantFrom('utf8', 'base64', 'hex', 'x') }, { requiredKeys: [] }),
+  fc.record(
+    {
+      header: fc.string({ maxLength: 10 }),
+      algorithm: fc.constantFrom('sha1', 'sha256', 'sha512', 'md5'),
+      encoding: fc.constantFrom('hex', 'base64', 'binary'),
+      signed: fc.constantFrom('body', '{timestamp}.{body}', '{header:X}', '{nope}', '{'),
+      timestamp_header: fc.string({ maxLength: 8 }),
+      secret_encoding: fc.constantFrom('utf8', 'base64', 'hex', 'x'),
+    },
+    { requiredKeys: [] },
+  ),
 );
 
-const providerObject = fc.dictionary(fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...PROVIDER_KEYS) }, { weight: 1, arbitrary: fc.string({ maxLength: 10 }) }), configValue, { maxKeys: 6 });
+const providerObject = fc.dictionary(
+  fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...PROVIDER_KEYS) },
+    { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
+  ),
+  configValue,
+  { maxKeys: 6 },
+);
 
 const configObject = fc.record(
   {
-    providers: fc.oneof(fc.dictionary(fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,10}$/), fc.string({ maxLength: 10 })), providerObject, { maxKeys: 4 }), anyJson),
-    replay: fc.oneof(fc.record({ default_target: configValue, allow: configValue, timeout_ms: configValue }, { requiredKeys: [] }), anyJson),
-    retention: fc.oneof(fc.record({ max_age: fc.oneof(fc.constantFrom('30d', '0s', '999999999999999999d', '1x'), fc.string({ maxLength: 8 })), max_events: configValue, interval_seconds: configValue }, { requiredKeys: [] }), anyJson),
-    server: fc.record({ host: configValue, port: configValue, allowed_hosts: configValue, trust_proxy: configValue }, { requiredKeys: [] }),
+    providers: fc.oneof(
+      fc.dictionary(
+        fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,10}$/), fc.string({ maxLength: 10 })),
+        providerObject,
+        { maxKeys: 4 },
+      ),
+      anyJson,
+    ),
+    replay: fc.oneof(
+      fc.record({ default_target: configValue, allow: configValue, timeout_ms: configValue }, { requiredKeys: [] }),
+      anyJson,
+    ),
+    retention: fc.oneof(
+      fc.record(
+        {
+          max_age: fc.oneof(fc.constantFrom('30d', '0s', '999999999999999999d', '1x'), fc.string({ maxLength: 8 })),
+          max_events: configValue,
+          interval_seconds: configValue,
+        },
+        { requiredKeys: [] },
+      ),
+      anyJson,
+    ),
+    server: fc.record(
+      { host: configValue, port: configValue, allowed_hosts: configValue, trust_proxy: configValue },
+      { requiredKeys: [] },
+    ),
     mcp: fc.record({ max_sessions: configValue, session_idle_seconds: configValue }, { requiredKeys: [] }),
-    rate_limits: fc.record({ read: fc.record({ capacity: configValue, refill_per_second: configValue }, { requiredKeys: [] }), replay: configValue }, { requiredKeys: [] }),
+    rate_limits: fc.record(
+      {
+        read: fc.record({ capacity: configValue, refill_per_second: configValue }, { requiredKeys: [] }),
+        replay: configValue,
+      },
+      { requiredKeys: [] },
+    ),
     metrics: fc.record({ require_auth: configValue }, { requiredKeys: [] }),
     extra: anyJson,
   },
@@ -749,7 +1128,15 @@ export const configSurface: Surface<ConfigCase> = {
     fc.record({
       text: fc.oneof(
         { weight: 5, arbitrary: configObject.map((c) => JSON.stringify(c)) },
-        { weight: 2, arbitrary: configObject.chain((c) => fc.nat().map((cut) => { const t = JSON.stringify(c); return t.slice(0, cut % (t.length + 1)); })) },
+        {
+          weight: 2,
+          arbitrary: configObject.chain((c) =>
+            fc.nat().map((cut) => {
+              const t = JSON.stringify(c);
+              return t.slice(0, cut % (t.length + 1));
+            }),
+          ),
+        },
         { weight: 2, arbitrary: fc.string({ maxLength: 300 }) },
         { weight: 1, arbitrary: fc.string({ maxLength: 300, unit: 'binary' }) },
         {
@@ -789,7 +1176,10 @@ export const configSurface: Surface<ConfigCase> = {
           ),
         },
       ),
-      env: fc.record({ SECRET: fc.string({ maxLength: 20 }), OTHER: fc.oneof(fc.constant('${SECRET}'), fc.string({ maxLength: 20 })) }),
+      env: fc.record({
+        SECRET: fc.string({ maxLength: 20 }),
+        OTHER: fc.oneof(fc.constant('${SECRET}'), fc.string({ maxLength: 20 })),
+      }),
     }),
   run: async (_target, _state, input) => {
     try {

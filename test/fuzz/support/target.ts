@@ -16,7 +16,11 @@ import { Agent, request } from 'undici';
 import type { SwitchboardConfig } from '../../../generated/types.ts';
 import { resolveConfig } from '../../../src/config/resolve-config.ts';
 import { createLogger } from '../../../src/log/logger.ts';
-import { startSwitchboard, type RunningSwitchboard, type ServerTimeouts } from '../../../src/server/start-switchboard.ts';
+import {
+  startSwitchboard,
+  type RunningSwitchboard,
+  type ServerTimeouts,
+} from '../../../src/server/start-switchboard.ts';
 import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switchboard.ts';
 
 export const FUZZ_GITHUB_SECRET = 'fuzz-github-secret-4b1d';
@@ -31,7 +35,10 @@ export function fuzzConfig(overrides: Partial<SwitchboardConfig> = {}): Switchbo
       open: { trust_mode: 'open', max_body_bytes: 64 * 1024 },
     },
     // Fuzzing is not a rate-limit test: buckets large enough never to refuse.
-    rate_limits: { read: { capacity: 1_000_000, refill_per_second: 1_000_000 }, replay: { capacity: 1_000_000, refill_per_second: 1_000_000 } },
+    rate_limits: {
+      read: { capacity: 1_000_000, refill_per_second: 1_000_000 },
+      replay: { capacity: 1_000_000, refill_per_second: 1_000_000 },
+    },
     mcp: { max_sessions: 1_000 },
     ...overrides,
   };
@@ -141,8 +148,14 @@ export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool)
     faults: () => {
       const found: string[] = [];
       if (!child.isRunning()) found.push(`the server process exited: ${child.output().slice(-2000)}`);
-      const report = /unhandledRejection|UnhandledPromiseRejection|uncaughtException|FATAL ERROR|"msg":"unhandled error"/.exec(child.output());
-      if (report) found.push(`the server reported: ${child.output().slice(Math.max(0, report.index - 500), report.index + 1500)}`);
+      const report =
+        /unhandledRejection|UnhandledPromiseRejection|uncaughtException|FATAL ERROR|"msg":"unhandled error"/.exec(
+          child.output(),
+        );
+      if (report)
+        found.push(
+          `the server reported: ${child.output().slice(Math.max(0, report.index - 500), report.index + 1500)}`,
+        );
       return found;
     },
     close: async () => {
@@ -156,7 +169,10 @@ export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool)
  * Every table's rows as (xmin, ctid) pairs, hashed: any INSERT, UPDATE or DELETE changes it,
  * immediately (unlike pg_stat counters), without reading the payloads.
  */
-export async function tableSnapshot(pool: DatabasePool, tables: readonly string[] = ['events', 'replay_attempts', 'api_tokens', 'settings']): Promise<Record<string, string>> {
+export async function tableSnapshot(
+  pool: DatabasePool,
+  tables: readonly string[] = ['events', 'replay_attempts', 'api_tokens', 'settings'],
+): Promise<Record<string, string>> {
   // One round trip for all tables: this runs before and after every fuzz case.
   const parts = tables.map(
     (table) => sql.fragment`
@@ -171,7 +187,11 @@ export async function tableSnapshot(pool: DatabasePool, tables: readonly string[
 /** GET /healthz answers 200 within the bound. */
 export async function isResponsive(target: Pick<FuzzTarget, 'url' | 'agent'>, timeoutMs = 3_000): Promise<boolean> {
   try {
-    const response = await request(`${target.url}/healthz`, { dispatcher: target.agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const response = await request(`${target.url}/healthz`, {
+      dispatcher: target.agent,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
     await response.body.text();
     return response.statusCode === 200;
   } catch {

@@ -88,8 +88,17 @@ describe('group commit', () => {
     const committer = createGroupCommitter({ store, logger: silentLogger });
     const good = Array.from({ length: 5 }, () => event());
     const bad = event({ provider: 'x'.repeat(65) });
-    const outcomes = await Promise.allSettled([...good.slice(0, 2), bad, ...good.slice(2)].map((e) => committer.submit(e)));
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const outcomes = await Promise.allSettled(
+      [...good.slice(0, 2), bad, ...good.slice(2)].map((e) => committer.submit(e)),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
   });
 
   it('drain waits for everything in flight', async () => {
@@ -104,8 +113,12 @@ describe('group commit', () => {
 
 describe('isDatabaseUnavailable', () => {
   it('recognises connection failures through cause chains, and not statement errors', () => {
-    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true);
-    expect(isDatabaseUnavailable(new Error('outer', { cause: Object.assign(new Error('x'), { code: '57P01' }) }))).toBe(true);
+    expect(
+      isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+    ).toBe(true);
+    expect(isDatabaseUnavailable(new Error('outer', { cause: Object.assign(new Error('x'), { code: '57P01' }) }))).toBe(
+      true,
+    );
     expect(isDatabaseUnavailable(Object.assign(new Error('x'), { code: '08006' }))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('value too long'), { code: '22001' }))).toBe(false);
     expect(isDatabaseUnavailable('string')).toBe(false);

@@ -110,7 +110,11 @@ export interface Delivery {
   text: string;
 }
 
-export async function post(url: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<Delivery> {
+export async function post(
+  url: string,
+  body: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<Delivery> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

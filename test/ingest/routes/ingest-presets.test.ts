@@ -133,7 +133,9 @@ const CASES: PresetCase[] = [
     wrong: 'shpss_wrong',
     async deliver(secret) {
       // Shopify ids exceed 2^53, so the body is written as text, exactly as Shopify sends it.
-      const body = Buffer.from(`{"id":820982911946154508,"email":"jon@example.com","total_price":"403.00","note":"${randomUUID()}"}`);
+      const body = Buffer.from(
+        `{"id":820982911946154508,"email":"jon@example.com","total_price":"403.00","note":"${randomUUID()}"}`,
+      );
       return {
         body,
         headers: {
@@ -155,7 +157,11 @@ const CASES: PresetCase[] = [
     wrong: WHSEC_WRONG,
     async deliver(secret, atMs) {
       const id = `msg_${randomUUID().replaceAll('-', '')}`;
-      const payload = JSON.stringify({ type: 'invoice.paid', timestamp: new Date(atMs).toISOString(), data: { id: 'inv_1' } });
+      const payload = JSON.stringify({
+        type: 'invoice.paid',
+        timestamp: new Date(atMs).toISOString(),
+        data: { id: 'inv_1' },
+      });
       const date = new Date(atMs);
       return {
         body: Buffer.from(payload),
@@ -178,9 +184,21 @@ const CASES: PresetCase[] = [
     wrong: 'lin_wh_wrong',
     async deliver(secret, atMs) {
       const body = Buffer.from(
-        JSON.stringify({ action: 'create', type: 'Issue', data: { id: randomUUID(), title: 'Bug' }, webhookTimestamp: atMs }),
+        JSON.stringify({
+          action: 'create',
+          type: 'Issue',
+          data: { id: randomUUID(), title: 'Bug' },
+          webhookTimestamp: atMs,
+        }),
       );
-      return { body, headers: { 'linear-delivery': randomUUID(), 'linear-event': 'Issue', 'linear-signature': hmacHex(secret, body) } };
+      return {
+        body,
+        headers: {
+          'linear-delivery': randomUUID(),
+          'linear-event': 'Issue',
+          'linear-signature': hmacHex(secret, body),
+        },
+      };
     },
     timestamped: true,
     signatureHeader: 'linear-signature',
@@ -202,7 +220,11 @@ const CASES: PresetCase[] = [
       const body = Buffer.from(JSON.stringify({ type: 'build.finished', status: 'ok', run: randomUUID() }));
       return {
         body,
-        headers: { 'x-delivery': randomUUID(), 'x-timestamp': ts, 'x-signature': `sha256=${hmacHex(secret, `${ts}.`, body)}` },
+        headers: {
+          'x-delivery': randomUUID(),
+          'x-timestamp': ts,
+          'x-signature': `sha256=${hmacHex(secret, `${ts}.`, body)}`,
+        },
       };
     },
     timestamped: true,
@@ -268,18 +290,23 @@ describe.each(CASES)('preset $preset over HTTP', (c) => {
     expect(recorded?.verifyDetail).toMatch(/signature mismatch/);
   });
 
-  it(c.timestamped ? 'rejects a stale timestamp' : 'signs no timestamp, so an hour-old delivery still verifies (dedupe is by delivery id)', async () => {
-    const { body, headers } = await c.deliver(c.current, Date.now() - 3_600_000);
-    const res = await post(url(), body, headers);
-    if (!c.timestamped) {
-      expect(res.status).toBe(200);
-      return;
-    }
-    expect(res.status).toBe(401);
-    const recorded = (await harness.rows(c.preset)).findLast((r) => r.payload.equals(body));
-    expect(recorded).toMatchObject({ verified: false });
-    expect(recorded?.verifyDetail).toMatch(/tolerance/);
-  });
+  it(
+    c.timestamped
+      ? 'rejects a stale timestamp'
+      : 'signs no timestamp, so an hour-old delivery still verifies (dedupe is by delivery id)',
+    async () => {
+      const { body, headers } = await c.deliver(c.current, Date.now() - 3_600_000);
+      const res = await post(url(), body, headers);
+      if (!c.timestamped) {
+        expect(res.status).toBe(200);
+        return;
+      }
+      expect(res.status).toBe(401);
+      const recorded = (await harness.rows(c.preset)).findLast((r) => r.payload.equals(body));
+      expect(recorded).toMatchObject({ verified: false });
+      expect(recorded?.verifyDetail).toMatch(/tolerance/);
+    },
+  );
 
   it('answers 400 naming the header when the signature header is missing, and stores nothing', async () => {
     const { body, headers } = await c.deliver(c.current, Date.now());

@@ -80,12 +80,21 @@ describe('raw bytes', () => {
     expect(res.status, res.text).toBe(200);
     const stored = await harness.store.get(acceptedId(res));
     expect(stored?.payload.equals(body)).toBe(true);
-    expect(stored).toMatchObject({ contentType: 'application/x-www-form-urlencoded', verified: true, eventType: 'block_actions' });
+    expect(stored).toMatchObject({
+      contentType: 'application/x-www-form-urlencoded',
+      verified: true,
+      eventType: 'block_actions',
+    });
   });
 
   it('stores a binary (non-UTF-8) body byte for byte and verifies its signature', async () => {
-    const body = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0xc0, 0xaf, 0x7b, 0x22, 0xed, 0xa0, 0x80, 0x0a, 0x0d, 0x01, 0x00]);
-    const res = await post(`${harness.url}/hooks/shopify`, body, { ...shopifyHeaders(body), 'content-type': 'application/octet-stream' });
+    const body = Buffer.from([
+      0x00, 0xff, 0xfe, 0x80, 0xc0, 0xaf, 0x7b, 0x22, 0xed, 0xa0, 0x80, 0x0a, 0x0d, 0x01, 0x00,
+    ]);
+    const res = await post(`${harness.url}/hooks/shopify`, body, {
+      ...shopifyHeaders(body),
+      'content-type': 'application/octet-stream',
+    });
     expect(res.status, res.text).toBe(200);
     const stored = await harness.store.get(acceptedId(res));
     expect(stored?.payload.equals(body)).toBe(true);
@@ -202,7 +211,9 @@ describe('duplicates', () => {
   it('stores concurrent copies of one delivery once, all acknowledged with the same id', async () => {
     const text = JSON.stringify({ action: 'opened', n: randomUUID() });
     const headers = await githubDelivery(text);
-    const answers = await Promise.all(Array.from({ length: 12 }, () => post(`${harness.url}/hooks/github`, text, headers)));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => post(`${harness.url}/hooks/github`, text, headers)),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
     expect(new Set(answers.map(acceptedId)).size).toBe(1);
     expect(answers.filter((a) => (a.json as { duplicate: boolean }).duplicate === false)).toHaveLength(1);
@@ -219,7 +230,11 @@ describe('duplicates', () => {
       'x-hub-signature-256': await octokitSign('not-the-secret', text),
     });
     expect(forged.status).toBe(401);
-    const genuine = await post(`${harness.url}/hooks/github`, text, await githubDelivery(text, { 'x-github-delivery': delivery }));
+    const genuine = await post(
+      `${harness.url}/hooks/github`,
+      text,
+      await githubDelivery(text, { 'x-github-delivery': delivery }),
+    );
     expect(genuine.json).toMatchObject({ duplicate: false });
     expect(await harness.store.get(acceptedId(genuine))).toMatchObject({ verified: true, externalId: delivery });
   });
@@ -333,7 +348,9 @@ describe('routes and methods', () => {
     expect(disabled.status).toBe(404);
     expect(unknown.json).toMatchObject({ error: { code: 'not_found' } });
     // A disabled provider is indistinguishable from an unknown one.
-    expect((disabled.json as { error: { message: string } }).error.message).toBe('no webhook provider at /hooks/disabled');
+    expect((disabled.json as { error: { message: string } }).error.message).toBe(
+      'no webhook provider at /hooks/disabled',
+    );
     expect((await harness.rows()).length).toBe(before);
   });
 
@@ -379,9 +396,15 @@ describe('routes and methods', () => {
 describe('token, open and secretless providers', () => {
   it('accepts the right token (header or Bearer) as trust_mode token, never verified', async () => {
     const viaHeader = await post(`${harness.url}/hooks/tokenized`, '{"type":"a"}', { 'x-relay-token': TOKEN });
-    const viaBearer = await post(`${harness.url}/hooks/tokenized`, '{"type":"b"}', { authorization: `Bearer ${TOKEN}` });
+    const viaBearer = await post(`${harness.url}/hooks/tokenized`, '{"type":"b"}', {
+      authorization: `Bearer ${TOKEN}`,
+    });
     expect([viaHeader.status, viaBearer.status]).toEqual([200, 200]);
-    expect(await harness.store.get(acceptedId(viaBearer))).toMatchObject({ trustMode: 'token', verified: false, eventType: 'b' });
+    expect(await harness.store.get(acceptedId(viaBearer))).toMatchObject({
+      trustMode: 'token',
+      verified: false,
+      eventType: 'b',
+    });
   });
 
   it('rejects a wrong token with 401 and records it; a missing one with 400', async () => {
@@ -416,7 +439,13 @@ describe('token, open and secretless providers', () => {
 
 describe('slack url_verification', () => {
   const handshake = (): Buffer =>
-    Buffer.from(JSON.stringify({ token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl', challenge: `3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P-${randomUUID()}`, type: 'url_verification' }));
+    Buffer.from(
+      JSON.stringify({
+        token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+        challenge: `3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P-${randomUUID()}`,
+        type: 'url_verification',
+      }),
+    );
 
   it('answers a signed handshake with the challenge and does not store it', async () => {
     const body = handshake();

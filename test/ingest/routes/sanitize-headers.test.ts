@@ -7,22 +7,43 @@ import { validateEventHeaders } from '../../../generated/validators.js';
 
 describe('sanitizeHeaders', () => {
   it('lower-cases names, keeps single values as strings and repeats as lists in arrival order', () => {
-    const headers = sanitizeHeaders(['Content-Type', 'application/json', 'X-A', '1', 'x-b', 'b', 'X-a', '2', 'X-A', '3']);
+    const headers = sanitizeHeaders([
+      'Content-Type',
+      'application/json',
+      'X-A',
+      '1',
+      'x-b',
+      'b',
+      'X-a',
+      '2',
+      'X-A',
+      '3',
+    ]);
     expect(headers).toEqual({ 'content-type': 'application/json', 'x-a': ['1', '2', '3'], 'x-b': 'b' });
   });
 
   it('drops hop-by-hop headers and every header the Connection header names', () => {
     const headers = sanitizeHeaders([
-      'Connection', 'keep-alive, X-Private-Hop',
-      'Connection', 'Upgrade',
-      'Keep-Alive', 'timeout=5',
-      'Proxy-Connection', 'keep-alive',
-      'Transfer-Encoding', 'chunked',
-      'TE', 'trailers',
-      'Trailer', 'Expires',
-      'Upgrade', 'websocket',
-      'X-Private-Hop', 'secret-ish',
-      'Host', 'example.com',
+      'Connection',
+      'keep-alive, X-Private-Hop',
+      'Connection',
+      'Upgrade',
+      'Keep-Alive',
+      'timeout=5',
+      'Proxy-Connection',
+      'keep-alive',
+      'Transfer-Encoding',
+      'chunked',
+      'TE',
+      'trailers',
+      'Trailer',
+      'Expires',
+      'Upgrade',
+      'websocket',
+      'X-Private-Hop',
+      'secret-ish',
+      'Host',
+      'example.com',
     ]);
     expect(headers).toEqual({ host: 'example.com' });
   });
@@ -30,13 +51,20 @@ describe('sanitizeHeaders', () => {
   it('redacts credentials and every preset signature header, keeping their presence visible', () => {
     const headers = sanitizeHeaders(
       [
-        'Authorization', 'Bearer abc',
-        'Cookie', 'a=1',
-        'Cookie', 'b=2',
-        'Proxy-Authorization', 'Basic xyz',
-        'X-Hub-Signature-256', 'sha256=deadbeef',
-        'X-Hub-Signature', 'sha1=deadbeef',
-        'X-GitHub-Event', 'push',
+        'Authorization',
+        'Bearer abc',
+        'Cookie',
+        'a=1',
+        'Cookie',
+        'b=2',
+        'Proxy-Authorization',
+        'Basic xyz',
+        'X-Hub-Signature-256',
+        'sha256=deadbeef',
+        'X-Hub-Signature',
+        'sha1=deadbeef',
+        'X-GitHub-Event',
+        'push',
       ],
       { sensitiveHeaders: githubPreset.sensitiveHeaders },
     );
@@ -71,7 +99,10 @@ describe('sanitizeHeaders', () => {
   });
 
   it('keeps connection-named headers when hop-by-hop dropping is off (queue fields)', () => {
-    expect(sanitizeHeaders(['connection', 'x', 'upgrade', 'y'], { dropHopByHop: false })).toEqual({ connection: 'x', upgrade: 'y' });
+    expect(sanitizeHeaders(['connection', 'x', 'upgrade', 'y'], { dropHopByHop: false })).toEqual({
+      connection: 'x',
+      upgrade: 'y',
+    });
   });
 
   it('replaces NUL in values, which jsonb cannot hold', () => {
@@ -80,7 +111,16 @@ describe('sanitizeHeaders', () => {
 
   it('always produces what schemas/event-headers.schema.json accepts, and never leaks a sensitive value', () => {
     const name = fc.oneof(
-      fc.constantFrom('Authorization', 'cookie', 'X-Hub-Signature-256', 'Connection', 'Upgrade', 'X-Multi', 'x-multi', 'Content-Type'),
+      fc.constantFrom(
+        'Authorization',
+        'cookie',
+        'X-Hub-Signature-256',
+        'Connection',
+        'Upgrade',
+        'X-Multi',
+        'x-multi',
+        'Content-Type',
+      ),
       fc.string({ minLength: 0, maxLength: 12 }),
     );
     fc.assert(
@@ -88,7 +128,13 @@ describe('sanitizeHeaders', () => {
         const raw = pairs.flat();
         const headers = sanitizeHeaders(raw, { sensitiveHeaders: githubPreset.sensitiveHeaders });
         expect(validateEventHeaders(headers)).toBe(true);
-        for (const sensitive of ['authorization', 'cookie', 'x-hub-signature-256', 'x-hub-signature', 'proxy-authorization']) {
+        for (const sensitive of [
+          'authorization',
+          'cookie',
+          'x-hub-signature-256',
+          'x-hub-signature',
+          'proxy-authorization',
+        ]) {
           const value = headers[sensitive];
           if (value === undefined) continue;
           for (const v of Array.isArray(value) ? value : [value]) expect(v).toBe(REDACTED);

@@ -7,7 +7,12 @@ import type { HeaderBag, VerifyInput, VerifyOutcome } from '../../../src/ingest/
 export const NOW_MS = Date.UTC(2025, 0, 15, 12, 0, 0, 250);
 export const NOW_S = Math.floor(NOW_MS / 1000);
 
-export function input(body: Buffer, headers: HeaderBag, secrets: readonly string[], overrides: Partial<VerifyInput> = {}): VerifyInput {
+export function input(
+  body: Buffer,
+  headers: HeaderBag,
+  secrets: readonly string[],
+  overrides: Partial<VerifyInput> = {},
+): VerifyInput {
   return { body, headers, secrets, toleranceSeconds: 300, nowMs: NOW_MS, ...overrides };
 }
 
@@ -32,7 +37,8 @@ export function githubExample(name: string, action?: string): unknown {
   const definition = githubDefinitions().find((d) => d.name === name);
   if (definition === undefined) throw new Error(`no ${name} example`);
   const example = (definition.examples as unknown[]).find(
-    (e) => action === undefined || (typeof e === 'object' && e !== null && (e as { action?: unknown }).action === action),
+    (e) =>
+      action === undefined || (typeof e === 'object' && e !== null && (e as { action?: unknown }).action === action),
   );
   if (example === undefined) throw new Error(`no ${name}.${action ?? ''} example`);
   return example;
@@ -51,7 +57,11 @@ export function expectFail(outcome: VerifyOutcome, reason: string): void {
  * signature values (and the bare digests inside them) are checked, skipping very short fragments
  * that could occur by coincidence.
  */
-export function expectNoLeak(outcome: VerifyOutcome, secrets: readonly string[], signatureValues: readonly string[]): void {
+export function expectNoLeak(
+  outcome: VerifyOutcome,
+  secrets: readonly string[],
+  signatureValues: readonly string[],
+): void {
   const fragments = [...secrets, ...signatureValues.flatMap(digestsIn)].filter((f) => f.length >= 8);
   for (const fragment of fragments) expect(outcome.detail).not.toContain(fragment);
   expect(outcome.detail).not.toMatch(/\n/);

@@ -15,7 +15,10 @@ describe('generic-hmac preset: body only, hex, with prefix', () => {
   });
 
   it('accepts a valid delivery', () => {
-    expect(preset.verify(input(BODY, sig(BODY), [SECRET]))).toEqual({ ok: true, detail: 'hmac-sha256 valid (X-Signature)' });
+    expect(preset.verify(input(BODY, sig(BODY), [SECRET]))).toEqual({
+      ok: true,
+      detail: 'hmac-sha256 valid (X-Signature)',
+    });
   });
 
   it('rejects a wrong secret and a flipped byte', () => {
@@ -28,7 +31,11 @@ describe('generic-hmac preset: body only, hex, with prefix', () => {
   });
 
   it('reports a missing header and a missing prefix', () => {
-    expect(preset.verify(input(BODY, {}, [SECRET]))).toEqual({ ok: false, reason: 'missing_header', detail: 'missing header X-Signature' });
+    expect(preset.verify(input(BODY, {}, [SECRET]))).toEqual({
+      ok: false,
+      reason: 'missing_header',
+      detail: 'missing header X-Signature',
+    });
     const bare = { 'x-signature': (sig(BODY)['x-signature'] ?? '').slice('sha256='.length) };
     expectFail(preset.verify(input(BODY, bare, [SECRET])), 'malformed_header');
   });
@@ -57,16 +64,28 @@ describe('generic-hmac preset: body only, hex, with prefix', () => {
 });
 
 describe('generic-hmac preset: other algorithms and encodings', () => {
-  const cases: { options: GenericHmacOptions; algorithm: 'sha1' | 'sha256' | 'sha512'; encoding: 'hex' | 'base64' }[] = [
-    { options: { header: 'X-Hook-Sig', algorithm: 'sha1', encoding: 'base64' }, algorithm: 'sha1', encoding: 'base64' },
-    { options: { header: 'X-Hook-Sig', algorithm: 'sha512' }, algorithm: 'sha512', encoding: 'hex' },
-    { options: { header: 'X-Hook-Sig', algorithm: 'sha256', encoding: 'base64' }, algorithm: 'sha256', encoding: 'base64' },
-  ];
+  const cases: { options: GenericHmacOptions; algorithm: 'sha1' | 'sha256' | 'sha512'; encoding: 'hex' | 'base64' }[] =
+    [
+      {
+        options: { header: 'X-Hook-Sig', algorithm: 'sha1', encoding: 'base64' },
+        algorithm: 'sha1',
+        encoding: 'base64',
+      },
+      { options: { header: 'X-Hook-Sig', algorithm: 'sha512' }, algorithm: 'sha512', encoding: 'hex' },
+      {
+        options: { header: 'X-Hook-Sig', algorithm: 'sha256', encoding: 'base64' },
+        algorithm: 'sha256',
+        encoding: 'base64',
+      },
+    ];
   for (const { options, algorithm, encoding } of cases) {
     it(`${algorithm}/${encoding}: valid, wrong secret, tampered`, () => {
       const preset = createGenericHmacPreset(options);
       const headers = { 'x-hook-sig': createHmac(algorithm, SECRET).update(BODY).digest(encoding) };
-      expect(preset.verify(input(BODY, headers, [SECRET]))).toEqual({ ok: true, detail: `hmac-${algorithm} valid (X-Hook-Sig)` });
+      expect(preset.verify(input(BODY, headers, [SECRET]))).toEqual({
+        ok: true,
+        detail: `hmac-${algorithm} valid (X-Hook-Sig)`,
+      });
       expectFail(preset.verify(input(BODY, headers, ['other'])), 'bad_signature');
       expectFail(preset.verify(input(flipByte(BODY), headers, [SECRET])), 'bad_signature');
     });
@@ -84,7 +103,11 @@ describe('generic-hmac preset: other algorithms and encodings', () => {
 });
 
 describe('generic-hmac preset: timestamp template', () => {
-  const preset = createGenericHmacPreset({ header: 'X-Signature', signed: '{timestamp}.{body}', timestamp_header: 'X-Timestamp' });
+  const preset = createGenericHmacPreset({
+    header: 'X-Signature',
+    signed: '{timestamp}.{body}',
+    timestamp_header: 'X-Timestamp',
+  });
   const headersAt = (seconds: number, secret = SECRET, body = BODY): Record<string, string> => ({
     'x-timestamp': String(seconds),
     'x-signature': createHmac('sha256', secret).update(`${seconds}.`).update(body).digest('hex'),
@@ -98,12 +121,19 @@ describe('generic-hmac preset: timestamp template', () => {
   it('rejects a wrong secret, a tampered body, a swapped timestamp', () => {
     expectFail(preset.verify(input(BODY, headersAt(NOW_S, 'x'), [SECRET])), 'bad_signature');
     expectFail(preset.verify(input(flipByte(BODY), headersAt(NOW_S), [SECRET])), 'bad_signature');
-    expectFail(preset.verify(input(BODY, { ...headersAt(NOW_S - 900), 'x-timestamp': String(NOW_S) }, [SECRET])), 'bad_signature');
+    expectFail(
+      preset.verify(input(BODY, { ...headersAt(NOW_S - 900), 'x-timestamp': String(NOW_S) }, [SECRET])),
+      'bad_signature',
+    );
   });
 
   it('rejects a stale or future timestamp', () => {
     const stale = preset.verify(input(BODY, headersAt(NOW_S - 301), [SECRET]));
-    expect(stale).toEqual({ ok: false, reason: 'stale_timestamp', detail: 'timestamp outside 300 s tolerance (X-Timestamp 301 s old)' });
+    expect(stale).toEqual({
+      ok: false,
+      reason: 'stale_timestamp',
+      detail: 'timestamp outside 300 s tolerance (X-Timestamp 301 s old)',
+    });
     expectFail(preset.verify(input(BODY, headersAt(NOW_S + 301), [SECRET])), 'stale_timestamp');
   });
 
@@ -146,24 +176,34 @@ describe('generic-hmac preset: a Twitch EventSub style scheme', () => {
   const headersAt = (iso: string, body = BODY): Record<string, string> => ({
     'twitch-eventsub-message-id': id,
     'twitch-eventsub-message-timestamp': iso,
-    'twitch-eventsub-message-signature': `sha256=${createHmac('sha256', SECRET).update(id + iso).update(body).digest('hex')}`,
+    'twitch-eventsub-message-signature': `sha256=${createHmac('sha256', SECRET)
+      .update(id + iso)
+      .update(body)
+      .digest('hex')}`,
   });
 
   it('verifies with an RFC 3339 timestamp carrying nanoseconds', () => {
     const iso = new Date(NOW_MS - 2_000).toISOString().replace('Z', '123456Z');
     expectOk(preset.verify(input(BODY, headersAt(iso), [SECRET])));
-    expectFail(preset.verify(input(BODY, { ...headersAt(iso), 'twitch-eventsub-message-id': 'other' }, [SECRET])), 'bad_signature');
+    expectFail(
+      preset.verify(input(BODY, { ...headersAt(iso), 'twitch-eventsub-message-id': 'other' }, [SECRET])),
+      'bad_signature',
+    );
   });
 
   it('rejects stale timestamps and non-ISO ones', () => {
-    expectFail(preset.verify(input(BODY, headersAt(new Date(NOW_MS - 600_000).toISOString()), [SECRET])), 'stale_timestamp');
+    expectFail(
+      preset.verify(input(BODY, headersAt(new Date(NOW_MS - 600_000).toISOString()), [SECRET])),
+      'stale_timestamp',
+    );
     expectFail(preset.verify(input(BODY, headersAt('Wed, 15 Jan 2025 12:00:00 GMT'), [SECRET])), 'malformed_header');
   });
 
   it('reports a missing id header, and re-signs keeping the stored id', () => {
     const { 'twitch-eventsub-message-id': _id, ...rest } = headersAt(new Date(NOW_MS).toISOString());
     expect(preset.verify(input(BODY, rest, [SECRET])).detail).toBe('missing header Twitch-Eventsub-Message-Id');
-    const signed = preset.sign?.({ body: BODY, secret: SECRET, nowMs: NOW_MS, headers: { 'twitch-eventsub-message-id': id } }) ?? {};
+    const signed =
+      preset.sign?.({ body: BODY, secret: SECRET, nowMs: NOW_MS, headers: { 'twitch-eventsub-message-id': id } }) ?? {};
     expect(signed).toEqual(headersAt(new Date(NOW_MS).toISOString()));
     const generated = preset.sign?.({ body: BODY, secret: SECRET, nowMs: NOW_MS }) ?? {};
     expect(generated['twitch-eventsub-message-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -200,7 +240,10 @@ describe('generic-hmac options validation', () => {
     ['typo in a placeholder', { header: 'X-S', signed: '{timestmp}.{body}', timestamp_header: 'X-T' }],
     ['timestamp without header', { header: 'X-S', signed: '{timestamp}.{body}' }],
     ['unsigned timestamp header', { header: 'X-S', timestamp_header: 'X-T' }],
-    ['bad timestamp format', { header: 'X-S', signed: '{timestamp}{body}', timestamp_header: 'X-T', timestamp_format: 'rfc822' as 'unix' }],
+    [
+      'bad timestamp format',
+      { header: 'X-S', signed: '{timestamp}{body}', timestamp_header: 'X-T', timestamp_format: 'rfc822' as 'unix' },
+    ],
     ['empty header placeholder', { header: 'X-S', signed: '{header:}{body}' }],
   ];
   for (const [label, options] of invalid) {

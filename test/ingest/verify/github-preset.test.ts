@@ -2,7 +2,17 @@ import { createHmac } from 'node:crypto';
 import { sign as octokitSign, verify as octokitVerify } from '@octokit/webhooks-methods';
 import { describe, expect, it } from 'vitest';
 import { githubPreset } from '../../../src/ingest/verify/github-preset.ts';
-import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, githubDefinitions, githubExample, input, NOW_MS } from './fixtures.ts';
+import {
+  BINARY_BODY,
+  expectFail,
+  expectNoLeak,
+  expectOk,
+  flipByte,
+  githubDefinitions,
+  githubExample,
+  input,
+  NOW_MS,
+} from './fixtures.ts';
 
 const SECRET = 'It’s a Secret to Everybody';
 const OLD_SECRET = 'previous-github-secret';
@@ -45,7 +55,9 @@ describe('github preset', () => {
 
   it('reports a header without the sha256= prefix as malformed', async () => {
     const { body, signature } = await delivery(githubExample('push'));
-    const outcome = githubPreset.verify(input(body, { 'x-hub-signature-256': signature.slice('sha256='.length) }, [SECRET]));
+    const outcome = githubPreset.verify(
+      input(body, { 'x-hub-signature-256': signature.slice('sha256='.length) }, [SECRET]),
+    );
     expectFail(outcome, 'malformed_header');
   });
 
@@ -59,7 +71,10 @@ describe('github preset', () => {
     expect(viaNew).toEqual({ ok: true, detail: 'hmac-sha256 valid (X-Hub-Signature-256); secret 2 of 2' });
     expect(viaOld).toEqual({ ok: true, detail: 'hmac-sha256 valid (X-Hub-Signature-256); secret 1 of 2' });
     const neither = await delivery(payload, 'third');
-    expectFail(githubPreset.verify(input(neither.body, { 'x-hub-signature-256': neither.signature }, secrets)), 'bad_signature');
+    expectFail(
+      githubPreset.verify(input(neither.body, { 'x-hub-signature-256': neither.signature }, secrets)),
+      'bad_signature',
+    );
   });
 
   it('rejects everything when no secret is configured, including a list of empty strings', async () => {
@@ -86,8 +101,14 @@ describe('github preset', () => {
   it('verifies binary (non-UTF-8) bodies byte for byte', () => {
     const signature = `sha256=${createHmac('sha256', SECRET).update(BINARY_BODY).digest('hex')}`;
     expectOk(githubPreset.verify(input(BINARY_BODY, { 'x-hub-signature-256': signature }, [SECRET])));
-    expectFail(githubPreset.verify(input(flipByte(BINARY_BODY, 1), { 'x-hub-signature-256': signature }, [SECRET])), 'bad_signature');
-    expect(githubPreset.identify(BINARY_BODY, { 'x-github-event': 'ping' })).toEqual({ eventType: 'ping', externalId: null });
+    expectFail(
+      githubPreset.verify(input(flipByte(BINARY_BODY, 1), { 'x-hub-signature-256': signature }, [SECRET])),
+      'bad_signature',
+    );
+    expect(githubPreset.identify(BINARY_BODY, { 'x-github-event': 'ping' })).toEqual({
+      eventType: 'ping',
+      externalId: null,
+    });
   });
 
   it('never puts the secret or the signature in the detail', async () => {
@@ -114,7 +135,10 @@ describe('github preset', () => {
 
     it('uses the bare event name when the body has no action (push)', async () => {
       const { body } = await delivery(githubExample('push'));
-      expect(githubPreset.identify(body, { 'x-github-event': 'push' })).toEqual({ eventType: 'push', externalId: null });
+      expect(githubPreset.identify(body, { 'x-github-event': 'push' })).toEqual({
+        eventType: 'push',
+        externalId: null,
+      });
     });
 
     it('falls back to unknown without the event header', async () => {

@@ -60,7 +60,10 @@ describe('linear preset', () => {
     const edge = linearBody(NOW_MS - 300_000);
     expectOk(linearPreset.verify(input(edge, linearHeaders(edge), [SECRET])));
     const tight = linearBody(NOW_MS - 61_000);
-    expectFail(linearPreset.verify(input(tight, linearHeaders(tight), [SECRET], { toleranceSeconds: 60 })), 'stale_timestamp');
+    expectFail(
+      linearPreset.verify(input(tight, linearHeaders(tight), [SECRET], { toleranceSeconds: 60 })),
+      'stale_timestamp',
+    );
   });
 
   it('rejects a signed body without a usable webhookTimestamp', () => {
@@ -103,7 +106,10 @@ describe('linear preset', () => {
 
   it('checks a binary body’s signature and then refuses it for lacking a timestamp', () => {
     expectFail(linearPreset.verify(input(BINARY_BODY, linearHeaders(BINARY_BODY), [SECRET])), 'stale_timestamp');
-    expectFail(linearPreset.verify(input(flipByte(BINARY_BODY, 2), linearHeaders(BINARY_BODY), [SECRET])), 'bad_signature');
+    expectFail(
+      linearPreset.verify(input(flipByte(BINARY_BODY, 2), linearHeaders(BINARY_BODY), [SECRET])),
+      'bad_signature',
+    );
     expect(linearPreset.identify(BINARY_BODY, {})).toEqual({ eventType: 'unknown', externalId: null });
   });
 

@@ -30,11 +30,22 @@ const cases: Case[] = [
   signed(buildPreset({ preset: 'standard-webhooks' }), ['webhook-signature']),
   signed(buildPreset({ preset: 'linear' }), ['linear-signature']),
   signed(
-    buildPreset({ preset: 'generic-hmac', hmac: { header: 'X-Sig', signed: '{header:X-Msg-Id}.{timestamp}.{body}', timestamp_header: 'X-Ts' } }),
+    buildPreset({
+      preset: 'generic-hmac',
+      hmac: { header: 'X-Sig', signed: '{header:X-Msg-Id}.{timestamp}.{body}', timestamp_header: 'X-Ts' },
+    }),
     ['x-sig'],
   ),
-  { preset: buildPreset({ preset: 'token' }), headers: { 'x-webhook-token': SECRET }, secretBearing: ['x-webhook-token'] },
-  { preset: buildPreset({ preset: 'gitlab' }), headers: { 'x-gitlab-token': SECRET }, secretBearing: ['x-gitlab-token'] },
+  {
+    preset: buildPreset({ preset: 'token' }),
+    headers: { 'x-webhook-token': SECRET },
+    secretBearing: ['x-webhook-token'],
+  },
+  {
+    preset: buildPreset({ preset: 'gitlab' }),
+    headers: { 'x-gitlab-token': SECRET },
+    secretBearing: ['x-gitlab-token'],
+  },
 ];
 
 describe('every preset honours the shared contract', () => {
@@ -101,8 +112,12 @@ describe('timestamp helpers', () => {
   it('treats the boundary as fresh and one step past it as stale, in both directions', () => {
     expect(freshnessFailure(NOW_MS - 300_000, NOW_MS, 300, 'ts')).toBeNull();
     expect(freshnessFailure(NOW_MS + 300_000, NOW_MS, 300, 'ts')).toBeNull();
-    expect(freshnessFailure(NOW_MS - 300_001, NOW_MS, 300, 'ts')?.detail).toBe('timestamp outside 300 s tolerance (ts 300 s old)');
-    expect(freshnessFailure(NOW_MS + 300_001, NOW_MS, 300, 'ts')?.detail).toBe('timestamp outside 300 s tolerance (ts 300 s in the future)');
+    expect(freshnessFailure(NOW_MS - 300_001, NOW_MS, 300, 'ts')?.detail).toBe(
+      'timestamp outside 300 s tolerance (ts 300 s old)',
+    );
+    expect(freshnessFailure(NOW_MS + 300_001, NOW_MS, 300, 'ts')?.detail).toBe(
+      'timestamp outside 300 s tolerance (ts 300 s in the future)',
+    );
   });
 });
 
@@ -111,7 +126,9 @@ describe('header lookup', () => {
     const token = createGenericTokenPreset();
     expect(token.verify(input(BODY, { 'x-webhook-token': ['t0ken-one', 't0ken-two'] }, ['t0ken-one'])).ok).toBe(true);
     expect(token.verify(input(BODY, { 'x-webhook-token': ['t0ken-two', 't0ken-one'] }, ['t0ken-one'])).ok).toBe(false);
-    expect(token.verify(input(BODY, { 'x-webhook-token': '   ' }, ['t0ken-one']))).toMatchObject({ reason: 'missing_header' });
+    expect(token.verify(input(BODY, { 'x-webhook-token': '   ' }, ['t0ken-one']))).toMatchObject({
+      reason: 'missing_header',
+    });
     const proto = createGenericTokenPreset('__proto__');
     expect(proto.verify(input(BODY, {}, ['t0ken-one']))).toMatchObject({ ok: false, reason: 'missing_header' });
   });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.ts';
-import { buildPreset, isPresetName, PRESET_NAMES, PRESET_TRUST_MODES, type PresetName, type PresetOptions } from '../../../src/ingest/verify/preset-registry.ts';
+import {
+  buildPreset,
+  isPresetName,
+  PRESET_NAMES,
+  PRESET_TRUST_MODES,
+  type PresetName,
+  type PresetOptions,
+} from '../../../src/ingest/verify/preset-registry.ts';
 import { BINARY_BODY } from './fixtures.ts';
 
 function optionsFor(name: PresetName): PresetOptions {
@@ -10,7 +17,18 @@ function optionsFor(name: PresetName): PresetOptions {
 describe('preset registry', () => {
   it('lists the ten presets with their trust modes', () => {
     expect([...PRESET_NAMES].sort()).toEqual(
-      ['generic-hmac', 'github', 'gitlab', 'linear', 'open', 'shopify', 'slack', 'standard-webhooks', 'stripe', 'token'].sort(),
+      [
+        'generic-hmac',
+        'github',
+        'gitlab',
+        'linear',
+        'open',
+        'shopify',
+        'slack',
+        'standard-webhooks',
+        'stripe',
+        'token',
+      ].sort(),
     );
     expect(Object.keys(PRESET_TRUST_MODES).sort()).toEqual([...PRESET_NAMES].sort());
     expect(PRESET_TRUST_MODES.token).toBe('token');
@@ -54,14 +72,24 @@ describe('preset registry', () => {
 
   it('passes token_header to the token preset', () => {
     const preset = buildPreset({ preset: 'token', token_header: 'X-Relay-Key' });
-    expect(preset.verify({ body: Buffer.alloc(0), headers: { 'x-relay-key': 't0ken-value' }, secrets: ['t0ken-value'], toleranceSeconds: 300, nowMs: 0 })).toEqual({
+    expect(
+      preset.verify({
+        body: Buffer.alloc(0),
+        headers: { 'x-relay-key': 't0ken-value' },
+        secrets: ['t0ken-value'],
+        toleranceSeconds: 300,
+        nowMs: 0,
+      }),
+    ).toEqual({
       ok: true,
       detail: 'token matched (X-Relay-Key)',
     });
   });
 
   describe('event_type_from / external_id_from', () => {
-    const body = Buffer.from(JSON.stringify({ type: 'top', meta: { 'kind/name': 'slashed', 'a~b': 'tilde', list: ['zero', 'one'] }, id: 42 }));
+    const body = Buffer.from(
+      JSON.stringify({ type: 'top', meta: { 'kind/name': 'slashed', 'a~b': 'tilde', list: ['zero', 'one'] }, id: 42 }),
+    );
 
     it('reads headers and JSON pointers (with RFC 6901 escapes and array indices)', () => {
       const cases: [string, string][] = [
@@ -89,7 +117,9 @@ describe('preset registry', () => {
 
     it('overrides a signed preset’s identity without touching verification', () => {
       const preset = buildPreset({ preset: 'github', external_id_from: 'header:X-Custom-Id' });
-      expect(preset.identify(Buffer.from('{"action":"opened"}'), { 'x-github-event': 'issues', 'x-custom-id': 'c1' })).toEqual({
+      expect(
+        preset.identify(Buffer.from('{"action":"opened"}'), { 'x-github-event': 'issues', 'x-custom-id': 'c1' }),
+      ).toEqual({
         eventType: 'issues.opened',
         externalId: 'c1',
       });
@@ -98,7 +128,13 @@ describe('preset registry', () => {
 
     it('never throws on bodies that are not JSON', () => {
       const preset = buildPreset({ preset: 'open', event_type_from: '/type', external_id_from: '/id' });
-      for (const junk of [BINARY_BODY, Buffer.from('{"type":'), Buffer.from('null'), Buffer.from('"str"'), Buffer.alloc(0)]) {
+      for (const junk of [
+        BINARY_BODY,
+        Buffer.from('{"type":'),
+        Buffer.from('null'),
+        Buffer.from('"str"'),
+        Buffer.alloc(0),
+      ]) {
         expect(preset.identify(junk, {})).toEqual({ eventType: 'unknown', externalId: null });
       }
     });

@@ -30,14 +30,31 @@ const signedCases: SignedCase[] = [
     label: 'linear',
     preset: buildPreset({ preset: 'linear' }),
     secret: plainSecret,
-    body: (bytes) => Buffer.from(JSON.stringify({ type: 'Issue', data: Buffer.from(bytes).toString('latin1'), webhookTimestamp: NOW_MS })),
+    body: (bytes) =>
+      Buffer.from(
+        JSON.stringify({ type: 'Issue', data: Buffer.from(bytes).toString('latin1'), webhookTimestamp: NOW_MS }),
+      ),
   },
   ...(
     [
       { preset: 'generic-hmac', hmac: { header: 'X-Sig', algorithm: 'sha1', encoding: 'base64' } },
-      { preset: 'generic-hmac', hmac: { header: 'X-Sig', algorithm: 'sha512', prefix: 'sha512=', signed: '{timestamp}:{body}', timestamp_header: 'X-Ts' } },
+      {
+        preset: 'generic-hmac',
+        hmac: {
+          header: 'X-Sig',
+          algorithm: 'sha512',
+          prefix: 'sha512=',
+          signed: '{timestamp}:{body}',
+          timestamp_header: 'X-Ts',
+        },
+      },
     ] satisfies PresetOptions[]
-  ).map((options) => ({ label: `generic ${options.hmac.algorithm}`, preset: buildPreset(options), secret: plainSecret, body: raw })),
+  ).map((options) => ({
+    label: `generic ${options.hmac.algorithm}`,
+    preset: buildPreset(options),
+    secret: plainSecret,
+    body: raw,
+  })),
 ];
 
 const bytes = fc.uint8Array({ minLength: 1, maxLength: 512 });
@@ -52,7 +69,9 @@ describe('properties of the signed presets', () => {
             const secret = c.secret(key);
             const body = c.body(data);
             const headers = c.preset.sign?.({ body, secret, nowMs }) ?? {};
-            const outcome = c.preset.verify(input(body, headers, [secret], { nowMs: c.label === 'linear' ? NOW_MS : nowMs }));
+            const outcome = c.preset.verify(
+              input(body, headers, [secret], { nowMs: c.label === 'linear' ? NOW_MS : nowMs }),
+            );
             expect(outcome.ok, outcome.detail).toBe(true);
           }),
         );
@@ -67,22 +86,33 @@ describe('properties of the signed presets', () => {
             const tampered = Buffer.from(body);
             const index = at % tampered.length;
             tampered[index] = (tampered[index] ?? 0) ^ mask;
-            expect(c.preset.verify(input(tampered, headers, [secret]))).toMatchObject({ ok: false, reason: 'bad_signature' });
+            expect(c.preset.verify(input(tampered, headers, [secret]))).toMatchObject({
+              ok: false,
+              reason: 'bad_signature',
+            });
           }),
         );
       });
 
       it('a signature made with one secret fails under another, and passes in any rotation list holding it', () => {
         fc.assert(
-          fc.property(bytes, fc.uniqueArray(keyBytes, { minLength: 2, maxLength: 4, selector: (k) => Buffer.from(k).toString('hex') }), fc.nat(), (data, keys, pick) => {
-            const secrets = keys.map(c.secret);
-            const body = c.body(data);
-            const signer = secrets[pick % secrets.length] ?? '';
-            const headers = c.preset.sign?.({ body, secret: signer, nowMs: NOW_MS }) ?? {};
-            expect(c.preset.verify(input(body, headers, secrets)).ok).toBe(true);
-            const others = secrets.filter((s) => s !== signer);
-            expect(c.preset.verify(input(body, headers, others))).toMatchObject({ ok: false, reason: 'bad_signature' });
-          }),
+          fc.property(
+            bytes,
+            fc.uniqueArray(keyBytes, { minLength: 2, maxLength: 4, selector: (k) => Buffer.from(k).toString('hex') }),
+            fc.nat(),
+            (data, keys, pick) => {
+              const secrets = keys.map(c.secret);
+              const body = c.body(data);
+              const signer = secrets[pick % secrets.length] ?? '';
+              const headers = c.preset.sign?.({ body, secret: signer, nowMs: NOW_MS }) ?? {};
+              expect(c.preset.verify(input(body, headers, secrets)).ok).toBe(true);
+              const others = secrets.filter((s) => s !== signer);
+              expect(c.preset.verify(input(body, headers, others))).toMatchObject({
+                ok: false,
+                reason: 'bad_signature',
+              });
+            },
+          ),
         );
       });
 
@@ -97,7 +127,9 @@ describe('properties of the signed presets', () => {
               c.preset.verify(input(flipByte(body, 0), headers, [secret])).detail,
               c.preset.verify(input(body, headers, [c.secret(wrong)])).detail,
             ];
-            const values = c.preset.sensitiveHeaders.flatMap((name) => (headers[name] === undefined ? [] : [headers[name]]));
+            const values = c.preset.sensitiveHeaders.flatMap((name) =>
+              headers[name] === undefined ? [] : [headers[name]],
+            );
             for (const detail of details) {
               expect(detail).not.toContain(secret);
               for (const value of values) expect(detail).not.toContain(value);
@@ -117,10 +149,21 @@ describe('properties of identify()', () => {
     const jsonish = fc.oneof(
       fc.uint8Array({ maxLength: 256 }).map((b) => Buffer.from(b)),
       fc.json().map((j) => Buffer.from(j)),
-      fc.jsonValue().map((v) => Buffer.from(JSON.stringify({ type: v, action: v, id: v, event: v, event_id: v }) ?? '')),
+      fc
+        .jsonValue()
+        .map((v) => Buffer.from(JSON.stringify({ type: v, action: v, id: v, event: v, event_id: v }) ?? '')),
     );
     const headers = fc.dictionary(
-      fc.constantFrom('x-github-event', 'x-github-delivery', 'x-shopify-topic', 'webhook-id', 'svix-id', 'linear-delivery', 'x-event-type', 'x-gitlab-event'),
+      fc.constantFrom(
+        'x-github-event',
+        'x-github-delivery',
+        'x-shopify-topic',
+        'webhook-id',
+        'svix-id',
+        'linear-delivery',
+        'x-event-type',
+        'x-gitlab-event',
+      ),
       fc.oneof(fc.string(), fc.array(fc.string(), { maxLength: 2 })),
     );
     fc.assert(
@@ -149,10 +192,14 @@ describe('properties of the constant-time helpers', () => {
 
   it('findMatchingKey returns the first key whose value is offered, else -1', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 5 }), fc.array(fc.string({ maxLength: 12 }), { maxLength: 4 }), (keys, offered) => {
-        const expected = keys.findIndex((k) => offered.includes(k));
-        expect(findMatchingKey(keys, offered, (k) => k)).toBe(expected);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.string({ maxLength: 12 }), { maxLength: 4 }),
+        (keys, offered) => {
+          const expected = keys.findIndex((k) => offered.includes(k));
+          expect(findMatchingKey(keys, offered, (k) => k)).toBe(expected);
+        },
+      ),
     );
   });
 });

@@ -6,7 +6,13 @@ import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, input, NOW_M
 const SECRET = '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';
 const OLD_SECRET = 'shpss_old_00000000000000000000000000';
 const BODY = Buffer.from(
-  JSON.stringify({ id: 820982911946154500, email: 'jon@example.com', total_price: '403.00', currency: 'USD', line_items: [] }),
+  JSON.stringify({
+    id: 820982911946154500,
+    email: 'jon@example.com',
+    total_price: '403.00',
+    currency: 'USD',
+    line_items: [],
+  }),
 );
 
 /** Shopify's documented scheme, built independently of the preset. */
@@ -74,7 +80,10 @@ describe('shopify preset', () => {
 
   it('verifies binary bodies', () => {
     expectOk(shopifyPreset.verify(input(BINARY_BODY, shopifyHeaders(BINARY_BODY), [SECRET])));
-    expectFail(shopifyPreset.verify(input(flipByte(BINARY_BODY, 3), shopifyHeaders(BINARY_BODY), [SECRET])), 'bad_signature');
+    expectFail(
+      shopifyPreset.verify(input(flipByte(BINARY_BODY, 3), shopifyHeaders(BINARY_BODY), [SECRET])),
+      'bad_signature',
+    );
   });
 
   it('never puts the secret or the signature in the detail', () => {

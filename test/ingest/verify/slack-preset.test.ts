@@ -11,7 +11,13 @@ const EVENT_CALLBACK = Buffer.from(
     token: 'XXYYZZ',
     team_id: 'T123ABC456',
     api_app_id: 'A123ABC456',
-    event: { type: 'app_mention', user: 'U123ABC456', text: '<@U0LAN0Z89> is it everything?', ts: '1515449522.000016', channel: 'C123ABC456' },
+    event: {
+      type: 'app_mention',
+      user: 'U123ABC456',
+      text: '<@U0LAN0Z89> is it everything?',
+      ts: '1515449522.000016',
+      channel: 'C123ABC456',
+    },
     type: 'event_callback',
     event_id: 'Ev123ABC456',
     event_time: 1515449522000016,
@@ -39,7 +45,9 @@ describe('slack preset', () => {
       'x-slack-request-timestamp': '1531420618',
       'x-slack-signature': 'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
     };
-    const outcome = slackPreset.verify(input(body, headers, ['8f742231b10e8888abcd99yyyzzz85a5'], { nowMs: 1531420618_000 }));
+    const outcome = slackPreset.verify(
+      input(body, headers, ['8f742231b10e8888abcd99yyyzzz85a5'], { nowMs: 1531420618_000 }),
+    );
     expectOk(outcome);
     expect(slackPreset.identify(body, headers)).toEqual({
       eventType: 'slash_command',
@@ -53,19 +61,27 @@ describe('slack preset', () => {
   });
 
   it('rejects a body with one byte flipped', () => {
-    expectFail(slackPreset.verify(input(flipByte(EVENT_CALLBACK), slackHeaders(EVENT_CALLBACK), [SECRET])), 'bad_signature');
+    expectFail(
+      slackPreset.verify(input(flipByte(EVENT_CALLBACK), slackHeaders(EVENT_CALLBACK), [SECRET])),
+      'bad_signature',
+    );
   });
 
   it('rejects a timestamp outside the tolerance in either direction', () => {
     const old = slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET, NOW_S - 301), [SECRET]));
     expectFail(old, 'stale_timestamp');
     expect(old.detail).toBe('timestamp outside 300 s tolerance (X-Slack-Request-Timestamp 301 s old)');
-    const future = slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET, NOW_S + 400), [SECRET]));
+    const future = slackPreset.verify(
+      input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET, NOW_S + 400), [SECRET]),
+    );
     expectFail(future, 'stale_timestamp');
   });
 
   it('rejects a timestamp swapped in after signing', () => {
-    const headers = { ...slackHeaders(EVENT_CALLBACK, SECRET, NOW_S - 1000), 'x-slack-request-timestamp': String(NOW_S) };
+    const headers = {
+      ...slackHeaders(EVENT_CALLBACK, SECRET, NOW_S - 1000),
+      'x-slack-request-timestamp': String(NOW_S),
+    };
     expectFail(slackPreset.verify(input(EVENT_CALLBACK, headers, [SECRET])), 'bad_signature');
   });
 
@@ -75,7 +91,11 @@ describe('slack preset', () => {
       'missing header X-Slack-Signature',
     );
     const noTimestamp = slackPreset.verify(input(EVENT_CALLBACK, { 'x-slack-signature': signature }, [SECRET]));
-    expect(noTimestamp).toEqual({ ok: false, reason: 'missing_header', detail: 'missing header X-Slack-Request-Timestamp' });
+    expect(noTimestamp).toEqual({
+      ok: false,
+      reason: 'missing_header',
+      detail: 'missing header X-Slack-Request-Timestamp',
+    });
     const badTs = { 'x-slack-signature': signature, 'x-slack-request-timestamp': '1e9' };
     expectFail(slackPreset.verify(input(EVENT_CALLBACK, badTs, [SECRET])), 'malformed_header');
     const noPrefix = { 'x-slack-signature': (signature ?? '').slice(3), 'x-slack-request-timestamp': timestamp };
@@ -86,7 +106,10 @@ describe('slack preset', () => {
     const secrets = [SECRET, OLD_SECRET];
     expectOk(slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, OLD_SECRET), secrets)));
     expectOk(slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET), secrets)));
-    expectFail(slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, 'third'), secrets)), 'bad_signature');
+    expectFail(
+      slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, 'third'), secrets)),
+      'bad_signature',
+    );
   });
 
   it('rejects when no secret is configured', () => {
@@ -104,7 +127,10 @@ describe('slack preset', () => {
 
   it('verifies binary bodies', () => {
     expectOk(slackPreset.verify(input(BINARY_BODY, slackHeaders(BINARY_BODY), [SECRET])));
-    expectFail(slackPreset.verify(input(flipByte(BINARY_BODY, 5), slackHeaders(BINARY_BODY), [SECRET])), 'bad_signature');
+    expectFail(
+      slackPreset.verify(input(flipByte(BINARY_BODY, 5), slackHeaders(BINARY_BODY), [SECRET])),
+      'bad_signature',
+    );
     expect(slackPreset.identify(BINARY_BODY, {})).toEqual({ eventType: 'unknown', externalId: null });
   });
 
@@ -125,7 +151,9 @@ describe('slack preset', () => {
     });
 
     it('names other envelopes by the top-level type', () => {
-      const body = Buffer.from('{"token":"t","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}');
+      const body = Buffer.from(
+        '{"token":"t","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}',
+      );
       expect(slackPreset.identify(body, {})).toEqual({ eventType: 'url_verification', externalId: null });
     });
 
@@ -138,7 +166,9 @@ describe('slack preset', () => {
 
   describe('url_verification challenge', () => {
     it('returns the challenge of a url_verification body', () => {
-      const body = Buffer.from('{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}');
+      const body = Buffer.from(
+        '{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}',
+      );
       expect(slackUrlVerificationChallenge(body, {})).toBe('3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P');
     });
 

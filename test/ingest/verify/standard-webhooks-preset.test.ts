@@ -7,11 +7,20 @@ import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, input, NOW_M
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OLD_SECRET = `whsec_${Buffer.from('the previous signing key, 32 b!').toString('base64')}`;
 const MSG_ID = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W';
-const PAYLOAD = JSON.stringify({ type: 'invoice.paid', timestamp: '2025-01-15T12:00:00Z', data: { id: 'inv_123', amount: 4200 } });
+const PAYLOAD = JSON.stringify({
+  type: 'invoice.paid',
+  timestamp: '2025-01-15T12:00:00Z',
+  data: { id: 'inv_123', amount: 4200 },
+});
 const BODY = Buffer.from(PAYLOAD);
 
 /** Headers as the standardwebhooks library produces them. */
-function swHeaders(secret = SECRET, timestampMs = NOW_MS, id = MSG_ID, payload: string = PAYLOAD): Record<string, string> {
+function swHeaders(
+  secret = SECRET,
+  timestampMs = NOW_MS,
+  id = MSG_ID,
+  payload: string = PAYLOAD,
+): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(timestampMs / 1000)),
@@ -34,7 +43,11 @@ describe('standard-webhooks preset', () => {
       'webhook-timestamp': '1614265330',
       'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
     };
-    expectOk(standardWebhooksPreset.verify(input(Buffer.from('{"test": 2432232314}'), headers, [SECRET], { nowMs: 1614265330_000 })));
+    expectOk(
+      standardWebhooksPreset.verify(
+        input(Buffer.from('{"test": 2432232314}'), headers, [SECRET], { nowMs: 1614265330_000 }),
+      ),
+    );
   });
 
   it('accepts a delivery signed by the standardwebhooks library', () => {
@@ -76,7 +89,10 @@ describe('standard-webhooks preset', () => {
     const old = standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS - 301_000), [SECRET]));
     expectFail(old, 'stale_timestamp');
     expect(old.detail).toBe('timestamp outside 300 s tolerance (webhook-timestamp 301 s old)');
-    expectFail(standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS + 301_000), [SECRET])), 'stale_timestamp');
+    expectFail(
+      standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS + 301_000), [SECRET])),
+      'stale_timestamp',
+    );
     expectOk(standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS - 299_000), [SECRET])));
   });
 
@@ -91,7 +107,10 @@ describe('standard-webhooks preset', () => {
   });
 
   it('reports malformed timestamps and signature lists with no v1 entry', () => {
-    expectFail(standardWebhooksPreset.verify(input(BODY, { ...swHeaders(), 'webhook-timestamp': 'soon' }, [SECRET])), 'malformed_header');
+    expectFail(
+      standardWebhooksPreset.verify(input(BODY, { ...swHeaders(), 'webhook-timestamp': 'soon' }, [SECRET])),
+      'malformed_header',
+    );
     const ed25519Only = { ...swHeaders(), 'webhook-signature': 'v1a,aGVsbG8=' };
     expectFail(standardWebhooksPreset.verify(input(BODY, ed25519Only, [SECRET])), 'malformed_header');
   });
@@ -124,7 +143,8 @@ describe('standard-webhooks preset', () => {
   describe('sign', () => {
     it('produces headers the standardwebhooks library verifies, keeping the stored message id', () => {
       const nowMs = Date.now();
-      const signed = standardWebhooksPreset.sign?.({ body: BODY, secret: SECRET, nowMs, headers: { 'webhook-id': MSG_ID } }) ?? {};
+      const signed =
+        standardWebhooksPreset.sign?.({ body: BODY, secret: SECRET, nowMs, headers: { 'webhook-id': MSG_ID } }) ?? {};
       expect(signed['webhook-id']).toBe(MSG_ID);
       expect(signed['webhook-timestamp']).toBe(String(Math.floor(nowMs / 1000)));
       expect(new Webhook(SECRET).verify(PAYLOAD, signed)).toEqual(JSON.parse(PAYLOAD));
@@ -136,7 +156,13 @@ describe('standard-webhooks preset', () => {
       expect(fresh['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
       expectOk(standardWebhooksPreset.verify(input(BODY, fresh, [SECRET])));
 
-      const svix = standardWebhooksPreset.sign?.({ body: BODY, secret: SECRET, nowMs: NOW_MS, headers: { 'svix-id': 'msg_svix' } }) ?? {};
+      const svix =
+        standardWebhooksPreset.sign?.({
+          body: BODY,
+          secret: SECRET,
+          nowMs: NOW_MS,
+          headers: { 'svix-id': 'msg_svix' },
+        }) ?? {};
       expect(Object.keys(svix).sort()).toEqual(['svix-id', 'svix-signature', 'svix-timestamp']);
       expect(svix['svix-id']).toBe('msg_svix');
       expectOk(standardWebhooksPreset.verify(input(BODY, svix, [SECRET])));
@@ -169,8 +195,14 @@ describe('standard-webhooks preset', () => {
   });
 
   it('identifies by body type and the webhook-id (or svix-id) header', () => {
-    expect(standardWebhooksPreset.identify(BODY, swHeaders())).toEqual({ eventType: 'invoice.paid', externalId: MSG_ID });
-    expect(standardWebhooksPreset.identify(BODY, asSvix(swHeaders()))).toEqual({ eventType: 'invoice.paid', externalId: MSG_ID });
+    expect(standardWebhooksPreset.identify(BODY, swHeaders())).toEqual({
+      eventType: 'invoice.paid',
+      externalId: MSG_ID,
+    });
+    expect(standardWebhooksPreset.identify(BODY, asSvix(swHeaders()))).toEqual({
+      eventType: 'invoice.paid',
+      externalId: MSG_ID,
+    });
     expect(standardWebhooksPreset.identify(BINARY_BODY, {})).toEqual({ eventType: 'unknown', externalId: null });
   });
 });

@@ -62,7 +62,9 @@ describe('stripe preset', () => {
   });
 
   it('reports a stale timestamp only for an authentic signature', () => {
-    const forged = stripePreset.verify(input(BODY, { 'stripe-signature': header(NOW_S - 9999, 'whsec_other') }, [SECRET]));
+    const forged = stripePreset.verify(
+      input(BODY, { 'stripe-signature': header(NOW_S - 9999, 'whsec_other') }, [SECRET]),
+    );
     expectFail(forged, 'bad_signature');
   });
 
@@ -92,7 +94,10 @@ describe('stripe preset', () => {
     const bad = header(NOW_S, 'whsec_rolled').split('v1=')[1] ?? '';
     const multi = `t=${NOW_S},v1=${bad},v1=${good},v0=${'0'.repeat(64)}`;
     expectOk(stripePreset.verify(input(BODY, { 'stripe-signature': multi }, [SECRET])));
-    expectFail(stripePreset.verify(input(BODY, { 'stripe-signature': `t=${NOW_S},v1=${bad}` }, [SECRET])), 'bad_signature');
+    expectFail(
+      stripePreset.verify(input(BODY, { 'stripe-signature': `t=${NOW_S},v1=${bad}` }, [SECRET])),
+      'bad_signature',
+    );
   });
 
   it('rejects when no secret is configured', () => {
@@ -102,7 +107,14 @@ describe('stripe preset', () => {
   it('produces a header that stripe.webhooks.constructEvent accepts', () => {
     const signed = stripePreset.sign?.({ body: BODY, secret: SECRET, nowMs: NOW_MS }) ?? {};
     expect(signed['stripe-signature']).toMatch(new RegExp(`^t=${NOW_S},v1=[0-9a-f]{64}$`));
-    const event = stripe.webhooks.constructEvent(PAYLOAD, signed['stripe-signature'] ?? '', SECRET, 300, undefined, NOW_MS);
+    const event = stripe.webhooks.constructEvent(
+      PAYLOAD,
+      signed['stripe-signature'] ?? '',
+      SECRET,
+      300,
+      undefined,
+      NOW_MS,
+    );
     expect(event.id).toBe(EVENT.id);
     expect(() =>
       stripe.webhooks.constructEvent(PAYLOAD, signed['stripe-signature'] ?? '', 'whsec_other', 300, undefined, NOW_MS),

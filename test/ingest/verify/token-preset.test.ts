@@ -46,7 +46,10 @@ describe('token preset', () => {
       reason: 'missing_header',
       detail: 'missing header X-Webhook-Token or Authorization: Bearer',
     });
-    expectFail(preset.verify(input(BODY, { authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` }, [TOKEN])), 'malformed_header');
+    expectFail(
+      preset.verify(input(BODY, { authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` }, [TOKEN])),
+      'malformed_header',
+    );
   });
 
   it('accepts either token during rotation, and says which matched', () => {
@@ -104,7 +107,9 @@ describe('token preset', () => {
 });
 
 describe('gitlab preset', () => {
-  const PUSH = Buffer.from(JSON.stringify({ object_kind: 'push', event_name: 'push', ref: 'refs/heads/main', commits: [] }));
+  const PUSH = Buffer.from(
+    JSON.stringify({ object_kind: 'push', event_name: 'push', ref: 'refs/heads/main', commits: [] }),
+  );
 
   it('accepts the token in X-Gitlab-Token', () => {
     expect(gitlabPreset.verify(input(PUSH, { 'x-gitlab-token': TOKEN }, [TOKEN]))).toEqual({
@@ -134,7 +139,13 @@ describe('gitlab preset', () => {
   });
 
   it('identifies by object_kind (else X-Gitlab-Event) and Idempotency-Key (else X-Gitlab-Event-UUID)', () => {
-    expect(gitlabPreset.identify(PUSH, { 'x-gitlab-event': 'Push Hook', 'idempotency-key': 'f6b2c1e0', 'x-gitlab-event-uuid': 'e1' })).toEqual({
+    expect(
+      gitlabPreset.identify(PUSH, {
+        'x-gitlab-event': 'Push Hook',
+        'idempotency-key': 'f6b2c1e0',
+        'x-gitlab-event-uuid': 'e1',
+      }),
+    ).toEqual({
       eventType: 'push',
       externalId: 'f6b2c1e0',
     });

@@ -85,7 +85,8 @@ export function rawRequest(port: number, options: RawRequestOptions = {}): Promi
       writeMore();
     } else {
       // A declared length of the test's choosing is kept: that is how an oversized upload announces itself.
-      if (body !== undefined && req.getHeader('content-length') === undefined) req.setHeader('content-length', body.length);
+      if (body !== undefined && req.getHeader('content-length') === undefined)
+        req.setHeader('content-length', body.length);
       req.end(body);
     }
   });

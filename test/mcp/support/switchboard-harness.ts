@@ -118,7 +118,11 @@ function recordingFetch(record: (text: string) => void): typeof fetch {
         record(decoder.decode(value, { stream: true }));
       }
     })();
-    return new Response(forClient, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(forClient, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }
 

@@ -17,7 +17,11 @@ function onlyText(result: TextResult): string {
 }
 
 /** Calls a tool that must succeed: structured content, and the same JSON as text. */
-export async function callOk<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown> = {}): Promise<T> {
+export async function callOk<T = Record<string, unknown>>(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<T> {
   const result = (await client.callTool({ name, arguments: args })) as TextResult;
   if (result.isError === true) throw new Error(`${name} failed: ${onlyText(result)}`);
   expect(result.structuredContent).toBeDefined();
@@ -26,7 +30,11 @@ export async function callOk<T = Record<string, unknown>>(client: Client, name: 
 }
 
 /** Calls a tool that must fail: isError, the envelope as the only text, no structured content. */
-export async function callError(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ErrorEnvelope['error']> {
+export async function callError(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<ErrorEnvelope['error']> {
   const result = (await client.callTool({ name, arguments: args })) as TextResult;
   expect(result.isError).toBe(true);
   expect(result.structuredContent).toBeUndefined();

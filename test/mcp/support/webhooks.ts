@@ -14,8 +14,18 @@ export interface Delivered {
   secrets: string[];
 }
 
-async function post(origin: string, path: string, body: Buffer | string, headers: Record<string, string>, secrets: string[]): Promise<Delivered> {
-  const response = await fetch(new URL(path, origin), { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
+async function post(
+  origin: string,
+  path: string,
+  body: Buffer | string,
+  headers: Record<string, string>,
+  secrets: string[],
+): Promise<Delivered> {
+  const response = await fetch(new URL(path, origin), {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   const answer = (await response.json()) as { id?: string };
   return { id: answer.id ?? '', status: response.status, secrets };
 }
@@ -45,10 +55,17 @@ const stripe = new Stripe('sk_test_not_used_for_requests');
 export async function deliverStripe(origin: string, payload: string): Promise<Delivered> {
   const header = stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET });
   const signature = /v1=([0-9a-f]+)/.exec(header)?.[1] ?? header;
-  return post(origin, '/hooks/stripe', payload, { 'content-type': 'application/json', 'stripe-signature': header }, [header, signature]);
+  return post(origin, '/hooks/stripe', payload, { 'content-type': 'application/json', 'stripe-signature': header }, [
+    header,
+    signature,
+  ]);
 }
 
-export async function deliverToken(origin: string, payload: Buffer | string, contentType = 'application/octet-stream'): Promise<Delivered> {
+export async function deliverToken(
+  origin: string,
+  payload: Buffer | string,
+  contentType = 'application/octet-stream',
+): Promise<Delivered> {
   return post(origin, '/hooks/hook', payload, { 'content-type': contentType, 'x-webhook-token': HOOK_TOKEN }, []);
 }
 

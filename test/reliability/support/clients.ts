@@ -13,15 +13,19 @@ export async function connectMcp(mcpUrl: string, token: string, name = 'reliabil
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
     // The tests decide when to reconnect; the SDK's own retries would blur what they observe.
-    reconnectionOptions: { maxReconnectionDelay: 1_000, initialReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 0 },
+    reconnectionOptions: {
+      maxReconnectionDelay: 1_000,
+      initialReconnectionDelay: 200,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 0,
+    },
   });
   await client.connect(transport);
   return client;
 }
 
 export type ToolOutcome =
-  | { ok: true; value: Record<string, unknown> }
-  | { ok: false; error: { code: string; message: string } };
+  { ok: true; value: Record<string, unknown> } | { ok: false; error: { code: string; message: string } };
 
 /** Calls a tool and reads either its structured result or its error envelope. */
 export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolOutcome> {
@@ -53,7 +57,9 @@ export async function waitFor<T>(
       last = err;
     }
     if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`);
+      throw new Error(
+        `timed out after ${options.timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`,
+      );
     }
     await delay(options.intervalMs ?? 100);
   }
@@ -80,7 +86,13 @@ export function openEventStream(baseUrl: string, token: string): Promise<SseRead
   const url = new URL('/api/stream', baseUrl);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'GET',
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      },
       (res: IncomingMessage) => {
         const messages: SseMessage[] = [];
         const waiters: Array<{ match: (m: SseMessage) => boolean; resolve: (m: SseMessage) => void }> = [];

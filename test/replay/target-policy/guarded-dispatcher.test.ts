@@ -44,15 +44,69 @@ const track = <T extends Dispatcher>(d: T): T => {
 
 describe('refused targets open no connection', () => {
   const cases: { name: string; url: string; allow: string[]; dns: string[]; message: RegExp }[] = [
-    { name: 'metadata IP', url: 'http://169.254.169.254/latest/meta-data/', allow: [], dns: [], message: /169\.254\.169\.254 is a link-local\/metadata address/ },
-    { name: 'mapped IPv6 metadata', url: 'http://[::ffff:169.254.169.254]/', allow: [], dns: [], message: /169\.254\.169\.254 is a link-local\/metadata/ },
-    { name: 'decimal metadata', url: 'http://2852039166/', allow: [], dns: [], message: /169\.254\.169\.254 is a link-local\/metadata/ },
-    { name: 'octal metadata', url: 'http://0251.0376.0251.0376/', allow: [], dns: [], message: /169\.254\.169\.254 is a link-local\/metadata/ },
-    { name: 'hex metadata', url: 'http://0xa9fea9fe/', allow: [], dns: [], message: /169\.254\.169\.254 is a link-local\/metadata/ },
-    { name: 'dotted hex metadata', url: 'http://0xa9.0xfe.0xa9.0xfe/', allow: [], dns: [], message: /169\.254\.169\.254 is a link-local\/metadata/ },
-    { name: 'IPv6 link-local', url: 'http://[fe80::1]/', allow: ['::/0'], dns: [], message: /fe80::1 is a link-local\/metadata/ },
-    { name: 'AWS IPv6 metadata', url: 'http://[fd00:ec2::254]/', allow: ['fd00::/8'], dns: [], message: /fd00:ec2::254 is a link-local\/metadata/ },
-    { name: 'private IP not on allow', url: 'http://10.0.0.5:8080/hook', allow: [], dns: [], message: /10\.0\.0\.5 is not on replay\.allow \(loopback only by default\)/ },
+    {
+      name: 'metadata IP',
+      url: 'http://169.254.169.254/latest/meta-data/',
+      allow: [],
+      dns: [],
+      message: /169\.254\.169\.254 is a link-local\/metadata address/,
+    },
+    {
+      name: 'mapped IPv6 metadata',
+      url: 'http://[::ffff:169.254.169.254]/',
+      allow: [],
+      dns: [],
+      message: /169\.254\.169\.254 is a link-local\/metadata/,
+    },
+    {
+      name: 'decimal metadata',
+      url: 'http://2852039166/',
+      allow: [],
+      dns: [],
+      message: /169\.254\.169\.254 is a link-local\/metadata/,
+    },
+    {
+      name: 'octal metadata',
+      url: 'http://0251.0376.0251.0376/',
+      allow: [],
+      dns: [],
+      message: /169\.254\.169\.254 is a link-local\/metadata/,
+    },
+    {
+      name: 'hex metadata',
+      url: 'http://0xa9fea9fe/',
+      allow: [],
+      dns: [],
+      message: /169\.254\.169\.254 is a link-local\/metadata/,
+    },
+    {
+      name: 'dotted hex metadata',
+      url: 'http://0xa9.0xfe.0xa9.0xfe/',
+      allow: [],
+      dns: [],
+      message: /169\.254\.169\.254 is a link-local\/metadata/,
+    },
+    {
+      name: 'IPv6 link-local',
+      url: 'http://[fe80::1]/',
+      allow: ['::/0'],
+      dns: [],
+      message: /fe80::1 is a link-local\/metadata/,
+    },
+    {
+      name: 'AWS IPv6 metadata',
+      url: 'http://[fd00:ec2::254]/',
+      allow: ['fd00::/8'],
+      dns: [],
+      message: /fd00:ec2::254 is a link-local\/metadata/,
+    },
+    {
+      name: 'private IP not on allow',
+      url: 'http://10.0.0.5:8080/hook',
+      allow: [],
+      dns: [],
+      message: /10\.0\.0\.5 is not on replay\.allow \(loopback only by default\)/,
+    },
     {
       name: 'name resolving to metadata, name on allow',
       url: 'http://metadata.test/',
@@ -67,7 +121,13 @@ describe('refused targets open no connection', () => {
       dns: ['127.0.0.1', '169.254.169.254'],
       message: /mixed\.test resolves to 169\.254\.169\.254/,
     },
-    { name: 'name resolving to private IP', url: 'http://db.test/', allow: [], dns: ['10.0.0.5'], message: /db\.test resolves to 10\.0\.0\.5, and neither is on replay\.allow/ },
+    {
+      name: 'name resolving to private IP',
+      url: 'http://db.test/',
+      allow: [],
+      dns: ['10.0.0.5'],
+      message: /db\.test resolves to 10\.0\.0\.5, and neither is on replay\.allow/,
+    },
   ];
 
   it.each(cases)('$name: the guarded dispatcher refuses before connecting', async ({ url, allow, dns, message }) => {
@@ -89,7 +149,11 @@ describe('refused targets open no connection', () => {
   it.each(cases)('$name: prepareReplayDelivery refuses up front', async ({ url, allow, dns, message }) => {
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(url, undefined, { policy: createTargetPolicy({ allow }), resolver: scriptedResolver(dns).resolver, connect: connector.connect }),
+      prepareReplayDelivery(url, undefined, {
+        policy: createTargetPolicy({ allow }),
+        resolver: scriptedResolver(dns).resolver,
+        connect: connector.connect,
+      }),
       message,
     );
     expect(connector.attempts).toEqual([]);
@@ -104,7 +168,14 @@ describe('refused targets open no connection', () => {
   ])('%s is refused without DNS or a connection', async (url, message) => {
     const dns = forbiddenResolver();
     const connector = refusingConnector();
-    await expectRefused(prepareReplayDelivery(url, undefined, { policy: createTargetPolicy({ allow: [] }), resolver: dns.resolver, connect: connector.connect }), message);
+    await expectRefused(
+      prepareReplayDelivery(url, undefined, {
+        policy: createTargetPolicy({ allow: [] }),
+        resolver: dns.resolver,
+        connect: connector.connect,
+      }),
+      message,
+    );
     expect(dns.calls).toEqual([]);
     expect(connector.attempts).toEqual([]);
   });
@@ -113,7 +184,11 @@ describe('refused targets open no connection', () => {
     const dns = forbiddenResolver();
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(undefined, undefined, { policy: createTargetPolicy({ allow: [] }), resolver: dns.resolver, connect: connector.connect }),
+      prepareReplayDelivery(undefined, undefined, {
+        policy: createTargetPolicy({ allow: [] }),
+        resolver: dns.resolver,
+        connect: connector.connect,
+      }),
       /no target_url was given and replay\.default_target is not configured/,
     );
     expect(dns.calls).toEqual([]);
@@ -138,7 +213,10 @@ describe('resolution failures', () => {
       message: 'replay target nowhere.test could not be resolved (ENOTFOUND)',
     });
     await expect(
-      prepareReplayDelivery('http://empty.test/', undefined, { policy: createTargetPolicy({ allow: [] }), resolver: scriptedResolver([]).resolver }),
+      prepareReplayDelivery('http://empty.test/', undefined, {
+        policy: createTargetPolicy({ allow: [] }),
+        resolver: scriptedResolver([]).resolver,
+      }),
     ).rejects.toMatchObject({ code: 'replay_failed', message: /no addresses/ });
     expect(connector.attempts).toEqual([]);
   });
@@ -148,7 +226,11 @@ describe('allowed targets connect to the checked address', () => {
   it('10.0.0.5 is reached (through the stand-in) once 10.0.0.0/8 is on replay.allow', async () => {
     const connector = standInConnector(standIn.port);
     const dispatcher = track(
-      createGuardedDispatcher({ policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }), resolver: forbiddenResolver().resolver, connect: connector.connect }),
+      createGuardedDispatcher({
+        policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }),
+        resolver: forbiddenResolver().resolver,
+        connect: connector.connect,
+      }),
     );
     const res = await request('http://10.0.0.5:8080/hook', { dispatcher, method: 'POST', body: '{}' });
     expect(res.statusCode).toBe(200);
@@ -166,12 +248,27 @@ describe('allowed targets connect to the checked address', () => {
       onConnect: (a) => attempts.push(a),
     });
     track(dispatcher);
-    expect(target).toMatchObject({ url: 'http://consumer.test:8080/hook?x=1', hostname: 'consumer.test', port: 8080, resolvedIp: '10.0.0.5', family: 4 });
+    expect(target).toMatchObject({
+      url: 'http://consumer.test:8080/hook?x=1',
+      hostname: 'consumer.test',
+      port: 8080,
+      resolvedIp: '10.0.0.5',
+      family: 4,
+    });
 
     const res = await request(target.url, { dispatcher, method: 'POST', body: '{}' });
     expect(res.statusCode).toBe(200);
     await res.body.dump();
-    expect(attempts).toEqual([{ hostname: 'consumer.test', address: '10.0.0.5', family: 4, port: 8080, protocol: 'http:', servername: undefined }]);
+    expect(attempts).toEqual([
+      {
+        hostname: 'consumer.test',
+        address: '10.0.0.5',
+        family: 4,
+        port: 8080,
+        protocol: 'http:',
+        servername: undefined,
+      },
+    ]);
     // The Host header still names the consumer, not the IP.
     expect(standIn.requests.at(-1)?.host).toBe('consumer.test:8080');
   });
@@ -179,7 +276,11 @@ describe('allowed targets connect to the checked address', () => {
   it('metadata allowed by IP works; the same address allowed by host name does not', async () => {
     const byIp = standInConnector(standIn.port);
     const ok = track(
-      createGuardedDispatcher({ policy: createTargetPolicy({ allow: ['169.254.169.254'] }), resolver: forbiddenResolver().resolver, connect: byIp.connect }),
+      createGuardedDispatcher({
+        policy: createTargetPolicy({ allow: ['169.254.169.254'] }),
+        resolver: forbiddenResolver().resolver,
+        connect: byIp.connect,
+      }),
     );
     const res = await request('http://169.254.169.254/latest/meta-data/', { dispatcher: ok });
     expect(res.statusCode).toBe(200);
@@ -194,7 +295,10 @@ describe('allowed targets connect to the checked address', () => {
         connect: byName.connect,
       }),
     );
-    await expectRefused(request('http://metadata.test/latest/meta-data/', { dispatcher: refused }), /metadata\.test resolves to 169\.254\.169\.254, a link-local\/metadata/);
+    await expectRefused(
+      request('http://metadata.test/latest/meta-data/', { dispatcher: refused }),
+      /metadata\.test resolves to 169\.254\.169\.254, a link-local\/metadata/,
+    );
     expect(byName.attempts).toEqual([]);
   });
 
@@ -242,7 +346,11 @@ describe('DNS rebinding', () => {
     const dns = scriptedResolver(['10.0.0.5'], ['169.254.169.254']);
     const connector = standInConnector(standIn.port);
     const dispatcher = track(
-      createGuardedDispatcher({ policy: createTargetPolicy({ allow: ['10.0.0.0/8', 'rebind.test'] }), resolver: dns.resolver, connect: connector.connect }),
+      createGuardedDispatcher({
+        policy: createTargetPolicy({ allow: ['10.0.0.0/8', 'rebind.test'] }),
+        resolver: dns.resolver,
+        connect: connector.connect,
+      }),
     );
 
     // reset: true closes the socket after the response, forcing a fresh connection next time.
@@ -250,7 +358,10 @@ describe('DNS rebinding', () => {
     await first.body.dump();
     expect(first.statusCode).toBe(200);
 
-    await expectRefused(request('http://rebind.test:8080/b', { dispatcher, reset: true }), /rebind\.test resolves to 169\.254\.169\.254, a link-local\/metadata/);
+    await expectRefused(
+      request('http://rebind.test:8080/b', { dispatcher, reset: true }),
+      /rebind\.test resolves to 169\.254\.169\.254, a link-local\/metadata/,
+    );
     expect(dns.calls).toEqual(['rebind.test', 'rebind.test']);
     expect(connector.attempts.map((a) => a.hostname)).toEqual(['10.0.0.5']);
   });
@@ -281,16 +392,31 @@ describe('DNS rebinding', () => {
       connect: connector.connect,
     });
     track(dispatcher);
-    await expectRefused(request('http://10.0.0.5:3000/a', { dispatcher }), /is not the checked target http:\/\/127\.0\.0\.1:3000/);
+    await expectRefused(
+      request('http://10.0.0.5:3000/a', { dispatcher }),
+      /is not the checked target http:\/\/127\.0\.0\.1:3000/,
+    );
     await expectRefused(request('http://127.0.0.1:3001/a', { dispatcher }), /is not the checked target/);
     expect(connector.attempts).toEqual([]);
   });
 
   it('a hand-made pin for a blocked address is refused at connect time', async () => {
     const connector = refusingConnector();
-    const pinned = await checkReplayTarget(parseReplayTarget('http://127.0.0.1:3000/', undefined), { policy: createTargetPolicy({ allow: [] }) });
-    const forged = { ...pinned, resolvedIp: '169.254.169.254', addresses: [{ address: '169.254.169.254', family: 4 as const }] };
-    const dispatcher = track(createGuardedDispatcher({ policy: createTargetPolicy({ allow: [] }), pinned: forged, connect: connector.connect }));
+    const pinned = await checkReplayTarget(parseReplayTarget('http://127.0.0.1:3000/', undefined), {
+      policy: createTargetPolicy({ allow: [] }),
+    });
+    const forged = {
+      ...pinned,
+      resolvedIp: '169.254.169.254',
+      addresses: [{ address: '169.254.169.254', family: 4 as const }],
+    };
+    const dispatcher = track(
+      createGuardedDispatcher({
+        policy: createTargetPolicy({ allow: [] }),
+        pinned: forged,
+        connect: connector.connect,
+      }),
+    );
     await expectRefused(request(forged.url, { dispatcher }), /link-local\/metadata/);
     expect(connector.attempts).toEqual([]);
   });
@@ -317,23 +443,39 @@ describe('loops back into switchboard', () => {
   ])('%s is refused', async (url) => {
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(url, undefined, { policy, selfAddresses: self, resolver: scriptedResolver(['127.0.0.1']).resolver, connect: connector.connect }),
+      prepareReplayDelivery(url, undefined, {
+        policy,
+        selfAddresses: self,
+        resolver: scriptedResolver(['127.0.0.1']).resolver,
+        connect: connector.connect,
+      }),
       /would loop back into switchboard/,
     );
     expect(connector.attempts).toEqual([]);
   });
 
-  it.each(['http://127.0.0.1:8081/hooks/github', 'http://127.0.0.1:8080/consumer', 'http://127.0.0.1:8080/mcpx', 'http://127.0.0.1:8080/api/events'])(
-    '%s is not a loop',
-    async (url) => {
-      const { dispatcher } = await prepareReplayDelivery(url, undefined, { policy, selfAddresses: self, resolver: forbiddenResolver().resolver, connect: refusingConnector().connect });
-      track(dispatcher);
-    },
-  );
+  it.each([
+    'http://127.0.0.1:8081/hooks/github',
+    'http://127.0.0.1:8080/consumer',
+    'http://127.0.0.1:8080/mcpx',
+    'http://127.0.0.1:8080/api/events',
+  ])('%s is not a loop', async (url) => {
+    const { dispatcher } = await prepareReplayDelivery(url, undefined, {
+      policy,
+      selfAddresses: self,
+      resolver: forbiddenResolver().resolver,
+      connect: refusingConnector().connect,
+    });
+    track(dispatcher);
+  });
 
   it('a 0.0.0.0 listener makes every loopback alias on its port "self"', async () => {
     await expectRefused(
-      prepareReplayDelivery('http://127.0.0.9:9000/hooks/x', undefined, { policy, selfAddresses: [{ host: '0.0.0.0', port: 9000 }], connect: refusingConnector().connect }),
+      prepareReplayDelivery('http://127.0.0.9:9000/hooks/x', undefined, {
+        policy,
+        selfAddresses: [{ host: '0.0.0.0', port: 9000 }],
+        connect: refusingConnector().connect,
+      }),
       /would loop back/,
     );
   });
@@ -346,7 +488,10 @@ describe('loops back into switchboard', () => {
       connect: connector.connect,
     });
     track(dispatcher);
-    await expectRefused(request(new URL('/hooks/github', target.url), { dispatcher, method: 'POST', body: '{}' }), /would loop back into switchboard/);
+    await expectRefused(
+      request(new URL('/hooks/github', target.url), { dispatcher, method: 'POST', body: '{}' }),
+      /would loop back into switchboard/,
+    );
     expect(connector.attempts).toEqual([]);
   });
 });

@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetch, request, type Dispatcher } from 'undici';
-import { createGuardedDispatcher, createTargetPolicy, prepareReplayDelivery, type ConnectAttempt } from '../../../src/replay/target-policy/index.ts';
+import {
+  createGuardedDispatcher,
+  createTargetPolicy,
+  prepareReplayDelivery,
+  type ConnectAttempt,
+} from '../../../src/replay/target-policy/index.ts';
 import { expectRefused, startServer, type TestServer } from './test-helpers.ts';
 
 /*
@@ -53,12 +58,17 @@ const track = <T extends Dispatcher>(d: T): T => {
 describe('on the wire, loopback only', () => {
   it('a listener on a loopback address outside the policy is refused and receives nothing', async () => {
     const attempts: ConnectAttempt[] = [];
-    const dispatcher = track(createGuardedDispatcher({ policy: onlyOneTwentySevenDotOne(), onConnect: (a) => attempts.push(a) }));
+    const dispatcher = track(
+      createGuardedDispatcher({ policy: onlyOneTwentySevenDotOne(), onConnect: (a) => attempts.push(a) }),
+    );
     await expectRefused(
       request(`http://127.0.0.2:${forbidden.port}/hooks-consumer`, { dispatcher, method: 'POST', body: '{}' }),
       /^replay target refused: 127\.0\.0\.2 is not on replay\.allow$/,
     );
-    await expectRefused(prepareReplayDelivery(`http://127.0.0.2:${forbidden.port}/`, undefined, { policy: onlyOneTwentySevenDotOne() }), /127\.0\.0\.2 is not on replay\.allow/);
+    await expectRefused(
+      prepareReplayDelivery(`http://127.0.0.2:${forbidden.port}/`, undefined, { policy: onlyOneTwentySevenDotOne() }),
+      /127\.0\.0\.2 is not on replay\.allow/,
+    );
     expect(attempts).toEqual([]);
     expect(forbidden.connections).toBe(0);
     expect(forbidden.requests).toEqual([]);
@@ -73,7 +83,12 @@ describe('on the wire, loopback only', () => {
     track(dispatcher);
     expect(target).toMatchObject({ hostname: '127.0.0.1', resolvedIp: '127.0.0.1', port: consumer.port });
 
-    const res = await request(target.url, { dispatcher, method: 'POST', body: '{"event":1}', headers: { 'content-type': 'application/json' } });
+    const res = await request(target.url, {
+      dispatcher,
+      method: 'POST',
+      body: '{"event":1}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(200);
     expect(await res.body.json()).toEqual({ received: '{"event":1}' });
     expect(attempts).toMatchObject([{ address: '127.0.0.1', port: consumer.port }]);
@@ -91,7 +106,9 @@ describe('on the wire, loopback only', () => {
   });
 
   it('the pinned dispatcher reports the 302 too', async () => {
-    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${redirector.port}/start`, undefined, { policy: createTargetPolicy({ allow: [] }) });
+    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${redirector.port}/start`, undefined, {
+      policy: createTargetPolicy({ allow: [] }),
+    });
     track(dispatcher);
     const res = await request(target.url, { dispatcher });
     await res.body.dump();
@@ -100,7 +117,9 @@ describe('on the wire, loopback only', () => {
   });
 
   it('a caller that wrongly uses fetch() with redirect: follow is still stopped by the pin', async () => {
-    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${redirector.port}/start`, undefined, { policy: createTargetPolicy({ allow: [] }) });
+    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${redirector.port}/start`, undefined, {
+      policy: createTargetPolicy({ allow: [] }),
+    });
     track(dispatcher);
     const failure = await fetch(target.url, { dispatcher }).then(
       () => undefined,

@@ -16,9 +16,12 @@ describe('default policy: loopback only', () => {
     expect(defaults.check('localhost', '10.0.0.5')).toMatchObject({ allowed: false, rule: 'not-allowed' });
   });
 
-  it.each(['10.0.0.5', '192.168.1.10', '172.16.0.1', '0.0.0.0', '::', '8.8.8.8', '2001:db8::1', '100.100.100.200'])('refuses %s', (ip) => {
-    expect(defaults.check(ip, ip)).toMatchObject({ allowed: false, rule: 'not-allowed' });
-  });
+  it.each(['10.0.0.5', '192.168.1.10', '172.16.0.1', '0.0.0.0', '::', '8.8.8.8', '2001:db8::1', '100.100.100.200'])(
+    'refuses %s',
+    (ip) => {
+      expect(defaults.check(ip, ip)).toMatchObject({ allowed: false, rule: 'not-allowed' });
+    },
+  );
 
   it('names the rule in the refusal', () => {
     expect(() => defaults.assertAllowed('10.0.0.5', '10.0.0.5')).toThrow(
@@ -77,20 +80,35 @@ describe('replay.allow', () => {
   it.each(['not a host!', '10.0.0.0/33', '*.example.com', 'http://example.com', 'example.com/24', '::ffff:0:0/80'])(
     'rejects the config entry %j',
     async (entry) => {
-      await expectRefused(() => createTargetPolicy({ allow: [entry] }), /replay\.allow entry .* is not a host name, IP address or CIDR/);
+      await expectRefused(
+        () => createTargetPolicy({ allow: [entry] }),
+        /replay\.allow entry .* is not a host name, IP address or CIDR/,
+      );
     },
   );
 
   it('allowLoopbackDefault: false leaves only what is listed', () => {
     const policy = createTargetPolicy({ allow: ['127.0.0.1'], allowLoopbackDefault: false });
     expect(policy.check('127.0.0.1', '127.0.0.1').allowed).toBe(true);
-    expect(policy.check('127.0.0.2', '127.0.0.2')).toMatchObject({ allowed: false, message: 'replay target refused: 127.0.0.2 is not on replay.allow' });
+    expect(policy.check('127.0.0.2', '127.0.0.2')).toMatchObject({
+      allowed: false,
+      message: 'replay target refused: 127.0.0.2 is not on replay.allow',
+    });
     expect(policy.check('::1', '::1').allowed).toBe(false);
   });
 });
 
 describe('link-local and metadata addresses', () => {
-  const blocked = ['169.254.169.254', '169.254.170.2', '169.254.0.1', 'fe80::1', 'febf::1', 'fd00:ec2::254', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe'];
+  const blocked = [
+    '169.254.169.254',
+    '169.254.170.2',
+    '169.254.0.1',
+    'fe80::1',
+    'febf::1',
+    'fd00:ec2::254',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a9fe:a9fe',
+  ];
 
   it.each(blocked)('%s is refused even when replay.allow holds every address and the name', (ip) => {
     const policy = createTargetPolicy({ allow: ['0.0.0.0/0', '::/0', 'fd00::/8', 'metadata.test'] });
@@ -160,7 +178,12 @@ const linkLocalValue = fc
 const radix = fc.constantFrom<Radix>('dec', 'hex', 'HEX', 'oct');
 
 const ipv4Spelling = fc
-  .record({ value: linkLocalValue, parts: fc.integer({ min: 1, max: 4 }), radices: fc.array(radix, { minLength: 4, maxLength: 4 }), dot: fc.boolean() })
+  .record({
+    value: linkLocalValue,
+    parts: fc.integer({ min: 1, max: 4 }),
+    radices: fc.array(radix, { minLength: 4, maxLength: 4 }),
+    dot: fc.boolean(),
+  })
   .map(({ value, parts, radices, dot }) => ({ host: renderIpv4(value, parts, radices) + (dot ? '.' : ''), value }));
 
 const mappedSpelling = fc
@@ -198,7 +221,10 @@ describe('property: 169.254.0.0/16 in any spelling', () => {
       fc.asyncProperty(anySpelling, async ({ host, value }) => {
         const dns = forbiddenResolver();
         const url = parseReplayTarget(`http://${host}/latest/meta-data/`, undefined);
-        const error = await expectRefused(checkReplayTarget(url, { policy: wideOpen, resolver: dns.resolver }), /link-local\/metadata address/);
+        const error = await expectRefused(
+          checkReplayTarget(url, { policy: wideOpen, resolver: dns.resolver }),
+          /link-local\/metadata address/,
+        );
         expect(error.message).toContain(renderIpv4(value, 4, ['dec', 'dec', 'dec', 'dec']));
         expect(dns.calls).toEqual([]);
       }),

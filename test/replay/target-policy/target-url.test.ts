@@ -4,7 +4,9 @@ import { expectRefused } from './test-helpers.ts';
 
 describe('parseReplayTarget: which target', () => {
   it('uses the call target when given, the default otherwise', () => {
-    expect(parseReplayTarget('http://127.0.0.1:3000/a', 'http://localhost:4000/b').href).toBe('http://127.0.0.1:3000/a');
+    expect(parseReplayTarget('http://127.0.0.1:3000/a', 'http://localhost:4000/b').href).toBe(
+      'http://127.0.0.1:3000/a',
+    );
     expect(parseReplayTarget(undefined, 'http://localhost:4000/b').href).toBe('http://localhost:4000/b');
     expect(parseReplayTarget('   ', 'http://localhost:4000/b').href).toBe('http://localhost:4000/b');
   });
@@ -15,7 +17,10 @@ describe('parseReplayTarget: which target', () => {
     [undefined, ''],
     ['  ', '  '],
   ])('refuses when neither target (%j) nor default (%j) is set', async (raw, fallback) => {
-    await expectRefused(() => parseReplayTarget(raw, fallback), /no target_url was given and replay\.default_target is not configured/);
+    await expectRefused(
+      () => parseReplayTarget(raw, fallback),
+      /no target_url was given and replay\.default_target is not configured/,
+    );
   });
 
   it('validates the default exactly like a call target', async () => {
@@ -33,7 +38,10 @@ describe('parseReplayTarget: scheme', () => {
     ['ws://127.0.0.1/', 'ws:'],
     ['dict://127.0.0.1:11211/stats', 'dict:'],
   ])('refuses %s', async (raw, scheme) => {
-    await expectRefused(() => parseReplayTarget(raw, undefined), new RegExp(`^replay target refused: scheme ${scheme} is not http or https$`));
+    await expectRefused(
+      () => parseReplayTarget(raw, undefined),
+      new RegExp(`^replay target refused: scheme ${scheme} is not http or https$`),
+    );
   });
 
   it('accepts http and https in any case', () => {
@@ -42,26 +50,38 @@ describe('parseReplayTarget: scheme', () => {
 });
 
 describe('parseReplayTarget: malformed and credentials', () => {
-  it.each(['not a url', 'http://', 'http://a b/', 'http://[::1/', 'http://1.2.3.4.5/', 'http://08.0.0.1/', '//127.0.0.1/', '127.0.0.1:3000'])(
-    'refuses malformed %j',
-    async (raw) => {
-      await expectRefused(() => parseReplayTarget(raw, undefined), /malformed|scheme .* is not http or https/);
-    },
-  );
+  it.each([
+    'not a url',
+    'http://',
+    'http://a b/',
+    'http://[::1/',
+    'http://1.2.3.4.5/',
+    'http://08.0.0.1/',
+    '//127.0.0.1/',
+    '127.0.0.1:3000',
+  ])('refuses malformed %j', async (raw) => {
+    await expectRefused(() => parseReplayTarget(raw, undefined), /malformed|scheme .* is not http or https/);
+  });
 
-  it.each(['http:/127.0.0.1/', 'http:///127.0.0.1/', 'http:\\\\127.0.0.1\\', 'http://127.0.0.1\n.evil.example/', '\thttp://127.0.0.1/'])(
-    'refuses %j that WHATWG would silently repair',
-    async (raw) => {
-      await expectRefused(() => parseReplayTarget(raw, undefined), /malformed/);
-    },
-  );
+  it.each([
+    'http:/127.0.0.1/',
+    'http:///127.0.0.1/',
+    'http:\\\\127.0.0.1\\',
+    'http://127.0.0.1\n.evil.example/',
+    '\thttp://127.0.0.1/',
+  ])('refuses %j that WHATWG would silently repair', async (raw) => {
+    await expectRefused(() => parseReplayTarget(raw, undefined), /malformed/);
+  });
 
-  it.each(['http://user:pass@127.0.0.1/', 'http://user@127.0.0.1/', 'http://:pw@127.0.0.1/', 'http://@127.0.0.1/', 'http://localhost@169.254.169.254/'])(
-    'refuses credentials in %s',
-    async (raw) => {
-      await expectRefused(() => parseReplayTarget(raw, undefined), /carries credentials \(user:pass@\)/);
-    },
-  );
+  it.each([
+    'http://user:pass@127.0.0.1/',
+    'http://user@127.0.0.1/',
+    'http://:pw@127.0.0.1/',
+    'http://@127.0.0.1/',
+    'http://localhost@169.254.169.254/',
+  ])('refuses credentials in %s', async (raw) => {
+    await expectRefused(() => parseReplayTarget(raw, undefined), /carries credentials \(user:pass@\)/);
+  });
 
   it('drops the fragment, which never goes on the wire', () => {
     expect(parseReplayTarget('http://127.0.0.1:3000/cb?x=1#frag', undefined).href).toBe('http://127.0.0.1:3000/cb?x=1');
