@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
-import { readRawBody } from '../ingest/read-raw-body.ts';
+import { readRawBody } from '../http/read-raw-body.ts';
 
 /**
  * Reads a small JSON request body. An empty body is {} (every field of the API's bodies is

@@ -1,7 +1,7 @@
 import type { Provider, SwitchboardConfig, TrustMode } from '../../generated/types.ts';
 import { ConfigError } from './config-error.ts';
-import { PRESET_TRUST_MODES } from '../ingest/verify/preset-registry.ts';
-import { compileGenericHmacOptions } from '../ingest/verify/generic-hmac-preset.ts';
+import { PRESET_TRUST_MODES } from '../presets/preset-registry.ts';
+import { compileGenericHmacOptions } from '../presets/generic-hmac-preset.ts';
 import { AppError } from '../errors/app-error.ts';
 
 export type PresetName = NonNullable<Provider['preset']>;

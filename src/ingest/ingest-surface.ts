@@ -5,14 +5,14 @@ import type { EventBus } from '../bus/event-bus.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
-import { findMissingHeader } from './verify/headers.ts';
-import { buildPreset } from './verify/preset-registry.ts';
-import { slackUrlVerificationChallenge } from './verify/slack-preset.ts';
-import type { EventIdentity, Preset, VerifyFailureReason, VerifyOutcome } from './verify/verifier-types.ts';
-import { cleanEventType, cleanExternalId } from './clean-identifier.ts';
-import { createGroupCommitter, type GroupCommitter } from './group-commit.ts';
-import { declaredLength, readRawBody } from './read-raw-body.ts';
-import { sanitizeHeaders } from './sanitize-headers.ts';
+import { findMissingHeader } from '../presets/headers.ts';
+import { buildPreset } from '../presets/preset-registry.ts';
+import { slackUrlVerificationChallenge } from '../presets/slack-preset.ts';
+import type { EventIdentity, Preset, VerifyFailureReason, VerifyOutcome } from '../presets/preset-types.ts';
+import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
+import { createGroupCommitter, type GroupCommitter } from '../store/group-commit.ts';
+import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
+import { sanitizeHeaders } from '../store/sanitize-headers.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */

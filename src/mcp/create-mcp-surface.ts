@@ -19,7 +19,7 @@ import {
   DATABASE_UNAVAILABLE_MESSAGE,
   isDatabaseUnavailable,
 } from '../errors/database-unavailable.ts';
-import { readRawBody } from '../ingest/read-raw-body.ts';
+import { readRawBody } from '../http/read-raw-body.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';

@@ -1,5 +1,5 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
-import type { GroupCommitter } from '../ingest/group-commit.ts';
+import type { GroupCommitter } from '../store/group-commit.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NewEvent } from '../store/event-store.ts';

@@ -1,7 +1,7 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
-import { sanitizeHeaders } from '../ingest/sanitize-headers.ts';
-import { cleanEventType, cleanExternalId } from '../ingest/clean-identifier.ts';
-import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../ingest/verify/identify.ts';
+import { sanitizeHeaders } from '../store/sanitize-headers.ts';
+import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
+import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../presets/identify.ts';
 import type { NewEvent } from '../store/event-store.ts';
 
 /** Stream fields whose value is taken as the message body, in order of preference. */

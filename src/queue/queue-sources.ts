@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { EventBus } from '../bus/event-bus.ts';
 import type { ProviderConfig, QueueProviderConfig } from '../config/resolve-config.ts';
-import { createGroupCommitter } from '../ingest/group-commit.ts';
+import { createGroupCommitter } from '../store/group-commit.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { startPubSubSource, type QueueSource } from './pubsub-source.ts';

@@ -1,8 +1,8 @@
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
-import { buildPreset } from '../ingest/verify/preset-registry.ts';
-import { DEFAULT_TOKEN_HEADER } from '../ingest/verify/token-preset.ts';
-import type { Preset } from '../ingest/verify/verifier-types.ts';
+import { buildPreset } from '../presets/preset-registry.ts';
+import { DEFAULT_TOKEN_HEADER } from '../presets/token-preset.ts';
+import type { Preset } from '../presets/preset-types.ts';
 
 /** What a replay carries to prove itself, for the log (never the value). */
 export type CredentialKind = 'signature' | 'token' | 'none';

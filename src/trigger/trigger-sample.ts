@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { PresetName, ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import { invalidArgument } from '../errors/app-error.ts';
-import { buildPreset } from '../ingest/verify/preset-registry.ts';
-import { DEFAULT_TOKEN_HEADER } from '../ingest/verify/token-preset.ts';
+import { buildPreset } from '../presets/preset-registry.ts';
+import { DEFAULT_TOKEN_HEADER } from '../presets/token-preset.ts';
 
 export const DEFAULT_TRIGGER_BASE_URL = 'http://127.0.0.1:8080';
 
@@ -221,7 +221,9 @@ export async function prepareTrigger(
       `provider ${provider.name} (${provider.preset}) has no sample "${sampleName ?? ''}"; available: ${available.map((s) => s.name).join(', ')}`,
     );
   }
-  const doc = record(JSON.parse(await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8')));
+  const doc = record(
+    JSON.parse(await readFile(new URL(`../presets/samples/${definition.file}`, import.meta.url), 'utf8')),
+  );
   const senderHeaders = definition.prepare(doc, { nowMs, uid: randomUUID() });
   const body = Buffer.from(JSON.stringify(doc), 'utf8');
   const headers: Record<string, string> = { 'content-type': 'application/json', ...senderHeaders };

@@ -3,7 +3,7 @@ import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildPreset } from '../../src/ingest/verify/preset-registry.ts';
+import { buildPreset } from '../../src/presets/preset-registry.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import {
   providersFrom,

@@ -1,0 +1,60 @@
+import { headerValue } from './headers.ts';
+import {
+  compareSignatures,
+  hmacEncoded,
+  malformedHeader,
+  missingHeader,
+  MISSING_SECRET,
+  normaliseHex,
+  usableSecrets,
+} from './hmac.ts';
+import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+
+const SIGNATURE_HEADER = 'X-Hub-Signature-256';
+const PREFIX = 'sha256=';
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body. GitHub signs no
+ * timestamp, so there is nothing to check for freshness; dedupe on X-GitHub-Delivery instead.
+ * The legacy SHA-1 `X-Hub-Signature` is deliberately not accepted as a fallback: a sender that
+ * offers only SHA-1 is either ancient or stripping the stronger header.
+ */
+export function verifyGithub(input: VerifyInput): VerifyOutcome {
+  const secrets = usableSecrets(input.secrets);
+  if (secrets.length === 0) return MISSING_SECRET;
+  const header = headerValue(input.headers, SIGNATURE_HEADER);
+  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
+  const trimmed = header.trim();
+  if (!trimmed.startsWith(PREFIX)) return malformedHeader(SIGNATURE_HEADER, 'sha256=<hex>');
+  return compareSignatures({
+    algorithm: 'sha256',
+    header: SIGNATURE_HEADER,
+    keys: secrets,
+    candidates: [normaliseHex(trimmed.slice(PREFIX.length))],
+    expectedFor: (secret) => hmacEncoded('sha256', secret, [input.body], 'hex'),
+  });
+}
+
+export function signGithub(input: SignInput): Record<string, string> {
+  return { 'x-hub-signature-256': PREFIX + hmacEncoded('sha256', input.secret, [input.body], 'hex') };
+}
+
+/** `pull_request.opened` style: the event header, plus the body's action when it has one. */
+export function identifyGithub(body: Buffer, headers: HeaderBag): EventIdentity {
+  const event = asIdentifier(headerValue(headers, 'x-github-event'));
+  const json = parseJsonBody(body);
+  const action = isRecord(json) ? asIdentifier(json['action']) : null;
+  const eventType = event === null ? 'unknown' : action === null ? event : `${event}.${action}`;
+  return { eventType, externalId: asIdentifier(headerValue(headers, 'x-github-delivery')) };
+}
+
+export const githubPreset: Preset = {
+  name: 'github',
+  trustMode: 'signed',
+  requiredHeaders: ['x-hub-signature-256'],
+  sensitiveHeaders: ['x-hub-signature-256', 'x-hub-signature'],
+  verify: verifyGithub,
+  sign: signGithub,
+  identify: identifyGithub,
+};

@@ -1,0 +1,80 @@
+import { createHmac } from 'node:crypto';
+import { findMatchingKey } from './timing-safe.ts';
+import type { VerifyOutcome } from './preset-types.ts';
+
+export const HMAC_ALGORITHMS = ['sha1', 'sha256', 'sha512'] as const;
+export type HmacAlgorithm = (typeof HMAC_ALGORITHMS)[number];
+
+export const DIGEST_ENCODINGS = ['hex', 'base64'] as const;
+export type DigestEncoding = (typeof DIGEST_ENCODINGS)[number];
+
+/**
+ * HMAC over the concatenation of parts. Text parts are UTF-8 encoded and Buffer parts are used
+ * byte for byte, so a body is never decoded to a string on the way in: decoding would replace
+ * invalid UTF-8 and break the signature of any non-text payload.
+ */
+export function hmac(algorithm: HmacAlgorithm, key: string | Buffer, parts: readonly (string | Buffer)[]): Buffer {
+  const mac = createHmac(algorithm, key);
+  for (const part of parts) mac.update(part);
+  return mac.digest();
+}
+
+export function hmacEncoded(
+  algorithm: HmacAlgorithm,
+  key: string | Buffer,
+  parts: readonly (string | Buffer)[],
+  encoding: DigestEncoding,
+): string {
+  return hmac(algorithm, key, parts).toString(encoding);
+}
+
+/**
+ * An empty string in the secret list would key an HMAC with nothing (or, for tokens, match an
+ * empty header), so it is dropped rather than treated as a real secret.
+ */
+export function usableSecrets(secrets: readonly string[]): string[] {
+  return secrets.filter((secret) => secret.length > 0);
+}
+
+export const MISSING_SECRET: VerifyOutcome = {
+  ok: false,
+  reason: 'missing_secret',
+  detail: 'no secret configured; delivery rejected',
+};
+
+export interface SignatureCheck<K> {
+  algorithm: HmacAlgorithm;
+  /** Display name of the header the signature came from, for the detail line. */
+  header: string;
+  keys: readonly K[];
+  /** Signatures offered by the sender, already stripped of any prefix and normalised. */
+  candidates: readonly string[];
+  expectedFor: (key: K) => string;
+}
+
+/**
+ * The verdict for an HMAC comparison. The detail names the algorithm and header, and on success
+ * which secret of several matched (so an operator can tell when the old secret stops being used),
+ * but never the secret or any signature value.
+ */
+export function compareSignatures<K>(check: SignatureCheck<K>): VerifyOutcome {
+  const index = findMatchingKey(check.keys, check.candidates, check.expectedFor);
+  if (index === -1) {
+    return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${check.header})` };
+  }
+  const rotation = check.keys.length > 1 ? `; secret ${index + 1} of ${check.keys.length}` : '';
+  return { ok: true, detail: `hmac-${check.algorithm} valid (${check.header})${rotation}` };
+}
+
+/** Hex is case-insensitive on the wire; our own digests are lower-case. */
+export function normaliseHex(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+export function missingHeader(name: string): VerifyOutcome {
+  return { ok: false, reason: 'missing_header', detail: `missing header ${name}` };
+}
+
+export function malformedHeader(name: string, expected: string): VerifyOutcome {
+  return { ok: false, reason: 'malformed_header', detail: `malformed ${name} (expected ${expected})` };
+}

@@ -1,0 +1,81 @@
+import { headerValue } from './headers.ts';
+import { compareSignatures, hmacEncoded, missingHeader, MISSING_SECRET, normaliseHex, usableSecrets } from './hmac.ts';
+import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import { freshnessFailure } from './timestamp.ts';
+import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+
+const SIGNATURE_HEADER = 'Linear-Signature';
+const TIMESTAMP_FIELD = 'webhookTimestamp';
+
+/** Milliseconds since the epoch, as Linear writes it (a JSON number; a digit string is tolerated). */
+function bodyTimestampMs(body: Buffer): number | null {
+  const json = parseJsonBody(body);
+  if (!isRecord(json)) return null;
+  const value = json[TIMESTAMP_FIELD];
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  return null;
+}
+
+/**
+ * Linear: hex HMAC-SHA256 of the raw body in Linear-Signature. The timestamp is not a header but
+ * the body's `webhookTimestamp` (ms); it is covered by the signature because the body is, so it is
+ * read only after the signature passed. A signed body without a usable timestamp is rejected:
+ * Linear always sends one, and without it the delivery could be replayed indefinitely.
+ */
+export function verifyLinear(input: VerifyInput): VerifyOutcome {
+  const secrets = usableSecrets(input.secrets);
+  if (secrets.length === 0) return MISSING_SECRET;
+  const header = headerValue(input.headers, SIGNATURE_HEADER);
+  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
+  const outcome = compareSignatures({
+    algorithm: 'sha256',
+    header: SIGNATURE_HEADER,
+    keys: secrets,
+    candidates: [normaliseHex(header)],
+    expectedFor: (secret) => hmacEncoded('sha256', secret, [input.body], 'hex'),
+  });
+  if (!outcome.ok) return outcome;
+  const timestampMs = bodyTimestampMs(input.body);
+  if (timestampMs === null) {
+    return {
+      ok: false,
+      reason: 'stale_timestamp',
+      detail: `${TIMESTAMP_FIELD} missing from body; freshness unverifiable`,
+    };
+  }
+  return freshnessFailure(timestampMs, input.nowMs, input.toleranceSeconds, `body ${TIMESTAMP_FIELD}`) ?? outcome;
+}
+
+/**
+ * Only the signature header can be produced: the timestamp lives inside the body, and the stored
+ * bytes are replayed exactly, so a replay older than the receiver's tolerance will be judged stale
+ * by a receiver that checks webhookTimestamp (this preset included).
+ */
+export function signLinear(input: SignInput): Record<string, string> {
+  return { 'linear-signature': hmacEncoded('sha256', input.secret, [input.body], 'hex') };
+}
+
+/**
+ * `Issue.create` style from the body's `type` and `action`. The external id is the
+ * Linear-Delivery header (one per delivery); the body's `webhookId` names the webhook
+ * subscription and is the same for every delivery, so it would make every event look like a
+ * duplicate.
+ */
+export function identifyLinear(body: Buffer, headers: HeaderBag): EventIdentity {
+  const json = parseJsonBody(body);
+  const type = isRecord(json) ? asIdentifier(json['type']) : null;
+  const action = isRecord(json) ? asIdentifier(json['action']) : null;
+  const eventType = type === null ? 'unknown' : action === null ? type : `${type}.${action}`;
+  return { eventType, externalId: asIdentifier(headerValue(headers, 'linear-delivery')) };
+}
+
+export const linearPreset: Preset = {
+  name: 'linear',
+  trustMode: 'signed',
+  requiredHeaders: ['linear-signature'],
+  sensitiveHeaders: ['linear-signature'],
+  verify: verifyLinear,
+  sign: signLinear,
+  identify: identifyLinear,
+};

@@ -1,0 +1,48 @@
+import { headerValue } from './headers.ts';
+import { compareSignatures, hmacEncoded, missingHeader, MISSING_SECRET, usableSecrets } from './hmac.ts';
+import { asIdentifier } from './identify.ts';
+import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+
+const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';
+
+/**
+ * Shopify: base64 HMAC-SHA256 of the raw body keyed by the app's client secret. Nothing
+ * time-related is signed, so there is no freshness check; X-Shopify-Webhook-Id is for dedupe.
+ * Base64 is compared as text: Shopify emits canonical padded base64, and decoding first would
+ * accept the many non-canonical spellings Node's lenient decoder tolerates.
+ */
+export function verifyShopify(input: VerifyInput): VerifyOutcome {
+  const secrets = usableSecrets(input.secrets);
+  if (secrets.length === 0) return MISSING_SECRET;
+  const header = headerValue(input.headers, SIGNATURE_HEADER);
+  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
+  return compareSignatures({
+    algorithm: 'sha256',
+    header: SIGNATURE_HEADER,
+    keys: secrets,
+    candidates: [header.trim()],
+    expectedFor: (secret) => hmacEncoded('sha256', secret, [input.body], 'base64'),
+  });
+}
+
+export function signShopify(input: SignInput): Record<string, string> {
+  return { 'x-shopify-hmac-sha256': hmacEncoded('sha256', input.secret, [input.body], 'base64') };
+}
+
+/** Topic is `orders/create` style; the webhook id is stable across Shopify's retries. */
+export function identifyShopify(_body: Buffer, headers: HeaderBag): EventIdentity {
+  return {
+    eventType: asIdentifier(headerValue(headers, 'x-shopify-topic')) ?? 'unknown',
+    externalId: asIdentifier(headerValue(headers, 'x-shopify-webhook-id')),
+  };
+}
+
+export const shopifyPreset: Preset = {
+  name: 'shopify',
+  trustMode: 'signed',
+  requiredHeaders: ['x-shopify-hmac-sha256'],
+  sensitiveHeaders: ['x-shopify-hmac-sha256'],
+  verify: verifyShopify,
+  sign: signShopify,
+  identify: identifyShopify,
+};

@@ -1,0 +1,104 @@
+import { headerValue } from './headers.ts';
+import {
+  compareSignatures,
+  hmacEncoded,
+  malformedHeader,
+  missingHeader,
+  MISSING_SECRET,
+  normaliseHex,
+  usableSecrets,
+} from './hmac.ts';
+import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
+import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+
+const SIGNATURE_HEADER = 'X-Slack-Signature';
+const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
+const PREFIX = 'v0=';
+
+/**
+ * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:${ts}:${body}` keyed by the app's
+ * signing secret, with the timestamp in X-Slack-Request-Timestamp. The same scheme covers Events
+ * API JSON, slash commands and interactivity (form-encoded), since it signs raw bytes.
+ */
+export function verifySlack(input: VerifyInput): VerifyOutcome {
+  const secrets = usableSecrets(input.secrets);
+  if (secrets.length === 0) return MISSING_SECRET;
+  const signature = headerValue(input.headers, SIGNATURE_HEADER);
+  if (signature === undefined) return missingHeader(SIGNATURE_HEADER);
+  const timestampHeader = headerValue(input.headers, TIMESTAMP_HEADER);
+  if (timestampHeader === undefined) return missingHeader(TIMESTAMP_HEADER);
+  const trimmed = signature.trim();
+  if (!trimmed.startsWith(PREFIX)) return malformedHeader(SIGNATURE_HEADER, 'v0=<hex>');
+  const seconds = parseUnixSeconds(timestampHeader);
+  if (seconds === null) return malformedHeader(TIMESTAMP_HEADER, 'unix seconds');
+  const outcome = compareSignatures({
+    algorithm: 'sha256',
+    header: SIGNATURE_HEADER,
+    keys: secrets,
+    candidates: [normaliseHex(trimmed.slice(PREFIX.length))],
+    expectedFor: (secret) => hmacEncoded('sha256', secret, [`v0:${seconds}:`, input.body], 'hex'),
+  });
+  if (!outcome.ok) return outcome;
+  return (
+    freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, TIMESTAMP_HEADER) ?? outcome
+  );
+}
+
+export function signSlack(input: SignInput): Record<string, string> {
+  const timestamp = String(Math.floor(input.nowMs / 1000));
+  const signature = hmacEncoded('sha256', input.secret, [`v0:${timestamp}:`, input.body], 'hex');
+  return { 'x-slack-signature': PREFIX + signature, 'x-slack-request-timestamp': timestamp };
+}
+
+/**
+ * Form-encoded bodies (slash commands, interactivity) are not JSON. Interactivity wraps its JSON in
+ * a `payload` field; a slash command is recognised by its `command` field.
+ */
+function identifyForm(body: Buffer): EventIdentity | null {
+  const text = body.toString('latin1');
+  if (!/^[\w%+.~*=&-]*$/.test(text) || !text.includes('=')) return null;
+  const params = new URLSearchParams(text);
+  const payload = params.get('payload');
+  if (payload !== null) {
+    const json = parseJsonBody(Buffer.from(payload, 'utf8'));
+    if (isRecord(json)) return { eventType: asIdentifier(json['type']) ?? 'unknown', externalId: null };
+  }
+  if (params.has('command')) return { eventType: 'slash_command', externalId: asIdentifier(params.get('trigger_id')) };
+  return null;
+}
+
+/**
+ * Events API: an event_callback is named by its inner `event.type` (`app_mention`), anything else
+ * by its top-level `type` (`url_verification`); `event_id` is unique per event across retries.
+ */
+export function identifySlack(body: Buffer, _headers: HeaderBag): EventIdentity {
+  const json = parseJsonBody(body);
+  if (!isRecord(json)) return identifyForm(body) ?? { eventType: 'unknown', externalId: null };
+  const topType = asIdentifier(json['type']);
+  const event = json['event'];
+  const innerType = topType === 'event_callback' && isRecord(event) ? asIdentifier(event['type']) : null;
+  return { eventType: innerType ?? topType ?? 'unknown', externalId: asIdentifier(json['event_id']) };
+}
+
+/**
+ * The challenge to echo for Slack's `url_verification` handshake, or null when the body is not one.
+ * Only answer it after verify() passed: Slack signs the handshake like any other request, and
+ * echoing unverified challenges would let anyone confirm the endpoint exists and what it runs.
+ */
+export function slackUrlVerificationChallenge(body: Buffer, _headers: HeaderBag): string | null {
+  const json = parseJsonBody(body);
+  if (!isRecord(json) || json['type'] !== 'url_verification') return null;
+  const challenge = json['challenge'];
+  return typeof challenge === 'string' && challenge.length > 0 ? challenge : null;
+}
+
+export const slackPreset: Preset = {
+  name: 'slack',
+  trustMode: 'signed',
+  requiredHeaders: ['x-slack-signature', 'x-slack-request-timestamp'],
+  sensitiveHeaders: ['x-slack-signature'],
+  verify: verifySlack,
+  sign: signSlack,
+  identify: identifySlack,
+};

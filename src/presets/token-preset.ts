@@ -1,0 +1,110 @@
+import { invalidArgument } from '../errors/app-error.ts';
+import { headerValue } from './headers.ts';
+import { MISSING_SECRET, usableSecrets } from './hmac.ts';
+import { asIdentifier, genericIdentity, isRecord, LazyBody } from './identify.ts';
+import { findMatchingKey } from './timing-safe.ts';
+import type { EventIdentity, HeaderBag, Preset, VerifyInput, VerifyOutcome } from './preset-types.ts';
+
+export const DEFAULT_TOKEN_HEADER = 'X-Webhook-Token';
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+export interface TokenPresetOptions {
+  name: string;
+  /** Display spelling of the token header; looked up case-insensitively. */
+  header: string;
+  /** Whether `Authorization: Bearer <token>` is accepted as well as the header. */
+  acceptBearer: boolean;
+  identify: (body: Buffer, headers: HeaderBag) => EventIdentity;
+}
+
+interface Candidate {
+  source: string;
+  value: string;
+}
+
+/**
+ * A shared token, compared in constant time against every configured token (rotation). Both the
+ * header and a Bearer token are compared when both are sent, so a sender migrating from one to the
+ * other is not rejected for sending a stale copy of one of them.
+ */
+function verifyToken(options: TokenPresetOptions, input: VerifyInput): VerifyOutcome {
+  const tokens = usableSecrets(input.secrets);
+  if (tokens.length === 0) return MISSING_SECRET;
+  const candidates: Candidate[] = [];
+  const fromHeader = headerValue(input.headers, options.header);
+  if (fromHeader !== undefined) candidates.push({ source: options.header, value: fromHeader.trim() });
+  if (options.acceptBearer) {
+    const authorization = headerValue(input.headers, 'authorization');
+    const bearer = authorization === undefined ? null : BEARER.exec(authorization.trim());
+    if (bearer?.[1] !== undefined) candidates.push({ source: 'Authorization: Bearer', value: bearer[1] });
+    else if (authorization !== undefined && candidates.length === 0) {
+      return { ok: false, reason: 'malformed_header', detail: 'malformed Authorization (expected Bearer <token>)' };
+    }
+  }
+  if (candidates.length === 0) {
+    const alternatives = options.acceptBearer ? ' or Authorization: Bearer' : '';
+    return { ok: false, reason: 'missing_header', detail: `missing header ${options.header}${alternatives}` };
+  }
+  // Every candidate is compared even after a hit, so timing does not reveal which one (if any)
+  // held the right token.
+  let matched: { candidate: Candidate; tokenIndex: number } | undefined;
+  for (const candidate of candidates) {
+    const tokenIndex = findMatchingKey(tokens, [candidate.value], (token) => token);
+    if (tokenIndex !== -1 && matched === undefined) matched = { candidate, tokenIndex };
+  }
+  if (matched === undefined) {
+    return {
+      ok: false,
+      reason: 'token_mismatch',
+      detail: `token mismatch (${candidates.map((c) => c.source).join(', ')})`,
+    };
+  }
+  const rotation = tokens.length > 1 ? `; token ${matched.tokenIndex + 1} of ${tokens.length}` : '';
+  return { ok: true, detail: `token matched (${matched.candidate.source})${rotation}` };
+}
+
+export function createTokenPreset(options: TokenPresetOptions): Preset {
+  if (!HEADER_NAME.test(options.header)) throw invalidArgument(`token_header "${options.header}" is not a header name`);
+  const header = options.header.toLowerCase();
+  return {
+    name: options.name,
+    trustMode: 'token',
+    requiredHeaders: options.acceptBearer ? [[header, 'authorization']] : [header],
+    sensitiveHeaders: options.acceptBearer ? [header, 'authorization'] : [header],
+    verify: (input) => verifyToken(options, input),
+    identify: options.identify,
+  };
+}
+
+/** Generic token senders: nothing is known about the payload, so identity is heuristic. */
+export function identifyGenericToken(body: Buffer, headers: HeaderBag): EventIdentity {
+  return genericIdentity(new LazyBody(body), headers);
+}
+
+/**
+ * GitLab names the event in the body's `object_kind` (`push`, `merge_request`); X-Gitlab-Event
+ * ("Push Hook") is the fallback. Idempotency-Key is unique per delivery and stable across retries
+ * (GitLab 17.4+); X-Gitlab-Event-UUID is the older per-event id.
+ */
+export function identifyGitlab(body: Buffer, headers: HeaderBag): EventIdentity {
+  const lazy = new LazyBody(body);
+  const json = lazy.json;
+  const kind = isRecord(json) ? asIdentifier(json['object_kind']) : null;
+  const eventType = kind ?? asIdentifier(headerValue(headers, 'x-gitlab-event')) ?? 'unknown';
+  const externalId =
+    asIdentifier(headerValue(headers, 'idempotency-key')) ?? asIdentifier(headerValue(headers, 'x-gitlab-event-uuid'));
+  return { eventType, externalId };
+}
+
+export function createGenericTokenPreset(tokenHeader: string = DEFAULT_TOKEN_HEADER): Preset {
+  return createTokenPreset({ name: 'token', header: tokenHeader, acceptBearer: true, identify: identifyGenericToken });
+}
+
+/** GitLab sends its secret token verbatim in X-Gitlab-Token and never as a Bearer token. */
+export const gitlabPreset: Preset = createTokenPreset({
+  name: 'gitlab',
+  header: 'X-Gitlab-Token',
+  acceptBearer: false,
+  identify: identifyGitlab,
+});

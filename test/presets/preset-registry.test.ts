@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors/app-error.ts';
+import {
+  buildPreset,
+  isPresetName,
+  PRESET_NAMES,
+  PRESET_TRUST_MODES,
+  type PresetName,
+  type PresetOptions,
+} from '../../src/presets/preset-registry.ts';
+import { BINARY_BODY } from './fixtures.ts';
+
+function optionsFor(name: PresetName): PresetOptions {
+  return name === 'generic-hmac' ? { preset: name, hmac: { header: 'X-Signature' } } : { preset: name };
+}
+
+describe('preset registry', () => {
+  it('lists the ten presets with their trust modes', () => {
+    expect([...PRESET_NAMES].sort()).toEqual(
+      [
+        'generic-hmac',
+        'github',
+        'gitlab',
+        'linear',
+        'open',
+        'shopify',
+        'slack',
+        'standard-webhooks',
+        'stripe',
+        'token',
+      ].sort(),
+    );
+    expect(Object.keys(PRESET_TRUST_MODES).sort()).toEqual([...PRESET_NAMES].sort());
+    expect(PRESET_TRUST_MODES.token).toBe('token');
+    expect(PRESET_TRUST_MODES.gitlab).toBe('token');
+    expect(PRESET_TRUST_MODES.open).toBe('open');
+    expect(PRESET_TRUST_MODES.github).toBe('signed');
+  });
+
+  it('builds every preset, with the name and the trust mode the table promises', () => {
+    for (const name of PRESET_NAMES) {
+      const preset = buildPreset(optionsFor(name));
+      expect(preset.name).toBe(name);
+      expect(preset.trustMode).toBe(PRESET_TRUST_MODES[name]);
+      expect(typeof preset.sign === 'function').toBe(PRESET_TRUST_MODES[name] === 'signed');
+    }
+  });
+
+  it('declares header names in lower case, as they appear in the header bag', () => {
+    for (const name of PRESET_NAMES) {
+      const preset = buildPreset(optionsFor(name));
+      for (const header of [...preset.requiredHeaders.flat(), ...preset.sensitiveHeaders]) {
+        expect(header, `${name}: ${header}`).toBe(header.toLowerCase());
+      }
+    }
+  });
+
+  it('recognises preset names', () => {
+    expect(isPresetName('github')).toBe(true);
+    expect(isPresetName('GitHub')).toBe(false);
+    expect(isPresetName(3)).toBe(false);
+  });
+
+  it('rejects unknown presets and options that the chosen preset would ignore', () => {
+    expect(() => buildPreset({ preset: 'bitbucket' as PresetName })).toThrow(AppError);
+    expect(() => buildPreset({ preset: 'github', token_header: 'X-Token' })).toThrow(/token_header/);
+    expect(() => buildPreset({ preset: 'token', hmac: { header: 'X-S' } })).toThrow(/hmac/);
+    expect(() => buildPreset({ preset: 'generic-hmac' })).toThrow(/hmac/);
+    expect(() => buildPreset({ preset: 'open', event_type_from: 'type' })).toThrow(/event_type_from/);
+    expect(() => buildPreset({ preset: 'open', external_id_from: 'header:' })).toThrow(/external_id_from/);
+  });
+
+  it('passes token_header to the token preset', () => {
+    const preset = buildPreset({ preset: 'token', token_header: 'X-Relay-Key' });
+    expect(
+      preset.verify({
+        body: Buffer.alloc(0),
+        headers: { 'x-relay-key': 't0ken-value' },
+        secrets: ['t0ken-value'],
+        toleranceSeconds: 300,
+        nowMs: 0,
+      }),
+    ).toEqual({
+      ok: true,
+      detail: 'token matched (X-Relay-Key)',
+    });
+  });
+
+  describe('event_type_from / external_id_from', () => {
+    const body = Buffer.from(
+      JSON.stringify({ type: 'top', meta: { 'kind/name': 'slashed', 'a~b': 'tilde', list: ['zero', 'one'] }, id: 42 }),
+    );
+
+    it('reads headers and JSON pointers (with RFC 6901 escapes and array indices)', () => {
+      const cases: [string, string][] = [
+        ['header:X-Kind', 'from-header'],
+        ['/type', 'top'],
+        ['/meta/kind~1name', 'slashed'],
+        ['/meta/a~0b', 'tilde'],
+        ['/meta/list/1', 'one'],
+      ];
+      for (const [from, expected] of cases) {
+        const preset = buildPreset({ preset: 'open', event_type_from: from });
+        expect(preset.identify(body, { 'x-kind': 'from-header' }).eventType, from).toBe(expected);
+      }
+      const withId = buildPreset({ preset: 'open', external_id_from: '/id' });
+      expect(withId.identify(body, {})).toEqual({ eventType: 'top', externalId: '42' });
+    });
+
+    it('falls back to the preset’s own answer when the configured source finds nothing', () => {
+      const preset = buildPreset({ preset: 'stripe', event_type_from: '/nope', external_id_from: 'header:X-Missing' });
+      const stripeBody = Buffer.from('{"id":"evt_1","type":"charge.succeeded"}');
+      expect(preset.identify(stripeBody, {})).toEqual({ eventType: 'charge.succeeded', externalId: 'evt_1' });
+      const onlyId = buildPreset({ preset: 'token', external_id_from: 'header:X-Request-Id' });
+      expect(onlyId.identify(body, { 'x-request-id': 'req-9' })).toEqual({ eventType: 'top', externalId: 'req-9' });
+    });
+
+    it('overrides a signed preset’s identity without touching verification', () => {
+      const preset = buildPreset({ preset: 'github', external_id_from: 'header:X-Custom-Id' });
+      expect(
+        preset.identify(Buffer.from('{"action":"opened"}'), { 'x-github-event': 'issues', 'x-custom-id': 'c1' }),
+      ).toEqual({
+        eventType: 'issues.opened',
+        externalId: 'c1',
+      });
+      expect(preset.verify).toBe(buildPreset({ preset: 'github' }).verify);
+    });
+
+    it('never throws on bodies that are not JSON', () => {
+      const preset = buildPreset({ preset: 'open', event_type_from: '/type', external_id_from: '/id' });
+      for (const junk of [
+        BINARY_BODY,
+        Buffer.from('{"type":'),
+        Buffer.from('null'),
+        Buffer.from('"str"'),
+        Buffer.alloc(0),
+      ]) {
+        expect(preset.identify(junk, {})).toEqual({ eventType: 'unknown', externalId: null });
+      }
+    });
+
+    it('ignores values that are not strings or numbers', () => {
+      const preset = buildPreset({ preset: 'open', event_type_from: '/meta', external_id_from: '/meta/list' });
+      expect(preset.identify(body, {})).toEqual({ eventType: 'top', externalId: null });
+    });
+  });
+});
