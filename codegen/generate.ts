@@ -13,6 +13,7 @@ import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import { format as prettierFormat } from 'prettier';
 import { buildOpenApi } from './openapi.ts';
 import { bundleSchema, type JsonObject, type SchemaRegistry } from './bundle-schema.ts';
+import { constantsSource, withDefaultsSchemas } from './schema-facts.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 const standaloneCode = standaloneCodeModule as unknown as typeof standaloneCodeModule.default;
@@ -78,7 +79,19 @@ async function generateTypes(schemas: LoadedSchema[]): Promise<string> {
     additionalProperties: false,
     properties: Object.fromEntries(schemas.map((s) => [titleOf(s), { $ref: s.file }])),
   };
-  const ts = await compile(rootSchema as never, 'SwitchboardContract', {
+  const ts = await compileTypes(rootSchema, 'SwitchboardContract');
+  const withoutRoot = ts.replace(/export interface SwitchboardContract \{[\s\S]*?\n\}\n/, '');
+  // The shapes validation leaves behind (defaults filled in), each compiled on its own: they refer
+  // only to their own $defs.
+  const filled: string[] = [];
+  for (const schema of withDefaultsSchemas(schemas).values()) {
+    filled.push(await compileTypes(schema, String(schema.title)));
+  }
+  return format(`${header('schemas/*.schema.json')}\n${withoutRoot}\n${filled.join('\n')}`, 'typescript');
+}
+
+function compileTypes(schema: object, name: string): Promise<string> {
+  return compile(schema as never, name, {
     cwd: schemasDir,
     bannerComment: '',
     additionalProperties: false,
@@ -86,8 +99,6 @@ async function generateTypes(schemas: LoadedSchema[]): Promise<string> {
     strictIndexSignatures: true,
     format: false,
   });
-  const withoutRoot = ts.replace(/export interface SwitchboardContract \{[\s\S]*?\n\}\n/, '');
-  return format(`${header('schemas/*.schema.json')}\n${withoutRoot}`, 'typescript');
 }
 
 function validatorName(s: LoadedSchema): string {
@@ -96,10 +107,18 @@ function validatorName(s: LoadedSchema): string {
 
 async function generateValidators(schemas: LoadedSchema[]): Promise<{ js: string; dts: string }> {
   // Compiled here, once, in strict mode: the server only imports finished functions.
-  const ajv = new Ajv2020({ strict: true, allErrors: true, code: { source: true, esm: true, lines: true } });
+  // useDefaults: a property the schema gives a default is filled in by validation itself, so code
+  // never writes a default down a second time (see the WithDefaults types).
+  const ajv = new Ajv2020({
+    strict: true,
+    allErrors: true,
+    useDefaults: true,
+    code: { source: true, esm: true, lines: true },
+  });
   addFormats(ajv);
   for (const s of schemas) ajv.addSchema(s.schema, idOf(s));
   const refs = Object.fromEntries(schemas.map((s) => [validatorName(s), idOf(s)]));
+  const filled = withDefaultsSchemas(schemas);
   let js = standaloneCode(ajv, refs);
   // Standalone output calls require() for AJV's runtime helpers; createRequire gives this ESM file
   // the same CommonJS loader everywhere, so interop differences between Node and vitest cannot bite.
@@ -116,7 +135,10 @@ async function generateValidators(schemas: LoadedSchema[]): Promise<{ js: string
     '  errors?: ErrorObject[] | null;',
     '}',
     '',
-    ...schemas.map((s) => `export declare const ${validatorName(s)}: GeneratedValidator<T.${titleOf(s)}>;`),
+    ...schemas.map(
+      (s) =>
+        `export declare const ${validatorName(s)}: GeneratedValidator<T.${titleOf(s)}${filled.has(s.file) ? 'WithDefaults' : ''}>;`,
+    ),
     '',
   ].join('\n');
   return { js: await format(body, 'babel'), dts: await format(dts, 'typescript') };
@@ -208,6 +230,10 @@ export async function buildOutputs(): Promise<Map<string, string>> {
   outputs.set(join(generatedDir, 'validators.d.ts'), validators.dts);
   outputs.set(join(generatedDir, 'tool-manifest.ts'), await generateManifest(schemas, registry));
   outputs.set(join(generatedDir, 'schemas.ts'), await generateSchemaIndex(schemas, registry));
+  outputs.set(
+    join(generatedDir, 'constants.ts'),
+    await format(constantsSource(registry, header('schemas/*.schema.json (codegen/schema-facts.ts)')), 'typescript'),
+  );
   outputs.set(openApiPath, await format(JSON.stringify(buildOpenApi(registry)), 'json'));
   outputs.set(specPath, await embedSchemasInSpec(await readFile(specPath, 'utf8'), schemas));
   return outputs;

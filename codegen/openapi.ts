@@ -50,24 +50,16 @@ const idParam: JsonObject = {
 };
 
 export function buildOpenApi(registry: SchemaRegistry): JsonObject {
-  const listInput = component(registry, 'tools/list-webhook-events.input.schema.json');
-  const listProps = (listInput.properties ?? {}) as JsonObject;
-  const listParams = Object.entries(listProps).map(([name, schema]) => {
-    const s = schema as JsonObject;
-    const { description, ...rest } = s;
-    return queryParam(name, rest, typeof description === 'string' ? description : name);
-  });
-  const searchParams = [
-    queryParam('q', { type: 'string', minLength: 1, maxLength: 200 }, 'Full-text search over payloads.'),
-    queryParam(
-      'match',
-      { type: 'string', minLength: 2, maxLength: 2000 },
-      'JSON object the payload must contain (jsonb @>).',
-    ),
-    queryParam('from', { type: 'string', format: 'date-time' }, 'Received at or after this time.'),
-    queryParam('to', { type: 'string', format: 'date-time' }, 'Received before this time.'),
-    queryParam('verified', { type: 'string', enum: ['true', 'false'] }, 'Only verified (or only unverified) events.'),
-  ];
+  // The query parameters of /api/events: list_webhook_events' filters, then the search the API adds.
+  const queryParams = (file: string): JsonObject[] => {
+    const props = (component(registry, file).properties ?? {}) as JsonObject;
+    return Object.entries(props).map(([name, schema]) => {
+      const { description, ...rest } = schema as JsonObject;
+      return queryParam(name, rest, typeof description === 'string' ? description : name);
+    });
+  };
+  const listParams = queryParams('tools/list-webhook-events.input.schema.json');
+  const searchParams = queryParams('search-events-query.schema.json');
   return {
     openapi: '3.1.0',
     info: {

@@ -35,7 +35,12 @@ export const SCHEMAS = {
                 'open',
               ],
             },
-            family: { type: 'string', enum: ['webhook', 'queue'], default: 'webhook' },
+            family: {
+              type: 'string',
+              enum: ['webhook', 'queue'],
+              description:
+                'webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.',
+            },
             trust_mode: {
               description: 'Implied by preset; set token or open without a preset.',
               type: 'string',
@@ -67,10 +72,11 @@ export const SCHEMAS = {
               default: 300,
             },
             max_body_bytes: {
-              description: 'Largest accepted body; default 5 MiB.',
+              description: 'Largest accepted body (5 MiB unless set).',
               type: 'integer',
               minimum: 1,
               maximum: 104857600,
+              default: 5242880,
             },
             record_rejected: {
               description: 'Store deliveries that fail verification (as verified: false with the reason).',
@@ -137,6 +143,7 @@ export const SCHEMAS = {
                   default: true,
                 },
               },
+              default: {},
             },
             channel: {
               description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
@@ -147,15 +154,29 @@ export const SCHEMAS = {
               description: 'Queue providers: pubsub (SUBSCRIBE, at-most-once) or streams (XREADGROUP, nothing lost).',
               type: 'string',
               enum: ['pubsub', 'streams'],
-              default: 'pubsub',
             },
-            pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean', default: false },
-            group: {
-              description: 'streams only: consumer group name; default switchboard.',
-              type: 'string',
-              minLength: 1,
+            pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean' },
+            group: { description: 'streams only: consumer group name.', type: 'string', minLength: 1 },
+          },
+          if: {
+            anyOf: [
+              { required: ['family'], properties: { family: { const: 'queue' } } },
+              {
+                not: { required: ['family'] },
+                required: ['trust_mode'],
+                properties: { trust_mode: { const: 'queue' } },
+              },
+            ],
+          },
+          then: {
+            properties: {
+              family: { default: 'queue' },
+              mode: { default: 'pubsub' },
+              pattern: { default: false },
+              group: { default: 'switchboard' },
             },
           },
+          else: { properties: { family: { default: 'webhook' } } },
         },
       },
       replay: {
@@ -171,6 +192,7 @@ export const SCHEMAS = {
             description: 'Host names, IPs and CIDRs replays may reach besides loopback.',
             type: 'array',
             items: { type: 'string', minLength: 1 },
+            default: [],
           },
           timeout_ms: {
             description: 'How long a replay waits for the target to answer.',
@@ -180,6 +202,7 @@ export const SCHEMAS = {
             default: 10000,
           },
         },
+        default: {},
       },
       retention: {
         type: 'object',
@@ -198,18 +221,31 @@ export const SCHEMAS = {
             default: 3600,
           },
         },
+        default: {},
       },
       server: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          host: { description: 'Address to bind; default 127.0.0.1.', type: 'string', minLength: 1 },
-          port: { description: 'Port to bind; default 8080 (or PORT).', type: 'integer', minimum: 0, maximum: 65535 },
+          host: {
+            description: 'Address to bind (--host overrides it).',
+            type: 'string',
+            minLength: 1,
+            default: '127.0.0.1',
+          },
+          port: {
+            description: 'Port to bind (--port, then PORT, override it).',
+            type: 'integer',
+            minimum: 0,
+            maximum: 65535,
+            default: 8080,
+          },
           allowed_hosts: {
             description:
               'Extra Host/Origin host names accepted on /mcp and /api besides those of the bind address (DNS-rebinding protection).',
             type: 'array',
             items: { type: 'string', minLength: 1 },
+            default: [],
           },
           trust_proxy: {
             description: 'Take the client IP from X-Forwarded-For (only behind a proxy you control).',
@@ -217,14 +253,26 @@ export const SCHEMAS = {
             default: false,
           },
         },
+        default: {},
       },
       mcp: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          max_sessions: { type: 'integer', minimum: 1, default: 100 },
-          session_idle_seconds: { type: 'integer', minimum: 5, default: 1800 },
+          max_sessions: {
+            type: 'integer',
+            minimum: 1,
+            default: 100,
+            description: 'Most MCP sessions open at once; an initialize beyond it gets 503.',
+          },
+          session_idle_seconds: {
+            type: 'integer',
+            minimum: 5,
+            default: 1800,
+            description: 'A session with no request in progress for this long is ended.',
+          },
         },
+        default: {},
       },
       rate_limits: {
         description: 'Token buckets per caller (token name).',
@@ -232,22 +280,27 @@ export const SCHEMAS = {
         additionalProperties: false,
         properties: {
           read: {
+            description: 'Reads: list, get, resource reads, /api reads.',
             type: 'object',
             additionalProperties: false,
+            default: {},
             properties: {
-              capacity: { description: 'Burst size.', type: 'integer', minimum: 1 },
-              refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
+              capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 120 },
+              refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 20 },
             },
           },
           replay: {
+            description: 'Replays, which make outbound requests.',
             type: 'object',
             additionalProperties: false,
+            default: {},
             properties: {
-              capacity: { description: 'Burst size.', type: 'integer', minimum: 1 },
-              refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
+              capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 10 },
+              refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 0.5 },
             },
           },
         },
+        default: {},
       },
       metrics: {
         type: 'object',
@@ -255,17 +308,10 @@ export const SCHEMAS = {
         properties: {
           require_auth: { description: 'Require a bearer token on /metrics.', type: 'boolean', default: true },
         },
+        default: {},
       },
     },
     $defs: {
-      bucket: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          capacity: { description: 'Burst size.', type: 'integer', minimum: 1 },
-          refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
-        },
-      },
       secretList: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] },
       provider: {
         type: 'object',
@@ -288,7 +334,12 @@ export const SCHEMAS = {
               'open',
             ],
           },
-          family: { type: 'string', enum: ['webhook', 'queue'], default: 'webhook' },
+          family: {
+            type: 'string',
+            enum: ['webhook', 'queue'],
+            description:
+              'webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.',
+          },
           trust_mode: {
             description: 'Implied by preset; set token or open without a preset.',
             type: 'string',
@@ -316,10 +367,11 @@ export const SCHEMAS = {
             default: 300,
           },
           max_body_bytes: {
-            description: 'Largest accepted body; default 5 MiB.',
+            description: 'Largest accepted body (5 MiB unless set).',
             type: 'integer',
             minimum: 1,
             maximum: 104857600,
+            default: 5242880,
           },
           record_rejected: {
             description: 'Store deliveries that fail verification (as verified: false with the reason).',
@@ -386,6 +438,7 @@ export const SCHEMAS = {
                 default: true,
               },
             },
+            default: {},
           },
           channel: {
             description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
@@ -396,15 +449,25 @@ export const SCHEMAS = {
             description: 'Queue providers: pubsub (SUBSCRIBE, at-most-once) or streams (XREADGROUP, nothing lost).',
             type: 'string',
             enum: ['pubsub', 'streams'],
-            default: 'pubsub',
           },
-          pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean', default: false },
-          group: {
-            description: 'streams only: consumer group name; default switchboard.',
-            type: 'string',
-            minLength: 1,
+          pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean' },
+          group: { description: 'streams only: consumer group name.', type: 'string', minLength: 1 },
+        },
+        if: {
+          anyOf: [
+            { required: ['family'], properties: { family: { const: 'queue' } } },
+            { not: { required: ['family'] }, required: ['trust_mode'], properties: { trust_mode: { const: 'queue' } } },
+          ],
+        },
+        then: {
+          properties: {
+            family: { default: 'queue' },
+            mode: { default: 'pubsub' },
+            pattern: { default: false },
+            group: { default: 'switchboard' },
           },
         },
+        else: { properties: { family: { default: 'webhook' } } },
       },
     },
   },
@@ -802,6 +865,25 @@ export const SCHEMAS = {
         type: 'number',
         minimum: 0,
       },
+    },
+  },
+  SearchEventsQuery: {
+    title: 'SearchEventsQuery',
+    description:
+      "The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.",
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      q: { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 },
+      match: {
+        description: 'JSON object the payload must contain (jsonb @>).',
+        type: 'string',
+        minLength: 2,
+        maxLength: 2000,
+      },
+      from: { description: 'Received at or after this time.', type: 'string', format: 'date-time' },
+      to: { description: 'Received before this time.', type: 'string', format: 'date-time' },
+      verified: { description: 'Only verified (or only unverified) events.', type: 'string', enum: ['true', 'false'] },
     },
   },
   GetWebhookEventInput: {

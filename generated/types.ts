@@ -46,11 +46,11 @@ export interface SwitchboardConfig {
   };
   server?: {
     /**
-     * Address to bind; default 127.0.0.1.
+     * Address to bind (--host overrides it).
      */
     host?: string;
     /**
-     * Port to bind; default 8080 (or PORT).
+     * Port to bind (--port, then PORT, override it).
      */
     port?: number;
     /**
@@ -63,15 +63,45 @@ export interface SwitchboardConfig {
     trust_proxy?: boolean;
   };
   mcp?: {
+    /**
+     * Most MCP sessions open at once; an initialize beyond it gets 503.
+     */
     max_sessions?: number;
+    /**
+     * A session with no request in progress for this long is ended.
+     */
     session_idle_seconds?: number;
   };
   /**
    * Token buckets per caller (token name).
    */
   rate_limits?: {
-    read?: Bucket;
-    replay?: Bucket;
+    /**
+     * Reads: list, get, resource reads, /api reads.
+     */
+    read?: {
+      /**
+       * Burst size.
+       */
+      capacity?: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second?: number;
+    };
+    /**
+     * Replays, which make outbound requests.
+     */
+    replay?: {
+      /**
+       * Burst size.
+       */
+      capacity?: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second?: number;
+    };
   };
   metrics?: {
     /**
@@ -95,6 +125,9 @@ export interface Provider {
     | 'token'
     | 'gitlab'
     | 'open';
+  /**
+   * webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.
+   */
   family?: 'webhook' | 'queue';
   /**
    * Implied by preset; set token or open without a preset.
@@ -122,7 +155,7 @@ export interface Provider {
    */
   tolerance_seconds?: number;
   /**
-   * Largest accepted body; default 5 MiB.
+   * Largest accepted body (5 MiB unless set).
    */
   max_body_bytes?: number;
   /**
@@ -190,19 +223,9 @@ export interface Provider {
    */
   pattern?: boolean;
   /**
-   * streams only: consumer group name; default switchboard.
+   * streams only: consumer group name.
    */
   group?: string;
-}
-export interface Bucket {
-  /**
-   * Burst size.
-   */
-  capacity?: number;
-  /**
-   * Sustained rate.
-   */
-  refill_per_second?: number;
 }
 /**
  * The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds) or internal (an unexpected failure; the message carries a reference for the server log).
@@ -430,6 +453,31 @@ export interface ReplayResult {
   response_ms: number;
 }
 /**
+ * The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.
+ */
+export interface SearchEventsQuery {
+  /**
+   * Full-text search over payloads.
+   */
+  q?: string;
+  /**
+   * JSON object the payload must contain (jsonb @>).
+   */
+  match?: string;
+  /**
+   * Received at or after this time.
+   */
+  from?: string;
+  /**
+   * Received before this time.
+   */
+  to?: string;
+  /**
+   * Only verified (or only unverified) events.
+   */
+  verified?: 'true' | 'false';
+}
+/**
  * Which event to fetch in full.
  */
 export interface GetWebhookEventInput {
@@ -571,4 +619,252 @@ export interface ReplayWebhookEventOutput {
    * Milliseconds from sending to the response's status line.
    */
   response_ms: number;
+}
+
+/**
+ * switchboard.yaml: the providers to receive from, where replays go, and operational limits. ${VAR} anywhere in a string is replaced by the environment variable VAR, so secrets stay out of the file.
+ */
+export interface SwitchboardConfigWithDefaults {
+  /**
+   * Providers by name. The name is used in routes (/hooks/<name>), filters and the UI.
+   */
+  providers?: {
+    [k: string]: ProviderWithDefaults | undefined;
+  };
+  replay: {
+    /**
+     * Where replays go when the call names no target_url.
+     */
+    default_target?: string;
+    /**
+     * Host names, IPs and CIDRs replays may reach besides loopback.
+     */
+    allow: string[];
+    /**
+     * How long a replay waits for the target to answer.
+     */
+    timeout_ms: number;
+  };
+  retention: {
+    /**
+     * Delete events older than this: a number and a unit, e.g. 30d, 12h, 90m.
+     */
+    max_age?: string;
+    /**
+     * Keep at most this many events (the newest).
+     */
+    max_events?: number;
+    /**
+     * How often the pruning job runs, in seconds (default 3600: hourly).
+     */
+    interval_seconds: number;
+  };
+  server: {
+    /**
+     * Address to bind (--host overrides it).
+     */
+    host: string;
+    /**
+     * Port to bind (--port, then PORT, override it).
+     */
+    port: number;
+    /**
+     * Extra Host/Origin host names accepted on /mcp and /api besides those of the bind address (DNS-rebinding protection).
+     */
+    allowed_hosts: string[];
+    /**
+     * Take the client IP from X-Forwarded-For (only behind a proxy you control).
+     */
+    trust_proxy: boolean;
+  };
+  mcp: {
+    /**
+     * Most MCP sessions open at once; an initialize beyond it gets 503.
+     */
+    max_sessions: number;
+    /**
+     * A session with no request in progress for this long is ended.
+     */
+    session_idle_seconds: number;
+  };
+  /**
+   * Token buckets per caller (token name).
+   */
+  rate_limits: {
+    /**
+     * Reads: list, get, resource reads, /api reads.
+     */
+    read: {
+      /**
+       * Burst size.
+       */
+      capacity: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second: number;
+    };
+    /**
+     * Replays, which make outbound requests.
+     */
+    replay: {
+      /**
+       * Burst size.
+       */
+      capacity: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second: number;
+    };
+  };
+  metrics: {
+    /**
+     * Require a bearer token on /metrics.
+     */
+    require_auth: boolean;
+  };
+}
+export interface ProviderWithDefaults {
+  /**
+   * Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.
+   */
+  preset?:
+    | 'github'
+    | 'stripe'
+    | 'slack'
+    | 'shopify'
+    | 'standard-webhooks'
+    | 'linear'
+    | 'generic-hmac'
+    | 'token'
+    | 'gitlab'
+    | 'open';
+  /**
+   * webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.
+   */
+  family?: 'webhook' | 'queue';
+  /**
+   * Implied by preset; set token or open without a preset.
+   */
+  trust_mode?: 'signed' | 'token' | 'open' | 'queue';
+  enabled: boolean;
+  /**
+   * HTTP path; default /hooks/<name>.
+   */
+  route?: string;
+  /**
+   * Signing secret; a list accepts any of them (rotation).
+   */
+  secret?: string | [string, ...string[]];
+  /**
+   * Shared token for token providers; a list accepts any of them.
+   */
+  token?: string | [string, ...string[]];
+  /**
+   * Header carrying the token; default X-Webhook-Token. Authorization: Bearer is accepted too.
+   */
+  token_header?: string;
+  /**
+   * Allowed clock skew for signed timestamps.
+   */
+  tolerance_seconds: number;
+  /**
+   * Largest accepted body (5 MiB unless set).
+   */
+  max_body_bytes: number;
+  /**
+   * Store deliveries that fail verification (as verified: false with the reason).
+   */
+  record_rejected: boolean;
+  /**
+   * Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.
+   */
+  event_type_from?: string;
+  /**
+   * Where the delivery id comes from: header:<Name> or a JSON pointer.
+   */
+  external_id_from?: string;
+  /**
+   * generic-hmac only: how the signature is made.
+   */
+  hmac?: {
+    /**
+     * Header carrying the signature.
+     */
+    header: string;
+    algorithm: 'sha1' | 'sha256' | 'sha512';
+    /**
+     * How the digest is written.
+     */
+    encoding: 'hex' | 'base64';
+    /**
+     * Text before the signature, e.g. sha256=.
+     */
+    prefix?: string;
+    /**
+     * What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.
+     */
+    signed: string;
+    /**
+     * Header holding {timestamp} when the template uses it.
+     */
+    timestamp_header?: string;
+    /**
+     * How that header writes the time.
+     */
+    timestamp_format: 'unix' | 'unix_ms' | 'iso8601';
+    /**
+     * How the secret is written in the config.
+     */
+    secret_encoding: 'utf8' | 'base64' | 'hex';
+  };
+  replay: {
+    /**
+     * Sign replays afresh with the provider's secret.
+     */
+    resign: boolean;
+  };
+  /**
+   * Queue providers: Redis channel, pattern (pubsub) or stream key (streams).
+   */
+  channel?: string;
+  /**
+   * Queue providers: pubsub (SUBSCRIBE, at-most-once) or streams (XREADGROUP, nothing lost).
+   */
+  mode?: 'pubsub' | 'streams';
+  /**
+   * pubsub only: channel is a PSUBSCRIBE pattern.
+   */
+  pattern?: boolean;
+  /**
+   * streams only: consumer group name.
+   */
+  group?: string;
+}
+
+/**
+ * Filters and paging for list_webhook_events. All fields are optional.
+ */
+export interface ListWebhookEventsInputWithDefaults {
+  /**
+   * Only events from this provider (see list_providers).
+   */
+  provider?: string;
+  /**
+   * Exact type; a dotless value also matches sub-types (issues matches issues.opened).
+   */
+  event_type?: string;
+  /**
+   * Lower bound: ISO-8601 timestamp or event id.
+   */
+  since?: string;
+  /**
+   * Page size, 1 to 200.
+   */
+  limit: number;
+  /**
+   * next_cursor of the previous page, with the same filters.
+   */
+  cursor?: string;
 }

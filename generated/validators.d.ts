@@ -9,7 +9,7 @@ export interface GeneratedValidator<Shape> {
   errors?: ErrorObject[] | null;
 }
 
-export declare const validateSwitchboardConfig: GeneratedValidator<T.SwitchboardConfig>;
+export declare const validateSwitchboardConfig: GeneratedValidator<T.SwitchboardConfigWithDefaults>;
 export declare const validateErrorEnvelope: GeneratedValidator<T.ErrorEnvelope>;
 export declare const validateEventDetail: GeneratedValidator<T.EventDetail>;
 export declare const validateEventHeaders: GeneratedValidator<T.EventHeaders>;
@@ -19,11 +19,12 @@ export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus
 export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEventsResource>;
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;
 export declare const validateReplayResult: GeneratedValidator<T.ReplayResult>;
+export declare const validateSearchEventsQuery: GeneratedValidator<T.SearchEventsQuery>;
 export declare const validateGetWebhookEventInput: GeneratedValidator<T.GetWebhookEventInput>;
 export declare const validateGetWebhookEventOutput: GeneratedValidator<T.GetWebhookEventOutput>;
 export declare const validateListProvidersInput: GeneratedValidator<T.ListProvidersInput>;
 export declare const validateListProvidersOutput: GeneratedValidator<T.ListProvidersOutput>;
-export declare const validateListWebhookEventsInput: GeneratedValidator<T.ListWebhookEventsInput>;
+export declare const validateListWebhookEventsInput: GeneratedValidator<T.ListWebhookEventsInputWithDefaults>;
 export declare const validateListWebhookEventsOutput: GeneratedValidator<T.ListWebhookEventsOutput>;
 export declare const validateReplayWebhookEventInput: GeneratedValidator<T.ReplayWebhookEventInput>;
 export declare const validateReplayWebhookEventOutput: GeneratedValidator<T.ReplayWebhookEventOutput>;

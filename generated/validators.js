@@ -33,6 +33,7 @@ const schema31 = {
           description: 'Host names, IPs and CIDRs replays may reach besides loopback.',
           type: 'array',
           items: { type: 'string', minLength: 1 },
+          default: [],
         },
         timeout_ms: {
           description: 'How long a replay waits for the target to answer.',
@@ -42,6 +43,7 @@ const schema31 = {
           default: 10000,
         },
       },
+      default: {},
     },
     retention: {
       type: 'object',
@@ -60,18 +62,31 @@ const schema31 = {
           default: 3600,
         },
       },
+      default: {},
     },
     server: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        host: { description: 'Address to bind; default 127.0.0.1.', type: 'string', minLength: 1 },
-        port: { description: 'Port to bind; default 8080 (or PORT).', type: 'integer', minimum: 0, maximum: 65535 },
+        host: {
+          description: 'Address to bind (--host overrides it).',
+          type: 'string',
+          minLength: 1,
+          default: '127.0.0.1',
+        },
+        port: {
+          description: 'Port to bind (--port, then PORT, override it).',
+          type: 'integer',
+          minimum: 0,
+          maximum: 65535,
+          default: 8080,
+        },
         allowed_hosts: {
           description:
             'Extra Host/Origin host names accepted on /mcp and /api besides those of the bind address (DNS-rebinding protection).',
           type: 'array',
           items: { type: 'string', minLength: 1 },
+          default: [],
         },
         trust_proxy: {
           description: 'Take the client IP from X-Forwarded-For (only behind a proxy you control).',
@@ -79,20 +94,54 @@ const schema31 = {
           default: false,
         },
       },
+      default: {},
     },
     mcp: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        max_sessions: { type: 'integer', minimum: 1, default: 100 },
-        session_idle_seconds: { type: 'integer', minimum: 5, default: 1800 },
+        max_sessions: {
+          type: 'integer',
+          minimum: 1,
+          default: 100,
+          description: 'Most MCP sessions open at once; an initialize beyond it gets 503.',
+        },
+        session_idle_seconds: {
+          type: 'integer',
+          minimum: 5,
+          default: 1800,
+          description: 'A session with no request in progress for this long is ended.',
+        },
       },
+      default: {},
     },
     rate_limits: {
       description: 'Token buckets per caller (token name).',
       type: 'object',
       additionalProperties: false,
-      properties: { read: { $ref: '#/$defs/bucket' }, replay: { $ref: '#/$defs/bucket' } },
+      properties: {
+        read: {
+          description: 'Reads: list, get, resource reads, /api reads.',
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 120 },
+            refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 20 },
+          },
+        },
+        replay: {
+          description: 'Replays, which make outbound requests.',
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 10 },
+            refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 0.5 },
+          },
+        },
+      },
+      default: {},
     },
     metrics: {
       type: 'object',
@@ -100,17 +149,10 @@ const schema31 = {
       properties: {
         require_auth: { description: 'Require a bearer token on /metrics.', type: 'boolean', default: true },
       },
+      default: {},
     },
   },
   $defs: {
-    bucket: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        capacity: { description: 'Burst size.', type: 'integer', minimum: 1 },
-        refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
-      },
-    },
     secretList: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] },
     provider: {
       type: 'object',
@@ -133,7 +175,12 @@ const schema31 = {
             'open',
           ],
         },
-        family: { type: 'string', enum: ['webhook', 'queue'], default: 'webhook' },
+        family: {
+          type: 'string',
+          enum: ['webhook', 'queue'],
+          description:
+            'webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.',
+        },
         trust_mode: {
           description: 'Implied by preset; set token or open without a preset.',
           type: 'string',
@@ -158,10 +205,11 @@ const schema31 = {
           default: 300,
         },
         max_body_bytes: {
-          description: 'Largest accepted body; default 5 MiB.',
+          description: 'Largest accepted body (5 MiB unless set).',
           type: 'integer',
           minimum: 1,
           maximum: 104857600,
+          default: 5242880,
         },
         record_rejected: {
           description: 'Store deliveries that fail verification (as verified: false with the reason).',
@@ -221,6 +269,7 @@ const schema31 = {
           properties: {
             resign: { description: "Sign replays afresh with the provider's secret.", type: 'boolean', default: true },
           },
+          default: {},
         },
         channel: {
           description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
@@ -231,20 +280,26 @@ const schema31 = {
           description: 'Queue providers: pubsub (SUBSCRIBE, at-most-once) or streams (XREADGROUP, nothing lost).',
           type: 'string',
           enum: ['pubsub', 'streams'],
-          default: 'pubsub',
         },
-        pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean', default: false },
-        group: { description: 'streams only: consumer group name; default switchboard.', type: 'string', minLength: 1 },
+        pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean' },
+        group: { description: 'streams only: consumer group name.', type: 'string', minLength: 1 },
       },
+      if: {
+        anyOf: [
+          { required: ['family'], properties: { family: { const: 'queue' } } },
+          { not: { required: ['family'] }, required: ['trust_mode'], properties: { trust_mode: { const: 'queue' } } },
+        ],
+      },
+      then: {
+        properties: {
+          family: { default: 'queue' },
+          mode: { default: 'pubsub' },
+          pattern: { default: false },
+          group: { default: 'switchboard' },
+        },
+      },
+      else: { properties: { family: { default: 'webhook' } } },
     },
-  },
-};
-const schema35 = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    capacity: { description: 'Burst size.', type: 'integer', minimum: 1 },
-    refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
   },
 };
 const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
@@ -270,7 +325,11 @@ const schema32 = {
         'open',
       ],
     },
-    family: { type: 'string', enum: ['webhook', 'queue'], default: 'webhook' },
+    family: {
+      type: 'string',
+      enum: ['webhook', 'queue'],
+      description: 'webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.',
+    },
     trust_mode: {
       description: 'Implied by preset; set token or open without a preset.',
       type: 'string',
@@ -292,10 +351,11 @@ const schema32 = {
       default: 300,
     },
     max_body_bytes: {
-      description: 'Largest accepted body; default 5 MiB.',
+      description: 'Largest accepted body (5 MiB unless set).',
       type: 'integer',
       minimum: 1,
       maximum: 104857600,
+      default: 5242880,
     },
     record_rejected: {
       description: 'Store deliveries that fail verification (as verified: false with the reason).',
@@ -355,6 +415,7 @@ const schema32 = {
       properties: {
         resign: { description: "Sign replays afresh with the provider's secret.", type: 'boolean', default: true },
       },
+      default: {},
     },
     channel: {
       description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
@@ -365,11 +426,25 @@ const schema32 = {
       description: 'Queue providers: pubsub (SUBSCRIBE, at-most-once) or streams (XREADGROUP, nothing lost).',
       type: 'string',
       enum: ['pubsub', 'streams'],
-      default: 'pubsub',
     },
-    pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean', default: false },
-    group: { description: 'streams only: consumer group name; default switchboard.', type: 'string', minLength: 1 },
+    pattern: { description: 'pubsub only: channel is a PSUBSCRIBE pattern.', type: 'boolean' },
+    group: { description: 'streams only: consumer group name.', type: 'string', minLength: 1 },
   },
+  if: {
+    anyOf: [
+      { required: ['family'], properties: { family: { const: 'queue' } } },
+      { not: { required: ['family'] }, required: ['trust_mode'], properties: { trust_mode: { const: 'queue' } } },
+    ],
+  },
+  then: {
+    properties: {
+      family: { default: 'queue' },
+      mode: { default: 'pubsub' },
+      pattern: { default: false },
+      group: { default: 'switchboard' },
+    },
+  },
+  else: { properties: { family: { default: 'webhook' } } },
 };
 const schema33 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const func1 = Object.prototype.hasOwnProperty;
@@ -390,10 +465,217 @@ function validate21(
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  const _errs3 = errors;
+  let valid1 = false;
+  const _errs4 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    let missing0;
+    if (data.family === undefined && (missing0 = 'family')) {
+      const err0 = {};
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    } else {
+      if (data.family !== undefined) {
+        if ('queue' !== data.family) {
+          const err1 = {};
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+      }
+    }
+  }
+  var _valid1 = _errs4 === errors;
+  valid1 = valid1 || _valid1;
+  if (_valid1) {
+    var props0 = {};
+    props0.family = true;
+  }
+  const _errs6 = errors;
+  const _errs7 = errors;
+  const _errs8 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    let missing1;
+    if (data.family === undefined && (missing1 = 'family')) {
+      const err2 = {};
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+  }
+  var valid3 = _errs8 === errors;
+  if (valid3) {
+    const err3 = {};
+    if (vErrors === null) {
+      vErrors = [err3];
+    } else {
+      vErrors.push(err3);
+    }
+    errors++;
+  } else {
+    errors = _errs7;
+    if (vErrors !== null) {
+      if (_errs7) {
+        vErrors.length = _errs7;
+      } else {
+        vErrors = null;
+      }
+    }
+  }
+  if (errors === _errs6) {
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      let missing2;
+      if (data.trust_mode === undefined && (missing2 = 'trust_mode')) {
+        const err4 = {};
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      } else {
+        if (data.trust_mode !== undefined) {
+          if ('queue' !== data.trust_mode) {
+            const err5 = {};
+            if (vErrors === null) {
+              vErrors = [err5];
+            } else {
+              vErrors.push(err5);
+            }
+            errors++;
+          }
+        }
+      }
+    }
+  }
+  var _valid1 = _errs6 === errors;
+  valid1 = valid1 || _valid1;
+  if (_valid1) {
+    if (props0 !== true) {
+      props0 = props0 || {};
+      props0.trust_mode = true;
+    }
+  }
+  if (!valid1) {
+    const err6 = {};
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  } else {
+    errors = _errs3;
+    if (vErrors !== null) {
+      if (_errs3) {
+        vErrors.length = _errs3;
+      } else {
+        vErrors = null;
+      }
+    }
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if (vErrors !== null) {
+    if (_errs1) {
+      vErrors.length = _errs1;
+    } else {
+      vErrors = null;
+    }
+  }
+  let ifClause0;
+  if (_valid0) {
+    const _errs10 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data.family === undefined) {
+        data.family = 'queue';
+      }
+      if (data.mode === undefined) {
+        data.mode = 'pubsub';
+      }
+      if (data.pattern === undefined) {
+        data.pattern = false;
+      }
+      if (data.group === undefined) {
+        data.group = 'switchboard';
+      }
+    }
+    var _valid0 = _errs10 === errors;
+    valid0 = _valid0;
+    if (valid0) {
+      if (props0 !== true) {
+        props0 = props0 || {};
+        props0.family = true;
+        props0.mode = true;
+        props0.pattern = true;
+        props0.group = true;
+      }
+    }
+    ifClause0 = 'then';
+  } else {
+    const _errs11 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data.family === undefined) {
+        data.family = 'webhook';
+      }
+    }
+    var _valid0 = _errs11 === errors;
+    valid0 = _valid0;
+    if (valid0) {
+      if (props0 !== true) {
+        props0 = props0 || {};
+        props0.family = true;
+      }
+    }
+    ifClause0 = 'else';
+  }
+  if (!valid0) {
+    const err7 = {
+      instancePath,
+      schemaPath: '#/if',
+      keyword: 'if',
+      params: { failingKeyword: ifClause0 },
+      message: 'must match "' + ifClause0 + '" schema',
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.enabled === undefined) {
+      data.enabled = true;
+    }
+    if (data.tolerance_seconds === undefined) {
+      data.tolerance_seconds = 300;
+    }
+    if (data.max_body_bytes === undefined) {
+      data.max_body_bytes = 5242880;
+    }
+    if (data.record_rejected === undefined) {
+      data.record_rejected = true;
+    }
+    if (data.replay === undefined) {
+      data.replay = {};
+    }
     for (const key0 in data) {
       if (!func1.call(schema32.properties, key0)) {
-        const err0 = {
+        const err8 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -401,162 +683,19 @@ function validate21(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err0];
+          vErrors = [err8];
         } else {
-          vErrors.push(err0);
+          vErrors.push(err8);
         }
         errors++;
       }
     }
     if (data.preset !== undefined) {
-      let data0 = data.preset;
-      if (typeof data0 !== 'string') {
-        const err1 = {
+      let data2 = data.preset;
+      if (typeof data2 !== 'string') {
+        const err9 = {
           instancePath: instancePath + '/preset',
           schemaPath: '#/properties/preset/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err1];
-        } else {
-          vErrors.push(err1);
-        }
-        errors++;
-      }
-      if (!(
-        data0 === 'github' ||
-        data0 === 'stripe' ||
-        data0 === 'slack' ||
-        data0 === 'shopify' ||
-        data0 === 'standard-webhooks' ||
-        data0 === 'linear' ||
-        data0 === 'generic-hmac' ||
-        data0 === 'token' ||
-        data0 === 'gitlab' ||
-        data0 === 'open'
-      )) {
-        const err2 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.preset.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err2];
-        } else {
-          vErrors.push(err2);
-        }
-        errors++;
-      }
-    }
-    if (data.family !== undefined) {
-      let data1 = data.family;
-      if (typeof data1 !== 'string') {
-        const err3 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err3];
-        } else {
-          vErrors.push(err3);
-        }
-        errors++;
-      }
-      if (!(data1 === 'webhook' || data1 === 'queue')) {
-        const err4 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.family.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err4];
-        } else {
-          vErrors.push(err4);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data2 = data.trust_mode;
-      if (typeof data2 !== 'string') {
-        const err5 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err5];
-        } else {
-          vErrors.push(err5);
-        }
-        errors++;
-      }
-      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
-        const err6 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.trust_mode.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err6];
-        } else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-    if (data.enabled !== undefined) {
-      if (typeof data.enabled !== 'boolean') {
-        const err7 = {
-          instancePath: instancePath + '/enabled',
-          schemaPath: '#/properties/enabled/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err7];
-        } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-    }
-    if (data.route !== undefined) {
-      let data4 = data.route;
-      if (typeof data4 === 'string') {
-        if (!pattern5.test(data4)) {
-          const err8 = {
-            instancePath: instancePath + '/route',
-            schemaPath: '#/properties/route/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^/[A-Za-z0-9/_.~-]*$' },
-            message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + '/route',
-          schemaPath: '#/properties/route/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -568,19 +707,24 @@ function validate21(
         }
         errors++;
       }
-    }
-    if (data.secret !== undefined) {
-      let data5 = data.secret;
-      const _errs14 = errors;
-      let valid2 = false;
-      const _errs15 = errors;
-      if (typeof data5 !== 'string') {
+      if (!(
+        data2 === 'github' ||
+        data2 === 'stripe' ||
+        data2 === 'slack' ||
+        data2 === 'shopify' ||
+        data2 === 'standard-webhooks' ||
+        data2 === 'linear' ||
+        data2 === 'generic-hmac' ||
+        data2 === 'token' ||
+        data2 === 'gitlab' ||
+        data2 === 'open'
+      )) {
         const err10 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/0/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/properties/preset/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.preset.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err10];
@@ -589,50 +733,49 @@ function validate21(
         }
         errors++;
       }
-      var _valid0 = _errs15 === errors;
-      valid2 = valid2 || _valid0;
-      const _errs17 = errors;
-      if (Array.isArray(data5)) {
-        if (data5.length < 1) {
-          const err11 = {
-            instancePath: instancePath + '/secret',
-            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
-            keyword: 'minItems',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 items',
-          };
-          if (vErrors === null) {
-            vErrors = [err11];
-          } else {
-            vErrors.push(err11);
-          }
-          errors++;
-        }
-        const len0 = data5.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          if (typeof data5[i0] !== 'string') {
-            const err12 = {
-              instancePath: instancePath + '/secret/' + i0,
-              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err12];
-            } else {
-              vErrors.push(err12);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err13 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/1/type',
+    }
+    if (data.family !== undefined) {
+      let data3 = data.family;
+      if (typeof data3 !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (!(data3 === 'webhook' || data3 === 'queue')) {
+        const err12 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.family.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data4 = data.trust_mode;
+      if (typeof data4 !== 'string') {
+        const err13 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err13];
@@ -641,15 +784,13 @@ function validate21(
         }
         errors++;
       }
-      var _valid0 = _errs17 === errors;
-      valid2 = valid2 || _valid0;
-      if (!valid2) {
+      if (!(data4 === 'signed' || data4 === 'token' || data4 === 'open' || data4 === 'queue')) {
         const err14 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.trust_mode.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err14];
@@ -657,48 +798,33 @@ function validate21(
           vErrors.push(err14);
         }
         errors++;
-      } else {
-        errors = _errs14;
-        if (vErrors !== null) {
-          if (_errs14) {
-            vErrors.length = _errs14;
-          } else {
-            vErrors = null;
-          }
-        }
       }
     }
-    if (data.token !== undefined) {
-      let data7 = data.token;
-      const _errs23 = errors;
-      let valid6 = false;
-      const _errs24 = errors;
-      if (typeof data7 !== 'string') {
-        const err15 = {
-          instancePath: instancePath + '/token',
-          schemaPath: '#/$defs/secretList/anyOf/0/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err15];
-        } else {
-          vErrors.push(err15);
-        }
-        errors++;
+    if (typeof data.enabled !== 'boolean') {
+      const err15 = {
+        instancePath: instancePath + '/enabled',
+        schemaPath: '#/properties/enabled/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err15];
+      } else {
+        vErrors.push(err15);
       }
-      var _valid1 = _errs24 === errors;
-      valid6 = valid6 || _valid1;
-      const _errs26 = errors;
-      if (Array.isArray(data7)) {
-        if (data7.length < 1) {
+      errors++;
+    }
+    if (data.route !== undefined) {
+      let data6 = data.route;
+      if (typeof data6 === 'string') {
+        if (!pattern5.test(data6)) {
           const err16 = {
-            instancePath: instancePath + '/token',
-            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
-            keyword: 'minItems',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 items',
+            instancePath: instancePath + '/route',
+            schemaPath: '#/properties/route/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^/[A-Za-z0-9/_.~-]*$' },
+            message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
           };
           if (vErrors === null) {
             vErrors = [err16];
@@ -707,31 +833,34 @@ function validate21(
           }
           errors++;
         }
-        const len1 = data7.length;
-        for (let i1 = 0; i1 < len1; i1++) {
-          if (typeof data7[i1] !== 'string') {
-            const err17 = {
-              instancePath: instancePath + '/token/' + i1,
-              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err17];
-            } else {
-              vErrors.push(err17);
-            }
-            errors++;
-          }
-        }
       } else {
-        const err18 = {
-          instancePath: instancePath + '/token',
-          schemaPath: '#/$defs/secretList/anyOf/1/type',
+        const err17 = {
+          instancePath: instancePath + '/route',
+          schemaPath: '#/properties/route/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.secret !== undefined) {
+      let data7 = data.secret;
+      const _errs25 = errors;
+      let valid7 = false;
+      const _errs26 = errors;
+      if (typeof data7 !== 'string') {
+        const err18 = {
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err18];
@@ -740,58 +869,50 @@ function validate21(
         }
         errors++;
       }
-      var _valid1 = _errs26 === errors;
-      valid6 = valid6 || _valid1;
-      if (!valid6) {
-        const err19 = {
-          instancePath: instancePath + '/token',
-          schemaPath: '#/$defs/secretList/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err19];
-        } else {
-          vErrors.push(err19);
-        }
-        errors++;
-      } else {
-        errors = _errs23;
-        if (vErrors !== null) {
-          if (_errs23) {
-            vErrors.length = _errs23;
-          } else {
-            vErrors = null;
-          }
-        }
-      }
-    }
-    if (data.token_header !== undefined) {
-      let data9 = data.token_header;
-      if (typeof data9 === 'string') {
-        if (func2(data9) < 1) {
-          const err20 = {
-            instancePath: instancePath + '/token_header',
-            schemaPath: '#/properties/token_header/minLength',
-            keyword: 'minLength',
+      var _valid2 = _errs26 === errors;
+      valid7 = valid7 || _valid2;
+      const _errs28 = errors;
+      if (Array.isArray(data7)) {
+        if (data7.length < 1) {
+          const err19 = {
+            instancePath: instancePath + '/secret',
+            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
+            keyword: 'minItems',
             params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err20];
+            vErrors = [err19];
           } else {
-            vErrors.push(err20);
+            vErrors.push(err19);
           }
           errors++;
         }
+        const len0 = data7.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data7[i0] !== 'string') {
+            const err20 = {
+              instancePath: instancePath + '/secret/' + i0,
+              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err20];
+            } else {
+              vErrors.push(err20);
+            }
+            errors++;
+          }
+        }
       } else {
         const err21 = {
-          instancePath: instancePath + '/token_header',
-          schemaPath: '#/properties/token_header/type',
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
           vErrors = [err21];
@@ -800,16 +921,15 @@ function validate21(
         }
         errors++;
       }
-    }
-    if (data.tolerance_seconds !== undefined) {
-      let data10 = data.tolerance_seconds;
-      if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
+      var _valid2 = _errs28 === errors;
+      valid7 = valid7 || _valid2;
+      if (!valid7) {
         const err22 = {
-          instancePath: instancePath + '/tolerance_seconds',
-          schemaPath: '#/properties/tolerance_seconds/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/$defs/secretList/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err22];
@@ -817,83 +937,98 @@ function validate21(
           vErrors.push(err22);
         }
         errors++;
-      }
-      if (typeof data10 == 'number' && isFinite(data10)) {
-        if (data10 < 1 || isNaN(data10)) {
-          const err23 = {
-            instancePath: instancePath + '/tolerance_seconds',
-            schemaPath: '#/properties/tolerance_seconds/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err23];
+      } else {
+        errors = _errs25;
+        if (vErrors !== null) {
+          if (_errs25) {
+            vErrors.length = _errs25;
           } else {
-            vErrors.push(err23);
+            vErrors = null;
           }
-          errors++;
         }
       }
     }
-    if (data.max_body_bytes !== undefined) {
-      let data11 = data.max_body_bytes;
-      if (!(typeof data11 == 'number' && !(data11 % 1) && !isNaN(data11) && isFinite(data11))) {
-        const err24 = {
-          instancePath: instancePath + '/max_body_bytes',
-          schemaPath: '#/properties/max_body_bytes/type',
+    if (data.token !== undefined) {
+      let data9 = data.token;
+      const _errs34 = errors;
+      let valid11 = false;
+      const _errs35 = errors;
+      if (typeof data9 !== 'string') {
+        const err23 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err24];
+          vErrors = [err23];
         } else {
-          vErrors.push(err24);
+          vErrors.push(err23);
         }
         errors++;
       }
-      if (typeof data11 == 'number' && isFinite(data11)) {
-        if (data11 > 104857600 || isNaN(data11)) {
-          const err25 = {
-            instancePath: instancePath + '/max_body_bytes',
-            schemaPath: '#/properties/max_body_bytes/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 104857600 },
-            message: 'must be <= 104857600',
+      var _valid3 = _errs35 === errors;
+      valid11 = valid11 || _valid3;
+      const _errs37 = errors;
+      if (Array.isArray(data9)) {
+        if (data9.length < 1) {
+          const err24 = {
+            instancePath: instancePath + '/token',
+            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err25];
+            vErrors = [err24];
           } else {
-            vErrors.push(err25);
+            vErrors.push(err24);
           }
           errors++;
         }
-        if (data11 < 1 || isNaN(data11)) {
-          const err26 = {
-            instancePath: instancePath + '/max_body_bytes',
-            schemaPath: '#/properties/max_body_bytes/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err26];
-          } else {
-            vErrors.push(err26);
+        const len1 = data9.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          if (typeof data9[i1] !== 'string') {
+            const err25 = {
+              instancePath: instancePath + '/token/' + i1,
+              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err25];
+            } else {
+              vErrors.push(err25);
+            }
+            errors++;
           }
-          errors++;
         }
-      }
-    }
-    if (data.record_rejected !== undefined) {
-      if (typeof data.record_rejected !== 'boolean') {
-        const err27 = {
-          instancePath: instancePath + '/record_rejected',
-          schemaPath: '#/properties/record_rejected/type',
+      } else {
+        const err26 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      }
+      var _valid3 = _errs37 === errors;
+      valid11 = valid11 || _valid3;
+      if (!valid11) {
+        const err27 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/$defs/secretList/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err27];
@@ -901,18 +1036,27 @@ function validate21(
           vErrors.push(err27);
         }
         errors++;
+      } else {
+        errors = _errs34;
+        if (vErrors !== null) {
+          if (_errs34) {
+            vErrors.length = _errs34;
+          } else {
+            vErrors = null;
+          }
+        }
       }
     }
-    if (data.event_type_from !== undefined) {
-      let data13 = data.event_type_from;
-      if (typeof data13 === 'string') {
-        if (!pattern6.test(data13)) {
+    if (data.token_header !== undefined) {
+      let data11 = data.token_header;
+      if (typeof data11 === 'string') {
+        if (func2(data11) < 1) {
           const err28 = {
-            instancePath: instancePath + '/event_type_from',
-            schemaPath: '#/properties/event_type_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+            instancePath: instancePath + '/token_header',
+            schemaPath: '#/properties/token_header/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err28];
@@ -923,8 +1067,8 @@ function validate21(
         }
       } else {
         const err29 = {
-          instancePath: instancePath + '/event_type_from',
-          schemaPath: '#/properties/event_type_from/type',
+          instancePath: instancePath + '/token_header',
+          schemaPath: '#/properties/token_header/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -937,31 +1081,30 @@ function validate21(
         errors++;
       }
     }
-    if (data.external_id_from !== undefined) {
-      let data14 = data.external_id_from;
-      if (typeof data14 === 'string') {
-        if (!pattern6.test(data14)) {
-          const err30 = {
-            instancePath: instancePath + '/external_id_from',
-            schemaPath: '#/properties/external_id_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err30];
-          } else {
-            vErrors.push(err30);
-          }
-          errors++;
-        }
+    let data12 = data.tolerance_seconds;
+    if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12) && isFinite(data12))) {
+      const err30 = {
+        instancePath: instancePath + '/tolerance_seconds',
+        schemaPath: '#/properties/tolerance_seconds/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err30];
       } else {
+        vErrors.push(err30);
+      }
+      errors++;
+    }
+    if (typeof data12 == 'number' && isFinite(data12)) {
+      if (data12 < 1 || isNaN(data12)) {
         const err31 = {
-          instancePath: instancePath + '/external_id_from',
-          schemaPath: '#/properties/external_id_from/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/tolerance_seconds',
+          schemaPath: '#/properties/tolerance_seconds/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err31];
@@ -971,11 +1114,157 @@ function validate21(
         errors++;
       }
     }
+    let data13 = data.max_body_bytes;
+    if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+      const err32 = {
+        instancePath: instancePath + '/max_body_bytes',
+        schemaPath: '#/properties/max_body_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err32];
+      } else {
+        vErrors.push(err32);
+      }
+      errors++;
+    }
+    if (typeof data13 == 'number' && isFinite(data13)) {
+      if (data13 > 104857600 || isNaN(data13)) {
+        const err33 = {
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 104857600 },
+          message: 'must be <= 104857600',
+        };
+        if (vErrors === null) {
+          vErrors = [err33];
+        } else {
+          vErrors.push(err33);
+        }
+        errors++;
+      }
+      if (data13 < 1 || isNaN(data13)) {
+        const err34 = {
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+    }
+    if (typeof data.record_rejected !== 'boolean') {
+      const err35 = {
+        instancePath: instancePath + '/record_rejected',
+        schemaPath: '#/properties/record_rejected/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err35];
+      } else {
+        vErrors.push(err35);
+      }
+      errors++;
+    }
+    if (data.event_type_from !== undefined) {
+      let data15 = data.event_type_from;
+      if (typeof data15 === 'string') {
+        if (!pattern6.test(data15)) {
+          const err36 = {
+            instancePath: instancePath + '/event_type_from',
+            schemaPath: '#/properties/event_type_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err36];
+          } else {
+            vErrors.push(err36);
+          }
+          errors++;
+        }
+      } else {
+        const err37 = {
+          instancePath: instancePath + '/event_type_from',
+          schemaPath: '#/properties/event_type_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err37];
+        } else {
+          vErrors.push(err37);
+        }
+        errors++;
+      }
+    }
+    if (data.external_id_from !== undefined) {
+      let data16 = data.external_id_from;
+      if (typeof data16 === 'string') {
+        if (!pattern6.test(data16)) {
+          const err38 = {
+            instancePath: instancePath + '/external_id_from',
+            schemaPath: '#/properties/external_id_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err38];
+          } else {
+            vErrors.push(err38);
+          }
+          errors++;
+        }
+      } else {
+        const err39 = {
+          instancePath: instancePath + '/external_id_from',
+          schemaPath: '#/properties/external_id_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err39];
+        } else {
+          vErrors.push(err39);
+        }
+        errors++;
+      }
+    }
     if (data.hmac !== undefined) {
-      let data15 = data.hmac;
-      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
-        if (data15.header === undefined) {
-          const err32 = {
+      let data17 = data.hmac;
+      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
+        if (data17.algorithm === undefined) {
+          data17.algorithm = 'sha256';
+        }
+        if (data17.encoding === undefined) {
+          data17.encoding = 'hex';
+        }
+        if (data17.signed === undefined) {
+          data17.signed = 'body';
+        }
+        if (data17.timestamp_format === undefined) {
+          data17.timestamp_format = 'unix';
+        }
+        if (data17.secret_encoding === undefined) {
+          data17.secret_encoding = 'utf8';
+        }
+        if (data17.header === undefined) {
+          const err40 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -983,13 +1272,13 @@ function validate21(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err32];
+            vErrors = [err40];
           } else {
-            vErrors.push(err32);
+            vErrors.push(err40);
           }
           errors++;
         }
-        for (const key1 in data15) {
+        for (const key1 in data17) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -1000,146 +1289,12 @@ function validate21(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err33 = {
+            const err41 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key1 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err33];
-            } else {
-              vErrors.push(err33);
-            }
-            errors++;
-          }
-        }
-        if (data15.header !== undefined) {
-          let data16 = data15.header;
-          if (typeof data16 === 'string') {
-            if (func2(data16) < 1) {
-              const err34 = {
-                instancePath: instancePath + '/hmac/header',
-                schemaPath: '#/properties/hmac/properties/header/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err34];
-              } else {
-                vErrors.push(err34);
-              }
-              errors++;
-            }
-          } else {
-            const err35 = {
-              instancePath: instancePath + '/hmac/header',
-              schemaPath: '#/properties/hmac/properties/header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        if (data15.algorithm !== undefined) {
-          let data17 = data15.algorithm;
-          if (typeof data17 !== 'string') {
-            const err36 = {
-              instancePath: instancePath + '/hmac/algorithm',
-              schemaPath: '#/properties/hmac/properties/algorithm/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err36];
-            } else {
-              vErrors.push(err36);
-            }
-            errors++;
-          }
-          if (!(data17 === 'sha1' || data17 === 'sha256' || data17 === 'sha512')) {
-            const err37 = {
-              instancePath: instancePath + '/hmac/algorithm',
-              schemaPath: '#/properties/hmac/properties/algorithm/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err37];
-            } else {
-              vErrors.push(err37);
-            }
-            errors++;
-          }
-        }
-        if (data15.encoding !== undefined) {
-          let data18 = data15.encoding;
-          if (typeof data18 !== 'string') {
-            const err38 = {
-              instancePath: instancePath + '/hmac/encoding',
-              schemaPath: '#/properties/hmac/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err38];
-            } else {
-              vErrors.push(err38);
-            }
-            errors++;
-          }
-          if (!(data18 === 'hex' || data18 === 'base64')) {
-            const err39 = {
-              instancePath: instancePath + '/hmac/encoding',
-              schemaPath: '#/properties/hmac/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err39];
-            } else {
-              vErrors.push(err39);
-            }
-            errors++;
-          }
-        }
-        if (data15.prefix !== undefined) {
-          if (typeof data15.prefix !== 'string') {
-            const err40 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err40];
-            } else {
-              vErrors.push(err40);
-            }
-            errors++;
-          }
-        }
-        if (data15.signed !== undefined) {
-          if (typeof data15.signed !== 'string') {
-            const err41 = {
-              instancePath: instancePath + '/hmac/signed',
-              schemaPath: '#/properties/hmac/properties/signed/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err41];
@@ -1149,29 +1304,28 @@ function validate21(
             errors++;
           }
         }
-        if (data15.timestamp_header !== undefined) {
-          if (typeof data15.timestamp_header !== 'string') {
-            const err42 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err42];
-            } else {
-              vErrors.push(err42);
+        if (data17.header !== undefined) {
+          let data18 = data17.header;
+          if (typeof data18 === 'string') {
+            if (func2(data18) < 1) {
+              const err42 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: '#/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err42];
+              } else {
+                vErrors.push(err42);
+              }
+              errors++;
             }
-            errors++;
-          }
-        }
-        if (data15.timestamp_format !== undefined) {
-          let data22 = data15.timestamp_format;
-          if (typeof data22 !== 'string') {
+          } else {
             const err43 = {
-              instancePath: instancePath + '/hmac/timestamp_format',
-              schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: '#/properties/hmac/properties/header/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1183,82 +1337,77 @@ function validate21(
             }
             errors++;
           }
-          if (!(data22 === 'unix' || data22 === 'unix_ms' || data22 === 'iso8601')) {
-            const err44 = {
-              instancePath: instancePath + '/hmac/timestamp_format',
-              schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err44];
-            } else {
-              vErrors.push(err44);
-            }
-            errors++;
-          }
         }
-        if (data15.secret_encoding !== undefined) {
-          let data23 = data15.secret_encoding;
-          if (typeof data23 !== 'string') {
-            const err45 = {
-              instancePath: instancePath + '/hmac/secret_encoding',
-              schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+        let data19 = data17.algorithm;
+        if (typeof data19 !== 'string') {
+          const err44 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err44];
+          } else {
+            vErrors.push(err44);
+          }
+          errors++;
+        }
+        if (!(data19 === 'sha1' || data19 === 'sha256' || data19 === 'sha512')) {
+          const err45 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err45];
+          } else {
+            vErrors.push(err45);
+          }
+          errors++;
+        }
+        let data20 = data17.encoding;
+        if (typeof data20 !== 'string') {
+          const err46 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err46];
+          } else {
+            vErrors.push(err46);
+          }
+          errors++;
+        }
+        if (!(data20 === 'hex' || data20 === 'base64')) {
+          const err47 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err47];
+          } else {
+            vErrors.push(err47);
+          }
+          errors++;
+        }
+        if (data17.prefix !== undefined) {
+          if (typeof data17.prefix !== 'string') {
+            const err48 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err45];
-            } else {
-              vErrors.push(err45);
-            }
-            errors++;
-          }
-          if (!(data23 === 'utf8' || data23 === 'base64' || data23 === 'hex')) {
-            const err46 = {
-              instancePath: instancePath + '/hmac/secret_encoding',
-              schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err46];
-            } else {
-              vErrors.push(err46);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err47 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err47];
-        } else {
-          vErrors.push(err47);
-        }
-        errors++;
-      }
-    }
-    if (data.replay !== undefined) {
-      let data24 = data.replay;
-      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-        for (const key2 in data24) {
-          if (!(key2 === 'resign')) {
-            const err48 = {
-              instancePath: instancePath + '/replay',
-              schemaPath: '#/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key2 },
-              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err48];
@@ -1268,49 +1417,46 @@ function validate21(
             errors++;
           }
         }
-        if (data24.resign !== undefined) {
-          if (typeof data24.resign !== 'boolean') {
-            const err49 = {
-              instancePath: instancePath + '/replay/resign',
-              schemaPath: '#/properties/replay/properties/resign/type',
+        if (typeof data17.signed !== 'string') {
+          const err49 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: '#/properties/hmac/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err49];
+          } else {
+            vErrors.push(err49);
+          }
+          errors++;
+        }
+        if (data17.timestamp_header !== undefined) {
+          if (typeof data17.timestamp_header !== 'string') {
+            const err50 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
               keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err49];
+              vErrors = [err50];
             } else {
-              vErrors.push(err49);
+              vErrors.push(err50);
             }
             errors++;
           }
         }
-      } else {
-        const err50 = {
-          instancePath: instancePath + '/replay',
-          schemaPath: '#/properties/replay/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err50];
-        } else {
-          vErrors.push(err50);
-        }
-        errors++;
-      }
-    }
-    if (data.channel !== undefined) {
-      let data26 = data.channel;
-      if (typeof data26 === 'string') {
-        if (func2(data26) < 1) {
+        let data24 = data17.timestamp_format;
+        if (typeof data24 !== 'string') {
           const err51 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err51];
@@ -1319,63 +1465,59 @@ function validate21(
           }
           errors++;
         }
+        if (!(data24 === 'unix' || data24 === 'unix_ms' || data24 === 'iso8601')) {
+          const err52 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err52];
+          } else {
+            vErrors.push(err52);
+          }
+          errors++;
+        }
+        let data25 = data17.secret_encoding;
+        if (typeof data25 !== 'string') {
+          const err53 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err53];
+          } else {
+            vErrors.push(err53);
+          }
+          errors++;
+        }
+        if (!(data25 === 'utf8' || data25 === 'base64' || data25 === 'hex')) {
+          const err54 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err54];
+          } else {
+            vErrors.push(err54);
+          }
+          errors++;
+        }
       } else {
-        const err52 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err52];
-        } else {
-          vErrors.push(err52);
-        }
-        errors++;
-      }
-    }
-    if (data.mode !== undefined) {
-      let data27 = data.mode;
-      if (typeof data27 !== 'string') {
-        const err53 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err53];
-        } else {
-          vErrors.push(err53);
-        }
-        errors++;
-      }
-      if (!(data27 === 'pubsub' || data27 === 'streams')) {
-        const err54 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err54];
-        } else {
-          vErrors.push(err54);
-        }
-        errors++;
-      }
-    }
-    if (data.pattern !== undefined) {
-      if (typeof data.pattern !== 'boolean') {
         const err55 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/properties/pattern/type',
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err55];
@@ -1385,16 +1527,19 @@ function validate21(
         errors++;
       }
     }
-    if (data.group !== undefined) {
-      let data29 = data.group;
-      if (typeof data29 === 'string') {
-        if (func2(data29) < 1) {
+    let data26 = data.replay;
+    if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+      if (data26.resign === undefined) {
+        data26.resign = true;
+      }
+      for (const key2 in data26) {
+        if (!(key2 === 'resign')) {
           const err56 = {
-            instancePath: instancePath + '/group',
-            schemaPath: '#/properties/group/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/replay',
+            schemaPath: '#/properties/replay/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key2 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err56];
@@ -1403,13 +1548,14 @@ function validate21(
           }
           errors++;
         }
-      } else {
+      }
+      if (typeof data26.resign !== 'boolean') {
         const err57 = {
-          instancePath: instancePath + '/group',
-          schemaPath: '#/properties/group/type',
+          instancePath: instancePath + '/replay/resign',
+          schemaPath: '#/properties/replay/properties/resign/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
         };
         if (vErrors === null) {
           vErrors = [err57];
@@ -1418,9 +1564,141 @@ function validate21(
         }
         errors++;
       }
+    } else {
+      const err58 = {
+        instancePath: instancePath + '/replay',
+        schemaPath: '#/properties/replay/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err58];
+      } else {
+        vErrors.push(err58);
+      }
+      errors++;
+    }
+    if (data.channel !== undefined) {
+      let data28 = data.channel;
+      if (typeof data28 === 'string') {
+        if (func2(data28) < 1) {
+          const err59 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+      } else {
+        const err60 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err60];
+        } else {
+          vErrors.push(err60);
+        }
+        errors++;
+      }
+    }
+    if (data.mode !== undefined) {
+      let data29 = data.mode;
+      if (typeof data29 !== 'string') {
+        const err61 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err61];
+        } else {
+          vErrors.push(err61);
+        }
+        errors++;
+      }
+      if (!(data29 === 'pubsub' || data29 === 'streams')) {
+        const err62 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err62];
+        } else {
+          vErrors.push(err62);
+        }
+        errors++;
+      }
+    }
+    if (data.pattern !== undefined) {
+      if (typeof data.pattern !== 'boolean') {
+        const err63 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/properties/pattern/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err63];
+        } else {
+          vErrors.push(err63);
+        }
+        errors++;
+      }
+    }
+    if (data.group !== undefined) {
+      let data31 = data.group;
+      if (typeof data31 === 'string') {
+        if (func2(data31) < 1) {
+          const err64 = {
+            instancePath: instancePath + '/group',
+            schemaPath: '#/properties/group/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err64];
+          } else {
+            vErrors.push(err64);
+          }
+          errors++;
+        }
+      } else {
+        const err65 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/properties/group/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err65];
+        } else {
+          vErrors.push(err65);
+        }
+        errors++;
+      }
     }
   } else {
-    const err58 = {
+    const err66 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1428,9 +1706,9 @@ function validate21(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err58];
+      vErrors = [err66];
     } else {
-      vErrors.push(err58);
+      vErrors.push(err66);
     }
     errors++;
   }
@@ -1455,6 +1733,24 @@ function validate20(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.replay === undefined) {
+      data.replay = {};
+    }
+    if (data.retention === undefined) {
+      data.retention = {};
+    }
+    if (data.server === undefined) {
+      data.server = {};
+    }
+    if (data.mcp === undefined) {
+      data.mcp = {};
+    }
+    if (data.rate_limits === undefined) {
+      data.rate_limits = {};
+    }
+    if (data.metrics === undefined) {
+      data.metrics = {};
+    }
     for (const key0 in data) {
       if (!(
         key0 === 'providers' ||
@@ -1550,915 +1846,919 @@ function validate20(
         errors++;
       }
     }
-    if (data.replay !== undefined) {
-      let data2 = data.replay;
-      if (data2 && typeof data2 == 'object' && !Array.isArray(data2)) {
-        for (const key3 in data2) {
-          if (!(key3 === 'default_target' || key3 === 'allow' || key3 === 'timeout_ms')) {
-            const err4 = {
-              instancePath: instancePath + '/replay',
-              schemaPath: '#/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key3 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err4];
-            } else {
-              vErrors.push(err4);
-            }
-            errors++;
-          }
-        }
-        if (data2.default_target !== undefined) {
-          let data3 = data2.default_target;
-          if (typeof data3 === 'string') {
-            if (!formats0(data3)) {
-              const err5 = {
-                instancePath: instancePath + '/replay/default_target',
-                schemaPath: '#/properties/replay/properties/default_target/format',
-                keyword: 'format',
-                params: { format: 'uri' },
-                message: 'must match format "' + 'uri' + '"',
-              };
-              if (vErrors === null) {
-                vErrors = [err5];
-              } else {
-                vErrors.push(err5);
-              }
-              errors++;
-            }
+    let data2 = data.replay;
+    if (data2 && typeof data2 == 'object' && !Array.isArray(data2)) {
+      if (data2.allow === undefined) {
+        data2.allow = [];
+      }
+      if (data2.timeout_ms === undefined) {
+        data2.timeout_ms = 10000;
+      }
+      for (const key3 in data2) {
+        if (!(key3 === 'default_target' || key3 === 'allow' || key3 === 'timeout_ms')) {
+          const err4 = {
+            instancePath: instancePath + '/replay',
+            schemaPath: '#/properties/replay/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key3 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
           } else {
-            const err6 = {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      }
+      if (data2.default_target !== undefined) {
+        let data3 = data2.default_target;
+        if (typeof data3 === 'string') {
+          if (!formats0(data3)) {
+            const err5 = {
               instancePath: instancePath + '/replay/default_target',
-              schemaPath: '#/properties/replay/properties/default_target/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              schemaPath: '#/properties/replay/properties/default_target/format',
+              keyword: 'format',
+              params: { format: 'uri' },
+              message: 'must match format "' + 'uri' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err6];
+              vErrors = [err5];
             } else {
-              vErrors.push(err6);
+              vErrors.push(err5);
             }
             errors++;
           }
-        }
-        if (data2.allow !== undefined) {
-          let data4 = data2.allow;
-          if (Array.isArray(data4)) {
-            const len0 = data4.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              let data5 = data4[i0];
-              if (typeof data5 === 'string') {
-                if (func2(data5) < 1) {
-                  const err7 = {
-                    instancePath: instancePath + '/replay/allow/' + i0,
-                    schemaPath: '#/properties/replay/properties/allow/items/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err7];
-                  } else {
-                    vErrors.push(err7);
-                  }
-                  errors++;
-                }
-              } else {
-                const err8 = {
-                  instancePath: instancePath + '/replay/allow/' + i0,
-                  schemaPath: '#/properties/replay/properties/allow/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err8];
-                } else {
-                  vErrors.push(err8);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err9 = {
-              instancePath: instancePath + '/replay/allow',
-              schemaPath: '#/properties/replay/properties/allow/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-            };
-            if (vErrors === null) {
-              vErrors = [err9];
-            } else {
-              vErrors.push(err9);
-            }
-            errors++;
-          }
-        }
-        if (data2.timeout_ms !== undefined) {
-          let data6 = data2.timeout_ms;
-          if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
-            const err10 = {
-              instancePath: instancePath + '/replay/timeout_ms',
-              schemaPath: '#/properties/replay/properties/timeout_ms/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err10];
-            } else {
-              vErrors.push(err10);
-            }
-            errors++;
-          }
-          if (typeof data6 == 'number' && isFinite(data6)) {
-            if (data6 > 120000 || isNaN(data6)) {
-              const err11 = {
-                instancePath: instancePath + '/replay/timeout_ms',
-                schemaPath: '#/properties/replay/properties/timeout_ms/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 120000 },
-                message: 'must be <= 120000',
-              };
-              if (vErrors === null) {
-                vErrors = [err11];
-              } else {
-                vErrors.push(err11);
-              }
-              errors++;
-            }
-            if (data6 < 100 || isNaN(data6)) {
-              const err12 = {
-                instancePath: instancePath + '/replay/timeout_ms',
-                schemaPath: '#/properties/replay/properties/timeout_ms/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 100 },
-                message: 'must be >= 100',
-              };
-              if (vErrors === null) {
-                vErrors = [err12];
-              } else {
-                vErrors.push(err12);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err13 = {
-          instancePath: instancePath + '/replay',
-          schemaPath: '#/properties/replay/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
         } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
-    }
-    if (data.retention !== undefined) {
-      let data7 = data.retention;
-      if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
-        for (const key4 in data7) {
-          if (!(key4 === 'max_age' || key4 === 'max_events' || key4 === 'interval_seconds')) {
-            const err14 = {
-              instancePath: instancePath + '/retention',
-              schemaPath: '#/properties/retention/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key4 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err14];
-            } else {
-              vErrors.push(err14);
-            }
-            errors++;
-          }
-        }
-        if (data7.max_age !== undefined) {
-          let data8 = data7.max_age;
-          if (typeof data8 === 'string') {
-            if (!pattern8.test(data8)) {
-              const err15 = {
-                instancePath: instancePath + '/retention/max_age',
-                schemaPath: '#/properties/retention/properties/max_age/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^[0-9]+(s|m|h|d|w)$' },
-                message: 'must match pattern "' + '^[0-9]+(s|m|h|d|w)$' + '"',
-              };
-              if (vErrors === null) {
-                vErrors = [err15];
-              } else {
-                vErrors.push(err15);
-              }
-              errors++;
-            }
+          const err6 = {
+            instancePath: instancePath + '/replay/default_target',
+            schemaPath: '#/properties/replay/properties/default_target/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
           } else {
-            const err16 = {
-              instancePath: instancePath + '/retention/max_age',
-              schemaPath: '#/properties/retention/properties/max_age/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err16];
-            } else {
-              vErrors.push(err16);
-            }
-            errors++;
+            vErrors.push(err6);
           }
+          errors++;
         }
-        if (data7.max_events !== undefined) {
-          let data9 = data7.max_events;
-          if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
-            const err17 = {
-              instancePath: instancePath + '/retention/max_events',
-              schemaPath: '#/properties/retention/properties/max_events/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err17];
-            } else {
-              vErrors.push(err17);
-            }
-            errors++;
-          }
-          if (typeof data9 == 'number' && isFinite(data9)) {
-            if (data9 < 1 || isNaN(data9)) {
-              const err18 = {
-                instancePath: instancePath + '/retention/max_events',
-                schemaPath: '#/properties/retention/properties/max_events/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-              };
-              if (vErrors === null) {
-                vErrors = [err18];
-              } else {
-                vErrors.push(err18);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data7.interval_seconds !== undefined) {
-          let data10 = data7.interval_seconds;
-          if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
-            const err19 = {
-              instancePath: instancePath + '/retention/interval_seconds',
-              schemaPath: '#/properties/retention/properties/interval_seconds/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err19];
-            } else {
-              vErrors.push(err19);
-            }
-            errors++;
-          }
-          if (typeof data10 == 'number' && isFinite(data10)) {
-            if (data10 < 1 || isNaN(data10)) {
-              const err20 = {
-                instancePath: instancePath + '/retention/interval_seconds',
-                schemaPath: '#/properties/retention/properties/interval_seconds/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-              };
-              if (vErrors === null) {
-                vErrors = [err20];
-              } else {
-                vErrors.push(err20);
-              }
-              errors++;
-            }
-          }
-        }
-      } else {
-        const err21 = {
-          instancePath: instancePath + '/retention',
-          schemaPath: '#/properties/retention/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err21];
-        } else {
-          vErrors.push(err21);
-        }
-        errors++;
       }
-    }
-    if (data.server !== undefined) {
-      let data11 = data.server;
-      if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-        for (const key5 in data11) {
-          if (!(key5 === 'host' || key5 === 'port' || key5 === 'allowed_hosts' || key5 === 'trust_proxy')) {
-            const err22 = {
-              instancePath: instancePath + '/server',
-              schemaPath: '#/properties/server/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key5 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err22];
-            } else {
-              vErrors.push(err22);
-            }
-            errors++;
-          }
-        }
-        if (data11.host !== undefined) {
-          let data12 = data11.host;
-          if (typeof data12 === 'string') {
-            if (func2(data12) < 1) {
-              const err23 = {
-                instancePath: instancePath + '/server/host',
-                schemaPath: '#/properties/server/properties/host/minLength',
+      let data4 = data2.allow;
+      if (Array.isArray(data4)) {
+        const len0 = data4.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data5 = data4[i0];
+          if (typeof data5 === 'string') {
+            if (func2(data5) < 1) {
+              const err7 = {
+                instancePath: instancePath + '/replay/allow/' + i0,
+                schemaPath: '#/properties/replay/properties/allow/items/minLength',
                 keyword: 'minLength',
                 params: { limit: 1 },
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err23];
+                vErrors = [err7];
               } else {
-                vErrors.push(err23);
+                vErrors.push(err7);
               }
               errors++;
             }
           } else {
-            const err24 = {
-              instancePath: instancePath + '/server/host',
-              schemaPath: '#/properties/server/properties/host/type',
+            const err8 = {
+              instancePath: instancePath + '/replay/allow/' + i0,
+              schemaPath: '#/properties/replay/properties/allow/items/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err24];
+              vErrors = [err8];
             } else {
-              vErrors.push(err24);
-            }
-            errors++;
-          }
-        }
-        if (data11.port !== undefined) {
-          let data13 = data11.port;
-          if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
-            const err25 = {
-              instancePath: instancePath + '/server/port',
-              schemaPath: '#/properties/server/properties/port/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err25];
-            } else {
-              vErrors.push(err25);
-            }
-            errors++;
-          }
-          if (typeof data13 == 'number' && isFinite(data13)) {
-            if (data13 > 65535 || isNaN(data13)) {
-              const err26 = {
-                instancePath: instancePath + '/server/port',
-                schemaPath: '#/properties/server/properties/port/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 65535 },
-                message: 'must be <= 65535',
-              };
-              if (vErrors === null) {
-                vErrors = [err26];
-              } else {
-                vErrors.push(err26);
-              }
-              errors++;
-            }
-            if (data13 < 0 || isNaN(data13)) {
-              const err27 = {
-                instancePath: instancePath + '/server/port',
-                schemaPath: '#/properties/server/properties/port/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 0 },
-                message: 'must be >= 0',
-              };
-              if (vErrors === null) {
-                vErrors = [err27];
-              } else {
-                vErrors.push(err27);
-              }
-              errors++;
-            }
-          }
-        }
-        if (data11.allowed_hosts !== undefined) {
-          let data14 = data11.allowed_hosts;
-          if (Array.isArray(data14)) {
-            const len1 = data14.length;
-            for (let i1 = 0; i1 < len1; i1++) {
-              let data15 = data14[i1];
-              if (typeof data15 === 'string') {
-                if (func2(data15) < 1) {
-                  const err28 = {
-                    instancePath: instancePath + '/server/allowed_hosts/' + i1,
-                    schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
-                    keyword: 'minLength',
-                    params: { limit: 1 },
-                    message: 'must NOT have fewer than 1 characters',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err28];
-                  } else {
-                    vErrors.push(err28);
-                  }
-                  errors++;
-                }
-              } else {
-                const err29 = {
-                  instancePath: instancePath + '/server/allowed_hosts/' + i1,
-                  schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err29];
-                } else {
-                  vErrors.push(err29);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err30 = {
-              instancePath: instancePath + '/server/allowed_hosts',
-              schemaPath: '#/properties/server/properties/allowed_hosts/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-            };
-            if (vErrors === null) {
-              vErrors = [err30];
-            } else {
-              vErrors.push(err30);
-            }
-            errors++;
-          }
-        }
-        if (data11.trust_proxy !== undefined) {
-          if (typeof data11.trust_proxy !== 'boolean') {
-            const err31 = {
-              instancePath: instancePath + '/server/trust_proxy',
-              schemaPath: '#/properties/server/properties/trust_proxy/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-            };
-            if (vErrors === null) {
-              vErrors = [err31];
-            } else {
-              vErrors.push(err31);
+              vErrors.push(err8);
             }
             errors++;
           }
         }
       } else {
-        const err32 = {
-          instancePath: instancePath + '/server',
-          schemaPath: '#/properties/server/type',
+        const err9 = {
+          instancePath: instancePath + '/replay/allow',
+          schemaPath: '#/properties/replay/properties/allow/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err32];
+          vErrors = [err9];
         } else {
-          vErrors.push(err32);
+          vErrors.push(err9);
         }
         errors++;
       }
+      let data6 = data2.timeout_ms;
+      if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
+        const err10 = {
+          instancePath: instancePath + '/replay/timeout_ms',
+          schemaPath: '#/properties/replay/properties/timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+      if (typeof data6 == 'number' && isFinite(data6)) {
+        if (data6 > 120000 || isNaN(data6)) {
+          const err11 = {
+            instancePath: instancePath + '/replay/timeout_ms',
+            schemaPath: '#/properties/replay/properties/timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 120000 },
+            message: 'must be <= 120000',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (data6 < 100 || isNaN(data6)) {
+          const err12 = {
+            instancePath: instancePath + '/replay/timeout_ms',
+            schemaPath: '#/properties/replay/properties/timeout_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 100 },
+            message: 'must be >= 100',
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err13 = {
+        instancePath: instancePath + '/replay',
+        schemaPath: '#/properties/replay/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err13];
+      } else {
+        vErrors.push(err13);
+      }
+      errors++;
     }
-    if (data.mcp !== undefined) {
-      let data17 = data.mcp;
-      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-        for (const key6 in data17) {
-          if (!(key6 === 'max_sessions' || key6 === 'session_idle_seconds')) {
-            const err33 = {
-              instancePath: instancePath + '/mcp',
-              schemaPath: '#/properties/mcp/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key6 },
-              message: 'must NOT have additional properties',
+    let data7 = data.retention;
+    if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
+      if (data7.interval_seconds === undefined) {
+        data7.interval_seconds = 3600;
+      }
+      for (const key4 in data7) {
+        if (!(key4 === 'max_age' || key4 === 'max_events' || key4 === 'interval_seconds')) {
+          const err14 = {
+            instancePath: instancePath + '/retention',
+            schemaPath: '#/properties/retention/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key4 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+      }
+      if (data7.max_age !== undefined) {
+        let data8 = data7.max_age;
+        if (typeof data8 === 'string') {
+          if (!pattern8.test(data8)) {
+            const err15 = {
+              instancePath: instancePath + '/retention/max_age',
+              schemaPath: '#/properties/retention/properties/max_age/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^[0-9]+(s|m|h|d|w)$' },
+              message: 'must match pattern "' + '^[0-9]+(s|m|h|d|w)$' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err33];
+              vErrors = [err15];
             } else {
-              vErrors.push(err33);
+              vErrors.push(err15);
+            }
+            errors++;
+          }
+        } else {
+          const err16 = {
+            instancePath: instancePath + '/retention/max_age',
+            schemaPath: '#/properties/retention/properties/max_age/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+      }
+      if (data7.max_events !== undefined) {
+        let data9 = data7.max_events;
+        if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
+          const err17 = {
+            instancePath: instancePath + '/retention/max_events',
+            schemaPath: '#/properties/retention/properties/max_events/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+        if (typeof data9 == 'number' && isFinite(data9)) {
+          if (data9 < 1 || isNaN(data9)) {
+            const err18 = {
+              instancePath: instancePath + '/retention/max_events',
+              schemaPath: '#/properties/retention/properties/max_events/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
             }
             errors++;
           }
         }
-        if (data17.max_sessions !== undefined) {
-          let data18 = data17.max_sessions;
-          if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
-            const err34 = {
-              instancePath: instancePath + '/mcp/max_sessions',
-              schemaPath: '#/properties/mcp/properties/max_sessions/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err34];
-            } else {
-              vErrors.push(err34);
-            }
-            errors++;
-          }
-          if (typeof data18 == 'number' && isFinite(data18)) {
-            if (data18 < 1 || isNaN(data18)) {
-              const err35 = {
-                instancePath: instancePath + '/mcp/max_sessions',
-                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-              };
-              if (vErrors === null) {
-                vErrors = [err35];
-              } else {
-                vErrors.push(err35);
-              }
-              errors++;
-            }
-          }
+      }
+      let data10 = data7.interval_seconds;
+      if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
+        const err19 = {
+          instancePath: instancePath + '/retention/interval_seconds',
+          schemaPath: '#/properties/retention/properties/interval_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
         }
-        if (data17.session_idle_seconds !== undefined) {
-          let data19 = data17.session_idle_seconds;
-          if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
-            const err36 = {
-              instancePath: instancePath + '/mcp/session_idle_seconds',
-              schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err36];
-            } else {
-              vErrors.push(err36);
-            }
-            errors++;
+        errors++;
+      }
+      if (typeof data10 == 'number' && isFinite(data10)) {
+        if (data10 < 1 || isNaN(data10)) {
+          const err20 = {
+            instancePath: instancePath + '/retention/interval_seconds',
+            schemaPath: '#/properties/retention/properties/interval_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
           }
-          if (typeof data19 == 'number' && isFinite(data19)) {
-            if (data19 < 5 || isNaN(data19)) {
-              const err37 = {
-                instancePath: instancePath + '/mcp/session_idle_seconds',
-                schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 5 },
-                message: 'must be >= 5',
+          errors++;
+        }
+      }
+    } else {
+      const err21 = {
+        instancePath: instancePath + '/retention',
+        schemaPath: '#/properties/retention/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err21];
+      } else {
+        vErrors.push(err21);
+      }
+      errors++;
+    }
+    let data11 = data.server;
+    if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
+      if (data11.host === undefined) {
+        data11.host = '127.0.0.1';
+      }
+      if (data11.port === undefined) {
+        data11.port = 8080;
+      }
+      if (data11.allowed_hosts === undefined) {
+        data11.allowed_hosts = [];
+      }
+      if (data11.trust_proxy === undefined) {
+        data11.trust_proxy = false;
+      }
+      for (const key5 in data11) {
+        if (!(key5 === 'host' || key5 === 'port' || key5 === 'allowed_hosts' || key5 === 'trust_proxy')) {
+          const err22 = {
+            instancePath: instancePath + '/server',
+            schemaPath: '#/properties/server/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key5 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      }
+      let data12 = data11.host;
+      if (typeof data12 === 'string') {
+        if (func2(data12) < 1) {
+          const err23 = {
+            instancePath: instancePath + '/server/host',
+            schemaPath: '#/properties/server/properties/host/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/server/host',
+          schemaPath: '#/properties/server/properties/host/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      let data13 = data11.port;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err25 = {
+          instancePath: instancePath + '/server/port',
+          schemaPath: '#/properties/server/properties/port/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      if (typeof data13 == 'number' && isFinite(data13)) {
+        if (data13 > 65535 || isNaN(data13)) {
+          const err26 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
+          };
+          if (vErrors === null) {
+            vErrors = [err26];
+          } else {
+            vErrors.push(err26);
+          }
+          errors++;
+        }
+        if (data13 < 0 || isNaN(data13)) {
+          const err27 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err27];
+          } else {
+            vErrors.push(err27);
+          }
+          errors++;
+        }
+      }
+      let data14 = data11.allowed_hosts;
+      if (Array.isArray(data14)) {
+        const len1 = data14.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          let data15 = data14[i1];
+          if (typeof data15 === 'string') {
+            if (func2(data15) < 1) {
+              const err28 = {
+                instancePath: instancePath + '/server/allowed_hosts/' + i1,
+                schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err37];
+                vErrors = [err28];
               } else {
-                vErrors.push(err37);
+                vErrors.push(err28);
               }
               errors++;
             }
+          } else {
+            const err29 = {
+              instancePath: instancePath + '/server/allowed_hosts/' + i1,
+              schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
+            }
+            errors++;
           }
         }
       } else {
-        const err38 = {
-          instancePath: instancePath + '/mcp',
-          schemaPath: '#/properties/mcp/type',
+        const err30 = {
+          instancePath: instancePath + '/server/allowed_hosts',
+          schemaPath: '#/properties/server/properties/allowed_hosts/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err30];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err30);
         }
         errors++;
       }
-    }
-    if (data.rate_limits !== undefined) {
-      let data20 = data.rate_limits;
-      if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-        for (const key7 in data20) {
-          if (!(key7 === 'read' || key7 === 'replay')) {
-            const err39 = {
-              instancePath: instancePath + '/rate_limits',
-              schemaPath: '#/properties/rate_limits/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key7 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err39];
-            } else {
-              vErrors.push(err39);
-            }
-            errors++;
-          }
+      if (typeof data11.trust_proxy !== 'boolean') {
+        const err31 = {
+          instancePath: instancePath + '/server/trust_proxy',
+          schemaPath: '#/properties/server/properties/trust_proxy/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err31];
+        } else {
+          vErrors.push(err31);
         }
-        if (data20.read !== undefined) {
-          let data21 = data20.read;
-          if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-            for (const key8 in data21) {
-              if (!(key8 === 'capacity' || key8 === 'refill_per_second')) {
-                const err40 = {
-                  instancePath: instancePath + '/rate_limits/read',
-                  schemaPath: '#/$defs/bucket/additionalProperties',
-                  keyword: 'additionalProperties',
-                  params: { additionalProperty: key8 },
-                  message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err40];
-                } else {
-                  vErrors.push(err40);
-                }
-                errors++;
-              }
-            }
-            if (data21.capacity !== undefined) {
-              let data22 = data21.capacity;
-              if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-                const err41 = {
-                  instancePath: instancePath + '/rate_limits/read/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err41];
-                } else {
-                  vErrors.push(err41);
-                }
-                errors++;
-              }
-              if (typeof data22 == 'number' && isFinite(data22)) {
-                if (data22 < 1 || isNaN(data22)) {
-                  const err42 = {
-                    instancePath: instancePath + '/rate_limits/read/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err42];
-                  } else {
-                    vErrors.push(err42);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data21.refill_per_second !== undefined) {
-              let data23 = data21.refill_per_second;
-              if (typeof data23 == 'number' && isFinite(data23)) {
-                if (data23 <= 0 || isNaN(data23)) {
-                  const err43 = {
-                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err43];
-                  } else {
-                    vErrors.push(err43);
-                  }
-                  errors++;
-                }
-              } else {
-                const err44 = {
-                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                };
-                if (vErrors === null) {
-                  vErrors = [err44];
-                } else {
-                  vErrors.push(err44);
-                }
-                errors++;
-              }
-            }
+        errors++;
+      }
+    } else {
+      const err32 = {
+        instancePath: instancePath + '/server',
+        schemaPath: '#/properties/server/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err32];
+      } else {
+        vErrors.push(err32);
+      }
+      errors++;
+    }
+    let data17 = data.mcp;
+    if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
+      if (data17.max_sessions === undefined) {
+        data17.max_sessions = 100;
+      }
+      if (data17.session_idle_seconds === undefined) {
+        data17.session_idle_seconds = 1800;
+      }
+      for (const key6 in data17) {
+        if (!(key6 === 'max_sessions' || key6 === 'session_idle_seconds')) {
+          const err33 = {
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key6 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err33];
           } else {
-            const err45 = {
+            vErrors.push(err33);
+          }
+          errors++;
+        }
+      }
+      let data18 = data17.max_sessions;
+      if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
+        const err34 = {
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+      if (typeof data18 == 'number' && isFinite(data18)) {
+        if (data18 < 1 || isNaN(data18)) {
+          const err35 = {
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err35];
+          } else {
+            vErrors.push(err35);
+          }
+          errors++;
+        }
+      }
+      let data19 = data17.session_idle_seconds;
+      if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
+        const err36 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+      if (typeof data19 == 'number' && isFinite(data19)) {
+        if (data19 < 5 || isNaN(data19)) {
+          const err37 = {
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
+          };
+          if (vErrors === null) {
+            vErrors = [err37];
+          } else {
+            vErrors.push(err37);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err38 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err38];
+      } else {
+        vErrors.push(err38);
+      }
+      errors++;
+    }
+    let data20 = data.rate_limits;
+    if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
+      if (data20.read === undefined) {
+        data20.read = {};
+      }
+      if (data20.replay === undefined) {
+        data20.replay = {};
+      }
+      for (const key7 in data20) {
+        if (!(key7 === 'read' || key7 === 'replay')) {
+          const err39 = {
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key7 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err39];
+          } else {
+            vErrors.push(err39);
+          }
+          errors++;
+        }
+      }
+      let data21 = data20.read;
+      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
+        if (data21.capacity === undefined) {
+          data21.capacity = 120;
+        }
+        if (data21.refill_per_second === undefined) {
+          data21.refill_per_second = 20;
+        }
+        for (const key8 in data21) {
+          if (!(key8 === 'capacity' || key8 === 'refill_per_second')) {
+            const err40 = {
               instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/$defs/bucket/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-            };
-            if (vErrors === null) {
-              vErrors = [err45];
-            } else {
-              vErrors.push(err45);
-            }
-            errors++;
-          }
-        }
-        if (data20.replay !== undefined) {
-          let data24 = data20.replay;
-          if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-            for (const key9 in data24) {
-              if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
-                const err46 = {
-                  instancePath: instancePath + '/rate_limits/replay',
-                  schemaPath: '#/$defs/bucket/additionalProperties',
-                  keyword: 'additionalProperties',
-                  params: { additionalProperty: key9 },
-                  message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-            }
-            if (data24.capacity !== undefined) {
-              let data25 = data24.capacity;
-              if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
-                const err47 = {
-                  instancePath: instancePath + '/rate_limits/replay/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
-              if (typeof data25 == 'number' && isFinite(data25)) {
-                if (data25 < 1 || isNaN(data25)) {
-                  const err48 = {
-                    instancePath: instancePath + '/rate_limits/replay/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err48];
-                  } else {
-                    vErrors.push(err48);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data24.refill_per_second !== undefined) {
-              let data26 = data24.refill_per_second;
-              if (typeof data26 == 'number' && isFinite(data26)) {
-                if (data26 <= 0 || isNaN(data26)) {
-                  const err49 = {
-                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err49];
-                  } else {
-                    vErrors.push(err49);
-                  }
-                  errors++;
-                }
-              } else {
-                const err50 = {
-                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                };
-                if (vErrors === null) {
-                  vErrors = [err50];
-                } else {
-                  vErrors.push(err50);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err51 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/$defs/bucket/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-            };
-            if (vErrors === null) {
-              vErrors = [err51];
-            } else {
-              vErrors.push(err51);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err52 = {
-          instancePath: instancePath + '/rate_limits',
-          schemaPath: '#/properties/rate_limits/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err52];
-        } else {
-          vErrors.push(err52);
-        }
-        errors++;
-      }
-    }
-    if (data.metrics !== undefined) {
-      let data27 = data.metrics;
-      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-        for (const key10 in data27) {
-          if (!(key10 === 'require_auth')) {
-            const err53 = {
-              instancePath: instancePath + '/metrics',
-              schemaPath: '#/properties/metrics/additionalProperties',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key10 },
+              params: { additionalProperty: key8 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err40];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err40);
             }
             errors++;
           }
         }
-        if (data27.require_auth !== undefined) {
-          if (typeof data27.require_auth !== 'boolean') {
-            const err54 = {
-              instancePath: instancePath + '/metrics/require_auth',
-              schemaPath: '#/properties/metrics/properties/require_auth/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
+        let data22 = data21.capacity;
+        if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+          const err41 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err41];
+          } else {
+            vErrors.push(err41);
+          }
+          errors++;
+        }
+        if (typeof data22 == 'number' && isFinite(data22)) {
+          if (data22 < 1 || isNaN(data22)) {
+            const err42 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
             };
             if (vErrors === null) {
-              vErrors = [err54];
+              vErrors = [err42];
             } else {
-              vErrors.push(err54);
+              vErrors.push(err42);
             }
             errors++;
           }
         }
+        let data23 = data21.refill_per_second;
+        if (typeof data23 == 'number' && isFinite(data23)) {
+          if (data23 <= 0 || isNaN(data23)) {
+            const err43 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
+          }
+        } else {
+          const err44 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err44];
+          } else {
+            vErrors.push(err44);
+          }
+          errors++;
+        }
       } else {
-        const err55 = {
-          instancePath: instancePath + '/metrics',
-          schemaPath: '#/properties/metrics/type',
+        const err45 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err45];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err45);
         }
         errors++;
       }
+      let data24 = data20.replay;
+      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
+        if (data24.capacity === undefined) {
+          data24.capacity = 10;
+        }
+        if (data24.refill_per_second === undefined) {
+          data24.refill_per_second = 0.5;
+        }
+        for (const key9 in data24) {
+          if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
+            const err46 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key9 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err46];
+            } else {
+              vErrors.push(err46);
+            }
+            errors++;
+          }
+        }
+        let data25 = data24.capacity;
+        if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+          const err47 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err47];
+          } else {
+            vErrors.push(err47);
+          }
+          errors++;
+        }
+        if (typeof data25 == 'number' && isFinite(data25)) {
+          if (data25 < 1 || isNaN(data25)) {
+            const err48 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err48];
+            } else {
+              vErrors.push(err48);
+            }
+            errors++;
+          }
+        }
+        let data26 = data24.refill_per_second;
+        if (typeof data26 == 'number' && isFinite(data26)) {
+          if (data26 <= 0 || isNaN(data26)) {
+            const err49 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+        } else {
+          const err50 = {
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err50];
+          } else {
+            vErrors.push(err50);
+          }
+          errors++;
+        }
+      } else {
+        const err51 = {
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err51];
+        } else {
+          vErrors.push(err51);
+        }
+        errors++;
+      }
+    } else {
+      const err52 = {
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err52];
+      } else {
+        vErrors.push(err52);
+      }
+      errors++;
+    }
+    let data27 = data.metrics;
+    if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+      if (data27.require_auth === undefined) {
+        data27.require_auth = true;
+      }
+      for (const key10 in data27) {
+        if (!(key10 === 'require_auth')) {
+          const err53 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key10 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err53];
+          } else {
+            vErrors.push(err53);
+          }
+          errors++;
+        }
+      }
+      if (typeof data27.require_auth !== 'boolean') {
+        const err54 = {
+          instancePath: instancePath + '/metrics/require_auth',
+          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err54];
+        } else {
+          vErrors.push(err54);
+        }
+        errors++;
+      }
+    } else {
+      const err55 = {
+        instancePath: instancePath + '/metrics',
+        schemaPath: '#/properties/metrics/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err55];
+      } else {
+        vErrors.push(err55);
+      }
+      errors++;
     }
   } else {
     const err56 = {
@@ -2481,7 +2781,7 @@ function validate20(
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate23;
-const schema37 = {
+const schema35 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -2635,7 +2935,7 @@ function validate23(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema37.properties.error.properties.code.enum },
+              params: { allowedValues: schema35.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -2735,7 +3035,7 @@ function validate23(
 validate23.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate24;
-const schema38 = {
+const schema36 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -2787,23 +3087,23 @@ const schema38 = {
     payload: { $ref: 'event-payload.schema.json' },
   },
 };
-const schema41 = {
+const schema39 = {
   description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
   type: 'string',
   format: 'uuid',
 };
-const schema42 = {
+const schema40 = {
   description: 'Name of the configured provider (webhook route or queue source) that received the event.',
   type: 'string',
   minLength: 1,
   maxLength: 64,
 };
-const schema43 = {
+const schema41 = {
   description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
   type: 'string',
   maxLength: 200,
 };
-const schema40 = {
+const schema38 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/trust-mode.schema.json',
   title: 'TrustMode',
@@ -2812,18 +3112,18 @@ const schema40 = {
   type: 'string',
   enum: ['signed', 'token', 'open', 'queue'],
 };
-const schema45 = {
+const schema43 = {
   description:
     'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
   type: 'boolean',
 };
-const schema46 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
-const schema47 = {
+const schema44 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
+const schema45 = {
   description: 'When switchboard committed the event, RFC 3339 with microseconds.',
   type: 'string',
   format: 'date-time',
 };
-const schema48 = {
+const schema46 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -2833,7 +3133,7 @@ const schema48 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema49 = {
+const schema47 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -3065,7 +3365,7 @@ function validate24(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema38.properties, key0)) {
+      if (!func1.call(schema36.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -3220,7 +3520,7 @@ function validate24(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema40.enum },
+          params: { allowedValues: schema38.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3358,7 +3658,7 @@ function validate24(
           instancePath: instancePath + '/external_id',
           schemaPath: '#/properties/external_id/type',
           keyword: 'type',
-          params: { type: schema38.properties.external_id.type },
+          params: { type: schema36.properties.external_id.type },
           message: 'must be string,null',
         };
         if (vErrors === null) {
@@ -3393,7 +3693,7 @@ function validate24(
           instancePath: instancePath + '/content_type',
           schemaPath: '#/properties/content_type/type',
           keyword: 'type',
-          params: { type: schema38.properties.content_type.type },
+          params: { type: schema36.properties.content_type.type },
           message: 'must be string,null',
         };
         if (vErrors === null) {
@@ -3411,7 +3711,7 @@ function validate24(
           instancePath: instancePath + '/source_ip',
           schemaPath: '#/properties/source_ip/type',
           keyword: 'type',
-          params: { type: schema38.properties.source_ip.type },
+          params: { type: schema36.properties.source_ip.type },
           message: 'must be string,null',
         };
         if (vErrors === null) {
@@ -3649,7 +3949,7 @@ function validate24(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema49.properties.encoding.enum },
+              params: { allowedValues: schema47.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -3970,7 +4270,7 @@ function validate27(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.encoding.enum },
+          params: { allowedValues: schema47.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4019,7 +4319,7 @@ function validate27(
 validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventSummary = validate25;
-const schema39 = {
+const schema37 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-summary.schema.json',
   title: 'EventSummary',
@@ -4343,7 +4643,7 @@ function validate25(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema40.enum },
+          params: { allowedValues: schema38.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4461,7 +4761,7 @@ function validate25(
 validate25.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateProviderStatus = validate28;
-const schema52 = {
+const schema50 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
   title: 'ProviderStatus',
@@ -4596,7 +4896,7 @@ function validate28(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema52.properties, key0)) {
+      if (!func1.call(schema50.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -4683,7 +4983,7 @@ function validate28(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema52.properties.family.enum },
+          params: { allowedValues: schema50.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4733,7 +5033,7 @@ function validate28(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema40.enum },
+          params: { allowedValues: schema38.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4783,7 +5083,7 @@ function validate28(
           instancePath: instancePath + '/secret_status',
           schemaPath: '#/properties/secret_status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema52.properties.secret_status.enum },
+          params: { allowedValues: schema50.properties.secret_status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4867,7 +5167,7 @@ function validate28(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema52.properties.mode.enum },
+          params: { allowedValues: schema50.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4900,7 +5200,7 @@ function validate28(
           instancePath: instancePath + '/connection',
           schemaPath: '#/properties/connection/enum',
           keyword: 'enum',
-          params: { allowedValues: schema52.properties.connection.enum },
+          params: { allowedValues: schema50.properties.connection.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4932,7 +5232,7 @@ function validate28(
 validate28.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateRecentEventsResource = validate29;
-const schema55 = {
+const schema53 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -5060,7 +5360,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayHistory = validate31;
-const schema56 = {
+const schema54 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -5315,7 +5615,7 @@ function validate31(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema56.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema54.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -5423,7 +5723,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/target_url',
                   schemaPath: '#/properties/attempts/items/properties/target_url/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.target_url.type },
+                  params: { type: schema54.properties.attempts.items.properties.target_url.type },
                   message: 'must be string,null',
                 };
                 if (vErrors === null) {
@@ -5441,7 +5741,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
                   schemaPath: '#/properties/attempts/items/properties/resolved_ip/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.resolved_ip.type },
+                  params: { type: schema54.properties.attempts.items.properties.resolved_ip.type },
                   message: 'must be string,null',
                 };
                 if (vErrors === null) {
@@ -5510,7 +5810,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/response_status',
                   schemaPath: '#/properties/attempts/items/properties/response_status/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.response_status.type },
+                  params: { type: schema54.properties.attempts.items.properties.response_status.type },
                   message: 'must be integer,null',
                 };
                 if (vErrors === null) {
@@ -5528,7 +5828,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
                   schemaPath: '#/properties/attempts/items/properties/response_ms/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.response_ms.type },
+                  params: { type: schema54.properties.attempts.items.properties.response_ms.type },
                   message: 'must be number,null',
                 };
                 if (vErrors === null) {
@@ -5563,7 +5863,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.error_code.type },
+                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
                   message: 'must be string,null',
                 };
                 if (vErrors === null) {
@@ -5585,7 +5885,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema56.properties.attempts.items.properties.error_code.enum },
+                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -5649,7 +5949,7 @@ function validate31(
 validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate32;
-const schema58 = {
+const schema56 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -5884,7 +6184,7 @@ function validate32(
           instancePath: instancePath + '/response_status',
           schemaPath: '#/properties/response_status/type',
           keyword: 'type',
-          params: { type: schema58.properties.response_status.type },
+          params: { type: schema56.properties.response_status.type },
           message: 'must be integer,null',
         };
         if (vErrors === null) {
@@ -5981,8 +6281,281 @@ function validate32(
 }
 validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate33;
-const schema60 = {
+export const validateSearchEventsQuery = validate33;
+const schema58 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
+  title: 'SearchEventsQuery',
+  description:
+    "The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.",
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    q: { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 },
+    match: {
+      description: 'JSON object the payload must contain (jsonb @>).',
+      type: 'string',
+      minLength: 2,
+      maxLength: 2000,
+    },
+    from: { description: 'Received at or after this time.', type: 'string', format: 'date-time' },
+    to: { description: 'Received before this time.', type: 'string', format: 'date-time' },
+    verified: { description: 'Only verified (or only unverified) events.', type: 'string', enum: ['true', 'false'] },
+  },
+};
+
+function validate33(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate33.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    for (const key0 in data) {
+      if (!(key0 === 'q' || key0 === 'match' || key0 === 'from' || key0 === 'to' || key0 === 'verified')) {
+        const err0 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.q !== undefined) {
+      let data0 = data.q;
+      if (typeof data0 === 'string') {
+        if (func2(data0) > 200) {
+          const err1 = {
+            instancePath: instancePath + '/q',
+            schemaPath: '#/properties/q/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err1];
+          } else {
+            vErrors.push(err1);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err2 = {
+            instancePath: instancePath + '/q',
+            schemaPath: '#/properties/q/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+      } else {
+        const err3 = {
+          instancePath: instancePath + '/q',
+          schemaPath: '#/properties/q/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.match !== undefined) {
+      let data1 = data.match;
+      if (typeof data1 === 'string') {
+        if (func2(data1) > 2000) {
+          const err4 = {
+            instancePath: instancePath + '/match',
+            schemaPath: '#/properties/match/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 2000 },
+            message: 'must NOT have more than 2000 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        if (func2(data1) < 2) {
+          const err5 = {
+            instancePath: instancePath + '/match',
+            schemaPath: '#/properties/match/minLength',
+            keyword: 'minLength',
+            params: { limit: 2 },
+            message: 'must NOT have fewer than 2 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + '/match',
+          schemaPath: '#/properties/match/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.from !== undefined) {
+      let data2 = data.from;
+      if (typeof data2 === 'string') {
+        if (!formats4.validate(data2)) {
+          const err7 = {
+            instancePath: instancePath + '/from',
+            schemaPath: '#/properties/from/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + '/from',
+          schemaPath: '#/properties/from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.to !== undefined) {
+      let data3 = data.to;
+      if (typeof data3 === 'string') {
+        if (!formats4.validate(data3)) {
+          const err9 = {
+            instancePath: instancePath + '/to',
+            schemaPath: '#/properties/to/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + '/to',
+          schemaPath: '#/properties/to/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.verified !== undefined) {
+      let data4 = data.verified;
+      if (typeof data4 !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/verified',
+          schemaPath: '#/properties/verified/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (!(data4 === 'true' || data4 === 'false')) {
+        const err12 = {
+          instancePath: instancePath + '/verified',
+          schemaPath: '#/properties/verified/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema58.properties.verified.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err13 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err13];
+    } else {
+      vErrors.push(err13);
+    }
+    errors++;
+  }
+  validate33.errors = vErrors;
+  return errors === 0;
+}
+validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateGetWebhookEventInput = validate34;
+const schema59 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -5993,13 +6566,13 @@ const schema60 = {
   properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
 };
 
-function validate33(
+function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate34.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6088,13 +6661,13 @@ function validate33(
     }
     errors++;
   }
-  validate33.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate34;
-const schema61 = {
+export const validateGetWebhookEventOutput = validate35;
+const schema60 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -6102,13 +6675,13 @@ const schema61 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate34(
+function validate35(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate35.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6119,13 +6692,13 @@ function validate34(
     vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
     errors = vErrors.length;
   }
-  validate34.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate36;
-const schema62 = {
+export const validateListProvidersInput = validate37;
+const schema61 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -6135,13 +6708,13 @@ const schema62 = {
   properties: {},
 };
 
-function validate36(
+function validate37(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate37.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6179,13 +6752,13 @@ function validate36(
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate37;
-const schema63 = {
+export const validateListProvidersOutput = validate38;
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -6196,13 +6769,13 @@ const schema63 = {
   properties: { providers: { type: 'array', items: { $ref: '../provider-status.schema.json' } } },
 };
 
-function validate37(
+function validate38(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate38.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6291,13 +6864,13 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate39;
-const schema64 = {
+export const validateListWebhookEventsInput = validate40;
+const schema63 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -6328,13 +6901,13 @@ const schema64 = {
   },
 };
 
-function validate39(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6342,6 +6915,9 @@ function validate39(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.limit === undefined) {
+      data.limit = 50;
+    }
     for (const key0 in data) {
       if (!(
         key0 === 'provider' ||
@@ -6512,54 +7088,52 @@ function validate39(
         errors++;
       }
     }
-    if (data.limit !== undefined) {
-      let data3 = data.limit;
-      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
-        const err10 = {
+    let data3 = data.limit;
+    if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+      const err10 = {
+        instancePath: instancePath + '/limit',
+        schemaPath: '#/properties/limit/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err10];
+      } else {
+        vErrors.push(err10);
+      }
+      errors++;
+    }
+    if (typeof data3 == 'number' && isFinite(data3)) {
+      if (data3 > 200 || isNaN(data3)) {
+        const err11 = {
           instancePath: instancePath + '/limit',
-          schemaPath: '#/properties/limit/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          schemaPath: '#/properties/limit/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 200 },
+          message: 'must be <= 200',
         };
         if (vErrors === null) {
-          vErrors = [err10];
+          vErrors = [err11];
         } else {
-          vErrors.push(err10);
+          vErrors.push(err11);
         }
         errors++;
       }
-      if (typeof data3 == 'number' && isFinite(data3)) {
-        if (data3 > 200 || isNaN(data3)) {
-          const err11 = {
-            instancePath: instancePath + '/limit',
-            schemaPath: '#/properties/limit/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 200 },
-            message: 'must be <= 200',
-          };
-          if (vErrors === null) {
-            vErrors = [err11];
-          } else {
-            vErrors.push(err11);
-          }
-          errors++;
+      if (data3 < 1 || isNaN(data3)) {
+        const err12 = {
+          instancePath: instancePath + '/limit',
+          schemaPath: '#/properties/limit/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
         }
-        if (data3 < 1 || isNaN(data3)) {
-          const err12 = {
-            instancePath: instancePath + '/limit',
-            schemaPath: '#/properties/limit/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err12];
-          } else {
-            vErrors.push(err12);
-          }
-          errors++;
-        }
+        errors++;
       }
     }
     if (data.cursor !== undefined) {
@@ -6626,13 +7200,13 @@ function validate39(
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsOutput = validate40;
-const schema65 = {
+export const validateListWebhookEventsOutput = validate41;
+const schema64 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -6647,13 +7221,13 @@ const schema65 = {
   },
 };
 
-function validate40(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6774,13 +7348,13 @@ function validate40(
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate42;
-const schema66 = {
+export const validateReplayWebhookEventInput = validate43;
+const schema65 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -6800,13 +7374,13 @@ const schema66 = {
   },
 };
 
-function validate42(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6944,13 +7518,13 @@ function validate42(
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate43;
-const schema67 = {
+export const validateReplayWebhookEventOutput = validate44;
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -6958,13 +7532,13 @@ const schema67 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate43(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6975,20 +7549,20 @@ function validate43(
     vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
     errors = vErrors.length;
   }
-  validate43.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate45;
+export const validateTrustMode = validate46;
 
-function validate45(
+function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate46.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7015,7 +7589,7 @@ function validate45(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema40.enum },
+      params: { allowedValues: schema38.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -7025,7 +7599,7 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { dynamicProps: false, dynamicItems: false };
+validate46.evaluated = { dynamicProps: false, dynamicItems: false };

@@ -1,4 +1,5 @@
 import type { ParsedUrlQuery } from 'node:querystring';
+import { SEARCH_MATCH_LIMITS, SEARCH_TEXT_LIMITS } from '../../generated/constants.ts';
 import { validateListWebhookEventsInput } from '../../generated/validators.js';
 import type { ListWebhookEventsInput } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
@@ -8,10 +9,9 @@ const LIST_KEYS = ['provider', 'event_type', 'since', 'limit', 'cursor'] as cons
 const SEARCH_KEYS = ['q', 'match', 'from', 'to', 'verified'] as const;
 const KNOWN = new Set<string>([...LIST_KEYS, ...SEARCH_KEYS]);
 
-// The same bounds codegen/openapi.ts documents for the search parameters.
-const Q_MAX = 200;
-const MATCH_MIN = 2;
-const MATCH_MAX = 2000;
+// The bounds of schemas/search-events-query.schema.json, which the OpenAPI document publishes.
+const { maxLength: Q_MAX } = SEARCH_TEXT_LIMITS;
+const { minLength: MATCH_MIN, maxLength: MATCH_MAX } = SEARCH_MATCH_LIMITS;
 // RFC 3339 date-time, offset required: a bare local time would mean a different instant per server.
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -83,7 +83,8 @@ export function parseListQuery(query: ParsedUrlQuery): ListQuery {
   const q = single(query, 'q');
   if (q !== undefined) {
     const trimmed = q.trim();
-    if (trimmed.length === 0 || q.length > Q_MAX) throw invalidArgument(`q: expected 1 to ${Q_MAX} characters`);
+    if (trimmed.length === 0 || q.length > Q_MAX)
+      throw invalidArgument(`q: expected ${SEARCH_TEXT_LIMITS.minLength} to ${Q_MAX} characters`);
     result.q = trimmed;
   }
   const match = single(query, 'match');

@@ -1,3 +1,4 @@
+import type { ConnectionState } from '../../generated/constants.ts';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
 import type { EventBus, EventBusListener } from './event-bus.ts';
@@ -7,7 +8,8 @@ export const DEFAULT_BUS_CHANNEL = 'switchboard_events';
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
 export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
 
-export type BusConnectionState = 'connected' | 'connecting' | 'disconnected';
+/** The listening connection's state, in the words list_providers uses for a queue's. */
+export type BusConnectionState = ConnectionState;
 
 export interface PostgresEventBusOptions {
   databaseUrl: string;

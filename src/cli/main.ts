@@ -71,8 +71,9 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
         return await runServer({
           config,
           logger,
-          host: values.host ?? config.server.host ?? '127.0.0.1',
-          port: parsePort(values.port, '--port') ?? parsePort(process.env.PORT, 'PORT') ?? config.server.port ?? 8080,
+          // The config's own values are the schema's defaults unless the file sets them.
+          host: values.host ?? config.server.host,
+          port: parsePort(values.port, '--port') ?? parsePort(process.env.PORT, 'PORT') ?? config.server.port,
           out: io.out,
         });
       }

@@ -1,9 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isCollection, parseDocument, visit } from 'yaml';
-import type { ErrorObject } from 'ajv';
-import { validateSwitchboardConfig } from '../../generated/validators.js';
-import type { SwitchboardConfig } from '../../generated/types.ts';
 import { ConfigError } from './config-error.ts';
 import { interpolateEnv } from './interpolate-env.ts';
 import { resolveConfig, type ResolvedConfig } from './resolve-config.ts';
@@ -60,55 +57,5 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv): ResolvedConfi
     const message = err instanceof Error ? err.message : String(err);
     throw new ConfigError(`invalid YAML: ${message.split('\n')[0] ?? message}`);
   }
-  const interpolated = interpolateEnv(raw, env);
-  if (!validateSwitchboardConfig(interpolated)) {
-    throw new ConfigError(describeSchemaErrors(validateSwitchboardConfig.errors ?? []));
-  }
-  return resolveConfig(interpolated satisfies SwitchboardConfig);
-}
-
-function keyPath(instancePath: string): string {
-  const parts = instancePath
-    .split('/')
-    .slice(1)
-    .map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
-  return parts.length === 0 ? '(root)' : parts.join('.');
-}
-
-/** Turns AJV's errors into one line per key, naming the key and what is wrong with it. */
-function describeSchemaErrors(errors: readonly ErrorObject[]): string {
-  const lines = new Set<string>();
-  for (const e of errors) {
-    const at = keyPath(e.instancePath);
-    switch (e.keyword) {
-      case 'additionalProperties': {
-        const extra = String((e.params as { additionalProperty?: unknown }).additionalProperty);
-        lines.add(`${at === '(root)' ? extra : `${at}.${extra}`}: unknown key`);
-        break;
-      }
-      case 'enum': {
-        const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues ?? [];
-        lines.add(`${at}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
-        break;
-      }
-      case 'propertyNames':
-        lines.add(`${at}: ${e.message ?? 'invalid key'}`);
-        break;
-      case 'pattern':
-        if (e.propertyName !== undefined) {
-          lines.add(
-            `${at}: key ${JSON.stringify(e.propertyName)} is not allowed (lower-case letters, digits, - and _)`,
-          );
-        } else {
-          lines.add(`${at}: ${e.message ?? 'does not match the expected format'}`);
-        }
-        break;
-      case 'anyOf':
-        // The branch errors around it say more; anyOf itself only repeats them.
-        break;
-      default:
-        lines.add(`${at}: ${e.message ?? 'is invalid'}`);
-    }
-  }
-  return `invalid config:\n  ${[...lines].join('\n  ')}`;
+  return resolveConfig(interpolateEnv(raw, env));
 }

@@ -1,13 +1,16 @@
-import type { Provider, SwitchboardConfig, TrustMode } from '../../generated/types.ts';
-import { ConfigError } from './config-error.ts';
-import { PRESET_TRUST_MODES } from '../presets/preset-registry.ts';
-import { compileGenericHmacOptions } from '../presets/generic-hmac-preset.ts';
+import type { PresetName, QueueMode } from '../../generated/constants.ts';
+import type {
+  ProviderWithDefaults,
+  SwitchboardConfig,
+  SwitchboardConfigWithDefaults,
+  TrustMode,
+} from '../../generated/types.ts';
+import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
-
-export type PresetName = NonNullable<Provider['preset']>;
-
-export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
-export const DEFAULT_TOLERANCE_SECONDS = 300;
+import { schemaErrorLines } from '../errors/schema-errors.ts';
+import { presetFor } from '../presets/preset-registry.ts';
+import type { Preset } from '../presets/preset-types.ts';
+import { ConfigError } from './config-error.ts';
 
 interface ProviderBase {
   name: string;
@@ -18,19 +21,17 @@ interface ProviderBase {
 
 export interface WebhookProviderConfig extends ProviderBase {
   family: 'webhook';
-  /** Preset actually used for verification (token and open providers get one too). */
-  preset: PresetName;
-  /** True when the preset was chosen by the user rather than implied by trust_mode. */
-  presetExplicit: boolean;
+  /** The preset's name, as configured or implied by trust_mode (token and open providers get one too). */
+  presetName: PresetName;
+  /** Built once, here: ingest verifies with it, replay and trigger sign with it. */
+  preset: Preset;
   trustMode: Exclude<TrustMode, 'queue'>;
   route: string;
   /** Secrets (signed) or tokens (token), empty strings dropped: empty means "missing". */
   secrets: string[];
-  tokenHeader: string | undefined;
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;
-  hmac: Provider['hmac'];
   resignOnReplay: boolean;
 }
 
@@ -38,7 +39,7 @@ export interface QueueProviderConfig extends ProviderBase {
   family: 'queue';
   trustMode: 'queue';
   channel: string;
-  mode: 'pubsub' | 'streams';
+  mode: QueueMode;
   pattern: boolean;
   group: string;
 }
@@ -53,35 +54,46 @@ export interface BucketConfig {
 export interface ResolvedConfig {
   providers: ProviderConfig[];
   replay: { defaultTarget: string | undefined; allow: string[]; timeoutMs: number };
-  /** Passed as written to the store's retention job, which owns its rules. */
-  retention: SwitchboardConfig['retention'];
-  server: { host: string | undefined; port: number | undefined; allowedHosts: string[]; trustProxy: boolean };
+  /** Passed as written (defaults filled in) to the store's retention job, which owns its rules. */
+  retention: SwitchboardConfigWithDefaults['retention'];
+  server: { host: string; port: number; allowedHosts: string[]; trustProxy: boolean };
   mcp: { maxSessions: number; sessionIdleSeconds: number };
   rateLimits: { read: BucketConfig; replay: BucketConfig };
   metrics: { requireAuth: boolean };
 }
 
-export const DEFAULT_RATE_LIMITS = {
-  // Reads: a burst of 120 calls, then 20 per second sustained.
-  read: { capacity: 120, refillPerSecond: 20 },
-  // Replay makes outbound requests: a burst of 10, then one every 2 seconds.
-  replay: { capacity: 10, refillPerSecond: 0.5 },
-} as const;
+/**
+ * A value the schema gives a default only under a condition (the queue-only keys, and family
+ * itself, depend on the provider's family): validation filled it, but its type cannot say so.
+ */
+function filled<T>(value: T | undefined, at: string): T {
+  if (value === undefined) throw new Error(`${at}: config validation left no value; the schema lost its default`);
+  return value;
+}
 
 function secretList(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).filter((s) => s !== '');
 }
 
-function resolveProvider(name: string, p: Provider): ProviderConfig {
+function buildPreset(at: string, options: Parameters<typeof presetFor>[0]): Preset {
+  try {
+    return presetFor(options);
+  } catch (err) {
+    if (err instanceof AppError) throw new ConfigError(`${at}.${err.message}`);
+    throw err;
+  }
+}
+
+function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig {
   const at = `providers.${name}`;
   const base: ProviderBase = {
     name,
-    enabled: p.enabled ?? true,
+    enabled: p.enabled,
     eventTypeFrom: p.event_type_from,
     externalIdFrom: p.external_id_from,
   };
-  const family = p.family ?? (p.trust_mode === 'queue' ? 'queue' : 'webhook');
+  const family = filled(p.family, `${at}.family`);
   if (family === 'queue') {
     if (p.trust_mode !== undefined && p.trust_mode !== 'queue') {
       throw new ConfigError(`${at}.trust_mode: a queue provider's trust_mode is queue`);
@@ -90,16 +102,17 @@ function resolveProvider(name: string, p: Provider): ProviderConfig {
       if (p[key] !== undefined) throw new ConfigError(`${at}.${key}: not allowed for a queue provider`);
     }
     if (p.channel === undefined) throw new ConfigError(`${at}.channel: required for a queue provider`);
-    const mode = p.mode ?? 'pubsub';
-    if (p.pattern && mode !== 'pubsub') throw new ConfigError(`${at}.pattern: only pubsub mode takes a pattern`);
+    const mode = filled(p.mode, `${at}.mode`);
+    const pattern = filled(p.pattern, `${at}.pattern`);
+    if (pattern && mode !== 'pubsub') throw new ConfigError(`${at}.pattern: only pubsub mode takes a pattern`);
     return {
       ...base,
       family: 'queue',
       trustMode: 'queue',
       channel: p.channel,
       mode,
-      pattern: p.pattern ?? false,
-      group: p.group ?? 'switchboard',
+      pattern,
+      group: filled(p.group, `${at}.group`),
     };
   }
   for (const key of ['channel', 'mode', 'pattern', 'group'] as const) {
@@ -113,25 +126,26 @@ function resolveProvider(name: string, p: Provider): ProviderConfig {
     throw new ConfigError(`${at}.preset: a signed provider needs a preset that says how it is signed`);
   }
   // Without a preset, trust_mode is token or open here, and each has a preset of the same name.
-  const preset: PresetName = p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
-  const trustMode = PRESET_TRUST_MODES[preset];
-  if (trustMode === 'queue') throw new ConfigError(`${at}.preset: ${preset} is not a webhook preset`);
-  if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
-    throw new ConfigError(`${at}.trust_mode: preset ${preset} is ${trustMode}, not ${p.trust_mode}`);
-  }
-  if (preset === 'generic-hmac' && p.hmac === undefined) {
+  const presetName: PresetName = p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
+  if (presetName === 'generic-hmac' && p.hmac === undefined) {
     throw new ConfigError(`${at}.hmac: the generic-hmac preset needs hmac.header (and algorithm, encoding)`);
   }
-  if (p.hmac !== undefined && preset === 'generic-hmac') {
-    try {
-      compileGenericHmacOptions(p.hmac);
-    } catch (err) {
-      if (err instanceof AppError) throw new ConfigError(`${at}.${err.message}`);
-      throw err;
-    }
-  }
-  if (preset !== 'generic-hmac' && p.hmac !== undefined) {
+  if (presetName !== 'generic-hmac' && p.hmac !== undefined) {
     throw new ConfigError(`${at}.hmac: only the generic-hmac preset takes hmac`);
+  }
+  if (p.token_header !== undefined && presetName !== 'token') {
+    throw new ConfigError(`${at}.token_header: only the token preset takes token_header`);
+  }
+  const preset = buildPreset(at, {
+    preset: presetName,
+    token_header: p.token_header,
+    hmac: p.hmac,
+    event_type_from: p.event_type_from,
+    external_id_from: p.external_id_from,
+  });
+  const trustMode = preset.trustMode;
+  if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
+    throw new ConfigError(`${at}.trust_mode: preset ${presetName} is ${trustMode}, not ${p.trust_mode}`);
   }
   if (trustMode === 'signed' && p.token !== undefined) {
     throw new ConfigError(`${at}.token: a signed provider takes secret, not token`);
@@ -142,28 +156,39 @@ function resolveProvider(name: string, p: Provider): ProviderConfig {
   if (trustMode === 'open' && (p.secret !== undefined || p.token !== undefined)) {
     throw new ConfigError(`${at}: an open provider checks nothing, so it takes no secret or token`);
   }
-  if (p.token_header !== undefined && preset !== 'token') {
-    throw new ConfigError(`${at}.token_header: only the token preset takes token_header`);
-  }
   return {
     ...base,
     family: 'webhook',
+    presetName,
     preset,
-    presetExplicit: p.preset !== undefined,
     trustMode,
     route: p.route ?? `/hooks/${name}`,
     secrets: trustMode === 'signed' ? secretList(p.secret) : secretList(p.token),
-    tokenHeader: p.token_header,
-    toleranceSeconds: p.tolerance_seconds ?? DEFAULT_TOLERANCE_SECONDS,
-    maxBodyBytes: p.max_body_bytes ?? DEFAULT_MAX_BODY_BYTES,
-    recordRejected: p.record_rejected ?? true,
-    hmac: p.hmac,
-    resignOnReplay: p.replay?.resign ?? true,
+    toleranceSeconds: p.tolerance_seconds,
+    maxBodyBytes: p.max_body_bytes,
+    recordRejected: p.record_rejected,
+    resignOnReplay: p.replay.resign,
   };
 }
 
-/** Applies defaults and the rules a schema cannot express (preset and trust_mode agreeing, unique routes). */
-export function resolveConfig(config: SwitchboardConfig): ResolvedConfig {
+/** Checks a config against the schema and fills in the schema's defaults, on a copy. */
+function validated(config: SwitchboardConfig | unknown): SwitchboardConfigWithDefaults {
+  const copy: unknown = structuredClone(config);
+  if (!validateSwitchboardConfig(copy)) {
+    throw new ConfigError(
+      `invalid config:\n  ${schemaErrorLines(validateSwitchboardConfig.errors, '(root)').join('\n  ')}`,
+    );
+  }
+  return copy;
+}
+
+/**
+ * The config as the server uses it: validated against the schema (which supplies every default),
+ * then the rules a schema cannot express (preset and trust_mode agreeing, unique routes), each
+ * provider's preset built once.
+ */
+export function resolveConfig(raw: SwitchboardConfig | unknown): ResolvedConfig {
+  const config = validated(raw);
   const providers = Object.entries(config.providers ?? {}).flatMap(([name, p]) =>
     p === undefined ? [] : [resolveProvider(name, p)],
   );
@@ -177,32 +202,22 @@ export function resolveConfig(config: SwitchboardConfig): ResolvedConfig {
     if (clash !== undefined) throw new ConfigError(`providers.${p.name}.route: ${p.route} is already used by ${clash}`);
     routes.set(p.route, p.name);
   }
-  const bucket = (b: { capacity?: number; refill_per_second?: number } | undefined, d: BucketConfig): BucketConfig => ({
-    capacity: b?.capacity ?? d.capacity,
-    refillPerSecond: b?.refill_per_second ?? d.refillPerSecond,
-  });
+  const { replay, server, mcp, rate_limits: limits } = config;
   return {
     providers,
-    replay: {
-      defaultTarget: config.replay?.default_target,
-      allow: config.replay?.allow ?? [],
-      timeoutMs: config.replay?.timeout_ms ?? 10_000,
-    },
+    replay: { defaultTarget: replay.default_target, allow: replay.allow, timeoutMs: replay.timeout_ms },
     retention: config.retention,
     server: {
-      host: config.server?.host,
-      port: config.server?.port,
-      allowedHosts: config.server?.allowed_hosts ?? [],
-      trustProxy: config.server?.trust_proxy ?? false,
+      host: server.host,
+      port: server.port,
+      allowedHosts: server.allowed_hosts,
+      trustProxy: server.trust_proxy,
     },
-    mcp: {
-      maxSessions: config.mcp?.max_sessions ?? 100,
-      sessionIdleSeconds: config.mcp?.session_idle_seconds ?? 1800,
-    },
+    mcp: { maxSessions: mcp.max_sessions, sessionIdleSeconds: mcp.session_idle_seconds },
     rateLimits: {
-      read: bucket(config.rate_limits?.read, DEFAULT_RATE_LIMITS.read),
-      replay: bucket(config.rate_limits?.replay, DEFAULT_RATE_LIMITS.replay),
+      read: { capacity: limits.read.capacity, refillPerSecond: limits.read.refill_per_second },
+      replay: { capacity: limits.replay.capacity, refillPerSecond: limits.replay.refill_per_second },
     },
-    metrics: { requireAuth: config.metrics?.require_auth ?? true },
+    metrics: { requireAuth: config.metrics.require_auth },
   };
 }

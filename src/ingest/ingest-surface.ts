@@ -6,7 +6,6 @@ import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-co
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
-import { buildPreset } from '../presets/preset-registry.ts';
 import { slackUrlVerificationChallenge } from '../presets/slack-preset.ts';
 import type { EventIdentity, Preset, VerifyFailureReason, VerifyOutcome } from '../presets/preset-types.ts';
 import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
@@ -33,12 +32,6 @@ export interface IngestSurfaceOptions {
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
 export const HOOKS_PREFIX = '/hooks/';
-
-interface Route {
-  provider: WebhookProviderConfig;
-  preset: Preset;
-  sensitiveHeaders: readonly string[];
-}
 
 /** Accepted and stored (or found already stored). */
 export interface IngestAccepted {
@@ -68,13 +61,13 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   const store = (event: NewEvent): Promise<InsertResult> => withTimeout(committer.submit(event), commitTimeoutMs);
 
   return async (ctx, next) => {
-    const route = routes.get(ctx.path);
-    if (route === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) return next();
+    const provider = routes.get(ctx.path);
+    if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) return next();
     // A disabled provider looks exactly like an unknown route, so config is not revealed.
-    if (route === undefined || !route.provider.enabled) {
+    if (provider === undefined || !provider.enabled) {
       return fail(ctx, 404, 'not_found', `no webhook provider at ${ctx.path}`);
     }
-    const { provider, preset } = route;
+    const { preset } = provider;
     // Read only when something is logged: the request logger is built on first use, and an
     // accepted webhook logs nothing.
     const log = (): Logger => (ctx.state.log as Logger | undefined) ?? options.logger;
@@ -125,7 +118,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       externalId: outcome.ok ? identity.externalId : null,
       contentType: ctx.req.headers['content-type'] ?? null,
       sourceIp: clientIp(ctx),
-      headers: sanitizeHeaders(ctx.req.rawHeaders, { sensitiveHeaders: route.sensitiveHeaders }),
+      headers: sanitizeHeaders(ctx.req.rawHeaders, { sensitiveHeaders: preset.sensitiveHeaders }),
       payload: body,
     };
 
@@ -170,21 +163,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   };
 }
 
-function buildRoutes(providers: readonly ProviderConfig[]): Map<string, Route> {
-  const routes = new Map<string, Route>();
-  for (const provider of providers) {
-    if (provider.family !== 'webhook') continue;
-    const preset = buildPreset({
-      preset: provider.preset,
-      token_header: provider.tokenHeader,
-      hmac: provider.hmac,
-      event_type_from: provider.eventTypeFrom,
-      external_id_from: provider.externalIdFrom,
-    });
-    const sensitiveHeaders = [...preset.sensitiveHeaders];
-    if (provider.tokenHeader !== undefined) sensitiveHeaders.push(provider.tokenHeader.toLowerCase());
-    routes.set(provider.route, { provider, preset, sensitiveHeaders });
-  }
+/** Webhook providers by route; each carries the preset config resolution built for it. */
+function buildRoutes(providers: readonly ProviderConfig[]): Map<string, WebhookProviderConfig> {
+  const routes = new Map<string, WebhookProviderConfig>();
+  for (const provider of providers) if (provider.family === 'webhook') routes.set(provider.route, provider);
   return routes;
 }
 

@@ -1,5 +1,6 @@
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { RECENT_EVENTS_LIMITS } from '../../generated/constants.ts';
 import type { RecentEventsResource } from '../../generated/types.ts';
 import { validateRecentEventsResource } from '../../generated/validators.js';
 import { AppError, internalError } from '../errors/app-error.ts';
@@ -10,7 +11,7 @@ import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { errorEnvelope } from './tool-results.ts';
 
 export const RECENT_EVENTS_URI = 'switchboard://events/recent';
-export const RECENT_EVENTS_LIMIT = 50;
+export const RECENT_EVENTS_LIMIT = RECENT_EVENTS_LIMITS.maxItems;
 
 /** JSON-RPC codes for resource failures (a resource read has no isError result to carry them). */
 export const RESOURCE_NOT_FOUND_CODE = -32002;
@@ -21,8 +22,7 @@ export const RECENT_EVENTS_LISTING: Resource = {
   uri: RECENT_EVENTS_URI,
   name: 'recent-events',
   title: 'Recent events',
-  description:
-    'The 50 newest events, newest first, as summaries (same shape as list_webhook_events). Subscribe for updates.',
+  description: `The ${RECENT_EVENTS_LIMIT} newest events, newest first, as summaries (same shape as list_webhook_events). Subscribe for updates.`,
   mimeType: 'application/json',
 };
 

@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import {
+  DIGEST_ENCODINGS,
+  HMAC_ALGORITHMS,
+  SECRET_ENCODINGS,
+  TIMESTAMP_FORMATS,
+  type DigestEncoding,
+  type HmacAlgorithm,
+  type SecretEncoding,
+  type TimestampFormat,
+} from '../../generated/constants.ts';
+import type { ProviderWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { headerValue } from './headers.ts';
 import {
   compareSignatures,
-  DIGEST_ENCODINGS,
-  type DigestEncoding,
-  HMAC_ALGORITHMS,
-  type HmacAlgorithm,
   hmacEncoded,
   malformedHeader,
   missingHeader,
@@ -17,22 +24,15 @@ import { genericIdentity, LazyBody } from './identify.ts';
 import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
 import type { Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
-export const TIMESTAMP_FORMATS = ['unix', 'unix_ms', 'iso8601'] as const;
-export type TimestampFormat = (typeof TIMESTAMP_FORMATS)[number];
-
-export const SECRET_ENCODINGS = ['utf8', 'base64', 'hex'] as const;
-export type SecretEncoding = (typeof SECRET_ENCODINGS)[number];
-
 /**
  * A sender's home-grown HMAC scheme, as written under `hmac:` in a provider's config (snake_case
- * like the rest of that file).
+ * like the rest of that file), with the schema's defaults filled in by config validation
+ * (schemas/config.schema.json documents each option and its default).
  *
- * - `header` (required): the header carrying the signature, e.g. `X-Signature`.
- * - `algorithm`: `sha1` | `sha256` | `sha512`; default `sha256`.
- * - `encoding`: how the digest is written, `hex` | `base64`; default `hex` (hex compares
- *   case-insensitively).
+ * - `header`: the header carrying the signature, e.g. `X-Signature`.
+ * - `algorithm`, `encoding`: the digest and how it is written (hex compares case-insensitively).
  * - `prefix`: text before the digest in the header, e.g. `sha256=`; when set it must be present.
- * - `signed`: what is signed. `body` (default) or a template mixing literal text with the tokens
+ * - `signed`: what is signed. `body` or a template mixing literal text with the tokens
  *   `{body}` (the raw bytes, exactly once), `{timestamp}` (the timestamp header's value exactly as
  *   sent) and `{header:<Name>}` (another header's value, e.g. a message id). Examples:
  *   `{timestamp}.{body}`; Twitch EventSub is
@@ -43,20 +43,11 @@ export type SecretEncoding = (typeof SECRET_ENCODINGS)[number];
  * - `timestamp_header`: the header holding the signed timestamp; required exactly when `signed`
  *   uses `{timestamp}` (an unsigned timestamp proves nothing, so it is not accepted on its own).
  *   The timestamp is checked against the provider's tolerance in both directions.
- * - `timestamp_format`: `unix` (seconds, default) | `unix_ms` | `iso8601` (RFC 3339).
- * - `secret_encoding`: how the configured secret becomes the HMAC key: `utf8` (default, the
- *   string's bytes as most senders use it), `base64` (a `whsec_` prefix is stripped first) or `hex`.
+ * - `timestamp_format`: `unix` (seconds), `unix_ms` or `iso8601` (RFC 3339).
+ * - `secret_encoding`: how the configured secret becomes the HMAC key: `utf8` (the string's bytes,
+ *   as most senders use it), `base64` (a `whsec_` prefix is stripped first) or `hex`.
  */
-export interface GenericHmacOptions {
-  header: string;
-  algorithm?: HmacAlgorithm;
-  encoding?: DigestEncoding;
-  prefix?: string;
-  signed?: string;
-  timestamp_header?: string;
-  timestamp_format?: TimestampFormat;
-  secret_encoding?: SecretEncoding;
-}
+export type GenericHmacOptions = NonNullable<ProviderWithDefaults['hmac']>;
 
 type Segment =
   { kind: 'literal'; text: string } | { kind: 'body' } | { kind: 'timestamp' } | { kind: 'header'; name: string };
@@ -74,8 +65,7 @@ interface CompiledScheme {
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T, option: string): T {
-  if (value === undefined) return fallback;
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], option: string): T {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   throw invalidArgument(`hmac.${option} must be one of ${allowed.join(', ')}`);
 }
@@ -116,10 +106,13 @@ function parseTemplate(template: string): Segment[] {
   return segments;
 }
 
-/** Validates options that usually come straight from a YAML file, so types alone do not guard them. */
+/**
+ * Checks what the schema cannot (header names, the template) and, because presets are also built
+ * outside config (tests, tools), the enums once more.
+ */
 export function compileGenericHmacOptions(options: GenericHmacOptions): CompiledScheme {
   const header = headerName(options.header, 'header');
-  const signed = options.signed === undefined || options.signed === 'body' ? '{body}' : options.signed;
+  const signed = options.signed === 'body' ? '{body}' : options.signed;
   if (typeof signed !== 'string') throw invalidArgument('hmac.signed must be "body" or a template string');
   const segments = parseTemplate(signed);
   const usesTimestamp = segments.some((segment) => segment.kind === 'timestamp');
@@ -137,13 +130,13 @@ export function compileGenericHmacOptions(options: GenericHmacOptions): Compiled
     throw invalidArgument('hmac.prefix must be a string');
   return {
     header,
-    algorithm: oneOf(options.algorithm, HMAC_ALGORITHMS, 'sha256', 'algorithm'),
-    encoding: oneOf(options.encoding, DIGEST_ENCODINGS, 'hex', 'encoding'),
+    algorithm: oneOf(options.algorithm, HMAC_ALGORITHMS, 'algorithm'),
+    encoding: oneOf(options.encoding, DIGEST_ENCODINGS, 'encoding'),
     prefix: options.prefix ?? '',
     segments,
     timestampHeader,
-    timestampFormat: oneOf(options.timestamp_format, TIMESTAMP_FORMATS, 'unix', 'timestamp_format'),
-    secretEncoding: oneOf(options.secret_encoding, SECRET_ENCODINGS, 'utf8', 'secret_encoding'),
+    timestampFormat: oneOf(options.timestamp_format, TIMESTAMP_FORMATS, 'timestamp_format'),
+    secretEncoding: oneOf(options.secret_encoding, SECRET_ENCODINGS, 'secret_encoding'),
   };
 }
 

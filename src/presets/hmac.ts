@@ -1,12 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { findMatchingKey } from './timing-safe.ts';
+import type { DigestEncoding, HmacAlgorithm } from '../../generated/constants.ts';
 import type { VerifyOutcome } from './preset-types.ts';
-
-export const HMAC_ALGORITHMS = ['sha1', 'sha256', 'sha512'] as const;
-export type HmacAlgorithm = (typeof HMAC_ALGORITHMS)[number];
-
-export const DIGEST_ENCODINGS = ['hex', 'base64'] as const;
-export type DigestEncoding = (typeof DIGEST_ENCODINGS)[number];
 
 /**
  * HMAC over the concatenation of parts. Text parts are UTF-8 encoded and Buffer parts are used

@@ -1,5 +1,7 @@
+import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
+import type { ProviderWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
-import { createGenericHmacPreset, type GenericHmacOptions } from './generic-hmac-preset.ts';
+import { createGenericHmacPreset } from './generic-hmac-preset.ts';
 import { githubPreset } from './github-preset.ts';
 import { type FieldSource, parseFieldSource, withIdentityOverrides } from './identify.ts';
 import { linearPreset } from './linear-preset.ts';
@@ -9,53 +11,22 @@ import { slackPreset } from './slack-preset.ts';
 import { standardWebhooksPreset } from './standard-webhooks-preset.ts';
 import { stripePreset } from './stripe-preset.ts';
 import { createGenericTokenPreset, gitlabPreset } from './token-preset.ts';
-import type { Preset, TrustMode } from './preset-types.ts';
-
-export const PRESET_NAMES = [
-  'github',
-  'stripe',
-  'slack',
-  'shopify',
-  'standard-webhooks',
-  'linear',
-  'generic-hmac',
-  'token',
-  'gitlab',
-  'open',
-] as const;
-
-export type PresetName = (typeof PRESET_NAMES)[number];
-
-/** The trust mode each preset implies, for config validation and display without building one. */
-export const PRESET_TRUST_MODES: Readonly<Record<PresetName, TrustMode>> = {
-  github: 'signed',
-  stripe: 'signed',
-  slack: 'signed',
-  shopify: 'signed',
-  'standard-webhooks': 'signed',
-  linear: 'signed',
-  'generic-hmac': 'signed',
-  token: 'token',
-  gitlab: 'token',
-  open: 'open',
-};
+import type { Preset } from './preset-types.ts';
 
 export function isPresetName(value: unknown): value is PresetName {
   return typeof value === 'string' && (PRESET_NAMES as readonly string[]).includes(value);
 }
 
-/** The verification part of a provider's config (snake_case, as in the config file). */
-export interface PresetOptions {
+/**
+ * The verification part of a provider's config, as the config file writes it (snake_case) and
+ * validation leaves it (defaults filled in); `preset` is the one resolved from preset or trust_mode.
+ */
+export type PresetOptions = Pick<
+  ProviderWithDefaults,
+  'token_header' | 'hmac' | 'event_type_from' | 'external_id_from'
+> & {
   preset: PresetName;
-  /** token preset only: the header carrying the token; default X-Webhook-Token. */
-  token_header?: string;
-  /** generic-hmac only (and required there): see GenericHmacOptions. */
-  hmac?: GenericHmacOptions;
-  /** `header:<Name>` or a JSON pointer such as `/type`; overrides the preset's own event type. */
-  event_type_from?: string;
-  /** `header:<Name>` or a JSON pointer such as `/id`; overrides the preset's own external id. */
-  external_id_from?: string;
-}
+};
 
 function basePreset(options: PresetOptions): Preset {
   switch (options.preset) {
@@ -85,12 +56,13 @@ function basePreset(options: PresetOptions): Preset {
 }
 
 /**
- * Builds the preset a provider's config describes. Options that the chosen preset would silently
+ * The preset a provider's config describes; config resolution calls this once per provider, and
+ * ingest, replay and trigger all use what it built. Options that the chosen preset would silently
  * ignore are rejected instead, because a token_header on a github provider, say, means the operator
  * believes something is checked that is not. event_type_from / external_id_from apply to every
  * preset; when they find nothing in a delivery, the preset's own answer is used.
  */
-export function buildPreset(options: PresetOptions): Preset {
+export function presetFor(options: PresetOptions): Preset {
   if (!isPresetName(options.preset)) {
     throw invalidArgument(`unknown preset "${String(options.preset)}"; expected one of ${PRESET_NAMES.join(', ')}`);
   }

@@ -4,10 +4,11 @@
  * replay (to re-sign) without a server.
  */
 
+import type { TrustMode } from '../../generated/types.ts';
+import type { PresetName } from '../../generated/constants.ts';
+
 /** Incoming headers with lower-cased names, as Node's IncomingHttpHeaders gives them. */
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
-
-export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 
 export type VerifyFailureReason =
   'missing_header' | 'malformed_header' | 'bad_signature' | 'stale_timestamp' | 'token_mismatch' | 'missing_secret';
@@ -40,13 +41,16 @@ export interface EventIdentity {
 }
 
 export interface Preset {
-  readonly name: string;
-  readonly trustMode: TrustMode;
+  readonly name: PresetName;
+  /** Every preset is one of the webhook trust modes; queue messages have no preset. */
+  readonly trustMode: Exclude<TrustMode, 'queue'>;
   /** Headers that must be present before the signature or token is looked at (checked in order). */
   readonly requiredHeaders: readonly (string | readonly string[])[];
   /** Header names whose values are secrets or signatures, so stored copies are redacted. */
   readonly sensitiveHeaders: readonly string[];
   verify(input: VerifyInput): VerifyOutcome;
+  /** Token presets: the lower-cased header a sender puts the token in (replay and trigger use it too). */
+  readonly tokenHeader?: string;
   /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
   sign?(input: SignInput): Record<string, string>;
   identify(body: Buffer, headers: HeaderBag): EventIdentity;

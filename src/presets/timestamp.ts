@@ -1,11 +1,12 @@
+import { TOLERANCE_SECONDS } from '../../generated/constants.ts';
 import type { VerifyOutcome } from './preset-types.ts';
 
-/** Matches the Stripe, Slack and Standard Webhooks libraries' five minutes. */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
-
-/** A nonsensical tolerance from config (negative, NaN) must not silently disable the check. */
+/**
+ * A nonsensical tolerance (negative, NaN) must not silently disable the check: the schema's
+ * default (the Stripe, Slack and Standard Webhooks libraries' five minutes) is used instead.
+ */
 export function effectiveTolerance(toleranceSeconds: number): number {
-  return Number.isFinite(toleranceSeconds) && toleranceSeconds >= 0 ? toleranceSeconds : DEFAULT_TOLERANCE_SECONDS;
+  return Number.isFinite(toleranceSeconds) && toleranceSeconds >= 0 ? toleranceSeconds : TOLERANCE_SECONDS.default;
 }
 
 /**

@@ -10,7 +10,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 export interface TokenPresetOptions {
-  name: string;
+  name: 'token' | 'gitlab';
   /** Display spelling of the token header; looked up case-insensitively. */
   header: string;
   /** Whether `Authorization: Bearer <token>` is accepted as well as the header. */
@@ -72,6 +72,7 @@ export function createTokenPreset(options: TokenPresetOptions): Preset {
     trustMode: 'token',
     requiredHeaders: options.acceptBearer ? [[header, 'authorization']] : [header],
     sensitiveHeaders: options.acceptBearer ? [header, 'authorization'] : [header],
+    tokenHeader: header,
     verify: (input) => verifyToken(options, input),
     identify: options.identify,
   };

@@ -21,7 +21,7 @@ export function providerStatus(p: ProviderConfig, connection: QueueConnectionSta
   return {
     name: p.name,
     family: 'webhook',
-    preset: p.preset,
+    preset: p.presetName,
     trust_mode: p.trustMode,
     enabled: p.enabled,
     secret_status: !needsSecret ? 'none-by-design' : p.secrets.length > 0 ? 'configured' : 'missing',

@@ -1,7 +1,8 @@
+import type { ConnectionState } from '../../generated/constants.ts';
 import { Redis } from 'ioredis';
 import type { Logger } from '../log/logger.ts';
 
-export type QueueConnectionState = 'connected' | 'connecting' | 'disconnected';
+export type QueueConnectionState = ConnectionState;
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 

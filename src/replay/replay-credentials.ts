@@ -1,8 +1,5 @@
 import type { EventHeaders } from '../../generated/types.ts';
-import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
-import { buildPreset } from '../presets/preset-registry.ts';
-import { DEFAULT_TOKEN_HEADER } from '../presets/token-preset.ts';
-import type { Preset } from '../presets/preset-types.ts';
+import type { ProviderConfig } from '../config/resolve-config.ts';
 
 /** What a replay carries to prove itself, for the log (never the value). */
 export type CredentialKind = 'signature' | 'token' | 'none';
@@ -14,40 +11,9 @@ export interface ReplayCredentials {
   headers: Record<string, string>;
 }
 
-/** One configured provider, prepared once: its preset and the headers replay must never copy. */
-export interface ReplayProvider {
-  config: ProviderConfig;
-  preset: Preset | undefined;
-  /** Lower-cased names whose stored values are secrets or signatures. */
-  secretHeaders: readonly string[];
-  /** Token providers: the header the token travels in. */
-  tokenHeader: string | undefined;
-}
-
-function tokenHeaderOf(config: WebhookProviderConfig): string | undefined {
-  if (config.preset === 'gitlab') return 'x-gitlab-token';
-  if (config.preset === 'token') return (config.tokenHeader ?? DEFAULT_TOKEN_HEADER).toLowerCase();
-  return undefined;
-}
-
-/**
- * Built the way ingest builds it, so replay signs exactly what ingest would verify. Throws (at
- * startup, when the service is created) for options the preset refuses.
- */
-export function prepareReplayProvider(config: ProviderConfig): ReplayProvider {
-  if (config.family === 'queue') return { config, preset: undefined, secretHeaders: [], tokenHeader: undefined };
-  const preset = buildPreset({
-    preset: config.preset,
-    token_header: config.tokenHeader,
-    hmac: config.hmac,
-    event_type_from: config.eventTypeFrom,
-    external_id_from: config.externalIdFrom,
-  });
-  const tokenHeader = tokenHeaderOf(config);
-  const secretHeaders = [...preset.sensitiveHeaders, ...(tokenHeader === undefined ? [] : [tokenHeader])].map((n) =>
-    n.toLowerCase(),
-  );
-  return { config, preset, secretHeaders, tokenHeader };
+/** Lower-cased names whose stored values are secrets or signatures: replay must never copy them. */
+export function secretHeadersOf(config: ProviderConfig | undefined): readonly string[] {
+  return config?.family === 'webhook' ? config.preset.sensitiveHeaders : [];
 }
 
 const none = (reason: string): ReplayCredentials => ({ kind: 'none', reason, headers: {} });
@@ -64,18 +30,18 @@ export interface CredentialInput {
  * `replay.resign: false` turns both off: a consumer that checks then rejects the replay, which is
  * what an operator who does not want switchboard to hold a sender's authority asked for.
  */
-export function replayCredentials(provider: ReplayProvider | undefined, input: CredentialInput): ReplayCredentials {
-  if (provider === undefined) return none('provider no longer configured');
-  const { config, preset } = provider;
-  if (config.family === 'queue' || preset === undefined) return none('queue provider');
+export function replayCredentials(config: ProviderConfig | undefined, input: CredentialInput): ReplayCredentials {
+  if (config === undefined) return none('provider no longer configured');
+  if (config.family === 'queue') return none('queue provider');
+  const { preset } = config;
   if (config.trustMode === 'open') return none('open provider');
   if (!config.resignOnReplay) return none('replay.resign is false');
   const [secret] = config.secrets;
   if (secret === undefined) return none(config.trustMode === 'token' ? 'no token configured' : 'no secret configured');
 
   if (config.trustMode === 'token') {
-    if (provider.tokenHeader === undefined) return none('token preset without a token header');
-    return { kind: 'token', reason: undefined, headers: { [provider.tokenHeader]: secret } };
+    if (preset.tokenHeader === undefined) return none('token preset without a token header');
+    return { kind: 'token', reason: undefined, headers: { [preset.tokenHeader]: secret } };
   }
   if (preset.sign === undefined) return none(`preset ${preset.name} cannot sign`);
   const headers = preset.sign({ body: input.body, secret, nowMs: input.nowMs, headers: input.storedHeaders });

@@ -1,5 +1,6 @@
+import type { PresetName } from '../../generated/constants.ts';
 import type { EventHeaders } from '../../generated/types.ts';
-import type { PresetName, ProviderConfig } from '../config/resolve-config.ts';
+import type { ProviderConfig } from '../config/resolve-config.ts';
 import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../store/sanitize-headers.ts';
 import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
 
@@ -121,7 +122,7 @@ export function replayHeaderSelection(
   const names = new Set(COMMON_HEADERS);
   const prefixes: string[] = [];
   if (provider !== undefined) {
-    const preset = PRESET_EVENT_HEADERS[provider.preset];
+    const preset = PRESET_EVENT_HEADERS[provider.presetName];
     for (const name of preset.names) names.add(name);
     prefixes.push(...preset.prefixes);
     // The operator named these as where the event's type or id lives, so the consumer likely needs them.

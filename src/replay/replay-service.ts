@@ -6,7 +6,7 @@ import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
 import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/index.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { createReplayAuditor, errorCodeOf, type AttemptState } from './replay-audit.ts';
-import { prepareReplayProvider, replayCredentials, type ReplayProvider } from './replay-credentials.ts';
+import { replayCredentials, secretHeadersOf } from './replay-credentials.ts';
 import {
   assembleReplayHeaders,
   replayHeaderSelection,
@@ -62,23 +62,23 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const now = deps.now ?? Date.now;
   // Built at startup so a bad replay.allow entry or preset option stops the server, not a replay.
   const policy = deps.policy ?? createTargetPolicy({ allow: deps.replay.allow });
-  const providers = new Map<string, ReplayProvider>(deps.providers.map((p) => [p.name, prepareReplayProvider(p)]));
+  const providers = new Map<string, ProviderConfig>(deps.providers.map((p) => [p.name, p]));
   const auditor = createReplayAuditor(deps.attempts, deps.logger);
 
-  function headersFor(event: StoredEvent, provider: ReplayProvider | undefined, state: AttemptState): OutgoingHeaders {
+  function headersFor(event: StoredEvent, provider: ProviderConfig | undefined, state: AttemptState): OutgoingHeaders {
     const credentials = replayCredentials(provider, {
       body: event.payload,
       storedHeaders: event.headers,
       nowMs: now(),
     });
     state.credentials = credentials.kind;
-    if (credentials.kind === 'none' && provider?.config.family === 'webhook' && provider.config.trustMode !== 'open') {
+    if (credentials.kind === 'none' && provider?.family === 'webhook' && provider.trustMode !== 'open') {
       deps.logger.debug(
         { eventId: event.id, provider: event.provider, reason: credentials.reason },
         'replay sent without credentials',
       );
     }
-    const selection = replayHeaderSelection(provider?.config, provider?.secretHeaders ?? []);
+    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
     return assembleReplayHeaders({
       eventId: event.id,
       contentType: event.contentType,

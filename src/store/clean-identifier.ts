@@ -1,7 +1,4 @@
-/** The events table refuses longer event types (CHECK char_length(event_type) <= 200). */
-export const MAX_EVENT_TYPE_LENGTH = 200;
-/** Keeps (provider, external_id) well inside a btree index entry's ~2700-byte limit. */
-export const MAX_EXTERNAL_ID_LENGTH = 500;
+import { EVENT_TYPE_LIMITS, EXTERNAL_ID_LIMITS } from '../../generated/constants.ts';
 
 /**
  * Event types and external ids come from untrusted bodies and messages: NUL cannot be stored in a
@@ -13,5 +10,10 @@ export function cleanIdentifier(value: string, maxLength: number): string | null
   return cleaned === '' ? null : cleaned;
 }
 
-export const cleanEventType = (value: string): string | null => cleanIdentifier(value, MAX_EVENT_TYPE_LENGTH);
-export const cleanExternalId = (value: string): string | null => cleanIdentifier(value, MAX_EXTERNAL_ID_LENGTH);
+/** The contract's bound, which the events table enforces too (CHECK char_length(event_type) <= 200). */
+export const cleanEventType = (value: string): string | null => cleanIdentifier(value, EVENT_TYPE_LIMITS.maxLength);
+/**
+ * The contract's bound: a longer stored id would make get_webhook_event's result break its own
+ * schema. It also keeps (provider, external_id) well inside a btree index entry's ~2700 bytes.
+ */
+export const cleanExternalId = (value: string): string | null => cleanIdentifier(value, EXTERNAL_ID_LIMITS.maxLength);

@@ -3,10 +3,9 @@
  * MCP, the HTTP API and the UI cannot disagree about how an event looks.
  */
 import { z } from 'zod';
-import type { EventDetail, EventHeaders, EventPayload, EventSummary, TrustMode } from '../../generated/types.ts';
+import { TRUST_MODES } from '../../generated/constants.ts';
+import type { EventDetail, EventHeaders, EventPayload, EventSummary } from '../../generated/types.ts';
 import type { StoredEvent } from './event-store.ts';
-
-export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfies readonly TrustMode[];
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

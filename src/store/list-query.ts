@@ -4,14 +4,14 @@
  * comparison on (received_at, id), so page 1000 costs what page 1 costs.
  */
 import { sql, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
+import { EVENT_PROVIDER_LIMITS, EVENT_TYPE_LIMITS, LIST_LIMIT, LIST_SINCE_LIMITS } from '../../generated/constants.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { decodeCursor } from './cursor.ts';
 import { normalizeUuid, summaryRow } from './event-mapping.ts';
 import type { ListQuery } from './event-store.ts';
 import { parseTimestampInput, rfc3339FromMicros } from './timestamps.ts';
 
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 200;
+/** Store-side bounds on search input, looser than the API's (SEARCH_*_LIMITS): the last line of defence. */
 const MAX_Q_LENGTH = 500;
 const MAX_MATCH_LENGTH = 10_000;
 
@@ -74,13 +74,13 @@ function matchJson(match: Record<string, unknown> | undefined): string | null {
 }
 
 export function resolveListQuery(query: ListQuery): ResolvedListQuery {
-  const limit = query.limit ?? DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw invalidArgument(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  const limit = query.limit ?? LIST_LIMIT.default;
+  if (!Number.isInteger(limit) || limit < LIST_LIMIT.minimum || limit > LIST_LIMIT.maximum) {
+    throw invalidArgument(`limit must be an integer from ${LIST_LIMIT.minimum} to ${LIST_LIMIT.maximum}`);
   }
 
-  const eventType = text(query.eventType, 'event_type', 200);
-  const since = text(query.since, 'since', 64);
+  const eventType = text(query.eventType, 'event_type', EVENT_TYPE_LIMITS.maxLength);
+  const since = text(query.since, 'since', LIST_SINCE_LIMITS.maxLength);
   let sinceEventId: string | null = null;
   let sinceTime: string | null = null;
   if (since !== null) {
@@ -105,7 +105,7 @@ export function resolveListQuery(query: ListQuery): ResolvedListQuery {
 
   return {
     limit,
-    provider: text(query.provider, 'provider', 64),
+    provider: text(query.provider, 'provider', EVENT_PROVIDER_LIMITS.maxLength),
     // A dotless type also matches its dotted sub-types, i.e. everything in its family.
     eventType:
       eventType === null ? null : { column: eventType.includes('.') ? 'event_type' : 'event_family', value: eventType },

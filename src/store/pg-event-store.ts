@@ -5,19 +5,13 @@
 import { sql, type DatabasePool } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
+import { EVENT_PROVIDER_LIMITS, EVENT_TYPE_LIMITS, TRUST_MODES } from '../../generated/constants.ts';
 import type { EventHeaders, EventSummary, ListWebhookEventsOutput } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { encodeByteaArray } from './bytea-array.ts';
 import { encodeCursor } from './cursor.ts';
 import { assertStorePool } from './database.ts';
-import {
-  detailRow,
-  normalizeUuid,
-  storedEventFromRow,
-  summaryFromRow,
-  summaryRow,
-  TRUST_MODES,
-} from './event-mapping.ts';
+import { detailRow, normalizeUuid, storedEventFromRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
 import { buildListSql, receivedAtUtc, resolveListQuery, type ResolvedListQuery } from './list-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
@@ -74,11 +68,16 @@ function checkNewEvent(event: NewEvent, index: number): void {
   const fail = (message: string): never => {
     throw invalidArgument(`event ${index}: ${message}`);
   };
-  if (typeof event.provider !== 'string' || event.provider.length < 1 || event.provider.length > 64) {
-    fail('provider must be 1 to 64 characters');
+  const provider = EVENT_PROVIDER_LIMITS;
+  if (
+    typeof event.provider !== 'string' ||
+    event.provider.length < provider.minLength ||
+    event.provider.length > provider.maxLength
+  ) {
+    fail(`provider must be ${provider.minLength} to ${provider.maxLength} characters`);
   }
-  if (typeof event.eventType !== 'string' || event.eventType.length > 200)
-    fail('event_type must be at most 200 characters');
+  if (typeof event.eventType !== 'string' || event.eventType.length > EVENT_TYPE_LIMITS.maxLength)
+    fail(`event_type must be at most ${EVENT_TYPE_LIMITS.maxLength} characters`);
   if (typeof event.verifyDetail !== 'string') fail('verify_detail must be a string');
   for (const [field, value] of [
     ['external_id', event.externalId],
@@ -87,7 +86,8 @@ function checkNewEvent(event: NewEvent, index: number): void {
   ] as const) {
     if (value !== null && typeof value !== 'string') fail(`${field} must be a string or null`);
   }
-  if (!TRUST_MODES.includes(event.trustMode)) fail(`trust_mode must be one of ${TRUST_MODES.join(', ')}`);
+  if (!(TRUST_MODES as readonly string[]).includes(event.trustMode))
+    fail(`trust_mode must be one of ${TRUST_MODES.join(', ')}`);
   if (event.verified && event.trustMode !== 'signed') fail('only a signed event can be verified');
   if (!Buffer.isBuffer(event.payload)) fail('payload must be a Buffer');
   if (typeof event.headers !== 'object' || event.headers === null) fail('headers must be an object');
@@ -311,7 +311,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       });
     },
 
-    async recent(limit = 50): Promise<EventSummary[]> {
+    async recent(limit?: number): Promise<EventSummary[]> {
       return (await list({ limit })).events;
     },
   };

@@ -6,15 +6,16 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { SwitchboardConfig } from '../../generated/types.ts';
+import type { SwitchboardConfigWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 
-export type RetentionConfig = NonNullable<SwitchboardConfig['retention']>;
+/** retention: as config validation leaves it, interval_seconds filled in from the schema. */
+export type RetentionConfig = SwitchboardConfigWithDefaults['retention'];
 
 export interface RetentionOptions {
   pool: DatabasePool;
-  config: RetentionConfig | undefined;
+  config: RetentionConfig;
   logger: Logger;
   /** Rows per DELETE. Default 1000. */
   batchSize?: number;
@@ -33,8 +34,6 @@ export interface RetentionJob {
   /** Stops the timer and waits for a run in progress (it ends after its current batch). */
   stop(): Promise<void>;
 }
-
-export const DEFAULT_RETENTION_INTERVAL_SECONDS = 3600;
 
 const UNIT_MS: Record<string, number> = {
   s: 1_000,
@@ -62,13 +61,13 @@ const keyRow = z.object({ received_at_utc: z.string(), id: z.string() });
 
 export function startRetention(options: RetentionOptions): RetentionJob {
   const { pool, logger } = options;
-  const config = options.config ?? {};
+  const { config } = options;
   const maxAgeMs = config.max_age === undefined ? null : parseDuration(config.max_age);
   const maxEvents = config.max_events ?? null;
   if (maxEvents !== null && !(Number.isSafeInteger(maxEvents) && maxEvents >= 0)) {
     throw invalidArgument('retention.max_events must be a non-negative integer');
   }
-  const intervalSeconds = config.interval_seconds ?? DEFAULT_RETENTION_INTERVAL_SECONDS;
+  const intervalSeconds = config.interval_seconds;
   if (!(Number.isFinite(intervalSeconds) && intervalSeconds > 0)) {
     throw invalidArgument('retention.interval_seconds must be a positive number');
   }

@@ -62,7 +62,7 @@ describe('switchboard CLI', () => {
       (e: { code: number; stderr: string }) => e,
     );
     expect(failure?.code).toBe(2);
-    expect(failure?.stderr).toContain('providers.github.secrett: unknown key');
+    expect(failure?.stderr).toContain('providers.github.secrett: unknown field');
     expect(failure?.stderr).not.toMatch(/\n\s+at /);
   });
 

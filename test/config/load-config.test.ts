@@ -32,15 +32,15 @@ describe('config file', () => {
     const byName = Object.fromEntries(config.providers.map((p) => [p.name, p]));
     expect(byName.github).toMatchObject({
       family: 'webhook',
-      preset: 'github',
+      presetName: 'github',
       trustMode: 'signed',
       route: '/hooks/github',
       secrets: ['gh-secret'],
     });
     // An unset variable leaves the secret missing rather than refusing to start.
     expect(byName.stripe).toMatchObject({ trustMode: 'signed', secrets: [] });
-    expect(byName.deploys).toMatchObject({ preset: 'token', trustMode: 'token', secrets: ['tok'] });
-    expect(byName.sandbox).toMatchObject({ preset: 'open', trustMode: 'open', secrets: [] });
+    expect(byName.deploys).toMatchObject({ presetName: 'token', trustMode: 'token', secrets: ['tok'] });
+    expect(byName.sandbox).toMatchObject({ presetName: 'open', trustMode: 'open', secrets: [] });
     expect(byName.jobs).toMatchObject({ family: 'queue', trustMode: 'queue', channel: 'jobs.events', mode: 'pubsub' });
     expect(config.replay.defaultTarget).toBe('http://127.0.0.1:3000/webhooks');
     expect(byName.github).toMatchObject({ maxBodyBytes: 5 * 1024 * 1024, toleranceSeconds: 300, recordRejected: true });
@@ -56,7 +56,7 @@ describe('config file', () => {
       /providers\.github\.preset: must be one of/,
     );
     expect(errorOf(() => parseConfig('providers:\n  github: { preset: github, scret: x }\n', {}))).toMatch(
-      /providers\.github\.scret: unknown key/,
+      /providers\.github\.scret: unknown field/,
     );
     expect(errorOf(() => parseConfig('replay:\n  timeout_ms: 5\n', {}))).toMatch(/replay\.timeout_ms: must be >= 100/);
     expect(errorOf(() => parseConfig('providers:\n  "Bad Name": { trust_mode: open }\n', {}))).toMatch(/providers/);

@@ -16,7 +16,11 @@ function objectsWithoutClosedProperties(node: unknown, path: string, out: string
   const obj = node as Node;
   // A map (headers, providers) is closed through additionalProperties holding a schema instead.
   if (obj.properties !== undefined && obj.additionalProperties !== false) out.push(path);
-  for (const [k, v] of Object.entries(obj)) objectsWithoutClosedProperties(v, `${path}/${k}`, out);
+  for (const [k, v] of Object.entries(obj)) {
+    // if/then/else refine an object that is already closed (conditions, conditional defaults).
+    if (k === 'if' || k === 'then' || k === 'else') continue;
+    objectsWithoutClosedProperties(v, `${path}/${k}`, out);
+  }
 }
 
 describe('schema conventions', () => {

@@ -1,7 +1,10 @@
 import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
-import type { HeaderBag, VerifyInput, VerifyOutcome } from '../../src/presets/preset-types.ts';
+import { validateSwitchboardConfig } from '../../generated/validators.js';
+import type { GenericHmacOptions } from '../../src/presets/generic-hmac-preset.ts';
+import { presetFor, type PresetOptions } from '../../src/presets/preset-registry.ts';
+import type { HeaderBag, Preset, VerifyInput, VerifyOutcome } from '../../src/presets/preset-types.ts';
 
 /** A fixed clock: 2025-01-15T12:00:00.250Z (the .250 checks that sub-second time is handled). */
 export const NOW_MS = Date.UTC(2025, 0, 15, 12, 0, 0, 250);
@@ -14,6 +17,23 @@ export function input(
   overrides: Partial<VerifyInput> = {},
 ): VerifyInput {
   return { body, headers, secrets, toleranceSeconds: 300, nowMs: NOW_MS, ...overrides };
+}
+
+/** generic-hmac options as config validation leaves them: the schema's defaults, then these. */
+export function hmacOptions(options: Partial<GenericHmacOptions> & { header: string }): GenericHmacOptions {
+  const probe: unknown = { providers: { probe: { preset: 'generic-hmac', hmac: { header: 'X-Probe' } } } };
+  const defaults = validateSwitchboardConfig(probe) ? probe.providers?.['probe']?.hmac : undefined;
+  if (defaults === undefined) throw new Error('the probe config no longer validates');
+  return { ...defaults, ...(options as Partial<GenericHmacOptions>), header: options.header };
+}
+
+export type PresetFragment = Omit<PresetOptions, 'hmac'> & {
+  hmac?: Partial<GenericHmacOptions> & { header: string };
+};
+
+/** presetFor with a config fragment, the way config resolution calls it (hmac defaults filled in). */
+export function presetOf(options: PresetFragment): Preset {
+  return presetFor({ ...options, hmac: options.hmac === undefined ? undefined : hmacOptions(options.hmac) });
 }
 
 /** A copy with one byte changed, so the bytes differ from what was signed. */

@@ -1,15 +1,25 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.ts';
-import { createGenericHmacPreset, type GenericHmacOptions } from '../../src/presets/generic-hmac-preset.ts';
-import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, input, NOW_MS, NOW_S } from './fixtures.ts';
+import { createGenericHmacPreset } from '../../src/presets/generic-hmac-preset.ts';
+import {
+  BINARY_BODY,
+  expectFail,
+  expectNoLeak,
+  expectOk,
+  flipByte,
+  hmacOptions,
+  input,
+  NOW_MS,
+  NOW_S,
+} from './fixtures.ts';
 
 const SECRET = 'generic-secret-7f3a9c';
 const OLD_SECRET = 'generic-secret-old-11';
 const BODY = Buffer.from('{"type":"order.shipped","id":"ord_991","items":[1,2,3]}');
 
 describe('generic-hmac preset: body only, hex, with prefix', () => {
-  const preset = createGenericHmacPreset({ header: 'X-Signature', prefix: 'sha256=' });
+  const preset = createGenericHmacPreset(hmacOptions({ header: 'X-Signature', prefix: 'sha256=' }));
   const sig = (body: Buffer, secret = SECRET): Record<string, string> => ({
     'x-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
   });
@@ -64,23 +74,26 @@ describe('generic-hmac preset: body only, hex, with prefix', () => {
 });
 
 describe('generic-hmac preset: other algorithms and encodings', () => {
-  const cases: { options: GenericHmacOptions; algorithm: 'sha1' | 'sha256' | 'sha512'; encoding: 'hex' | 'base64' }[] =
-    [
-      {
-        options: { header: 'X-Hook-Sig', algorithm: 'sha1', encoding: 'base64' },
-        algorithm: 'sha1',
-        encoding: 'base64',
-      },
-      { options: { header: 'X-Hook-Sig', algorithm: 'sha512' }, algorithm: 'sha512', encoding: 'hex' },
-      {
-        options: { header: 'X-Hook-Sig', algorithm: 'sha256', encoding: 'base64' },
-        algorithm: 'sha256',
-        encoding: 'base64',
-      },
-    ];
+  const cases: {
+    options: Parameters<typeof hmacOptions>[0];
+    algorithm: 'sha1' | 'sha256' | 'sha512';
+    encoding: 'hex' | 'base64';
+  }[] = [
+    {
+      options: { header: 'X-Hook-Sig', algorithm: 'sha1', encoding: 'base64' },
+      algorithm: 'sha1',
+      encoding: 'base64',
+    },
+    { options: { header: 'X-Hook-Sig', algorithm: 'sha512' }, algorithm: 'sha512', encoding: 'hex' },
+    {
+      options: { header: 'X-Hook-Sig', algorithm: 'sha256', encoding: 'base64' },
+      algorithm: 'sha256',
+      encoding: 'base64',
+    },
+  ];
   for (const { options, algorithm, encoding } of cases) {
     it(`${algorithm}/${encoding}: valid, wrong secret, tampered`, () => {
-      const preset = createGenericHmacPreset(options);
+      const preset = createGenericHmacPreset(hmacOptions(options));
       const headers = { 'x-hook-sig': createHmac(algorithm, SECRET).update(BODY).digest(encoding) };
       expect(preset.verify(input(BODY, headers, [SECRET]))).toEqual({
         ok: true,
@@ -94,20 +107,22 @@ describe('generic-hmac preset: other algorithms and encodings', () => {
   it('decodes base64 (whsec_) and hex secrets when asked to', () => {
     const key = Buffer.from('raw key bytes \u0000\u00ff', 'latin1');
     const headers = { 'x-hook-sig': createHmac('sha256', key).update(BODY).digest('hex') };
-    const b64 = createGenericHmacPreset({ header: 'X-Hook-Sig', secret_encoding: 'base64' });
+    const b64 = createGenericHmacPreset(hmacOptions({ header: 'X-Hook-Sig', secret_encoding: 'base64' }));
     expectOk(b64.verify(input(BODY, headers, [`whsec_${key.toString('base64')}`])));
-    const hex = createGenericHmacPreset({ header: 'X-Hook-Sig', secret_encoding: 'hex' });
+    const hex = createGenericHmacPreset(hmacOptions({ header: 'X-Hook-Sig', secret_encoding: 'hex' }));
     expectOk(hex.verify(input(BODY, headers, [key.toString('hex')])));
     expectFail(hex.verify(input(BODY, headers, ['not hex'])), 'missing_secret');
   });
 });
 
 describe('generic-hmac preset: timestamp template', () => {
-  const preset = createGenericHmacPreset({
-    header: 'X-Signature',
-    signed: '{timestamp}.{body}',
-    timestamp_header: 'X-Timestamp',
-  });
+  const preset = createGenericHmacPreset(
+    hmacOptions({
+      header: 'X-Signature',
+      signed: '{timestamp}.{body}',
+      timestamp_header: 'X-Timestamp',
+    }),
+  );
   const headersAt = (seconds: number, secret = SECRET, body = BODY): Record<string, string> => ({
     'x-timestamp': String(seconds),
     'x-signature': createHmac('sha256', secret).update(`${seconds}.`).update(body).digest('hex'),
@@ -165,13 +180,15 @@ describe('generic-hmac preset: timestamp template', () => {
 });
 
 describe('generic-hmac preset: a Twitch EventSub style scheme', () => {
-  const preset = createGenericHmacPreset({
-    header: 'Twitch-Eventsub-Message-Signature',
-    prefix: 'sha256=',
-    signed: '{header:Twitch-Eventsub-Message-Id}{timestamp}{body}',
-    timestamp_header: 'Twitch-Eventsub-Message-Timestamp',
-    timestamp_format: 'iso8601',
-  });
+  const preset = createGenericHmacPreset(
+    hmacOptions({
+      header: 'Twitch-Eventsub-Message-Signature',
+      prefix: 'sha256=',
+      signed: '{header:Twitch-Eventsub-Message-Id}{timestamp}{body}',
+      timestamp_header: 'Twitch-Eventsub-Message-Timestamp',
+      timestamp_format: 'iso8601',
+    }),
+  );
   const id = 'befa7b53-d79d-478f-86b9-120f112b044e';
   const headersAt = (iso: string, body = BODY): Record<string, string> => ({
     'twitch-eventsub-message-id': id,
@@ -213,12 +230,14 @@ describe('generic-hmac preset: a Twitch EventSub style scheme', () => {
 
 describe('generic-hmac preset: millisecond timestamps', () => {
   it('checks unix_ms freshness', () => {
-    const preset = createGenericHmacPreset({
-      header: 'X-Sig',
-      signed: 'v1:{timestamp}:{body}',
-      timestamp_header: 'X-Ts',
-      timestamp_format: 'unix_ms',
-    });
+    const preset = createGenericHmacPreset(
+      hmacOptions({
+        header: 'X-Sig',
+        signed: 'v1:{timestamp}:{body}',
+        timestamp_header: 'X-Ts',
+        timestamp_format: 'unix_ms',
+      }),
+    );
     const at = (ms: number): Record<string, string> => ({
       'x-ts': String(ms),
       'x-sig': createHmac('sha256', SECRET).update(`v1:${ms}:`).update(BODY).digest('hex'),
@@ -230,7 +249,7 @@ describe('generic-hmac preset: millisecond timestamps', () => {
 });
 
 describe('generic-hmac options validation', () => {
-  const invalid: [string, GenericHmacOptions][] = [
+  const invalid: [string, Parameters<typeof hmacOptions>[0]][] = [
     ['no header', { header: '' }],
     ['header with a space', { header: 'X Signature' }],
     ['unknown algorithm', { header: 'X-S', algorithm: 'md5' as 'sha1' }],
@@ -248,12 +267,12 @@ describe('generic-hmac options validation', () => {
   ];
   for (const [label, options] of invalid) {
     it(`rejects ${label}`, () => {
-      expect(() => createGenericHmacPreset(options)).toThrow(AppError);
+      expect(() => createGenericHmacPreset(hmacOptions(options))).toThrow(AppError);
     });
   }
 
   it('identifies with the generic fallbacks', () => {
-    const preset = createGenericHmacPreset({ header: 'X-S' });
+    const preset = createGenericHmacPreset(hmacOptions({ header: 'X-S' }));
     expect(preset.identify(BODY, {})).toEqual({ eventType: 'order.shipped', externalId: null });
     expect(preset.identify(BODY, { 'x-event-type': 'from.header' }).eventType).toBe('from.header');
     expect(preset.identify(BINARY_BODY, {})).toEqual({ eventType: 'unknown', externalId: null });

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { findMissingHeader } from '../../src/presets/headers.ts';
-import { buildPreset } from '../../src/presets/preset-registry.ts';
 import { effectiveTolerance, freshnessFailure } from '../../src/presets/timestamp.ts';
 import { createGenericTokenPreset } from '../../src/presets/token-preset.ts';
 import type { Preset } from '../../src/presets/preset-types.ts';
-import { input, NOW_MS } from './fixtures.ts';
+import { input, NOW_MS, presetOf } from './fixtures.ts';
 
 const SECRET = 'whsec_Y29udHJhY3QtdGVzdC1rZXktMzItYnl0ZXMhISE=';
 const BODY = Buffer.from(JSON.stringify({ type: 'contract.check', webhookTimestamp: NOW_MS, id: 'x1' }));
@@ -23,26 +22,26 @@ function signed(preset: Preset, secretBearing: string[]): Case {
 }
 
 const cases: Case[] = [
-  signed(buildPreset({ preset: 'github' }), ['x-hub-signature-256']),
-  signed(buildPreset({ preset: 'stripe' }), ['stripe-signature']),
-  signed(buildPreset({ preset: 'slack' }), ['x-slack-signature']),
-  signed(buildPreset({ preset: 'shopify' }), ['x-shopify-hmac-sha256']),
-  signed(buildPreset({ preset: 'standard-webhooks' }), ['webhook-signature']),
-  signed(buildPreset({ preset: 'linear' }), ['linear-signature']),
+  signed(presetOf({ preset: 'github' }), ['x-hub-signature-256']),
+  signed(presetOf({ preset: 'stripe' }), ['stripe-signature']),
+  signed(presetOf({ preset: 'slack' }), ['x-slack-signature']),
+  signed(presetOf({ preset: 'shopify' }), ['x-shopify-hmac-sha256']),
+  signed(presetOf({ preset: 'standard-webhooks' }), ['webhook-signature']),
+  signed(presetOf({ preset: 'linear' }), ['linear-signature']),
   signed(
-    buildPreset({
+    presetOf({
       preset: 'generic-hmac',
       hmac: { header: 'X-Sig', signed: '{header:X-Msg-Id}.{timestamp}.{body}', timestamp_header: 'X-Ts' },
     }),
     ['x-sig'],
   ),
   {
-    preset: buildPreset({ preset: 'token' }),
+    preset: presetOf({ preset: 'token' }),
     headers: { 'x-webhook-token': SECRET },
     secretBearing: ['x-webhook-token'],
   },
   {
-    preset: buildPreset({ preset: 'gitlab' }),
+    preset: presetOf({ preset: 'gitlab' }),
     headers: { 'x-gitlab-token': SECRET },
     secretBearing: ['x-gitlab-token'],
   },

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EventHeaders } from '../../generated/types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
-import { prepareReplayProvider } from '../../src/replay/replay-credentials.ts';
+import { secretHeadersOf } from '../../src/replay/replay-credentials.ts';
 import {
   assembleReplayHeaders,
   REPLAY_MARKER_HEADER,
@@ -29,8 +29,7 @@ const providers = providersFrom({
 function selectionFor(name: string): ReturnType<typeof replayHeaderSelection> {
   const config = providers.find((p) => p.name === name);
   if (!config) throw new Error(name);
-  const prepared = prepareReplayProvider(config);
-  return replayHeaderSelection(prepared.config, prepared.secretHeaders);
+  return replayHeaderSelection(config, secretHeadersOf(config));
 }
 
 describe('the replay-safe header subset', () => {

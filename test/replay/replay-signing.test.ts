@@ -3,7 +3,6 @@ import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildPreset } from '../../src/presets/preset-registry.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import {
   providersFrom,
@@ -100,7 +99,7 @@ async function storeSigned(
   contentType = 'application/json',
 ): Promise<string> {
   const config = webhookProvider(providers, name);
-  const preset = buildPreset({ preset: config.preset, hmac: config.hmac, token_header: config.tokenHeader });
+  const { preset } = config;
   const eventBag = Object.fromEntries(
     eventHeaders.flatMap((v, i, all) => (i % 2 === 0 ? [[v.toLowerCase(), all[i + 1] ?? '']] : [])),
   );
@@ -109,12 +108,7 @@ async function storeSigned(
     preset.sign && secret !== undefined
       ? preset.sign({ body, secret, nowMs: ORIGINAL_DELIVERY_MS, headers: eventBag })
       : {};
-  const tokenHeader =
-    config.preset === 'gitlab'
-      ? 'X-Gitlab-Token'
-      : config.preset === 'token'
-        ? (config.tokenHeader ?? 'X-Webhook-Token')
-        : undefined;
+  const { tokenHeader } = preset;
   const rawHeaders = [
     'Content-Type',
     contentType,

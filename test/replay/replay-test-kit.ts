@@ -10,8 +10,6 @@ import type { SwitchboardConfig } from '../../generated/types.ts';
 import { resolveConfig, type ProviderConfig, type WebhookProviderConfig } from '../../src/config/resolve-config.ts';
 import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
 import { sanitizeHeaders } from '../../src/store/sanitize-headers.ts';
-import { buildPreset } from '../../src/presets/preset-registry.ts';
-import { DEFAULT_TOKEN_HEADER } from '../../src/presets/token-preset.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createReplayService, type ReplayServiceDeps } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';
@@ -140,15 +138,8 @@ export async function storeDelivery(
   let externalId: string | null = null;
   let trustMode: StoredEvent['trustMode'] = 'queue';
   if (provider.family === 'webhook') {
-    const preset = buildPreset({
-      preset: provider.preset,
-      token_header: provider.tokenHeader,
-      hmac: provider.hmac,
-      event_type_from: provider.eventTypeFrom,
-      external_id_from: provider.externalIdFrom,
-    });
+    const { preset } = provider;
     sensitive = [...preset.sensitiveHeaders];
-    if (provider.preset === 'token') sensitive.push((provider.tokenHeader ?? DEFAULT_TOKEN_HEADER).toLowerCase());
     const headerBag = Object.fromEntries(pairs(delivery.rawHeaders).map(([n, v]) => [n.toLowerCase(), v]));
     ({ eventType, externalId } = preset.identify(delivery.body, headerBag));
     trustMode = provider.trustMode;

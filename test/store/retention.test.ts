@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
-import { parseDuration, startRetention, type RetentionJob } from '../../src/store/retention.ts';
+import { parseDuration, startRetention, type RetentionConfig, type RetentionJob } from '../../src/store/retention.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent, setReceivedAt } from '../support/events.ts';
 
@@ -24,8 +24,15 @@ beforeEach(async () => {
   await db.pool.query(sql.unsafe`TRUNCATE events CASCADE`);
 });
 
-function job(config: Parameters<typeof startRetention>[0]['config'], batchSize = 7): RetentionJob {
-  const started = startRetention({ pool: db.pool, config, logger: silentLogger, batchSize, initialDelayMs: 3_600_000 });
+/** A job whose timer never fires during a test (first run an hour away): runOnce drives it. */
+function job(config: Partial<RetentionConfig> = {}, batchSize = 7): RetentionJob {
+  const started = startRetention({
+    pool: db.pool,
+    config: { interval_seconds: 3_600, ...config },
+    logger: silentLogger,
+    batchSize,
+    initialDelayMs: 3_600_000,
+  });
   jobs.push(started);
   return started;
 }
@@ -115,7 +122,7 @@ describe('retention', () => {
 
   it('does nothing without limits, never overlaps runs, and runs on its timer', async () => {
     await eventsMinutesApart(3, 0);
-    expect(await job(undefined).runOnce()).toEqual({ deletedByAge: 0, deletedByCount: 0 });
+    expect(await job().runOnce()).toEqual({ deletedByAge: 0, deletedByCount: 0 });
     expect(await job({ interval_seconds: 5 }).runOnce()).toEqual({ deletedByAge: 0, deletedByCount: 0 });
 
     const overlapping = job({ max_events: 1 });

@@ -321,7 +321,7 @@ describe('deletion', () => {
     const ids = (await store.insertMany(Array.from({ length: 5 }, () => newEvent()))).map((r) => r.event.id);
     const retention = startRetention({
       pool: db.pool,
-      config: { max_events: 2 },
+      config: { max_events: 2, interval_seconds: 3_600 },
       logger: silentLogger,
       initialDelayMs: 3_600_000,
     });

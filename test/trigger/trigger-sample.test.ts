@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Provider } from '../../generated/types.ts';
-import { PRESET_NAMES } from '../../src/presets/preset-registry.ts';
+import { PRESET_NAMES } from '../../generated/constants.ts';
 import { allSamples, listSamples, prepareTrigger, triggerSample } from '../../src/trigger/trigger-sample.ts';
 import { providersFrom, startHarness, webhookProvider, type Harness } from '../ingest/ingest-harness.ts';
 

@@ -1,9 +1,11 @@
+import { LIST_LIMIT } from '../../../generated/constants.ts';
 import type {
   EventDetail,
   ListProvidersOutput,
   ListWebhookEventsOutput,
   ReplayHistory,
   ReplayResult,
+  SearchEventsQuery,
 } from '../../../generated/types.ts';
 
 export interface UiConfig {
@@ -27,7 +29,7 @@ export class ApiError extends Error {
 export interface EventFilters {
   provider: string;
   eventType: string;
-  verified: '' | 'true' | 'false';
+  verified: '' | NonNullable<SearchEventsQuery['verified']>;
   q: string;
   /** datetime-local values (the browser's zone); converted to RFC 3339 for the API. */
   from: string;
@@ -110,7 +112,11 @@ export class ApiClient {
     return (await (await this.request(path, init)).json()) as T;
   }
 
-  listEvents(filters: EventFilters, cursor?: string, limit = 50): Promise<ListWebhookEventsOutput> {
+  listEvents(
+    filters: EventFilters,
+    cursor?: string,
+    limit: number = LIST_LIMIT.default,
+  ): Promise<ListWebhookEventsOutput> {
     const extra: Record<string, string> = { limit: String(limit) };
     if (cursor) extra.cursor = cursor;
     return this.json(`/api/events?${filtersToQuery(filters, extra)}`);

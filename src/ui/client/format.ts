@@ -1,3 +1,5 @@
+import type { EventPayload } from '../../../generated/types.ts';
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10 * 1024 ? 1 : 0)} KB`;
@@ -28,7 +30,7 @@ export function toLocalInput(d: Date): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-export function decodePayload(payload: { encoding: 'utf8' | 'base64'; data: string }): Uint8Array {
+export function decodePayload(payload: EventPayload): Uint8Array {
   if (payload.encoding === 'utf8') return new TextEncoder().encode(payload.data);
   const bin = atob(payload.data);
   const out = new Uint8Array(bin.length);
@@ -37,10 +39,7 @@ export function decodePayload(payload: { encoding: 'utf8' | 'base64'; data: stri
 }
 
 /** The payload as a JSON value when it is JSON text; undefined otherwise. */
-export function parseJsonPayload(payload: {
-  encoding: 'utf8' | 'base64';
-  data: string;
-}): { value: unknown } | undefined {
+export function parseJsonPayload(payload: EventPayload): { value: unknown } | undefined {
   if (payload.encoding !== 'utf8') return undefined;
   const first = payload.data.trimStart()[0];
   if (first !== '{' && first !== '[') return undefined;

@@ -1,9 +1,11 @@
 import { h, type JSX } from 'preact';
+import { SERVER_HOST, SERVER_PORT } from '../../../generated/constants.ts';
 import type { ProviderStatus } from '../../../generated/types.ts';
 import { CopyButton } from './copy-button.ts';
 import { ProviderTrustBadge } from './trust-badge.ts';
 
-const DEFAULT_BASE = 'http://127.0.0.1:8080';
+/** Where `switchboard trigger` sends unless given --url: the address switchboard binds by default. */
+const DEFAULT_BASE = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
 
 function shellQuote(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
@@ -77,7 +79,7 @@ export function ProvidersView({
                   h(
                     'dd',
                     { class: 'mono' },
-                    p.family === 'queue' ? `${p.channel ?? ''} (${p.mode ?? 'pubsub'})` : `POST ${p.route ?? ''}`,
+                    p.family === 'queue' ? `${p.channel ?? ''} (${p.mode ?? ''})` : `POST ${p.route ?? ''}`,
                   ),
                   h('dt', null, 'Preset'),
                   h('dd', null, p.preset ?? p.trust_mode),

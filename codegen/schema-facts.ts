@@ -1,0 +1,212 @@
+/**
+ * The schema facts code needs at run time (enums, limits, defaults), read from schemas/ so that
+ * src/ never restates one, and the "with defaults" shapes the validators leave behind: they are
+ * compiled with useDefaults, so a property the schema gives a default is always present after a
+ * successful validation, and its type can say so.
+ */
+import type { JsonObject, JsonValue, SchemaRegistry } from './bundle-schema.ts';
+
+const BASE = 'https://switchboard.dev/schemas/';
+
+/** A named list of allowed values: `file#pointer` to a schema node holding an enum. */
+interface EnumFact {
+  source: string;
+  /** Name of the union type emitted next to it, unless generated/types.ts already has one. */
+  type?: string;
+  doc: string;
+}
+
+/** The bounds and default of one schema node, by name. */
+interface ValueFact {
+  source: string;
+  doc: string;
+}
+
+const ENUMS: Record<string, EnumFact> = {
+  TRUST_MODES: { source: 'trust-mode.schema.json#', doc: 'How an event is trusted.' },
+  PRESET_NAMES: {
+    source: 'config.schema.json#/$defs/provider/properties/preset',
+    type: 'PresetName',
+    doc: 'The verification presets a provider can name.',
+  },
+  HMAC_ALGORITHMS: {
+    source: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm',
+    type: 'HmacAlgorithm',
+    doc: 'generic-hmac: the digest algorithms.',
+  },
+  DIGEST_ENCODINGS: {
+    source: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding',
+    type: 'DigestEncoding',
+    doc: 'generic-hmac: how a digest is written.',
+  },
+  TIMESTAMP_FORMATS: {
+    source: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format',
+    type: 'TimestampFormat',
+    doc: 'generic-hmac: how the signed timestamp is written.',
+  },
+  SECRET_ENCODINGS: {
+    source: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding',
+    type: 'SecretEncoding',
+    doc: 'generic-hmac: how a configured secret becomes the key.',
+  },
+  CONNECTION_STATES: {
+    source: 'provider-status.schema.json#/properties/connection',
+    type: 'ConnectionState',
+    doc: 'A connection as list_providers reports it (Redis for queue providers; the event bus too).',
+  },
+  QUEUE_MODES: {
+    source: 'config.schema.json#/$defs/provider/properties/mode',
+    type: 'QueueMode',
+    doc: 'How a queue provider reads Redis.',
+  },
+  ERROR_CODES: {
+    source: 'error-envelope.schema.json#/properties/error/properties/code',
+    type: 'ErrorCode',
+    doc: 'Every code of the error envelope.',
+  },
+  REPLAY_ERROR_CODES: {
+    source: 'replay-history.schema.json#/properties/attempts/items/properties/error_code',
+    type: 'ReplayErrorCode',
+    doc: 'The codes a replay attempt can end with (the MCP tool codes of SPEC-0005).',
+  },
+};
+
+const VALUES: Record<string, ValueFact> = {
+  SERVER_HOST: {
+    source: 'config.schema.json#/properties/server/properties/host',
+    doc: 'The address bound by default.',
+  },
+  SERVER_PORT: { source: 'config.schema.json#/properties/server/properties/port', doc: 'The port bound by default.' },
+  TOLERANCE_SECONDS: {
+    source: 'config.schema.json#/$defs/provider/properties/tolerance_seconds',
+    doc: 'Allowed clock skew of signed timestamps.',
+  },
+  EVENT_PROVIDER_LIMITS: { source: 'event-summary.schema.json#/properties/provider', doc: 'A provider name.' },
+  EVENT_TYPE_LIMITS: { source: 'event-summary.schema.json#/properties/event_type', doc: 'An event type.' },
+  EXTERNAL_ID_LIMITS: { source: 'event-detail.schema.json#/properties/external_id', doc: "A delivery's own id." },
+  LIST_LIMIT: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/limit',
+    doc: 'Page size of list_webhook_events and /api/events.',
+  },
+  LIST_SINCE_LIMITS: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/since',
+    doc: 'The since filter (a timestamp or an event id).',
+  },
+  RECENT_EVENTS_LIMITS: {
+    source: 'recent-events-resource.schema.json#/properties/events',
+    doc: 'The recent-events resource.',
+  },
+  SEARCH_TEXT_LIMITS: {
+    source: 'search-events-query.schema.json#/properties/q',
+    doc: '/api/events full-text search.',
+  },
+  SEARCH_MATCH_LIMITS: {
+    source: 'search-events-query.schema.json#/properties/match',
+    doc: '/api/events JSON containment filter, as sent.',
+  },
+};
+
+const VALUE_KEYWORDS = ['minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'maxItems', 'default'];
+
+function isObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function node(registry: SchemaRegistry, source: string): JsonObject {
+  const [file = '', pointer = ''] = source.split('#');
+  const doc = registry.get(`${BASE}${file}`);
+  if (doc === undefined) throw new Error(`schema facts: ${file} not found`);
+  let current: JsonValue = doc;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (!isObject(current) || !(key in current)) throw new Error(`schema facts: ${source} does not resolve`);
+    current = current[key] as JsonValue;
+  }
+  if (!isObject(current)) throw new Error(`schema facts: ${source} is not a schema object`);
+  return current;
+}
+
+/** generated/constants.ts: enums and limits by name, each with the schema node it comes from. */
+export function constantsSource(registry: SchemaRegistry, header: string): string {
+  const lines = [header, "import type { TrustMode } from './types.ts';", ''];
+  for (const [name, fact] of Object.entries(ENUMS)) {
+    const values = node(registry, fact.source).enum;
+    if (!Array.isArray(values)) throw new Error(`schema facts: ${fact.source} has no enum`);
+    const defined = values.filter((v) => v !== null);
+    lines.push(`/** ${fact.doc} From schemas/${fact.source}. */`);
+    const declared = name === 'TRUST_MODES' ? ' satisfies readonly TrustMode[]' : '';
+    lines.push(`export const ${name} = ${JSON.stringify(defined)} as const${declared};`);
+    if (fact.type !== undefined) lines.push(`export type ${fact.type} = (typeof ${name})[number];`);
+    lines.push('');
+  }
+  for (const [name, fact] of Object.entries(VALUES)) {
+    const schema = node(registry, fact.source);
+    const bounds = Object.fromEntries(VALUE_KEYWORDS.filter((k) => k in schema).map((k) => [k, schema[k]]));
+    if (Object.keys(bounds).length === 0) throw new Error(`schema facts: ${fact.source} states no bound`);
+    lines.push(`/** ${fact.doc} From schemas/${fact.source}. */`);
+    lines.push(`export const ${name} = ${JSON.stringify(bounds)} as const;`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** Keywords whose subschemas apply only sometimes: a default inside them is not always filled. */
+const CONDITIONAL = new Set(['if', 'then', 'else', 'not', 'anyOf', 'oneOf']);
+
+function hasDefaults(value: JsonValue): boolean {
+  if (Array.isArray(value)) return value.some(hasDefaults);
+  if (!isObject(value)) return false;
+  return Object.entries(value).some(([key, sub]) => key === 'default' || (!CONDITIONAL.has(key) && hasDefaults(sub)));
+}
+
+const pascal = (key: string): string =>
+  key.replace(/(^|[-_])([a-z])/g, (_m, _sep: string, letter: string) => letter.toUpperCase());
+
+function requireDefaulted(value: JsonValue, inDefs: boolean): JsonValue {
+  if (Array.isArray(value)) return value.map((v) => requireDefaulted(v, false));
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [key, sub] of Object.entries(value)) {
+    // Conditional subschemas say nothing about every instance; types leave them out.
+    if (CONDITIONAL.has(key) && key !== 'anyOf' && key !== 'oneOf') continue;
+    if (key === '$defs' && isObject(sub)) {
+      out[key] = Object.fromEntries(
+        Object.entries(sub).map(([name, def]) => {
+          // Named only where defaults change it; the rest stays inline, as in the plain types.
+          if (!hasDefaults(def)) return [name, def];
+          const copied = requireDefaulted(def, true) as JsonObject;
+          return [name, { ...copied, title: `${pascal(name)}WithDefaults` }];
+        }),
+      );
+    } else if (key === 'properties' && isObject(sub)) {
+      out[key] = Object.fromEntries(Object.entries(sub).map(([name, prop]) => [name, requireDefaulted(prop, false)]));
+    } else {
+      out[key] = requireDefaulted(sub, false);
+    }
+  }
+  const properties = value.properties;
+  if (isObject(properties)) {
+    const filled = Object.entries(properties)
+      .filter(([, prop]) => isObject(prop) && 'default' in prop)
+      .map(([name]) => name);
+    const required = Array.isArray(value.required) ? value.required.filter((r) => typeof r === 'string') : [];
+    const all = [...new Set([...required, ...filled])];
+    if (all.length > 0) out.required = all;
+  }
+  if (inDefs) delete out.description;
+  return out;
+}
+
+/**
+ * For each schema that gives any property a default, the same schema with those properties
+ * required and a title ending in WithDefaults: what a useDefaults validator hands back.
+ */
+export function withDefaultsSchemas(schemas: readonly { file: string; schema: JsonObject }[]): Map<string, JsonObject> {
+  const out = new Map<string, JsonObject>();
+  for (const { file, schema } of schemas) {
+    if (!hasDefaults(schema)) continue;
+    const copy = requireDefaulted(schema, false) as JsonObject;
+    out.set(file, { ...copy, title: `${String(schema.title)}WithDefaults` });
+  }
+  return out;
+}

@@ -1,0 +1,216 @@
+/**
+ * A sample delivery per preset, as its sender would make it: a trimmed real payload (samples/),
+ * fresh ids and timestamps, the sender's own headers, and the signature or token the preset puts
+ * on it. `switchboard trigger` sends these; nothing here touches the network.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { PresetName } from '../../generated/constants.ts';
+import type { Preset } from './preset-types.ts';
+
+type JsonObject = Record<string, unknown>;
+
+interface SendContext {
+  nowMs: number;
+  /** A fresh id per send, so a repeated trigger is a new event rather than a deduplicated retry. */
+  uid: string;
+}
+
+interface SampleDefinition {
+  name: string;
+  description: string;
+  /** File under presets/samples/. */
+  file: string;
+  /** Makes the document look freshly sent (ids, timestamps) and returns the sender's own headers. */
+  prepare(doc: JsonObject, context: SendContext): Record<string, string>;
+}
+
+export interface TriggerSampleInfo {
+  name: string;
+  description: string;
+}
+
+const shortId = (): string => randomBytes(12).toString('base64url');
+
+function record(value: unknown): JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
+}
+
+function github(event: string, file: string, description: string): SampleDefinition {
+  return {
+    name: event,
+    description,
+    file,
+    prepare: (_doc, { uid }) => ({
+      'x-github-event': event,
+      'x-github-delivery': uid,
+      'x-github-hook-id': '292929292',
+      'x-github-hook-installation-target-type': 'repository',
+      'user-agent': 'GitHub-Hookshot/switchboard-trigger',
+    }),
+  };
+}
+
+function stripe(type: string, file: string, description: string): SampleDefinition {
+  return {
+    name: type,
+    description,
+    file,
+    prepare: (doc, { nowMs }) => {
+      doc['id'] = `evt_${shortId()}`;
+      doc['created'] = Math.floor(nowMs / 1000);
+      return { 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
+    },
+  };
+}
+
+const GENERIC: SampleDefinition = {
+  name: 'generic',
+  description: 'a generic JSON event (type order.shipped)',
+  file: 'generic-event.json',
+  prepare: (doc, { nowMs, uid }) => {
+    doc['id'] = `evt_${uid}`;
+    doc['created_at'] = new Date(nowMs).toISOString();
+    return {
+      'x-event-type': typeof doc['type'] === 'string' ? doc['type'] : 'order.shipped',
+      'user-agent': 'switchboard-trigger',
+    };
+  },
+};
+
+const SAMPLES: Readonly<Record<PresetName, readonly SampleDefinition[]>> = {
+  github: [
+    github('push', 'github-push.json', 'a push of one commit to master'),
+    github('pull_request', 'github-pull-request.json', 'a pull request opened'),
+    github('issues', 'github-issues.json', 'an issue opened'),
+  ],
+  stripe: [
+    stripe('payment_intent.succeeded', 'stripe-payment-intent-succeeded.json', 'a card payment succeeded'),
+    stripe('invoice.paid', 'stripe-invoice-paid.json', 'a subscription invoice paid'),
+  ],
+  slack: [
+    {
+      name: 'app_mention',
+      description: 'an Events API app_mention',
+      file: 'slack-app-mention.json',
+      prepare: (doc, { nowMs }) => {
+        const seconds = Math.floor(nowMs / 1000);
+        doc['event_id'] = `Ev${shortId().toUpperCase()}`;
+        doc['event_time'] = seconds;
+        const event = record(doc['event']);
+        event['ts'] = `${seconds}.000200`;
+        event['event_ts'] = `${seconds}.000200`;
+        return { 'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)' };
+      },
+    },
+  ],
+  shopify: [
+    {
+      name: 'orders/create',
+      description: 'an order created (test order)',
+      file: 'shopify-orders-create.json',
+      prepare: (doc, { nowMs, uid }) => {
+        const at = new Date(nowMs).toISOString();
+        doc['created_at'] = at;
+        doc['updated_at'] = at;
+        return {
+          'x-shopify-topic': 'orders/create',
+          'x-shopify-webhook-id': uid,
+          'x-shopify-event-id': randomUUID(),
+          'x-shopify-shop-domain': 'switchboard-test.myshopify.com',
+          'x-shopify-api-version': '2024-07',
+          'x-shopify-triggered-at': at,
+          'user-agent': 'Shopify-Captain-Hook',
+        };
+      },
+    },
+  ],
+  'standard-webhooks': [
+    {
+      name: 'invoice.paid',
+      description: 'an invoice.paid event in the Standard Webhooks envelope',
+      file: 'standard-webhooks-invoice-paid.json',
+      prepare: (doc, { nowMs }) => {
+        doc['timestamp'] = new Date(nowMs).toISOString();
+        return { 'user-agent': 'switchboard-trigger' };
+      },
+    },
+  ],
+  linear: [
+    {
+      name: 'Issue.create',
+      description: 'an issue created',
+      file: 'linear-issue-create.json',
+      prepare: (doc, { nowMs, uid }) => {
+        // Linear's receiver checks webhookTimestamp against its clock, so it must be now.
+        doc['webhookTimestamp'] = nowMs;
+        doc['createdAt'] = new Date(nowMs).toISOString();
+        return { 'linear-delivery': uid, 'linear-event': 'Issue', 'user-agent': 'Linear-Webhook' };
+      },
+    },
+  ],
+  gitlab: [
+    {
+      name: 'push',
+      description: 'a push hook',
+      file: 'gitlab-push.json',
+      prepare: (_doc, { uid }) => ({
+        'x-gitlab-event': 'Push Hook',
+        'idempotency-key': uid,
+        'x-gitlab-event-uuid': uid,
+        'user-agent': 'GitLab/17.4.0',
+      }),
+    },
+  ],
+  'generic-hmac': [GENERIC],
+  token: [GENERIC],
+  open: [GENERIC],
+};
+
+/** The samples `switchboard trigger` can send for a preset; the first is the default. */
+export function listSamples(preset: PresetName): TriggerSampleInfo[] {
+  return SAMPLES[preset].map(({ name, description }) => ({ name, description }));
+}
+
+/** Every preset's samples, for help text and docs. */
+export function allSamples(): Record<PresetName, TriggerSampleInfo[]> {
+  const out = {} as Record<PresetName, TriggerSampleInfo[]>;
+  for (const preset of Object.keys(SAMPLES) as PresetName[]) out[preset] = listSamples(preset);
+  return out;
+}
+
+export interface SampleDelivery {
+  sample: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** The sample of that name (case-insensitive), or the preset's first; undefined when it has none such. */
+function findSample(preset: PresetName, name: string | undefined): SampleDefinition | undefined {
+  const available = SAMPLES[preset];
+  return name === undefined ? available[0] : available.find((s) => s.name.toLowerCase() === name.toLowerCase());
+}
+
+/**
+ * The request a real sender would make with `credential` (a signing secret for signed presets, a
+ * token for token presets, nothing for open ones), or undefined when the preset has no such sample.
+ */
+export async function sampleDelivery(
+  preset: Preset,
+  sampleName: string | undefined,
+  credential: string | undefined,
+  nowMs: number,
+): Promise<SampleDelivery | undefined> {
+  const definition = findSample(preset.name, sampleName);
+  if (definition === undefined) return undefined;
+  const doc = record(JSON.parse(await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8')));
+  const senderHeaders = definition.prepare(doc, { nowMs, uid: randomUUID() });
+  const body = Buffer.from(JSON.stringify(doc), 'utf8');
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...senderHeaders };
+  if (credential !== undefined && preset.sign !== undefined) {
+    Object.assign(headers, preset.sign({ body, secret: credential, nowMs, headers }));
+  } else if (credential !== undefined && preset.tokenHeader !== undefined) {
+    headers[preset.tokenHeader] = credential;
+  }
+  return { sample: definition.name, headers, body };
+}
