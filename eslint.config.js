@@ -19,6 +19,18 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/ui/client/**'],
-    rules: { 'no-console': 'error' },
+    rules: {
+      'no-console': 'error',
+      // One error registry, one serialiser per transport: no envelope is written out by hand.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "Property[key.name='error'] > ObjectExpression > Property[key.name='code'][value.value=/^[a-z_]+$/]",
+          message:
+            'Throw (or sendError) a registered AppError from src/errors/app-error.ts; errorEnvelope builds the envelope.',
+        },
+      ],
+    },
   },
 );

@@ -21,16 +21,18 @@ const errors = (...statuses: number[]): JsonObject =>
     statuses.map((s): [string, JsonValue] => [String(s), json(ref('ErrorEnvelope'), ERROR_TEXT[s] ?? 'Error')]),
   );
 
+/** Each status with the one code it carries (src/errors/app-error.ts holds the registry). */
 const ERROR_TEXT: Record<number, string> = {
   400: 'invalid_argument',
-  401: 'Missing or unknown bearer token (WWW-Authenticate: Bearer)',
-  403: 'Host or Origin not allowed (DNS-rebinding protection)',
+  401: 'unauthenticated: missing or unknown bearer token (WWW-Authenticate: Bearer)',
+  403: 'forbidden: Host or Origin not allowed (DNS-rebinding protection)',
   404: 'not_found',
+  405: 'method_not_allowed (see Allow)',
+  413: 'payload_too_large: request body too large',
   429: 'rate_limited (see Retry-After)',
-  413: 'Request body too large',
   500: 'internal',
   502: 'replay_failed',
-  503: 'Database unavailable',
+  503: 'unavailable: the database cannot be reached (see Retry-After)',
 };
 
 const queryParam = (name: string, schema: JsonObject, description: string): JsonObject => ({

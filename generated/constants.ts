@@ -46,7 +46,18 @@ export const QUEUE_MODES = ['pubsub', 'streams'] as const;
 export type QueueMode = (typeof QUEUE_MODES)[number];
 
 /** Every code of the error envelope. From schemas/error-envelope.schema.json#/properties/error/properties/code. */
-export const ERROR_CODES = ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal'] as const;
+export const ERROR_CODES = [
+  'not_found',
+  'invalid_argument',
+  'replay_failed',
+  'rate_limited',
+  'internal',
+  'unauthenticated',
+  'forbidden',
+  'method_not_allowed',
+  'payload_too_large',
+  'unavailable',
+] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The codes a replay attempt can end with (the MCP tool codes of SPEC-0005). From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_code. */

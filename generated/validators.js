@@ -2786,7 +2786,7 @@ const schema35 = {
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
   description:
-    'The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds) or internal (an unexpected failure; the message carries a reference for the server log).',
+    'The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use only the first five.',
   type: 'object',
   additionalProperties: false,
   required: ['error'],
@@ -2796,7 +2796,21 @@ const schema35 = {
       additionalProperties: false,
       required: ['code', 'message'],
       properties: {
-        code: { type: 'string', enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal'] },
+        code: {
+          type: 'string',
+          enum: [
+            'not_found',
+            'invalid_argument',
+            'replay_failed',
+            'rate_limited',
+            'internal',
+            'unauthenticated',
+            'forbidden',
+            'method_not_allowed',
+            'payload_too_large',
+            'unavailable',
+          ],
+        },
         message: {
           description: 'A human-readable explanation. It never contains secrets, SQL or stack traces.',
           type: 'string',
@@ -2929,7 +2943,12 @@ function validate23(
             data1 === 'invalid_argument' ||
             data1 === 'replay_failed' ||
             data1 === 'rate_limited' ||
-            data1 === 'internal'
+            data1 === 'internal' ||
+            data1 === 'unauthenticated' ||
+            data1 === 'forbidden' ||
+            data1 === 'method_not_allowed' ||
+            data1 === 'payload_too_large' ||
+            data1 === 'unavailable'
           )) {
             const err6 = {
               instancePath: instancePath + '/error/code',

@@ -4,7 +4,8 @@ import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
 import { callerOf } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
-import { invalidArgument, notFound } from '../errors/app-error.ts';
+import { invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
+import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
@@ -91,8 +92,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     if (extra.length > 0) throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url is accepted`);
     const input = { id, ...(body as { target_url?: unknown }) };
     if (!validateReplayWebhookEventInput(input)) {
-      const first = validateReplayWebhookEventInput.errors?.[0];
-      throw invalidArgument(`${first?.instancePath.replace(/^\//, '') || 'body'}: ${first?.message ?? 'is invalid'}`);
+      throw invalidArgument(describeSchemaErrors(validateReplayWebhookEventInput.errors, 'body'));
     }
     ctx.body = await deps.replay.replay({ eventId: id, targetUrl: input.target_url, caller: callerOf(ctx) });
   });
@@ -153,12 +153,11 @@ export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
     await routes(ctx, async () => undefined);
     await methods(ctx, async () => undefined);
     if (ctx.status === 405) {
-      ctx.body = { error: { code: 'invalid_argument', message: `method ${ctx.method} not allowed on ${ctx.path}` } };
+      // allowedMethods set the Allow header already.
+      throw methodNotAllowed(ctx.method, ctx.path, (ctx.response.get('Allow') || '').split(/,\s*/));
     } else if (ctx.status === 404 && (ctx.body === undefined || ctx.body === null)) {
-      // Every route sets a body or throws, so an empty 404 means no route matched. The status is
-      // set explicitly: Koa turns an implicit 404 into 200 when a body is assigned.
-      ctx.status = 404;
-      ctx.body = { error: { code: 'not_found', message: `no route for ${ctx.method} ${ctx.path}` } };
+      // Every route sets a body or throws, so an empty 404 means no route matched.
+      throw notFound(`no route for ${ctx.method} ${ctx.path}`);
     }
   };
 

@@ -3,6 +3,7 @@ import { SEARCH_MATCH_LIMITS, SEARCH_TEXT_LIMITS } from '../../generated/constan
 import { validateListWebhookEventsInput } from '../../generated/validators.js';
 import type { ListWebhookEventsInput } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ListQuery } from '../store/event-store.ts';
 
 const LIST_KEYS = ['provider', 'event_type', 'since', 'limit', 'cursor'] as const;
@@ -49,13 +50,6 @@ function matchObject(text: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-function describeErrors(): string {
-  const first = validateListWebhookEventsInput.errors?.[0];
-  if (!first) return 'invalid query';
-  const where = first.instancePath.replace(/^\//, '') || 'query';
-  return `${where}: ${first.message ?? 'is invalid'}`;
-}
-
 /**
  * Turns /api/events query parameters into the store's ListQuery. The list_webhook_events part
  * goes through the generated validator, so the API accepts exactly what the MCP tool accepts.
@@ -70,7 +64,9 @@ export function parseListQuery(query: ParsedUrlQuery): ListQuery {
     const value = single(query, key);
     if (value !== undefined) input[key] = key === 'limit' ? limitValue(value) : value;
   }
-  if (!validateListWebhookEventsInput(input)) throw invalidArgument(describeErrors());
+  if (!validateListWebhookEventsInput(input)) {
+    throw invalidArgument(describeSchemaErrors(validateListWebhookEventsInput.errors, 'query'));
+  }
   const listInput: ListWebhookEventsInput = input;
 
   const result: ListQuery = {};

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError, invalidArgument } from '../errors/app-error.ts';
+import { invalidArgument, payloadTooLarge } from '../errors/app-error.ts';
 import { readRawBody } from '../http/read-raw-body.ts';
 
 /**
@@ -9,16 +9,10 @@ import { readRawBody } from '../http/read-raw-body.ts';
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   const declared = Number(ctx.get('content-length') || '0');
-  if (declared > limit) {
-    ctx.set('Connection', 'close');
-    throw Object.assign(new Error('request body too large'), { status: 413, expose: true });
-  }
+  if (declared > limit) throw payloadTooLarge(limit, { closeConnection: true });
   const result = await readRawBody(ctx.req, limit);
-  if (result.kind === 'too_large') {
-    ctx.set('Connection', 'close');
-    throw Object.assign(new Error('request body too large'), { status: 413, expose: true });
-  }
-  if (result.kind === 'aborted') throw new AppError('invalid_argument', 'request body incomplete');
+  if (result.kind === 'too_large') throw payloadTooLarge(limit, { closeConnection: true });
+  if (result.kind === 'aborted') throw invalidArgument('request body incomplete');
   if (result.body.length === 0) return {};
   if (!ctx.is('application/json')) throw invalidArgument('body: send Content-Type: application/json');
   try {

@@ -15,6 +15,7 @@
  */
 import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
+import { AppError } from '../errors/app-error.ts';
 
 export interface HostCheckOptions {
   /** The address switchboard binds (server.host or --host). */
@@ -128,17 +129,12 @@ export function checkHostAndOrigin(matcher: HostMatcher, ctx: Context): HostVerd
   return { allowed: true };
 }
 
-/** Koa middleware: 403 with the error envelope for a foreign Host or Origin, else next(). */
+/** Koa middleware: throws forbidden (403) for a foreign Host or Origin, else next(). */
 export function createHostCheck(options: HostCheckOptions): Middleware {
   const matcher = createHostMatcher(options);
   return async (ctx, next) => {
     const verdict = checkHostAndOrigin(matcher, ctx);
-    if (!verdict.allowed) {
-      ctx.status = 403;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = { error: { code: 'invalid_argument', message: verdict.reason } };
-      return;
-    }
+    if (!verdict.allowed) throw new AppError('forbidden', verdict.reason, { headers: { 'Cache-Control': 'no-store' } });
     await next();
   };
 }

@@ -1,4 +1,5 @@
 import type { Context, Middleware } from 'koa';
+import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Caller, TokenService } from './token-service.ts';
 
@@ -28,8 +29,8 @@ export function bearerToken(ctx: Context): string | undefined {
 }
 
 /**
- * Rejects a request without a valid `Authorization: Bearer` token with 401, WWW-Authenticate and
- * the error envelope; otherwise sets ctx.state.caller and continues. Shared by /mcp and /api.
+ * Refuses a request without a valid `Authorization: Bearer` token (unauthenticated: 401 with
+ * WWW-Authenticate); otherwise sets ctx.state.caller and continues. Shared by /mcp, /api, /metrics.
  *
  * Cookies are never read: a browser attaches them to cross-site requests on its own, so a cookie
  * credential would make every state-changing call forgeable.
@@ -43,8 +44,7 @@ export function requireBearer(tokens: TokenService, options: RequireBearerOption
         { ip: ctx.ip, method: ctx.method, path: ctx.path, presented: token !== undefined },
         'request refused: no valid bearer token',
       );
-      rejectUnauthenticated(ctx, token !== undefined);
-      return;
+      throw unauthenticated(token !== undefined);
     }
     ctx.state.caller = caller;
     await next();
@@ -58,16 +58,11 @@ export function callerOf(ctx: Context): string {
   return caller.name;
 }
 
-function rejectUnauthenticated(ctx: Context, presented: boolean): void {
-  ctx.status = 401;
-  ctx.set('WWW-Authenticate', presented ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE);
-  ctx.set('Cache-Control', 'no-store');
-  ctx.body = {
-    error: {
-      code: 'invalid_argument',
-      message: presented
-        ? 'the bearer token is not valid'
-        : 'authentication required: send Authorization: Bearer <token>',
+function unauthenticated(presented: boolean): AppError {
+  return new AppError('unauthenticated', presented ? 'the bearer token is not valid' : {}, {
+    headers: {
+      'WWW-Authenticate': presented ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE,
+      'Cache-Control': 'no-store',
     },
-  };
+  });
 }

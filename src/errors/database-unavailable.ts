@@ -29,11 +29,6 @@ const UNAVAILABLE_MESSAGE = [
 // Errors wrap errors (slonik, pg-pool, AggregateError from dual-stack connects): look a few levels down.
 const MAX_DEPTH = 5;
 
-/** Seconds a client is told to wait (Retry-After) when the database is down. */
-export const DATABASE_RETRY_AFTER_SECONDS = 5;
-
-export const DATABASE_UNAVAILABLE_MESSAGE = 'database unavailable; try again shortly';
-
 function causes(err: object): unknown[] {
   const { cause, errors, originalError } = err as { cause?: unknown; errors?: unknown; originalError?: unknown };
   const list: unknown[] = [];

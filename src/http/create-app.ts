@@ -1,6 +1,8 @@
 import Koa, { type Middleware } from 'koa';
 import type { Logger } from '../log/logger.ts';
+import { notFound } from '../errors/app-error.ts';
 import { errorHandler } from './error-handler.ts';
+import { sendError } from './error-response.ts';
 import { requestId } from './request-id.ts';
 import { securityHeaders } from './security-headers.ts';
 import { healthRoute } from './health-route.ts';
@@ -23,9 +25,6 @@ export function createApp(options: AppOptions): Koa {
   app.use(errorHandler(options.logger));
   app.use(healthRoute(options.isDatabaseUp));
   for (const surface of options.surfaces) app.use(surface);
-  app.use(async (ctx) => {
-    ctx.status = 404;
-    ctx.body = { error: { code: 'not_found', message: `no route for ${ctx.method} ${ctx.path}` } };
-  });
+  app.use(async (ctx) => sendError(ctx, notFound(`no route for ${ctx.method} ${ctx.path}`)));
   return app;
 }

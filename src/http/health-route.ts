@@ -1,13 +1,13 @@
 import type { Middleware } from 'koa';
+import { methodNotAllowed } from '../errors/app-error.ts';
+import { sendError } from './error-response.ts';
 
 /** Public liveness: says only whether the database answers, never anything about events. */
 export function healthRoute(isDatabaseUp: () => Promise<boolean>): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/healthz') return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      ctx.status = 405;
-      ctx.set('Allow', 'GET, HEAD');
-      ctx.body = { error: { code: 'invalid_argument', message: 'method not allowed' } };
+      sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['GET', 'HEAD']));
       return;
     }
     const up = await isDatabaseUp().catch(() => false);

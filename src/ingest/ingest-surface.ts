@@ -3,6 +3,15 @@ import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
 import type { EventBus } from '../bus/event-bus.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
+import {
+  AppError,
+  DATABASE_RETRY_AFTER_SECONDS,
+  invalidArgument,
+  methodNotAllowed,
+  notFound,
+  payloadTooLarge,
+} from '../errors/app-error.ts';
+import { sendError } from '../http/error-response.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
@@ -48,7 +57,7 @@ export interface IngestAccepted {
 export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   const now = options.now ?? Date.now;
   const commitTimeoutMs = options.commitTimeoutMs ?? 10_000;
-  const retryAfter = String(options.retryAfterSeconds ?? 5);
+  const retryAfterSeconds = options.retryAfterSeconds ?? DATABASE_RETRY_AFTER_SECONDS;
   const routes = buildRoutes(options.providers);
   const committer: GroupCommitter = createGroupCommitter({
     store: options.store,
@@ -65,7 +74,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) return next();
     // A disabled provider looks exactly like an unknown route, so config is not revealed.
     if (provider === undefined || !provider.enabled) {
-      return fail(ctx, 404, 'not_found', `no webhook provider at ${ctx.path}`);
+      return sendError(ctx, notFound(`no webhook provider at ${ctx.path}`));
     }
     const { preset } = provider;
     // Read only when something is logged: the request logger is built on first use, and an
@@ -73,8 +82,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     const log = (): Logger => (ctx.state.log as Logger | undefined) ?? options.logger;
 
     if (ctx.method !== 'POST') {
-      ctx.set('Allow', 'POST');
-      return fail(ctx, 405, 'invalid_argument', `method ${ctx.method} not allowed; webhooks are POSTed`);
+      return sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['POST']));
     }
     const declared = declaredLength(ctx.req);
     if (declared !== undefined && declared > provider.maxBodyBytes) {
@@ -86,14 +94,14 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     const missing = findMissingHeader(preset.requiredHeaders, ctx.req.headers);
     if (missing !== null) {
       log().info({ provider: provider.name, missing }, 'webhook refused: missing header');
-      return fail(ctx, 400, 'invalid_argument', `missing header ${missing}`);
+      return sendError(ctx, invalidArgument(`missing header ${missing}`));
     }
 
     const read = await readRawBody(ctx.req, provider.maxBodyBytes);
     if (read.kind === 'too_large') return tooLarge(ctx, provider);
     if (read.kind === 'aborted') {
       log().info({ provider: provider.name, err: read.error }, 'webhook body not received completely');
-      return fail(ctx, 400, 'invalid_argument', 'request body incomplete');
+      return sendError(ctx, invalidArgument('request body incomplete'));
     }
     const body = read.body;
     const nowMs = now();
@@ -133,7 +141,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
           log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
         );
       }
-      return fail(ctx, 401, 'invalid_argument', `verification failed: ${outcome.detail}`);
+      return sendError(ctx, new AppError('unauthenticated', `verification failed: ${outcome.detail}`));
     }
 
     if (preset.name === 'slack') {
@@ -154,8 +162,13 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     } catch (err: unknown) {
       const reference = randomUUID();
       log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
-      ctx.set('Retry-After', retryAfter);
-      return fail(ctx, 503, 'internal', `event not stored: database unavailable; retry later (reference ${reference})`);
+      return sendError(
+        ctx,
+        new AppError('unavailable', `event not stored: database unavailable; retry later (reference ${reference})`, {
+          retryAfterSeconds,
+          cause: err,
+        }),
+      );
     }
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };
     ctx.status = 200;
@@ -170,16 +183,12 @@ function buildRoutes(providers: readonly ProviderConfig[]): Map<string, WebhookP
   return routes;
 }
 
-function fail(ctx: Context, status: number, code: string, message: string): void {
-  ctx.status = status;
-  ctx.body = { error: { code, message } };
-}
-
+/**
+ * Closes the connection: the rest of the body is not wanted, and keeping the socket would mean
+ * reading it all to find the next request.
+ */
 function tooLarge(ctx: Context, provider: WebhookProviderConfig): void {
-  // Close the connection: the rest of the body is not wanted, and keeping the socket would mean
-  // reading it all to find the next request.
-  ctx.set('Connection', 'close');
-  fail(ctx, 413, 'invalid_argument', `request body larger than ${provider.maxBodyBytes} bytes`);
+  sendError(ctx, payloadTooLarge(provider.maxBodyBytes, { closeConnection: true }));
 }
 
 /** Presets must not throw, but one that does must cost a 401 rather than a 500 with a stack. */

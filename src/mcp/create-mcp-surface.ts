@@ -12,13 +12,8 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context, Middleware, Next } from 'koa';
 import { callerOf } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
-import { AppError, internalError } from '../errors/app-error.ts';
-import { errorBody } from '../http/error-handler.ts';
-import {
-  DATABASE_RETRY_AFTER_SECONDS,
-  DATABASE_UNAVAILABLE_MESSAGE,
-  isDatabaseUnavailable,
-} from '../errors/database-unavailable.ts';
+import { invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
+import { sendError } from '../http/error-response.ts';
 import { readRawBody } from '../http/read-raw-body.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
@@ -26,7 +21,7 @@ import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { createCoalescingNotifier, type CoalescingNotifier } from './coalescing-notifier.ts';
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.ts';
-import { MCP_SECURITY_HEADERS, envelopeError, jsonRpcError, refuseTooLarge } from './http-responses.ts';
+import { MCP_SECURITY_HEADERS, jsonRpcError, refuseTooLarge } from './http-responses.ts';
 import { RECENT_EVENTS_URI } from './recent-events-resource.ts';
 import { createSwitchboardTools } from './switchboard-tools.ts';
 
@@ -242,7 +237,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       return;
     }
     if (raw.kind === 'aborted') {
-      envelopeError(ctx, 400, 'invalid_argument', 'request body incomplete');
+      sendError(ctx, invalidArgument('request body incomplete'));
       return;
     }
     let body: unknown;
@@ -273,7 +268,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
 
   const handle: Middleware = async (ctx) => {
     if (ctx.path !== MCP_PATH) {
-      envelopeError(ctx, 404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
+      sendError(ctx, notFound(`no route for ${ctx.method} ${ctx.path}`));
       return;
     }
     const caller = callerOf(ctx);
@@ -286,8 +281,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       }
       return handleInSession(ctx, caller, sessionId, undefined);
     }
-    ctx.set('Allow', 'GET, POST, DELETE');
-    envelopeError(ctx, 405, 'invalid_argument', `method ${ctx.method} not allowed on ${MCP_PATH}`);
+    sendError(ctx, methodNotAllowed(ctx.method, MCP_PATH, ['GET', 'POST', 'DELETE']));
   };
 
   const chain = compose([deps.checkHost, deps.authenticate, handle]);
@@ -299,29 +293,14 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     try {
       await chain(ctx, async () => undefined);
     } catch (err) {
+      // Once the transport has the response, there is nothing left to answer with.
       if (ctx.respond === false || ctx.headerSent) {
         log.warn({ err }, 'MCP request failed after the transport took over');
         return;
       }
-      if (err instanceof AppError && err.code !== 'internal') {
-        ctx.status = err.status;
-        if (err.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(err.retryAfterSeconds));
-        ctx.body = errorBody(err);
-        return;
-      }
-      if (isDatabaseUnavailable(err)) {
-        // A managed token is looked up in the database: while it is down that is a 503 to retry
-        // (as on /api and ingest), not a 500 that reads like a bug.
-        log.warn({ err, method: ctx.method }, 'MCP request refused: database unavailable');
-        ctx.status = 503;
-        ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-        ctx.body = { error: { code: 'internal', message: DATABASE_UNAVAILABLE_MESSAGE } };
-        return;
-      }
-      const { error, correlationId } = internalError();
-      log.error({ err, correlationId, method: ctx.method }, 'MCP request failed');
-      ctx.status = 500;
-      ctx.body = errorBody(error);
+      // The app's error handler answers it, as it does every other surface's: a refused token or
+      // host, or a token lookup that found the database down (503 unavailable, to retry).
+      throw err;
     }
   };
 

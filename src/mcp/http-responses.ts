@@ -1,4 +1,6 @@
 import type { Context } from 'koa';
+import { payloadTooLarge } from '../errors/app-error.ts';
+import { sendError } from '../http/error-response.ts';
 import { API_SECURITY_HEADERS } from '../http/security-headers.ts';
 
 /**
@@ -13,16 +15,6 @@ export function jsonRpcError(ctx: Context, status: number, code: number, message
   ctx.status = status;
   ctx.type = 'application/json';
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
-}
-
-export function envelopeError(
-  ctx: Context,
-  status: number,
-  code: 'not_found' | 'invalid_argument' | 'internal',
-  message: string,
-): void {
-  ctx.status = status;
-  ctx.body = { error: { code, message } };
 }
 
 /**
@@ -58,5 +50,5 @@ export function refuseTooLarge(
     req.once('close', () => clearTimeout(timer));
     req.resume();
   }
-  envelopeError(ctx, 413, 'invalid_argument', `request body too large; the limit is ${limitBytes} bytes`);
+  sendError(ctx, payloadTooLarge(limitBytes));
 }

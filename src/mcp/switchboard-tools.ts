@@ -5,7 +5,6 @@
  * client never receives a result that breaks the schema it was promised.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ErrorObject } from 'ajv';
 import { TOOL_MANIFEST, type ToolManifestEntry, type ToolName } from '../../generated/tool-manifest.ts';
 import type { GeneratedValidator } from '../../generated/validators.js';
 import {
@@ -18,8 +17,9 @@ import {
   validateReplayWebhookEventInput,
   validateReplayWebhookEventOutput,
 } from '../../generated/validators.js';
-import { AppError, internalError, invalidArgument, notFound } from '../errors/app-error.ts';
+import { AppError, internalError, invalidArgument, notFound, unavailable } from '../errors/app-error.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
+import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
@@ -57,25 +57,19 @@ type AnyDefinition = ToolDefinition<never, unknown>;
 const define = <Input, Output>(definition: ToolDefinition<Input, Output>): AnyDefinition =>
   definition as unknown as AnyDefinition;
 
-/** A short, safe explanation of the first schema violations: paths and rules, never the values. */
-export function describeSchemaErrors(errors: readonly ErrorObject[] | null | undefined, root: string): string {
-  const parts = (errors ?? []).slice(0, 3).map((error) => {
-    const at = error.instancePath === '' ? root : error.instancePath.slice(1).replace(/\//g, '.');
-    if (error.keyword === 'additionalProperties') {
-      const field = String((error.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, 64);
-      return `${at}: unknown field ${JSON.stringify(field)}`;
-    }
-    return `${at}: ${error.message ?? 'is invalid'}`;
-  });
-  return parts.length === 0 ? `${root}: invalid` : parts.join('; ');
-}
-
-/** The internal error for a database that cannot be reached; it keeps the log reference the contract requires. */
-export function databaseUnavailableError(correlationId: string): AppError {
-  return new AppError(
-    'internal',
-    `database unavailable; try again shortly (reference ${correlationId} in the server log)`,
-  );
+/**
+ * A failure nobody anticipated, as a caller may see it: logged in full with a reference, answered
+ * internal (the contract's code for "not your request's fault"). A database that cannot be reached
+ * says so, with the same reference, so an agent waits and retries instead of reporting a bug.
+ */
+export function unexpectedFailure(log: Logger, err: unknown, context: Record<string, unknown>, what: string): AppError {
+  const { error, correlationId } = internalError();
+  if (isDatabaseUnavailable(err)) {
+    log.warn({ err, correlationId, ...context }, `${what}: database unavailable`);
+    return unavailable(`database unavailable; try again shortly (reference ${correlationId} in the server log)`, err);
+  }
+  log.error({ err, correlationId, ...context }, `${what} unexpectedly`);
+  return error;
 }
 
 function manifestEntry(name: ToolName): ToolManifestEntry {
@@ -137,18 +131,6 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
   const list = (Object.keys(definitions) as ToolName[]).map((name) => toolListing(manifestEntry(name)));
   const isToolName = (name: string): name is ToolName => Object.hasOwn(definitions, name);
 
-  const unexpected = (err: unknown, tool: string, caller: string): CallToolResult => {
-    const { error, correlationId } = internalError();
-    if (isDatabaseUnavailable(err)) {
-      // Still internal (the contract's code for "not your request's fault"), but saying what is
-      // wrong lets an agent wait and retry instead of reporting a bug.
-      log.warn({ err, correlationId, tool, caller }, 'MCP tool failed: database unavailable');
-      return toolError(databaseUnavailableError(correlationId));
-    }
-    log.error({ err, correlationId, tool, caller }, 'MCP tool failed unexpectedly');
-    return toolError(error);
-  };
-
   return {
     list,
     has: isToolName,
@@ -178,7 +160,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
         return toolSuccess(output as Record<string, unknown>);
       } catch (err) {
         if (err instanceof AppError && err.code !== 'internal') return toolError(err);
-        return unexpected(err, name, caller);
+        return toolError(unexpectedFailure(log, err, { tool: name, caller }, 'MCP tool failed'));
       }
     },
   };

@@ -1,6 +1,8 @@
 import type { Middleware } from 'koa';
 import { Gauge } from 'prom-client';
 import type { DatabasePool } from 'slonik';
+import { methodNotAllowed } from '../errors/app-error.ts';
+import { sendError } from '../http/error-response.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface MetricsRouteOptions {
@@ -19,9 +21,7 @@ export function metricsRoute(options: MetricsRouteOptions): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/metrics') return next();
     if (ctx.method !== 'GET') {
-      ctx.status = 405;
-      ctx.set('Allow', 'GET');
-      ctx.body = { error: { code: 'invalid_argument', message: 'method not allowed' } };
+      sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['GET']));
       return;
     }
     if (options.authenticate) return options.authenticate(ctx, () => serve(ctx, next));

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { AppError, type ErrorCode } from '../errors/app-error.ts';
+import type { ReplayErrorCode } from '../../generated/constants.ts';
+import { AppError } from '../errors/app-error.ts';
 import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/index.ts';
 import type { CredentialKind } from './replay-credentials.ts';
 import { displayTarget } from './send-replay.ts';
@@ -24,7 +25,7 @@ export interface AttemptResult {
   delivered: boolean;
   responseStatus: number | null;
   responseMs: number | null;
-  errorCode: ErrorCode | null;
+  errorCode: ReplayErrorCode | null;
   /** The error's message, for the log; AppError messages carry no secrets by construction. */
   message: string | undefined;
   /** An unexpected failure, logged whole (with its stack) so the internal error can be traced. */
@@ -35,8 +36,9 @@ export interface ReplayAuditor {
   settle(state: AttemptState, result: AttemptResult): Promise<void>;
 }
 
-export function errorCodeOf(error: unknown): ErrorCode {
-  return error instanceof AppError ? error.code : 'internal';
+/** The code the audit row and replay history carry: one of the replay (tool) codes. */
+export function errorCodeOf(error: unknown): ReplayErrorCode {
+  return error instanceof AppError ? error.toolCode : 'internal';
 }
 
 /**

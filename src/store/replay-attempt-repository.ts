@@ -3,7 +3,8 @@ import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } f
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { ReplayAttempt } from '../../generated/types.ts';
-import { ERROR_CODES, invalidArgument, notFound, type ErrorCode } from '../errors/app-error.ts';
+import { REPLAY_ERROR_CODES, type ReplayErrorCode } from '../../generated/constants.ts';
+import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeUuid } from './event-mapping.ts';
 import { parseTimestampInput, rfc3339FromMicros } from './timestamps.ts';
@@ -19,7 +20,7 @@ export interface NewReplayAttempt {
   delivered: boolean;
   responseStatus: number | null;
   responseMs: number | null;
-  errorCode: ErrorCode | null;
+  errorCode: ReplayErrorCode | null;
 }
 
 export interface ReplayAttemptRepository {
@@ -29,7 +30,7 @@ export interface ReplayAttemptRepository {
   listForEvent(eventId: string): Promise<ReplayAttempt[]>;
 }
 
-const errorCode = z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]);
+const errorCode = z.enum(REPLAY_ERROR_CODES);
 
 const attemptRow = z.object({
   id: z.string(),

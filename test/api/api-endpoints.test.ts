@@ -67,14 +67,14 @@ function expectEnvelope(res: RawResponse, status: number, code: string): void {
 describe('authentication on /api', () => {
   it.each(API_PATHS)('%s %s without a token answers 401 with WWW-Authenticate', async (method, path) => {
     const res = await call(server, path.replace(':id', githubId), { method, token: null });
-    expect(res.status).toBe(401);
+    expectEnvelope(res, 401, 'unauthenticated');
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="switchboard"/);
     expectApiHeaders(res);
   });
 
   it('refuses an unknown token and a cookie-only request', async () => {
     const bad = await call(server, '/api/events', { token: 'sbt_not-a-real-token' });
-    expect(bad.status).toBe(401);
+    expectEnvelope(bad, 401, 'unauthenticated');
     expect(bad.headers['www-authenticate']).toMatch(/invalid_token/);
     const cookie = await call(server, '/api/events', {
       token: null,
@@ -87,7 +87,7 @@ describe('authentication on /api', () => {
 
   it('refuses a foreign Host or Origin with 403 before authentication', async () => {
     const host = await call(server, '/api/events', { headers: { host: 'evil.example' } });
-    expectEnvelope(host, 403, 'invalid_argument');
+    expectEnvelope(host, 403, 'forbidden');
     expectApiHeaders(host);
     const origin = await call(server, '/api/events', { headers: { origin: 'http://evil.example' } });
     expect(origin.status).toBe(403);
@@ -255,7 +255,7 @@ describe('replay over /api', () => {
       400,
       'invalid_argument',
     );
-    expectEnvelope(await post(JSON.stringify({ target_url: 'x'.repeat(20_000) })), 413, 'invalid_argument');
+    expectEnvelope(await post(JSON.stringify({ target_url: 'x'.repeat(20_000) })), 413, 'payload_too_large');
     const refused = await post(JSON.stringify({ target_url: 'http://127.0.0.1:1/hook' }));
     expectEnvelope(refused, 502, 'replay_failed');
     expectApiHeaders(refused);
@@ -322,7 +322,7 @@ describe('providers, config and reads', () => {
   it('answers unknown routes and methods with the envelope', async () => {
     expectEnvelope(await call(server, '/api/nothing'), 404, 'not_found');
     const res = await call(server, '/api/events', { method: 'DELETE' });
-    expectEnvelope(res, 405, 'invalid_argument');
+    expectEnvelope(res, 405, 'method_not_allowed');
     expect(res.headers['allow']).toMatch(/GET/);
   });
 
@@ -380,7 +380,9 @@ describe('when PostgreSQL goes away', () => {
         const res = await call(fragile, path, path === '/api/stream' ? { headers: { 'last-event-id': id } } : {});
         expect(res.status, path).toBe(503);
         expect(res.headers['retry-after']).toBe('5');
-        expect(res.json()).toEqual({ error: { code: 'internal', message: 'database unavailable; try again shortly' } });
+        expect(res.json()).toEqual({
+          error: { code: 'unavailable', message: 'database unavailable; try again shortly' },
+        });
         expectApiHeaders(res);
       }
     } finally {

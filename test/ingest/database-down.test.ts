@@ -59,7 +59,7 @@ describe('database unavailable', () => {
     for (const answer of during) {
       expect(answer.status, answer.text).toBe(503);
       expect(answer.retryAfter).toBe('5');
-      expect(JSON.parse(answer.text)).toMatchObject({ error: { code: 'internal' } });
+      expect(JSON.parse(answer.text)).toMatchObject({ error: { code: 'unavailable' } });
     }
     // None of them reached the database (checked directly, not through the proxy).
     const stored = await harness.rows('github');

@@ -272,7 +272,7 @@ describe.each(CASES)('preset $preset over HTTP', (c) => {
     const before = (await harness.rows(c.preset)).length;
     const res = await post(url(), body, headers);
     expect(res.status).toBe(401);
-    expect(res.json).toMatchObject({ error: { code: 'invalid_argument' } });
+    expect(res.json).toMatchObject({ error: { code: 'unauthenticated' } });
     const rows = await harness.rows(c.preset);
     expect(rows).toHaveLength(before + 1);
     const recorded = rows.findLast((r) => r.payload.equals(body));

@@ -262,7 +262,7 @@ describe('body size limit', () => {
     expect(res.status).toBe(413);
     expect(res.sentBeforeAnswer).toBe(0);
     expect(res.headers['connection']).toBe('close');
-    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'invalid_argument' } });
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'payload_too_large' } });
     expect(await countRows()).toBe(before);
   });
 
@@ -359,7 +359,7 @@ describe('routes and methods', () => {
       const res = await fetch(`${harness.url}/hooks/github`, { method });
       expect(res.status).toBe(405);
       expect(res.headers.get('allow')).toBe('POST');
-      expect(await res.json()).toMatchObject({ error: { code: 'invalid_argument' } });
+      expect(await res.json()).toMatchObject({ error: { code: 'method_not_allowed' } });
     }
   });
 

@@ -209,7 +209,7 @@ describe('list_webhook_events', () => {
 
   it('refuses unknown fields and wrong types as invalid_argument', async () => {
     expect((await callError(client, 'list_webhook_events', { providr: 'github' })).message).toMatch(
-      /unknown field "providr"/,
+      /providr: unknown field/,
     );
     expect((await callError(client, 'list_webhook_events', { provider: 7 })).code).toBe('invalid_argument');
     expect((await callError(client, 'list_webhook_events', { since: 'last tuesday' })).code).toBe('invalid_argument');

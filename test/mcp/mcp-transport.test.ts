@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '../../generated/validators.js';
 import { INITIALIZE, MCP_HEADERS, rawRequest, type RawResponse } from './support/raw-http.ts';
+import { createDatabasePool } from '../../src/store/database.ts';
+import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
 
 const MIB = 1024 * 1024;
@@ -225,6 +227,51 @@ describe('hardened transport', () => {
     expect(unauthenticated.headers['www-authenticate']).toBeUndefined();
   });
 
+  it('Transport refusals carry their own codes: 401 unauthenticated, 403 forbidden, 405 method_not_allowed, 413 payload_too_large, 503 unavailable', async () => {
+    const expectCode = (response: RawResponse, status: number, code: string): void => {
+      expect(response.status, response.body).toBe(status);
+      const body: unknown = JSON.parse(response.body);
+      expect(validateErrorEnvelope(body), response.body).toBe(true);
+      expect(body).toMatchObject({ error: { code } });
+    };
+    const noToken = await rawRequest(h.port, { headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
+    expectCode(noToken, 401, 'unauthenticated');
+    expect(noToken.headers['www-authenticate']).toBe('Bearer realm="switchboard"');
+    const badToken = await initialize({ authorization: 'Bearer sbt_not-a-real-token' });
+    expectCode(badToken, 401, 'unauthenticated');
+    expect(badToken.headers['www-authenticate']).toMatch(/error="invalid_token"/);
+    expectCode(await initialize({ host: 'evil.example' }), 403, 'forbidden');
+    const put = await rawRequest(h.port, { method: 'PUT', headers: { ...MCP_HEADERS, ...auth }, body: '{}' });
+    expectCode(put, 405, 'method_not_allowed');
+    expect(put.headers['allow']).toBe('GET, POST, DELETE');
+    expectCode(
+      await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: Buffer.alloc(MIB + 1, 0x20) }),
+      413,
+      'payload_too_large',
+    );
+
+    // A managed token is looked up in the database: with the database gone that is 503, to retry.
+    const target = new URL(h.db.url);
+    const proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
+    const pool = await createDatabasePool(proxy.via(h.db.url), { maximumPoolSize: 2 });
+    const down = await startSwitchboard({ db: { ...h.db, pool } });
+    try {
+      await proxy.down();
+      const refused = await rawRequest(down.port, {
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${down.token}` },
+        body: JSON.stringify(INITIALIZE),
+      });
+      expectCode(refused, 503, 'unavailable');
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+      expectSecurityHeaders(refused.headers, '503 unavailable');
+    } finally {
+      await proxy.up();
+      await down.close();
+      await pool.end();
+      await proxy.close();
+    }
+  });
+
   it('keeps /healthz public while /mcp needs a token', async () => {
     const health = await fetch(`${h.origin}/healthz`);
     expect(health.status).toBe(200);
@@ -299,7 +346,7 @@ describe('sessions', () => {
   });
 
   it('expires idle sessions, but not one holding an open stream', async () => {
-    const idle = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 10, session_idle_seconds: 1 } } });
+    const idle = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 10 } }, sessionIdleSeconds: 1 });
     try {
       const listening = await idle.connect();
       const quiet = await openSessionOn(idle);

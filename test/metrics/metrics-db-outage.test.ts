@@ -56,7 +56,7 @@ describe('/metrics while the database is down', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('5');
     expect(await res.json()).toEqual({
-      error: { code: 'internal', message: 'database unavailable; try again shortly' },
+      error: { code: 'unavailable', message: 'database unavailable; try again shortly' },
     });
 
     await proxy.up();

@@ -59,6 +59,8 @@ export interface HarnessOptions {
   /** Ids published to the bus by the ingest surface are real; tests may also publish. */
   notifyIntervalMs?: number;
   keepAliveMs?: number;
+  /** Idle time before a session ends, under the schema's 5 s minimum so a test need not wait that long. */
+  sessionIdleSeconds?: number;
   /** Wraps the real replay service's resolver and connector, to observe DNS lookups and connections. */
   replayObserver?: Pick<ReplayServiceDeps, 'resolver' | 'onConnect'>;
   /** Extra surfaces tried before MCP (tests of auth on other paths). */
@@ -160,7 +162,10 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     checkHost,
     authenticate,
     logger,
-    sessions: config.mcp,
+    sessions: {
+      ...config.mcp,
+      ...(options.sessionIdleSeconds === undefined ? {} : { sessionIdleSeconds: options.sessionIdleSeconds }),
+    },
     notifyIntervalMs: options.notifyIntervalMs,
     keepAliveMs: options.keepAliveMs,
   });
