@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import type { Context, Middleware, Next } from 'koa';
+import type { Context, Middleware } from 'koa';
+import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
 import { callerOf } from '../auth/require-bearer.ts';
@@ -118,17 +119,6 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   return router;
-}
-
-function compose(middleware: readonly Middleware[]): (ctx: Context, next: Next) => Promise<void> {
-  return (ctx, next) => {
-    const run = async (i: number): Promise<void> => {
-      const m = middleware[i];
-      if (m === undefined) return next();
-      await m(ctx, () => run(i + 1));
-    };
-    return run(0);
-  };
 }
 
 /**

@@ -1,0 +1,159 @@
+/**
+ * The module layering of docs/architecture.md, enforced: modules import only lower layers, every
+ * folder of src/ has a layer, and no files import each other in a circle.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../..');
+const src = join(root, 'src');
+const BROWSER_CODE = 'ui/client/';
+
+/** Folder → layer, from the table under "The layers, as the check reads them". */
+function readLayers(markdown: string): Map<string, number> {
+  const layers = new Map<string, number>();
+  for (const line of markdown.split('\n')) {
+    const row = /^\|\s*(\d+)\s*\|\s*([a-z, -]+?)\s*\|/.exec(line);
+    if (row?.[1] === undefined || row[2] === undefined) continue;
+    for (const folder of row[2].split(',')) layers.set(folder.trim(), Number(row[1]));
+  }
+  return layers;
+}
+
+/** Every relative import of a file (static, dynamic, re-export), resolved to a path under root. */
+function importsOf(file: string): string[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  return importedFiles
+    .map((imported) => imported.fileName)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => resolve(dirname(file), spec));
+}
+
+type Graph = ReadonlyMap<string, readonly string[]>;
+
+/** The folder of src/ a path belongs to (`store`), or undefined outside src/. */
+function folderOf(path: string): string | undefined {
+  const rel = relative(src, path);
+  if (rel.startsWith('..')) return undefined;
+  const [first] = rel.split(sep);
+  return first;
+}
+
+/** Imports that break the layering: upward, sideways, out of the browser bundle, or unlayered. */
+function layeringViolations(graph: Graph, layers: ReadonlyMap<string, number>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of graph) {
+    const rel = relative(src, file).split(sep).join('/');
+    const from = folderOf(file);
+    if (from === undefined) continue;
+    if (!layers.has(from)) found.push(`src/${from}/ has no layer in docs/architecture.md`);
+    for (const target of targets) {
+      const targetRel = relative(src, target).split(sep).join('/');
+      if (rel.startsWith(BROWSER_CODE)) {
+        if (!targetRel.startsWith(BROWSER_CODE) && !relative(root, target).startsWith('generated')) {
+          found.push(`src/${rel} (browser code) imports ${relative(root, target)}`);
+        }
+        continue;
+      }
+      const to = folderOf(target);
+      if (to === undefined || to === from) continue;
+      const fromLayer = layers.get(from);
+      const toLayer = layers.get(to);
+      if (fromLayer === undefined || toLayer === undefined) continue;
+      if (toLayer >= fromLayer) {
+        found.push(`src/${rel} (layer ${fromLayer}) imports src/${targetRel} (layer ${toLayer})`);
+      }
+    }
+  }
+  return [...new Set(found)];
+}
+
+/** Files that import each other in a circle, each circle once (Tarjan's strongly connected components). */
+function importCycles(graph: Graph): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) ?? 0, low.get(next) ?? 0));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node) ?? 0, index.get(next) ?? 0));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop();
+      if (member === undefined) break;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    const selfImport = graph.get(node)?.includes(node) === true;
+    if (component.length > 1 || selfImport) cycles.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return cycles;
+}
+
+function sourceGraph(): Map<string, string[]> {
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.startsWith('ui/dist'))
+    .map((f) => join(src, f));
+  return new Map(files.map((file) => [file, importsOf(file)]));
+}
+
+describe('module layering (docs/architecture.md)', () => {
+  const layers = readLayers(readFileSync(join(root, 'docs/architecture.md'), 'utf8'));
+  const graph = sourceGraph();
+
+  it('gives every folder of src/ a layer', () => {
+    const folders = readdirSync(src).filter((name) => statSync(join(src, name)).isDirectory());
+    expect(folders.filter((folder) => !layers.has(folder))).toEqual([]);
+    expect([...layers.keys()].filter((folder) => !folders.includes(folder))).toEqual([]);
+  });
+
+  it('has no import of a module on the same layer or above', () => {
+    expect(layeringViolations(graph, layers)).toEqual([]);
+  });
+
+  it('has no files that import each other in a circle', () => {
+    expect(importCycles(graph).map((cycle) => cycle.map((f) => relative(root, f)))).toEqual([]);
+  });
+
+  it('catches an upward import, a sideways one, browser code reaching out, and a circle', () => {
+    const at = (path: string): string => join(src, path);
+    const synthetic: Graph = new Map([
+      [at('store/a.ts'), [at('mcp/b.ts')]],
+      [at('api/c.ts'), [at('mcp/b.ts'), at('store/a.ts')]],
+      [at('ui/client/d.ts'), [at('store/a.ts'), join(root, 'generated/types.ts')]],
+      [at('mcp/b.ts'), [at('mcp/e.ts')]],
+      [at('mcp/e.ts'), [at('mcp/b.ts')]],
+    ]);
+    const layered = new Map([
+      ['store', 4],
+      ['api', 7],
+      ['mcp', 7],
+      ['ui', 7],
+    ]);
+    expect(layeringViolations(synthetic, layered)).toEqual([
+      'src/store/a.ts (layer 4) imports src/mcp/b.ts (layer 7)',
+      'src/api/c.ts (layer 7) imports src/mcp/b.ts (layer 7)',
+      'src/ui/client/d.ts (browser code) imports src/store/a.ts',
+    ]);
+    expect(importCycles(synthetic)).toEqual([[at('mcp/b.ts'), at('mcp/e.ts')]]);
+  });
+});
