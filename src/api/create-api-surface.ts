@@ -9,6 +9,7 @@ import { invalidArgument, methodNotAllowed, notFound } from '../errors/app-error
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
+import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
 import { toEventDetail } from '../store/index.ts';
 import { lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
@@ -42,13 +43,12 @@ export interface ApiSurfaceDeps {
   stream?: Pick<EventStreamOptions, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes' | 'signal'>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REPLAY_BODY_LIMIT = 16 * 1024;
 
 function eventId(ctx: Context): string {
-  const id = ctx.params['id'] ?? '';
-  if (!UUID.test(id)) throw invalidArgument('id: expected an event id (a UUID)');
-  return id.toLowerCase();
+  const id = normalizeEventId(ctx.params['id'] ?? '');
+  if (id === null) throw invalidArgument('id: expected an event id (a UUID)');
+  return id;
 }
 
 function isApiPath(path: string): boolean {

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type { EventSummary } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
+import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore } from '../store/event-store.ts';
 
 export interface EventStreamOptions {
@@ -25,7 +26,6 @@ const BACKFILL_PAGE = 200;
 const RECONNECT_MS = 2000;
 // Ids recently sent, to drop a bus echo of an event the backfill already delivered.
 const RECENT_IDS = 2000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function eventMessage(summary: EventSummary): string {
   return `event: event\nid: ${summary.id}\ndata: ${JSON.stringify(summary)}\n\n`;
@@ -53,8 +53,9 @@ class RecentIds {
 export function lastEventId(ctx: Context): string | undefined {
   const value = ctx.get('last-event-id').trim();
   if (value === '') return undefined;
-  if (!UUID.test(value)) throw invalidArgument('Last-Event-ID: expected an event id');
-  return value.toLowerCase();
+  const id = normalizeEventId(value);
+  if (id === null) throw invalidArgument('Last-Event-ID: expected an event id');
+  return id;
 }
 
 type Backfill = { kind: 'events'; events: EventSummary[] } | { kind: 'reset'; reason: string };

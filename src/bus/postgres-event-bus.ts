@@ -1,6 +1,7 @@
 import type { ConnectionState } from '../../generated/constants.ts';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
+import { isEventId } from '../store/event-id.ts';
 import type { EventBus, EventBusListener } from './event-bus.ts';
 
 export const DEFAULT_BUS_CHANNEL = 'switchboard_events';
@@ -30,7 +31,6 @@ export interface PostgresEventBus extends EventBus {
 }
 
 const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-const EVENT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The live bus over PostgreSQL LISTEN/NOTIFY, so every instance sharing the database hears about
@@ -78,7 +78,7 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
 
   const dispatch = (payload: string | undefined): void => {
     if (payload === undefined || payload === '') return;
-    const ids = payload.split(',').filter((id) => EVENT_ID.test(id));
+    const ids = payload.split(',').filter(isEventId);
     if (ids.length === 0) return;
     for (const listener of [...listeners]) {
       try {

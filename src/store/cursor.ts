@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/app-error.ts';
+import { normalizeEventId } from './event-id.ts';
 import { MAX_MICROS, MIN_MICROS } from './timestamps.ts';
 
 export interface CursorPosition {
@@ -26,13 +27,12 @@ const VERSION = 1;
 const BODY_LENGTH = 25;
 const TOTAL_LENGTH = 29;
 const ENCODED = /^[A-Za-z0-9_-]{39}$/;
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const checksum = (body: Buffer): Buffer => createHash('sha256').update(body).digest().subarray(0, 4);
 
 export function encodeCursor(position: CursorPosition): string {
-  const id = position.id.toLowerCase();
-  if (!UUID_TEXT.test(id)) throw new TypeError('cursor id must be a UUID');
+  const id = normalizeEventId(position.id);
+  if (id === null) throw new TypeError('cursor id must be a UUID');
   if (position.receivedAtMicros < MIN_MICROS || position.receivedAtMicros > MAX_MICROS) {
     throw new RangeError('cursor timestamp out of range');
   }

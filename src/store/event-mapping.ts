@@ -5,15 +5,10 @@
 import { z } from 'zod';
 import { TRUST_MODES } from '../../generated/constants.ts';
 import type { EventDetail, EventHeaders, EventPayload, EventSummary } from '../../generated/types.ts';
+import { isEventId } from './event-id.ts';
 import type { StoredEvent } from './event-store.ts';
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-
-/** Lower-cased UUID, or null when the text is not one (any version is accepted). */
-export function normalizeUuid(text: string): string | null {
-  return UUID_PATTERN.test(text) ? text.toLowerCase() : null;
-}
 
 const trustMode = z.enum(TRUST_MODES);
 const timestamp = z.string().regex(CANONICAL_TIMESTAMP);
@@ -23,7 +18,7 @@ export const eventHeadersSchema = z.record(z.string(), headerValue);
 
 /** Columns of a summary; received_at arrives pre-rendered so no type parser can round it. */
 export const summaryRow = z.object({
-  id: z.string().regex(UUID_PATTERN),
+  id: z.string().refine(isEventId),
   provider: z.string(),
   event_type: z.string(),
   trust_mode: trustMode,

@@ -7,9 +7,10 @@ import { sql, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
 import { EVENT_PROVIDER_LIMITS, EVENT_TYPE_LIMITS, LIST_LIMIT, LIST_SINCE_LIMITS } from '../../generated/constants.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { decodeCursor } from './cursor.ts';
-import { normalizeUuid, summaryRow } from './event-mapping.ts';
+import { normalizeEventId } from './event-id.ts';
+import { summaryRow } from './event-mapping.ts';
 import type { ListQuery } from './event-store.ts';
-import { parseTimestampInput, rfc3339FromMicros } from './timestamps.ts';
+import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
 
 /** Store-side bounds on search input, looser than the API's (SEARCH_*_LIMITS): the last line of defence. */
 const MAX_Q_LENGTH = 500;
@@ -84,7 +85,7 @@ export function resolveListQuery(query: ListQuery): ResolvedListQuery {
   let sinceEventId: string | null = null;
   let sinceTime: string | null = null;
   if (since !== null) {
-    sinceEventId = normalizeUuid(since);
+    sinceEventId = normalizeEventId(since);
     if (sinceEventId === null) {
       sinceTime = rfc3339FromMicros(parseTimestampInput(since, 'since', 'floor'));
     }
@@ -122,8 +123,7 @@ export function resolveListQuery(query: ListQuery): ResolvedListQuery {
 }
 
 /** received_at rendered in SQL, so no client-side type parser ever sees (and rounds) it. */
-export const receivedAtUtc = (table: string): FragmentSqlToken =>
-  sql.fragment`to_char(${sql.identifier([table, 'received_at'])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const receivedAtUtc = (table: string): FragmentSqlToken => utcColumn(table, 'received_at');
 
 /** The page query: limit + 1 rows, so the caller knows whether the page was truncated. */
 export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof summaryRow> {

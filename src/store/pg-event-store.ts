@@ -11,7 +11,8 @@ import { invalidArgument } from '../errors/app-error.ts';
 import { encodeByteaArray } from './bytea-array.ts';
 import { encodeCursor } from './cursor.ts';
 import { assertStorePool } from './database.ts';
-import { detailRow, normalizeUuid, storedEventFromRow, summaryFromRow, summaryRow } from './event-mapping.ts';
+import { normalizeEventId } from './event-id.ts';
+import { detailRow, storedEventFromRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
 import { buildListSql, receivedAtUtc, resolveListQuery, type ResolvedListQuery } from './list-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
@@ -277,7 +278,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     insertMany,
 
     async get(id: string): Promise<StoredEvent | null> {
-      const uuid = normalizeUuid(id);
+      const uuid = normalizeEventId(id);
       if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
       const row = await pool.maybeOne(sql.type(detailRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
@@ -294,7 +295,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     async summaries(ids: readonly string[]): Promise<EventSummary[]> {
       if (ids.length === 0) return [];
       const uuids = ids.map((id) => {
-        const uuid = normalizeUuid(id);
+        const uuid = normalizeEventId(id);
         if (uuid === null) throw invalidArgument('ids must be event ids (UUIDs)');
         return uuid;
       });

@@ -6,8 +6,8 @@ import type { ReplayAttempt } from '../../generated/types.ts';
 import { REPLAY_ERROR_CODES, type ReplayErrorCode } from '../../generated/constants.ts';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
-import { normalizeUuid } from './event-mapping.ts';
-import { parseTimestampInput, rfc3339FromMicros } from './timestamps.ts';
+import { normalizeEventId } from './event-id.ts';
+import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
 
 export interface NewReplayAttempt {
   eventId: string;
@@ -47,14 +47,14 @@ const attemptRow = z.object({
 
 const ATTEMPT_COLUMNS = sql.fragment`replay_attempts.id, replay_attempts.event_id, replay_attempts.caller,
   replay_attempts.target_url, replay_attempts.resolved_ip,
-  to_char(replay_attempts.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at,
+  ${utcColumn('replay_attempts', 'started_at')} AS started_at,
   replay_attempts.delivered, replay_attempts.response_status, replay_attempts.response_ms, replay_attempts.error_code`;
 
 export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttemptRepository {
   assertStorePool(pool);
 
   const eventUuid = (eventId: string): string => {
-    const uuid = normalizeUuid(eventId);
+    const uuid = normalizeEventId(eventId);
     if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
     return uuid;
   };

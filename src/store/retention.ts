@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { SwitchboardConfigWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { utcColumn, utcText } from './timestamps.ts';
 
 /** retention: as config validation leaves it, interval_seconds filled in from the schema. */
 export type RetentionConfig = SwitchboardConfigWithDefaults['retention'];
@@ -110,14 +111,14 @@ export function startRetention(options: RetentionOptions): RetentionJob {
     if (maxAgeMs !== null) {
       // The database's clock decides what is old, the same clock that stamped received_at.
       const cutoff = await pool.oneFirst(sql.type(z.object({ cutoff: z.string() }))`
-        SELECT to_char((now() - make_interval(secs => ${maxAgeMs / 1000})) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cutoff
+        SELECT ${utcText(sql.fragment`(now() - make_interval(secs => ${maxAgeMs / 1000}))`)} AS cutoff
       `);
       result.deletedByAge = await deleteThrough({ receivedAt: cutoff, id: null });
     }
     if (maxEvents !== null && !stopped) {
       // The newest event that no longer fits; it and everything older go.
       const key = await pool.maybeOne(sql.type(keyRow)`
-        SELECT to_char(events.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at_utc, events.id
+        SELECT ${utcColumn('events', 'received_at')} AS received_at_utc, events.id
         FROM events
         ORDER BY events.received_at DESC, events.id DESC
         OFFSET ${maxEvents} LIMIT 1

@@ -3,6 +3,7 @@
  * milliseconds, so positions travel as bigint microseconds since the Unix epoch or as canonical
  * RFC 3339 strings, never through Date.
  */
+import { sql, type FragmentSqlToken } from 'slonik';
 import { invalidArgument } from '../errors/app-error.ts';
 
 const MICROS_PER_SECOND = 1_000_000n;
@@ -18,8 +19,19 @@ const CANONICAL_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})
 const ISO_INPUT =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
-/** The SQL expression that renders a timestamptz column in the canonical form above. */
+/** The to_char format that renders a timestamptz in the canonical form above. */
 export const CANONICAL_UTC_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+
+/**
+ * A timestamptz expression rendered in SQL as canonical UTC text, so no client-side type parser
+ * ever sees (and rounds to milliseconds) the value. The format is SQL text, not a parameter.
+ */
+export const utcText = (expression: FragmentSqlToken): FragmentSqlToken =>
+  sql.fragment`to_char(${expression} AT TIME ZONE 'UTC', ${sql.literalValue(CANONICAL_UTC_FORMAT)})`;
+
+/** A timestamptz column, rendered as by utcText. */
+export const utcColumn = (table: string, column: string): FragmentSqlToken =>
+  utcText(sql.fragment`${sql.identifier([table, column])}`);
 
 // Howard Hinnant's days_from_civil: proleptic Gregorian, exact for every year we accept.
 function daysFromCivil(year: number, month: number, day: number): bigint {

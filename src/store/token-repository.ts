@@ -8,10 +8,11 @@
  * 256 bits of entropy per token there is also nothing to gain from a salt or a slow hash.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
+import { utcColumn, utcText } from './timestamps.ts';
 
 export interface ApiToken {
   name: string;
@@ -50,8 +51,7 @@ const tokenRow = z.object({
   revoked_at: z.string().nullable(),
 });
 
-const utc = (column: string) =>
-  sql.fragment`to_char(${sql.identifier(['api_tokens', column])} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const utc = (column: string): FragmentSqlToken => utcColumn('api_tokens', column);
 
 const TOKEN_COLUMNS = sql.fragment`api_tokens.name, ${utc('created_at')} AS created_at,
   ${utc('last_used_at')} AS last_used_at, ${utc('revoked_at')} AS revoked_at`;
@@ -129,8 +129,7 @@ export function createTokenRepository(pool: DatabasePool): TokenRepository {
           RETURNING api_tokens.name, api_tokens.last_used_at
         )
         SELECT api_tokens.name, ${utc('created_at')} AS created_at,
-          to_char(COALESCE(touched.last_used_at, api_tokens.last_used_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-            AS last_used_at,
+          ${utcText(sql.fragment`COALESCE(touched.last_used_at, api_tokens.last_used_at)`)} AS last_used_at,
           ${utc('revoked_at')} AS revoked_at
         FROM api_tokens JOIN hit ON hit.name = api_tokens.name
         -- The outer select cannot see the CTE's update; take the time it just wrote from RETURNING.
