@@ -1,15 +1,7 @@
 import { headerValue } from './headers.ts';
-import {
-  compareSignatures,
-  hmacEncoded,
-  malformedHeader,
-  missingHeader,
-  MISSING_SECRET,
-  normaliseHex,
-  usableSecrets,
-} from './hmac.ts';
+import { compareSha256, hexAfterPrefix, hmacEncoded, isOutcome, readSignature, signedPreset } from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
-import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 const SIGNATURE_HEADER = 'X-Hub-Signature-256';
 const PREFIX = 'sha256=';
@@ -21,19 +13,11 @@ const PREFIX = 'sha256=';
  * offers only SHA-1 is either ancient or stripping the stronger header.
  */
 export function verifyGithub(input: VerifyInput): VerifyOutcome {
-  const secrets = usableSecrets(input.secrets);
-  if (secrets.length === 0) return MISSING_SECRET;
-  const header = headerValue(input.headers, SIGNATURE_HEADER);
-  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
-  const trimmed = header.trim();
-  if (!trimmed.startsWith(PREFIX)) return malformedHeader(SIGNATURE_HEADER, 'sha256=<hex>');
-  return compareSignatures({
-    algorithm: 'sha256',
-    header: SIGNATURE_HEADER,
-    keys: secrets,
-    candidates: [normaliseHex(trimmed.slice(PREFIX.length))],
-    expectedFor: (secret) => hmacEncoded('sha256', secret, [input.body], 'hex'),
-  });
+  const signature = readSignature(input, SIGNATURE_HEADER);
+  if (isOutcome(signature)) return signature;
+  const candidate = hexAfterPrefix(signature.value, PREFIX, SIGNATURE_HEADER);
+  if (isOutcome(candidate)) return candidate;
+  return compareSha256(SIGNATURE_HEADER, signature.secrets, [candidate], [input.body], 'hex');
 }
 
 export function signGithub(input: SignInput): Record<string, string> {
@@ -49,12 +33,8 @@ export function identifyGithub(body: Buffer, headers: HeaderBag): EventIdentity 
   return { eventType, externalId: asIdentifier(headerValue(headers, 'x-github-delivery')) };
 }
 
-export const githubPreset: Preset = {
-  name: 'github',
-  trustMode: 'signed',
-  requiredHeaders: ['x-hub-signature-256'],
-  sensitiveHeaders: ['x-hub-signature-256', 'x-hub-signature'],
-  verify: verifyGithub,
-  sign: signGithub,
-  identify: identifyGithub,
-};
+export const githubPreset = signedPreset(
+  'github',
+  { requiredHeaders: ['x-hub-signature-256'], sensitiveHeaders: ['x-hub-signature-256', 'x-hub-signature'] },
+  { verify: verifyGithub, sign: signGithub, identify: identifyGithub },
+);

@@ -1,8 +1,8 @@
 import { headerValue } from './headers.ts';
-import { compareSignatures, hmacEncoded, missingHeader, MISSING_SECRET, normaliseHex, usableSecrets } from './hmac.ts';
+import { compareSha256, hmacEncoded, isOutcome, normaliseHex, readSignature, signedPreset } from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
 import { freshnessFailure } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 const SIGNATURE_HEADER = 'Linear-Signature';
 const TIMESTAMP_FIELD = 'webhookTimestamp';
@@ -24,17 +24,10 @@ function bodyTimestampMs(body: Buffer): number | null {
  * Linear always sends one, and without it the delivery could be replayed indefinitely.
  */
 export function verifyLinear(input: VerifyInput): VerifyOutcome {
-  const secrets = usableSecrets(input.secrets);
-  if (secrets.length === 0) return MISSING_SECRET;
-  const header = headerValue(input.headers, SIGNATURE_HEADER);
-  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
-  const outcome = compareSignatures({
-    algorithm: 'sha256',
-    header: SIGNATURE_HEADER,
-    keys: secrets,
-    candidates: [normaliseHex(header)],
-    expectedFor: (secret) => hmacEncoded('sha256', secret, [input.body], 'hex'),
-  });
+  const signature = readSignature(input, SIGNATURE_HEADER);
+  if (isOutcome(signature)) return signature;
+  const candidate = normaliseHex(signature.value);
+  const outcome = compareSha256(SIGNATURE_HEADER, signature.secrets, [candidate], [input.body], 'hex');
   if (!outcome.ok) return outcome;
   const timestampMs = bodyTimestampMs(input.body);
   if (timestampMs === null) {
@@ -70,12 +63,8 @@ export function identifyLinear(body: Buffer, headers: HeaderBag): EventIdentity 
   return { eventType, externalId: asIdentifier(headerValue(headers, 'linear-delivery')) };
 }
 
-export const linearPreset: Preset = {
-  name: 'linear',
-  trustMode: 'signed',
-  requiredHeaders: ['linear-signature'],
-  sensitiveHeaders: ['linear-signature'],
-  verify: verifyLinear,
-  sign: signLinear,
-  identify: identifyLinear,
-};
+export const linearPreset = signedPreset(
+  'linear',
+  { requiredHeaders: ['linear-signature'], sensitiveHeaders: ['linear-signature'] },
+  { verify: verifyLinear, sign: signLinear, identify: identifyLinear },
+);

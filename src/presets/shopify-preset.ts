@@ -1,7 +1,7 @@
 import { headerValue } from './headers.ts';
-import { compareSignatures, hmacEncoded, missingHeader, MISSING_SECRET, usableSecrets } from './hmac.ts';
+import { compareSha256, hmacEncoded, isOutcome, readSignature, signedPreset } from './hmac.ts';
 import { asIdentifier } from './identify.ts';
-import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';
 
@@ -12,17 +12,9 @@ const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';
  * accept the many non-canonical spellings Node's lenient decoder tolerates.
  */
 export function verifyShopify(input: VerifyInput): VerifyOutcome {
-  const secrets = usableSecrets(input.secrets);
-  if (secrets.length === 0) return MISSING_SECRET;
-  const header = headerValue(input.headers, SIGNATURE_HEADER);
-  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
-  return compareSignatures({
-    algorithm: 'sha256',
-    header: SIGNATURE_HEADER,
-    keys: secrets,
-    candidates: [header.trim()],
-    expectedFor: (secret) => hmacEncoded('sha256', secret, [input.body], 'base64'),
-  });
+  const signature = readSignature(input, SIGNATURE_HEADER);
+  if (isOutcome(signature)) return signature;
+  return compareSha256(SIGNATURE_HEADER, signature.secrets, [signature.value.trim()], [input.body], 'base64');
 }
 
 export function signShopify(input: SignInput): Record<string, string> {
@@ -37,12 +29,8 @@ export function identifyShopify(_body: Buffer, headers: HeaderBag): EventIdentit
   };
 }
 
-export const shopifyPreset: Preset = {
-  name: 'shopify',
-  trustMode: 'signed',
-  requiredHeaders: ['x-shopify-hmac-sha256'],
-  sensitiveHeaders: ['x-shopify-hmac-sha256'],
-  verify: verifyShopify,
-  sign: signShopify,
-  identify: identifyShopify,
-};
+export const shopifyPreset = signedPreset(
+  'shopify',
+  { requiredHeaders: ['x-shopify-hmac-sha256'], sensitiveHeaders: ['x-shopify-hmac-sha256'] },
+  { verify: verifyShopify, sign: signShopify, identify: identifyShopify },
+);

@@ -1,16 +1,17 @@
 import { headerValue } from './headers.ts';
 import {
-  compareSignatures,
+  compareSha256,
   hmacEncoded,
+  isOutcome,
   malformedHeader,
   missingHeader,
-  MISSING_SECRET,
-  normaliseHex,
-  usableSecrets,
+  hexAfterPrefix,
+  readSignature,
+  signedPreset,
 } from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
-import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { freshSignature, parseUnixSeconds } from './timestamp.ts';
+import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 const SIGNATURE_HEADER = 'X-Slack-Signature';
 const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
@@ -22,27 +23,17 @@ const PREFIX = 'v0=';
  * API JSON, slash commands and interactivity (form-encoded), since it signs raw bytes.
  */
 export function verifySlack(input: VerifyInput): VerifyOutcome {
-  const secrets = usableSecrets(input.secrets);
-  if (secrets.length === 0) return MISSING_SECRET;
-  const signature = headerValue(input.headers, SIGNATURE_HEADER);
-  if (signature === undefined) return missingHeader(SIGNATURE_HEADER);
+  const signature = readSignature(input, SIGNATURE_HEADER);
+  if (isOutcome(signature)) return signature;
   const timestampHeader = headerValue(input.headers, TIMESTAMP_HEADER);
   if (timestampHeader === undefined) return missingHeader(TIMESTAMP_HEADER);
-  const trimmed = signature.trim();
-  if (!trimmed.startsWith(PREFIX)) return malformedHeader(SIGNATURE_HEADER, 'v0=<hex>');
+  const candidate = hexAfterPrefix(signature.value, PREFIX, SIGNATURE_HEADER);
+  if (isOutcome(candidate)) return candidate;
   const seconds = parseUnixSeconds(timestampHeader);
   if (seconds === null) return malformedHeader(TIMESTAMP_HEADER, 'unix seconds');
-  const outcome = compareSignatures({
-    algorithm: 'sha256',
-    header: SIGNATURE_HEADER,
-    keys: secrets,
-    candidates: [normaliseHex(trimmed.slice(PREFIX.length))],
-    expectedFor: (secret) => hmacEncoded('sha256', secret, [`v0:${seconds}:`, input.body], 'hex'),
-  });
-  if (!outcome.ok) return outcome;
-  return (
-    freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, TIMESTAMP_HEADER) ?? outcome
-  );
+  const parts = [`v0:${seconds}:`, input.body];
+  const outcome = compareSha256(SIGNATURE_HEADER, signature.secrets, [candidate], parts, 'hex');
+  return freshSignature(outcome, seconds, input, TIMESTAMP_HEADER);
 }
 
 export function signSlack(input: SignInput): Record<string, string> {
@@ -93,12 +84,8 @@ export function slackUrlVerificationChallenge(body: Buffer, _headers: HeaderBag)
   return typeof challenge === 'string' && challenge.length > 0 ? challenge : null;
 }
 
-export const slackPreset: Preset = {
-  name: 'slack',
-  trustMode: 'signed',
-  requiredHeaders: ['x-slack-signature', 'x-slack-request-timestamp'],
-  sensitiveHeaders: ['x-slack-signature'],
-  verify: verifySlack,
-  sign: signSlack,
-  identify: identifySlack,
-};
+export const slackPreset = signedPreset(
+  'slack',
+  { requiredHeaders: ['x-slack-signature', 'x-slack-request-timestamp'], sensitiveHeaders: ['x-slack-signature'] },
+  { verify: verifySlack, sign: signSlack, identify: identifySlack },
+);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '../errors/app-error.ts';
 import { firstHeader, headerValue } from './headers.ts';
-import { compareSignatures, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET } from './hmac.ts';
+import { compareSha256, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET, signedPreset } from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
-import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { freshSignature, parseUnixSeconds } from './timestamp.ts';
+import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 const ID_HEADERS = ['webhook-id', 'svix-id'] as const;
 const TIMESTAMP_HEADERS = ['webhook-timestamp', 'svix-timestamp'] as const;
@@ -56,17 +56,9 @@ export function verifyStandardWebhooks(input: VerifyInput): VerifyOutcome {
     .map((entry) => entry.slice('v1,'.length));
   if (candidates.length === 0) return malformedHeader(signature.name, 'space-separated v1,<base64> entries');
 
-  const outcome = compareSignatures({
-    algorithm: 'sha256',
-    header: signature.name,
-    keys,
-    candidates,
-    expectedFor: (key) => hmacEncoded('sha256', key, [`${id.value}.${seconds}.`, input.body], 'base64'),
-  });
-  if (!outcome.ok) return outcome;
-  return (
-    freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, timestamp.name) ?? outcome
-  );
+  const parts = [`${id.value}.${seconds}.`, input.body];
+  const outcome = compareSha256(signature.name, keys, candidates, parts, 'base64');
+  return freshSignature(outcome, seconds, input, timestamp.name);
 }
 
 /**
@@ -98,12 +90,11 @@ export function identifyStandardWebhooks(body: Buffer, headers: HeaderBag): Even
   };
 }
 
-export const standardWebhooksPreset: Preset = {
-  name: 'standard-webhooks',
-  trustMode: 'signed',
-  requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
-  sensitiveHeaders: ['webhook-signature', 'svix-signature'],
-  verify: verifyStandardWebhooks,
-  sign: signStandardWebhooks,
-  identify: identifyStandardWebhooks,
-};
+export const standardWebhooksPreset = signedPreset(
+  'standard-webhooks',
+  {
+    requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
+    sensitiveHeaders: ['webhook-signature', 'svix-signature'],
+  },
+  { verify: verifyStandardWebhooks, sign: signStandardWebhooks, identify: identifyStandardWebhooks },
+);

@@ -1,16 +1,15 @@
-import { headerValue } from './headers.ts';
 import {
-  compareSignatures,
+  compareSha256,
   hmacEncoded,
+  isOutcome,
   malformedHeader,
-  missingHeader,
-  MISSING_SECRET,
   normaliseHex,
-  usableSecrets,
+  readSignature,
+  signedPreset,
 } from './hmac.ts';
 import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
-import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { freshSignature, parseUnixSeconds } from './timestamp.ts';
+import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 const SIGNATURE_HEADER = 'Stripe-Signature';
 const EXPECTED_FORMAT = 't=<unix>,v1=<hex>';
@@ -45,26 +44,15 @@ function parseStripeHeader(value: string): StripeHeader | null {
  * only ever reported for a delivery Stripe really signed.
  */
 export function verifyStripe(input: VerifyInput): VerifyOutcome {
-  const secrets = usableSecrets(input.secrets);
-  if (secrets.length === 0) return MISSING_SECRET;
-  const header = headerValue(input.headers, SIGNATURE_HEADER);
-  if (header === undefined) return missingHeader(SIGNATURE_HEADER);
-  const parsed = parseStripeHeader(header);
+  const signature = readSignature(input, SIGNATURE_HEADER);
+  if (isOutcome(signature)) return signature;
+  const parsed = parseStripeHeader(signature.value);
   if (parsed === null) return malformedHeader(SIGNATURE_HEADER, EXPECTED_FORMAT);
   const seconds = parseUnixSeconds(parsed.timestamp);
   if (seconds === null) return malformedHeader(SIGNATURE_HEADER, EXPECTED_FORMAT);
-  const outcome = compareSignatures({
-    algorithm: 'sha256',
-    header: SIGNATURE_HEADER,
-    keys: secrets,
-    candidates: parsed.signatures,
-    expectedFor: (secret) => hmacEncoded('sha256', secret, [`${seconds}.`, input.body], 'hex'),
-  });
-  if (!outcome.ok) return outcome;
-  return (
-    freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, `${SIGNATURE_HEADER} t`) ??
-    outcome
-  );
+  const parts = [`${seconds}.`, input.body];
+  const outcome = compareSha256(SIGNATURE_HEADER, signature.secrets, parsed.signatures, parts, 'hex');
+  return freshSignature(outcome, seconds, input, `${SIGNATURE_HEADER} t`);
 }
 
 export function signStripe(input: SignInput): Record<string, string> {
@@ -80,12 +68,8 @@ export function identifyStripe(body: Buffer, _headers: HeaderBag): EventIdentity
   return { eventType: asIdentifier(json['type']) ?? 'unknown', externalId: asIdentifier(json['id']) };
 }
 
-export const stripePreset: Preset = {
-  name: 'stripe',
-  trustMode: 'signed',
-  requiredHeaders: ['stripe-signature'],
-  sensitiveHeaders: ['stripe-signature'],
-  verify: verifyStripe,
-  sign: signStripe,
-  identify: identifyStripe,
-};
+export const stripePreset = signedPreset(
+  'stripe',
+  { requiredHeaders: ['stripe-signature'], sensitiveHeaders: ['stripe-signature'] },
+  { verify: verifyStripe, sign: signStripe, identify: identifyStripe },
+);

@@ -1,5 +1,5 @@
 import { TOLERANCE_SECONDS } from '../../generated/constants.ts';
-import type { VerifyOutcome } from './preset-types.ts';
+import type { VerifyInput, VerifyOutcome } from './preset-types.ts';
 
 /**
  * A nonsensical tolerance (negative, NaN) must not silently disable the check: the schema's
@@ -45,4 +45,18 @@ export function freshnessFailure(
 /** Whole seconds, as the providers' libraries compare them, expressed in milliseconds. */
 export function floorToSecondMs(nowMs: number): number {
   return Math.floor(nowMs / 1000) * 1000;
+}
+
+/**
+ * A passed signature check, unless the unix-seconds timestamp it covered is outside tolerance.
+ * Checked after the signature so that "stale" is only reported for what the sender really signed.
+ */
+export function freshSignature(
+  outcome: VerifyOutcome,
+  seconds: number,
+  input: VerifyInput,
+  source: string,
+): VerifyOutcome {
+  if (!outcome.ok) return outcome;
+  return freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, source) ?? outcome;
 }
