@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
-import type { EventBus } from '../bus/event-bus.ts';
+import { announceCommitted, type EventBus } from '../bus/event-bus.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import {
   AppError,
@@ -64,7 +64,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     logger: options.logger,
     maxBatch: options.groupCommit?.maxBatch,
     maxConcurrentFlushes: options.groupCommit?.maxConcurrentFlushes,
-    onCommitted: (results) => publish(options.bus, options.logger, results),
+    onCommitted: announceCommitted(options.bus, options.logger),
   });
 
   const store = (event: NewEvent): Promise<InsertResult> => withTimeout(committer.submit(event), commitTimeoutMs);
@@ -225,12 +225,6 @@ function clientIp(ctx: Context): string | null {
 function plainIp(value: string): string | null {
   const unmapped = value.toLowerCase().startsWith('::ffff:') && isIP(value.slice(7)) === 4 ? value.slice(7) : value;
   return isIP(unmapped) === 0 ? null : unmapped;
-}
-
-function publish(bus: EventBus, logger: Logger, results: readonly InsertResult[]): void {
-  const ids = results.filter((r) => !r.duplicate).map((r) => r.event.id);
-  if (ids.length === 0) return;
-  bus.publish(ids).catch((err: unknown) => logger.warn({ err, count: ids.length }, 'could not announce stored events'));
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

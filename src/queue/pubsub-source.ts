@@ -4,20 +4,7 @@ import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NewEvent } from '../store/event-store.ts';
 import { queueEvent, queueIdentitySources } from './queue-event.ts';
-import {
-  type BackoffOptions,
-  backoffDelay,
-  connectionState,
-  openRedis,
-  type QueueConnectionState,
-  sleep,
-} from './redis-connection.ts';
-
-export interface QueueSource {
-  readonly name: string;
-  state(): QueueConnectionState;
-  stop(): Promise<void>;
-}
+import { type BackoffOptions, backoffDelay, openConsumer, type QueueSource, sleep } from './redis-connection.ts';
 
 export interface PubSubSourceOptions {
   provider: QueueProviderConfig;
@@ -44,12 +31,11 @@ export async function startPubSubSource(options: PubSubSourceOptions): Promise<Q
   const sources = queueIdentitySources(provider);
   const maxPending = options.maxPending ?? 10_000;
   const maxAttempts = options.maxAttempts ?? 6;
-  const abort = new AbortController();
-  let stopped = false;
   let pending = 0;
   let dropped = 0;
 
-  const redis = openRedis(options.redisUrl, provider.name, logger, options.backoff);
+  const consumer = openConsumer(options.redisUrl, provider.name, logger, options.backoff);
+  const { redis } = consumer;
   const detail = provider.pattern
     ? `no verification: queue message (redis psubscribe ${provider.channel})`
     : `no verification: queue message (redis pubsub ${provider.channel})`;
@@ -60,17 +46,17 @@ export async function startPubSubSource(options: PubSubSourceOptions): Promise<Q
         await committer.submit(event);
         return;
       } catch (err: unknown) {
-        if (stopped || attempt >= maxAttempts || !isDatabaseUnavailable(err)) {
+        if (consumer.stopped() || attempt >= maxAttempts || !isDatabaseUnavailable(err)) {
           logger.error({ err, attempt }, 'pub/sub message dropped: could not be stored');
           return;
         }
-        await sleep(backoffDelay(attempt, options.backoff), abort.signal);
+        await sleep(backoffDelay(attempt, options.backoff), consumer.signal);
       }
     }
   };
 
   const receive = (channel: Buffer, message: Buffer, pattern: Buffer | undefined): void => {
-    if (stopped) return;
+    if (consumer.stopped()) return;
     if (pending >= maxPending) {
       dropped += 1;
       if (dropped === 1 || dropped % 1000 === 0)
@@ -101,17 +87,8 @@ export async function startPubSubSource(options: PubSubSourceOptions): Promise<Q
   redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet; retrying'));
   const subscribed = provider.pattern ? redis.psubscribe(provider.channel) : redis.subscribe(provider.channel);
   subscribed.catch((err: unknown) => {
-    if (!stopped) logger.error({ err }, 'subscribe failed');
+    if (!consumer.stopped()) logger.error({ err }, 'subscribe failed');
   });
 
-  return {
-    name: provider.name,
-    state: () => connectionState(redis, stopped),
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      abort.abort();
-      redis.disconnect();
-    },
-  };
+  return consumer.source(provider.name);
 }

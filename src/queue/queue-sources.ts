@@ -1,17 +1,19 @@
 import { hostname } from 'node:os';
-import type { EventBus } from '../bus/event-bus.ts';
+import { announceCommitted, type EventBus } from '../bus/event-bus.ts';
 import type { ProviderConfig, QueueProviderConfig } from '../config/resolve-config.ts';
 import { createGroupCommitter } from '../store/group-commit.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/event-store.ts';
-import { startPubSubSource, type QueueSource } from './pubsub-source.ts';
+import { startPubSubSource } from './pubsub-source.ts';
 import {
   type BackoffOptions,
   DEFAULT_BACKOFF,
   DEFAULT_REDIS_URL,
   type QueueConnectionState,
+  type QueueSource,
 } from './redis-connection.ts';
 import { startStreamSource } from './stream-source.ts';
+import { redactUrl } from '../log/redact-url.ts';
 
 export interface QueueSourcesOptions {
   /** Every configured provider; only enabled queue providers are started. */
@@ -50,13 +52,7 @@ export async function startQueueSources(options: QueueSourcesOptions): Promise<Q
   const committer = createGroupCommitter({
     store: options.store,
     logger,
-    onCommitted: (results) => {
-      const ids = results.filter((r) => !r.duplicate).map((r) => r.event.id);
-      if (ids.length === 0) return;
-      options.bus
-        .publish(ids)
-        .catch((err: unknown) => logger.warn({ err, count: ids.length }, 'could not announce stored events'));
-    },
+    onCommitted: announceCommitted(options.bus, logger),
   });
 
   const queueProviders = options.providers.filter((p): p is QueueProviderConfig => p.family === 'queue' && p.enabled);
@@ -87,15 +83,4 @@ export async function startQueueSources(options: QueueSourcesOptions): Promise<Q
       await committer.drain();
     },
   };
-}
-
-/** REDIS_URL may carry a password; the log gets everything but. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = 'redacted';
-    return parsed.toString();
-  } catch {
-    return '(unparseable REDIS_URL)';
-  }
 }

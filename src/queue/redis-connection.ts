@@ -1,8 +1,15 @@
-import type { ConnectionState } from '../../generated/constants.ts';
 import { Redis } from 'ioredis';
+import type { ConnectionState } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
 
 export type QueueConnectionState = ConnectionState;
+
+/** One running queue consumer, as the queue sources (and list_providers) see it. */
+export interface QueueSource {
+  readonly name: string;
+  state(): QueueConnectionState;
+  stop(): Promise<void>;
+}
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -77,4 +84,39 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true });
   });
+}
+
+/** The lifecycle every queue consumer shares: its connection, and stopping it. */
+export interface Consumer {
+  readonly redis: Redis;
+  /** Aborted by stop(): ends any backoff wait at once. */
+  readonly signal: AbortSignal;
+  stopped(): boolean;
+  /**
+   * The consumer as a QueueSource. stop() marks it stopped, aborts its waits and drops the
+   * connection (which interrupts a blocking read), then waits for `finished` (a consumer loop).
+   */
+  source(name: string, finished?: Promise<unknown>): QueueSource;
+}
+
+export function openConsumer(url: string, name: string, logger: Logger, backoff: BackoffOptions): Consumer {
+  const redis = openRedis(url, name, logger, backoff);
+  const abort = new AbortController();
+  let stopped = false;
+  return {
+    redis,
+    signal: abort.signal,
+    stopped: () => stopped,
+    source: (sourceName, finished) => ({
+      name: sourceName,
+      state: () => connectionState(redis, stopped),
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        abort.abort();
+        redis.disconnect();
+        await finished;
+      },
+    }),
+  };
 }

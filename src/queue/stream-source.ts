@@ -2,9 +2,8 @@ import type { QueueProviderConfig } from '../config/resolve-config.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
-import type { QueueSource } from './pubsub-source.ts';
 import { queueEvent, queueIdentitySources, streamEntryPayload } from './queue-event.ts';
-import { type BackoffOptions, backoffDelay, connectionState, openRedis, sleep } from './redis-connection.ts';
+import { type BackoffOptions, backoffDelay, openConsumer, type QueueSource, sleep } from './redis-connection.ts';
 
 export interface StreamSourceOptions {
   provider: QueueProviderConfig;
@@ -52,10 +51,8 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
   const blockMs = options.blockMs ?? 2_000;
   const claimIdleMs = options.claimIdleMs ?? 5 * 60_000;
   const detail = `no verification: queue message (redis stream ${key}, group ${group})`;
-  const abort = new AbortController();
-  let stopped = false;
-
-  const redis = openRedis(options.redisUrl, provider.name, logger, options.backoff);
+  const consumer = openConsumer(options.redisUrl, provider.name, logger, options.backoff);
+  const { redis } = consumer;
   // After any reconnect the reply to an in-flight XREADGROUP may have been lost while Redis already
   // counted the entries as delivered; re-reading our pending list picks them up.
   let rereadPending = true;
@@ -139,7 +136,7 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
     let needGroup = true;
     let lastClaim = 0;
     let claimSupported = true;
-    while (!stopped) {
+    while (!consumer.stopped()) {
       try {
         if (needGroup) {
           await ensureGroup();
@@ -178,7 +175,7 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
         }
         failures = 0;
       } catch (err: unknown) {
-        if (stopped) break;
+        if (consumer.stopped()) break;
         failures += 1;
         if (err instanceof Error && err.message.startsWith('NOGROUP')) {
           // The stream or group vanished (Redis restarted without persistence, or someone deleted it).
@@ -189,7 +186,7 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
         }
         rereadPending = true;
         pendingCursor = '0';
-        await sleep(backoffDelay(failures, options.backoff), abort.signal);
+        await sleep(backoffDelay(failures, options.backoff), consumer.signal);
       }
     }
   };
@@ -197,18 +194,9 @@ export async function startStreamSource(options: StreamSourceOptions): Promise<Q
   redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet; retrying'));
   const running = loop().catch((err: unknown) => logger.error({ err }, 'stream consumer stopped unexpectedly'));
 
-  return {
-    name: provider.name,
-    state: () => connectionState(redis, stopped),
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      abort.abort();
-      // Interrupts a blocking XREADGROUP; anything read but not yet acknowledged stays pending.
-      redis.disconnect();
-      await running;
-    },
-  };
+  // stop() drops the connection, which interrupts a blocking XREADGROUP; anything read but not yet
+  // acknowledged stays pending.
+  return consumer.source(provider.name, running);
 }
 
 function text(value: unknown): string | null {

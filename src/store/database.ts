@@ -16,6 +16,7 @@ import {
 import type { Logger } from '../log/logger.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
 import { migrate } from './migrate.ts';
+import { redactUrl } from '../log/redact-url.ts';
 
 export interface PoolOptions {
   /** Default 10: ingest group-commits, so a few connections carry many webhooks. */
@@ -120,16 +121,7 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): {
   return { databaseUrl, dataDir };
 }
 
-/** The URL with its password replaced, for logs and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '[unparseable database url]';
-  }
-}
+export { redactUrl } from '../log/redact-url.ts';
 
 export async function isDatabaseUp(pool: DatabasePool, timeoutMs = 2_000): Promise<boolean> {
   const probe = pool.oneFirst(sql.unsafe`SELECT 1`).then(

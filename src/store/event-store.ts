@@ -19,18 +19,9 @@ export interface NewEvent {
   payload: Buffer;
 }
 
-export interface StoredEvent {
+/** A stored event: what was written, with the id, size and arrival time the store gave it. */
+export interface StoredEvent extends NewEvent {
   id: string;
-  provider: string;
-  eventType: string;
-  trustMode: TrustMode;
-  verified: boolean;
-  verifyDetail: string;
-  externalId: string | null;
-  contentType: string | null;
-  sourceIp: string | null;
-  headers: EventHeaders;
-  payload: Buffer;
   payloadSize: number;
   /** RFC 3339 with the database's full microsecond precision. */
   receivedAt: string;

@@ -129,40 +129,25 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     const ids = events.map(() => uuidv7());
     const providers = events.map(({ event }) => storable(event.provider));
     const eventTypes = events.map(({ event }) => storable(event.eventType));
+    // One array parameter per column: unnest turns them back into rows.
+    const column = (value: (event: NewEvent) => string | boolean | null, type: 'text' | 'bool' | 'jsonb') =>
+      sql.array(
+        events.map(({ event }) => value(event)),
+        type,
+      );
     const rows = await pool.any(sql.type(positionRow)`
       INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, source_ip, headers, payload)
       SELECT * FROM unnest(
         ${sql.array(ids, 'uuid')},
         ${sql.array(providers, 'text')},
         ${sql.array(eventTypes, 'text')},
-        ${sql.array(
-          events.map(({ event }) => event.trustMode),
-          'text',
-        )},
-        ${sql.array(
-          events.map(({ event }) => event.verified),
-          'bool',
-        )},
-        ${sql.array(
-          events.map(({ event }) => storable(event.verifyDetail)),
-          'text',
-        )},
-        ${sql.array(
-          events.map(({ event }) => storableOrNull(event.externalId)),
-          'text',
-        )},
-        ${sql.array(
-          events.map(({ event }) => storableOrNull(event.contentType)),
-          'text',
-        )},
-        ${sql.array(
-          events.map(({ event }) => storableOrNull(event.sourceIp)),
-          'text',
-        )},
-        ${sql.array(
-          events.map(({ event }) => storableHeaders(event.headers)),
-          'jsonb',
-        )},
+        ${column((event) => event.trustMode, 'text')},
+        ${column((event) => event.verified, 'bool')},
+        ${column((event) => storable(event.verifyDetail), 'text')},
+        ${column((event) => storableOrNull(event.externalId), 'text')},
+        ${column((event) => storableOrNull(event.contentType), 'text')},
+        ${column((event) => storableOrNull(event.sourceIp), 'text')},
+        ${column((event) => storableHeaders(event.headers), 'jsonb')},
         ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[]
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
