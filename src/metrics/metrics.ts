@@ -23,20 +23,21 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
   // prom-client's default names already start with process_ or nodejs_: the prefix is only ours.
   if (options.collectDefaults ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchboard_' });
   const registers = [registry];
+  // Every name is switchboard_<name>; counters differ only in what they count and by which labels.
+  const counter = <L extends string>(name: string, labelNames: readonly L[], help: string): Counter<L> =>
+    new Counter({ name: `switchboard_${name}`, help, labelNames, registers });
   return {
     registry,
-    deliveries: new Counter({
-      name: 'switchboard_webhook_deliveries_total',
-      help: 'Webhook deliveries by provider and outcome (stored, duplicate, rejected, not_found, too_large, bad_request, unavailable).',
-      labelNames: ['provider', 'outcome'],
-      registers,
-    }),
-    verificationFailures: new Counter({
-      name: 'switchboard_verification_failures_total',
-      help: 'Deliveries whose signature or token did not check out, by reason.',
-      labelNames: ['provider', 'reason'],
-      registers,
-    }),
+    deliveries: counter(
+      'webhook_deliveries_total',
+      ['provider', 'outcome'],
+      'Webhook deliveries by provider and outcome (stored, duplicate, rejected, not_found, too_large, bad_request, unavailable).',
+    ),
+    verificationFailures: counter(
+      'verification_failures_total',
+      ['provider', 'reason'],
+      'Deliveries whose signature or token did not check out, by reason.',
+    ),
     ingestLatency: new Histogram({
       name: 'switchboard_ingest_duration_seconds',
       help: 'Time from request to acknowledgement (row committed) for webhook deliveries.',
@@ -44,30 +45,22 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
-    queueMessages: new Counter({
-      name: 'switchboard_queue_messages_total',
-      help: 'Queue messages by provider and outcome (stored, failed).',
-      labelNames: ['provider', 'outcome'],
-      registers,
-    }),
-    mcpCalls: new Counter({
-      name: 'switchboard_mcp_tool_calls_total',
-      help: 'MCP tool calls by tool and result code (ok or an error code).',
-      labelNames: ['tool', 'code'],
-      registers,
-    }),
-    replays: new Counter({
-      name: 'switchboard_replays_total',
-      help: 'Replay attempts by outcome (delivered, or an error code).',
-      labelNames: ['outcome'],
-      registers,
-    }),
-    rateLimited: new Counter({
-      name: 'switchboard_rate_limited_total',
-      help: 'Requests refused by a rate limit, by bucket class (read, replay).',
-      labelNames: ['class'],
-      registers,
-    }),
+    queueMessages: counter(
+      'queue_messages_total',
+      ['provider', 'outcome'],
+      'Queue messages by provider and outcome (stored, failed).',
+    ),
+    mcpCalls: counter(
+      'mcp_tool_calls_total',
+      ['tool', 'code'],
+      'MCP tool calls by tool and result code (ok or an error code).',
+    ),
+    replays: counter('replays_total', ['outcome'], 'Replay attempts by outcome (delivered, or an error code).'),
+    rateLimited: counter(
+      'rate_limited_total',
+      ['class'],
+      'Requests refused by a rate limit, by bucket class (read, replay).',
+    ),
     sseClients: new Gauge({ name: 'switchboard_sse_clients', help: 'Open /api/stream connections.', registers }),
   };
 }

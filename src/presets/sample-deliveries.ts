@@ -36,39 +36,37 @@ function record(value: unknown): JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
 }
 
+/** A sample: its name, the file under samples/ it starts from, what it is, and how it is freshened. */
+const sample = (
+  name: string,
+  file: string,
+  description: string,
+  prepare: SampleDefinition['prepare'],
+): SampleDefinition => ({ name, file, description, prepare });
+
 function github(event: string, file: string, description: string): SampleDefinition {
-  return {
-    name: event,
-    description,
-    file,
-    prepare: (_doc, { uid }) => ({
-      'x-github-event': event,
-      'x-github-delivery': uid,
-      'x-github-hook-id': '292929292',
-      'x-github-hook-installation-target-type': 'repository',
-      'user-agent': 'GitHub-Hookshot/switchboard-trigger',
-    }),
-  };
+  return sample(event, file, description, (_doc, { uid }) => ({
+    'x-github-event': event,
+    'x-github-delivery': uid,
+    'x-github-hook-id': '292929292',
+    'x-github-hook-installation-target-type': 'repository',
+    'user-agent': 'GitHub-Hookshot/switchboard-trigger',
+  }));
 }
 
 function stripe(type: string, file: string, description: string): SampleDefinition {
-  return {
-    name: type,
-    description,
-    file,
-    prepare: (doc, { nowMs }) => {
-      doc['id'] = `evt_${shortId()}`;
-      doc['created'] = Math.floor(nowMs / 1000);
-      return { 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
-    },
-  };
+  return sample(type, file, description, (doc, { nowMs }) => {
+    doc['id'] = `evt_${shortId()}`;
+    doc['created'] = Math.floor(nowMs / 1000);
+    return { 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
+  });
 }
 
-const GENERIC: SampleDefinition = {
-  name: 'generic',
-  description: 'a generic JSON event (type order.shipped)',
-  file: 'generic-event.json',
-  prepare: (doc, { nowMs, uid }) => {
+const GENERIC = sample(
+  'generic',
+  'generic-event.json',
+  'a generic JSON event (type order.shipped)',
+  (doc, { nowMs, uid }) => {
     doc['id'] = `evt_${uid}`;
     doc['created_at'] = new Date(nowMs).toISOString();
     return {
@@ -76,7 +74,7 @@ const GENERIC: SampleDefinition = {
       'user-agent': 'switchboard-trigger',
     };
   },
-};
+);
 
 const SAMPLES: Readonly<Record<PresetName, readonly SampleDefinition[]>> = {
   github: [
@@ -89,78 +87,58 @@ const SAMPLES: Readonly<Record<PresetName, readonly SampleDefinition[]>> = {
     stripe('invoice.paid', 'stripe-invoice-paid.json', 'a subscription invoice paid'),
   ],
   slack: [
-    {
-      name: 'app_mention',
-      description: 'an Events API app_mention',
-      file: 'slack-app-mention.json',
-      prepare: (doc, { nowMs }) => {
-        const seconds = Math.floor(nowMs / 1000);
-        doc['event_id'] = `Ev${shortId().toUpperCase()}`;
-        doc['event_time'] = seconds;
-        const event = record(doc['event']);
-        event['ts'] = `${seconds}.000200`;
-        event['event_ts'] = `${seconds}.000200`;
-        return { 'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)' };
-      },
-    },
+    sample('app_mention', 'slack-app-mention.json', 'an Events API app_mention', (doc, { nowMs }) => {
+      const seconds = Math.floor(nowMs / 1000);
+      doc['event_id'] = `Ev${shortId().toUpperCase()}`;
+      doc['event_time'] = seconds;
+      const event = record(doc['event']);
+      event['ts'] = `${seconds}.000200`;
+      event['event_ts'] = `${seconds}.000200`;
+      return { 'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)' };
+    }),
   ],
   shopify: [
-    {
-      name: 'orders/create',
-      description: 'an order created (test order)',
-      file: 'shopify-orders-create.json',
-      prepare: (doc, { nowMs, uid }) => {
-        const at = new Date(nowMs).toISOString();
-        doc['created_at'] = at;
-        doc['updated_at'] = at;
-        return {
-          'x-shopify-topic': 'orders/create',
-          'x-shopify-webhook-id': uid,
-          'x-shopify-event-id': randomUUID(),
-          'x-shopify-shop-domain': 'switchboard-test.myshopify.com',
-          'x-shopify-api-version': '2024-07',
-          'x-shopify-triggered-at': at,
-          'user-agent': 'Shopify-Captain-Hook',
-        };
-      },
-    },
+    sample('orders/create', 'shopify-orders-create.json', 'an order created (test order)', (doc, { nowMs, uid }) => {
+      const at = new Date(nowMs).toISOString();
+      doc['created_at'] = at;
+      doc['updated_at'] = at;
+      return {
+        'x-shopify-topic': 'orders/create',
+        'x-shopify-webhook-id': uid,
+        'x-shopify-event-id': randomUUID(),
+        'x-shopify-shop-domain': 'switchboard-test.myshopify.com',
+        'x-shopify-api-version': '2024-07',
+        'x-shopify-triggered-at': at,
+        'user-agent': 'Shopify-Captain-Hook',
+      };
+    }),
   ],
   'standard-webhooks': [
-    {
-      name: 'invoice.paid',
-      description: 'an invoice.paid event in the Standard Webhooks envelope',
-      file: 'standard-webhooks-invoice-paid.json',
-      prepare: (doc, { nowMs }) => {
+    sample(
+      'invoice.paid',
+      'standard-webhooks-invoice-paid.json',
+      'an invoice.paid event in the Standard Webhooks envelope',
+      (doc, { nowMs }) => {
         doc['timestamp'] = new Date(nowMs).toISOString();
         return { 'user-agent': 'switchboard-trigger' };
       },
-    },
+    ),
   ],
   linear: [
-    {
-      name: 'Issue.create',
-      description: 'an issue created',
-      file: 'linear-issue-create.json',
-      prepare: (doc, { nowMs, uid }) => {
-        // Linear's receiver checks webhookTimestamp against its clock, so it must be now.
-        doc['webhookTimestamp'] = nowMs;
-        doc['createdAt'] = new Date(nowMs).toISOString();
-        return { 'linear-delivery': uid, 'linear-event': 'Issue', 'user-agent': 'Linear-Webhook' };
-      },
-    },
+    sample('Issue.create', 'linear-issue-create.json', 'an issue created', (doc, { nowMs, uid }) => {
+      // Linear's receiver checks webhookTimestamp against its clock, so it must be now.
+      doc['webhookTimestamp'] = nowMs;
+      doc['createdAt'] = new Date(nowMs).toISOString();
+      return { 'linear-delivery': uid, 'linear-event': 'Issue', 'user-agent': 'Linear-Webhook' };
+    }),
   ],
   gitlab: [
-    {
-      name: 'push',
-      description: 'a push hook',
-      file: 'gitlab-push.json',
-      prepare: (_doc, { uid }) => ({
-        'x-gitlab-event': 'Push Hook',
-        'idempotency-key': uid,
-        'x-gitlab-event-uuid': uid,
-        'user-agent': 'GitLab/17.4.0',
-      }),
-    },
+    sample('push', 'gitlab-push.json', 'a push hook', (_doc, { uid }) => ({
+      'x-gitlab-event': 'Push Hook',
+      'idempotency-key': uid,
+      'x-gitlab-event-uuid': uid,
+      'user-agent': 'GitLab/17.4.0',
+    })),
   ],
   'generic-hmac': [GENERIC],
   token: [GENERIC],
