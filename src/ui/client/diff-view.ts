@@ -1,9 +1,10 @@
 import { h, type JSX } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo } from 'preact/hooks';
 import type { EventDetail, EventSummary } from '../../../generated/types.ts';
-import { ApiError, type ApiClient } from './api-client.ts';
+import type { ApiClient } from './api-client.ts';
 import { canonicalJson, formatTime, parseJsonPayload } from './format.ts';
 import { diffLines } from './line-diff.ts';
+import { page, useLoaded } from './layout.ts';
 
 function comparableText(event: EventDetail): string {
   const json = parseJsonPayload(event.payload);
@@ -23,24 +24,12 @@ interface DiffProps {
 }
 
 export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Element {
-  const [left, setLeft] = useState<EventDetail | null>(null);
-  const [right, setRight] = useState<EventDetail | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    setError(null);
-    setLeft(null);
-    setRight(null);
-    const load = (id: string | null, set: (e: EventDetail | null) => void): Promise<void> =>
-      id ? api.getEvent(id).then((e) => void (current && set(e))) : Promise.resolve();
-    Promise.all([load(a, setLeft), load(b, setRight)]).catch(
-      (err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the events.'),
-    );
-    return () => {
-      current = false;
-    };
-  }, [api, a, b]);
+  const { value: pair, error } = useLoaded(
+    () => Promise.all([a ? api.getEvent(a) : null, b ? api.getEvent(b) : null]),
+    [api, a, b],
+    'Could not load the events.',
+  );
+  const [left, right] = pair ?? [null, null];
 
   const type = left?.event_type ?? events.find((e) => e.id === a)?.event_type;
   const candidates = events.filter((e) => e.id !== a && (type === undefined || e.event_type === type));
@@ -51,15 +40,10 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
   const added = lines?.filter((l) => l.kind === 'added').length ?? 0;
   const removed = lines?.filter((l) => l.kind === 'removed').length ?? 0;
 
-  return h(
-    'main',
-    { class: 'page', 'aria-labelledby': 'diff-title' },
-    h('h1', { id: 'diff-title', class: 'page-title' }, 'Compare payloads'),
-    h(
-      'p',
-      { class: 'muted page-lead' },
-      'Two events of the same type, JSON keys sorted so only real differences show.',
-    ),
+  return page(
+    'diff-title',
+    'Compare payloads',
+    'Two events of the same type, JSON keys sorted so only real differences show.',
     h(
       'div',
       { class: 'diff-pickers' },

@@ -1,11 +1,12 @@
 import { h, type JSX } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import type { EventDetail } from '../../../generated/types.ts';
 import { ApiError, type ApiClient } from './api-client.ts';
 import { CopyButton } from './copy-button.ts';
 import { extensionFor, formatBytes, formatFullTime, parseJsonPayload } from './format.ts';
 import { Icon } from './icons.ts';
 import { JsonTree } from './json-tree.ts';
+import { card, table, useLoaded } from './layout.ts';
 import { ReplayPanel } from './replay-panel.ts';
 import { TrustBadge, trustLook } from './trust-badge.ts';
 
@@ -51,78 +52,52 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
       ? `${text.slice(0, TEXT_LIMIT)}\n… (truncated; download for the full ${formatBytes(event.payload_size)})`
       : text;
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'payload-title' },
-    h(
-      'div',
-      { class: 'card-head' },
-      h(
-        'h3',
-        { id: 'payload-title', class: 'card-title' },
-        'Payload',
-        h(
-          'span',
-          { class: 'muted' },
-          ` ${formatBytes(event.payload_size)} · ${event.content_type ?? 'no content type'}`,
-        ),
-      ),
-      h(
+  return card(
+    {
+      titleId: 'payload-title',
+      title: 'Payload',
+      note: ` ${formatBytes(event.payload_size)} · ${event.content_type ?? 'no content type'}`,
+      action: h(
         'div',
         { class: 'toolbar' },
         json
           ? h(
               'div',
               { class: 'segmented', role: 'group', 'aria-label': 'Payload view' },
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: view === 'tree' ? 'is-active' : '',
-                  'aria-pressed': view === 'tree',
-                  onClick: () => setView('tree'),
-                },
-                'Tree',
-              ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: view === 'raw' ? 'is-active' : '',
-                  'aria-pressed': view === 'raw',
-                  onClick: () => setView('raw'),
-                },
-                'Raw',
+              (['tree', 'raw'] as const).map((option) =>
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: view === option ? 'is-active' : '',
+                    'aria-pressed': view === option,
+                    onClick: () => setView(option),
+                  },
+                  option === 'tree' ? 'Tree' : 'Raw',
+                ),
               ),
             )
           : null,
         json && view === 'tree'
-          ? [
+          ? (
+              [
+                [99, 'Expand all'],
+                [1, 'Collapse'],
+              ] as const
+            ).map(([depth, label]) =>
               h(
                 'button',
                 {
                   type: 'button',
                   class: 'btn btn-small btn-ghost',
                   onClick: () => {
-                    setOpenDepth(99);
+                    setOpenDepth(depth);
                     setTreeKey(treeKey + 1);
                   },
                 },
-                'Expand all',
+                label,
               ),
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'btn btn-small btn-ghost',
-                  onClick: () => {
-                    setOpenDepth(1);
-                    setTreeKey(treeKey + 1);
-                  },
-                },
-                'Collapse',
-              ),
-            ]
+            )
           : null,
         h(CopyButton, {
           text: () => (json && view === 'tree' ? JSON.stringify(json.value, null, 2) : text),
@@ -142,7 +117,7 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
           'Download',
         ),
       ),
-    ),
+    },
     downloadError ? h('p', { class: 'form-error' }, downloadError) : null,
     binary
       ? h('p', { class: 'hint' }, 'Binary payload (not UTF-8): shown as base64. Download gives the exact bytes.')
@@ -155,38 +130,27 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
 
 function Headers({ event }: { event: EventDetail }): JSX.Element {
   const entries = Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b));
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'headers-title' },
-    h(
-      'div',
-      { class: 'card-head' },
-      h(
-        'h3',
-        { id: 'headers-title', class: 'card-title' },
-        'Headers',
-        h('span', { class: 'muted' }, ` ${entries.length}`),
-      ),
-      h(CopyButton, { text: () => JSON.stringify(event.headers, null, 2), label: 'Copy headers as JSON' }),
-    ),
+  return card(
+    {
+      titleId: 'headers-title',
+      title: 'Headers',
+      note: ` ${entries.length}`,
+      action: h(CopyButton, { text: () => JSON.stringify(event.headers, null, 2), label: 'Copy headers as JSON' }),
+    },
     entries.length === 0
       ? h('p', { class: 'muted' }, 'No headers stored (queue message).')
-      : h(
-          'table',
+      : table(
           { class: 'table headers-table', 'aria-label': 'Request headers' },
-          h(
-            'tbody',
-            null,
-            entries.map(([name, value]) =>
+          null,
+          entries.map(([name, value]) =>
+            h(
+              'tr',
+              { key: name },
+              h('th', { scope: 'row', class: 'mono' }, name),
               h(
-                'tr',
-                { key: name },
-                h('th', { scope: 'row', class: 'mono' }, name),
-                h(
-                  'td',
-                  { class: `mono${value === '[redacted]' ? ' muted' : ''}` },
-                  Array.isArray(value) ? value.join('\n') : (value ?? ''),
-                ),
+                'td',
+                { class: `mono${value === '[redacted]' ? ' muted' : ''}` },
+                Array.isArray(value) ? value.join('\n') : (value ?? ''),
               ),
             ),
           ),
@@ -195,23 +159,7 @@ function Headers({ event }: { event: EventDetail }): JSX.Element {
 }
 
 export function EventDetailPane({ api, id, defaultTarget, compareWith, onClose }: DetailProps): JSX.Element {
-  const [event, setEvent] = useState<EventDetail | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    let current = true;
-    setEvent(null);
-    setError(null);
-    api
-      .getEvent(id)
-      .then((e) => current && setEvent(e))
-      .catch(
-        (err: unknown) => current && setError(err instanceof ApiError ? err.message : 'Could not load the event.'),
-      );
-    return () => {
-      current = false;
-    };
-  }, [api, id]);
+  const { value: event, error } = useLoaded(() => api.getEvent(id), [api, id], 'Could not load the event.');
 
   if (error) return h('div', { class: 'detail-empty' }, h('p', { class: 'form-error', role: 'alert' }, error));
   if (!event) return h('div', { class: 'detail-empty' }, h('p', { class: 'muted' }, 'Loading event…'));

@@ -3,6 +3,7 @@ import { SERVER_HOST, SERVER_PORT } from '../../../generated/constants.ts';
 import type { ProviderStatus } from '../../../generated/types.ts';
 import { CopyButton } from './copy-button.ts';
 import { ProviderTrustBadge } from './trust-badge.ts';
+import { page } from './layout.ts';
 
 /** Where `switchboard trigger` sends unless given --url: the address switchboard binds by default. */
 const DEFAULT_BASE = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
@@ -39,15 +40,10 @@ export function ProvidersView({
   error: string | null;
 }): JSX.Element {
   const origin = location.origin;
-  return h(
-    'main',
-    { class: 'page', 'aria-labelledby': 'providers-title' },
-    h('h1', { id: 'providers-title', class: 'page-title' }, 'Providers'),
-    h(
-      'p',
-      { class: 'muted page-lead' },
-      'Where events come from, how each one is verified, and a command to send it a test event.',
-    ),
+  return page(
+    'providers-title',
+    'Providers',
+    'Where events come from, how each one is verified, and a command to send it a test event.',
     error ? h('p', { class: 'form-error', role: 'alert' }, error) : null,
     providers === null
       ? h('p', { class: 'muted' }, 'Loading…')

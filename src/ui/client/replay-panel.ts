@@ -4,6 +4,7 @@ import type { ReplayAttempt, ReplayResult } from '../../../generated/types.ts';
 import { ApiError, type ApiClient } from './api-client.ts';
 import { formatFullTime, formatTime } from './format.ts';
 import { Icon } from './icons.ts';
+import { table } from './layout.ts';
 
 type Outcome = { kind: 'result'; result: ReplayResult } | { kind: 'error'; error: ApiError } | null;
 
@@ -143,44 +144,28 @@ export function ReplayPanel({
         ? h('p', { class: 'muted' }, 'Loading…')
         : history.length === 0
           ? h('p', { class: 'muted' }, 'Never replayed.')
-          : h(
-              'table',
+          : table(
               { class: 'table', 'aria-label': 'Replay history' },
-              h(
-                'thead',
-                null,
+              ['When', 'Target', 'Result', 'By'],
+              history.map((a) =>
                 h(
                   'tr',
-                  null,
-                  h('th', null, 'When'),
-                  h('th', null, 'Target'),
-                  h('th', null, 'Result'),
-                  h('th', null, 'By'),
-                ),
-              ),
-              h(
-                'tbody',
-                null,
-                history.map((a) =>
+                  { key: a.id },
+                  h('td', { title: formatFullTime(a.started_at) }, formatTime(a.started_at)),
+                  h('td', { class: 'mono truncate', title: a.target_url ?? '' }, a.target_url ?? '—'),
                   h(
-                    'tr',
-                    { key: a.id },
-                    h('td', { title: formatFullTime(a.started_at) }, formatTime(a.started_at)),
-                    h('td', { class: 'mono truncate', title: a.target_url ?? '' }, a.target_url ?? '—'),
-                    h(
-                      'td',
-                      null,
-                      a.delivered
-                        ? h(
-                            'span',
-                            { class: `pill pill-${statusClass(a.response_status)}` },
-                            `HTTP ${a.response_status ?? '?'}`,
-                          )
-                        : h('span', { class: 'pill pill-bad' }, a.error_code ?? 'failed'),
-                      a.response_ms !== null ? h('span', { class: 'muted' }, ` ${Math.round(a.response_ms)} ms`) : null,
-                    ),
-                    h('td', null, a.caller),
+                    'td',
+                    null,
+                    a.delivered
+                      ? h(
+                          'span',
+                          { class: `pill pill-${statusClass(a.response_status)}` },
+                          `HTTP ${a.response_status ?? '?'}`,
+                        )
+                      : h('span', { class: 'pill pill-bad' }, a.error_code ?? 'failed'),
+                    a.response_ms !== null ? h('span', { class: 'muted' }, ` ${Math.round(a.response_ms)} ms`) : null,
                   ),
+                  h('td', null, a.caller),
                 ),
               ),
             ),

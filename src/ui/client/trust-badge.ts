@@ -12,54 +12,39 @@ interface TrustLook {
   explain: string;
 }
 
+const ICONS = { verified: 'shield-check', failed: 'shield-x', token: 'key', queue: 'inbox', open: 'globe' } as const;
+
+/** The full label (screen readers, large badges) and the short one (small badges). */
+const LABELS: Readonly<Record<TrustLevel, readonly [label: string, short: string]>> = {
+  verified: ['Verified signature', 'Verified'],
+  failed: ['Signature failed', 'Sig failed'],
+  token: ['Unverified — shared token', 'Token'],
+  queue: ['Unverified — queue message', 'Queue'],
+  open: ['Unverified — open endpoint', 'Open'],
+};
+
+const EXPLAIN: Readonly<Record<TrustLevel, string>> = {
+  verified: 'The provider signed these bytes and the signature checked out.',
+  failed: 'The signature was missing or did not match: do not trust this payload.',
+  token: 'A shared token was compared. It proves who knows the token, not what was sent.',
+  queue: 'Read from a Redis queue; nothing about its origin was checked.',
+  open: 'Anyone who can reach the route could have sent this.',
+};
+
+function trustLevel(trustMode: TrustMode, verified: boolean): TrustLevel {
+  if (trustMode === 'signed') return verified ? 'verified' : 'failed';
+  return trustMode;
+}
+
 /**
  * The one place that decides how an event's trust looks. Only a signed event whose signature
  * checked out is green; every other case says "Unverified" (or "Signature failed") in words,
  * so colour is never the only signal.
  */
 export function trustLook(trustMode: TrustMode, verified: boolean): TrustLook {
-  if (trustMode === 'signed') {
-    return verified
-      ? {
-          level: 'verified',
-          icon: 'shield-check',
-          label: 'Verified signature',
-          short: 'Verified',
-          explain: 'The provider signed these bytes and the signature checked out.',
-        }
-      : {
-          level: 'failed',
-          icon: 'shield-x',
-          label: 'Signature failed',
-          short: 'Sig failed',
-          explain: 'The signature was missing or did not match: do not trust this payload.',
-        };
-  }
-  if (trustMode === 'token') {
-    return {
-      level: 'token',
-      icon: 'key',
-      label: 'Unverified — shared token',
-      short: 'Token',
-      explain: 'A shared token was compared. It proves who knows the token, not what was sent.',
-    };
-  }
-  if (trustMode === 'queue') {
-    return {
-      level: 'queue',
-      icon: 'inbox',
-      label: 'Unverified — queue message',
-      short: 'Queue',
-      explain: 'Read from a Redis queue; nothing about its origin was checked.',
-    };
-  }
-  return {
-    level: 'open',
-    icon: 'globe',
-    label: 'Unverified — open endpoint',
-    short: 'Open',
-    explain: 'Anyone who can reach the route could have sent this.',
-  };
+  const level = trustLevel(trustMode, verified);
+  const [label, short] = LABELS[level];
+  return { level, icon: ICONS[level], label, short, explain: EXPLAIN[level] };
 }
 
 export function TrustBadge({
