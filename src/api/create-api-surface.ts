@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
@@ -45,7 +45,7 @@ export interface ApiSurfaceDeps {
 
 const REPLAY_BODY_LIMIT = 16 * 1024;
 
-function eventId(ctx: Context): string {
+function eventId(ctx: { params: Record<string, string | undefined> }): string {
   const id = normalizeEventId(ctx.params['id'] ?? '');
   if (id === null) throw invalidArgument('id: expected an event id (a UUID)');
   return id;
@@ -140,8 +140,8 @@ export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
   };
 
   const respond: Middleware = async (ctx) => {
-    await routes(ctx, async () => undefined);
-    await methods(ctx, async () => undefined);
+    await routes(ctx, () => Promise.resolve());
+    await methods(ctx, () => Promise.resolve());
     if (ctx.status === 405) {
       // allowedMethods set the Allow header already.
       throw methodNotAllowed(ctx.method, ctx.path, (ctx.response.get('Allow') || '').split(/,\s*/));
@@ -156,9 +156,12 @@ export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
   const chain = compose([deps.checkHost, deps.authenticate, rateLimit, respond]);
 
   return async (ctx, next) => {
-    if (!isApiPath(ctx.path)) return next();
+    if (!isApiPath(ctx.path)) {
+      await next();
+      return;
+    }
     // Everything here is per-caller data: no shared cache may keep it.
     ctx.set('Cache-Control', 'no-store');
-    await chain(ctx, async () => undefined);
+    await chain(ctx, () => Promise.resolve());
   };
 }

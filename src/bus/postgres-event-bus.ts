@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import type { ConnectionState } from '../../generated/constants.ts';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
@@ -204,7 +205,7 @@ export function connectionFailure(err: unknown): { message: string; code?: strin
   if (typeof err !== 'object' || err === null) return { message: String(err) };
   const { message, code } = err as { message?: unknown; code?: unknown };
   return {
-    message: typeof message === 'string' ? message.slice(0, 300) : String(err),
+    message: (typeof message === 'string' ? message : inspect(err, { breakLength: Infinity })).slice(0, 300),
     ...(typeof code === 'string' ? { code } : {}),
   };
 }

@@ -1,10 +1,5 @@
 import type { PresetName, QueueMode } from '../../generated/constants.ts';
-import type {
-  ProviderWithDefaults,
-  SwitchboardConfig,
-  SwitchboardConfigWithDefaults,
-  TrustMode,
-} from '../../generated/types.ts';
+import type { ProviderWithDefaults, SwitchboardConfigWithDefaults, TrustMode } from '../../generated/types.ts';
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';
@@ -172,7 +167,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
 }
 
 /** Checks a config against the schema and fills in the schema's defaults, on a copy. */
-function validated(config: SwitchboardConfig | unknown): SwitchboardConfigWithDefaults {
+function validated(config: unknown): SwitchboardConfigWithDefaults {
   const copy: unknown = structuredClone(config);
   if (!validateSwitchboardConfig(copy)) {
     throw new ConfigError(
@@ -187,7 +182,7 @@ function validated(config: SwitchboardConfig | unknown): SwitchboardConfigWithDe
  * then the rules a schema cannot express (preset and trust_mode agreeing, unique routes), each
  * provider's preset built once.
  */
-export function resolveConfig(raw: SwitchboardConfig | unknown): ResolvedConfig {
+export function resolveConfig(raw: unknown): ResolvedConfig {
   const config = validated(raw);
   const providers = Object.entries(config.providers ?? {}).flatMap(([name, p]) =>
     p === undefined ? [] : [resolveProvider(name, p)],

@@ -25,6 +25,6 @@ export function createApp(options: AppOptions): Koa {
   app.use(errorHandler(options.logger));
   app.use(healthRoute(options.isDatabaseUp));
   for (const surface of options.surfaces) app.use(surface);
-  app.use(async (ctx) => sendError(ctx, notFound(`no route for ${ctx.method} ${ctx.path}`)));
+  app.use((ctx) => sendError(ctx, notFound(`no route for ${ctx.method} ${ctx.path}`)));
   return app;
 }

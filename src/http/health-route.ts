@@ -5,7 +5,10 @@ import { sendError } from './error-response.ts';
 /** Public liveness: says only whether the database answers, never anything about events. */
 export function healthRoute(isDatabaseUp: () => Promise<boolean>): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== '/healthz') return next();
+    if (ctx.path !== '/healthz') {
+      await next();
+      return;
+    }
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['GET', 'HEAD']));
       return;

@@ -71,7 +71,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
 
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
-    if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) return next();
+    if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) {
+      await next();
+      return;
+    }
     // A disabled provider looks exactly like an unknown route, so config is not revealed.
     if (provider === undefined || !provider.enabled) {
       return sendError(ctx, notFound(`no webhook provider at ${ctx.path}`));
@@ -79,7 +82,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     const { preset } = provider;
     // Read only when something is logged: the request logger is built on first use, and an
     // accepted webhook logs nothing.
-    const log = (): Logger => (ctx.state.log as Logger | undefined) ?? options.logger;
+    const log = (): Logger => ctx.state.log;
 
     if (ctx.method !== 'POST') {
       return sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['POST']));

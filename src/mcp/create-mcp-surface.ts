@@ -107,11 +107,14 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const chain = compose([deps.checkHost, deps.authenticate, route]);
 
   const middleware: Middleware = async (ctx, next) => {
-    if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) return next();
+    if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {
+      await next();
+      return;
+    }
     ctx.set(MCP_SECURITY_HEADERS as Record<string, string>);
     ctx.set('Cache-Control', 'no-store');
     try {
-      await chain(ctx, async () => undefined);
+      await chain(ctx, () => Promise.resolve());
     } catch (err) {
       // Once the transport has the response, there is nothing left to answer with.
       if (ctx.respond === false || ctx.headerSent) {
@@ -124,5 +127,5 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     }
   };
 
-  return { middleware, sessionCount: sessions.count, closeAll: sessions.closeAll };
+  return { middleware, sessionCount: () => sessions.count(), closeAll: () => sessions.closeAll() };
 }

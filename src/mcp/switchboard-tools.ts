@@ -84,8 +84,8 @@ export function toolListing(entry: ToolManifestEntry): Tool {
     title: entry.title,
     description: entry.description,
     annotations: { ...entry.annotations },
-    inputSchema: entry.inputSchema as Tool['inputSchema'],
-    outputSchema: entry.outputSchema as NonNullable<Tool['outputSchema']>,
+    inputSchema: entry.inputSchema,
+    outputSchema: entry.outputSchema,
   };
 }
 
@@ -125,7 +125,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateListProvidersInput,
       validateOutput: validateListProvidersOutput,
       chargesRead: true,
-      run: async () => ({ providers: deps.providers.list() }),
+      run: () => Promise.resolve({ providers: deps.providers.list() }),
     }),
   };
   const list = (Object.keys(definitions) as ToolName[]).map((name) => toolListing(manifestEntry(name)));

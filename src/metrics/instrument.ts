@@ -78,7 +78,10 @@ export function countRateLimited(check: (caller: string) => void, rateClass: 're
 /** Tracks open /api/stream connections: they end when the response closes. */
 export function countStreams(metrics: Metrics): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== '/api/stream' || ctx.method !== 'GET') return next();
+    if (ctx.path !== '/api/stream' || ctx.method !== 'GET') {
+      await next();
+      return;
+    }
     await next();
     if (ctx.status !== 200) return;
     metrics.sseClients.inc();

@@ -19,13 +19,19 @@ export function metricsRoute(options: MetricsRouteOptions): Middleware {
     ctx.body = await options.metrics.registry.metrics();
   };
   return async (ctx, next) => {
-    if (ctx.path !== '/metrics') return next();
+    if (ctx.path !== '/metrics') {
+      await next();
+      return;
+    }
     if (ctx.method !== 'GET') {
       sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['GET']));
       return;
     }
-    if (options.authenticate) return options.authenticate(ctx, () => serve(ctx, next));
-    return serve(ctx, next);
+    if (options.authenticate)
+      await options.authenticate(ctx, async () => {
+        await serve(ctx, next);
+      });
+    else await serve(ctx, next);
   };
 }
 

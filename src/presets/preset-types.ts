@@ -48,10 +48,10 @@ export interface Preset {
   readonly requiredHeaders: readonly (string | readonly string[])[];
   /** Header names whose values are secrets or signatures, so stored copies are redacted. */
   readonly sensitiveHeaders: readonly string[];
-  verify(input: VerifyInput): VerifyOutcome;
+  readonly verify: (input: VerifyInput) => VerifyOutcome;
   /** Token presets: the lower-cased header a sender puts the token in (replay and trigger use it too). */
   readonly tokenHeader?: string;
   /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
-  sign?(input: SignInput): Record<string, string>;
-  identify(body: Buffer, headers: HeaderBag): EventIdentity;
+  readonly sign?: (input: SignInput) => Record<string, string>;
+  readonly identify: (body: Buffer, headers: HeaderBag) => EventIdentity;
 }

@@ -25,7 +25,7 @@ export interface PubSubSourceOptions {
  * backoff and then dropped with an error log; the streams mode exists for anything that must not
  * be lost.
  */
-export async function startPubSubSource(options: PubSubSourceOptions): Promise<QueueSource> {
+export function startPubSubSource(options: PubSubSourceOptions): QueueSource {
   const { provider, committer } = options;
   const logger = options.logger.child({ provider: provider.name, channel: provider.channel, mode: 'pubsub' });
   const sources = queueIdentitySources(provider);

@@ -44,7 +44,7 @@ export interface QueueSources {
  * unreachable Redis is retried in the background and shows as the provider's connection state,
  * so switchboard still serves webhooks and its UI while Redis is down.
  */
-export async function startQueueSources(options: QueueSourcesOptions): Promise<QueueSources> {
+export function startQueueSources(options: QueueSourcesOptions): QueueSources {
   const redisUrl = options.redisUrl ?? process.env['REDIS_URL'] ?? DEFAULT_REDIS_URL;
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const consumer = options.consumer ?? `switchboard-${hostname()}`;
@@ -60,7 +60,7 @@ export async function startQueueSources(options: QueueSourcesOptions): Promise<Q
   for (const provider of queueProviders) {
     const source =
       provider.mode === 'streams'
-        ? await startStreamSource({
+        ? startStreamSource({
             provider,
             redisUrl,
             committer,
@@ -71,7 +71,7 @@ export async function startQueueSources(options: QueueSourcesOptions): Promise<Q
             blockMs: options.streamBlockMs,
             claimIdleMs: options.claimIdleMs,
           })
-        : await startPubSubSource({ provider, redisUrl, committer, logger, backoff });
+        : startPubSubSource({ provider, redisUrl, committer, logger, backoff });
     sources.set(provider.name, source);
   }
   logger.info({ providers: [...sources.keys()], redis: redactUrl(redisUrl) }, 'queue sources started');

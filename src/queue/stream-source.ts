@@ -41,7 +41,7 @@ interface StreamEntry {
  * the external id defaults to the stream entry id, a re-read entry that had in fact been stored is
  * recognised as a duplicate and stored once.
  */
-export async function startStreamSource(options: StreamSourceOptions): Promise<QueueSource> {
+export function startStreamSource(options: StreamSourceOptions): QueueSource {
   const { provider, committer } = options;
   const key = provider.channel;
   const group = provider.group;

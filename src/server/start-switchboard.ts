@@ -132,7 +132,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     cleanups.push(() => bus.close());
     await bus.ready();
 
-    const queues = await startQueueSources({
+    const queues = startQueueSources({
       providers: config.providers,
       redisUrl: options.redisUrl,
       store,
@@ -209,7 +209,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       createUiSurface(),
     ];
     const stopObserving = observePool(metrics, pool, () => mcp.sessionCount());
-    cleanups.push(async () => stopObserving());
+    cleanups.push(() => Promise.resolve(stopObserving()));
 
     const app = createApp({
       logger,
@@ -218,13 +218,15 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       surfaces,
     });
     const timeouts: ServerTimeouts = { ...SERVER_TIMEOUTS, ...options.serverTimeouts };
+    // Koa answers every failure itself (the error handler), so nothing is left to await here.
+    const handleRequest = app.callback();
     const server = createServer(
       {
         requestTimeout: timeouts.requestTimeoutMs,
         headersTimeout: timeouts.headersTimeoutMs,
         connectionsCheckingInterval: timeouts.checkIntervalMs,
       },
-      app.callback(),
+      (req, res) => void handleRequest(req, res),
     );
     server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
     const address = await listen(server, options.host, options.port);

@@ -12,6 +12,7 @@ import {
   type DatabasePool,
   type DriverTypeParser,
   type Interceptor,
+  type QueryResultRow,
 } from 'slonik';
 import type { Logger } from '../log/logger.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
@@ -75,7 +76,7 @@ export const resultParserInterceptor: Interceptor = {
     if (!parser) return row;
     const parsed = parser.safeParse(row);
     if (!parsed.success) throw new SchemaValidationError(query, row, parsed.error.issues);
-    return parsed.data;
+    return parsed.data as QueryResultRow;
   },
 };
 

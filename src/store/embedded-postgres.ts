@@ -231,8 +231,8 @@ function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
 }
 
 interface LogTail {
-  onLog(message: string): void;
-  onError(error: unknown): void;
+  readonly onLog: (message: string) => void;
+  readonly onError: (error: unknown) => void;
   lines(): string[];
 }
 
@@ -432,7 +432,7 @@ const onSignal = (signal: NodeJS.Signals): void => {
   });
 };
 
-function trackServer(child: ChildProcess, lock: DataDirLock, logger: Logger): { stop(): Promise<void> } {
+function trackServer(child: ChildProcess, lock: DataDirLock, logger: Logger): { readonly stop: () => Promise<void> } {
   let stopping: Promise<void> | null = null;
   child.once('exit', (code, signal) => {
     if (!stopping) logger.error({ code, signal }, 'embedded PostgreSQL exited unexpectedly');

@@ -71,7 +71,7 @@ export function sanitizeHeaders(rawHeaders: readonly string[], options: Sanitize
     if (first === undefined) continue;
     entries.push([name, second === undefined ? first : [first, second, ...rest]]);
   }
-  return Object.fromEntries(entries) as EventHeaders;
+  return Object.fromEntries(entries);
 }
 
 /**

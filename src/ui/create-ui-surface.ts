@@ -121,7 +121,10 @@ export function createUiSurface(options: UiSurfaceOptions = {}): Middleware {
   };
 
   return async (ctx, next) => {
-    if (!isUiPath(ctx.path)) return next();
+    if (!isUiPath(ctx.path)) {
+      await next();
+      return;
+    }
     ctx.set(UI_SECURITY_HEADERS as Record<string, string>);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;

@@ -109,7 +109,7 @@ describe.runIf(available)('redis pub/sub source', () => {
   });
 
   it('reports an unreachable Redis as not connected, and stops cleanly', async () => {
-    const sources = await startQueueSources({
+    const sources = startQueueSources({
       providers: queueProviders({
         nowhere: { family: 'queue', channel: 'x' },
         off: { family: 'queue', channel: 'y', enabled: false },

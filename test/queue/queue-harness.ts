@@ -62,7 +62,7 @@ export async function queueHarness(db: TestDatabase): Promise<QueueHarness> {
     bus,
     redis,
     async start(providers, options = {}) {
-      const sources = await startQueueSources({
+      const sources = startQueueSources({
         providers: queueProviders(providers),
         redisUrl: REDIS_URL,
         store,

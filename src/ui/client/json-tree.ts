@@ -9,7 +9,8 @@ function Scalar({ value }: { value: unknown }): JSX.Element {
   if (typeof value === 'string') return h('span', { class: 'j-str' }, JSON.stringify(value));
   if (typeof value === 'number') return h('span', { class: 'j-num' }, String(value));
   if (typeof value === 'boolean') return h('span', { class: 'j-bool' }, String(value));
-  return h('span', null, String(value));
+  // Only undefined gets here from parsed JSON; anything else is shown as JSON would write it.
+  return h('span', null, value === undefined ? 'undefined' : JSON.stringify(value));
 }
 
 function Key({ name }: { name: string | number | undefined }): JSX.Element | null {

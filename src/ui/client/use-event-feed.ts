@@ -16,9 +16,9 @@ export interface EventFeed {
   live: LiveState;
   /** Ids that arrived live in the last moments, for a highlight. */
   fresh: ReadonlySet<string>;
-  loadMore(): void;
-  reload(): void;
-  retryLive(): void;
+  readonly loadMore: () => void;
+  readonly reload: () => void;
+  readonly retryLive: () => void;
 }
 
 /**
