@@ -15,7 +15,7 @@ export default tseslint.config(
   {
     // Type-aware rules where the product code lives: floating promises, unsafe any, misused
     // promises and the like are bugs the type checker can see.
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'codegen/**/*.ts'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },
@@ -32,7 +32,8 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector: "Property[key.name='error'] > ObjectExpression > Property[key.name='code'][value.value=/^[a-z_]+$/]",
+          selector:
+            "Property[key.name='error'] > ObjectExpression > Property[key.name='code'][value.value=/^[a-z_]+$/]",
           message:
             'Throw (or sendError) a registered AppError from src/errors/app-error.ts; errorEnvelope builds the envelope.',
         },

@@ -84,14 +84,14 @@ async function generateTypes(schemas: LoadedSchema[]): Promise<string> {
   // The shapes validation leaves behind (defaults filled in), each compiled on its own: they refer
   // only to their own $defs.
   const filled: string[] = [];
-  for (const schema of withDefaultsSchemas(schemas).values()) {
-    filled.push(await compileTypes(schema, String(schema.title)));
+  for (const [file, schema] of withDefaultsSchemas(schemas)) {
+    filled.push(await compileTypes(schema, titleOf({ file, schema })));
   }
   return format(`${header('schemas/*.schema.json')}\n${withoutRoot}\n${filled.join('\n')}`, 'typescript');
 }
 
 function compileTypes(schema: object, name: string): Promise<string> {
-  return compile(schema as never, name, {
+  return compile(schema, name, {
     cwd: schemasDir,
     bannerComment: '',
     additionalProperties: false,
@@ -201,7 +201,7 @@ function generateSchemaIndex(schemas: LoadedSchema[], registry: SchemaRegistry):
 
 const SPEC_BLOCK = /<!-- schema: ([^ ]+) -->\n[\s\S]*?<!-- \/schema -->/g;
 
-async function embedSchemasInSpec(spec: string, schemas: LoadedSchema[]): Promise<string> {
+function embedSchemasInSpec(spec: string, schemas: LoadedSchema[]): string {
   const byFile = new Map(schemas.map((s) => [s.file, s]));
   const missing: string[] = [];
   const out = spec.replace(SPEC_BLOCK, (_m, file: string) => {
@@ -235,7 +235,7 @@ export async function buildOutputs(): Promise<Map<string, string>> {
     await format(constantsSource(registry, header('schemas/*.schema.json (codegen/schema-facts.ts)')), 'typescript'),
   );
   outputs.set(openApiPath, await format(JSON.stringify(buildOpenApi(registry)), 'json'));
-  outputs.set(specPath, await embedSchemasInSpec(await readFile(specPath, 'utf8'), schemas));
+  outputs.set(specPath, embedSchemasInSpec(await readFile(specPath, 'utf8'), schemas));
   return outputs;
 }
 

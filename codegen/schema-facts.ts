@@ -205,8 +205,10 @@ export function withDefaultsSchemas(schemas: readonly { file: string; schema: Js
   const out = new Map<string, JsonObject>();
   for (const { file, schema } of schemas) {
     if (!hasDefaults(schema)) continue;
+    const title = schema.title;
+    if (typeof title !== 'string') throw new Error(`${file}: every schema needs a title`);
     const copy = requireDefaulted(schema, false) as JsonObject;
-    out.set(file, { ...copy, title: `${String(schema.title)}WithDefaults` });
+    out.set(file, { ...copy, title: `${title}WithDefaults` });
   }
   return out;
 }
