@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMAS } from '../../generated/schemas.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
-import { startConsumer, type ConsumerServer } from './consumer-server.ts';
+import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
 import {
   call,
   openStream,
@@ -72,12 +72,12 @@ function expectDocumented(path: string, method: string, res: RawResponse): void 
 }
 
 let server: ApiTestServer;
-let consumer: ConsumerServer;
+let consumer: Consumer;
 let ids: { github: string; binary: string; token: string; rejected: string };
 
 beforeAll(async () => {
-  consumer = await startConsumer(200);
-  server = await startApiTestServer({ defaultTarget: consumer.url, heartbeatMs: 200 });
+  consumer = await startConsumer('127.0.0.1', answerWith(200));
+  server = await startApiTestServer({ defaultTarget: consumer.url(), heartbeatMs: 200 });
   ids = {
     github: (await sendSignedGithub(server)).id,
     binary: await sendOpen(server, Buffer.from([0xde, 0xad, 0xbe, 0xef]), 'application/octet-stream'),
@@ -120,7 +120,7 @@ describe('real /api responses match docs/reference/openapi.json', () => {
   it('GET /api/events/{id}/raw', async () => {
     const p = '/api/events/{id}/raw';
     const raw = await call(server, `/api/events/${ids.binary}/raw`);
-    expect(raw.body.equals(Buffer.from([0xde, 0xad, 0xbe, 0xef]))).toBe(true);
+    expect(raw.bytes.equals(Buffer.from([0xde, 0xad, 0xbe, 0xef]))).toBe(true);
     expectDocumented(p, 'GET', raw);
     expectDocumented(p, 'GET', await call(server, `/api/events/${UNKNOWN}/raw`));
   });
@@ -135,7 +135,7 @@ describe('real /api responses match docs/reference/openapi.json', () => {
       await call(server, `/api/events/${ids.token}/replay`, {
         method: 'POST',
         headers: json,
-        body: JSON.stringify({ target_url: consumer.url }),
+        body: JSON.stringify({ target_url: consumer.url() }),
       }),
     );
     expectDocumented(

@@ -8,7 +8,7 @@ import type {
 } from '../../generated/types.ts';
 import { API_SECURITY_HEADERS } from '../../src/http/security-headers.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
-import { startConsumer, type ConsumerServer } from './consumer-server.ts';
+import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
 import {
   call,
   getJson,
@@ -20,15 +20,15 @@ import {
 } from './http-helpers.ts';
 
 let server: ApiTestServer;
-let consumer: ConsumerServer;
+let consumer: Consumer;
 let githubId: string;
 let githubBody: Buffer;
 let binaryId: string;
 const binary = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x0a, 0x0d, 0x7f, 0xc3, 0x28, 0x00]);
 
 beforeAll(async () => {
-  consumer = await startConsumer(202);
-  server = await startApiTestServer({ defaultTarget: consumer.url });
+  consumer = await startConsumer('127.0.0.1', answerWith(202));
+  server = await startApiTestServer({ defaultTarget: consumer.url() });
   ({ id: githubId, body: githubBody } = await sendSignedGithub(server));
   binaryId = await sendOpen(server, binary, 'application/octet-stream');
 });
@@ -168,14 +168,14 @@ describe('GET /api/events/:id and /raw', () => {
   it('serves the exact stored bytes as an attachment that cannot render', async () => {
     const json = await call(server, `/api/events/${githubId}/raw`);
     expect(json.status).toBe(200);
-    expect(json.body.equals(githubBody)).toBe(true);
+    expect(json.bytes.equals(githubBody)).toBe(true);
     expect(json.headers['content-type']).toBe('application/json');
     expect(json.headers['content-disposition']).toBe(`attachment; filename="${githubId}.json"`);
     expect(json.headers['x-content-type-options']).toBe('nosniff');
     expect(json.headers['content-security-policy']).toMatch(/sandbox/);
 
     const bin = await call(server, `/api/events/${binaryId}/raw`);
-    expect(bin.body.equals(binary)).toBe(true);
+    expect(bin.bytes.equals(binary)).toBe(true);
     expect(bin.headers['content-length']).toBe(String(binary.length));
     expect(bin.headers['content-type']).toBe('application/octet-stream');
     const detail = await getJson<EventDetail>(server, `/api/events/${binaryId}`);
@@ -187,7 +187,7 @@ describe('GET /api/events/:id and /raw', () => {
     const html = '<!doctype html><script>alert(1)</script>';
     const id = await sendOpen(server, html, 'text/html');
     const res = await call(server, `/api/events/${id}/raw`);
-    expect(res.text()).toBe(html);
+    expect(res.body).toBe(html);
     expect(res.headers['content-type']).toBe('text/html');
     expect(res.headers['content-disposition']).toMatch(/^attachment;/);
     expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'; sandbox");
@@ -204,13 +204,13 @@ describe('GET /api/events/:id and /raw', () => {
 
 describe('replay over /api', () => {
   it('re-sends to the default target and records the attempt in the history', async () => {
-    const before = consumer.received.length;
+    const before = consumer.requests.length;
     const res = await call(server, `/api/events/${githubId}/replay`, { method: 'POST' });
     expect(res.status).toBe(200);
     const result = res.json() as ReplayResult;
-    expect(result).toMatchObject({ id: githubId, target_url: consumer.url, delivered: true, response_status: 202 });
-    expect(consumer.received).toHaveLength(before + 1);
-    expect(consumer.received.at(-1)?.body.equals(githubBody)).toBe(true);
+    expect(result).toMatchObject({ id: githubId, target_url: consumer.url(), delivered: true, response_status: 202 });
+    expect(consumer.requests).toHaveLength(before + 1);
+    expect(consumer.requests.at(-1)?.body.equals(githubBody)).toBe(true);
 
     const history = await getJson<ReplayHistory>(server, `/api/events/${githubId}/replays`);
     expect(history.attempts[0]).toMatchObject({
@@ -222,15 +222,15 @@ describe('replay over /api', () => {
   });
 
   it('takes target_url from a JSON body', async () => {
-    const other = await startConsumer(500);
+    const other = await startConsumer('127.0.0.1', answerWith(500));
     try {
       const res = await call(server, `/api/events/${binaryId}/replay`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ target_url: other.url }),
+        body: JSON.stringify({ target_url: other.url() }),
       });
-      expect(res.json()).toMatchObject({ target_url: other.url, delivered: true, response_status: 500 });
-      expect(other.received[0]?.body.equals(binary)).toBe(true);
+      expect(res.json()).toMatchObject({ target_url: other.url(), delivered: true, response_status: 500 });
+      expect(other.requests[0]?.body.equals(binary)).toBe(true);
     } finally {
       await other.close();
     }
@@ -263,7 +263,7 @@ describe('replay over /api', () => {
 
   it('answers rate_limited with Retry-After once the replay bucket is empty', async () => {
     const limited = await startApiTestServer({
-      defaultTarget: consumer.url,
+      defaultTarget: consumer.url(),
       replayLimit: { capacity: 1, refillPerSecond: 0.01 },
     });
     try {
@@ -296,11 +296,11 @@ describe('providers, config and reads', () => {
       channel: 'orders',
       connection: 'connecting',
     });
-    expect(res.text()).not.toMatch(/gh-test-secret|ci-shared-token/);
+    expect(res.body).not.toMatch(/gh-test-secret|ci-shared-token/);
   });
 
   it('exposes the replay default target for the UI', async () => {
-    expect(await getJson(server, '/api/config')).toEqual({ replay: { default_target: consumer.url } });
+    expect(await getJson(server, '/api/config')).toEqual({ replay: { default_target: consumer.url() } });
   });
 
   it('rate-limits reads per caller with 429 and Retry-After', async () => {

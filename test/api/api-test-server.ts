@@ -3,8 +3,7 @@
  * the real store on a fresh PostgreSQL database, the PostgreSQL event bus, the real replay
  * service, bearer tokens from the token table, listening on 127.0.0.1:0.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { DatabasePool, Interceptor } from 'slonik';
 import { createApiSurface } from '../../src/api/create-api-surface.ts';
 import { createHostCheck } from '../../src/auth/host-check.ts';
@@ -29,6 +28,7 @@ import {
 import { createUiSurface } from '../../src/ui/create-ui-surface.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
+import { listenLocal } from '../support/local-server.ts';
 
 export const GITHUB_SECRET = 'gh-test-secret';
 export const CI_TOKEN = 'ci-shared-token';
@@ -150,11 +150,11 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
       createUiSurface(options.uiDistDir === undefined ? {} : { distDir: options.uiDistDir }),
     ],
   });
-  const server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  const listening = await listenLocal(app.callback());
+  const { server } = listening;
+  port = listening.port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.origin,
     port,
     token,
     db,
@@ -170,8 +170,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     createToken: async (name) => (await tokens.create(name)).token,
     close: async () => {
       shutdown.abort();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening.close();
       await bus.close();
       if (pool !== db.pool) await pool.end().catch(() => undefined);
       await proxy?.close().catch(() => undefined);

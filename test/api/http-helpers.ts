@@ -1,18 +1,13 @@
 /** Plain-HTTP helpers for API tests: requests with a bearer token, webhook senders and an SSE reader. */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as streamRequest, type IncomingHttpHeaders } from 'node:http';
+import { httpRequest, type HttpResponse } from '../support/http-client.ts';
 import type { WebhookProviderConfig } from '../../src/config/resolve-config.ts';
 import { prepareTrigger } from '../../src/trigger/trigger-sample.ts';
 import { SseParser, type SseMessage } from '../../src/ui/client/sse-parser.ts';
 import type { ApiTestServer } from './api-test-server.ts';
 import { CI_TOKEN } from './api-test-server.ts';
 
-export interface RawResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  json(): unknown;
-  text(): string;
-}
+export type RawResponse = HttpResponse;
 
 export interface RequestOptions {
   method?: string;
@@ -22,10 +17,7 @@ export interface RequestOptions {
   token?: string | null;
 }
 
-/**
- * node:http rather than fetch, so Host, Origin and Cookie can be set freely and the exact bytes
- * (no decompression, no decoding) come back.
- */
+/** A request to the server under test with its bearer token (or another, or none). */
 export function call(
   server: Pick<ApiTestServer, 'port' | 'token'>,
   path: string,
@@ -34,35 +26,12 @@ export function call(
   const token = options.token === undefined ? server.token : options.token;
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (token !== null) headers['authorization'] ??= `Bearer ${token}`;
-  if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: server.port, path, method: options.method ?? 'GET', headers },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const body = Buffer.concat(chunks);
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body,
-            json: () => JSON.parse(body.toString('utf8')) as unknown,
-            text: () => body.toString('utf8'),
-          });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    if (options.body !== undefined) req.write(options.body);
-    req.end();
-  });
+  return httpRequest(server.port, { method: options.method ?? 'GET', path, headers, body: options.body });
 }
 
 export async function getJson<T>(server: ApiTestServer, path: string): Promise<T> {
   const res = await call(server, path);
-  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text()}`);
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.body}`);
   return res.json() as T;
 }
 
@@ -81,7 +50,7 @@ export async function sendSignedGithub(server: ApiTestServer, sample?: string): 
     body: prepared.body,
     token: null,
   });
-  if (res.status !== 200) throw new Error(`github delivery: ${res.status} ${res.text()}`);
+  if (res.status !== 200) throw new Error(`github delivery: ${res.status} ${res.body}`);
   return { id: (res.json() as { id: string }).id, body: prepared.body };
 }
 
@@ -110,7 +79,7 @@ export async function sendOpen(
     body,
     token: null,
   });
-  if (res.status !== 200) throw new Error(`open delivery: ${res.status} ${res.text()}`);
+  if (res.status !== 200) throw new Error(`open delivery: ${res.status} ${res.body}`);
   return (res.json() as { id: string }).id;
 }
 
@@ -121,7 +90,7 @@ export async function sendToken(server: ApiTestServer, payload: unknown): Promis
     body: JSON.stringify(payload),
     token: null,
   });
-  if (res.status !== 200) throw new Error(`token delivery: ${res.status} ${res.text()}`);
+  if (res.status !== 200) throw new Error(`token delivery: ${res.status} ${res.body}`);
   return (res.json() as { id: string }).id;
 }
 
@@ -149,7 +118,7 @@ export function openStream(
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
   if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: server.port, path: '/api/stream', headers }, (res) => {
+    const req = streamRequest({ host: '127.0.0.1', port: server.port, path: '/api/stream', headers }, (res) => {
       const parser = new SseParser();
       const conn: SseConnection = {
         status: res.statusCode ?? 0,

@@ -1,6 +1,4 @@
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -10,6 +8,7 @@ import { buildUi, readUiManifest } from '../../src/ui/build-ui.ts';
 import { createUiSurface, UI_CONTENT_SECURITY_POLICY } from '../../src/ui/create-ui-surface.ts';
 import { silentLogger } from '../support/database.ts';
 import { call, type RawResponse } from './http-helpers.ts';
+import { listenLocal } from '../support/local-server.ts';
 
 const FIRST_LOAD_BUDGET = 200 * 1024;
 
@@ -26,13 +25,8 @@ async function startUiOnly(distDir: string, buildIfMissing: boolean): Promise<Ui
     trustProxy: false,
     surfaces: [createUiSurface({ distDir, buildIfMissing })],
   });
-  const server: Server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    token: '',
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const listening = await listenLocal(app.callback());
+  return { port: listening.port, token: '', close: () => listening.close() };
 }
 
 let tmp: string;
@@ -64,16 +58,16 @@ describe('the UI surface', () => {
     const index = await get('/');
     expect(index.status).toBe(200);
     expect(index.headers['content-encoding']).toBe('gzip');
-    const html = gunzipSync(index.body).toString('utf8');
+    const html = gunzipSync(index.bytes).toString('utf8');
     const assets = assetPaths(html);
     expect(assets.some((a) => a.endsWith('.js'))).toBe(true);
     expect(assets.some((a) => a.endsWith('.css'))).toBe(true);
-    let total = index.body.length + headerBytes(index);
+    let total = index.bytes.length + headerBytes(index);
     for (const path of assets) {
       const res = await get(path);
       expect(res.status, path).toBe(200);
       expect(res.headers['content-encoding']).toBe('gzip');
-      total += res.body.length + headerBytes(res);
+      total += res.bytes.length + headerBytes(res);
     }
     process.stdout.write(`ui first load: ${total} bytes transferred (gzip), ${assets.length + 1} requests\n`);
     expect(total).toBeLessThan(FIRST_LOAD_BUDGET);
@@ -101,14 +95,14 @@ describe('the UI surface', () => {
   });
 
   it('has no inline script or style that the CSP would have to allow', async () => {
-    const html = (await get('/', {})).text();
+    const html = (await get('/', {})).body;
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
     expect(html).toMatch(/integrity="sha384-/);
   });
 
   it('caches hashed assets forever and revalidates the page', async () => {
-    const html = (await get('/', {})).text();
+    const html = (await get('/', {})).body;
     for (const path of assetPaths(html)) {
       const res = await get(path);
       expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
@@ -141,7 +135,7 @@ describe('when the UI is not built', () => {
     try {
       const res = await call(server, '/', { token: null });
       expect(res.status).toBe(503);
-      expect(res.text()).toMatch(/npm run build:ui/);
+      expect(res.body).toMatch(/npm run build:ui/);
       expect(res.headers['content-security-policy']).toBe(UI_CONTENT_SECURITY_POLICY);
     } finally {
       await server.close();
@@ -155,7 +149,7 @@ describe('when the UI is not built', () => {
     try {
       const [a, b] = await Promise.all([call(server, '/', { token: null }), call(server, '/', { token: null })]);
       expect(a.status).toBe(200);
-      expect(b.text()).toBe(a.text());
+      expect(b.body).toBe(a.body);
       expect((await readUiManifest(join(empty, 'dist')))?.assets.length).toBeGreaterThanOrEqual(4);
     } finally {
       await server.close();

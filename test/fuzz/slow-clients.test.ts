@@ -12,8 +12,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { openRaw, type RawExchange } from './support/raw-socket.ts';
+import { dripUntilClosed, openRaw } from '../support/raw-socket.ts';
 import { fuzzConfig, startInProcessTarget, tableSnapshot, type FuzzTarget } from './support/target.ts';
+import { postInitialize } from '../support/wire.ts';
 
 const TIMEOUTS = { headersTimeoutMs: 1_500, requestTimeoutMs: 3_000, keepAliveTimeoutMs: 1_000, checkIntervalMs: 250 };
 const MAX_SESSIONS = 8;
@@ -54,24 +55,13 @@ async function probe(boundMs: number): Promise<number> {
   return took;
 }
 
-/** Writes `piece` every `everyMs` until the socket closes; resolves with when it closed. */
-function trickle(exchange: RawExchange, piece: string, everyMs: number): Promise<number> {
-  const timer = setInterval(() => {
-    if (!exchange.socket.destroyed) exchange.socket.write(piece);
-  }, everyMs);
-  return exchange.closed.then(() => {
-    clearInterval(timer);
-    return performance.now();
-  });
-}
-
 describe('slow clients and parallel sessions', () => {
   it('cuts slowloris heads after headersTimeout and keeps answering meanwhile', async () => {
     const sockets = await Promise.all(Array.from({ length: 100 }, () => openRaw(target.port)));
     const started = performance.now();
     const closedAt = sockets.map((s) => {
       s.socket.write('POST /hooks/github HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-      return trickle(s, 'X-Slow: a\r\n', 200);
+      return dripUntilClosed(s, 'X-Slow: a\r\n', 200);
     });
     const probes: number[] = [];
     for (let i = 0; i < 4; i += 1) {
@@ -100,7 +90,7 @@ describe('slow clients and parallel sessions', () => {
       s.socket.write(
         'POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{',
       );
-      return trickle(s, ' ', 200);
+      return dripUntilClosed(s, ' ', 200);
     });
     await delay(300);
     const during = await tableSnapshot(target.pool, ['events']);
@@ -117,21 +107,7 @@ describe('slow clients and parallel sessions', () => {
   });
 
   it(`caps MCP sessions at mcp.max_sessions (${MAX_SESSIONS}) under 40 parallel initializations`, async () => {
-    const initialize = (): Promise<Response> =>
-      fetch(`${target.url}/mcp`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${target.token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'parallel', version: '1' } },
-        }),
-      });
+    const initialize = (): Promise<Response> => postInitialize(`${target.url}/mcp`, target.token, 'parallel');
     const answers = await Promise.all(Array.from({ length: 40 }, () => initialize()));
     const bodies = await Promise.all(answers.map((a) => a.text()));
     const opened = answers.filter((a) => a.status === 200).map((a) => a.headers.get('mcp-session-id') ?? '');

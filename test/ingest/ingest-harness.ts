@@ -2,29 +2,18 @@
  * A real switchboard ingest path for tests: createApp with the ingest surface, the PostgreSQL
  * store on a fresh database, and the LISTEN/NOTIFY bus, served on 127.0.0.1 port 0.
  */
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { sql } from 'slonik';
 import type { Provider } from '../../generated/types.ts';
 import { createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
-import { resolveConfig, type ProviderConfig, type WebhookProviderConfig } from '../../src/config/resolve-config.ts';
 import { createApp } from '../../src/http/create-app.ts';
 import { createIngestSurface, type IngestSurfaceOptions } from '../../src/ingest/ingest-surface.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { EventStore, StoredEvent } from '../../src/store/event-store.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
-
-export function providersFrom(providers: Record<string, Provider>): ProviderConfig[] {
-  return resolveConfig({ providers }).providers;
-}
-
-export function webhookProvider(name: string, provider: Provider): WebhookProviderConfig {
-  const [resolved] = providersFrom({ [name]: provider });
-  if (resolved?.family !== 'webhook') throw new Error(`${name} is not a webhook provider`);
-  return resolved;
-}
+import { providersFrom } from '../support/providers.ts';
+import { listenLocal } from '../support/local-server.ts';
 
 export interface Harness {
   url: string;
@@ -71,10 +60,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       }),
     ],
   });
-  const server = createServer(app.callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
+  const listening = await listenLocal(app.callback());
+  const { server } = listening;
 
   const rows = async (provider?: string): Promise<StoredEvent[]> => {
     const ids = await db.pool.anyFirst(
@@ -87,7 +74,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   };
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.origin,
     db,
     store,
     bus,
@@ -95,8 +82,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     rows,
     rawRows: async () => (await db.pool.anyFirst(sql.unsafe`SELECT row_to_json(events)::text FROM events`)).map(String),
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening.close();
       await bus.close();
       if (options.db === undefined) await db.close();
     },

@@ -5,7 +5,7 @@ import { sign as octokitSign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { acceptedId, post, startHarness, type Harness } from './ingest-harness.ts';
-import { chunked, rawRequest } from './raw-http.ts';
+import { chunked, trickle } from '../support/raw-socket.ts';
 
 const GITHUB_SECRET = 'github-secret-for-surface-tests';
 const SLACK_SECRET = 'slack-signing-secret-for-tests';
@@ -163,8 +163,7 @@ describe('header sanitizing over HTTP', () => {
     const headers = await githubDelivery(text);
     const sent = Buffer.from(text);
     let done = false;
-    const status = await rawRequest({
-      port: port(),
+    const status = await trickle(port(), {
       head: [
         'POST /hooks/github HTTP/1.1',
         'Host: 127.0.0.1',
@@ -186,7 +185,7 @@ describe('header sanitizing over HTTP', () => {
       },
     });
     expect(status.status).toBe(200);
-    const stored = await harness.store.get((JSON.parse(status.body) as { id: string }).id);
+    const stored = await harness.store.get((JSON.parse(status.body.toString()) as { id: string }).id);
     expect(stored?.headers['x-multi']).toEqual(['first', 'second', 'third']);
     expect(stored?.headers).not.toHaveProperty('connection');
     expect(stored?.headers).not.toHaveProperty('x-hop');
@@ -247,8 +246,7 @@ describe('body size limit', () => {
     const before = await countRows();
     const text = 'x'.repeat(LIMIT + 1);
     const signed = await githubDelivery(text);
-    const res = await rawRequest({
-      port: port(),
+    const res = await trickle(port(), {
       head: [
         'POST /hooks/github HTTP/1.1',
         'Host: 127.0.0.1',
@@ -262,7 +260,7 @@ describe('body size limit', () => {
     expect(res.status).toBe(413);
     expect(res.sentBeforeAnswer).toBe(0);
     expect(res.headers['connection']).toBe('close');
-    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'payload_too_large' } });
+    expect(JSON.parse(res.body.toString())).toMatchObject({ error: { code: 'payload_too_large' } });
     expect(await countRows()).toBe(before);
   });
 
@@ -270,8 +268,7 @@ describe('body size limit', () => {
     const before = await countRows();
     const signed = await githubDelivery('irrelevant');
     const piece = Buffer.alloc(1024, 0x61);
-    const res = await rawRequest({
-      port: port(),
+    const res = await trickle(port(), {
       head: [
         'POST /hooks/github HTTP/1.1',
         'Host: 127.0.0.1',
@@ -323,14 +320,12 @@ describe('body size limit', () => {
   });
 
   it('checks the method before the size, and the size before the headers', async () => {
-    const get = await rawRequest({
-      port: port(),
+    const get = await trickle(port(), {
       head: ['GET /hooks/github HTTP/1.1', 'Host: 127.0.0.1', `Content-Length: ${LIMIT * 10}`],
       nextChunk: () => null,
     });
     expect(get.status).toBe(405);
-    const unsigned = await rawRequest({
-      port: port(),
+    const unsigned = await trickle(port(), {
       head: ['POST /hooks/github HTTP/1.1', 'Host: 127.0.0.1', `Content-Length: ${LIMIT * 10}`],
       nextChunk: () => null,
     });

@@ -1,47 +1,14 @@
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
 import { systemResolver } from '../../src/replay/target-policy/index.ts';
+import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { GITHUB_SECRET, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen } from './support/webhooks.ts';
-
-interface Consumer {
-  server: Server;
-  url: string;
-  connections: number;
-  requests: Array<{ headers: IncomingMessage['headers']; body: Buffer }>;
-  answer: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
-}
-
-async function startConsumer(): Promise<Consumer> {
-  const consumer: Consumer = {
-    server: createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        consumer.requests.push({ headers: req.headers, body });
-        consumer.answer(req, body, res);
-      });
-    }),
-    url: '',
-    connections: 0,
-    requests: [],
-    answer: (_req, _body, res) => res.end('ok'),
-  };
-  consumer.server.on('connection', () => {
-    consumer.connections += 1;
-  });
-  consumer.server.listen(0, '127.0.0.1');
-  await once(consumer.server, 'listening');
-  consumer.url = `http://127.0.0.1:${(consumer.server.address() as AddressInfo).port}/webhook`;
-  return consumer;
-}
 
 let consumer: Consumer;
 let h: Harness;
@@ -63,12 +30,12 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  consumer.answer = (_req, _body, res) => res.end('ok');
+  consumer.handle((_req, res) => res.end('ok'));
 });
 
 afterAll(async () => {
   await h?.close();
-  consumer?.server.close();
+  await consumer?.close();
 });
 
 describe('replay_webhook_event', () => {
@@ -85,7 +52,7 @@ describe('replay_webhook_event', () => {
   it('Non-http scheme is rejected before any request: file:, gopher:, ftp: and data: are invalid_argument', async () => {
     const client = await h.connect();
     const { id } = await deliverOpen(h.origin, '{"type":"ping"}');
-    const port = new URL(consumer.url).port;
+    const port = new URL(consumer.url()).port;
     const before = { lookups: lookups.length, connects: connects.length, consumer: consumer.connections };
     for (const target of [
       'file:///etc/passwd',
@@ -103,13 +70,13 @@ describe('replay_webhook_event', () => {
   it('Downstream non-2xx is reported, not raised: delivered true with the consumer status', async () => {
     const client = await h.connect();
     const { id } = await deliverOpen(h.origin, '{"type":"ping","n":1}');
-    consumer.answer = (_req, _body, res) => {
+    consumer.handle((_req, res) => {
       res.statusCode = 503;
       res.end('try later');
-    };
-    const result = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url });
+    });
+    const result = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url() });
     expect(validateReplayWebhookEventOutput(result)).toBe(true);
-    expect(result).toMatchObject({ id, target_url: consumer.url, delivered: true, response_status: 503 });
+    expect(result).toMatchObject({ id, target_url: consumer.url(), delivered: true, response_status: 503 });
     expect(result.response_ms).toBeGreaterThanOrEqual(0);
     expect(consumer.requests.at(-1)?.body.toString()).toBe('{"type":"ping","n":1}');
   });
@@ -117,14 +84,9 @@ describe('replay_webhook_event', () => {
   it('Unreachable target is replay_failed: refused connection and a target that never answers within the timeout', async () => {
     const client = await h.connect();
     const { id } = await deliverOpen(h.origin, '{"type":"ping"}');
-    const closed = createNetServer();
-    closed.listen(0, '127.0.0.1');
-    await once(closed, 'listening');
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
     const refused = await callError(client, 'replay_webhook_event', {
       id,
-      target_url: `http://127.0.0.1:${closedPort}/x`,
+      target_url: `http://127.0.0.1:${await closedPort()}/x`,
     });
     expect(refused.code).toBe('replay_failed');
 
@@ -149,9 +111,9 @@ describe('replay_webhook_event', () => {
     const payload = JSON.stringify({ action: 'opened', issue: { number: 42 } });
     const { id, status } = await deliverGithub(h.origin, payload, { event: 'issues' });
     expect(status).toBe(200);
-    consumer.answer = (req, body, res) => {
+    consumer.handle((req, res) => {
       const signature = String(req.headers['x-hub-signature-256'] ?? '');
-      void verifyGithub(GITHUB_SECRET, body.toString('utf8'), signature).then(
+      void verifyGithub(GITHUB_SECRET, req.body.toString('utf8'), signature).then(
         (ok) => {
           res.statusCode = ok ? 204 : 401;
           res.end();
@@ -161,8 +123,8 @@ describe('replay_webhook_event', () => {
           res.end();
         },
       );
-    };
-    const result = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url });
+    });
+    const result = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url() });
     expect(result).toMatchObject({ delivered: true, response_status: 204 });
     const received = consumer.requests.at(-1);
     expect(received?.body.toString('utf8')).toBe(payload);
@@ -180,10 +142,10 @@ describe('replay rate limit', () => {
       const client = await own.connect();
       const { id } = await deliverOpen(own.origin, '{"type":"ping"}');
       const requestsBefore = consumer.requests.length;
-      await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url });
-      await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url });
+      await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url() });
+      await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url() });
       const connectionsBefore = consumer.connections;
-      const limited = await callError(client, 'replay_webhook_event', { id, target_url: consumer.url });
+      const limited = await callError(client, 'replay_webhook_event', { id, target_url: consumer.url() });
       expect(limited.code).toBe('rate_limited');
       expect(Number.isInteger(limited.retry_after)).toBe(true);
       expect(limited.retry_after).toBeGreaterThanOrEqual(1);

@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { v7 as uuidv7 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,29 +21,20 @@ import {
 } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverStripe, deliverToken } from './support/webhooks.ts';
+import { startConsumer, type Consumer } from '../support/local-server.ts';
 
 const SUMMARY_FIELDS = ['event_type', 'id', 'payload_size', 'provider', 'received_at', 'trust_mode', 'verified'];
 
 let h: Harness;
 let client: Client;
 /** Counts every TCP connection to the configured default replay target. */
-let replayTarget: { server: Server; connections: number; requests: number };
+let replayTarget: Consumer;
 const ids: Record<string, string> = {};
 const secretsSent: string[] = [];
 
 beforeAll(async () => {
-  const target = createServer((_req, res) => {
-    replayTarget.requests += 1;
-    res.end('ok');
-  });
-  replayTarget = { server: target, connections: 0, requests: 0 };
-  target.on('connection', () => {
-    replayTarget.connections += 1;
-  });
-  target.listen(0, '127.0.0.1');
-  await once(target, 'listening');
-  const targetPort = (target.address() as AddressInfo).port;
-  h = await startSwitchboard({ config: { replay: { default_target: `http://127.0.0.1:${targetPort}/consumer` } } });
+  replayTarget = await startConsumer();
+  h = await startSwitchboard({ config: { replay: { default_target: replayTarget.url('/consumer') } } });
   client = await h.connect();
 
   const deliveries = {
@@ -87,7 +75,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  replayTarget?.server.close();
+  await replayTarget?.close();
 });
 
 describe('tools/list', () => {
@@ -348,6 +336,6 @@ describe('read-only tools', () => {
     expect(before.events?.length).toBeGreaterThan(0);
     expect(after).toEqual(before);
     expect(replayTarget.connections).toBe(connectionsBefore);
-    expect(replayTarget.requests).toBe(0);
+    expect(replayTarget.requests).toHaveLength(0);
   });
 });

@@ -27,6 +27,7 @@ import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';
 import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
+import { postGithubDelivery, postInitialize } from '../support/wire.ts';
 
 const SECRET = `outage-secret-${randomBytes(8).toString('hex')}`;
 const OUTAGE_MS = 3_000;
@@ -67,16 +68,7 @@ async function deliverOne(n: number): Promise<{
   retryAfter: string | null;
 }> {
   const delivery = await makeGithubDelivery(SECRET, makePayload(seededRandom(n), n));
-  const response = await fetch(`${child.url}/hooks/github`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'issues',
-      'x-github-delivery': delivery.deliveryId,
-      'x-hub-signature-256': delivery.signature,
-    },
-    body: new Uint8Array(delivery.body),
-  });
+  const response = await postGithubDelivery(child.url, delivery);
   const answer = (await response.json()) as { id?: string };
   return {
     status: response.status,
@@ -217,25 +209,12 @@ describe('database outage with managed tokens', () => {
     await proxy.down();
     try {
       await delay(200);
-      const mcpAnswer = await fetch(child.mcpUrl, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'managed', version: '1' } },
-        }),
-      });
+      const mcpAnswer = await postInitialize(child.mcpUrl, token, 'managed');
       const mcpText = await mcpAnswer.text();
       expect(mcpAnswer.status, mcpText).toBe(503);
       expect(mcpAnswer.headers.get('retry-after')).toBe('5');
       expect(JSON.parse(mcpText)).toEqual({
-        error: { code: 'internal', message: 'database unavailable; try again shortly' },
+        error: { code: 'unavailable', message: 'database unavailable; try again shortly' },
       });
       const apiAnswer = await fetch(`${child.url}/api/events`, { headers: { authorization: `Bearer ${token}` } });
       expect(apiAnswer.status).toBe(503);

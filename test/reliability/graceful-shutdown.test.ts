@@ -15,10 +15,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeGithubDelivery, makePayload, seededRandom } from '../../bench/load-driver.ts';
-import { openRaw } from '../fuzz/support/raw-socket.ts';
+import { openRaw } from '../support/raw-socket.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { randomToken, spawnSwitchboard, waitForExit, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { connectMcp } from './support/clients.ts';
+import { postGithubDelivery, postInitialize } from '../support/wire.ts';
 
 const SECRET = `shutdown-secret-${randomBytes(8).toString('hex')}`;
 const DRAIN_TIMEOUT_MS = 2_500;
@@ -71,20 +72,7 @@ function refusesConnections(port: number): Promise<boolean> {
 
 /** Opens an MCP session over raw HTTP and its standalone SSE stream (GET /mcp). */
 async function openMcpStream(child: SpawnedSwitchboard): Promise<{ ended: Promise<'end' | 'reset'> }> {
-  const init = await fetch(child.mcpUrl, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${child.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'shutdown-test', version: '1' } },
-    }),
-  });
+  const init = await postInitialize(child.mcpUrl, child.token ?? '', 'shutdown-test');
   expect(init.status).toBe(200);
   await init.text();
   const sessionId = init.headers.get('mcp-session-id') ?? '';
@@ -241,16 +229,7 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(isAlive(postmasterPid)).toBe(true);
 
     const delivery = await makeGithubDelivery(SECRET, makePayload(seededRandom(3), 3));
-    const response = await fetch(`${first.url}/hooks/github`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-github-event': 'issues',
-        'x-github-delivery': delivery.deliveryId,
-        'x-hub-signature-256': delivery.signature,
-      },
-      body: new Uint8Array(delivery.body),
-    });
+    const response = await postGithubDelivery(first.url, delivery);
     expect(response.status).toBe(200);
     const { id } = (await response.json()) as { id: string };
 

@@ -9,7 +9,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_TIMEOUTS } from '../../src/server/start-switchboard.ts';
-import { openRaw, type RawExchange } from '../fuzz/support/raw-socket.ts';
+import { dripUntilClosed, openRaw } from '../support/raw-socket.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 
@@ -31,16 +31,6 @@ afterAll(async () => {
   await db?.close();
 });
 
-function trickle(exchange: RawExchange, piece: string, everyMs: number): Promise<number> {
-  const timer = setInterval(() => {
-    if (!exchange.socket.destroyed) exchange.socket.write(piece);
-  }, everyMs);
-  return exchange.closed.then(() => {
-    clearInterval(timer);
-    return performance.now();
-  });
-}
-
 describe('slow clients against the production timeouts', () => {
   it('stays responsive under 250 slow sockets and cuts the slow heads after headersTimeout', async () => {
     const heads = await Promise.all(Array.from({ length: 200 }, () => openRaw(child.port)));
@@ -48,13 +38,13 @@ describe('slow clients against the production timeouts', () => {
     const started = performance.now();
     const headsClosed = heads.map((s) => {
       s.socket.write('POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-      return trickle(s, 'X-Slow: a\r\n', 500);
+      return dripUntilClosed(s, 'X-Slow: a\r\n', 500);
     });
     for (const s of bodies) {
       s.socket.write(
         'POST /hooks/open HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
       );
-      void trickle(s, ' ', 500);
+      void dripUntilClosed(s, ' ', 500);
     }
 
     // While they hold their sockets, everyone else is served promptly.

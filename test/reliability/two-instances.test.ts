@@ -18,6 +18,7 @@ import { loadMigrations } from '../../src/store/migrate.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { randomToken, spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';
+import { postGithubDelivery } from '../support/wire.ts';
 
 const SECRET = `scale-secret-${randomBytes(8).toString('hex')}`;
 const token = randomToken();
@@ -57,16 +58,7 @@ let counter = 0;
 async function deliver(to: SpawnedSwitchboard): Promise<string> {
   counter += 1;
   const delivery = await makeGithubDelivery(SECRET, makePayload(seededRandom(counter), counter));
-  const response = await fetch(`${to.url}/hooks/github`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'issues',
-      'x-github-delivery': delivery.deliveryId,
-      'x-hub-signature-256': delivery.signature,
-    },
-    body: new Uint8Array(delivery.body),
-  });
+  const response = await postGithubDelivery(to.url, delivery);
   expect(response.status).toBe(200);
   return ((await response.json()) as { id: string }).id;
 }

@@ -6,17 +6,14 @@ import { AppError } from '../../src/errors/app-error.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { forbiddenResolver } from './target-policy/test-helpers.ts';
 import {
-  closedPort,
   countingLimiter,
   expectAppError,
-  providersFrom,
   replayHarness,
-  startConsumer,
   storeDelivery,
-  webhookProvider,
-  type Consumer,
   type ReplayHarness,
 } from './replay-test-kit.ts';
+import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
+import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 /* Every attempt leaves a replay_attempts row and a log line, whatever became of it. */
 

@@ -4,18 +4,9 @@ import { v7 as uuidv7 } from 'uuid';
 import { validateReplayResult } from '../../generated/validators.js';
 import { REPLAY_MARKER_HEADER } from '../../src/replay/replay-headers.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import {
-  closedPort,
-  expectAppError,
-  NEVER_SENT,
-  providersFrom,
-  replayHarness,
-  startConsumer,
-  storeDelivery,
-  webhookProvider,
-  type Consumer,
-  type ReplayHarness,
-} from './replay-test-kit.ts';
+import { expectAppError, NEVER_SENT, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
+import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
+import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 /*
  * What goes on the wire and what comes back, against real HTTP servers on loopback and a real

@@ -10,7 +10,8 @@ import {
   selectStoredHeaders,
 } from '../../src/replay/replay-headers.ts';
 import { displayTarget, transportFailure } from '../../src/replay/send-replay.ts';
-import { NEVER_SENT, providersFrom } from './replay-test-kit.ts';
+import { NEVER_SENT } from './replay-test-kit.ts';
+import { providersFrom } from '../support/providers.ts';
 
 const providers = providersFrom({
   github: { preset: 'github', secret: 's' },

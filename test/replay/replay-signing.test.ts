@@ -4,16 +4,9 @@ import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import {
-  providersFrom,
-  replayHarness,
-  startConsumer,
-  storeDelivery,
-  webhookProvider,
-  type Consumer,
-  type RecordedRequest,
-  type ReplayHarness,
-} from './replay-test-kit.ts';
+import { replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
+import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
+import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 /*
  * Each replay goes to a consumer that checks the provider's signature the way a real consumer

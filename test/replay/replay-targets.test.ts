@@ -8,16 +8,9 @@ import {
   scriptedResolver,
   standInConnector,
 } from './target-policy/test-helpers.ts';
-import {
-  expectAppError,
-  providersFrom,
-  replayHarness,
-  startConsumer,
-  storeDelivery,
-  webhookProvider,
-  type Consumer,
-  type ReplayHarness,
-} from './replay-test-kit.ts';
+import { expectAppError, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
+import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 /*
  * Target choice and the SSRF policy as the replay service applies them. Everything on the wire is

@@ -3,11 +3,8 @@
  * events built the way ingest builds them (sanitized headers, redacted signatures), and a service
  * wired to a real database.
  */
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { SwitchboardConfig } from '../../generated/types.ts';
-import { resolveConfig, type ProviderConfig, type WebhookProviderConfig } from '../../src/config/resolve-config.ts';
+import type { ProviderConfig } from '../../src/config/resolve-config.ts';
 import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
 import { sanitizeHeaders } from '../../src/store/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
@@ -21,99 +18,6 @@ import {
   type StoredEvent,
 } from '../../src/store/index.ts';
 import type { TestDatabase } from '../support/database.ts';
-
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  /** Name, value, name, value… exactly as they arrived. */
-  rawHeaders: string[];
-  body: Buffer;
-  /** Where the delivery came from; default a documentation address (203.0.113.7). */
-  sourceIp?: string;
-}
-
-export type ConsumerHandler = (req: RecordedRequest, res: ServerResponse) => void;
-
-export interface Consumer {
-  host: string;
-  port: number;
-  url(path?: string): string;
-  requests: RecordedRequest[];
-  /** TCP connections accepted, whether or not a request followed. */
-  connections: number;
-  /** Replaces how the consumer answers (default: 200 "ok"). */
-  handle(handler: ConsumerHandler): void;
-  close(): Promise<void>;
-}
-
-const answerOk: ConsumerHandler = (_req, res) => {
-  res.end('ok');
-};
-
-/** A real HTTP server on a loopback address that records every request, body bytes included. */
-export async function startConsumer(host = '127.0.0.1', handler: ConsumerHandler = answerOk): Promise<Consumer> {
-  let current = handler;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const recorded: RecordedRequest = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        rawHeaders: req.rawHeaders,
-        body: Buffer.concat(chunks),
-      };
-      consumer.requests.push(recorded);
-      current(recorded, res);
-    });
-  });
-  const consumer: Consumer = {
-    host,
-    port: 0,
-    url: (path = '/webhook') => `http://${host}:${consumer.port}${path}`,
-    requests: [],
-    connections: 0,
-    handle: (next) => {
-      current = next;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-  server.on('connection', () => {
-    consumer.connections += 1;
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  consumer.port = (server.address() as AddressInfo).port;
-  return consumer;
-}
-
-/** A port that was just listened on and closed again: connecting to it is refused. */
-export async function closedPort(host = '127.0.0.1'): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** Resolved providers from a config fragment, through the real config resolution. */
-export function providersFrom(providers: NonNullable<SwitchboardConfig['providers']>): ProviderConfig[] {
-  return resolveConfig({ providers }).providers;
-}
-
-export function webhookProvider(providers: readonly ProviderConfig[], name: string): WebhookProviderConfig {
-  const provider = providers.find((p) => p.name === name);
-  if (provider?.family !== 'webhook') throw new Error(`no webhook provider ${name}`);
-  return provider;
-}
 
 export interface Delivery {
   /** Name, value pairs as a sender put them on the wire (signature headers included). */

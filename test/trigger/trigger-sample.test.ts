@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
@@ -8,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Provider } from '../../generated/types.ts';
 import { PRESET_NAMES } from '../../generated/constants.ts';
 import { allSamples, listSamples, prepareTrigger, triggerSample } from '../../src/trigger/trigger-sample.ts';
-import { providersFrom, startHarness, webhookProvider, type Harness } from '../ingest/ingest-harness.ts';
+import { startHarness, type Harness } from '../ingest/ingest-harness.ts';
+import { providersFrom, webhookProvider } from '../support/providers.ts';
+import { startConsumer } from '../support/local-server.ts';
 
 const WHSEC = `whsec_${Buffer.from('trigger-standard-webhooks-key-32').toString('base64')}`;
 
@@ -42,7 +41,7 @@ afterAll(async () => {
 const provider = (name: string) => {
   const config = PROVIDERS[name];
   if (config === undefined) throw new Error(name);
-  return webhookProvider(name, config);
+  return webhookProvider(providersFrom({ [name]: config }), name);
 };
 
 describe('switchboard trigger', () => {
@@ -139,7 +138,10 @@ describe('switchboard trigger', () => {
       triggerSample({ provider: provider('github'), sample: 'deployment', baseUrl: harness.url }),
     ).rejects.toThrow(/no sample "deployment"; available: push, pull_request, issues/);
     await expect(
-      triggerSample({ provider: webhookProvider('bare', { preset: 'stripe' }), baseUrl: harness.url }),
+      triggerSample({
+        provider: webhookProvider(providersFrom({ bare: { preset: 'stripe' } }), 'bare'),
+        baseUrl: harness.url,
+      }),
     ).rejects.toThrow(/no secret configured/);
     const [queue] = providersFrom({ q: { family: 'queue', channel: 'jobs' } });
     if (queue === undefined) throw new Error('no queue provider');
@@ -148,21 +150,15 @@ describe('switchboard trigger', () => {
   });
 
   it('keeps a base URL path prefix', async () => {
-    const seen: string[] = [];
-    const relay = createServer((req, res) => {
-      seen.push(`${req.method ?? ''} ${req.url ?? ''}`);
-      req.resume();
+    const relay = await startConsumer('127.0.0.1', (_req, res) => {
       res.writeHead(202, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
-    relay.listen(0, '127.0.0.1');
-    await once(relay, 'listening');
     try {
-      const { port } = relay.address() as AddressInfo;
-      const result = await triggerSample({ provider: provider('open'), baseUrl: `http://127.0.0.1:${port}/sb/` });
-      expect(seen).toEqual(['POST /sb/hooks/open']);
-      expect(result).toMatchObject({ status: 202, body: '{"ok":true}', url: `http://127.0.0.1:${port}/sb/hooks/open` });
+      const result = await triggerSample({ provider: provider('open'), baseUrl: relay.url('/sb/') });
+      expect(relay.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /sb/hooks/open']);
+      expect(result).toMatchObject({ status: 202, body: '{"ok":true}', url: relay.url('/sb/hooks/open') });
     } finally {
-      relay.close();
+      await relay.close();
     }
   });
 });

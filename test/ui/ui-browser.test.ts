@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/store/index.ts';
 import { buildUi } from '../../src/ui/build-ui.ts';
 import { startApiTestServer, type ApiTestServer } from '../api/api-test-server.ts';
-import { startConsumer, type ConsumerServer } from '../api/consumer-server.ts';
+import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
 import { sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken } from '../api/http-helpers.ts';
 import { browserUnavailableReason, launchBrowser, screenshot } from './browser.ts';
 
@@ -30,7 +30,7 @@ if (unavailable !== null && inCi) {
 describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
   let tmp: string;
   let server: ApiTestServer;
-  let consumer: ConsumerServer;
+  let consumer: Consumer;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -65,8 +65,8 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
   beforeAll(async () => {
     tmp = await mkdtemp(join(tmpdir(), 'switchboard-ui-browser-'));
     await buildUi({ outDir: join(tmp, 'dist') });
-    consumer = await startConsumer(202);
-    server = await startApiTestServer({ defaultTarget: consumer.url, uiDistDir: join(tmp, 'dist') });
+    consumer = await startConsumer('127.0.0.1', answerWith(202));
+    server = await startApiTestServer({ defaultTarget: consumer.url(), uiDistDir: join(tmp, 'dist') });
     browser = await launchBrowser();
     context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'light' });
     page = await context.newPage();
@@ -256,14 +256,14 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
   it('replays to a local server and shows the result and the history', async () => {
     await openEvent(ids['github'] ?? '');
-    expect(await page.inputValue('#replay-target')).toBe(consumer.url);
-    const before = consumer.received.length;
+    expect(await page.inputValue('#replay-target')).toBe(consumer.url());
+    const before = consumer.requests.length;
     await page.click('.replay-form button[type=submit]');
     await page.waitForSelector('[data-testid="replay-result"]');
     expect(await page.textContent('[data-testid="replay-result"]')).toMatch(/Delivered — HTTP 202/);
     await page.waitForSelector('table[aria-label="Replay history"] tbody tr');
     expect(await page.textContent('table[aria-label="Replay history"]')).toMatch(/HTTP 202/);
-    expect(consumer.received.length).toBe(before + 1);
+    expect(consumer.requests.length).toBe(before + 1);
     await page.locator('[data-testid="replay-result"]').scrollIntoViewIfNeeded();
     await screenshot(page, '11-replay-result');
 

@@ -19,7 +19,7 @@ import { sql } from 'slonik';
 import { request } from 'undici';
 import { parseConfig } from '../../../src/config/load-config.ts';
 import { ConfigError } from '../../../src/config/config-error.ts';
-import { rawRequest, type RawResponse } from './raw-socket.ts';
+import { sendRaw, type RawResponse } from '../../support/raw-socket.ts';
 import { FUZZ_GITHUB_SECRET, FUZZ_HOOK_TOKEN, tableSnapshot, type FuzzTarget } from './target.ts';
 
 export class RuleBroken extends Error {
@@ -829,7 +829,7 @@ export const headersSurface: Surface<HeaderCase> = {
     }
     lines.push(Buffer.from('\r\n'));
     const bytes = Buffer.concat([...lines, body]);
-    const response: RawResponse | null = await rawRequest(target.port, bytes, 10_000);
+    const response: RawResponse | null = await sendRaw(target.port, bytes, 10_000);
     if (response === null) {
       // Closed without an answer: acceptable only for requests Node's parser refuses outright.
       return 'closed';

@@ -5,12 +5,9 @@
  *
  * No vitest import: bench/fuzz.ts uses this too.
  */
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql, type DatabasePool } from 'slonik';
 import { Agent, request } from 'undici';
 import type { SwitchboardConfig } from '../../../generated/types.ts';
@@ -21,6 +18,7 @@ import {
   type RunningSwitchboard,
   type ServerTimeouts,
 } from '../../../src/server/start-switchboard.ts';
+import { answerWith, closedPort, startConsumer } from '../../support/local-server.ts';
 import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switchboard.ts';
 
 export const FUZZ_GITHUB_SECRET = 'fuzz-github-secret-4b1d';
@@ -60,25 +58,6 @@ export interface FuzzTarget {
   close(): Promise<void>;
 }
 
-async function listenConsumer(): Promise<Server> {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return server;
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** switchboard in this process (the real composition root), for the fast tests. */
 export async function startInProcessTarget(options: {
   databaseUrl: string;
@@ -96,7 +75,7 @@ export async function startInProcessTarget(options: {
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
   const token = randomToken();
-  const consumer = await listenConsumer();
+  const consumer = await startConsumer('127.0.0.1', answerWith(204));
   // Only read for the embedded database and the first-start token file; neither applies here.
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-'));
   const running = await startSwitchboard({
@@ -117,7 +96,7 @@ export async function startInProcessTarget(options: {
     port: Number(new URL(running.url).port),
     token,
     pool: options.pool,
-    consumerPort: (consumer.address() as AddressInfo).port,
+    consumerPort: consumer.port,
     closedPort: await closedPort(),
     agent,
     faults: () => [...faults],
@@ -125,7 +104,7 @@ export async function startInProcessTarget(options: {
     close: async () => {
       await agent.close();
       await running.close();
-      consumer.close();
+      await consumer.close();
       rmSync(dataDir, { recursive: true, force: true });
       process.off('unhandledRejection', onRejection);
       process.off('uncaughtException', onException);
@@ -135,14 +114,14 @@ export async function startInProcessTarget(options: {
 
 /** A switchboard child process (bench/fuzz.ts): faults are a crash or the runtime's own reports. */
 export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool): Promise<FuzzTarget> {
-  const consumer = await listenConsumer();
+  const consumer = await startConsumer('127.0.0.1', answerWith(204));
   const agent = new Agent({ connections: 16, keepAliveTimeout: 2_000 });
   return {
     url: child.url,
     port: child.port,
     token: child.token ?? '',
     pool,
-    consumerPort: (consumer.address() as AddressInfo).port,
+    consumerPort: consumer.port,
     closedPort: await closedPort(),
     agent,
     faults: () => {
@@ -160,7 +139,7 @@ export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool)
     },
     close: async () => {
       await agent.close();
-      consumer.close();
+      await consumer.close();
     },
   };
 }

@@ -1,93 +1,13 @@
-import { request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+/** Raw requests to /mcp: the transport's own refusals, headers of a test's choosing. */
+import { httpRequest, type HttpRequestOptions, type HttpResponse } from '../../support/http-client.ts';
+import { initializeRequest } from '../../support/wire.ts';
 
-export interface RawResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
+export type RawResponse = HttpResponse;
 
-export interface RawRequestOptions {
-  method?: string;
-  path?: string;
-  headers?: OutgoingHttpHeaders;
-  /** Sent as is; with `chunked`, written in pieces without a Content-Length. */
-  body?: Buffer | string;
-  chunked?: boolean;
-  /** Stop reading the response after this many ms (SSE streams never end on their own). */
-  readForMs?: number;
-}
+export { MCP_HEADERS } from '../../support/wire.ts';
+export const INITIALIZE = initializeRequest('raw-http-test');
 
-export const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-http-test', version: '1.0.0' } },
-};
-
-export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/**
- * node:http rather than fetch: fetch will not send a Host or Origin of our choosing, nor a body
- * without Content-Length on demand. A new connection per request keeps tests independent.
- */
-export function rawRequest(port: number, options: RawRequestOptions = {}): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: options.method ?? 'POST',
-        path: options.path ?? '/mcp',
-        headers: { connection: 'close', ...options.headers },
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let timer: NodeJS.Timeout | undefined;
-        const done = (): void => {
-          if (timer !== undefined) clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
-        };
-        if (options.readForMs !== undefined) {
-          timer = setTimeout(() => {
-            res.destroy();
-            done();
-          }, options.readForMs);
-        }
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', done);
-        res.on('error', () => done());
-      },
-    );
-    // Once an answer arrived, a write that fails (the server closed after refusing) is not the test's concern.
-    let answered = false;
-    req.on('response', () => {
-      answered = true;
-    });
-    req.on('error', (error) => {
-      if (!answered) reject(error);
-    });
-    const body = options.body === undefined ? undefined : Buffer.from(options.body);
-    if (body !== undefined && options.chunked === true) {
-      const piece = 64 * 1024;
-      let offset = 0;
-      const writeMore = (): void => {
-        while (offset < body.length) {
-          const slice = body.subarray(offset, offset + piece);
-          offset += piece;
-          if (!req.write(slice)) {
-            req.once('drain', writeMore);
-            return;
-          }
-        }
-        req.end();
-      };
-      writeMore();
-    } else {
-      // A declared length of the test's choosing is kept: that is how an oversized upload announces itself.
-      if (body !== undefined && req.getHeader('content-length') === undefined)
-        req.setHeader('content-length', body.length);
-      req.end(body);
-    }
-  });
+/** A POST to /mcp on a connection of its own, so tests stay independent. */
+export function rawRequest(port: number, options: HttpRequestOptions = {}): Promise<RawResponse> {
+  return httpRequest(port, { method: 'POST', path: '/mcp', ownConnection: true, ...options });
 }

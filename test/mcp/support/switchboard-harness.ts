@@ -3,9 +3,7 @@
  * store on a fresh database, the LISTEN/NOTIFY bus, the real replay service and token repository,
  * served on 127.0.0.1 port 0. Clients are the official SDK Client over real HTTP.
  */
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -34,6 +32,7 @@ import {
   type TokenRepository,
 } from '../../../src/store/index.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
+import { listenLocal } from '../../support/local-server.ts';
 
 export const GITHUB_SECRET = 'gh-secret-9f8e7d6c5b4a39281706';
 export const STRIPE_SECRET = 'whsec_c3RyaXBlLXNlY3JldC1mb3ItdGVzdHM';
@@ -179,11 +178,9 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
       surface.middleware,
     ],
   });
-  const server = createServer(app.callback());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  port = (server.address() as AddressInfo).port;
-  const origin = `http://127.0.0.1:${port}`;
+  const listening = await listenLocal(app.callback());
+  const { server, origin } = listening;
+  port = listening.port;
   const clients: Client[] = [];
 
   return {
@@ -222,8 +219,7 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     async close() {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
       await surface.closeAll();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listening.close();
       await bus.close();
       if (ownDb) await db.close();
     },

@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect as netConnect, type AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { expect } from 'vitest';
 import type { buildConnector } from 'undici';
 import { AppError } from '../../../src/errors/app-error.ts';
 import type { RawConnector, ResolvedAddress, Resolver } from '../../../src/replay/target-policy/index.ts';
+import { listenLocal } from '../../support/local-server.ts';
 
 /** The only host a test socket is ever opened to, whatever address the guard asked for. */
 export const STAND_IN_HOST = '127.0.0.1';
@@ -90,29 +91,20 @@ export async function startServer(
   host: string,
   handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('ok'),
 ): Promise<TestServer> {
-  const server: Server = createServer((req, res) => {
+  const listening = await listenLocal((req, res) => {
     state.requests.push({ method: req.method ?? '', url: req.url ?? '', host: req.headers.host });
     handler(req, res);
-  });
+  }, host);
   const state: TestServer = {
     host,
-    port: 0,
+    port: listening.port,
     connections: 0,
     requests: [],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => listening.close(),
   };
-  server.on('connection', () => {
+  listening.server.on('connection', () => {
     state.connections += 1;
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  state.port = (server.address() as AddressInfo).port;
   return state;
 }
 

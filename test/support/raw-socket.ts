@@ -1,7 +1,7 @@
 /**
- * HTTP over a bare TCP socket, for what Node's and undici's clients refuse to send: header bytes
- * that are not UTF-8, duplicated or oversized headers, a head or body trickled a byte at a time,
- * a request left unfinished on purpose.
+ * HTTP over a bare TCP socket, for what Node's and undici's clients refuse to send or hide: header
+ * bytes that are not UTF-8, duplicated or oversized headers, a head or body trickled a byte at a
+ * time, a request left unfinished on purpose, an answer that arrives before the body is sent.
  */
 import { connect, type Socket } from 'node:net';
 
@@ -106,11 +106,7 @@ export function openRaw(port: number, host = '127.0.0.1'): Promise<RawExchange> 
 }
 
 /** Sends the bytes at once and waits for the answer (or the server closing the socket), bounded. */
-export async function rawRequest(
-  port: number,
-  bytes: Buffer | string,
-  timeoutMs = 10_000,
-): Promise<RawResponse | null> {
+export async function sendRaw(port: number, bytes: Buffer | string, timeoutMs = 10_000): Promise<RawResponse | null> {
   const exchange = await openRaw(port);
   const timer = setTimeout(() => exchange.destroy(), timeoutMs);
   try {
@@ -120,4 +116,72 @@ export async function rawRequest(
     clearTimeout(timer);
     exchange.destroy();
   }
+}
+
+export interface TrickleOptions {
+  /** Request line and headers, without the blank line. */
+  head: string[];
+  /** Called repeatedly until the response arrives; returns the next bytes to send, or null when done. */
+  nextChunk: (sentSoFar: number) => Buffer | null;
+  /** Pause between chunks, so the server can answer while the client is still sending. */
+  intervalMs?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * Sends the head, then the body a chunk at a time, and reports the answer with how much of the
+ * body had been sent when it came: what an early answer (a 413 from the declared length, say) is.
+ */
+export async function trickle(
+  port: number,
+  options: TrickleOptions,
+): Promise<RawResponse & { sentBeforeAnswer: number }> {
+  const exchange = await openRaw(port);
+  let sent = 0;
+  let answeredAt: number | undefined;
+  const answer = exchange.response.then((response) => {
+    answeredAt = sent;
+    return response;
+  });
+  const deadline = setTimeout(() => exchange.destroy(), options.timeoutMs ?? 10_000);
+  let pumping = true;
+  const pump = (): void => {
+    if (!pumping || answeredAt !== undefined || exchange.socket.destroyed) return;
+    const chunk = options.nextChunk(sent);
+    if (chunk === null) {
+      pumping = false;
+      return;
+    }
+    sent += chunk.length;
+    void exchange.write(chunk);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    void exchange.write(`${options.head.join('\r\n')}\r\n\r\n`);
+    pump();
+    timer = setInterval(pump, options.intervalMs ?? 20);
+    const response = await answer;
+    if (response === null) throw new Error('connection closed without a complete response');
+    return { ...response, sentBeforeAnswer: answeredAt ?? sent };
+  } finally {
+    clearInterval(timer);
+    clearTimeout(deadline);
+    exchange.destroy();
+  }
+}
+
+/** One chunk of a chunked transfer encoding. */
+export function chunked(data: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')]);
+}
+
+/** Writes `piece` every `everyMs` until the socket closes (slowloris); resolves with when it closed. */
+export function dripUntilClosed(exchange: RawExchange, piece: string, everyMs: number): Promise<number> {
+  const timer = setInterval(() => {
+    if (!exchange.socket.destroyed) exchange.socket.write(piece);
+  }, everyMs);
+  return exchange.closed.then(() => {
+    clearInterval(timer);
+    return performance.now();
+  });
 }
