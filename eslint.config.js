@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js'],
+    files: ['bin/**/*.js', 'scripts/**/*.js'],
     languageOptions: { globals: { process: 'readonly' } },
   },
   {
