@@ -142,11 +142,15 @@ describe.runIf(asRoot)('embedded PostgreSQL as root, below a mode 0700 parent', 
 
   it('names what is unreachable and the ways out, having spawned nothing, when no place can be found', async () => {
     const dataDir = path.join(closed, 'data-nowhere');
+    // Binaries it reaches wherever this repository lives, so that the cluster is what fails.
+    const installDir = path.join(open, 'postgresql-reachable');
+    await cp((await bundledInstall()).dir, installDir, { recursive: true, verbatimSymlinks: true });
     const start = startEmbeddedPostgres({
       dataDir,
       logger: silentLogger,
       durable: false,
       systemDir: path.join(closed, 'system-nowhere'),
+      installDir,
     });
     await expect(start).rejects.toBeInstanceOf(PostgresUnreachableError);
     await expect(start).rejects.toThrow(
