@@ -14,7 +14,8 @@
  * that reads ../../package.json gets dist/package.json. Nothing here lists src/ files: a file
  * added to src/ is built and shipped without a change to this script or to package.json.
  *
- * Plain JavaScript, so that it runs before anything is compiled. Without the devDependencies
+ * tsc only emits here (noCheck in tsconfig.build.json): `npm run typecheck` checks the types, in CI
+ * before anything is built. Plain JavaScript, so that it runs before anything is compiled. Without the devDependencies
  * (npm ci --omit=dev), `--if-possible` skips the build with a note instead of failing.
  */
 import { spawnSync } from 'node:child_process';

@@ -206,11 +206,13 @@ async function placeCluster(placement: Placement): Promise<string> {
     }
     return recorded;
   }
-  const inside = path.join(dataDir, CLUSTER_DIR);
-  if (!account) return inside;
-  const blocked = await firstBlocked(account, path.dirname(dataDir), SEARCH);
+  if (!account) return path.join(dataDir, CLUSTER_DIR);
+  // PostgreSQL is given the real path, so the folders a symlinked data dir points into are checked.
+  const realDataDir = await realpath(dataDir);
+  const inside = path.join(realDataDir, CLUSTER_DIR);
+  const blocked = await firstBlocked(account, path.dirname(realDataDir), SEARCH);
   if (!blocked) {
-    await ensureSearchable(dataDir, logger);
+    await ensureSearchable(realDataDir, logger);
     return inside;
   }
   const reason = describeBlocked(account, blocked);
@@ -221,7 +223,7 @@ async function placeCluster(placement: Placement): Promise<string> {
     );
   }
   const clusters = path.join(placement.systemDir, 'clusters');
-  const home = path.join(clusters, clusterId(await realpath(dataDir)));
+  const home = path.join(clusters, clusterId(realDataDir));
   const problem = (await ensureRootFolder(clusters)) ?? (await ensureRootFolder(home));
   const homeBlocked = problem === null ? await firstBlocked(account, home, SEARCH) : null;
   if (problem !== null || homeBlocked !== null) {

@@ -5,7 +5,7 @@
  * as CI does; a normal user's server runs as that user and never needs any of this.
  */
 import { execFileSync } from 'node:child_process';
-import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { chmod, cp, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPool, sql } from 'slonik';
@@ -90,6 +90,17 @@ describe.runIf(asRoot)('embedded PostgreSQL as root, below a mode 0700 parent', 
     await whileRunning({ dataDir, systemDir }, async (second) => {
       expect(second.clusterDir).toBe(clusterDir);
       expect(await withPool(second, (pool) => pool.oneFirst(sql.unsafe`SELECT answer FROM kept`))).toBe(42);
+    });
+  });
+
+  it('judges a symlinked data directory by where it really is', async () => {
+    const real = path.join(closed, 'real-data');
+    await mkdir(real);
+    const link = path.join(open, 'linked-data');
+    await symlink(real, link);
+    await whileRunning({ dataDir: link, systemDir }, async (server) => {
+      expect(server.clusterDir.startsWith(path.join(systemDir, 'clusters') + path.sep)).toBe(true);
+      expect((await readFile(path.join(real, CLUSTER_LOCATION_FILE), 'utf8')).trim()).toBe(server.clusterDir);
     });
   });
 
