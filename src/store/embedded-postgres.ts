@@ -10,7 +10,7 @@
  * /var/lib/switchboard, with its place recorded in <dataDir>/postgres.location. That is all
  * decided before anything is spawned.
  */
-import { ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
