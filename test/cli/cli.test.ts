@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 
 const run = promisify(execFile);
@@ -112,9 +112,15 @@ describe('switchboard CLI', () => {
 });
 
 describe('bin/switchboard.js', () => {
+  const made: string[] = [];
+  afterAll(async () => {
+    for (const dir of made) await rm(dir, { recursive: true, force: true });
+  });
+
   /** The bin copied beside a dist/ of our making, as the package lays them out. */
   async function binWith(entry: string | null): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'sb-bin-'));
+    made.push(dir);
     await mkdir(join(dir, 'bin'));
     await copyFile(bin, join(dir, 'bin/switchboard.js'));
     if (entry !== null) {
