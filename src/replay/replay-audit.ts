@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { AppError, type ErrorCode } from '../errors/app-error.ts';
 import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/index.ts';
 import type { CredentialKind } from './replay-credentials.ts';
-import { displayTarget } from './send-replay.ts';
+import { displayTarget, recordedTarget } from './send-replay.ts';
 
 /** Everything learned about one replay attempt, filled in as the attempt gets further. */
 export interface AttemptState {
@@ -50,7 +50,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
       const row: NewReplayAttempt = {
         eventId: state.eventId,
         caller: state.caller,
-        targetUrl: state.targetUrl,
+        targetUrl: state.targetUrl === null ? null : recordedTarget(state.targetUrl),
         resolvedIp: state.resolvedIp,
         startedAt: state.startedAt,
         delivered: result.delivered,
