@@ -64,6 +64,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const policy = deps.policy ?? createTargetPolicy({ allow: deps.replay.allow });
   const providers = new Map<string, ReplayProvider>(deps.providers.map((p) => [p.name, prepareReplayProvider(p)]));
   const auditor = createReplayAuditor(deps.attempts, deps.logger);
+  // The route table ingest serves, custom routes included: a replay into any of them re-ingests.
+  const webhookRoutes = deps.providers.flatMap((p) => (p.family === 'webhook' ? [p.route] : []));
 
   function headersFor(event: StoredEvent, provider: ReplayProvider | undefined, state: AttemptState): OutgoingHeaders {
     const credentials = replayCredentials(provider, {
@@ -117,7 +119,10 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     const observed = observePolicy(policy);
     const { target, dispatcher } = await prepareReplayDelivery(url.href, undefined, {
       policy: observed.policy,
-      selfAddresses: deps.selfAddresses(),
+      selfAddresses: deps.selfAddresses().map((self) => ({
+        ...self,
+        routes: [...(self.routes ?? []), ...webhookRoutes],
+      })),
       connectTimeoutMs: deps.replay.timeoutMs,
       onConnect: (connection) => {
         state.resolvedIp = connection.address;

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
 import { systemResolver } from '../../src/replay/target-policy/index.ts';
-import { GITHUB_SECRET, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { GITHUB_SECRET, STANDARD_PROVIDERS, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen } from './support/webhooks.ts';
 
@@ -194,6 +194,47 @@ describe('replay rate limit', () => {
       await callOk(client, 'list_webhook_events', { limit: 1 });
     } finally {
       await own.close();
+    }
+  });
+});
+
+describe('loop guard on a running switchboard', () => {
+  it('refuses a replay into a custom provider route or through 0.0.0.0 and ::, and nothing is ingested again', async () => {
+    const looped = await startSwitchboard({
+      config: {
+        providers: { ...STANDARD_PROVIDERS, incoming: { trust_mode: 'open', route: '/incoming/open' } },
+        // Both "this host" addresses may be allowed: the loop guard must still see switchboard behind them.
+        replay: { allow: ['0.0.0.0/32', '::/128'], timeout_ms: 2_000 },
+      },
+    });
+    try {
+      const client = await looped.connect();
+      const delivered = await fetch(`${looped.origin}/incoming/open`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"type":"loop"}',
+      });
+      expect(delivered.status).toBe(200);
+      const { id } = (await delivered.json()) as { id: string };
+      const stored = async (): Promise<number> =>
+        (await callOk<{ events: unknown[] }>(client, 'list_webhook_events', { limit: 100 })).events.length;
+      expect(await stored()).toBe(1);
+
+      for (const target of [
+        `http://127.0.0.1:${looped.port}/incoming/open`,
+        `http://127.0.0.1:${looped.port}/Incoming/Open/`,
+        `http://localhost:${looped.port}/incoming/%6fpen`,
+        `http://0.0.0.0:${looped.port}/hooks/open`,
+        `http://0.0.0.0:${looped.port}/incoming/open`,
+        `http://[::]:${looped.port}/hooks/open`,
+      ]) {
+        const error = await callError(client, 'replay_webhook_event', { id, target_url: target });
+        expect(error.code, target).toBe('invalid_argument');
+        expect(error.message, target).toMatch(/loop back into switchboard/);
+      }
+      expect(await stored()).toBe(1);
+    } finally {
+      await looped.close();
     }
   });
 });
