@@ -511,6 +511,11 @@ export const SCHEMAS = {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
         type: ['string', 'null'],
       },
+      passed_check: {
+        description:
+          "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+        type: 'boolean',
+      },
       headers: {
         title: 'EventHeaders',
         description:
@@ -762,6 +767,11 @@ export const SCHEMAS = {
             delivered: { type: 'boolean' },
             response_status: { type: ['integer', 'null'] },
             response_ms: { type: ['number', 'null'], minimum: 0 },
+            unsigned: {
+              description:
+                'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
+              type: 'boolean',
+            },
             error_code: {
               description: 'The error code when the attempt failed or was refused.',
               type: ['string', 'null'],
@@ -883,6 +893,11 @@ export const SCHEMAS = {
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
         type: ['string', 'null'],
+      },
+      passed_check: {
+        description:
+          "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+        type: 'boolean',
       },
       headers: {
         title: 'EventHeaders',
@@ -1093,6 +1108,12 @@ export const SCHEMAS = {
         type: 'string',
         minLength: 1,
         maxLength: 2048,
+      },
+      unsigned: {
+        description:
+          'Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.',
+        type: 'boolean',
+        default: false,
       },
     },
   },

@@ -119,6 +119,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         external_id: { type: ['string', 'null'], maxLength: 300 },
         content_type: { type: ['string', 'null'] },
         source_ip: { type: ['string', 'null'] },
+        passed_check: { type: 'boolean' },
         headers: {
           type: 'object',
           propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
@@ -153,6 +154,12 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
           type: 'string',
           minLength: 1,
           maxLength: 2048,
+        },
+        unsigned: {
+          description:
+            'Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.',
+          type: 'boolean',
+          default: false,
         },
       },
     },

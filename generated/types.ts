@@ -265,6 +265,10 @@ export interface EventDetail {
    * The sender's IP address as seen by switchboard, or null for queue events.
    */
   source_ip: string | null;
+  /**
+   * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
+   */
+  passed_check?: boolean;
   headers: EventHeaders;
   payload: EventPayload;
 }
@@ -400,6 +404,10 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
+   * True when the caller asked for the replay to go out with no signature or token (unsigned: true).
+   */
+  unsigned?: boolean;
+  /**
    * The error code when the attempt failed or was refused.
    */
   error_code: 'not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal' | null;
@@ -483,6 +491,10 @@ export interface GetWebhookEventOutput {
    * The sender's IP address as seen by switchboard, or null for queue events.
    */
   source_ip: string | null;
+  /**
+   * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
+   */
+  passed_check?: boolean;
   headers: EventHeaders;
   payload: EventPayload;
 }
@@ -546,6 +558,10 @@ export interface ReplayWebhookEventInput {
    * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
    */
   target_url?: string;
+  /**
+   * Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.
+   */
+  unsigned?: boolean;
 }
 /**
  * The outcome of the replay.

@@ -2783,6 +2783,11 @@ const schema38 = {
       description: "The sender's IP address as seen by switchboard, or null for queue events.",
       type: ['string', 'null'],
     },
+    passed_check: {
+      description:
+        "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+      type: 'boolean',
+    },
     headers: { $ref: 'event-headers.schema.json' },
     payload: { $ref: 'event-payload.schema.json' },
   },
@@ -3422,14 +3427,31 @@ function validate24(
         errors++;
       }
     }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err34 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+    }
     if (data.headers !== undefined) {
-      let data11 = data.headers;
-      if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-        for (const key1 in data11) {
-          const _errs34 = errors;
+      let data12 = data.headers;
+      if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
+        for (const key1 in data12) {
+          const _errs36 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err34 = {
+              const err35 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -3438,42 +3460,21 @@ function validate24(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err34];
+                vErrors = [err35];
               } else {
-                vErrors.push(err34);
+                vErrors.push(err35);
               }
               errors++;
             }
           }
-          var valid9 = _errs34 === errors;
+          var valid9 = _errs36 === errors;
           if (!valid9) {
-            const err35 = {
+            const err36 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
               params: { propertyName: key1 },
               message: 'property name must be valid',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        for (const key2 in data11) {
-          let data12 = data11[key2];
-          const _errs37 = errors;
-          let valid11 = false;
-          const _errs38 = errors;
-          if (typeof data12 !== 'string') {
-            const err36 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err36];
@@ -3482,12 +3483,33 @@ function validate24(
             }
             errors++;
           }
-          var _valid0 = _errs38 === errors;
-          valid11 = valid11 || _valid0;
+        }
+        for (const key2 in data12) {
+          let data13 = data12[key2];
+          const _errs39 = errors;
+          let valid11 = false;
           const _errs40 = errors;
-          if (Array.isArray(data12)) {
-            if (data12.length < 2) {
-              const err37 = {
+          if (typeof data13 !== 'string') {
+            const err37 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+          var _valid0 = _errs40 === errors;
+          valid11 = valid11 || _valid0;
+          const _errs42 = errors;
+          if (Array.isArray(data13)) {
+            if (data13.length < 2) {
+              const err38 = {
                 instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
                 keyword: 'minItems',
@@ -3495,16 +3517,16 @@ function validate24(
                 message: 'must NOT have fewer than 2 items',
               };
               if (vErrors === null) {
-                vErrors = [err37];
+                vErrors = [err38];
               } else {
-                vErrors.push(err37);
+                vErrors.push(err38);
               }
               errors++;
             }
-            const len0 = data12.length;
+            const len0 = data13.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data12[i0] !== 'string') {
-                const err38 = {
+              if (typeof data13[i0] !== 'string') {
+                const err39 = {
                   instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
                   schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
                   keyword: 'type',
@@ -3512,15 +3534,15 @@ function validate24(
                   message: 'must be string',
                 };
                 if (vErrors === null) {
-                  vErrors = [err38];
+                  vErrors = [err39];
                 } else {
-                  vErrors.push(err38);
+                  vErrors.push(err39);
                 }
                 errors++;
               }
             }
           } else {
-            const err39 = {
+            const err40 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
               keyword: 'type',
@@ -3528,16 +3550,16 @@ function validate24(
               message: 'must be array',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err40];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err40);
             }
             errors++;
           }
-          var _valid0 = _errs40 === errors;
+          var _valid0 = _errs42 === errors;
           valid11 = valid11 || _valid0;
           if (!valid11) {
-            const err40 = {
+            const err41 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
               keyword: 'anyOf',
@@ -3545,16 +3567,16 @@ function validate24(
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err40];
+              vErrors = [err41];
             } else {
-              vErrors.push(err40);
+              vErrors.push(err41);
             }
             errors++;
           } else {
-            errors = _errs37;
+            errors = _errs39;
             if (vErrors !== null) {
-              if (_errs37) {
-                vErrors.length = _errs37;
+              if (_errs39) {
+                vErrors.length = _errs39;
               } else {
                 vErrors = null;
               }
@@ -3562,7 +3584,7 @@ function validate24(
           }
         }
       } else {
-        const err41 = {
+        const err42 = {
           instancePath: instancePath + '/headers',
           schemaPath: 'event-headers.schema.json/type',
           keyword: 'type',
@@ -3570,38 +3592,23 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err41];
+          vErrors = [err42];
         } else {
-          vErrors.push(err41);
+          vErrors.push(err42);
         }
         errors++;
       }
     }
     if (data.payload !== undefined) {
-      let data14 = data.payload;
-      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
-        if (data14.encoding === undefined) {
-          const err42 = {
+      let data15 = data.payload;
+      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
+        if (data15.encoding === undefined) {
+          const err43 = {
             instancePath: instancePath + '/payload',
             schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
             params: { missingProperty: 'encoding' },
             message: "must have required property '" + 'encoding' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err42];
-          } else {
-            vErrors.push(err42);
-          }
-          errors++;
-        }
-        if (data14.data === undefined) {
-          const err43 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'data' },
-            message: "must have required property '" + 'data' + "'",
           };
           if (vErrors === null) {
             vErrors = [err43];
@@ -3610,32 +3617,29 @@ function validate24(
           }
           errors++;
         }
-        for (const key3 in data14) {
+        if (data15.data === undefined) {
+          const err44 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err44];
+          } else {
+            vErrors.push(err44);
+          }
+          errors++;
+        }
+        for (const key3 in data15) {
           if (!(key3 === 'encoding' || key3 === 'data')) {
-            const err44 = {
+            const err45 = {
               instancePath: instancePath + '/payload',
               schemaPath: 'event-payload.schema.json/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key3 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err44];
-            } else {
-              vErrors.push(err44);
-            }
-            errors++;
-          }
-        }
-        if (data14.encoding !== undefined) {
-          let data15 = data14.encoding;
-          if (typeof data15 !== 'string') {
-            const err45 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err45];
@@ -3644,13 +3648,16 @@ function validate24(
             }
             errors++;
           }
-          if (!(data15 === 'utf8' || data15 === 'base64')) {
+        }
+        if (data15.encoding !== undefined) {
+          let data16 = data15.encoding;
+          if (typeof data16 !== 'string') {
             const err46 = {
               instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema49.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err46];
@@ -3659,15 +3666,13 @@ function validate24(
             }
             errors++;
           }
-        }
-        if (data14.data !== undefined) {
-          if (typeof data14.data !== 'string') {
+          if (!(data16 === 'utf8' || data16 === 'base64')) {
             const err47 = {
-              instancePath: instancePath + '/payload/data',
-              schemaPath: 'event-payload.schema.json/properties/data/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema49.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err47];
@@ -3677,8 +3682,25 @@ function validate24(
             errors++;
           }
         }
+        if (data15.data !== undefined) {
+          if (typeof data15.data !== 'string') {
+            const err48 = {
+              instancePath: instancePath + '/payload/data',
+              schemaPath: 'event-payload.schema.json/properties/data/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err48];
+            } else {
+              vErrors.push(err48);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err48 = {
+        const err49 = {
           instancePath: instancePath + '/payload',
           schemaPath: 'event-payload.schema.json/type',
           keyword: 'type',
@@ -3686,15 +3708,15 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err48];
+          vErrors = [err49];
         } else {
-          vErrors.push(err48);
+          vErrors.push(err49);
         }
         errors++;
       }
     }
   } else {
-    const err49 = {
+    const err50 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3702,9 +3724,9 @@ function validate24(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err49];
+      vErrors = [err50];
     } else {
-      vErrors.push(err49);
+      vErrors.push(err50);
     }
     errors++;
   }
@@ -5100,6 +5122,11 @@ const schema56 = {
           delivered: { type: 'boolean' },
           response_status: { type: ['integer', 'null'] },
           response_ms: { type: ['number', 'null'], minimum: 0 },
+          unsigned: {
+            description:
+              'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
+            type: 'boolean',
+          },
           error_code: {
             description: 'The error code when the attempt failed or was refused.',
             type: ['string', 'null'],
@@ -5556,15 +5583,14 @@ function validate31(
                 }
               }
             }
-            if (data1.error_code !== undefined) {
-              let data11 = data1.error_code;
-              if (typeof data11 !== 'string' && data11 !== null) {
+            if (data1.unsigned !== undefined) {
+              if (typeof data1.unsigned !== 'boolean') {
                 const err26 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
+                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.error_code.type },
-                  message: 'must be string,null',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -5573,20 +5599,16 @@ function validate31(
                 }
                 errors++;
               }
-              if (!(
-                data11 === 'not_found' ||
-                data11 === 'invalid_argument' ||
-                data11 === 'replay_failed' ||
-                data11 === 'rate_limited' ||
-                data11 === 'internal' ||
-                data11 === null
-              )) {
+            }
+            if (data1.error_code !== undefined) {
+              let data12 = data1.error_code;
+              if (typeof data12 !== 'string' && data12 !== null) {
                 const err27 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema56.properties.attempts.items.properties.error_code.enum },
-                  message: 'must be equal to one of the allowed values',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  keyword: 'type',
+                  params: { type: schema56.properties.attempts.items.properties.error_code.type },
+                  message: 'must be string,null',
                 };
                 if (vErrors === null) {
                   vErrors = [err27];
@@ -5595,9 +5617,31 @@ function validate31(
                 }
                 errors++;
               }
+              if (!(
+                data12 === 'not_found' ||
+                data12 === 'invalid_argument' ||
+                data12 === 'replay_failed' ||
+                data12 === 'rate_limited' ||
+                data12 === 'internal' ||
+                data12 === null
+              )) {
+                const err28 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema56.properties.attempts.items.properties.error_code.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
             }
           } else {
-            const err28 = {
+            const err29 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -5605,15 +5649,15 @@ function validate31(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err28];
+              vErrors = [err29];
             } else {
-              vErrors.push(err28);
+              vErrors.push(err29);
             }
             errors++;
           }
         }
       } else {
-        const err29 = {
+        const err30 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -5621,15 +5665,15 @@ function validate31(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err29];
+          vErrors = [err30];
         } else {
-          vErrors.push(err29);
+          vErrors.push(err30);
         }
         errors++;
       }
     }
   } else {
-    const err30 = {
+    const err31 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -5637,9 +5681,9 @@ function validate31(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err30];
+      vErrors = [err31];
     } else {
-      vErrors.push(err30);
+      vErrors.push(err31);
     }
     errors++;
   }
@@ -6797,6 +6841,12 @@ const schema66 = {
       minLength: 1,
       maxLength: 2048,
     },
+    unsigned: {
+      description:
+        'Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.',
+      type: 'boolean',
+      default: false,
+    },
   },
 };
 
@@ -6830,7 +6880,7 @@ function validate42(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'id' || key0 === 'target_url')) {
+      if (!(key0 === 'id' || key0 === 'target_url' || key0 === 'unsigned')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -6929,8 +6979,25 @@ function validate42(
         errors++;
       }
     }
+    if (data.unsigned !== undefined) {
+      if (typeof data.unsigned !== 'boolean') {
+        const err7 = {
+          instancePath: instancePath + '/unsigned',
+          schemaPath: '#/properties/unsigned/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err7 = {
+    const err8 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6938,9 +7005,9 @@ function validate42(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err7];
+      vErrors = [err8];
     } else {
-      vErrors.push(err7);
+      vErrors.push(err8);
     }
     errors++;
   }

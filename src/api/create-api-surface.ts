@@ -87,14 +87,21 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw invalidArgument('body: expected a JSON object');
-    const extra = Object.keys(body).filter((k) => k !== 'target_url');
-    if (extra.length > 0) throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url is accepted`);
-    const input = { id, ...(body as { target_url?: unknown }) };
+    const extra = Object.keys(body).filter((k) => k !== 'target_url' && k !== 'unsigned');
+    if (extra.length > 0) {
+      throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url and unsigned are accepted`);
+    }
+    const input = { id, ...(body as { target_url?: unknown; unsigned?: unknown }) };
     if (!validateReplayWebhookEventInput(input)) {
       const first = validateReplayWebhookEventInput.errors?.[0];
       throw invalidArgument(`${first?.instancePath.replace(/^\//, '') || 'body'}: ${first?.message ?? 'is invalid'}`);
     }
-    ctx.body = await deps.replay.replay({ eventId: id, targetUrl: input.target_url, caller: callerOf(ctx) });
+    ctx.body = await deps.replay.replay({
+      eventId: id,
+      targetUrl: input.target_url,
+      caller: callerOf(ctx),
+      unsigned: input.unsigned === true,
+    });
   });
 
   router.get('/events/:id/replays', async (ctx) => {

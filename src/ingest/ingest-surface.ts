@@ -118,6 +118,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       eventType: identity.eventType,
       trustMode: provider.trustMode,
       verified: provider.trustMode === 'signed' && outcome.ok,
+      // Recorded for signed and token providers alike: replay re-attaches credentials only when true.
+      ...(provider.trustMode === 'open' ? {} : { passedCheck: outcome.ok }),
       verifyDetail: outcome.detail,
       // A rejected delivery never claims the external id: if it did, the provider's genuine retry
       // (after a secret is fixed, say) would be acknowledged as a duplicate of the rejected row and

@@ -13,6 +13,8 @@ export interface AttemptState {
   targetUrl: string | null;
   resolvedIp: string | null;
   credentials: CredentialKind | undefined;
+  /** The caller asked for no signature or token (`unsigned: true`). */
+  unsigned: boolean;
   /**
    * False when the event id is known to have no row (not_found, malformed id): the
    * replay_attempts row references events, so such an attempt can only be logged.
@@ -57,6 +59,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
         responseStatus: result.responseStatus,
         responseMs: result.responseMs,
         errorCode: result.errorCode,
+        unsigned: state.unsigned,
       };
       let recorded: 'yes' | 'no-event-row' | 'failed' = 'yes';
       if (state.eventExists === false) {
@@ -92,6 +95,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
           ms: result.responseMs,
           errorCode: result.errorCode,
           credentials: state.credentials,
+          unsigned: state.unsigned,
           recorded,
         },
       };

@@ -9,6 +9,12 @@ export interface NewEvent {
   eventType: string;
   trustMode: TrustMode;
   verified: boolean;
+  /**
+   * Signed and token events: whether the signature or token checked out on arrival. Omitted, a
+   * signed event's is its `verified` and a token event's is false (never assumed to have passed).
+   * Open and queue events have none.
+   */
+  passedCheck?: boolean;
   verifyDetail: string;
   externalId: string | null;
   contentType: string | null;
@@ -25,6 +31,12 @@ export interface StoredEvent {
   eventType: string;
   trustMode: TrustMode;
   verified: boolean;
+  /**
+   * Signed and token events: true only when the signature or token checked out on arrival (false
+   * too when no outcome was recorded). Null for open and queue events, which are not checked.
+   * Replay attaches credentials only when this is true.
+   */
+  passedCheck: boolean | null;
   verifyDetail: string;
   externalId: string | null;
   contentType: string | null;

@@ -274,6 +274,33 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     );
   });
 
+  it('offers only "Send unsigned" for an event that failed its check, and the history says unsigned', async () => {
+    await openEvent(ids['failed'] ?? '');
+    await page.waitForSelector('[data-testid="replay-unsigned-rule"]');
+    expect(await page.textContent('[data-testid="replay-unsigned-rule"]')).toMatch(
+      /failed signature verification when it arrived.*look genuine/s,
+    );
+    const buttons = (): Promise<string[]> =>
+      page.$$eval('.replay-form button', (els) => els.map((e) => (e.textContent ?? '').trim()));
+    expect(await buttons()).toEqual(['Send unsigned']);
+    const before = consumer.received.length;
+    await page.click('.replay-form button[type=submit]');
+    await page.waitForSelector('[data-testid="replay-result"]');
+    expect(await page.textContent('[data-testid="replay-result"]')).toMatch(/Delivered unsigned — HTTP 202/);
+    expect(consumer.received.length).toBe(before + 1);
+    expect(consumer.received.at(-1)?.headers['x-hub-signature-256']).toBeUndefined();
+    await page.waitForSelector('table[aria-label="Replay history"] tbody tr [data-testid="unsigned-pill"]');
+    expect(await page.textContent('table[aria-label="Replay history"] tbody tr')).toMatch(/unsigned/);
+    await page.locator('[data-testid="replay-unsigned-rule"]').scrollIntoViewIfNeeded();
+    await screenshot(page, '11b-replay-unsigned');
+
+    // A verified event keeps the ordinary replay, signed afresh, and no such rule.
+    await openEvent(ids['github'] ?? '');
+    await page.waitForSelector('.replay-form');
+    expect(await buttons()).toEqual(['Replay']);
+    expect(await page.$('[data-testid="replay-unsigned-rule"]')).toBeNull();
+  });
+
   it('pages older events in on scroll', async () => {
     const many: NewEvent[] = Array.from({ length: 120 }, (_, i) => ({
       provider: 'hooks',

@@ -7,7 +7,7 @@ import { extensionFor, formatBytes, formatFullTime, parseJsonPayload } from './f
 import { Icon } from './icons.ts';
 import { JsonTree } from './json-tree.ts';
 import { ReplayPanel } from './replay-panel.ts';
-import { TrustBadge, trustLook } from './trust-badge.ts';
+import { replayRule, TrustBadge, trustLook } from './trust-badge.ts';
 
 // Beyond these sizes the tree (and then the raw text) would make the page sluggish; the full
 // bytes stay one click away through Download.
@@ -302,7 +302,7 @@ export function EventDetailPane({ api, id, defaultTarget, compareWith, onClose }
       ),
       h('div', null, h('dt', null, 'Size'), h('dd', null, formatBytes(event.payload_size))),
     ),
-    h(ReplayPanel, { api, eventId: event.id, defaultTarget }),
+    h(ReplayPanel, { api, eventId: event.id, defaultTarget, unsignedRule: replayRule(event) }),
     h(Payload, { api, event }),
     h(Headers, { event }),
   );
