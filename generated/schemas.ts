@@ -77,6 +77,14 @@ export const SCHEMAS = {
               type: 'boolean',
               default: true,
             },
+            record_rejected_max_bytes: {
+              description:
+                "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+              type: 'integer',
+              minimum: 0,
+              maximum: 104857600,
+              default: 65536,
+            },
             event_type_from: {
               description:
                 'Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.',
@@ -218,6 +226,19 @@ export const SCHEMAS = {
           },
         },
       },
+      ingest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          record_rejected_per_minute: {
+            description:
+              'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+            type: 'integer',
+            minimum: 1,
+            default: 60,
+          },
+        },
+      },
       mcp: {
         type: 'object',
         additionalProperties: false,
@@ -325,6 +346,14 @@ export const SCHEMAS = {
             description: 'Store deliveries that fail verification (as verified: false with the reason).',
             type: 'boolean',
             default: true,
+          },
+          record_rejected_max_bytes: {
+            description:
+              "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+            type: 'integer',
+            minimum: 0,
+            maximum: 104857600,
+            default: 65536,
           },
           event_type_from: {
             description:
@@ -515,6 +544,16 @@ export const SCHEMAS = {
         description:
           "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
         type: 'boolean',
+      },
+      payload_truncated: {
+        description:
+          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+        type: 'boolean',
+      },
+      received_size: {
+        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        type: 'integer',
+        minimum: 0,
       },
       headers: {
         title: 'EventHeaders',
@@ -898,6 +937,16 @@ export const SCHEMAS = {
         description:
           "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
         type: 'boolean',
+      },
+      payload_truncated: {
+        description:
+          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+        type: 'boolean',
+      },
+      received_size: {
+        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        type: 'integer',
+        minimum: 0,
       },
       headers: {
         title: 'EventHeaders',

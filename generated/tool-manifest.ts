@@ -120,6 +120,8 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         content_type: { type: ['string', 'null'] },
         source_ip: { type: ['string', 'null'] },
         passed_check: { type: 'boolean' },
+        payload_truncated: { type: 'boolean' },
+        received_size: { type: 'integer', minimum: 0 },
         headers: {
           type: 'object',
           propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },

@@ -62,6 +62,12 @@ export interface SwitchboardConfig {
      */
     trust_proxy?: boolean;
   };
+  ingest?: {
+    /**
+     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     */
+    record_rejected_per_minute?: number;
+  };
   mcp?: {
     max_sessions?: number;
     session_idle_seconds?: number;
@@ -129,6 +135,10 @@ export interface Provider {
    * Store deliveries that fail verification (as verified: false with the reason).
    */
   record_rejected?: boolean;
+  /**
+   * Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.
+   */
+  record_rejected_max_bytes?: number;
   /**
    * Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.
    */
@@ -269,6 +279,14 @@ export interface EventDetail {
    * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
    */
   passed_check?: boolean;
+  /**
+   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   */
+  payload_truncated?: boolean;
+  /**
+   * With payload_truncated: the length in bytes of the body as it arrived.
+   */
+  received_size?: number;
   headers: EventHeaders;
   payload: EventPayload;
 }
@@ -495,6 +513,14 @@ export interface GetWebhookEventOutput {
    * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
    */
   passed_check?: boolean;
+  /**
+   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   */
+  payload_truncated?: boolean;
+  /**
+   * With payload_truncated: the length in bytes of the body as it arrived.
+   */
+  received_size?: number;
   headers: EventHeaders;
   payload: EventPayload;
 }

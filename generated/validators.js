@@ -80,6 +80,19 @@ const schema31 = {
         },
       },
     },
+    ingest: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        record_rejected_per_minute: {
+          description:
+            'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+          type: 'integer',
+          minimum: 1,
+          default: 60,
+        },
+      },
+    },
     mcp: {
       type: 'object',
       additionalProperties: false,
@@ -167,6 +180,14 @@ const schema31 = {
           description: 'Store deliveries that fail verification (as verified: false with the reason).',
           type: 'boolean',
           default: true,
+        },
+        record_rejected_max_bytes: {
+          description:
+            "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+          type: 'integer',
+          minimum: 0,
+          maximum: 104857600,
+          default: 65536,
         },
         event_type_from: {
           description:
@@ -301,6 +322,14 @@ const schema32 = {
       description: 'Store deliveries that fail verification (as verified: false with the reason).',
       type: 'boolean',
       default: true,
+    },
+    record_rejected_max_bytes: {
+      description:
+        "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+      type: 'integer',
+      minimum: 0,
+      maximum: 104857600,
+      default: 65536,
     },
     event_type_from: {
       description:
@@ -903,50 +932,46 @@ function validate21(
         errors++;
       }
     }
-    if (data.event_type_from !== undefined) {
-      let data13 = data.event_type_from;
-      if (typeof data13 === 'string') {
-        if (!pattern6.test(data13)) {
-          const err28 = {
-            instancePath: instancePath + '/event_type_from',
-            schemaPath: '#/properties/event_type_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err28];
-          } else {
-            vErrors.push(err28);
-          }
-          errors++;
-        }
-      } else {
-        const err29 = {
-          instancePath: instancePath + '/event_type_from',
-          schemaPath: '#/properties/event_type_from/type',
+    if (data.record_rejected_max_bytes !== undefined) {
+      let data13 = data.record_rejected_max_bytes;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err28 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err29];
+          vErrors = [err28];
         } else {
-          vErrors.push(err29);
+          vErrors.push(err28);
         }
         errors++;
       }
-    }
-    if (data.external_id_from !== undefined) {
-      let data14 = data.external_id_from;
-      if (typeof data14 === 'string') {
-        if (!pattern6.test(data14)) {
+      if (typeof data13 == 'number' && isFinite(data13)) {
+        if (data13 > 104857600 || isNaN(data13)) {
+          const err29 = {
+            instancePath: instancePath + '/record_rejected_max_bytes',
+            schemaPath: '#/properties/record_rejected_max_bytes/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 104857600 },
+            message: 'must be <= 104857600',
+          };
+          if (vErrors === null) {
+            vErrors = [err29];
+          } else {
+            vErrors.push(err29);
+          }
+          errors++;
+        }
+        if (data13 < 0 || isNaN(data13)) {
           const err30 = {
-            instancePath: instancePath + '/external_id_from',
-            schemaPath: '#/properties/external_id_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+            instancePath: instancePath + '/record_rejected_max_bytes',
+            schemaPath: '#/properties/record_rejected_max_bytes/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err30];
@@ -955,8 +980,62 @@ function validate21(
           }
           errors++;
         }
+      }
+    }
+    if (data.event_type_from !== undefined) {
+      let data14 = data.event_type_from;
+      if (typeof data14 === 'string') {
+        if (!pattern6.test(data14)) {
+          const err31 = {
+            instancePath: instancePath + '/event_type_from',
+            schemaPath: '#/properties/event_type_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err31];
+          } else {
+            vErrors.push(err31);
+          }
+          errors++;
+        }
       } else {
-        const err31 = {
+        const err32 = {
+          instancePath: instancePath + '/event_type_from',
+          schemaPath: '#/properties/event_type_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+    }
+    if (data.external_id_from !== undefined) {
+      let data15 = data.external_id_from;
+      if (typeof data15 === 'string') {
+        if (!pattern6.test(data15)) {
+          const err33 = {
+            instancePath: instancePath + '/external_id_from',
+            schemaPath: '#/properties/external_id_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err33];
+          } else {
+            vErrors.push(err33);
+          }
+          errors++;
+        }
+      } else {
+        const err34 = {
           instancePath: instancePath + '/external_id_from',
           schemaPath: '#/properties/external_id_from/type',
           keyword: 'type',
@@ -964,18 +1043,18 @@ function validate21(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err31];
+          vErrors = [err34];
         } else {
-          vErrors.push(err31);
+          vErrors.push(err34);
         }
         errors++;
       }
     }
     if (data.hmac !== undefined) {
-      let data15 = data.hmac;
-      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
-        if (data15.header === undefined) {
-          const err32 = {
+      let data16 = data.hmac;
+      if (data16 && typeof data16 == 'object' && !Array.isArray(data16)) {
+        if (data16.header === undefined) {
+          const err35 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -983,13 +1062,13 @@ function validate21(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err32];
+            vErrors = [err35];
           } else {
-            vErrors.push(err32);
+            vErrors.push(err35);
           }
           errors++;
         }
-        for (const key1 in data15) {
+        for (const key1 in data16) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -1000,64 +1079,12 @@ function validate21(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err33 = {
+            const err36 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key1 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err33];
-            } else {
-              vErrors.push(err33);
-            }
-            errors++;
-          }
-        }
-        if (data15.header !== undefined) {
-          let data16 = data15.header;
-          if (typeof data16 === 'string') {
-            if (func2(data16) < 1) {
-              const err34 = {
-                instancePath: instancePath + '/hmac/header',
-                schemaPath: '#/properties/hmac/properties/header/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err34];
-              } else {
-                vErrors.push(err34);
-              }
-              errors++;
-            }
-          } else {
-            const err35 = {
-              instancePath: instancePath + '/hmac/header',
-              schemaPath: '#/properties/hmac/properties/header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        if (data15.algorithm !== undefined) {
-          let data17 = data15.algorithm;
-          if (typeof data17 !== 'string') {
-            const err36 = {
-              instancePath: instancePath + '/hmac/algorithm',
-              schemaPath: '#/properties/hmac/properties/algorithm/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err36];
@@ -1066,28 +1093,29 @@ function validate21(
             }
             errors++;
           }
-          if (!(data17 === 'sha1' || data17 === 'sha256' || data17 === 'sha512')) {
-            const err37 = {
-              instancePath: instancePath + '/hmac/algorithm',
-              schemaPath: '#/properties/hmac/properties/algorithm/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err37];
-            } else {
-              vErrors.push(err37);
-            }
-            errors++;
-          }
         }
-        if (data15.encoding !== undefined) {
-          let data18 = data15.encoding;
-          if (typeof data18 !== 'string') {
+        if (data16.header !== undefined) {
+          let data17 = data16.header;
+          if (typeof data17 === 'string') {
+            if (func2(data17) < 1) {
+              const err37 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: '#/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err37];
+              } else {
+                vErrors.push(err37);
+              }
+              errors++;
+            }
+          } else {
             const err38 = {
-              instancePath: instancePath + '/hmac/encoding',
-              schemaPath: '#/properties/hmac/properties/encoding/type',
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: '#/properties/hmac/properties/header/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1099,13 +1127,16 @@ function validate21(
             }
             errors++;
           }
-          if (!(data18 === 'hex' || data18 === 'base64')) {
+        }
+        if (data16.algorithm !== undefined) {
+          let data18 = data16.algorithm;
+          if (typeof data18 !== 'string') {
             const err39 = {
-              instancePath: instancePath + '/hmac/encoding',
-              schemaPath: '#/properties/hmac/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/hmac/algorithm',
+              schemaPath: '#/properties/hmac/properties/algorithm/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err39];
@@ -1114,15 +1145,13 @@ function validate21(
             }
             errors++;
           }
-        }
-        if (data15.prefix !== undefined) {
-          if (typeof data15.prefix !== 'string') {
+          if (!(data18 === 'sha1' || data18 === 'sha256' || data18 === 'sha512')) {
             const err40 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/hmac/algorithm',
+              schemaPath: '#/properties/hmac/properties/algorithm/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err40];
@@ -1132,11 +1161,12 @@ function validate21(
             errors++;
           }
         }
-        if (data15.signed !== undefined) {
-          if (typeof data15.signed !== 'string') {
+        if (data16.encoding !== undefined) {
+          let data19 = data16.encoding;
+          if (typeof data19 !== 'string') {
             const err41 = {
-              instancePath: instancePath + '/hmac/signed',
-              schemaPath: '#/properties/hmac/properties/signed/type',
+              instancePath: instancePath + '/hmac/encoding',
+              schemaPath: '#/properties/hmac/properties/encoding/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1148,15 +1178,13 @@ function validate21(
             }
             errors++;
           }
-        }
-        if (data15.timestamp_header !== undefined) {
-          if (typeof data15.timestamp_header !== 'string') {
+          if (!(data19 === 'hex' || data19 === 'base64')) {
             const err42 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/hmac/encoding',
+              schemaPath: '#/properties/hmac/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err42];
@@ -1166,12 +1194,11 @@ function validate21(
             errors++;
           }
         }
-        if (data15.timestamp_format !== undefined) {
-          let data22 = data15.timestamp_format;
-          if (typeof data22 !== 'string') {
+        if (data16.prefix !== undefined) {
+          if (typeof data16.prefix !== 'string') {
             const err43 = {
-              instancePath: instancePath + '/hmac/timestamp_format',
-              schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1183,13 +1210,15 @@ function validate21(
             }
             errors++;
           }
-          if (!(data22 === 'unix' || data22 === 'unix_ms' || data22 === 'iso8601')) {
+        }
+        if (data16.signed !== undefined) {
+          if (typeof data16.signed !== 'string') {
             const err44 = {
-              instancePath: instancePath + '/hmac/timestamp_format',
-              schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/hmac/signed',
+              schemaPath: '#/properties/hmac/properties/signed/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err44];
@@ -1199,12 +1228,11 @@ function validate21(
             errors++;
           }
         }
-        if (data15.secret_encoding !== undefined) {
-          let data23 = data15.secret_encoding;
-          if (typeof data23 !== 'string') {
+        if (data16.timestamp_header !== undefined) {
+          if (typeof data16.timestamp_header !== 'string') {
             const err45 = {
-              instancePath: instancePath + '/hmac/secret_encoding',
-              schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1216,13 +1244,16 @@ function validate21(
             }
             errors++;
           }
-          if (!(data23 === 'utf8' || data23 === 'base64' || data23 === 'hex')) {
+        }
+        if (data16.timestamp_format !== undefined) {
+          let data23 = data16.timestamp_format;
+          if (typeof data23 !== 'string') {
             const err46 = {
-              instancePath: instancePath + '/hmac/secret_encoding',
-              schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/hmac/timestamp_format',
+              schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err46];
@@ -1231,34 +1262,31 @@ function validate21(
             }
             errors++;
           }
+          if (!(data23 === 'unix' || data23 === 'unix_ms' || data23 === 'iso8601')) {
+            const err47 = {
+              instancePath: instancePath + '/hmac/timestamp_format',
+              schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
+            }
+            errors++;
+          }
         }
-      } else {
-        const err47 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err47];
-        } else {
-          vErrors.push(err47);
-        }
-        errors++;
-      }
-    }
-    if (data.replay !== undefined) {
-      let data24 = data.replay;
-      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-        for (const key2 in data24) {
-          if (!(key2 === 'resign')) {
+        if (data16.secret_encoding !== undefined) {
+          let data24 = data16.secret_encoding;
+          if (typeof data24 !== 'string') {
             const err48 = {
-              instancePath: instancePath + '/replay',
-              schemaPath: '#/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key2 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/hmac/secret_encoding',
+              schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err48];
@@ -1267,15 +1295,13 @@ function validate21(
             }
             errors++;
           }
-        }
-        if (data24.resign !== undefined) {
-          if (typeof data24.resign !== 'boolean') {
+          if (!(data24 === 'utf8' || data24 === 'base64' || data24 === 'hex')) {
             const err49 = {
-              instancePath: instancePath + '/replay/resign',
-              schemaPath: '#/properties/replay/properties/resign/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
+              instancePath: instancePath + '/hmac/secret_encoding',
+              schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err49];
@@ -1287,8 +1313,8 @@ function validate21(
         }
       } else {
         const err50 = {
-          instancePath: instancePath + '/replay',
-          schemaPath: '#/properties/replay/type',
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
@@ -1301,49 +1327,50 @@ function validate21(
         errors++;
       }
     }
-    if (data.channel !== undefined) {
-      let data26 = data.channel;
-      if (typeof data26 === 'string') {
-        if (func2(data26) < 1) {
-          const err51 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err51];
-          } else {
-            vErrors.push(err51);
+    if (data.replay !== undefined) {
+      let data25 = data.replay;
+      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+        for (const key2 in data25) {
+          if (!(key2 === 'resign')) {
+            const err51 = {
+              instancePath: instancePath + '/replay',
+              schemaPath: '#/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key2 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err51];
+            } else {
+              vErrors.push(err51);
+            }
+            errors++;
           }
-          errors++;
+        }
+        if (data25.resign !== undefined) {
+          if (typeof data25.resign !== 'boolean') {
+            const err52 = {
+              instancePath: instancePath + '/replay/resign',
+              schemaPath: '#/properties/replay/properties/resign/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+            };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
         }
       } else {
-        const err52 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err52];
-        } else {
-          vErrors.push(err52);
-        }
-        errors++;
-      }
-    }
-    if (data.mode !== undefined) {
-      let data27 = data.mode;
-      if (typeof data27 !== 'string') {
         const err53 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+          instancePath: instancePath + '/replay',
+          schemaPath: '#/properties/replay/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err53];
@@ -1352,30 +1379,32 @@ function validate21(
         }
         errors++;
       }
-      if (!(data27 === 'pubsub' || data27 === 'streams')) {
-        const err54 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err54];
-        } else {
-          vErrors.push(err54);
-        }
-        errors++;
-      }
     }
-    if (data.pattern !== undefined) {
-      if (typeof data.pattern !== 'boolean') {
+    if (data.channel !== undefined) {
+      let data27 = data.channel;
+      if (typeof data27 === 'string') {
+        if (func2(data27) < 1) {
+          const err54 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err54];
+          } else {
+            vErrors.push(err54);
+          }
+          errors++;
+        }
+      } else {
         const err55 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/properties/pattern/type',
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err55];
@@ -1385,31 +1414,30 @@ function validate21(
         errors++;
       }
     }
-    if (data.group !== undefined) {
-      let data29 = data.group;
-      if (typeof data29 === 'string') {
-        if (func2(data29) < 1) {
-          const err56 = {
-            instancePath: instancePath + '/group',
-            schemaPath: '#/properties/group/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err56];
-          } else {
-            vErrors.push(err56);
-          }
-          errors++;
-        }
-      } else {
-        const err57 = {
-          instancePath: instancePath + '/group',
-          schemaPath: '#/properties/group/type',
+    if (data.mode !== undefined) {
+      let data28 = data.mode;
+      if (typeof data28 !== 'string') {
+        const err56 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err56];
+        } else {
+          vErrors.push(err56);
+        }
+        errors++;
+      }
+      if (!(data28 === 'pubsub' || data28 === 'streams')) {
+        const err57 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err57];
@@ -1419,8 +1447,59 @@ function validate21(
         errors++;
       }
     }
+    if (data.pattern !== undefined) {
+      if (typeof data.pattern !== 'boolean') {
+        const err58 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/properties/pattern/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err58];
+        } else {
+          vErrors.push(err58);
+        }
+        errors++;
+      }
+    }
+    if (data.group !== undefined) {
+      let data30 = data.group;
+      if (typeof data30 === 'string') {
+        if (func2(data30) < 1) {
+          const err59 = {
+            instancePath: instancePath + '/group',
+            schemaPath: '#/properties/group/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+      } else {
+        const err60 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/properties/group/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err60];
+        } else {
+          vErrors.push(err60);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err58 = {
+    const err61 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1428,9 +1507,9 @@ function validate21(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err58];
+      vErrors = [err61];
     } else {
-      vErrors.push(err58);
+      vErrors.push(err61);
     }
     errors++;
   }
@@ -1461,6 +1540,7 @@ function validate20(
         key0 === 'replay' ||
         key0 === 'retention' ||
         key0 === 'server' ||
+        key0 === 'ingest' ||
         key0 === 'mcp' ||
         key0 === 'rate_limits' ||
         key0 === 'metrics'
@@ -2055,14 +2135,14 @@ function validate20(
         errors++;
       }
     }
-    if (data.mcp !== undefined) {
-      let data17 = data.mcp;
+    if (data.ingest !== undefined) {
+      let data17 = data.ingest;
       if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
         for (const key6 in data17) {
-          if (!(key6 === 'max_sessions' || key6 === 'session_idle_seconds')) {
+          if (!(key6 === 'record_rejected_per_minute')) {
             const err33 = {
-              instancePath: instancePath + '/mcp',
-              schemaPath: '#/properties/mcp/additionalProperties',
+              instancePath: instancePath + '/ingest',
+              schemaPath: '#/properties/ingest/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key6 },
               message: 'must NOT have additional properties',
@@ -2075,12 +2155,12 @@ function validate20(
             errors++;
           }
         }
-        if (data17.max_sessions !== undefined) {
-          let data18 = data17.max_sessions;
+        if (data17.record_rejected_per_minute !== undefined) {
+          let data18 = data17.record_rejected_per_minute;
           if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
             const err34 = {
-              instancePath: instancePath + '/mcp/max_sessions',
-              schemaPath: '#/properties/mcp/properties/max_sessions/type',
+              instancePath: instancePath + '/ingest/record_rejected_per_minute',
+              schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
@@ -2095,8 +2175,8 @@ function validate20(
           if (typeof data18 == 'number' && isFinite(data18)) {
             if (data18 < 1 || isNaN(data18)) {
               const err35 = {
-                instancePath: instancePath + '/mcp/max_sessions',
-                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+                instancePath: instancePath + '/ingest/record_rejected_per_minute',
+                schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
@@ -2110,10 +2190,81 @@ function validate20(
             }
           }
         }
-        if (data17.session_idle_seconds !== undefined) {
-          let data19 = data17.session_idle_seconds;
-          if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
-            const err36 = {
+      } else {
+        const err36 = {
+          instancePath: instancePath + '/ingest',
+          schemaPath: '#/properties/ingest/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+    }
+    if (data.mcp !== undefined) {
+      let data19 = data.mcp;
+      if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
+        for (const key7 in data19) {
+          if (!(key7 === 'max_sessions' || key7 === 'session_idle_seconds')) {
+            const err37 = {
+              instancePath: instancePath + '/mcp',
+              schemaPath: '#/properties/mcp/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key7 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+        }
+        if (data19.max_sessions !== undefined) {
+          let data20 = data19.max_sessions;
+          if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
+            const err38 = {
+              instancePath: instancePath + '/mcp/max_sessions',
+              schemaPath: '#/properties/mcp/properties/max_sessions/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err38];
+            } else {
+              vErrors.push(err38);
+            }
+            errors++;
+          }
+          if (typeof data20 == 'number' && isFinite(data20)) {
+            if (data20 < 1 || isNaN(data20)) {
+              const err39 = {
+                instancePath: instancePath + '/mcp/max_sessions',
+                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err39];
+              } else {
+                vErrors.push(err39);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data19.session_idle_seconds !== undefined) {
+          let data21 = data19.session_idle_seconds;
+          if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
+            const err40 = {
               instancePath: instancePath + '/mcp/session_idle_seconds',
               schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
               keyword: 'type',
@@ -2121,15 +2272,15 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err36];
+              vErrors = [err40];
             } else {
-              vErrors.push(err36);
+              vErrors.push(err40);
             }
             errors++;
           }
-          if (typeof data19 == 'number' && isFinite(data19)) {
-            if (data19 < 5 || isNaN(data19)) {
-              const err37 = {
+          if (typeof data21 == 'number' && isFinite(data21)) {
+            if (data21 < 5 || isNaN(data21)) {
+              const err41 = {
                 instancePath: instancePath + '/mcp/session_idle_seconds',
                 schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
                 keyword: 'minimum',
@@ -2137,16 +2288,16 @@ function validate20(
                 message: 'must be >= 5',
               };
               if (vErrors === null) {
-                vErrors = [err37];
+                vErrors = [err41];
               } else {
-                vErrors.push(err37);
+                vErrors.push(err41);
               }
               errors++;
             }
           }
         }
       } else {
-        const err38 = {
+        const err42 = {
           instancePath: instancePath + '/mcp',
           schemaPath: '#/properties/mcp/type',
           keyword: 'type',
@@ -2154,113 +2305,44 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err42];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err42);
         }
         errors++;
       }
     }
     if (data.rate_limits !== undefined) {
-      let data20 = data.rate_limits;
-      if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-        for (const key7 in data20) {
-          if (!(key7 === 'read' || key7 === 'replay')) {
-            const err39 = {
+      let data22 = data.rate_limits;
+      if (data22 && typeof data22 == 'object' && !Array.isArray(data22)) {
+        for (const key8 in data22) {
+          if (!(key8 === 'read' || key8 === 'replay')) {
+            const err43 = {
               instancePath: instancePath + '/rate_limits',
               schemaPath: '#/properties/rate_limits/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key7 },
+              params: { additionalProperty: key8 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err43];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err43);
             }
             errors++;
           }
         }
-        if (data20.read !== undefined) {
-          let data21 = data20.read;
-          if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-            for (const key8 in data21) {
-              if (!(key8 === 'capacity' || key8 === 'refill_per_second')) {
-                const err40 = {
+        if (data22.read !== undefined) {
+          let data23 = data22.read;
+          if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
+            for (const key9 in data23) {
+              if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
+                const err44 = {
                   instancePath: instancePath + '/rate_limits/read',
                   schemaPath: '#/$defs/bucket/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key8 },
+                  params: { additionalProperty: key9 },
                   message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err40];
-                } else {
-                  vErrors.push(err40);
-                }
-                errors++;
-              }
-            }
-            if (data21.capacity !== undefined) {
-              let data22 = data21.capacity;
-              if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-                const err41 = {
-                  instancePath: instancePath + '/rate_limits/read/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err41];
-                } else {
-                  vErrors.push(err41);
-                }
-                errors++;
-              }
-              if (typeof data22 == 'number' && isFinite(data22)) {
-                if (data22 < 1 || isNaN(data22)) {
-                  const err42 = {
-                    instancePath: instancePath + '/rate_limits/read/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err42];
-                  } else {
-                    vErrors.push(err42);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data21.refill_per_second !== undefined) {
-              let data23 = data21.refill_per_second;
-              if (typeof data23 == 'number' && isFinite(data23)) {
-                if (data23 <= 0 || isNaN(data23)) {
-                  const err43 = {
-                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err43];
-                  } else {
-                    vErrors.push(err43);
-                  }
-                  errors++;
-                }
-              } else {
-                const err44 = {
-                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
                 };
                 if (vErrors === null) {
                   vErrors = [err44];
@@ -2270,8 +2352,77 @@ function validate20(
                 errors++;
               }
             }
+            if (data23.capacity !== undefined) {
+              let data24 = data23.capacity;
+              if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
+                const err45 = {
+                  instancePath: instancePath + '/rate_limits/read/capacity',
+                  schemaPath: '#/$defs/bucket/properties/capacity/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
+                }
+                errors++;
+              }
+              if (typeof data24 == 'number' && isFinite(data24)) {
+                if (data24 < 1 || isNaN(data24)) {
+                  const err46 = {
+                    instancePath: instancePath + '/rate_limits/read/capacity',
+                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err46];
+                  } else {
+                    vErrors.push(err46);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data23.refill_per_second !== undefined) {
+              let data25 = data23.refill_per_second;
+              if (typeof data25 == 'number' && isFinite(data25)) {
+                if (data25 <= 0 || isNaN(data25)) {
+                  const err47 = {
+                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
+                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err47];
+                  } else {
+                    vErrors.push(err47);
+                  }
+                  errors++;
+                }
+              } else {
+                const err48 = {
+                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
+                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err45 = {
+            const err49 = {
               instancePath: instancePath + '/rate_limits/read',
               schemaPath: '#/$defs/bucket/type',
               keyword: 'type',
@@ -2279,93 +2430,24 @@ function validate20(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err45];
+              vErrors = [err49];
             } else {
-              vErrors.push(err45);
+              vErrors.push(err49);
             }
             errors++;
           }
         }
-        if (data20.replay !== undefined) {
-          let data24 = data20.replay;
-          if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-            for (const key9 in data24) {
-              if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
-                const err46 = {
+        if (data22.replay !== undefined) {
+          let data26 = data22.replay;
+          if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+            for (const key10 in data26) {
+              if (!(key10 === 'capacity' || key10 === 'refill_per_second')) {
+                const err50 = {
                   instancePath: instancePath + '/rate_limits/replay',
                   schemaPath: '#/$defs/bucket/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key9 },
+                  params: { additionalProperty: key10 },
                   message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-            }
-            if (data24.capacity !== undefined) {
-              let data25 = data24.capacity;
-              if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
-                const err47 = {
-                  instancePath: instancePath + '/rate_limits/replay/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
-              if (typeof data25 == 'number' && isFinite(data25)) {
-                if (data25 < 1 || isNaN(data25)) {
-                  const err48 = {
-                    instancePath: instancePath + '/rate_limits/replay/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err48];
-                  } else {
-                    vErrors.push(err48);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data24.refill_per_second !== undefined) {
-              let data26 = data24.refill_per_second;
-              if (typeof data26 == 'number' && isFinite(data26)) {
-                if (data26 <= 0 || isNaN(data26)) {
-                  const err49 = {
-                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err49];
-                  } else {
-                    vErrors.push(err49);
-                  }
-                  errors++;
-                }
-              } else {
-                const err50 = {
-                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
                 };
                 if (vErrors === null) {
                   vErrors = [err50];
@@ -2375,8 +2457,77 @@ function validate20(
                 errors++;
               }
             }
+            if (data26.capacity !== undefined) {
+              let data27 = data26.capacity;
+              if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+                const err51 = {
+                  instancePath: instancePath + '/rate_limits/replay/capacity',
+                  schemaPath: '#/$defs/bucket/properties/capacity/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
+              if (typeof data27 == 'number' && isFinite(data27)) {
+                if (data27 < 1 || isNaN(data27)) {
+                  const err52 = {
+                    instancePath: instancePath + '/rate_limits/replay/capacity',
+                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err52];
+                  } else {
+                    vErrors.push(err52);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data26.refill_per_second !== undefined) {
+              let data28 = data26.refill_per_second;
+              if (typeof data28 == 'number' && isFinite(data28)) {
+                if (data28 <= 0 || isNaN(data28)) {
+                  const err53 = {
+                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err53];
+                  } else {
+                    vErrors.push(err53);
+                  }
+                  errors++;
+                }
+              } else {
+                const err54 = {
+                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err54];
+                } else {
+                  vErrors.push(err54);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err51 = {
+            const err55 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/$defs/bucket/type',
               keyword: 'type',
@@ -2384,15 +2535,15 @@ function validate20(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err55];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err55);
             }
             errors++;
           }
         }
       } else {
-        const err52 = {
+        const err56 = {
           instancePath: instancePath + '/rate_limits',
           schemaPath: '#/properties/rate_limits/type',
           keyword: 'type',
@@ -2400,36 +2551,36 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err52];
+          vErrors = [err56];
         } else {
-          vErrors.push(err52);
+          vErrors.push(err56);
         }
         errors++;
       }
     }
     if (data.metrics !== undefined) {
-      let data27 = data.metrics;
-      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-        for (const key10 in data27) {
-          if (!(key10 === 'require_auth')) {
-            const err53 = {
+      let data29 = data.metrics;
+      if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
+        for (const key11 in data29) {
+          if (!(key11 === 'require_auth')) {
+            const err57 = {
               instancePath: instancePath + '/metrics',
               schemaPath: '#/properties/metrics/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key10 },
+              params: { additionalProperty: key11 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err57];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err57);
             }
             errors++;
           }
         }
-        if (data27.require_auth !== undefined) {
-          if (typeof data27.require_auth !== 'boolean') {
-            const err54 = {
+        if (data29.require_auth !== undefined) {
+          if (typeof data29.require_auth !== 'boolean') {
+            const err58 = {
               instancePath: instancePath + '/metrics/require_auth',
               schemaPath: '#/properties/metrics/properties/require_auth/type',
               keyword: 'type',
@@ -2437,15 +2588,15 @@ function validate20(
               message: 'must be boolean',
             };
             if (vErrors === null) {
-              vErrors = [err54];
+              vErrors = [err58];
             } else {
-              vErrors.push(err54);
+              vErrors.push(err58);
             }
             errors++;
           }
         }
       } else {
-        const err55 = {
+        const err59 = {
           instancePath: instancePath + '/metrics',
           schemaPath: '#/properties/metrics/type',
           keyword: 'type',
@@ -2453,15 +2604,15 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err59];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err59);
         }
         errors++;
       }
     }
   } else {
-    const err56 = {
+    const err60 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2469,9 +2620,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err56];
+      vErrors = [err60];
     } else {
-      vErrors.push(err56);
+      vErrors.push(err60);
     }
     errors++;
   }
@@ -2787,6 +2938,16 @@ const schema38 = {
       description:
         "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
       type: 'boolean',
+    },
+    payload_truncated: {
+      description:
+        'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+      type: 'boolean',
+    },
+    received_size: {
+      description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+      type: 'integer',
+      minimum: 0,
     },
     headers: { $ref: 'event-headers.schema.json' },
     payload: { $ref: 'event-payload.schema.json' },
@@ -3444,14 +3605,66 @@ function validate24(
         errors++;
       }
     }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err35 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: '#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err35];
+        } else {
+          vErrors.push(err35);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data13 = data.received_size;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err36 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: '#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+      if (typeof data13 == 'number' && isFinite(data13)) {
+        if (data13 < 0 || isNaN(data13)) {
+          const err37 = {
+            instancePath: instancePath + '/received_size',
+            schemaPath: '#/properties/received_size/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err37];
+          } else {
+            vErrors.push(err37);
+          }
+          errors++;
+        }
+      }
+    }
     if (data.headers !== undefined) {
-      let data12 = data.headers;
-      if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
-        for (const key1 in data12) {
-          const _errs36 = errors;
+      let data14 = data.headers;
+      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
+        for (const key1 in data14) {
+          const _errs40 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err35 = {
+              const err38 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -3460,16 +3673,16 @@ function validate24(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err35];
+                vErrors = [err38];
               } else {
-                vErrors.push(err35);
+                vErrors.push(err38);
               }
               errors++;
             }
           }
-          var valid9 = _errs36 === errors;
+          var valid9 = _errs40 === errors;
           if (!valid9) {
-            const err36 = {
+            const err39 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
@@ -3477,77 +3690,25 @@ function validate24(
               message: 'property name must be valid',
             };
             if (vErrors === null) {
-              vErrors = [err36];
+              vErrors = [err39];
             } else {
-              vErrors.push(err36);
+              vErrors.push(err39);
             }
             errors++;
           }
         }
-        for (const key2 in data12) {
-          let data13 = data12[key2];
-          const _errs39 = errors;
+        for (const key2 in data14) {
+          let data15 = data14[key2];
+          const _errs43 = errors;
           let valid11 = false;
-          const _errs40 = errors;
-          if (typeof data13 !== 'string') {
-            const err37 = {
+          const _errs44 = errors;
+          if (typeof data15 !== 'string') {
+            const err40 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err37];
-            } else {
-              vErrors.push(err37);
-            }
-            errors++;
-          }
-          var _valid0 = _errs40 === errors;
-          valid11 = valid11 || _valid0;
-          const _errs42 = errors;
-          if (Array.isArray(data13)) {
-            if (data13.length < 2) {
-              const err38 = {
-                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
-                keyword: 'minItems',
-                params: { limit: 2 },
-                message: 'must NOT have fewer than 2 items',
-              };
-              if (vErrors === null) {
-                vErrors = [err38];
-              } else {
-                vErrors.push(err38);
-              }
-              errors++;
-            }
-            const len0 = data13.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data13[i0] !== 'string') {
-                const err39 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err39];
-                } else {
-                  vErrors.push(err39);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err40 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
             };
             if (vErrors === null) {
               vErrors = [err40];
@@ -3556,10 +3717,62 @@ function validate24(
             }
             errors++;
           }
-          var _valid0 = _errs42 === errors;
+          var _valid0 = _errs44 === errors;
+          valid11 = valid11 || _valid0;
+          const _errs46 = errors;
+          if (Array.isArray(data15)) {
+            if (data15.length < 2) {
+              const err41 = {
+                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 2 },
+                message: 'must NOT have fewer than 2 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err41];
+              } else {
+                vErrors.push(err41);
+              }
+              errors++;
+            }
+            const len0 = data15.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data15[i0] !== 'string') {
+                const err42 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err42];
+                } else {
+                  vErrors.push(err42);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err43 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
+          }
+          var _valid0 = _errs46 === errors;
           valid11 = valid11 || _valid0;
           if (!valid11) {
-            const err41 = {
+            const err44 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
               keyword: 'anyOf',
@@ -3567,16 +3780,16 @@ function validate24(
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err41];
+              vErrors = [err44];
             } else {
-              vErrors.push(err41);
+              vErrors.push(err44);
             }
             errors++;
           } else {
-            errors = _errs39;
+            errors = _errs43;
             if (vErrors !== null) {
-              if (_errs39) {
-                vErrors.length = _errs39;
+              if (_errs43) {
+                vErrors.length = _errs43;
               } else {
                 vErrors = null;
               }
@@ -3584,7 +3797,7 @@ function validate24(
           }
         }
       } else {
-        const err42 = {
+        const err45 = {
           instancePath: instancePath + '/headers',
           schemaPath: 'event-headers.schema.json/type',
           keyword: 'type',
@@ -3592,18 +3805,18 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err42];
+          vErrors = [err45];
         } else {
-          vErrors.push(err42);
+          vErrors.push(err45);
         }
         errors++;
       }
     }
     if (data.payload !== undefined) {
-      let data15 = data.payload;
-      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
-        if (data15.encoding === undefined) {
-          const err43 = {
+      let data17 = data.payload;
+      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
+        if (data17.encoding === undefined) {
+          const err46 = {
             instancePath: instancePath + '/payload',
             schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
@@ -3611,14 +3824,14 @@ function validate24(
             message: "must have required property '" + 'encoding' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err43];
+            vErrors = [err46];
           } else {
-            vErrors.push(err43);
+            vErrors.push(err46);
           }
           errors++;
         }
-        if (data15.data === undefined) {
-          const err44 = {
+        if (data17.data === undefined) {
+          const err47 = {
             instancePath: instancePath + '/payload',
             schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
@@ -3626,70 +3839,20 @@ function validate24(
             message: "must have required property '" + 'data' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err44];
+            vErrors = [err47];
           } else {
-            vErrors.push(err44);
+            vErrors.push(err47);
           }
           errors++;
         }
-        for (const key3 in data15) {
+        for (const key3 in data17) {
           if (!(key3 === 'encoding' || key3 === 'data')) {
-            const err45 = {
+            const err48 = {
               instancePath: instancePath + '/payload',
               schemaPath: 'event-payload.schema.json/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key3 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err45];
-            } else {
-              vErrors.push(err45);
-            }
-            errors++;
-          }
-        }
-        if (data15.encoding !== undefined) {
-          let data16 = data15.encoding;
-          if (typeof data16 !== 'string') {
-            const err46 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err46];
-            } else {
-              vErrors.push(err46);
-            }
-            errors++;
-          }
-          if (!(data16 === 'utf8' || data16 === 'base64')) {
-            const err47 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema49.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err47];
-            } else {
-              vErrors.push(err47);
-            }
-            errors++;
-          }
-        }
-        if (data15.data !== undefined) {
-          if (typeof data15.data !== 'string') {
-            const err48 = {
-              instancePath: instancePath + '/payload/data',
-              schemaPath: 'event-payload.schema.json/properties/data/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err48];
@@ -3699,8 +3862,58 @@ function validate24(
             errors++;
           }
         }
+        if (data17.encoding !== undefined) {
+          let data18 = data17.encoding;
+          if (typeof data18 !== 'string') {
+            const err49 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+          if (!(data18 === 'utf8' || data18 === 'base64')) {
+            const err50 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema49.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err50];
+            } else {
+              vErrors.push(err50);
+            }
+            errors++;
+          }
+        }
+        if (data17.data !== undefined) {
+          if (typeof data17.data !== 'string') {
+            const err51 = {
+              instancePath: instancePath + '/payload/data',
+              schemaPath: 'event-payload.schema.json/properties/data/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err51];
+            } else {
+              vErrors.push(err51);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err49 = {
+        const err52 = {
           instancePath: instancePath + '/payload',
           schemaPath: 'event-payload.schema.json/type',
           keyword: 'type',
@@ -3708,15 +3921,15 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err49];
+          vErrors = [err52];
         } else {
-          vErrors.push(err49);
+          vErrors.push(err52);
         }
         errors++;
       }
     }
   } else {
-    const err50 = {
+    const err53 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3724,9 +3937,9 @@ function validate24(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err50];
+      vErrors = [err53];
     } else {
-      vErrors.push(err50);
+      vErrors.push(err53);
     }
     errors++;
   }

@@ -187,6 +187,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
           bus,
           logger,
           onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
+          recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
+          onRejectNotRecorded: (provider) => metrics.rejectedNotRecorded.inc({ provider }),
         }),
         config.providers,
         metrics,

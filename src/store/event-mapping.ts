@@ -36,6 +36,7 @@ export type SummaryRow = z.infer<typeof summaryRow>;
 
 export const detailRow = summaryRow.extend({
   passed_check: z.boolean().nullable(),
+  received_size: z.number().int().nullable(),
   verify_detail: z.string(),
   external_id: z.string().nullable(),
   content_type: z.string().nullable(),
@@ -85,6 +86,7 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     headers: row.headers,
     payload: row.payload,
     payloadSize: row.payload_size,
+    receivedSize: row.received_size,
     receivedAt: row.received_at_utc,
   };
 }
@@ -127,5 +129,6 @@ export function toEventDetail(stored: StoredEvent): EventDetail {
     source_ip: stored.sourceIp,
     headers,
     payload: toEventPayload(stored.payload),
+    ...(stored.receivedSize === null ? {} : { payload_truncated: true, received_size: stored.receivedSize }),
   };
 }

@@ -21,8 +21,10 @@ export interface NewEvent {
   sourceIp: string | null;
   /** Already sanitized: no secret or signature value may reach this point. */
   headers: EventHeaders;
-  /** The exact bytes received. */
+  /** The exact bytes received, or their first bytes when receivedSize says more arrived. */
   payload: Buffer;
+  /** Set only when the payload was cut: how many bytes arrived (more than payload holds). */
+  receivedSize?: number;
 }
 
 export interface StoredEvent {
@@ -44,6 +46,8 @@ export interface StoredEvent {
   headers: EventHeaders;
   payload: Buffer;
   payloadSize: number;
+  /** How many bytes arrived when only the first payloadSize were stored; null when stored whole. */
+  receivedSize: number | null;
   /** RFC 3339 with the database's full microsecond precision. */
   receivedAt: string;
 }

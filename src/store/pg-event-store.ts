@@ -97,6 +97,12 @@ function checkNewEvent(event: NewEvent, index: number): void {
     }
   }
   if (!Buffer.isBuffer(event.payload)) fail('payload must be a Buffer');
+  if (
+    event.receivedSize !== undefined &&
+    !(Number.isInteger(event.receivedSize) && event.receivedSize > event.payload.length)
+  ) {
+    fail('received_size, when set, must be larger than the stored payload');
+  }
   if (typeof event.headers !== 'object' || event.headers === null) fail('headers must be an object');
 }
 
@@ -142,7 +148,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     const providers = events.map(({ event }) => storable(event.provider));
     const eventTypes = events.map(({ event }) => storable(event.eventType));
     const rows = await pool.any(sql.type(positionRow)`
-      INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload)
+      INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size)
       SELECT * FROM unnest(
         ${sql.array(ids, 'uuid')},
         ${sql.array(providers, 'text')},
@@ -179,7 +185,11 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
           events.map(({ event }) => storableHeaders(event.headers)),
           'jsonb',
         )},
-        ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[]
+        ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[],
+        ${sql.array(
+          events.map(({ event }) => event.receivedSize ?? null),
+          'int4',
+        )}
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
       RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
@@ -298,7 +308,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
       const row = await pool.maybeOne(sql.type(detailRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-          ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.verify_detail, events.external_id, events.content_type,
+          ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
           events.source_ip, events.headers, events.payload
         FROM events
         WHERE events.id = ${uuid}

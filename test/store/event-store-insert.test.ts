@@ -106,6 +106,7 @@ describe('insert and get', () => {
       headers: { 'stripe-signature': '[redacted]', via: ['1.1 a', '1.1 b'], accept: '*/*' },
       payload: input.payload,
       payloadSize: input.payload.length,
+      receivedSize: null,
       receivedAt: event.received_at,
     });
     if (stored) expect(toEventSummary(stored)).toEqual(event);
@@ -356,6 +357,7 @@ const stored = (payload: Buffer): StoredEvent => ({
   headers: { 'content-type': 'application/json', via: ['a', 'b'] },
   payload,
   payloadSize: payload.length,
+  receivedSize: null,
   receivedAt: '2024-05-01T12:00:00.123456Z',
 });
 

@@ -17,6 +17,13 @@ ALTER TABLE events ADD CONSTRAINT events_passed_check_only_checked
 ALTER TABLE events ADD CONSTRAINT events_passed_check_is_verified
   CHECK (trust_mode <> 'signed' OR passed_check IS NULL OR passed_check = verified) NOT VALID;
 
+-- A rejected delivery keeps only the first record_rejected_max_bytes of its body, since anyone who
+-- can reach /hooks can send one. received_size is the length that arrived; NULL means the body was
+-- stored whole (payload_size, from the stored bytes, is then the whole length too).
+ALTER TABLE events ADD COLUMN received_size integer;
+ALTER TABLE events ADD CONSTRAINT events_received_size_truncated
+  CHECK (received_size IS NULL OR received_size > octet_length(payload)) NOT VALID;
+
 -- A replay the caller asked to send with no signature or token (`unsigned: true`).
 ALTER TABLE replay_attempts ADD COLUMN unsigned boolean NOT NULL DEFAULT false;
 
