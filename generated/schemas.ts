@@ -226,6 +226,19 @@ export const SCHEMAS = {
           },
         },
       },
+      api: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          max_streams_per_caller: {
+            description:
+              'Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.',
+            type: 'integer',
+            minimum: 1,
+            default: 20,
+          },
+        },
+      },
       ingest: {
         type: 'object',
         additionalProperties: false,
@@ -244,6 +257,13 @@ export const SCHEMAS = {
         additionalProperties: false,
         properties: {
           max_sessions: { type: 'integer', minimum: 1, default: 100 },
+          max_sessions_per_caller: {
+            description:
+              'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+            type: 'integer',
+            minimum: 1,
+            default: 10,
+          },
           session_idle_seconds: { type: 'integer', minimum: 5, default: 1800 },
         },
       },
@@ -1160,7 +1180,7 @@ export const SCHEMAS = {
       },
       unsigned: {
         description:
-          'Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.',
+          'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
         type: 'boolean',
         default: false,
       },

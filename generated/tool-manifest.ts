@@ -159,7 +159,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         },
         unsigned: {
           description:
-            'Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.',
+            'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
           type: 'boolean',
           default: false,
         },

@@ -62,6 +62,12 @@ export interface SwitchboardConfig {
      */
     trust_proxy?: boolean;
   };
+  api?: {
+    /**
+     * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
+     */
+    max_streams_per_caller?: number;
+  };
   ingest?: {
     /**
      * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
@@ -70,6 +76,10 @@ export interface SwitchboardConfig {
   };
   mcp?: {
     max_sessions?: number;
+    /**
+     * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
+     */
+    max_sessions_per_caller?: number;
     session_idle_seconds?: number;
   };
   /**
@@ -585,7 +595,7 @@ export interface ReplayWebhookEventInput {
    */
   target_url?: string;
   /**
-   * Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.
+   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
    */
   unsigned?: boolean;
 }

@@ -80,6 +80,19 @@ const schema31 = {
         },
       },
     },
+    api: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_streams_per_caller: {
+          description:
+            'Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 20,
+        },
+      },
+    },
     ingest: {
       type: 'object',
       additionalProperties: false,
@@ -98,6 +111,13 @@ const schema31 = {
       additionalProperties: false,
       properties: {
         max_sessions: { type: 'integer', minimum: 1, default: 100 },
+        max_sessions_per_caller: {
+          description:
+            'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+        },
         session_idle_seconds: { type: 'integer', minimum: 5, default: 1800 },
       },
     },
@@ -268,6 +288,8 @@ const schema35 = {
     refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
   },
 };
+const func1 = Object.prototype.hasOwnProperty;
+const func3 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern8 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const schema32 = {
@@ -401,8 +423,6 @@ const schema32 = {
   },
 };
 const schema33 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
-const func1 = Object.prototype.hasOwnProperty;
-const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern5 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern6 = new RegExp('^(header:.+|/.*)$', 'u');
 
@@ -799,7 +819,7 @@ function validate21(
     if (data.token_header !== undefined) {
       let data9 = data.token_header;
       if (typeof data9 === 'string') {
-        if (func2(data9) < 1) {
+        if (func3(data9) < 1) {
           const err20 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
@@ -1097,7 +1117,7 @@ function validate21(
         if (data16.header !== undefined) {
           let data17 = data16.header;
           if (typeof data17 === 'string') {
-            if (func2(data17) < 1) {
+            if (func3(data17) < 1) {
               const err37 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: '#/properties/hmac/properties/header/minLength',
@@ -1383,7 +1403,7 @@ function validate21(
     if (data.channel !== undefined) {
       let data27 = data.channel;
       if (typeof data27 === 'string') {
-        if (func2(data27) < 1) {
+        if (func3(data27) < 1) {
           const err54 = {
             instancePath: instancePath + '/channel',
             schemaPath: '#/properties/channel/minLength',
@@ -1467,7 +1487,7 @@ function validate21(
     if (data.group !== undefined) {
       let data30 = data.group;
       if (typeof data30 === 'string') {
-        if (func2(data30) < 1) {
+        if (func3(data30) < 1) {
           const err59 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
@@ -1535,16 +1555,7 @@ function validate20(
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     for (const key0 in data) {
-      if (!(
-        key0 === 'providers' ||
-        key0 === 'replay' ||
-        key0 === 'retention' ||
-        key0 === 'server' ||
-        key0 === 'ingest' ||
-        key0 === 'mcp' ||
-        key0 === 'rate_limits' ||
-        key0 === 'metrics'
-      )) {
+      if (!func1.call(schema31.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1691,7 +1702,7 @@ function validate20(
             for (let i0 = 0; i0 < len0; i0++) {
               let data5 = data4[i0];
               if (typeof data5 === 'string') {
-                if (func2(data5) < 1) {
+                if (func3(data5) < 1) {
                   const err7 = {
                     instancePath: instancePath + '/replay/allow/' + i0,
                     schemaPath: '#/properties/replay/properties/allow/items/minLength',
@@ -1967,7 +1978,7 @@ function validate20(
         if (data11.host !== undefined) {
           let data12 = data11.host;
           if (typeof data12 === 'string') {
-            if (func2(data12) < 1) {
+            if (func3(data12) < 1) {
               const err23 = {
                 instancePath: instancePath + '/server/host',
                 schemaPath: '#/properties/server/properties/host/minLength',
@@ -2055,7 +2066,7 @@ function validate20(
             for (let i1 = 0; i1 < len1; i1++) {
               let data15 = data14[i1];
               if (typeof data15 === 'string') {
-                if (func2(data15) < 1) {
+                if (func3(data15) < 1) {
                   const err28 = {
                     instancePath: instancePath + '/server/allowed_hosts/' + i1,
                     schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
@@ -2135,14 +2146,14 @@ function validate20(
         errors++;
       }
     }
-    if (data.ingest !== undefined) {
-      let data17 = data.ingest;
+    if (data.api !== undefined) {
+      let data17 = data.api;
       if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
         for (const key6 in data17) {
-          if (!(key6 === 'record_rejected_per_minute')) {
+          if (!(key6 === 'max_streams_per_caller')) {
             const err33 = {
-              instancePath: instancePath + '/ingest',
-              schemaPath: '#/properties/ingest/additionalProperties',
+              instancePath: instancePath + '/api',
+              schemaPath: '#/properties/api/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key6 },
               message: 'must NOT have additional properties',
@@ -2155,12 +2166,12 @@ function validate20(
             errors++;
           }
         }
-        if (data17.record_rejected_per_minute !== undefined) {
-          let data18 = data17.record_rejected_per_minute;
+        if (data17.max_streams_per_caller !== undefined) {
+          let data18 = data17.max_streams_per_caller;
           if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
             const err34 = {
-              instancePath: instancePath + '/ingest/record_rejected_per_minute',
-              schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+              instancePath: instancePath + '/api/max_streams_per_caller',
+              schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
@@ -2175,8 +2186,8 @@ function validate20(
           if (typeof data18 == 'number' && isFinite(data18)) {
             if (data18 < 1 || isNaN(data18)) {
               const err35 = {
-                instancePath: instancePath + '/ingest/record_rejected_per_minute',
-                schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+                instancePath: instancePath + '/api/max_streams_per_caller',
+                schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
@@ -2192,8 +2203,8 @@ function validate20(
         }
       } else {
         const err36 = {
-          instancePath: instancePath + '/ingest',
-          schemaPath: '#/properties/ingest/type',
+          instancePath: instancePath + '/api',
+          schemaPath: '#/properties/api/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
@@ -2206,14 +2217,14 @@ function validate20(
         errors++;
       }
     }
-    if (data.mcp !== undefined) {
-      let data19 = data.mcp;
+    if (data.ingest !== undefined) {
+      let data19 = data.ingest;
       if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
         for (const key7 in data19) {
-          if (!(key7 === 'max_sessions' || key7 === 'session_idle_seconds')) {
+          if (!(key7 === 'record_rejected_per_minute')) {
             const err37 = {
-              instancePath: instancePath + '/mcp',
-              schemaPath: '#/properties/mcp/additionalProperties',
+              instancePath: instancePath + '/ingest',
+              schemaPath: '#/properties/ingest/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key7 },
               message: 'must NOT have additional properties',
@@ -2226,12 +2237,12 @@ function validate20(
             errors++;
           }
         }
-        if (data19.max_sessions !== undefined) {
-          let data20 = data19.max_sessions;
+        if (data19.record_rejected_per_minute !== undefined) {
+          let data20 = data19.record_rejected_per_minute;
           if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
             const err38 = {
-              instancePath: instancePath + '/mcp/max_sessions',
-              schemaPath: '#/properties/mcp/properties/max_sessions/type',
+              instancePath: instancePath + '/ingest/record_rejected_per_minute',
+              schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
@@ -2246,8 +2257,8 @@ function validate20(
           if (typeof data20 == 'number' && isFinite(data20)) {
             if (data20 < 1 || isNaN(data20)) {
               const err39 = {
-                instancePath: instancePath + '/mcp/max_sessions',
-                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+                instancePath: instancePath + '/ingest/record_rejected_per_minute',
+                schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
@@ -2261,10 +2272,116 @@ function validate20(
             }
           }
         }
-        if (data19.session_idle_seconds !== undefined) {
-          let data21 = data19.session_idle_seconds;
-          if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
-            const err40 = {
+      } else {
+        const err40 = {
+          instancePath: instancePath + '/ingest',
+          schemaPath: '#/properties/ingest/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+    }
+    if (data.mcp !== undefined) {
+      let data21 = data.mcp;
+      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
+        for (const key8 in data21) {
+          if (!(key8 === 'max_sessions' || key8 === 'max_sessions_per_caller' || key8 === 'session_idle_seconds')) {
+            const err41 = {
+              instancePath: instancePath + '/mcp',
+              schemaPath: '#/properties/mcp/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key8 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+        if (data21.max_sessions !== undefined) {
+          let data22 = data21.max_sessions;
+          if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+            const err42 = {
+              instancePath: instancePath + '/mcp/max_sessions',
+              schemaPath: '#/properties/mcp/properties/max_sessions/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err42];
+            } else {
+              vErrors.push(err42);
+            }
+            errors++;
+          }
+          if (typeof data22 == 'number' && isFinite(data22)) {
+            if (data22 < 1 || isNaN(data22)) {
+              const err43 = {
+                instancePath: instancePath + '/mcp/max_sessions',
+                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err43];
+              } else {
+                vErrors.push(err43);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data21.max_sessions_per_caller !== undefined) {
+          let data23 = data21.max_sessions_per_caller;
+          if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
+            const err44 = {
+              instancePath: instancePath + '/mcp/max_sessions_per_caller',
+              schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err44];
+            } else {
+              vErrors.push(err44);
+            }
+            errors++;
+          }
+          if (typeof data23 == 'number' && isFinite(data23)) {
+            if (data23 < 1 || isNaN(data23)) {
+              const err45 = {
+                instancePath: instancePath + '/mcp/max_sessions_per_caller',
+                schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err45];
+              } else {
+                vErrors.push(err45);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data21.session_idle_seconds !== undefined) {
+          let data24 = data21.session_idle_seconds;
+          if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
+            const err46 = {
               instancePath: instancePath + '/mcp/session_idle_seconds',
               schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
               keyword: 'type',
@@ -2272,15 +2389,15 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err40];
+              vErrors = [err46];
             } else {
-              vErrors.push(err40);
+              vErrors.push(err46);
             }
             errors++;
           }
-          if (typeof data21 == 'number' && isFinite(data21)) {
-            if (data21 < 5 || isNaN(data21)) {
-              const err41 = {
+          if (typeof data24 == 'number' && isFinite(data24)) {
+            if (data24 < 5 || isNaN(data24)) {
+              const err47 = {
                 instancePath: instancePath + '/mcp/session_idle_seconds',
                 schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
                 keyword: 'minimum',
@@ -2288,16 +2405,16 @@ function validate20(
                 message: 'must be >= 5',
               };
               if (vErrors === null) {
-                vErrors = [err41];
+                vErrors = [err47];
               } else {
-                vErrors.push(err41);
+                vErrors.push(err47);
               }
               errors++;
             }
           }
         }
       } else {
-        const err42 = {
+        const err48 = {
           instancePath: instancePath + '/mcp',
           schemaPath: '#/properties/mcp/type',
           keyword: 'type',
@@ -2305,129 +2422,24 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err42];
+          vErrors = [err48];
         } else {
-          vErrors.push(err42);
+          vErrors.push(err48);
         }
         errors++;
       }
     }
     if (data.rate_limits !== undefined) {
-      let data22 = data.rate_limits;
-      if (data22 && typeof data22 == 'object' && !Array.isArray(data22)) {
-        for (const key8 in data22) {
-          if (!(key8 === 'read' || key8 === 'replay')) {
-            const err43 = {
+      let data25 = data.rate_limits;
+      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+        for (const key9 in data25) {
+          if (!(key9 === 'read' || key9 === 'replay')) {
+            const err49 = {
               instancePath: instancePath + '/rate_limits',
               schemaPath: '#/properties/rate_limits/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key8 },
+              params: { additionalProperty: key9 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err43];
-            } else {
-              vErrors.push(err43);
-            }
-            errors++;
-          }
-        }
-        if (data22.read !== undefined) {
-          let data23 = data22.read;
-          if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
-            for (const key9 in data23) {
-              if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
-                const err44 = {
-                  instancePath: instancePath + '/rate_limits/read',
-                  schemaPath: '#/$defs/bucket/additionalProperties',
-                  keyword: 'additionalProperties',
-                  params: { additionalProperty: key9 },
-                  message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err44];
-                } else {
-                  vErrors.push(err44);
-                }
-                errors++;
-              }
-            }
-            if (data23.capacity !== undefined) {
-              let data24 = data23.capacity;
-              if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
-                const err45 = {
-                  instancePath: instancePath + '/rate_limits/read/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err45];
-                } else {
-                  vErrors.push(err45);
-                }
-                errors++;
-              }
-              if (typeof data24 == 'number' && isFinite(data24)) {
-                if (data24 < 1 || isNaN(data24)) {
-                  const err46 = {
-                    instancePath: instancePath + '/rate_limits/read/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err46];
-                  } else {
-                    vErrors.push(err46);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data23.refill_per_second !== undefined) {
-              let data25 = data23.refill_per_second;
-              if (typeof data25 == 'number' && isFinite(data25)) {
-                if (data25 <= 0 || isNaN(data25)) {
-                  const err47 = {
-                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err47];
-                  } else {
-                    vErrors.push(err47);
-                  }
-                  errors++;
-                }
-              } else {
-                const err48 = {
-                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                };
-                if (vErrors === null) {
-                  vErrors = [err48];
-                } else {
-                  vErrors.push(err48);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err49 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/$defs/bucket/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
             };
             if (vErrors === null) {
               vErrors = [err49];
@@ -2437,13 +2449,13 @@ function validate20(
             errors++;
           }
         }
-        if (data22.replay !== undefined) {
-          let data26 = data22.replay;
+        if (data25.read !== undefined) {
+          let data26 = data25.read;
           if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
             for (const key10 in data26) {
               if (!(key10 === 'capacity' || key10 === 'refill_per_second')) {
                 const err50 = {
-                  instancePath: instancePath + '/rate_limits/replay',
+                  instancePath: instancePath + '/rate_limits/read',
                   schemaPath: '#/$defs/bucket/additionalProperties',
                   keyword: 'additionalProperties',
                   params: { additionalProperty: key10 },
@@ -2461,7 +2473,7 @@ function validate20(
               let data27 = data26.capacity;
               if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
                 const err51 = {
-                  instancePath: instancePath + '/rate_limits/replay/capacity',
+                  instancePath: instancePath + '/rate_limits/read/capacity',
                   schemaPath: '#/$defs/bucket/properties/capacity/type',
                   keyword: 'type',
                   params: { type: 'integer' },
@@ -2477,7 +2489,7 @@ function validate20(
               if (typeof data27 == 'number' && isFinite(data27)) {
                 if (data27 < 1 || isNaN(data27)) {
                   const err52 = {
-                    instancePath: instancePath + '/rate_limits/replay/capacity',
+                    instancePath: instancePath + '/rate_limits/read/capacity',
                     schemaPath: '#/$defs/bucket/properties/capacity/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 1 },
@@ -2497,7 +2509,7 @@ function validate20(
               if (typeof data28 == 'number' && isFinite(data28)) {
                 if (data28 <= 0 || isNaN(data28)) {
                   const err53 = {
-                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
                     schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
                     keyword: 'exclusiveMinimum',
                     params: { comparison: '>', limit: 0 },
@@ -2512,7 +2524,7 @@ function validate20(
                 }
               } else {
                 const err54 = {
-                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
                   schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
                   keyword: 'type',
                   params: { type: 'number' },
@@ -2528,7 +2540,7 @@ function validate20(
             }
           } else {
             const err55 = {
-              instancePath: instancePath + '/rate_limits/replay',
+              instancePath: instancePath + '/rate_limits/read',
               schemaPath: '#/$defs/bucket/type',
               keyword: 'type',
               params: { type: 'object' },
@@ -2542,8 +2554,113 @@ function validate20(
             errors++;
           }
         }
+        if (data25.replay !== undefined) {
+          let data29 = data25.replay;
+          if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
+            for (const key11 in data29) {
+              if (!(key11 === 'capacity' || key11 === 'refill_per_second')) {
+                const err56 = {
+                  instancePath: instancePath + '/rate_limits/replay',
+                  schemaPath: '#/$defs/bucket/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key11 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err56];
+                } else {
+                  vErrors.push(err56);
+                }
+                errors++;
+              }
+            }
+            if (data29.capacity !== undefined) {
+              let data30 = data29.capacity;
+              if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+                const err57 = {
+                  instancePath: instancePath + '/rate_limits/replay/capacity',
+                  schemaPath: '#/$defs/bucket/properties/capacity/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err57];
+                } else {
+                  vErrors.push(err57);
+                }
+                errors++;
+              }
+              if (typeof data30 == 'number' && isFinite(data30)) {
+                if (data30 < 1 || isNaN(data30)) {
+                  const err58 = {
+                    instancePath: instancePath + '/rate_limits/replay/capacity',
+                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err58];
+                  } else {
+                    vErrors.push(err58);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data29.refill_per_second !== undefined) {
+              let data31 = data29.refill_per_second;
+              if (typeof data31 == 'number' && isFinite(data31)) {
+                if (data31 <= 0 || isNaN(data31)) {
+                  const err59 = {
+                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err59];
+                  } else {
+                    vErrors.push(err59);
+                  }
+                  errors++;
+                }
+              } else {
+                const err60 = {
+                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err60];
+                } else {
+                  vErrors.push(err60);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err61 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/$defs/bucket/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err56 = {
+        const err62 = {
           instancePath: instancePath + '/rate_limits',
           schemaPath: '#/properties/rate_limits/type',
           keyword: 'type',
@@ -2551,36 +2668,36 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err56];
+          vErrors = [err62];
         } else {
-          vErrors.push(err56);
+          vErrors.push(err62);
         }
         errors++;
       }
     }
     if (data.metrics !== undefined) {
-      let data29 = data.metrics;
-      if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
-        for (const key11 in data29) {
-          if (!(key11 === 'require_auth')) {
-            const err57 = {
+      let data32 = data.metrics;
+      if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
+        for (const key12 in data32) {
+          if (!(key12 === 'require_auth')) {
+            const err63 = {
               instancePath: instancePath + '/metrics',
               schemaPath: '#/properties/metrics/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key11 },
+              params: { additionalProperty: key12 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err57];
+              vErrors = [err63];
             } else {
-              vErrors.push(err57);
+              vErrors.push(err63);
             }
             errors++;
           }
         }
-        if (data29.require_auth !== undefined) {
-          if (typeof data29.require_auth !== 'boolean') {
-            const err58 = {
+        if (data32.require_auth !== undefined) {
+          if (typeof data32.require_auth !== 'boolean') {
+            const err64 = {
               instancePath: instancePath + '/metrics/require_auth',
               schemaPath: '#/properties/metrics/properties/require_auth/type',
               keyword: 'type',
@@ -2588,15 +2705,15 @@ function validate20(
               message: 'must be boolean',
             };
             if (vErrors === null) {
-              vErrors = [err58];
+              vErrors = [err64];
             } else {
-              vErrors.push(err58);
+              vErrors.push(err64);
             }
             errors++;
           }
         }
       } else {
-        const err59 = {
+        const err65 = {
           instancePath: instancePath + '/metrics',
           schemaPath: '#/properties/metrics/type',
           keyword: 'type',
@@ -2604,15 +2721,15 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err59];
+          vErrors = [err65];
         } else {
-          vErrors.push(err59);
+          vErrors.push(err65);
         }
         errors++;
       }
     }
   } else {
-    const err60 = {
+    const err66 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2620,9 +2737,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err60];
+      vErrors = [err66];
     } else {
-      vErrors.push(err60);
+      vErrors.push(err66);
     }
     errors++;
   }
@@ -3284,7 +3401,7 @@ function validate24(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 64) {
+        if (func3(data1) > 64) {
           const err16 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -3299,7 +3416,7 @@ function validate24(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err17 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -3333,7 +3450,7 @@ function validate24(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 200) {
+        if (func3(data2) > 200) {
           const err19 = {
             instancePath: instancePath + '/event_type',
             schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -3486,7 +3603,7 @@ function validate24(
     if (data.verify_detail !== undefined) {
       let data7 = data.verify_detail;
       if (typeof data7 === 'string') {
-        if (func2(data7) > 300) {
+        if (func3(data7) > 300) {
           const err28 = {
             instancePath: instancePath + '/verify_detail',
             schemaPath: '#/properties/verify_detail/maxLength',
@@ -3535,7 +3652,7 @@ function validate24(
         errors++;
       }
       if (typeof data8 === 'string') {
-        if (func2(data8) > 300) {
+        if (func3(data8) > 300) {
           const err31 = {
             instancePath: instancePath + '/external_id',
             schemaPath: '#/properties/external_id/maxLength',
@@ -4476,7 +4593,7 @@ function validate25(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 64) {
+        if (func3(data1) > 64) {
           const err10 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -4491,7 +4608,7 @@ function validate25(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err11 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -4525,7 +4642,7 @@ function validate25(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 200) {
+        if (func3(data2) > 200) {
           const err13 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -4850,7 +4967,7 @@ function validate28(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
+        if (func3(data0) > 64) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -4865,7 +4982,7 @@ function validate28(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err7 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -6625,7 +6742,7 @@ function validate39(
     if (data.provider !== undefined) {
       let data0 = data.provider;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
+        if (func3(data0) > 64) {
           const err1 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -6640,7 +6757,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -6674,7 +6791,7 @@ function validate39(
     if (data.event_type !== undefined) {
       let data1 = data.event_type;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 200) {
+        if (func3(data1) > 200) {
           const err4 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -6689,7 +6806,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/minLength',
@@ -6723,7 +6840,7 @@ function validate39(
     if (data.since !== undefined) {
       let data2 = data.since;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 64) {
+        if (func3(data2) > 64) {
           const err7 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/maxLength',
@@ -6738,7 +6855,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data2) < 1) {
+        if (func3(data2) < 1) {
           const err8 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/minLength',
@@ -6822,7 +6939,7 @@ function validate39(
     if (data.cursor !== undefined) {
       let data4 = data.cursor;
       if (typeof data4 === 'string') {
-        if (func2(data4) > 512) {
+        if (func3(data4) > 512) {
           const err13 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/maxLength',
@@ -6837,7 +6954,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data4) < 1) {
+        if (func3(data4) < 1) {
           const err14 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/minLength',
@@ -7056,7 +7173,7 @@ const schema66 = {
     },
     unsigned: {
       description:
-        'Send the stored bytes with no signature and no token. Required to replay an event that failed its signature or token check on arrival (verified false, passed_check false): signing it afresh would make a forgery look genuine, so without this such a replay is refused with invalid_argument.',
+        'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
       type: 'boolean',
       default: false,
     },
@@ -7146,7 +7263,7 @@ function validate42(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 2048) {
+        if (func3(data1) > 2048) {
           const err4 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/maxLength',
@@ -7161,7 +7278,7 @@ function validate42(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/minLength',

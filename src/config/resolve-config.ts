@@ -14,6 +14,8 @@ const CONFIG_SCHEMA = SCHEMAS.SwitchboardConfig.properties;
 export const DEFAULT_RECORD_REJECTED_MAX_BYTES =
   CONFIG_SCHEMA.providers.additionalProperties.properties.record_rejected_max_bytes.default;
 export const DEFAULT_RECORD_REJECTED_PER_MINUTE = CONFIG_SCHEMA.ingest.properties.record_rejected_per_minute.default;
+const DEFAULT_MAX_SESSIONS_PER_CALLER = CONFIG_SCHEMA.mcp.properties.max_sessions_per_caller.default;
+const DEFAULT_MAX_STREAMS_PER_CALLER = CONFIG_SCHEMA.api.properties.max_streams_per_caller.default;
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 interface ProviderBase {
@@ -66,7 +68,8 @@ export interface ResolvedConfig {
   retention: SwitchboardConfig['retention'];
   server: { host: string | undefined; port: number | undefined; allowedHosts: string[]; trustProxy: boolean };
   ingest: { recordRejectedPerMinute: number };
-  mcp: { maxSessions: number; sessionIdleSeconds: number };
+  mcp: { maxSessions: number; maxSessionsPerCaller: number; sessionIdleSeconds: number };
+  api: { maxStreamsPerCaller: number };
   rateLimits: { read: BucketConfig; replay: BucketConfig };
   metrics: { requireAuth: boolean };
 }
@@ -211,8 +214,10 @@ export function resolveConfig(config: SwitchboardConfig): ResolvedConfig {
     },
     mcp: {
       maxSessions: config.mcp?.max_sessions ?? 100,
+      maxSessionsPerCaller: config.mcp?.max_sessions_per_caller ?? DEFAULT_MAX_SESSIONS_PER_CALLER,
       sessionIdleSeconds: config.mcp?.session_idle_seconds ?? 1800,
     },
+    api: { maxStreamsPerCaller: config.api?.max_streams_per_caller ?? DEFAULT_MAX_STREAMS_PER_CALLER },
     rateLimits: {
       read: bucket(config.rate_limits?.read, DEFAULT_RATE_LIMITS.read),
       replay: bucket(config.rate_limits?.replay, DEFAULT_RATE_LIMITS.replay),
