@@ -97,7 +97,14 @@ export function createLiveSummaries(options: {
       } catch (error: unknown) {
         batch = { kind: 'failed', error };
       }
-      for (const listener of [...listeners]) listener(batch);
+      for (const listener of [...listeners]) {
+        try {
+          listener(batch);
+        } catch {
+          // One stream's failure to take a batch is that stream's (its socket events close it);
+          // the others, and the batches after this one, must still be delivered.
+        }
+      }
     });
   };
   return {
