@@ -68,6 +68,9 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
     queryParam('to', { type: 'string', format: 'date-time' }, 'Received before this time.'),
     queryParam('verified', { type: 'string', enum: ['true', 'false'] }, 'Only verified (or only unverified) events.'),
   ];
+  // The replay body is the tool's input without the id, which the path carries.
+  const replayInput = component(registry, 'tools/replay-webhook-event.input.schema.json');
+  const { id: _id, ...replayBodyProps } = (replayInput.properties ?? {}) as JsonObject;
   return {
     openapi: '3.1.0',
     info: {
@@ -122,11 +125,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
             required: false,
             content: {
               'application/json': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: false,
-                  properties: { target_url: { type: 'string', minLength: 1, maxLength: 2048 } },
-                },
+                schema: { type: 'object', additionalProperties: false, properties: replayBodyProps },
               },
             },
           },

@@ -80,11 +80,44 @@ const schema31 = {
         },
       },
     },
+    api: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_streams_per_caller: {
+          description:
+            'Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 20,
+        },
+      },
+    },
+    ingest: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        record_rejected_per_minute: {
+          description:
+            'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+          type: 'integer',
+          minimum: 1,
+          default: 60,
+        },
+      },
+    },
     mcp: {
       type: 'object',
       additionalProperties: false,
       properties: {
         max_sessions: { type: 'integer', minimum: 1, default: 100 },
+        max_sessions_per_caller: {
+          description:
+            'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+        },
         session_idle_seconds: { type: 'integer', minimum: 5, default: 1800 },
       },
     },
@@ -168,6 +201,14 @@ const schema31 = {
           type: 'boolean',
           default: true,
         },
+        record_rejected_max_bytes: {
+          description:
+            "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+          type: 'integer',
+          minimum: 0,
+          maximum: 104857600,
+          default: 65536,
+        },
         event_type_from: {
           description:
             'Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.',
@@ -247,6 +288,8 @@ const schema35 = {
     refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0 },
   },
 };
+const func1 = Object.prototype.hasOwnProperty;
+const func3 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern8 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const schema32 = {
@@ -301,6 +344,14 @@ const schema32 = {
       description: 'Store deliveries that fail verification (as verified: false with the reason).',
       type: 'boolean',
       default: true,
+    },
+    record_rejected_max_bytes: {
+      description:
+        "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+      type: 'integer',
+      minimum: 0,
+      maximum: 104857600,
+      default: 65536,
     },
     event_type_from: {
       description:
@@ -372,8 +423,6 @@ const schema32 = {
   },
 };
 const schema33 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
-const func1 = Object.prototype.hasOwnProperty;
-const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern5 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern6 = new RegExp('^(header:.+|/.*)$', 'u');
 
@@ -770,7 +819,7 @@ function validate21(
     if (data.token_header !== undefined) {
       let data9 = data.token_header;
       if (typeof data9 === 'string') {
-        if (func2(data9) < 1) {
+        if (func3(data9) < 1) {
           const err20 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
@@ -903,50 +952,46 @@ function validate21(
         errors++;
       }
     }
-    if (data.event_type_from !== undefined) {
-      let data13 = data.event_type_from;
-      if (typeof data13 === 'string') {
-        if (!pattern6.test(data13)) {
-          const err28 = {
-            instancePath: instancePath + '/event_type_from',
-            schemaPath: '#/properties/event_type_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err28];
-          } else {
-            vErrors.push(err28);
-          }
-          errors++;
-        }
-      } else {
-        const err29 = {
-          instancePath: instancePath + '/event_type_from',
-          schemaPath: '#/properties/event_type_from/type',
+    if (data.record_rejected_max_bytes !== undefined) {
+      let data13 = data.record_rejected_max_bytes;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err28 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err29];
+          vErrors = [err28];
         } else {
-          vErrors.push(err29);
+          vErrors.push(err28);
         }
         errors++;
       }
-    }
-    if (data.external_id_from !== undefined) {
-      let data14 = data.external_id_from;
-      if (typeof data14 === 'string') {
-        if (!pattern6.test(data14)) {
+      if (typeof data13 == 'number' && isFinite(data13)) {
+        if (data13 > 104857600 || isNaN(data13)) {
+          const err29 = {
+            instancePath: instancePath + '/record_rejected_max_bytes',
+            schemaPath: '#/properties/record_rejected_max_bytes/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 104857600 },
+            message: 'must be <= 104857600',
+          };
+          if (vErrors === null) {
+            vErrors = [err29];
+          } else {
+            vErrors.push(err29);
+          }
+          errors++;
+        }
+        if (data13 < 0 || isNaN(data13)) {
           const err30 = {
-            instancePath: instancePath + '/external_id_from',
-            schemaPath: '#/properties/external_id_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+            instancePath: instancePath + '/record_rejected_max_bytes',
+            schemaPath: '#/properties/record_rejected_max_bytes/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err30];
@@ -955,8 +1000,62 @@ function validate21(
           }
           errors++;
         }
+      }
+    }
+    if (data.event_type_from !== undefined) {
+      let data14 = data.event_type_from;
+      if (typeof data14 === 'string') {
+        if (!pattern6.test(data14)) {
+          const err31 = {
+            instancePath: instancePath + '/event_type_from',
+            schemaPath: '#/properties/event_type_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err31];
+          } else {
+            vErrors.push(err31);
+          }
+          errors++;
+        }
       } else {
-        const err31 = {
+        const err32 = {
+          instancePath: instancePath + '/event_type_from',
+          schemaPath: '#/properties/event_type_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+    }
+    if (data.external_id_from !== undefined) {
+      let data15 = data.external_id_from;
+      if (typeof data15 === 'string') {
+        if (!pattern6.test(data15)) {
+          const err33 = {
+            instancePath: instancePath + '/external_id_from',
+            schemaPath: '#/properties/external_id_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err33];
+          } else {
+            vErrors.push(err33);
+          }
+          errors++;
+        }
+      } else {
+        const err34 = {
           instancePath: instancePath + '/external_id_from',
           schemaPath: '#/properties/external_id_from/type',
           keyword: 'type',
@@ -964,18 +1063,18 @@ function validate21(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err31];
+          vErrors = [err34];
         } else {
-          vErrors.push(err31);
+          vErrors.push(err34);
         }
         errors++;
       }
     }
     if (data.hmac !== undefined) {
-      let data15 = data.hmac;
-      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
-        if (data15.header === undefined) {
-          const err32 = {
+      let data16 = data.hmac;
+      if (data16 && typeof data16 == 'object' && !Array.isArray(data16)) {
+        if (data16.header === undefined) {
+          const err35 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -983,13 +1082,13 @@ function validate21(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err32];
+            vErrors = [err35];
           } else {
-            vErrors.push(err32);
+            vErrors.push(err35);
           }
           errors++;
         }
-        for (const key1 in data15) {
+        for (const key1 in data16) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -1000,64 +1099,12 @@ function validate21(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err33 = {
+            const err36 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key1 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err33];
-            } else {
-              vErrors.push(err33);
-            }
-            errors++;
-          }
-        }
-        if (data15.header !== undefined) {
-          let data16 = data15.header;
-          if (typeof data16 === 'string') {
-            if (func2(data16) < 1) {
-              const err34 = {
-                instancePath: instancePath + '/hmac/header',
-                schemaPath: '#/properties/hmac/properties/header/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err34];
-              } else {
-                vErrors.push(err34);
-              }
-              errors++;
-            }
-          } else {
-            const err35 = {
-              instancePath: instancePath + '/hmac/header',
-              schemaPath: '#/properties/hmac/properties/header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        if (data15.algorithm !== undefined) {
-          let data17 = data15.algorithm;
-          if (typeof data17 !== 'string') {
-            const err36 = {
-              instancePath: instancePath + '/hmac/algorithm',
-              schemaPath: '#/properties/hmac/properties/algorithm/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err36];
@@ -1066,28 +1113,29 @@ function validate21(
             }
             errors++;
           }
-          if (!(data17 === 'sha1' || data17 === 'sha256' || data17 === 'sha512')) {
-            const err37 = {
-              instancePath: instancePath + '/hmac/algorithm',
-              schemaPath: '#/properties/hmac/properties/algorithm/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err37];
-            } else {
-              vErrors.push(err37);
-            }
-            errors++;
-          }
         }
-        if (data15.encoding !== undefined) {
-          let data18 = data15.encoding;
-          if (typeof data18 !== 'string') {
+        if (data16.header !== undefined) {
+          let data17 = data16.header;
+          if (typeof data17 === 'string') {
+            if (func3(data17) < 1) {
+              const err37 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: '#/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err37];
+              } else {
+                vErrors.push(err37);
+              }
+              errors++;
+            }
+          } else {
             const err38 = {
-              instancePath: instancePath + '/hmac/encoding',
-              schemaPath: '#/properties/hmac/properties/encoding/type',
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: '#/properties/hmac/properties/header/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1099,13 +1147,16 @@ function validate21(
             }
             errors++;
           }
-          if (!(data18 === 'hex' || data18 === 'base64')) {
+        }
+        if (data16.algorithm !== undefined) {
+          let data18 = data16.algorithm;
+          if (typeof data18 !== 'string') {
             const err39 = {
-              instancePath: instancePath + '/hmac/encoding',
-              schemaPath: '#/properties/hmac/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/hmac/algorithm',
+              schemaPath: '#/properties/hmac/properties/algorithm/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err39];
@@ -1114,15 +1165,13 @@ function validate21(
             }
             errors++;
           }
-        }
-        if (data15.prefix !== undefined) {
-          if (typeof data15.prefix !== 'string') {
+          if (!(data18 === 'sha1' || data18 === 'sha256' || data18 === 'sha512')) {
             const err40 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/hmac/algorithm',
+              schemaPath: '#/properties/hmac/properties/algorithm/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err40];
@@ -1132,11 +1181,12 @@ function validate21(
             errors++;
           }
         }
-        if (data15.signed !== undefined) {
-          if (typeof data15.signed !== 'string') {
+        if (data16.encoding !== undefined) {
+          let data19 = data16.encoding;
+          if (typeof data19 !== 'string') {
             const err41 = {
-              instancePath: instancePath + '/hmac/signed',
-              schemaPath: '#/properties/hmac/properties/signed/type',
+              instancePath: instancePath + '/hmac/encoding',
+              schemaPath: '#/properties/hmac/properties/encoding/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1148,15 +1198,13 @@ function validate21(
             }
             errors++;
           }
-        }
-        if (data15.timestamp_header !== undefined) {
-          if (typeof data15.timestamp_header !== 'string') {
+          if (!(data19 === 'hex' || data19 === 'base64')) {
             const err42 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/hmac/encoding',
+              schemaPath: '#/properties/hmac/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err42];
@@ -1166,12 +1214,11 @@ function validate21(
             errors++;
           }
         }
-        if (data15.timestamp_format !== undefined) {
-          let data22 = data15.timestamp_format;
-          if (typeof data22 !== 'string') {
+        if (data16.prefix !== undefined) {
+          if (typeof data16.prefix !== 'string') {
             const err43 = {
-              instancePath: instancePath + '/hmac/timestamp_format',
-              schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1183,13 +1230,15 @@ function validate21(
             }
             errors++;
           }
-          if (!(data22 === 'unix' || data22 === 'unix_ms' || data22 === 'iso8601')) {
+        }
+        if (data16.signed !== undefined) {
+          if (typeof data16.signed !== 'string') {
             const err44 = {
-              instancePath: instancePath + '/hmac/timestamp_format',
-              schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/hmac/signed',
+              schemaPath: '#/properties/hmac/properties/signed/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err44];
@@ -1199,12 +1248,11 @@ function validate21(
             errors++;
           }
         }
-        if (data15.secret_encoding !== undefined) {
-          let data23 = data15.secret_encoding;
-          if (typeof data23 !== 'string') {
+        if (data16.timestamp_header !== undefined) {
+          if (typeof data16.timestamp_header !== 'string') {
             const err45 = {
-              instancePath: instancePath + '/hmac/secret_encoding',
-              schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1216,13 +1264,16 @@ function validate21(
             }
             errors++;
           }
-          if (!(data23 === 'utf8' || data23 === 'base64' || data23 === 'hex')) {
+        }
+        if (data16.timestamp_format !== undefined) {
+          let data23 = data16.timestamp_format;
+          if (typeof data23 !== 'string') {
             const err46 = {
-              instancePath: instancePath + '/hmac/secret_encoding',
-              schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/hmac/timestamp_format',
+              schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err46];
@@ -1231,34 +1282,31 @@ function validate21(
             }
             errors++;
           }
+          if (!(data23 === 'unix' || data23 === 'unix_ms' || data23 === 'iso8601')) {
+            const err47 = {
+              instancePath: instancePath + '/hmac/timestamp_format',
+              schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
+            }
+            errors++;
+          }
         }
-      } else {
-        const err47 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err47];
-        } else {
-          vErrors.push(err47);
-        }
-        errors++;
-      }
-    }
-    if (data.replay !== undefined) {
-      let data24 = data.replay;
-      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-        for (const key2 in data24) {
-          if (!(key2 === 'resign')) {
+        if (data16.secret_encoding !== undefined) {
+          let data24 = data16.secret_encoding;
+          if (typeof data24 !== 'string') {
             const err48 = {
-              instancePath: instancePath + '/replay',
-              schemaPath: '#/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key2 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/hmac/secret_encoding',
+              schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err48];
@@ -1267,15 +1315,13 @@ function validate21(
             }
             errors++;
           }
-        }
-        if (data24.resign !== undefined) {
-          if (typeof data24.resign !== 'boolean') {
+          if (!(data24 === 'utf8' || data24 === 'base64' || data24 === 'hex')) {
             const err49 = {
-              instancePath: instancePath + '/replay/resign',
-              schemaPath: '#/properties/replay/properties/resign/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
+              instancePath: instancePath + '/hmac/secret_encoding',
+              schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
+              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err49];
@@ -1287,8 +1333,8 @@ function validate21(
         }
       } else {
         const err50 = {
-          instancePath: instancePath + '/replay',
-          schemaPath: '#/properties/replay/type',
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
@@ -1301,49 +1347,50 @@ function validate21(
         errors++;
       }
     }
-    if (data.channel !== undefined) {
-      let data26 = data.channel;
-      if (typeof data26 === 'string') {
-        if (func2(data26) < 1) {
-          const err51 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err51];
-          } else {
-            vErrors.push(err51);
+    if (data.replay !== undefined) {
+      let data25 = data.replay;
+      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+        for (const key2 in data25) {
+          if (!(key2 === 'resign')) {
+            const err51 = {
+              instancePath: instancePath + '/replay',
+              schemaPath: '#/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key2 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err51];
+            } else {
+              vErrors.push(err51);
+            }
+            errors++;
           }
-          errors++;
+        }
+        if (data25.resign !== undefined) {
+          if (typeof data25.resign !== 'boolean') {
+            const err52 = {
+              instancePath: instancePath + '/replay/resign',
+              schemaPath: '#/properties/replay/properties/resign/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+            };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
         }
       } else {
-        const err52 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err52];
-        } else {
-          vErrors.push(err52);
-        }
-        errors++;
-      }
-    }
-    if (data.mode !== undefined) {
-      let data27 = data.mode;
-      if (typeof data27 !== 'string') {
         const err53 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+          instancePath: instancePath + '/replay',
+          schemaPath: '#/properties/replay/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err53];
@@ -1352,30 +1399,32 @@ function validate21(
         }
         errors++;
       }
-      if (!(data27 === 'pubsub' || data27 === 'streams')) {
-        const err54 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err54];
-        } else {
-          vErrors.push(err54);
-        }
-        errors++;
-      }
     }
-    if (data.pattern !== undefined) {
-      if (typeof data.pattern !== 'boolean') {
+    if (data.channel !== undefined) {
+      let data27 = data.channel;
+      if (typeof data27 === 'string') {
+        if (func3(data27) < 1) {
+          const err54 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err54];
+          } else {
+            vErrors.push(err54);
+          }
+          errors++;
+        }
+      } else {
         const err55 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/properties/pattern/type',
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err55];
@@ -1385,31 +1434,30 @@ function validate21(
         errors++;
       }
     }
-    if (data.group !== undefined) {
-      let data29 = data.group;
-      if (typeof data29 === 'string') {
-        if (func2(data29) < 1) {
-          const err56 = {
-            instancePath: instancePath + '/group',
-            schemaPath: '#/properties/group/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err56];
-          } else {
-            vErrors.push(err56);
-          }
-          errors++;
-        }
-      } else {
-        const err57 = {
-          instancePath: instancePath + '/group',
-          schemaPath: '#/properties/group/type',
+    if (data.mode !== undefined) {
+      let data28 = data.mode;
+      if (typeof data28 !== 'string') {
+        const err56 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err56];
+        } else {
+          vErrors.push(err56);
+        }
+        errors++;
+      }
+      if (!(data28 === 'pubsub' || data28 === 'streams')) {
+        const err57 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err57];
@@ -1419,8 +1467,59 @@ function validate21(
         errors++;
       }
     }
+    if (data.pattern !== undefined) {
+      if (typeof data.pattern !== 'boolean') {
+        const err58 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/properties/pattern/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err58];
+        } else {
+          vErrors.push(err58);
+        }
+        errors++;
+      }
+    }
+    if (data.group !== undefined) {
+      let data30 = data.group;
+      if (typeof data30 === 'string') {
+        if (func3(data30) < 1) {
+          const err59 = {
+            instancePath: instancePath + '/group',
+            schemaPath: '#/properties/group/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+      } else {
+        const err60 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/properties/group/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err60];
+        } else {
+          vErrors.push(err60);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err58 = {
+    const err61 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1428,9 +1527,9 @@ function validate21(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err58];
+      vErrors = [err61];
     } else {
-      vErrors.push(err58);
+      vErrors.push(err61);
     }
     errors++;
   }
@@ -1456,15 +1555,7 @@ function validate20(
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     for (const key0 in data) {
-      if (!(
-        key0 === 'providers' ||
-        key0 === 'replay' ||
-        key0 === 'retention' ||
-        key0 === 'server' ||
-        key0 === 'mcp' ||
-        key0 === 'rate_limits' ||
-        key0 === 'metrics'
-      )) {
+      if (!func1.call(schema31.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1611,7 +1702,7 @@ function validate20(
             for (let i0 = 0; i0 < len0; i0++) {
               let data5 = data4[i0];
               if (typeof data5 === 'string') {
-                if (func2(data5) < 1) {
+                if (func3(data5) < 1) {
                   const err7 = {
                     instancePath: instancePath + '/replay/allow/' + i0,
                     schemaPath: '#/properties/replay/properties/allow/items/minLength',
@@ -1887,7 +1978,7 @@ function validate20(
         if (data11.host !== undefined) {
           let data12 = data11.host;
           if (typeof data12 === 'string') {
-            if (func2(data12) < 1) {
+            if (func3(data12) < 1) {
               const err23 = {
                 instancePath: instancePath + '/server/host',
                 schemaPath: '#/properties/server/properties/host/minLength',
@@ -1975,7 +2066,7 @@ function validate20(
             for (let i1 = 0; i1 < len1; i1++) {
               let data15 = data14[i1];
               if (typeof data15 === 'string') {
-                if (func2(data15) < 1) {
+                if (func3(data15) < 1) {
                   const err28 = {
                     instancePath: instancePath + '/server/allowed_hosts/' + i1,
                     schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
@@ -2055,14 +2146,14 @@ function validate20(
         errors++;
       }
     }
-    if (data.mcp !== undefined) {
-      let data17 = data.mcp;
+    if (data.api !== undefined) {
+      let data17 = data.api;
       if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
         for (const key6 in data17) {
-          if (!(key6 === 'max_sessions' || key6 === 'session_idle_seconds')) {
+          if (!(key6 === 'max_streams_per_caller')) {
             const err33 = {
-              instancePath: instancePath + '/mcp',
-              schemaPath: '#/properties/mcp/additionalProperties',
+              instancePath: instancePath + '/api',
+              schemaPath: '#/properties/api/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key6 },
               message: 'must NOT have additional properties',
@@ -2075,12 +2166,12 @@ function validate20(
             errors++;
           }
         }
-        if (data17.max_sessions !== undefined) {
-          let data18 = data17.max_sessions;
+        if (data17.max_streams_per_caller !== undefined) {
+          let data18 = data17.max_streams_per_caller;
           if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
             const err34 = {
-              instancePath: instancePath + '/mcp/max_sessions',
-              schemaPath: '#/properties/mcp/properties/max_sessions/type',
+              instancePath: instancePath + '/api/max_streams_per_caller',
+              schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
@@ -2095,8 +2186,8 @@ function validate20(
           if (typeof data18 == 'number' && isFinite(data18)) {
             if (data18 < 1 || isNaN(data18)) {
               const err35 = {
-                instancePath: instancePath + '/mcp/max_sessions',
-                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+                instancePath: instancePath + '/api/max_streams_per_caller',
+                schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
@@ -2110,10 +2201,187 @@ function validate20(
             }
           }
         }
-        if (data17.session_idle_seconds !== undefined) {
-          let data19 = data17.session_idle_seconds;
-          if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
-            const err36 = {
+      } else {
+        const err36 = {
+          instancePath: instancePath + '/api',
+          schemaPath: '#/properties/api/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+    }
+    if (data.ingest !== undefined) {
+      let data19 = data.ingest;
+      if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
+        for (const key7 in data19) {
+          if (!(key7 === 'record_rejected_per_minute')) {
+            const err37 = {
+              instancePath: instancePath + '/ingest',
+              schemaPath: '#/properties/ingest/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key7 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+        }
+        if (data19.record_rejected_per_minute !== undefined) {
+          let data20 = data19.record_rejected_per_minute;
+          if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
+            const err38 = {
+              instancePath: instancePath + '/ingest/record_rejected_per_minute',
+              schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err38];
+            } else {
+              vErrors.push(err38);
+            }
+            errors++;
+          }
+          if (typeof data20 == 'number' && isFinite(data20)) {
+            if (data20 < 1 || isNaN(data20)) {
+              const err39 = {
+                instancePath: instancePath + '/ingest/record_rejected_per_minute',
+                schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err39];
+              } else {
+                vErrors.push(err39);
+              }
+              errors++;
+            }
+          }
+        }
+      } else {
+        const err40 = {
+          instancePath: instancePath + '/ingest',
+          schemaPath: '#/properties/ingest/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+    }
+    if (data.mcp !== undefined) {
+      let data21 = data.mcp;
+      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
+        for (const key8 in data21) {
+          if (!(key8 === 'max_sessions' || key8 === 'max_sessions_per_caller' || key8 === 'session_idle_seconds')) {
+            const err41 = {
+              instancePath: instancePath + '/mcp',
+              schemaPath: '#/properties/mcp/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key8 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+        if (data21.max_sessions !== undefined) {
+          let data22 = data21.max_sessions;
+          if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+            const err42 = {
+              instancePath: instancePath + '/mcp/max_sessions',
+              schemaPath: '#/properties/mcp/properties/max_sessions/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err42];
+            } else {
+              vErrors.push(err42);
+            }
+            errors++;
+          }
+          if (typeof data22 == 'number' && isFinite(data22)) {
+            if (data22 < 1 || isNaN(data22)) {
+              const err43 = {
+                instancePath: instancePath + '/mcp/max_sessions',
+                schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err43];
+              } else {
+                vErrors.push(err43);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data21.max_sessions_per_caller !== undefined) {
+          let data23 = data21.max_sessions_per_caller;
+          if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
+            const err44 = {
+              instancePath: instancePath + '/mcp/max_sessions_per_caller',
+              schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err44];
+            } else {
+              vErrors.push(err44);
+            }
+            errors++;
+          }
+          if (typeof data23 == 'number' && isFinite(data23)) {
+            if (data23 < 1 || isNaN(data23)) {
+              const err45 = {
+                instancePath: instancePath + '/mcp/max_sessions_per_caller',
+                schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err45];
+              } else {
+                vErrors.push(err45);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data21.session_idle_seconds !== undefined) {
+          let data24 = data21.session_idle_seconds;
+          if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
+            const err46 = {
               instancePath: instancePath + '/mcp/session_idle_seconds',
               schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
               keyword: 'type',
@@ -2121,15 +2389,15 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err36];
+              vErrors = [err46];
             } else {
-              vErrors.push(err36);
+              vErrors.push(err46);
             }
             errors++;
           }
-          if (typeof data19 == 'number' && isFinite(data19)) {
-            if (data19 < 5 || isNaN(data19)) {
-              const err37 = {
+          if (typeof data24 == 'number' && isFinite(data24)) {
+            if (data24 < 5 || isNaN(data24)) {
+              const err47 = {
                 instancePath: instancePath + '/mcp/session_idle_seconds',
                 schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
                 keyword: 'minimum',
@@ -2137,16 +2405,16 @@ function validate20(
                 message: 'must be >= 5',
               };
               if (vErrors === null) {
-                vErrors = [err37];
+                vErrors = [err47];
               } else {
-                vErrors.push(err37);
+                vErrors.push(err47);
               }
               errors++;
             }
           }
         }
       } else {
-        const err38 = {
+        const err48 = {
           instancePath: instancePath + '/mcp',
           schemaPath: '#/properties/mcp/type',
           keyword: 'type',
@@ -2154,218 +2422,44 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err48];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err48);
         }
         errors++;
       }
     }
     if (data.rate_limits !== undefined) {
-      let data20 = data.rate_limits;
-      if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-        for (const key7 in data20) {
-          if (!(key7 === 'read' || key7 === 'replay')) {
-            const err39 = {
+      let data25 = data.rate_limits;
+      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+        for (const key9 in data25) {
+          if (!(key9 === 'read' || key9 === 'replay')) {
+            const err49 = {
               instancePath: instancePath + '/rate_limits',
               schemaPath: '#/properties/rate_limits/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key7 },
+              params: { additionalProperty: key9 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err49];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err49);
             }
             errors++;
           }
         }
-        if (data20.read !== undefined) {
-          let data21 = data20.read;
-          if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-            for (const key8 in data21) {
-              if (!(key8 === 'capacity' || key8 === 'refill_per_second')) {
-                const err40 = {
+        if (data25.read !== undefined) {
+          let data26 = data25.read;
+          if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+            for (const key10 in data26) {
+              if (!(key10 === 'capacity' || key10 === 'refill_per_second')) {
+                const err50 = {
                   instancePath: instancePath + '/rate_limits/read',
                   schemaPath: '#/$defs/bucket/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key8 },
+                  params: { additionalProperty: key10 },
                   message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err40];
-                } else {
-                  vErrors.push(err40);
-                }
-                errors++;
-              }
-            }
-            if (data21.capacity !== undefined) {
-              let data22 = data21.capacity;
-              if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-                const err41 = {
-                  instancePath: instancePath + '/rate_limits/read/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err41];
-                } else {
-                  vErrors.push(err41);
-                }
-                errors++;
-              }
-              if (typeof data22 == 'number' && isFinite(data22)) {
-                if (data22 < 1 || isNaN(data22)) {
-                  const err42 = {
-                    instancePath: instancePath + '/rate_limits/read/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err42];
-                  } else {
-                    vErrors.push(err42);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data21.refill_per_second !== undefined) {
-              let data23 = data21.refill_per_second;
-              if (typeof data23 == 'number' && isFinite(data23)) {
-                if (data23 <= 0 || isNaN(data23)) {
-                  const err43 = {
-                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err43];
-                  } else {
-                    vErrors.push(err43);
-                  }
-                  errors++;
-                }
-              } else {
-                const err44 = {
-                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                };
-                if (vErrors === null) {
-                  vErrors = [err44];
-                } else {
-                  vErrors.push(err44);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err45 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/$defs/bucket/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-            };
-            if (vErrors === null) {
-              vErrors = [err45];
-            } else {
-              vErrors.push(err45);
-            }
-            errors++;
-          }
-        }
-        if (data20.replay !== undefined) {
-          let data24 = data20.replay;
-          if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-            for (const key9 in data24) {
-              if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
-                const err46 = {
-                  instancePath: instancePath + '/rate_limits/replay',
-                  schemaPath: '#/$defs/bucket/additionalProperties',
-                  keyword: 'additionalProperties',
-                  params: { additionalProperty: key9 },
-                  message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-            }
-            if (data24.capacity !== undefined) {
-              let data25 = data24.capacity;
-              if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
-                const err47 = {
-                  instancePath: instancePath + '/rate_limits/replay/capacity',
-                  schemaPath: '#/$defs/bucket/properties/capacity/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err47];
-                } else {
-                  vErrors.push(err47);
-                }
-                errors++;
-              }
-              if (typeof data25 == 'number' && isFinite(data25)) {
-                if (data25 < 1 || isNaN(data25)) {
-                  const err48 = {
-                    instancePath: instancePath + '/rate_limits/replay/capacity',
-                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err48];
-                  } else {
-                    vErrors.push(err48);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data24.refill_per_second !== undefined) {
-              let data26 = data24.refill_per_second;
-              if (typeof data26 == 'number' && isFinite(data26)) {
-                if (data26 <= 0 || isNaN(data26)) {
-                  const err49 = {
-                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err49];
-                  } else {
-                    vErrors.push(err49);
-                  }
-                  errors++;
-                }
-              } else {
-                const err50 = {
-                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
                 };
                 if (vErrors === null) {
                   vErrors = [err50];
@@ -2375,8 +2469,182 @@ function validate20(
                 errors++;
               }
             }
+            if (data26.capacity !== undefined) {
+              let data27 = data26.capacity;
+              if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+                const err51 = {
+                  instancePath: instancePath + '/rate_limits/read/capacity',
+                  schemaPath: '#/$defs/bucket/properties/capacity/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
+              if (typeof data27 == 'number' && isFinite(data27)) {
+                if (data27 < 1 || isNaN(data27)) {
+                  const err52 = {
+                    instancePath: instancePath + '/rate_limits/read/capacity',
+                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err52];
+                  } else {
+                    vErrors.push(err52);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data26.refill_per_second !== undefined) {
+              let data28 = data26.refill_per_second;
+              if (typeof data28 == 'number' && isFinite(data28)) {
+                if (data28 <= 0 || isNaN(data28)) {
+                  const err53 = {
+                    instancePath: instancePath + '/rate_limits/read/refill_per_second',
+                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err53];
+                  } else {
+                    vErrors.push(err53);
+                  }
+                  errors++;
+                }
+              } else {
+                const err54 = {
+                  instancePath: instancePath + '/rate_limits/read/refill_per_second',
+                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err54];
+                } else {
+                  vErrors.push(err54);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err51 = {
+            const err55 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/$defs/bucket/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+        }
+        if (data25.replay !== undefined) {
+          let data29 = data25.replay;
+          if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
+            for (const key11 in data29) {
+              if (!(key11 === 'capacity' || key11 === 'refill_per_second')) {
+                const err56 = {
+                  instancePath: instancePath + '/rate_limits/replay',
+                  schemaPath: '#/$defs/bucket/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key11 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err56];
+                } else {
+                  vErrors.push(err56);
+                }
+                errors++;
+              }
+            }
+            if (data29.capacity !== undefined) {
+              let data30 = data29.capacity;
+              if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+                const err57 = {
+                  instancePath: instancePath + '/rate_limits/replay/capacity',
+                  schemaPath: '#/$defs/bucket/properties/capacity/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err57];
+                } else {
+                  vErrors.push(err57);
+                }
+                errors++;
+              }
+              if (typeof data30 == 'number' && isFinite(data30)) {
+                if (data30 < 1 || isNaN(data30)) {
+                  const err58 = {
+                    instancePath: instancePath + '/rate_limits/replay/capacity',
+                    schemaPath: '#/$defs/bucket/properties/capacity/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err58];
+                  } else {
+                    vErrors.push(err58);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data29.refill_per_second !== undefined) {
+              let data31 = data29.refill_per_second;
+              if (typeof data31 == 'number' && isFinite(data31)) {
+                if (data31 <= 0 || isNaN(data31)) {
+                  const err59 = {
+                    instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                    schemaPath: '#/$defs/bucket/properties/refill_per_second/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err59];
+                  } else {
+                    vErrors.push(err59);
+                  }
+                  errors++;
+                }
+              } else {
+                const err60 = {
+                  instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+                  schemaPath: '#/$defs/bucket/properties/refill_per_second/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err60];
+                } else {
+                  vErrors.push(err60);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err61 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/$defs/bucket/type',
               keyword: 'type',
@@ -2384,15 +2652,15 @@ function validate20(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err61];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err61);
             }
             errors++;
           }
         }
       } else {
-        const err52 = {
+        const err62 = {
           instancePath: instancePath + '/rate_limits',
           schemaPath: '#/properties/rate_limits/type',
           keyword: 'type',
@@ -2400,36 +2668,36 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err52];
+          vErrors = [err62];
         } else {
-          vErrors.push(err52);
+          vErrors.push(err62);
         }
         errors++;
       }
     }
     if (data.metrics !== undefined) {
-      let data27 = data.metrics;
-      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-        for (const key10 in data27) {
-          if (!(key10 === 'require_auth')) {
-            const err53 = {
+      let data32 = data.metrics;
+      if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
+        for (const key12 in data32) {
+          if (!(key12 === 'require_auth')) {
+            const err63 = {
               instancePath: instancePath + '/metrics',
               schemaPath: '#/properties/metrics/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key10 },
+              params: { additionalProperty: key12 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err63];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err63);
             }
             errors++;
           }
         }
-        if (data27.require_auth !== undefined) {
-          if (typeof data27.require_auth !== 'boolean') {
-            const err54 = {
+        if (data32.require_auth !== undefined) {
+          if (typeof data32.require_auth !== 'boolean') {
+            const err64 = {
               instancePath: instancePath + '/metrics/require_auth',
               schemaPath: '#/properties/metrics/properties/require_auth/type',
               keyword: 'type',
@@ -2437,15 +2705,15 @@ function validate20(
               message: 'must be boolean',
             };
             if (vErrors === null) {
-              vErrors = [err54];
+              vErrors = [err64];
             } else {
-              vErrors.push(err54);
+              vErrors.push(err64);
             }
             errors++;
           }
         }
       } else {
-        const err55 = {
+        const err65 = {
           instancePath: instancePath + '/metrics',
           schemaPath: '#/properties/metrics/type',
           keyword: 'type',
@@ -2453,15 +2721,15 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err65];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err65);
         }
         errors++;
       }
     }
   } else {
-    const err56 = {
+    const err66 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2469,9 +2737,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err56];
+      vErrors = [err66];
     } else {
-      vErrors.push(err56);
+      vErrors.push(err66);
     }
     errors++;
   }
@@ -2782,6 +3050,21 @@ const schema38 = {
     source_ip: {
       description: "The sender's IP address as seen by switchboard, or null for queue events.",
       type: ['string', 'null'],
+    },
+    passed_check: {
+      description:
+        "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+      type: 'boolean',
+    },
+    payload_truncated: {
+      description:
+        'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+      type: 'boolean',
+    },
+    received_size: {
+      description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+      type: 'integer',
+      minimum: 0,
     },
     headers: { $ref: 'event-headers.schema.json' },
     payload: { $ref: 'event-payload.schema.json' },
@@ -3118,7 +3401,7 @@ function validate24(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 64) {
+        if (func3(data1) > 64) {
           const err16 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -3133,7 +3416,7 @@ function validate24(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err17 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -3167,7 +3450,7 @@ function validate24(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 200) {
+        if (func3(data2) > 200) {
           const err19 = {
             instancePath: instancePath + '/event_type',
             schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -3320,7 +3603,7 @@ function validate24(
     if (data.verify_detail !== undefined) {
       let data7 = data.verify_detail;
       if (typeof data7 === 'string') {
-        if (func2(data7) > 300) {
+        if (func3(data7) > 300) {
           const err28 = {
             instancePath: instancePath + '/verify_detail',
             schemaPath: '#/properties/verify_detail/maxLength',
@@ -3369,7 +3652,7 @@ function validate24(
         errors++;
       }
       if (typeof data8 === 'string') {
-        if (func2(data8) > 300) {
+        if (func3(data8) > 300) {
           const err31 = {
             instancePath: instancePath + '/external_id',
             schemaPath: '#/properties/external_id/maxLength',
@@ -3422,14 +3705,83 @@ function validate24(
         errors++;
       }
     }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err34 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err35 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: '#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err35];
+        } else {
+          vErrors.push(err35);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data13 = data.received_size;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err36 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: '#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+      if (typeof data13 == 'number' && isFinite(data13)) {
+        if (data13 < 0 || isNaN(data13)) {
+          const err37 = {
+            instancePath: instancePath + '/received_size',
+            schemaPath: '#/properties/received_size/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err37];
+          } else {
+            vErrors.push(err37);
+          }
+          errors++;
+        }
+      }
+    }
     if (data.headers !== undefined) {
-      let data11 = data.headers;
-      if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-        for (const key1 in data11) {
-          const _errs34 = errors;
+      let data14 = data.headers;
+      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
+        for (const key1 in data14) {
+          const _errs40 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err34 = {
+              const err38 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -3438,94 +3790,21 @@ function validate24(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err34];
+                vErrors = [err38];
               } else {
-                vErrors.push(err34);
+                vErrors.push(err38);
               }
               errors++;
             }
           }
-          var valid9 = _errs34 === errors;
+          var valid9 = _errs40 === errors;
           if (!valid9) {
-            const err35 = {
+            const err39 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
               params: { propertyName: key1 },
               message: 'property name must be valid',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        for (const key2 in data11) {
-          let data12 = data11[key2];
-          const _errs37 = errors;
-          let valid11 = false;
-          const _errs38 = errors;
-          if (typeof data12 !== 'string') {
-            const err36 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err36];
-            } else {
-              vErrors.push(err36);
-            }
-            errors++;
-          }
-          var _valid0 = _errs38 === errors;
-          valid11 = valid11 || _valid0;
-          const _errs40 = errors;
-          if (Array.isArray(data12)) {
-            if (data12.length < 2) {
-              const err37 = {
-                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
-                keyword: 'minItems',
-                params: { limit: 2 },
-                message: 'must NOT have fewer than 2 items',
-              };
-              if (vErrors === null) {
-                vErrors = [err37];
-              } else {
-                vErrors.push(err37);
-              }
-              errors++;
-            }
-            const len0 = data12.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data12[i0] !== 'string') {
-                const err38 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err38];
-                } else {
-                  vErrors.push(err38);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err39 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
             };
             if (vErrors === null) {
               vErrors = [err39];
@@ -3534,15 +3813,19 @@ function validate24(
             }
             errors++;
           }
-          var _valid0 = _errs40 === errors;
-          valid11 = valid11 || _valid0;
-          if (!valid11) {
+        }
+        for (const key2 in data14) {
+          let data15 = data14[key2];
+          const _errs43 = errors;
+          let valid11 = false;
+          const _errs44 = errors;
+          if (typeof data15 !== 'string') {
             const err40 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
-              keyword: 'anyOf',
-              params: {},
-              message: 'must match a schema in anyOf',
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err40];
@@ -3550,74 +3833,68 @@ function validate24(
               vErrors.push(err40);
             }
             errors++;
-          } else {
-            errors = _errs37;
-            if (vErrors !== null) {
-              if (_errs37) {
-                vErrors.length = _errs37;
+          }
+          var _valid0 = _errs44 === errors;
+          valid11 = valid11 || _valid0;
+          const _errs46 = errors;
+          if (Array.isArray(data15)) {
+            if (data15.length < 2) {
+              const err41 = {
+                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 2 },
+                message: 'must NOT have fewer than 2 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err41];
               } else {
-                vErrors = null;
+                vErrors.push(err41);
+              }
+              errors++;
+            }
+            const len0 = data15.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data15[i0] !== 'string') {
+                const err42 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err42];
+                } else {
+                  vErrors.push(err42);
+                }
+                errors++;
               }
             }
-          }
-        }
-      } else {
-        const err41 = {
-          instancePath: instancePath + '/headers',
-          schemaPath: 'event-headers.schema.json/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err41];
-        } else {
-          vErrors.push(err41);
-        }
-        errors++;
-      }
-    }
-    if (data.payload !== undefined) {
-      let data14 = data.payload;
-      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
-        if (data14.encoding === undefined) {
-          const err42 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'encoding' },
-            message: "must have required property '" + 'encoding' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err42];
           } else {
-            vErrors.push(err42);
+            const err43 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
           }
-          errors++;
-        }
-        if (data14.data === undefined) {
-          const err43 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'data' },
-            message: "must have required property '" + 'data' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err43];
-          } else {
-            vErrors.push(err43);
-          }
-          errors++;
-        }
-        for (const key3 in data14) {
-          if (!(key3 === 'encoding' || key3 === 'data')) {
+          var _valid0 = _errs46 === errors;
+          valid11 = valid11 || _valid0;
+          if (!valid11) {
             const err44 = {
-              instancePath: instancePath + '/payload',
-              schemaPath: 'event-payload.schema.json/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key3 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
               vErrors = [err44];
@@ -3625,12 +3902,87 @@ function validate24(
               vErrors.push(err44);
             }
             errors++;
+          } else {
+            errors = _errs43;
+            if (vErrors !== null) {
+              if (_errs43) {
+                vErrors.length = _errs43;
+              } else {
+                vErrors = null;
+              }
+            }
           }
         }
-        if (data14.encoding !== undefined) {
-          let data15 = data14.encoding;
-          if (typeof data15 !== 'string') {
-            const err45 = {
+      } else {
+        const err45 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: 'event-headers.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err45];
+        } else {
+          vErrors.push(err45);
+        }
+        errors++;
+      }
+    }
+    if (data.payload !== undefined) {
+      let data17 = data.payload;
+      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
+        if (data17.encoding === undefined) {
+          const err46 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'encoding' },
+            message: "must have required property '" + 'encoding' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err46];
+          } else {
+            vErrors.push(err46);
+          }
+          errors++;
+        }
+        if (data17.data === undefined) {
+          const err47 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err47];
+          } else {
+            vErrors.push(err47);
+          }
+          errors++;
+        }
+        for (const key3 in data17) {
+          if (!(key3 === 'encoding' || key3 === 'data')) {
+            const err48 = {
+              instancePath: instancePath + '/payload',
+              schemaPath: 'event-payload.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key3 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err48];
+            } else {
+              vErrors.push(err48);
+            }
+            errors++;
+          }
+        }
+        if (data17.encoding !== undefined) {
+          let data18 = data17.encoding;
+          if (typeof data18 !== 'string') {
+            const err49 = {
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/type',
               keyword: 'type',
@@ -3638,14 +3990,14 @@ function validate24(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err45];
+              vErrors = [err49];
             } else {
-              vErrors.push(err45);
+              vErrors.push(err49);
             }
             errors++;
           }
-          if (!(data15 === 'utf8' || data15 === 'base64')) {
-            const err46 = {
+          if (!(data18 === 'utf8' || data18 === 'base64')) {
+            const err50 = {
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
@@ -3653,16 +4005,16 @@ function validate24(
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
-              vErrors = [err46];
+              vErrors = [err50];
             } else {
-              vErrors.push(err46);
+              vErrors.push(err50);
             }
             errors++;
           }
         }
-        if (data14.data !== undefined) {
-          if (typeof data14.data !== 'string') {
-            const err47 = {
+        if (data17.data !== undefined) {
+          if (typeof data17.data !== 'string') {
+            const err51 = {
               instancePath: instancePath + '/payload/data',
               schemaPath: 'event-payload.schema.json/properties/data/type',
               keyword: 'type',
@@ -3670,15 +4022,15 @@ function validate24(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err47];
+              vErrors = [err51];
             } else {
-              vErrors.push(err47);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
       } else {
-        const err48 = {
+        const err52 = {
           instancePath: instancePath + '/payload',
           schemaPath: 'event-payload.schema.json/type',
           keyword: 'type',
@@ -3686,15 +4038,15 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err48];
+          vErrors = [err52];
         } else {
-          vErrors.push(err48);
+          vErrors.push(err52);
         }
         errors++;
       }
     }
   } else {
-    const err49 = {
+    const err53 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3702,9 +4054,9 @@ function validate24(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err49];
+      vErrors = [err53];
     } else {
-      vErrors.push(err49);
+      vErrors.push(err53);
     }
     errors++;
   }
@@ -4241,7 +4593,7 @@ function validate25(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 64) {
+        if (func3(data1) > 64) {
           const err10 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -4256,7 +4608,7 @@ function validate25(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err11 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -4290,7 +4642,7 @@ function validate25(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 200) {
+        if (func3(data2) > 200) {
           const err13 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -4615,7 +4967,7 @@ function validate28(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
+        if (func3(data0) > 64) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -4630,7 +4982,7 @@ function validate28(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err7 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -5100,6 +5452,11 @@ const schema56 = {
           delivered: { type: 'boolean' },
           response_status: { type: ['integer', 'null'] },
           response_ms: { type: ['number', 'null'], minimum: 0 },
+          unsigned: {
+            description:
+              'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
+            type: 'boolean',
+          },
           error_code: {
             description: 'The error code when the attempt failed or was refused.',
             type: ['string', 'null'],
@@ -5556,15 +5913,14 @@ function validate31(
                 }
               }
             }
-            if (data1.error_code !== undefined) {
-              let data11 = data1.error_code;
-              if (typeof data11 !== 'string' && data11 !== null) {
+            if (data1.unsigned !== undefined) {
+              if (typeof data1.unsigned !== 'boolean') {
                 const err26 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
+                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
                   keyword: 'type',
-                  params: { type: schema56.properties.attempts.items.properties.error_code.type },
-                  message: 'must be string,null',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -5573,20 +5929,16 @@ function validate31(
                 }
                 errors++;
               }
-              if (!(
-                data11 === 'not_found' ||
-                data11 === 'invalid_argument' ||
-                data11 === 'replay_failed' ||
-                data11 === 'rate_limited' ||
-                data11 === 'internal' ||
-                data11 === null
-              )) {
+            }
+            if (data1.error_code !== undefined) {
+              let data12 = data1.error_code;
+              if (typeof data12 !== 'string' && data12 !== null) {
                 const err27 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema56.properties.attempts.items.properties.error_code.enum },
-                  message: 'must be equal to one of the allowed values',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  keyword: 'type',
+                  params: { type: schema56.properties.attempts.items.properties.error_code.type },
+                  message: 'must be string,null',
                 };
                 if (vErrors === null) {
                   vErrors = [err27];
@@ -5595,9 +5947,31 @@ function validate31(
                 }
                 errors++;
               }
+              if (!(
+                data12 === 'not_found' ||
+                data12 === 'invalid_argument' ||
+                data12 === 'replay_failed' ||
+                data12 === 'rate_limited' ||
+                data12 === 'internal' ||
+                data12 === null
+              )) {
+                const err28 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema56.properties.attempts.items.properties.error_code.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
             }
           } else {
-            const err28 = {
+            const err29 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -5605,15 +5979,15 @@ function validate31(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err28];
+              vErrors = [err29];
             } else {
-              vErrors.push(err28);
+              vErrors.push(err29);
             }
             errors++;
           }
         }
       } else {
-        const err29 = {
+        const err30 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -5621,15 +5995,15 @@ function validate31(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err29];
+          vErrors = [err30];
         } else {
-          vErrors.push(err29);
+          vErrors.push(err30);
         }
         errors++;
       }
     }
   } else {
-    const err30 = {
+    const err31 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -5637,9 +6011,9 @@ function validate31(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err30];
+      vErrors = [err31];
     } else {
-      vErrors.push(err30);
+      vErrors.push(err31);
     }
     errors++;
   }
@@ -6368,7 +6742,7 @@ function validate39(
     if (data.provider !== undefined) {
       let data0 = data.provider;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
+        if (func3(data0) > 64) {
           const err1 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -6383,7 +6757,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -6417,7 +6791,7 @@ function validate39(
     if (data.event_type !== undefined) {
       let data1 = data.event_type;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 200) {
+        if (func3(data1) > 200) {
           const err4 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -6432,7 +6806,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/minLength',
@@ -6466,7 +6840,7 @@ function validate39(
     if (data.since !== undefined) {
       let data2 = data.since;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 64) {
+        if (func3(data2) > 64) {
           const err7 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/maxLength',
@@ -6481,7 +6855,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data2) < 1) {
+        if (func3(data2) < 1) {
           const err8 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/minLength',
@@ -6565,7 +6939,7 @@ function validate39(
     if (data.cursor !== undefined) {
       let data4 = data.cursor;
       if (typeof data4 === 'string') {
-        if (func2(data4) > 512) {
+        if (func3(data4) > 512) {
           const err13 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/maxLength',
@@ -6580,7 +6954,7 @@ function validate39(
           }
           errors++;
         }
-        if (func2(data4) < 1) {
+        if (func3(data4) < 1) {
           const err14 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/minLength',
@@ -6797,6 +7171,12 @@ const schema66 = {
       minLength: 1,
       maxLength: 2048,
     },
+    unsigned: {
+      description:
+        'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+      type: 'boolean',
+      default: false,
+    },
   },
 };
 
@@ -6830,7 +7210,7 @@ function validate42(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'id' || key0 === 'target_url')) {
+      if (!(key0 === 'id' || key0 === 'target_url' || key0 === 'unsigned')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -6883,7 +7263,7 @@ function validate42(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 2048) {
+        if (func3(data1) > 2048) {
           const err4 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/maxLength',
@@ -6898,7 +7278,7 @@ function validate42(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/minLength',
@@ -6929,8 +7309,25 @@ function validate42(
         errors++;
       }
     }
+    if (data.unsigned !== undefined) {
+      if (typeof data.unsigned !== 'boolean') {
+        const err7 = {
+          instancePath: instancePath + '/unsigned',
+          schemaPath: '#/properties/unsigned/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err7 = {
+    const err8 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6938,9 +7335,9 @@ function validate42(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err7];
+      vErrors = [err8];
     } else {
-      vErrors.push(err7);
+      vErrors.push(err8);
     }
     errors++;
   }

@@ -1,3 +1,4 @@
+import { SCHEMAS } from '../../generated/schemas.ts';
 import type { Provider, SwitchboardConfig, TrustMode } from '../../generated/types.ts';
 import { ConfigError } from './config-error.ts';
 import { PRESET_TRUST_MODES } from '../ingest/verify/preset-registry.ts';
@@ -7,6 +8,14 @@ import { AppError } from '../errors/app-error.ts';
 export type PresetName = NonNullable<Provider['preset']>;
 
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+const CONFIG_SCHEMA = SCHEMAS.SwitchboardConfig.properties;
+/** Defaults of the keys added by the security review, read from the schema that states them. */
+export const DEFAULT_RECORD_REJECTED_MAX_BYTES =
+  CONFIG_SCHEMA.providers.additionalProperties.properties.record_rejected_max_bytes.default;
+export const DEFAULT_RECORD_REJECTED_PER_MINUTE = CONFIG_SCHEMA.ingest.properties.record_rejected_per_minute.default;
+const DEFAULT_MAX_SESSIONS_PER_CALLER = CONFIG_SCHEMA.mcp.properties.max_sessions_per_caller.default;
+const DEFAULT_MAX_STREAMS_PER_CALLER = CONFIG_SCHEMA.api.properties.max_streams_per_caller.default;
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 interface ProviderBase {
@@ -30,6 +39,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;
+  /** Most bytes of a rejected delivery's body that are stored. */
+  recordRejectedMaxBytes: number;
   hmac: Provider['hmac'];
   resignOnReplay: boolean;
 }
@@ -56,7 +67,9 @@ export interface ResolvedConfig {
   /** Passed as written to the store's retention job, which owns its rules. */
   retention: SwitchboardConfig['retention'];
   server: { host: string | undefined; port: number | undefined; allowedHosts: string[]; trustProxy: boolean };
-  mcp: { maxSessions: number; sessionIdleSeconds: number };
+  ingest: { recordRejectedPerMinute: number };
+  mcp: { maxSessions: number; maxSessionsPerCaller: number; sessionIdleSeconds: number };
+  api: { maxStreamsPerCaller: number };
   rateLimits: { read: BucketConfig; replay: BucketConfig };
   metrics: { requireAuth: boolean };
 }
@@ -157,6 +170,7 @@ function resolveProvider(name: string, p: Provider): ProviderConfig {
     toleranceSeconds: p.tolerance_seconds ?? DEFAULT_TOLERANCE_SECONDS,
     maxBodyBytes: p.max_body_bytes ?? DEFAULT_MAX_BODY_BYTES,
     recordRejected: p.record_rejected ?? true,
+    recordRejectedMaxBytes: p.record_rejected_max_bytes ?? DEFAULT_RECORD_REJECTED_MAX_BYTES,
     hmac: p.hmac,
     resignOnReplay: p.replay?.resign ?? true,
   };
@@ -195,10 +209,15 @@ export function resolveConfig(config: SwitchboardConfig): ResolvedConfig {
       allowedHosts: config.server?.allowed_hosts ?? [],
       trustProxy: config.server?.trust_proxy ?? false,
     },
+    ingest: {
+      recordRejectedPerMinute: config.ingest?.record_rejected_per_minute ?? DEFAULT_RECORD_REJECTED_PER_MINUTE,
+    },
     mcp: {
       maxSessions: config.mcp?.max_sessions ?? 100,
+      maxSessionsPerCaller: config.mcp?.max_sessions_per_caller ?? DEFAULT_MAX_SESSIONS_PER_CALLER,
       sessionIdleSeconds: config.mcp?.session_idle_seconds ?? 1800,
     },
+    api: { maxStreamsPerCaller: config.api?.max_streams_per_caller ?? DEFAULT_MAX_STREAMS_PER_CALLER },
     rateLimits: {
       read: bucket(config.rate_limits?.read, DEFAULT_RATE_LIMITS.read),
       replay: bucket(config.rate_limits?.replay, DEFAULT_RATE_LIMITS.replay),

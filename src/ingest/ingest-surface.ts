@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
 import type { EventBus } from '../bus/event-bus.ts';
-import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
+import { createKeyedRateLimiter } from '../auth/rate-limiter.ts';
+import {
+  DEFAULT_RECORD_REJECTED_PER_MINUTE,
+  type ProviderConfig,
+  type WebhookProviderConfig,
+} from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from './verify/headers.ts';
@@ -29,6 +34,10 @@ export interface IngestSurfaceOptions {
   retryAfterSeconds?: number;
   /** Told why a delivery failed verification (for metrics); never given the secret or signature. */
   onRejected?: (provider: string, reason: VerifyFailureReason) => void;
+  /** ResolvedConfig.ingest.recordRejectedPerMinute: rejected deliveries stored per source address. */
+  recordRejectedPerMinute?: number;
+  /** Told when a rejected delivery was not stored because its source address was over that rate. */
+  onRejectNotRecorded?: (provider: string) => void;
 }
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
@@ -57,6 +66,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   const commitTimeoutMs = options.commitTimeoutMs ?? 10_000;
   const retryAfter = String(options.retryAfterSeconds ?? 5);
   const routes = buildRoutes(options.providers);
+  // A rejected delivery costs its sender nothing but is written to disk, so each source address
+  // gets a bucket: a burst of perMinute, refilled at perMinute a minute.
+  const perMinute = options.recordRejectedPerMinute ?? DEFAULT_RECORD_REJECTED_PER_MINUTE;
+  const rejectBudget = createKeyedRateLimiter({ capacity: perMinute, refillPerSecond: perMinute / 60 });
   const committer: GroupCommitter = createGroupCommitter({
     store: options.store,
     logger: options.logger,
@@ -118,6 +131,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       eventType: identity.eventType,
       trustMode: provider.trustMode,
       verified: provider.trustMode === 'signed' && outcome.ok,
+      // Recorded for signed and token providers alike: replay re-attaches credentials only when true.
+      ...(provider.trustMode === 'open' ? {} : { passedCheck: outcome.ok }),
       verifyDetail: outcome.detail,
       // A rejected delivery never claims the external id: if it did, the provider's genuine retry
       // (after a secret is fixed, say) would be acknowledged as a duplicate of the rejected row and
@@ -132,11 +147,14 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (!outcome.ok) {
       options.onRejected?.(provider.name, outcome.reason);
       log().info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
-      if (provider.recordRejected) {
+      if (provider.recordRejected && !rejectBudget.take(event.sourceIp ?? 'unknown').allowed) {
+        options.onRejectNotRecorded?.(provider.name);
+        log().debug({ provider: provider.name }, 'rejected delivery not recorded: source over its rate');
+      } else if (provider.recordRejected) {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change
         // the answer: the delivery is refused either way, and a 503 would only invite retries of
         // something that will be refused again.
-        await store(event).catch((err: unknown) =>
+        await store(truncatedReject(event, provider.recordRejectedMaxBytes)).catch((err: unknown) =>
           log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
         );
       }
@@ -168,6 +186,16 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     ctx.status = 200;
     ctx.body = accepted;
   };
+}
+
+/**
+ * A rejected delivery is kept for inspection, not as data: its first maxBytes are enough to see
+ * what was sent, and more would let anyone who can reach the route fill the disk. The bytes are
+ * copied so the queued event does not pin the whole body.
+ */
+function truncatedReject(event: NewEvent, maxBytes: number): NewEvent {
+  if (event.payload.length <= maxBytes) return event;
+  return { ...event, payload: Buffer.from(event.payload.subarray(0, maxBytes)), receivedSize: event.payload.length };
 }
 
 function buildRoutes(providers: readonly ProviderConfig[]): Map<string, Route> {

@@ -10,7 +10,8 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context, Middleware, Next } from 'koa';
-import { callerOf } from '../auth/require-bearer.ts';
+import { callerFrom, watchCaller } from '../auth/require-bearer.ts';
+import type { Caller } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, internalError } from '../errors/app-error.ts';
 import { errorBody } from '../http/error-handler.ts';
@@ -49,7 +50,7 @@ export interface McpSurfaceDeps {
   authenticate: Middleware;
   logger: Logger;
   /** ResolvedConfig.mcp. */
-  sessions: { maxSessions: number; sessionIdleSeconds: number };
+  sessions: { maxSessions: number; maxSessionsPerCaller: number; sessionIdleSeconds: number };
   /** Reported as serverInfo.version; default package.json's. */
   version?: string;
   /** Default 1 MiB. */
@@ -70,14 +71,22 @@ export interface McpSurface {
 
 interface Session {
   id: string;
-  readonly caller: string;
+  /** The token that opened it: only that token (by identity, not name) may use it. */
+  readonly caller: Caller;
   readonly server: Server;
   readonly transport: StreamableHTTPServerTransport;
   readonly notifier: CoalescingNotifier;
   subscribed: boolean;
-  /** Requests in progress, open SSE streams included: a session with one is never idle. */
+  /**
+   * Client requests in progress (POST, DELETE): a session with one is never idle. An open GET
+   * stream is not one: it only carries what the server sends, and a client that sends nothing for
+   * session_idle_seconds has left its session idle, whether or not a stream is open.
+   */
   inflight: number;
+  /** When the client last sent a request (or one finished). */
   lastActive: number;
+  /** Ends the watch on the caller's token. */
+  stopWatching: () => void;
   closed: boolean;
 }
 
@@ -129,9 +138,10 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const closeSession = async (session: Session, why: string): Promise<void> => {
     if (session.closed) return;
     session.closed = true;
+    session.stopWatching();
     session.notifier.cancel();
     if (sessions.get(session.id) === session) sessions.delete(session.id);
-    log.debug({ sessionId: session.id, caller: session.caller, why }, 'MCP session ended');
+    log.debug({ sessionId: session.id, caller: session.caller.name, why }, 'MCP session ended');
     await session.server.close().catch((err: unknown) => log.warn({ err }, 'closing an MCP session failed'));
   };
 
@@ -151,18 +161,43 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   /** Hands the raw request to the session's transport; headers set on ctx so far are on the raw response already. */
   const forward = async (ctx: Context, session: Session, body: unknown): Promise<void> => {
     ctx.respond = false;
-    session.inflight += 1;
     session.lastActive = now();
-    ctx.res.once('close', () => {
-      session.inflight -= 1;
-      session.lastActive = now();
-    });
+    if (ctx.method !== 'GET') {
+      session.inflight += 1;
+      ctx.res.once('close', () => {
+        session.inflight -= 1;
+        session.lastActive = now();
+      });
+    }
     await session.transport.handleRequest(ctx.req, ctx.res, body);
   };
 
-  const openSession = async (ctx: Context, caller: string, body: unknown): Promise<void> => {
+  /** Sessions a caller holds, being initialized included. */
+  const reservedBy = new Map<string, number>();
+  const sessionsOf = (caller: Caller): number => {
+    let count = reservedBy.get(caller.id) ?? 0;
+    for (const session of sessions.values()) if (session.caller.id === caller.id) count += 1;
+    return count;
+  };
+  const reserve = (caller: Caller, delta: 1 | -1): void => {
+    const next = (reservedBy.get(caller.id) ?? 0) + delta;
+    if (next > 0) reservedBy.set(caller.id, next);
+    else reservedBy.delete(caller.id);
+  };
+
+  const openSession = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
     // A session holds memory and a stream; starting one costs a read, like a call does.
-    deps.checkReadLimit(caller);
+    deps.checkReadLimit(caller.name);
+    const perCaller = deps.sessions.maxSessionsPerCaller;
+    if (!closing && sessionsOf(caller) >= perCaller) expireIdle();
+    if (!closing && sessionsOf(caller) >= perCaller) {
+      // One caller must not be able to take the slots every other caller needs.
+      throw new AppError(
+        'rate_limited',
+        `this token already holds ${perCaller} MCP sessions (mcp.max_sessions_per_caller); end an unused one (HTTP DELETE) or retry later`,
+        { retryAfterSeconds: RETRY_AFTER_FULL_SECONDS },
+      );
+    }
     if (!closing && sessions.size + reserved >= deps.sessions.maxSessions) expireIdle();
     if (closing || sessions.size + reserved >= deps.sessions.maxSessions) {
       ctx.set('Retry-After', String(RETRY_AFTER_FULL_SECONDS));
@@ -173,6 +208,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       return;
     }
     reserved += 1;
+    reserve(caller, 1);
     let registered = false;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -180,13 +216,14 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
         session.id = id;
         sessions.set(id, session);
         reserved -= 1;
+        reserve(caller, -1);
         registered = true;
-        log.debug({ sessionId: id, caller }, 'MCP session started');
+        log.debug({ sessionId: id, caller: caller.name }, 'MCP session started');
       },
       ...(deps.keepAliveMs === undefined ? {} : { keepAliveMs: deps.keepAliveMs }),
     });
     const server = createMcpServer(serverDeps, {
-      caller,
+      caller: caller.name,
       subscribe: (uri) => {
         if (uri === RECENT_EVENTS_URI) session.subscribed = true;
       },
@@ -202,6 +239,8 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       subscribed: false,
       inflight: 0,
       lastActive: now(),
+      // A revoked token's sessions end, GET streams and subscriptions with them.
+      stopWatching: watchCaller(ctx, () => void closeSession(session, 'token revoked')),
       closed: false,
       notifier: createCoalescingNotifier(() => {
         server
@@ -209,7 +248,8 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
           .catch((err: unknown) => log.debug({ err }, 'resource update not delivered'));
       }, deps.notifyIntervalMs ?? RESOURCE_NOTIFY_INTERVAL_MS),
     };
-    transport.onerror = (err) => log.debug({ err: err.message, caller }, 'MCP transport refused a request');
+    transport.onerror = (err) =>
+      log.debug({ err: err.message, caller: caller.name }, 'MCP transport refused a request');
     await server.connect(transport);
     // Set after connect, which wraps the transport's callbacks: DELETE, idle expiry and closeAll all end here.
     server.onclose = () => void closeSession(session, 'closed');
@@ -218,6 +258,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     } finally {
       if (!registered) {
         reserved -= 1;
+        reserve(caller, -1);
         await closeSession(session, 'initialize failed');
       } else if (closing) {
         // closeAll ran while this session was being set up, so it was not among those it ended.
@@ -226,7 +267,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     }
   };
 
-  const handlePost = async (ctx: Context, caller: string): Promise<void> => {
+  const handlePost = async (ctx: Context, caller: Caller): Promise<void> => {
     if (!isJsonContentType(ctx.req.headers['content-type'])) {
       jsonRpcError(ctx, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
       return;
@@ -261,10 +302,11 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     return openSession(ctx, caller, body);
   };
 
-  const handleInSession = async (ctx: Context, caller: string, sessionId: string, body: unknown): Promise<void> => {
+  const handleInSession = async (ctx: Context, caller: Caller, sessionId: string, body: unknown): Promise<void> => {
     const session = sessions.get(sessionId);
-    // Another caller's session looks exactly like an unknown one: ids are not shared between tokens.
-    if (session === undefined || session.closed || session.caller !== caller) {
+    // Another token's session looks exactly like an unknown one: ids are not shared between
+    // tokens, not even between a revoked token and a new one given the same name.
+    if (session === undefined || session.closed || session.caller.id !== caller.id) {
       jsonRpcError(ctx, 404, -32001, 'Session not found');
       return;
     }
@@ -276,7 +318,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       envelopeError(ctx, 404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
       return;
     }
-    const caller = callerOf(ctx);
+    const caller = callerFrom(ctx);
     if (ctx.method === 'POST') return handlePost(ctx, caller);
     if (ctx.method === 'GET' || ctx.method === 'DELETE') {
       const sessionId = ctx.get('mcp-session-id');

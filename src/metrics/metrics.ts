@@ -10,6 +10,7 @@ export interface Metrics {
   registry: Registry;
   deliveries: Counter<'provider' | 'outcome'>;
   verificationFailures: Counter<'provider' | 'reason'>;
+  rejectedNotRecorded: Counter<'provider'>;
   ingestLatency: Histogram<'provider'>;
   queueMessages: Counter<'provider' | 'outcome'>;
   mcpCalls: Counter<'tool' | 'code'>;
@@ -35,6 +36,12 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
       name: 'switchboard_verification_failures_total',
       help: 'Deliveries whose signature or token did not check out, by reason.',
       labelNames: ['provider', 'reason'],
+      registers,
+    }),
+    rejectedNotRecorded: new Counter({
+      name: 'switchboard_rejected_not_recorded_total',
+      help: 'Rejected deliveries answered 401 but not stored, because their source address was over ingest.record_rejected_per_minute.',
+      labelNames: ['provider'],
       registers,
     }),
     ingestLatency: new Histogram({

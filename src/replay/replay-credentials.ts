@@ -3,6 +3,7 @@ import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-co
 import { buildPreset } from '../ingest/verify/preset-registry.ts';
 import { DEFAULT_TOKEN_HEADER } from '../ingest/verify/token-preset.ts';
 import type { Preset } from '../ingest/verify/verifier-types.ts';
+import type { StoredEvent } from '../store/index.ts';
 
 /** What a replay carries to prove itself, for the log (never the value). */
 export type CredentialKind = 'signature' | 'token' | 'none';
@@ -56,6 +57,20 @@ export interface CredentialInput {
   body: Buffer;
   storedHeaders: EventHeaders;
   nowMs: number;
+  /** The stored event's trust mode and check outcome: credentials go only with a passed check. */
+  arrival: Pick<StoredEvent, 'trustMode' | 'passedCheck'>;
+}
+
+/**
+ * Why an event may not be replayed with credentials, or undefined when it may (it passed its
+ * check, or it has none to pass). The message is the caller's: it says why and what to do.
+ */
+export function failedArrivalMessage(event: Pick<StoredEvent, 'trustMode' | 'passedCheck'>): string | undefined {
+  if (event.passedCheck !== false) return undefined;
+  const remedy = 'Pass `unsigned: true` to send the stored bytes without any signature or token.';
+  return event.trustMode === 'signed'
+    ? `this event failed signature verification on arrival; replaying it signed would make it look genuine. ${remedy}`
+    : `this event did not pass its token check on arrival; replaying it with the token would make it look genuine. ${remedy}`;
 }
 
 /**
@@ -63,6 +78,10 @@ export interface CredentialInput {
  * token: during a rotation the operator lists the secret the consumer already knows first.
  * `replay.resign: false` turns both off: a consumer that checks then rejects the replay, which is
  * what an operator who does not want switchboard to hold a sender's authority asked for.
+ *
+ * Trust is never laundered: credentials go only with an event that passed this same kind of check
+ * when it arrived. An event stored while its provider checked nothing (open) or checked another
+ * way gets none, even if the provider is configured to sign now.
  */
 export function replayCredentials(provider: ReplayProvider | undefined, input: CredentialInput): ReplayCredentials {
   if (provider === undefined) return none('provider no longer configured');
@@ -70,6 +89,10 @@ export function replayCredentials(provider: ReplayProvider | undefined, input: C
   if (config.family === 'queue' || preset === undefined) return none('queue provider');
   if (config.trustMode === 'open') return none('open provider');
   if (!config.resignOnReplay) return none('replay.resign is false');
+  if (input.arrival.trustMode !== config.trustMode) {
+    return none(`stored as a ${input.arrival.trustMode} event; the provider is ${config.trustMode} now`);
+  }
+  if (input.arrival.passedCheck !== true) return none('the event did not pass its check on arrival');
   const [secret] = config.secrets;
   if (secret === undefined) return none(config.trustMode === 'token' ? 'no token configured' : 'no secret configured');
 
