@@ -35,6 +35,7 @@ import { sign } from '@octokit/webhooks-methods';
 import Koa from 'koa';
 import { createPool, sql } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
+import { cpuTicks, stealShare } from './cpu-ticks.ts';
 import type { EventBus } from '../src/bus/event-bus.ts';
 import { createPostgresEventBus } from '../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
@@ -315,25 +316,6 @@ function combine(results: readonly AutocannonResult[]): AutocannonResult {
   };
 }
 
-/**
- * Linux's CPU counters (/proc/stat): total, steal and busy ticks (user, nice, system, irq and
- * softirq: what this machine's own processes and kernel used), or undefined elsewhere.
- */
-function cpuTicks(): { total: number; steal: number; busy: number } | undefined {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
-    if (fields.length < 8 || fields.some((n) => !Number.isFinite(n))) return undefined;
-    const field = (index: number): number => fields[index] ?? 0;
-    return {
-      total: fields.reduce((x, y) => x + y, 0),
-      steal: field(7),
-      busy: field(0) + field(1) + field(2) + field(5) + field(6),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -549,8 +531,8 @@ async function main(): Promise<void> {
       `ratio with no database behind the same ingest path: ${fmt(withoutDatabase.requests.average / bare.requests.average, 2)}\n`,
     );
     process.stdout.write(`p99 at a paced ${rate} req/s: ${fmt(paced.latencyMs.p99, 1)} ms   (target <= 25 ms)\n`);
-    if (ticksBefore && ticksAfter && ticksAfter.total > ticksBefore.total) {
-      const steal = (ticksAfter.steal - ticksBefore.steal) / (ticksAfter.total - ticksBefore.total);
+    const steal = stealShare(ticksBefore, ticksAfter);
+    if (steal !== undefined) {
       process.stdout.write(`CPU time stolen by the hypervisor during the run: ${fmt(steal * 100)} %\n`);
     }
     const acknowledged = switchboard['2xx'] + bursts['2xx'] + paced.ok;

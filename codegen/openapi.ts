@@ -62,6 +62,9 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
   };
   const listParams = queryParams('tools/list-webhook-events.input.schema.json');
   const searchParams = queryParams('search-events-query.schema.json');
+  // The replay body is the tool's input without the id, which the path carries.
+  const replayInput = component(registry, 'tools/replay-webhook-event.input.schema.json');
+  const { id: _id, ...replayBodyProps } = (replayInput.properties ?? {}) as JsonObject;
   return {
     openapi: '3.1.0',
     info: {
@@ -116,11 +119,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
             required: false,
             content: {
               'application/json': {
-                schema: {
-                  type: 'object',
-                  additionalProperties: false,
-                  properties: { target_url: { type: 'string', minLength: 1, maxLength: 2048 } },
-                },
+                schema: { type: 'object', additionalProperties: false, properties: replayBodyProps },
               },
             },
           },

@@ -77,6 +77,10 @@ const VALUES: Record<string, ValueFact> = {
     doc: 'The address bound by default.',
   },
   SERVER_PORT: { source: 'config.schema.json#/properties/server/properties/port', doc: 'The port bound by default.' },
+  RECORD_REJECTED_PER_MINUTE: {
+    source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_minute',
+    doc: 'Rejected deliveries stored per source address per minute.',
+  },
   TOLERANCE_SECONDS: {
     source: 'config.schema.json#/$defs/provider/properties/tolerance_seconds',
     doc: 'Allowed clock skew of signed timestamps.',

@@ -76,6 +76,9 @@ export const SERVER_HOST = { minLength: 1, default: '127.0.0.1' } as const;
 /** The port bound by default. From schemas/config.schema.json#/properties/server/properties/port. */
 export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as const;
 
+/** Rejected deliveries stored per source address per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
+export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;
+
 /** Allowed clock skew of signed timestamps. From schemas/config.schema.json#/$defs/provider/properties/tolerance_seconds. */
 export const TOLERANCE_SECONDS = { minimum: 1, default: 300 } as const;
 

@@ -83,6 +83,14 @@ export const SCHEMAS = {
               type: 'boolean',
               default: true,
             },
+            record_rejected_max_bytes: {
+              description:
+                "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+              type: 'integer',
+              minimum: 0,
+              maximum: 104857600,
+              default: 65536,
+            },
             event_type_from: {
               description:
                 'Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.',
@@ -255,6 +263,34 @@ export const SCHEMAS = {
         },
         default: {},
       },
+      api: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          max_streams_per_caller: {
+            description:
+              'Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.',
+            type: 'integer',
+            minimum: 1,
+            default: 20,
+          },
+        },
+        default: {},
+      },
+      ingest: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          record_rejected_per_minute: {
+            description:
+              'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+            type: 'integer',
+            minimum: 1,
+            default: 60,
+          },
+        },
+        default: {},
+      },
       mcp: {
         type: 'object',
         additionalProperties: false,
@@ -264,6 +300,13 @@ export const SCHEMAS = {
             minimum: 1,
             default: 100,
             description: 'Most MCP sessions open at once; an initialize beyond it gets 503.',
+          },
+          max_sessions_per_caller: {
+            description:
+              'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+            type: 'integer',
+            minimum: 1,
+            default: 10,
           },
           session_idle_seconds: {
             type: 'integer',
@@ -377,6 +420,14 @@ export const SCHEMAS = {
             description: 'Store deliveries that fail verification (as verified: false with the reason).',
             type: 'boolean',
             default: true,
+          },
+          record_rejected_max_bytes: {
+            description:
+              "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+            type: 'integer',
+            minimum: 0,
+            maximum: 104857600,
+            default: 65536,
           },
           event_type_from: {
             description:
@@ -584,6 +635,21 @@ export const SCHEMAS = {
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
         type: ['string', 'null'],
+      },
+      passed_check: {
+        description:
+          "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+        type: 'boolean',
+      },
+      payload_truncated: {
+        description:
+          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+        type: 'boolean',
+      },
+      received_size: {
+        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        type: 'integer',
+        minimum: 0,
       },
       headers: {
         title: 'EventHeaders',
@@ -836,6 +902,11 @@ export const SCHEMAS = {
             delivered: { type: 'boolean' },
             response_status: { type: ['integer', 'null'] },
             response_ms: { type: ['number', 'null'], minimum: 0 },
+            unsigned: {
+              description:
+                'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
+              type: 'boolean',
+            },
             error_code: {
               description: 'The error code when the attempt failed or was refused.',
               type: ['string', 'null'],
@@ -976,6 +1047,21 @@ export const SCHEMAS = {
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
         type: ['string', 'null'],
+      },
+      passed_check: {
+        description:
+          "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+        type: 'boolean',
+      },
+      payload_truncated: {
+        description:
+          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+        type: 'boolean',
+      },
+      received_size: {
+        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        type: 'integer',
+        minimum: 0,
       },
       headers: {
         title: 'EventHeaders',
@@ -1186,6 +1272,12 @@ export const SCHEMAS = {
         type: 'string',
         minLength: 1,
         maxLength: 2048,
+      },
+      unsigned: {
+        description:
+          'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+        type: 'boolean',
+        default: false,
       },
     },
   },

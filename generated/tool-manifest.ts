@@ -119,6 +119,9 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         external_id: { type: ['string', 'null'], maxLength: 300 },
         content_type: { type: ['string', 'null'] },
         source_ip: { type: ['string', 'null'] },
+        passed_check: { type: 'boolean' },
+        payload_truncated: { type: 'boolean' },
+        received_size: { type: 'integer', minimum: 0 },
         headers: {
           type: 'object',
           propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
@@ -153,6 +156,12 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
           type: 'string',
           minLength: 1,
           maxLength: 2048,
+        },
+        unsigned: {
+          description:
+            'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+          type: 'boolean',
+          default: false,
         },
       },
     },

@@ -62,11 +62,27 @@ export interface SwitchboardConfig {
      */
     trust_proxy?: boolean;
   };
+  api?: {
+    /**
+     * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
+     */
+    max_streams_per_caller?: number;
+  };
+  ingest?: {
+    /**
+     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     */
+    record_rejected_per_minute?: number;
+  };
   mcp?: {
     /**
      * Most MCP sessions open at once; an initialize beyond it gets 503.
      */
     max_sessions?: number;
+    /**
+     * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
+     */
+    max_sessions_per_caller?: number;
     /**
      * A session with no request in progress for this long is ended.
      */
@@ -162,6 +178,10 @@ export interface Provider {
    * Store deliveries that fail verification (as verified: false with the reason).
    */
   record_rejected?: boolean;
+  /**
+   * Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.
+   */
+  record_rejected_max_bytes?: number;
   /**
    * Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.
    */
@@ -298,6 +318,18 @@ export interface EventDetail {
    * The sender's IP address as seen by switchboard, or null for queue events.
    */
   source_ip: string | null;
+  /**
+   * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
+   */
+  passed_check?: boolean;
+  /**
+   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   */
+  payload_truncated?: boolean;
+  /**
+   * With payload_truncated: the length in bytes of the body as it arrived.
+   */
+  received_size?: number;
   headers: EventHeaders;
   payload: EventPayload;
 }
@@ -433,6 +465,10 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
+   * True when the caller asked for the replay to go out with no signature or token (unsigned: true).
+   */
+  unsigned?: boolean;
+  /**
    * The error code when the attempt failed or was refused.
    */
   error_code: 'not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal' | null;
@@ -541,6 +577,18 @@ export interface GetWebhookEventOutput {
    * The sender's IP address as seen by switchboard, or null for queue events.
    */
   source_ip: string | null;
+  /**
+   * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
+   */
+  passed_check?: boolean;
+  /**
+   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   */
+  payload_truncated?: boolean;
+  /**
+   * With payload_truncated: the length in bytes of the body as it arrived.
+   */
+  received_size?: number;
   headers: EventHeaders;
   payload: EventPayload;
 }
@@ -604,6 +652,10 @@ export interface ReplayWebhookEventInput {
    * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
    */
   target_url?: string;
+  /**
+   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
+   */
+  unsigned?: boolean;
 }
 /**
  * The outcome of the replay.
@@ -687,11 +739,27 @@ export interface SwitchboardConfigWithDefaults {
      */
     trust_proxy: boolean;
   };
+  api: {
+    /**
+     * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
+     */
+    max_streams_per_caller: number;
+  };
+  ingest: {
+    /**
+     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     */
+    record_rejected_per_minute: number;
+  };
   mcp: {
     /**
      * Most MCP sessions open at once; an initialize beyond it gets 503.
      */
     max_sessions: number;
+    /**
+     * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
+     */
+    max_sessions_per_caller: number;
     /**
      * A session with no request in progress for this long is ended.
      */
@@ -788,6 +856,10 @@ export interface ProviderWithDefaults {
    */
   record_rejected: boolean;
   /**
+   * Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.
+   */
+  record_rejected_max_bytes: number;
+  /**
    * Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.
    */
   event_type_from?: string;
@@ -877,4 +949,22 @@ export interface ListWebhookEventsInputWithDefaults {
    * next_cursor of the previous page, with the same filters.
    */
   cursor?: string;
+}
+
+/**
+ * Which event to re-send, and where.
+ */
+export interface ReplayWebhookEventInputWithDefaults {
+  /**
+   * The event id to replay.
+   */
+  id: string;
+  /**
+   * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
+   */
+  target_url?: string;
+  /**
+   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
+   */
+  unsigned: boolean;
 }

@@ -26,6 +26,6 @@ export declare const validateListProvidersInput: GeneratedValidator<T.ListProvid
 export declare const validateListProvidersOutput: GeneratedValidator<T.ListProvidersOutput>;
 export declare const validateListWebhookEventsInput: GeneratedValidator<T.ListWebhookEventsInputWithDefaults>;
 export declare const validateListWebhookEventsOutput: GeneratedValidator<T.ListWebhookEventsOutput>;
-export declare const validateReplayWebhookEventInput: GeneratedValidator<T.ReplayWebhookEventInput>;
+export declare const validateReplayWebhookEventInput: GeneratedValidator<T.ReplayWebhookEventInputWithDefaults>;
 export declare const validateReplayWebhookEventOutput: GeneratedValidator<T.ReplayWebhookEventOutput>;
 export declare const validateTrustMode: GeneratedValidator<T.TrustMode>;

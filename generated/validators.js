@@ -96,6 +96,34 @@ const schema31 = {
       },
       default: {},
     },
+    api: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_streams_per_caller: {
+          description:
+            'Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 20,
+        },
+      },
+      default: {},
+    },
+    ingest: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        record_rejected_per_minute: {
+          description:
+            'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+          type: 'integer',
+          minimum: 1,
+          default: 60,
+        },
+      },
+      default: {},
+    },
     mcp: {
       type: 'object',
       additionalProperties: false,
@@ -105,6 +133,13 @@ const schema31 = {
           minimum: 1,
           default: 100,
           description: 'Most MCP sessions open at once; an initialize beyond it gets 503.',
+        },
+        max_sessions_per_caller: {
+          description:
+            'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 10,
         },
         session_idle_seconds: {
           type: 'integer',
@@ -216,6 +251,14 @@ const schema31 = {
           type: 'boolean',
           default: true,
         },
+        record_rejected_max_bytes: {
+          description:
+            "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+          type: 'integer',
+          minimum: 0,
+          maximum: 104857600,
+          default: 65536,
+        },
         event_type_from: {
           description:
             'Where the event type comes from for token, open, generic-hmac and queue providers: header:<Name> or a JSON pointer such as /type.',
@@ -302,6 +345,8 @@ const schema31 = {
     },
   },
 };
+const func1 = Object.prototype.hasOwnProperty;
+const func3 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern8 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const schema32 = {
@@ -361,6 +406,14 @@ const schema32 = {
       description: 'Store deliveries that fail verification (as verified: false with the reason).',
       type: 'boolean',
       default: true,
+    },
+    record_rejected_max_bytes: {
+      description:
+        "Most bytes of a rejected delivery's body that are stored (the rest is dropped and the event is marked payload_truncated); anyone who can reach the route can send rejected deliveries.",
+      type: 'integer',
+      minimum: 0,
+      maximum: 104857600,
+      default: 65536,
     },
     event_type_from: {
       description:
@@ -447,8 +500,6 @@ const schema32 = {
   else: { properties: { family: { default: 'webhook' } } },
 };
 const schema33 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
-const func1 = Object.prototype.hasOwnProperty;
-const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern5 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern6 = new RegExp('^(header:.+|/.*)$', 'u');
 
@@ -669,6 +720,9 @@ function validate21(
     }
     if (data.record_rejected === undefined) {
       data.record_rejected = true;
+    }
+    if (data.record_rejected_max_bytes === undefined) {
+      data.record_rejected_max_bytes = 65536;
     }
     if (data.replay === undefined) {
       data.replay = {};
@@ -1050,7 +1104,7 @@ function validate21(
     if (data.token_header !== undefined) {
       let data11 = data.token_header;
       if (typeof data11 === 'string') {
-        if (func2(data11) < 1) {
+        if (func3(data11) < 1) {
           const err28 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
@@ -1177,31 +1231,30 @@ function validate21(
       }
       errors++;
     }
-    if (data.event_type_from !== undefined) {
-      let data15 = data.event_type_from;
-      if (typeof data15 === 'string') {
-        if (!pattern6.test(data15)) {
-          const err36 = {
-            instancePath: instancePath + '/event_type_from',
-            schemaPath: '#/properties/event_type_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err36];
-          } else {
-            vErrors.push(err36);
-          }
-          errors++;
-        }
+    let data15 = data.record_rejected_max_bytes;
+    if (!(typeof data15 == 'number' && !(data15 % 1) && !isNaN(data15) && isFinite(data15))) {
+      const err36 = {
+        instancePath: instancePath + '/record_rejected_max_bytes',
+        schemaPath: '#/properties/record_rejected_max_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err36];
       } else {
+        vErrors.push(err36);
+      }
+      errors++;
+    }
+    if (typeof data15 == 'number' && isFinite(data15)) {
+      if (data15 > 104857600 || isNaN(data15)) {
         const err37 = {
-          instancePath: instancePath + '/event_type_from',
-          schemaPath: '#/properties/event_type_from/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 104857600 },
+          message: 'must be <= 104857600',
         };
         if (vErrors === null) {
           vErrors = [err37];
@@ -1210,12 +1263,61 @@ function validate21(
         }
         errors++;
       }
+      if (data15 < 0 || isNaN(data15)) {
+        const err38 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
+        }
+        errors++;
+      }
     }
-    if (data.external_id_from !== undefined) {
-      let data16 = data.external_id_from;
+    if (data.event_type_from !== undefined) {
+      let data16 = data.event_type_from;
       if (typeof data16 === 'string') {
         if (!pattern6.test(data16)) {
-          const err38 = {
+          const err39 = {
+            instancePath: instancePath + '/event_type_from',
+            schemaPath: '#/properties/event_type_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err39];
+          } else {
+            vErrors.push(err39);
+          }
+          errors++;
+        }
+      } else {
+        const err40 = {
+          instancePath: instancePath + '/event_type_from',
+          schemaPath: '#/properties/event_type_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+    }
+    if (data.external_id_from !== undefined) {
+      let data17 = data.external_id_from;
+      if (typeof data17 === 'string') {
+        if (!pattern6.test(data17)) {
+          const err41 = {
             instancePath: instancePath + '/external_id_from',
             schemaPath: '#/properties/external_id_from/pattern',
             keyword: 'pattern',
@@ -1223,14 +1325,14 @@ function validate21(
             message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err38];
+            vErrors = [err41];
           } else {
-            vErrors.push(err38);
+            vErrors.push(err41);
           }
           errors++;
         }
       } else {
-        const err39 = {
+        const err42 = {
           instancePath: instancePath + '/external_id_from',
           schemaPath: '#/properties/external_id_from/type',
           keyword: 'type',
@@ -1238,33 +1340,33 @@ function validate21(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err39];
+          vErrors = [err42];
         } else {
-          vErrors.push(err39);
+          vErrors.push(err42);
         }
         errors++;
       }
     }
     if (data.hmac !== undefined) {
-      let data17 = data.hmac;
-      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-        if (data17.algorithm === undefined) {
-          data17.algorithm = 'sha256';
+      let data18 = data.hmac;
+      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+        if (data18.algorithm === undefined) {
+          data18.algorithm = 'sha256';
         }
-        if (data17.encoding === undefined) {
-          data17.encoding = 'hex';
+        if (data18.encoding === undefined) {
+          data18.encoding = 'hex';
         }
-        if (data17.signed === undefined) {
-          data17.signed = 'body';
+        if (data18.signed === undefined) {
+          data18.signed = 'body';
         }
-        if (data17.timestamp_format === undefined) {
-          data17.timestamp_format = 'unix';
+        if (data18.timestamp_format === undefined) {
+          data18.timestamp_format = 'unix';
         }
-        if (data17.secret_encoding === undefined) {
-          data17.secret_encoding = 'utf8';
+        if (data18.secret_encoding === undefined) {
+          data18.secret_encoding = 'utf8';
         }
-        if (data17.header === undefined) {
-          const err40 = {
+        if (data18.header === undefined) {
+          const err43 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -1272,13 +1374,13 @@ function validate21(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err40];
+            vErrors = [err43];
           } else {
-            vErrors.push(err40);
+            vErrors.push(err43);
           }
           errors++;
         }
-        for (const key1 in data17) {
+        for (const key1 in data18) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -1289,7 +1391,7 @@ function validate21(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err41 = {
+            const err44 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
@@ -1297,18 +1399,18 @@ function validate21(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err41];
+              vErrors = [err44];
             } else {
-              vErrors.push(err41);
+              vErrors.push(err44);
             }
             errors++;
           }
         }
-        if (data17.header !== undefined) {
-          let data18 = data17.header;
-          if (typeof data18 === 'string') {
-            if (func2(data18) < 1) {
-              const err42 = {
+        if (data18.header !== undefined) {
+          let data19 = data18.header;
+          if (typeof data19 === 'string') {
+            if (func3(data19) < 1) {
+              const err45 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: '#/properties/hmac/properties/header/minLength',
                 keyword: 'minLength',
@@ -1316,14 +1418,14 @@ function validate21(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err42];
+                vErrors = [err45];
               } else {
-                vErrors.push(err42);
+                vErrors.push(err45);
               }
               errors++;
             }
           } else {
-            const err43 = {
+            const err46 = {
               instancePath: instancePath + '/hmac/header',
               schemaPath: '#/properties/hmac/properties/header/type',
               keyword: 'type',
@@ -1331,67 +1433,21 @@ function validate21(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err43];
+              vErrors = [err46];
             } else {
-              vErrors.push(err43);
+              vErrors.push(err46);
             }
             errors++;
           }
         }
-        let data19 = data17.algorithm;
-        if (typeof data19 !== 'string') {
-          const err44 = {
+        let data20 = data18.algorithm;
+        if (typeof data20 !== 'string') {
+          const err47 = {
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err44];
-          } else {
-            vErrors.push(err44);
-          }
-          errors++;
-        }
-        if (!(data19 === 'sha1' || data19 === 'sha256' || data19 === 'sha512')) {
-          const err45 = {
-            instancePath: instancePath + '/hmac/algorithm',
-            schemaPath: '#/properties/hmac/properties/algorithm/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err45];
-          } else {
-            vErrors.push(err45);
-          }
-          errors++;
-        }
-        let data20 = data17.encoding;
-        if (typeof data20 !== 'string') {
-          const err46 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err46];
-          } else {
-            vErrors.push(err46);
-          }
-          errors++;
-        }
-        if (!(data20 === 'hex' || data20 === 'base64')) {
-          const err47 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
-            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err47];
@@ -1400,27 +1456,26 @@ function validate21(
           }
           errors++;
         }
-        if (data17.prefix !== undefined) {
-          if (typeof data17.prefix !== 'string') {
-            const err48 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err48];
-            } else {
-              vErrors.push(err48);
-            }
-            errors++;
+        if (!(data20 === 'sha1' || data20 === 'sha256' || data20 === 'sha512')) {
+          const err48 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err48];
+          } else {
+            vErrors.push(err48);
           }
+          errors++;
         }
-        if (typeof data17.signed !== 'string') {
+        let data21 = data18.encoding;
+        if (typeof data21 !== 'string') {
           const err49 = {
-            instancePath: instancePath + '/hmac/signed',
-            schemaPath: '#/properties/hmac/properties/signed/type',
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -1432,46 +1487,45 @@ function validate21(
           }
           errors++;
         }
-        if (data17.timestamp_header !== undefined) {
-          if (typeof data17.timestamp_header !== 'string') {
-            const err50 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
+        if (!(data21 === 'hex' || data21 === 'base64')) {
+          const err50 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err50];
+          } else {
+            vErrors.push(err50);
+          }
+          errors++;
+        }
+        if (data18.prefix !== undefined) {
+          if (typeof data18.prefix !== 'string') {
+            const err51 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err50];
+              vErrors = [err51];
             } else {
-              vErrors.push(err50);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
-        let data24 = data17.timestamp_format;
-        if (typeof data24 !== 'string') {
-          const err51 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+        if (typeof data18.signed !== 'string') {
+          const err52 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: '#/properties/hmac/properties/signed/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err51];
-          } else {
-            vErrors.push(err51);
-          }
-          errors++;
-        }
-        if (!(data24 === 'unix' || data24 === 'unix_ms' || data24 === 'iso8601')) {
-          const err52 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
-            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err52];
@@ -1480,29 +1534,31 @@ function validate21(
           }
           errors++;
         }
-        let data25 = data17.secret_encoding;
+        if (data18.timestamp_header !== undefined) {
+          if (typeof data18.timestamp_header !== 'string') {
+            const err53 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        }
+        let data25 = data18.timestamp_format;
         if (typeof data25 !== 'string') {
-          const err53 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+          const err54 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err53];
-          } else {
-            vErrors.push(err53);
-          }
-          errors++;
-        }
-        if (!(data25 === 'utf8' || data25 === 'base64' || data25 === 'hex')) {
-          const err54 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
-            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err54];
@@ -1511,35 +1567,29 @@ function validate21(
           }
           errors++;
         }
-      } else {
-        const err55 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err55];
-        } else {
-          vErrors.push(err55);
+        if (!(data25 === 'unix' || data25 === 'unix_ms' || data25 === 'iso8601')) {
+          const err55 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err55];
+          } else {
+            vErrors.push(err55);
+          }
+          errors++;
         }
-        errors++;
-      }
-    }
-    let data26 = data.replay;
-    if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
-      if (data26.resign === undefined) {
-        data26.resign = true;
-      }
-      for (const key2 in data26) {
-        if (!(key2 === 'resign')) {
+        let data26 = data18.secret_encoding;
+        if (typeof data26 !== 'string') {
           const err56 = {
-            instancePath: instancePath + '/replay',
-            schemaPath: '#/properties/replay/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key2 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err56];
@@ -1548,47 +1598,50 @@ function validate21(
           }
           errors++;
         }
-      }
-      if (typeof data26.resign !== 'boolean') {
-        const err57 = {
-          instancePath: instancePath + '/replay/resign',
-          schemaPath: '#/properties/replay/properties/resign/type',
+        if (!(data26 === 'utf8' || data26 === 'base64' || data26 === 'hex')) {
+          const err57 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err57];
+          } else {
+            vErrors.push(err57);
+          }
+          errors++;
+        }
+      } else {
+        const err58 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err57];
+          vErrors = [err58];
         } else {
-          vErrors.push(err57);
+          vErrors.push(err58);
         }
         errors++;
       }
-    } else {
-      const err58 = {
-        instancePath: instancePath + '/replay',
-        schemaPath: '#/properties/replay/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err58];
-      } else {
-        vErrors.push(err58);
-      }
-      errors++;
     }
-    if (data.channel !== undefined) {
-      let data28 = data.channel;
-      if (typeof data28 === 'string') {
-        if (func2(data28) < 1) {
+    let data27 = data.replay;
+    if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+      if (data27.resign === undefined) {
+        data27.resign = true;
+      }
+      for (const key2 in data27) {
+        if (!(key2 === 'resign')) {
           const err59 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/replay',
+            schemaPath: '#/properties/replay/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key2 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err59];
@@ -1597,13 +1650,14 @@ function validate21(
           }
           errors++;
         }
-      } else {
+      }
+      if (typeof data27.resign !== 'boolean') {
         const err60 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
+          instancePath: instancePath + '/replay/resign',
+          schemaPath: '#/properties/replay/properties/resign/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
         };
         if (vErrors === null) {
           vErrors = [err60];
@@ -1612,48 +1666,46 @@ function validate21(
         }
         errors++;
       }
+    } else {
+      const err61 = {
+        instancePath: instancePath + '/replay',
+        schemaPath: '#/properties/replay/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err61];
+      } else {
+        vErrors.push(err61);
+      }
+      errors++;
     }
-    if (data.mode !== undefined) {
-      let data29 = data.mode;
-      if (typeof data29 !== 'string') {
-        const err61 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+    if (data.channel !== undefined) {
+      let data29 = data.channel;
+      if (typeof data29 === 'string') {
+        if (func3(data29) < 1) {
+          const err62 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err62];
+          } else {
+            vErrors.push(err62);
+          }
+          errors++;
+        }
+      } else {
+        const err63 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err61];
-        } else {
-          vErrors.push(err61);
-        }
-        errors++;
-      }
-      if (!(data29 === 'pubsub' || data29 === 'streams')) {
-        const err62 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema32.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err62];
-        } else {
-          vErrors.push(err62);
-        }
-        errors++;
-      }
-    }
-    if (data.pattern !== undefined) {
-      if (typeof data.pattern !== 'boolean') {
-        const err63 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/properties/pattern/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
         };
         if (vErrors === null) {
           vErrors = [err63];
@@ -1663,31 +1715,30 @@ function validate21(
         errors++;
       }
     }
-    if (data.group !== undefined) {
-      let data31 = data.group;
-      if (typeof data31 === 'string') {
-        if (func2(data31) < 1) {
-          const err64 = {
-            instancePath: instancePath + '/group',
-            schemaPath: '#/properties/group/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err64];
-          } else {
-            vErrors.push(err64);
-          }
-          errors++;
-        }
-      } else {
-        const err65 = {
-          instancePath: instancePath + '/group',
-          schemaPath: '#/properties/group/type',
+    if (data.mode !== undefined) {
+      let data30 = data.mode;
+      if (typeof data30 !== 'string') {
+        const err64 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err64];
+        } else {
+          vErrors.push(err64);
+        }
+        errors++;
+      }
+      if (!(data30 === 'pubsub' || data30 === 'streams')) {
+        const err65 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err65];
@@ -1697,8 +1748,59 @@ function validate21(
         errors++;
       }
     }
+    if (data.pattern !== undefined) {
+      if (typeof data.pattern !== 'boolean') {
+        const err66 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/properties/pattern/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err66];
+        } else {
+          vErrors.push(err66);
+        }
+        errors++;
+      }
+    }
+    if (data.group !== undefined) {
+      let data32 = data.group;
+      if (typeof data32 === 'string') {
+        if (func3(data32) < 1) {
+          const err67 = {
+            instancePath: instancePath + '/group',
+            schemaPath: '#/properties/group/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err67];
+          } else {
+            vErrors.push(err67);
+          }
+          errors++;
+        }
+      } else {
+        const err68 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/properties/group/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err68];
+        } else {
+          vErrors.push(err68);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err66 = {
+    const err69 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1706,9 +1808,9 @@ function validate21(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err66];
+      vErrors = [err69];
     } else {
-      vErrors.push(err66);
+      vErrors.push(err69);
     }
     errors++;
   }
@@ -1742,6 +1844,12 @@ function validate20(
     if (data.server === undefined) {
       data.server = {};
     }
+    if (data.api === undefined) {
+      data.api = {};
+    }
+    if (data.ingest === undefined) {
+      data.ingest = {};
+    }
     if (data.mcp === undefined) {
       data.mcp = {};
     }
@@ -1752,15 +1860,7 @@ function validate20(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'providers' ||
-        key0 === 'replay' ||
-        key0 === 'retention' ||
-        key0 === 'server' ||
-        key0 === 'mcp' ||
-        key0 === 'rate_limits' ||
-        key0 === 'metrics'
-      )) {
+      if (!func1.call(schema31.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1911,7 +2011,7 @@ function validate20(
         for (let i0 = 0; i0 < len0; i0++) {
           let data5 = data4[i0];
           if (typeof data5 === 'string') {
-            if (func2(data5) < 1) {
+            if (func3(data5) < 1) {
               const err7 = {
                 instancePath: instancePath + '/replay/allow/' + i0,
                 schemaPath: '#/properties/replay/properties/allow/items/minLength',
@@ -2192,7 +2292,7 @@ function validate20(
       }
       let data12 = data11.host;
       if (typeof data12 === 'string') {
-        if (func2(data12) < 1) {
+        if (func3(data12) < 1) {
           const err23 = {
             instancePath: instancePath + '/server/host',
             schemaPath: '#/properties/server/properties/host/minLength',
@@ -2276,7 +2376,7 @@ function validate20(
         for (let i1 = 0; i1 < len1; i1++) {
           let data15 = data14[i1];
           if (typeof data15 === 'string') {
-            if (func2(data15) < 1) {
+            if (func3(data15) < 1) {
               const err28 = {
                 instancePath: instancePath + '/server/allowed_hosts/' + i1,
                 schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
@@ -2352,19 +2452,16 @@ function validate20(
       }
       errors++;
     }
-    let data17 = data.mcp;
+    let data17 = data.api;
     if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-      if (data17.max_sessions === undefined) {
-        data17.max_sessions = 100;
-      }
-      if (data17.session_idle_seconds === undefined) {
-        data17.session_idle_seconds = 1800;
+      if (data17.max_streams_per_caller === undefined) {
+        data17.max_streams_per_caller = 20;
       }
       for (const key6 in data17) {
-        if (!(key6 === 'max_sessions' || key6 === 'session_idle_seconds')) {
+        if (!(key6 === 'max_streams_per_caller')) {
           const err33 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
+            instancePath: instancePath + '/api',
+            schemaPath: '#/properties/api/additionalProperties',
             keyword: 'additionalProperties',
             params: { additionalProperty: key6 },
             message: 'must NOT have additional properties',
@@ -2377,11 +2474,11 @@ function validate20(
           errors++;
         }
       }
-      let data18 = data17.max_sessions;
+      let data18 = data17.max_streams_per_caller;
       if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
         const err34 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
+          instancePath: instancePath + '/api/max_streams_per_caller',
+          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -2396,8 +2493,8 @@ function validate20(
       if (typeof data18 == 'number' && isFinite(data18)) {
         if (data18 < 1 || isNaN(data18)) {
           const err35 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            instancePath: instancePath + '/api/max_streams_per_caller',
+            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -2410,30 +2507,34 @@ function validate20(
           errors++;
         }
       }
-      let data19 = data17.session_idle_seconds;
-      if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
-        const err36 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err36];
-        } else {
-          vErrors.push(err36);
-        }
-        errors++;
+    } else {
+      const err36 = {
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err36];
+      } else {
+        vErrors.push(err36);
       }
-      if (typeof data19 == 'number' && isFinite(data19)) {
-        if (data19 < 5 || isNaN(data19)) {
+      errors++;
+    }
+    let data19 = data.ingest;
+    if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
+      if (data19.record_rejected_per_minute === undefined) {
+        data19.record_rejected_per_minute = 60;
+      }
+      for (const key7 in data19) {
+        if (!(key7 === 'record_rejected_per_minute')) {
           const err37 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key7 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err37];
@@ -2443,37 +2544,30 @@ function validate20(
           errors++;
         }
       }
-    } else {
-      const err38 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err38];
-      } else {
-        vErrors.push(err38);
+      let data20 = data19.record_rejected_per_minute;
+      if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
+        const err38 = {
+          instancePath: instancePath + '/ingest/record_rejected_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data20 = data.rate_limits;
-    if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-      if (data20.read === undefined) {
-        data20.read = {};
-      }
-      if (data20.replay === undefined) {
-        data20.replay = {};
-      }
-      for (const key7 in data20) {
-        if (!(key7 === 'read' || key7 === 'replay')) {
+      if (typeof data20 == 'number' && isFinite(data20)) {
+        if (data20 < 1 || isNaN(data20)) {
           const err39 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key7 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/ingest/record_rejected_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err39];
@@ -2483,39 +2577,40 @@ function validate20(
           errors++;
         }
       }
-      let data21 = data20.read;
-      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-        if (data21.capacity === undefined) {
-          data21.capacity = 120;
-        }
-        if (data21.refill_per_second === undefined) {
-          data21.refill_per_second = 20;
-        }
-        for (const key8 in data21) {
-          if (!(key8 === 'capacity' || key8 === 'refill_per_second')) {
-            const err40 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key8 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err40];
-            } else {
-              vErrors.push(err40);
-            }
-            errors++;
-          }
-        }
-        let data22 = data21.capacity;
-        if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+    } else {
+      const err40 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err40];
+      } else {
+        vErrors.push(err40);
+      }
+      errors++;
+    }
+    let data21 = data.mcp;
+    if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
+      if (data21.max_sessions === undefined) {
+        data21.max_sessions = 100;
+      }
+      if (data21.max_sessions_per_caller === undefined) {
+        data21.max_sessions_per_caller = 10;
+      }
+      if (data21.session_idle_seconds === undefined) {
+        data21.session_idle_seconds = 1800;
+      }
+      for (const key8 in data21) {
+        if (!(key8 === 'max_sessions' || key8 === 'max_sessions_per_caller' || key8 === 'session_idle_seconds')) {
           const err41 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key8 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err41];
@@ -2524,103 +2619,97 @@ function validate20(
           }
           errors++;
         }
-        if (typeof data22 == 'number' && isFinite(data22)) {
-          if (data22 < 1 || isNaN(data22)) {
-            const err42 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err42];
-            } else {
-              vErrors.push(err42);
-            }
-            errors++;
-          }
-        }
-        let data23 = data21.refill_per_second;
-        if (typeof data23 == 'number' && isFinite(data23)) {
-          if (data23 <= 0 || isNaN(data23)) {
-            const err43 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err43];
-            } else {
-              vErrors.push(err43);
-            }
-            errors++;
-          }
-        } else {
-          const err44 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err44];
-          } else {
-            vErrors.push(err44);
-          }
-          errors++;
-        }
-      } else {
-        const err45 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
+      }
+      let data22 = data21.max_sessions;
+      if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+        const err42 = {
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err45];
+          vErrors = [err42];
         } else {
-          vErrors.push(err45);
+          vErrors.push(err42);
         }
         errors++;
       }
-      let data24 = data20.replay;
-      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-        if (data24.capacity === undefined) {
-          data24.capacity = 10;
-        }
-        if (data24.refill_per_second === undefined) {
-          data24.refill_per_second = 0.5;
-        }
-        for (const key9 in data24) {
-          if (!(key9 === 'capacity' || key9 === 'refill_per_second')) {
-            const err46 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key9 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err46];
-            } else {
-              vErrors.push(err46);
-            }
-            errors++;
+      if (typeof data22 == 'number' && isFinite(data22)) {
+        if (data22 < 1 || isNaN(data22)) {
+          const err43 = {
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err43];
+          } else {
+            vErrors.push(err43);
           }
+          errors++;
         }
-        let data25 = data24.capacity;
-        if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+      }
+      let data23 = data21.max_sessions_per_caller;
+      if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
+        const err44 = {
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err44];
+        } else {
+          vErrors.push(err44);
+        }
+        errors++;
+      }
+      if (typeof data23 == 'number' && isFinite(data23)) {
+        if (data23 < 1 || isNaN(data23)) {
+          const err45 = {
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err45];
+          } else {
+            vErrors.push(err45);
+          }
+          errors++;
+        }
+      }
+      let data24 = data21.session_idle_seconds;
+      if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
+        const err46 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err46];
+        } else {
+          vErrors.push(err46);
+        }
+        errors++;
+      }
+      if (typeof data24 == 'number' && isFinite(data24)) {
+        if (data24 < 5 || isNaN(data24)) {
           const err47 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err47];
@@ -2629,9 +2718,196 @@ function validate20(
           }
           errors++;
         }
-        if (typeof data25 == 'number' && isFinite(data25)) {
-          if (data25 < 1 || isNaN(data25)) {
-            const err48 = {
+      }
+    } else {
+      const err48 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err48];
+      } else {
+        vErrors.push(err48);
+      }
+      errors++;
+    }
+    let data25 = data.rate_limits;
+    if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+      if (data25.read === undefined) {
+        data25.read = {};
+      }
+      if (data25.replay === undefined) {
+        data25.replay = {};
+      }
+      for (const key9 in data25) {
+        if (!(key9 === 'read' || key9 === 'replay')) {
+          const err49 = {
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key9 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err49];
+          } else {
+            vErrors.push(err49);
+          }
+          errors++;
+        }
+      }
+      let data26 = data25.read;
+      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+        if (data26.capacity === undefined) {
+          data26.capacity = 120;
+        }
+        if (data26.refill_per_second === undefined) {
+          data26.refill_per_second = 20;
+        }
+        for (const key10 in data26) {
+          if (!(key10 === 'capacity' || key10 === 'refill_per_second')) {
+            const err50 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key10 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err50];
+            } else {
+              vErrors.push(err50);
+            }
+            errors++;
+          }
+        }
+        let data27 = data26.capacity;
+        if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+          const err51 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err51];
+          } else {
+            vErrors.push(err51);
+          }
+          errors++;
+        }
+        if (typeof data27 == 'number' && isFinite(data27)) {
+          if (data27 < 1 || isNaN(data27)) {
+            const err52 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
+        }
+        let data28 = data26.refill_per_second;
+        if (typeof data28 == 'number' && isFinite(data28)) {
+          if (data28 <= 0 || isNaN(data28)) {
+            const err53 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        } else {
+          const err54 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err54];
+          } else {
+            vErrors.push(err54);
+          }
+          errors++;
+        }
+      } else {
+        const err55 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err55];
+        } else {
+          vErrors.push(err55);
+        }
+        errors++;
+      }
+      let data29 = data25.replay;
+      if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
+        if (data29.capacity === undefined) {
+          data29.capacity = 10;
+        }
+        if (data29.refill_per_second === undefined) {
+          data29.refill_per_second = 0.5;
+        }
+        for (const key11 in data29) {
+          if (!(key11 === 'capacity' || key11 === 'refill_per_second')) {
+            const err56 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key11 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
+          }
+        }
+        let data30 = data29.capacity;
+        if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+          const err57 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err57];
+          } else {
+            vErrors.push(err57);
+          }
+          errors++;
+        }
+        if (typeof data30 == 'number' && isFinite(data30)) {
+          if (data30 < 1 || isNaN(data30)) {
+            const err58 = {
               instancePath: instancePath + '/rate_limits/replay/capacity',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
               keyword: 'minimum',
@@ -2639,17 +2915,17 @@ function validate20(
               message: 'must be >= 1',
             };
             if (vErrors === null) {
-              vErrors = [err48];
+              vErrors = [err58];
             } else {
-              vErrors.push(err48);
+              vErrors.push(err58);
             }
             errors++;
           }
         }
-        let data26 = data24.refill_per_second;
-        if (typeof data26 == 'number' && isFinite(data26)) {
-          if (data26 <= 0 || isNaN(data26)) {
-            const err49 = {
+        let data31 = data29.refill_per_second;
+        if (typeof data31 == 'number' && isFinite(data31)) {
+          if (data31 <= 0 || isNaN(data31)) {
+            const err59 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -2657,14 +2933,14 @@ function validate20(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err49];
+              vErrors = [err59];
             } else {
-              vErrors.push(err49);
+              vErrors.push(err59);
             }
             errors++;
           }
         } else {
-          const err50 = {
+          const err60 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -2672,14 +2948,14 @@ function validate20(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err50];
+            vErrors = [err60];
           } else {
-            vErrors.push(err50);
+            vErrors.push(err60);
           }
           errors++;
         }
       } else {
-        const err51 = {
+        const err61 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -2687,14 +2963,14 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err51];
+          vErrors = [err61];
         } else {
-          vErrors.push(err51);
+          vErrors.push(err61);
         }
         errors++;
       }
     } else {
-      const err52 = {
+      const err62 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -2702,36 +2978,36 @@ function validate20(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err52];
+        vErrors = [err62];
       } else {
-        vErrors.push(err52);
+        vErrors.push(err62);
       }
       errors++;
     }
-    let data27 = data.metrics;
-    if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-      if (data27.require_auth === undefined) {
-        data27.require_auth = true;
+    let data32 = data.metrics;
+    if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
+      if (data32.require_auth === undefined) {
+        data32.require_auth = true;
       }
-      for (const key10 in data27) {
-        if (!(key10 === 'require_auth')) {
-          const err53 = {
+      for (const key12 in data32) {
+        if (!(key12 === 'require_auth')) {
+          const err63 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key10 },
+            params: { additionalProperty: key12 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err53];
+            vErrors = [err63];
           } else {
-            vErrors.push(err53);
+            vErrors.push(err63);
           }
           errors++;
         }
       }
-      if (typeof data27.require_auth !== 'boolean') {
-        const err54 = {
+      if (typeof data32.require_auth !== 'boolean') {
+        const err64 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -2739,14 +3015,14 @@ function validate20(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err54];
+          vErrors = [err64];
         } else {
-          vErrors.push(err54);
+          vErrors.push(err64);
         }
         errors++;
       }
     } else {
-      const err55 = {
+      const err65 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -2754,14 +3030,14 @@ function validate20(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err55];
+        vErrors = [err65];
       } else {
-        vErrors.push(err55);
+        vErrors.push(err65);
       }
       errors++;
     }
   } else {
-    const err56 = {
+    const err66 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2769,9 +3045,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err56];
+      vErrors = [err66];
     } else {
-      vErrors.push(err56);
+      vErrors.push(err66);
     }
     errors++;
   }
@@ -3101,6 +3377,21 @@ const schema36 = {
     source_ip: {
       description: "The sender's IP address as seen by switchboard, or null for queue events.",
       type: ['string', 'null'],
+    },
+    passed_check: {
+      description:
+        "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+      type: 'boolean',
+    },
+    payload_truncated: {
+      description:
+        'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+      type: 'boolean',
+    },
+    received_size: {
+      description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+      type: 'integer',
+      minimum: 0,
     },
     headers: { $ref: 'event-headers.schema.json' },
     payload: { $ref: 'event-payload.schema.json' },
@@ -3437,7 +3728,7 @@ function validate24(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 64) {
+        if (func3(data1) > 64) {
           const err16 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -3452,7 +3743,7 @@ function validate24(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err17 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -3486,7 +3777,7 @@ function validate24(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 200) {
+        if (func3(data2) > 200) {
           const err19 = {
             instancePath: instancePath + '/event_type',
             schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -3639,7 +3930,7 @@ function validate24(
     if (data.verify_detail !== undefined) {
       let data7 = data.verify_detail;
       if (typeof data7 === 'string') {
-        if (func2(data7) > 300) {
+        if (func3(data7) > 300) {
           const err28 = {
             instancePath: instancePath + '/verify_detail',
             schemaPath: '#/properties/verify_detail/maxLength',
@@ -3688,7 +3979,7 @@ function validate24(
         errors++;
       }
       if (typeof data8 === 'string') {
-        if (func2(data8) > 300) {
+        if (func3(data8) > 300) {
           const err31 = {
             instancePath: instancePath + '/external_id',
             schemaPath: '#/properties/external_id/maxLength',
@@ -3741,14 +4032,83 @@ function validate24(
         errors++;
       }
     }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err34 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err35 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: '#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err35];
+        } else {
+          vErrors.push(err35);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data13 = data.received_size;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err36 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: '#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+      if (typeof data13 == 'number' && isFinite(data13)) {
+        if (data13 < 0 || isNaN(data13)) {
+          const err37 = {
+            instancePath: instancePath + '/received_size',
+            schemaPath: '#/properties/received_size/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err37];
+          } else {
+            vErrors.push(err37);
+          }
+          errors++;
+        }
+      }
+    }
     if (data.headers !== undefined) {
-      let data11 = data.headers;
-      if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-        for (const key1 in data11) {
-          const _errs34 = errors;
+      let data14 = data.headers;
+      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
+        for (const key1 in data14) {
+          const _errs40 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err34 = {
+              const err38 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -3757,94 +4117,21 @@ function validate24(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err34];
+                vErrors = [err38];
               } else {
-                vErrors.push(err34);
+                vErrors.push(err38);
               }
               errors++;
             }
           }
-          var valid9 = _errs34 === errors;
+          var valid9 = _errs40 === errors;
           if (!valid9) {
-            const err35 = {
+            const err39 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
               params: { propertyName: key1 },
               message: 'property name must be valid',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        for (const key2 in data11) {
-          let data12 = data11[key2];
-          const _errs37 = errors;
-          let valid11 = false;
-          const _errs38 = errors;
-          if (typeof data12 !== 'string') {
-            const err36 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err36];
-            } else {
-              vErrors.push(err36);
-            }
-            errors++;
-          }
-          var _valid0 = _errs38 === errors;
-          valid11 = valid11 || _valid0;
-          const _errs40 = errors;
-          if (Array.isArray(data12)) {
-            if (data12.length < 2) {
-              const err37 = {
-                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
-                keyword: 'minItems',
-                params: { limit: 2 },
-                message: 'must NOT have fewer than 2 items',
-              };
-              if (vErrors === null) {
-                vErrors = [err37];
-              } else {
-                vErrors.push(err37);
-              }
-              errors++;
-            }
-            const len0 = data12.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data12[i0] !== 'string') {
-                const err38 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err38];
-                } else {
-                  vErrors.push(err38);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err39 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
             };
             if (vErrors === null) {
               vErrors = [err39];
@@ -3853,15 +4140,19 @@ function validate24(
             }
             errors++;
           }
-          var _valid0 = _errs40 === errors;
-          valid11 = valid11 || _valid0;
-          if (!valid11) {
+        }
+        for (const key2 in data14) {
+          let data15 = data14[key2];
+          const _errs43 = errors;
+          let valid11 = false;
+          const _errs44 = errors;
+          if (typeof data15 !== 'string') {
             const err40 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
-              keyword: 'anyOf',
-              params: {},
-              message: 'must match a schema in anyOf',
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err40];
@@ -3869,74 +4160,68 @@ function validate24(
               vErrors.push(err40);
             }
             errors++;
-          } else {
-            errors = _errs37;
-            if (vErrors !== null) {
-              if (_errs37) {
-                vErrors.length = _errs37;
+          }
+          var _valid0 = _errs44 === errors;
+          valid11 = valid11 || _valid0;
+          const _errs46 = errors;
+          if (Array.isArray(data15)) {
+            if (data15.length < 2) {
+              const err41 = {
+                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 2 },
+                message: 'must NOT have fewer than 2 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err41];
               } else {
-                vErrors = null;
+                vErrors.push(err41);
+              }
+              errors++;
+            }
+            const len0 = data15.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data15[i0] !== 'string') {
+                const err42 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err42];
+                } else {
+                  vErrors.push(err42);
+                }
+                errors++;
               }
             }
-          }
-        }
-      } else {
-        const err41 = {
-          instancePath: instancePath + '/headers',
-          schemaPath: 'event-headers.schema.json/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err41];
-        } else {
-          vErrors.push(err41);
-        }
-        errors++;
-      }
-    }
-    if (data.payload !== undefined) {
-      let data14 = data.payload;
-      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
-        if (data14.encoding === undefined) {
-          const err42 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'encoding' },
-            message: "must have required property '" + 'encoding' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err42];
           } else {
-            vErrors.push(err42);
+            const err43 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
           }
-          errors++;
-        }
-        if (data14.data === undefined) {
-          const err43 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'data' },
-            message: "must have required property '" + 'data' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err43];
-          } else {
-            vErrors.push(err43);
-          }
-          errors++;
-        }
-        for (const key3 in data14) {
-          if (!(key3 === 'encoding' || key3 === 'data')) {
+          var _valid0 = _errs46 === errors;
+          valid11 = valid11 || _valid0;
+          if (!valid11) {
             const err44 = {
-              instancePath: instancePath + '/payload',
-              schemaPath: 'event-payload.schema.json/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key3 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
               vErrors = [err44];
@@ -3944,12 +4229,87 @@ function validate24(
               vErrors.push(err44);
             }
             errors++;
+          } else {
+            errors = _errs43;
+            if (vErrors !== null) {
+              if (_errs43) {
+                vErrors.length = _errs43;
+              } else {
+                vErrors = null;
+              }
+            }
           }
         }
-        if (data14.encoding !== undefined) {
-          let data15 = data14.encoding;
-          if (typeof data15 !== 'string') {
-            const err45 = {
+      } else {
+        const err45 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: 'event-headers.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err45];
+        } else {
+          vErrors.push(err45);
+        }
+        errors++;
+      }
+    }
+    if (data.payload !== undefined) {
+      let data17 = data.payload;
+      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
+        if (data17.encoding === undefined) {
+          const err46 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'encoding' },
+            message: "must have required property '" + 'encoding' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err46];
+          } else {
+            vErrors.push(err46);
+          }
+          errors++;
+        }
+        if (data17.data === undefined) {
+          const err47 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err47];
+          } else {
+            vErrors.push(err47);
+          }
+          errors++;
+        }
+        for (const key3 in data17) {
+          if (!(key3 === 'encoding' || key3 === 'data')) {
+            const err48 = {
+              instancePath: instancePath + '/payload',
+              schemaPath: 'event-payload.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key3 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err48];
+            } else {
+              vErrors.push(err48);
+            }
+            errors++;
+          }
+        }
+        if (data17.encoding !== undefined) {
+          let data18 = data17.encoding;
+          if (typeof data18 !== 'string') {
+            const err49 = {
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/type',
               keyword: 'type',
@@ -3957,14 +4317,14 @@ function validate24(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err45];
+              vErrors = [err49];
             } else {
-              vErrors.push(err45);
+              vErrors.push(err49);
             }
             errors++;
           }
-          if (!(data15 === 'utf8' || data15 === 'base64')) {
-            const err46 = {
+          if (!(data18 === 'utf8' || data18 === 'base64')) {
+            const err50 = {
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
@@ -3972,16 +4332,16 @@ function validate24(
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
-              vErrors = [err46];
+              vErrors = [err50];
             } else {
-              vErrors.push(err46);
+              vErrors.push(err50);
             }
             errors++;
           }
         }
-        if (data14.data !== undefined) {
-          if (typeof data14.data !== 'string') {
-            const err47 = {
+        if (data17.data !== undefined) {
+          if (typeof data17.data !== 'string') {
+            const err51 = {
               instancePath: instancePath + '/payload/data',
               schemaPath: 'event-payload.schema.json/properties/data/type',
               keyword: 'type',
@@ -3989,15 +4349,15 @@ function validate24(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err47];
+              vErrors = [err51];
             } else {
-              vErrors.push(err47);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
       } else {
-        const err48 = {
+        const err52 = {
           instancePath: instancePath + '/payload',
           schemaPath: 'event-payload.schema.json/type',
           keyword: 'type',
@@ -4005,15 +4365,15 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err48];
+          vErrors = [err52];
         } else {
-          vErrors.push(err48);
+          vErrors.push(err52);
         }
         errors++;
       }
     }
   } else {
-    const err49 = {
+    const err53 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -4021,9 +4381,9 @@ function validate24(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err49];
+      vErrors = [err53];
     } else {
-      vErrors.push(err49);
+      vErrors.push(err53);
     }
     errors++;
   }
@@ -4560,7 +4920,7 @@ function validate25(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 64) {
+        if (func3(data1) > 64) {
           const err10 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -4575,7 +4935,7 @@ function validate25(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err11 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -4609,7 +4969,7 @@ function validate25(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 200) {
+        if (func3(data2) > 200) {
           const err13 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -4934,7 +5294,7 @@ function validate28(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
+        if (func3(data0) > 64) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -4949,7 +5309,7 @@ function validate28(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err7 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -5419,6 +5779,11 @@ const schema54 = {
           delivered: { type: 'boolean' },
           response_status: { type: ['integer', 'null'] },
           response_ms: { type: ['number', 'null'], minimum: 0 },
+          unsigned: {
+            description:
+              'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
+            type: 'boolean',
+          },
           error_code: {
             description: 'The error code when the attempt failed or was refused.',
             type: ['string', 'null'],
@@ -5875,15 +6240,14 @@ function validate31(
                 }
               }
             }
-            if (data1.error_code !== undefined) {
-              let data11 = data1.error_code;
-              if (typeof data11 !== 'string' && data11 !== null) {
+            if (data1.unsigned !== undefined) {
+              if (typeof data1.unsigned !== 'boolean') {
                 const err26 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
+                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
-                  message: 'must be string,null',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -5892,20 +6256,16 @@ function validate31(
                 }
                 errors++;
               }
-              if (!(
-                data11 === 'not_found' ||
-                data11 === 'invalid_argument' ||
-                data11 === 'replay_failed' ||
-                data11 === 'rate_limited' ||
-                data11 === 'internal' ||
-                data11 === null
-              )) {
+            }
+            if (data1.error_code !== undefined) {
+              let data12 = data1.error_code;
+              if (typeof data12 !== 'string' && data12 !== null) {
                 const err27 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
-                  message: 'must be equal to one of the allowed values',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  keyword: 'type',
+                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
+                  message: 'must be string,null',
                 };
                 if (vErrors === null) {
                   vErrors = [err27];
@@ -5914,9 +6274,31 @@ function validate31(
                 }
                 errors++;
               }
+              if (!(
+                data12 === 'not_found' ||
+                data12 === 'invalid_argument' ||
+                data12 === 'replay_failed' ||
+                data12 === 'rate_limited' ||
+                data12 === 'internal' ||
+                data12 === null
+              )) {
+                const err28 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              }
             }
           } else {
-            const err28 = {
+            const err29 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -5924,15 +6306,15 @@ function validate31(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err28];
+              vErrors = [err29];
             } else {
-              vErrors.push(err28);
+              vErrors.push(err29);
             }
             errors++;
           }
         }
       } else {
-        const err29 = {
+        const err30 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -5940,15 +6322,15 @@ function validate31(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err29];
+          vErrors = [err30];
         } else {
-          vErrors.push(err29);
+          vErrors.push(err30);
         }
         errors++;
       }
     }
   } else {
-    const err30 = {
+    const err31 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -5956,9 +6338,9 @@ function validate31(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err30];
+      vErrors = [err31];
     } else {
-      vErrors.push(err30);
+      vErrors.push(err31);
     }
     errors++;
   }
@@ -6357,7 +6739,7 @@ function validate33(
     if (data.q !== undefined) {
       let data0 = data.q;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 200) {
+        if (func3(data0) > 200) {
           const err1 = {
             instancePath: instancePath + '/q',
             schemaPath: '#/properties/q/maxLength',
@@ -6372,7 +6754,7 @@ function validate33(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/q',
             schemaPath: '#/properties/q/minLength',
@@ -6406,7 +6788,7 @@ function validate33(
     if (data.match !== undefined) {
       let data1 = data.match;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 2000) {
+        if (func3(data1) > 2000) {
           const err4 = {
             instancePath: instancePath + '/match',
             schemaPath: '#/properties/match/maxLength',
@@ -6421,7 +6803,7 @@ function validate33(
           }
           errors++;
         }
-        if (func2(data1) < 2) {
+        if (func3(data1) < 2) {
           const err5 = {
             instancePath: instancePath + '/match',
             schemaPath: '#/properties/match/minLength',
@@ -6963,7 +7345,7 @@ function validate40(
     if (data.provider !== undefined) {
       let data0 = data.provider;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
+        if (func3(data0) > 64) {
           const err1 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -6978,7 +7360,7 @@ function validate40(
           }
           errors++;
         }
-        if (func2(data0) < 1) {
+        if (func3(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -7012,7 +7394,7 @@ function validate40(
     if (data.event_type !== undefined) {
       let data1 = data.event_type;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 200) {
+        if (func3(data1) > 200) {
           const err4 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -7027,7 +7409,7 @@ function validate40(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/minLength',
@@ -7061,7 +7443,7 @@ function validate40(
     if (data.since !== undefined) {
       let data2 = data.since;
       if (typeof data2 === 'string') {
-        if (func2(data2) > 64) {
+        if (func3(data2) > 64) {
           const err7 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/maxLength',
@@ -7076,7 +7458,7 @@ function validate40(
           }
           errors++;
         }
-        if (func2(data2) < 1) {
+        if (func3(data2) < 1) {
           const err8 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/minLength',
@@ -7158,7 +7540,7 @@ function validate40(
     if (data.cursor !== undefined) {
       let data4 = data.cursor;
       if (typeof data4 === 'string') {
-        if (func2(data4) > 512) {
+        if (func3(data4) > 512) {
           const err13 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/maxLength',
@@ -7173,7 +7555,7 @@ function validate40(
           }
           errors++;
         }
-        if (func2(data4) < 1) {
+        if (func3(data4) < 1) {
           const err14 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/minLength',
@@ -7390,6 +7772,12 @@ const schema65 = {
       minLength: 1,
       maxLength: 2048,
     },
+    unsigned: {
+      description:
+        'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+      type: 'boolean',
+      default: false,
+    },
   },
 };
 
@@ -7407,6 +7795,9 @@ function validate43(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.unsigned === undefined) {
+      data.unsigned = false;
+    }
     if (data.id === undefined) {
       const err0 = {
         instancePath,
@@ -7423,7 +7814,7 @@ function validate43(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'id' || key0 === 'target_url')) {
+      if (!(key0 === 'id' || key0 === 'target_url' || key0 === 'unsigned')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -7476,7 +7867,7 @@ function validate43(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (func2(data1) > 2048) {
+        if (func3(data1) > 2048) {
           const err4 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/maxLength',
@@ -7491,7 +7882,7 @@ function validate43(
           }
           errors++;
         }
-        if (func2(data1) < 1) {
+        if (func3(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/minLength',
@@ -7522,8 +7913,23 @@ function validate43(
         errors++;
       }
     }
+    if (typeof data.unsigned !== 'boolean') {
+      const err7 = {
+        instancePath: instancePath + '/unsigned',
+        schemaPath: '#/properties/unsigned/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err7];
+      } else {
+        vErrors.push(err7);
+      }
+      errors++;
+    }
   } else {
-    const err7 = {
+    const err8 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7531,9 +7937,9 @@ function validate43(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err7];
+      vErrors = [err8];
     } else {
-      vErrors.push(err7);
+      vErrors.push(err8);
     }
     errors++;
   }

@@ -1,18 +1,18 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
-import { callerOf } from '../auth/require-bearer.ts';
+import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
-import { invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
+import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
 import { toEventDetail } from '../store/index.ts';
-import { lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
+import { createLiveSummaries, lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
 import { parseListQuery } from './list-query.ts';
 import { readJsonBody } from './read-json-body.ts';
 import { rawDownloadHeaders } from './raw-download.ts';
@@ -41,9 +41,38 @@ export interface ApiSurfaceDeps {
   checkReadLimit: (caller: string) => void;
   /** Stream tuning (tests shorten the heartbeat); signal ends every open stream at shutdown. */
   stream?: Pick<EventStreamOptions, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes' | 'signal'>;
+  /** ResolvedConfig.api.maxStreamsPerCaller: open /api/stream connections per token. */
+  maxStreamsPerCaller: number;
 }
 
 const REPLAY_BODY_LIMIT = 16 * 1024;
+/** A slot frees when a stream closes, which the client decides; this is when to look again. */
+const STREAM_SLOT_RETRY_SECONDS = 5;
+
+/**
+ * Open streams per caller (token identity). A slot is taken before anything else about the stream
+ * is done and given back when its response closes, however it ends.
+ */
+function streamSlots(max: number): (ctx: Context) => void {
+  const open = new Map<string, number>();
+  return (ctx) => {
+    const { id } = callerFrom(ctx);
+    const count = open.get(id) ?? 0;
+    if (count >= max) {
+      throw new AppError(
+        'rate_limited',
+        `this token already has ${max} open event streams (api.max_streams_per_caller); close one or retry later`,
+        { retryAfterSeconds: STREAM_SLOT_RETRY_SECONDS },
+      );
+    }
+    open.set(id, count + 1);
+    ctx.res.once('close', () => {
+      const left = (open.get(id) ?? 1) - 1;
+      if (left > 0) open.set(id, left);
+      else open.delete(id);
+    });
+  };
+}
 
 function eventId(ctx: { params: Record<string, string | undefined> }): string {
   const id = normalizeEventId(ctx.params['id'] ?? '');
@@ -57,6 +86,8 @@ function isApiPath(path: string): boolean {
 
 function buildRouter(deps: ApiSurfaceDeps): Router {
   const router = new Router({ prefix: API_PREFIX });
+  const live = createLiveSummaries({ store: deps.store, bus: deps.bus });
+  const takeStreamSlot = streamSlots(deps.maxStreamsPerCaller);
 
   const existing = async (id: string): Promise<EventSummary> => {
     const [summary] = await deps.store.summaries([id]);
@@ -89,13 +120,20 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw invalidArgument('body: expected a JSON object');
-    const extra = Object.keys(body).filter((k) => k !== 'target_url');
-    if (extra.length > 0) throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url is accepted`);
-    const input = { id, ...(body as { target_url?: unknown }) };
+    const extra = Object.keys(body).filter((k) => k !== 'target_url' && k !== 'unsigned');
+    if (extra.length > 0) {
+      throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url and unsigned are accepted`);
+    }
+    const input = { id, ...(body as { target_url?: unknown; unsigned?: unknown }) };
     if (!validateReplayWebhookEventInput(input)) {
       throw invalidArgument(describeSchemaErrors(validateReplayWebhookEventInput.errors, 'body'));
     }
-    ctx.body = await deps.replay.replay({ eventId: id, targetUrl: input.target_url, caller: callerOf(ctx) });
+    ctx.body = await deps.replay.replay({
+      eventId: id,
+      targetUrl: input.target_url,
+      caller: callerOf(ctx),
+      unsigned: input.unsigned === true,
+    });
   });
 
   router.get('/events/:id/replays', async (ctx) => {
@@ -115,7 +153,12 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   router.get('/stream', async (ctx) => {
-    await serveEventStream(ctx, { store: deps.store, bus: deps.bus, ...deps.stream }, lastEventId(ctx));
+    takeStreamSlot(ctx);
+    await serveEventStream(
+      ctx,
+      { store: deps.store, live, untilRevoked: (onRevoked) => watchCaller(ctx, onRevoked), ...deps.stream },
+      lastEventId(ctx),
+    );
   });
 
   return router;

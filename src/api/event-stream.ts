@@ -7,8 +7,15 @@ import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore } from '../store/event-store.ts';
 
 export interface EventStreamOptions {
+  /** For the backlog of a resumed stream. */
   store: Pick<EventStore, 'list' | 'summaries'>;
-  bus: Pick<EventBus, 'subscribe'>;
+  /** New events, fetched once per batch for every open stream. */
+  live: LiveSummaries;
+  /**
+   * Calls back once the caller's token is revoked (watchCaller); the stream then closes. Returns
+   * the function that stops watching.
+   */
+  untilRevoked?: (onRevoked: () => void) => () => void;
   /** Comment lines keep proxies and the browser from timing the connection out; default 15 s. */
   heartbeatMs?: number;
   /** Past this many missed events a resume sends `reset` instead of replaying them; default 1000. */
@@ -60,6 +67,62 @@ export function lastEventId(ctx: Context): string | undefined {
 
 type Backfill = { kind: 'events'; events: EventSummary[] } | { kind: 'reset'; reason: string };
 
+/** One batch of new events as every stream receives it, or the failure to read it. */
+export type LiveBatch = { kind: 'summaries'; summaries: readonly EventSummary[] } | { kind: 'failed'; error: unknown };
+
+export interface LiveSummaries {
+  /** Batches in arrival order, from now on; returns the function that unsubscribes. */
+  subscribe(listener: (batch: LiveBatch) => void): () => void;
+}
+
+/**
+ * The one reader of new events for all open streams: it listens on the bus while any stream is
+ * open and fetches each batch's summaries once, then hands the same batch to every stream, which
+ * keeps what it has not sent yet. Per-stream queries would make each webhook cost a query per open
+ * stream, and anyone who can reach an open route or get a reject recorded can send webhooks.
+ */
+export function createLiveSummaries(options: {
+  store: Pick<EventStore, 'summaries'>;
+  bus: Pick<EventBus, 'subscribe'>;
+}): LiveSummaries {
+  const listeners = new Set<(batch: LiveBatch) => void>();
+  let unsubscribeBus: (() => void) | undefined;
+  // Batches are read one at a time, so every stream sees them in arrival order.
+  let chain: Promise<void> = Promise.resolve();
+  const onIds = (ids: readonly string[]): void => {
+    chain = chain.then(async () => {
+      if (listeners.size === 0) return;
+      let batch: LiveBatch;
+      try {
+        batch = { kind: 'summaries', summaries: await options.store.summaries(ids) };
+      } catch (error: unknown) {
+        batch = { kind: 'failed', error };
+      }
+      for (const listener of [...listeners]) {
+        try {
+          listener(batch);
+        } catch {
+          // One stream's failure to take a batch is that stream's (its socket events close it);
+          // the others, and the batches after this one, must still be delivered.
+        }
+      }
+    });
+  };
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      unsubscribeBus ??= options.bus.subscribe(onIds);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && unsubscribeBus !== undefined) {
+          unsubscribeBus();
+          unsubscribeBus = undefined;
+        }
+      };
+    },
+  };
+}
+
 async function backfill(options: EventStreamOptions, since: string, max: number): Promise<Backfill> {
   const known = await options.store.summaries([since]);
   if (known.length === 0)
@@ -77,9 +140,9 @@ async function backfill(options: EventStreamOptions, since: string, max: number)
 }
 
 /**
- * Serves /api/stream. It subscribes to the bus before reading the backlog, so an event committed
- * while the backlog is read is either in it or buffered live (never neither), and the recent-id
- * set drops the one that is both. The backlog is read before the response starts, so a database
+ * Serves /api/stream. It subscribes to the live batches before reading the backlog, so an event
+ * committed while the backlog is read is either in it or buffered live (never neither), and the
+ * recent-id set drops the one that is both. The backlog is read before the response starts, so a database
  * failure on resume is a proper 503 rather than a stream that opens and dies. Any later store
  * failure ends the stream: the client resumes with Last-Event-ID, which beats silently skipping
  * an event.
@@ -91,10 +154,10 @@ export async function serveEventStream(
 ): Promise<void> {
   const log = ctx.state.log;
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
-  // Until the stream is set up, live ids wait here.
-  const buffered: (readonly string[])[] = [];
+  // Until the stream is set up, live batches wait here.
+  const buffered: LiveBatch[] = [];
   let live = false;
-  const unsubscribe = options.bus.subscribe((ids) => (live ? onIds(ids) : buffered.push(ids)));
+  const unsubscribe = options.live.subscribe((batch) => (live ? onBatch(batch) : buffered.push(batch)));
 
   let backlog: Backfill = { kind: 'events', events: [] };
   if (resumeFrom !== undefined) {
@@ -116,10 +179,12 @@ export async function serveEventStream(
   const out = new PassThrough();
   const sent = new RecentIds();
   let closed = false;
+  let stopWatching: () => void = () => undefined;
   const close = (): void => {
     if (closed) return;
     closed = true;
     clearInterval(heartbeat);
+    stopWatching();
     unsubscribe();
     options.signal?.removeEventListener('abort', close);
     out.end();
@@ -143,22 +208,20 @@ export async function serveEventStream(
     close();
   };
 
-  // Live ids are handled one batch at a time, in arrival order.
-  let chain: Promise<void> = Promise.resolve();
-  const onIds = (ids: readonly string[]): void => {
-    chain = chain
-      .then(async () => {
-        if (closed) return;
-        const fresh = ids.filter((id) => !sent.has(id));
-        if (fresh.length === 0) return;
-        for (const summary of await options.store.summaries(fresh)) send(summary);
-      })
-      .catch(fail);
+  const onBatch = (batch: LiveBatch): void => {
+    if (closed) return;
+    if (batch.kind === 'failed') fail(batch.error);
+    else for (const summary of batch.summaries) send(summary);
   };
   const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
   options.signal?.addEventListener('abort', close);
   ctx.req.once('close', close);
   ctx.res.once('close', close);
+  stopWatching =
+    options.untilRevoked?.(() => {
+      log.info('event stream: its token was revoked, closing');
+      close();
+    }) ?? stopWatching;
 
   ctx.status = 200;
   ctx.set({
@@ -171,6 +234,6 @@ export async function serveEventStream(
   if (resumeFrom !== undefined) sent.add(resumeFrom);
   if (backlog.kind === 'reset') write(resetMessage(backlog.reason));
   else for (const summary of backlog.events) send(summary);
-  for (const ids of buffered.splice(0)) onIds(ids);
+  for (const batch of buffered.splice(0)) onBatch(batch);
   live = true;
 }

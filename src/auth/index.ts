@@ -1,8 +1,17 @@
 /** Authentication, DNS-rebinding protection and rate limits, shared by /mcp and /api. */
-export { requireBearer, callerOf, bearerToken, WWW_AUTHENTICATE, type RequireBearerOptions } from './require-bearer.ts';
+export {
+  requireBearer,
+  callerFrom,
+  callerOf,
+  bearerToken,
+  watchCaller,
+  WWW_AUTHENTICATE,
+  type RequireBearerOptions,
+} from './require-bearer.ts';
 export {
   createTokenService,
   DEFAULT_TOKEN_CACHE_TTL_MS,
+  DEFAULT_TOKEN_RECHECK_MS,
   ENV_TOKEN_CALLER,
   type Caller,
   type TokenService,
@@ -17,8 +26,10 @@ export {
   type HostMatcher,
 } from './host-check.ts';
 export {
+  createKeyedRateLimiter,
   createRateLimiter,
   DEFAULT_MAX_BUCKETS,
+  type KeyedRateLimiter,
   type RateClass,
   type RateDecision,
   type RateLimiter,

@@ -29,32 +29,41 @@ export interface RateLimiter {
   prune(): number;
 }
 
-interface Bucket {
-  rateClass: RateClass;
+interface Bucket<C extends string> {
+  rateClass: C;
   tokens: number;
   updatedAt: number;
 }
 
 export const DEFAULT_MAX_BUCKETS = 10_000;
 
+interface BucketStore<C extends string> {
+  readonly take: (key: string, rateClass: C) => RateDecision;
+  readonly prune: () => number;
+  readonly size: () => number;
+}
+
 /**
- * A token bucket per (caller, class). A bucket that has refilled completely holds no information
+ * A token bucket per (key, class). A bucket that has refilled completely holds no information
  * (a fresh one is identical), so full buckets are dropped on access, and the Map's insertion
  * order doubles as an LRU: the map never holds more than maxBuckets, however many identities
  * (tokens, or client addresses for failed logins) show up.
  */
-export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+function createBucketStore<C extends string>(
+  limits: Readonly<Record<C, BucketConfig>>,
+  options: { maxBuckets?: number; now?: () => number },
+): BucketStore<C> {
   const now = options.now ?? (() => performance.now());
   const maxBuckets = options.maxBuckets ?? DEFAULT_MAX_BUCKETS;
-  for (const [name, limit] of Object.entries(options.limits)) {
+  for (const [name, limit] of Object.entries<BucketConfig>(limits)) {
     if (!(limit.capacity >= 1) || !(limit.refillPerSecond > 0)) {
       throw new Error(`rate limit ${name}: capacity must be at least 1 and refill_per_second above 0`);
     }
   }
-  const buckets = new Map<string, Bucket>();
+  const buckets = new Map<string, Bucket<C>>();
 
-  const take = (caller: string, rateClass: RateClass): RateDecision => {
-    const limit = options.limits[rateClass];
+  const take = (caller: string, rateClass: C): RateDecision => {
+    const limit = limits[rateClass];
     const key = `${rateClass}\u0000${caller}`;
     const at = now();
     const existing = buckets.get(key);
@@ -75,8 +84,8 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     return { allowed: true };
   };
 
-  const isFull = (bucket: Bucket, at: number): boolean => {
-    const limit = options.limits[bucket.rateClass];
+  const isFull = (bucket: Bucket<C>, at: number): boolean => {
+    const limit = limits[bucket.rateClass];
     return bucket.tokens + ((at - bucket.updatedAt) / 1000) * limit.refillPerSecond >= limit.capacity;
   };
 
@@ -107,6 +116,28 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     return dropped;
   };
 
+  return { take, prune, size: () => buckets.size };
+}
+
+/** One bucket per key (a client address, say), all of one size, under the same memory bound. */
+export interface KeyedRateLimiter {
+  take(key: string): RateDecision;
+  /** Buckets currently held in memory. */
+  size(): number;
+}
+
+export function createKeyedRateLimiter(
+  limit: BucketConfig,
+  options: Omit<RateLimiterOptions, 'limits'> = {},
+): KeyedRateLimiter {
+  const store = createBucketStore({ key: limit }, options);
+  return { take: (key) => store.take(key, 'key'), size: store.size };
+}
+
+/** The read and replay buckets of each caller (token name). */
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  const { take, prune, size } = createBucketStore(options.limits, options);
+
   const check = (caller: string, rateClass: RateClass): void => {
     const decision = take(caller, rateClass);
     if (!decision.allowed) {
@@ -122,7 +153,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     check,
     checkRead: (caller) => check(caller, 'read'),
     checkReplay: (caller) => check(caller, 'replay'),
-    size: () => buckets.size,
+    size,
     prune,
   };
 }

@@ -7,6 +7,8 @@ declare module 'koa' {
   interface DefaultState {
     /** Set by requireBearer once the request carried a valid token. */
     caller?: Caller;
+    /** Set with caller: calls back once that token is revoked; returns the function that stops watching. */
+    watchCaller?: (onRevoked: () => void) => () => void;
   }
 }
 
@@ -47,15 +49,32 @@ export function requireBearer(tokens: TokenService, options: RequireBearerOption
       throw unauthenticated(token !== undefined);
     }
     ctx.state.caller = caller;
+    ctx.state.watchCaller = (onRevoked) => tokens.watch(caller, onRevoked);
     await next();
   };
 }
 
 /** The caller requireBearer established; throws when the route is not behind it (a wiring bug). */
 export function callerOf(ctx: Context): string {
+  return callerFrom(ctx).name;
+}
+
+/** The whole caller, identity included, for what must belong to one token (sessions, streams). */
+export function callerFrom(ctx: Context): Caller {
   const caller = ctx.state.caller;
-  if (caller === undefined) throw new Error('callerOf: the request did not pass requireBearer');
-  return caller.name;
+  if (caller === undefined) throw new Error('callerFrom: the request did not pass requireBearer');
+  return caller;
+}
+
+/**
+ * For a connection that outlives its request (an SSE stream, an MCP session): onRevoked runs once
+ * when the caller's token is revoked, so the connection can end. Returns the function that stops
+ * watching, to call when the connection ends first.
+ */
+export function watchCaller(ctx: Context, onRevoked: () => void): () => void {
+  const watch = ctx.state.watchCaller;
+  if (watch === undefined) throw new Error('watchCaller: the request did not pass requireBearer');
+  return watch(onRevoked);
 }
 
 function unauthenticated(presented: boolean): AppError {

@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config-error.ts';
-import { loadConfig } from '../config/load-config.ts';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
-import { createLogger, type Logger } from '../log/logger.ts';
+import type { Logger, LoggerOptions } from '../log/logger.ts';
 import { HELP_TEXT } from './help-text.ts';
 
 /** Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config. */
@@ -33,8 +32,18 @@ function parsePort(raw: string | undefined, what: string): number | undefined {
   return Number(raw);
 }
 
-function readConfig(flagPath: string | undefined): ResolvedConfig {
+/**
+ * The config loader (with its compiled validators) and the logger are loaded by the commands that
+ * use them, so that --help and --version start in a fraction of the time.
+ */
+async function readConfig(flagPath: string | undefined): Promise<ResolvedConfig> {
+  const { loadConfig } = await import('../config/load-config.ts');
   return loadConfig({ flagPath, env: process.env, cwd: process.cwd() });
+}
+
+async function newLogger(options?: LoggerOptions): Promise<Logger> {
+  const { createLogger } = await import('../log/logger.ts');
+  return createLogger(options);
 }
 
 export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
@@ -65,8 +74,8 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     switch (command) {
       case 'serve': {
         if (rest.length > 0) throw new UsageError(`serve takes no arguments (got ${rest.join(' ')})`);
-        const config = readConfig(values.config);
-        logger = createLogger();
+        const config = await readConfig(values.config);
+        logger = await newLogger();
         const { runServer } = await import('../server/run-server.ts');
         return await runServer({
           config,
@@ -78,8 +87,8 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
         });
       }
       case 'migrate': {
-        const config = readConfig(values.config);
-        logger = createLogger();
+        const config = await readConfig(values.config);
+        logger = await newLogger();
         const { runMigrate } = await import('../server/run-server.ts');
         await runMigrate({ config, logger, out: io.out });
         return 0;
@@ -87,7 +96,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
       case 'token': {
         const [action, name, ...extra] = rest;
         if (extra.length > 0) throw new UsageError('token takes: create <name> | list | revoke <name>');
-        logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+        logger = await newLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
         const { runTokenCommand } = await import('../server/run-server.ts');
         return await runTokenCommand({ action, name, logger, out: io.out, err: io.err });
       }
@@ -95,7 +104,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
         const [provider, sample, ...extra] = rest;
         if (provider === undefined || extra.length > 0)
           throw new UsageError('usage: switchboard trigger <provider> [sample]');
-        const config = readConfig(values.config);
+        const config = await readConfig(values.config);
         const { runTrigger } = await import('../server/run-trigger.ts');
         return await runTrigger({ config, provider, sample, baseUrl: values.url, out: io.out, err: io.err });
       }

@@ -27,6 +27,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;
+  /** Most bytes of a rejected delivery's body that are stored. */
+  recordRejectedMaxBytes: number;
   resignOnReplay: boolean;
 }
 
@@ -52,7 +54,9 @@ export interface ResolvedConfig {
   /** Passed as written (defaults filled in) to the store's retention job, which owns its rules. */
   retention: SwitchboardConfigWithDefaults['retention'];
   server: { host: string; port: number; allowedHosts: string[]; trustProxy: boolean };
-  mcp: { maxSessions: number; sessionIdleSeconds: number };
+  ingest: { recordRejectedPerMinute: number };
+  mcp: { maxSessions: number; maxSessionsPerCaller: number; sessionIdleSeconds: number };
+  api: { maxStreamsPerCaller: number };
   rateLimits: { read: BucketConfig; replay: BucketConfig };
   metrics: { requireAuth: boolean };
 }
@@ -162,6 +166,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
     toleranceSeconds: p.tolerance_seconds,
     maxBodyBytes: p.max_body_bytes,
     recordRejected: p.record_rejected,
+    recordRejectedMaxBytes: p.record_rejected_max_bytes,
     resignOnReplay: p.replay.resign,
   };
 }
@@ -208,7 +213,13 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
       allowedHosts: server.allowed_hosts,
       trustProxy: server.trust_proxy,
     },
-    mcp: { maxSessions: mcp.max_sessions, sessionIdleSeconds: mcp.session_idle_seconds },
+    ingest: { recordRejectedPerMinute: config.ingest.record_rejected_per_minute },
+    mcp: {
+      maxSessions: mcp.max_sessions,
+      maxSessionsPerCaller: mcp.max_sessions_per_caller,
+      sessionIdleSeconds: mcp.session_idle_seconds,
+    },
+    api: { maxStreamsPerCaller: config.api.max_streams_per_caller },
     rateLimits: {
       read: { capacity: limits.read.capacity, refillPerSecond: limits.read.refill_per_second },
       replay: { capacity: limits.replay.capacity, refillPerSecond: limits.replay.refill_per_second },

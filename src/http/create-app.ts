@@ -16,10 +16,22 @@ export interface AppOptions {
   surfaces: readonly Middleware[];
 }
 
+/** What a response stream fails with when the client disconnected. */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
+
 export function createApp(options: AppOptions): Koa {
   const app = new Koa({ proxy: options.trustProxy });
   app.silent = true;
-  app.on('error', (err: unknown) => options.logger.warn({ err }, 'koa error'));
+  app.on('error', (err: unknown, ctx?: { path?: string }) => {
+    // A client that hangs up mid-response (a closed tab, a dropped stream) is not a server fault:
+    // it is noted at debug, without a stack, so a crowd of them cannot flood the log.
+    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+    if (typeof code === 'string' && CLIENT_GONE.has(code)) {
+      options.logger.debug({ code, path: ctx?.path }, 'client went away');
+      return;
+    }
+    options.logger.warn({ err }, 'koa error');
+  });
   app.use(requestId(options.logger));
   app.use(securityHeaders());
   app.use(errorHandler(options.logger));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
 import { announceCommitted, type EventBus } from '../bus/event-bus.ts';
+import { createKeyedRateLimiter } from '../auth/rate-limiter.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import {
   AppError,
@@ -12,6 +13,7 @@ import {
   payloadTooLarge,
 } from '../errors/app-error.ts';
 import { sendError } from '../http/error-response.ts';
+import { RECORD_REJECTED_PER_MINUTE } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
@@ -37,6 +39,10 @@ export interface IngestSurfaceOptions {
   retryAfterSeconds?: number;
   /** Told why a delivery failed verification (for metrics); never given the secret or signature. */
   onRejected?: (provider: string, reason: VerifyFailureReason) => void;
+  /** ResolvedConfig.ingest.recordRejectedPerMinute: rejected deliveries stored per source address. */
+  recordRejectedPerMinute?: number;
+  /** Told when a rejected delivery was not stored because its source address was over that rate. */
+  onRejectNotRecorded?: (provider: string) => void;
 }
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
@@ -59,6 +65,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   const commitTimeoutMs = options.commitTimeoutMs ?? 10_000;
   const retryAfterSeconds = options.retryAfterSeconds ?? DATABASE_RETRY_AFTER_SECONDS;
   const routes = buildRoutes(options.providers);
+  // A rejected delivery costs its sender nothing but is written to disk, so each source address
+  // gets a bucket: a burst of perMinute, refilled at perMinute a minute.
+  const perMinute = options.recordRejectedPerMinute ?? RECORD_REJECTED_PER_MINUTE.default;
+  const rejectBudget = createKeyedRateLimiter({ capacity: perMinute, refillPerSecond: perMinute / 60 });
   const committer: GroupCommitter = createGroupCommitter({
     store: options.store,
     logger: options.logger,
@@ -122,6 +132,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       eventType: identity.eventType,
       trustMode: provider.trustMode,
       verified: provider.trustMode === 'signed' && outcome.ok,
+      // Recorded for signed and token providers alike: replay re-attaches credentials only when true.
+      ...(provider.trustMode === 'open' ? {} : { passedCheck: outcome.ok }),
       verifyDetail: outcome.detail,
       // A rejected delivery never claims the external id: if it did, the provider's genuine retry
       // (after a secret is fixed, say) would be acknowledged as a duplicate of the rejected row and
@@ -136,11 +148,14 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (!outcome.ok) {
       options.onRejected?.(provider.name, outcome.reason);
       log().info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
-      if (provider.recordRejected) {
+      if (provider.recordRejected && !rejectBudget.take(event.sourceIp ?? 'unknown').allowed) {
+        options.onRejectNotRecorded?.(provider.name);
+        log().debug({ provider: provider.name }, 'rejected delivery not recorded: source over its rate');
+      } else if (provider.recordRejected) {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change
         // the answer: the delivery is refused either way, and a 503 would only invite retries of
         // something that will be refused again.
-        await store(event).catch((err: unknown) =>
+        await store(truncatedReject(event, provider.recordRejectedMaxBytes)).catch((err: unknown) =>
           log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
         );
       }
@@ -177,6 +192,16 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     ctx.status = 200;
     ctx.body = accepted;
   };
+}
+
+/**
+ * A rejected delivery is kept for inspection, not as data: its first maxBytes are enough to see
+ * what was sent, and more would let anyone who can reach the route fill the disk. The bytes are
+ * copied so the queued event does not pin the whole body.
+ */
+function truncatedReject(event: NewEvent, maxBytes: number): NewEvent {
+  if (event.payload.length <= maxBytes) return event;
+  return { ...event, payload: Buffer.from(event.payload.subarray(0, maxBytes)), receivedSize: event.payload.length };
 }
 
 /** Webhook providers by route; each carries the preset config resolution built for it. */

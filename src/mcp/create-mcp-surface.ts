@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
-import { callerOf } from '../auth/require-bearer.ts';
+import { callerFrom } from '../auth/require-bearer.ts';
+import type { Caller } from '../auth/token-service.ts';
 import { methodNotAllowed, notFound } from '../errors/app-error.ts';
 import { sendError } from '../http/error-response.ts';
 import type { Logger } from '../log/logger.ts';
@@ -80,7 +81,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     keepAliveMs: deps.keepAliveMs,
   });
 
-  const handlePost = async (ctx: Context, caller: string): Promise<void> => {
+  const handlePost = async (ctx: Context, caller: Caller): Promise<void> => {
     const read = await readMcpBody(ctx, maxBodyBytes);
     if (!read.ok) return;
     const sessionId = ctx.get('mcp-session-id');
@@ -94,7 +95,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
       sendError(ctx, notFound(`no route for ${ctx.method} ${ctx.path}`));
       return;
     }
-    const caller = callerOf(ctx);
+    const caller = callerFrom(ctx);
     if (ctx.method === 'POST') return handlePost(ctx, caller);
     if (ctx.method === 'GET' || ctx.method === 'DELETE') {
       const sessionId = ctx.get('mcp-session-id');

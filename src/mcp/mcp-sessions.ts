@@ -8,7 +8,10 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Context } from 'koa';
+import { watchCaller } from '../auth/require-bearer.ts';
+import type { Caller } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
+import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { createCoalescingNotifier, type CoalescingNotifier } from './coalescing-notifier.ts';
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.ts';
@@ -21,7 +24,7 @@ const RETRY_AFTER_FULL_SECONDS = 5;
 export interface McpSessionsOptions {
   server: McpServerDeps;
   /** ResolvedConfig.mcp. */
-  limits: { maxSessions: number; sessionIdleSeconds: number };
+  limits: { maxSessions: number; maxSessionsPerCaller: number; sessionIdleSeconds: number };
   /** New-event announcements, for resource subscriptions. */
   bus: Pick<EventBus, 'subscribe'>;
   /** Takes one token from the caller's read bucket; throws AppError rate_limited when it is empty. */
@@ -34,10 +37,13 @@ export interface McpSessionsOptions {
 }
 
 export interface McpSessions {
-  /** Starts a session with an initialize request, or answers 503 when the table is full or closing. */
-  open(ctx: Context, caller: string, body: unknown): Promise<void>;
+  /**
+   * Starts a session with an initialize request; throws rate_limited when the caller holds its
+   * share, answers 503 when the table is full or closing.
+   */
+  open(ctx: Context, caller: Caller, body: unknown): Promise<void>;
   /** Hands a request to the caller's session with that id, or answers 404 Session not found. */
-  forward(ctx: Context, caller: string, sessionId: string, body: unknown): Promise<void>;
+  forward(ctx: Context, caller: Caller, sessionId: string, body: unknown): Promise<void>;
   count(): number;
   /** Ends every session (open SSE streams close); new sessions are refused from then on. */
   closeAll(): Promise<void>;
@@ -45,14 +51,22 @@ export interface McpSessions {
 
 interface Session {
   id: string;
-  readonly caller: string;
+  /** The token that opened it: only that token (by identity, not name) may use it. */
+  readonly caller: Caller;
   readonly server: Server;
   readonly transport: StreamableHTTPServerTransport;
   readonly notifier: CoalescingNotifier;
   subscribed: boolean;
-  /** Requests in progress, open SSE streams included: a session with one is never idle. */
+  /**
+   * Client requests in progress (POST, DELETE): a session with one is never idle. An open GET
+   * stream is not one: it only carries what the server sends, and a client that sends nothing for
+   * session_idle_seconds has left its session idle, whether or not a stream is open.
+   */
   inflight: number;
+  /** When the client last sent a request (or one finished). */
   lastActive: number;
+  /** Ends the watch on the caller's token. */
+  stopWatching: () => void;
   closed: boolean;
 }
 
@@ -68,9 +82,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const closeSession = async (session: Session, why: string): Promise<void> => {
     if (session.closed) return;
     session.closed = true;
+    session.stopWatching();
     session.notifier.cancel();
     if (sessions.get(session.id) === session) sessions.delete(session.id);
-    log.debug({ sessionId: session.id, caller: session.caller, why }, 'MCP session ended');
+    log.debug({ sessionId: session.id, caller: session.caller.name, why }, 'MCP session ended');
     await session.server.close().catch((err: unknown) => log.warn({ err }, 'closing an MCP session failed'));
   };
 
@@ -90,20 +105,45 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   /** Hands the raw request to the session's transport; headers set on ctx so far are on the raw response already. */
   const handOver = async (ctx: Context, session: Session, body: unknown): Promise<void> => {
     ctx.respond = false;
-    session.inflight += 1;
     session.lastActive = now();
-    ctx.res.once('close', () => {
-      session.inflight -= 1;
-      session.lastActive = now();
-    });
+    if (ctx.method !== 'GET') {
+      session.inflight += 1;
+      ctx.res.once('close', () => {
+        session.inflight -= 1;
+        session.lastActive = now();
+      });
+    }
     await session.transport.handleRequest(ctx.req, ctx.res, body);
   };
 
   const full = (): boolean => sessions.size + reserved >= limits.maxSessions;
 
-  const open = async (ctx: Context, caller: string, body: unknown): Promise<void> => {
+  /** Sessions a caller holds, being initialized included. */
+  const reservedBy = new Map<string, number>();
+  const sessionsOf = (caller: Caller): number => {
+    let count = reservedBy.get(caller.id) ?? 0;
+    for (const session of sessions.values()) if (session.caller.id === caller.id) count += 1;
+    return count;
+  };
+  const reserve = (caller: Caller, delta: 1 | -1): void => {
+    const next = (reservedBy.get(caller.id) ?? 0) + delta;
+    if (next > 0) reservedBy.set(caller.id, next);
+    else reservedBy.delete(caller.id);
+  };
+
+  const open = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
     // A session holds memory and a stream; starting one costs a read, like a call does.
-    options.checkReadLimit(caller);
+    options.checkReadLimit(caller.name);
+    const perCaller = limits.maxSessionsPerCaller;
+    if (!closing && sessionsOf(caller) >= perCaller) expireIdle();
+    if (!closing && sessionsOf(caller) >= perCaller) {
+      // One caller must not be able to take the slots every other caller needs.
+      throw new AppError(
+        'rate_limited',
+        `this token already holds ${perCaller} MCP sessions (mcp.max_sessions_per_caller); end an unused one (HTTP DELETE) or retry later`,
+        { retryAfterSeconds: RETRY_AFTER_FULL_SECONDS },
+      );
+    }
     if (!closing && full()) expireIdle();
     if (closing || full()) {
       ctx.set('Retry-After', String(RETRY_AFTER_FULL_SECONDS));
@@ -112,6 +152,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       return;
     }
     reserved += 1;
+    reserve(caller, 1);
     let registered = false;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -119,13 +160,14 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
         session.id = id;
         sessions.set(id, session);
         reserved -= 1;
+        reserve(caller, -1);
         registered = true;
-        log.debug({ sessionId: id, caller }, 'MCP session started');
+        log.debug({ sessionId: id, caller: caller.name }, 'MCP session started');
       },
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     });
     const server = createMcpServer(options.server, {
-      caller,
+      caller: caller.name,
       subscribe: (uri) => {
         if (uri === RECENT_EVENTS_URI) session.subscribed = true;
       },
@@ -141,6 +183,8 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       subscribed: false,
       inflight: 0,
       lastActive: now(),
+      // A revoked token's sessions end, GET streams and subscriptions with them.
+      stopWatching: watchCaller(ctx, () => void closeSession(session, 'token revoked')),
       closed: false,
       notifier: createCoalescingNotifier(() => {
         server
@@ -148,7 +192,8 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
           .catch((err: unknown) => log.debug({ err }, 'resource update not delivered'));
       }, options.notifyIntervalMs ?? RESOURCE_NOTIFY_INTERVAL_MS),
     };
-    transport.onerror = (err) => log.debug({ err: err.message, caller }, 'MCP transport refused a request');
+    transport.onerror = (err) =>
+      log.debug({ err: err.message, caller: caller.name }, 'MCP transport refused a request');
     await server.connect(transport);
     // Set after connect, which wraps the transport's callbacks: DELETE, idle expiry and closeAll all end here.
     server.onclose = () => void closeSession(session, 'closed');
@@ -157,6 +202,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     } finally {
       if (!registered) {
         reserved -= 1;
+        reserve(caller, -1);
         await closeSession(session, 'initialize failed');
       } else if (closing) {
         // closeAll ran while this session was being set up, so it was not among those it ended.
@@ -165,10 +211,11 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     }
   };
 
-  const forward = async (ctx: Context, caller: string, sessionId: string, body: unknown): Promise<void> => {
+  const forward = async (ctx: Context, caller: Caller, sessionId: string, body: unknown): Promise<void> => {
     const session = sessions.get(sessionId);
-    // Another caller's session looks exactly like an unknown one: ids are not shared between tokens.
-    if (session === undefined || session.closed || session.caller !== caller) {
+    // Another token's session looks exactly like an unknown one: ids are not shared between
+    // tokens, not even between a revoked token and a new one given the same name.
+    if (session === undefined || session.closed || session.caller.id !== caller.id) {
       jsonRpcError(ctx, 404, -32001, 'Session not found');
       return;
     }

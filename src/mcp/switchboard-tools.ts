@@ -119,7 +119,13 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateReplayWebhookEventInput,
       validateOutput: validateReplayWebhookEventOutput,
       chargesRead: false,
-      run: (input, caller) => deps.replay.replay({ eventId: input.id, targetUrl: input.target_url, caller }),
+      run: (input, caller) =>
+        deps.replay.replay({
+          eventId: input.id,
+          targetUrl: input.target_url,
+          caller,
+          unsigned: input.unsigned === true,
+        }),
     }),
     list_providers: define({
       validateInput: validateListProvidersInput,

@@ -10,6 +10,7 @@ export interface Metrics {
   registry: Registry;
   deliveries: Counter<'provider' | 'outcome'>;
   verificationFailures: Counter<'provider' | 'reason'>;
+  rejectedNotRecorded: Counter<'provider'>;
   ingestLatency: Histogram<'provider'>;
   queueMessages: Counter<'provider' | 'outcome'>;
   mcpCalls: Counter<'tool' | 'code'>;
@@ -37,6 +38,11 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
       'verification_failures_total',
       ['provider', 'reason'],
       'Deliveries whose signature or token did not check out, by reason.',
+    ),
+    rejectedNotRecorded: counter(
+      'rejected_not_recorded_total',
+      ['provider'],
+      'Rejected deliveries answered 401 but not stored, because their source address was over ingest.record_rejected_per_minute.',
     ),
     ingestLatency: new Histogram({
       name: 'switchboard_ingest_duration_seconds',

@@ -3,7 +3,7 @@ import type { ReplayErrorCode } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/index.ts';
 import type { CredentialKind } from './replay-credentials.ts';
-import { displayTarget } from './send-replay.ts';
+import { displayTarget, recordedTarget } from './send-replay.ts';
 
 /** Everything learned about one replay attempt, filled in as the attempt gets further. */
 export interface AttemptState {
@@ -14,6 +14,8 @@ export interface AttemptState {
   targetUrl: string | null;
   resolvedIp: string | null;
   credentials: CredentialKind | undefined;
+  /** The caller asked for no signature or token (`unsigned: true`). */
+  unsigned: boolean;
   /**
    * False when the event id is known to have no row (not_found, malformed id): the
    * replay_attempts row references events, so such an attempt can only be logged.
@@ -52,13 +54,14 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
       const row: NewReplayAttempt = {
         eventId: state.eventId,
         caller: state.caller,
-        targetUrl: state.targetUrl,
+        targetUrl: state.targetUrl === null ? null : recordedTarget(state.targetUrl),
         resolvedIp: state.resolvedIp,
         startedAt: state.startedAt,
         delivered: result.delivered,
         responseStatus: result.responseStatus,
         responseMs: result.responseMs,
         errorCode: result.errorCode,
+        unsigned: state.unsigned,
       };
       let recorded: 'yes' | 'no-event-row' | 'failed' = 'yes';
       if (state.eventExists === false) {
@@ -94,6 +97,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
           ms: result.responseMs,
           errorCode: result.errorCode,
           credentials: state.credentials,
+          unsigned: state.unsigned,
           recorded,
         },
       };

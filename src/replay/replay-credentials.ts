@@ -1,5 +1,6 @@
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
+import type { StoredEvent } from '../store/index.ts';
 
 /** What a replay carries to prove itself, for the log (never the value). */
 export type CredentialKind = 'signature' | 'token' | 'none';
@@ -22,6 +23,20 @@ export interface CredentialInput {
   body: Buffer;
   storedHeaders: EventHeaders;
   nowMs: number;
+  /** The stored event's trust mode and check outcome: credentials go only with a passed check. */
+  arrival: Pick<StoredEvent, 'trustMode' | 'passedCheck'>;
+}
+
+/**
+ * Why an event may not be replayed with credentials, or undefined when it may (it passed its
+ * check, or it has none to pass). The message is the caller's: it says why and what to do.
+ */
+export function failedArrivalMessage(event: Pick<StoredEvent, 'trustMode' | 'passedCheck'>): string | undefined {
+  if (event.passedCheck !== false) return undefined;
+  const remedy = 'Pass `unsigned: true` to send the stored bytes without any signature or token.';
+  return event.trustMode === 'signed'
+    ? `this event failed signature verification on arrival; replaying it signed would make it look genuine. ${remedy}`
+    : `this event did not pass its token check on arrival; replaying it with the token would make it look genuine. ${remedy}`;
 }
 
 /**
@@ -29,6 +44,10 @@ export interface CredentialInput {
  * token: during a rotation the operator lists the secret the consumer already knows first.
  * `replay.resign: false` turns both off: a consumer that checks then rejects the replay, which is
  * what an operator who does not want switchboard to hold a sender's authority asked for.
+ *
+ * Trust is never laundered: credentials go only with an event that passed this same kind of check
+ * when it arrived. An event stored while its provider checked nothing (open) or checked another
+ * way gets none, even if the provider is configured to sign now.
  */
 export function replayCredentials(config: ProviderConfig | undefined, input: CredentialInput): ReplayCredentials {
   if (config === undefined) return none('provider no longer configured');
@@ -36,6 +55,10 @@ export function replayCredentials(config: ProviderConfig | undefined, input: Cre
   const { preset } = config;
   if (config.trustMode === 'open') return none('open provider');
   if (!config.resignOnReplay) return none('replay.resign is false');
+  if (input.arrival.trustMode !== config.trustMode) {
+    return none(`stored as a ${input.arrival.trustMode} event; the provider is ${config.trustMode} now`);
+  }
+  if (input.arrival.passedCheck !== true) return none('the event did not pass its check on arrival');
   const [secret] = config.secrets;
   if (secret === undefined) return none(config.trustMode === 'token' ? 'no token configured' : 'no secret configured');
 

@@ -6,7 +6,12 @@ import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
 import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/index.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { createReplayAuditor, errorCodeOf, type AttemptState } from './replay-audit.ts';
-import { replayCredentials, secretHeadersOf } from './replay-credentials.ts';
+import {
+  failedArrivalMessage,
+  replayCredentials,
+  secretHeadersOf,
+  type ReplayCredentials,
+} from './replay-credentials.ts';
 import {
   assembleReplayHeaders,
   replayHeaderSelection,
@@ -54,7 +59,8 @@ export interface ReplayServiceDeps {
 
 /**
  * The one replay path, shared by MCP and the HTTP API. Checks run cheapest and least revealing
- * first: rate limit, event exists, target chosen and parsed (no network), target resolved and
+ * first: rate limit, event exists, event passed its check on arrival (or the caller asked for an
+ * unsigned replay), target chosen and parsed (no network), target resolved and
  * checked against the policy (DNS only) and against the event's sender, then one POST pinned to
  * the checked address. Every attempt, whatever its outcome, ends in the audit table and the log.
  */
@@ -64,15 +70,25 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const policy = deps.policy ?? createTargetPolicy({ allow: deps.replay.allow });
   const providers = new Map<string, ProviderConfig>(deps.providers.map((p) => [p.name, p]));
   const auditor = createReplayAuditor(deps.attempts, deps.logger);
+  // The route table ingest serves, custom routes included: a replay into any of them re-ingests.
+  const webhookRoutes = deps.providers.flatMap((p) => (p.family === 'webhook' ? [p.route] : []));
 
   function headersFor(event: StoredEvent, provider: ProviderConfig | undefined, state: AttemptState): OutgoingHeaders {
-    const credentials = replayCredentials(provider, {
-      body: event.payload,
-      storedHeaders: event.headers,
-      nowMs: now(),
-    });
+    const credentials: ReplayCredentials = state.unsigned
+      ? { kind: 'none', reason: 'unsigned: true', headers: {} }
+      : replayCredentials(provider, {
+          body: event.payload,
+          storedHeaders: event.headers,
+          nowMs: now(),
+          arrival: event,
+        });
     state.credentials = credentials.kind;
-    if (credentials.kind === 'none' && provider?.family === 'webhook' && provider.trustMode !== 'open') {
+    if (
+      credentials.kind === 'none' &&
+      !state.unsigned &&
+      provider?.family === 'webhook' &&
+      provider.trustMode !== 'open'
+    ) {
       deps.logger.debug(
         { eventId: event.id, provider: event.provider, reason: credentials.reason },
         'replay sent without credentials',
@@ -102,6 +118,9 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     state.eventExists = true;
     state.eventId = event.id;
     state.provider = event.provider;
+    // Before the target is even parsed: this refusal is about the event, whatever the target.
+    const failed = state.unsigned ? undefined : failedArrivalMessage(event);
+    if (failed !== undefined) throw invalidArgument(failed);
     const provider = providers.get(event.provider);
     if (provider === undefined) {
       deps.logger.warn(
@@ -117,7 +136,10 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     const observed = observePolicy(policy);
     const { target, dispatcher } = await prepareReplayDelivery(url.href, undefined, {
       policy: observed.policy,
-      selfAddresses: deps.selfAddresses(),
+      selfAddresses: deps.selfAddresses().map((self) => ({
+        ...self,
+        routes: [...(self.routes ?? []), ...webhookRoutes],
+      })),
       connectTimeoutMs: deps.replay.timeoutMs,
       onConnect: (connection) => {
         state.resolvedIp = connection.address;
@@ -176,6 +198,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         targetUrl: null,
         resolvedIp: null,
         credentials: undefined,
+        unsigned: request.unsigned === true,
         eventExists: undefined,
       };
       let result: ReplayResult;

@@ -22,15 +22,23 @@ export interface SendReplayOutcome {
   ms: number;
 }
 
-/** The URL as errors and logs show it: a query string may carry a consumer's token. */
-export function displayTarget(url: string): string {
+function withoutQuery(url: string, queryMarker: string): string {
   try {
     const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
+    return `${parsed.origin}${parsed.pathname}${parsed.search === '' ? '' : queryMarker}`;
   } catch {
     return '(unparseable target)';
   }
 }
+
+/** The URL as errors and logs show it: a query string may carry a consumer's token. */
+export const displayTarget = (url: string): string => withoutQuery(url, '');
+
+/**
+ * The URL as the audit trail stores it and the history shows it: any token holder can read the
+ * history back, so the query becomes `?…`, which still says that one was sent.
+ */
+export const recordedTarget = (url: string): string => withoutQuery(url, '?…');
 
 function errorChain(error: unknown): unknown[] {
   const chain: unknown[] = [];

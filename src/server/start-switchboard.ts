@@ -151,7 +151,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const limiter = createRateLimiter({ limits: config.rateLimits });
     const checkRead = countRateLimited(limiter.checkRead, 'read', metrics);
     const checkReplay = countRateLimited(limiter.checkReplay, 'replay', metrics);
-    const tokenService = createTokenService({ tokens, envToken: options.envToken });
+    const tokenService = createTokenService({ tokens, envToken: options.envToken, logger });
+    cleanups.push(() => Promise.resolve(tokenService.close()));
     const authenticate = requireBearer(tokenService, { logger });
     const checkHost = createHostCheck({ bindHost: options.host, allowedHosts: config.server.allowedHosts });
     let selfAddresses: SelfAddress[] = [];
@@ -187,6 +188,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
           bus,
           logger,
           onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
+          recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
+          onRejectNotRecorded: (provider) => metrics.rejectedNotRecorded.inc({ provider }),
         }),
         config.providers,
         metrics,
@@ -204,6 +207,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         authenticate,
         checkReadLimit: checkRead,
         stream: { signal: streams.signal },
+        maxStreamsPerCaller: config.api.maxStreamsPerCaller,
       }),
       metricsRoute({ metrics, authenticate: config.metrics.requireAuth ? authenticate : undefined }),
       createUiSurface(),

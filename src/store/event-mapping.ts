@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { TRUST_MODES } from '../../generated/constants.ts';
-import type { EventDetail, EventHeaders, EventPayload, EventSummary } from '../../generated/types.ts';
+import type { EventDetail, EventHeaders, EventPayload, EventSummary, TrustMode } from '../../generated/types.ts';
 import { isEventId } from './event-id.ts';
 import type { StoredEvent } from './event-store.ts';
 
@@ -29,6 +29,8 @@ export const summaryRow = z.object({
 export type SummaryRow = z.infer<typeof summaryRow>;
 
 export const detailRow = summaryRow.extend({
+  passed_check: z.boolean().nullable(),
+  received_size: z.number().int().nullable(),
   verify_detail: z.string(),
   external_id: z.string().nullable(),
   content_type: z.string().nullable(),
@@ -50,6 +52,19 @@ export function summaryFromRow(row: SummaryRow): EventSummary {
   };
 }
 
+/** Whether a trust mode has a check that can pass or fail on arrival. */
+export const isCheckedTrustMode = (mode: TrustMode): boolean => mode === 'signed' || mode === 'token';
+
+/**
+ * The recorded outcome. A signed row without one (a bulk writer, or a row older than the column)
+ * has it in `verified`; a token row without one is not taken to have passed.
+ */
+function passedCheckOf(row: Pick<DetailRow, 'trust_mode' | 'verified' | 'passed_check'>): boolean | null {
+  if (!isCheckedTrustMode(row.trust_mode)) return null;
+  if (row.trust_mode === 'signed') return row.passed_check ?? row.verified;
+  return row.passed_check === true;
+}
+
 export function storedEventFromRow(row: DetailRow): StoredEvent {
   return {
     id: row.id,
@@ -57,6 +72,7 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     eventType: row.event_type,
     trustMode: row.trust_mode,
     verified: row.verified,
+    passedCheck: passedCheckOf(row),
     verifyDetail: row.verify_detail,
     externalId: row.external_id,
     contentType: row.content_type,
@@ -64,6 +80,7 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     headers: row.headers,
     payload: row.payload,
     payloadSize: row.payload_size,
+    receivedSize: row.received_size,
     receivedAt: row.received_at_utc,
   };
 }
@@ -99,11 +116,13 @@ export function toEventDetail(stored: StoredEvent): EventDetail {
   const headers: EventHeaders = { ...stored.headers };
   return {
     ...toEventSummary(stored),
+    ...(stored.passedCheck === null ? {} : { passed_check: stored.passedCheck }),
     verify_detail: stored.verifyDetail,
     external_id: stored.externalId,
     content_type: stored.contentType,
     source_ip: stored.sourceIp,
     headers,
     payload: toEventPayload(stored.payload),
+    ...(stored.receivedSize === null ? {} : { payload_truncated: true, received_size: stored.receivedSize }),
   };
 }

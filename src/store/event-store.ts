@@ -9,20 +9,36 @@ export interface NewEvent {
   eventType: string;
   trustMode: TrustMode;
   verified: boolean;
+  /**
+   * Signed and token events: whether the signature or token checked out on arrival. Omitted, a
+   * signed event's is its `verified` and a token event's is false (never assumed to have passed).
+   * Open and queue events have none.
+   */
+  passedCheck?: boolean;
   verifyDetail: string;
   externalId: string | null;
   contentType: string | null;
   sourceIp: string | null;
   /** Already sanitized: no secret or signature value may reach this point. */
   headers: EventHeaders;
-  /** The exact bytes received. */
+  /** The exact bytes received, or their first bytes when receivedSize says more arrived. */
   payload: Buffer;
+  /** Set only when the payload was cut: how many bytes arrived (more than payload holds). */
+  receivedSize?: number;
 }
 
 /** A stored event: what was written, with the id, size and arrival time the store gave it. */
-export interface StoredEvent extends NewEvent {
+export interface StoredEvent extends Omit<NewEvent, 'passedCheck' | 'receivedSize'> {
   id: string;
+  /**
+   * Signed and token events: true only when the signature or token checked out on arrival (false
+   * too when no outcome was recorded). Null for open and queue events, which are not checked.
+   * Replay attaches credentials only when this is true.
+   */
+  passedCheck: boolean | null;
   payloadSize: number;
+  /** How many bytes arrived when only the first payloadSize were stored; null when stored whole. */
+  receivedSize: number | null;
   /** RFC 3339 with the database's full microsecond precision. */
   receivedAt: string;
 }

@@ -12,7 +12,7 @@ import { encodeByteaArray } from './bytea-array.ts';
 import { encodeCursor } from './cursor.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeEventId } from './event-id.ts';
-import { detailRow, storedEventFromRow, summaryFromRow, summaryRow } from './event-mapping.ts';
+import { detailRow, isCheckedTrustMode, storedEventFromRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
 import { buildListSql, receivedAtUtc, resolveListQuery, type ResolvedListQuery } from './list-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
@@ -90,8 +90,26 @@ function checkNewEvent(event: NewEvent, index: number): void {
   if (!(TRUST_MODES as readonly string[]).includes(event.trustMode))
     fail(`trust_mode must be one of ${TRUST_MODES.join(', ')}`);
   if (event.verified && event.trustMode !== 'signed') fail('only a signed event can be verified');
+  if (event.passedCheck !== undefined) {
+    if (!isCheckedTrustMode(event.trustMode)) fail('only a signed or token event has a check that passed or failed');
+    if (event.trustMode === 'signed' && event.passedCheck !== event.verified) {
+      fail("a signed event's check outcome is its verified flag");
+    }
+  }
   if (!Buffer.isBuffer(event.payload)) fail('payload must be a Buffer');
+  if (
+    event.receivedSize !== undefined &&
+    !(Number.isInteger(event.receivedSize) && event.receivedSize > event.payload.length)
+  ) {
+    fail('received_size, when set, must be larger than the stored payload');
+  }
   if (typeof event.headers !== 'object' || event.headers === null) fail('headers must be an object');
+}
+
+/** What goes in passed_check: the outcome, with the defaults NewEvent documents made explicit. */
+function passedCheckToStore(event: NewEvent): boolean | null {
+  if (!isCheckedTrustMode(event.trustMode)) return null;
+  return event.passedCheck ?? (event.trustMode === 'signed' ? event.verified : false);
 }
 
 const sameKey = (provider: string, externalId: string): string => `${provider}\u0000${externalId}`;
@@ -130,25 +148,30 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     const providers = events.map(({ event }) => storable(event.provider));
     const eventTypes = events.map(({ event }) => storable(event.eventType));
     // One array parameter per column: unnest turns them back into rows.
-    const column = (value: (event: NewEvent) => string | boolean | null, type: 'text' | 'bool' | 'jsonb') =>
+    const column = (
+      value: (event: NewEvent) => string | number | boolean | null,
+      type: 'text' | 'bool' | 'int4' | 'jsonb',
+    ) =>
       sql.array(
         events.map(({ event }) => value(event)),
         type,
       );
     const rows = await pool.any(sql.type(positionRow)`
-      INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, source_ip, headers, payload)
+      INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size)
       SELECT * FROM unnest(
         ${sql.array(ids, 'uuid')},
         ${sql.array(providers, 'text')},
         ${sql.array(eventTypes, 'text')},
         ${column((event) => event.trustMode, 'text')},
         ${column((event) => event.verified, 'bool')},
+        ${column(passedCheckToStore, 'bool')},
         ${column((event) => storable(event.verifyDetail), 'text')},
         ${column((event) => storableOrNull(event.externalId), 'text')},
         ${column((event) => storableOrNull(event.contentType), 'text')},
         ${column((event) => storableOrNull(event.sourceIp), 'text')},
         ${column((event) => storableHeaders(event.headers), 'jsonb')},
-        ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[]
+        ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[],
+        ${column((event) => event.receivedSize ?? null, 'int4')}
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
       RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
@@ -267,7 +290,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
       const row = await pool.maybeOne(sql.type(detailRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-          ${receivedAtUtc('events')} AS received_at_utc, events.verify_detail, events.external_id, events.content_type,
+          ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
           events.source_ip, events.headers, events.payload
         FROM events
         WHERE events.id = ${uuid}

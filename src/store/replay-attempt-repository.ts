@@ -21,6 +21,8 @@ export interface NewReplayAttempt {
   responseStatus: number | null;
   responseMs: number | null;
   errorCode: ReplayErrorCode | null;
+  /** Sent with no signature or token at the caller's request. */
+  unsigned: boolean;
 }
 
 export interface ReplayAttemptRepository {
@@ -42,13 +44,15 @@ const attemptRow = z.object({
   delivered: z.boolean(),
   response_status: z.number().int().nullable(),
   response_ms: z.number().nullable(),
+  unsigned: z.boolean(),
   error_code: errorCode.nullable(),
 });
 
 const ATTEMPT_COLUMNS = sql.fragment`replay_attempts.id, replay_attempts.event_id, replay_attempts.caller,
   replay_attempts.target_url, replay_attempts.resolved_ip,
   ${utcColumn('replay_attempts', 'started_at')} AS started_at,
-  replay_attempts.delivered, replay_attempts.response_status, replay_attempts.response_ms, replay_attempts.error_code`;
+  replay_attempts.delivered, replay_attempts.response_status, replay_attempts.response_ms, replay_attempts.unsigned,
+  replay_attempts.error_code`;
 
 export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttemptRepository {
   assertStorePool(pool);
@@ -78,9 +82,11 @@ export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttempt
       try {
         return await pool.one(sql.type(attemptRow)`
           INSERT INTO replay_attempts
-            (id, event_id, caller, target_url, resolved_ip, started_at, delivered, response_status, response_ms, error_code)
+            (id, event_id, caller, target_url, resolved_ip, started_at, delivered, response_status, response_ms, error_code,
+              unsigned)
           VALUES (${uuidv7()}, ${eventId}, ${attempt.caller}, ${attempt.targetUrl}, ${attempt.resolvedIp}, ${startedAt},
-            ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode})
+            ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode},
+            ${attempt.unsigned})
           RETURNING ${ATTEMPT_COLUMNS}
         `);
       } catch (error) {

@@ -37,6 +37,8 @@ export interface TokenRepository {
   findByToken(token: string): Promise<ApiToken | null>;
   /** Active tokens. */
   count(): Promise<number>;
+  /** Which of these token hashes (sha-256) still belong to an active token: one query for all of them. */
+  activeHashes(hashes: readonly Buffer[]): Promise<Buffer[]>;
 }
 
 export const TOKEN_PREFIX = 'sbt_';
@@ -136,6 +138,20 @@ export function createTokenRepository(pool: DatabasePool): TokenRepository {
         LEFT JOIN touched ON touched.name = api_tokens.name
       `);
       return row ? toApiToken(row) : null;
+    },
+
+    async activeHashes(hashes) {
+      if (hashes.length === 0) return [];
+      const rows = await pool.anyFirst(sql.type(z.object({ token_hash: z.instanceof(Buffer) }))`
+        SELECT api_tokens.token_hash FROM api_tokens
+        WHERE api_tokens.revoked_at IS NULL AND api_tokens.token_hash IN (
+          SELECT decode(hex, 'hex') FROM unnest(${sql.array(
+            hashes.map((hash) => hash.toString('hex')),
+            'text',
+          )}) AS hex
+        )
+      `);
+      return [...rows];
     },
 
     async count() {

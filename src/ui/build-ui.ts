@@ -1,8 +1,8 @@
 /**
  * Builds the web UI: one hashed JS bundle (Preact + the client), one hashed stylesheet, a hashed
  * favicon and index.html, each with a gzip twin so the server never compresses at request time.
- * Run by `npm run build:ui` (and `prepare`, so `npm ci` leaves a built UI); the UI surface calls
- * it too when the output is missing.
+ * Run by `npm run build:ui` and by `npm run build` (which `npm ci` runs through `prepare`), which
+ * copies the result into dist/; the UI surface can call it when asked to build a missing UI.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';

@@ -34,7 +34,8 @@ export interface UiSurfaceOptions {
   distDir?: string;
   /**
    * Build the UI on the first request when distDir holds no build and esbuild is installed
-   * (default true). When it cannot, / answers 503 with instructions instead.
+   * (default false: `npm run build` builds it, and the package ships it). Without a build, /
+   * answers 503 with instructions instead.
    */
   buildIfMissing?: boolean;
 }
@@ -52,7 +53,7 @@ const NOT_BUILT_PAGE = (reason: string): string =>
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>switchboard: UI not built</title></head><body>',
     '<h1>The switchboard web UI is not built</h1>',
     `<p>${reason}</p>`,
-    '<p>Build it with <code>npm run build:ui</code> (needs the devDependencies: <code>npm ci</code>) and reload. ',
+    '<p>Build it with <code>npm run build</code> (needs the devDependencies: <code>npm ci</code> builds it) and reload. ',
     'Webhooks, MCP and the HTTP API under <code>/api</code> work without it.</p>',
     '</body></html>',
   ].join('');
@@ -105,7 +106,7 @@ function isUiPath(path: string): boolean {
  */
 export function createUiSurface(options: UiSurfaceOptions = {}): Middleware {
   const distDir = options.distDir ?? DEFAULT_UI_DIST;
-  const buildIfMissing = options.buildIfMissing ?? true;
+  const buildIfMissing = options.buildIfMissing ?? false;
   let loading: Promise<Loaded> | undefined;
 
   const assets = async (): Promise<Loaded> => {

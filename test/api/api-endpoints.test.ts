@@ -261,6 +261,35 @@ describe('replay over /api', () => {
     expectApiHeaders(refused);
   });
 
+  it('refuses to re-sign a badly signed delivery, sends it unsigned on request, and the history says unsigned', async () => {
+    const id = await sendBadlySignedGithub(server);
+    const post = (body?: unknown): Promise<RawResponse> =>
+      call(server, `/api/events/${id}/replay`, {
+        method: 'POST',
+        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+    const before = consumer.requests.length;
+    const refused = await post();
+    expectEnvelope(refused, 400, 'invalid_argument');
+    expect((refused.json() as { error: { message: string } }).error.message).toMatch(
+      /failed signature verification on arrival.*`unsigned: true`/,
+    );
+    expectEnvelope(await post({ unsigned: 'yes' }), 400, 'invalid_argument');
+    expect(consumer.requests).toHaveLength(before);
+
+    const res = await post({ unsigned: true });
+    expect(res.status).toBe(200);
+    expect(res.json()).toMatchObject({ id, target_url: consumer.url(), delivered: true });
+    expect(consumer.requests).toHaveLength(before + 1);
+    expect(consumer.requests.at(-1)?.headers['x-hub-signature-256']).toBeUndefined();
+
+    const history = await getJson<ReplayHistory>(server, `/api/events/${id}/replays`);
+    expect(history.attempts.map((a) => ({ unsigned: a.unsigned, error_code: a.error_code }))).toEqual([
+      { unsigned: true, error_code: null },
+      { unsigned: false, error_code: 'invalid_argument' },
+    ]);
+  });
+
   it('answers rate_limited with Retry-After once the replay bucket is empty', async () => {
     const limited = await startApiTestServer({
       defaultTarget: consumer.url(),

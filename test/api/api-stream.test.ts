@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventSummary } from '../../generated/types.ts';
+import { validateErrorEnvelope } from '../../generated/validators.js';
+import { createLogger } from '../../src/log/logger.ts';
+import { createTokenRepository } from '../../src/store/index.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import {
   call,
@@ -18,6 +21,8 @@ beforeAll(async () => {
   server = await startApiTestServer({ heartbeatMs: HEARTBEAT_MS, maxBackfill: 25 });
 });
 afterAll(() => server?.close());
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const summaries = (conn: SseConnection): EventSummary[] =>
   conn.messages.filter((m) => m.event === 'event').map((m) => JSON.parse(m.data) as EventSummary);
@@ -173,5 +178,124 @@ describe('GET /api/stream', () => {
     await conn.waitForComments(1);
     await own.close();
     await conn.ended;
+  });
+
+  it('closes a stream within 5 s of its token being revoked, and the token is refused after', async () => {
+    const token = await server.createToken('revoked-streamer');
+    const conn = await openStream(server, { token });
+    try {
+      expect(conn.status).toBe(200);
+      await conn.waitForComments(1);
+      const revokedAt = performance.now();
+      await createTokenRepository(server.db.pool).revoke('revoked-streamer');
+      const ended = await Promise.race([conn.ended.then(() => performance.now()), sleep(8_000).then(() => null)]);
+      expect(ended, 'the stream of a revoked token was never closed').not.toBeNull();
+      expect((ended ?? Infinity) - revokedAt).toBeLessThan(5_000);
+      const before = conn.messages.length;
+      await sendOpen(server, '{"type":"after-revocation"}');
+      await sleep(300);
+      expect(conn.messages.length).toBe(before);
+      expect((await call(server, '/api/stream', { token })).status).toBe(401);
+    } finally {
+      conn.close();
+    }
+  });
+
+  it('fetches the summaries of each batch of new events once, whatever the number of open streams', async () => {
+    const statements: string[] = [];
+    const own = await startApiTestServer({
+      heartbeatMs: HEARTBEAT_MS,
+      interceptors: [
+        {
+          name: 'record-summaries',
+          beforeQueryExecution: (_context, query) => {
+            if (/FROM events\s+WHERE events\.id = ANY/.test(query.sql)) statements.push(query.sql);
+            return null;
+          },
+        },
+      ],
+    });
+    const conns: SseConnection[] = [];
+    try {
+      for (let i = 0; i < 12; i += 1) conns.push(await openStream(own));
+      await Promise.all(conns.map((c) => c.waitForComments(1)));
+      statements.length = 0;
+      const id = await sendOpen(own, '{"type":"fan-out"}');
+      await Promise.all(conns.map((c) => c.waitForMessages(1)));
+      for (const c of conns) expect(summaries(c).map((e) => e.id)).toEqual([id]);
+      expect(statements).toHaveLength(1);
+    } finally {
+      for (const c of conns) c.close();
+      await own.close();
+    }
+  });
+
+  it('caps streams per caller at api.max_streams_per_caller (default 20): the next gets 429 with Retry-After and the envelope', async () => {
+    const own = await startApiTestServer({ heartbeatMs: HEARTBEAT_MS });
+    const conns: SseConnection[] = [];
+    try {
+      for (let i = 0; i < 20; i += 1) conns.push(await openStream(own));
+      expect(conns.map((c) => c.status)).toEqual(Array.from({ length: 20 }, () => 200));
+      const refused = await call(own, '/api/stream', { headers: { accept: 'text/event-stream' } });
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      const envelope = refused.json();
+      expect(validateErrorEnvelope(envelope)).toBe(true);
+      expect(envelope).toMatchObject({ error: { code: 'rate_limited', message: expect.stringMatching(/20 open/) } });
+      // Another caller is not affected, and a closed stream frees its slot.
+      const other = await openStream(own, { token: await own.createToken('other-streamer') });
+      expect(other.status).toBe(200);
+      other.close();
+      conns.pop()?.close();
+      let again: SseConnection | undefined;
+      const deadline = Date.now() + 3_000;
+      while (again?.status !== 200 && Date.now() < deadline) {
+        again?.close();
+        again = await openStream(own);
+        if (again.status !== 200) await sleep(50);
+      }
+      expect(again?.status).toBe(200);
+      again?.close();
+    } finally {
+      for (const c of conns) c.close();
+      await own.close();
+    }
+  });
+
+  it('takes the per-caller stream cap from api.max_streams_per_caller', async () => {
+    const own = await startApiTestServer({ extraConfig: ['api:', '  max_streams_per_caller: 2'] });
+    const conns: SseConnection[] = [];
+    try {
+      for (let i = 0; i < 3; i += 1) conns.push(await openStream(own));
+      expect(conns.map((c) => c.status)).toEqual([200, 200, 429]);
+    } finally {
+      for (const c of conns) c.close();
+      await own.close();
+    }
+  });
+
+  it('logs a client that disconnects mid-stream at debug, without a stack, and never as an error', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createLogger({
+      level: 'debug',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    const own = await startApiTestServer({ heartbeatMs: 20, logger });
+    try {
+      for (let i = 0; i < 5; i += 1) {
+        const conn = await openStream(own);
+        await conn.waitForComments(2);
+        conn.destroySocket();
+      }
+      // Heartbeats keep writing to the dead sockets for a while.
+      await sleep(500);
+      const loud = lines.filter((l) => typeof l['level'] === 'number' && (l['level'] as number) >= 40);
+      expect(loud).toEqual([]);
+      const gone = lines.filter((l) => l['msg'] === 'client went away');
+      expect(gone.length).toBeGreaterThan(0);
+      for (const line of gone) expect(JSON.stringify(line)).not.toMatch(/"stack"|\n\s+at /);
+    } finally {
+      await own.close();
+    }
   });
 });

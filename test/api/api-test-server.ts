@@ -29,12 +29,13 @@ import { createUiSurface } from '../../src/ui/create-ui-surface.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 import { listenLocal } from '../support/local-server.ts';
+import type { Logger } from '../../src/log/logger.ts';
 
 export const GITHUB_SECRET = 'gh-test-secret';
 export const CI_TOKEN = 'ci-shared-token';
 
-/** Providers of every trust mode, so each badge can be produced. */
-export function testConfigYaml(defaultTarget?: string): string {
+/** Providers of every trust mode, so each badge can be produced; `extra` is appended as is. */
+export function testConfigYaml(defaultTarget?: string, extra: readonly string[] = []): string {
   return [
     'providers:',
     '  github:',
@@ -52,6 +53,7 @@ export function testConfigYaml(defaultTarget?: string): string {
     '    family: queue',
     '    channel: orders',
     ...(defaultTarget ? ['replay:', `  default_target: ${defaultTarget}`] : []),
+    ...extra,
     '',
   ].join('\n');
 }
@@ -68,6 +70,10 @@ export interface ApiTestServerOptions {
   interceptors?: readonly Interceptor[];
   /** Reach PostgreSQL through a TCP proxy the test can take down (database-down tests). */
   viaProxy?: boolean;
+  /** More top-level config lines (YAML), e.g. `api: { max_streams_per_caller: 2 }`. */
+  extraConfig?: readonly string[];
+  /** Default: silent. */
+  logger?: Logger;
 }
 
 export interface ApiTestServer {
@@ -90,8 +96,8 @@ export interface ApiTestServer {
 
 export async function startApiTestServer(options: ApiTestServerOptions = {}): Promise<ApiTestServer> {
   const db = await freshDatabase({ interceptors: options.interceptors ?? [] });
-  const logger = silentLogger;
-  const config = parseConfig(testConfigYaml(options.defaultTarget), {});
+  const logger = options.logger ?? silentLogger;
+  const config = parseConfig(testConfigYaml(options.defaultTarget, options.extraConfig), {});
   let proxy: ControlledProxy | undefined;
   let pool: DatabasePool = db.pool;
   if (options.viaProxy === true) {
@@ -141,6 +147,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
         checkHost: createHostCheck({ bindHost: '127.0.0.1' }),
         authenticate: requireBearer(createTokenService({ tokens })),
         checkReadLimit: limiter.checkRead,
+        maxStreamsPerCaller: config.api.maxStreamsPerCaller,
         stream: {
           signal: shutdown.signal,
           ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),

@@ -106,6 +106,8 @@ export interface SseConnection {
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   close(): void;
+  /** Drops the TCP connection without a goodbye, as a crashed or unplugged client does. */
+  destroySocket(): void;
 }
 
 /** Reads /api/stream with the same parser the UI uses. */
@@ -134,6 +136,7 @@ export function openStream(
           waitFor(() => conn.comments >= count, timeoutMs, `${count} comments`),
         ended: new Promise((done) => res.on('close', () => done())),
         close: () => req.destroy(),
+        destroySocket: () => res.socket.resetAndDestroy(),
       };
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {

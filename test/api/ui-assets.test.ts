@@ -135,7 +135,7 @@ describe('when the UI is not built', () => {
     try {
       const res = await call(server, '/', { token: null });
       expect(res.status).toBe(503);
-      expect(res.body).toMatch(/npm run build:ui/);
+      expect(res.body).toMatch(/npm run build<\/code>/);
       expect(res.headers['content-security-policy']).toBe(UI_CONTENT_SECURITY_POLICY);
     } finally {
       await server.close();

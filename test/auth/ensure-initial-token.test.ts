@@ -34,7 +34,7 @@ describe('ensureInitialToken', () => {
     expect((await stat(first.path)).mode & 0o777).toBe(0o600);
     expect((await stat(dataDir)).mode & 0o077).toBe(0);
     const service = createTokenService({ tokens });
-    expect(await service.authenticate(first.token ?? '')).toEqual({ name: 'default' });
+    expect(await service.authenticate(first.token ?? '')).toMatchObject({ name: 'default' });
 
     const second = await ensureInitialToken({ tokens, dataDir, envToken: undefined });
     expect(second).toEqual({ created: false, path: first.path });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
+import { createKeyedRateLimiter, createRateLimiter } from '../../src/auth/rate-limiter.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 
@@ -136,5 +136,22 @@ describe('rate limiter', () => {
     expect(() =>
       createRateLimiter({ limits: { read: limits.read, replay: { capacity: 1, refillPerSecond: 0 } } }),
     ).toThrow(/refill/);
+  });
+});
+
+describe('keyed rate limiter (rejected deliveries per source address)', () => {
+  it('gives each key its own bucket of one size, refilled over time, under the same memory bound', () => {
+    const c = clock();
+    const limiter = createKeyedRateLimiter({ capacity: 3, refillPerSecond: 3 / 60 }, { now: c.now, maxBuckets: 50 });
+    const burst = (key: string): boolean[] => [1, 2, 3, 4].map(() => limiter.take(key).allowed);
+    expect(burst('127.0.0.1')).toEqual([true, true, true, false]);
+    expect(burst('127.0.0.2')).toEqual([true, true, true, false]);
+    c.advance(20_000);
+    expect(limiter.take('127.0.0.1').allowed).toBe(true);
+    expect(limiter.take('127.0.0.1').allowed).toBe(false);
+    for (let i = 0; i < 5_000; i += 1) {
+      limiter.take(`source-${i}`);
+      expect(limiter.size()).toBeLessThanOrEqual(50);
+    }
   });
 });

@@ -31,7 +31,7 @@ describe('token commands', () => {
     const token = created.out.trim();
     expect(token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
     expect(created.err).toMatch(/shown only this once/);
-    expect(await createTokenService({ tokens }).authenticate(token)).toEqual({ name: 'laptop' });
+    expect(await createTokenService({ tokens }).authenticate(token)).toMatchObject({ name: 'laptop' });
     const again = await run('create', 'laptop');
     expect(again.code).toBe(2);
     expect(again.err).toMatch(/already exists/);
@@ -55,7 +55,7 @@ describe('token commands', () => {
     const { out } = await run('create', 'temp');
     // Uncached: this is about the database's answer, not a running server's few seconds of trust.
     const service = createTokenService({ tokens, cacheTtlMs: 0 });
-    expect(await service.authenticate(out.trim())).toEqual({ name: 'temp' });
+    expect(await service.authenticate(out.trim())).toMatchObject({ name: 'temp' });
     expect(await run('revoke', 'temp')).toMatchObject({ code: 0, err: 'revoked token temp\n' });
     expect(await service.authenticate(out.trim())).toBeNull();
     expect(await run('revoke', 'temp')).toMatchObject({ code: 0, err: 'token temp was already revoked\n' });

@@ -2,13 +2,20 @@ import { once } from 'node:events';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer } from 'node:net';
 import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ReplayResult } from '../../generated/types.ts';
+import type { EventDetail, ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
 import { systemResolver } from '../../src/replay/target-policy/index.ts';
+import { createReplayAttemptRepository } from '../../src/store/index.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
-import { GITHUB_SECRET, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import {
+  GITHUB_SECRET,
+  HOOK_TOKEN,
+  STANDARD_PROVIDERS,
+  startSwitchboard,
+  type Harness,
+} from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
-import { deliverGithub, deliverOpen } from './support/webhooks.ts';
+import { deliverGithub, deliverOpen, deliverToken } from './support/webhooks.ts';
 
 let consumer: Consumer;
 let h: Harness;
@@ -132,6 +139,99 @@ describe('replay_webhook_event', () => {
   });
 });
 
+describe('trust is never laundered by replay', () => {
+  it('Replaying an event that failed its check is refused unless unsigned: a forged Stripe event and a wrong token are refused, then sent bare with unsigned: true', async () => {
+    const client = await h.connect();
+    const attempts = createReplayAttemptRepository(h.db.pool);
+    const forged = JSON.stringify({ id: 'evt_forged', type: 'payment_intent.succeeded', data: { amount: 999999 } });
+    const rejected = await fetch(`${h.origin}/hooks/stripe`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=deadbeef`,
+      },
+      body: forged,
+    });
+    expect(rejected.status).toBe(401);
+    const wrongToken = await fetch(`${h.origin}/hooks/hook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-webhook-token': 'not-the-token' },
+      body: '{"type":"deploy"}',
+    });
+    expect(wrongToken.status).toBe(401);
+    const listed = await callOk<{ events: Array<{ id: string; provider: string; verified: boolean }> }>(
+      client,
+      'list_webhook_events',
+      { limit: 50 },
+    );
+    const stripeId = listed.events.find((e) => e.provider === 'stripe')?.id ?? '';
+    const hookId = listed.events.find((e) => e.provider === 'hook')?.id ?? '';
+    const stripeDetail = await callOk<EventDetail>(client, 'get_webhook_event', { id: stripeId });
+    expect(stripeDetail).toMatchObject({ trust_mode: 'signed', verified: false, passed_check: false });
+    expect(await callOk<EventDetail>(client, 'get_webhook_event', { id: hookId })).toMatchObject({
+      trust_mode: 'token',
+      passed_check: false,
+    });
+
+    const before = { requests: consumer.requests.length, connections: consumer.connections, lookups: lookups.length };
+    const refused = await callError(client, 'replay_webhook_event', { id: stripeId, target_url: consumer.url() });
+    expect(refused.code).toBe('invalid_argument');
+    expect(refused.message).toBe(
+      'this event failed signature verification on arrival; replaying it signed would make it look genuine. Pass `unsigned: true` to send the stored bytes without any signature or token.',
+    );
+    const refusedToken = await callError(client, 'replay_webhook_event', { id: hookId, target_url: consumer.url() });
+    expect(refusedToken.code).toBe('invalid_argument');
+    expect(refusedToken.message).toMatch(/did not pass its token check on arrival.*`unsigned: true`/);
+    // Refused before anything touched the network.
+    expect({ requests: consumer.requests.length, connections: consumer.connections, lookups: lookups.length }).toEqual(
+      before,
+    );
+
+    const sent = await callOk<ReplayResult>(client, 'replay_webhook_event', {
+      id: stripeId,
+      target_url: consumer.url(),
+      unsigned: true,
+    });
+    expect(sent).toMatchObject({ delivered: true, response_status: 200 });
+    const bare = consumer.requests.at(-1);
+    expect(bare?.body.toString('utf8')).toBe(forged);
+    expect(bare?.headers['stripe-signature']).toBeUndefined();
+    await callOk(client, 'replay_webhook_event', { id: hookId, target_url: consumer.url(), unsigned: true });
+    expect(consumer.requests.at(-1)?.headers['x-webhook-token']).toBeUndefined();
+    expect(JSON.stringify(consumer.requests.at(-1)?.headers)).not.toContain(HOOK_TOKEN);
+
+    expect(
+      (await attempts.listForEvent(stripeId)).map(({ unsigned, delivered, error_code }) => ({
+        unsigned,
+        delivered,
+        error_code,
+      })),
+    ).toEqual([
+      { unsigned: true, delivered: true, error_code: null },
+      { unsigned: false, delivered: false, error_code: 'invalid_argument' },
+    ]);
+  });
+
+  it('a genuine signed or token event is still sent with its credentials, and unsigned must be a boolean', async () => {
+    const client = await h.connect();
+    const { id, status } = await deliverGithub(h.origin, '{"action":"edited"}', { event: 'issues' });
+    expect(status).toBe(200);
+    expect(await callOk<EventDetail>(client, 'get_webhook_event', { id })).toMatchObject({ passed_check: true });
+    await callOk(client, 'replay_webhook_event', { id, target_url: consumer.url(), unsigned: false });
+    expect(consumer.requests.at(-1)?.headers['x-hub-signature-256']).toMatch(/^sha256=[0-9a-f]{64}$/);
+    const bad = await callError(client, 'replay_webhook_event', { id, target_url: consumer.url(), unsigned: 'yes' });
+    expect(bad.code).toBe('invalid_argument');
+    const token = await deliverToken(h.origin, '{"type":"deploy"}', 'application/json');
+    expect(await callOk<EventDetail>(client, 'get_webhook_event', { id: token.id })).toMatchObject({
+      trust_mode: 'token',
+      verified: false,
+      passed_check: true,
+    });
+    await callOk(client, 'replay_webhook_event', { id: token.id, target_url: consumer.url() });
+    expect(consumer.requests.at(-1)?.headers['x-webhook-token']).toBe(HOOK_TOKEN);
+  });
+});
+
 describe('replay rate limit', () => {
   it('Exhausted bucket returns rate_limited with retry_after and makes no outbound request', async () => {
     // Its own switchboard: the bucket of the suite above is shared by the "agent" token.
@@ -156,6 +256,47 @@ describe('replay rate limit', () => {
       await callOk(client, 'list_webhook_events', { limit: 1 });
     } finally {
       await own.close();
+    }
+  });
+});
+
+describe('loop guard on a running switchboard', () => {
+  it('refuses a replay into a custom provider route or through 0.0.0.0 and ::, and nothing is ingested again', async () => {
+    const looped = await startSwitchboard({
+      config: {
+        providers: { ...STANDARD_PROVIDERS, incoming: { trust_mode: 'open', route: '/incoming/open' } },
+        // Both "this host" addresses may be allowed: the loop guard must still see switchboard behind them.
+        replay: { allow: ['0.0.0.0/32', '::/128'], timeout_ms: 2_000 },
+      },
+    });
+    try {
+      const client = await looped.connect();
+      const delivered = await fetch(`${looped.origin}/incoming/open`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"type":"loop"}',
+      });
+      expect(delivered.status).toBe(200);
+      const { id } = (await delivered.json()) as { id: string };
+      const stored = async (): Promise<number> =>
+        (await callOk<{ events: unknown[] }>(client, 'list_webhook_events', { limit: 100 })).events.length;
+      expect(await stored()).toBe(1);
+
+      for (const target of [
+        `http://127.0.0.1:${looped.port}/incoming/open`,
+        `http://127.0.0.1:${looped.port}/Incoming/Open/`,
+        `http://localhost:${looped.port}/incoming/%6fpen`,
+        `http://0.0.0.0:${looped.port}/hooks/open`,
+        `http://0.0.0.0:${looped.port}/incoming/open`,
+        `http://[::]:${looped.port}/hooks/open`,
+      ]) {
+        const error = await callError(client, 'replay_webhook_event', { id, target_url: target });
+        expect(error.code, target).toBe('invalid_argument');
+        expect(error.message, target).toMatch(/loop back into switchboard/);
+      }
+      expect(await stored()).toBe(1);
+    } finally {
+      await looped.close();
     }
   });
 });

@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '../../generated/validators.js';
-import { INITIALIZE, MCP_HEADERS, rawRequest, type RawResponse } from './support/raw-http.ts';
+import { INITIALIZE, MCP_HEADERS, openRawStream, rawRequest, type RawResponse } from './support/raw-http.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { deliverOpen } from './support/webhooks.ts';
 
 const MIB = 1024 * 1024;
 
@@ -21,7 +22,8 @@ let auth: { authorization: string };
 beforeAll(async () => {
   h = await startSwitchboard({
     config: {
-      mcp: { max_sessions: 50, session_idle_seconds: 600 },
+      // The tests below open many sessions with the one token.
+      mcp: { max_sessions: 50, max_sessions_per_caller: 50, session_idle_seconds: 600 },
       server: { allowed_hosts: ['switchboard.internal', 'proxy.example:8443'] },
     },
   });
@@ -345,33 +347,124 @@ describe('sessions', () => {
     }
   });
 
-  it('expires idle sessions, but not one holding an open stream', async () => {
+  it('expires a session whose only activity is an open GET stream, closing the stream cleanly, while a session in use lives on', async () => {
     const idle = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 10 } }, sessionIdleSeconds: 1 });
     try {
-      const listening = await idle.connect();
-      const quiet = await openSessionOn(idle);
-      expect(idle.surface.sessionCount()).toBe(2);
-      // Idle for 1 s, found by a sweep within another second; generous for a loaded machine.
-      const deadline = performance.now() + 8_000;
-      while (idle.surface.sessionCount() > 1 && performance.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      // The SDK client keeps its GET stream open, so its session lives; the raw one expired.
-      expect(idle.surface.sessionCount()).toBe(1);
-      const gone = await rawRequest(idle.port, {
-        headers: {
-          ...MCP_HEADERS,
-          authorization: `Bearer ${idle.token}`,
-          'mcp-session-id': quiet,
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' }),
+      const streaming = await openSessionOn(idle);
+      const busy = await openSessionOn(idle);
+      const stream = await openRawStream(idle.port, {
+        ...sessionHeaders(idle, streaming),
+        accept: 'text/event-stream',
       });
-      expect(gone.status).toBe(404);
-      expect(await listening.ping()).toEqual({});
+      expect(stream.status).toBe(200);
+      // The busy session sends a request every 300 ms for 4 s: it is never idle for a whole second.
+      const started = performance.now();
+      const pinging = (async () => {
+        for (let id = 1; performance.now() - started < 4_000; id += 1) {
+          expect((await ping(idle, busy, id)).status).toBe(200);
+          await sleep(300);
+        }
+      })();
+      // Idle for 1 s, found by a sweep within another second; generous for a loaded machine.
+      const end = await Promise.race([stream.ended, sleep(8_000).then(() => null)]);
+      expect(end, 'the GET stream of the idle session was never closed').not.toBeNull();
+      expect(end?.complete, 'closed with a clean end of the response').toBe(true);
+      await pinging;
+      expect(idle.surface.sessionCount()).toBe(1);
+      expect((await ping(idle, streaming, 99)).status).toBe(404);
+      expect((await ping(idle, busy, 100)).status).toBe(200);
     } finally {
       await idle.close();
     }
+  });
+
+  it('caps sessions per caller: past max_sessions_per_caller initialize gets 429 with the envelope and Retry-After, and other tokens still get in', async () => {
+    const capped = await startSwitchboard({
+      db: h.db,
+      config: { mcp: { max_sessions: 10, max_sessions_per_caller: 3, session_idle_seconds: 600 } },
+    });
+    try {
+      const init = (token: string): Promise<RawResponse> =>
+        rawRequest(capped.port, {
+          headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+          body: JSON.stringify(INITIALIZE),
+        });
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i += 1) statuses.push((await init(capped.token)).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429, 429, 429, 429, 429]);
+      const refused = await init(capped.token);
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      const envelope: unknown = JSON.parse(refused.body);
+      expect(validateErrorEnvelope(envelope)).toBe(true);
+      expect(envelope).toMatchObject({
+        error: { code: 'rate_limited', message: expect.stringMatching(/3 MCP sessions/) },
+      });
+      expect(capped.surface.sessionCount()).toBe(3);
+      // One caller could not take the other slots.
+      const { token: other } = await capped.tokens.create('other-caller');
+      expect((await init(other)).status).toBe(200);
+      expect(capped.surface.sessionCount()).toBe(4);
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it("binds a session to its token's identity, not its name: a new token under a revoked token's name gets 404", async () => {
+    const { token: first } = await h.tokens.create('reused-name');
+    const id = await openSessionWith(h, first);
+    await h.tokens.revoke('reused-name');
+    const { token: second } = await h.tokens.create('reused-name');
+    const response = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...sessionHeaders(h, id), authorization: `Bearer ${second}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(404);
+  });
+
+  it('ends the sessions of a revoked token within 5 s: its GET stream closes, its subscription stops, and the session is gone', async () => {
+    const { token: doomed } = await h.tokens.create('doomed');
+    const id = await openSessionWith(h, doomed);
+    const headers = { ...sessionHeaders(h, id), authorization: `Bearer ${doomed}` };
+    const subscribed = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'resources/subscribe',
+        params: { uri: 'switchboard://events/recent' },
+      }),
+    });
+    expect(subscribed.status).toBe(200);
+    const stream = await openRawStream(h.port, { ...headers, accept: 'text/event-stream' });
+    expect(stream.status).toBe(200);
+    // The subscription works before the revocation.
+    expect((await deliverOpen(h.origin, '{"type":"before"}')).status).toBe(200);
+    await waitUntil(() => stream.text().includes('notifications/resources/updated'), 5_000);
+
+    const revokedAt = performance.now();
+    await h.tokens.revoke('doomed');
+    const end = await Promise.race([stream.ended, sleep(8_000).then(() => null)]);
+    expect(end, 'the GET stream of the revoked token was never closed').not.toBeNull();
+    expect((end?.atMs ?? Infinity) - revokedAt).toBeLessThan(5_000);
+    expect(end?.complete).toBe(true);
+
+    const received = stream.text();
+    expect((await deliverOpen(h.origin, '{"type":"after"}')).status).toBe(200);
+    await sleep(500);
+    expect(stream.text()).toBe(received);
+    // The revoked token is refused outright; the session id is unknown to anyone else.
+    const again = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+    });
+    expect(again.status).toBe(401);
+    const { token: successor } = await h.tokens.create('doomed');
+    const stale = await rawRequest(h.port, {
+      headers: { ...MCP_HEADERS, ...headers, authorization: `Bearer ${successor}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }),
+    });
+    expect(stale.status).toBe(404);
   });
 
   it('closeAll ends every session and refuses new ones', async () => {
@@ -394,10 +487,42 @@ describe('sessions', () => {
 });
 
 async function openSessionOn(target: Harness): Promise<string> {
+  return openSessionWith(target, target.token);
+}
+
+/** initialize, then notifications/initialized, as a client does; the session id. */
+async function openSessionWith(target: Harness, token: string): Promise<string> {
   const response = await rawRequest(target.port, {
-    headers: { ...MCP_HEADERS, authorization: `Bearer ${target.token}` },
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
     body: JSON.stringify(INITIALIZE),
   });
   expect(response.status).toBe(200);
-  return String(response.headers['mcp-session-id']);
+  const id = String(response.headers['mcp-session-id']);
+  const initialized = await rawRequest(target.port, {
+    headers: { ...MCP_HEADERS, ...sessionHeaders(target, id), authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  expect(initialized.status).toBe(202);
+  return id;
+}
+
+function sessionHeaders(target: Harness, id: string): Record<string, string> {
+  return { authorization: `Bearer ${target.token}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+}
+
+function ping(target: Harness, sessionId: string, id: number): Promise<RawResponse> {
+  return rawRequest(target.port, {
+    headers: { ...MCP_HEADERS, ...sessionHeaders(target, sessionId) },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }),
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(20);
+  }
 }

@@ -1,41 +1,24 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sign } from '@octokit/webhooks-methods';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
-import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
-import { createEmptyDatabase, silentLogger } from '../support/database.ts';
+import type { RunningSwitchboard } from '../../src/server/start-switchboard.ts';
+import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 
 const TOKEN = 'metrics-test-token-0123456789';
 const SECRET = 'metrics-secret';
 
 describe('metrics wiring of the composed server', () => {
+  let composed: ComposedServer;
   let running: RunningSwitchboard;
-  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    const db = await createEmptyDatabase();
-    drop = db.drop;
-    running = await startSwitchboard({
-      config: parseConfig(
-        `providers:\n  github: { preset: github, secret: ${SECRET} }\n  sandbox: { trust_mode: open }\n`,
-        {},
-      ),
-      logger: silentLogger,
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: db.url,
-      dataDir: await mkdtemp(join(tmpdir(), 'sb-metrics-')),
+    composed = await startComposedServer({
+      config: `providers:\n  github: { preset: github, secret: ${SECRET} }\n  sandbox: { trust_mode: open }\n`,
       envToken: TOKEN,
-      redisUrl: undefined,
     });
+    running = composed.running;
   });
 
-  afterAll(async () => {
-    await running?.close();
-    await drop?.();
-  });
+  afterAll(() => composed?.close());
 
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
     fetch(`${running.url}${path}`, {

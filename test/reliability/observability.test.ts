@@ -201,8 +201,10 @@ describe('logs', () => {
     expect(listed.ok).toBe(true);
 
     // A replay, re-signed with the provider secret: the new signature must not be logged either.
-    const stored = await callTool(mcp, 'list_webhook_events', { provider: 'github', limit: 1 });
-    const eventId = stored.ok ? String((stored.value.events as Array<{ id: string }>)[0]?.id) : '';
+    // The verified delivery, not the newest: the badly signed one is never re-signed.
+    const stored = await callTool(mcp, 'list_webhook_events', { provider: 'github', limit: 5 });
+    const events = stored.ok ? (stored.value.events as Array<{ id: string; verified: boolean }>) : [];
+    const eventId = String(events.find((e) => e.verified)?.id);
     const replayed = await callTool(mcp, 'replay_webhook_event', { id: eventId });
     expect(replayed.ok, replayed.ok ? '' : replayed.error.message).toBe(true);
     const resigned = consumerHeaders.at(-1)?.['x-hub-signature-256'];

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { v7 as uuidv7 } from 'uuid';
 import { validateReplayHistory } from '../../generated/validators.js';
 import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
@@ -165,6 +167,31 @@ describe('audit trail', () => {
     });
     expect(kit.logs.text()).not.toContain('audit-secret-value');
     expect(kit.logs.text()).not.toMatch(/sha256=[0-9a-f]{64}/);
+  });
+
+  it('stores the target with its query string replaced by ?…, while the result keeps the URL as the caller gave it', async () => {
+    const eventId = await newEventId();
+    const service = kit.service();
+    const target = `${consumer.url('/x')}?tok=query-secret-1`;
+    const result = await service.replay({ eventId, targetUrl: target, caller: 'agent' });
+    // The caller's own input comes back to the caller as given, and the consumer gets the query.
+    expect(result.target_url).toBe(target);
+    expect(consumer.requests.at(-1)?.url).toBe('/x?tok=query-secret-1');
+    // A refused attempt is recorded the same way.
+    await expectAppError(
+      service.replay({ eventId, targetUrl: 'http://10.0.0.1:8080/y?tok=query-secret-2', caller: 'agent' }),
+      'invalid_argument',
+    );
+
+    const rows = await kit.attempts.listForEvent(eventId);
+    expect(rows.map((r) => r.target_url)).toEqual(['http://10.0.0.1:8080/y?…', `${consumer.url('/x')}?…`]);
+    expect(validateReplayHistory({ attempts: rows })).toBe(true);
+    const stored = await db.pool.anyFirst(
+      sql.type(z.object({ target_url: z.string().nullable() }))`
+        SELECT target_url FROM replay_attempts WHERE event_id = ${eventId}`,
+    );
+    expect(stored.join(' ')).not.toContain('query-secret');
+    expect(kit.logs.text()).not.toContain('query-secret');
   });
 
   it('a not_found attempt cannot reference an event row, so it is logged only', async () => {

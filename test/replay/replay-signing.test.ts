@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
+import { expectAppError, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
@@ -90,6 +90,7 @@ async function storeSigned(
   body: Buffer,
   eventHeaders: string[],
   contentType = 'application/json',
+  passed = true,
 ): Promise<string> {
   const config = webhookProvider(providers, name);
   const { preset } = config;
@@ -109,12 +110,15 @@ async function storeSigned(
     ...Object.entries(signature).flat(),
     ...(tokenHeader && secret !== undefined ? [tokenHeader, secret] : []),
   ];
-  const stored = await storeDelivery(kit.store, config, { rawHeaders, body });
+  const stored = await storeDelivery(kit.store, config, { rawHeaders, body, passed });
   return stored.id;
 }
 
-async function replay(eventId: string): Promise<{ status: number | null; received: RecordedRequest }> {
-  const result = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'signing-test' });
+async function replay(
+  eventId: string,
+  options: { unsigned?: boolean } = {},
+): Promise<{ status: number | null; received: RecordedRequest }> {
+  const result = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'signing-test', ...options });
   const received = consumer.requests.at(-1);
   if (!received) throw new Error('nothing arrived');
   return { status: result.response_status, received };
@@ -333,5 +337,81 @@ describe('tokens and open providers', () => {
     const { received } = await replay(id);
     const names = Object.keys(received.headers);
     expect(names.filter((n) => /sign|token|auth/.test(n))).toEqual([]);
+  });
+});
+
+describe('an event that failed its check on arrival', () => {
+  const CREDENTIAL_HEADERS = /sign|token|auth|^webhook-(id|timestamp)$|^svix-/;
+
+  it.each(['github', 'stripe', 'slack', 'shopify', 'standard', 'linear', 'generic'])(
+    'a %s delivery whose signature failed is refused, naming the rule and unsigned: true, with nothing sent',
+    async (name) => {
+      const id = await storeSigned(name, Buffer.from('{"forged":true}'), [], 'application/json', false);
+      const before = consumer.connections;
+      await expectAppError(
+        kit.service().replay({ eventId: id, targetUrl: consumer.url(), caller: 'signing-test' }),
+        'invalid_argument',
+        /failed signature verification on arrival; replaying it signed would make it look genuine\. Pass `unsigned: true`/,
+      );
+      expect(consumer.connections).toBe(before);
+    },
+  );
+
+  it('a token delivery whose token did not match is refused, then sent with no token at all when unsigned', async () => {
+    const id = await storeSigned('token', Buffer.from('{"type":"build.done"}'), [], 'application/json', false);
+    await expectAppError(
+      kit.service().replay({ eventId: id, targetUrl: consumer.url(), caller: 'signing-test' }),
+      'invalid_argument',
+      /did not pass its token check on arrival; replaying it with the token would make it look genuine/,
+    );
+    expect(consumer.requests).toHaveLength(0);
+    const { received } = await replay(id, { unsigned: true });
+    expect(received.body.toString()).toBe('{"type":"build.done"}');
+    expect(received.headers['x-custom-token']).toBeUndefined();
+    expect(JSON.stringify(received.rawHeaders)).not.toContain(SECRETS.token);
+  });
+
+  it('unsigned: true sends a forged signed event byte for byte with no signature, and the audit row says unsigned', async () => {
+    const body = Buffer.from('{"id":"evt_forged","type":"payment_intent.succeeded"}');
+    const id = await storeSigned('stripe', body, [], 'application/json', false);
+    verifier = (req) => {
+      Stripe.webhooks.constructEvent(req.body.toString('utf8'), header(req, 'stripe-signature'), SECRETS.stripe);
+      return true;
+    };
+    const { status, received } = await replay(id, { unsigned: true });
+    expect(status).toBe(401);
+    expect(received.body.equals(body)).toBe(true);
+    expect(Object.keys(received.headers).filter((n) => CREDENTIAL_HEADERS.test(n))).toEqual([]);
+    const [row] = await kit.attempts.listForEvent(id);
+    expect(row).toMatchObject({ delivered: true, unsigned: true });
+    const line = (kit.logs.lines as { replay?: Record<string, unknown> }[]).find((l) => l.replay?.['eventId'] === id);
+    expect(line?.replay).toMatchObject({ credentials: 'none', unsigned: true });
+  });
+
+  it('unsigned: true on a verified event sends it without a signature too', async () => {
+    const id = await storeSigned('github', Buffer.from('{"action":"opened"}'), ['X-GitHub-Event', 'issues']);
+    const { received } = await replay(id, { unsigned: true });
+    expect(received.headers['x-hub-signature-256']).toBeUndefined();
+    expect(received.headers['x-github-event']).toBe('issues');
+    const [row] = await kit.attempts.listForEvent(id);
+    expect(row).toMatchObject({ unsigned: true });
+  });
+
+  it('a verified event replayed normally is recorded as not unsigned', async () => {
+    const id = await storeSigned('github', Buffer.from('{"action":"closed"}'), ['X-GitHub-Event', 'issues']);
+    verifier = (req) => octokitVerify(SECRETS.github, req.body.toString('utf8'), header(req, 'x-hub-signature-256'));
+    expect((await replay(id)).status).toBe(200);
+    const [row] = await kit.attempts.listForEvent(id);
+    expect(row).toMatchObject({ unsigned: false });
+  });
+
+  it('an event stored while its provider was open is never signed, even after the provider became signed', async () => {
+    const openConfig = webhookProvider(providersFrom({ github: { trust_mode: 'open' } }), 'github');
+    const stored = await storeDelivery(kit.store, openConfig, {
+      rawHeaders: ['Content-Type', 'application/json'],
+      body: Buffer.from('{"arrived":"open"}'),
+    });
+    const { received } = await replay(stored.id);
+    expect(received.headers['x-hub-signature-256']).toBeUndefined();
   });
 });

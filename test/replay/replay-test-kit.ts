@@ -25,6 +25,8 @@ export interface Delivery {
   body: Buffer;
   /** Where the delivery came from; default a documentation address (203.0.113.7). */
   sourceIp?: string;
+  /** Whether it passed its signature or token check on arrival; default true. */
+  passed?: boolean;
 }
 
 /**
@@ -48,12 +50,19 @@ export async function storeDelivery(
     ({ eventType, externalId } = preset.identify(delivery.body, headerBag));
     trustMode = provider.trustMode;
   }
+  const checked = trustMode === 'signed' || trustMode === 'token';
+  const passed = delivery.passed ?? true;
   const inserted = await store.insert({
     provider: provider.name,
     eventType,
     trustMode,
-    verified: trustMode === 'signed',
-    verifyDetail: trustMode === 'signed' ? 'signature valid (test delivery)' : 'not verified (test delivery)',
+    verified: trustMode === 'signed' && passed,
+    ...(checked ? { passedCheck: passed } : {}),
+    verifyDetail: !checked
+      ? 'not verified (test delivery)'
+      : passed
+        ? 'check passed (test delivery)'
+        : 'check failed (test delivery)',
     externalId,
     contentType,
     sourceIp: delivery.sourceIp ?? '203.0.113.7',

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { sql, type Interceptor } from 'slonik';
+import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateEventDetail, validateEventSummary } from '../../generated/validators.js';
@@ -97,6 +98,7 @@ describe('insert and get', () => {
       eventType: 'payment_intent.succeeded',
       trustMode: 'signed',
       verified: true,
+      passedCheck: true,
       verifyDetail: 'stripe-v1 valid (Stripe-Signature)',
       externalId: 'evt_123',
       contentType: 'application/json; charset=utf-8',
@@ -104,6 +106,7 @@ describe('insert and get', () => {
       headers: { 'stripe-signature': '[redacted]', via: ['1.1 a', '1.1 b'], accept: '*/*' },
       payload: input.payload,
       payloadSize: input.payload.length,
+      receivedSize: null,
       receivedAt: event.received_at,
     });
     if (stored) expect(toEventSummary(stored)).toEqual(event);
@@ -155,6 +158,49 @@ describe('insert and get', () => {
     await expectInvalid(store.insert(newEvent({ trustMode: 'token', verified: true })), /only a signed event/);
     await expectInvalid(store.insertMany([newEvent(), newEvent({ trustMode: 'open', verified: true })]), /^event 1:/);
     expect(await store.insertMany([])).toEqual([]);
+  });
+});
+
+describe('the check outcome on arrival', () => {
+  it('is stored for signed and token events, defaults to not passed for a token event, and is absent for open ones', async () => {
+    const outcome = async (overrides: Parameters<typeof newEvent>[0]) => {
+      const { event } = await store.insert(newEvent(overrides));
+      const stored = await store.get(event.id);
+      return { passedCheck: stored?.passedCheck, detail: stored && toEventDetail(stored).passed_check };
+    };
+    expect(await outcome({ trustMode: 'signed', verified: true })).toEqual({ passedCheck: true, detail: true });
+    expect(await outcome({ trustMode: 'signed', verified: false })).toEqual({ passedCheck: false, detail: false });
+    expect(await outcome({ trustMode: 'token', verified: false, passedCheck: true })).toEqual({
+      passedCheck: true,
+      detail: true,
+    });
+    expect(await outcome({ trustMode: 'token', verified: false, passedCheck: false })).toEqual({
+      passedCheck: false,
+      detail: false,
+    });
+    // A writer that records nothing never makes a token event look checked.
+    expect(await outcome({ trustMode: 'token', verified: false })).toEqual({ passedCheck: false, detail: false });
+    expect(await outcome({ trustMode: 'open', verified: false })).toEqual({ passedCheck: null, detail: undefined });
+    expect(await outcome({ trustMode: 'queue', verified: false })).toEqual({ passedCheck: null, detail: undefined });
+  });
+
+  it('refuses an outcome that contradicts the trust mode, in the store and in the database', async () => {
+    await expectInvalid(store.insert(newEvent({ trustMode: 'open', verified: false, passedCheck: true })), /check/);
+    await expectInvalid(
+      store.insert(newEvent({ trustMode: 'signed', verified: false, passedCheck: true })),
+      /verified/,
+    );
+    for (const [trustMode, constraint] of [
+      ['signed', 'events_passed_check_is_verified'],
+      ['open', 'events_passed_check_only_checked'],
+    ] as const) {
+      await expect(
+        db.pool.query(sql.unsafe`
+          INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, payload)
+          VALUES (${uuidv7()}, 'x', 'y', ${trustMode}, false, true, 'forged', '\\x7b7d'::bytea)
+        `),
+      ).rejects.toMatchObject({ constraint });
+    }
   });
 });
 
@@ -303,6 +349,7 @@ const stored = (payload: Buffer): StoredEvent => ({
   eventType: 'issues.opened',
   trustMode: 'signed',
   verified: true,
+  passedCheck: true,
   verifyDetail: 'hmac-sha256 valid (X-Hub-Signature-256)',
   externalId: 'abc',
   contentType: 'application/json',
@@ -310,6 +357,7 @@ const stored = (payload: Buffer): StoredEvent => ({
   headers: { 'content-type': 'application/json', via: ['a', 'b'] },
   payload,
   payloadSize: payload.length,
+  receivedSize: null,
   receivedAt: '2024-05-01T12:00:00.123456Z',
 });
 
@@ -353,6 +401,7 @@ describe('toEventDetail', () => {
       verified: true,
       payload_size: 7,
       received_at: '2024-05-01T12:00:00.123456Z',
+      passed_check: true,
       verify_detail: 'hmac-sha256 valid (X-Hub-Signature-256)',
       external_id: 'abc',
       content_type: 'application/json',

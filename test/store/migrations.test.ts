@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations, migrate, MigrationError } from '../../src/store/migrate.ts';
 import { splitSqlStatements } from '../../src/store/split-sql.ts';
+import { createEventStore, createReplayAttemptRepository } from '../../src/store/index.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 
 const appliedRow = z.object({ version: z.number(), name: z.string(), checksum: z.string(), applied_at: z.string() });
@@ -109,6 +110,41 @@ describe('migrations', () => {
       expect(await migrate(pool, silentLogger)).toEqual({ applied: [], current: LATEST + 1 });
     });
 
+    it('0005 leaves signed rows to their verified flag, token rows unchecked, and strips stored replay queries', async () => {
+      const upTo4 = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+      cleanups.push(() => rm(upTo4, { recursive: true, force: true }));
+      for (const m of (await loadMigrations()).filter((m) => m.version <= 4)) {
+        await cp(
+          path.join(DEFAULT_MIGRATIONS_DIRECTORY, `${String(m.version).padStart(4, '0')}-${m.name}.sql`),
+          path.join(upTo4, `${String(m.version).padStart(4, '0')}-${m.name}.sql`),
+        );
+      }
+      const { pool } = await emptyPool();
+      expect(await migrate(pool, silentLogger, { directory: upTo4 })).toEqual({ applied: [1, 2, 3, 4], current: 4 });
+      const ids = ['0188f000-0000-7000-8000-000000000001', '0188f000-0000-7000-8000-000000000002'];
+      await pool.query(sql.unsafe`
+        INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, payload) VALUES
+          (${ids[0] ?? ''}, 'stripe', 'x', 'signed', false, 'signature mismatch (Stripe-Signature)', '\\x7b7d'::bytea),
+          (${ids[1] ?? ''}, 'ci', 'x', 'token', false, 'token matched (X-Webhook-Token)', '\\x7b7d'::bytea)
+      `);
+      await pool.query(sql.unsafe`
+        INSERT INTO replay_attempts (id, event_id, caller, target_url, delivered) VALUES
+          ('0188f000-0000-7000-8000-0000000000a1', ${ids[0] ?? ''}, 'a', 'http://127.0.0.1:9/x?tok=old-secret', true),
+          ('0188f000-0000-7000-8000-0000000000a2', ${ids[0] ?? ''}, 'a', 'http://127.0.0.1:9/y', true)
+      `);
+
+      expect(await migrate(pool, silentLogger)).toEqual({ applied: [5], current: 5 });
+      const store = createEventStore(pool);
+      expect((await store.get(ids[0] ?? ''))?.passedCheck).toBe(false);
+      // Nothing but the text said the token matched, and replay does not read it from text.
+      expect((await store.get(ids[1] ?? ''))?.passedCheck).toBe(false);
+      const attempts = await createReplayAttemptRepository(pool).listForEvent(ids[0] ?? '');
+      expect(attempts.map((a) => [a.target_url, a.unsigned]).sort()).toEqual([
+        ['http://127.0.0.1:9/x?…', false],
+        ['http://127.0.0.1:9/y', false],
+      ]);
+    });
+
     it('rejects badly named and duplicate migration files', async () => {
       const odd = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
       cleanups.push(() => rm(odd, { recursive: true, force: true }));
@@ -154,7 +190,7 @@ describe('splitSqlStatements', () => {
 
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
     expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);

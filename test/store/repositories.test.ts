@@ -103,6 +103,7 @@ describe('replay attempt repository', () => {
       responseStatus: null,
       responseMs: null,
       errorCode: 'invalid_argument',
+      unsigned: false,
     });
     const delivered = await replays.record({
       eventId: event.id,
@@ -113,6 +114,7 @@ describe('replay attempt repository', () => {
       responseStatus: 503,
       responseMs: 12.25,
       errorCode: null,
+      unsigned: false,
     });
     expect(refused).toMatchObject({
       event_id: event.id,
@@ -135,6 +137,7 @@ describe('replay attempt repository', () => {
       responseStatus: null,
       responseMs: null,
       errorCode: null,
+      unsigned: false,
     };
     expect((await rejection(replays.record({ ...base, eventId: '01900000-0000-7000-8000-000000000000' }))).code).toBe(
       'not_found',

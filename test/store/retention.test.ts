@@ -113,6 +113,7 @@ describe('retention', () => {
         responseStatus: 200,
         responseMs: 3.5,
         errorCode: null,
+        unsigned: false,
       });
     }
     await job({ max_age: '1d' }).runOnce();

@@ -670,7 +670,8 @@ describe('upgrading a database with the generated search columns', () => {
       });
       expect(legacy.get('0188f000-0000-7000-8000-000000000002')).toEqual({ json: null, tsv: null });
 
-      expect(await migrate(pool, silentLogger)).toEqual({ applied: [4], current: 4 });
+      // 0004 is the one under test; later migrations come along, as on a real upgrade.
+      expect((await migrate(pool, silentLogger)).applied[0]).toBe(4);
 
       expect(await searchRows(pool)).toEqual(legacy);
       expect(await queuedIds(pool)).toEqual([]);

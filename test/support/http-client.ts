@@ -91,3 +91,39 @@ export function httpRequest(port: number, options: HttpRequestOptions = {}): Pro
     }
   });
 }
+
+export interface RawStream {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** Everything received so far. */
+  text(): string;
+  /** Resolves when the server ends the response: complete is true for a clean end (terminating chunk). */
+  ended: Promise<{ complete: boolean; atMs: number }>;
+  close(): void;
+}
+
+/** A GET that stays open (an SSE stream), read as it arrives until the server ends it. */
+export function openStream(port: number, headers: OutgoingHttpHeaders, path: string): Promise<RawStream> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, method: 'GET', path, headers: { connection: 'close', ...headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        const ended = new Promise<{ complete: boolean; atMs: number }>((done) => {
+          res.once('close', () => done({ complete: res.complete, atMs: performance.now() }));
+        });
+        res.on('error', () => undefined);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: () => Buffer.concat(chunks).toString('utf8'),
+          ended,
+          close: () => req.destroy(),
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}

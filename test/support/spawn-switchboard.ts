@@ -1,6 +1,7 @@
 /**
- * Runs the real product as a child process, exactly as an operator does
- * (`node bin/switchboard.js serve --config FILE --host 127.0.0.1 --port 0`), and hands back its
+ * Runs the real product as a child process, as an operator does
+ * (`switchboard serve --config FILE --host 127.0.0.1 --port 0`), from the TypeScript sources
+ * through tsx so that no build can be stale (CI checks the compiled bin separately), and hands back its
  * URL, its output and control over its life (SIGTERM, SIGKILL). Reliability tests, the soak and
  * the fuzz benchmark all start switchboard through here, so a crash, a hang or an unhandled
  * rejection in the real composition root is what they see.
@@ -15,7 +16,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const SWITCHBOARD_BIN = path.join(REPO_ROOT, 'bin/switchboard.js');
+/** Node arguments that run the CLI's entry point from source, as bin/switchboard.js runs it from dist/. */
+export const SWITCHBOARD_FROM_SOURCE: readonly string[] = ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/entry.ts')];
 
 export interface SpawnSwitchboardOptions {
   /** The config as an object (written as JSON, which is YAML) or as YAML text. */
@@ -123,7 +125,16 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
 
   const child = spawn(
     process.execPath,
-    [SWITCHBOARD_BIN, 'serve', '--config', configPath, '--host', '127.0.0.1', '--port', String(options.port ?? 0)],
+    [
+      ...SWITCHBOARD_FROM_SOURCE,
+      'serve',
+      '--config',
+      configPath,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(options.port ?? 0),
+    ],
     { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   if (child.pid === undefined) throw new Error('switchboard child did not start');

@@ -6,7 +6,7 @@ import { canonicalJson, decodePayload, formatBytes, parseJsonPayload } from '../
 import { diffLines } from '../../src/ui/client/line-diff.ts';
 import { triggerCommand } from '../../src/ui/client/providers-view.ts';
 import { SseParser } from '../../src/ui/client/sse-parser.ts';
-import { trustLook } from '../../src/ui/client/trust-badge.ts';
+import { replayRule, trustLook } from '../../src/ui/client/trust-badge.ts';
 
 const summary = (over: Partial<EventSummary>): EventSummary => ({
   id: '0193f0c4-5a6e-7b8c-9d0e-1f2a3b4c5d6e',
@@ -139,5 +139,20 @@ describe('presentation helpers', () => {
         'http://h:1',
       ),
     ).toMatch(/^redis-cli XADD jobs/);
+  });
+});
+
+describe('replay rule for an event that failed its check', () => {
+  it('asks for an unsigned replay only when a signed or token event failed its check', () => {
+    expect(replayRule({ trust_mode: 'signed', verified: false, passed_check: false })).toMatch(
+      /failed signature verification/,
+    );
+    expect(replayRule({ trust_mode: 'token', verified: false, passed_check: false })).toMatch(/token did not match/);
+    expect(replayRule({ trust_mode: 'signed', verified: true, passed_check: true })).toBeNull();
+    expect(replayRule({ trust_mode: 'token', verified: false, passed_check: true })).toBeNull();
+    expect(replayRule({ trust_mode: 'open', verified: false })).toBeNull();
+    expect(replayRule({ trust_mode: 'queue', verified: false })).toBeNull();
+    // A server too old to say passed_check: a failed signature is still known from verified.
+    expect(replayRule({ trust_mode: 'signed', verified: false })).toMatch(/failed signature verification/);
   });
 });

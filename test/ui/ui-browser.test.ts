@@ -8,11 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ListWebhookEventsOutput } from '../../generated/types.ts';
 import type { NewEvent } from '../../src/store/index.ts';
 import { buildUi } from '../../src/ui/build-ui.ts';
 import { startApiTestServer, type ApiTestServer } from '../api/api-test-server.ts';
 import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
-import { sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken } from '../api/http-helpers.ts';
+import { call, getJson, sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken } from '../api/http-helpers.ts';
+import { formatBytes } from '../../src/ui/client/format.ts';
 import { browserUnavailableReason, launchBrowser, screenshot } from './browser.ts';
 
 const unavailable = browserUnavailableReason();
@@ -179,6 +181,34 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     expect(await page.textContent('[data-testid="trust-panel"] .badge')).toBe('Unverified — open endpoint');
   });
 
+  it('shows that a large rejected delivery was stored truncated', async () => {
+    const body = Buffer.from(JSON.stringify({ action: 'opened', filler: 'x'.repeat(100 * 1024) }));
+    const res = await call(server, '/hooks/github', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'issues',
+        'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
+      },
+      body,
+      token: null,
+    });
+    expect(res.status).toBe(401);
+    const listed = await getJson<ListWebhookEventsOutput>(server, '/api/events?provider=github&verified=false&limit=1');
+    const id = listed.events[0]?.id ?? '';
+    await page.waitForSelector(row(id));
+    await openEvent(id);
+    await page.waitForSelector('[data-testid="payload-truncated"]');
+    expect(await page.textContent('[data-testid="payload-truncated"]')).toContain(
+      `Only the first ${formatBytes(65536)} of the ${formatBytes(body.length)} that arrived were stored`,
+    );
+    expect(await page.textContent('.meta-strip')).toContain(`of ${formatBytes(body.length)} received`);
+    await page.locator('[data-testid="payload-truncated"]').scrollIntoViewIfNeeded();
+    await screenshot(page, '07b-detail-truncated-reject');
+    // The replay panel of this forged event offers only an unsigned send as well.
+    expect(await page.$('[data-testid="replay-unsigned-rule"]')).not.toBeNull();
+  });
+
   it('filters by provider, verification and payload text', async () => {
     await page.selectOption('#f-provider', 'ci');
     await waitForRows([ids['token']]);
@@ -272,6 +302,33 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     await page.waitForFunction(() =>
       /Target unreachable/.test(document.querySelector('[data-testid="replay-result"]')?.textContent ?? ''),
     );
+  });
+
+  it('offers only "Send unsigned" for an event that failed its check, and the history says unsigned', async () => {
+    await openEvent(ids['failed'] ?? '');
+    await page.waitForSelector('[data-testid="replay-unsigned-rule"]');
+    expect(await page.textContent('[data-testid="replay-unsigned-rule"]')).toMatch(
+      /failed signature verification when it arrived.*look genuine/s,
+    );
+    const buttons = (): Promise<string[]> =>
+      page.$$eval('.replay-form button', (els) => els.map((e) => (e.textContent ?? '').trim()));
+    expect(await buttons()).toEqual(['Send unsigned']);
+    const before = consumer.requests.length;
+    await page.click('.replay-form button[type=submit]');
+    await page.waitForSelector('[data-testid="replay-result"]');
+    expect(await page.textContent('[data-testid="replay-result"]')).toMatch(/Delivered unsigned — HTTP 202/);
+    expect(consumer.requests.length).toBe(before + 1);
+    expect(consumer.requests.at(-1)?.headers['x-hub-signature-256']).toBeUndefined();
+    await page.waitForSelector('table[aria-label="Replay history"] tbody tr [data-testid="unsigned-pill"]');
+    expect(await page.textContent('table[aria-label="Replay history"] tbody tr')).toMatch(/unsigned/);
+    await page.locator('[data-testid="replay-unsigned-rule"]').scrollIntoViewIfNeeded();
+    await screenshot(page, '11b-replay-unsigned');
+
+    // A verified event keeps the ordinary replay, signed afresh, and no such rule.
+    await openEvent(ids['github'] ?? '');
+    await page.waitForSelector('.replay-form');
+    expect(await buttons()).toEqual(['Replay']);
+    expect(await page.$('[data-testid="replay-unsigned-rule"]')).toBeNull();
   });
 
   it('pages older events in on scroll', async () => {

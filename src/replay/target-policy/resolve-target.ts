@@ -94,7 +94,7 @@ export function assertNoLoop(
 ): void {
   if (wouldLoopBack(target, selfAddresses)) {
     throw invalidArgument(
-      `replay target refused: ${target.display} would loop back into switchboard (its own /hooks/ or /mcp endpoint)`,
+      `replay target refused: ${target.display} would loop back into switchboard (its own /mcp endpoint or a webhook route it serves)`,
     );
   }
 }

@@ -5,6 +5,11 @@ import { normaliseHost, normaliseIp } from './ip-address.ts';
 export interface SelfAddress {
   host: string;
   port: number;
+  /**
+   * Webhook routes served there besides the /hooks/ and /mcp trees: every provider's `route`,
+   * custom ones included, straight from the route table the ingest surface is built from.
+   */
+  routes?: readonly string[];
 }
 
 export interface LoopCandidate {
@@ -52,13 +57,21 @@ function routerView(path: string): string {
     .replace(/\/{2,}/g, '/');
 }
 
-export function isLoopPronePath(path: string): boolean {
+/** Trailing slashes dropped ("/" stays "/"): a router that ignores them must not slip past the check. */
+const withoutTrailingSlash = (view: string): string => view.replace(/(?<=.)\/+$/, '');
+
+export function isLoopPronePath(path: string, routes: readonly string[] = []): boolean {
   const view = routerView(path);
-  return view === '/mcp' || view.startsWith('/mcp/') || view === '/hooks' || view.startsWith('/hooks/');
+  if (view === '/mcp' || view.startsWith('/mcp/') || view === '/hooks' || view.startsWith('/hooks/')) return true;
+  const exact = withoutTrailingSlash(view);
+  return routes.some((route) => withoutTrailingSlash(routerView(route)) === exact);
 }
 
 function isSelf(candidate: LoopCandidate, self: SelfAddress): boolean {
   if (self.port !== candidate.port) return false;
+  // A connection to 0.0.0.0 or :: goes to this machine itself, so it reaches whatever listens on
+  // the port, whichever address switchboard is bound to.
+  if (isUnspecified(candidate.address)) return true;
   const selfHost = normaliseHost(self.host);
   if (!selfHost) return false;
 
@@ -85,6 +98,5 @@ function isSelf(candidate: LoopCandidate, self: SelfAddress): boolean {
  * endpoint: a replay that re-ingests itself, or an agent driving switchboard through itself.
  */
 export function wouldLoopBack(candidate: LoopCandidate, selfAddresses: readonly SelfAddress[]): boolean {
-  if (!isLoopPronePath(candidate.path)) return false;
-  return selfAddresses.some((self) => isSelf(candidate, self));
+  return selfAddresses.some((self) => isLoopPronePath(candidate.path, self.routes) && isSelf(candidate, self));
 }

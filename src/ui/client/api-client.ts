@@ -130,11 +130,14 @@ export class ApiClient {
     return (await this.request(`/api/events/${encodeURIComponent(id)}/raw`, { headers: { Accept: '*/*' } })).blob();
   }
 
-  replay(id: string, targetUrl: string): Promise<ReplayResult> {
+  replay(id: string, targetUrl: string, unsigned: boolean): Promise<ReplayResult> {
     return this.json(`/api/events/${encodeURIComponent(id)}/replay`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(targetUrl.trim() ? { target_url: targetUrl.trim() } : {}),
+      body: JSON.stringify({
+        ...(targetUrl.trim() ? { target_url: targetUrl.trim() } : {}),
+        ...(unsigned ? { unsigned: true } : {}),
+      }),
     });
   }
 

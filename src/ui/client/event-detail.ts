@@ -8,7 +8,7 @@ import { Icon } from './icons.ts';
 import { JsonTree } from './json-tree.ts';
 import { card, table, useLoaded } from './layout.ts';
 import { ReplayPanel } from './replay-panel.ts';
-import { TrustBadge, trustLook } from './trust-badge.ts';
+import { replayRule, TrustBadge, trustLook } from './trust-badge.ts';
 
 // Beyond these sizes the tree (and then the raw text) would make the page sluggish; the full
 // bytes stay one click away through Download.
@@ -119,6 +119,15 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
       ),
     },
     downloadError ? h('p', { class: 'form-error' }, downloadError) : null,
+    event.payload_truncated === true
+      ? h(
+          'p',
+          { class: 'notice', role: 'note', 'data-testid': 'payload-truncated' },
+          h('strong', null, 'Truncated. '),
+          `Only the first ${formatBytes(event.payload_size)} of the ${formatBytes(event.received_size ?? 0)} ` +
+            'that arrived were stored: a rejected delivery keeps at most record_rejected_max_bytes of its body.',
+        )
+      : null,
     binary
       ? h('p', { class: 'hint' }, 'Binary payload (not UTF-8): shown as base64. Download gives the exact bytes.')
       : null,
@@ -248,9 +257,21 @@ export function EventDetailPane({ api, id, defaultTarget, compareWith, onClose }
         h('dt', null, 'Source'),
         h('dd', { class: 'mono' }, event.source_ip ?? h('span', { class: 'muted' }, 'queue')),
       ),
-      h('div', null, h('dt', null, 'Size'), h('dd', null, formatBytes(event.payload_size))),
+      h(
+        'div',
+        null,
+        h('dt', null, 'Size'),
+        h(
+          'dd',
+          event.payload_truncated === true ? { class: 'stacked' } : null,
+          formatBytes(event.payload_size),
+          event.payload_truncated === true
+            ? h('div', { class: 'muted' }, `of ${formatBytes(event.received_size ?? 0)} received`)
+            : null,
+        ),
+      ),
     ),
-    h(ReplayPanel, { api, eventId: event.id, defaultTarget }),
+    h(ReplayPanel, { api, eventId: event.id, defaultTarget, unsignedRule: replayRule(event) }),
     h(Payload, { api, event }),
     h(Headers, { event }),
   );

@@ -6,7 +6,7 @@ import { formatFullTime, formatTime } from './format.ts';
 import { Icon } from './icons.ts';
 import { table } from './layout.ts';
 
-type Outcome = { kind: 'result'; result: ReplayResult } | { kind: 'error'; error: ApiError } | null;
+type Outcome = { kind: 'result'; result: ReplayResult; unsigned: boolean } | { kind: 'error'; error: ApiError } | null;
 
 function statusClass(status: number | null): string {
   if (status === null) return 'bad';
@@ -18,11 +18,15 @@ export function ReplayPanel({
   api,
   eventId,
   defaultTarget,
+  unsignedRule,
 }: {
   api: ApiClient;
   eventId: string;
   defaultTarget: string | null;
+  /** Set for an event that failed its check on arrival: why it can only be sent unsigned. */
+  unsignedRule: string | null;
 }): JSX.Element {
+  const unsigned = unsignedRule !== null;
   const [target, setTarget] = useState(defaultTarget ?? '');
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>(null);
@@ -53,7 +57,7 @@ export function ReplayPanel({
     setBusy(true);
     setOutcome(null);
     try {
-      setOutcome({ kind: 'result', result: await api.replay(eventId, target) });
+      setOutcome({ kind: 'result', result: await api.replay(eventId, target, unsigned), unsigned });
     } catch (err) {
       setOutcome({
         kind: 'error',
@@ -69,6 +73,7 @@ export function ReplayPanel({
     'section',
     { class: 'card', 'aria-labelledby': 'replay-title' },
     h('h3', { id: 'replay-title', class: 'card-title' }, 'Replay'),
+    unsigned ? h('p', { class: 'notice', role: 'note', 'data-testid': 'replay-unsigned-rule' }, unsignedRule) : null,
     h(
       'form',
       { class: 'replay-form', onSubmit: replay },
@@ -90,7 +95,7 @@ export function ReplayPanel({
           'button',
           { type: 'submit', class: 'btn btn-primary', disabled: busy },
           h(Icon, { name: 'send' }),
-          busy ? 'Sending…' : 'Replay',
+          busy ? 'Sending…' : unsigned ? 'Send unsigned' : 'Replay',
         ),
       ),
       h(
@@ -115,7 +120,9 @@ export function ReplayPanel({
             h(
               'strong',
               null,
-              outcome.result.delivered ? `Delivered — HTTP ${outcome.result.response_status ?? '?'}` : 'Not delivered',
+              outcome.result.delivered
+                ? `Delivered${outcome.unsigned ? ' unsigned' : ''} — HTTP ${outcome.result.response_status ?? '?'}`
+                : 'Not delivered',
             ),
             h('span', null, ` in ${Math.round(outcome.result.response_ms)} ms to `),
             h('code', null, outcome.result.target_url),
@@ -163,6 +170,20 @@ export function ReplayPanel({
                           `HTTP ${a.response_status ?? '?'}`,
                         )
                       : h('span', { class: 'pill pill-bad' }, a.error_code ?? 'failed'),
+                    a.unsigned === true
+                      ? [
+                          ' ',
+                          h(
+                            'span',
+                            {
+                              class: 'pill pill-warn',
+                              title: 'Sent with no signature or token',
+                              'data-testid': 'unsigned-pill',
+                            },
+                            'unsigned',
+                          ),
+                        ]
+                      : null,
                     a.response_ms !== null ? h('span', { class: 'muted' }, ` ${Math.round(a.response_ms)} ms`) : null,
                   ),
                   h('td', null, a.caller),

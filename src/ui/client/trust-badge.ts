@@ -1,5 +1,5 @@
 import { h, type JSX } from 'preact';
-import type { ProviderStatus, TrustMode } from '../../../generated/types.ts';
+import type { EventDetail, ProviderStatus, TrustMode } from '../../../generated/types.ts';
 import { Icon, type IconName } from './icons.ts';
 
 export type TrustLevel = 'verified' | 'failed' | 'token' | 'open' | 'queue';
@@ -45,6 +45,27 @@ export function trustLook(trustMode: TrustMode, verified: boolean): TrustLook {
   const level = trustLevel(trustMode, verified);
   const [label, short] = LABELS[level];
   return { level, icon: ICONS[level], label, short, explain: EXPLAIN[level] };
+}
+
+/**
+ * Why an event may only be replayed unsigned, or null when it replays as usual. The server applies
+ * the same rule (and refuses a signed replay of such an event); the UI explains it up front.
+ */
+export function replayRule(event: Pick<EventDetail, 'trust_mode' | 'verified' | 'passed_check'>): string | null {
+  if (event.trust_mode === 'signed' && (event.passed_check === false || !event.verified)) {
+    return (
+      'This event failed signature verification when it arrived. Replaying it with a fresh signature would make ' +
+      'bytes the provider may never have sent look genuine to your consumer, so it can only be sent unsigned: ' +
+      'the stored bytes with no signature or token.'
+    );
+  }
+  if (event.trust_mode === 'token' && event.passed_check === false) {
+    return (
+      'Its token did not match when it arrived. Replaying it with the configured token would make it look ' +
+      'genuine to your consumer, so it can only be sent unsigned: the stored bytes with no token.'
+    );
+  }
+  return null;
 }
 
 export function TrustBadge({
