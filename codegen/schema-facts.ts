@@ -104,6 +104,10 @@ const VALUES: Record<string, ValueFact> = {
     source: 'search-events-query.schema.json#/properties/q',
     doc: '/api/events full-text search.',
   },
+  RESPONSE_CONTENT_TYPE_LIMITS: {
+    source: 'replay-result.schema.json#/properties/response_content_type',
+    doc: "A consumer's Content-Type as replay results and the history keep it.",
+  },
   SEARCH_MATCH_LIMITS: {
     source: 'search-events-query.schema.json#/properties/match',
     doc: '/api/events JSON containment filter, as sent.',

@@ -103,5 +103,8 @@ export const RECENT_EVENTS_LIMITS = { maxItems: 50 } as const;
 /** /api/events full-text search. From schemas/search-events-query.schema.json#/properties/q. */
 export const SEARCH_TEXT_LIMITS = { minLength: 1, maxLength: 200 } as const;
 
+/** A consumer's Content-Type as replay results and the history keep it. From schemas/replay-result.schema.json#/properties/response_content_type. */
+export const RESPONSE_CONTENT_TYPE_LIMITS = { maxLength: 200 } as const;
+
 /** /api/events JSON containment filter, as sent. From schemas/search-events-query.schema.json#/properties/match. */
 export const SEARCH_MATCH_LIMITS = { minLength: 2, maxLength: 2000 } as const;

@@ -902,6 +902,16 @@ export const SCHEMAS = {
             delivered: { type: 'boolean' },
             response_status: { type: ['integer', 'null'] },
             response_ms: { type: ['number', 'null'], minimum: 0 },
+            response_excerpt: {
+              description:
+                "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+              type: 'string',
+            },
+            response_content_type: {
+              description: 'The Content-Type the target answered with, when it sent one.',
+              type: 'string',
+              maxLength: 200,
+            },
             unsigned: {
               description:
                 'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
@@ -946,6 +956,16 @@ export const SCHEMAS = {
         description: "Milliseconds from sending to the response's status line.",
         type: 'number',
         minimum: 0,
+      },
+      response_excerpt: {
+        description:
+          "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+        type: 'string',
+      },
+      response_content_type: {
+        description: 'The Content-Type the target answered with, when it sent one.',
+        type: 'string',
+        maxLength: 200,
       },
     },
   },
@@ -1309,6 +1329,16 @@ export const SCHEMAS = {
         description: "Milliseconds from sending to the response's status line.",
         type: 'number',
         minimum: 0,
+      },
+      response_excerpt: {
+        description:
+          "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+        type: 'string',
+      },
+      response_content_type: {
+        description: 'The Content-Type the target answered with, when it sent one.',
+        type: 'string',
+        maxLength: 200,
       },
     },
   },

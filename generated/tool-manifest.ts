@@ -175,6 +175,8 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         delivered: { type: 'boolean' },
         response_status: { type: ['integer', 'null'], minimum: 100, maximum: 599 },
         response_ms: { type: 'number', minimum: 0 },
+        response_excerpt: { type: 'string' },
+        response_content_type: { type: 'string', maxLength: 200 },
       },
     },
   },

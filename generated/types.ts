@@ -465,6 +465,14 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   */
+  response_excerpt?: string;
+  /**
+   * The Content-Type the target answered with, when it sent one.
+   */
+  response_content_type?: string;
+  /**
    * True when the caller asked for the replay to go out with no signature or token (unsigned: true).
    */
   unsigned?: boolean;
@@ -497,6 +505,14 @@ export interface ReplayResult {
    * Milliseconds from sending to the response's status line.
    */
   response_ms: number;
+  /**
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   */
+  response_excerpt?: string;
+  /**
+   * The Content-Type the target answered with, when it sent one.
+   */
+  response_content_type?: string;
 }
 /**
  * The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.
@@ -681,6 +697,14 @@ export interface ReplayWebhookEventOutput {
    * Milliseconds from sending to the response's status line.
    */
   response_ms: number;
+  /**
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   */
+  response_excerpt?: string;
+  /**
+   * The Content-Type the target answered with, when it sent one.
+   */
+  response_content_type?: string;
 }
 
 /**

@@ -5779,6 +5779,8 @@ const schema54 = {
           delivered: { type: 'boolean' },
           response_status: { type: ['integer', 'null'] },
           response_ms: { type: ['number', 'null'], minimum: 0 },
+          response_excerpt: { $ref: 'replay-result.schema.json#/properties/response_excerpt' },
+          response_content_type: { $ref: 'replay-result.schema.json#/properties/response_content_type' },
           unsigned: {
             description:
               'True when the caller asked for the replay to go out with no signature or token (unsigned: true).',
@@ -5793,6 +5795,16 @@ const schema54 = {
       },
     },
   },
+};
+const schema58 = {
+  description:
+    "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+  type: 'string',
+};
+const schema59 = {
+  description: 'The Content-Type the target answered with, when it sent one.',
+  type: 'string',
+  maxLength: 200,
 };
 
 function validate31(
@@ -6240,14 +6252,14 @@ function validate31(
                 }
               }
             }
-            if (data1.unsigned !== undefined) {
-              if (typeof data1.unsigned !== 'boolean') {
+            if (data1.response_excerpt !== undefined) {
+              if (typeof data1.response_excerpt !== 'string') {
                 const err26 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
-                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
+                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -6257,37 +6269,31 @@ function validate31(
                 errors++;
               }
             }
-            if (data1.error_code !== undefined) {
-              let data12 = data1.error_code;
-              if (typeof data12 !== 'string' && data12 !== null) {
-                const err27 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
-                  keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
-                  message: 'must be string,null',
-                };
-                if (vErrors === null) {
-                  vErrors = [err27];
-                } else {
-                  vErrors.push(err27);
+            if (data1.response_content_type !== undefined) {
+              let data12 = data1.response_content_type;
+              if (typeof data12 === 'string') {
+                if (func3(data12) > 200) {
+                  const err27 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                    schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 200 },
+                    message: 'must NOT have more than 200 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err27];
+                  } else {
+                    vErrors.push(err27);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (!(
-                data12 === 'not_found' ||
-                data12 === 'invalid_argument' ||
-                data12 === 'replay_failed' ||
-                data12 === 'rate_limited' ||
-                data12 === 'internal' ||
-                data12 === null
-              )) {
+              } else {
                 const err28 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
-                  message: 'must be equal to one of the allowed values',
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                  schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err28];
@@ -6297,8 +6303,65 @@ function validate31(
                 errors++;
               }
             }
+            if (data1.unsigned !== undefined) {
+              if (typeof data1.unsigned !== 'boolean') {
+                const err29 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
+                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                };
+                if (vErrors === null) {
+                  vErrors = [err29];
+                } else {
+                  vErrors.push(err29);
+                }
+                errors++;
+              }
+            }
+            if (data1.error_code !== undefined) {
+              let data14 = data1.error_code;
+              if (typeof data14 !== 'string' && data14 !== null) {
+                const err30 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
+                  keyword: 'type',
+                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
+                  message: 'must be string,null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err30];
+                } else {
+                  vErrors.push(err30);
+                }
+                errors++;
+              }
+              if (!(
+                data14 === 'not_found' ||
+                data14 === 'invalid_argument' ||
+                data14 === 'replay_failed' ||
+                data14 === 'rate_limited' ||
+                data14 === 'internal' ||
+                data14 === null
+              )) {
+                const err31 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err31];
+                } else {
+                  vErrors.push(err31);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err29 = {
+            const err32 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -6306,15 +6369,15 @@ function validate31(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err29];
+              vErrors = [err32];
             } else {
-              vErrors.push(err29);
+              vErrors.push(err32);
             }
             errors++;
           }
         }
       } else {
-        const err30 = {
+        const err33 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -6322,15 +6385,15 @@ function validate31(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err30];
+          vErrors = [err33];
         } else {
-          vErrors.push(err30);
+          vErrors.push(err33);
         }
         errors++;
       }
     }
   } else {
-    const err31 = {
+    const err34 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6338,9 +6401,9 @@ function validate31(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err31];
+      vErrors = [err34];
     } else {
-      vErrors.push(err31);
+      vErrors.push(err34);
     }
     errors++;
   }
@@ -6377,6 +6440,16 @@ const schema56 = {
       description: "Milliseconds from sending to the response's status line.",
       type: 'number',
       minimum: 0,
+    },
+    response_excerpt: {
+      description:
+        "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+      type: 'string',
+    },
+    response_content_type: {
+      description: 'The Content-Type the target answered with, when it sent one.',
+      type: 'string',
+      maxLength: 200,
     },
   },
 };
@@ -6476,7 +6549,9 @@ function validate32(
         key0 === 'target_url' ||
         key0 === 'delivered' ||
         key0 === 'response_status' ||
-        key0 === 'response_ms'
+        key0 === 'response_ms' ||
+        key0 === 'response_excerpt' ||
+        key0 === 'response_content_type'
       )) {
         const err5 = {
           instancePath,
@@ -6662,8 +6737,59 @@ function validate32(
         errors++;
       }
     }
+    if (data.response_excerpt !== undefined) {
+      if (typeof data.response_excerpt !== 'string') {
+        const err16 = {
+          instancePath: instancePath + '/response_excerpt',
+          schemaPath: '#/properties/response_excerpt/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.response_content_type !== undefined) {
+      let data6 = data.response_content_type;
+      if (typeof data6 === 'string') {
+        if (func3(data6) > 200) {
+          const err17 = {
+            instancePath: instancePath + '/response_content_type',
+            schemaPath: '#/properties/response_content_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+      } else {
+        const err18 = {
+          instancePath: instancePath + '/response_content_type',
+          schemaPath: '#/properties/response_content_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err16 = {
+    const err19 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6671,9 +6797,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err16];
+      vErrors = [err19];
     } else {
-      vErrors.push(err16);
+      vErrors.push(err19);
     }
     errors++;
   }
@@ -6683,7 +6809,7 @@ function validate32(
 validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSearchEventsQuery = validate33;
-const schema58 = {
+const schema60 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -6924,7 +7050,7 @@ function validate33(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema58.properties.verified.enum },
+          params: { allowedValues: schema60.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -6956,7 +7082,7 @@ function validate33(
 validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventInput = validate34;
-const schema59 = {
+const schema61 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -7068,7 +7194,7 @@ function validate34(
 validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventOutput = validate35;
-const schema60 = {
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -7099,7 +7225,7 @@ function validate35(
 validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersInput = validate37;
-const schema61 = {
+const schema63 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -7159,7 +7285,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersOutput = validate38;
-const schema62 = {
+const schema64 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -7271,7 +7397,7 @@ function validate38(
 validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsInput = validate40;
-const schema63 = {
+const schema65 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -7607,7 +7733,7 @@ function validate40(
 validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate41;
-const schema64 = {
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -7755,7 +7881,7 @@ function validate41(
 validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventInput = validate43;
-const schema65 = {
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -7949,7 +8075,7 @@ function validate43(
 validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventOutput = validate44;
-const schema66 = {
+const schema68 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',

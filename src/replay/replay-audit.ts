@@ -27,6 +27,9 @@ export interface AttemptResult {
   delivered: boolean;
   responseStatus: number | null;
   responseMs: number | null;
+  /** The start of the consumer's answer as text (send-replay's excerpt), or null. */
+  responseExcerpt: string | null;
+  responseContentType: string | null;
   errorCode: ReplayErrorCode | null;
   /** The error's message, for the log; AppError messages carry no secrets by construction. */
   message: string | undefined;
@@ -60,6 +63,8 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
         delivered: result.delivered,
         responseStatus: result.responseStatus,
         responseMs: result.responseMs,
+        responseExcerpt: result.responseExcerpt,
+        responseContentType: result.responseContentType,
         errorCode: result.errorCode,
         unsigned: state.unsigned,
       };

@@ -174,6 +174,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         delivered: true,
         response_status: outcome.status,
         response_ms: outcome.ms,
+        ...(outcome.excerpt === undefined ? {} : { response_excerpt: outcome.excerpt }),
+        ...(outcome.contentType === undefined ? {} : { response_content_type: outcome.contentType }),
       };
       if (!validateReplayResult(result)) {
         // Only a status outside 100-599 gets here: something answered, but not with HTTP as the contract knows it.
@@ -210,6 +212,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
           delivered: false,
           responseStatus: null,
           responseMs: null,
+          responseExcerpt: null,
+          responseContentType: null,
           errorCode: code,
           message: error instanceof Error ? error.message : String(error),
           unexpected: code === 'internal' ? error : undefined,
@@ -220,6 +224,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         delivered: true,
         responseStatus: result.response_status,
         responseMs: result.response_ms,
+        responseExcerpt: result.response_excerpt ?? null,
+        responseContentType: result.response_content_type ?? null,
         errorCode: null,
         message: undefined,
       });

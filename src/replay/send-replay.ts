@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
+import { RESPONSE_CONTENT_TYPE_LIMITS } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { OutgoingHeaders } from './replay-headers.ts';
 
@@ -16,10 +17,17 @@ export interface SendReplayInput {
   responseBodyLimitBytes?: number;
 }
 
+/** How much of a consumer's answer is kept to show why it failed: enough for an error message or a stack's top. */
+export const RESPONSE_EXCERPT_BYTES = 2048;
+
 export interface SendReplayOutcome {
   status: number;
   /** From the start of the request to the response's status line. */
   ms: number;
+  /** The first RESPONSE_EXCERPT_BYTES of the answer as text, with "…" when cut; absent when it is not UTF-8 or empty. */
+  excerpt: string | undefined;
+  /** The answer's Content-Type header, when it sent one. */
+  contentType: string | undefined;
 }
 
 function withoutQuery(url: string, queryMarker: string): string {
@@ -117,12 +125,20 @@ export function transportFailure(error: unknown, url: string, timeoutMs: number)
  * Reads a little of the answer, then drops the stream. Reading lets a consumer finish writing its
  * response instead of seeing a reset; the bound keeps a consumer that streams forever (or a huge
  * file) from holding the replay. Failures here are ignored: the status line already arrived.
+ * Returns the first excerptBytes read (and whether there was more), for the excerpt.
  */
-async function drainBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<void> {
+async function drainBounded(
+  body: Dispatcher.ResponseData['body'],
+  limit: number,
+  excerptBytes: number,
+): Promise<{ head: Buffer; more: boolean }> {
   let seen = 0;
+  const kept: Buffer[] = [];
   try {
     for await (const chunk of body) {
-      seen += (chunk as Buffer).length;
+      const bytes = chunk as Buffer;
+      if (seen < excerptBytes) kept.push(bytes.subarray(0, excerptBytes - seen));
+      seen += bytes.length;
       if (seen >= limit) break;
     }
   } catch {
@@ -130,6 +146,23 @@ async function drainBounded(body: Dispatcher.ResponseData['body'], limit: number
   } finally {
     body.destroy();
   }
+  return { head: Buffer.concat(kept), more: seen > excerptBytes };
+}
+
+/**
+ * The answer's first bytes as text, cut at the last whole UTF-8 character, or undefined when they
+ * are not UTF-8 (a binary answer says nothing an agent or a person can read as an excerpt).
+ */
+export function responseExcerpt(head: Buffer, more: boolean): string | undefined {
+  if (head.length === 0) return undefined;
+  let text: string;
+  try {
+    // stream: true holds back a character split by the cut instead of calling it invalid.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(head, { stream: more });
+  } catch {
+    return undefined;
+  }
+  return more ? `${text}…` : text;
 }
 
 /**
@@ -158,6 +191,15 @@ export async function sendReplay(input: SendReplayInput): Promise<SendReplayOutc
     throw transportFailure(error, input.url, input.timeoutMs);
   }
   const ms = Math.round((performance.now() - started) * 100) / 100;
-  await drainBounded(response.body, limit);
-  return { status: response.statusCode, ms };
+  const { head, more } = await drainBounded(response.body, limit, RESPONSE_EXCERPT_BYTES);
+  const contentType = response.headers['content-type'];
+  return {
+    status: response.statusCode,
+    ms,
+    excerpt: responseExcerpt(head, more),
+    contentType: (Array.isArray(contentType) ? contentType[0] : contentType)?.slice(
+      0,
+      RESPONSE_CONTENT_TYPE_LIMITS.maxLength,
+    ),
+  };
 }

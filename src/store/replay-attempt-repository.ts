@@ -20,6 +20,9 @@ export interface NewReplayAttempt {
   delivered: boolean;
   responseStatus: number | null;
   responseMs: number | null;
+  /** The start of the consumer's answer as text, or null when it was empty, not UTF-8, or never came. */
+  responseExcerpt: string | null;
+  responseContentType: string | null;
   errorCode: ReplayErrorCode | null;
   /** Sent with no signature or token at the caller's request. */
   unsigned: boolean;
@@ -44,14 +47,27 @@ const attemptRow = z.object({
   delivered: z.boolean(),
   response_status: z.number().int().nullable(),
   response_ms: z.number().nullable(),
+  response_excerpt: z.string().nullable(),
+  response_content_type: z.string().nullable(),
   unsigned: z.boolean(),
   error_code: errorCode.nullable(),
 });
+
+/** The history leaves out what an attempt never had (the contract's fields are optional, not null). */
+function attemptFromRow(row: z.infer<typeof attemptRow>): ReplayAttempt {
+  const { response_excerpt: excerpt, response_content_type: contentType, ...attempt } = row;
+  return {
+    ...attempt,
+    ...(excerpt === null ? {} : { response_excerpt: excerpt }),
+    ...(contentType === null ? {} : { response_content_type: contentType }),
+  };
+}
 
 const ATTEMPT_COLUMNS = sql.fragment`replay_attempts.id, replay_attempts.event_id, replay_attempts.caller,
   replay_attempts.target_url, replay_attempts.resolved_ip,
   ${utcColumn('replay_attempts', 'started_at')} AS started_at,
   replay_attempts.delivered, replay_attempts.response_status, replay_attempts.response_ms, replay_attempts.unsigned,
+  replay_attempts.response_excerpt, replay_attempts.response_content_type,
   replay_attempts.error_code`;
 
 export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttemptRepository {
@@ -80,15 +96,17 @@ export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttempt
           ? sql.fragment`clock_timestamp()`
           : sql.fragment`${rfc3339FromMicros(parseTimestampInput(attempt.startedAt, 'started_at', 'floor'))}::timestamptz`;
       try {
-        return await pool.one(sql.type(attemptRow)`
+        return attemptFromRow(
+          await pool.one(sql.type(attemptRow)`
           INSERT INTO replay_attempts
             (id, event_id, caller, target_url, resolved_ip, started_at, delivered, response_status, response_ms, error_code,
-              unsigned)
+              unsigned, response_excerpt, response_content_type)
           VALUES (${uuidv7()}, ${eventId}, ${attempt.caller}, ${attempt.targetUrl}, ${attempt.resolvedIp}, ${startedAt},
             ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode},
-            ${attempt.unsigned})
+            ${attempt.unsigned}, ${attempt.responseExcerpt}, ${attempt.responseContentType})
           RETURNING ${ATTEMPT_COLUMNS}
-        `);
+        `),
+        );
       } catch (error) {
         if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound(`no event with id ${eventId}`);
         throw error;
@@ -102,7 +120,7 @@ export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttempt
         WHERE replay_attempts.event_id = ${eventUuid(eventId)}
         ORDER BY replay_attempts.started_at DESC, replay_attempts.id DESC
       `);
-      return [...rows];
+      return rows.map(attemptFromRow);
     },
   };
 }

@@ -4,7 +4,8 @@ import { startSwitchboard, type Harness } from './support/switchboard-harness.ts
 import { deliverGithub } from './support/webhooks.ts';
 
 /** What an agent pays, in context, to learn the tools and to see one event in a list. */
-const TOOLS_LIST_BUDGET_BYTES = 6 * 1024;
+// 8 KB for the whole tools/list result, as issue 17 (MCP for agents) sets it.
+const TOOLS_LIST_BUDGET_BYTES = 8 * 1024;
 const EVENT_SUMMARY_BUDGET_BYTES = 300;
 
 let h: Harness;
@@ -24,7 +25,7 @@ function sseJson(body: string): string {
 }
 
 describe('agent context budget', () => {
-  it('keeps the whole tools/list response under 6 KB and one event summary under 300 bytes', async () => {
+  it('keeps the whole tools/list response under 8 KB and one event summary under 300 bytes', async () => {
     const auth = { authorization: `Bearer ${h.token}` };
     const init = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: JSON.stringify(INITIALIZE) });
     const session = { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };

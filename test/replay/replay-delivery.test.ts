@@ -109,6 +109,7 @@ describe('what is sent', () => {
       delivered: true,
       response_status: 200,
       response_ms: expect.any(Number),
+      response_excerpt: 'ok',
     });
     expect(validateReplayResult(result)).toBe(true);
     const [received] = consumer.requests;
@@ -272,6 +273,58 @@ describe('outcomes', () => {
     const result = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
     expect(result).toMatchObject({ id: eventId, delivered: true, response_status: status });
     expect(validateReplayResult(result)).toBe(true);
+  });
+
+  it('reports the start of the answer as an excerpt with its content type, in the result and in the history', async () => {
+    consumer.handle((_req, res) => {
+      res.statusCode = 500;
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      res.end('{"error":"TypeError: cannot read properties of undefined (reading \'id\')"}');
+    });
+    const result = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
+    expect(result).toMatchObject({
+      response_status: 500,
+      response_excerpt: '{"error":"TypeError: cannot read properties of undefined (reading \'id\')"}',
+      response_content_type: 'application/json; charset=utf-8',
+    });
+    expect(validateReplayResult(result)).toBe(true);
+    const [latest] = await kit.attempts.listForEvent(eventId);
+    expect(latest).toMatchObject({
+      response_excerpt: result.response_excerpt,
+      response_content_type: 'application/json; charset=utf-8',
+    });
+  });
+
+  it('cuts a long answer to 2 KiB at a whole UTF-8 character and marks the cut with …', async () => {
+    // 2047 ASCII bytes then a 3-byte character: the cut at 2048 bytes falls inside it.
+    const text = `${'a'.repeat(2047)}€${'b'.repeat(5000)}`;
+    consumer.handle((_req, res) => {
+      res.setHeader('content-type', 'text/plain');
+      res.end(text);
+    });
+    const result = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
+    expect(result.response_excerpt).toBe(`${'a'.repeat(2047)}…`);
+    expect(validateReplayResult(result)).toBe(true);
+  });
+
+  it('leaves the excerpt out for an empty or binary answer, and the content type out when none was sent', async () => {
+    consumer.handle((_req, res) => {
+      res.setHeader('content-type', 'application/octet-stream');
+      res.end(Buffer.from([0xff, 0xfe, 0x00, 0x80]));
+    });
+    const binary = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
+    expect(binary).not.toHaveProperty('response_excerpt');
+    expect(binary.response_content_type).toBe('application/octet-stream');
+    consumer.handle((_req, res) => {
+      res.statusCode = 204;
+      res.removeHeader('content-type');
+      res.end();
+    });
+    const empty = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
+    expect(empty).not.toHaveProperty('response_excerpt');
+    expect(empty).not.toHaveProperty('response_content_type');
+    const [latest] = await kit.attempts.listForEvent(eventId);
+    expect(latest).not.toHaveProperty('response_excerpt');
   });
 
   it('Downstream non-2xx is reported, not raised: a 3xx is reported as is and its Location is not followed', async () => {

@@ -102,6 +102,8 @@ describe('replay attempt repository', () => {
       delivered: false,
       responseStatus: null,
       responseMs: null,
+      responseExcerpt: null,
+      responseContentType: null,
       errorCode: 'invalid_argument',
       unsigned: false,
     });
@@ -113,6 +115,8 @@ describe('replay attempt repository', () => {
       delivered: true,
       responseStatus: 503,
       responseMs: 12.25,
+      responseExcerpt: '{"error":"database is down"}',
+      responseContentType: 'application/json',
       errorCode: null,
       unsigned: false,
     });
@@ -121,7 +125,17 @@ describe('replay attempt repository', () => {
       started_at: '2024-05-01T12:00:00.000001Z',
       error_code: 'invalid_argument',
     });
-    expect(delivered).toMatchObject({ delivered: true, response_status: 503, response_ms: 12.25, error_code: null });
+    expect(delivered).toMatchObject({
+      delivered: true,
+      response_status: 503,
+      response_ms: 12.25,
+      response_excerpt: '{"error":"database is down"}',
+      response_content_type: 'application/json',
+      error_code: null,
+    });
+    // Fields an attempt never had are absent, as the contract has them optional rather than null.
+    expect(refused).not.toHaveProperty('response_excerpt');
+    expect(refused).not.toHaveProperty('response_content_type');
     const history = await replays.listForEvent(event.id);
     expect(history).toEqual([delivered, refused]);
     expect(validateReplayHistory({ attempts: history })).toBe(true);
@@ -136,6 +150,8 @@ describe('replay attempt repository', () => {
       delivered: false,
       responseStatus: null,
       responseMs: null,
+      responseExcerpt: null,
+      responseContentType: null,
       errorCode: null,
       unsigned: false,
     };

@@ -112,6 +112,8 @@ describe('retention', () => {
         delivered: true,
         responseStatus: 200,
         responseMs: 3.5,
+        responseExcerpt: null,
+        responseContentType: null,
         errorCode: null,
         unsigned: false,
       });
