@@ -71,7 +71,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       title: 'switchboard HTTP API',
       version: '1',
       description:
-        'The JSON API behind the web UI. It serves the same shapes as the MCP tools, from the same schemas. Every endpoint needs Authorization: Bearer <token>.',
+        "The JSON API behind the web UI. It serves the MCP tools' shapes, from the same schemas; its event lists add each event's one-line summary (ApiEventSummary), which MCP leaves out to keep agents' context small. Every endpoint needs Authorization: Bearer <token>.",
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearer: [] }],
@@ -82,7 +82,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           summary: 'List events newest first, with the filters of list_webhook_events plus search.',
           parameters: [...listParams, ...searchParams],
           responses: {
-            '200': json(ref('ListWebhookEventsOutput'), 'A page of events'),
+            '200': json(ref('ApiEventList'), 'A page of events, each with its one-line summary'),
             ...errors(400, 401, 403, 429, 500, 503),
           },
         },
@@ -157,7 +157,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         get: {
           operationId: 'streamEvents',
           summary:
-            'Server-Sent Events: each new EventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. See docs/reference/asyncapi.yaml.',
+            'Server-Sent Events: each new ApiEventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. See docs/reference/asyncapi.yaml.',
           parameters: [
             { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } },
           ],
@@ -172,12 +172,13 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: {
         EventSummary: component(registry, 'event-summary.schema.json'),
+        ApiEventSummary: component(registry, 'api-event-summary.schema.json'),
+        ApiEventList: component(registry, 'api-event-list.schema.json'),
         EventDetail: component(registry, 'event-detail.schema.json'),
         ProviderStatus: component(registry, 'provider-status.schema.json'),
         ReplayResult: component(registry, 'replay-result.schema.json'),
         ReplayHistory: component(registry, 'replay-history.schema.json'),
         ErrorEnvelope: component(registry, 'error-envelope.schema.json'),
-        ListWebhookEventsOutput: component(registry, 'tools/list-webhook-events.output.schema.json'),
         ListProvidersOutput: component(registry, 'tools/list-providers.output.schema.json'),
         ApiConfig: {
           title: 'ApiConfig',

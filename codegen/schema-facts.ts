@@ -69,6 +69,11 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'ReplayErrorCode',
     doc: 'The codes a replay attempt can end with (the MCP tool codes of SPEC-0005).',
   },
+  REPLAY_ERROR_REASONS: {
+    source: 'replay-history.schema.json#/properties/attempts/items/properties/error_reason',
+    type: 'ReplayErrorReason',
+    doc: 'Why a replay attempt did not deliver, as the history says it.',
+  },
 };
 
 const VALUES: Record<string, ValueFact> = {
@@ -87,6 +92,26 @@ const VALUES: Record<string, ValueFact> = {
   },
   EVENT_PROVIDER_LIMITS: { source: 'event-summary.schema.json#/properties/provider', doc: 'A provider name.' },
   EVENT_TYPE_LIMITS: { source: 'event-summary.schema.json#/properties/event_type', doc: 'An event type.' },
+  EVENT_SUMMARY_LIMITS: {
+    source: 'api-event-summary.schema.json#/properties/summary',
+    doc: "An event's one-line summary of its payload.",
+  },
+  EVENT_REQUEST_METHOD_LIMITS: {
+    source: 'event-detail.schema.json#/properties/request/properties/method',
+    doc: 'The stored method of the original request.',
+  },
+  EVENT_REQUEST_PATH_LIMITS: {
+    source: 'event-detail.schema.json#/properties/request/properties/path',
+    doc: 'The stored path of the original request.',
+  },
+  EVENT_REQUEST_QUERY_LIMITS: {
+    source: 'event-detail.schema.json#/properties/request/properties/query',
+    doc: 'The stored (redacted) query string of the original request.',
+  },
+  EVENT_RESPONSE_STATUS_LIMITS: {
+    source: 'event-detail.schema.json#/properties/request/properties/response_status',
+    doc: 'The status switchboard answered a sender with, as stored.',
+  },
   EXTERNAL_ID_LIMITS: { source: 'event-detail.schema.json#/properties/external_id', doc: "A delivery's own id." },
   LIST_LIMIT: {
     source: 'tools/list-webhook-events.input.schema.json#/properties/limit',

@@ -70,6 +70,19 @@ export const REPLAY_ERROR_CODES = [
 ] as const;
 export type ReplayErrorCode = (typeof REPLAY_ERROR_CODES)[number];
 
+/** Why a replay attempt did not deliver, as the history says it. From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_reason. */
+export const REPLAY_ERROR_REASONS = [
+  'failed_check',
+  'bad_target',
+  'target_not_allowed',
+  'could_not_resolve',
+  'could_not_connect',
+  'no_answer',
+  'rate_limited',
+  'internal',
+] as const;
+export type ReplayErrorReason = (typeof REPLAY_ERROR_REASONS)[number];
+
 /** The address bound by default. From schemas/config.schema.json#/properties/server/properties/host. */
 export const SERVER_HOST = { minLength: 1, default: '127.0.0.1' } as const;
 
@@ -87,6 +100,21 @@ export const EVENT_PROVIDER_LIMITS = { minLength: 1, maxLength: 64 } as const;
 
 /** An event type. From schemas/event-summary.schema.json#/properties/event_type. */
 export const EVENT_TYPE_LIMITS = { maxLength: 200 } as const;
+
+/** An event's one-line summary of its payload. From schemas/api-event-summary.schema.json#/properties/summary. */
+export const EVENT_SUMMARY_LIMITS = { minLength: 1, maxLength: 120 } as const;
+
+/** The stored method of the original request. From schemas/event-detail.schema.json#/properties/request/properties/method. */
+export const EVENT_REQUEST_METHOD_LIMITS = { minLength: 1, maxLength: 16 } as const;
+
+/** The stored path of the original request. From schemas/event-detail.schema.json#/properties/request/properties/path. */
+export const EVENT_REQUEST_PATH_LIMITS = { minLength: 1, maxLength: 2048 } as const;
+
+/** The stored (redacted) query string of the original request. From schemas/event-detail.schema.json#/properties/request/properties/query. */
+export const EVENT_REQUEST_QUERY_LIMITS = { maxLength: 2048 } as const;
+
+/** The status switchboard answered a sender with, as stored. From schemas/event-detail.schema.json#/properties/request/properties/response_status. */
+export const EVENT_RESPONSE_STATUS_LIMITS = { minimum: 100, maximum: 599 } as const;
 
 /** A delivery's own id. From schemas/event-detail.schema.json#/properties/external_id. */
 export const EXTERNAL_ID_LIMITS = { maxLength: 300 } as const;

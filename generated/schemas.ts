@@ -3,6 +3,123 @@
 
 /** Every schema, bundled self-contained (cross-file $refs inlined), keyed by title. */
 export const SCHEMAS = {
+  ApiEventList: {
+    title: 'ApiEventList',
+    description:
+      "One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['events'],
+    properties: {
+      events: {
+        type: 'array',
+        maxItems: 200,
+        items: {
+          title: 'ApiEventSummary',
+          description:
+            "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
+          properties: {
+            id: {
+              description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+              type: 'string',
+              format: 'uuid',
+            },
+            provider: {
+              description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+              type: 'string',
+              minLength: 1,
+              maxLength: 64,
+            },
+            event_type: {
+              description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+              type: 'string',
+              maxLength: 200,
+            },
+            trust_mode: {
+              title: 'TrustMode',
+              description:
+                "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+              type: 'string',
+              enum: ['signed', 'token', 'open', 'queue'],
+            },
+            verified: {
+              description:
+                'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
+              type: 'boolean',
+            },
+            payload_size: { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 },
+            received_at: {
+              description: 'When switchboard committed the event, RFC 3339 with microseconds.',
+              type: 'string',
+              format: 'date-time',
+            },
+            summary: {
+              description:
+                "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+              type: 'string',
+              minLength: 1,
+              maxLength: 120,
+            },
+          },
+        },
+      },
+      next_cursor: { description: 'Opaque; pass as cursor to get the next page.', type: 'string' },
+    },
+  },
+  ApiEventSummary: {
+    title: 'ApiEventSummary',
+    description:
+      "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
+    properties: {
+      id: {
+        description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+        type: 'string',
+        format: 'uuid',
+      },
+      provider: {
+        description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+      },
+      event_type: {
+        description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+        type: 'string',
+        maxLength: 200,
+      },
+      trust_mode: {
+        title: 'TrustMode',
+        description:
+          "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+        type: 'string',
+        enum: ['signed', 'token', 'open', 'queue'],
+      },
+      verified: {
+        description:
+          'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
+        type: 'boolean',
+      },
+      payload_size: { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 },
+      received_at: {
+        description: 'When switchboard committed the event, RFC 3339 with microseconds.',
+        type: 'string',
+        format: 'date-time',
+      },
+      summary: {
+        description:
+          "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+        type: 'string',
+        minLength: 1,
+        maxLength: 120,
+      },
+    },
+  },
   SwitchboardConfig: {
     title: 'SwitchboardConfig',
     description:
@@ -566,7 +683,7 @@ export const SCHEMAS = {
   EventDetail: {
     title: 'EventDetail',
     description:
-      'Everything stored for one event: the summary fields, how it was verified, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.',
+      'Everything stored for one event: the summary fields, how it was verified, the request it arrived in, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.',
     type: 'object',
     additionalProperties: false,
     required: [
@@ -618,6 +735,13 @@ export const SCHEMAS = {
         description: 'When switchboard committed the event, RFC 3339 with microseconds.',
         type: 'string',
         format: 'date-time',
+      },
+      summary: {
+        description:
+          "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+        type: 'string',
+        minLength: 1,
+        maxLength: 120,
       },
       verify_detail: {
         description:
@@ -675,6 +799,36 @@ export const SCHEMAS = {
             enum: ['utf8', 'base64'],
           },
           data: { description: 'The body, in the given encoding.', type: 'string' },
+        },
+      },
+      request: {
+        title: 'EventRequest',
+        description:
+          'The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['method', 'path', 'query', 'response_status'],
+        properties: {
+          method: { description: 'The request method, e.g. POST.', type: 'string', minLength: 1, maxLength: 16 },
+          path: {
+            description: 'The path the sender used, e.g. /hooks/github.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 2048,
+          },
+          query: {
+            description:
+              'The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….',
+            type: 'string',
+            maxLength: 2048,
+          },
+          response_status: {
+            description:
+              'The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 599,
+          },
         },
       },
     },
@@ -922,6 +1076,21 @@ export const SCHEMAS = {
               type: ['string', 'null'],
               enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal', null],
             },
+            error_reason: {
+              description:
+                "Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.",
+              type: 'string',
+              enum: [
+                'failed_check',
+                'bad_target',
+                'target_not_allowed',
+                'could_not_resolve',
+                'could_not_connect',
+                'no_answer',
+                'rate_limited',
+                'internal',
+              ],
+            },
           },
         },
       },
@@ -1051,6 +1220,13 @@ export const SCHEMAS = {
         type: 'string',
         format: 'date-time',
       },
+      summary: {
+        description:
+          "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+        type: 'string',
+        minLength: 1,
+        maxLength: 120,
+      },
       verify_detail: {
         description:
           "One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.",
@@ -1107,6 +1283,36 @@ export const SCHEMAS = {
             enum: ['utf8', 'base64'],
           },
           data: { description: 'The body, in the given encoding.', type: 'string' },
+        },
+      },
+      request: {
+        title: 'EventRequest',
+        description:
+          'The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['method', 'path', 'query', 'response_status'],
+        properties: {
+          method: { description: 'The request method, e.g. POST.', type: 'string', minLength: 1, maxLength: 16 },
+          path: {
+            description: 'The path the sender used, e.g. /hooks/github.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 2048,
+          },
+          query: {
+            description:
+              'The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….',
+            type: 'string',
+            maxLength: 2048,
+          },
+          response_status: {
+            description:
+              'The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 599,
+          },
         },
       },
     },

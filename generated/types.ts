@@ -7,6 +7,53 @@
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 
 /**
+ * One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.
+ */
+export interface ApiEventList {
+  /**
+   * @maxItems 200
+   */
+  events: ApiEventSummary[];
+  /**
+   * Opaque; pass as cursor to get the next page.
+   */
+  next_cursor?: string;
+}
+/**
+ * One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.
+ */
+export interface ApiEventSummary {
+  /**
+   * The event's id: a time-ordered UUIDv7, stable across all surfaces.
+   */
+  id: string;
+  /**
+   * Name of the configured provider (webhook route or queue source) that received the event.
+   */
+  provider: string;
+  /**
+   * The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.
+   */
+  event_type: string;
+  trust_mode: TrustMode;
+  /**
+   * True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.
+   */
+  verified: boolean;
+  /**
+   * Size of the raw payload in bytes.
+   */
+  payload_size: number;
+  /**
+   * When switchboard committed the event, RFC 3339 with microseconds.
+   */
+  received_at: string;
+  /**
+   * One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.
+   */
+  summary?: string;
+}
+/**
  * switchboard.yaml: the providers to receive from, where replays go, and operational limits. ${VAR} anywhere in a string is replaced by the environment variable VAR, so secrets stay out of the file.
  */
 export interface SwitchboardConfig {
@@ -274,7 +321,7 @@ export interface ErrorEnvelope {
   };
 }
 /**
- * Everything stored for one event: the summary fields, how it was verified, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.
+ * Everything stored for one event: the summary fields, how it was verified, the request it arrived in, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.
  */
 export interface EventDetail {
   /**
@@ -302,6 +349,10 @@ export interface EventDetail {
    * When switchboard committed the event, RFC 3339 with microseconds.
    */
   received_at: string;
+  /**
+   * One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.
+   */
+  summary?: string;
   /**
    * One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.
    */
@@ -332,6 +383,7 @@ export interface EventDetail {
   received_size?: number;
   headers: EventHeaders;
   payload: EventPayload;
+  request?: EventRequest;
 }
 /**
  * The request headers as received, sanitized. Names are lower-case. A header sent once maps to its value; a header sent several times maps to the list of its values in arrival order. Hop-by-hop headers are dropped, and the values of credentials, signatures and tokens are replaced by [redacted] so their presence stays visible.
@@ -351,6 +403,27 @@ export interface EventPayload {
    * The body, in the given encoding.
    */
   data: string;
+}
+/**
+ * The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.
+ */
+export interface EventRequest {
+  /**
+   * The request method, e.g. POST.
+   */
+  method: string;
+  /**
+   * The path the sender used, e.g. /hooks/github.
+   */
+  path: string;
+  /**
+   * The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….
+   */
+  query: string;
+  /**
+   * The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.
+   */
+  response_status: number;
 }
 /**
  * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.
@@ -480,6 +553,18 @@ export interface ReplayAttempt {
    * The error code when the attempt failed or was refused.
    */
   error_code: 'not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal' | null;
+  /**
+   * Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.
+   */
+  error_reason?:
+    | 'failed_check'
+    | 'bad_target'
+    | 'target_not_allowed'
+    | 'could_not_resolve'
+    | 'could_not_connect'
+    | 'no_answer'
+    | 'rate_limited'
+    | 'internal';
 }
 /**
  * What happened when a stored event was re-sent. delivered is true whenever the target answered, whatever its status (a 4xx, 5xx or unfollowed 3xx is reported in response_status, not raised). Transport failures are the replay_failed error instead.
@@ -578,6 +663,10 @@ export interface GetWebhookEventOutput {
    */
   received_at: string;
   /**
+   * One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.
+   */
+  summary?: string;
+  /**
    * One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.
    */
   verify_detail: string;
@@ -607,6 +696,7 @@ export interface GetWebhookEventOutput {
   received_size?: number;
   headers: EventHeaders;
   payload: EventPayload;
+  request?: EventRequest;
 }
 /**
  * list_providers takes no arguments.

@@ -9,6 +9,8 @@ export interface GeneratedValidator<Shape> {
   errors?: ErrorObject[] | null;
 }
 
+export declare const validateApiEventList: GeneratedValidator<T.ApiEventList>;
+export declare const validateApiEventSummary: GeneratedValidator<T.ApiEventSummary>;
 export declare const validateSwitchboardConfig: GeneratedValidator<T.SwitchboardConfigWithDefaults>;
 export declare const validateErrorEnvelope: GeneratedValidator<T.ErrorEnvelope>;
 export declare const validateEventDetail: GeneratedValidator<T.EventDetail>;

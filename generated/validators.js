@@ -4,8 +4,674 @@
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
-export const validateSwitchboardConfig = validate20;
+export const validateApiEventList = validate20;
 const schema31 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-event-list.schema.json',
+  title: 'ApiEventList',
+  description:
+    "One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['events'],
+  properties: {
+    events: { type: 'array', maxItems: 200, items: { $ref: 'api-event-summary.schema.json' } },
+    next_cursor: { $ref: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor' },
+  },
+};
+const schema43 = { description: 'Opaque; pass as cursor to get the next page.', type: 'string' };
+const schema32 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-event-summary.schema.json',
+  title: 'ApiEventSummary',
+  description:
+    "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
+  properties: {
+    id: { $ref: 'event-summary.schema.json#/properties/id' },
+    provider: { $ref: 'event-summary.schema.json#/properties/provider' },
+    event_type: { $ref: 'event-summary.schema.json#/properties/event_type' },
+    trust_mode: { $ref: 'trust-mode.schema.json' },
+    verified: { $ref: 'event-summary.schema.json#/properties/verified' },
+    payload_size: { $ref: 'event-summary.schema.json#/properties/payload_size' },
+    received_at: { $ref: 'event-summary.schema.json#/properties/received_at' },
+    summary: {
+      description:
+        "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+      type: 'string',
+      minLength: 1,
+      maxLength: 120,
+    },
+  },
+};
+const schema35 = {
+  description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+  type: 'string',
+  format: 'uuid',
+};
+const schema36 = {
+  description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+};
+const schema37 = {
+  description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+  type: 'string',
+  maxLength: 200,
+};
+const schema34 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/trust-mode.schema.json',
+  title: 'TrustMode',
+  description:
+    "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+  type: 'string',
+  enum: ['signed', 'token', 'open', 'queue'],
+};
+const schema39 = {
+  description:
+    'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
+  type: 'boolean',
+};
+const schema40 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
+const schema41 = {
+  description: 'When switchboard committed the event, RFC 3339 with microseconds.',
+  type: 'string',
+  format: 'date-time',
+};
+const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
+const func1 = require('ajv/dist/runtime/ucs2length').default;
+
+function validate21(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-event-summary.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate21.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'id' },
+        message: "must have required property '" + 'id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.provider === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'provider' },
+        message: "must have required property '" + 'provider' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.event_type === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'event_type' },
+        message: "must have required property '" + 'event_type' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.trust_mode === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'trust_mode' },
+        message: "must have required property '" + 'trust_mode' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.verified === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'verified' },
+        message: "must have required property '" + 'verified' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (data.payload_size === undefined) {
+      const err5 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'payload_size' },
+        message: "must have required property '" + 'payload_size' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err5];
+      } else {
+        vErrors.push(err5);
+      }
+      errors++;
+    }
+    if (data.received_at === undefined) {
+      const err6 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'received_at' },
+        message: "must have required property '" + 'received_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err6];
+      } else {
+        vErrors.push(err6);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(
+        key0 === 'id' ||
+        key0 === 'provider' ||
+        key0 === 'event_type' ||
+        key0 === 'trust_mode' ||
+        key0 === 'verified' ||
+        key0 === 'payload_size' ||
+        key0 === 'received_at' ||
+        key0 === 'summary'
+      )) {
+        const err7 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      let data0 = data.id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err8 = {
+            instancePath: instancePath + '/id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + '/id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.provider !== undefined) {
+      let data1 = data.provider;
+      if (typeof data1 === 'string') {
+        if (func1(data1) > 64) {
+          const err10 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (func1(data1) < 1) {
+          const err11 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + '/provider',
+          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.event_type !== undefined) {
+      let data2 = data.event_type;
+      if (typeof data2 === 'string') {
+        if (func1(data2) > 200) {
+          const err13 = {
+            instancePath: instancePath + '/event_type',
+            schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+      } else {
+        const err14 = {
+          instancePath: instancePath + '/event_type',
+          schemaPath: 'event-summary.schema.json#/properties/event_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data3 = data.trust_mode;
+      if (typeof data3 !== 'string') {
+        const err15 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+      if (!(data3 === 'signed' || data3 === 'token' || data3 === 'open' || data3 === 'queue')) {
+        const err16 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema34.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.verified !== undefined) {
+      if (typeof data.verified !== 'boolean') {
+        const err17 = {
+          instancePath: instancePath + '/verified',
+          schemaPath: 'event-summary.schema.json#/properties/verified/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_size !== undefined) {
+      let data5 = data.payload_size;
+      if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+        const err18 = {
+          instancePath: instancePath + '/payload_size',
+          schemaPath: 'event-summary.schema.json#/properties/payload_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err19 = {
+            instancePath: instancePath + '/payload_size',
+            schemaPath: 'event-summary.schema.json#/properties/payload_size/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.received_at !== undefined) {
+      let data6 = data.received_at;
+      if (typeof data6 === 'string') {
+        if (!formats2.validate(data6)) {
+          const err20 = {
+            instancePath: instancePath + '/received_at',
+            schemaPath: 'event-summary.schema.json#/properties/received_at/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/received_at',
+          schemaPath: 'event-summary.schema.json#/properties/received_at/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
+    if (data.summary !== undefined) {
+      let data7 = data.summary;
+      if (typeof data7 === 'string') {
+        if (func1(data7) > 120) {
+          const err22 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: '#/properties/summary/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 120 },
+            message: 'must NOT have more than 120 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+        if (func1(data7) < 1) {
+          const err23 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: '#/properties/summary/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: '#/properties/summary/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err25 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err25];
+    } else {
+      vErrors.push(err25);
+    }
+    errors++;
+  }
+  validate21.errors = vErrors;
+  return errors === 0;
+}
+validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+function validate20(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-event-list.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate20.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.events === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'events' },
+        message: "must have required property '" + 'events' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'events' || key0 === 'next_cursor')) {
+        const err1 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.events !== undefined) {
+      let data0 = data.events;
+      if (Array.isArray(data0)) {
+        if (data0.length > 200) {
+          const err2 = {
+            instancePath: instancePath + '/events',
+            schemaPath: '#/properties/events/maxItems',
+            keyword: 'maxItems',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 items',
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        const len0 = data0.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (
+            !validate21(data0[i0], {
+              instancePath: instancePath + '/events/' + i0,
+              parentData: data0,
+              parentDataProperty: i0,
+              rootData,
+              dynamicAnchors,
+            })
+          ) {
+            vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+            errors = vErrors.length;
+          }
+        }
+      } else {
+        const err3 = {
+          instancePath: instancePath + '/events',
+          schemaPath: '#/properties/events/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.next_cursor !== undefined) {
+      if (typeof data.next_cursor !== 'string') {
+        const err4 = {
+          instancePath: instancePath + '/next_cursor',
+          schemaPath: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err5 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err5];
+    } else {
+      vErrors.push(err5);
+    }
+    errors++;
+  }
+  validate20.errors = vErrors;
+  return errors === 0;
+}
+validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateApiEventSummary = validate21;
+
+export const validateSwitchboardConfig = validate26;
+const schema44 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -345,11 +1011,10 @@ const schema31 = {
     },
   },
 };
-const func1 = Object.prototype.hasOwnProperty;
-const func3 = require('ajv/dist/runtime/ucs2length').default;
+const func9 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern8 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
-const schema32 = {
+const schema45 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -499,17 +1164,17 @@ const schema32 = {
   },
   else: { properties: { family: { default: 'webhook' } } },
 };
-const schema33 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const schema46 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern5 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern6 = new RegExp('^(header:.+|/.*)$', 'u');
 
-function validate21(
+function validate27(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate21.evaluated;
+  const evaluated0 = validate27.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -728,7 +1393,7 @@ function validate21(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema32.properties, key0)) {
+      if (!func9.call(schema45.properties, key0)) {
         const err8 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -777,7 +1442,7 @@ function validate21(
           instancePath: instancePath + '/preset',
           schemaPath: '#/properties/preset/enum',
           keyword: 'enum',
-          params: { allowedValues: schema32.properties.preset.enum },
+          params: { allowedValues: schema45.properties.preset.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -810,7 +1475,7 @@ function validate21(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema32.properties.family.enum },
+          params: { allowedValues: schema45.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -843,7 +1508,7 @@ function validate21(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema32.properties.trust_mode.enum },
+          params: { allowedValues: schema45.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1104,7 +1769,7 @@ function validate21(
     if (data.token_header !== undefined) {
       let data11 = data.token_header;
       if (typeof data11 === 'string') {
-        if (func3(data11) < 1) {
+        if (func1(data11) < 1) {
           const err28 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
@@ -1409,7 +2074,7 @@ function validate21(
         if (data18.header !== undefined) {
           let data19 = data18.header;
           if (typeof data19 === 'string') {
-            if (func3(data19) < 1) {
+            if (func1(data19) < 1) {
               const err45 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: '#/properties/hmac/properties/header/minLength',
@@ -1461,7 +2126,7 @@ function validate21(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema45.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1492,7 +2157,7 @@ function validate21(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema45.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1572,7 +2237,7 @@ function validate21(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema45.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1603,7 +2268,7 @@ function validate21(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema32.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema45.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1684,7 +2349,7 @@ function validate21(
     if (data.channel !== undefined) {
       let data29 = data.channel;
       if (typeof data29 === 'string') {
-        if (func3(data29) < 1) {
+        if (func1(data29) < 1) {
           const err62 = {
             instancePath: instancePath + '/channel',
             schemaPath: '#/properties/channel/minLength',
@@ -1737,7 +2402,7 @@ function validate21(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema32.properties.mode.enum },
+          params: { allowedValues: schema45.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1768,7 +2433,7 @@ function validate21(
     if (data.group !== undefined) {
       let data32 = data.group;
       if (typeof data32 === 'string') {
-        if (func3(data32) < 1) {
+        if (func1(data32) < 1) {
           const err67 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
@@ -1814,20 +2479,20 @@ function validate21(
     }
     errors++;
   }
-  validate21.errors = vErrors;
+  validate27.errors = vErrors;
   return errors === 0;
 }
-validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-const formats0 = require('ajv-formats/dist/formats').fullFormats.uri;
+const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
-function validate20(
+function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/config.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate20.evaluated;
+  const evaluated0 = validate26.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -1860,7 +2525,7 @@ function validate20(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema31.properties, key0)) {
+      if (!func9.call(schema44.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1918,7 +2583,7 @@ function validate20(
         }
         for (const key2 in data0) {
           if (
-            !validate21(data0[key2], {
+            !validate27(data0[key2], {
               instancePath: instancePath + '/providers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               parentData: data0,
               parentDataProperty: key2,
@@ -1926,7 +2591,7 @@ function validate20(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+            vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
             errors = vErrors.length;
           }
         }
@@ -1974,7 +2639,7 @@ function validate20(
       if (data2.default_target !== undefined) {
         let data3 = data2.default_target;
         if (typeof data3 === 'string') {
-          if (!formats0(data3)) {
+          if (!formats8(data3)) {
             const err5 = {
               instancePath: instancePath + '/replay/default_target',
               schemaPath: '#/properties/replay/properties/default_target/format',
@@ -2011,7 +2676,7 @@ function validate20(
         for (let i0 = 0; i0 < len0; i0++) {
           let data5 = data4[i0];
           if (typeof data5 === 'string') {
-            if (func3(data5) < 1) {
+            if (func1(data5) < 1) {
               const err7 = {
                 instancePath: instancePath + '/replay/allow/' + i0,
                 schemaPath: '#/properties/replay/properties/allow/items/minLength',
@@ -2292,7 +2957,7 @@ function validate20(
       }
       let data12 = data11.host;
       if (typeof data12 === 'string') {
-        if (func3(data12) < 1) {
+        if (func1(data12) < 1) {
           const err23 = {
             instancePath: instancePath + '/server/host',
             schemaPath: '#/properties/server/properties/host/minLength',
@@ -2376,7 +3041,7 @@ function validate20(
         for (let i1 = 0; i1 < len1; i1++) {
           let data15 = data14[i1];
           if (typeof data15 === 'string') {
-            if (func3(data15) < 1) {
+            if (func1(data15) < 1) {
               const err28 = {
                 instancePath: instancePath + '/server/allowed_hosts/' + i1,
                 schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
@@ -3051,13 +3716,13 @@ function validate20(
     }
     errors++;
   }
-  validate20.errors = vErrors;
+  validate26.errors = vErrors;
   return errors === 0;
 }
-validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate23;
-const schema35 = {
+export const validateErrorEnvelope = validate29;
+const schema48 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -3101,13 +3766,13 @@ const schema35 = {
   },
 };
 
-function validate23(
+function validate29(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate23.evaluated;
+  const evaluated0 = validate29.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -3230,7 +3895,7 @@ function validate23(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema35.properties.error.properties.code.enum },
+              params: { allowedValues: schema48.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -3324,18 +3989,18 @@ function validate23(
     }
     errors++;
   }
-  validate23.errors = vErrors;
+  validate29.errors = vErrors;
   return errors === 0;
 }
-validate23.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDetail = validate24;
-const schema36 = {
+export const validateEventDetail = validate30;
+const schema49 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
   description:
-    'Everything stored for one event: the summary fields, how it was verified, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.',
+    'Everything stored for one event: the summary fields, how it was verified, the request it arrived in, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.',
   type: 'object',
   additionalProperties: false,
   required: [
@@ -3361,6 +4026,7 @@ const schema36 = {
     verified: { $ref: 'event-summary.schema.json#/properties/verified' },
     payload_size: { $ref: 'event-summary.schema.json#/properties/payload_size' },
     received_at: { $ref: 'event-summary.schema.json#/properties/received_at' },
+    summary: { $ref: 'api-event-summary.schema.json#/properties/summary' },
     verify_detail: {
       description:
         "One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.",
@@ -3395,45 +4061,46 @@ const schema36 = {
     },
     headers: { $ref: 'event-headers.schema.json' },
     payload: { $ref: 'event-payload.schema.json' },
+    request: {
+      title: 'EventRequest',
+      description:
+        'The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['method', 'path', 'query', 'response_status'],
+      properties: {
+        method: { description: 'The request method, e.g. POST.', type: 'string', minLength: 1, maxLength: 16 },
+        path: {
+          description: 'The path the sender used, e.g. /hooks/github.',
+          type: 'string',
+          minLength: 1,
+          maxLength: 2048,
+        },
+        query: {
+          description:
+            'The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….',
+          type: 'string',
+          maxLength: 2048,
+        },
+        response_status: {
+          description:
+            'The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.',
+          type: 'integer',
+          minimum: 100,
+          maximum: 599,
+        },
+      },
+    },
   },
 };
-const schema39 = {
-  description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
-  type: 'string',
-  format: 'uuid',
-};
-const schema40 = {
-  description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+const schema57 = {
+  description:
+    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
   type: 'string',
   minLength: 1,
-  maxLength: 64,
+  maxLength: 120,
 };
-const schema41 = {
-  description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
-  type: 'string',
-  maxLength: 200,
-};
-const schema38 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://switchboard.dev/schemas/trust-mode.schema.json',
-  title: 'TrustMode',
-  description:
-    "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
-  type: 'string',
-  enum: ['signed', 'token', 'open', 'queue'],
-};
-const schema43 = {
-  description:
-    'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
-  type: 'boolean',
-};
-const schema44 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
-const schema45 = {
-  description: 'When switchboard committed the event, RFC 3339 with microseconds.',
-  type: 'string',
-  format: 'date-time',
-};
-const schema46 = {
+const schema58 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -3443,7 +4110,7 @@ const schema46 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema47 = {
+const schema59 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -3461,17 +4128,15 @@ const schema47 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const formats4 = require('ajv-formats/dist/formats').fullFormats['date-time'];
 const pattern9 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
-function validate24(
+function validate30(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-detail.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate24.evaluated;
+  const evaluated0 = validate30.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -3675,7 +4340,7 @@ function validate24(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema36.properties, key0)) {
+      if (!func9.call(schema49.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -3694,7 +4359,7 @@ function validate24(
     if (data.id !== undefined) {
       let data0 = data.id;
       if (typeof data0 === 'string') {
-        if (!formats2.test(data0)) {
+        if (!formats0.test(data0)) {
           const err14 = {
             instancePath: instancePath + '/id',
             schemaPath: 'event-summary.schema.json#/properties/id/format',
@@ -3728,7 +4393,7 @@ function validate24(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func3(data1) > 64) {
+        if (func1(data1) > 64) {
           const err16 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -3743,7 +4408,7 @@ function validate24(
           }
           errors++;
         }
-        if (func3(data1) < 1) {
+        if (func1(data1) < 1) {
           const err17 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -3777,7 +4442,7 @@ function validate24(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func3(data2) > 200) {
+        if (func1(data2) > 200) {
           const err19 = {
             instancePath: instancePath + '/event_type',
             schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -3830,7 +4495,7 @@ function validate24(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema38.enum },
+          params: { allowedValues: schema34.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3896,7 +4561,7 @@ function validate24(
     if (data.received_at !== undefined) {
       let data6 = data.received_at;
       if (typeof data6 === 'string') {
-        if (!formats4.validate(data6)) {
+        if (!formats2.validate(data6)) {
           const err26 = {
             instancePath: instancePath + '/received_at',
             schemaPath: 'event-summary.schema.json#/properties/received_at/format',
@@ -3927,16 +4592,16 @@ function validate24(
         errors++;
       }
     }
-    if (data.verify_detail !== undefined) {
-      let data7 = data.verify_detail;
+    if (data.summary !== undefined) {
+      let data7 = data.summary;
       if (typeof data7 === 'string') {
-        if (func3(data7) > 300) {
+        if (func1(data7) > 120) {
           const err28 = {
-            instancePath: instancePath + '/verify_detail',
-            schemaPath: '#/properties/verify_detail/maxLength',
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/maxLength',
             keyword: 'maxLength',
-            params: { limit: 300 },
-            message: 'must NOT have more than 300 characters',
+            params: { limit: 120 },
+            message: 'must NOT have more than 120 characters',
           };
           if (vErrors === null) {
             vErrors = [err28];
@@ -3945,31 +4610,28 @@ function validate24(
           }
           errors++;
         }
+        if (func1(data7) < 1) {
+          const err29 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err29];
+          } else {
+            vErrors.push(err29);
+          }
+          errors++;
+        }
       } else {
-        const err29 = {
-          instancePath: instancePath + '/verify_detail',
-          schemaPath: '#/properties/verify_detail/type',
+        const err30 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: 'api-event-summary.schema.json#/properties/summary/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err29];
-        } else {
-          vErrors.push(err29);
-        }
-        errors++;
-      }
-    }
-    if (data.external_id !== undefined) {
-      let data8 = data.external_id;
-      if (typeof data8 !== 'string' && data8 !== null) {
-        const err30 = {
-          instancePath: instancePath + '/external_id',
-          schemaPath: '#/properties/external_id/type',
-          keyword: 'type',
-          params: { type: schema36.properties.external_id.type },
-          message: 'must be string,null',
         };
         if (vErrors === null) {
           vErrors = [err30];
@@ -3978,11 +4640,14 @@ function validate24(
         }
         errors++;
       }
+    }
+    if (data.verify_detail !== undefined) {
+      let data8 = data.verify_detail;
       if (typeof data8 === 'string') {
-        if (func3(data8) > 300) {
+        if (func1(data8) > 300) {
           const err31 = {
-            instancePath: instancePath + '/external_id',
-            schemaPath: '#/properties/external_id/maxLength',
+            instancePath: instancePath + '/verify_detail',
+            schemaPath: '#/properties/verify_detail/maxLength',
             keyword: 'maxLength',
             params: { limit: 300 },
             message: 'must NOT have more than 300 characters',
@@ -3994,17 +4659,13 @@ function validate24(
           }
           errors++;
         }
-      }
-    }
-    if (data.content_type !== undefined) {
-      let data9 = data.content_type;
-      if (typeof data9 !== 'string' && data9 !== null) {
+      } else {
         const err32 = {
-          instancePath: instancePath + '/content_type',
-          schemaPath: '#/properties/content_type/type',
+          instancePath: instancePath + '/verify_detail',
+          schemaPath: '#/properties/verify_detail/type',
           keyword: 'type',
-          params: { type: schema36.properties.content_type.type },
-          message: 'must be string,null',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err32];
@@ -4014,14 +4675,14 @@ function validate24(
         errors++;
       }
     }
-    if (data.source_ip !== undefined) {
-      let data10 = data.source_ip;
-      if (typeof data10 !== 'string' && data10 !== null) {
+    if (data.external_id !== undefined) {
+      let data9 = data.external_id;
+      if (typeof data9 !== 'string' && data9 !== null) {
         const err33 = {
-          instancePath: instancePath + '/source_ip',
-          schemaPath: '#/properties/source_ip/type',
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/type',
           keyword: 'type',
-          params: { type: schema36.properties.source_ip.type },
+          params: { type: schema49.properties.external_id.type },
           message: 'must be string,null',
         };
         if (vErrors === null) {
@@ -4031,32 +4692,33 @@ function validate24(
         }
         errors++;
       }
-    }
-    if (data.passed_check !== undefined) {
-      if (typeof data.passed_check !== 'boolean') {
-        const err34 = {
-          instancePath: instancePath + '/passed_check',
-          schemaPath: '#/properties/passed_check/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err34];
-        } else {
-          vErrors.push(err34);
+      if (typeof data9 === 'string') {
+        if (func1(data9) > 300) {
+          const err34 = {
+            instancePath: instancePath + '/external_id',
+            schemaPath: '#/properties/external_id/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 300 },
+            message: 'must NOT have more than 300 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err34];
+          } else {
+            vErrors.push(err34);
+          }
+          errors++;
         }
-        errors++;
       }
     }
-    if (data.payload_truncated !== undefined) {
-      if (typeof data.payload_truncated !== 'boolean') {
+    if (data.content_type !== undefined) {
+      let data10 = data.content_type;
+      if (typeof data10 !== 'string' && data10 !== null) {
         const err35 = {
-          instancePath: instancePath + '/payload_truncated',
-          schemaPath: '#/properties/payload_truncated/type',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: schema49.properties.content_type.type },
+          message: 'must be string,null',
         };
         if (vErrors === null) {
           vErrors = [err35];
@@ -4066,15 +4728,15 @@ function validate24(
         errors++;
       }
     }
-    if (data.received_size !== undefined) {
-      let data13 = data.received_size;
-      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+    if (data.source_ip !== undefined) {
+      let data11 = data.source_ip;
+      if (typeof data11 !== 'string' && data11 !== null) {
         const err36 = {
-          instancePath: instancePath + '/received_size',
-          schemaPath: '#/properties/received_size/type',
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          params: { type: schema49.properties.source_ip.type },
+          message: 'must be string,null',
         };
         if (vErrors === null) {
           vErrors = [err36];
@@ -4083,9 +4745,61 @@ function validate24(
         }
         errors++;
       }
-      if (typeof data13 == 'number' && isFinite(data13)) {
-        if (data13 < 0 || isNaN(data13)) {
-          const err37 = {
+    }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err37 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err37];
+        } else {
+          vErrors.push(err37);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err38 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: '#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data14 = data.received_size;
+      if (!(typeof data14 == 'number' && !(data14 % 1) && !isNaN(data14) && isFinite(data14))) {
+        const err39 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: '#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err39];
+        } else {
+          vErrors.push(err39);
+        }
+        errors++;
+      }
+      if (typeof data14 == 'number' && isFinite(data14)) {
+        if (data14 < 0 || isNaN(data14)) {
+          const err40 = {
             instancePath: instancePath + '/received_size',
             schemaPath: '#/properties/received_size/minimum',
             keyword: 'minimum',
@@ -4093,22 +4807,22 @@ function validate24(
             message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err37];
+            vErrors = [err40];
           } else {
-            vErrors.push(err37);
+            vErrors.push(err40);
           }
           errors++;
         }
       }
     }
     if (data.headers !== undefined) {
-      let data14 = data.headers;
-      if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
-        for (const key1 in data14) {
-          const _errs40 = errors;
+      let data15 = data.headers;
+      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
+        for (const key1 in data15) {
+          const _errs43 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err38 = {
+              const err41 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -4117,16 +4831,16 @@ function validate24(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err38];
+                vErrors = [err41];
               } else {
-                vErrors.push(err38);
+                vErrors.push(err41);
               }
               errors++;
             }
           }
-          var valid9 = _errs40 === errors;
-          if (!valid9) {
-            const err39 = {
+          var valid10 = _errs43 === errors;
+          if (!valid10) {
+            const err42 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
@@ -4134,77 +4848,25 @@ function validate24(
               message: 'property name must be valid',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err42];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err42);
             }
             errors++;
           }
         }
-        for (const key2 in data14) {
-          let data15 = data14[key2];
-          const _errs43 = errors;
-          let valid11 = false;
-          const _errs44 = errors;
-          if (typeof data15 !== 'string') {
-            const err40 = {
+        for (const key2 in data15) {
+          let data16 = data15[key2];
+          const _errs46 = errors;
+          let valid12 = false;
+          const _errs47 = errors;
+          if (typeof data16 !== 'string') {
+            const err43 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err40];
-            } else {
-              vErrors.push(err40);
-            }
-            errors++;
-          }
-          var _valid0 = _errs44 === errors;
-          valid11 = valid11 || _valid0;
-          const _errs46 = errors;
-          if (Array.isArray(data15)) {
-            if (data15.length < 2) {
-              const err41 = {
-                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
-                keyword: 'minItems',
-                params: { limit: 2 },
-                message: 'must NOT have fewer than 2 items',
-              };
-              if (vErrors === null) {
-                vErrors = [err41];
-              } else {
-                vErrors.push(err41);
-              }
-              errors++;
-            }
-            const len0 = data15.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data15[i0] !== 'string') {
-                const err42 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err42];
-                } else {
-                  vErrors.push(err42);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err43 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
             };
             if (vErrors === null) {
               vErrors = [err43];
@@ -4213,10 +4875,62 @@ function validate24(
             }
             errors++;
           }
-          var _valid0 = _errs46 === errors;
-          valid11 = valid11 || _valid0;
-          if (!valid11) {
-            const err44 = {
+          var _valid0 = _errs47 === errors;
+          valid12 = valid12 || _valid0;
+          const _errs49 = errors;
+          if (Array.isArray(data16)) {
+            if (data16.length < 2) {
+              const err44 = {
+                instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 2 },
+                message: 'must NOT have fewer than 2 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err44];
+              } else {
+                vErrors.push(err44);
+              }
+              errors++;
+            }
+            const len0 = data16.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data16[i0] !== 'string') {
+                const err45 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err46 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err46];
+            } else {
+              vErrors.push(err46);
+            }
+            errors++;
+          }
+          var _valid0 = _errs49 === errors;
+          valid12 = valid12 || _valid0;
+          if (!valid12) {
+            const err47 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
               keyword: 'anyOf',
@@ -4224,16 +4938,16 @@ function validate24(
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err44];
+              vErrors = [err47];
             } else {
-              vErrors.push(err44);
+              vErrors.push(err47);
             }
             errors++;
           } else {
-            errors = _errs43;
+            errors = _errs46;
             if (vErrors !== null) {
-              if (_errs43) {
-                vErrors.length = _errs43;
+              if (_errs46) {
+                vErrors.length = _errs46;
               } else {
                 vErrors = null;
               }
@@ -4241,7 +4955,7 @@ function validate24(
           }
         }
       } else {
-        const err45 = {
+        const err48 = {
           instancePath: instancePath + '/headers',
           schemaPath: 'event-headers.schema.json/type',
           keyword: 'type',
@@ -4249,18 +4963,18 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err45];
+          vErrors = [err48];
         } else {
-          vErrors.push(err45);
+          vErrors.push(err48);
         }
         errors++;
       }
     }
     if (data.payload !== undefined) {
-      let data17 = data.payload;
-      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-        if (data17.encoding === undefined) {
-          const err46 = {
+      let data18 = data.payload;
+      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+        if (data18.encoding === undefined) {
+          const err49 = {
             instancePath: instancePath + '/payload',
             schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
@@ -4268,14 +4982,14 @@ function validate24(
             message: "must have required property '" + 'encoding' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err46];
+            vErrors = [err49];
           } else {
-            vErrors.push(err46);
+            vErrors.push(err49);
           }
           errors++;
         }
-        if (data17.data === undefined) {
-          const err47 = {
+        if (data18.data === undefined) {
+          const err50 = {
             instancePath: instancePath + '/payload',
             schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
@@ -4283,70 +4997,20 @@ function validate24(
             message: "must have required property '" + 'data' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err47];
+            vErrors = [err50];
           } else {
-            vErrors.push(err47);
+            vErrors.push(err50);
           }
           errors++;
         }
-        for (const key3 in data17) {
+        for (const key3 in data18) {
           if (!(key3 === 'encoding' || key3 === 'data')) {
-            const err48 = {
+            const err51 = {
               instancePath: instancePath + '/payload',
               schemaPath: 'event-payload.schema.json/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key3 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err48];
-            } else {
-              vErrors.push(err48);
-            }
-            errors++;
-          }
-        }
-        if (data17.encoding !== undefined) {
-          let data18 = data17.encoding;
-          if (typeof data18 !== 'string') {
-            const err49 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err49];
-            } else {
-              vErrors.push(err49);
-            }
-            errors++;
-          }
-          if (!(data18 === 'utf8' || data18 === 'base64')) {
-            const err50 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err50];
-            } else {
-              vErrors.push(err50);
-            }
-            errors++;
-          }
-        }
-        if (data17.data !== undefined) {
-          if (typeof data17.data !== 'string') {
-            const err51 = {
-              instancePath: instancePath + '/payload/data',
-              schemaPath: 'event-payload.schema.json/properties/data/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err51];
@@ -4356,8 +5020,58 @@ function validate24(
             errors++;
           }
         }
+        if (data18.encoding !== undefined) {
+          let data19 = data18.encoding;
+          if (typeof data19 !== 'string') {
+            const err52 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
+          if (!(data19 === 'utf8' || data19 === 'base64')) {
+            const err53 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema59.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        }
+        if (data18.data !== undefined) {
+          if (typeof data18.data !== 'string') {
+            const err54 = {
+              instancePath: instancePath + '/payload/data',
+              schemaPath: 'event-payload.schema.json/properties/data/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err54];
+            } else {
+              vErrors.push(err54);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err52 = {
+        const err55 = {
           instancePath: instancePath + '/payload',
           schemaPath: 'event-payload.schema.json/type',
           keyword: 'type',
@@ -4365,15 +5079,293 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err52];
+          vErrors = [err55];
         } else {
-          vErrors.push(err52);
+          vErrors.push(err55);
+        }
+        errors++;
+      }
+    }
+    if (data.request !== undefined) {
+      let data21 = data.request;
+      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
+        if (data21.method === undefined) {
+          const err56 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'method' },
+            message: "must have required property '" + 'method' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err56];
+          } else {
+            vErrors.push(err56);
+          }
+          errors++;
+        }
+        if (data21.path === undefined) {
+          const err57 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'path' },
+            message: "must have required property '" + 'path' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err57];
+          } else {
+            vErrors.push(err57);
+          }
+          errors++;
+        }
+        if (data21.query === undefined) {
+          const err58 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'query' },
+            message: "must have required property '" + 'query' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err58];
+          } else {
+            vErrors.push(err58);
+          }
+          errors++;
+        }
+        if (data21.response_status === undefined) {
+          const err59 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'response_status' },
+            message: "must have required property '" + 'response_status' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+        for (const key4 in data21) {
+          if (!(key4 === 'method' || key4 === 'path' || key4 === 'query' || key4 === 'response_status')) {
+            const err60 = {
+              instancePath: instancePath + '/request',
+              schemaPath: '#/properties/request/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key4 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err60];
+            } else {
+              vErrors.push(err60);
+            }
+            errors++;
+          }
+        }
+        if (data21.method !== undefined) {
+          let data22 = data21.method;
+          if (typeof data22 === 'string') {
+            if (func1(data22) > 16) {
+              const err61 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: '#/properties/request/properties/method/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 16 },
+                message: 'must NOT have more than 16 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err61];
+              } else {
+                vErrors.push(err61);
+              }
+              errors++;
+            }
+            if (func1(data22) < 1) {
+              const err62 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: '#/properties/request/properties/method/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err62];
+              } else {
+                vErrors.push(err62);
+              }
+              errors++;
+            }
+          } else {
+            const err63 = {
+              instancePath: instancePath + '/request/method',
+              schemaPath: '#/properties/request/properties/method/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+        }
+        if (data21.path !== undefined) {
+          let data23 = data21.path;
+          if (typeof data23 === 'string') {
+            if (func1(data23) > 2048) {
+              const err64 = {
+                instancePath: instancePath + '/request/path',
+                schemaPath: '#/properties/request/properties/path/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 2048 },
+                message: 'must NOT have more than 2048 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err64];
+              } else {
+                vErrors.push(err64);
+              }
+              errors++;
+            }
+            if (func1(data23) < 1) {
+              const err65 = {
+                instancePath: instancePath + '/request/path',
+                schemaPath: '#/properties/request/properties/path/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err65];
+              } else {
+                vErrors.push(err65);
+              }
+              errors++;
+            }
+          } else {
+            const err66 = {
+              instancePath: instancePath + '/request/path',
+              schemaPath: '#/properties/request/properties/path/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err66];
+            } else {
+              vErrors.push(err66);
+            }
+            errors++;
+          }
+        }
+        if (data21.query !== undefined) {
+          let data24 = data21.query;
+          if (typeof data24 === 'string') {
+            if (func1(data24) > 2048) {
+              const err67 = {
+                instancePath: instancePath + '/request/query',
+                schemaPath: '#/properties/request/properties/query/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 2048 },
+                message: 'must NOT have more than 2048 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err67];
+              } else {
+                vErrors.push(err67);
+              }
+              errors++;
+            }
+          } else {
+            const err68 = {
+              instancePath: instancePath + '/request/query',
+              schemaPath: '#/properties/request/properties/query/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err68];
+            } else {
+              vErrors.push(err68);
+            }
+            errors++;
+          }
+        }
+        if (data21.response_status !== undefined) {
+          let data25 = data21.response_status;
+          if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+            const err69 = {
+              instancePath: instancePath + '/request/response_status',
+              schemaPath: '#/properties/request/properties/response_status/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err69];
+            } else {
+              vErrors.push(err69);
+            }
+            errors++;
+          }
+          if (typeof data25 == 'number' && isFinite(data25)) {
+            if (data25 > 599 || isNaN(data25)) {
+              const err70 = {
+                instancePath: instancePath + '/request/response_status',
+                schemaPath: '#/properties/request/properties/response_status/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 599 },
+                message: 'must be <= 599',
+              };
+              if (vErrors === null) {
+                vErrors = [err70];
+              } else {
+                vErrors.push(err70);
+              }
+              errors++;
+            }
+            if (data25 < 100 || isNaN(data25)) {
+              const err71 = {
+                instancePath: instancePath + '/request/response_status',
+                schemaPath: '#/properties/request/properties/response_status/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err71];
+              } else {
+                vErrors.push(err71);
+              }
+              errors++;
+            }
+          }
+        }
+      } else {
+        const err72 = {
+          instancePath: instancePath + '/request',
+          schemaPath: '#/properties/request/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err72];
+        } else {
+          vErrors.push(err72);
         }
         errors++;
       }
     }
   } else {
-    const err53 = {
+    const err73 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -4381,26 +5373,26 @@ function validate24(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err53];
+      vErrors = [err73];
     } else {
-      vErrors.push(err53);
+      vErrors.push(err73);
     }
     errors++;
   }
-  validate24.errors = vErrors;
+  validate30.errors = vErrors;
   return errors === 0;
 }
-validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate26;
+export const validateEventHeaders = validate31;
 
-function validate26(
+function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate26.evaluated;
+  const evaluated0 = validate31.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -4559,20 +5551,20 @@ function validate26(
     }
     errors++;
   }
-  validate26.errors = vErrors;
+  validate31.errors = vErrors;
   return errors === 0;
 }
-validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate27;
+export const validateEventPayload = validate32;
 
-function validate27(
+function validate32(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate32.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -4649,7 +5641,7 @@ function validate27(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema47.properties.encoding.enum },
+          params: { allowedValues: schema59.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4692,13 +5684,13 @@ function validate27(
     }
     errors++;
   }
-  validate27.errors = vErrors;
+  validate32.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventSummary = validate25;
-const schema37 = {
+export const validateEventSummary = validate22;
+const schema33 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-summary.schema.json',
   title: 'EventSummary',
@@ -4739,13 +5731,13 @@ const schema37 = {
   },
 };
 
-function validate25(
+function validate22(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-summary.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate25.evaluated;
+  const evaluated0 = validate22.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -4886,7 +5878,7 @@ function validate25(
     if (data.id !== undefined) {
       let data0 = data.id;
       if (typeof data0 === 'string') {
-        if (!formats2.test(data0)) {
+        if (!formats0.test(data0)) {
           const err8 = {
             instancePath: instancePath + '/id',
             schemaPath: '#/properties/id/format',
@@ -4920,7 +5912,7 @@ function validate25(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func3(data1) > 64) {
+        if (func1(data1) > 64) {
           const err10 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -4935,7 +5927,7 @@ function validate25(
           }
           errors++;
         }
-        if (func3(data1) < 1) {
+        if (func1(data1) < 1) {
           const err11 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -4969,7 +5961,7 @@ function validate25(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func3(data2) > 200) {
+        if (func1(data2) > 200) {
           const err13 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -5022,7 +6014,7 @@ function validate25(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema38.enum },
+          params: { allowedValues: schema34.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5088,7 +6080,7 @@ function validate25(
     if (data.received_at !== undefined) {
       let data6 = data.received_at;
       if (typeof data6 === 'string') {
-        if (!formats4.validate(data6)) {
+        if (!formats2.validate(data6)) {
           const err20 = {
             instancePath: instancePath + '/received_at',
             schemaPath: '#/properties/received_at/format',
@@ -5134,13 +6126,13 @@ function validate25(
     }
     errors++;
   }
-  validate25.errors = vErrors;
+  validate22.errors = vErrors;
   return errors === 0;
 }
-validate25.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateProviderStatus = validate28;
-const schema50 = {
+export const validateProviderStatus = validate33;
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
   title: 'ProviderStatus',
@@ -5185,13 +6177,13 @@ const schema50 = {
 };
 const pattern11 = new RegExp('^/', 'u');
 
-function validate28(
+function validate33(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-status.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate28.evaluated;
+  const evaluated0 = validate33.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5275,7 +6267,7 @@ function validate28(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema50.properties, key0)) {
+      if (!func9.call(schema62.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -5294,7 +6286,7 @@ function validate28(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (func3(data0) > 64) {
+        if (func1(data0) > 64) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -5309,7 +6301,7 @@ function validate28(
           }
           errors++;
         }
-        if (func3(data0) < 1) {
+        if (func1(data0) < 1) {
           const err7 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -5362,7 +6354,7 @@ function validate28(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema50.properties.family.enum },
+          params: { allowedValues: schema62.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5412,7 +6404,7 @@ function validate28(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema38.enum },
+          params: { allowedValues: schema34.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5462,7 +6454,7 @@ function validate28(
           instancePath: instancePath + '/secret_status',
           schemaPath: '#/properties/secret_status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema50.properties.secret_status.enum },
+          params: { allowedValues: schema62.properties.secret_status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5546,7 +6538,7 @@ function validate28(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema50.properties.mode.enum },
+          params: { allowedValues: schema62.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5579,7 +6571,7 @@ function validate28(
           instancePath: instancePath + '/connection',
           schemaPath: '#/properties/connection/enum',
           keyword: 'enum',
-          params: { allowedValues: schema50.properties.connection.enum },
+          params: { allowedValues: schema62.properties.connection.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5605,13 +6597,13 @@ function validate28(
     }
     errors++;
   }
-  validate28.errors = vErrors;
+  validate33.errors = vErrors;
   return errors === 0;
 }
-validate28.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateRecentEventsResource = validate29;
-const schema53 = {
+export const validateRecentEventsResource = validate34;
+const schema65 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -5623,13 +6615,13 @@ const schema53 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate29(
+function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate29.evaluated;
+  const evaluated0 = validate34.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5690,7 +6682,7 @@ function validate29(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate25(data0[i0], {
+            !validate22(data0[i0], {
               instancePath: instancePath + '/events/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -5698,7 +6690,7 @@ function validate29(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
             errors = vErrors.length;
           }
         }
@@ -5733,13 +6725,13 @@ function validate29(
     }
     errors++;
   }
-  validate29.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate31;
-const schema54 = {
+export const validateReplayHistory = validate36;
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -5791,29 +6783,44 @@ const schema54 = {
             type: ['string', 'null'],
             enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal', null],
           },
+          error_reason: {
+            description:
+              "Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.",
+            type: 'string',
+            enum: [
+              'failed_check',
+              'bad_target',
+              'target_not_allowed',
+              'could_not_resolve',
+              'could_not_connect',
+              'no_answer',
+              'rate_limited',
+              'internal',
+            ],
+          },
         },
       },
     },
   },
 };
-const schema58 = {
+const schema70 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
   type: 'string',
 };
-const schema59 = {
+const schema71 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
 };
 
-function validate31(
+function validate36(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate31.evaluated;
+  const evaluated0 = validate36.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6011,7 +7018,7 @@ function validate31(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema54.properties.attempts.items.properties, key1)) {
+              if (!func9.call(schema66.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -6030,7 +7037,7 @@ function validate31(
             if (data1.id !== undefined) {
               let data2 = data1.id;
               if (typeof data2 === 'string') {
-                if (!formats2.test(data2)) {
+                if (!formats0.test(data2)) {
                   const err13 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/id',
                     schemaPath: '#/properties/attempts/items/properties/id/format',
@@ -6064,7 +7071,7 @@ function validate31(
             if (data1.event_id !== undefined) {
               let data3 = data1.event_id;
               if (typeof data3 === 'string') {
-                if (!formats2.test(data3)) {
+                if (!formats0.test(data3)) {
                   const err15 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/event_id',
                     schemaPath: 'event-summary.schema.json#/properties/id/format',
@@ -6119,7 +7126,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/target_url',
                   schemaPath: '#/properties/attempts/items/properties/target_url/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.target_url.type },
+                  params: { type: schema66.properties.attempts.items.properties.target_url.type },
                   message: 'must be string,null',
                 };
                 if (vErrors === null) {
@@ -6137,7 +7144,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
                   schemaPath: '#/properties/attempts/items/properties/resolved_ip/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.resolved_ip.type },
+                  params: { type: schema66.properties.attempts.items.properties.resolved_ip.type },
                   message: 'must be string,null',
                 };
                 if (vErrors === null) {
@@ -6151,7 +7158,7 @@ function validate31(
             if (data1.started_at !== undefined) {
               let data7 = data1.started_at;
               if (typeof data7 === 'string') {
-                if (!formats4.validate(data7)) {
+                if (!formats2.validate(data7)) {
                   const err20 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/started_at',
                     schemaPath: '#/properties/attempts/items/properties/started_at/format',
@@ -6206,7 +7213,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/response_status',
                   schemaPath: '#/properties/attempts/items/properties/response_status/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.response_status.type },
+                  params: { type: schema66.properties.attempts.items.properties.response_status.type },
                   message: 'must be integer,null',
                 };
                 if (vErrors === null) {
@@ -6224,7 +7231,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
                   schemaPath: '#/properties/attempts/items/properties/response_ms/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.response_ms.type },
+                  params: { type: schema66.properties.attempts.items.properties.response_ms.type },
                   message: 'must be number,null',
                 };
                 if (vErrors === null) {
@@ -6272,7 +7279,7 @@ function validate31(
             if (data1.response_content_type !== undefined) {
               let data12 = data1.response_content_type;
               if (typeof data12 === 'string') {
-                if (func3(data12) > 200) {
+                if (func1(data12) > 200) {
                   const err27 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
                     schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
@@ -6327,7 +7334,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
+                  params: { type: schema66.properties.attempts.items.properties.error_code.type },
                   message: 'must be string,null',
                 };
                 if (vErrors === null) {
@@ -6349,7 +7356,7 @@ function validate31(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
+                  params: { allowedValues: schema66.properties.attempts.items.properties.error_code.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -6360,8 +7367,50 @@ function validate31(
                 errors++;
               }
             }
+            if (data1.error_reason !== undefined) {
+              let data15 = data1.error_reason;
+              if (typeof data15 !== 'string') {
+                const err32 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
+                  schemaPath: '#/properties/attempts/items/properties/error_reason/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+              if (!(
+                data15 === 'failed_check' ||
+                data15 === 'bad_target' ||
+                data15 === 'target_not_allowed' ||
+                data15 === 'could_not_resolve' ||
+                data15 === 'could_not_connect' ||
+                data15 === 'no_answer' ||
+                data15 === 'rate_limited' ||
+                data15 === 'internal'
+              )) {
+                const err33 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
+                  schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema66.properties.attempts.items.properties.error_reason.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err32 = {
+            const err34 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -6369,15 +7418,15 @@ function validate31(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err32];
+              vErrors = [err34];
             } else {
-              vErrors.push(err32);
+              vErrors.push(err34);
             }
             errors++;
           }
         }
       } else {
-        const err33 = {
+        const err35 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -6385,15 +7434,15 @@ function validate31(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err33];
+          vErrors = [err35];
         } else {
-          vErrors.push(err33);
+          vErrors.push(err35);
         }
         errors++;
       }
     }
   } else {
-    const err34 = {
+    const err36 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6401,19 +7450,19 @@ function validate31(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err34];
+      vErrors = [err36];
     } else {
-      vErrors.push(err34);
+      vErrors.push(err36);
     }
     errors++;
   }
-  validate31.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate32;
-const schema56 = {
+export const validateReplayResult = validate37;
+const schema68 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -6454,13 +7503,13 @@ const schema56 = {
   },
 };
 
-function validate32(
+function validate37(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate32.evaluated;
+  const evaluated0 = validate37.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6571,7 +7620,7 @@ function validate32(
     if (data.id !== undefined) {
       let data0 = data.id;
       if (typeof data0 === 'string') {
-        if (!formats2.test(data0)) {
+        if (!formats0.test(data0)) {
           const err6 = {
             instancePath: instancePath + '/id',
             schemaPath: 'event-summary.schema.json#/properties/id/format',
@@ -6605,7 +7654,7 @@ function validate32(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (!formats0(data1)) {
+        if (!formats8(data1)) {
           const err8 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/format',
@@ -6660,7 +7709,7 @@ function validate32(
           instancePath: instancePath + '/response_status',
           schemaPath: '#/properties/response_status/type',
           keyword: 'type',
-          params: { type: schema56.properties.response_status.type },
+          params: { type: schema68.properties.response_status.type },
           message: 'must be integer,null',
         };
         if (vErrors === null) {
@@ -6757,7 +7806,7 @@ function validate32(
     if (data.response_content_type !== undefined) {
       let data6 = data.response_content_type;
       if (typeof data6 === 'string') {
-        if (func3(data6) > 200) {
+        if (func1(data6) > 200) {
           const err17 = {
             instancePath: instancePath + '/response_content_type',
             schemaPath: '#/properties/response_content_type/maxLength',
@@ -6803,13 +7852,13 @@ function validate32(
     }
     errors++;
   }
-  validate32.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate33;
-const schema60 = {
+export const validateSearchEventsQuery = validate38;
+const schema72 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -6831,13 +7880,13 @@ const schema60 = {
   },
 };
 
-function validate33(
+function validate38(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate38.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6865,7 +7914,7 @@ function validate33(
     if (data.q !== undefined) {
       let data0 = data.q;
       if (typeof data0 === 'string') {
-        if (func3(data0) > 200) {
+        if (func1(data0) > 200) {
           const err1 = {
             instancePath: instancePath + '/q',
             schemaPath: '#/properties/q/maxLength',
@@ -6880,7 +7929,7 @@ function validate33(
           }
           errors++;
         }
-        if (func3(data0) < 1) {
+        if (func1(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/q',
             schemaPath: '#/properties/q/minLength',
@@ -6914,7 +7963,7 @@ function validate33(
     if (data.match !== undefined) {
       let data1 = data.match;
       if (typeof data1 === 'string') {
-        if (func3(data1) > 2000) {
+        if (func1(data1) > 2000) {
           const err4 = {
             instancePath: instancePath + '/match',
             schemaPath: '#/properties/match/maxLength',
@@ -6929,7 +7978,7 @@ function validate33(
           }
           errors++;
         }
-        if (func3(data1) < 2) {
+        if (func1(data1) < 2) {
           const err5 = {
             instancePath: instancePath + '/match',
             schemaPath: '#/properties/match/minLength',
@@ -6963,7 +8012,7 @@ function validate33(
     if (data.from !== undefined) {
       let data2 = data.from;
       if (typeof data2 === 'string') {
-        if (!formats4.validate(data2)) {
+        if (!formats2.validate(data2)) {
           const err7 = {
             instancePath: instancePath + '/from',
             schemaPath: '#/properties/from/format',
@@ -6997,7 +8046,7 @@ function validate33(
     if (data.to !== undefined) {
       let data3 = data.to;
       if (typeof data3 === 'string') {
-        if (!formats4.validate(data3)) {
+        if (!formats2.validate(data3)) {
           const err9 = {
             instancePath: instancePath + '/to',
             schemaPath: '#/properties/to/format',
@@ -7050,7 +8099,7 @@ function validate33(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema60.properties.verified.enum },
+          params: { allowedValues: schema72.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -7076,13 +8125,13 @@ function validate33(
     }
     errors++;
   }
-  validate33.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate34;
-const schema61 = {
+export const validateGetWebhookEventInput = validate39;
+const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -7093,13 +8142,13 @@ const schema61 = {
   properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
 };
 
-function validate34(
+function validate39(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate39.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7142,7 +8191,7 @@ function validate34(
     if (data.id !== undefined) {
       let data0 = data.id;
       if (typeof data0 === 'string') {
-        if (!formats2.test(data0)) {
+        if (!formats0.test(data0)) {
           const err2 = {
             instancePath: instancePath + '/id',
             schemaPath: '#/properties/id/format',
@@ -7188,13 +8237,13 @@ function validate34(
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate35;
-const schema62 = {
+export const validateGetWebhookEventOutput = validate40;
+const schema74 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -7202,30 +8251,30 @@ const schema62 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate35(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate24(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if (!validate30(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
     errors = vErrors.length;
   }
-  validate35.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate37;
-const schema63 = {
+export const validateListProvidersInput = validate42;
+const schema75 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -7235,13 +8284,13 @@ const schema63 = {
   properties: {},
 };
 
-function validate37(
+function validate42(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate42.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7279,13 +8328,13 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate38;
-const schema64 = {
+export const validateListProvidersOutput = validate43;
+const schema76 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -7296,13 +8345,13 @@ const schema64 = {
   properties: { providers: { type: 'array', items: { $ref: '../provider-status.schema.json' } } },
 };
 
-function validate38(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7348,7 +8397,7 @@ function validate38(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate28(data0[i0], {
+            !validate33(data0[i0], {
               instancePath: instancePath + '/providers/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -7356,7 +8405,7 @@ function validate38(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+            vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
             errors = vErrors.length;
           }
         }
@@ -7391,13 +8440,13 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate40;
-const schema65 = {
+export const validateListWebhookEventsInput = validate45;
+const schema77 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -7428,13 +8477,13 @@ const schema65 = {
   },
 };
 
-function validate40(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7471,7 +8520,7 @@ function validate40(
     if (data.provider !== undefined) {
       let data0 = data.provider;
       if (typeof data0 === 'string') {
-        if (func3(data0) > 64) {
+        if (func1(data0) > 64) {
           const err1 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -7486,7 +8535,7 @@ function validate40(
           }
           errors++;
         }
-        if (func3(data0) < 1) {
+        if (func1(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -7520,7 +8569,7 @@ function validate40(
     if (data.event_type !== undefined) {
       let data1 = data.event_type;
       if (typeof data1 === 'string') {
-        if (func3(data1) > 200) {
+        if (func1(data1) > 200) {
           const err4 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -7535,7 +8584,7 @@ function validate40(
           }
           errors++;
         }
-        if (func3(data1) < 1) {
+        if (func1(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/minLength',
@@ -7569,7 +8618,7 @@ function validate40(
     if (data.since !== undefined) {
       let data2 = data.since;
       if (typeof data2 === 'string') {
-        if (func3(data2) > 64) {
+        if (func1(data2) > 64) {
           const err7 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/maxLength',
@@ -7584,7 +8633,7 @@ function validate40(
           }
           errors++;
         }
-        if (func3(data2) < 1) {
+        if (func1(data2) < 1) {
           const err8 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/minLength',
@@ -7666,7 +8715,7 @@ function validate40(
     if (data.cursor !== undefined) {
       let data4 = data.cursor;
       if (typeof data4 === 'string') {
-        if (func3(data4) > 512) {
+        if (func1(data4) > 512) {
           const err13 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/maxLength',
@@ -7681,7 +8730,7 @@ function validate40(
           }
           errors++;
         }
-        if (func3(data4) < 1) {
+        if (func1(data4) < 1) {
           const err14 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/minLength',
@@ -7727,13 +8776,13 @@ function validate40(
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsOutput = validate41;
-const schema66 = {
+export const validateListWebhookEventsOutput = validate24;
+const schema42 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -7748,13 +8797,13 @@ const schema66 = {
   },
 };
 
-function validate41(
+function validate24(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate24.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7815,7 +8864,7 @@ function validate41(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate25(data0[i0], {
+            !validate22(data0[i0], {
               instancePath: instancePath + '/events/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -7823,7 +8872,7 @@ function validate41(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
             errors = vErrors.length;
           }
         }
@@ -7875,13 +8924,13 @@ function validate41(
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate24.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate43;
-const schema67 = {
+export const validateReplayWebhookEventInput = validate46;
+const schema78 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -7907,13 +8956,13 @@ const schema67 = {
   },
 };
 
-function validate43(
+function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate46.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7959,7 +9008,7 @@ function validate43(
     if (data.id !== undefined) {
       let data0 = data.id;
       if (typeof data0 === 'string') {
-        if (!formats2.test(data0)) {
+        if (!formats0.test(data0)) {
           const err2 = {
             instancePath: instancePath + '/id',
             schemaPath: '#/properties/id/format',
@@ -7993,7 +9042,7 @@ function validate43(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (func3(data1) > 2048) {
+        if (func1(data1) > 2048) {
           const err4 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/maxLength',
@@ -8008,7 +9057,7 @@ function validate43(
           }
           errors++;
         }
-        if (func3(data1) < 1) {
+        if (func1(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/minLength',
@@ -8069,13 +9118,13 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate44;
-const schema68 = {
+export const validateReplayWebhookEventOutput = validate47;
+const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -8083,37 +9132,37 @@ const schema68 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate44(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate32(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+  if (!validate37(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
     errors = vErrors.length;
   }
-  validate44.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate46;
+export const validateTrustMode = validate49;
 
-function validate46(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8140,7 +9189,7 @@ function validate46(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema38.enum },
+      params: { allowedValues: schema34.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -8150,7 +9199,7 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { dynamicProps: false, dynamicItems: false };

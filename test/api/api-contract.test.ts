@@ -223,8 +223,8 @@ describe('real stream messages match docs/reference/asyncapi.yaml', () => {
     expect(Object.keys(asyncapi.components.messages).sort()).toEqual(['event', 'reset']);
   });
 
-  it('its EventSummary is the schemas/ one, so the copy cannot drift', () => {
-    expect(asyncapi.components.schemas['EventSummary']).toEqual(SCHEMAS.EventSummary);
+  it('its ApiEventSummary is the schemas/ one, so the copy cannot drift', () => {
+    expect(asyncapi.components.schemas['ApiEventSummary']).toEqual(SCHEMAS.ApiEventSummary);
   });
 
   it('every event message of a live stream validates against the payload schema', async () => {

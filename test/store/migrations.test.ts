@@ -148,6 +148,64 @@ describe('migrations', () => {
       ]);
     });
 
+    it('0008 keeps older rows without summary or request, and checks what new rows store', async () => {
+      const upTo6 = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+      cleanups.push(() => rm(upTo6, { recursive: true, force: true }));
+      for (const m of (await loadMigrations()).filter((m) => m.version <= 6)) {
+        const file = `${String(m.version).padStart(4, '0')}-${m.name}.sql`;
+        await cp(path.join(DEFAULT_MIGRATIONS_DIRECTORY, file), path.join(upTo6, file));
+      }
+      const { pool } = await emptyPool();
+      await migrate(pool, silentLogger, { directory: upTo6 });
+      const old = '0188f000-0000-7000-8000-000000000011';
+      await pool.query(sql.unsafe`
+        INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, payload)
+        VALUES (${old}, 'hooks', 'ping', 'open', false, 'no verification: open provider', '\x7b7d'::bytea)
+      `);
+      await pool.query(sql.unsafe`
+        INSERT INTO replay_attempts (id, event_id, caller, target_url, delivered, error_code)
+        VALUES ('0188f000-0000-7000-8000-0000000000b1', ${old}, 'a', 'http://127.0.0.1:1/', false, 'replay_failed')
+      `);
+      expect((await migrate(pool, silentLogger)).applied).toEqual(SHIPPED.filter((v) => v > 6));
+
+      const stored = await createEventStore(pool).get(old);
+      expect({ summary: stored?.summary, request: stored?.request }).toEqual({ summary: null, request: null });
+      const [attempt] = await createReplayAttemptRepository(pool).listForEvent(old);
+      expect(attempt?.error_code).toBe('replay_failed');
+      expect(attempt && 'error_reason' in attempt).toBe(false);
+
+      const insert = (row: Record<string, string | number>) =>
+        pool.query(sql.unsafe`
+          INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, payload,
+            ${sql.join(
+              Object.keys(row).map((column) => sql.identifier([column])),
+              sql.fragment`, `,
+            )})
+          VALUES (gen_random_uuid(), 'hooks', 'ping', 'open', false, 'open', '\\x7b7d'::bytea,
+            ${sql.join(Object.values(row), sql.fragment`, `)})
+        `);
+      const request = { request_method: 'POST', request_path: '/hooks/x', request_query: '', response_status: 401 };
+      await expect(insert({ summary: 'x'.repeat(121) })).rejects.toMatchObject({ constraint: 'events_summary_length' });
+      await expect(insert({ summary: '' })).rejects.toMatchObject({ constraint: 'events_summary_length' });
+      await expect(insert({ request_method: 'POST', response_status: 200 })).rejects.toMatchObject({
+        constraint: 'events_request_complete',
+      });
+      await expect(insert({ ...request, response_status: 42 })).rejects.toMatchObject({
+        constraint: 'events_response_status_range',
+      });
+      await expect(insert({ ...request, request_query: 'q'.repeat(2049) })).rejects.toMatchObject({
+        constraint: 'events_request_lengths',
+      });
+      // 120 characters, not bytes: the limit is the contract's, which counts characters.
+      await insert({ summary: 'é'.repeat(120), ...request });
+      await expect(
+        pool.query(sql.unsafe`
+          INSERT INTO replay_attempts (id, event_id, caller, delivered, error_code, error_reason)
+          VALUES (gen_random_uuid(), ${old}, 'a', false, 'invalid_argument', 'because')
+        `),
+      ).rejects.toMatchObject({ constraint: 'replay_attempts_error_reason_check' });
+    });
+
     it('rejects badly named and duplicate migration files', async () => {
       const odd = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
       cleanups.push(() => rm(odd, { recursive: true, force: true }));
@@ -193,7 +251,8 @@ describe('splitSqlStatements', () => {
 
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    // 0007 is forwarding's (issue 20), on its own branch.
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 8]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
     expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);
