@@ -23,6 +23,7 @@ import {
 import { genericIdentity, LazyBody } from './identify.ts';
 import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from './timestamp.ts';
 import type { Preset, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { summarizeGeneric } from './summary.ts';
 
 /**
  * A sender's home-grown HMAC scheme, as written under `hmac:` in a provider's config (snake_case
@@ -288,6 +289,7 @@ export function createGenericHmacPreset(options: GenericHmacOptions): Preset {
     sensitiveHeaders: [scheme.header.toLowerCase()],
     verify: (input) => verifyGeneric(scheme, input),
     sign: (input) => signGeneric(scheme, input),
-    identify: (body, headers) => genericIdentity(new LazyBody(body), headers),
+    identify: (body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers),
+    summarize: summarizeGeneric,
   };
 }

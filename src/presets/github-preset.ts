@@ -1,7 +1,8 @@
 import { headerValue } from './headers.ts';
 import { compareSha256, hexAfterPrefix, hmacEncoded, isOutcome, readSignature, signedPreset } from './hmac.ts';
-import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
-import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { asIdentifier, isRecord, LazyBody } from './identify.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { at, firstLine, numbered, shortRef, summaryLine, textOf } from './summary.ts';
 
 const SIGNATURE_HEADER = 'X-Hub-Signature-256';
 const PREFIX = 'sha256=';
@@ -25,16 +26,43 @@ export function signGithub(input: SignInput): Record<string, string> {
 }
 
 /** `pull_request.opened` style: the event header, plus the body's action when it has one. */
-export function identifyGithub(body: Buffer, headers: HeaderBag): EventIdentity {
+export function identifyGithub(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
   const event = asIdentifier(headerValue(headers, 'x-github-event'));
-  const json = parseJsonBody(body);
+  const json = (parsed ?? new LazyBody(body)).json;
   const action = isRecord(json) ? asIdentifier(json['action']) : null;
   const eventType = event === null ? 'unknown' : action === null ? event : `${event}.${action}`;
   return { eventType, externalId: asIdentifier(headerValue(headers, 'x-github-delivery')) };
 }
 
+/**
+ * The repository, then what happened in it: the branch or tag and the head commit's subject for a
+ * push; the action, number and title for pull requests and issues; the action and the object's
+ * name (release, workflow run, check) otherwise.
+ */
+export function summarizeGithub(body: DeliveryBody): string | null {
+  const json = body.json;
+  if (!isRecord(json)) return null;
+  const item = at(json, 'pull_request') ?? at(json, 'issue') ?? at(json, 'discussion');
+  const number = numbered(at(item, 'number') ?? json['number']);
+  const action = textOf(json['action']);
+  const name =
+    at(item, 'title') ??
+    at(json, 'release', 'tag_name') ??
+    at(json, 'workflow_run', 'name') ??
+    at(json, 'check_run', 'name') ??
+    at(json, 'workflow_job', 'name');
+  return summaryLine([
+    at(json, 'repository', 'full_name') ?? at(json, 'organization', 'login'),
+    shortRef(json['ref']),
+    action === null || number === null ? action : `${action} ${number}`,
+    number !== null && action === null ? number : null,
+    name,
+    firstLine(at(json, 'head_commit', 'message')),
+  ]);
+}
+
 export const githubPreset = signedPreset(
   'github',
   { requiredHeaders: ['x-hub-signature-256'], sensitiveHeaders: ['x-hub-signature-256', 'x-hub-signature'] },
-  { verify: verifyGithub, sign: signGithub, identify: identifyGithub },
+  { verify: verifyGithub, sign: signGithub, identify: identifyGithub, summarize: summarizeGithub },
 );

@@ -121,7 +121,7 @@ export function compareSha256<K extends string | Buffer>(
 export function signedPreset(
   name: Preset['name'],
   headers: Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders'>,
-  scheme: Pick<Preset, 'verify' | 'identify'> & { sign: NonNullable<Preset['sign']> },
+  scheme: Pick<Preset, 'verify' | 'identify' | 'summarize'> & { sign: NonNullable<Preset['sign']> },
 ): Preset {
   return { name, trustMode: 'signed', ...headers, ...scheme };
 }

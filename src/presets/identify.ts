@@ -1,6 +1,6 @@
 import { invalidArgument } from '../errors/app-error.ts';
 import { headerValue } from './headers.ts';
-import type { EventIdentity, HeaderBag } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, Identify } from './preset-types.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -74,23 +74,26 @@ export function parseFieldSource(spec: string, option: string): FieldSource {
   throw invalidArgument(`${option}: "${spec}" must be header:<Name> or a JSON pointer starting with /`);
 }
 
-/** Parses the body at most once per identify() call, and only if something asks for it. */
-export class LazyBody {
+/**
+ * A delivery's bytes with their JSON parse, done at most once and only if something asks for it.
+ * Ingest hands one to identify() and then to summarize(), so the two share a single parse.
+ */
+export class LazyBody implements DeliveryBody {
   private parsed = false;
   private value: unknown;
 
-  constructor(private readonly body: Buffer) {}
+  constructor(readonly bytes: Buffer) {}
 
   get json(): unknown {
     if (!this.parsed) {
-      this.value = parseJsonBody(this.body);
+      this.value = parseJsonBody(this.bytes);
       this.parsed = true;
     }
     return this.value;
   }
 }
 
-export function readFieldSource(source: FieldSource, body: LazyBody, headers: HeaderBag): string | null {
+export function readFieldSource(source: FieldSource, body: DeliveryBody, headers: HeaderBag): string | null {
   if (source.kind === 'header') return asIdentifier(headerValue(headers, source.name));
   return asIdentifier(resolveJsonPointer(body.json, source.pointer));
 }
@@ -102,7 +105,7 @@ export const EVENT_TYPE_HEADERS = ['x-event-type', 'x-event', 'x-webhook-event',
  * Fallback identity for presets that know nothing about the sender: an event-type-ish header, then
  * the body's `type`, else "unknown". There is no safe generic guess for an external id.
  */
-export function genericIdentity(body: LazyBody, headers: HeaderBag): EventIdentity {
+export function genericIdentity(body: DeliveryBody, headers: HeaderBag): EventIdentity {
   for (const name of EVENT_TYPE_HEADERS) {
     const fromHeader = asIdentifier(headerValue(headers, name));
     if (fromHeader !== null) return { eventType: fromHeader, externalId: null };
@@ -122,18 +125,15 @@ export interface IdentityOverrides {
  * A configured source that finds nothing in a particular delivery falls back to the preset's
  * answer rather than to "unknown", so one odd delivery does not lose information the preset has.
  */
-export function withIdentityOverrides(
-  base: (body: Buffer, headers: HeaderBag) => EventIdentity,
-  overrides: IdentityOverrides,
-): (body: Buffer, headers: HeaderBag) => EventIdentity {
+export function withIdentityOverrides(base: Identify, overrides: IdentityOverrides): Identify {
   const { eventTypeFrom, externalIdFrom } = overrides;
   if (eventTypeFrom === undefined && externalIdFrom === undefined) return base;
-  return (body, headers) => {
-    const lazy = new LazyBody(body);
+  return (body, headers, parsed) => {
+    const lazy = parsed ?? new LazyBody(body);
     const eventType = eventTypeFrom === undefined ? null : readFieldSource(eventTypeFrom, lazy, headers);
     const externalId = externalIdFrom === undefined ? null : readFieldSource(externalIdFrom, lazy, headers);
     if (eventType !== null && externalId !== null) return { eventType, externalId };
-    const fallback = base(body, headers);
+    const fallback = base(body, headers, lazy);
     return { eventType: eventType ?? fallback.eventType, externalId: externalId ?? fallback.externalId };
   };
 }

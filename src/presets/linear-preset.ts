@@ -1,8 +1,9 @@
 import { headerValue } from './headers.ts';
 import { compareSha256, hmacEncoded, isOutcome, normaliseHex, readSignature, signedPreset } from './hmac.ts';
-import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import { asIdentifier, isRecord, LazyBody, parseJsonBody } from './identify.ts';
 import { freshnessFailure } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { at, firstLine, summaryLine } from './summary.ts';
 
 const SIGNATURE_HEADER = 'Linear-Signature';
 const TIMESTAMP_FIELD = 'webhookTimestamp';
@@ -55,16 +56,23 @@ export function signLinear(input: SignInput): Record<string, string> {
  * subscription and is the same for every delivery, so it would make every event look like a
  * duplicate.
  */
-export function identifyLinear(body: Buffer, headers: HeaderBag): EventIdentity {
-  const json = parseJsonBody(body);
+export function identifyLinear(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+  const json = (parsed ?? new LazyBody(body)).json;
   const type = isRecord(json) ? asIdentifier(json['type']) : null;
   const action = isRecord(json) ? asIdentifier(json['action']) : null;
   const eventType = type === null ? 'unknown' : action === null ? type : `${type}.${action}`;
   return { eventType, externalId: asIdentifier(headerValue(headers, 'linear-delivery')) };
 }
 
+/** The issue (or other entity) by its identifier and title, e.g. `ENG-123 · Checkout fails`. */
+export function summarizeLinear(body: DeliveryBody): string | null {
+  const data = at(body.json, 'data');
+  if (!isRecord(data)) return null;
+  return summaryLine([data['identifier'], data['title'] ?? data['name'] ?? firstLine(data['body'])]);
+}
+
 export const linearPreset = signedPreset(
   'linear',
   { requiredHeaders: ['linear-signature'], sensitiveHeaders: ['linear-signature'] },
-  { verify: verifyLinear, sign: signLinear, identify: identifyLinear },
+  { verify: verifyLinear, sign: signLinear, identify: identifyLinear, summarize: summarizeLinear },
 );

@@ -1,5 +1,6 @@
 import { genericIdentity, LazyBody } from './identify.ts';
 import type { Preset } from './preset-types.ts';
+import { summarizeGeneric } from './summary.ts';
 
 /**
  * No verification at all, for senders that cannot sign or carry a token (or for local testing).
@@ -12,5 +13,6 @@ export const openPreset: Preset = {
   requiredHeaders: [],
   sensitiveHeaders: [],
   verify: () => ({ ok: true, detail: 'no verification: open provider' }),
-  identify: (body, headers) => genericIdentity(new LazyBody(body), headers),
+  identify: (body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers),
+  summarize: summarizeGeneric,
 };

@@ -40,6 +40,19 @@ export interface EventIdentity {
   externalId: string | null;
 }
 
+/** A delivery's exact bytes, and their JSON parse (undefined when they are not a JSON object or array). */
+export interface DeliveryBody {
+  readonly bytes: Buffer;
+  /** Parsed on first use, at most once (identify.ts, LazyBody). */
+  readonly json: unknown;
+}
+
+/**
+ * Names a delivery. `parsed` is the caller's parse of the same bytes (ingest passes one, so that
+ * summarize() reuses the parse); without it the body is parsed here if it needs to be.
+ */
+export type Identify = (body: Buffer, headers: HeaderBag, parsed?: DeliveryBody) => EventIdentity;
+
 export interface Preset {
   readonly name: PresetName;
   /** Every preset is one of the webhook trust modes; queue messages have no preset. */
@@ -53,5 +66,11 @@ export interface Preset {
   readonly tokenHeader?: string;
   /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
   readonly sign?: (input: SignInput) => Record<string, string>;
-  readonly identify: (body: Buffer, headers: HeaderBag) => EventIdentity;
+  readonly identify: Identify;
+  /**
+   * One line from the payload that tells this delivery from others of its type (at most the
+   * contract's summary length), or null when there is nothing to show. Reads the body's JSON
+   * through `body`, which identify() has usually parsed already.
+   */
+  readonly summarize: (body: DeliveryBody, headers: HeaderBag) => string | null;
 }

@@ -1,7 +1,8 @@
 import { headerValue } from './headers.ts';
 import { compareSha256, hmacEncoded, isOutcome, readSignature, signedPreset } from './hmac.ts';
-import { asIdentifier } from './identify.ts';
-import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { asIdentifier, isRecord } from './identify.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { headerText, summaryLine } from './summary.ts';
 
 const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';
 
@@ -29,8 +30,21 @@ export function identifyShopify(_body: Buffer, headers: HeaderBag): EventIdentit
   };
 }
 
+/**
+ * The topic and the resource's id, then its name where it has one (an order's `#1001`, a
+ * product's title). The only preset whose identify() reads no body: the summary is what parses it.
+ */
+export function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string | null {
+  const json = body.json;
+  return summaryLine([
+    headerText(headers, 'x-shopify-topic'),
+    isRecord(json) ? json['id'] : null,
+    isRecord(json) ? (json['name'] ?? json['title']) : null,
+  ]);
+}
+
 export const shopifyPreset = signedPreset(
   'shopify',
   { requiredHeaders: ['x-shopify-hmac-sha256'], sensitiveHeaders: ['x-shopify-hmac-sha256'] },
-  { verify: verifyShopify, sign: signShopify, identify: identifyShopify },
+  { verify: verifyShopify, sign: signShopify, identify: identifyShopify, summarize: summarizeShopify },
 );

@@ -9,9 +9,10 @@ import {
   readSignature,
   signedPreset,
 } from './hmac.ts';
-import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import { asIdentifier, isRecord, LazyBody, parseJsonBody } from './identify.ts';
 import { freshSignature, parseUnixSeconds } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { firstLine, summaryLine, textOf } from './summary.ts';
 
 const SIGNATURE_HEADER = 'X-Slack-Signature';
 const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
@@ -46,10 +47,15 @@ export function signSlack(input: SignInput): Record<string, string> {
  * Form-encoded bodies (slash commands, interactivity) are not JSON. Interactivity wraps its JSON in
  * a `payload` field; a slash command is recognised by its `command` field.
  */
-function identifyForm(body: Buffer): EventIdentity | null {
+function formParams(body: Buffer): URLSearchParams | null {
   const text = body.toString('latin1');
   if (!/^[\w%+.~*=&-]*$/.test(text) || !text.includes('=')) return null;
-  const params = new URLSearchParams(text);
+  return new URLSearchParams(text);
+}
+
+function identifyForm(body: Buffer): EventIdentity | null {
+  const params = formParams(body);
+  if (params === null) return null;
   const payload = params.get('payload');
   if (payload !== null) {
     const json = parseJsonBody(Buffer.from(payload, 'utf8'));
@@ -63,8 +69,8 @@ function identifyForm(body: Buffer): EventIdentity | null {
  * Events API: an event_callback is named by its inner `event.type` (`app_mention`), anything else
  * by its top-level `type` (`url_verification`); `event_id` is unique per event across retries.
  */
-export function identifySlack(body: Buffer, _headers: HeaderBag): EventIdentity {
-  const json = parseJsonBody(body);
+export function identifySlack(body: Buffer, _headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+  const json = (parsed ?? new LazyBody(body)).json;
   if (!isRecord(json)) return identifyForm(body) ?? { eventType: 'unknown', externalId: null };
   const topType = asIdentifier(json['type']);
   const event = json['event'];
@@ -84,8 +90,38 @@ export function slackUrlVerificationChallenge(body: Buffer, _headers: HeaderBag)
   return typeof challenge === 'string' && challenge.length > 0 ? challenge : null;
 }
 
+/**
+ * The event type and the channel it happened in, then who and the first line of what was said:
+ * for an Events API callback from its inner event, for a slash command from its form fields.
+ */
+export function summarizeSlack(body: DeliveryBody): string | null {
+  const json = body.json;
+  if (isRecord(json)) {
+    const event = isRecord(json['event']) ? json['event'] : json;
+    const channel = textOf(event['channel']);
+    const user = textOf(event['user']);
+    return summaryLine([
+      event['type'],
+      channel === null ? null : `in ${channel}`,
+      user === null ? null : `by ${user}`,
+      firstLine(event['text']),
+    ]);
+  }
+  const params = formParams(body.bytes);
+  const command = params?.get('command');
+  if (params === null || command === null || command === undefined) return null;
+  const channel = textOf(params.get('channel_name'));
+  const user = textOf(params.get('user_name'));
+  return summaryLine([
+    command,
+    channel === null ? null : `in #${channel}`,
+    user === null ? null : `by ${user}`,
+    firstLine(params.get('text')),
+  ]);
+}
+
 export const slackPreset = signedPreset(
   'slack',
   { requiredHeaders: ['x-slack-signature', 'x-slack-request-timestamp'], sensitiveHeaders: ['x-slack-signature'] },
-  { verify: verifySlack, sign: signSlack, identify: identifySlack },
+  { verify: verifySlack, sign: signSlack, identify: identifySlack, summarize: summarizeSlack },
 );

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '../errors/app-error.ts';
 import { firstHeader, headerValue } from './headers.ts';
 import { compareSha256, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET, signedPreset } from './hmac.ts';
-import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import { asIdentifier, isRecord, LazyBody } from './identify.ts';
 import { freshSignature, parseUnixSeconds } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { genericSummary } from './summary.ts';
 
 const ID_HEADERS = ['webhook-id', 'svix-id'] as const;
 const TIMESTAMP_HEADERS = ['webhook-timestamp', 'svix-timestamp'] as const;
@@ -82,12 +83,18 @@ export function signStandardWebhooks(input: SignInput): Record<string, string> {
   };
 }
 
-export function identifyStandardWebhooks(body: Buffer, headers: HeaderBag): EventIdentity {
-  const json = parseJsonBody(body);
+export function identifyStandardWebhooks(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+  const json = (parsed ?? new LazyBody(body)).json;
   return {
     eventType: (isRecord(json) ? asIdentifier(json['type']) : null) ?? 'unknown',
     externalId: asIdentifier(firstHeader(headers, ID_HEADERS)?.value),
   };
+}
+
+/** The envelope is `{type, timestamp, data}`: the first few text fields of `data` tell events apart. */
+export function summarizeStandardWebhooks(body: DeliveryBody): string | null {
+  const json = body.json;
+  return isRecord(json) && isRecord(json['data']) ? genericSummary(json['data']) : genericSummary(json);
 }
 
 export const standardWebhooksPreset = signedPreset(
@@ -96,5 +103,10 @@ export const standardWebhooksPreset = signedPreset(
     requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
     sensitiveHeaders: ['webhook-signature', 'svix-signature'],
   },
-  { verify: verifyStandardWebhooks, sign: signStandardWebhooks, identify: identifyStandardWebhooks },
+  {
+    verify: verifyStandardWebhooks,
+    sign: signStandardWebhooks,
+    identify: identifyStandardWebhooks,
+    summarize: summarizeStandardWebhooks,
+  },
 );

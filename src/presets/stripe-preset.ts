@@ -7,9 +7,10 @@ import {
   readSignature,
   signedPreset,
 } from './hmac.ts';
-import { asIdentifier, isRecord, parseJsonBody } from './identify.ts';
+import { asIdentifier, isRecord, LazyBody } from './identify.ts';
 import { freshSignature, parseUnixSeconds } from './timestamp.ts';
-import type { EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { at, money, summaryLine } from './summary.ts';
 
 const SIGNATURE_HEADER = 'Stripe-Signature';
 const EXPECTED_FORMAT = 't=<unix>,v1=<hex>';
@@ -62,14 +63,30 @@ export function signStripe(input: SignInput): Record<string, string> {
 }
 
 /** Event objects carry their own type (`payment_intent.succeeded`) and id (`evt_…`). */
-export function identifyStripe(body: Buffer, _headers: HeaderBag): EventIdentity {
-  const json = parseJsonBody(body);
+export function identifyStripe(body: Buffer, _headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+  const json = (parsed ?? new LazyBody(body)).json;
   if (!isRecord(json)) return { eventType: 'unknown', externalId: null };
   return { eventType: asIdentifier(json['type']) ?? 'unknown', externalId: asIdentifier(json['id']) };
+}
+
+// The amount fields Stripe objects carry, most telling first (a payment intent's amount, a
+// checkout session's total, an invoice's amount paid or due).
+const AMOUNT_FIELDS = ['amount', 'amount_total', 'amount_paid', 'amount_due'] as const;
+
+/** The object the event is about: its type and id, and its amount where it has one. */
+export function summarizeStripe(body: DeliveryBody): string | null {
+  const object = at(body.json, 'data', 'object');
+  if (!isRecord(object)) return null;
+  const amountField = AMOUNT_FIELDS.find((field) => typeof object[field] === 'number');
+  return summaryLine([
+    object['object'],
+    object['id'],
+    amountField === undefined ? null : money(object[amountField], object['currency']),
+  ]);
 }
 
 export const stripePreset = signedPreset(
   'stripe',
   { requiredHeaders: ['stripe-signature'], sensitiveHeaders: ['stripe-signature'] },
-  { verify: verifyStripe, sign: signStripe, identify: identifyStripe },
+  { verify: verifyStripe, sign: signStripe, identify: identifyStripe, summarize: summarizeStripe },
 );

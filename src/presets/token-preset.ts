@@ -3,7 +3,16 @@ import { headerValue } from './headers.ts';
 import { MISSING_SECRET, usableSecrets } from './hmac.ts';
 import { asIdentifier, genericIdentity, isRecord, LazyBody } from './identify.ts';
 import { findMatchingKey } from './timing-safe.ts';
-import type { EventIdentity, HeaderBag, Preset, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type {
+  DeliveryBody,
+  EventIdentity,
+  HeaderBag,
+  Identify,
+  Preset,
+  VerifyInput,
+  VerifyOutcome,
+} from './preset-types.ts';
+import { at, firstLine, numbered, shortRef, summarizeGeneric, summaryLine, textOf } from './summary.ts';
 
 export const DEFAULT_TOKEN_HEADER = 'X-Webhook-Token';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -15,7 +24,8 @@ export interface TokenPresetOptions {
   header: string;
   /** Whether `Authorization: Bearer <token>` is accepted as well as the header. */
   acceptBearer: boolean;
-  identify: (body: Buffer, headers: HeaderBag) => EventIdentity;
+  identify: Identify;
+  summarize: Preset['summarize'];
 }
 
 interface Candidate {
@@ -75,12 +85,13 @@ export function createTokenPreset(options: TokenPresetOptions): Preset {
     tokenHeader: header,
     verify: (input) => verifyToken(options, input),
     identify: options.identify,
+    summarize: options.summarize,
   };
 }
 
 /** Generic token senders: nothing is known about the payload, so identity is heuristic. */
-export function identifyGenericToken(body: Buffer, headers: HeaderBag): EventIdentity {
-  return genericIdentity(new LazyBody(body), headers);
+export function identifyGenericToken(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+  return genericIdentity(parsed ?? new LazyBody(body), headers);
 }
 
 /**
@@ -88,9 +99,8 @@ export function identifyGenericToken(body: Buffer, headers: HeaderBag): EventIde
  * ("Push Hook") is the fallback. Idempotency-Key is unique per delivery and stable across retries
  * (GitLab 17.4+); X-Gitlab-Event-UUID is the older per-event id.
  */
-export function identifyGitlab(body: Buffer, headers: HeaderBag): EventIdentity {
-  const lazy = new LazyBody(body);
-  const json = lazy.json;
+export function identifyGitlab(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+  const json = (parsed ?? new LazyBody(body)).json;
   const kind = isRecord(json) ? asIdentifier(json['object_kind']) : null;
   const eventType = kind ?? asIdentifier(headerValue(headers, 'x-gitlab-event')) ?? 'unknown';
   const externalId =
@@ -98,8 +108,32 @@ export function identifyGitlab(body: Buffer, headers: HeaderBag): EventIdentity 
   return { eventType, externalId };
 }
 
+/** GitLab: the project, then the branch and the last commit's subject, or the merge request or issue. */
+export function summarizeGitlab(body: DeliveryBody): string | null {
+  const json = body.json;
+  if (!isRecord(json)) return null;
+  const attributes = at(json, 'object_attributes');
+  const iid = numbered(at(attributes, 'iid'));
+  const action = textOf(at(attributes, 'action'));
+  const commits = at(json, 'commits');
+  const lastCommit = Array.isArray(commits) ? (commits.at(-1) as unknown) : undefined;
+  return summaryLine([
+    at(json, 'project', 'path_with_namespace'),
+    shortRef(json['ref']),
+    iid === null ? action : `${action ?? ''} ${iid}`.trim(),
+    at(attributes, 'title'),
+    firstLine(at(lastCommit, 'message')),
+  ]);
+}
+
 export function createGenericTokenPreset(tokenHeader: string = DEFAULT_TOKEN_HEADER): Preset {
-  return createTokenPreset({ name: 'token', header: tokenHeader, acceptBearer: true, identify: identifyGenericToken });
+  return createTokenPreset({
+    name: 'token',
+    header: tokenHeader,
+    acceptBearer: true,
+    identify: identifyGenericToken,
+    summarize: summarizeGeneric,
+  });
 }
 
 /** GitLab sends its secret token verbatim in X-Gitlab-Token and never as a Bearer token. */
@@ -108,4 +142,5 @@ export const gitlabPreset: Preset = createTokenPreset({
   header: 'X-Gitlab-Token',
   acceptBearer: false,
   identify: identifyGitlab,
+  summarize: summarizeGitlab,
 });
