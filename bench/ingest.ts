@@ -129,7 +129,9 @@ function discardingStore(): EventStore {
     insertMany: async (events) => events.map(acknowledge),
     get: notKept,
     list: notKept,
+    listWithSummaries: notKept,
     summaries: notKept,
+    recordResponseStatus: notKept,
   };
 }
 

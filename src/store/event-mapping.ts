@@ -4,9 +4,16 @@
  */
 import { z } from 'zod';
 import { TRUST_MODES } from '../../generated/constants.ts';
-import type { EventDetail, EventHeaders, EventPayload, EventSummary, TrustMode } from '../../generated/types.ts';
+import type {
+  ApiEventSummary,
+  EventDetail,
+  EventHeaders,
+  EventPayload,
+  EventSummary,
+  TrustMode,
+} from '../../generated/types.ts';
 import { isEventId } from './event-id.ts';
-import type { StoredEvent } from './event-store.ts';
+import type { ArrivalRequest, StoredEvent } from './event-store.ts';
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -28,7 +35,11 @@ export const summaryRow = z.object({
 });
 export type SummaryRow = z.infer<typeof summaryRow>;
 
-export const detailRow = summaryRow.extend({
+/** A summary row with the one-line summary, as the HTTP API lists events. */
+export const apiSummaryRow = summaryRow.extend({ summary: z.string().nullable() });
+export type ApiSummaryRow = z.infer<typeof apiSummaryRow>;
+
+export const detailRow = apiSummaryRow.extend({
   passed_check: z.boolean().nullable(),
   received_size: z.number().int().nullable(),
   verify_detail: z.string(),
@@ -37,6 +48,10 @@ export const detailRow = summaryRow.extend({
   source_ip: z.string().nullable(),
   headers: eventHeadersSchema,
   payload: z.instanceof(Buffer),
+  request_method: z.string().nullable(),
+  request_path: z.string().nullable(),
+  request_query: z.string().nullable(),
+  response_status: z.number().int().nullable(),
 });
 export type DetailRow = z.infer<typeof detailRow>;
 
@@ -50,6 +65,18 @@ export function summaryFromRow(row: SummaryRow): EventSummary {
     payload_size: row.payload_size,
     received_at: row.received_at_utc,
   };
+}
+
+export function apiSummaryFromRow(row: ApiSummaryRow): ApiEventSummary {
+  const summary = summaryFromRow(row);
+  return row.summary === null ? summary : { ...summary, summary: row.summary };
+}
+
+/** The request columns, which the database keeps all set or all null (events_request_complete). */
+function requestOf(row: DetailRow): ArrivalRequest | null {
+  const { request_method: method, request_path: path, request_query: query, response_status: status } = row;
+  if (method === null || path === null || query === null || status === null) return null;
+  return { method, path, query, responseStatus: status };
 }
 
 /** Whether a trust mode has a check that can pass or fail on arrival. */
@@ -82,6 +109,8 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     payloadSize: row.payload_size,
     receivedSize: row.received_size,
     receivedAt: row.received_at_utc,
+    summary: row.summary,
+    request: requestOf(row),
   };
 }
 
@@ -114,8 +143,10 @@ export function toEventPayload(bytes: Buffer): EventPayload {
 
 export function toEventDetail(stored: StoredEvent): EventDetail {
   const headers: EventHeaders = { ...stored.headers };
+  const { request } = stored;
   return {
     ...toEventSummary(stored),
+    ...(stored.summary === null ? {} : { summary: stored.summary }),
     ...(stored.passedCheck === null ? {} : { passed_check: stored.passedCheck }),
     verify_detail: stored.verifyDetail,
     external_id: stored.externalId,
@@ -124,5 +155,15 @@ export function toEventDetail(stored: StoredEvent): EventDetail {
     headers,
     payload: toEventPayload(stored.payload),
     ...(stored.receivedSize === null ? {} : { payload_truncated: true, received_size: stored.receivedSize }),
+    ...(request === null
+      ? {}
+      : {
+          request: {
+            method: request.method,
+            path: request.path,
+            query: request.query,
+            response_status: request.responseStatus,
+          },
+        }),
   };
 }

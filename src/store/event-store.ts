@@ -2,7 +2,25 @@
  * The one store every surface reads: MCP, the HTTP API and the UI all go through this interface,
  * so the shapes they serve cannot drift.
  */
-import type { EventHeaders, EventSummary, ListWebhookEventsOutput, TrustMode } from '../../generated/types.ts';
+import type {
+  ApiEventList,
+  ApiEventSummary,
+  EventHeaders,
+  EventSummary,
+  ListWebhookEventsOutput,
+  TrustMode,
+} from '../../generated/types.ts';
+
+/**
+ * The HTTP request a webhook arrived in, as its sender made it, and the status switchboard
+ * answered it with. The query is already redacted: no secret may reach this point.
+ */
+export interface ArrivalRequest {
+  method: string;
+  path: string;
+  query: string;
+  responseStatus: number;
+}
 
 export interface NewEvent {
   provider: string;
@@ -25,10 +43,14 @@ export interface NewEvent {
   payload: Buffer;
   /** Set only when the payload was cut: how many bytes arrived (more than payload holds). */
   receivedSize?: number;
+  /** One line from the payload (presets/summary.ts), at most the contract's length; none when omitted. */
+  summary?: string | null;
+  /** Webhooks only: the request it arrived in. Queue messages have none. */
+  request?: ArrivalRequest;
 }
 
 /** A stored event: what was written, with the id, size and arrival time the store gave it. */
-export interface StoredEvent extends Omit<NewEvent, 'passedCheck' | 'receivedSize'> {
+export interface StoredEvent extends Omit<NewEvent, 'passedCheck' | 'receivedSize' | 'summary' | 'request'> {
   id: string;
   /**
    * Signed and token events: true only when the signature or token checked out on arrival (false
@@ -41,6 +63,9 @@ export interface StoredEvent extends Omit<NewEvent, 'passedCheck' | 'receivedSiz
   receivedSize: number | null;
   /** RFC 3339 with the database's full microsecond precision. */
   receivedAt: string;
+  summary: string | null;
+  /** Null for queue messages and for events stored before the request was recorded. */
+  request: ArrivalRequest | null;
 }
 
 export interface InsertResult {
@@ -72,7 +97,15 @@ export interface EventStore {
   insert(event: NewEvent): Promise<InsertResult>;
   insertMany(events: readonly NewEvent[]): Promise<InsertResult[]>;
   get(id: string): Promise<StoredEvent | null>;
+  /** A page of summaries as MCP lists them. */
   list(query: ListQuery): Promise<ListWebhookEventsOutput>;
-  /** Summaries of the given ids, in the order given, skipping unknown ids (for the live bus). */
-  summaries(ids: readonly string[]): Promise<EventSummary[]>;
+  /** The same page, each event with its one-line summary, as the HTTP API lists it. */
+  listWithSummaries(query: ListQuery): Promise<ApiEventList>;
+  /** Summaries of the given ids, in the order given, skipping unknown ids (for the live stream). */
+  summaries(ids: readonly string[]): Promise<ApiEventSummary[]>;
+  /**
+   * Corrects the status recorded as answered to the event's sender: ingest records 200 before the
+   * commit, and answers 503 instead when the commit is confirmed too late.
+   */
+  recordResponseStatus(id: string, status: number): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { EVENT_PROVIDER_LIMITS, EVENT_TYPE_LIMITS, LIST_LIMIT, LIST_SINCE_LIMITS
 import { invalidArgument } from '../errors/app-error.ts';
 import { decodeCursor } from './cursor.ts';
 import { normalizeEventId } from './event-id.ts';
-import { summaryRow } from './event-mapping.ts';
+import { apiSummaryRow } from './event-mapping.ts';
 import type { ListQuery } from './event-store.ts';
 import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
 
@@ -125,8 +125,11 @@ export function resolveListQuery(query: ListQuery): ResolvedListQuery {
 /** received_at rendered in SQL, so no client-side type parser ever sees (and rounds) it. */
 export const receivedAtUtc = (table: string): FragmentSqlToken => utcColumn(table, 'received_at');
 
-/** The page query: limit + 1 rows, so the caller knows whether the page was truncated. */
-export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof summaryRow> {
+/**
+ * The page query: limit + 1 rows, so the caller knows whether the page was truncated. Rows carry
+ * the one-line summary, which the HTTP API lists and MCP leaves out.
+ */
+export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof apiSummaryRow> {
   const conditions: FragmentSqlToken[] = [];
   if (query.provider !== null) conditions.push(sql.fragment`events.provider = ${query.provider}`);
   if (query.eventType !== null) {
@@ -155,13 +158,13 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof sum
     return all.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(all, sql.fragment` AND `)}`;
   };
   const columns = sql.fragment`events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-      ${receivedAtUtc('events')} AS received_at_utc`;
+      ${receivedAtUtc('events')} AS received_at_utc, events.summary`;
   const limit = query.limit + 1;
 
   if (query.q === null && query.match === null) {
     // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
     // mistaken for the sort key, or the index order would be lost to a sort.
-    return sql.type(summaryRow)`
+    return sql.type(apiSummaryRow)`
       SELECT ${columns}
       FROM events
       ${where([])}
@@ -191,8 +194,8 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof sum
     indexed.push(sql.fragment`event_search.payload_json @> ${query.match}::jsonb`);
     pending.push(sql.fragment`switchboard_payload_jsonb(events.payload) @> ${query.match}::jsonb`);
   }
-  return sql.type(summaryRow)`
-    SELECT found.id, found.provider, found.event_type, found.trust_mode, found.verified, found.payload_size, found.received_at_utc
+  return sql.type(apiSummaryRow)`
+    SELECT found.id, found.provider, found.event_type, found.trust_mode, found.verified, found.payload_size, found.received_at_utc, found.summary
     FROM (
       (
         SELECT ${columns}, events.received_at

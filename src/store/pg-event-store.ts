@@ -5,15 +5,39 @@
 import { sql, type DatabasePool } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import { EVENT_PROVIDER_LIMITS, EVENT_TYPE_LIMITS, TRUST_MODES } from '../../generated/constants.ts';
-import type { EventHeaders, EventSummary, ListWebhookEventsOutput } from '../../generated/types.ts';
+import {
+  EVENT_PROVIDER_LIMITS,
+  EVENT_REQUEST_METHOD_LIMITS,
+  EVENT_REQUEST_PATH_LIMITS,
+  EVENT_REQUEST_QUERY_LIMITS,
+  EVENT_RESPONSE_STATUS_LIMITS,
+  EVENT_SUMMARY_LIMITS,
+  EVENT_TYPE_LIMITS,
+  TRUST_MODES,
+} from '../../generated/constants.ts';
+import type {
+  ApiEventList,
+  ApiEventSummary,
+  EventHeaders,
+  EventSummary,
+  ListWebhookEventsOutput,
+} from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { encodeByteaArray } from './bytea-array.ts';
 import { encodeCursor } from './cursor.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeEventId } from './event-id.ts';
-import { detailRow, isCheckedTrustMode, storedEventFromRow, summaryFromRow, summaryRow } from './event-mapping.ts';
-import type { EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
+import {
+  apiSummaryFromRow,
+  apiSummaryRow,
+  detailRow,
+  isCheckedTrustMode,
+  storedEventFromRow,
+  summaryFromRow,
+  summaryRow,
+  type ApiSummaryRow,
+} from './event-mapping.ts';
+import type { ArrivalRequest, EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
 import { buildListSql, receivedAtUtc, resolveListQuery, type ResolvedListQuery } from './list-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
 
@@ -104,7 +128,31 @@ function checkNewEvent(event: NewEvent, index: number): void {
     fail('received_size, when set, must be larger than the stored payload');
   }
   if (typeof event.headers !== 'object' || event.headers === null) fail('headers must be an object');
+  if (event.summary !== undefined && event.summary !== null) {
+    const { minLength, maxLength } = EVENT_SUMMARY_LIMITS;
+    const length = typeof event.summary === 'string' ? [...event.summary].length : -1;
+    if (length < minLength || length > maxLength) fail(`summary must be ${minLength} to ${maxLength} characters`);
+  }
+  if (event.request !== undefined) checkRequest(event.request, fail);
 }
+
+function checkRequest(request: ArrivalRequest, fail: (message: string) => never): void {
+  for (const [field, value, limits] of [
+    ['method', request.method, EVENT_REQUEST_METHOD_LIMITS],
+    ['path', request.path, EVENT_REQUEST_PATH_LIMITS],
+    ['query', request.query, { minLength: 0, ...EVENT_REQUEST_QUERY_LIMITS }],
+  ] as const) {
+    if (typeof value !== 'string' || value.length < limits.minLength || value.length > limits.maxLength) {
+      fail(`request ${field} must be ${limits.minLength} to ${limits.maxLength} characters`);
+    }
+  }
+  if (!isHttpStatus(request.responseStatus)) fail(`request response status must be ${HTTP_STATUS_TEXT}`);
+}
+
+const { minimum: LOWEST_STATUS, maximum: HIGHEST_STATUS } = EVENT_RESPONSE_STATUS_LIMITS;
+const HTTP_STATUS_TEXT = `an HTTP status (${LOWEST_STATUS} to ${HIGHEST_STATUS})`;
+const isHttpStatus = (status: unknown): boolean =>
+  typeof status === 'number' && Number.isInteger(status) && status >= LOWEST_STATUS && status <= HIGHEST_STATUS;
 
 /** What goes in passed_check: the outcome, with the defaults NewEvent documents made explicit. */
 function passedCheckToStore(event: NewEvent): boolean | null {
@@ -150,14 +198,15 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     // One array parameter per column: unnest turns them back into rows.
     const column = (
       value: (event: NewEvent) => string | number | boolean | null,
-      type: 'text' | 'bool' | 'int4' | 'jsonb',
+      type: 'text' | 'bool' | 'int2' | 'int4' | 'jsonb',
     ) =>
       sql.array(
         events.map(({ event }) => value(event)),
         type,
       );
     const rows = await pool.any(sql.type(positionRow)`
-      INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size)
+      INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
+        summary, request_method, request_path, request_query, response_status)
       SELECT * FROM unnest(
         ${sql.array(ids, 'uuid')},
         ${sql.array(providers, 'text')},
@@ -171,7 +220,12 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
         ${column((event) => storableOrNull(event.sourceIp), 'text')},
         ${column((event) => storableHeaders(event.headers), 'jsonb')},
         ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[],
-        ${column((event) => event.receivedSize ?? null, 'int4')}
+        ${column((event) => event.receivedSize ?? null, 'int4')},
+        ${column((event) => storableOrNull(event.summary ?? null), 'text')},
+        ${column((event) => storableOrNull(event.request?.method ?? null), 'text')},
+        ${column((event) => storableOrNull(event.request?.path ?? null), 'text')},
+        ${column((event) => storableOrNull(event.request?.query ?? null), 'text')},
+        ${column((event) => event.request?.responseStatus ?? null, 'int2')}
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
       RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
@@ -262,19 +316,25 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     return { ...resolved, after: { receivedAt: row.received_at_utc, id: row.id } };
   }
 
-  async function list(query: ListQuery): Promise<ListWebhookEventsOutput> {
+  /** One page in the list order, each row made into the caller's shape. */
+  async function listPage<T>(
+    query: ListQuery,
+    shape: (row: ApiSummaryRow) => T,
+  ): Promise<{ events: T[]; next_cursor?: string }> {
     const resolved = await resolveSince(resolveListQuery(query));
     const rows = await pool.any(buildListSql(resolved));
     const page = rows.slice(0, resolved.limit);
     const last = page.at(-1);
-    if (rows.length <= resolved.limit || !last) return { events: page.map(summaryFromRow) };
+    if (rows.length <= resolved.limit || !last) return { events: page.map(shape) };
     const micros = microsFromRfc3339(last.received_at_utc);
     if (micros === null) throw new Error(`unexpected received_at ${last.received_at_utc}`);
     return {
-      events: page.map(summaryFromRow),
+      events: page.map(shape),
       next_cursor: encodeCursor({ receivedAtMicros: micros, id: last.id }),
     };
   }
+
+  const list = (query: ListQuery): Promise<ListWebhookEventsOutput> => listPage(query, summaryFromRow);
 
   return {
     async insert(event: NewEvent): Promise<InsertResult> {
@@ -291,7 +351,8 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       const row = await pool.maybeOne(sql.type(detailRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
           ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
-          events.source_ip, events.headers, events.payload
+          events.source_ip, events.headers, events.payload, events.summary,
+          events.request_method, events.request_path, events.request_query, events.response_status
         FROM events
         WHERE events.id = ${uuid}
       `);
@@ -300,24 +361,36 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
 
     list,
 
-    async summaries(ids: readonly string[]): Promise<EventSummary[]> {
+    listWithSummaries: (query: ListQuery): Promise<ApiEventList> => listPage(query, apiSummaryFromRow),
+
+    async summaries(ids: readonly string[]): Promise<ApiEventSummary[]> {
       if (ids.length === 0) return [];
       const uuids = ids.map((id) => {
         const uuid = normalizeEventId(id);
         if (uuid === null) throw invalidArgument('ids must be event ids (UUIDs)');
         return uuid;
       });
-      const rows = await pool.any(sql.type(summaryRow)`
+      const rows = await pool.any(sql.type(apiSummaryRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-          ${receivedAtUtc('events')} AS received_at_utc
+          ${receivedAtUtc('events')} AS received_at_utc, events.summary
         FROM events
         WHERE events.id = ANY(${sql.array([...new Set(uuids)], 'uuid')})
       `);
-      const byId = new Map(rows.map((row) => [row.id, summaryFromRow(row)]));
+      const byId = new Map(rows.map((row) => [row.id, apiSummaryFromRow(row)]));
       return uuids.flatMap((id) => {
         const summary = byId.get(id);
         return summary ? [summary] : [];
       });
+    },
+
+    async recordResponseStatus(id: string, status: number): Promise<void> {
+      const uuid = normalizeEventId(id);
+      if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
+      if (!isHttpStatus(status)) throw invalidArgument(`status must be ${HTTP_STATUS_TEXT}`);
+      // Only a row that recorded a request has an answer to correct (queue messages have none).
+      await pool.query(sql.unsafe`
+        UPDATE events SET response_status = ${status} WHERE id = ${uuid} AND response_status IS NOT NULL
+      `);
     },
 
     async recent(limit?: number): Promise<EventSummary[]> {

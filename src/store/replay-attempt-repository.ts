@@ -3,7 +3,12 @@ import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } f
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { ReplayAttempt } from '../../generated/types.ts';
-import { REPLAY_ERROR_CODES, type ReplayErrorCode } from '../../generated/constants.ts';
+import {
+  REPLAY_ERROR_CODES,
+  REPLAY_ERROR_REASONS,
+  type ReplayErrorCode,
+  type ReplayErrorReason,
+} from '../../generated/constants.ts';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeEventId } from './event-id.ts';
@@ -24,6 +29,8 @@ export interface NewReplayAttempt {
   responseExcerpt: string | null;
   responseContentType: string | null;
   errorCode: ReplayErrorCode | null;
+  /** Why it did not deliver, in the history's terms; null when it delivered. Omitted: null. */
+  errorReason?: ReplayErrorReason | null;
   /** Sent with no signature or token at the caller's request. */
   unsigned: boolean;
 }
@@ -51,15 +58,17 @@ const attemptRow = z.object({
   response_content_type: z.string().nullable(),
   unsigned: z.boolean(),
   error_code: errorCode.nullable(),
+  error_reason: z.enum(REPLAY_ERROR_REASONS).nullable(),
 });
 
 /** The history leaves out what an attempt never had (the contract's fields are optional, not null). */
 function attemptFromRow(row: z.infer<typeof attemptRow>): ReplayAttempt {
-  const { response_excerpt: excerpt, response_content_type: contentType, ...attempt } = row;
+  const { response_excerpt: excerpt, response_content_type: contentType, error_reason: reason, ...attempt } = row;
   return {
     ...attempt,
     ...(excerpt === null ? {} : { response_excerpt: excerpt }),
     ...(contentType === null ? {} : { response_content_type: contentType }),
+    ...(reason === null ? {} : { error_reason: reason }),
   };
 }
 
@@ -68,7 +77,7 @@ const ATTEMPT_COLUMNS = sql.fragment`replay_attempts.id, replay_attempts.event_i
   ${utcColumn('replay_attempts', 'started_at')} AS started_at,
   replay_attempts.delivered, replay_attempts.response_status, replay_attempts.response_ms, replay_attempts.unsigned,
   replay_attempts.response_excerpt, replay_attempts.response_content_type,
-  replay_attempts.error_code`;
+  replay_attempts.error_code, replay_attempts.error_reason`;
 
 export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttemptRepository {
   assertStorePool(pool);
@@ -100,10 +109,10 @@ export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttempt
           await pool.one(sql.type(attemptRow)`
           INSERT INTO replay_attempts
             (id, event_id, caller, target_url, resolved_ip, started_at, delivered, response_status, response_ms, error_code,
-              unsigned, response_excerpt, response_content_type)
+              unsigned, response_excerpt, response_content_type, error_reason)
           VALUES (${uuidv7()}, ${eventId}, ${attempt.caller}, ${attempt.targetUrl}, ${attempt.resolvedIp}, ${startedAt},
             ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode},
-            ${attempt.unsigned}, ${attempt.responseExcerpt}, ${attempt.responseContentType})
+            ${attempt.unsigned}, ${attempt.responseExcerpt}, ${attempt.responseContentType}, ${attempt.errorReason ?? null})
           RETURNING ${ATTEMPT_COLUMNS}
         `),
         );

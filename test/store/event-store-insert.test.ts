@@ -4,7 +4,7 @@ import { sql, type Interceptor } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateEventDetail, validateEventSummary } from '../../generated/validators.js';
+import { validateApiEventSummary, validateEventDetail, validateEventSummary } from '../../generated/validators.js';
 import { AppError } from '../../src/errors/app-error.ts';
 import { toEventDetail, toEventPayload, toEventSummary } from '../../src/store/event-mapping.ts';
 import type { StoredEvent } from '../../src/store/event-store.ts';
@@ -108,6 +108,8 @@ describe('insert and get', () => {
       payloadSize: input.payload.length,
       receivedSize: null,
       receivedAt: event.received_at,
+      summary: null,
+      request: null,
     });
     if (stored) expect(toEventSummary(stored)).toEqual(event);
     // The string is the database's value to the microsecond, not a JS Date's millisecond.
@@ -332,6 +334,60 @@ describe('idempotent receive', () => {
   });
 });
 
+describe('the summary line and the original request', () => {
+  const request = { method: 'POST', path: '/hooks/github', query: 'team=core&token=[redacted]', responseStatus: 200 };
+
+  it('stores both, serves them in the detail and the API list, and leaves the summary out of the MCP list', async () => {
+    const { event } = await store.insert(newEvent({ summary: 'octo/api · opened #7 · Grüße 👋', request }));
+    const other = await store.insert(newEvent());
+    const stored = await store.get(event.id);
+    expect(stored?.summary).toBe('octo/api · opened #7 · Grüße 👋');
+    expect(stored?.request).toEqual(request);
+    const detail = stored ? toEventDetail(stored) : null;
+    expect(detail).toMatchObject({
+      summary: 'octo/api · opened #7 · Grüße 👋',
+      request: { method: 'POST', path: '/hooks/github', query: 'team=core&token=[redacted]', response_status: 200 },
+    });
+    expect(validateEventDetail(detail)).toBe(true);
+
+    const ids = [other.event.id, event.id];
+    const api = (await store.listWithSummaries({ limit: 200 })).events.filter((e) => ids.includes(e.id));
+    expect(api.map((e) => e.summary)).toEqual([undefined, 'octo/api · opened #7 · Grüße 👋']);
+    expect(api.every((e) => validateApiEventSummary(e))).toBe(true);
+    const mcp = (await store.list({ limit: 200 })).events.filter((e) => ids.includes(e.id));
+    expect(mcp).toHaveLength(2);
+    for (const e of mcp) {
+      expect('summary' in e).toBe(false);
+      expect(validateEventSummary(e)).toBe(true);
+    }
+    expect((await store.summaries([event.id]))[0]?.summary).toBe('octo/api · opened #7 · Grüße 👋');
+
+    // Without a request (queue messages) the detail has none.
+    const plain = await store.get(other.event.id);
+    expect(plain && 'request' in toEventDetail(plain)).toBe(false);
+  });
+
+  it('corrects the answered status of a row that recorded a request, and of no other', async () => {
+    const withRequest = (await store.insert(newEvent({ request }))).event.id;
+    const queued = (await store.insert(newEvent({ trustMode: 'queue', verified: false }))).event.id;
+    await store.recordResponseStatus(withRequest, 503);
+    await store.recordResponseStatus(queued, 503);
+    expect((await store.get(withRequest))?.request?.responseStatus).toBe(503);
+    expect((await store.get(queued))?.request).toBeNull();
+    await expectInvalid(store.recordResponseStatus(withRequest, 42), /HTTP status/);
+    await expectInvalid(store.recordResponseStatus('nope', 503));
+  });
+
+  it('refuses a summary longer than the contract allows and a request out of bounds', async () => {
+    await store.insert(newEvent({ summary: '👋'.repeat(120) }));
+    await expectInvalid(store.insert(newEvent({ summary: '👋'.repeat(121) })), /summary/);
+    await expectInvalid(store.insert(newEvent({ summary: '' })), /summary/);
+    await expectInvalid(store.insert(newEvent({ request: { ...request, query: 'q'.repeat(2049) } })), /request query/);
+    await expectInvalid(store.insert(newEvent({ request: { ...request, method: '' } })), /request method/);
+    await expectInvalid(store.insert(newEvent({ request: { ...request, responseStatus: 600 } })), /HTTP status/);
+  });
+});
+
 describe('summaries', () => {
   it('answers in the order given, skipping unknown ids', async () => {
     const [a, b] = await store.insertMany([newEvent(), newEvent()]);
@@ -358,6 +414,8 @@ const stored = (payload: Buffer): StoredEvent => ({
   payload,
   payloadSize: payload.length,
   receivedSize: null,
+  summary: null,
+  request: null,
   receivedAt: '2024-05-01T12:00:00.123456Z',
 });
 
