@@ -7,6 +7,7 @@ import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-co
 import {
   AppError,
   DATABASE_RETRY_AFTER_SECONDS,
+  ERROR_REGISTRY,
   invalidArgument,
   methodNotAllowed,
   notFound,
@@ -18,11 +19,20 @@ import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
 import { slackUrlVerificationChallenge } from '../presets/slack-preset.ts';
-import type { EventIdentity, Preset, VerifyFailureReason, VerifyOutcome } from '../presets/preset-types.ts';
+import { LazyBody } from '../presets/identify.ts';
+import type {
+  DeliveryBody,
+  EventIdentity,
+  HeaderBag,
+  Preset,
+  VerifyFailureReason,
+  VerifyOutcome,
+} from '../presets/preset-types.ts';
 import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
 import { createGroupCommitter, type GroupCommitter } from '../store/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../store/sanitize-headers.ts';
+import { arrivalRequest } from '../store/sanitize-request.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
@@ -44,6 +54,11 @@ export interface IngestSurfaceOptions {
   /** Told when a rejected delivery was not stored because its source address was over that rate. */
   onRejectNotRecorded?: (provider: string) => void;
 }
+
+// What the sender is answered, recorded with each stored delivery (NewEvent.request).
+const ACCEPTED = 200;
+const REJECTED = ERROR_REGISTRY.unauthenticated.status;
+const UNAVAILABLE = ERROR_REGISTRY.unavailable.status;
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
 export const HOOKS_PREFIX = '/hooks/';
@@ -77,7 +92,15 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     onCommitted: announceCommitted(options.bus, options.logger),
   });
 
-  const store = (event: NewEvent): Promise<InsertResult> => withTimeout(committer.submit(event), commitTimeoutMs);
+  const store = (event: NewEvent, log: () => Logger): Promise<InsertResult> =>
+    withTimeout(committer.submit(event), commitTimeoutMs, (late) => {
+      // The sender was answered 503 (or, if it was rejected anyway, 401) before this commit was
+      // confirmed: the stored answer must say what the sender really got.
+      if (late.duplicate || event.request?.responseStatus !== ACCEPTED) return;
+      options.store
+        .recordResponseStatus(late.event.id, UNAVAILABLE)
+        .catch((err: unknown) => log().warn({ err, eventId: late.event.id }, 'could not record the 503 answered'));
+    });
 
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
@@ -126,7 +149,9 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       toleranceSeconds: provider.toleranceSeconds,
       nowMs,
     });
-    const identity = safeIdentify(preset, body, ctx.req.headers);
+    // One parse of the body, shared by identify() and summarize().
+    const parsed = new LazyBody(body);
+    const identity = safeIdentify(preset, body, ctx.req.headers, parsed);
     const event: NewEvent = {
       provider: provider.name,
       eventType: identity.eventType,
@@ -143,6 +168,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       sourceIp: clientIp(ctx),
       headers: sanitizeHeaders(ctx.req.rawHeaders, { sensitiveHeaders: preset.sensitiveHeaders }),
       payload: body,
+      summary: safeSummarize(preset, parsed, ctx.req.headers),
+      // The status this handler answers below once the row has committed: 200, or the 401 of a
+      // delivery that failed its check (stored only for inspection).
+      request: arrivalRequest(ctx, outcome.ok ? ACCEPTED : REJECTED),
     };
 
     if (!outcome.ok) {
@@ -155,7 +184,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change
         // the answer: the delivery is refused either way, and a 503 would only invite retries of
         // something that will be refused again.
-        await store(truncatedReject(event, provider.recordRejectedMaxBytes)).catch((err: unknown) =>
+        await store(truncatedReject(event, provider.recordRejectedMaxBytes), log).catch((err: unknown) =>
           log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
         );
       }
@@ -176,7 +205,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
 
     let result: InsertResult;
     try {
-      result = await store(event);
+      result = await store(event, log);
     } catch (err: unknown) {
       const reference = randomUUID();
       log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
@@ -189,7 +218,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       );
     }
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };
-    ctx.status = 200;
+    ctx.status = ACCEPTED;
     ctx.body = accepted;
   };
 }
@@ -228,10 +257,10 @@ function safeVerify(preset: Preset, input: Parameters<Preset['verify']>[0]): Ver
   }
 }
 
-function safeIdentify(preset: Preset, body: Buffer, headers: Parameters<Preset['identify']>[1]): EventIdentity {
+function safeIdentify(preset: Preset, body: Buffer, headers: HeaderBag, parsed: DeliveryBody): EventIdentity {
   let identity: EventIdentity;
   try {
-    identity = preset.identify(body, headers);
+    identity = preset.identify(body, headers, parsed);
   } catch {
     identity = { eventType: 'unknown', externalId: null };
   }
@@ -239,6 +268,15 @@ function safeIdentify(preset: Preset, body: Buffer, headers: Parameters<Preset['
     eventType: cleanEventType(identity.eventType) ?? 'unknown',
     externalId: identity.externalId === null ? null : cleanExternalId(identity.externalId),
   };
+}
+
+/** A summary is a convenience: a preset that throws on odd input costs the event its summary, nothing more. */
+function safeSummarize(preset: Preset, parsed: DeliveryBody, headers: HeaderBag): string | null {
+  try {
+    return preset.summarize(parsed, headers);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -255,13 +293,19 @@ function plainIp(value: string): string | null {
   return isIP(unmapped) === 0 ? null : unmapped;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** Rejects after `ms`; a value that arrives after that goes to onLate instead. */
+function withTimeout<T>(promise: Promise<T>, ms: number, onLate: (value: T) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`commit not confirmed within ${ms} ms`)), ms);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error(`commit not confirmed within ${ms} ms`));
+    }, ms);
     promise.then(
       (value) => {
         clearTimeout(timer);
-        resolve(value);
+        if (timedOut) onLate(value);
+        else resolve(value);
       },
       (error: unknown) => {
         clearTimeout(timer);

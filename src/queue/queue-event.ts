@@ -2,6 +2,7 @@ import type { QueueProviderConfig } from '../config/resolve-config.ts';
 import { sanitizeHeaders } from '../store/sanitize-headers.ts';
 import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
 import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../presets/identify.ts';
+import { genericSummary } from '../presets/summary.ts';
 import type { NewEvent } from '../store/event-store.ts';
 
 /** Stream fields whose value is taken as the message body, in order of preference. */
@@ -50,17 +51,23 @@ export function queueEvent(
     const value = readFieldSource(source, lazy, headers);
     return value === null ? null : clean(value);
   };
+  const eventType =
+    read(sources.eventTypeFrom, cleanEventType) ?? cleanEventType(message.fallbackEventType) ?? 'unknown';
   return {
     provider: provider.name,
-    eventType: read(sources.eventTypeFrom, cleanEventType) ?? cleanEventType(message.fallbackEventType) ?? 'unknown',
+    eventType,
     trustMode: 'queue',
     verified: false,
     verifyDetail: message.verifyDetail,
     externalId: read(sources.externalIdFrom, cleanExternalId) ?? message.fallbackExternalId,
-    contentType: isJson(message.payload) ? 'application/json' : 'application/octet-stream',
+    // A parsed object or array is JSON already; only other bodies need the full check.
+    contentType: lazy.json !== undefined || isJson(message.payload) ? 'application/json' : 'application/octet-stream',
     sourceIp: null,
     headers,
     payload: message.payload,
+    // A queue message has no sender-specific shape: its first few text fields, leaving out the
+    // one that names it.
+    summary: genericSummary(lazy.json, eventType),
   };
 }
 
