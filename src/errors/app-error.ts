@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorCode, ReplayErrorCode } from '../../generated/constants.ts';
+import type { ErrorCode, ReplayErrorCode, ReplayErrorReason } from '../../generated/constants.ts';
 
 export type { ErrorCode } from '../../generated/constants.ts';
 
@@ -45,6 +45,11 @@ export interface AppErrorOptions {
   /** Response headers that belong to this refusal (WWW-Authenticate, Allow, Connection: close). */
   headers?: Readonly<Record<string, string>>;
   cause?: unknown;
+  /**
+   * Replay failures: why, in the terms the replay history shows (could_not_connect, no_answer…),
+   * where the code alone (replay_failed) does not say it.
+   */
+  reason?: ReplayErrorReason;
 }
 
 /** `{name}` placeholders of a template, filled from params; one left unfilled stays visible. */
@@ -58,6 +63,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly retryAfterSeconds: number | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  readonly reason: ReplayErrorReason | undefined;
 
   /** A registered code with its own message, or the registry's template filled from params. */
   constructor(code: ErrorCode, message: string | ErrorParams = {}, options: AppErrorOptions = {}) {
@@ -69,6 +75,7 @@ export class AppError extends Error {
     this.code = code;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers ?? {};
+    this.reason = options.reason;
   }
 
   get status(): number {

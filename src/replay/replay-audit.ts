@@ -1,12 +1,20 @@
 import type { Logger } from 'pino';
-import type { ReplayErrorCode } from '../../generated/constants.ts';
+import type { ReplayErrorCode, ReplayErrorReason } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/index.ts';
 import type { CredentialKind } from './replay-credentials.ts';
 import { displayTarget, recordedTarget } from './send-replay.ts';
 
+/**
+ * How far an attempt got: the event was checked, then the target URL parsed, then its host
+ * resolved and checked against the policy, then the request sent. Where a refusal or failure
+ * happened says what it was about (AttemptResult.errorReason).
+ */
+export type AttemptStage = 'event' | 'target' | 'resolve' | 'send';
+
 /** Everything learned about one replay attempt, filled in as the attempt gets further. */
 export interface AttemptState {
+  stage: AttemptStage;
   eventId: string;
   caller: string;
   startedAt: string;
@@ -31,6 +39,8 @@ export interface AttemptResult {
   responseExcerpt: string | null;
   responseContentType: string | null;
   errorCode: ReplayErrorCode | null;
+  /** Why it did not deliver, for the history (errorReasonOf); null when it delivered. */
+  errorReason: ReplayErrorReason | null;
   /** The error's message, for the log; AppError messages carry no secrets by construction. */
   message: string | undefined;
   /** An unexpected failure, logged whole (with its stack) so the internal error can be traced. */
@@ -44,6 +54,28 @@ export interface ReplayAuditor {
 /** The code the audit row and replay history carry: one of the replay (tool) codes. */
 export function errorCodeOf(error: unknown): ReplayErrorCode {
   return error instanceof AppError ? error.toolCode : 'internal';
+}
+
+/**
+ * Why an attempt that threw did not deliver. A transport failure says so itself (AppError.reason:
+ * refused, reset, timed out); otherwise the stage it failed at tells a refusal's subject apart:
+ * the event (it failed its check on arrival), the URL, or the address it resolved to.
+ */
+export function errorReasonOf(error: unknown, stage: AttemptStage): ReplayErrorReason | null {
+  if (!(error instanceof AppError)) return 'internal';
+  if (error.reason !== undefined) return error.reason;
+  switch (error.toolCode) {
+    case 'rate_limited':
+      return 'rate_limited';
+    case 'internal':
+      return 'internal';
+    case 'not_found':
+      return null;
+    case 'invalid_argument':
+      return stage === 'event' ? 'failed_check' : stage === 'target' ? 'bad_target' : 'target_not_allowed';
+    case 'replay_failed':
+      return stage === 'resolve' ? 'could_not_resolve' : 'could_not_connect';
+  }
 }
 
 /**
@@ -66,6 +98,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
         responseExcerpt: result.responseExcerpt,
         responseContentType: result.responseContentType,
         errorCode: result.errorCode,
+        errorReason: result.errorReason,
         unsigned: state.unsigned,
       };
       let recorded: 'yes' | 'no-event-row' | 'failed' = 'yes';
@@ -101,6 +134,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
           status: result.responseStatus,
           ms: result.responseMs,
           errorCode: result.errorCode,
+          errorReason: result.errorReason,
           credentials: state.credentials,
           unsigned: state.unsigned,
           recorded,

@@ -5,7 +5,7 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
 import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/index.ts';
 import { assertNotSender } from './refuse-sender.ts';
-import { createReplayAuditor, errorCodeOf, type AttemptState } from './replay-audit.ts';
+import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
 import {
   failedArrivalMessage,
   replayCredentials,
@@ -130,8 +130,10 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     }
 
     // No network before this line; parseReplayTarget does not resolve either.
+    state.stage = 'target';
     const url = parseReplayTarget(request.targetUrl, deps.replay.defaultTarget);
     state.targetUrl = url.href;
+    state.stage = 'resolve';
 
     const observed = observePolicy(policy);
     const { target, dispatcher } = await prepareReplayDelivery(url.href, undefined, {
@@ -155,6 +157,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     });
     state.targetUrl = target.url;
     state.resolvedIp = target.resolvedIp;
+    state.stage = 'send';
 
     try {
       assertNotSender(target, event);
@@ -182,6 +185,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         throw new AppError(
           'replay_failed',
           `replay target answered with status ${outcome.status}, which is not an HTTP status`,
+          { reason: 'no_answer' },
         );
       }
       return result;
@@ -193,6 +197,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   return {
     async replay(request) {
       const state: AttemptState = {
+        stage: 'event',
         eventId: request.eventId,
         caller: request.caller,
         startedAt: new Date(now()).toISOString(),
@@ -215,6 +220,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
           responseExcerpt: null,
           responseContentType: null,
           errorCode: code,
+          errorReason: errorReasonOf(error, state.stage),
           message: error instanceof Error ? error.message : String(error),
           unexpected: code === 'internal' ? error : undefined,
         });
@@ -227,6 +233,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         responseExcerpt: result.response_excerpt ?? null,
         responseContentType: result.response_content_type ?? null,
         errorCode: null,
+        errorReason: null,
         message: undefined,
       });
       return result;

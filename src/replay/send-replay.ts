@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
-import { RESPONSE_CONTENT_TYPE_LIMITS } from '../../generated/constants.ts';
+import { RESPONSE_CONTENT_TYPE_LIMITS, type ReplayErrorReason } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { OutgoingHeaders } from './replay-headers.ts';
 
@@ -64,19 +64,20 @@ const stringProp = (value: unknown, key: 'code' | 'name'): string | undefined =>
   return typeof prop === 'string' ? prop : undefined;
 };
 
-const REASONS: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset before an answer',
-  EPIPE: 'connection closed while sending',
-  UND_ERR_SOCKET: 'connection closed before an answer',
-  UND_ERR_CLOSED: 'connection closed before an answer',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  EADDRNOTAVAIL: 'address not available',
-  ETIMEDOUT: 'connect timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
-  ENOTFOUND: 'name could not be resolved',
-  EAI_AGAIN: 'name could not be resolved',
+/** Each transport code: what it means, and the history's reason (connected, or never got that far). */
+const REASONS: Readonly<Record<string, readonly [text: string, reason: ReplayErrorReason]>> = {
+  ECONNREFUSED: ['connection refused', 'could_not_connect'],
+  ECONNRESET: ['connection reset before an answer', 'no_answer'],
+  EPIPE: ['connection closed while sending', 'no_answer'],
+  UND_ERR_SOCKET: ['connection closed before an answer', 'no_answer'],
+  UND_ERR_CLOSED: ['connection closed before an answer', 'no_answer'],
+  EHOSTUNREACH: ['host unreachable', 'could_not_connect'],
+  ENETUNREACH: ['network unreachable', 'could_not_connect'],
+  EADDRNOTAVAIL: ['address not available', 'could_not_connect'],
+  ETIMEDOUT: ['connect timed out', 'could_not_connect'],
+  UND_ERR_CONNECT_TIMEOUT: ['connect timed out', 'could_not_connect'],
+  ENOTFOUND: ['name could not be resolved', 'could_not_resolve'],
+  EAI_AGAIN: ['name could not be resolved', 'could_not_resolve'],
 };
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_ABORTED']);
@@ -98,17 +99,18 @@ export function transportFailure(error: unknown, url: string, timeoutMs: number)
   if (names.includes('TimeoutError') || names.includes('AbortError') || codes.some((c) => TIMEOUT_CODES.has(c))) {
     return new AppError('replay_failed', `replay to ${target} failed: no answer within ${timeoutMs} ms`, {
       cause: error,
+      reason: 'no_answer',
     });
   }
   const known = codes.find((c) => REASONS[c] !== undefined);
-  if (known !== undefined) {
-    return new AppError('replay_failed', `replay to ${target} failed: ${REASONS[known] ?? known} (${known})`, {
-      cause: error,
-    });
+  const [text, reason] = known === undefined ? [] : (REASONS[known] ?? []);
+  if (known !== undefined && text !== undefined) {
+    return new AppError('replay_failed', `replay to ${target} failed: ${text} (${known})`, { cause: error, reason });
   }
   if (names.includes('HTTPParserError')) {
     return new AppError('replay_failed', `replay to ${target} failed: the answer was not valid HTTP/1.1`, {
       cause: error,
+      reason: 'no_answer',
     });
   }
   const tls = codes.find(

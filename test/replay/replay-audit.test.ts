@@ -74,13 +74,14 @@ describe('audit trail', () => {
     const rows = await kit.attempts.listForEvent(eventId);
     expect(validateReplayHistory({ attempts: rows })).toBe(true);
     expect(
-      rows.map(({ caller: c, target_url, resolved_ip, delivered, response_status, error_code }) => ({
+      rows.map(({ caller: c, target_url, resolved_ip, delivered, response_status, error_code, error_reason }) => ({
         c,
         target_url,
         resolved_ip,
         delivered,
         response_status,
         error_code,
+        error_reason,
       })),
     ).toEqual([
       {
@@ -90,6 +91,7 @@ describe('audit trail', () => {
         delivered: false,
         response_status: null,
         error_code: 'rate_limited',
+        error_reason: 'rate_limited',
       },
       {
         c: caller,
@@ -98,6 +100,7 @@ describe('audit trail', () => {
         delivered: false,
         response_status: null,
         error_code: 'replay_failed',
+        error_reason: 'could_not_connect',
       },
       {
         c: caller,
@@ -106,6 +109,7 @@ describe('audit trail', () => {
         delivered: false,
         response_status: null,
         error_code: 'invalid_argument',
+        error_reason: 'bad_target',
       },
       {
         c: caller,
@@ -114,6 +118,7 @@ describe('audit trail', () => {
         delivered: false,
         response_status: null,
         error_code: 'invalid_argument',
+        error_reason: 'target_not_allowed',
       },
       {
         c: caller,
@@ -122,6 +127,7 @@ describe('audit trail', () => {
         delivered: true,
         response_status: 500,
         error_code: null,
+        error_reason: undefined,
       },
       {
         c: caller,
@@ -130,6 +136,7 @@ describe('audit trail', () => {
         delivered: true,
         response_status: 200,
         error_code: null,
+        error_reason: undefined,
       },
     ]);
     for (const row of rows) {
@@ -167,6 +174,48 @@ describe('audit trail', () => {
     });
     expect(kit.logs.text()).not.toContain('audit-secret-value');
     expect(kit.logs.text()).not.toMatch(/sha256=[0-9a-f]{64}/);
+  });
+
+  it('names why an attempt did not deliver: failed check, unresolvable name, no answer, the target itself', async () => {
+    const passedId = await newEventId();
+    const failed = (
+      await storeDelivery(kit.store, webhookProvider(providers, 'github'), {
+        rawHeaders: ['Content-Type', 'application/json', 'X-GitHub-Event', 'issues'],
+        body: Buffer.from('{"action":"forged"}'),
+        passed: false,
+      })
+    ).id;
+    const caller = 'reasons';
+    await expectAppError(
+      kit.service().replay({ eventId: failed, targetUrl: consumer.url(), caller }),
+      'invalid_argument',
+    );
+    const unresolvable = kit.service({
+      resolver: async () => {
+        throw Object.assign(new Error('queryA ENOTFOUND'), { code: 'ENOTFOUND' });
+      },
+    });
+    await expectAppError(
+      unresolvable.replay({ eventId: passedId, targetUrl: 'http://consumer.invalid/', caller }),
+      'replay_failed',
+    );
+    // Accepts the request, then closes the connection without an answer.
+    consumer.handle((_req, res) => res.socket?.destroy());
+    await expectAppError(
+      kit.service().replay({ eventId: passedId, targetUrl: consumer.url(), caller }),
+      'replay_failed',
+    );
+    // Answers nothing until the replay gives up.
+    consumer.handle(() => undefined);
+    const impatient = kit.service({ replay: { defaultTarget: undefined, allow: [], timeoutMs: 300 } });
+    await expectAppError(impatient.replay({ eventId: passedId, targetUrl: consumer.url(), caller }), 'replay_failed');
+    consumer.handle((_req, res) => res.end('ok'));
+
+    const reasons = async (id: string) =>
+      (await kit.attempts.listForEvent(id)).filter((r) => r.caller === caller).map((r) => r.error_reason);
+    expect(await reasons(failed)).toEqual(['failed_check']);
+    expect(await reasons(passedId)).toEqual(['no_answer', 'no_answer', 'could_not_resolve']);
+    expect(validateReplayHistory({ attempts: await kit.attempts.listForEvent(passedId) })).toBe(true);
   });
 
   it('stores the target with its query string replaced by ?…, while the result keeps the URL as the caller gave it', async () => {
