@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
-import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
+import type { ApiEventSummary, ReplayHistory } from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
@@ -25,7 +25,7 @@ export interface ApiConfig {
 }
 
 export interface ApiSurfaceDeps {
-  store: Pick<EventStore, 'get' | 'list' | 'summaries'>;
+  store: Pick<EventStore, 'get' | 'listWithSummaries' | 'summaries'>;
   replayAttempts: Pick<ReplayAttemptRepository, 'listForEvent'>;
   providers: ProviderDirectory;
   bus: Pick<EventBus, 'subscribe'>;
@@ -89,14 +89,14 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   const live = createLiveSummaries({ store: deps.store, bus: deps.bus });
   const takeStreamSlot = streamSlots(deps.maxStreamsPerCaller);
 
-  const existing = async (id: string): Promise<EventSummary> => {
+  const existing = async (id: string): Promise<ApiEventSummary> => {
     const [summary] = await deps.store.summaries([id]);
     if (!summary) throw notFound(`no event with id ${id}`);
     return summary;
   };
 
   router.get('/events', async (ctx) => {
-    ctx.body = await deps.store.list(parseListQuery(ctx.query));
+    ctx.body = await deps.store.listWithSummaries(parseListQuery(ctx.query));
   });
 
   router.get('/events/:id', async (ctx) => {

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { EventSummary } from '../../generated/types.ts';
+import type { ApiEventSummary } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
 import { normalizeEventId } from '../store/event-id.ts';
@@ -8,7 +8,7 @@ import type { EventStore } from '../store/event-store.ts';
 
 export interface EventStreamOptions {
   /** For the backlog of a resumed stream. */
-  store: Pick<EventStore, 'list' | 'summaries'>;
+  store: Pick<EventStore, 'listWithSummaries' | 'summaries'>;
   /** New events, fetched once per batch for every open stream. */
   live: LiveSummaries;
   /**
@@ -34,7 +34,7 @@ const RECONNECT_MS = 2000;
 // Ids recently sent, to drop a bus echo of an event the backfill already delivered.
 const RECENT_IDS = 2000;
 
-export function eventMessage(summary: EventSummary): string {
+export function eventMessage(summary: ApiEventSummary): string {
   return `event: event\nid: ${summary.id}\ndata: ${JSON.stringify(summary)}\n\n`;
 }
 
@@ -65,10 +65,11 @@ export function lastEventId(ctx: Context): string | undefined {
   return id;
 }
 
-type Backfill = { kind: 'events'; events: EventSummary[] } | { kind: 'reset'; reason: string };
+type Backfill = { kind: 'events'; events: ApiEventSummary[] } | { kind: 'reset'; reason: string };
 
 /** One batch of new events as every stream receives it, or the failure to read it. */
-export type LiveBatch = { kind: 'summaries'; summaries: readonly EventSummary[] } | { kind: 'failed'; error: unknown };
+export type LiveBatch =
+  { kind: 'summaries'; summaries: readonly ApiEventSummary[] } | { kind: 'failed'; error: unknown };
 
 export interface LiveSummaries {
   /** Batches in arrival order, from now on; returns the function that unsubscribes. */
@@ -127,10 +128,14 @@ async function backfill(options: EventStreamOptions, since: string, max: number)
   const known = await options.store.summaries([since]);
   if (known.length === 0)
     return { kind: 'reset', reason: 'Last-Event-ID is not a stored event (pruned?); reload the list' };
-  const newestFirst: EventSummary[] = [];
+  const newestFirst: ApiEventSummary[] = [];
   let cursor: string | undefined;
   do {
-    const page = await options.store.list({ since, limit: BACKFILL_PAGE, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await options.store.listWithSummaries({
+      since,
+      limit: BACKFILL_PAGE,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     newestFirst.push(...page.events);
     if (newestFirst.length > max)
       return { kind: 'reset', reason: `more than ${max} events were missed; reload the list` };
@@ -198,7 +203,7 @@ export async function serveEventStream(
       close();
     }
   };
-  const send = (summary: EventSummary): void => {
+  const send = (summary: ApiEventSummary): void => {
     if (sent.has(summary.id)) return;
     sent.add(summary.id);
     write(eventMessage(summary));

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
+  ApiEventList,
   EventDetail,
   ListProvidersOutput,
-  ListWebhookEventsOutput,
   ReplayHistory,
   ReplayResult,
 } from '../../generated/types.ts';
@@ -98,33 +98,38 @@ describe('authentication on /api', () => {
 
 describe('GET /api/events', () => {
   it('lists summaries newest first with the list_webhook_events filters and cursor', async () => {
-    const tokenId = await sendToken(server, { type: 'build.finished', ok: true });
-    const all = await getJson<ListWebhookEventsOutput>(server, '/api/events');
+    const tokenId = await sendToken(server, { type: 'build.finished', ok: true, branch: 'main' });
+    const all = await getJson<ApiEventList>(server, '/api/events');
     expect(all.events[0]?.id).toBe(tokenId);
     expect(all.events.map((e) => e.id)).toEqual(expect.arrayContaining([githubId, binaryId, tokenId]));
+    // MCP's summary fields, plus the one-line summary of the payload (absent when there is none).
     expect(Object.keys(all.events[0] ?? {}).sort()).toEqual([
       'event_type',
       'id',
       'payload_size',
       'provider',
       'received_at',
+      'summary',
       'trust_mode',
       'verified',
     ]);
+    expect(all.events[0]?.summary).toBe('branch: main');
+    expect(all.events.find((e) => e.id === githubId)?.summary).toBe('Codertocat/Hello-World · master · Initial commit');
+    expect(all.events.find((e) => e.id === binaryId)).not.toHaveProperty('summary');
 
-    const gh = await getJson<ListWebhookEventsOutput>(server, '/api/events?provider=github&event_type=push');
+    const gh = await getJson<ApiEventList>(server, '/api/events?provider=github&event_type=push');
     expect(gh.events.map((e) => e.id)).toEqual([githubId]);
 
-    const page1 = await getJson<ListWebhookEventsOutput>(server, '/api/events?limit=1');
+    const page1 = await getJson<ApiEventList>(server, '/api/events?limit=1');
     expect(page1.events).toHaveLength(1);
     expect(page1.next_cursor).toEqual(expect.any(String));
-    const page2 = await getJson<ListWebhookEventsOutput>(
+    const page2 = await getJson<ApiEventList>(
       server,
       `/api/events?limit=1&cursor=${encodeURIComponent(page1.next_cursor ?? '')}`,
     );
     expect(page2.events[0]?.id).not.toBe(page1.events[0]?.id);
 
-    const since = await getJson<ListWebhookEventsOutput>(server, `/api/events?since=${binaryId}`);
+    const since = await getJson<ApiEventList>(server, `/api/events?since=${binaryId}`);
     expect(since.events.map((e) => e.id)).toEqual([tokenId]);
   });
 
@@ -163,6 +168,8 @@ describe('GET /api/events/:id and /raw', () => {
     expect(detail.verify_detail).toMatch(/valid/);
     expect(detail.payload).toEqual({ encoding: 'utf8', data: githubBody.toString('utf8') });
     expect(detail.headers['x-hub-signature-256']).toBe('[redacted]');
+    expect(detail.summary).toBe('Codertocat/Hello-World · master · Initial commit');
+    expect(detail.request).toEqual({ method: 'POST', path: '/hooks/github', query: '', response_status: 200 });
   });
 
   it('serves the exact stored bytes as an attachment that cannot render', async () => {
@@ -383,7 +390,7 @@ describe('trust is reported, never upgraded', () => {
     const id = await sendBadlySignedGithub(server);
     const detail = await getJson<EventDetail>(server, `/api/events/${id}`);
     expect(detail).toMatchObject({ trust_mode: 'signed', verified: false });
-    const verifiedOnly = await getJson<ListWebhookEventsOutput>(server, '/api/events?verified=true');
+    const verifiedOnly = await getJson<ApiEventList>(server, '/api/events?verified=true');
     expect(verifiedOnly.events.every((e) => e.verified && e.trust_mode === 'signed')).toBe(true);
     expect(verifiedOnly.events.map((e) => e.id)).not.toContain(id);
   });

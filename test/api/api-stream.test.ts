@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventSummary } from '../../generated/types.ts';
+import type { ApiEventSummary } from '../../generated/types.ts';
 import { validateErrorEnvelope } from '../../generated/validators.js';
 import { createLogger } from '../../src/log/logger.ts';
 import { createTokenRepository } from '../../src/store/index.ts';
@@ -24,8 +24,8 @@ afterAll(() => server?.close());
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-const summaries = (conn: SseConnection): EventSummary[] =>
-  conn.messages.filter((m) => m.event === 'event').map((m) => JSON.parse(m.data) as EventSummary);
+const summaries = (conn: SseConnection): ApiEventSummary[] =>
+  conn.messages.filter((m) => m.event === 'event').map((m) => JSON.parse(m.data) as ApiEventSummary);
 
 describe('GET /api/stream', () => {
   it('opens an event stream and delivers a new event within a second', async () => {
@@ -43,14 +43,17 @@ describe('GET /api/stream', () => {
       const [message] = await conn.waitForMessages(1, 1000);
       expect(Date.now() - committed).toBeLessThan(1000);
       expect(message).toMatchObject({ event: 'event', id });
-      const summary = JSON.parse(message?.data ?? '{}') as EventSummary;
+      const summary = JSON.parse(message?.data ?? '{}') as ApiEventSummary;
       expect(summary).toMatchObject({ id, provider: 'github', trust_mode: 'signed', verified: true });
+      // The API's summary shape: MCP's fields plus the one-line summary of the payload.
+      expect(summary.summary).toBe('Codertocat/Hello-World · master · Initial commit');
       expect(Object.keys(summary).sort()).toEqual([
         'event_type',
         'id',
         'payload_size',
         'provider',
         'received_at',
+        'summary',
         'trust_mode',
         'verified',
       ]);

@@ -47,9 +47,14 @@ describe('agent context budget', () => {
     const [summary] = (page.structuredContent as { events: Array<{ id: string }> }).events;
     expect(summary?.id).toBe(delivered.id);
     const summaryBytes = Buffer.byteLength(JSON.stringify(summary));
+    // The HTTP API's one-line summary (up to 120 characters) would not fit: this event with a
+    // summary of that length is what it would cost, so MCP's EventSummary leaves it out.
+    expect(summary).not.toHaveProperty('summary');
+    const withSummaryBytes = Buffer.byteLength(JSON.stringify({ ...summary, summary: 'x'.repeat(120) }));
+    expect(withSummaryBytes).toBeGreaterThan(EVENT_SUMMARY_BUDGET_BYTES);
 
     process.stdout.write(
-      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}), one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES})\n`,
+      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}), one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES}; ${withSummaryBytes} with a 120-character summary)\n`,
     );
     expect(toolsBytes).toBeLessThanOrEqual(TOOLS_LIST_BUDGET_BYTES);
     expect(summaryBytes).toBeLessThanOrEqual(EVENT_SUMMARY_BUDGET_BYTES);

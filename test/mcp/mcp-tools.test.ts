@@ -152,6 +152,12 @@ describe('list_webhook_events', () => {
     expect(await list({ provider: 'nobody' })).toEqual([]);
   });
 
+  it('leaves the one-line summary out of its summaries (the HTTP API lists it)', async () => {
+    const page = await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 200 });
+    expect(page.events.length).toBeGreaterThan(1);
+    for (const event of page.events) expect(event).not.toHaveProperty('summary');
+  });
+
   it('pages with next_cursor only when truncated', async () => {
     const first = await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 3 });
     expect(first.events).toHaveLength(3);
@@ -224,6 +230,9 @@ describe('get_webhook_event', () => {
       encoding: 'utf8',
       data: JSON.stringify({ action: 'opened', issue: { number: 1 } }),
     });
+    // Additive, optional fields: the one-line summary and the request it arrived in.
+    expect(detail.summary).toBe('opened #1');
+    expect(detail.request).toEqual({ method: 'POST', path: '/hooks/github', query: '', response_status: 200 });
     const text = JSON.stringify(detail);
     for (const secret of [...secretsSent, GITHUB_SECRET]) expect(text).not.toContain(secret);
   });
