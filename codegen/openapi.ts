@@ -149,7 +149,8 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       '/api/config': {
         get: {
           operationId: 'getConfig',
-          summary: 'What the web UI needs to know about the server (the replay default target). Never a secret.',
+          summary:
+            'What the web UI needs to know about the server (the replay default target, the name its own token has in the replay history). Never a secret.',
           responses: { '200': json(ref('ApiConfig'), 'Server settings for the UI'), ...errors(401, 403, 429, 500) },
         },
       },
@@ -183,11 +184,12 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         ApiConfig: {
           title: 'ApiConfig',
           description:
-            'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured.',
+            'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured. server_token_caller is the caller name the replay history records for SWITCHBOARD_TOKEN, which the UI shows as "server token".',
           type: 'object',
           additionalProperties: false,
-          required: ['replay'],
+          required: ['replay', 'server_token_caller'],
           properties: {
+            server_token_caller: { type: 'string', minLength: 1 },
             replay: {
               type: 'object',
               additionalProperties: false,

@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type { ApiEventSummary, ReplayHistory } from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
+import { ENV_TOKEN_CALLER } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
@@ -22,6 +23,8 @@ export const API_PREFIX = '/api';
 /** GET /api/config: what the UI needs to know about the server. Never a secret. */
 export interface ApiConfig {
   replay: { default_target: string | null };
+  /** The caller name replay history records for the server's own SWITCHBOARD_TOKEN. */
+  server_token_caller: string;
 }
 
 export interface ApiSurfaceDeps {
@@ -148,7 +151,10 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   router.get('/config', (ctx) => {
-    const config: ApiConfig = { replay: { default_target: deps.replayDefaultTarget ?? null } };
+    const config: ApiConfig = {
+      replay: { default_target: deps.replayDefaultTarget ?? null },
+      server_token_caller: ENV_TOKEN_CALLER,
+    };
     ctx.body = config;
   });
 

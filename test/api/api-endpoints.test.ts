@@ -6,6 +6,7 @@ import type {
   ReplayHistory,
   ReplayResult,
 } from '../../generated/types.ts';
+import { ENV_TOKEN_CALLER } from '../../src/auth/token-service.ts';
 import { API_SECURITY_HEADERS } from '../../src/http/security-headers.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
@@ -336,7 +337,10 @@ describe('providers, config and reads', () => {
   });
 
   it('exposes the replay default target for the UI', async () => {
-    expect(await getJson(server, '/api/config')).toEqual({ replay: { default_target: consumer.url() } });
+    expect(await getJson(server, '/api/config')).toEqual({
+      replay: { default_target: consumer.url() },
+      server_token_caller: ENV_TOKEN_CALLER,
+    });
   });
 
   it('rate-limits reads per caller with 429 and Retry-After', async () => {

@@ -74,6 +74,8 @@ export interface ApiTestServerOptions {
   extraConfig?: readonly string[];
   /** Default: silent. */
   logger?: Logger;
+  /** SWITCHBOARD_TOKEN: a token the server accepts as its own (caller name "env"). */
+  envToken?: string;
 }
 
 export interface ApiTestServer {
@@ -145,7 +147,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
         replay,
         replayDefaultTarget: config.replay.defaultTarget,
         checkHost: createHostCheck({ bindHost: '127.0.0.1' }),
-        authenticate: requireBearer(createTokenService({ tokens })),
+        authenticate: requireBearer(createTokenService({ tokens, envToken: options.envToken })),
         checkReadLimit: limiter.checkRead,
         maxStreamsPerCaller: config.api.maxStreamsPerCaller,
         stream: {

@@ -1,4 +1,5 @@
 /** Plain-HTTP helpers for API tests: requests with a bearer token, webhook senders and an SSE reader. */
+import { randomUUID } from 'node:crypto';
 import { request as streamRequest, type IncomingHttpHeaders } from 'node:http';
 import { httpRequest, type HttpResponse } from '../support/http-client.ts';
 import type { WebhookProviderConfig } from '../../src/config/resolve-config.ts';
@@ -66,6 +67,40 @@ export async function sendBadlySignedGithub(server: ApiTestServer): Promise<stri
   const id = listed.events[0]?.id;
   if (id === undefined) throw new Error(`rejected delivery was not recorded (status ${res.status})`);
   return id;
+}
+
+/**
+ * A GitHub delivery of any payload, signed with the configured secret (or, forged, with another),
+ * to /hooks/github with an optional query string. Answers the stored id and the status.
+ */
+export async function sendGithubPayload(
+  server: ApiTestServer,
+  event: string,
+  payload: unknown,
+  options: { query?: string; forged?: boolean } = {},
+): Promise<{ status: number; id: string }> {
+  const github = provider(server, 'github');
+  const body = Buffer.from(JSON.stringify(payload));
+  const secret = options.forged === true ? 'not-the-secret' : (github.secrets[0] ?? '');
+  const signed = github.preset.sign?.({ body, secret, nowMs: Date.now() }) ?? {};
+  const res = await call(server, `/hooks/github${options.query ?? ''}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': event,
+      'x-github-delivery': randomUUID(),
+      ...signed,
+    },
+    body,
+    token: null,
+  });
+  if (res.status === 200) return { status: res.status, id: (res.json() as { id: string }).id };
+  // A rejected delivery answers no id: it is the newest unverified github event (record_rejected).
+  const listed = await getJson<{ events: { id: string }[] }>(
+    server,
+    '/api/events?provider=github&verified=false&limit=1',
+  );
+  return { status: res.status, id: listed.events[0]?.id ?? '' };
 }
 
 export async function sendOpen(
