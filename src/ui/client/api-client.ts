@@ -1,8 +1,8 @@
 import { LIST_LIMIT } from '../../../generated/constants.ts';
 import type {
+  ApiEventList,
   EventDetail,
   ListProvidersOutput,
-  ListWebhookEventsOutput,
   ReplayHistory,
   ReplayResult,
   SearchEventsQuery,
@@ -10,6 +10,8 @@ import type {
 
 export interface UiConfig {
   replay: { default_target: string | null };
+  /** The caller name the replay history gives the server's own token (SWITCHBOARD_TOKEN). */
+  server_token_caller: string;
 }
 
 /** An error envelope from the API, or a transport failure (status 0). */
@@ -37,6 +39,13 @@ export interface EventFilters {
 }
 
 export const EMPTY_FILTERS: EventFilters = { provider: '', eventType: '', verified: '', q: '', from: '', to: '' };
+
+/** Whether any filter is set (so an empty list means "nothing matches", not "nothing yet"). */
+export const filtersActive = (filters: EventFilters): boolean =>
+  (Object.keys(EMPTY_FILTERS) as (keyof EventFilters)[]).some((key) => filters[key].trim() !== '');
+
+/** The part of an event type before its first dot: `pull_request` for `pull_request.opened`. */
+export const familyOf = (eventType: string): string => eventType.split('.', 1)[0] ?? eventType;
 
 export function localToIso(value: string): string | undefined {
   if (value === '') return undefined;
@@ -112,11 +121,7 @@ export class ApiClient {
     return (await (await this.request(path, init)).json()) as T;
   }
 
-  listEvents(
-    filters: EventFilters,
-    cursor?: string,
-    limit: number = LIST_LIMIT.default,
-  ): Promise<ListWebhookEventsOutput> {
+  listEvents(filters: EventFilters, cursor?: string, limit: number = LIST_LIMIT.default): Promise<ApiEventList> {
     const extra: Record<string, string> = { limit: String(limit) };
     if (cursor) extra.cursor = cursor;
     return this.json(`/api/events?${filtersToQuery(filters, extra)}`);

@@ -1,7 +1,7 @@
 import { h, type JSX } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ProviderStatus } from '../../../generated/types.ts';
-import { ApiClient, ApiError, EMPTY_FILTERS, type EventFilters } from './api-client.ts';
+import { ApiClient, ApiError, EMPTY_FILTERS, filtersActive, type EventFilters } from './api-client.ts';
 import { DiffView } from './diff-view.ts';
 import { EventDetailPane } from './event-detail.ts';
 import { EventList } from './event-list.ts';
@@ -84,13 +84,21 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
   const [providers, setProviders] = useState<ProviderStatus[] | null>(null);
   const [providersError, setProvidersError] = useState<string | null>(null);
   const [defaultTarget, setDefaultTarget] = useState<string | null>(null);
+  const [serverTokenCaller, setServerTokenCaller] = useState<string | null>(null);
+  // The detail's tab, kept here so that moving from event to event keeps it.
+  const [tab, setTab] = useState('payload');
   const listRef = useRef<HTMLDivElement>(null);
 
   const openId = route.view === 'events' ? route.id : null;
+  const filtered = filtersActive(filters);
+  const clearFilters = useCallback(() => setFilters(() => EMPTY_FILTERS), []);
 
   useEffect(() => {
     api.config().then(
-      (c) => setDefaultTarget(c.replay.default_target),
+      (c) => {
+        setDefaultTarget(c.replay.default_target);
+        setServerTokenCaller(c.server_token_caller);
+      },
       () => undefined,
     );
   }, [api]);
@@ -109,26 +117,21 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
     const t = setInterval(load, 10_000);
     return () => clearInterval(t);
   }, [api]);
+  // Where j and k continue from: the row last selected, even after its highlight went away.
+  const cursorRef = useRef<string | null>(null);
   useEffect(() => {
-    if (openId) setSelectedId(openId);
+    if (openId) {
+      setSelectedId(openId);
+      cursorRef.current = openId;
+    } else {
+      // Closing the detail takes the row's highlight with it; the keyboard position stays.
+      setSelectedId(null);
+    }
   }, [openId]);
 
   const eventTypes = useMemo(() => [...new Set(feed.events.map((e) => e.event_type))].sort(), [feed.events]);
   const open = (id: string): void => navigate(`#/events/${id}`);
   const close = (): void => navigate('#/events');
-
-  // The previous loaded event of the same type, for "Compare".
-  const compareWith = useMemo(() => {
-    if (!openId) return null;
-    const idx = feed.events.findIndex((e) => e.id === openId);
-    const me = feed.events[idx];
-    if (!me) return null;
-    return (
-      feed.events.slice(idx + 1).find((e) => e.event_type === me.event_type)?.id ??
-      feed.events.find((e) => e.id !== me.id && e.event_type === me.event_type)?.id ??
-      null
-    );
-  }, [openId, feed.events]);
 
   // The key handler is registered once and reads the latest state through refs updated during
   // render: a handler re-registered in an effect would act on a stale selection when keys come
@@ -141,10 +144,11 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
   useEffect(() => {
     const move = (delta: number): void => {
       const { events, loadMore } = keyState.current;
-      const idx = events.findIndex((x) => x.id === selectedRef.current);
+      const idx = events.findIndex((x) => x.id === (selectedRef.current ?? cursorRef.current));
       const next = events[Math.max(0, Math.min(events.length - 1, idx + delta))];
       if (!next) return;
       selectedRef.current = next.id;
+      cursorRef.current = next.id;
       setSelectedId(next.id);
       if (delta > 0 && idx + delta >= events.length - 3) loadMore();
     };
@@ -219,9 +223,29 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
               h(
                 'div',
                 { class: 'list-status' },
-                feed.loading
-                  ? 'Loading…'
-                  : `${feed.events.length}${feed.hasMore ? '+' : ''} event${feed.events.length === 1 ? '' : 's'}`,
+                h(
+                  'span',
+                  { class: 'list-count' },
+                  feed.loading
+                    ? 'Loading…'
+                    : `${feed.events.length}${feed.hasMore ? '+' : ''} event${feed.events.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
+                  // Out of the filter rows, so showing it never takes width from the dropdowns.
+                  filtered
+                    ? [
+                        h('span', { 'aria-hidden': 'true' }, ' · '),
+                        h(
+                          'button',
+                          {
+                            type: 'button',
+                            class: 'btn btn-link',
+                            onClick: clearFilters,
+                            'data-testid': 'clear-filters',
+                          },
+                          'Clear filters',
+                        ),
+                      ]
+                    : null,
+                ),
                 h(
                   'span',
                   { class: 'kbd-hint' },
@@ -253,9 +277,11 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
                   fresh: feed.fresh,
                   hasMore: feed.hasMore,
                   loading: feed.loading,
+                  filtered,
                   onSelect: setSelectedId,
                   onOpen: open,
                   onLoadMore: feed.loadMore,
+                  onClearFilters: clearFilters,
                 }),
               ),
             ),
@@ -263,7 +289,16 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
               'div',
               { class: 'detail-pane', role: 'region', 'aria-label': 'Event detail' },
               openId
-                ? h(EventDetailPane, { key: openId, api, id: openId, defaultTarget, compareWith, onClose: close })
+                ? h(EventDetailPane, {
+                    key: openId,
+                    api,
+                    id: openId,
+                    defaultTarget,
+                    serverTokenCaller,
+                    tab,
+                    onTab: setTab,
+                    onClose: close,
+                  })
                 : h(
                     'div',
                     { class: 'detail-empty' },

@@ -1,23 +1,29 @@
 import { h, type JSX } from 'preact';
 import { useMemo } from 'preact/hooks';
-import type { EventDetail, EventSummary } from '../../../generated/types.ts';
-import type { ApiClient } from './api-client.ts';
+import type { ApiEventSummary, EventDetail } from '../../../generated/types.ts';
+import { EMPTY_FILTERS, familyOf, type ApiClient } from './api-client.ts';
 import { canonicalJson, formatTime, parseJsonPayload } from './format.ts';
 import { diffLines } from './line-diff.ts';
 import { page, useLoaded } from './layout.ts';
+
+// Events of the base's family offered as the other side.
+const CANDIDATE_LIMIT = 100;
 
 function comparableText(event: EventDetail): string {
   const json = parseJsonPayload(event.payload);
   return json ? canonicalJson(json.value) : event.payload.data;
 }
 
-function label(e: EventSummary): string {
-  return `${formatTime(e.received_at)} · ${e.provider} · ${e.id.slice(-8)}`;
+/** What tells candidates apart in a picker: the type, the summary, then when and where from. */
+export function candidateLabel(e: ApiEventSummary): string {
+  return [e.event_type || '(no type)', e.summary, `${formatTime(e.received_at)} · ${e.provider} · ${e.id.slice(-8)}`]
+    .filter((part) => part !== undefined && part !== '')
+    .join(' — ');
 }
 
 interface DiffProps {
   api: ApiClient;
-  events: readonly EventSummary[];
+  events: readonly ApiEventSummary[];
   a: string | null;
   b: string | null;
   navigate: (hash: string) => void;
@@ -31,8 +37,25 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
   );
   const [left, right] = pair ?? [null, null];
 
-  const type = left?.event_type ?? events.find((e) => e.id === a)?.event_type;
-  const candidates = events.filter((e) => e.id !== a && (type === undefined || e.event_type === type));
+  // The other side comes from the base's whole family (pull_request.opened against
+  // pull_request.closed), asked of the server so that events not loaded in the list count too.
+  const family = familyOf(left?.event_type ?? events.find((e) => e.id === a)?.event_type ?? '');
+  const { value: familyPage } = useLoaded(
+    () =>
+      family === ''
+        ? Promise.resolve(null)
+        : api.listEvents({ ...EMPTY_FILTERS, eventType: family }, undefined, CANDIDATE_LIMIT),
+    [api, family],
+    'Could not load events of this family.',
+  );
+  const candidates = (familyPage?.events ?? []).filter((e) => e.id !== a);
+  // The base picker offers what the list has loaded, plus the chosen events if they are older.
+  const bases = useMemo(() => {
+    const known = new Map(events.map((e) => [e.id, e]));
+    for (const e of familyPage?.events ?? []) if (!known.has(e.id)) known.set(e.id, e);
+    return [...known.values()];
+  }, [events, familyPage]);
+
   const lines = useMemo(
     () => (left && right ? diffLines(comparableText(left), comparableText(right)) : null),
     [left, right],
@@ -43,7 +66,7 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
   return page(
     'diff-title',
     'Compare payloads',
-    'Two events of the same type, JSON keys sorted so only real differences show.',
+    'Two events of the same family (pull_request.opened against pull_request.closed, say), JSON keys sorted so only real differences show.',
     h(
       'div',
       { class: 'diff-pickers' },
@@ -57,7 +80,7 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
           onChange: (e: Event) => navigate(`#/diff/${(e.currentTarget as HTMLSelectElement).value}`),
         },
         h('option', { value: '' }, 'Choose an event…'),
-        events.map((e) => h('option', { key: e.id, value: e.id }, `${e.event_type} · ${label(e)}`)),
+        bases.map((e) => h('option', { key: e.id, value: e.id }, candidateLabel(e))),
       ),
       h('label', { for: 'diff-b', class: 'field-label' }, 'Compared (+)'),
       h(
@@ -72,9 +95,9 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
         h(
           'option',
           { value: '' },
-          candidates.length ? `Choose another ${type ?? ''} event…` : 'No other event of this type loaded',
+          candidates.length ? `Choose another ${family} event…` : `No other ${family || ''} event found`.trim(),
         ),
-        candidates.map((e) => h('option', { key: e.id, value: e.id }, label(e))),
+        candidates.map((e) => h('option', { key: e.id, value: e.id }, candidateLabel(e))),
       ),
     ),
     error ? h('p', { class: 'form-error', role: 'alert' }, error) : null,

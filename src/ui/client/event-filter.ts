@@ -1,4 +1,4 @@
-import type { EventSummary } from '../../../generated/types.ts';
+import type { ApiEventSummary } from '../../../generated/types.ts';
 import { localToIso, type EventFilters } from './api-client.ts';
 
 /** Same rule as the store: exact type, or a dotless value also matches its dotted sub-types. */
@@ -12,7 +12,7 @@ export function typeMatches(filter: string, eventType: string): boolean {
  * Whether a live event belongs in the filtered list. 'unknown' when only the server can tell
  * (full-text search): the caller then re-reads the head of the list instead.
  */
-export function liveEventMatches(filters: EventFilters, e: EventSummary): boolean | 'unknown' {
+export function liveEventMatches(filters: EventFilters, e: ApiEventSummary): boolean | 'unknown' {
   if (filters.provider && e.provider !== filters.provider) return false;
   if (!typeMatches(filters.eventType, e.event_type)) return false;
   if (filters.verified && String(e.verified) !== filters.verified) return false;
@@ -26,8 +26,11 @@ export function liveEventMatches(filters: EventFilters, e: EventSummary): boolea
 }
 
 /** Newest first (received_at, then id, descending), without duplicates: the order /api/events uses. */
-export function mergeEvents(current: readonly EventSummary[], incoming: readonly EventSummary[]): EventSummary[] {
-  const byId = new Map<string, EventSummary>();
+export function mergeEvents(
+  current: readonly ApiEventSummary[],
+  incoming: readonly ApiEventSummary[],
+): ApiEventSummary[] {
+  const byId = new Map<string, ApiEventSummary>();
   for (const e of current) byId.set(e.id, e);
   for (const e of incoming) byId.set(e.id, e);
   return [...byId.values()].sort((x, y) => {

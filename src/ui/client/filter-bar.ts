@@ -39,9 +39,13 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
     (v) => onChange((current) => (v === current.eventType ? current : { ...current, eventType: v })),
     300,
   );
-  // Keep the text boxes in step when filters are cleared from outside.
+  // Keep the text boxes and the range in step when filters are cleared from outside.
   useEffect(() => setQ(filters.q), [filters.q]);
   useEffect(() => setType(filters.eventType), [filters.eventType]);
+  // Clearing hands back EMPTY_FILTERS itself.
+  useEffect(() => {
+    if (filters === EMPTY_FILTERS) setRange('');
+  }, [filters]);
 
   const chooseRange = (value: string): void => {
     setRange(value);
@@ -49,7 +53,6 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
     if (preset) set({ from: toLocalInput(new Date(Date.now() - preset.minutes * 60_000)), to: '' });
     else if (value === '') set({ from: '', to: '' });
   };
-  const active = JSON.stringify(filters) !== JSON.stringify(EMPTY_FILTERS);
 
   return h(
     'form',
@@ -127,20 +130,6 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
         RANGES.map((r) => h('option', { key: r.value, value: r.value }, r.label)),
         h('option', { value: 'custom' }, 'Custom range…'),
       ),
-      active
-        ? h(
-            'button',
-            {
-              type: 'button',
-              class: 'btn btn-small btn-ghost',
-              onClick: () => {
-                setRange('');
-                onChange(() => EMPTY_FILTERS);
-              },
-            },
-            'Clear',
-          )
-        : null,
     ),
     range === 'custom'
       ? h(

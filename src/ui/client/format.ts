@@ -25,6 +25,56 @@ export function formatFullTime(iso: string): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
 
+/**
+ * How long ago, as a person says it: "just now", "42 s ago", "2 min ago", "3 h ago", "5 d ago";
+ * beyond a week (or in the future, a clock that disagrees) the date and time instead.
+ */
+export function formatRelative(iso: string, now: number = Date.now()): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const seconds = Math.floor((now - at) / 1000);
+  if (seconds < -5 || seconds >= 7 * 86_400) return formatTime(iso, new Date(now));
+  if (seconds < 10) return 'just now';
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}
+
+/** The browser's offset from UTC at that moment, as UTC+02:00 (or UTC when it is zero). */
+export function utcOffset(d: Date): string {
+  const minutes = -d.getTimezoneOffset();
+  if (minutes === 0) return 'UTC';
+  const sign = minutes > 0 ? '+' : '−';
+  const abs = Math.abs(minutes);
+  return `UTC${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/** The browser's time zone name (Europe/Berlin), or null when it does not say. */
+function zoneName(): string | null {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A stored time as the detail shows it: the local date, the time with milliseconds and the zone
+ * (`2025-06-10 14:05:03.123 UTC+02:00 (Europe/Berlin)`), and the exact UTC time the server keeps
+ * (with its microseconds) for the tooltip.
+ */
+export function formatZonedTime(iso: string): { local: string; utc: string } {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return { local: iso, utc: iso };
+  const zone = zoneName();
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z$/.exec(iso);
+  return {
+    local: `${formatFullTime(iso)} ${utcOffset(d)}${zone === null ? '' : ` (${zone})`}`,
+    utc: match ? `${match[1]} ${match[2]} UTC` : d.toISOString(),
+  };
+}
+
 /** datetime-local input value for a Date, in the browser's zone. */
 export function toLocalInput(d: Date): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;

@@ -71,3 +71,18 @@ export function useLoaded<T>(
   }, dependencies);
   return { value, error };
 }
+
+/** A button that stays pressed while its option is on (aria-pressed), e.g. Wrap or Pretty. */
+export function toggle(label: string, on: boolean, set: (on: boolean) => void, title: string): JSX.Element {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: `btn btn-small toggle${on ? ' is-on' : ''}`,
+      'aria-pressed': on ? 'true' : 'false',
+      title,
+      onClick: () => set(!on),
+    },
+    label,
+  );
+}

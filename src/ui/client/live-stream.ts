@@ -1,4 +1,4 @@
-import type { EventSummary } from '../../../generated/types.ts';
+import type { ApiEventSummary } from '../../../generated/types.ts';
 import { SseParser } from './sse-parser.ts';
 
 export type LiveState =
@@ -8,7 +8,7 @@ export type LiveState =
   | { kind: 'stopped' };
 
 export interface LiveStreamHandlers {
-  onEvent(summary: EventSummary): void;
+  onEvent(summary: ApiEventSummary): void;
   /** The server could not replay what was missed: reload the list. */
   onReset(reason: string): void;
   /** Called on every successful (re)connect; resumed tells whether Last-Event-ID was sent. */
@@ -124,7 +124,7 @@ export class LiveStream {
   private dispatch(event: string, data: string, id: string): void {
     if (event === 'event') {
       try {
-        const summary = JSON.parse(data) as EventSummary;
+        const summary = JSON.parse(data) as ApiEventSummary;
         if (id) this.lastId = id;
         this.handlers.onEvent(summary);
       } catch {

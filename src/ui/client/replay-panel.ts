@@ -1,5 +1,6 @@
 import { h, type JSX } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { ReplayErrorReason } from '../../../generated/constants.ts';
 import type { ReplayAttempt, ReplayResult } from '../../../generated/types.ts';
 import { ApiError, type ApiClient } from './api-client.ts';
 import { formatFullTime, formatTime } from './format.ts';
@@ -14,15 +15,63 @@ function statusClass(status: number | null): string {
   return 'warn';
 }
 
+/** Why an attempt did not deliver, as a person reads it in the history. */
+const REASON_WORDS: Readonly<Record<ReplayErrorReason, string>> = {
+  failed_check: 'Refused: failed its check on arrival (send unsigned)',
+  bad_target: 'Refused: bad target URL',
+  target_not_allowed: 'Refused: target not allowed',
+  could_not_resolve: 'Could not resolve the host',
+  could_not_connect: 'Could not connect',
+  no_answer: 'No answer',
+  rate_limited: 'Refused: rate limited',
+  internal: 'Failed: internal error',
+};
+
+/** For attempts recorded before the history kept a reason: the nearest words for the code. */
+const CODE_WORDS: Readonly<Record<NonNullable<ReplayAttempt['error_code']>, string>> = {
+  invalid_argument: 'Refused',
+  replay_failed: 'Could not deliver',
+  rate_limited: 'Refused: rate limited',
+  not_found: 'Refused: event not found',
+  internal: 'Failed: internal error',
+};
+
+function failureWords(attempt: ReplayAttempt): string {
+  if (attempt.error_reason === 'bad_target' && attempt.target_url === null) return 'Refused: no target URL';
+  if (attempt.error_reason !== undefined) return REASON_WORDS[attempt.error_reason];
+  return attempt.error_code === null ? 'Not delivered' : CODE_WORDS[attempt.error_code];
+}
+
+/** What the consumer answered: its content type and the start of its body, as text. */
+function ResponseExcerpt({ excerpt, contentType }: { excerpt?: string; contentType?: string }): JSX.Element | null {
+  if (excerpt === undefined && contentType === undefined) return null;
+  return h(
+    'div',
+    { class: 'response-excerpt', 'data-testid': 'response-excerpt' },
+    h(
+      'div',
+      { class: 'response-excerpt-head' },
+      h('span', null, 'Response body'),
+      h('code', { 'data-testid': 'response-content-type' }, contentType ?? 'no content type'),
+    ),
+    excerpt === undefined
+      ? h('p', { class: 'muted' }, 'Empty, or not text.')
+      : h('pre', { class: 'code-box wrap excerpt-box' }, excerpt),
+  );
+}
+
 export function ReplayPanel({
   api,
   eventId,
   defaultTarget,
+  serverTokenCaller,
   unsignedRule,
 }: {
   api: ApiClient;
   eventId: string;
   defaultTarget: string | null;
+  /** The caller name of SWITCHBOARD_TOKEN: its attempts say "server token". */
+  serverTokenCaller: string | null;
   /** Set for an event that failed its check on arrival: why it can only be sent unsigned. */
   unsignedRule: string | null;
 }): JSX.Element {
@@ -126,6 +175,10 @@ export function ReplayPanel({
             ),
             h('span', null, ` in ${Math.round(outcome.result.response_ms)} ms to `),
             h('code', null, outcome.result.target_url),
+            h(ResponseExcerpt, {
+              excerpt: outcome.result.response_excerpt,
+              contentType: outcome.result.response_content_type,
+            }),
           )
         : h(
             'div',
@@ -152,24 +205,27 @@ export function ReplayPanel({
         : history.length === 0
           ? h('p', { class: 'muted' }, 'Never replayed.')
           : table(
-              { class: 'table', 'aria-label': 'Replay history' },
+              { class: 'table history-table', 'aria-label': 'Replay history' },
               ['When', 'Target', 'Result', 'By'],
               history.map((a) =>
                 h(
                   'tr',
                   { key: a.id },
-                  h('td', { title: formatFullTime(a.started_at) }, formatTime(a.started_at)),
-                  h('td', { class: 'mono truncate', title: a.target_url ?? '' }, a.target_url ?? '—'),
+                  h('td', { class: 'h-when', title: formatFullTime(a.started_at) }, formatTime(a.started_at)),
+                  h('td', { class: 'h-target mono truncate', title: a.target_url ?? '' }, a.target_url ?? '—'),
                   h(
                     'td',
-                    null,
+                    { class: 'h-result' },
                     a.delivered
                       ? h(
                           'span',
-                          { class: `pill pill-${statusClass(a.response_status)}` },
+                          {
+                            class: `pill pill-${statusClass(a.response_status)}`,
+                            title: a.response_content_type ?? undefined,
+                          },
                           `HTTP ${a.response_status ?? '?'}`,
                         )
-                      : h('span', { class: 'pill pill-bad' }, a.error_code ?? 'failed'),
+                      : h('span', { class: 'pill pill-bad', 'data-testid': 'history-failure' }, failureWords(a)),
                     a.unsigned === true
                       ? [
                           ' ',
@@ -186,7 +242,13 @@ export function ReplayPanel({
                       : null,
                     a.response_ms !== null ? h('span', { class: 'muted' }, ` ${Math.round(a.response_ms)} ms`) : null,
                   ),
-                  h('td', null, a.caller),
+                  h(
+                    'td',
+                    { class: 'h-by', 'data-testid': 'history-by' },
+                    a.caller === serverTokenCaller
+                      ? h('span', { title: 'SWITCHBOARD_TOKEN' }, 'server token')
+                      : a.caller,
+                  ),
                 ),
               ),
             ),

@@ -14,13 +14,17 @@ interface TrustLook {
 
 const ICONS = { verified: 'shield-check', failed: 'shield-x', token: 'key', queue: 'inbox', open: 'globe' } as const;
 
-/** The full label (screen readers, large badges) and the short one (small badges). */
+/**
+ * The full label (screen readers, large badges) and the short one (list rows, small badges). The
+ * short one still says "Unverified" in words: a colour or an icon alone is not enough to tell a
+ * token or open event from a verified one at a glance.
+ */
 const LABELS: Readonly<Record<TrustLevel, readonly [label: string, short: string]>> = {
   verified: ['Verified signature', 'Verified'],
   failed: ['Signature failed', 'Sig failed'],
-  token: ['Unverified — shared token', 'Token'],
-  queue: ['Unverified — queue message', 'Queue'],
-  open: ['Unverified — open endpoint', 'Open'],
+  token: ['Unverified — shared token', 'Unverified · token'],
+  queue: ['Unverified — queue message', 'Unverified · queue'],
+  open: ['Unverified — open endpoint', 'Unverified · open'],
 };
 
 const EXPLAIN: Readonly<Record<TrustLevel, string>> = {

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { EventSummary } from '../../../generated/types.ts';
+import type { ApiEventSummary } from '../../../generated/types.ts';
 import { ApiError, type ApiClient, type EventFilters } from './api-client.ts';
 import { liveEventMatches, mergeEvents } from './event-filter.ts';
 import { LiveStream, type LiveState } from './live-stream.ts';
@@ -9,7 +9,7 @@ const PAGE = 50;
 const FRESH_MS = 2500;
 
 export interface EventFeed {
-  events: EventSummary[];
+  events: ApiEventSummary[];
   hasMore: boolean;
   loading: boolean;
   error: string | null;
@@ -28,7 +28,7 @@ export interface EventFeed {
  * list is re-read.
  */
 export function useEventFeed(api: ApiClient, filters: EventFilters, onUnauthorized: () => void): EventFeed {
-  const [events, setEvents] = useState<EventSummary[]>([]);
+  const [events, setEvents] = useState<ApiEventSummary[]>([]);
   const [cursor, setCursor] = useState<string | undefined>(undefined);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
