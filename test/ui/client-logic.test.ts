@@ -1,14 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import type { EventSummary } from '../../generated/types.ts';
-import { EMPTY_FILTERS, filtersToQuery } from '../../src/ui/client/api-client.ts';
+import type { ApiEventSummary } from '../../generated/types.ts';
+import { EMPTY_FILTERS, familyOf, filtersActive, filtersToQuery } from '../../src/ui/client/api-client.ts';
+import { candidateLabel } from '../../src/ui/client/diff-view.ts';
 import { liveEventMatches, mergeEvents, typeMatches } from '../../src/ui/client/event-filter.ts';
-import { canonicalJson, decodePayload, formatBytes, parseJsonPayload } from '../../src/ui/client/format.ts';
+import {
+  canonicalJson,
+  decodePayload,
+  formatBytes,
+  formatRelative,
+  formatZonedTime,
+  parseJsonPayload,
+} from '../../src/ui/client/format.ts';
 import { diffLines } from '../../src/ui/client/line-diff.ts';
 import { triggerCommand } from '../../src/ui/client/providers-view.ts';
 import { SseParser } from '../../src/ui/client/sse-parser.ts';
 import { replayRule, trustLook } from '../../src/ui/client/trust-badge.ts';
 
-const summary = (over: Partial<EventSummary>): EventSummary => ({
+const summary = (over: Partial<ApiEventSummary>): ApiEventSummary => ({
   id: '0193f0c4-5a6e-7b8c-9d0e-1f2a3b4c5d6e',
   provider: 'github',
   event_type: 'push',
@@ -154,5 +162,48 @@ describe('replay rule for an event that failed its check', () => {
     expect(replayRule({ trust_mode: 'queue', verified: false })).toBeNull();
     // A server too old to say passed_check: a failed signature is still known from verified.
     expect(replayRule({ trust_mode: 'signed', verified: false })).toMatch(/failed signature verification/);
+  });
+});
+
+describe('issue 18 helpers', () => {
+  it('says how long ago in words, and the date past a week', () => {
+    const now = Date.parse('2025-06-10T12:00:00.000Z');
+    const ago = (ms: number): string => formatRelative(new Date(now - ms).toISOString(), now);
+    expect(ago(3_000)).toBe('just now');
+    expect(ago(42_000)).toBe('42 s ago');
+    expect(ago(125_000)).toBe('2 min ago');
+    expect(ago(3 * 3_600_000 + 5)).toBe('3 h ago');
+    expect(ago(5 * 86_400_000)).toBe('5 d ago');
+    expect(ago(8 * 86_400_000)).toMatch(/^2025-06-02 \d{2}:\d{2}:\d{2}$/);
+    // A clock ahead of the browser's shows the time rather than "in the future".
+    expect(ago(-60_000)).toMatch(/^\d{2}:\d{2}:\d{2}$/);
+  });
+
+  it('keeps the stored microseconds in the UTC tooltip', () => {
+    const { local, utc } = formatZonedTime('2025-06-10T12:05:03.123456Z');
+    expect(utc).toBe('2025-06-10 12:05:03.123456 UTC');
+    expect(local).toMatch(/^2025-06-1[01] \d{2}:\d{2}:03\.123 UTC/);
+  });
+
+  it('knows when filters are set and what family a type belongs to', () => {
+    expect(filtersActive(EMPTY_FILTERS)).toBe(false);
+    expect(filtersActive({ ...EMPTY_FILTERS, q: '  ' })).toBe(false);
+    expect(filtersActive({ ...EMPTY_FILTERS, verified: 'true' })).toBe(true);
+    expect(familyOf('pull_request.opened')).toBe('pull_request');
+    expect(familyOf('push')).toBe('push');
+  });
+
+  it('labels a diff candidate with its type, summary and time', () => {
+    const label = candidateLabel(summary({ event_type: 'pull_request.closed', summary: 'octo/api · closed #4' }));
+    expect(label.startsWith('pull_request.closed — octo/api · closed #4 — ')).toBe(true);
+    expect(label.endsWith(' · github · 3b4c5d6e')).toBe(true);
+    expect(candidateLabel(summary({}))).not.toContain('undefined');
+  });
+
+  it('says Unverified in words on every badge that is not verified', () => {
+    expect(trustLook('token', false).short).toBe('Unverified · token');
+    expect(trustLook('open', false).short).toBe('Unverified · open');
+    expect(trustLook('queue', false).short).toBe('Unverified · queue');
+    expect(trustLook('signed', false).short).toBe('Sig failed');
   });
 });

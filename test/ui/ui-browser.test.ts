@@ -3,19 +3,41 @@
  * webhooks sent the way `switchboard trigger` sends them. Screenshots land in
  * test-results/screenshots/.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { readFile } from 'node:fs/promises';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListWebhookEventsOutput } from '../../generated/types.ts';
 import type { NewEvent } from '../../src/store/index.ts';
-import { buildUi } from '../../src/ui/build-ui.ts';
-import { startApiTestServer, type ApiTestServer } from '../api/api-test-server.ts';
-import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
-import { call, getJson, sendBadlySignedGithub, sendOpen, sendSignedGithub, sendToken } from '../api/http-helpers.ts';
+import type { ApiTestServer } from '../api/api-test-server.ts';
+import { answerWith, type Consumer } from '../support/local-server.ts';
+import {
+  call,
+  getJson,
+  sendBadlySignedGithub,
+  sendGithubPayload,
+  sendOpen,
+  sendSignedGithub,
+  sendToken,
+} from '../api/http-helpers.ts';
+import { setReceivedAt } from '../support/events.ts';
 import { formatBytes } from '../../src/ui/client/format.ts';
-import { browserUnavailableReason, launchBrowser, screenshot } from './browser.ts';
+import { browserUnavailableReason, screenshot } from './browser.ts';
+import { startUiSession, type UiSession } from './ui-session.ts';
+
+/** An event of the open provider, as a bulk writer stores it (no request, no summary unless given). */
+const openProviderEvent = (eventType: string, payload: unknown, overrides: Partial<NewEvent> = {}): NewEvent => ({
+  provider: 'hooks',
+  eventType,
+  trustMode: 'open',
+  verified: false,
+  verifyDetail: 'no verification: open provider',
+  externalId: null,
+  contentType: 'application/json',
+  sourceIp: '127.0.0.1',
+  headers: {},
+  payload: Buffer.from(JSON.stringify(payload)),
+  ...overrides,
+});
 
 const unavailable = browserUnavailableReason();
 const inCi = process.env.CI === 'true';
@@ -30,13 +52,12 @@ if (unavailable !== null && inCi) {
 }
 
 describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
-  let tmp: string;
+  let session: UiSession;
   let server: ApiTestServer;
   let consumer: Consumer;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
   const authHeaders: (string | undefined)[] = [];
   const ids: Record<string, string> = {};
 
@@ -65,34 +86,19 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
   }
 
   beforeAll(async () => {
-    tmp = await mkdtemp(join(tmpdir(), 'switchboard-ui-browser-'));
-    await buildUi({ outDir: join(tmp, 'dist') });
-    consumer = await startConsumer('127.0.0.1', answerWith(202));
-    server = await startApiTestServer({ defaultTarget: consumer.url(), uiDistDir: join(tmp, 'dist') });
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme: 'light' });
-    page = await context.newPage();
-    // Fail an action with playwright's own message (which selector) well before the test timeout.
-    page.setDefaultTimeout(8000);
-    page.on('console', (msg) => {
-      // Chromium logs every non-2xx fetch and every cut response; provoked on purpose here: the
-      // 401 (wrong token), the 502 (unreachable replay target) and the dropped event stream.
-      const provoked = /status of (401|502) |ERR_INCOMPLETE_CHUNKED_ENCODING/;
-      if (msg.type() === 'error' && !provoked.test(msg.text())) problems.push(`console: ${msg.text()}`);
+    session = await startUiSession({
+      context: { viewport: { width: 1440, height: 900 } },
+      // Provoked on purpose here: the 401 (wrong token), the 502 (unreachable replay target) and
+      // the dropped event stream.
+      provoked: /status of (401|502) |ERR_INCOMPLETE_CHUNKED_ENCODING/,
     });
-    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    ({ server, consumer, context, page, problems } = session);
     page.on('request', (req) => {
       if (new URL(req.url()).pathname.startsWith('/api/')) authHeaders.push(req.headers()['authorization']);
     });
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await server?.close();
-    await consumer?.close();
-    if (tmp) await rm(tmp, { recursive: true, force: true });
-  });
+  afterAll(() => session?.close());
 
   it('first load in the browser is small and sets no cookie', async () => {
     let transferred = 0;
@@ -234,13 +240,14 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
   it('moves through the list with j/k and opens with Enter', async () => {
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    const lastOpen = await page.evaluate(() => location.hash.split('/')[2] ?? '');
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => location.hash === '#/events');
+    // Closing the detail takes the row's highlight with it.
+    expect(await page.$('[aria-selected="true"]')).toBeNull();
     const order = await visibleRowIds();
     // Selection carries on from the event opened last (or starts above the first row).
-    const start = order.indexOf(
-      await page.evaluate(() => document.querySelector('[aria-selected="true"]')?.getAttribute('data-event-id') ?? ''),
-    );
+    const start = order.indexOf(lastOpen);
     let position = start;
     for (const key of 'jjjk')
       position = key === 'j' ? Math.min(order.length - 1, position + 1) : Math.max(0, position - 1);
@@ -263,9 +270,11 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     const nodes = await page.$$('.json-tree details');
     expect(nodes.length).toBeGreaterThan(3);
     expect(await page.$('button[aria-label="Copy payload"]')).not.toBeNull();
+    await page.click('[role="tab"]:has-text("Headers")');
     expect(await page.$('button[aria-label="Copy headers as JSON"]')).not.toBeNull();
     expect(await page.textContent('.headers-table')).toMatch(/x-github-event/);
     expect(await page.textContent('.headers-table')).toMatch(/\[redacted\]/);
+    await page.click('[role="tab"]:has-text("Payload")');
     await page.click('.segmented button:has-text("Raw")');
     expect(await page.textContent('pre.code-box')).toMatch(/^\{/);
     await page.click('.segmented button:has-text("Tree")');
@@ -332,18 +341,7 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
   });
 
   it('pages older events in on scroll', async () => {
-    const many: NewEvent[] = Array.from({ length: 120 }, (_, i) => ({
-      provider: 'hooks',
-      eventType: 'bulk.item',
-      trustMode: 'open',
-      verified: false,
-      verifyDetail: 'no verification: open provider',
-      externalId: null,
-      contentType: 'application/json',
-      sourceIp: '127.0.0.1',
-      headers: {},
-      payload: Buffer.from(JSON.stringify({ type: 'bulk.item', i })),
-    }));
+    const many = Array.from({ length: 120 }, (_, i) => openProviderEvent('bulk.item', { type: 'bulk.item', i }));
     await server.store.insertMany(many);
     await page.goto(`${server.url}/#/events`);
     await page.reload({ waitUntil: 'load' });
@@ -409,3 +407,459 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     expect(problems).toEqual([]);
   });
 });
+
+/**
+ * Issue 18: what a webhook developer needs to see, each item at desktop size and on a phone
+ * (390×844). Each viewport gets its own server and database, so the lists are predictable.
+ */
+const VIEWPORTS = [
+  { name: 'desktop', width: 1440, height: 900, timezoneId: 'Europe/Berlin', mobile: false },
+  { name: 'mobile 390×844', width: 390, height: 844, timezoneId: 'America/Sao_Paulo', mobile: true },
+] as const;
+
+/** WCAG contrast ratio of two CSS colours as getComputedStyle writes them (rgb()/rgba()). */
+function contrast(a: string, b: string): number {
+  const luminance = (css: string): number => {
+    const [r = 0, g = 0, bl = 0] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+    const channel = (c: number): number => {
+      const v = c / 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(bl);
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return ((hi ?? 0) + 0.05) / ((lo ?? 0) + 0.05);
+}
+
+const push = (repo: string, ref: string, message: string) => ({
+  ref,
+  repository: { full_name: repo },
+  head_commit: { id: 'c0ffee', message },
+});
+const pullRequest = (action: string, number: number, title: string) => ({
+  action,
+  number,
+  pull_request: { number, title },
+  repository: { full_name: 'octo/api' },
+});
+
+for (const viewport of VIEWPORTS) {
+  describe.skipIf(unavailable !== null)(`issue 18 at ${viewport.name}`, () => {
+    const ENV_TOKEN = 'server-env-token-for-ui-tests';
+    let session: UiSession;
+    let server: ApiTestServer;
+    let consumer: Consumer;
+    let page: Page;
+    let problems: string[] = [];
+    const shot = (name: string): Promise<string> =>
+      screenshot(page, `issue18-${viewport.mobile ? 'mobile' : 'desktop'}-${name}`);
+    const row = (id: string): string => `[data-event-id="${id}"]`;
+
+    async function showList(): Promise<void> {
+      await page.evaluate(() => {
+        location.hash = '#/events';
+      });
+      await page.waitForSelector('.event-list, [data-testid^="empty"]', { state: 'visible' });
+    }
+
+    async function openEvent(id: string): Promise<void> {
+      await showList();
+      await page.click(row(id));
+      await page.waitForFunction((eventId) => location.hash === `#/events/${eventId}`, id);
+      await page.waitForSelector('[data-testid="trust-panel"]');
+    }
+
+    /** Nothing on the page scrolls sideways: every view fits the viewport's width. */
+    async function expectNoSidewaysScroll(): Promise<void> {
+      const wider = await page.$$eval('html, .list-pane, .detail-pane, .page', (els) =>
+        els.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.className || el.tagName),
+      );
+      expect(wider).toEqual([]);
+    }
+
+    async function openTab(name: string): Promise<void> {
+      await page.click(`[role="tab"]:has-text("${name}")`);
+      await page.waitForSelector(`[role="tab"][aria-selected="true"]:has-text("${name}")`);
+    }
+
+    beforeAll(async () => {
+      session = await startUiSession({
+        context: {
+          viewport: { width: viewport.width, height: viewport.height },
+          timezoneId: viewport.timezoneId,
+          isMobile: viewport.mobile,
+          hasTouch: viewport.mobile,
+        },
+        server: { envToken: ENV_TOKEN },
+        // Provoked on purpose below: the 502 of an unreachable replay target, the 400 of a refused one.
+        provoked: /status of (400|502) /,
+        signedIn: true,
+      });
+      ({ server, consumer, page, problems } = session);
+      await session.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+      await page.goto(`${server.url}/#/events`);
+      await page.waitForSelector('[data-live="live"]');
+    }, 120_000);
+
+    afterAll(() => session?.close());
+
+    it('1. rows of one type are told apart by a one-line summary from the payload', async () => {
+      const pushes = [
+        push('octo/api', 'refs/heads/main', 'Fix the login redirect'),
+        push('octo/api', 'refs/heads/release/2.4', 'Bump version to 2.4.1'),
+        push('octo/web', 'refs/heads/main', 'Add a dark mode toggle'),
+      ];
+      const ids: string[] = [];
+      for (const payload of pushes) ids.push((await sendGithubPayload(server, 'push', payload)).id);
+      for (const id of ids) await page.waitForSelector(`${row(id)} [data-testid="row-summary"]`);
+      const summaries = await Promise.all(
+        ids.map((id) => page.getAttribute(`${row(id)} [data-testid="row-summary"]`, 'title')),
+      );
+      expect(summaries).toEqual([
+        'octo/api · main · Fix the login redirect',
+        'octo/api · release/2.4 · Bump version to 2.4.1',
+        'octo/web · main · Add a dark mode toggle',
+      ]);
+      // What shows on screen (cut with … when the row is narrow) still differs from row to row.
+      const shown = await Promise.all(
+        ids.map((id) =>
+          page.$eval(`${row(id)} [data-testid="row-summary"]`, (el) => {
+            const box = el.getBoundingClientRect();
+            return { text: el.textContent, visible: box.width > 40 && box.height > 0 };
+          }),
+        ),
+      );
+      expect(shown.every((s) => s.visible)).toBe(true);
+      expect(new Set(shown.map((s) => s.text)).size).toBe(3);
+      await shot('1-summaries');
+    });
+
+    it('2. the list says how long ago, the detail gives milliseconds and the zone, with UTC on hover', async () => {
+      const [inserted] = await server.store.insertMany([openProviderEvent('clock.check', { type: 'clock.check' })]);
+      const id = inserted?.event.id ?? '';
+      // Two minutes and five seconds ago, with microseconds.
+      const at = new Date(Date.now() - 125_000);
+      const receivedAt = `${at.toISOString().slice(0, 23)}456Z`;
+      await setReceivedAt(server.db.pool, [id], receivedAt);
+      await page.reload();
+      await page.waitForSelector(row(id));
+      expect(await page.textContent(`${row(id)} time`)).toBe('2 min ago');
+      const zone = viewport.timezoneId.replace('/', '\\/');
+      const local = new RegExp(
+        `^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}\\.\\d{3} UTC[+−]\\d{2}:\\d{2} \\(${zone}\\)$`,
+      );
+      expect(await page.getAttribute(`${row(id)} time`, 'title')).toMatch(local);
+
+      await openEvent(id);
+      const time = '[data-testid="detail-time"]';
+      expect(await page.textContent(time)).toMatch(local);
+      // The local clock reading is the UTC one moved by the zone's offset.
+      const shownMs = (await page.textContent(time))?.match(/\.(\d{3}) /)?.[1];
+      expect(shownMs).toBe(receivedAt.slice(20, 23));
+      await page.hover(time);
+      expect(await page.getAttribute(time, 'title')).toBe(`${receivedAt.slice(0, 10)} ${receivedAt.slice(11, 26)} UTC`);
+      await shot('2-times');
+    });
+
+    it('3. badges say Unverified in words, and none runs into the event type', async () => {
+      const token = await sendToken(server, { type: 'deploy.finished', service: 'api' });
+      const open = await sendOpen(server, JSON.stringify({ type: 'ping', from: 'uptime-robot' }));
+      const [queued] = await server.store.insertMany([
+        openProviderEvent(
+          'order.created',
+          { type: 'order.created', order_id: 'o-1' },
+          {
+            provider: 'orders',
+            trustMode: 'queue',
+            verifyDetail: 'no verification: queue message (redis pubsub orders)',
+            sourceIp: null,
+            headers: { 'x-redis-channel': 'orders' },
+            summary: 'order_id: o-1',
+          },
+        ),
+      ]);
+      const failed = (
+        await sendGithubPayload(server, 'push', push('octo/api', 'refs/heads/main', 'x'), { forged: true })
+      ).id;
+      const verified = (await sendGithubPayload(server, 'push', push('octo/api', 'refs/heads/main', 'y'))).id;
+      await page.reload();
+      await showList();
+      const expected: Record<string, string> = {
+        [token]: 'Unverified · token',
+        [open]: 'Unverified · open',
+        [queued?.event.id ?? '']: 'Unverified · queue',
+        [failed]: 'Sig failed',
+        [verified]: 'Verified',
+      };
+      for (const [id, label] of Object.entries(expected)) {
+        await page.waitForSelector(row(id));
+        expect(await page.textContent(`${row(id)} .badge-text`)).toBe(label);
+      }
+      // No badge is clipped, and none overlaps the type and summary beside (or below) it.
+      const overlaps = await page.$$eval('.event-row', (rows) =>
+        rows.flatMap((r) => {
+          const badge = r.querySelector('.badge');
+          const main = r.querySelector('.row-main');
+          if (!badge || !main) return ['row without badge or main'];
+          const a = badge.getBoundingClientRect();
+          const b = main.getBoundingClientRect();
+          const intersects = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+          const clipped = badge.scrollWidth > badge.clientWidth + 1;
+          return intersects || clipped
+            ? [`${badge.textContent ?? ''}: overlaps ${intersects}, clipped ${clipped}`]
+            : [];
+        }),
+      );
+      expect(overlaps).toEqual([]);
+      await expectNoSidewaysScroll();
+      await shot('3-badges');
+    });
+
+    it('4. the Request tab shows method, path and query as sent (secrets redacted) and the status answered', async () => {
+      const forged = await sendGithubPayload(server, 'pull_request', pullRequest('opened', 9, 'Forged'), {
+        forged: true,
+        query: '?source=relay&token=SECRET-QUERY-TOKEN',
+      });
+      expect(forged.status).toBe(401);
+      await openEvent(forged.id);
+      await openTab('Request');
+      expect(await page.textContent('[data-testid="request-line"]')).toBe(
+        'POST /hooks/github?source=relay&token=[redacted]',
+      );
+      expect(await page.textContent('[data-testid="request-answer"] .pill')).toBe('401 Unauthorized');
+      expect(await page.textContent('[data-testid="request-answer"]')).toMatch(/signature or token check failed/);
+      expect(await page.textContent('table[aria-label="Query parameters"]')).toMatch(/token\s*\[redacted\]/);
+      expect(await page.content()).not.toContain('SECRET-QUERY-TOKEN');
+      await expectNoSidewaysScroll();
+      await page.locator('[data-testid="request-line"]').scrollIntoViewIfNeeded();
+      await shot('4-request-401');
+
+      const accepted = await sendGithubPayload(server, 'pull_request', pullRequest('opened', 10, 'Real'));
+      await openEvent(accepted.id);
+      // The tab stays chosen from one event to the next.
+      await page.waitForSelector('[role="tab"][aria-selected="true"]:has-text("Request")');
+      expect(await page.textContent('[data-testid="request-line"]')).toBe('POST /hooks/github');
+      expect(await page.textContent('[data-testid="request-answer"] .pill')).toBe('200 OK');
+    });
+
+    it('5. filters that match nothing say so, with a Clear button, not "No events yet"', async () => {
+      await showList();
+      await page.fill('#f-q', 'no-payload-has-this-word');
+      await page.waitForSelector('[data-testid="empty-filtered"]');
+      expect(await page.textContent('[data-testid="empty-filtered"] .empty-title')).toBe(
+        'No events match these filters',
+      );
+      expect(await page.$('[data-testid="empty-none"]')).toBeNull();
+      await shot('5-empty-filtered');
+      await page.click('[data-testid="empty-filtered"] button:has-text("Clear filters")');
+      await page.waitForSelector('.event-row');
+      expect(await page.inputValue('#f-q')).toBe('');
+    });
+
+    it('6. the detail: tabs beside the payload, raw wrap and pretty-print, a copyable delivery id, the id’s tail', async () => {
+      const payload = { action: 'closed', number: 11, pull_request: { number: 11, title: 'A '.repeat(120) } };
+      const { id } = await sendGithubPayload(server, 'pull_request', payload);
+      await openEvent(id);
+      await openTab('Payload');
+      expect(await page.$$eval('[role="tab"]', (tabs) => tabs.map((t) => t.firstChild?.textContent))).toEqual([
+        'Payload',
+        'Headers',
+        'Request',
+      ]);
+      // The tabs (payload, headers) come before Replay, not below it.
+      const [tabsTop, replayTop] = await Promise.all(
+        ['.tabs-card', 'section[aria-labelledby="replay-title"]'].map((s) =>
+          page.$eval(s, (el) => el.getBoundingClientRect().top),
+        ),
+      );
+      expect(tabsTop).toBeLessThan(replayTop ?? 0);
+      await openTab('Headers');
+      expect(await page.textContent('.headers-table')).toMatch(/x-github-event/);
+      await openTab('Payload');
+
+      await page.click('.segmented button:has-text("Raw")');
+      const pre = 'pre[aria-label="Raw payload"]';
+      expect(await page.$eval(pre, (el) => getComputedStyle(el).whiteSpace)).toBe('pre');
+      await page.click('button[aria-pressed]:has-text("Wrap")');
+      expect(await page.$eval(pre, (el) => getComputedStyle(el).whiteSpace)).toBe('pre-wrap');
+      expect(await page.textContent(pre)).toBe(JSON.stringify(payload));
+      await page.click('button[aria-pressed]:has-text("Pretty")');
+      expect(await page.textContent(pre)).toBe(JSON.stringify(payload, null, 2));
+      await expectNoSidewaysScroll();
+      await shot('6-raw-pretty-wrapped');
+
+      // The delivery id ends in … where it does not fit, and copies whole.
+      const delivery = '[data-testid="delivery-id"]';
+      const external = await page.getAttribute(delivery, 'title');
+      expect(external).toMatch(/^[0-9a-f-]{36}$/);
+      expect(
+        await page.$eval(delivery, (el) => [getComputedStyle(el).textOverflow, getComputedStyle(el).whiteSpace]),
+      ).toEqual(['ellipsis', 'nowrap']);
+      await page.click('button[aria-label="Copy delivery id"]');
+      await page.waitForSelector('button[aria-label="Copy delivery id"]:has-text("Copied")');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(external);
+
+      // The event id's last 8 characters are always in view: UUIDv7 ids share their first ones.
+      const tail = await page.$eval('[data-testid="event-id"]', (el) => {
+        const box = el.getBoundingClientRect();
+        const tailEl = el.querySelector('.id-tail');
+        const t = tailEl?.getBoundingClientRect();
+        return {
+          text: tailEl?.textContent,
+          inside: t !== undefined && t.left >= box.left - 0.5 && t.right <= box.right + 0.5 && t.width > 0,
+        };
+      });
+      expect(tail).toEqual({ text: id.slice(-8), inside: true });
+      if (viewport.mobile) {
+        // On a phone the list gives way to the detail.
+        expect(await page.isVisible('.list-pane')).toBe(false);
+      }
+    });
+
+    it('7. replay shows the consumer’s answer, and the history says what happened in words and who asked', async () => {
+      const { id } = await sendGithubPayload(server, 'pull_request', pullRequest('reopened', 12, 'Again'));
+      consumer.handle((_req, res) => {
+        res.statusCode = 500;
+        res.setHeader('content-type', 'application/json; charset=utf-8');
+        res.end('{"error":"TypeError: cannot read properties of undefined (reading \'id\')"}');
+      });
+      await openEvent(id);
+      await page.click('.replay-form button[type=submit]');
+      await page.waitForSelector('[data-testid="replay-result"] [data-testid="response-excerpt"]');
+      expect(await page.textContent('[data-testid="replay-result"] strong')).toBe('Delivered — HTTP 500');
+      expect(await page.textContent('[data-testid="response-content-type"]')).toBe('application/json; charset=utf-8');
+      expect(await page.textContent('[data-testid="response-excerpt"] pre')).toBe(
+        '{"error":"TypeError: cannot read properties of undefined (reading \'id\')"}',
+      );
+      await page.locator('[data-testid="replay-result"]').scrollIntoViewIfNeeded();
+      await shot('7-replay-excerpt');
+      consumer.handle(answerWith(202));
+
+      // Nothing listens on port 1; switchboard itself is a target replay never goes to.
+      await page.fill('#replay-target', 'http://127.0.0.1:1/down');
+      await page.click('.replay-form button[type=submit]');
+      await page.waitForFunction(
+        () => document.querySelectorAll('table[aria-label="Replay history"] tbody tr').length === 2,
+      );
+      await page.fill('#replay-target', `${server.url}/hooks/github`);
+      await page.click('.replay-form button[type=submit]');
+      await page.waitForFunction(
+        () => document.querySelectorAll('table[aria-label="Replay history"] tbody tr').length === 3,
+      );
+      // And one asked for by the server's own token (SWITCHBOARD_TOKEN), through the API.
+      const byServer = await call(server, `/api/events/${id}/replay`, {
+        method: 'POST',
+        token: ENV_TOKEN,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(byServer.status).toBe(200);
+      await openEvent(id);
+      await page.waitForFunction(
+        () => document.querySelectorAll('table[aria-label="Replay history"] tbody tr').length === 4,
+      );
+      const history = await page.$$eval('table[aria-label="Replay history"] tbody tr', (rows) =>
+        rows.map((r) => ({
+          result: r.querySelector('.pill')?.textContent,
+          by: r.querySelector('[data-testid="history-by"]')?.textContent,
+        })),
+      );
+      expect(history).toEqual([
+        { result: 'HTTP 202', by: 'server token' },
+        { result: 'Refused: target not allowed', by: 'tester' },
+        { result: 'Could not connect', by: 'tester' },
+        { result: 'HTTP 500', by: 'tester' },
+      ]);
+      await expectNoSidewaysScroll();
+      await page.locator('table[aria-label="Replay history"]').scrollIntoViewIfNeeded();
+      await shot('7-history');
+    });
+
+    it('8. pull_request.closed compares with pull_request.opened; the picker shows type, summary and time', async () => {
+      const opened = (await sendGithubPayload(server, 'pull_request', pullRequest('opened', 42, 'Add retries'))).id;
+      const closed = (await sendGithubPayload(server, 'pull_request', pullRequest('closed', 42, 'Add retries'))).id;
+      await openEvent(closed);
+      await page.waitForSelector('[data-testid="compare"]');
+      await page.click('[data-testid="compare"]');
+      await page.waitForSelector('.diff-stats');
+      expect(await page.evaluate(() => location.hash)).toMatch(new RegExp(`^#/diff/[0-9a-f-]{36}/${closed}$`));
+      expect(await page.textContent('.diff-stats')).toMatch(/\+\d+ −\d+/);
+      // The closest older event of the family is the base: the opened one.
+      expect(await page.evaluate(() => location.hash)).toBe(`#/diff/${opened}/${closed}`);
+      // Each candidate is offered with its type, summary and time, and only the family's are.
+      const label = (select: string, id: string): Promise<string | null> =>
+        page.$eval(`${select} option[value="${id}"]`, (el) => el.textContent);
+      const time = / — \d{2}:\d{2}:\d{2} · github · [0-9a-f]{8}$/;
+      expect(await label('#diff-a', opened)).toMatch(/^pull_request\.opened — octo\/api · opened #42 · Add retries — /);
+      expect(await label('#diff-a', opened)).toMatch(time);
+      expect(await label('#diff-b', closed)).toMatch(/^pull_request\.closed — octo\/api · closed #42 · Add retries — /);
+      expect(await label('#diff-b', closed)).toMatch(time);
+      const candidates = await page.$$eval('#diff-b option', (els) => els.map((e) => e.textContent ?? ''));
+      expect(candidates.length).toBeGreaterThan(2);
+      expect(candidates.every((o) => /^(pull_request\.|Choose)/.test(o))).toBe(true);
+      await expectNoSidewaysScroll();
+      await shot('8-compare-family');
+    });
+
+    it('9. the Clear button leaves the dropdowns their width, closing the detail drops the row highlight, new rows stand out', async () => {
+      await showList();
+      const widths = (): Promise<number[]> =>
+        page.$$eval('#f-provider, #f-verified, #f-range', (els) => els.map((e) => e.getBoundingClientRect().width));
+      const before = await widths();
+      await page.selectOption('#f-verified', 'true');
+      await page.waitForSelector('[data-testid="clear-filters"]');
+      expect(await widths()).toEqual(before);
+      await page.click('[data-testid="clear-filters"]');
+      await page.waitForFunction(() => document.querySelector('[data-testid="clear-filters"]') === null);
+      expect(await widths()).toEqual(before);
+
+      const [first = '', second = ''] = await page.$$eval('.event-row', (rows) =>
+        rows.map((r) => r.getAttribute('data-event-id') ?? ''),
+      );
+      await openEvent(first);
+      await page.click('button[aria-label="Close detail (Esc)"]');
+      await page.waitForFunction(() => location.hash === '#/events');
+      await page.waitForSelector(row(first), { state: 'visible' });
+      expect(await page.$$('.event-row.is-selected, .event-row.is-open, [aria-selected="true"]')).toHaveLength(0);
+      // Once its fade-out is over, the row looks like its neighbour, which was never opened.
+      await page.waitForFunction(
+        ({ a, b }) => {
+          const x = document.querySelector(a);
+          const y = document.querySelector(b);
+          if (x === null || y === null || x.classList.contains('is-fresh') || y.classList.contains('is-fresh')) {
+            return false;
+          }
+          const [sx, sy] = [getComputedStyle(x), getComputedStyle(y)];
+          return sx.backgroundColor === sy.backgroundColor && sx.borderLeftColor === sy.borderLeftColor;
+        },
+        { a: row(first), b: row(second) },
+      );
+
+      const fresh = await sendOpen(server, JSON.stringify({ type: 'fresh.arrival', n: 1 }));
+      await page.waitForSelector(`${row(fresh)}.is-fresh`);
+      const colours = await page.$eval(row(fresh), (el) => {
+        const style = getComputedStyle(el);
+        const panel = getComputedStyle(document.querySelector('.list-pane') ?? el).backgroundColor;
+        const text = getComputedStyle(el.querySelector('.row-type') ?? el).color;
+        return { background: style.backgroundColor, edge: style.borderLeftColor, panel, text };
+      });
+      const tint = contrast(colours.background, colours.panel);
+      const edge = contrast(colours.edge, colours.panel);
+      const text = contrast(colours.text, colours.background);
+      process.stdout.write(
+        `fresh highlight: tint ${tint.toFixed(2)}:1, edge ${edge.toFixed(2)}:1, text ${text.toFixed(2)}:1\n`,
+      );
+      // A tint the eye catches, an edge at WCAG's 3:1 for non-text contrast, text still at 4.5:1.
+      expect(tint).toBeGreaterThanOrEqual(1.2);
+      expect(edge).toBeGreaterThanOrEqual(3);
+      expect(text).toBeGreaterThanOrEqual(4.5);
+      await shot('9-fresh');
+      // It goes again after a few seconds.
+      await page.waitForSelector(`${row(fresh)}:not(.is-fresh)`, { timeout: 6000 });
+    });
+
+    it('ran without script errors or CSP violations', () => {
+      expect(problems).toEqual([]);
+    });
+  });
+}
