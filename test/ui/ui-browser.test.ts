@@ -503,6 +503,13 @@ for (const viewport of VIEWPORTS) {
 
     afterAll(() => session?.close());
 
+    it('5. with nothing stored and no filter, the list says "No events yet" and how to send one', async () => {
+      await page.waitForSelector('[data-testid="empty-none"]');
+      expect(await page.textContent('[data-testid="empty-none"] .empty-title')).toBe('No events yet');
+      expect(await page.textContent('[data-testid="empty-none"]')).toMatch(/npx switchboard trigger <provider>/);
+      expect(await page.$('[data-testid="empty-filtered"], [data-testid="clear-filters"]')).toBeNull();
+    });
+
     it('1. rows of one type are told apart by a one-line summary from the payload', async () => {
       const pushes = [
         push('octo/api', 'refs/heads/main', 'Fix the login redirect'),

@@ -68,10 +68,10 @@ export function formatZonedTime(iso: string): { local: string; utc: string } {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return { local: iso, utc: iso };
   const zone = zoneName();
-  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z$/.exec(iso);
+  const utcParts = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z$/.exec(iso);
   return {
     local: `${formatFullTime(iso)} ${utcOffset(d)}${zone === null ? '' : ` (${zone})`}`,
-    utc: match ? `${match[1]} ${match[2]} UTC` : d.toISOString(),
+    utc: utcParts ? `${utcParts[1]} ${utcParts[2]} UTC` : d.toISOString(),
   };
 }
 
