@@ -785,6 +785,8 @@ for (const viewport of VIEWPORTS) {
     it('8. pull_request.closed compares with pull_request.opened; the picker shows type, summary and time', async () => {
       const opened = (await sendGithubPayload(server, 'pull_request', pullRequest('opened', 42, 'Add retries'))).id;
       const closed = (await sendGithubPayload(server, 'pull_request', pullRequest('closed', 42, 'Add retries'))).id;
+      // A newer one of the family: Compare still takes the one received just before.
+      await sendGithubPayload(server, 'pull_request', pullRequest('labeled', 42, 'Add retries'));
       await openEvent(closed);
       await page.waitForSelector('[data-testid="compare"]');
       await page.click('[data-testid="compare"]');

@@ -121,9 +121,16 @@ export class ApiClient {
     return (await (await this.request(path, init)).json()) as T;
   }
 
-  listEvents(filters: EventFilters, cursor?: string, limit: number = LIST_LIMIT.default): Promise<ApiEventList> {
+  /** `before`: only events received before this RFC 3339 time (the API's exclusive `to`). */
+  listEvents(
+    filters: EventFilters,
+    cursor?: string,
+    limit: number = LIST_LIMIT.default,
+    before?: string,
+  ): Promise<ApiEventList> {
     const extra: Record<string, string> = { limit: String(limit) };
     if (cursor) extra.cursor = cursor;
+    if (before !== undefined) extra.to = before;
     return this.json(`/api/events?${filtersToQuery(filters, extra)}`);
   }
 

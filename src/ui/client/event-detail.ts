@@ -16,8 +16,6 @@ const TREE_LIMIT = 512 * 1024;
 const TEXT_LIMIT = 1024 * 1024;
 // UUIDv7 ids share their leading (time) characters; the last ones tell events apart.
 const ID_TAIL = 8;
-// Events of the same family looked at for "Compare".
-const COMPARE_CANDIDATES = 20;
 
 /** A tab of the detail: Payload, Headers and Request are built in; other views may add theirs. */
 export interface DetailTab {
@@ -388,23 +386,26 @@ function EventIdText({ id }: { id: string }): JSX.Element {
   );
 }
 
-/** The closest older event of the same family (else the newest other one), for "Compare". */
+/**
+ * The event of the same family received just before this one (else the newest other one), for
+ * "Compare": pull_request.closed against the pull_request.opened that came before it.
+ */
+async function compareCandidate(api: ApiClient, event: EventDetail): Promise<string | null> {
+  const family = familyOf(event.event_type);
+  if (family === '') return null;
+  const filters = { ...EMPTY_FILTERS, eventType: family };
+  const [older] = (await api.listEvents(filters, undefined, 1, event.received_at)).events;
+  if (older !== undefined) return older.id;
+  return (await api.listEvents(filters, undefined, 2)).events.find((e) => e.id !== event.id)?.id ?? null;
+}
+
 function useCompareCandidate(api: ApiClient, event: EventDetail | null): string | null {
-  const family = event ? familyOf(event.event_type) : null;
   const { value } = useLoaded(
-    () =>
-      family === null || family === ''
-        ? Promise.resolve(null)
-        : api.listEvents({ ...EMPTY_FILTERS, eventType: family }, undefined, COMPARE_CANDIDATES),
-    [api, event?.id, family],
+    () => (event === null ? Promise.resolve(null) : compareCandidate(api, event)),
+    [api, event?.id],
     'Could not load events to compare with.',
   );
-  if (!event || !value) return null;
-  const others = value.events.filter((e) => e.id !== event.id);
-  const older = others.find(
-    (e) => e.received_at < event.received_at || (e.received_at === event.received_at && e.id < event.id),
-  );
-  return (older ?? others[0])?.id ?? null;
+  return value;
 }
 
 export function EventDetailPane(props: DetailProps): JSX.Element {
