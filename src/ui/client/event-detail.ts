@@ -79,11 +79,7 @@ function Payload({ api, event }: { api: ApiClient; event: EventDetail }): JSX.El
     h(
       'div',
       { class: 'tab-toolbar' },
-      h(
-        'span',
-        { class: 'muted payload-facts' },
-        `${formatBytes(event.payload_size)} · ${event.content_type ?? 'no content type'}`,
-      ),
+      h('span', { class: 'muted' }, `${formatBytes(event.payload_size)} · ${event.content_type ?? 'no content type'}`),
       h(
         'div',
         { class: 'toolbar' },

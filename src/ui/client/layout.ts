@@ -1,4 +1,4 @@
-/** The building blocks several views share: a page, a card, a table, and loading what a view shows. */
+/** The building blocks several views share: a page, a table, a toggle, and loading what a view shows. */
 import { h, type ComponentChildren, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api-client.ts';
@@ -10,24 +10,6 @@ export function page(titleId: string, title: string, lead: string, ...body: Comp
     { class: 'page', 'aria-labelledby': titleId },
     h('h1', { id: titleId, class: 'page-title' }, title),
     h('p', { class: 'muted page-lead' }, lead),
-    ...body,
-  );
-}
-
-/** A card with a heading row: the title (which labels it), a muted note after it, and an action. */
-export function card(
-  head: { titleId: string; title: string; note: string; action: ComponentChildren },
-  ...body: ComponentChildren[]
-): JSX.Element {
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': head.titleId },
-    h(
-      'div',
-      { class: 'card-head' },
-      h('h3', { id: head.titleId, class: 'card-title' }, head.title, h('span', { class: 'muted' }, head.note)),
-      head.action,
-    ),
     ...body,
   );
 }
