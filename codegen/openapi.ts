@@ -191,7 +191,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
               type: 'object',
               additionalProperties: false,
               required: ['default_target'],
-              properties: { default_target: { type: ['string', 'null'], format: 'uri' } },
+              properties: { default_target: { anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }] } },
             },
           },
         },

@@ -65,7 +65,7 @@ const ENUMS: Record<string, EnumFact> = {
     doc: 'Every code of the error envelope.',
   },
   REPLAY_ERROR_CODES: {
-    source: 'replay-history.schema.json#/properties/attempts/items/properties/error_code',
+    source: 'replay-history.schema.json#/properties/attempts/items/properties/error_code/anyOf/0',
     type: 'ReplayErrorCode',
     doc: 'The codes a replay attempt can end with (the MCP tool codes of SPEC-0005).',
   },
@@ -87,7 +87,10 @@ const VALUES: Record<string, ValueFact> = {
   },
   EVENT_PROVIDER_LIMITS: { source: 'event-summary.schema.json#/properties/provider', doc: 'A provider name.' },
   EVENT_TYPE_LIMITS: { source: 'event-summary.schema.json#/properties/event_type', doc: 'An event type.' },
-  EXTERNAL_ID_LIMITS: { source: 'event-detail.schema.json#/properties/external_id', doc: "A delivery's own id." },
+  EXTERNAL_ID_LIMITS: {
+    source: 'event-detail.schema.json#/properties/external_id/anyOf/0',
+    doc: "A delivery's own id.",
+  },
   LIST_LIMIT: {
     source: 'tools/list-webhook-events.input.schema.json#/properties/limit',
     doc: 'Page size of list_webhook_events and /api/events.',
@@ -127,6 +130,11 @@ function node(registry: SchemaRegistry, source: string): JsonObject {
   let current: JsonValue = doc;
   for (const raw of pointer.split('/').slice(1)) {
     const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    // An anyOf branch is reached by index (…/anyOf/0).
+    if (Array.isArray(current) && /^\d+$/.test(key) && Number(key) < current.length) {
+      current = current[Number(key)] as JsonValue;
+      continue;
+    }
     if (!isObject(current) || !(key in current)) throw new Error(`schema facts: ${source} does not resolve`);
     current = current[key] as JsonValue;
   }

@@ -60,7 +60,7 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** The codes a replay attempt can end with (the MCP tool codes of SPEC-0005). From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_code. */
+/** The codes a replay attempt can end with (the MCP tool codes of SPEC-0005). From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_code/anyOf/0. */
 export const REPLAY_ERROR_CODES = [
   'not_found',
   'invalid_argument',
@@ -88,7 +88,7 @@ export const EVENT_PROVIDER_LIMITS = { minLength: 1, maxLength: 64 } as const;
 /** An event type. From schemas/event-summary.schema.json#/properties/event_type. */
 export const EVENT_TYPE_LIMITS = { maxLength: 200 } as const;
 
-/** A delivery's own id. From schemas/event-detail.schema.json#/properties/external_id. */
+/** A delivery's own id. From schemas/event-detail.schema.json#/properties/external_id/anyOf/0. */
 export const EXTERNAL_ID_LIMITS = { maxLength: 300 } as const;
 
 /** Page size of list_webhook_events and /api/events. From schemas/tools/list-webhook-events.input.schema.json#/properties/limit. */

@@ -628,13 +628,15 @@ export const SCHEMAS = {
       external_id: {
         description:
           "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
-        type: ['string', 'null'],
-        maxLength: 300,
+        anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
       },
-      content_type: { description: 'The Content-Type the event arrived with, or null.', type: ['string', 'null'] },
+      content_type: {
+        description: 'The Content-Type the event arrived with, or null.',
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+      },
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
-        type: ['string', 'null'],
+        anyOf: [{ type: 'string' }, { type: 'null' }],
       },
       passed_check: {
         description:
@@ -892,16 +894,16 @@ export const SCHEMAS = {
             caller: { description: 'Name of the token that asked for the replay.', type: 'string' },
             target_url: {
               description: 'The resolved target, or null when none could be resolved.',
-              type: ['string', 'null'],
+              anyOf: [{ type: 'string' }, { type: 'null' }],
             },
             resolved_ip: {
               description: 'The IP address connected to (or refused), or null.',
-              type: ['string', 'null'],
+              anyOf: [{ type: 'string' }, { type: 'null' }],
             },
             started_at: { type: 'string', format: 'date-time' },
             delivered: { type: 'boolean' },
-            response_status: { type: ['integer', 'null'] },
-            response_ms: { type: ['number', 'null'], minimum: 0 },
+            response_status: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+            response_ms: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
             response_excerpt: {
               description:
                 "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
@@ -919,8 +921,13 @@ export const SCHEMAS = {
             },
             error_code: {
               description: 'The error code when the attempt failed or was refused.',
-              type: ['string', 'null'],
-              enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal', null],
+              anyOf: [
+                {
+                  type: 'string',
+                  enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal'],
+                },
+                { type: 'null' },
+              ],
             },
           },
         },
@@ -948,9 +955,7 @@ export const SCHEMAS = {
       delivered: { description: 'True when the target accepted the connection and answered.', type: 'boolean' },
       response_status: {
         description: "The target's HTTP status, or null when it never answered.",
-        type: ['integer', 'null'],
-        minimum: 100,
-        maximum: 599,
+        anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
       },
       response_ms: {
         description: "Milliseconds from sending to the response's status line.",
@@ -1060,13 +1065,15 @@ export const SCHEMAS = {
       external_id: {
         description:
           "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
-        type: ['string', 'null'],
-        maxLength: 300,
+        anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
       },
-      content_type: { description: 'The Content-Type the event arrived with, or null.', type: ['string', 'null'] },
+      content_type: {
+        description: 'The Content-Type the event arrived with, or null.',
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+      },
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
-        type: ['string', 'null'],
+        anyOf: [{ type: 'string' }, { type: 'null' }],
       },
       passed_check: {
         description:
@@ -1321,9 +1328,7 @@ export const SCHEMAS = {
       delivered: { description: 'True when the target accepted the connection and answered.', type: 'boolean' },
       response_status: {
         description: "The target's HTTP status, or null when it never answered.",
-        type: ['integer', 'null'],
-        minimum: 100,
-        maximum: 599,
+        anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
       },
       response_ms: {
         description: "Milliseconds from sending to the response's status line.",

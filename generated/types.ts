@@ -479,7 +479,7 @@ export interface ReplayAttempt {
   /**
    * The error code when the attempt failed or was refused.
    */
-  error_code: 'not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal' | null;
+  error_code: ('not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal') | null;
 }
 /**
  * What happened when a stored event was re-sent. delivered is true whenever the target answered, whatever its status (a 4xx, 5xx or unfollowed 3xx is reported in response_status, not raised). Transport failures are the replay_failed error instead.

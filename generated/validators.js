@@ -3370,13 +3370,15 @@ const schema36 = {
     external_id: {
       description:
         "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
-      type: ['string', 'null'],
-      maxLength: 300,
+      anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
     },
-    content_type: { description: 'The Content-Type the event arrived with, or null.', type: ['string', 'null'] },
+    content_type: {
+      description: 'The Content-Type the event arrived with, or null.',
+      anyOf: [{ type: 'string' }, { type: 'null' }],
+    },
     source_ip: {
       description: "The sender's IP address as seen by switchboard, or null for queue events.",
-      type: ['string', 'null'],
+      anyOf: [{ type: 'string' }, { type: 'null' }],
     },
     passed_check: {
       description:
@@ -3963,48 +3965,50 @@ function validate24(
     }
     if (data.external_id !== undefined) {
       let data8 = data.external_id;
-      if (typeof data8 !== 'string' && data8 !== null) {
-        const err30 = {
-          instancePath: instancePath + '/external_id',
-          schemaPath: '#/properties/external_id/type',
-          keyword: 'type',
-          params: { type: schema36.properties.external_id.type },
-          message: 'must be string,null',
-        };
-        if (vErrors === null) {
-          vErrors = [err30];
-        } else {
-          vErrors.push(err30);
-        }
-        errors++;
-      }
+      const _errs26 = errors;
+      let valid8 = false;
+      const _errs27 = errors;
       if (typeof data8 === 'string') {
         if (func3(data8) > 300) {
-          const err31 = {
+          const err30 = {
             instancePath: instancePath + '/external_id',
-            schemaPath: '#/properties/external_id/maxLength',
+            schemaPath: '#/properties/external_id/anyOf/0/maxLength',
             keyword: 'maxLength',
             params: { limit: 300 },
             message: 'must NOT have more than 300 characters',
           };
           if (vErrors === null) {
-            vErrors = [err31];
+            vErrors = [err30];
           } else {
-            vErrors.push(err31);
+            vErrors.push(err30);
           }
           errors++;
         }
-      }
-    }
-    if (data.content_type !== undefined) {
-      let data9 = data.content_type;
-      if (typeof data9 !== 'string' && data9 !== null) {
-        const err32 = {
-          instancePath: instancePath + '/content_type',
-          schemaPath: '#/properties/content_type/type',
+      } else {
+        const err31 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/anyOf/0/type',
           keyword: 'type',
-          params: { type: schema36.properties.content_type.type },
-          message: 'must be string,null',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err31];
+        } else {
+          vErrors.push(err31);
+        }
+        errors++;
+      }
+      var _valid0 = _errs27 === errors;
+      valid8 = valid8 || _valid0;
+      const _errs29 = errors;
+      if (data8 !== null) {
+        const err32 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err32];
@@ -4013,16 +4017,15 @@ function validate24(
         }
         errors++;
       }
-    }
-    if (data.source_ip !== undefined) {
-      let data10 = data.source_ip;
-      if (typeof data10 !== 'string' && data10 !== null) {
+      var _valid0 = _errs29 === errors;
+      valid8 = valid8 || _valid0;
+      if (!valid8) {
         const err33 = {
-          instancePath: instancePath + '/source_ip',
-          schemaPath: '#/properties/source_ip/type',
-          keyword: 'type',
-          params: { type: schema36.properties.source_ip.type },
-          message: 'must be string,null',
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err33];
@@ -4030,16 +4033,29 @@ function validate24(
           vErrors.push(err33);
         }
         errors++;
+      } else {
+        errors = _errs26;
+        if (vErrors !== null) {
+          if (_errs26) {
+            vErrors.length = _errs26;
+          } else {
+            vErrors = null;
+          }
+        }
       }
     }
-    if (data.passed_check !== undefined) {
-      if (typeof data.passed_check !== 'boolean') {
+    if (data.content_type !== undefined) {
+      let data9 = data.content_type;
+      const _errs32 = errors;
+      let valid9 = false;
+      const _errs33 = errors;
+      if (typeof data9 !== 'string') {
         const err34 = {
-          instancePath: instancePath + '/passed_check',
-          schemaPath: '#/properties/passed_check/type',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err34];
@@ -4048,15 +4064,16 @@ function validate24(
         }
         errors++;
       }
-    }
-    if (data.payload_truncated !== undefined) {
-      if (typeof data.payload_truncated !== 'boolean') {
+      var _valid1 = _errs33 === errors;
+      valid9 = valid9 || _valid1;
+      const _errs35 = errors;
+      if (data9 !== null) {
         const err35 = {
-          instancePath: instancePath + '/payload_truncated',
-          schemaPath: '#/properties/payload_truncated/type',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err35];
@@ -4065,16 +4082,15 @@ function validate24(
         }
         errors++;
       }
-    }
-    if (data.received_size !== undefined) {
-      let data13 = data.received_size;
-      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+      var _valid1 = _errs35 === errors;
+      valid9 = valid9 || _valid1;
+      if (!valid9) {
         const err36 = {
-          instancePath: instancePath + '/received_size',
-          schemaPath: '#/properties/received_size/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err36];
@@ -4082,10 +4098,136 @@ function validate24(
           vErrors.push(err36);
         }
         errors++;
+      } else {
+        errors = _errs32;
+        if (vErrors !== null) {
+          if (_errs32) {
+            vErrors.length = _errs32;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.source_ip !== undefined) {
+      let data10 = data.source_ip;
+      const _errs38 = errors;
+      let valid10 = false;
+      const _errs39 = errors;
+      if (typeof data10 !== 'string') {
+        const err37 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err37];
+        } else {
+          vErrors.push(err37);
+        }
+        errors++;
+      }
+      var _valid2 = _errs39 === errors;
+      valid10 = valid10 || _valid2;
+      const _errs41 = errors;
+      if (data10 !== null) {
+        const err38 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
+        }
+        errors++;
+      }
+      var _valid2 = _errs41 === errors;
+      valid10 = valid10 || _valid2;
+      if (!valid10) {
+        const err39 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err39];
+        } else {
+          vErrors.push(err39);
+        }
+        errors++;
+      } else {
+        errors = _errs38;
+        if (vErrors !== null) {
+          if (_errs38) {
+            vErrors.length = _errs38;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err40 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err41 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: '#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err41];
+        } else {
+          vErrors.push(err41);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data13 = data.received_size;
+      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+        const err42 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: '#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err42];
+        } else {
+          vErrors.push(err42);
+        }
+        errors++;
       }
       if (typeof data13 == 'number' && isFinite(data13)) {
         if (data13 < 0 || isNaN(data13)) {
-          const err37 = {
+          const err43 = {
             instancePath: instancePath + '/received_size',
             schemaPath: '#/properties/received_size/minimum',
             keyword: 'minimum',
@@ -4093,9 +4235,9 @@ function validate24(
             message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err37];
+            vErrors = [err43];
           } else {
-            vErrors.push(err37);
+            vErrors.push(err43);
           }
           errors++;
         }
@@ -4105,10 +4247,10 @@ function validate24(
       let data14 = data.headers;
       if (data14 && typeof data14 == 'object' && !Array.isArray(data14)) {
         for (const key1 in data14) {
-          const _errs40 = errors;
+          const _errs52 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err38 = {
+              const err44 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -4117,16 +4259,16 @@ function validate24(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err38];
+                vErrors = [err44];
               } else {
-                vErrors.push(err38);
+                vErrors.push(err44);
               }
               errors++;
             }
           }
-          var valid9 = _errs40 === errors;
-          if (!valid9) {
-            const err39 = {
+          var valid12 = _errs52 === errors;
+          if (!valid12) {
+            const err45 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
@@ -4134,20 +4276,20 @@ function validate24(
               message: 'property name must be valid',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err45];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err45);
             }
             errors++;
           }
         }
         for (const key2 in data14) {
           let data15 = data14[key2];
-          const _errs43 = errors;
-          let valid11 = false;
-          const _errs44 = errors;
+          const _errs55 = errors;
+          let valid14 = false;
+          const _errs56 = errors;
           if (typeof data15 !== 'string') {
-            const err40 = {
+            const err46 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
               keyword: 'type',
@@ -4155,18 +4297,18 @@ function validate24(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err40];
+              vErrors = [err46];
             } else {
-              vErrors.push(err40);
+              vErrors.push(err46);
             }
             errors++;
           }
-          var _valid0 = _errs44 === errors;
-          valid11 = valid11 || _valid0;
-          const _errs46 = errors;
+          var _valid3 = _errs56 === errors;
+          valid14 = valid14 || _valid3;
+          const _errs58 = errors;
           if (Array.isArray(data15)) {
             if (data15.length < 2) {
-              const err41 = {
+              const err47 = {
                 instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
                 keyword: 'minItems',
@@ -4174,16 +4316,16 @@ function validate24(
                 message: 'must NOT have fewer than 2 items',
               };
               if (vErrors === null) {
-                vErrors = [err41];
+                vErrors = [err47];
               } else {
-                vErrors.push(err41);
+                vErrors.push(err47);
               }
               errors++;
             }
             const len0 = data15.length;
             for (let i0 = 0; i0 < len0; i0++) {
               if (typeof data15[i0] !== 'string') {
-                const err42 = {
+                const err48 = {
                   instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
                   schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
                   keyword: 'type',
@@ -4191,130 +4333,20 @@ function validate24(
                   message: 'must be string',
                 };
                 if (vErrors === null) {
-                  vErrors = [err42];
+                  vErrors = [err48];
                 } else {
-                  vErrors.push(err42);
+                  vErrors.push(err48);
                 }
                 errors++;
               }
             }
           } else {
-            const err43 = {
+            const err49 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
               keyword: 'type',
               params: { type: 'array' },
               message: 'must be array',
-            };
-            if (vErrors === null) {
-              vErrors = [err43];
-            } else {
-              vErrors.push(err43);
-            }
-            errors++;
-          }
-          var _valid0 = _errs46 === errors;
-          valid11 = valid11 || _valid0;
-          if (!valid11) {
-            const err44 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
-              keyword: 'anyOf',
-              params: {},
-              message: 'must match a schema in anyOf',
-            };
-            if (vErrors === null) {
-              vErrors = [err44];
-            } else {
-              vErrors.push(err44);
-            }
-            errors++;
-          } else {
-            errors = _errs43;
-            if (vErrors !== null) {
-              if (_errs43) {
-                vErrors.length = _errs43;
-              } else {
-                vErrors = null;
-              }
-            }
-          }
-        }
-      } else {
-        const err45 = {
-          instancePath: instancePath + '/headers',
-          schemaPath: 'event-headers.schema.json/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err45];
-        } else {
-          vErrors.push(err45);
-        }
-        errors++;
-      }
-    }
-    if (data.payload !== undefined) {
-      let data17 = data.payload;
-      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-        if (data17.encoding === undefined) {
-          const err46 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'encoding' },
-            message: "must have required property '" + 'encoding' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err46];
-          } else {
-            vErrors.push(err46);
-          }
-          errors++;
-        }
-        if (data17.data === undefined) {
-          const err47 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'data' },
-            message: "must have required property '" + 'data' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err47];
-          } else {
-            vErrors.push(err47);
-          }
-          errors++;
-        }
-        for (const key3 in data17) {
-          if (!(key3 === 'encoding' || key3 === 'data')) {
-            const err48 = {
-              instancePath: instancePath + '/payload',
-              schemaPath: 'event-payload.schema.json/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key3 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err48];
-            } else {
-              vErrors.push(err48);
-            }
-            errors++;
-          }
-        }
-        if (data17.encoding !== undefined) {
-          let data18 = data17.encoding;
-          if (typeof data18 !== 'string') {
-            const err49 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err49];
@@ -4323,13 +4355,15 @@ function validate24(
             }
             errors++;
           }
-          if (!(data18 === 'utf8' || data18 === 'base64')) {
+          var _valid3 = _errs58 === errors;
+          valid14 = valid14 || _valid3;
+          if (!valid14) {
             const err50 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema47.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
               vErrors = [err50];
@@ -4337,11 +4371,119 @@ function validate24(
               vErrors.push(err50);
             }
             errors++;
+          } else {
+            errors = _errs55;
+            if (vErrors !== null) {
+              if (_errs55) {
+                vErrors.length = _errs55;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+      } else {
+        const err51 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: 'event-headers.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err51];
+        } else {
+          vErrors.push(err51);
+        }
+        errors++;
+      }
+    }
+    if (data.payload !== undefined) {
+      let data17 = data.payload;
+      if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
+        if (data17.encoding === undefined) {
+          const err52 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'encoding' },
+            message: "must have required property '" + 'encoding' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err52];
+          } else {
+            vErrors.push(err52);
+          }
+          errors++;
+        }
+        if (data17.data === undefined) {
+          const err53 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err53];
+          } else {
+            vErrors.push(err53);
+          }
+          errors++;
+        }
+        for (const key3 in data17) {
+          if (!(key3 === 'encoding' || key3 === 'data')) {
+            const err54 = {
+              instancePath: instancePath + '/payload',
+              schemaPath: 'event-payload.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key3 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err54];
+            } else {
+              vErrors.push(err54);
+            }
+            errors++;
+          }
+        }
+        if (data17.encoding !== undefined) {
+          let data18 = data17.encoding;
+          if (typeof data18 !== 'string') {
+            const err55 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+          if (!(data18 === 'utf8' || data18 === 'base64')) {
+            const err56 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema47.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
           }
         }
         if (data17.data !== undefined) {
           if (typeof data17.data !== 'string') {
-            const err51 = {
+            const err57 = {
               instancePath: instancePath + '/payload/data',
               schemaPath: 'event-payload.schema.json/properties/data/type',
               keyword: 'type',
@@ -4349,15 +4491,15 @@ function validate24(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err57];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err57);
             }
             errors++;
           }
         }
       } else {
-        const err52 = {
+        const err58 = {
           instancePath: instancePath + '/payload',
           schemaPath: 'event-payload.schema.json/type',
           keyword: 'type',
@@ -4365,15 +4507,15 @@ function validate24(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err52];
+          vErrors = [err58];
         } else {
-          vErrors.push(err52);
+          vErrors.push(err58);
         }
         errors++;
       }
     }
   } else {
-    const err53 = {
+    const err59 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -4381,9 +4523,9 @@ function validate24(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err53];
+      vErrors = [err59];
     } else {
-      vErrors.push(err53);
+      vErrors.push(err59);
     }
     errors++;
   }
@@ -5772,13 +5914,16 @@ const schema54 = {
           caller: { description: 'Name of the token that asked for the replay.', type: 'string' },
           target_url: {
             description: 'The resolved target, or null when none could be resolved.',
-            type: ['string', 'null'],
+            anyOf: [{ type: 'string' }, { type: 'null' }],
           },
-          resolved_ip: { description: 'The IP address connected to (or refused), or null.', type: ['string', 'null'] },
+          resolved_ip: {
+            description: 'The IP address connected to (or refused), or null.',
+            anyOf: [{ type: 'string' }, { type: 'null' }],
+          },
           started_at: { type: 'string', format: 'date-time' },
           delivered: { type: 'boolean' },
-          response_status: { type: ['integer', 'null'] },
-          response_ms: { type: ['number', 'null'], minimum: 0 },
+          response_status: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+          response_ms: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
           response_excerpt: { $ref: 'replay-result.schema.json#/properties/response_excerpt' },
           response_content_type: { $ref: 'replay-result.schema.json#/properties/response_content_type' },
           unsigned: {
@@ -5788,8 +5933,10 @@ const schema54 = {
           },
           error_code: {
             description: 'The error code when the attempt failed or was refused.',
-            type: ['string', 'null'],
-            enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal', null],
+            anyOf: [
+              { type: 'string', enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal'] },
+              { type: 'null' },
+            ],
           },
         },
       },
@@ -6114,13 +6261,16 @@ function validate31(
             }
             if (data1.target_url !== undefined) {
               let data5 = data1.target_url;
-              if (typeof data5 !== 'string' && data5 !== null) {
+              const _errs15 = errors;
+              let valid5 = false;
+              const _errs16 = errors;
+              if (typeof data5 !== 'string') {
                 const err18 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/target_url',
-                  schemaPath: '#/properties/attempts/items/properties/target_url/type',
+                  schemaPath: '#/properties/attempts/items/properties/target_url/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.target_url.type },
-                  message: 'must be string,null',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err18];
@@ -6129,16 +6279,16 @@ function validate31(
                 }
                 errors++;
               }
-            }
-            if (data1.resolved_ip !== undefined) {
-              let data6 = data1.resolved_ip;
-              if (typeof data6 !== 'string' && data6 !== null) {
+              var _valid0 = _errs16 === errors;
+              valid5 = valid5 || _valid0;
+              const _errs18 = errors;
+              if (data5 !== null) {
                 const err19 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
-                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/target_url',
+                  schemaPath: '#/properties/attempts/items/properties/target_url/anyOf/1/type',
                   keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.resolved_ip.type },
-                  message: 'must be string,null',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err19];
@@ -6147,29 +6297,42 @@ function validate31(
                 }
                 errors++;
               }
-            }
-            if (data1.started_at !== undefined) {
-              let data7 = data1.started_at;
-              if (typeof data7 === 'string') {
-                if (!formats4.validate(data7)) {
-                  const err20 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
-                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
-                    keyword: 'format',
-                    params: { format: 'date-time' },
-                    message: 'must match format "' + 'date-time' + '"',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err20];
-                  } else {
-                    vErrors.push(err20);
-                  }
-                  errors++;
+              var _valid0 = _errs18 === errors;
+              valid5 = valid5 || _valid0;
+              if (!valid5) {
+                const err20 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/target_url',
+                  schemaPath: '#/properties/attempts/items/properties/target_url/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err20];
+                } else {
+                  vErrors.push(err20);
                 }
+                errors++;
               } else {
+                errors = _errs15;
+                if (vErrors !== null) {
+                  if (_errs15) {
+                    vErrors.length = _errs15;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.resolved_ip !== undefined) {
+              let data6 = data1.resolved_ip;
+              const _errs21 = errors;
+              let valid6 = false;
+              const _errs22 = errors;
+              if (typeof data6 !== 'string') {
                 const err21 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/started_at',
-                  schemaPath: '#/properties/attempts/items/properties/started_at/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
+                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/anyOf/0/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
@@ -6181,15 +6344,16 @@ function validate31(
                 }
                 errors++;
               }
-            }
-            if (data1.delivered !== undefined) {
-              if (typeof data1.delivered !== 'boolean') {
+              var _valid1 = _errs22 === errors;
+              valid6 = valid6 || _valid1;
+              const _errs24 = errors;
+              if (data6 !== null) {
                 const err22 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/delivered',
-                  schemaPath: '#/properties/attempts/items/properties/delivered/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
+                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/anyOf/1/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err22];
@@ -6198,16 +6362,15 @@ function validate31(
                 }
                 errors++;
               }
-            }
-            if (data1.response_status !== undefined) {
-              let data9 = data1.response_status;
-              if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9)) && data9 !== null) {
+              var _valid1 = _errs24 === errors;
+              valid6 = valid6 || _valid1;
+              if (!valid6) {
                 const err23 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
-                  schemaPath: '#/properties/attempts/items/properties/response_status/type',
-                  keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.response_status.type },
-                  message: 'must be integer,null',
+                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
+                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err23];
@@ -6215,51 +6378,59 @@ function validate31(
                   vErrors.push(err23);
                 }
                 errors++;
+              } else {
+                errors = _errs21;
+                if (vErrors !== null) {
+                  if (_errs21) {
+                    vErrors.length = _errs21;
+                  } else {
+                    vErrors = null;
+                  }
+                }
               }
             }
-            if (data1.response_ms !== undefined) {
-              let data10 = data1.response_ms;
-              if (!(typeof data10 == 'number' && isFinite(data10)) && data10 !== null) {
-                const err24 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
-                  schemaPath: '#/properties/attempts/items/properties/response_ms/type',
-                  keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.response_ms.type },
-                  message: 'must be number,null',
-                };
-                if (vErrors === null) {
-                  vErrors = [err24];
-                } else {
-                  vErrors.push(err24);
-                }
-                errors++;
-              }
-              if (typeof data10 == 'number' && isFinite(data10)) {
-                if (data10 < 0 || isNaN(data10)) {
-                  const err25 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
-                    schemaPath: '#/properties/attempts/items/properties/response_ms/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
+            if (data1.started_at !== undefined) {
+              let data7 = data1.started_at;
+              if (typeof data7 === 'string') {
+                if (!formats4.validate(data7)) {
+                  const err24 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
                   };
                   if (vErrors === null) {
-                    vErrors = [err25];
+                    vErrors = [err24];
                   } else {
-                    vErrors.push(err25);
+                    vErrors.push(err24);
                   }
                   errors++;
                 }
-              }
-            }
-            if (data1.response_excerpt !== undefined) {
-              if (typeof data1.response_excerpt !== 'string') {
-                const err26 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
-                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
+              } else {
+                const err25 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                  schemaPath: '#/properties/attempts/items/properties/started_at/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err25];
+                } else {
+                  vErrors.push(err25);
+                }
+                errors++;
+              }
+            }
+            if (data1.delivered !== undefined) {
+              if (typeof data1.delivered !== 'boolean') {
+                const err26 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/delivered',
+                  schemaPath: '#/properties/attempts/items/properties/delivered/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -6269,31 +6440,36 @@ function validate31(
                 errors++;
               }
             }
-            if (data1.response_content_type !== undefined) {
-              let data12 = data1.response_content_type;
-              if (typeof data12 === 'string') {
-                if (func3(data12) > 200) {
-                  const err27 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
-                    schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
-                    keyword: 'maxLength',
-                    params: { limit: 200 },
-                    message: 'must NOT have more than 200 characters',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err27];
-                  } else {
-                    vErrors.push(err27);
-                  }
-                  errors++;
-                }
-              } else {
-                const err28 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
-                  schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
+            if (data1.response_status !== undefined) {
+              let data9 = data1.response_status;
+              const _errs31 = errors;
+              let valid7 = false;
+              const _errs32 = errors;
+              if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
+                const err27 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
+                  schemaPath: '#/properties/attempts/items/properties/response_status/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err27];
+                } else {
+                  vErrors.push(err27);
+                }
+                errors++;
+              }
+              var _valid2 = _errs32 === errors;
+              valid7 = valid7 || _valid2;
+              const _errs34 = errors;
+              if (data9 !== null) {
+                const err28 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
+                  schemaPath: '#/properties/attempts/items/properties/response_status/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err28];
@@ -6302,15 +6478,15 @@ function validate31(
                 }
                 errors++;
               }
-            }
-            if (data1.unsigned !== undefined) {
-              if (typeof data1.unsigned !== 'boolean') {
+              var _valid2 = _errs34 === errors;
+              valid7 = valid7 || _valid2;
+              if (!valid7) {
                 const err29 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
-                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
+                  schemaPath: '#/properties/attempts/items/properties/response_status/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err29];
@@ -6318,39 +6494,45 @@ function validate31(
                   vErrors.push(err29);
                 }
                 errors++;
+              } else {
+                errors = _errs31;
+                if (vErrors !== null) {
+                  if (_errs31) {
+                    vErrors.length = _errs31;
+                  } else {
+                    vErrors = null;
+                  }
+                }
               }
             }
-            if (data1.error_code !== undefined) {
-              let data14 = data1.error_code;
-              if (typeof data14 !== 'string' && data14 !== null) {
-                const err30 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
-                  keyword: 'type',
-                  params: { type: schema54.properties.attempts.items.properties.error_code.type },
-                  message: 'must be string,null',
-                };
-                if (vErrors === null) {
-                  vErrors = [err30];
-                } else {
-                  vErrors.push(err30);
+            if (data1.response_ms !== undefined) {
+              let data10 = data1.response_ms;
+              const _errs37 = errors;
+              let valid8 = false;
+              const _errs38 = errors;
+              if (typeof data10 == 'number' && isFinite(data10)) {
+                if (data10 < 0 || isNaN(data10)) {
+                  const err30 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                    schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err30];
+                  } else {
+                    vErrors.push(err30);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (!(
-                data14 === 'not_found' ||
-                data14 === 'invalid_argument' ||
-                data14 === 'replay_failed' ||
-                data14 === 'rate_limited' ||
-                data14 === 'internal' ||
-                data14 === null
-              )) {
+              } else {
                 const err31 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.enum },
-                  message: 'must be equal to one of the allowed values',
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                  schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
                 };
                 if (vErrors === null) {
                   vErrors = [err31];
@@ -6359,9 +6541,207 @@ function validate31(
                 }
                 errors++;
               }
+              var _valid3 = _errs38 === errors;
+              valid8 = valid8 || _valid3;
+              const _errs40 = errors;
+              if (data10 !== null) {
+                const err32 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                  schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+              var _valid3 = _errs40 === errors;
+              valid8 = valid8 || _valid3;
+              if (!valid8) {
+                const err33 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                  schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
+                }
+                errors++;
+              } else {
+                errors = _errs37;
+                if (vErrors !== null) {
+                  if (_errs37) {
+                    vErrors.length = _errs37;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.response_excerpt !== undefined) {
+              if (typeof data1.response_excerpt !== 'string') {
+                const err34 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
+                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
+              }
+            }
+            if (data1.response_content_type !== undefined) {
+              let data12 = data1.response_content_type;
+              if (typeof data12 === 'string') {
+                if (func3(data12) > 200) {
+                  const err35 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                    schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 200 },
+                    message: 'must NOT have more than 200 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err35];
+                  } else {
+                    vErrors.push(err35);
+                  }
+                  errors++;
+                }
+              } else {
+                const err36 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                  schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
+            if (data1.unsigned !== undefined) {
+              if (typeof data1.unsigned !== 'boolean') {
+                const err37 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
+                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                };
+                if (vErrors === null) {
+                  vErrors = [err37];
+                } else {
+                  vErrors.push(err37);
+                }
+                errors++;
+              }
+            }
+            if (data1.error_code !== undefined) {
+              let data14 = data1.error_code;
+              const _errs51 = errors;
+              let valid11 = false;
+              const _errs52 = errors;
+              if (typeof data14 !== 'string') {
+                const err38 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err38];
+                } else {
+                  vErrors.push(err38);
+                }
+                errors++;
+              }
+              if (!(
+                data14 === 'not_found' ||
+                data14 === 'invalid_argument' ||
+                data14 === 'replay_failed' ||
+                data14 === 'rate_limited' ||
+                data14 === 'internal'
+              )) {
+                const err39 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema54.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err39];
+                } else {
+                  vErrors.push(err39);
+                }
+                errors++;
+              }
+              var _valid4 = _errs52 === errors;
+              valid11 = valid11 || _valid4;
+              const _errs54 = errors;
+              if (data14 !== null) {
+                const err40 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+              var _valid4 = _errs54 === errors;
+              valid11 = valid11 || _valid4;
+              if (!valid11) {
+                const err41 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err41];
+                } else {
+                  vErrors.push(err41);
+                }
+                errors++;
+              } else {
+                errors = _errs51;
+                if (vErrors !== null) {
+                  if (_errs51) {
+                    vErrors.length = _errs51;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
             }
           } else {
-            const err32 = {
+            const err42 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -6369,15 +6749,15 @@ function validate31(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err32];
+              vErrors = [err42];
             } else {
-              vErrors.push(err32);
+              vErrors.push(err42);
             }
             errors++;
           }
         }
       } else {
-        const err33 = {
+        const err43 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -6385,15 +6765,15 @@ function validate31(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err33];
+          vErrors = [err43];
         } else {
-          vErrors.push(err33);
+          vErrors.push(err43);
         }
         errors++;
       }
     }
   } else {
-    const err34 = {
+    const err44 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6401,9 +6781,9 @@ function validate31(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err34];
+      vErrors = [err44];
     } else {
-      vErrors.push(err34);
+      vErrors.push(err44);
     }
     errors++;
   }
@@ -6432,9 +6812,7 @@ const schema56 = {
     delivered: { description: 'True when the target accepted the connection and answered.', type: 'boolean' },
     response_status: {
       description: "The target's HTTP status, or null when it never answered.",
-      type: ['integer', 'null'],
-      minimum: 100,
-      maximum: 599,
+      anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
     },
     response_ms: {
       description: "Milliseconds from sending to the response's status line.",
@@ -6655,13 +7033,16 @@ function validate32(
     }
     if (data.response_status !== undefined) {
       let data3 = data.response_status;
-      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3)) && data3 !== null) {
+      const _errs10 = errors;
+      let valid2 = false;
+      const _errs11 = errors;
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
         const err11 = {
           instancePath: instancePath + '/response_status',
-          schemaPath: '#/properties/response_status/type',
+          schemaPath: '#/properties/response_status/anyOf/0/type',
           keyword: 'type',
-          params: { type: schema56.properties.response_status.type },
-          message: 'must be integer,null',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
           vErrors = [err11];
@@ -6674,7 +7055,7 @@ function validate32(
         if (data3 > 599 || isNaN(data3)) {
           const err12 = {
             instancePath: instancePath + '/response_status',
-            schemaPath: '#/properties/response_status/maximum',
+            schemaPath: '#/properties/response_status/anyOf/0/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 599 },
             message: 'must be <= 599',
@@ -6689,7 +7070,7 @@ function validate32(
         if (data3 < 100 || isNaN(data3)) {
           const err13 = {
             instancePath: instancePath + '/response_status',
-            schemaPath: '#/properties/response_status/minimum',
+            schemaPath: '#/properties/response_status/anyOf/0/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 100 },
             message: 'must be >= 100',
@@ -6702,32 +7083,33 @@ function validate32(
           errors++;
         }
       }
-    }
-    if (data.response_ms !== undefined) {
-      let data4 = data.response_ms;
-      if (typeof data4 == 'number' && isFinite(data4)) {
-        if (data4 < 0 || isNaN(data4)) {
-          const err14 = {
-            instancePath: instancePath + '/response_ms',
-            schemaPath: '#/properties/response_ms/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-      } else {
-        const err15 = {
-          instancePath: instancePath + '/response_ms',
-          schemaPath: '#/properties/response_ms/type',
+      var _valid0 = _errs11 === errors;
+      valid2 = valid2 || _valid0;
+      const _errs13 = errors;
+      if (data3 !== null) {
+        const err14 = {
+          instancePath: instancePath + '/response_status',
+          schemaPath: '#/properties/response_status/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      var _valid0 = _errs13 === errors;
+      valid2 = valid2 || _valid0;
+      if (!valid2) {
+        const err15 = {
+          instancePath: instancePath + '/response_status',
+          schemaPath: '#/properties/response_status/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err15];
@@ -6735,47 +7117,56 @@ function validate32(
           vErrors.push(err15);
         }
         errors++;
-      }
-    }
-    if (data.response_excerpt !== undefined) {
-      if (typeof data.response_excerpt !== 'string') {
-        const err16 = {
-          instancePath: instancePath + '/response_excerpt',
-          schemaPath: '#/properties/response_excerpt/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err16];
-        } else {
-          vErrors.push(err16);
+      } else {
+        errors = _errs10;
+        if (vErrors !== null) {
+          if (_errs10) {
+            vErrors.length = _errs10;
+          } else {
+            vErrors = null;
+          }
         }
-        errors++;
       }
     }
-    if (data.response_content_type !== undefined) {
-      let data6 = data.response_content_type;
-      if (typeof data6 === 'string') {
-        if (func3(data6) > 200) {
-          const err17 = {
-            instancePath: instancePath + '/response_content_type',
-            schemaPath: '#/properties/response_content_type/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 200 },
-            message: 'must NOT have more than 200 characters',
+    if (data.response_ms !== undefined) {
+      let data4 = data.response_ms;
+      if (typeof data4 == 'number' && isFinite(data4)) {
+        if (data4 < 0 || isNaN(data4)) {
+          const err16 = {
+            instancePath: instancePath + '/response_ms',
+            schemaPath: '#/properties/response_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err17];
+            vErrors = [err16];
           } else {
-            vErrors.push(err17);
+            vErrors.push(err16);
           }
           errors++;
         }
       } else {
+        const err17 = {
+          instancePath: instancePath + '/response_ms',
+          schemaPath: '#/properties/response_ms/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.response_excerpt !== undefined) {
+      if (typeof data.response_excerpt !== 'string') {
         const err18 = {
-          instancePath: instancePath + '/response_content_type',
-          schemaPath: '#/properties/response_content_type/type',
+          instancePath: instancePath + '/response_excerpt',
+          schemaPath: '#/properties/response_excerpt/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -6788,8 +7179,42 @@ function validate32(
         errors++;
       }
     }
+    if (data.response_content_type !== undefined) {
+      let data6 = data.response_content_type;
+      if (typeof data6 === 'string') {
+        if (func3(data6) > 200) {
+          const err19 = {
+            instancePath: instancePath + '/response_content_type',
+            schemaPath: '#/properties/response_content_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      } else {
+        const err20 = {
+          instancePath: instancePath + '/response_content_type',
+          schemaPath: '#/properties/response_content_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err19 = {
+    const err21 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6797,9 +7222,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err19];
+      vErrors = [err21];
     } else {
-      vErrors.push(err19);
+      vErrors.push(err21);
     }
     errors++;
   }
