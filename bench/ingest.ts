@@ -129,6 +129,7 @@ function discardingStore(): EventStore {
     insertMany: async (events) => events.map(acknowledge),
     get: notKept,
     list: notKept,
+    providerHasEvents: notKept,
     summaries: notKept,
   };
 }

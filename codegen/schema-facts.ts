@@ -64,6 +64,11 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'ErrorCode',
     doc: 'Every code of the error envelope.',
   },
+  LIST_ORDERS: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/order',
+    type: 'ListOrder',
+    doc: 'The orders list_webhook_events and /api/events can page in.',
+  },
   REPLAY_ERROR_CODES: {
     source: 'replay-history.schema.json#/properties/attempts/items/properties/error_code/anyOf/0',
     type: 'ReplayErrorCode',
@@ -98,6 +103,14 @@ const VALUES: Record<string, ValueFact> = {
   LIST_SINCE_LIMITS: {
     source: 'tools/list-webhook-events.input.schema.json#/properties/since',
     doc: 'The since filter (a timestamp or an event id).',
+  },
+  LIST_UNTIL_LIMITS: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/until',
+    doc: 'The until filter (a timestamp or an event id).',
+  },
+  LIST_ORDER: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/order',
+    doc: 'The order a list is in when none is asked for.',
   },
   RECENT_EVENTS_LIMITS: {
     source: 'recent-events-resource.schema.json#/properties/events',

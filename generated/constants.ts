@@ -60,6 +60,10 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** The orders list_webhook_events and /api/events can page in. From schemas/tools/list-webhook-events.input.schema.json#/properties/order. */
+export const LIST_ORDERS = ['newest_first', 'oldest_first'] as const;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+
 /** The codes a replay attempt can end with (the MCP tool codes of SPEC-0005). From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_code/anyOf/0. */
 export const REPLAY_ERROR_CODES = [
   'not_found',
@@ -96,6 +100,12 @@ export const LIST_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;
 
 /** The since filter (a timestamp or an event id). From schemas/tools/list-webhook-events.input.schema.json#/properties/since. */
 export const LIST_SINCE_LIMITS = { minLength: 1, maxLength: 64 } as const;
+
+/** The until filter (a timestamp or an event id). From schemas/tools/list-webhook-events.input.schema.json#/properties/until. */
+export const LIST_UNTIL_LIMITS = { minLength: 1, maxLength: 64 } as const;
+
+/** The order a list is in when none is asked for. From schemas/tools/list-webhook-events.input.schema.json#/properties/order. */
+export const LIST_ORDER = { default: 'newest_first' } as const;
 
 /** The recent-events resource. From schemas/recent-events-resource.schema.json#/properties/events. */
 export const RECENT_EVENTS_LIMITS = { maxItems: 50 } as const;

@@ -977,7 +977,7 @@ export const SCHEMAS = {
   SearchEventsQuery: {
     title: 'SearchEventsQuery',
     description:
-      "The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.",
+      'How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.',
     type: 'object',
     additionalProperties: false,
     properties: {
@@ -1195,31 +1195,56 @@ export const SCHEMAS = {
   },
   ListWebhookEventsInput: {
     title: 'ListWebhookEventsInput',
-    description: 'Filters and paging for list_webhook_events. All fields are optional.',
+    description:
+      'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
     type: 'object',
     additionalProperties: false,
     properties: {
       provider: {
-        description: 'Only events from this provider (see list_providers).',
+        description: 'Provider name (see list_providers). Unknown: not_found.',
         type: 'string',
         minLength: 1,
         maxLength: 64,
       },
       event_type: {
-        description: 'Exact type; a dotless value also matches sub-types (issues matches issues.opened).',
+        description:
+          'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.',
         type: 'string',
         minLength: 1,
         maxLength: 200,
       },
       since: {
-        description: 'Lower bound: ISO-8601 timestamp or event id.',
+        description: 'Exclusive lower bound: ISO-8601 time or event id.',
         type: 'string',
         minLength: 1,
         maxLength: 64,
       },
-      limit: { description: 'Page size, 1 to 200.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
+      until: {
+        description: 'Inclusive upper bound: ISO-8601 time or event id.',
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+      },
+      verified: {
+        description:
+          'true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.',
+        type: 'boolean',
+      },
+      q: { description: 'Full-text search of payloads.', type: 'string', minLength: 1, maxLength: 200 },
+      match: {
+        description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
+        type: 'object',
+        additionalProperties: true,
+      },
+      order: {
+        description: 'Sort order; next_cursor follows it.',
+        type: 'string',
+        enum: ['newest_first', 'oldest_first'],
+        default: 'newest_first',
+      },
+      limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
       cursor: {
-        description: 'next_cursor of the previous page, with the same filters.',
+        description: 'next_cursor of the previous page; keep the filters and order.',
         type: 'string',
         minLength: 1,
         maxLength: 512,
@@ -1229,7 +1254,7 @@ export const SCHEMAS = {
   ListWebhookEventsOutput: {
     title: 'ListWebhookEventsOutput',
     description:
-      'One page of event summaries, newest first (received_at, then id, descending). next_cursor is present only when more events match.',
+      'One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.',
     type: 'object',
     additionalProperties: false,
     required: ['events'],
@@ -1282,7 +1307,10 @@ export const SCHEMAS = {
           },
         },
       },
-      next_cursor: { description: 'Opaque; pass as cursor to get the next page.', type: 'string' },
+      next_cursor: {
+        description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
+        type: 'string',
+      },
     },
   },
   ReplayWebhookEventInput: {

@@ -515,7 +515,7 @@ export interface ReplayResult {
   response_content_type?: string;
 }
 /**
- * The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.
+ * How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.
  */
 export interface SearchEventsQuery {
   /**
@@ -619,32 +619,54 @@ export interface ListProvidersOutput {
   providers: ProviderStatus[];
 }
 /**
- * Filters and paging for list_webhook_events. All fields are optional.
+ * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInput {
   /**
-   * Only events from this provider (see list_providers).
+   * Provider name (see list_providers). Unknown: not_found.
    */
   provider?: string;
   /**
-   * Exact type; a dotless value also matches sub-types (issues matches issues.opened).
+   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.
    */
   event_type?: string;
   /**
-   * Lower bound: ISO-8601 timestamp or event id.
+   * Exclusive lower bound: ISO-8601 time or event id.
    */
   since?: string;
   /**
-   * Page size, 1 to 200.
+   * Inclusive upper bound: ISO-8601 time or event id.
+   */
+  until?: string;
+  /**
+   * true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.
+   */
+  verified?: boolean;
+  /**
+   * Full-text search of payloads.
+   */
+  q?: string;
+  /**
+   * JSON object the payload must contain, e.g. {"action":"opened"}.
+   */
+  match?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Sort order; next_cursor follows it.
+   */
+  order?: 'newest_first' | 'oldest_first';
+  /**
+   * Page size.
    */
   limit?: number;
   /**
-   * next_cursor of the previous page, with the same filters.
+   * next_cursor of the previous page; keep the filters and order.
    */
   cursor?: string;
 }
 /**
- * One page of event summaries, newest first (received_at, then id, descending). next_cursor is present only when more events match.
+ * One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.
  */
 export interface ListWebhookEventsOutput {
   /**
@@ -652,7 +674,7 @@ export interface ListWebhookEventsOutput {
    */
   events: EventSummary[];
   /**
-   * Opaque; pass as cursor to get the next page.
+   * Opaque; pass it as cursor, with the same filters and order, to get the next page.
    */
   next_cursor?: string;
 }
@@ -950,27 +972,49 @@ export interface ProviderWithDefaults {
 }
 
 /**
- * Filters and paging for list_webhook_events. All fields are optional.
+ * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInputWithDefaults {
   /**
-   * Only events from this provider (see list_providers).
+   * Provider name (see list_providers). Unknown: not_found.
    */
   provider?: string;
   /**
-   * Exact type; a dotless value also matches sub-types (issues matches issues.opened).
+   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.
    */
   event_type?: string;
   /**
-   * Lower bound: ISO-8601 timestamp or event id.
+   * Exclusive lower bound: ISO-8601 time or event id.
    */
   since?: string;
   /**
-   * Page size, 1 to 200.
+   * Inclusive upper bound: ISO-8601 time or event id.
+   */
+  until?: string;
+  /**
+   * true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.
+   */
+  verified?: boolean;
+  /**
+   * Full-text search of payloads.
+   */
+  q?: string;
+  /**
+   * JSON object the payload must contain, e.g. {"action":"opened"}.
+   */
+  match?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Sort order; next_cursor follows it.
+   */
+  order: 'newest_first' | 'oldest_first';
+  /**
+   * Page size.
    */
   limit: number;
   /**
-   * next_cursor of the previous page, with the same filters.
+   * next_cursor of the previous page; keep the filters and order.
    */
   cursor?: string;
 }

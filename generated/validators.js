@@ -7239,7 +7239,7 @@ const schema60 = {
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
   description:
-    "The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.",
+    'How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -7826,32 +7826,63 @@ const schema65 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
-  description: 'Filters and paging for list_webhook_events. All fields are optional.',
+  description:
+    'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
   type: 'object',
   additionalProperties: false,
   properties: {
     provider: {
-      description: 'Only events from this provider (see list_providers).',
+      description: 'Provider name (see list_providers). Unknown: not_found.',
       type: 'string',
       minLength: 1,
       maxLength: 64,
     },
     event_type: {
-      description: 'Exact type; a dotless value also matches sub-types (issues matches issues.opened).',
+      description:
+        'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.',
       type: 'string',
       minLength: 1,
       maxLength: 200,
     },
-    since: { description: 'Lower bound: ISO-8601 timestamp or event id.', type: 'string', minLength: 1, maxLength: 64 },
-    limit: { description: 'Page size, 1 to 200.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    since: {
+      description: 'Exclusive lower bound: ISO-8601 time or event id.',
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+    },
+    until: {
+      description: 'Inclusive upper bound: ISO-8601 time or event id.',
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+    },
+    verified: {
+      description:
+        'true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.',
+      type: 'boolean',
+    },
+    q: { $ref: '../search-events-query.schema.json#/properties/q', description: 'Full-text search of payloads.' },
+    match: {
+      description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
+      type: 'object',
+      additionalProperties: true,
+    },
+    order: {
+      description: 'Sort order; next_cursor follows it.',
+      type: 'string',
+      enum: ['newest_first', 'oldest_first'],
+      default: 'newest_first',
+    },
+    limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: {
-      description: 'next_cursor of the previous page, with the same filters.',
+      description: 'next_cursor of the previous page; keep the filters and order.',
       type: 'string',
       minLength: 1,
       maxLength: 512,
     },
   },
 };
+const schema66 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
 function validate40(
   data,
@@ -7867,17 +7898,14 @@ function validate40(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.order === undefined) {
+      data.order = 'newest_first';
+    }
     if (data.limit === undefined) {
       data.limit = 50;
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'provider' ||
-        key0 === 'event_type' ||
-        key0 === 'since' ||
-        key0 === 'limit' ||
-        key0 === 'cursor'
-      )) {
+      if (!func1.call(schema65.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8040,45 +8068,46 @@ function validate40(
         errors++;
       }
     }
-    let data3 = data.limit;
-    if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
-      const err10 = {
-        instancePath: instancePath + '/limit',
-        schemaPath: '#/properties/limit/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err10];
-      } else {
-        vErrors.push(err10);
-      }
-      errors++;
-    }
-    if (typeof data3 == 'number' && isFinite(data3)) {
-      if (data3 > 200 || isNaN(data3)) {
-        const err11 = {
-          instancePath: instancePath + '/limit',
-          schemaPath: '#/properties/limit/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 200 },
-          message: 'must be <= 200',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
+    if (data.until !== undefined) {
+      let data3 = data.until;
+      if (typeof data3 === 'string') {
+        if (func3(data3) > 64) {
+          const err10 = {
+            instancePath: instancePath + '/until',
+            schemaPath: '#/properties/until/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
         }
-        errors++;
-      }
-      if (data3 < 1 || isNaN(data3)) {
+        if (func3(data3) < 1) {
+          const err11 = {
+            instancePath: instancePath + '/until',
+            schemaPath: '#/properties/until/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
         const err12 = {
-          instancePath: instancePath + '/limit',
-          schemaPath: '#/properties/limit/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+          instancePath: instancePath + '/until',
+          schemaPath: '#/properties/until/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err12];
@@ -8088,31 +8117,33 @@ function validate40(
         errors++;
       }
     }
-    if (data.cursor !== undefined) {
-      let data4 = data.cursor;
-      if (typeof data4 === 'string') {
-        if (func3(data4) > 512) {
-          const err13 = {
-            instancePath: instancePath + '/cursor',
-            schemaPath: '#/properties/cursor/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 512 },
-            message: 'must NOT have more than 512 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err13];
-          } else {
-            vErrors.push(err13);
-          }
-          errors++;
+    if (data.verified !== undefined) {
+      if (typeof data.verified !== 'boolean') {
+        const err13 = {
+          instancePath: instancePath + '/verified',
+          schemaPath: '#/properties/verified/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
         }
-        if (func3(data4) < 1) {
+        errors++;
+      }
+    }
+    if (data.q !== undefined) {
+      let data5 = data.q;
+      if (typeof data5 === 'string') {
+        if (func3(data5) > 200) {
           const err14 = {
-            instancePath: instancePath + '/cursor',
-            schemaPath: '#/properties/cursor/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/q',
+            schemaPath: '../search-events-query.schema.json#/properties/q/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
           };
           if (vErrors === null) {
             vErrors = [err14];
@@ -8121,8 +8152,170 @@ function validate40(
           }
           errors++;
         }
+        if (func3(data5) < 1) {
+          const err15 = {
+            instancePath: instancePath + '/q',
+            schemaPath: '../search-events-query.schema.json#/properties/q/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
       } else {
-        const err15 = {
+        const err16 = {
+          instancePath: instancePath + '/q',
+          schemaPath: '../search-events-query.schema.json#/properties/q/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.match !== undefined) {
+      let data6 = data.match;
+      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/match',
+          schemaPath: '#/properties/match/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    let data7 = data.order;
+    if (typeof data7 !== 'string') {
+      const err18 = {
+        instancePath: instancePath + '/order',
+        schemaPath: '#/properties/order/type',
+        keyword: 'type',
+        params: { type: 'string' },
+        message: 'must be string',
+      };
+      if (vErrors === null) {
+        vErrors = [err18];
+      } else {
+        vErrors.push(err18);
+      }
+      errors++;
+    }
+    if (!(data7 === 'newest_first' || data7 === 'oldest_first')) {
+      const err19 = {
+        instancePath: instancePath + '/order',
+        schemaPath: '#/properties/order/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema65.properties.order.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err19];
+      } else {
+        vErrors.push(err19);
+      }
+      errors++;
+    }
+    let data8 = data.limit;
+    if (!(typeof data8 == 'number' && !(data8 % 1) && !isNaN(data8) && isFinite(data8))) {
+      const err20 = {
+        instancePath: instancePath + '/limit',
+        schemaPath: '#/properties/limit/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err20];
+      } else {
+        vErrors.push(err20);
+      }
+      errors++;
+    }
+    if (typeof data8 == 'number' && isFinite(data8)) {
+      if (data8 > 200 || isNaN(data8)) {
+        const err21 = {
+          instancePath: instancePath + '/limit',
+          schemaPath: '#/properties/limit/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 200 },
+          message: 'must be <= 200',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+      if (data8 < 1 || isNaN(data8)) {
+        const err22 = {
+          instancePath: instancePath + '/limit',
+          schemaPath: '#/properties/limit/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+    }
+    if (data.cursor !== undefined) {
+      let data9 = data.cursor;
+      if (typeof data9 === 'string') {
+        if (func3(data9) > 512) {
+          const err23 = {
+            instancePath: instancePath + '/cursor',
+            schemaPath: '#/properties/cursor/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 512 },
+            message: 'must NOT have more than 512 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+        if (func3(data9) < 1) {
+          const err24 = {
+            instancePath: instancePath + '/cursor',
+            schemaPath: '#/properties/cursor/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+      } else {
+        const err25 = {
           instancePath: instancePath + '/cursor',
           schemaPath: '#/properties/cursor/type',
           keyword: 'type',
@@ -8130,15 +8323,15 @@ function validate40(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err25];
         } else {
-          vErrors.push(err15);
+          vErrors.push(err25);
         }
         errors++;
       }
     }
   } else {
-    const err16 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -8146,9 +8339,9 @@ function validate40(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err16];
+      vErrors = [err26];
     } else {
-      vErrors.push(err16);
+      vErrors.push(err26);
     }
     errors++;
   }
@@ -8158,18 +8351,21 @@ function validate40(
 validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate41;
-const schema66 = {
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
   description:
-    'One page of event summaries, newest first (received_at, then id, descending). next_cursor is present only when more events match.',
+    'One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.',
   type: 'object',
   additionalProperties: false,
   required: ['events'],
   properties: {
     events: { type: 'array', maxItems: 200, items: { $ref: '../event-summary.schema.json' } },
-    next_cursor: { description: 'Opaque; pass as cursor to get the next page.', type: 'string' },
+    next_cursor: {
+      description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
+      type: 'string',
+    },
   },
 };
 
@@ -8306,7 +8502,7 @@ function validate41(
 validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventInput = validate43;
-const schema67 = {
+const schema68 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -8500,7 +8696,7 @@ function validate43(
 validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventOutput = validate44;
-const schema68 = {
+const schema69 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',

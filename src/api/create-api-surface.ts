@@ -7,6 +7,7 @@ import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
+import { listEvents } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
@@ -25,7 +26,7 @@ export interface ApiConfig {
 }
 
 export interface ApiSurfaceDeps {
-  store: Pick<EventStore, 'get' | 'list' | 'summaries'>;
+  store: Pick<EventStore, 'get' | 'list' | 'summaries' | 'providerHasEvents'>;
   replayAttempts: Pick<ReplayAttemptRepository, 'listForEvent'>;
   providers: ProviderDirectory;
   bus: Pick<EventBus, 'subscribe'>;
@@ -96,7 +97,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   };
 
   router.get('/events', async (ctx) => {
-    ctx.body = await deps.store.list(parseListQuery(ctx.query));
+    ctx.body = await listEvents(deps, parseListQuery(ctx.query));
   });
 
   router.get('/events/:id', async (ctx) => {

@@ -26,7 +26,7 @@ export const MCP_PATH = '/mcp';
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 export interface McpSurfaceDeps extends Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'> {
-  store: Pick<EventStore, 'get' | 'list'>;
+  store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** The shared replay path; it charges the caller's replay bucket itself. */
   replay: ReplayService;

@@ -21,14 +21,15 @@ import { AppError, internalError, invalidArgument, notFound, unavailable } from 
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
+import { listEvents } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/event-store.ts';
-import { toEventDetail } from '../store/index.ts';
+import { listQueryFromInput, toEventDetail } from '../store/index.ts';
 import { toolError, toolSuccess } from './tool-results.ts';
 
 export interface SwitchboardToolsDeps {
-  store: Pick<EventStore, 'get' | 'list'>;
+  store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** Applies the replay rate limit and writes the audit trail itself (shared with /api). */
   replay: ReplayService;
@@ -96,14 +97,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateListWebhookEventsInput,
       validateOutput: validateListWebhookEventsOutput,
       chargesRead: true,
-      run: (input) =>
-        deps.store.list({
-          provider: input.provider,
-          eventType: input.event_type,
-          since: input.since,
-          limit: input.limit,
-          cursor: input.cursor,
-        }),
+      run: (input) => listEvents(deps, listQueryFromInput(input)),
     }),
     get_webhook_event: define({
       validateInput: validateGetWebhookEventInput,
