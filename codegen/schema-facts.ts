@@ -112,6 +112,10 @@ const VALUES: Record<string, ValueFact> = {
     source: 'tools/list-webhook-events.input.schema.json#/properties/order',
     doc: 'The order a list is in when none is asked for.',
   },
+  MAX_PAYLOAD_BYTES: {
+    source: 'tools/get-webhook-event.input.schema.json#/properties/max_payload_bytes',
+    doc: 'How much of a payload get_webhook_event returns.',
+  },
   RECENT_EVENTS_LIMITS: {
     source: 'recent-events-resource.schema.json#/properties/events',
     doc: 'The recent-events resource.',

@@ -107,6 +107,9 @@ export const LIST_UNTIL_LIMITS = { minLength: 1, maxLength: 64 } as const;
 /** The order a list is in when none is asked for. From schemas/tools/list-webhook-events.input.schema.json#/properties/order. */
 export const LIST_ORDER = { default: 'newest_first' } as const;
 
+/** How much of a payload get_webhook_event returns. From schemas/tools/get-webhook-event.input.schema.json#/properties/max_payload_bytes. */
+export const MAX_PAYLOAD_BYTES = { minimum: 1, maximum: 5242880, default: 65536 } as const;
+
 /** The recent-events resource. From schemas/recent-events-resource.schema.json#/properties/events. */
 export const RECENT_EVENTS_LIMITS = { maxItems: 50 } as const;
 

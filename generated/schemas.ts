@@ -645,11 +645,12 @@ export const SCHEMAS = {
       },
       payload_truncated: {
         description:
-          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+          'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
         type: 'boolean',
       },
       received_size: {
-        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        description:
+          'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
         type: 'integer',
         minimum: 0,
       },
@@ -995,11 +996,20 @@ export const SCHEMAS = {
   },
   GetWebhookEventInput: {
     title: 'GetWebhookEventInput',
-    description: 'Which event to fetch in full.',
+    description: 'Which event to fetch in full, and how much of its payload to return.',
     type: 'object',
     additionalProperties: false,
     required: ['id'],
-    properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
+    properties: {
+      id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' },
+      max_payload_bytes: {
+        description: 'Return at most this many payload bytes.',
+        type: 'integer',
+        minimum: 1,
+        maximum: 5242880,
+        default: 65536,
+      },
+    },
   },
   GetWebhookEventOutput: {
     title: 'GetWebhookEventOutput',
@@ -1082,11 +1092,12 @@ export const SCHEMAS = {
       },
       payload_truncated: {
         description:
-          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+          'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
         type: 'boolean',
       },
       received_size: {
-        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        description:
+          'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
         type: 'integer',
         minimum: 0,
       },

@@ -111,7 +111,16 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
       type: 'object',
       additionalProperties: false,
       required: ['id'],
-      properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
+      properties: {
+        id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' },
+        max_payload_bytes: {
+          description: 'Return at most this many payload bytes.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 5242880,
+          default: 65536,
+        },
+      },
     },
     outputSchema: {
       type: 'object',

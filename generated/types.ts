@@ -323,11 +323,11 @@ export interface EventDetail {
    */
   passed_check?: boolean;
   /**
-   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   * Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.
    */
   payload_truncated?: boolean;
   /**
-   * With payload_truncated: the length in bytes of the body as it arrived.
+   * Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.
    */
   received_size?: number;
   headers: EventHeaders;
@@ -540,13 +540,17 @@ export interface SearchEventsQuery {
   verified?: 'true' | 'false';
 }
 /**
- * Which event to fetch in full.
+ * Which event to fetch in full, and how much of its payload to return.
  */
 export interface GetWebhookEventInput {
   /**
    * The event id from list_webhook_events.
    */
   id: string;
+  /**
+   * Return at most this many payload bytes.
+   */
+  max_payload_bytes?: number;
 }
 /**
  * The full stored event.
@@ -598,11 +602,11 @@ export interface GetWebhookEventOutput {
    */
   passed_check?: boolean;
   /**
-   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   * Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.
    */
   payload_truncated?: boolean;
   /**
-   * With payload_truncated: the length in bytes of the body as it arrived.
+   * Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.
    */
   received_size?: number;
   headers: EventHeaders;
@@ -969,6 +973,20 @@ export interface ProviderWithDefaults {
    * streams only: consumer group name.
    */
   group?: string;
+}
+
+/**
+ * Which event to fetch in full, and how much of its payload to return.
+ */
+export interface GetWebhookEventInputWithDefaults {
+  /**
+   * The event id from list_webhook_events.
+   */
+  id: string;
+  /**
+   * Return at most this many payload bytes.
+   */
+  max_payload_bytes: number;
 }
 
 /**

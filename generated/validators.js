@@ -3387,11 +3387,12 @@ const schema36 = {
     },
     payload_truncated: {
       description:
-        'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+        'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
       type: 'boolean',
     },
     received_size: {
-      description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+      description:
+        'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
       type: 'integer',
       minimum: 0,
     },
@@ -7511,11 +7512,20 @@ const schema61 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
-  description: 'Which event to fetch in full.',
+  description: 'Which event to fetch in full, and how much of its payload to return.',
   type: 'object',
   additionalProperties: false,
   required: ['id'],
-  properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
+  properties: {
+    id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' },
+    max_payload_bytes: {
+      description: 'Return at most this many payload bytes.',
+      type: 'integer',
+      minimum: 1,
+      maximum: 5242880,
+      default: 65536,
+    },
+  },
 };
 
 function validate34(
@@ -7532,6 +7542,9 @@ function validate34(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.max_payload_bytes === undefined) {
+      data.max_payload_bytes = 65536;
+    }
     if (data.id === undefined) {
       const err0 = {
         instancePath,
@@ -7548,7 +7561,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'id')) {
+      if (!(key0 === 'id' || key0 === 'max_payload_bytes')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -7598,8 +7611,56 @@ function validate34(
         errors++;
       }
     }
+    let data1 = data.max_payload_bytes;
+    if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+      const err4 = {
+        instancePath: instancePath + '/max_payload_bytes',
+        schemaPath: '#/properties/max_payload_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (typeof data1 == 'number' && isFinite(data1)) {
+      if (data1 > 5242880 || isNaN(data1)) {
+        const err5 = {
+          instancePath: instancePath + '/max_payload_bytes',
+          schemaPath: '#/properties/max_payload_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 5242880 },
+          message: 'must be <= 5242880',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      if (data1 < 1 || isNaN(data1)) {
+        const err6 = {
+          instancePath: instancePath + '/max_payload_bytes',
+          schemaPath: '#/properties/max_payload_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err4 = {
+    const err7 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7607,9 +7668,9 @@ function validate34(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err4];
+      vErrors = [err7];
     } else {
-      vErrors.push(err4);
+      vErrors.push(err7);
     }
     errors++;
   }

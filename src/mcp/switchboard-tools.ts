@@ -106,7 +106,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       run: async (input) => {
         const stored = await deps.store.get(input.id);
         if (stored === null) throw notFound(`no event with id ${input.id}`);
-        return toEventDetail(stored);
+        return toEventDetail(stored, { maxPayloadBytes: input.max_payload_bytes });
       },
     }),
     replay_webhook_event: define({
