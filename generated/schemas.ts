@@ -1138,7 +1138,7 @@ export const SCHEMAS = {
   },
   ListProvidersOutput: {
     title: 'ListProvidersOutput',
-    description: 'Every configured provider, webhook and queue.',
+    description: 'Every configured provider, webhook and queue, and the default replay target.',
     type: 'object',
     additionalProperties: false,
     required: ['providers'],
@@ -1202,6 +1202,11 @@ export const SCHEMAS = {
           },
         },
       },
+      replay_default_target: {
+        description:
+          "replay.default_target: where replay_webhook_event and the HTTP API's replay send when no target_url is given; null when none is configured. Always present.",
+        anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }],
+      },
     },
   },
   ListWebhookEventsInput: {
@@ -1219,7 +1224,7 @@ export const SCHEMAS = {
       },
       event_type: {
         description:
-          'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.',
+          'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
         type: 'string',
         minLength: 1,
         maxLength: 200,
@@ -1236,11 +1241,7 @@ export const SCHEMAS = {
         minLength: 1,
         maxLength: 64,
       },
-      verified: {
-        description:
-          'true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.',
-        type: 'boolean',
-      },
+      verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
       q: { description: 'Full-text search of payloads.', type: 'string', minLength: 1, maxLength: 200 },
       match: {
         description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
@@ -1255,7 +1256,7 @@ export const SCHEMAS = {
       },
       limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
       cursor: {
-        description: 'next_cursor of the previous page; keep the filters and order.',
+        description: 'next_cursor of the previous page (same filters and order).',
         type: 'string',
         minLength: 1,
         maxLength: 512,
@@ -1333,15 +1334,14 @@ export const SCHEMAS = {
     properties: {
       id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
       target_url: {
-        description:
-          'http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.',
+        description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
         type: 'string',
         minLength: 1,
         maxLength: 2048,
       },
       unsigned: {
         description:
-          'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+          'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
         type: 'boolean',
         default: false,
       },

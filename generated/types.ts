@@ -617,10 +617,14 @@ export interface GetWebhookEventOutput {
  */
 export interface ListProvidersInput {}
 /**
- * Every configured provider, webhook and queue.
+ * Every configured provider, webhook and queue, and the default replay target.
  */
 export interface ListProvidersOutput {
   providers: ProviderStatus[];
+  /**
+   * replay.default_target: where replay_webhook_event and the HTTP API's replay send when no target_url is given; null when none is configured. Always present.
+   */
+  replay_default_target?: string | null;
 }
 /**
  * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
@@ -631,7 +635,7 @@ export interface ListWebhookEventsInput {
    */
   provider?: string;
   /**
-   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.
+   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
@@ -643,7 +647,7 @@ export interface ListWebhookEventsInput {
    */
   until?: string;
   /**
-   * true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.
+   * Only verified (true) or only unverified (false) events.
    */
   verified?: boolean;
   /**
@@ -665,7 +669,7 @@ export interface ListWebhookEventsInput {
    */
   limit?: number;
   /**
-   * next_cursor of the previous page; keep the filters and order.
+   * next_cursor of the previous page (same filters and order).
    */
   cursor?: string;
 }
@@ -691,11 +695,11 @@ export interface ReplayWebhookEventInput {
    */
   id: string;
   /**
-   * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
+   * http(s) URL of your consumer: loopback or a replay.allow host.
    */
   target_url?: string;
   /**
-   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
+   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
    */
   unsigned?: boolean;
 }
@@ -998,7 +1002,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   provider?: string;
   /**
-   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.
+   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
@@ -1010,7 +1014,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   until?: string;
   /**
-   * true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.
+   * Only verified (true) or only unverified (false) events.
    */
   verified?: boolean;
   /**
@@ -1032,7 +1036,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   limit: number;
   /**
-   * next_cursor of the previous page; keep the filters and order.
+   * next_cursor of the previous page (same filters and order).
    */
   cursor?: string;
 }
@@ -1046,11 +1050,11 @@ export interface ReplayWebhookEventInputWithDefaults {
    */
   id: string;
   /**
-   * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
+   * http(s) URL of your consumer: loopback or a replay.allow host.
    */
   target_url?: string;
   /**
-   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
+   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
    */
   unsigned: boolean;
 }

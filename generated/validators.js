@@ -7775,11 +7775,18 @@ const schema64 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
-  description: 'Every configured provider, webhook and queue.',
+  description: 'Every configured provider, webhook and queue, and the default replay target.',
   type: 'object',
   additionalProperties: false,
   required: ['providers'],
-  properties: { providers: { type: 'array', items: { $ref: '../provider-status.schema.json' } } },
+  properties: {
+    providers: { type: 'array', items: { $ref: '../provider-status.schema.json' } },
+    replay_default_target: {
+      description:
+        "replay.default_target: where replay_webhook_event and the HTTP API's replay send when no target_url is given; null when none is configured. Always present.",
+      anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }],
+    },
+  },
 };
 
 function validate38(
@@ -7812,7 +7819,7 @@ function validate38(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'providers')) {
+      if (!(key0 === 'providers' || key0 === 'replay_default_target')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -7862,8 +7869,89 @@ function validate38(
         errors++;
       }
     }
+    if (data.replay_default_target !== undefined) {
+      let data2 = data.replay_default_target;
+      const _errs6 = errors;
+      let valid3 = false;
+      const _errs7 = errors;
+      if (typeof data2 === 'string') {
+        if (!formats0(data2)) {
+          const err3 = {
+            instancePath: instancePath + '/replay_default_target',
+            schemaPath: '#/properties/replay_default_target/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + '/replay_default_target',
+          schemaPath: '#/properties/replay_default_target/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      var _valid0 = _errs7 === errors;
+      valid3 = valid3 || _valid0;
+      const _errs9 = errors;
+      if (data2 !== null) {
+        const err5 = {
+          instancePath: instancePath + '/replay_default_target',
+          schemaPath: '#/properties/replay_default_target/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      var _valid0 = _errs9 === errors;
+      valid3 = valid3 || _valid0;
+      if (!valid3) {
+        const err6 = {
+          instancePath: instancePath + '/replay_default_target',
+          schemaPath: '#/properties/replay_default_target/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      } else {
+        errors = _errs6;
+        if (vErrors !== null) {
+          if (_errs6) {
+            vErrors.length = _errs6;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
   } else {
-    const err3 = {
+    const err7 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7871,9 +7959,9 @@ function validate38(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err3];
+      vErrors = [err7];
     } else {
-      vErrors.push(err3);
+      vErrors.push(err7);
     }
     errors++;
   }
@@ -7900,7 +7988,7 @@ const schema65 = {
     },
     event_type: {
       description:
-        'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, exactly. / is no separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream name.',
+        'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
       type: 'string',
       minLength: 1,
       maxLength: 200,
@@ -7917,11 +8005,7 @@ const schema65 = {
       minLength: 1,
       maxLength: 64,
     },
-    verified: {
-      description:
-        'true: signed events whose signature checked out. A signed event with false failed it; its sender was answered 401.',
-      type: 'boolean',
-    },
+    verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
     q: { $ref: '../search-events-query.schema.json#/properties/q', description: 'Full-text search of payloads.' },
     match: {
       description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
@@ -7936,7 +8020,7 @@ const schema65 = {
     },
     limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: {
-      description: 'next_cursor of the previous page; keep the filters and order.',
+      description: 'next_cursor of the previous page (same filters and order).',
       type: 'string',
       minLength: 1,
       maxLength: 512,
@@ -8574,15 +8658,14 @@ const schema68 = {
   properties: {
     id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
     target_url: {
-      description:
-        'http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.',
+      description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
       type: 'string',
       minLength: 1,
       maxLength: 2048,
     },
     unsigned: {
       description:
-        'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+        'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
       type: 'boolean',
       default: false,
     },

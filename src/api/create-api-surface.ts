@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
-import type { EventSummary, ReplayHistory } from '../../generated/types.ts';
+import type { EventSummary, ListProvidersOutput, ReplayHistory } from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
@@ -145,7 +145,11 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   router.get('/providers', (ctx) => {
-    ctx.body = { providers: deps.providers.list() };
+    const body: ListProvidersOutput = {
+      providers: deps.providers.list(),
+      replay_default_target: deps.replayDefaultTarget ?? null,
+    };
+    ctx.body = body;
   });
 
   router.get('/config', (ctx) => {

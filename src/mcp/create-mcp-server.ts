@@ -27,10 +27,12 @@ import type { SwitchboardTools } from './switchboard-tools.ts';
 
 export const MCP_SERVER_NAME = 'switchboard';
 
-const INSTRUCTIONS =
-  'switchboard stores every webhook and queue message it receives. list_webhook_events scans summaries, ' +
-  'get_webhook_event returns one in full, replay_webhook_event re-sends one to a local consumer, list_providers ' +
-  'shows what is configured. Only verified: true events had a valid signature.';
+/** The initialize result's instructions: what switchboard is, and the usual way through the tools. */
+export const INSTRUCTIONS =
+  "switchboard receives webhooks and queue messages, checks each sender's signature or token, and stores the exact bytes. " +
+  'Usual flow: list_webhook_events to scan summaries (filter by provider, event_type, time, verified, q or match), ' +
+  "get_webhook_event for one event's headers and payload, then replay_webhook_event to re-send it to your local consumer and read its answer. " +
+  'Only verified: true events had a valid signature; list_providers shows the providers and the default replay target.';
 
 export interface McpServerDeps {
   tools: SwitchboardTools;

@@ -19,13 +19,16 @@ import type { EventStore } from '../store/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';
 import { MCP_MAX_BODY_BYTES, readMcpBody } from './mcp-body.ts';
 import { createMcpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
-import { createSwitchboardTools } from './switchboard-tools.ts';
+import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
 
 export { MCP_MAX_BODY_BYTES } from './mcp-body.ts';
 export const MCP_PATH = '/mcp';
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
-export interface McpSurfaceDeps extends Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'> {
+export interface McpSurfaceDeps
+  extends
+    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'>,
+    Pick<SwitchboardToolsDeps, 'replayDefaultTarget' | 'replayRate'> {
   store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** The shared replay path; it charges the caller's replay bucket itself. */

@@ -17,7 +17,15 @@ import {
   validateReplayWebhookEventInput,
   validateReplayWebhookEventOutput,
 } from '../../generated/validators.js';
-import { AppError, internalError, invalidArgument, notFound, unavailable } from '../errors/app-error.ts';
+import {
+  AppError,
+  fillTemplate,
+  internalError,
+  invalidArgument,
+  notFound,
+  unavailable,
+  type ErrorParams,
+} from '../errors/app-error.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
@@ -36,6 +44,25 @@ export interface SwitchboardToolsDeps {
   /** Takes one token from the caller's read bucket; throws AppError rate_limited when empty. */
   checkReadLimit: (caller: string) => void;
   logger: Logger;
+  /** ResolvedConfig.replay.defaultTarget: list_providers reports it as replay_default_target. */
+  replayDefaultTarget: string | undefined;
+  /** ResolvedConfig.rateLimits.replay: replay_webhook_event's description states it. */
+  replayRate: ReplayRate;
+}
+
+export interface ReplayRate {
+  capacity: number;
+  refillPerSecond: number;
+}
+
+/** "a burst of 10, then 1 every 2 s": a token bucket as an agent can plan around it. */
+export function describeRate(rate: ReplayRate): string {
+  const round = (value: number): string => String(Number(value.toFixed(1)));
+  const sustained =
+    rate.refillPerSecond >= 1
+      ? `${round(rate.refillPerSecond)} per second`
+      : `1 every ${round(1 / rate.refillPerSecond)} s`;
+  return `a burst of ${rate.capacity}, then ${sustained}`;
 }
 
 export interface SwitchboardTools {
@@ -79,11 +106,15 @@ function manifestEntry(name: ToolName): ToolManifestEntry {
   return entry;
 }
 
-export function toolListing(entry: ToolManifestEntry): Tool {
+/**
+ * A tool as tools/list shows it. `values` fill the {name} placeholders of the manifest's
+ * descriptions (the configured replay rate), which say what this server does, not its defaults.
+ */
+export function toolListing(entry: ToolManifestEntry, values: ErrorParams = {}): Tool {
   return {
     name: entry.name,
     title: entry.title,
-    description: entry.description,
+    description: fillTemplate(entry.description, values),
     annotations: { ...entry.annotations },
     inputSchema: entry.inputSchema,
     outputSchema: entry.outputSchema,
@@ -125,10 +156,14 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateListProvidersInput,
       validateOutput: validateListProvidersOutput,
       chargesRead: true,
-      run: () => Promise.resolve({ providers: deps.providers.list() }),
+      run: () =>
+        Promise.resolve({ providers: deps.providers.list(), replay_default_target: deps.replayDefaultTarget ?? null }),
     }),
   };
-  const list = (Object.keys(definitions) as ToolName[]).map((name) => toolListing(manifestEntry(name)));
+  const descriptionValues = { replay_rate: describeRate(deps.replayRate) };
+  const list = (Object.keys(definitions) as ToolName[]).map((name) =>
+    toolListing(manifestEntry(name), descriptionValues),
+  );
   const isToolName = (name: string): name is ToolName => Object.hasOwn(definitions, name);
 
   return {

@@ -11,6 +11,8 @@ import {
   validateListProvidersOutput,
   validateListWebhookEventsOutput,
 } from '../../generated/validators.js';
+import { fillTemplate } from '../../src/errors/app-error.ts';
+import { describeRate } from '../../src/mcp/switchboard-tools.ts';
 import { snapshotTables } from './support/database-snapshot.ts';
 import {
   GITHUB_SECRET,
@@ -92,7 +94,10 @@ describe('tools/list', () => {
       const entry = TOOL_MANIFEST.find((m) => m.name === tool.name);
       expect(entry).toBeDefined();
       expect(tool.title).toBe(entry?.title);
-      expect(tool.description).toBe(entry?.description);
+      expect(tool.description).toBe(
+        fillTemplate(entry?.description ?? '', { replay_rate: describeRate(h.config.rateLimits.replay) }),
+      );
+      expect(tool.description).not.toContain('{replay_rate}');
       expect(tool.annotations).toEqual(entry?.annotations);
       expect(tool.inputSchema).toEqual(entry?.inputSchema);
       expect(tool.outputSchema).toEqual(entry?.outputSchema);
