@@ -11,7 +11,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -24,6 +23,7 @@ import {
   type RecentEventsDeps,
 } from './recent-events-resource.ts';
 import type { SwitchboardTools } from './switchboard-tools.ts';
+import { JsonRpcFailure } from './tool-results.ts';
 
 export const MCP_SERVER_NAME = 'switchboard';
 
@@ -62,7 +62,9 @@ export function createMcpServer(deps: McpServerDeps, session: McpSessionHooks): 
   server.setRequestHandler(ListToolsRequestSchema, () => toolList);
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params;
-    if (!deps.tools.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`);
+    if (!deps.tools.has(name)) {
+      throw new JsonRpcFailure(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`, undefined);
+    }
     return deps.tools.call(name, args, session.caller);
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => resourceList);

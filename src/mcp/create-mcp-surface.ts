@@ -11,6 +11,7 @@ import compose from 'koa-compose';
 import { callerFrom } from '../auth/require-bearer.ts';
 import type { Caller } from '../auth/token-service.ts';
 import { methodNotAllowed, notFound } from '../errors/app-error.ts';
+import { clientGoneCode } from '../http/create-app.ts';
 import { sendError } from '../http/error-response.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
@@ -120,9 +121,12 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     try {
       await chain(ctx, () => Promise.resolve());
     } catch (err) {
-      // Once the transport has the response, there is nothing left to answer with.
+      // Once the transport has the response, there is nothing left to answer with. A client that
+      // hung up (a health check that connects and leaves) is no server fault: debug, no stack.
       if (ctx.respond === false || ctx.headerSent) {
-        log.warn({ err }, 'MCP request failed after the transport took over');
+        const gone = clientGoneCode(err);
+        if (gone !== undefined) log.debug({ code: gone, path: ctx.path }, 'client went away');
+        else log.warn({ err }, 'MCP request failed after the transport took over');
         return;
       }
       // The app's error handler answers it, as it does every other surface's: a refused token or
