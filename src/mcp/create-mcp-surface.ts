@@ -20,6 +20,7 @@ import type { EventStore } from '../store/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';
 import { MCP_MAX_BODY_BYTES, readMcpBody } from './mcp-body.ts';
 import { createMcpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
+import { oauthRefusals } from './oauth-refusals.ts';
 import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
 
 export { MCP_MAX_BODY_BYTES } from './mcp-body.ts';
@@ -50,7 +51,7 @@ export interface McpSurfaceDeps
 }
 
 export interface McpSurface {
-  /** Koa middleware serving /mcp (and refusing /mcp/*); everything else goes to next(). */
+  /** Koa middleware serving /mcp (and refusing /mcp/* and OAuth's endpoints); everything else goes to next(). */
   middleware: Middleware;
   /** Ends every session (open SSE streams close); new sessions are refused from then on. */
   closeAll(): Promise<void>;
@@ -110,10 +111,12 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   };
 
   const chain = compose([deps.checkHost, deps.authenticate, route]);
+  // Where OAuth clients go after a 401: answered in OAuth's own error format, saying what to send.
+  const refuseOAuth = oauthRefusals();
 
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {
-      await next();
+      await refuseOAuth(ctx, next);
       return;
     }
     ctx.set(MCP_SECURITY_HEADERS as Record<string, string>);
