@@ -20,7 +20,7 @@ import { createDatabasePool, redactUrl } from '../src/store/database.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
 import type { ListOrder } from '../generated/constants.ts';
 import type { ListQuery } from '../src/store/event-store.ts';
-import { buildListSql, resolveListQuery } from '../src/store/list-query.ts';
+import { buildListSql, resolveListQuery, type ListPosition, type ResolvedListQuery } from '../src/store/list-query.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
 import { microsFromRfc3339 } from '../src/store/timestamps.ts';
@@ -37,7 +37,8 @@ const EVENTS = Number(args.events);
 const ITERATIONS = Number(args.iterations);
 const PROVIDERS = 10;
 const PAGE = 50;
-const DEEP_PAGE = 1000;
+/** Page 1000, or half-way down a smaller --events run. */
+const DEEP_PAGE = Math.min(1000, Math.floor(EVENTS / PAGE / 2));
 /** The targets the list must meet at 1,000,000 events, in either order. */
 const TARGET_P50_MS = 5;
 const TARGET_P99_MS = 20;
@@ -162,6 +163,23 @@ async function measureInterleaved(runs: ReadonlyArray<() => Promise<unknown>>): 
   return samples.map(summarize);
 }
 
+const positionRow = z.object({ receivedAt: z.string(), id: z.string() });
+
+/** The query as the store runs it: since/until event ids resolved to their positions. */
+async function resolved(pool: DatabasePool, query: ListQuery): Promise<ResolvedListQuery> {
+  const base = resolveListQuery(query);
+  const positionOf = (id: string): Promise<ListPosition> =>
+    pool.one(sql.type(positionRow)`
+      SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "receivedAt", id::text
+      FROM events WHERE id = ${id}
+    `);
+  return {
+    ...base,
+    after: base.since !== null && 'eventId' in base.since ? await positionOf(base.since.eventId) : null,
+    upTo: base.until !== null && 'eventId' in base.until ? await positionOf(base.until.eventId) : null,
+  };
+}
+
 const planJson = z.array(z.object({ 'Execution Time': z.number(), 'Planning Time': z.number() }).passthrough());
 
 /** Server-side time of one execution, from EXPLAIN ANALYZE: what the database itself spends. */
@@ -169,7 +187,7 @@ async function serverTime(pool: DatabasePool, query: ListQuery): Promise<number>
   const [plan] = await pool.oneFirst(
     sql.type(
       z.object({ 'QUERY PLAN': planJson }),
-    )`EXPLAIN (ANALYZE, FORMAT JSON) ${buildListSql(resolveListQuery(query))}`,
+    )`EXPLAIN (ANALYZE, FORMAT JSON) ${buildListSql(await resolved(pool, query))}`,
   );
   return (plan?.['Execution Time'] ?? Number.NaN) + (plan?.['Planning Time'] ?? Number.NaN);
 }
@@ -189,7 +207,7 @@ async function explain(pool: DatabasePool, query: ListQuery): Promise<string[]> 
   const lines = await pool.anyFirst(
     sql.type(
       z.object({ 'QUERY PLAN': z.string() }),
-    )`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${buildListSql(resolveListQuery(query))}`,
+    )`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${buildListSql(await resolved(pool, query))}`,
   );
   return [...lines];
 }
