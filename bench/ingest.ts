@@ -130,6 +130,7 @@ function discardingStore(): EventStore {
     get: notKept,
     list: notKept,
     listWithSummaries: notKept,
+    providerHasEvents: notKept,
     summaries: notKept,
     recordResponseStatus: notKept,
   };

@@ -115,6 +115,8 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
     authenticate: requireBearer(createTokenService({ tokens })),
     logger,
     sessions: config.mcp,
+    replayDefaultTarget: config.replay.defaultTarget,
+    replayRate: config.rateLimits.replay,
   });
   const app = createApp({
     logger,

@@ -1,6 +1,7 @@
 /**
  * List-query benchmark: 1,000,000 events across 10 providers, then p50/p99 of store.list() for the
- * first page, page 1000 reached by cursor, and a provider + event_type page, plus the plans.
+ * first page and page 1000 reached by cursor in both orders, provider + event_type pages, the
+ * since-id oldest-first catch-up `switchboard listen` does, and an until bound, plus the plans.
  *
  *   npx tsx bench/store-list.ts            # embedded PostgreSQL in a temp dir
  *   DATABASE_URL=postgres://… npx tsx bench/store-list.ts   # a scratch database on that server
@@ -17,8 +18,9 @@ import { createLogger } from '../src/log/logger.ts';
 import { encodeCursor } from '../src/store/cursor.ts';
 import { createDatabasePool, redactUrl } from '../src/store/database.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import type { ListOrder } from '../generated/constants.ts';
 import type { ListQuery } from '../src/store/event-store.ts';
-import { buildListSql, resolveListQuery } from '../src/store/list-query.ts';
+import { buildListSql, resolveListQuery, type ListPosition, type ResolvedListQuery } from '../src/store/list-query.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
 import { microsFromRfc3339 } from '../src/store/timestamps.ts';
@@ -35,7 +37,12 @@ const EVENTS = Number(args.events);
 const ITERATIONS = Number(args.iterations);
 const PROVIDERS = 10;
 const PAGE = 50;
-const DEEP_PAGE = 1000;
+/** Page 1000, or half-way down a smaller --events run. */
+const DEEP_PAGE = Math.min(1000, Math.floor(EVENTS / PAGE / 2));
+/** The targets the list must meet at 1,000,000 events, in either order. */
+const TARGET_P50_MS = 5;
+const TARGET_P99_MS = 20;
+const TARGET_DEEP_RATIO = 1.5;
 
 const logger = createLogger({ level: 'warn' });
 const out = (line = ''): void => {
@@ -156,6 +163,23 @@ async function measureInterleaved(runs: ReadonlyArray<() => Promise<unknown>>): 
   return samples.map(summarize);
 }
 
+const positionRow = z.object({ receivedAt: z.string(), id: z.string() });
+
+/** The query as the store runs it: since/until event ids resolved to their positions. */
+async function resolved(pool: DatabasePool, query: ListQuery): Promise<ResolvedListQuery> {
+  const base = resolveListQuery(query);
+  const positionOf = (id: string): Promise<ListPosition> =>
+    pool.one(sql.type(positionRow)`
+      SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "receivedAt", id::text
+      FROM events WHERE id = ${id}
+    `);
+  return {
+    ...base,
+    after: base.since !== null && 'eventId' in base.since ? await positionOf(base.since.eventId) : null,
+    upTo: base.until !== null && 'eventId' in base.until ? await positionOf(base.until.eventId) : null,
+  };
+}
+
 const planJson = z.array(z.object({ 'Execution Time': z.number(), 'Planning Time': z.number() }).passthrough());
 
 /** Server-side time of one execution, from EXPLAIN ANALYZE: what the database itself spends. */
@@ -163,7 +187,7 @@ async function serverTime(pool: DatabasePool, query: ListQuery): Promise<number>
   const [plan] = await pool.oneFirst(
     sql.type(
       z.object({ 'QUERY PLAN': planJson }),
-    )`EXPLAIN (ANALYZE, FORMAT JSON) ${buildListSql(resolveListQuery(query))}`,
+    )`EXPLAIN (ANALYZE, FORMAT JSON) ${buildListSql(await resolved(pool, query))}`,
   );
   return (plan?.['Execution Time'] ?? Number.NaN) + (plan?.['Planning Time'] ?? Number.NaN);
 }
@@ -183,7 +207,7 @@ async function explain(pool: DatabasePool, query: ListQuery): Promise<string[]> 
   const lines = await pool.anyFirst(
     sql.type(
       z.object({ 'QUERY PLAN': z.string() }),
-    )`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${buildListSql(resolveListQuery(query))}`,
+    )`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${buildListSql(await resolved(pool, query))}`,
   );
   return [...lines];
 }
@@ -196,31 +220,59 @@ async function main(): Promise<void> {
     await seed(pool);
     const store = createEventStore(pool);
 
-    // The cursor that ends page 999 is the key of row 999 × 50; walking there proves it matches.
-    const key = await pool.one(sql.type(z.object({ received_at_utc: z.string(), id: z.string() }))`
-      SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at_utc, id::text
-      FROM events ORDER BY received_at DESC, id DESC OFFSET ${(DEEP_PAGE - 1) * PAGE - 1} LIMIT 1
-    `);
-    const deepCursor = encodeCursor({ receivedAtMicros: microsFromRfc3339(key.received_at_utc) ?? 0n, id: key.id });
-    let walked: string | undefined;
-    const walkStarted = performance.now();
-    for (let page = 1; page < DEEP_PAGE; page += 1)
-      walked = (await store.list({ limit: PAGE, cursor: walked })).next_cursor;
-    out(
-      `walked to page ${DEEP_PAGE} by cursor in ${((performance.now() - walkStarted) / 1000).toFixed(1)} s; cursor ${walked === deepCursor ? 'matches' : 'DIFFERS FROM'} the computed one`,
-    );
+    // The cursor that ends page 999 in each order is the key of row 999 × 50 in that order, bound
+    // to the query (order, no filter); walking there proves the computed one matches.
+    const deepCursor = async (order: ListOrder): Promise<string> => {
+      const key = await pool.one(sql.type(z.object({ received_at_utc: z.string(), id: z.string() }))`
+        SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at_utc, id::text
+        FROM events ORDER BY received_at ${order === 'oldest_first' ? sql.fragment`ASC` : sql.fragment`DESC`},
+          id ${order === 'oldest_first' ? sql.fragment`ASC` : sql.fragment`DESC`}
+        OFFSET ${(DEEP_PAGE - 1) * PAGE - 1} LIMIT 1
+      `);
+      const computed = encodeCursor({
+        receivedAtMicros: microsFromRfc3339(key.received_at_utc) ?? 0n,
+        id: key.id,
+        fingerprint: resolveListQuery({ order, limit: PAGE }).fingerprint,
+      });
+      let walked: string | undefined;
+      const walkStarted = performance.now();
+      for (let page = 1; page < DEEP_PAGE; page += 1)
+        walked = (await store.list({ order, limit: PAGE, cursor: walked })).next_cursor;
+      out(
+        `${order}: walked to page ${DEEP_PAGE} by cursor in ${((performance.now() - walkStarted) / 1000).toFixed(1)} s; cursor ${walked === computed ? 'matches' : 'DIFFERS FROM'} the computed one`,
+      );
+      return computed;
+    };
+    const deepNewest = await deepCursor('newest_first');
+    const deepOldest = await deepCursor('oldest_first');
 
     const filter: ListQuery = { provider: 'provider-3', eventType: 'issues.opened' };
-    let filteredDeep: string | undefined;
-    for (let page = 1; page < 100; page += 1)
-      filteredDeep = (await store.list({ ...filter, limit: PAGE, cursor: filteredDeep })).next_cursor;
+    const cursorAfter = async (query: ListQuery, pages: number): Promise<string | undefined> => {
+      let cursor: string | undefined;
+      for (let page = 1; page < pages; page += 1) cursor = (await store.list({ ...query, cursor })).next_cursor;
+      return cursor;
+    };
+    const filteredDeep = await cursorAfter({ ...filter, limit: PAGE }, 100);
+    // What `switchboard listen` does to catch up: everything after the last event it saw, oldest
+    // first, by cursor. The last event seen is half-way back.
+    const middle = await pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      SELECT id::text FROM events ORDER BY received_at DESC, id DESC OFFSET ${Math.floor(EVENTS / 2)} LIMIT 1
+    `);
+    const catchUp: ListQuery = { since: middle, order: 'oldest_first', limit: PAGE };
+    const catchUpDeep = await cursorAfter(catchUp, 100);
 
     const cases: Array<[string, ListQuery]> = [
       ['first page', { limit: PAGE }],
-      [`page ${DEEP_PAGE} (cursor)`, { limit: PAGE, cursor: deepCursor }],
+      [`page ${DEEP_PAGE} (cursor)`, { limit: PAGE, cursor: deepNewest }],
+      ['oldest first, first page', { order: 'oldest_first', limit: PAGE }],
+      [`oldest first, page ${DEEP_PAGE} (cursor)`, { order: 'oldest_first', limit: PAGE, cursor: deepOldest }],
       ['provider + event_type, first page', { ...filter, limit: PAGE }],
       ['provider + event_type, page 100', { ...filter, limit: PAGE, cursor: filteredDeep }],
+      ['provider + event_type, oldest first', { ...filter, order: 'oldest_first', limit: PAGE }],
       ['provider + dotless event_type', { provider: 'provider-3', eventType: 'pull_request', limit: PAGE }],
+      ['since id, oldest first (catch-up)', catchUp],
+      ['since id, oldest first, page 100', { ...catchUp, cursor: catchUpDeep }],
+      ['until time, oldest first', { until: '2024-01-01T01:00:00Z', order: 'oldest_first', limit: PAGE }],
     ];
     for (const [label, query] of cases) {
       const page = await store.list(query);
@@ -242,23 +294,35 @@ async function main(): Promise<void> {
     );
     out();
     out(`latency in ms over ${ITERATIONS} interleaved runs per case (after 50 warm-up rounds)`);
-    out(`${''.padEnd(40)}  store.list() end to end        database (plan + execute)`);
-    out(`${'case'.padEnd(40)}  p50     p99     max            p50     p99`);
+    out(`${''.padEnd(40)}  store.list() end to end        database (plan + execute)   targets`);
+    out(
+      `${'case'.padEnd(40)}  p50     p99     max            p50     p99       p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms`,
+    );
     for (const [index, [label]] of cases.entries()) {
       const e = endToEnd[index];
       const d = server[index];
       if (!e || !d) continue;
-      out(`${label.padEnd(40)}  ${ms(e.p50)}  ${ms(e.p99)}  ${ms(e.max)}         ${ms(d.p50)}  ${ms(d.p99)}`);
-    }
-    const [first, deep] = endToEnd;
-    const [firstDb, deepDb] = server;
-    if (first && deep && firstDb && deepDb) {
+      const met = e.p50 <= TARGET_P50_MS && e.p99 <= TARGET_P99_MS ? 'met' : 'MISSED';
       out(
-        `ratio page ${DEEP_PAGE} / first page: end to end p50 ${(deep.p50 / first.p50).toFixed(2)}, p99 ${(deep.p99 / first.p99).toFixed(2)}; database p50 ${(deepDb.p50 / firstDb.p50).toFixed(2)}`,
+        `${label.padEnd(40)}  ${ms(e.p50)}  ${ms(e.p99)}  ${ms(e.max)}         ${ms(d.p50)}  ${ms(d.p99)}     ${met}`,
       );
     }
+    const ratio = (deepIndex: number, firstIndex: number, label: string): void => {
+      const deep = endToEnd[deepIndex];
+      const first = endToEnd[firstIndex];
+      const deepDb = server[deepIndex];
+      const firstDb = server[firstIndex];
+      if (!deep || !first || !deepDb || !firstDb) return;
+      const p50 = deep.p50 / first.p50;
+      out(
+        `ratio ${label}: end to end p50 ${p50.toFixed(2)}, p99 ${(deep.p99 / first.p99).toFixed(2)}; database p50 ${(deepDb.p50 / firstDb.p50).toFixed(2)} (target ≤ ${TARGET_DEEP_RATIO}: ${p50 <= TARGET_DEEP_RATIO ? 'met' : 'MISSED'})`,
+      );
+    };
+    ratio(1, 0, `newest first, page ${DEEP_PAGE} / first page`);
+    ratio(3, 2, `oldest first, page ${DEEP_PAGE} / first page`);
+    ratio(2, 0, 'oldest first / newest first, first page');
 
-    for (const [label, query] of cases.filter((_, i) => i !== 3)) {
+    for (const [label, query] of cases.filter(([label]) => !label.includes('page 100'))) {
       out();
       out(`EXPLAIN ANALYZE — ${label}:`);
       for (const line of await explain(pool, query)) out(`  ${line}`);

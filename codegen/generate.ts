@@ -85,14 +85,15 @@ async function generateTypes(schemas: LoadedSchema[]): Promise<string> {
   // only to their own $defs.
   const filled: string[] = [];
   for (const [file, schema] of withDefaultsSchemas(schemas)) {
-    filled.push(await compileTypes(schema, titleOf({ file, schema })));
+    // Relative $refs resolve against the schema's own folder (tools/ refers to ../).
+    filled.push(await compileTypes(schema, titleOf({ file, schema }), join(schemasDir, dirname(file))));
   }
   return format(`${header('schemas/*.schema.json')}\n${withoutRoot}\n${filled.join('\n')}`, 'typescript');
 }
 
-function compileTypes(schema: object, name: string): Promise<string> {
+function compileTypes(schema: object, name: string, cwd = schemasDir): Promise<string> {
   return compile(schema, name, {
-    cwd: schemasDir,
+    cwd,
     bannerComment: '',
     additionalProperties: false,
     unreachableDefinitions: false,

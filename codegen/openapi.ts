@@ -60,8 +60,11 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       return queryParam(name, rest, typeof description === 'string' ? description : name);
     });
   };
-  const listParams = queryParams('tools/list-webhook-events.input.schema.json');
+  // The search inputs travel as query-string text (match as JSON, verified as true/false), so
+  // their query-string forms replace the tool's JSON-typed ones.
   const searchParams = queryParams('search-events-query.schema.json');
+  const searchNames = new Set(searchParams.map((p) => p.name));
+  const listParams = queryParams('tools/list-webhook-events.input.schema.json').filter((p) => !searchNames.has(p.name));
   // The replay body is the tool's input without the id, which the path carries.
   const replayInput = component(registry, 'tools/replay-webhook-event.input.schema.json');
   const { id: _id, ...replayBodyProps } = (replayInput.properties ?? {}) as JsonObject;
@@ -79,7 +82,8 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       '/api/events': {
         get: {
           operationId: 'listEvents',
-          summary: 'List events newest first, with the filters of list_webhook_events plus search.',
+          summary:
+            'List events newest first (or oldest first with order=oldest_first), with the filters of list_webhook_events plus the from/to window. Page with cursor=next_cursor, keeping the other parameters.',
           parameters: [...listParams, ...searchParams],
           responses: {
             '200': json(ref('ApiEventList'), 'A page of events, each with its one-line summary'),
@@ -194,7 +198,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
               type: 'object',
               additionalProperties: false,
               required: ['default_target'],
-              properties: { default_target: { type: ['string', 'null'], format: 'uri' } },
+              properties: { default_target: { anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }] } },
             },
           },
         },

@@ -64,8 +64,13 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'ErrorCode',
     doc: 'Every code of the error envelope.',
   },
+  LIST_ORDERS: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/order',
+    type: 'ListOrder',
+    doc: 'The orders list_webhook_events and /api/events can page in.',
+  },
   REPLAY_ERROR_CODES: {
-    source: 'replay-history.schema.json#/properties/attempts/items/properties/error_code',
+    source: 'replay-history.schema.json#/properties/attempts/items/properties/error_code/anyOf/0',
     type: 'ReplayErrorCode',
     doc: 'The codes a replay attempt can end with (the MCP tool codes of SPEC-0005).',
   },
@@ -112,7 +117,10 @@ const VALUES: Record<string, ValueFact> = {
     source: 'event-detail.schema.json#/properties/request/properties/response_status',
     doc: 'The status switchboard answered a sender with, as stored.',
   },
-  EXTERNAL_ID_LIMITS: { source: 'event-detail.schema.json#/properties/external_id', doc: "A delivery's own id." },
+  EXTERNAL_ID_LIMITS: {
+    source: 'event-detail.schema.json#/properties/external_id/anyOf/0',
+    doc: "A delivery's own id.",
+  },
   LIST_LIMIT: {
     source: 'tools/list-webhook-events.input.schema.json#/properties/limit',
     doc: 'Page size of list_webhook_events and /api/events.',
@@ -120,6 +128,18 @@ const VALUES: Record<string, ValueFact> = {
   LIST_SINCE_LIMITS: {
     source: 'tools/list-webhook-events.input.schema.json#/properties/since',
     doc: 'The since filter (a timestamp or an event id).',
+  },
+  LIST_UNTIL_LIMITS: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/until',
+    doc: 'The until filter (a timestamp or an event id).',
+  },
+  LIST_ORDER: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/order',
+    doc: 'The order a list is in when none is asked for.',
+  },
+  MAX_PAYLOAD_BYTES: {
+    source: 'tools/get-webhook-event.input.schema.json#/properties/max_payload_bytes',
+    doc: 'How much of a payload get_webhook_event returns.',
   },
   RECENT_EVENTS_LIMITS: {
     source: 'recent-events-resource.schema.json#/properties/events',
@@ -152,6 +172,11 @@ function node(registry: SchemaRegistry, source: string): JsonObject {
   let current: JsonValue = doc;
   for (const raw of pointer.split('/').slice(1)) {
     const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    // An anyOf branch is reached by index (…/anyOf/0).
+    if (Array.isArray(current) && /^\d+$/.test(key) && Number(key) < current.length) {
+      current = current[Number(key)] as JsonValue;
+      continue;
+    }
     if (!isObject(current) || !(key in current)) throw new Error(`schema facts: ${source} does not resolve`);
     current = current[key] as JsonValue;
   }

@@ -60,7 +60,11 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** The codes a replay attempt can end with (the MCP tool codes of SPEC-0005). From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_code. */
+/** The orders list_webhook_events and /api/events can page in. From schemas/tools/list-webhook-events.input.schema.json#/properties/order. */
+export const LIST_ORDERS = ['newest_first', 'oldest_first'] as const;
+export type ListOrder = (typeof LIST_ORDERS)[number];
+
+/** The codes a replay attempt can end with (the MCP tool codes of SPEC-0005). From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_code/anyOf/0. */
 export const REPLAY_ERROR_CODES = [
   'not_found',
   'invalid_argument',
@@ -116,7 +120,7 @@ export const EVENT_REQUEST_QUERY_LIMITS = { maxLength: 2048 } as const;
 /** The status switchboard answered a sender with, as stored. From schemas/event-detail.schema.json#/properties/request/properties/response_status. */
 export const EVENT_RESPONSE_STATUS_LIMITS = { minimum: 100, maximum: 599 } as const;
 
-/** A delivery's own id. From schemas/event-detail.schema.json#/properties/external_id. */
+/** A delivery's own id. From schemas/event-detail.schema.json#/properties/external_id/anyOf/0. */
 export const EXTERNAL_ID_LIMITS = { maxLength: 300 } as const;
 
 /** Page size of list_webhook_events and /api/events. From schemas/tools/list-webhook-events.input.schema.json#/properties/limit. */
@@ -124,6 +128,15 @@ export const LIST_LIMIT = { minimum: 1, maximum: 200, default: 50 } as const;
 
 /** The since filter (a timestamp or an event id). From schemas/tools/list-webhook-events.input.schema.json#/properties/since. */
 export const LIST_SINCE_LIMITS = { minLength: 1, maxLength: 64 } as const;
+
+/** The until filter (a timestamp or an event id). From schemas/tools/list-webhook-events.input.schema.json#/properties/until. */
+export const LIST_UNTIL_LIMITS = { minLength: 1, maxLength: 64 } as const;
+
+/** The order a list is in when none is asked for. From schemas/tools/list-webhook-events.input.schema.json#/properties/order. */
+export const LIST_ORDER = { default: 'newest_first' } as const;
+
+/** How much of a payload get_webhook_event returns. From schemas/tools/get-webhook-event.input.schema.json#/properties/max_payload_bytes. */
+export const MAX_PAYLOAD_BYTES = { minimum: 1, maximum: 5242880, default: 65536 } as const;
 
 /** The recent-events resource. From schemas/recent-events-resource.schema.json#/properties/events. */
 export const RECENT_EVENTS_LIMITS = { maxItems: 50 } as const;

@@ -66,7 +66,10 @@ export const SCHEMAS = {
           },
         },
       },
-      next_cursor: { description: 'Opaque; pass as cursor to get the next page.', type: 'string' },
+      next_cursor: {
+        description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
+        type: 'string',
+      },
     },
   },
   ApiEventSummary: {
@@ -752,13 +755,15 @@ export const SCHEMAS = {
       external_id: {
         description:
           "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
-        type: ['string', 'null'],
-        maxLength: 300,
+        anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
       },
-      content_type: { description: 'The Content-Type the event arrived with, or null.', type: ['string', 'null'] },
+      content_type: {
+        description: 'The Content-Type the event arrived with, or null.',
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+      },
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
-        type: ['string', 'null'],
+        anyOf: [{ type: 'string' }, { type: 'null' }],
       },
       passed_check: {
         description:
@@ -767,11 +772,12 @@ export const SCHEMAS = {
       },
       payload_truncated: {
         description:
-          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+          'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
         type: 'boolean',
       },
       received_size: {
-        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        description:
+          'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
         type: 'integer',
         minimum: 0,
       },
@@ -1046,16 +1052,16 @@ export const SCHEMAS = {
             caller: { description: 'Name of the token that asked for the replay.', type: 'string' },
             target_url: {
               description: 'The resolved target, or null when none could be resolved.',
-              type: ['string', 'null'],
+              anyOf: [{ type: 'string' }, { type: 'null' }],
             },
             resolved_ip: {
               description: 'The IP address connected to (or refused), or null.',
-              type: ['string', 'null'],
+              anyOf: [{ type: 'string' }, { type: 'null' }],
             },
             started_at: { type: 'string', format: 'date-time' },
             delivered: { type: 'boolean' },
-            response_status: { type: ['integer', 'null'] },
-            response_ms: { type: ['number', 'null'], minimum: 0 },
+            response_status: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+            response_ms: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
             response_excerpt: {
               description:
                 "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
@@ -1073,8 +1079,13 @@ export const SCHEMAS = {
             },
             error_code: {
               description: 'The error code when the attempt failed or was refused.',
-              type: ['string', 'null'],
-              enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal', null],
+              anyOf: [
+                {
+                  type: 'string',
+                  enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal'],
+                },
+                { type: 'null' },
+              ],
             },
             error_reason: {
               description:
@@ -1117,9 +1128,7 @@ export const SCHEMAS = {
       delivered: { description: 'True when the target accepted the connection and answered.', type: 'boolean' },
       response_status: {
         description: "The target's HTTP status, or null when it never answered.",
-        type: ['integer', 'null'],
-        minimum: 100,
-        maximum: 599,
+        anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
       },
       response_ms: {
         description: "Milliseconds from sending to the response's status line.",
@@ -1141,7 +1150,7 @@ export const SCHEMAS = {
   SearchEventsQuery: {
     title: 'SearchEventsQuery',
     description:
-      "The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.",
+      'How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.',
     type: 'object',
     additionalProperties: false,
     properties: {
@@ -1159,11 +1168,20 @@ export const SCHEMAS = {
   },
   GetWebhookEventInput: {
     title: 'GetWebhookEventInput',
-    description: 'Which event to fetch in full.',
+    description: 'Which event to fetch in full, and how much of its payload to return.',
     type: 'object',
     additionalProperties: false,
     required: ['id'],
-    properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
+    properties: {
+      id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' },
+      max_payload_bytes: {
+        description: 'Return at most this many payload bytes.',
+        type: 'integer',
+        minimum: 1,
+        maximum: 5242880,
+        default: 65536,
+      },
+    },
   },
   GetWebhookEventOutput: {
     title: 'GetWebhookEventOutput',
@@ -1236,13 +1254,15 @@ export const SCHEMAS = {
       external_id: {
         description:
           "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
-        type: ['string', 'null'],
-        maxLength: 300,
+        anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
       },
-      content_type: { description: 'The Content-Type the event arrived with, or null.', type: ['string', 'null'] },
+      content_type: {
+        description: 'The Content-Type the event arrived with, or null.',
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+      },
       source_ip: {
         description: "The sender's IP address as seen by switchboard, or null for queue events.",
-        type: ['string', 'null'],
+        anyOf: [{ type: 'string' }, { type: 'null' }],
       },
       passed_check: {
         description:
@@ -1251,11 +1271,12 @@ export const SCHEMAS = {
       },
       payload_truncated: {
         description:
-          'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+          'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
         type: 'boolean',
       },
       received_size: {
-        description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+        description:
+          'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
         type: 'integer',
         minimum: 0,
       },
@@ -1326,7 +1347,7 @@ export const SCHEMAS = {
   },
   ListProvidersOutput: {
     title: 'ListProvidersOutput',
-    description: 'Every configured provider, webhook and queue.',
+    description: 'Every configured provider, webhook and queue, and the default replay target.',
     type: 'object',
     additionalProperties: false,
     required: ['providers'],
@@ -1390,35 +1411,61 @@ export const SCHEMAS = {
           },
         },
       },
+      replay_default_target: {
+        description:
+          "replay.default_target: where replay_webhook_event and the HTTP API's replay send when no target_url is given; null when none is configured. Always present.",
+        anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }],
+      },
     },
   },
   ListWebhookEventsInput: {
     title: 'ListWebhookEventsInput',
-    description: 'Filters and paging for list_webhook_events. All fields are optional.',
+    description:
+      'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
     type: 'object',
     additionalProperties: false,
     properties: {
       provider: {
-        description: 'Only events from this provider (see list_providers).',
+        description: 'Provider name (see list_providers). Unknown: not_found.',
         type: 'string',
         minLength: 1,
         maxLength: 64,
       },
       event_type: {
-        description: 'Exact type; a dotless value also matches sub-types (issues matches issues.opened).',
+        description:
+          'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
         type: 'string',
         minLength: 1,
         maxLength: 200,
       },
       since: {
-        description: 'Lower bound: ISO-8601 timestamp or event id.',
+        description: 'Exclusive lower bound: ISO-8601 time or event id.',
         type: 'string',
         minLength: 1,
         maxLength: 64,
       },
-      limit: { description: 'Page size, 1 to 200.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
+      until: {
+        description: 'Inclusive upper bound: ISO-8601 time or event id.',
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+      },
+      verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+      q: { description: 'Full-text search of payloads.', type: 'string', minLength: 1, maxLength: 200 },
+      match: {
+        description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
+        type: 'object',
+        additionalProperties: true,
+      },
+      order: {
+        description: 'Sort order; next_cursor follows it.',
+        type: 'string',
+        enum: ['newest_first', 'oldest_first'],
+        default: 'newest_first',
+      },
+      limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
       cursor: {
-        description: 'next_cursor of the previous page, with the same filters.',
+        description: 'next_cursor of the previous page (same filters and order).',
         type: 'string',
         minLength: 1,
         maxLength: 512,
@@ -1428,7 +1475,7 @@ export const SCHEMAS = {
   ListWebhookEventsOutput: {
     title: 'ListWebhookEventsOutput',
     description:
-      'One page of event summaries, newest first (received_at, then id, descending). next_cursor is present only when more events match.',
+      'One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.',
     type: 'object',
     additionalProperties: false,
     required: ['events'],
@@ -1481,7 +1528,10 @@ export const SCHEMAS = {
           },
         },
       },
-      next_cursor: { description: 'Opaque; pass as cursor to get the next page.', type: 'string' },
+      next_cursor: {
+        description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
+        type: 'string',
+      },
     },
   },
   ReplayWebhookEventInput: {
@@ -1493,15 +1543,14 @@ export const SCHEMAS = {
     properties: {
       id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
       target_url: {
-        description:
-          'http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.',
+        description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
         type: 'string',
         minLength: 1,
         maxLength: 2048,
       },
       unsigned: {
         description:
-          'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+          'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
         type: 'boolean',
         default: false,
       },
@@ -1527,9 +1576,7 @@ export const SCHEMAS = {
       delivered: { description: 'True when the target accepted the connection and answered.', type: 'boolean' },
       response_status: {
         description: "The target's HTTP status, or null when it never answered.",
-        type: ['integer', 'null'],
-        minimum: 100,
-        maximum: 599,
+        anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
       },
       response_ms: {
         description: "Milliseconds from sending to the response's status line.",

@@ -17,33 +17,53 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
     name: 'list_webhook_events',
     title: 'List webhook events',
     description:
-      'List stored events newest first, as compact summaries without payload or headers. Filter by provider, event_type or since; page with next_cursor. verified is true only for a signed event whose signature checked out. Use get_webhook_event for headers and payload.',
+      'Scan stored events as compact summaries (no headers or payload), newest first unless order is oldest_first. Filters combine; page with next_cursor, keeping filters and order. verified is true only for a signed event whose signature checked out: trust_mode signed with verified false means the signature failed and the sender was answered 401. Then get_webhook_event for one in full.',
     annotations: { readOnlyHint: true, openWorldHint: false },
     inputSchema: {
       type: 'object',
       additionalProperties: false,
       properties: {
         provider: {
-          description: 'Only events from this provider (see list_providers).',
+          description: 'Provider name (see list_providers). Unknown: not_found.',
           type: 'string',
           minLength: 1,
           maxLength: 64,
         },
         event_type: {
-          description: 'Exact type; a dotless value also matches sub-types (issues matches issues.opened).',
+          description:
+            'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
           type: 'string',
           minLength: 1,
           maxLength: 200,
         },
         since: {
-          description: 'Lower bound: ISO-8601 timestamp or event id.',
+          description: 'Exclusive lower bound: ISO-8601 time or event id.',
           type: 'string',
           minLength: 1,
           maxLength: 64,
         },
-        limit: { description: 'Page size, 1 to 200.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
+        until: {
+          description: 'Inclusive upper bound: ISO-8601 time or event id.',
+          type: 'string',
+          minLength: 1,
+          maxLength: 64,
+        },
+        verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+        q: { description: 'Full-text search of payloads.', type: 'string', minLength: 1, maxLength: 200 },
+        match: {
+          description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
+          type: 'object',
+          additionalProperties: true,
+        },
+        order: {
+          description: 'Sort order; next_cursor follows it.',
+          type: 'string',
+          enum: ['newest_first', 'oldest_first'],
+          default: 'newest_first',
+        },
+        limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
         cursor: {
-          description: 'next_cursor of the previous page, with the same filters.',
+          description: 'next_cursor of the previous page (same filters and order).',
           type: 'string',
           minLength: 1,
           maxLength: 512,
@@ -81,13 +101,22 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
     name: 'get_webhook_event',
     title: 'Get webhook event',
     description:
-      'Fetch one event in full: sanitized headers, the exact raw payload (utf8 text or base64), and how it was verified (trust_mode, verified, verify_detail).',
+      'One event in full: sanitized headers, the exact payload (utf8 text, else base64) and how it was checked (trust_mode, verified, passed_check, verify_detail). A payload over max_payload_bytes is cut (payload_truncated: true; payload_size stays the full size): ask again with a larger max_payload_bytes, or download the bytes from GET /api/events/{id}/raw.',
     annotations: { readOnlyHint: true, openWorldHint: false },
     inputSchema: {
       type: 'object',
       additionalProperties: false,
       required: ['id'],
-      properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
+      properties: {
+        id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' },
+        max_payload_bytes: {
+          description: 'Return at most this many payload bytes.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 5242880,
+          default: 65536,
+        },
+      },
     },
     outputSchema: {
       type: 'object',
@@ -117,9 +146,9 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         received_at: { type: 'string', format: 'date-time' },
         summary: { type: 'string', minLength: 1, maxLength: 120 },
         verify_detail: { type: 'string', maxLength: 300 },
-        external_id: { type: ['string', 'null'], maxLength: 300 },
-        content_type: { type: ['string', 'null'] },
-        source_ip: { type: ['string', 'null'] },
+        external_id: { anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }] },
+        content_type: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        source_ip: { anyOf: [{ type: 'string' }, { type: 'null' }] },
         passed_check: { type: 'boolean' },
         payload_truncated: { type: 'boolean' },
         received_size: { type: 'integer', minimum: 0 },
@@ -154,7 +183,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
     name: 'replay_webhook_event',
     title: 'Replay webhook event',
     description:
-      "Re-POST a stored event's exact bytes to a local consumer (target_url, else the configured default), re-signed with the provider's secret so signature checks pass. A non-2xx answer is still delivered: true. Rate limited.",
+      "Re-POST a stored event's exact bytes to your consumer: target_url, else replay_default_target from list_providers. Each replay carries an X-Switchboard-Replay header. A fresh signature or token is added only to an event that passed its check on arrival; one that failed needs unsigned: true. Any HTTP answer is delivered: true, with response_status, response_excerpt (its first 2 KiB as text) and response_content_type. Rate limit per token: {replay_rate}.",
     annotations: { destructiveHint: false, openWorldHint: true },
     inputSchema: {
       type: 'object',
@@ -163,15 +192,14 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
       properties: {
         id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
         target_url: {
-          description:
-            'http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.',
+          description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
           type: 'string',
           minLength: 1,
           maxLength: 2048,
         },
         unsigned: {
           description:
-            'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+            'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
           type: 'boolean',
           default: false,
         },
@@ -185,7 +213,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         id: { type: 'string', format: 'uuid' },
         target_url: { type: 'string', format: 'uri' },
         delivered: { type: 'boolean' },
-        response_status: { type: ['integer', 'null'], minimum: 100, maximum: 599 },
+        response_status: { anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }] },
         response_ms: { type: 'number', minimum: 0 },
         response_excerpt: { type: 'string' },
         response_content_type: { type: 'string', maxLength: 200 },
@@ -196,7 +224,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
     name: 'list_providers',
     title: 'List providers',
     description:
-      'List configured providers: route or channel, trust_mode, whether enabled, and secret_status (configured, missing, none-by-design). Never returns secrets.',
+      'Configured providers (route or channel, trust_mode, enabled, secret_status; never a secret) and replay_default_target: where replay_webhook_event sends without target_url, or null.',
     annotations: { readOnlyHint: true, openWorldHint: false },
     inputSchema: { type: 'object', additionalProperties: false, properties: {} },
     outputSchema: {
@@ -224,6 +252,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
             },
           },
         },
+        replay_default_target: { anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }] },
       },
     },
   },

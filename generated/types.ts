@@ -15,7 +15,7 @@ export interface ApiEventList {
    */
   events: ApiEventSummary[];
   /**
-   * Opaque; pass as cursor to get the next page.
+   * Opaque; pass it as cursor, with the same filters and order, to get the next page.
    */
   next_cursor?: string;
 }
@@ -374,11 +374,11 @@ export interface EventDetail {
    */
   passed_check?: boolean;
   /**
-   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   * Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.
    */
   payload_truncated?: boolean;
   /**
-   * With payload_truncated: the length in bytes of the body as it arrived.
+   * Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.
    */
   received_size?: number;
   headers: EventHeaders;
@@ -552,7 +552,7 @@ export interface ReplayAttempt {
   /**
    * The error code when the attempt failed or was refused.
    */
-  error_code: 'not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal' | null;
+  error_code: ('not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal') | null;
   /**
    * Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.
    */
@@ -600,7 +600,7 @@ export interface ReplayResult {
   response_content_type?: string;
 }
 /**
- * The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.
+ * How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.
  */
 export interface SearchEventsQuery {
   /**
@@ -625,13 +625,17 @@ export interface SearchEventsQuery {
   verified?: 'true' | 'false';
 }
 /**
- * Which event to fetch in full.
+ * Which event to fetch in full, and how much of its payload to return.
  */
 export interface GetWebhookEventInput {
   /**
    * The event id from list_webhook_events.
    */
   id: string;
+  /**
+   * Return at most this many payload bytes.
+   */
+  max_payload_bytes?: number;
 }
 /**
  * The full stored event.
@@ -687,11 +691,11 @@ export interface GetWebhookEventOutput {
    */
   passed_check?: boolean;
   /**
-   * Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.
+   * Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.
    */
   payload_truncated?: boolean;
   /**
-   * With payload_truncated: the length in bytes of the body as it arrived.
+   * Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.
    */
   received_size?: number;
   headers: EventHeaders;
@@ -703,38 +707,64 @@ export interface GetWebhookEventOutput {
  */
 export interface ListProvidersInput {}
 /**
- * Every configured provider, webhook and queue.
+ * Every configured provider, webhook and queue, and the default replay target.
  */
 export interface ListProvidersOutput {
   providers: ProviderStatus[];
+  /**
+   * replay.default_target: where replay_webhook_event and the HTTP API's replay send when no target_url is given; null when none is configured. Always present.
+   */
+  replay_default_target?: string | null;
 }
 /**
- * Filters and paging for list_webhook_events. All fields are optional.
+ * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInput {
   /**
-   * Only events from this provider (see list_providers).
+   * Provider name (see list_providers). Unknown: not_found.
    */
   provider?: string;
   /**
-   * Exact type; a dotless value also matches sub-types (issues matches issues.opened).
+   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
-   * Lower bound: ISO-8601 timestamp or event id.
+   * Exclusive lower bound: ISO-8601 time or event id.
    */
   since?: string;
   /**
-   * Page size, 1 to 200.
+   * Inclusive upper bound: ISO-8601 time or event id.
+   */
+  until?: string;
+  /**
+   * Only verified (true) or only unverified (false) events.
+   */
+  verified?: boolean;
+  /**
+   * Full-text search of payloads.
+   */
+  q?: string;
+  /**
+   * JSON object the payload must contain, e.g. {"action":"opened"}.
+   */
+  match?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Sort order; next_cursor follows it.
+   */
+  order?: 'newest_first' | 'oldest_first';
+  /**
+   * Page size.
    */
   limit?: number;
   /**
-   * next_cursor of the previous page, with the same filters.
+   * next_cursor of the previous page (same filters and order).
    */
   cursor?: string;
 }
 /**
- * One page of event summaries, newest first (received_at, then id, descending). next_cursor is present only when more events match.
+ * One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.
  */
 export interface ListWebhookEventsOutput {
   /**
@@ -742,7 +772,7 @@ export interface ListWebhookEventsOutput {
    */
   events: EventSummary[];
   /**
-   * Opaque; pass as cursor to get the next page.
+   * Opaque; pass it as cursor, with the same filters and order, to get the next page.
    */
   next_cursor?: string;
 }
@@ -755,11 +785,11 @@ export interface ReplayWebhookEventInput {
    */
   id: string;
   /**
-   * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
+   * http(s) URL of your consumer: loopback or a replay.allow host.
    */
   target_url?: string;
   /**
-   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
+   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
    */
   unsigned?: boolean;
 }
@@ -1040,27 +1070,63 @@ export interface ProviderWithDefaults {
 }
 
 /**
- * Filters and paging for list_webhook_events. All fields are optional.
+ * Which event to fetch in full, and how much of its payload to return.
+ */
+export interface GetWebhookEventInputWithDefaults {
+  /**
+   * The event id from list_webhook_events.
+   */
+  id: string;
+  /**
+   * Return at most this many payload bytes.
+   */
+  max_payload_bytes: number;
+}
+
+/**
+ * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInputWithDefaults {
   /**
-   * Only events from this provider (see list_providers).
+   * Provider name (see list_providers). Unknown: not_found.
    */
   provider?: string;
   /**
-   * Exact type; a dotless value also matches sub-types (issues matches issues.opened).
+   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
-   * Lower bound: ISO-8601 timestamp or event id.
+   * Exclusive lower bound: ISO-8601 time or event id.
    */
   since?: string;
   /**
-   * Page size, 1 to 200.
+   * Inclusive upper bound: ISO-8601 time or event id.
+   */
+  until?: string;
+  /**
+   * Only verified (true) or only unverified (false) events.
+   */
+  verified?: boolean;
+  /**
+   * Full-text search of payloads.
+   */
+  q?: string;
+  /**
+   * JSON object the payload must contain, e.g. {"action":"opened"}.
+   */
+  match?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Sort order; next_cursor follows it.
+   */
+  order: 'newest_first' | 'oldest_first';
+  /**
+   * Page size.
    */
   limit: number;
   /**
-   * next_cursor of the previous page, with the same filters.
+   * next_cursor of the previous page (same filters and order).
    */
   cursor?: string;
 }
@@ -1074,11 +1140,11 @@ export interface ReplayWebhookEventInputWithDefaults {
    */
   id: string;
   /**
-   * http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.
+   * http(s) URL of your consumer: loopback or a replay.allow host.
    */
   target_url?: string;
   /**
-   * Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.
+   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
    */
   unsigned: boolean;
 }

@@ -22,7 +22,7 @@ export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEv
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;
 export declare const validateReplayResult: GeneratedValidator<T.ReplayResult>;
 export declare const validateSearchEventsQuery: GeneratedValidator<T.SearchEventsQuery>;
-export declare const validateGetWebhookEventInput: GeneratedValidator<T.GetWebhookEventInput>;
+export declare const validateGetWebhookEventInput: GeneratedValidator<T.GetWebhookEventInputWithDefaults>;
 export declare const validateGetWebhookEventOutput: GeneratedValidator<T.GetWebhookEventOutput>;
 export declare const validateListProvidersInput: GeneratedValidator<T.ListProvidersInput>;
 export declare const validateListProvidersOutput: GeneratedValidator<T.ListProvidersOutput>;

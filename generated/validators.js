@@ -19,7 +19,10 @@ const schema31 = {
     next_cursor: { $ref: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor' },
   },
 };
-const schema43 = { description: 'Opaque; pass as cursor to get the next page.', type: 'string' };
+const schema43 = {
+  description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
+  type: 'string',
+};
 const schema32 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-event-summary.schema.json',
@@ -4036,13 +4039,15 @@ const schema49 = {
     external_id: {
       description:
         "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
-      type: ['string', 'null'],
-      maxLength: 300,
+      anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
     },
-    content_type: { description: 'The Content-Type the event arrived with, or null.', type: ['string', 'null'] },
+    content_type: {
+      description: 'The Content-Type the event arrived with, or null.',
+      anyOf: [{ type: 'string' }, { type: 'null' }],
+    },
     source_ip: {
       description: "The sender's IP address as seen by switchboard, or null for queue events.",
-      type: ['string', 'null'],
+      anyOf: [{ type: 'string' }, { type: 'null' }],
     },
     passed_check: {
       description:
@@ -4051,11 +4056,12 @@ const schema49 = {
     },
     payload_truncated: {
       description:
-        'Present and true when only the first bytes of the body were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes. payload_size is what was stored; received_size is what arrived.',
+        'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
       type: 'boolean',
     },
     received_size: {
-      description: 'With payload_truncated: the length in bytes of the body as it arrived.',
+      description:
+        'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
       type: 'integer',
       minimum: 0,
     },
@@ -4677,48 +4683,50 @@ function validate30(
     }
     if (data.external_id !== undefined) {
       let data9 = data.external_id;
-      if (typeof data9 !== 'string' && data9 !== null) {
-        const err33 = {
-          instancePath: instancePath + '/external_id',
-          schemaPath: '#/properties/external_id/type',
-          keyword: 'type',
-          params: { type: schema49.properties.external_id.type },
-          message: 'must be string,null',
-        };
-        if (vErrors === null) {
-          vErrors = [err33];
-        } else {
-          vErrors.push(err33);
-        }
-        errors++;
-      }
+      const _errs29 = errors;
+      let valid9 = false;
+      const _errs30 = errors;
       if (typeof data9 === 'string') {
         if (func1(data9) > 300) {
-          const err34 = {
+          const err33 = {
             instancePath: instancePath + '/external_id',
-            schemaPath: '#/properties/external_id/maxLength',
+            schemaPath: '#/properties/external_id/anyOf/0/maxLength',
             keyword: 'maxLength',
             params: { limit: 300 },
             message: 'must NOT have more than 300 characters',
           };
           if (vErrors === null) {
-            vErrors = [err34];
+            vErrors = [err33];
           } else {
-            vErrors.push(err34);
+            vErrors.push(err33);
           }
           errors++;
         }
-      }
-    }
-    if (data.content_type !== undefined) {
-      let data10 = data.content_type;
-      if (typeof data10 !== 'string' && data10 !== null) {
-        const err35 = {
-          instancePath: instancePath + '/content_type',
-          schemaPath: '#/properties/content_type/type',
+      } else {
+        const err34 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/anyOf/0/type',
           keyword: 'type',
-          params: { type: schema49.properties.content_type.type },
-          message: 'must be string,null',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+      var _valid0 = _errs30 === errors;
+      valid9 = valid9 || _valid0;
+      const _errs32 = errors;
+      if (data9 !== null) {
+        const err35 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err35];
@@ -4727,16 +4735,15 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data.source_ip !== undefined) {
-      let data11 = data.source_ip;
-      if (typeof data11 !== 'string' && data11 !== null) {
+      var _valid0 = _errs32 === errors;
+      valid9 = valid9 || _valid0;
+      if (!valid9) {
         const err36 = {
-          instancePath: instancePath + '/source_ip',
-          schemaPath: '#/properties/source_ip/type',
-          keyword: 'type',
-          params: { type: schema49.properties.source_ip.type },
-          message: 'must be string,null',
+          instancePath: instancePath + '/external_id',
+          schemaPath: '#/properties/external_id/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err36];
@@ -4744,16 +4751,29 @@ function validate30(
           vErrors.push(err36);
         }
         errors++;
+      } else {
+        errors = _errs29;
+        if (vErrors !== null) {
+          if (_errs29) {
+            vErrors.length = _errs29;
+          } else {
+            vErrors = null;
+          }
+        }
       }
     }
-    if (data.passed_check !== undefined) {
-      if (typeof data.passed_check !== 'boolean') {
+    if (data.content_type !== undefined) {
+      let data10 = data.content_type;
+      const _errs35 = errors;
+      let valid10 = false;
+      const _errs36 = errors;
+      if (typeof data10 !== 'string') {
         const err37 = {
-          instancePath: instancePath + '/passed_check',
-          schemaPath: '#/properties/passed_check/type',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err37];
@@ -4762,15 +4782,16 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data.payload_truncated !== undefined) {
-      if (typeof data.payload_truncated !== 'boolean') {
+      var _valid1 = _errs36 === errors;
+      valid10 = valid10 || _valid1;
+      const _errs38 = errors;
+      if (data10 !== null) {
         const err38 = {
-          instancePath: instancePath + '/payload_truncated',
-          schemaPath: '#/properties/payload_truncated/type',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err38];
@@ -4779,16 +4800,15 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data.received_size !== undefined) {
-      let data14 = data.received_size;
-      if (!(typeof data14 == 'number' && !(data14 % 1) && !isNaN(data14) && isFinite(data14))) {
+      var _valid1 = _errs38 === errors;
+      valid10 = valid10 || _valid1;
+      if (!valid10) {
         const err39 = {
-          instancePath: instancePath + '/received_size',
-          schemaPath: '#/properties/received_size/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err39];
@@ -4796,10 +4816,136 @@ function validate30(
           vErrors.push(err39);
         }
         errors++;
+      } else {
+        errors = _errs35;
+        if (vErrors !== null) {
+          if (_errs35) {
+            vErrors.length = _errs35;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.source_ip !== undefined) {
+      let data11 = data.source_ip;
+      const _errs41 = errors;
+      let valid11 = false;
+      const _errs42 = errors;
+      if (typeof data11 !== 'string') {
+        const err40 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+      var _valid2 = _errs42 === errors;
+      valid11 = valid11 || _valid2;
+      const _errs44 = errors;
+      if (data11 !== null) {
+        const err41 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err41];
+        } else {
+          vErrors.push(err41);
+        }
+        errors++;
+      }
+      var _valid2 = _errs44 === errors;
+      valid11 = valid11 || _valid2;
+      if (!valid11) {
+        const err42 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: '#/properties/source_ip/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err42];
+        } else {
+          vErrors.push(err42);
+        }
+        errors++;
+      } else {
+        errors = _errs41;
+        if (vErrors !== null) {
+          if (_errs41) {
+            vErrors.length = _errs41;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err43 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err43];
+        } else {
+          vErrors.push(err43);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err44 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: '#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err44];
+        } else {
+          vErrors.push(err44);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data14 = data.received_size;
+      if (!(typeof data14 == 'number' && !(data14 % 1) && !isNaN(data14) && isFinite(data14))) {
+        const err45 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: '#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err45];
+        } else {
+          vErrors.push(err45);
+        }
+        errors++;
       }
       if (typeof data14 == 'number' && isFinite(data14)) {
         if (data14 < 0 || isNaN(data14)) {
-          const err40 = {
+          const err46 = {
             instancePath: instancePath + '/received_size',
             schemaPath: '#/properties/received_size/minimum',
             keyword: 'minimum',
@@ -4807,9 +4953,9 @@ function validate30(
             message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err40];
+            vErrors = [err46];
           } else {
-            vErrors.push(err40);
+            vErrors.push(err46);
           }
           errors++;
         }
@@ -4819,10 +4965,10 @@ function validate30(
       let data15 = data.headers;
       if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
         for (const key1 in data15) {
-          const _errs43 = errors;
+          const _errs55 = errors;
           if (typeof key1 === 'string') {
             if (!pattern9.test(key1)) {
-              const err41 = {
+              const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
@@ -4831,16 +4977,16 @@ function validate30(
                 propertyName: key1,
               };
               if (vErrors === null) {
-                vErrors = [err41];
+                vErrors = [err47];
               } else {
-                vErrors.push(err41);
+                vErrors.push(err47);
               }
               errors++;
             }
           }
-          var valid10 = _errs43 === errors;
-          if (!valid10) {
-            const err42 = {
+          var valid13 = _errs55 === errors;
+          if (!valid13) {
+            const err48 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
@@ -4848,20 +4994,20 @@ function validate30(
               message: 'property name must be valid',
             };
             if (vErrors === null) {
-              vErrors = [err42];
+              vErrors = [err48];
             } else {
-              vErrors.push(err42);
+              vErrors.push(err48);
             }
             errors++;
           }
         }
         for (const key2 in data15) {
           let data16 = data15[key2];
-          const _errs46 = errors;
-          let valid12 = false;
-          const _errs47 = errors;
+          const _errs58 = errors;
+          let valid15 = false;
+          const _errs59 = errors;
           if (typeof data16 !== 'string') {
-            const err43 = {
+            const err49 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
               keyword: 'type',
@@ -4869,18 +5015,18 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err43];
+              vErrors = [err49];
             } else {
-              vErrors.push(err43);
+              vErrors.push(err49);
             }
             errors++;
           }
-          var _valid0 = _errs47 === errors;
-          valid12 = valid12 || _valid0;
-          const _errs49 = errors;
+          var _valid3 = _errs59 === errors;
+          valid15 = valid15 || _valid3;
+          const _errs61 = errors;
           if (Array.isArray(data16)) {
             if (data16.length < 2) {
-              const err44 = {
+              const err50 = {
                 instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
                 keyword: 'minItems',
@@ -4888,16 +5034,16 @@ function validate30(
                 message: 'must NOT have fewer than 2 items',
               };
               if (vErrors === null) {
-                vErrors = [err44];
+                vErrors = [err50];
               } else {
-                vErrors.push(err44);
+                vErrors.push(err50);
               }
               errors++;
             }
             const len0 = data16.length;
             for (let i0 = 0; i0 < len0; i0++) {
               if (typeof data16[i0] !== 'string') {
-                const err45 = {
+                const err51 = {
                   instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
                   schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
                   keyword: 'type',
@@ -4905,130 +5051,20 @@ function validate30(
                   message: 'must be string',
                 };
                 if (vErrors === null) {
-                  vErrors = [err45];
+                  vErrors = [err51];
                 } else {
-                  vErrors.push(err45);
+                  vErrors.push(err51);
                 }
                 errors++;
               }
             }
           } else {
-            const err46 = {
+            const err52 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
               keyword: 'type',
               params: { type: 'array' },
               message: 'must be array',
-            };
-            if (vErrors === null) {
-              vErrors = [err46];
-            } else {
-              vErrors.push(err46);
-            }
-            errors++;
-          }
-          var _valid0 = _errs49 === errors;
-          valid12 = valid12 || _valid0;
-          if (!valid12) {
-            const err47 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
-              keyword: 'anyOf',
-              params: {},
-              message: 'must match a schema in anyOf',
-            };
-            if (vErrors === null) {
-              vErrors = [err47];
-            } else {
-              vErrors.push(err47);
-            }
-            errors++;
-          } else {
-            errors = _errs46;
-            if (vErrors !== null) {
-              if (_errs46) {
-                vErrors.length = _errs46;
-              } else {
-                vErrors = null;
-              }
-            }
-          }
-        }
-      } else {
-        const err48 = {
-          instancePath: instancePath + '/headers',
-          schemaPath: 'event-headers.schema.json/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err48];
-        } else {
-          vErrors.push(err48);
-        }
-        errors++;
-      }
-    }
-    if (data.payload !== undefined) {
-      let data18 = data.payload;
-      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
-        if (data18.encoding === undefined) {
-          const err49 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'encoding' },
-            message: "must have required property '" + 'encoding' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err49];
-          } else {
-            vErrors.push(err49);
-          }
-          errors++;
-        }
-        if (data18.data === undefined) {
-          const err50 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'data' },
-            message: "must have required property '" + 'data' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err50];
-          } else {
-            vErrors.push(err50);
-          }
-          errors++;
-        }
-        for (const key3 in data18) {
-          if (!(key3 === 'encoding' || key3 === 'data')) {
-            const err51 = {
-              instancePath: instancePath + '/payload',
-              schemaPath: 'event-payload.schema.json/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key3 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err51];
-            } else {
-              vErrors.push(err51);
-            }
-            errors++;
-          }
-        }
-        if (data18.encoding !== undefined) {
-          let data19 = data18.encoding;
-          if (typeof data19 !== 'string') {
-            const err52 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err52];
@@ -5037,13 +5073,15 @@ function validate30(
             }
             errors++;
           }
-          if (!(data19 === 'utf8' || data19 === 'base64')) {
+          var _valid3 = _errs61 === errors;
+          valid15 = valid15 || _valid3;
+          if (!valid15) {
             const err53 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema59.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
               vErrors = [err53];
@@ -5051,51 +5089,58 @@ function validate30(
               vErrors.push(err53);
             }
             errors++;
-          }
-        }
-        if (data18.data !== undefined) {
-          if (typeof data18.data !== 'string') {
-            const err54 = {
-              instancePath: instancePath + '/payload/data',
-              schemaPath: 'event-payload.schema.json/properties/data/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err54];
-            } else {
-              vErrors.push(err54);
+          } else {
+            errors = _errs58;
+            if (vErrors !== null) {
+              if (_errs58) {
+                vErrors.length = _errs58;
+              } else {
+                vErrors = null;
+              }
             }
-            errors++;
           }
         }
       } else {
-        const err55 = {
-          instancePath: instancePath + '/payload',
-          schemaPath: 'event-payload.schema.json/type',
+        const err54 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: 'event-headers.schema.json/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err54];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err54);
         }
         errors++;
       }
     }
-    if (data.request !== undefined) {
-      let data21 = data.request;
-      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-        if (data21.method === undefined) {
-          const err56 = {
-            instancePath: instancePath + '/request',
-            schemaPath: '#/properties/request/required',
+    if (data.payload !== undefined) {
+      let data18 = data.payload;
+      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+        if (data18.encoding === undefined) {
+          const err55 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
-            params: { missingProperty: 'method' },
-            message: "must have required property '" + 'method' + "'",
+            params: { missingProperty: 'encoding' },
+            message: "must have required property '" + 'encoding' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err55];
+          } else {
+            vErrors.push(err55);
+          }
+          errors++;
+        }
+        if (data18.data === undefined) {
+          const err56 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
           };
           if (vErrors === null) {
             vErrors = [err56];
@@ -5104,59 +5149,64 @@ function validate30(
           }
           errors++;
         }
-        if (data21.path === undefined) {
-          const err57 = {
-            instancePath: instancePath + '/request',
-            schemaPath: '#/properties/request/required',
-            keyword: 'required',
-            params: { missingProperty: 'path' },
-            message: "must have required property '" + 'path' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err57];
-          } else {
-            vErrors.push(err57);
-          }
-          errors++;
-        }
-        if (data21.query === undefined) {
-          const err58 = {
-            instancePath: instancePath + '/request',
-            schemaPath: '#/properties/request/required',
-            keyword: 'required',
-            params: { missingProperty: 'query' },
-            message: "must have required property '" + 'query' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err58];
-          } else {
-            vErrors.push(err58);
-          }
-          errors++;
-        }
-        if (data21.response_status === undefined) {
-          const err59 = {
-            instancePath: instancePath + '/request',
-            schemaPath: '#/properties/request/required',
-            keyword: 'required',
-            params: { missingProperty: 'response_status' },
-            message: "must have required property '" + 'response_status' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err59];
-          } else {
-            vErrors.push(err59);
-          }
-          errors++;
-        }
-        for (const key4 in data21) {
-          if (!(key4 === 'method' || key4 === 'path' || key4 === 'query' || key4 === 'response_status')) {
-            const err60 = {
-              instancePath: instancePath + '/request',
-              schemaPath: '#/properties/request/additionalProperties',
+        for (const key3 in data18) {
+          if (!(key3 === 'encoding' || key3 === 'data')) {
+            const err57 = {
+              instancePath: instancePath + '/payload',
+              schemaPath: 'event-payload.schema.json/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key4 },
+              params: { additionalProperty: key3 },
               message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err57];
+            } else {
+              vErrors.push(err57);
+            }
+            errors++;
+          }
+        }
+        if (data18.encoding !== undefined) {
+          let data19 = data18.encoding;
+          if (typeof data19 !== 'string') {
+            const err58 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+          if (!(data19 === 'utf8' || data19 === 'base64')) {
+            const err59 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema59.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err59];
+            } else {
+              vErrors.push(err59);
+            }
+            errors++;
+          }
+        }
+        if (data18.data !== undefined) {
+          if (typeof data18.data !== 'string') {
+            const err60 = {
+              instancePath: instancePath + '/payload/data',
+              schemaPath: 'event-payload.schema.json/properties/data/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err60];
@@ -5166,95 +5216,93 @@ function validate30(
             errors++;
           }
         }
-        if (data21.method !== undefined) {
-          let data22 = data21.method;
-          if (typeof data22 === 'string') {
-            if (func1(data22) > 16) {
-              const err61 = {
-                instancePath: instancePath + '/request/method',
-                schemaPath: '#/properties/request/properties/method/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 16 },
-                message: 'must NOT have more than 16 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err61];
-              } else {
-                vErrors.push(err61);
-              }
-              errors++;
-            }
-            if (func1(data22) < 1) {
-              const err62 = {
-                instancePath: instancePath + '/request/method',
-                schemaPath: '#/properties/request/properties/method/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err62];
-              } else {
-                vErrors.push(err62);
-              }
-              errors++;
-            }
-          } else {
-            const err63 = {
-              instancePath: instancePath + '/request/method',
-              schemaPath: '#/properties/request/properties/method/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err63];
-            } else {
-              vErrors.push(err63);
-            }
-            errors++;
-          }
+      } else {
+        const err61 = {
+          instancePath: instancePath + '/payload',
+          schemaPath: 'event-payload.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err61];
+        } else {
+          vErrors.push(err61);
         }
-        if (data21.path !== undefined) {
-          let data23 = data21.path;
-          if (typeof data23 === 'string') {
-            if (func1(data23) > 2048) {
-              const err64 = {
-                instancePath: instancePath + '/request/path',
-                schemaPath: '#/properties/request/properties/path/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 2048 },
-                message: 'must NOT have more than 2048 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err64];
-              } else {
-                vErrors.push(err64);
-              }
-              errors++;
-            }
-            if (func1(data23) < 1) {
-              const err65 = {
-                instancePath: instancePath + '/request/path',
-                schemaPath: '#/properties/request/properties/path/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err65];
-              } else {
-                vErrors.push(err65);
-              }
-              errors++;
-            }
+        errors++;
+      }
+    }
+    if (data.request !== undefined) {
+      let data21 = data.request;
+      if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
+        if (data21.method === undefined) {
+          const err62 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'method' },
+            message: "must have required property '" + 'method' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err62];
           } else {
+            vErrors.push(err62);
+          }
+          errors++;
+        }
+        if (data21.path === undefined) {
+          const err63 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'path' },
+            message: "must have required property '" + 'path' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err63];
+          } else {
+            vErrors.push(err63);
+          }
+          errors++;
+        }
+        if (data21.query === undefined) {
+          const err64 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'query' },
+            message: "must have required property '" + 'query' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err64];
+          } else {
+            vErrors.push(err64);
+          }
+          errors++;
+        }
+        if (data21.response_status === undefined) {
+          const err65 = {
+            instancePath: instancePath + '/request',
+            schemaPath: '#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'response_status' },
+            message: "must have required property '" + 'response_status' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+        for (const key4 in data21) {
+          if (!(key4 === 'method' || key4 === 'path' || key4 === 'query' || key4 === 'response_status')) {
             const err66 = {
-              instancePath: instancePath + '/request/path',
-              schemaPath: '#/properties/request/properties/path/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/request',
+              schemaPath: '#/properties/request/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key4 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err66];
@@ -5264,16 +5312,16 @@ function validate30(
             errors++;
           }
         }
-        if (data21.query !== undefined) {
-          let data24 = data21.query;
-          if (typeof data24 === 'string') {
-            if (func1(data24) > 2048) {
+        if (data21.method !== undefined) {
+          let data22 = data21.method;
+          if (typeof data22 === 'string') {
+            if (func1(data22) > 16) {
               const err67 = {
-                instancePath: instancePath + '/request/query',
-                schemaPath: '#/properties/request/properties/query/maxLength',
+                instancePath: instancePath + '/request/method',
+                schemaPath: '#/properties/request/properties/method/maxLength',
                 keyword: 'maxLength',
-                params: { limit: 2048 },
-                message: 'must NOT have more than 2048 characters',
+                params: { limit: 16 },
+                message: 'must NOT have more than 16 characters',
               };
               if (vErrors === null) {
                 vErrors = [err67];
@@ -5282,31 +5330,28 @@ function validate30(
               }
               errors++;
             }
+            if (func1(data22) < 1) {
+              const err68 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: '#/properties/request/properties/method/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err68];
+              } else {
+                vErrors.push(err68);
+              }
+              errors++;
+            }
           } else {
-            const err68 = {
-              instancePath: instancePath + '/request/query',
-              schemaPath: '#/properties/request/properties/query/type',
+            const err69 = {
+              instancePath: instancePath + '/request/method',
+              schemaPath: '#/properties/request/properties/method/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err68];
-            } else {
-              vErrors.push(err68);
-            }
-            errors++;
-          }
-        }
-        if (data21.response_status !== undefined) {
-          let data25 = data21.response_status;
-          if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
-            const err69 = {
-              instancePath: instancePath + '/request/response_status',
-              schemaPath: '#/properties/request/properties/response_status/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
             };
             if (vErrors === null) {
               vErrors = [err69];
@@ -5315,14 +5360,17 @@ function validate30(
             }
             errors++;
           }
-          if (typeof data25 == 'number' && isFinite(data25)) {
-            if (data25 > 599 || isNaN(data25)) {
+        }
+        if (data21.path !== undefined) {
+          let data23 = data21.path;
+          if (typeof data23 === 'string') {
+            if (func1(data23) > 2048) {
               const err70 = {
-                instancePath: instancePath + '/request/response_status',
-                schemaPath: '#/properties/request/properties/response_status/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 599 },
-                message: 'must be <= 599',
+                instancePath: instancePath + '/request/path',
+                schemaPath: '#/properties/request/properties/path/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 2048 },
+                message: 'must NOT have more than 2048 characters',
               };
               if (vErrors === null) {
                 vErrors = [err70];
@@ -5331,13 +5379,13 @@ function validate30(
               }
               errors++;
             }
-            if (data25 < 100 || isNaN(data25)) {
+            if (func1(data23) < 1) {
               const err71 = {
-                instancePath: instancePath + '/request/response_status',
-                schemaPath: '#/properties/request/properties/response_status/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 100 },
-                message: 'must be >= 100',
+                instancePath: instancePath + '/request/path',
+                schemaPath: '#/properties/request/properties/path/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
                 vErrors = [err71];
@@ -5346,10 +5394,108 @@ function validate30(
               }
               errors++;
             }
+          } else {
+            const err72 = {
+              instancePath: instancePath + '/request/path',
+              schemaPath: '#/properties/request/properties/path/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err72];
+            } else {
+              vErrors.push(err72);
+            }
+            errors++;
+          }
+        }
+        if (data21.query !== undefined) {
+          let data24 = data21.query;
+          if (typeof data24 === 'string') {
+            if (func1(data24) > 2048) {
+              const err73 = {
+                instancePath: instancePath + '/request/query',
+                schemaPath: '#/properties/request/properties/query/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 2048 },
+                message: 'must NOT have more than 2048 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err73];
+              } else {
+                vErrors.push(err73);
+              }
+              errors++;
+            }
+          } else {
+            const err74 = {
+              instancePath: instancePath + '/request/query',
+              schemaPath: '#/properties/request/properties/query/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err74];
+            } else {
+              vErrors.push(err74);
+            }
+            errors++;
+          }
+        }
+        if (data21.response_status !== undefined) {
+          let data25 = data21.response_status;
+          if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
+            const err75 = {
+              instancePath: instancePath + '/request/response_status',
+              schemaPath: '#/properties/request/properties/response_status/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err75];
+            } else {
+              vErrors.push(err75);
+            }
+            errors++;
+          }
+          if (typeof data25 == 'number' && isFinite(data25)) {
+            if (data25 > 599 || isNaN(data25)) {
+              const err76 = {
+                instancePath: instancePath + '/request/response_status',
+                schemaPath: '#/properties/request/properties/response_status/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 599 },
+                message: 'must be <= 599',
+              };
+              if (vErrors === null) {
+                vErrors = [err76];
+              } else {
+                vErrors.push(err76);
+              }
+              errors++;
+            }
+            if (data25 < 100 || isNaN(data25)) {
+              const err77 = {
+                instancePath: instancePath + '/request/response_status',
+                schemaPath: '#/properties/request/properties/response_status/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err77];
+              } else {
+                vErrors.push(err77);
+              }
+              errors++;
+            }
           }
         }
       } else {
-        const err72 = {
+        const err78 = {
           instancePath: instancePath + '/request',
           schemaPath: '#/properties/request/type',
           keyword: 'type',
@@ -5357,15 +5503,15 @@ function validate30(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err72];
+          vErrors = [err78];
         } else {
-          vErrors.push(err72);
+          vErrors.push(err78);
         }
         errors++;
       }
     }
   } else {
-    const err73 = {
+    const err79 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -5373,9 +5519,9 @@ function validate30(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err73];
+      vErrors = [err79];
     } else {
-      vErrors.push(err73);
+      vErrors.push(err79);
     }
     errors++;
   }
@@ -6764,13 +6910,16 @@ const schema66 = {
           caller: { description: 'Name of the token that asked for the replay.', type: 'string' },
           target_url: {
             description: 'The resolved target, or null when none could be resolved.',
-            type: ['string', 'null'],
+            anyOf: [{ type: 'string' }, { type: 'null' }],
           },
-          resolved_ip: { description: 'The IP address connected to (or refused), or null.', type: ['string', 'null'] },
+          resolved_ip: {
+            description: 'The IP address connected to (or refused), or null.',
+            anyOf: [{ type: 'string' }, { type: 'null' }],
+          },
           started_at: { type: 'string', format: 'date-time' },
           delivered: { type: 'boolean' },
-          response_status: { type: ['integer', 'null'] },
-          response_ms: { type: ['number', 'null'], minimum: 0 },
+          response_status: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+          response_ms: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
           response_excerpt: { $ref: 'replay-result.schema.json#/properties/response_excerpt' },
           response_content_type: { $ref: 'replay-result.schema.json#/properties/response_content_type' },
           unsigned: {
@@ -6780,8 +6929,10 @@ const schema66 = {
           },
           error_code: {
             description: 'The error code when the attempt failed or was refused.',
-            type: ['string', 'null'],
-            enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal', null],
+            anyOf: [
+              { type: 'string', enum: ['not_found', 'invalid_argument', 'replay_failed', 'rate_limited', 'internal'] },
+              { type: 'null' },
+            ],
           },
           error_reason: {
             description:
@@ -7121,13 +7272,16 @@ function validate36(
             }
             if (data1.target_url !== undefined) {
               let data5 = data1.target_url;
-              if (typeof data5 !== 'string' && data5 !== null) {
+              const _errs15 = errors;
+              let valid5 = false;
+              const _errs16 = errors;
+              if (typeof data5 !== 'string') {
                 const err18 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/target_url',
-                  schemaPath: '#/properties/attempts/items/properties/target_url/type',
+                  schemaPath: '#/properties/attempts/items/properties/target_url/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: schema66.properties.attempts.items.properties.target_url.type },
-                  message: 'must be string,null',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err18];
@@ -7136,16 +7290,16 @@ function validate36(
                 }
                 errors++;
               }
-            }
-            if (data1.resolved_ip !== undefined) {
-              let data6 = data1.resolved_ip;
-              if (typeof data6 !== 'string' && data6 !== null) {
+              var _valid0 = _errs16 === errors;
+              valid5 = valid5 || _valid0;
+              const _errs18 = errors;
+              if (data5 !== null) {
                 const err19 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
-                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/target_url',
+                  schemaPath: '#/properties/attempts/items/properties/target_url/anyOf/1/type',
                   keyword: 'type',
-                  params: { type: schema66.properties.attempts.items.properties.resolved_ip.type },
-                  message: 'must be string,null',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err19];
@@ -7154,29 +7308,42 @@ function validate36(
                 }
                 errors++;
               }
-            }
-            if (data1.started_at !== undefined) {
-              let data7 = data1.started_at;
-              if (typeof data7 === 'string') {
-                if (!formats2.validate(data7)) {
-                  const err20 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
-                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
-                    keyword: 'format',
-                    params: { format: 'date-time' },
-                    message: 'must match format "' + 'date-time' + '"',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err20];
-                  } else {
-                    vErrors.push(err20);
-                  }
-                  errors++;
+              var _valid0 = _errs18 === errors;
+              valid5 = valid5 || _valid0;
+              if (!valid5) {
+                const err20 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/target_url',
+                  schemaPath: '#/properties/attempts/items/properties/target_url/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err20];
+                } else {
+                  vErrors.push(err20);
                 }
+                errors++;
               } else {
+                errors = _errs15;
+                if (vErrors !== null) {
+                  if (_errs15) {
+                    vErrors.length = _errs15;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.resolved_ip !== undefined) {
+              let data6 = data1.resolved_ip;
+              const _errs21 = errors;
+              let valid6 = false;
+              const _errs22 = errors;
+              if (typeof data6 !== 'string') {
                 const err21 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/started_at',
-                  schemaPath: '#/properties/attempts/items/properties/started_at/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
+                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/anyOf/0/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
@@ -7188,15 +7355,16 @@ function validate36(
                 }
                 errors++;
               }
-            }
-            if (data1.delivered !== undefined) {
-              if (typeof data1.delivered !== 'boolean') {
+              var _valid1 = _errs22 === errors;
+              valid6 = valid6 || _valid1;
+              const _errs24 = errors;
+              if (data6 !== null) {
                 const err22 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/delivered',
-                  schemaPath: '#/properties/attempts/items/properties/delivered/type',
+                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
+                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/anyOf/1/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err22];
@@ -7205,16 +7373,15 @@ function validate36(
                 }
                 errors++;
               }
-            }
-            if (data1.response_status !== undefined) {
-              let data9 = data1.response_status;
-              if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9)) && data9 !== null) {
+              var _valid1 = _errs24 === errors;
+              valid6 = valid6 || _valid1;
+              if (!valid6) {
                 const err23 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
-                  schemaPath: '#/properties/attempts/items/properties/response_status/type',
-                  keyword: 'type',
-                  params: { type: schema66.properties.attempts.items.properties.response_status.type },
-                  message: 'must be integer,null',
+                  instancePath: instancePath + '/attempts/' + i0 + '/resolved_ip',
+                  schemaPath: '#/properties/attempts/items/properties/resolved_ip/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err23];
@@ -7222,51 +7389,59 @@ function validate36(
                   vErrors.push(err23);
                 }
                 errors++;
+              } else {
+                errors = _errs21;
+                if (vErrors !== null) {
+                  if (_errs21) {
+                    vErrors.length = _errs21;
+                  } else {
+                    vErrors = null;
+                  }
+                }
               }
             }
-            if (data1.response_ms !== undefined) {
-              let data10 = data1.response_ms;
-              if (!(typeof data10 == 'number' && isFinite(data10)) && data10 !== null) {
-                const err24 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
-                  schemaPath: '#/properties/attempts/items/properties/response_ms/type',
-                  keyword: 'type',
-                  params: { type: schema66.properties.attempts.items.properties.response_ms.type },
-                  message: 'must be number,null',
-                };
-                if (vErrors === null) {
-                  vErrors = [err24];
-                } else {
-                  vErrors.push(err24);
-                }
-                errors++;
-              }
-              if (typeof data10 == 'number' && isFinite(data10)) {
-                if (data10 < 0 || isNaN(data10)) {
-                  const err25 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
-                    schemaPath: '#/properties/attempts/items/properties/response_ms/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
+            if (data1.started_at !== undefined) {
+              let data7 = data1.started_at;
+              if (typeof data7 === 'string') {
+                if (!formats2.validate(data7)) {
+                  const err24 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
                   };
                   if (vErrors === null) {
-                    vErrors = [err25];
+                    vErrors = [err24];
                   } else {
-                    vErrors.push(err25);
+                    vErrors.push(err24);
                   }
                   errors++;
                 }
-              }
-            }
-            if (data1.response_excerpt !== undefined) {
-              if (typeof data1.response_excerpt !== 'string') {
-                const err26 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
-                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
+              } else {
+                const err25 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                  schemaPath: '#/properties/attempts/items/properties/started_at/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err25];
+                } else {
+                  vErrors.push(err25);
+                }
+                errors++;
+              }
+            }
+            if (data1.delivered !== undefined) {
+              if (typeof data1.delivered !== 'boolean') {
+                const err26 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/delivered',
+                  schemaPath: '#/properties/attempts/items/properties/delivered/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -7276,31 +7451,36 @@ function validate36(
                 errors++;
               }
             }
-            if (data1.response_content_type !== undefined) {
-              let data12 = data1.response_content_type;
-              if (typeof data12 === 'string') {
-                if (func1(data12) > 200) {
-                  const err27 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
-                    schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
-                    keyword: 'maxLength',
-                    params: { limit: 200 },
-                    message: 'must NOT have more than 200 characters',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err27];
-                  } else {
-                    vErrors.push(err27);
-                  }
-                  errors++;
-                }
-              } else {
-                const err28 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
-                  schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
+            if (data1.response_status !== undefined) {
+              let data9 = data1.response_status;
+              const _errs31 = errors;
+              let valid7 = false;
+              const _errs32 = errors;
+              if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
+                const err27 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
+                  schemaPath: '#/properties/attempts/items/properties/response_status/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err27];
+                } else {
+                  vErrors.push(err27);
+                }
+                errors++;
+              }
+              var _valid2 = _errs32 === errors;
+              valid7 = valid7 || _valid2;
+              const _errs34 = errors;
+              if (data9 !== null) {
+                const err28 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
+                  schemaPath: '#/properties/attempts/items/properties/response_status/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err28];
@@ -7309,15 +7489,15 @@ function validate36(
                 }
                 errors++;
               }
-            }
-            if (data1.unsigned !== undefined) {
-              if (typeof data1.unsigned !== 'boolean') {
+              var _valid2 = _errs34 === errors;
+              valid7 = valid7 || _valid2;
+              if (!valid7) {
                 const err29 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
-                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_status',
+                  schemaPath: '#/properties/attempts/items/properties/response_status/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err29];
@@ -7325,39 +7505,45 @@ function validate36(
                   vErrors.push(err29);
                 }
                 errors++;
+              } else {
+                errors = _errs31;
+                if (vErrors !== null) {
+                  if (_errs31) {
+                    vErrors.length = _errs31;
+                  } else {
+                    vErrors = null;
+                  }
+                }
               }
             }
-            if (data1.error_code !== undefined) {
-              let data14 = data1.error_code;
-              if (typeof data14 !== 'string' && data14 !== null) {
-                const err30 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/type',
-                  keyword: 'type',
-                  params: { type: schema66.properties.attempts.items.properties.error_code.type },
-                  message: 'must be string,null',
-                };
-                if (vErrors === null) {
-                  vErrors = [err30];
-                } else {
-                  vErrors.push(err30);
+            if (data1.response_ms !== undefined) {
+              let data10 = data1.response_ms;
+              const _errs37 = errors;
+              let valid8 = false;
+              const _errs38 = errors;
+              if (typeof data10 == 'number' && isFinite(data10)) {
+                if (data10 < 0 || isNaN(data10)) {
+                  const err30 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                    schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err30];
+                  } else {
+                    vErrors.push(err30);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (!(
-                data14 === 'not_found' ||
-                data14 === 'invalid_argument' ||
-                data14 === 'replay_failed' ||
-                data14 === 'rate_limited' ||
-                data14 === 'internal' ||
-                data14 === null
-              )) {
+              } else {
                 const err31 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
-                  schemaPath: '#/properties/attempts/items/properties/error_code/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema66.properties.attempts.items.properties.error_code.enum },
-                  message: 'must be equal to one of the allowed values',
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                  schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
                 };
                 if (vErrors === null) {
                   vErrors = [err31];
@@ -7366,11 +7552,209 @@ function validate36(
                 }
                 errors++;
               }
+              var _valid3 = _errs38 === errors;
+              valid8 = valid8 || _valid3;
+              const _errs40 = errors;
+              if (data10 !== null) {
+                const err32 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                  schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+              var _valid3 = _errs40 === errors;
+              valid8 = valid8 || _valid3;
+              if (!valid8) {
+                const err33 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_ms',
+                  schemaPath: '#/properties/attempts/items/properties/response_ms/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
+                }
+                errors++;
+              } else {
+                errors = _errs37;
+                if (vErrors !== null) {
+                  if (_errs37) {
+                    vErrors.length = _errs37;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.response_excerpt !== undefined) {
+              if (typeof data1.response_excerpt !== 'string') {
+                const err34 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
+                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
+              }
+            }
+            if (data1.response_content_type !== undefined) {
+              let data12 = data1.response_content_type;
+              if (typeof data12 === 'string') {
+                if (func1(data12) > 200) {
+                  const err35 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                    schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 200 },
+                    message: 'must NOT have more than 200 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err35];
+                  } else {
+                    vErrors.push(err35);
+                  }
+                  errors++;
+                }
+              } else {
+                const err36 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                  schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
+            if (data1.unsigned !== undefined) {
+              if (typeof data1.unsigned !== 'boolean') {
+                const err37 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/unsigned',
+                  schemaPath: '#/properties/attempts/items/properties/unsigned/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                };
+                if (vErrors === null) {
+                  vErrors = [err37];
+                } else {
+                  vErrors.push(err37);
+                }
+                errors++;
+              }
+            }
+            if (data1.error_code !== undefined) {
+              let data14 = data1.error_code;
+              const _errs51 = errors;
+              let valid11 = false;
+              const _errs52 = errors;
+              if (typeof data14 !== 'string') {
+                const err38 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err38];
+                } else {
+                  vErrors.push(err38);
+                }
+                errors++;
+              }
+              if (!(
+                data14 === 'not_found' ||
+                data14 === 'invalid_argument' ||
+                data14 === 'replay_failed' ||
+                data14 === 'rate_limited' ||
+                data14 === 'internal'
+              )) {
+                const err39 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema66.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err39];
+                } else {
+                  vErrors.push(err39);
+                }
+                errors++;
+              }
+              var _valid4 = _errs52 === errors;
+              valid11 = valid11 || _valid4;
+              const _errs54 = errors;
+              if (data14 !== null) {
+                const err40 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+              var _valid4 = _errs54 === errors;
+              valid11 = valid11 || _valid4;
+              if (!valid11) {
+                const err41 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error_code',
+                  schemaPath: '#/properties/attempts/items/properties/error_code/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err41];
+                } else {
+                  vErrors.push(err41);
+                }
+                errors++;
+              } else {
+                errors = _errs51;
+                if (vErrors !== null) {
+                  if (_errs51) {
+                    vErrors.length = _errs51;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
             }
             if (data1.error_reason !== undefined) {
               let data15 = data1.error_reason;
               if (typeof data15 !== 'string') {
-                const err32 = {
+                const err42 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/type',
                   keyword: 'type',
@@ -7378,9 +7762,9 @@ function validate36(
                   message: 'must be string',
                 };
                 if (vErrors === null) {
-                  vErrors = [err32];
+                  vErrors = [err42];
                 } else {
-                  vErrors.push(err32);
+                  vErrors.push(err42);
                 }
                 errors++;
               }
@@ -7394,7 +7778,7 @@ function validate36(
                 data15 === 'rate_limited' ||
                 data15 === 'internal'
               )) {
-                const err33 = {
+                const err43 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
@@ -7402,15 +7786,15 @@ function validate36(
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
-                  vErrors = [err33];
+                  vErrors = [err43];
                 } else {
-                  vErrors.push(err33);
+                  vErrors.push(err43);
                 }
                 errors++;
               }
             }
           } else {
-            const err34 = {
+            const err44 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -7418,15 +7802,15 @@ function validate36(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err34];
+              vErrors = [err44];
             } else {
-              vErrors.push(err34);
+              vErrors.push(err44);
             }
             errors++;
           }
         }
       } else {
-        const err35 = {
+        const err45 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -7434,15 +7818,15 @@ function validate36(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err35];
+          vErrors = [err45];
         } else {
-          vErrors.push(err35);
+          vErrors.push(err45);
         }
         errors++;
       }
     }
   } else {
-    const err36 = {
+    const err46 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7450,9 +7834,9 @@ function validate36(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err36];
+      vErrors = [err46];
     } else {
-      vErrors.push(err36);
+      vErrors.push(err46);
     }
     errors++;
   }
@@ -7481,9 +7865,7 @@ const schema68 = {
     delivered: { description: 'True when the target accepted the connection and answered.', type: 'boolean' },
     response_status: {
       description: "The target's HTTP status, or null when it never answered.",
-      type: ['integer', 'null'],
-      minimum: 100,
-      maximum: 599,
+      anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
     },
     response_ms: {
       description: "Milliseconds from sending to the response's status line.",
@@ -7704,13 +8086,16 @@ function validate37(
     }
     if (data.response_status !== undefined) {
       let data3 = data.response_status;
-      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3)) && data3 !== null) {
+      const _errs10 = errors;
+      let valid2 = false;
+      const _errs11 = errors;
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
         const err11 = {
           instancePath: instancePath + '/response_status',
-          schemaPath: '#/properties/response_status/type',
+          schemaPath: '#/properties/response_status/anyOf/0/type',
           keyword: 'type',
-          params: { type: schema68.properties.response_status.type },
-          message: 'must be integer,null',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
           vErrors = [err11];
@@ -7723,7 +8108,7 @@ function validate37(
         if (data3 > 599 || isNaN(data3)) {
           const err12 = {
             instancePath: instancePath + '/response_status',
-            schemaPath: '#/properties/response_status/maximum',
+            schemaPath: '#/properties/response_status/anyOf/0/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 599 },
             message: 'must be <= 599',
@@ -7738,7 +8123,7 @@ function validate37(
         if (data3 < 100 || isNaN(data3)) {
           const err13 = {
             instancePath: instancePath + '/response_status',
-            schemaPath: '#/properties/response_status/minimum',
+            schemaPath: '#/properties/response_status/anyOf/0/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 100 },
             message: 'must be >= 100',
@@ -7751,32 +8136,33 @@ function validate37(
           errors++;
         }
       }
-    }
-    if (data.response_ms !== undefined) {
-      let data4 = data.response_ms;
-      if (typeof data4 == 'number' && isFinite(data4)) {
-        if (data4 < 0 || isNaN(data4)) {
-          const err14 = {
-            instancePath: instancePath + '/response_ms',
-            schemaPath: '#/properties/response_ms/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-      } else {
-        const err15 = {
-          instancePath: instancePath + '/response_ms',
-          schemaPath: '#/properties/response_ms/type',
+      var _valid0 = _errs11 === errors;
+      valid2 = valid2 || _valid0;
+      const _errs13 = errors;
+      if (data3 !== null) {
+        const err14 = {
+          instancePath: instancePath + '/response_status',
+          schemaPath: '#/properties/response_status/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      var _valid0 = _errs13 === errors;
+      valid2 = valid2 || _valid0;
+      if (!valid2) {
+        const err15 = {
+          instancePath: instancePath + '/response_status',
+          schemaPath: '#/properties/response_status/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err15];
@@ -7784,47 +8170,56 @@ function validate37(
           vErrors.push(err15);
         }
         errors++;
-      }
-    }
-    if (data.response_excerpt !== undefined) {
-      if (typeof data.response_excerpt !== 'string') {
-        const err16 = {
-          instancePath: instancePath + '/response_excerpt',
-          schemaPath: '#/properties/response_excerpt/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err16];
-        } else {
-          vErrors.push(err16);
+      } else {
+        errors = _errs10;
+        if (vErrors !== null) {
+          if (_errs10) {
+            vErrors.length = _errs10;
+          } else {
+            vErrors = null;
+          }
         }
-        errors++;
       }
     }
-    if (data.response_content_type !== undefined) {
-      let data6 = data.response_content_type;
-      if (typeof data6 === 'string') {
-        if (func1(data6) > 200) {
-          const err17 = {
-            instancePath: instancePath + '/response_content_type',
-            schemaPath: '#/properties/response_content_type/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 200 },
-            message: 'must NOT have more than 200 characters',
+    if (data.response_ms !== undefined) {
+      let data4 = data.response_ms;
+      if (typeof data4 == 'number' && isFinite(data4)) {
+        if (data4 < 0 || isNaN(data4)) {
+          const err16 = {
+            instancePath: instancePath + '/response_ms',
+            schemaPath: '#/properties/response_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err17];
+            vErrors = [err16];
           } else {
-            vErrors.push(err17);
+            vErrors.push(err16);
           }
           errors++;
         }
       } else {
+        const err17 = {
+          instancePath: instancePath + '/response_ms',
+          schemaPath: '#/properties/response_ms/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.response_excerpt !== undefined) {
+      if (typeof data.response_excerpt !== 'string') {
         const err18 = {
-          instancePath: instancePath + '/response_content_type',
-          schemaPath: '#/properties/response_content_type/type',
+          instancePath: instancePath + '/response_excerpt',
+          schemaPath: '#/properties/response_excerpt/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -7837,8 +8232,42 @@ function validate37(
         errors++;
       }
     }
+    if (data.response_content_type !== undefined) {
+      let data6 = data.response_content_type;
+      if (typeof data6 === 'string') {
+        if (func1(data6) > 200) {
+          const err19 = {
+            instancePath: instancePath + '/response_content_type',
+            schemaPath: '#/properties/response_content_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      } else {
+        const err20 = {
+          instancePath: instancePath + '/response_content_type',
+          schemaPath: '#/properties/response_content_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err19 = {
+    const err21 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7846,9 +8275,9 @@ function validate37(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err19];
+      vErrors = [err21];
     } else {
-      vErrors.push(err19);
+      vErrors.push(err21);
     }
     errors++;
   }
@@ -7863,7 +8292,7 @@ const schema72 = {
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
   description:
-    "The search parameters GET /api/events takes on top of list_webhook_events' filters, as query-string values.",
+    'How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -8135,11 +8564,20 @@ const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
-  description: 'Which event to fetch in full.',
+  description: 'Which event to fetch in full, and how much of its payload to return.',
   type: 'object',
   additionalProperties: false,
   required: ['id'],
-  properties: { id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' } },
+  properties: {
+    id: { description: 'The event id from list_webhook_events.', type: 'string', format: 'uuid' },
+    max_payload_bytes: {
+      description: 'Return at most this many payload bytes.',
+      type: 'integer',
+      minimum: 1,
+      maximum: 5242880,
+      default: 65536,
+    },
+  },
 };
 
 function validate39(
@@ -8156,6 +8594,9 @@ function validate39(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.max_payload_bytes === undefined) {
+      data.max_payload_bytes = 65536;
+    }
     if (data.id === undefined) {
       const err0 = {
         instancePath,
@@ -8172,7 +8613,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'id')) {
+      if (!(key0 === 'id' || key0 === 'max_payload_bytes')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8222,8 +8663,56 @@ function validate39(
         errors++;
       }
     }
+    let data1 = data.max_payload_bytes;
+    if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+      const err4 = {
+        instancePath: instancePath + '/max_payload_bytes',
+        schemaPath: '#/properties/max_payload_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (typeof data1 == 'number' && isFinite(data1)) {
+      if (data1 > 5242880 || isNaN(data1)) {
+        const err5 = {
+          instancePath: instancePath + '/max_payload_bytes',
+          schemaPath: '#/properties/max_payload_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 5242880 },
+          message: 'must be <= 5242880',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      if (data1 < 1 || isNaN(data1)) {
+        const err6 = {
+          instancePath: instancePath + '/max_payload_bytes',
+          schemaPath: '#/properties/max_payload_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err4 = {
+    const err7 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -8231,9 +8720,9 @@ function validate39(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err4];
+      vErrors = [err7];
     } else {
-      vErrors.push(err4);
+      vErrors.push(err7);
     }
     errors++;
   }
@@ -8338,11 +8827,18 @@ const schema76 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
-  description: 'Every configured provider, webhook and queue.',
+  description: 'Every configured provider, webhook and queue, and the default replay target.',
   type: 'object',
   additionalProperties: false,
   required: ['providers'],
-  properties: { providers: { type: 'array', items: { $ref: '../provider-status.schema.json' } } },
+  properties: {
+    providers: { type: 'array', items: { $ref: '../provider-status.schema.json' } },
+    replay_default_target: {
+      description:
+        "replay.default_target: where replay_webhook_event and the HTTP API's replay send when no target_url is given; null when none is configured. Always present.",
+      anyOf: [{ type: 'string', format: 'uri' }, { type: 'null' }],
+    },
+  },
 };
 
 function validate43(
@@ -8375,7 +8871,7 @@ function validate43(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'providers')) {
+      if (!(key0 === 'providers' || key0 === 'replay_default_target')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8425,8 +8921,89 @@ function validate43(
         errors++;
       }
     }
+    if (data.replay_default_target !== undefined) {
+      let data2 = data.replay_default_target;
+      const _errs6 = errors;
+      let valid3 = false;
+      const _errs7 = errors;
+      if (typeof data2 === 'string') {
+        if (!formats8(data2)) {
+          const err3 = {
+            instancePath: instancePath + '/replay_default_target',
+            schemaPath: '#/properties/replay_default_target/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + '/replay_default_target',
+          schemaPath: '#/properties/replay_default_target/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      var _valid0 = _errs7 === errors;
+      valid3 = valid3 || _valid0;
+      const _errs9 = errors;
+      if (data2 !== null) {
+        const err5 = {
+          instancePath: instancePath + '/replay_default_target',
+          schemaPath: '#/properties/replay_default_target/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      var _valid0 = _errs9 === errors;
+      valid3 = valid3 || _valid0;
+      if (!valid3) {
+        const err6 = {
+          instancePath: instancePath + '/replay_default_target',
+          schemaPath: '#/properties/replay_default_target/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      } else {
+        errors = _errs6;
+        if (vErrors !== null) {
+          if (_errs6) {
+            vErrors.length = _errs6;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
   } else {
-    const err3 = {
+    const err7 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -8434,9 +9011,9 @@ function validate43(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err3];
+      vErrors = [err7];
     } else {
-      vErrors.push(err3);
+      vErrors.push(err7);
     }
     errors++;
   }
@@ -8450,32 +9027,59 @@ const schema77 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
-  description: 'Filters and paging for list_webhook_events. All fields are optional.',
+  description:
+    'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
   type: 'object',
   additionalProperties: false,
   properties: {
     provider: {
-      description: 'Only events from this provider (see list_providers).',
+      description: 'Provider name (see list_providers). Unknown: not_found.',
       type: 'string',
       minLength: 1,
       maxLength: 64,
     },
     event_type: {
-      description: 'Exact type; a dotless value also matches sub-types (issues matches issues.opened).',
+      description:
+        'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
       type: 'string',
       minLength: 1,
       maxLength: 200,
     },
-    since: { description: 'Lower bound: ISO-8601 timestamp or event id.', type: 'string', minLength: 1, maxLength: 64 },
-    limit: { description: 'Page size, 1 to 200.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    since: {
+      description: 'Exclusive lower bound: ISO-8601 time or event id.',
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+    },
+    until: {
+      description: 'Inclusive upper bound: ISO-8601 time or event id.',
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+    },
+    verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+    q: { $ref: '../search-events-query.schema.json#/properties/q', description: 'Full-text search of payloads.' },
+    match: {
+      description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
+      type: 'object',
+      additionalProperties: true,
+    },
+    order: {
+      description: 'Sort order; next_cursor follows it.',
+      type: 'string',
+      enum: ['newest_first', 'oldest_first'],
+      default: 'newest_first',
+    },
+    limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: {
-      description: 'next_cursor of the previous page, with the same filters.',
+      description: 'next_cursor of the previous page (same filters and order).',
       type: 'string',
       minLength: 1,
       maxLength: 512,
     },
   },
 };
+const schema78 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
 function validate45(
   data,
@@ -8491,17 +9095,14 @@ function validate45(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.order === undefined) {
+      data.order = 'newest_first';
+    }
     if (data.limit === undefined) {
       data.limit = 50;
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'provider' ||
-        key0 === 'event_type' ||
-        key0 === 'since' ||
-        key0 === 'limit' ||
-        key0 === 'cursor'
-      )) {
+      if (!func9.call(schema77.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8664,45 +9265,46 @@ function validate45(
         errors++;
       }
     }
-    let data3 = data.limit;
-    if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
-      const err10 = {
-        instancePath: instancePath + '/limit',
-        schemaPath: '#/properties/limit/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err10];
-      } else {
-        vErrors.push(err10);
-      }
-      errors++;
-    }
-    if (typeof data3 == 'number' && isFinite(data3)) {
-      if (data3 > 200 || isNaN(data3)) {
-        const err11 = {
-          instancePath: instancePath + '/limit',
-          schemaPath: '#/properties/limit/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 200 },
-          message: 'must be <= 200',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
+    if (data.until !== undefined) {
+      let data3 = data.until;
+      if (typeof data3 === 'string') {
+        if (func1(data3) > 64) {
+          const err10 = {
+            instancePath: instancePath + '/until',
+            schemaPath: '#/properties/until/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
         }
-        errors++;
-      }
-      if (data3 < 1 || isNaN(data3)) {
+        if (func1(data3) < 1) {
+          const err11 = {
+            instancePath: instancePath + '/until',
+            schemaPath: '#/properties/until/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
         const err12 = {
-          instancePath: instancePath + '/limit',
-          schemaPath: '#/properties/limit/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+          instancePath: instancePath + '/until',
+          schemaPath: '#/properties/until/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err12];
@@ -8712,31 +9314,33 @@ function validate45(
         errors++;
       }
     }
-    if (data.cursor !== undefined) {
-      let data4 = data.cursor;
-      if (typeof data4 === 'string') {
-        if (func1(data4) > 512) {
-          const err13 = {
-            instancePath: instancePath + '/cursor',
-            schemaPath: '#/properties/cursor/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 512 },
-            message: 'must NOT have more than 512 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err13];
-          } else {
-            vErrors.push(err13);
-          }
-          errors++;
+    if (data.verified !== undefined) {
+      if (typeof data.verified !== 'boolean') {
+        const err13 = {
+          instancePath: instancePath + '/verified',
+          schemaPath: '#/properties/verified/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
         }
-        if (func1(data4) < 1) {
+        errors++;
+      }
+    }
+    if (data.q !== undefined) {
+      let data5 = data.q;
+      if (typeof data5 === 'string') {
+        if (func1(data5) > 200) {
           const err14 = {
-            instancePath: instancePath + '/cursor',
-            schemaPath: '#/properties/cursor/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/q',
+            schemaPath: '../search-events-query.schema.json#/properties/q/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
           };
           if (vErrors === null) {
             vErrors = [err14];
@@ -8745,8 +9349,170 @@ function validate45(
           }
           errors++;
         }
+        if (func1(data5) < 1) {
+          const err15 = {
+            instancePath: instancePath + '/q',
+            schemaPath: '../search-events-query.schema.json#/properties/q/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
       } else {
-        const err15 = {
+        const err16 = {
+          instancePath: instancePath + '/q',
+          schemaPath: '../search-events-query.schema.json#/properties/q/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.match !== undefined) {
+      let data6 = data.match;
+      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/match',
+          schemaPath: '#/properties/match/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    let data7 = data.order;
+    if (typeof data7 !== 'string') {
+      const err18 = {
+        instancePath: instancePath + '/order',
+        schemaPath: '#/properties/order/type',
+        keyword: 'type',
+        params: { type: 'string' },
+        message: 'must be string',
+      };
+      if (vErrors === null) {
+        vErrors = [err18];
+      } else {
+        vErrors.push(err18);
+      }
+      errors++;
+    }
+    if (!(data7 === 'newest_first' || data7 === 'oldest_first')) {
+      const err19 = {
+        instancePath: instancePath + '/order',
+        schemaPath: '#/properties/order/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema77.properties.order.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err19];
+      } else {
+        vErrors.push(err19);
+      }
+      errors++;
+    }
+    let data8 = data.limit;
+    if (!(typeof data8 == 'number' && !(data8 % 1) && !isNaN(data8) && isFinite(data8))) {
+      const err20 = {
+        instancePath: instancePath + '/limit',
+        schemaPath: '#/properties/limit/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err20];
+      } else {
+        vErrors.push(err20);
+      }
+      errors++;
+    }
+    if (typeof data8 == 'number' && isFinite(data8)) {
+      if (data8 > 200 || isNaN(data8)) {
+        const err21 = {
+          instancePath: instancePath + '/limit',
+          schemaPath: '#/properties/limit/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 200 },
+          message: 'must be <= 200',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+      if (data8 < 1 || isNaN(data8)) {
+        const err22 = {
+          instancePath: instancePath + '/limit',
+          schemaPath: '#/properties/limit/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+    }
+    if (data.cursor !== undefined) {
+      let data9 = data.cursor;
+      if (typeof data9 === 'string') {
+        if (func1(data9) > 512) {
+          const err23 = {
+            instancePath: instancePath + '/cursor',
+            schemaPath: '#/properties/cursor/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 512 },
+            message: 'must NOT have more than 512 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+        if (func1(data9) < 1) {
+          const err24 = {
+            instancePath: instancePath + '/cursor',
+            schemaPath: '#/properties/cursor/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+      } else {
+        const err25 = {
           instancePath: instancePath + '/cursor',
           schemaPath: '#/properties/cursor/type',
           keyword: 'type',
@@ -8754,15 +9520,15 @@ function validate45(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err25];
         } else {
-          vErrors.push(err15);
+          vErrors.push(err25);
         }
         errors++;
       }
     }
   } else {
-    const err16 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -8770,9 +9536,9 @@ function validate45(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err16];
+      vErrors = [err26];
     } else {
-      vErrors.push(err16);
+      vErrors.push(err26);
     }
     errors++;
   }
@@ -8787,13 +9553,16 @@ const schema42 = {
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
   description:
-    'One page of event summaries, newest first (received_at, then id, descending). next_cursor is present only when more events match.',
+    'One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.',
   type: 'object',
   additionalProperties: false,
   required: ['events'],
   properties: {
     events: { type: 'array', maxItems: 200, items: { $ref: '../event-summary.schema.json' } },
-    next_cursor: { description: 'Opaque; pass as cursor to get the next page.', type: 'string' },
+    next_cursor: {
+      description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
+      type: 'string',
+    },
   },
 };
 
@@ -8930,7 +9699,7 @@ function validate24(
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventInput = validate46;
-const schema78 = {
+const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -8941,15 +9710,14 @@ const schema78 = {
   properties: {
     id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
     target_url: {
-      description:
-        'http(s) URL of your consumer; defaults to the configured replay target. Only loopback and replay.allow hosts are accepted.',
+      description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
       type: 'string',
       minLength: 1,
       maxLength: 2048,
     },
     unsigned: {
       description:
-        'Send with no signature or token. Required for an event that failed its check on arrival (passed_check false), which is otherwise refused: re-signing it would make a forgery look genuine.',
+        'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
       type: 'boolean',
       default: false,
     },
@@ -9124,7 +9892,7 @@ function validate46(
 validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventOutput = validate47;
-const schema79 = {
+const schema80 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',

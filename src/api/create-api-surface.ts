@@ -2,12 +2,13 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
-import type { ApiEventSummary, ReplayHistory } from '../../generated/types.ts';
+import type { ApiEventSummary, ListProvidersOutput, ReplayHistory } from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import { ENV_TOKEN_CALLER } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
+import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
@@ -28,7 +29,7 @@ export interface ApiConfig {
 }
 
 export interface ApiSurfaceDeps {
-  store: Pick<EventStore, 'get' | 'listWithSummaries' | 'summaries'>;
+  store: Pick<EventStore, 'get' | 'listWithSummaries' | 'summaries' | 'providerHasEvents'>;
   replayAttempts: Pick<ReplayAttemptRepository, 'listForEvent'>;
   providers: ProviderDirectory;
   bus: Pick<EventBus, 'subscribe'>;
@@ -99,7 +100,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   };
 
   router.get('/events', async (ctx) => {
-    ctx.body = await deps.store.listWithSummaries(parseListQuery(ctx.query));
+    ctx.body = await listEventsWithSummaries(deps, parseListQuery(ctx.query));
   });
 
   router.get('/events/:id', async (ctx) => {
@@ -147,7 +148,11 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   router.get('/providers', (ctx) => {
-    ctx.body = { providers: deps.providers.list() };
+    const body: ListProvidersOutput = {
+      providers: deps.providers.list(),
+      replay_default_target: deps.replayDefaultTarget ?? null,
+    };
+    ctx.body = body;
   });
 
   router.get('/config', (ctx) => {

@@ -1,14 +1,18 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { SEARCH_MATCH_LIMITS, SEARCH_TEXT_LIMITS } from '../../generated/constants.ts';
 import { validateListWebhookEventsInput } from '../../generated/validators.js';
-import type { ListWebhookEventsInput } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ListQuery } from '../store/event-store.ts';
+import { listQueryFromInput } from '../store/index.ts';
 
-const LIST_KEYS = ['provider', 'event_type', 'since', 'limit', 'cursor'] as const;
-const SEARCH_KEYS = ['q', 'match', 'from', 'to', 'verified'] as const;
-const KNOWN = new Set<string>([...LIST_KEYS, ...SEARCH_KEYS]);
+/** The list_webhook_events inputs that travel as plain strings (limit is read as a number). */
+const LIST_KEYS = ['provider', 'event_type', 'since', 'until', 'order', 'limit', 'cursor'] as const;
+/** The search inputs, in their query-string forms (schemas/search-events-query.schema.json). */
+const SEARCH_KEYS = ['q', 'match', 'verified'] as const;
+/** The window only the HTTP API has. */
+const WINDOW_KEYS = ['from', 'to'] as const;
+const KNOWN = new Set<string>([...LIST_KEYS, ...SEARCH_KEYS, ...WINDOW_KEYS]);
 
 // The bounds of schemas/search-events-query.schema.json, which the OpenAPI document publishes.
 const { maxLength: Q_MAX } = SEARCH_TEXT_LIMITS;
@@ -51,51 +55,44 @@ function matchObject(text: string): Record<string, unknown> {
 }
 
 /**
- * Turns /api/events query parameters into the store's ListQuery. The list_webhook_events part
- * goes through the generated validator, so the API accepts exactly what the MCP tool accepts.
+ * Turns /api/events query parameters into the store's ListQuery. Every list_webhook_events input
+ * (search included, once its query-string form is read) goes through the tool's generated
+ * validator and listQueryFromInput, so the API accepts exactly what the MCP tool accepts.
  */
 export function parseListQuery(query: ParsedUrlQuery): ListQuery {
   for (const key of Object.keys(query)) {
     // Unknown parameters are refused rather than ignored: a typo must not silently widen a search.
     if (!KNOWN.has(key)) throw invalidArgument(`unknown query parameter ${key}`);
   }
-  const input: Record<string, string | number> = {};
+  const input: Record<string, unknown> = {};
   for (const key of LIST_KEYS) {
     const value = single(query, key);
     if (value !== undefined) input[key] = key === 'limit' ? limitValue(value) : value;
   }
+  const q = single(query, 'q');
+  if (q !== undefined) {
+    if (q.trim().length === 0 || q.length > Q_MAX)
+      throw invalidArgument(`q: expected ${SEARCH_TEXT_LIMITS.minLength} to ${Q_MAX} characters`);
+    input.q = q;
+  }
+  const match = single(query, 'match');
+  if (match !== undefined) input.match = matchObject(match);
+  const verified = single(query, 'verified');
+  if (verified !== undefined) {
+    if (verified !== 'true' && verified !== 'false') throw invalidArgument('verified: expected true or false');
+    input.verified = verified === 'true';
+  }
   if (!validateListWebhookEventsInput(input)) {
     throw invalidArgument(describeSchemaErrors(validateListWebhookEventsInput.errors, 'query'));
   }
-  const listInput: ListWebhookEventsInput = input;
+  const result = listQueryFromInput(input);
 
-  const result: ListQuery = {};
-  if (listInput.provider !== undefined) result.provider = listInput.provider;
-  if (listInput.event_type !== undefined) result.eventType = listInput.event_type;
-  if (listInput.since !== undefined) result.since = listInput.since;
-  if (listInput.limit !== undefined) result.limit = listInput.limit;
-  if (listInput.cursor !== undefined) result.cursor = listInput.cursor;
-
-  const q = single(query, 'q');
-  if (q !== undefined) {
-    const trimmed = q.trim();
-    if (trimmed.length === 0 || q.length > Q_MAX)
-      throw invalidArgument(`q: expected ${SEARCH_TEXT_LIMITS.minLength} to ${Q_MAX} characters`);
-    result.q = trimmed;
-  }
-  const match = single(query, 'match');
-  if (match !== undefined) result.match = matchObject(match);
   const from = single(query, 'from');
   if (from !== undefined) result.from = timestamp('from', from);
   const to = single(query, 'to');
   if (to !== undefined) result.to = timestamp('to', to);
   if (result.from !== undefined && result.to !== undefined && Date.parse(result.from) >= Date.parse(result.to)) {
     throw invalidArgument('from: must be earlier than to');
-  }
-  const verified = single(query, 'verified');
-  if (verified !== undefined) {
-    if (verified !== 'true' && verified !== 'false') throw invalidArgument('verified: expected true or false');
-    result.verified = verified === 'true';
   }
   return result;
 }

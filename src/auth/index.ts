@@ -6,6 +6,7 @@ export {
   bearerToken,
   watchCaller,
   WWW_AUTHENTICATE,
+  BEARER_HINT,
   type RequireBearerOptions,
 } from './require-bearer.ts';
 export {

@@ -22,6 +22,13 @@ const MAX_TOKEN_LENGTH = 512;
 
 export const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
 
+/**
+ * What to do about a 401, in words: the error_description of its WWW-Authenticate and the end of
+ * its message. Clients that know only OAuth print error_description; without it they go looking
+ * for an authorization server switchboard does not have.
+ */
+export const BEARER_HINT = 'send Authorization: Bearer <token>; create one with switchboard token create';
+
 /** The presented bearer token, or undefined. Only the Authorization header counts: never a cookie or the query. */
 export function bearerToken(ctx: Context): string | undefined {
   const header = ctx.get('authorization');
@@ -77,11 +84,22 @@ export function watchCaller(ctx: Context, onRevoked: () => void): () => void {
   return watch(onRevoked);
 }
 
+/**
+ * The 401 (RFC 6750 §3): no token sent gets the challenge and what to send, with no error code;
+ * a token that is not valid adds error="invalid_token".
+ */
 function unauthenticated(presented: boolean): AppError {
-  return new AppError('unauthenticated', presented ? 'the bearer token is not valid' : {}, {
-    headers: {
-      'WWW-Authenticate': presented ? `${WWW_AUTHENTICATE}, error="invalid_token"` : WWW_AUTHENTICATE,
-      'Cache-Control': 'no-store',
+  const error = presented ? ', error="invalid_token"' : '';
+  return new AppError(
+    'unauthenticated',
+    presented
+      ? 'the bearer token is not valid (unknown or revoked); create one with switchboard token create'
+      : `authentication required: ${BEARER_HINT}`,
+    {
+      headers: {
+        'WWW-Authenticate': `${WWW_AUTHENTICATE}${error}, error_description="${BEARER_HINT}"`,
+        'Cache-Control': 'no-store',
+      },
     },
-  });
+  );
 }

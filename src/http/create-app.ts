@@ -19,14 +19,20 @@ export interface AppOptions {
 /** What a response stream fails with when the client disconnected. */
 const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE']);
 
+/** The code of an error a client's hang-up causes (ECONNRESET, Premature close, EPIPE), else undefined. */
+export function clientGoneCode(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && CLIENT_GONE.has(code) ? code : undefined;
+}
+
 export function createApp(options: AppOptions): Koa {
   const app = new Koa({ proxy: options.trustProxy });
   app.silent = true;
   app.on('error', (err: unknown, ctx?: { path?: string }) => {
     // A client that hangs up mid-response (a closed tab, a dropped stream) is not a server fault:
     // it is noted at debug, without a stack, so a crowd of them cannot flood the log.
-    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-    if (typeof code === 'string' && CLIENT_GONE.has(code)) {
+    const code = clientGoneCode(err);
+    if (code !== undefined) {
       options.logger.debug({ code, path: ctx?.path }, 'client went away');
       return;
     }

@@ -11,7 +11,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -24,13 +23,16 @@ import {
   type RecentEventsDeps,
 } from './recent-events-resource.ts';
 import type { SwitchboardTools } from './switchboard-tools.ts';
+import { JsonRpcFailure } from './tool-results.ts';
 
 export const MCP_SERVER_NAME = 'switchboard';
 
-const INSTRUCTIONS =
-  'switchboard stores every webhook and queue message it receives. list_webhook_events scans summaries, ' +
-  'get_webhook_event returns one in full, replay_webhook_event re-sends one to a local consumer, list_providers ' +
-  'shows what is configured. Only verified: true events had a valid signature.';
+/** The initialize result's instructions: what switchboard is, and the usual way through the tools. */
+export const INSTRUCTIONS =
+  "switchboard receives webhooks and queue messages, checks each sender's signature or token, and stores the exact bytes. " +
+  'Usual flow: list_webhook_events to scan summaries (filter by provider, event_type, time, verified, q or match), ' +
+  "get_webhook_event for one event's headers and payload, then replay_webhook_event to re-send it to your local consumer and read its answer. " +
+  'Only verified: true events had a valid signature; list_providers shows the providers and the default replay target.';
 
 export interface McpServerDeps {
   tools: SwitchboardTools;
@@ -60,7 +62,9 @@ export function createMcpServer(deps: McpServerDeps, session: McpSessionHooks): 
   server.setRequestHandler(ListToolsRequestSchema, () => toolList);
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params;
-    if (!deps.tools.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`);
+    if (!deps.tools.has(name)) {
+      throw new JsonRpcFailure(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 64)}`, undefined);
+    }
     return deps.tools.call(name, args, session.caller);
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => resourceList);

@@ -11,6 +11,7 @@ import compose from 'koa-compose';
 import { callerFrom } from '../auth/require-bearer.ts';
 import type { Caller } from '../auth/token-service.ts';
 import { methodNotAllowed, notFound } from '../errors/app-error.ts';
+import { clientGoneCode } from '../http/create-app.ts';
 import { sendError } from '../http/error-response.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
@@ -19,14 +20,18 @@ import type { EventStore } from '../store/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';
 import { MCP_MAX_BODY_BYTES, readMcpBody } from './mcp-body.ts';
 import { createMcpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
-import { createSwitchboardTools } from './switchboard-tools.ts';
+import { oauthRefusals } from './oauth-refusals.ts';
+import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
 
 export { MCP_MAX_BODY_BYTES } from './mcp-body.ts';
 export const MCP_PATH = '/mcp';
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
-export interface McpSurfaceDeps extends Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'> {
-  store: Pick<EventStore, 'get' | 'list'>;
+export interface McpSurfaceDeps
+  extends
+    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'>,
+    Pick<SwitchboardToolsDeps, 'replayDefaultTarget' | 'replayRate'> {
+  store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** The shared replay path; it charges the caller's replay bucket itself. */
   replay: ReplayService;
@@ -46,7 +51,7 @@ export interface McpSurfaceDeps extends Pick<McpSessionsOptions, 'bus' | 'notify
 }
 
 export interface McpSurface {
-  /** Koa middleware serving /mcp (and refusing /mcp/*); everything else goes to next(). */
+  /** Koa middleware serving /mcp (and refusing /mcp/* and OAuth's endpoints); everything else goes to next(). */
   middleware: Middleware;
   /** Ends every session (open SSE streams close); new sessions are refused from then on. */
   closeAll(): Promise<void>;
@@ -106,10 +111,12 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   };
 
   const chain = compose([deps.checkHost, deps.authenticate, route]);
+  // Where OAuth clients go after a 401: answered in OAuth's own error format, saying what to send.
+  const refuseOAuth = oauthRefusals();
 
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {
-      await next();
+      await refuseOAuth(ctx, next);
       return;
     }
     ctx.set(MCP_SECURITY_HEADERS as Record<string, string>);
@@ -117,9 +124,12 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     try {
       await chain(ctx, () => Promise.resolve());
     } catch (err) {
-      // Once the transport has the response, there is nothing left to answer with.
+      // Once the transport has the response, there is nothing left to answer with. A client that
+      // hung up (a health check that connects and leaves) is no server fault: debug, no stack.
       if (ctx.respond === false || ctx.headerSent) {
-        log.warn({ err }, 'MCP request failed after the transport took over');
+        const gone = clientGoneCode(err);
+        if (gone !== undefined) log.debug({ code: gone, path: ctx.path }, 'client went away');
+        else log.warn({ err }, 'MCP request failed after the transport took over');
         return;
       }
       // The app's error handler answers it, as it does every other surface's: a refused token or

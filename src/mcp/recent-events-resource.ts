@@ -1,14 +1,13 @@
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { RECENT_EVENTS_LIMITS } from '../../generated/constants.ts';
 import type { RecentEventsResource } from '../../generated/types.ts';
 import { validateRecentEventsResource } from '../../generated/validators.js';
-import { AppError, internalError } from '../errors/app-error.ts';
+import { AppError, internalError, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { unexpectedFailure } from './switchboard-tools.ts';
-import { RESOURCE_NOT_FOUND_CODE, resourceError } from './tool-results.ts';
+import { JsonRpcFailure, resourceError } from './tool-results.ts';
 
 export const RECENT_EVENTS_URI = 'switchboard://events/recent';
 export const RECENT_EVENTS_LIMIT = RECENT_EVENTS_LIMITS.maxItems;
@@ -28,8 +27,9 @@ export interface RecentEventsDeps {
 }
 
 export function assertKnownResource(uri: string): void {
-  if (uri !== RECENT_EVENTS_URI)
-    throw new McpError(RESOURCE_NOT_FOUND_CODE, 'Resource not found', { uri: uri.slice(0, 200) });
+  if (uri !== RECENT_EVENTS_URI) {
+    throw resourceError(notFound(`resource not found: ${uri.slice(0, 200)}; the one resource is ${RECENT_EVENTS_URI}`));
+  }
 }
 
 /** Reads the resource. Failures are JSON-RPC errors whose data is the error envelope (resourceError). */
@@ -58,7 +58,7 @@ export async function readRecentEvents(
     }
     return { contents: [{ uri: RECENT_EVENTS_URI, mimeType: 'application/json', text: JSON.stringify(body) }] };
   } catch (err) {
-    if (err instanceof McpError) throw err;
+    if (err instanceof JsonRpcFailure) throw err;
     if (err instanceof AppError && err.code === 'rate_limited') throw resourceError(err);
     throw resourceError(unexpectedFailure(deps.logger, err, { uri, caller }, 'MCP resource read failed'));
   }

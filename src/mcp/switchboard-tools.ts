@@ -17,24 +17,52 @@ import {
   validateReplayWebhookEventInput,
   validateReplayWebhookEventOutput,
 } from '../../generated/validators.js';
-import { AppError, internalError, invalidArgument, notFound, unavailable } from '../errors/app-error.ts';
+import {
+  AppError,
+  fillTemplate,
+  internalError,
+  invalidArgument,
+  notFound,
+  unavailable,
+  type ErrorParams,
+} from '../errors/app-error.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
+import { listEvents } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/event-store.ts';
-import { toEventDetail } from '../store/index.ts';
+import { listQueryFromInput, toEventDetail } from '../store/index.ts';
 import { toolError, toolSuccess } from './tool-results.ts';
 
 export interface SwitchboardToolsDeps {
-  store: Pick<EventStore, 'get' | 'list'>;
+  store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** Applies the replay rate limit and writes the audit trail itself (shared with /api). */
   replay: ReplayService;
   /** Takes one token from the caller's read bucket; throws AppError rate_limited when empty. */
   checkReadLimit: (caller: string) => void;
   logger: Logger;
+  /** ResolvedConfig.replay.defaultTarget: list_providers reports it as replay_default_target. */
+  replayDefaultTarget: string | undefined;
+  /** ResolvedConfig.rateLimits.replay: replay_webhook_event's description states it. */
+  replayRate: ReplayRate;
+}
+
+export interface ReplayRate {
+  capacity: number;
+  refillPerSecond: number;
+}
+
+/** "a burst of 10, then 1 every 2 s": a token bucket as an agent can plan around it. */
+export function describeRate(rate: ReplayRate): string {
+  const round = (value: number): string => String(Number(value.toFixed(1)));
+  const sustained =
+    rate.refillPerSecond >= 1
+      ? `${round(rate.refillPerSecond)} per second`
+      : `1 every ${round(1 / rate.refillPerSecond)} s`;
+  return `a burst of ${rate.capacity}, then ${sustained}`;
 }
 
 export interface SwitchboardTools {
@@ -78,11 +106,15 @@ function manifestEntry(name: ToolName): ToolManifestEntry {
   return entry;
 }
 
-export function toolListing(entry: ToolManifestEntry): Tool {
+/**
+ * A tool as tools/list shows it. `values` fill the {name} placeholders of the manifest's
+ * descriptions (the configured replay rate), which say what this server does, not its defaults.
+ */
+export function toolListing(entry: ToolManifestEntry, values: ErrorParams = {}): Tool {
   return {
     name: entry.name,
     title: entry.title,
-    description: entry.description,
+    description: fillTemplate(entry.description, values),
     annotations: { ...entry.annotations },
     inputSchema: entry.inputSchema,
     outputSchema: entry.outputSchema,
@@ -96,14 +128,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateListWebhookEventsInput,
       validateOutput: validateListWebhookEventsOutput,
       chargesRead: true,
-      run: (input) =>
-        deps.store.list({
-          provider: input.provider,
-          eventType: input.event_type,
-          since: input.since,
-          limit: input.limit,
-          cursor: input.cursor,
-        }),
+      run: (input) => listEvents(deps, listQueryFromInput(input)),
     }),
     get_webhook_event: define({
       validateInput: validateGetWebhookEventInput,
@@ -112,7 +137,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       run: async (input) => {
         const stored = await deps.store.get(input.id);
         if (stored === null) throw notFound(`no event with id ${input.id}`);
-        return toEventDetail(stored);
+        return toEventDetail(stored, { maxPayloadBytes: input.max_payload_bytes });
       },
     }),
     replay_webhook_event: define({
@@ -131,10 +156,14 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateListProvidersInput,
       validateOutput: validateListProvidersOutput,
       chargesRead: true,
-      run: () => Promise.resolve({ providers: deps.providers.list() }),
+      run: () =>
+        Promise.resolve({ providers: deps.providers.list(), replay_default_target: deps.replayDefaultTarget ?? null }),
     }),
   };
-  const list = (Object.keys(definitions) as ToolName[]).map((name) => toolListing(manifestEntry(name)));
+  const descriptionValues = { replay_rate: describeRate(deps.replayRate) };
+  const list = (Object.keys(definitions) as ToolName[]).map((name) =>
+    toolListing(manifestEntry(name), descriptionValues),
+  );
   const isToolName = (name: string): name is ToolName => Object.hasOwn(definitions, name);
 
   return {

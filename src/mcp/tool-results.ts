@@ -1,6 +1,5 @@
 /** The MCP serialiser of the error registry: tool results, and the data of resource errors. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AppError } from '../errors/app-error.ts';
 import { errorEnvelope } from '../errors/error-envelope.ts';
 
@@ -24,10 +23,33 @@ export function toolError(error: AppError): CallToolResult {
 }
 
 /**
- * A failed resource read: a JSON-RPC error whose data is the envelope, so a client tells
- * rate_limited (with retry_after) from internal the same way it does for tools.
+ * A JSON-RPC error for the SDK to send: it answers a handler's throw with the error's code,
+ * message and data as they are. (The SDK's McpError writes "MCP error <code>: " into its own
+ * message, which then reaches the client, whose McpError adds the prefix a second time.)
  */
-export function resourceError(error: AppError): McpError {
-  const code = error.toolCode === 'rate_limited' ? RATE_LIMITED_CODE : INTERNAL_ERROR_CODE;
-  return new McpError(code, error.message, errorEnvelope(error, 'tool'));
+export class JsonRpcFailure extends Error {
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data: unknown) {
+    super(message);
+    this.name = 'JsonRpcFailure';
+    this.code = code;
+    this.data = data;
+  }
+}
+
+const RESOURCE_CODES: Partial<Record<AppError['toolCode'], number>> = {
+  not_found: RESOURCE_NOT_FOUND_CODE,
+  rate_limited: RATE_LIMITED_CODE,
+};
+
+/**
+ * A failed resource read or subscription: a JSON-RPC error whose data is the envelope, so a
+ * client tells not_found from rate_limited (with retry_after) and internal the same way it does
+ * for tools.
+ */
+export function resourceError(error: AppError): JsonRpcFailure {
+  const code = RESOURCE_CODES[error.toolCode] ?? INTERNAL_ERROR_CODE;
+  return new JsonRpcFailure(code, error.message, errorEnvelope(error, 'tool'));
 }

@@ -178,6 +178,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       authenticate,
       logger,
       sessions: config.mcp,
+      replayDefaultTarget: config.replay.defaultTarget,
+      replayRate: config.rateLimits.replay,
     });
     const streams = new AbortController();
     const surfaces: Middleware[] = [

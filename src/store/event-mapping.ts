@@ -141,9 +141,35 @@ export function toEventPayload(bytes: Buffer): EventPayload {
   }
 }
 
-export function toEventDetail(stored: StoredEvent): EventDetail {
+/**
+ * At most maxBytes of the payload, in the encoding the whole payload travels in (a binary body
+ * whose first bytes happen to be text stays base64). Text is cut at the last whole UTF-8
+ * character within the limit, base64 after exactly maxBytes bytes, so either way what is
+ * returned is a prefix of the stored bytes.
+ */
+export function limitedPayload(bytes: Buffer, maxBytes: number): { payload: EventPayload; truncated: boolean } {
+  const whole = toEventPayload(bytes);
+  if (bytes.length <= maxBytes) return { payload: whole, truncated: false };
+  if (whole.encoding === 'base64') {
+    return { payload: { encoding: 'base64', data: bytes.subarray(0, maxBytes).toString('base64') }, truncated: true };
+  }
+  let cut = maxBytes;
+  // A continuation byte (10xxxxxx) at the cut means a character would be split: step back to its start.
+  while (cut > 0 && ((bytes[cut] ?? 0) & 0xc0) === 0x80) cut -= 1;
+  return { payload: { encoding: 'utf8', data: strictUtf8.decode(bytes.subarray(0, cut)) }, truncated: true };
+}
+
+/**
+ * The full detail. With maxPayloadBytes (get_webhook_event), a longer payload is cut to it and
+ * payload_truncated says so, while payload_size still gives the whole stored size.
+ */
+export function toEventDetail(stored: StoredEvent, options: { maxPayloadBytes?: number } = {}): EventDetail {
   const headers: EventHeaders = { ...stored.headers };
   const { request } = stored;
+  const { payload, truncated } =
+    options.maxPayloadBytes === undefined
+      ? { payload: toEventPayload(stored.payload), truncated: false }
+      : limitedPayload(stored.payload, options.maxPayloadBytes);
   return {
     ...toEventSummary(stored),
     ...(stored.summary === null ? {} : { summary: stored.summary }),
@@ -153,8 +179,9 @@ export function toEventDetail(stored: StoredEvent): EventDetail {
     content_type: stored.contentType,
     source_ip: stored.sourceIp,
     headers,
-    payload: toEventPayload(stored.payload),
-    ...(stored.receivedSize === null ? {} : { payload_truncated: true, received_size: stored.receivedSize }),
+    payload,
+    ...(truncated || stored.receivedSize !== null ? { payload_truncated: true } : {}),
+    ...(stored.receivedSize === null ? {} : { received_size: stored.receivedSize }),
     ...(request === null
       ? {}
       : {

@@ -2,6 +2,7 @@
  * The one store every surface reads: MCP, the HTTP API and the UI all go through this interface,
  * so the shapes they serve cannot drift.
  */
+import type { ListOrder } from '../../generated/constants.ts';
 import type {
   ApiEventList,
   ApiEventSummary,
@@ -74,22 +75,29 @@ export interface InsertResult {
   duplicate: boolean;
 }
 
-/** Filters shared with list_webhook_events, plus the search the HTTP API adds. */
+/**
+ * The filters of list_webhook_events, which GET /api/events takes too (the same inputs, the same
+ * checks: listQueryFromInput), plus the from/to window only the HTTP API has.
+ */
 export interface ListQuery {
   provider?: string;
   eventType?: string;
+  /** Exclusive lower bound: an ISO-8601 time or an event id. */
   since?: string;
+  /** Inclusive upper bound: an ISO-8601 time or an event id. */
+  until?: string;
+  /** Default newest_first; the cursor continues in the order it was made in. */
+  order?: ListOrder;
   limit?: number;
   cursor?: string;
-  /** HTTP API only: full-text search over payloads. */
+  /** Full-text search over payloads. */
   q?: string;
-  /** HTTP API only: JSON containment filter on the payload. */
+  /** JSON containment filter on the payload. */
   match?: Record<string, unknown>;
   /** HTTP API only: received_at >= from. */
   from?: string;
   /** HTTP API only: received_at < to. */
   to?: string;
-  /** HTTP API only. */
   verified?: boolean;
 }
 
@@ -101,6 +109,8 @@ export interface EventStore {
   list(query: ListQuery): Promise<ListWebhookEventsOutput>;
   /** The same page, each event with its one-line summary, as the HTTP API lists it. */
   listWithSummaries(query: ListQuery): Promise<ApiEventList>;
+  /** Whether any stored event came from this provider (configured now or not). */
+  providerHasEvents(provider: string): Promise<boolean>;
   /** Summaries of the given ids, in the order given, skipping unknown ids (for the live stream). */
   summaries(ids: readonly string[]): Promise<ApiEventSummary[]>;
   /**

@@ -34,6 +34,7 @@ export {
 } from './pg-event-store.ts';
 export { toEventDetail, toEventPayload, toEventSummary } from './event-mapping.ts';
 export { decodeCursor, encodeCursor, type CursorPosition } from './cursor.ts';
+export { listQueryFromInput } from './list-query.ts';
 export {
   createTokenRepository,
   hashToken,

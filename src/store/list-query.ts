@@ -1,16 +1,28 @@
 /**
  * list_webhook_events (and the HTTP API's search) as SQL. Every filter maps to a condition that
- * one of the events indexes can serve as an ordered range scan, and the page boundary is a row
- * comparison on (received_at, id), so page 1000 costs what page 1 costs.
+ * one of the events indexes can serve as an ordered range scan, read forwards for oldest_first
+ * and backwards for newest_first, and the page boundary is a row comparison on (received_at, id),
+ * so page 1000 costs what page 1 costs in either order.
  */
 import { sql, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
-import { EVENT_PROVIDER_LIMITS, EVENT_TYPE_LIMITS, LIST_LIMIT, LIST_SINCE_LIMITS } from '../../generated/constants.ts';
+import {
+  EVENT_PROVIDER_LIMITS,
+  EVENT_TYPE_LIMITS,
+  LIST_LIMIT,
+  LIST_ORDER,
+  LIST_ORDERS,
+  LIST_SINCE_LIMITS,
+  LIST_UNTIL_LIMITS,
+  SEARCH_MATCH_LIMITS,
+  type ListOrder,
+} from '../../generated/constants.ts';
+import type { ListWebhookEventsInput } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
-import { decodeCursor } from './cursor.ts';
+import { decodeCursor, queryFingerprint } from './cursor.ts';
 import { normalizeEventId } from './event-id.ts';
 import { apiSummaryRow } from './event-mapping.ts';
 import type { ListQuery } from './event-store.ts';
-import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
+import { parseTimestampInput, rfc3339FromMicros, utcColumn, type Rounding } from './timestamps.ts';
 
 /** Store-side bounds on search input, looser than the API's (SEARCH_*_LIMITS): the last line of defence. */
 const MAX_Q_LENGTH = 500;
@@ -22,25 +34,31 @@ export interface ListPosition {
   id: string;
 }
 
-/** A ListQuery after validation; only a `since` event id still needs a database lookup. */
+/** since or until: a time, or an event whose position the database has to look up. */
+export type ListBound = { time: string } | { eventId: string };
+
+/** A ListQuery after validation; only since/until event ids still need a database lookup. */
 export interface ResolvedListQuery {
   limit: number;
+  order: ListOrder;
   provider: string | null;
   eventType: { column: 'event_type' | 'event_family'; value: string } | null;
-  /** since as a timestamp: received_at > this. */
-  sinceTime: string | null;
-  /** since as an event id: events after that event in list order. */
-  sinceEventId: string | null;
-  /** Resolved from sinceEventId: (received_at, id) > this. */
+  since: ListBound | null;
+  until: ListBound | null;
+  /** since resolved to a position: (received_at, id) > this. */
   after: ListPosition | null;
-  /** From the cursor: (received_at, id) < this. */
-  before: ListPosition | null;
+  /** until resolved to a position: (received_at, id) <= this. */
+  upTo: ListPosition | null;
+  /** From the cursor: the last event of the previous page; this page continues past it in order. */
+  cursor: ListPosition | null;
   from: string | null;
   to: string | null;
   verified: boolean | null;
   q: string | null;
   /** JSON text of the containment filter. */
   match: string | null;
+  /** What next_cursor is bound to: every filter and the order (not the page size). */
+  fingerprint: Buffer;
 }
 
 function text(value: string | undefined, field: string, max: number): string | null {
@@ -74,52 +92,132 @@ function matchJson(match: Record<string, unknown> | undefined): string | null {
   return json;
 }
 
+/** The same JSON value whatever order its keys were written in: for the cursor fingerprint. */
+function canonicalJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonicalJson);
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return entries.map(([key, inner]) => [key, canonicalJson(inner)]);
+}
+
+/** since/until: an event id, else an ISO-8601 time; the message names both forms. */
+function bound(value: string | undefined, field: 'since' | 'until', max: number, rounding: Rounding): ListBound | null {
+  const given = text(value, field, max);
+  if (given === null) return null;
+  const eventId = normalizeEventId(given);
+  if (eventId !== null) return { eventId };
+  try {
+    return { time: rfc3339FromMicros(parseTimestampInput(given, field, rounding)) };
+  } catch {
+    throw invalidArgument(
+      `${field} must be an ISO-8601 time such as 2024-05-01T12:00:00Z, or an event id (a UUID from list_webhook_events)`,
+    );
+  }
+}
+
+const boundKey = (b: ListBound | null): string | null =>
+  b === null ? null : 'eventId' in b ? `event:${b.eventId}` : `time:${b.time}`;
+
+function order(value: ListOrder | undefined): ListOrder {
+  if (value === undefined) return LIST_ORDER.default;
+  if (!(LIST_ORDERS as readonly string[]).includes(value)) {
+    throw invalidArgument(`order must be one of ${LIST_ORDERS.join(', ')}`);
+  }
+  return value;
+}
+
 export function resolveListQuery(query: ListQuery): ResolvedListQuery {
   const limit = query.limit ?? LIST_LIMIT.default;
   if (!Number.isInteger(limit) || limit < LIST_LIMIT.minimum || limit > LIST_LIMIT.maximum) {
     throw invalidArgument(`limit must be an integer from ${LIST_LIMIT.minimum} to ${LIST_LIMIT.maximum}`);
   }
 
+  const provider = text(query.provider, 'provider', EVENT_PROVIDER_LIMITS.maxLength);
   const eventType = text(query.eventType, 'event_type', EVENT_TYPE_LIMITS.maxLength);
-  const since = text(query.since, 'since', LIST_SINCE_LIMITS.maxLength);
-  let sinceEventId: string | null = null;
-  let sinceTime: string | null = null;
-  if (since !== null) {
-    sinceEventId = normalizeEventId(since);
-    if (sinceEventId === null) {
-      sinceTime = rfc3339FromMicros(parseTimestampInput(since, 'since', 'floor'));
-    }
-  }
-
-  let before: ListPosition | null = null;
-  if (query.cursor !== undefined) {
-    if (typeof query.cursor !== 'string') throw invalidArgument('malformed cursor');
-    const position = decodeCursor(query.cursor);
-    before = { receivedAt: rfc3339FromMicros(position.receivedAtMicros), id: position.id };
-  }
+  // since: received_at > t, which for a column of whole microseconds is received_at > floor(t);
+  // until: received_at <= t, likewise received_at <= floor(t).
+  const since = bound(query.since, 'since', LIST_SINCE_LIMITS.maxLength, 'floor');
+  const until = bound(query.until, 'until', LIST_UNTIL_LIMITS.maxLength, 'floor');
+  const sortOrder = order(query.order);
 
   const q = text(query.q, 'q', MAX_Q_LENGTH);
   if (q !== null && q.trim() === '') throw invalidArgument('q must not be blank');
   if (query.verified !== undefined && typeof query.verified !== 'boolean') {
     throw invalidArgument('verified must be true or false');
   }
+  const verified = query.verified ?? null;
+  const match = matchJson(query.match);
+  const from = query.from === undefined ? null : rfc3339FromMicros(parseTimestampInput(query.from, 'from', 'ceil'));
+  const to = query.to === undefined ? null : rfc3339FromMicros(parseTimestampInput(query.to, 'to', 'ceil'));
+
+  const fingerprint = queryFingerprint([
+    sortOrder,
+    provider,
+    eventType,
+    boundKey(since),
+    boundKey(until),
+    from,
+    to,
+    verified,
+    q,
+    query.match === undefined ? null : canonicalJson(query.match),
+  ]);
+
+  let cursor: ListPosition | null = null;
+  if (query.cursor !== undefined) {
+    if (typeof query.cursor !== 'string') throw invalidArgument('cursor must be a string');
+    const position = decodeCursor(query.cursor, fingerprint);
+    cursor = { receivedAt: rfc3339FromMicros(position.receivedAtMicros), id: position.id };
+  }
 
   return {
     limit,
-    provider: text(query.provider, 'provider', EVENT_PROVIDER_LIMITS.maxLength),
+    order: sortOrder,
+    provider,
     // A dotless type also matches its dotted sub-types, i.e. everything in its family.
     eventType:
       eventType === null ? null : { column: eventType.includes('.') ? 'event_type' : 'event_family', value: eventType },
-    sinceTime,
-    sinceEventId,
+    since,
+    until,
     after: null,
-    before,
-    from: query.from === undefined ? null : rfc3339FromMicros(parseTimestampInput(query.from, 'from', 'ceil')),
-    to: query.to === undefined ? null : rfc3339FromMicros(parseTimestampInput(query.to, 'to', 'ceil')),
-    verified: query.verified ?? null,
+    upTo: null,
+    cursor,
+    from,
+    to,
+    verified,
     q,
-    match: matchJson(query.match),
+    match,
+    fingerprint,
   };
+}
+
+/**
+ * A list_webhook_events input (as the MCP tool and GET /api/events both hand it over, already
+ * checked against the input schema) as the store's ListQuery, with the checks the schema cannot
+ * state: a blank q, and the size of match as JSON.
+ */
+export function listQueryFromInput(input: ListWebhookEventsInput): ListQuery {
+  const query: ListQuery = {};
+  if (input.provider !== undefined) query.provider = input.provider;
+  if (input.event_type !== undefined) query.eventType = input.event_type;
+  if (input.since !== undefined) query.since = input.since;
+  if (input.until !== undefined) query.until = input.until;
+  if (input.order !== undefined) query.order = input.order;
+  if (input.limit !== undefined) query.limit = input.limit;
+  if (input.cursor !== undefined) query.cursor = input.cursor;
+  if (input.verified !== undefined) query.verified = input.verified;
+  if (input.q !== undefined) {
+    const q = input.q.trim();
+    if (q === '') throw invalidArgument('q must not be blank');
+    query.q = q;
+  }
+  if (input.match !== undefined) {
+    if (JSON.stringify(input.match).length > SEARCH_MATCH_LIMITS.maxLength) {
+      throw invalidArgument(`match must be at most ${SEARCH_MATCH_LIMITS.maxLength} characters as JSON`);
+    }
+    query.match = input.match;
+  }
+  return query;
 }
 
 /** received_at rendered in SQL, so no client-side type parser ever sees (and rounds) it. */
@@ -139,15 +237,20 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
         : sql.fragment`events.event_type = ${query.eventType.value}`,
     );
   }
-  if (query.sinceTime !== null) conditions.push(sql.fragment`events.received_at > ${query.sinceTime}::timestamptz`);
-  if (query.after !== null) {
-    conditions.push(
-      sql.fragment`(events.received_at, events.id) > (${query.after.receivedAt}::timestamptz, ${query.after.id}::uuid)`,
-    );
+  const position = (p: ListPosition): FragmentSqlToken => sql.fragment`(${p.receivedAt}::timestamptz, ${p.id}::uuid)`;
+  if (query.since !== null && 'time' in query.since) {
+    conditions.push(sql.fragment`events.received_at > ${query.since.time}::timestamptz`);
   }
-  if (query.before !== null) {
+  if (query.after !== null) conditions.push(sql.fragment`(events.received_at, events.id) > ${position(query.after)}`);
+  if (query.until !== null && 'time' in query.until) {
+    conditions.push(sql.fragment`events.received_at <= ${query.until.time}::timestamptz`);
+  }
+  if (query.upTo !== null) conditions.push(sql.fragment`(events.received_at, events.id) <= ${position(query.upTo)}`);
+  if (query.cursor !== null) {
     conditions.push(
-      sql.fragment`(events.received_at, events.id) < (${query.before.receivedAt}::timestamptz, ${query.before.id}::uuid)`,
+      query.order === 'oldest_first'
+        ? sql.fragment`(events.received_at, events.id) > ${position(query.cursor)}`
+        : sql.fragment`(events.received_at, events.id) < ${position(query.cursor)}`,
     );
   }
   if (query.from !== null) conditions.push(sql.fragment`events.received_at >= ${query.from}::timestamptz`);
@@ -160,6 +263,13 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
   const columns = sql.fragment`events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
       ${receivedAtUtc('events')} AS received_at_utc, events.summary`;
   const limit = query.limit + 1;
+  // Both directions walk the same (…, received_at DESC, id DESC) indexes, oldest_first backwards.
+  const direction = query.order === 'oldest_first' ? sql.fragment`ASC` : sql.fragment`DESC`;
+  const orderBy = {
+    events: sql.fragment`ORDER BY events.received_at ${direction}, events.id ${direction}`,
+    queued: sql.fragment`ORDER BY queued.received_at ${direction}, queued.id ${direction}`,
+    found: sql.fragment`ORDER BY found.received_at ${direction}, found.id ${direction}`,
+  };
 
   if (query.q === null && query.match === null) {
     // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
@@ -168,7 +278,7 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
       SELECT ${columns}
       FROM events
       ${where([])}
-      ORDER BY events.received_at DESC, events.id DESC
+      ${orderBy.events}
       LIMIT ${limit}
     `;
   }
@@ -201,7 +311,7 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
         SELECT ${columns}, events.received_at
         FROM events JOIN event_search ON event_search.event_id = events.id
         ${where(indexed)}
-        ORDER BY events.received_at DESC, events.id DESC
+        ${orderBy.events}
         LIMIT ${limit}
       )
       UNION ALL
@@ -214,11 +324,11 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
           ${where([sql.fragment`events.id = event_search_queue.event_id`, ...pending])}
           OFFSET 0
         ) AS queued
-        ORDER BY queued.received_at DESC, queued.id DESC
+        ${orderBy.queued}
         LIMIT ${limit}
       )
     ) AS found
-    ORDER BY found.received_at DESC, found.id DESC
+    ${orderBy.found}
     LIMIT ${limit}
   `;
 }

@@ -38,7 +38,13 @@ import {
   type ApiSummaryRow,
 } from './event-mapping.ts';
 import type { ArrivalRequest, EventStore, InsertResult, ListQuery, NewEvent, StoredEvent } from './event-store.ts';
-import { buildListSql, receivedAtUtc, resolveListQuery, type ResolvedListQuery } from './list-query.ts';
+import {
+  buildListSql,
+  receivedAtUtc,
+  resolveListQuery,
+  type ListPosition,
+  type ResolvedListQuery,
+} from './list-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
 
 export interface PgEventStore extends EventStore {
@@ -307,13 +313,22 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     });
   }
 
-  async function resolveSince(resolved: ResolvedListQuery): Promise<ResolvedListQuery> {
-    if (resolved.sinceEventId === null) return resolved;
+  /** The position of the event a since or until names; invalid_argument when there is none. */
+  async function positionOf(eventId: string, field: 'since' | 'until'): Promise<ListPosition> {
     const row = await pool.maybeOne(sql.type(positionRow)`
-      SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events WHERE events.id = ${resolved.sinceEventId}
+      SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events WHERE events.id = ${eventId}
     `);
-    if (!row) throw invalidArgument(`since: no event with id ${resolved.sinceEventId}`);
-    return { ...resolved, after: { receivedAt: row.received_at_utc, id: row.id } };
+    if (!row) throw invalidArgument(`${field}: no event with id ${eventId}`);
+    return { receivedAt: row.received_at_utc, id: row.id };
+  }
+
+  async function resolveBounds(resolved: ResolvedListQuery): Promise<ResolvedListQuery> {
+    const { since, until } = resolved;
+    const [after, upTo] = await Promise.all([
+      since !== null && 'eventId' in since ? positionOf(since.eventId, 'since') : null,
+      until !== null && 'eventId' in until ? positionOf(until.eventId, 'until') : null,
+    ]);
+    return { ...resolved, after, upTo };
   }
 
   /** One page in the list order, each row made into the caller's shape. */
@@ -321,7 +336,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     query: ListQuery,
     shape: (row: ApiSummaryRow) => T,
   ): Promise<{ events: T[]; next_cursor?: string }> {
-    const resolved = await resolveSince(resolveListQuery(query));
+    const resolved = await resolveBounds(resolveListQuery(query));
     const rows = await pool.any(buildListSql(resolved));
     const page = rows.slice(0, resolved.limit);
     const last = page.at(-1);
@@ -330,7 +345,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     if (micros === null) throw new Error(`unexpected received_at ${last.received_at_utc}`);
     return {
       events: page.map(shape),
-      next_cursor: encodeCursor({ receivedAtMicros: micros, id: last.id }),
+      next_cursor: encodeCursor({ receivedAtMicros: micros, id: last.id, fingerprint: resolved.fingerprint }),
     };
   }
 
@@ -362,6 +377,12 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     list,
 
     listWithSummaries: (query: ListQuery): Promise<ApiEventList> => listPage(query, apiSummaryFromRow),
+
+    async providerHasEvents(provider: string): Promise<boolean> {
+      return pool.oneFirst(sql.type(z.object({ found: z.boolean() }))`
+        SELECT EXISTS (SELECT 1 FROM events WHERE events.provider = ${provider}) AS found
+      `);
+    },
 
     async summaries(ids: readonly string[]): Promise<ApiEventSummary[]> {
       if (ids.length === 0) return [];

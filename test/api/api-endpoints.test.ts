@@ -156,6 +156,81 @@ describe('GET /api/events', () => {
   });
 });
 
+describe('GET /api/events: until, order, bound cursors, unknown providers', () => {
+  const ids: string[] = [];
+  const page = (query: string): Promise<ApiEventList> =>
+    getJson<ApiEventList>(server, `/api/events?event_type=tail&${query}`);
+  const cursorParam = (cursor: string | undefined): string => `cursor=${encodeURIComponent(cursor ?? '')}`;
+
+  beforeAll(async () => {
+    for (let i = 0; i < 7; i += 1) ids.push(await sendToken(server, { type: `tail.${i}` }));
+  });
+
+  it('catches up as switchboard listen will: since=<last id>&order=oldest_first, paged by cursor, new arrivals last', async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let arrived: string | undefined;
+    do {
+      const next = await page(`since=${ids[1]}&order=oldest_first&limit=2${cursor ? `&${cursorParam(cursor)}` : ''}`);
+      seen.push(...next.events.map((e) => e.id));
+      // An event arriving while the listener pages is picked up at the end, not skipped.
+      arrived ??= await sendToken(server, { type: 'tail.7' });
+      cursor = next.next_cursor;
+    } while (cursor !== undefined);
+    expect(seen).toEqual([...ids.slice(2), arrived]);
+    // The next catch-up starts after the last event seen and finds nothing new.
+    expect((await page(`since=${arrived}&order=oldest_first`)).events).toEqual([]);
+    ids.push(arrived);
+  });
+
+  it('takes until as an inclusive upper bound (event id or time) and order in both directions', async () => {
+    const upTo = await page(`until=${ids[3]}`);
+    expect(upTo.events.map((e) => e.id)).toEqual(ids.slice(0, 4).reverse());
+    const detail = await getJson<EventDetail>(server, `/api/events/${ids[3]}`);
+    const byTime = await page(`until=${encodeURIComponent(detail.received_at)}&order=oldest_first`);
+    expect(byTime.events.map((e) => e.id)).toEqual(ids.slice(0, 4));
+    const window = await page(`since=${ids[0]}&until=${ids[2]}&order=oldest_first`);
+    expect(window.events.map((e) => e.id)).toEqual(ids.slice(1, 3));
+  });
+
+  it.each([
+    ['order=sideways', /order: must be one of "newest_first", "oldest_first"/],
+    ['until=tomorrow', /until must be an ISO-8601 time .* or an event id/],
+    ['since=last%20week', /since must be an ISO-8601 time .* or an event id/],
+    ['until=', /until/],
+    ['order=oldest_first&order=newest_first', /order: give it once/],
+  ])('rejects %s as invalid_argument', async (query, message) => {
+    const res = await call(server, `/api/events?${query}`);
+    expectEnvelope(res, 400, 'invalid_argument');
+    expect((res.json() as { error: { message: string } }).error.message).toMatch(message);
+  });
+
+  it('refuses a cursor sent with other filters or the other order: it belongs to another query', async () => {
+    const first = await page('order=oldest_first&limit=2');
+    expect(first.next_cursor).toEqual(expect.any(String));
+    for (const other of ['order=newest_first&', 'order=oldest_first&verified=true&', 'order=oldest_first&q=tail&']) {
+      const res = await call(server, `/api/events?event_type=tail&${other}limit=2&${cursorParam(first.next_cursor)}`);
+      expectEnvelope(res, 400, 'invalid_argument');
+      expect((res.json() as { error: { message: string } }).error.message).toMatch(/belongs to another query/);
+    }
+    const res = await call(server, `/api/events?order=oldest_first&limit=2&${cursorParam(first.next_cursor)}`);
+    expectEnvelope(res, 400, 'invalid_argument');
+    // The same query with another page size goes on where the first page ended.
+    const second = await page(`order=oldest_first&limit=3&${cursorParam(first.next_cursor)}`);
+    expect(second.events.map((e) => e.id)).toEqual(ids.slice(2, 5));
+  });
+
+  it('answers not_found for a provider nobody configured, naming the configured ones', async () => {
+    const res = await call(server, '/api/events?provider=gitlab');
+    expectEnvelope(res, 404, 'not_found');
+    expect((res.json() as { error: { message: string } }).error.message).toBe(
+      'no provider named "gitlab"; configured providers: github, ci, hooks, orders',
+    );
+    // A configured provider with nothing stored yet is an empty page, not an error.
+    expect((await getJson<ApiEventList>(server, '/api/events?provider=orders')).events).toEqual([]);
+  });
+});
+
 describe('GET /api/events/:id and /raw', () => {
   it('returns the full EventDetail with trust metadata', async () => {
     const detail = await getJson<EventDetail>(server, `/api/events/${githubId}`);

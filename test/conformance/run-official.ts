@@ -168,6 +168,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       authenticate: requireBearer(createTokenService({ tokens }), { logger: log }),
       logger: log,
       sessions: config.mcp,
+      replayDefaultTarget: config.replay.defaultTarget,
+      replayRate: config.rateLimits.replay,
     });
     const app = createApp({
       logger: log,

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TOOL_MANIFEST } from '../../generated/tool-manifest.ts';
 
 const schemasDir = join(import.meta.dirname, '../../schemas');
 const files = readdirSync(schemasDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.schema.json'));
@@ -23,6 +24,19 @@ function objectsWithoutClosedProperties(node: unknown, path: string, out: string
   }
 }
 
+/** Paths of every `type` written as a list (`["string", "null"]`) rather than one name. */
+function typeLists(node: unknown, path: string, out: string[]): void {
+  if (Array.isArray(node)) {
+    node.forEach((n, i) => typeLists(n, `${path}/${i}`, out));
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  for (const [k, v] of Object.entries(node as Node)) {
+    if (k === 'type' && Array.isArray(v)) out.push(path);
+    typeLists(v, `${path}/${k}`, out);
+  }
+}
+
 describe('schema conventions', () => {
   it('finds the schemas', () => {
     expect(files.length).toBeGreaterThanOrEqual(19);
@@ -40,4 +54,15 @@ describe('schema conventions', () => {
       expect(open).toEqual([]);
     });
   }
+
+  it('writes nullable fields as anyOf [{type}, {type: null}], never as a type list, in schemas/, the tool manifest and the OpenAPI document', () => {
+    // MCP clients that map tool schemas onto a single-type dialect (the Inspector flags it as not
+    // portable) reject or loosen a `type: [..., "null"]`.
+    const found: string[] = [];
+    for (const file of files) typeLists(JSON.parse(readFileSync(join(schemasDir, file), 'utf8')), file, found);
+    for (const tool of TOOL_MANIFEST) typeLists(tool, `manifest:${tool.name}`, found);
+    const openApi: unknown = JSON.parse(readFileSync(join(schemasDir, '../docs/reference/openapi.json'), 'utf8'));
+    typeLists(openApi, 'openapi.json', found);
+    expect(found).toEqual([]);
+  });
 });

@@ -4,8 +4,10 @@ import { startSwitchboard, type Harness } from './support/switchboard-harness.ts
 import { deliverGithub } from './support/webhooks.ts';
 
 /** What an agent pays, in context, to learn the tools and to see one event in a list. */
-// 8 KB for the whole tools/list result, as issue 17 (MCP for agents) sets it.
+// 8 KB for the whole tools/list result, and 4 KB for the part a model reads (each tool's name,
+// description and input schema), as issue 17 (MCP for agents) sets them.
 const TOOLS_LIST_BUDGET_BYTES = 8 * 1024;
+const MODEL_READ_BUDGET_BYTES = 4 * 1024;
 const EVENT_SUMMARY_BUDGET_BYTES = 300;
 
 let h: Harness;
@@ -24,8 +26,14 @@ function sseJson(body: string): string {
   return data[0] ?? '';
 }
 
+interface ListedTool {
+  name: string;
+  description: string;
+  inputSchema: unknown;
+}
+
 describe('agent context budget', () => {
-  it('keeps the whole tools/list response under 8 KB and one event summary under 300 bytes', async () => {
+  it('Tool listing stays within the agent context budget: the whole tools/list response under 8 KB, names, descriptions and input schemas under 4 KB, one event summary under 300 bytes', async () => {
     const auth = { authorization: `Bearer ${h.token}` };
     const init = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: JSON.stringify(INITIALIZE) });
     const session = { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
@@ -36,7 +44,11 @@ describe('agent context budget', () => {
     expect(listed.status).toBe(200);
     const toolsJson = sseJson(listed.body);
     const toolsBytes = Buffer.byteLength(toolsJson);
-    expect((JSON.parse(toolsJson) as { result: { tools: unknown[] } }).result.tools).toHaveLength(4);
+    const { tools } = (JSON.parse(toolsJson) as { result: { tools: ListedTool[] } }).result;
+    expect(tools).toHaveLength(4);
+    // What a model is shown of each tool; titles, annotations and output schemas are for the client.
+    const modelRead = tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    const modelBytes = Buffer.byteLength(JSON.stringify(modelRead));
 
     // A realistic, long-ish summary: GitHub's longest common event type.
     const delivered = await deliverGithub(h.origin, '{"action":"review_requested"}', {
@@ -54,9 +66,15 @@ describe('agent context budget', () => {
     expect(withSummaryBytes).toBeGreaterThan(EVENT_SUMMARY_BUDGET_BYTES);
 
     process.stdout.write(
-      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}), one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES}; ${withSummaryBytes} with a 120-character summary)\n`,
+      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}); names, descriptions and input schemas ${modelBytes} bytes (budget ${MODEL_READ_BUDGET_BYTES}); one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES}; ${withSummaryBytes} with a 120-character summary)\n`,
     );
+    for (const tool of modelRead) {
+      process.stdout.write(
+        `  ${tool.name}: description ${Buffer.byteLength(tool.description)} bytes, input schema ${Buffer.byteLength(JSON.stringify(tool.inputSchema))} bytes\n`,
+      );
+    }
     expect(toolsBytes).toBeLessThanOrEqual(TOOLS_LIST_BUDGET_BYTES);
+    expect(modelBytes).toBeLessThanOrEqual(MODEL_READ_BUDGET_BYTES);
     expect(summaryBytes).toBeLessThanOrEqual(EVENT_SUMMARY_BUDGET_BYTES);
   });
 });

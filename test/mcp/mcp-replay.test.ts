@@ -139,6 +139,54 @@ describe('replay_webhook_event', () => {
   });
 });
 
+describe('what the consumer answered', () => {
+  it("Replay reports the consumer's answer excerpt: the first 2 KiB of a text answer with its content type, in the result and the history; none for a binary answer", async () => {
+    const client = await h.connect();
+    const attempts = createReplayAttemptRepository(h.db.pool);
+    const { id } = await deliverOpen(h.origin, '{"type":"order.created","n":7}');
+    const failure = JSON.stringify({ error: "TypeError: cannot read properties of undefined (reading 'sku')" });
+    consumer.handle((_req, res) => {
+      res.statusCode = 500;
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      res.end(failure);
+    });
+    const failed = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url() });
+    expect(validateReplayWebhookEventOutput(failed)).toBe(true);
+    expect(failed).toMatchObject({
+      delivered: true,
+      response_status: 500,
+      response_excerpt: failure,
+      response_content_type: 'application/json; charset=utf-8',
+    });
+    const [latest] = await attempts.listForEvent(id);
+    expect(latest).toMatchObject({
+      response_excerpt: failure,
+      response_content_type: 'application/json; charset=utf-8',
+    });
+
+    // A long answer is cut to 2 KiB and marked with an ellipsis.
+    consumer.handle((_req, res) => {
+      res.statusCode = 422;
+      res.setHeader('content-type', 'text/plain');
+      res.end(`${'é'.repeat(3000)}`);
+    });
+    const long = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url() });
+    expect(long.response_excerpt?.endsWith('…')).toBe(true);
+    expect(Buffer.byteLength((long.response_excerpt ?? '').slice(0, -1))).toBeLessThanOrEqual(2048);
+    expect(long.response_excerpt?.startsWith('ééé')).toBe(true);
+
+    // An answer that is not UTF-8 text has no excerpt; the content type still comes through.
+    consumer.handle((_req, res) => {
+      res.statusCode = 502;
+      res.setHeader('content-type', 'application/octet-stream');
+      res.end(Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28]));
+    });
+    const binary = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url() });
+    expect(binary).toMatchObject({ response_status: 502, response_content_type: 'application/octet-stream' });
+    expect(binary).not.toHaveProperty('response_excerpt');
+  });
+});
+
 describe('trust is never laundered by replay', () => {
   it('Replaying an event that failed its check is refused unless unsigned: a forged Stripe event and a wrong token are refused, then sent bare with unsigned: true', async () => {
     const client = await h.connect();

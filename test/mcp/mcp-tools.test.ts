@@ -11,6 +11,8 @@ import {
   validateListProvidersOutput,
   validateListWebhookEventsOutput,
 } from '../../generated/validators.js';
+import { fillTemplate } from '../../src/errors/app-error.ts';
+import { describeRate } from '../../src/mcp/switchboard-tools.ts';
 import { snapshotTables } from './support/database-snapshot.ts';
 import {
   GITHUB_SECRET,
@@ -92,7 +94,10 @@ describe('tools/list', () => {
       const entry = TOOL_MANIFEST.find((m) => m.name === tool.name);
       expect(entry).toBeDefined();
       expect(tool.title).toBe(entry?.title);
-      expect(tool.description).toBe(entry?.description);
+      expect(tool.description).toBe(
+        fillTemplate(entry?.description ?? '', { replay_rate: describeRate(h.config.rateLimits.replay) }),
+      );
+      expect(tool.description).not.toContain('{replay_rate}');
       expect(tool.annotations).toEqual(entry?.annotations);
       expect(tool.inputSchema).toEqual(entry?.inputSchema);
       expect(tool.outputSchema).toEqual(entry?.outputSchema);
@@ -149,7 +154,7 @@ describe('list_webhook_events', () => {
 
     const combined = await list({ provider: 'github', event_type: 'push', since: oldestFirst[0]?.id });
     expect(combined.map((e) => e.id)).toEqual([ids.githubPush]);
-    expect(await list({ provider: 'nobody' })).toEqual([]);
+    expect(await list({ provider: 'linear' })).toEqual([]);
   });
 
   it('leaves the one-line summary out of its summaries (the HTTP API lists it)', async () => {
@@ -198,6 +203,9 @@ describe('list_webhook_events', () => {
     for (const value of bad) {
       const error = await callError(client, 'list_webhook_events', { cursor: value });
       expect(error.code, value).toBe('invalid_argument');
+      expect(error.message, value).toBe(
+        'malformed cursor: pass next_cursor from the previous page unchanged, or omit cursor',
+      );
     }
   });
 
@@ -335,7 +343,7 @@ describe('read-only tools', () => {
     const connectionsBefore = replayTarget.connections;
     for (let i = 0; i < 3; i += 1) {
       const page = await callOk<ListWebhookEventsOutput>(client, 'list_webhook_events', { limit: 2 });
-      await callOk(client, 'list_webhook_events', { cursor: page.next_cursor, provider: 'github' });
+      await callOk(client, 'list_webhook_events', { cursor: page.next_cursor, limit: 3 });
       for (const id of Object.values(ids)) await callOk(client, 'get_webhook_event', { id });
       await callOk(client, 'list_providers');
       await callError(client, 'get_webhook_event', { id: uuidv7() });

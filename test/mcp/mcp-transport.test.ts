@@ -238,7 +238,7 @@ describe('hardened transport', () => {
     };
     const noToken = await rawRequest(h.port, { headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
     expectCode(noToken, 401, 'unauthenticated');
-    expect(noToken.headers['www-authenticate']).toBe('Bearer realm="switchboard"');
+    expect(noToken.headers['www-authenticate']).toMatch(/^Bearer realm="switchboard", error_description=/);
     const badToken = await initialize({ authorization: 'Bearer sbt_not-a-real-token' });
     expectCode(badToken, 401, 'unauthenticated');
     expect(badToken.headers['www-authenticate']).toMatch(/error="invalid_token"/);

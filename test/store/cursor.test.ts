@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.ts';
-import { decodeCursor, encodeCursor, type CursorPosition } from '../../src/store/cursor.ts';
+import {
+  FOREIGN_CURSOR_MESSAGE,
+  MALFORMED_CURSOR_MESSAGE,
+  OLD_CURSOR_MESSAGE,
+  decodeCursor,
+  encodeCursor,
+  queryFingerprint,
+  type CursorPosition,
+} from '../../src/store/cursor.ts';
 import {
   MAX_MICROS,
   MIN_MICROS,
@@ -16,24 +24,39 @@ const position = fc.record({
   id: fc.uuid(),
 });
 
-function expectMalformed(text: string): void {
-  let thrown: unknown;
+/** The fingerprint most tests bind to: the default query. */
+const query = queryFingerprint(['newest_first']);
+const bound = (p: CursorPosition): string => encodeCursor({ ...p, fingerprint: query });
+
+function refusal(text: string, fingerprint = query): unknown {
   try {
-    decodeCursor(text);
+    decodeCursor(text, fingerprint);
   } catch (error) {
-    thrown = error;
+    return error;
   }
+  return undefined;
+}
+
+function expectMalformed(text: string): void {
+  const thrown = refusal(text);
   expect(thrown).toBeInstanceOf(AppError);
-  expect(thrown).toMatchObject({ code: 'invalid_argument', message: 'malformed cursor' });
+  expect(thrown).toMatchObject({ code: 'invalid_argument', message: MALFORMED_CURSOR_MESSAGE });
 }
 
 /** A cursor whose checksum is right but whose content is not a valid position. */
 function forge(mutate: (bytes: Buffer) => void): string {
-  const bytes = Buffer.from(
-    encodeCursor({ receivedAtMicros: 0n, id: '01900000-0000-7000-8000-000000000000' }),
-    'base64url',
-  );
+  const bytes = Buffer.from(bound({ receivedAtMicros: 0n, id: '01900000-0000-7000-8000-000000000000' }), 'base64url');
   mutate(bytes);
+  createHash('sha256').update(bytes.subarray(0, 33)).digest().subarray(0, 4).copy(bytes, 33);
+  return bytes.toString('base64url');
+}
+
+/** A version-1 cursor, as switchboard issued them before cursors were bound to their query. */
+function versionOne(p: CursorPosition): string {
+  const bytes = Buffer.alloc(29);
+  bytes.writeUInt8(1, 0);
+  bytes.writeBigInt64BE(p.receivedAtMicros, 1);
+  Buffer.from(p.id.replaceAll('-', ''), 'hex').copy(bytes, 9);
   createHash('sha256').update(bytes.subarray(0, 25)).digest().subarray(0, 4).copy(bytes, 25);
   return bytes.toString('base64url');
 }
@@ -42,9 +65,39 @@ describe('cursor', () => {
   it('round-trips every position exactly (microseconds included)', () => {
     fc.assert(
       fc.property(position, (p: CursorPosition) => {
-        const text = encodeCursor(p);
-        expect(text).toMatch(/^[A-Za-z0-9_-]{39}$/);
-        expect(decodeCursor(text)).toEqual({ receivedAtMicros: p.receivedAtMicros, id: p.id.toLowerCase() });
+        const text = bound(p);
+        expect(text).toMatch(/^[A-Za-z0-9_-]{50}$/);
+        expect(decodeCursor(text, query)).toEqual({ receivedAtMicros: p.receivedAtMicros, id: p.id.toLowerCase() });
+      }),
+    );
+  });
+
+  it('says what to do with a malformed cursor: pass next_cursor unchanged, or omit cursor', () => {
+    expect(MALFORMED_CURSOR_MESSAGE).toContain('pass next_cursor from the previous page unchanged, or omit cursor');
+    expectMalformed('not-a-cursor');
+  });
+
+  it('refuses an intact cursor made for another query (filters or order), saying so', () => {
+    fc.assert(
+      fc.property(position, fc.array(fc.string(), { maxLength: 4 }), (p, other) => {
+        const foreign = queryFingerprint(['oldest_first', ...other]);
+        fc.pre(!foreign.equals(query));
+        expect(refusal(bound(p), foreign)).toMatchObject({
+          code: 'invalid_argument',
+          message: FOREIGN_CURSOR_MESSAGE,
+        });
+      }),
+    );
+    expect(FOREIGN_CURSOR_MESSAGE).toMatch(/belongs to another query/);
+  });
+
+  it('refuses a version-1 cursor (not bound to a query) with a message saying to start again', () => {
+    fc.assert(
+      fc.property(position, (p) => {
+        expect(refusal(versionOne({ ...p, id: p.id.toLowerCase() }))).toMatchObject({
+          code: 'invalid_argument',
+          message: OLD_CURSOR_MESSAGE,
+        });
       }),
     );
   });
@@ -56,7 +109,7 @@ describe('cursor', () => {
         fc.nat(),
         fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'),
         (p, at, replacement) => {
-          const text = encodeCursor(p);
+          const text = bound(p);
           const index = at % text.length;
           fc.pre(text[index] !== replacement);
           expectMalformed(text.slice(0, index) + replacement + text.slice(index + 1));
@@ -68,7 +121,7 @@ describe('cursor', () => {
   it('rejects truncated and extended cursors', () => {
     fc.assert(
       fc.property(position, fc.nat(), (p, cut) => {
-        const text = encodeCursor(p);
+        const text = bound(p);
         expectMalformed(text.slice(0, cut % text.length));
         expectMalformed(`${text}A`);
         expectMalformed(`${text}=`);
@@ -77,9 +130,10 @@ describe('cursor', () => {
   });
 
   it('rejects well-formed base64url of the wrong shape', () => {
-    expectMalformed(forge((bytes) => bytes.writeUInt8(2, 0)));
+    expectMalformed(forge((bytes) => bytes.writeUInt8(3, 0)));
     expectMalformed(forge((bytes) => bytes.writeBigInt64BE(MAX_MICROS + 1n, 1)));
     expectMalformed(forge((bytes) => bytes.writeBigInt64BE(MIN_MICROS - 1n, 1)));
+    expectMalformed(Buffer.alloc(37).toString('base64url'));
     expectMalformed(Buffer.alloc(29).toString('base64url'));
     expectMalformed(Buffer.from('{"received_at":"2024-01-01","id":"x"}').toString('base64url'));
   });
@@ -94,14 +148,13 @@ describe('cursor', () => {
         ),
         (text) => {
           try {
-            decodeCursor(text);
+            decodeCursor(text, query);
           } catch (error) {
-            expect(error).toMatchObject({ code: 'invalid_argument', message: 'malformed cursor' });
+            expect(error).toMatchObject({ code: 'invalid_argument' });
             return;
           }
           // Only a string that happens to be a genuine cursor may decode; re-encoding proves it.
-          const decoded = decodeCursor(text);
-          expect(encodeCursor(decoded)).toBe(text);
+          expect(bound(decodeCursor(text, query))).toBe(text);
         },
       ),
       { numRuns: 2000 },

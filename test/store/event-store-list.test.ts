@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateListWebhookEventsOutput } from '../../generated/validators.js';
+import type { ListOrder } from '../../generated/constants.ts';
 import type { EventSummary } from '../../generated/types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import type { ListQuery } from '../../src/store/event-store.ts';
+import { resolveListQuery } from '../../src/store/list-query.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { insertAt, newEvent, setReceivedAt } from '../support/events.ts';
@@ -122,7 +124,7 @@ describe('list', () => {
 
   it('rejects an unknown since id and garbage since values', async () => {
     await expectInvalid({ since: '01900000-0000-7000-8000-000000000000' }, /no event with id/);
-    await expectInvalid({ since: 'last tuesday' }, /since must be an ISO-8601 timestamp/);
+    await expectInvalid({ since: 'last tuesday' }, /since must be an ISO-8601 time .* or an event id/);
     await expectInvalid({ since: '' }, /since/);
     await expectInvalid({ since: '2024-02-30' }, /since/);
   });
@@ -185,8 +187,98 @@ describe('list', () => {
       '$$$',
       Buffer.from('{}').toString('base64url'),
     ]) {
-      await expectInvalid({ cursor: bad }, /^malformed cursor$/);
+      await expectInvalid(
+        { cursor: bad },
+        /^malformed cursor: pass next_cursor from the previous page unchanged, or omit cursor$/,
+      );
     }
+  });
+
+  it('treats until as an inclusive upper bound, as a time or an event id', async () => {
+    expect(await list({ until: times[2] })).toEqual(['gh-issues-closed', 'gh-issues-opened', 'gh-issues']);
+    expect(await list({ until: '2024-05-01T12:00:02Z' })).toEqual(['gh-issues-opened', 'gh-issues']);
+    expect(await list({ until: '2024-05-01T14:00:01.000001+02:00' })).toEqual(['gh-issues-opened', 'gh-issues']);
+    expect(await list({ until: ids.get('gh-issues-opened') })).toEqual(['gh-issues-opened', 'gh-issues']);
+    expect(await list({ until: ids.get('gh-issues') })).toEqual(['gh-issues']);
+    expect(await list({ since: ids.get('gh-issues'), until: ids.get('gh-issue-comment') })).toEqual([
+      'gh-issue-comment',
+      'gh-issues-closed',
+      'gh-issues-opened',
+    ]);
+    expect(await list({ until: '2024-05-01' })).toEqual([]);
+    await expectInvalid({ until: '01900000-0000-7000-8000-000000000000' }, /^until: no event with id/);
+    await expectInvalid({ until: 'tomorrow' }, /until must be an ISO-8601 time .* or an event id/);
+  });
+
+  it('lists oldest first on request, every filter applying alike', async () => {
+    expect(await list({ order: 'oldest_first' })).toEqual([...newestFirst].reverse());
+    expect(await list({ order: 'oldest_first', provider: 'github', eventType: 'issues' })).toEqual([
+      'gh-issues',
+      'gh-issues-opened',
+      'gh-issues-closed',
+    ]);
+    expect(await list({ order: 'oldest_first', since: ids.get('st-pi') })).toEqual([
+      'st-charge',
+      'q-order',
+      'open-ping',
+    ]);
+    expect(await list({ order: 'oldest_first', q: 'eur OR refund' })).toEqual(['st-pi', 'st-charge']);
+    expect(await list({ order: 'oldest_first', limit: 2 })).toEqual(['gh-issues', 'gh-issues-opened']);
+    await expectInvalid({ order: 'sideways' as never }, /order must be one of newest_first, oldest_first/);
+  });
+
+  it('pages oldest first by cursor, from a since event id (the catch-up of a listener)', async () => {
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.list({ since: ids.get('gh-issues-opened'), order: 'oldest_first', limit: 3, cursor });
+      pages.push(labels(page.events));
+      cursor = page.next_cursor;
+    } while (cursor !== undefined);
+    expect(pages).toEqual([
+      ['gh-issues-closed', 'gh-issue-comment', 'gh-issuesx'],
+      ['gh-push', 'st-pi', 'st-charge'],
+      ['q-order', 'open-ping'],
+    ]);
+  });
+
+  it('binds next_cursor to its filters and order: other filters or the other order are refused, another page size is not', async () => {
+    const page = await store.list({ provider: 'github', limit: 2 });
+    const cursor = page.next_cursor ?? '';
+    expect(cursor).not.toBe('');
+    const foreign = /^the cursor belongs to another query/;
+    await expectInvalid({ provider: 'stripe', limit: 2, cursor }, foreign);
+    await expectInvalid({ limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', eventType: 'issues', limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', order: 'oldest_first', limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', verified: true, limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', since: times[0], limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', until: times[9], limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', q: 'opened', limit: 2, cursor }, foreign);
+    await expectInvalid({ provider: 'github', match: { action: 'opened' }, limit: 2, cursor }, foreign);
+    // The page size is not part of the query, and the default order is the order.
+    expect(await list({ provider: 'github', limit: 1, cursor })).toEqual(['gh-issue-comment']);
+    expect(await list({ provider: 'github', order: 'newest_first', limit: 10, cursor })).toEqual([
+      'gh-issue-comment',
+      'gh-issues-closed',
+      'gh-issues-opened',
+      'gh-issues',
+    ]);
+  });
+
+  it('treats the same filters written differently as the same query for the cursor', async () => {
+    const first = await store.list({ provider: 'github', since: '2024-05-01T12:00:00Z', limit: 1 });
+    expect(
+      await list({ provider: 'github', since: '2024-05-01T14:00:00+02:00', limit: 1, cursor: first.next_cursor }),
+    ).toEqual(['gh-issuesx']);
+    const byId = await store.list({ since: ids.get('gh-issues')?.toUpperCase(), limit: 1 });
+    expect(await list({ since: ids.get('gh-issues'), limit: 1, cursor: byId.next_cursor })).toEqual(['q-order']);
+    expect(resolveListQuery({ match: { a: 1, b: { c: [1, { d: 2, e: 3 }] } } }).fingerprint).toEqual(
+      resolveListQuery({ match: { b: { c: [1, { e: 3, d: 2 }] }, a: 1 } }).fingerprint,
+    );
+    expect(resolveListQuery({ match: { a: [1, 2] } }).fingerprint).not.toEqual(
+      resolveListQuery({ match: { a: [2, 1] } }).fingerprint,
+    );
   });
 
   it('serves recent() as the newest page', async () => {
@@ -243,6 +335,7 @@ interface Scenario {
   limit: number;
   filter: keyof typeof FILTERS;
   concurrentBatches: number;
+  order: ListOrder;
 }
 
 /** Microsecond instants inside one millisecond: the ties JS Date could not even tell apart. */
@@ -286,7 +379,13 @@ async function runScenario(scenario: Scenario): Promise<void> {
   let cursor: string | undefined;
   for (let pages = 0; ; pages += 1) {
     expect(pages).toBeLessThan(10_000);
-    const page = await store.list({ provider, ...FILTERS[scenario.filter], limit: scenario.limit, cursor });
+    const page = await store.list({
+      provider,
+      ...FILTERS[scenario.filter],
+      order: scenario.order,
+      limit: scenario.limit,
+      cursor,
+    });
     expect(page.events.length).toBeLessThanOrEqual(scenario.limit);
     if (page.next_cursor !== undefined) expect(page.events).toHaveLength(scenario.limit);
     seen.push(...page.events);
@@ -304,13 +403,15 @@ async function runScenario(scenario: Scenario): Promise<void> {
     const a = seen[i - 1];
     const b = seen[i];
     if (!a || !b) continue;
-    const descending = a.received_at > b.received_at || (a.received_at === b.received_at && a.id > b.id);
-    expect(descending).toBe(true);
+    const [earlier, later] = scenario.order === 'oldest_first' ? [a, b] : [b, a];
+    const inOrder =
+      later.received_at > earlier.received_at || (later.received_at === earlier.received_at && later.id > earlier.id);
+    expect(inOrder).toBe(true);
   }
 }
 
 describe('paging with next_cursor', () => {
-  it('returns every event exactly once: hundreds on one microsecond, others inserted concurrently (property)', async () => {
+  it('returns every event exactly once, in either order: hundreds on one microsecond, others inserted concurrently (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
@@ -319,15 +420,18 @@ describe('paging with next_cursor', () => {
           limit: fc.integer({ min: 1, max: 60 }),
           filter: fc.constantFrom<keyof typeof FILTERS>('none', 'family', 'exact'),
           concurrentBatches: fc.integer({ min: 0, max: 20 }),
+          order: fc.constantFrom<ListOrder>('newest_first', 'oldest_first'),
         }),
         runScenario,
       ),
       {
         numRuns: 6,
         examples: [
-          [{ count: 400, distinctTimes: 1, limit: 7, filter: 'none', concurrentBatches: 20 }],
-          [{ count: 300, distinctTimes: 2, limit: 50, filter: 'family', concurrentBatches: 10 }],
-          [{ count: 200, distinctTimes: 1, limit: 200, filter: 'exact', concurrentBatches: 5 }],
+          [{ count: 400, distinctTimes: 1, limit: 7, filter: 'none', concurrentBatches: 20, order: 'newest_first' }],
+          [{ count: 400, distinctTimes: 1, limit: 7, filter: 'none', concurrentBatches: 20, order: 'oldest_first' }],
+          [{ count: 300, distinctTimes: 2, limit: 50, filter: 'family', concurrentBatches: 10, order: 'newest_first' }],
+          [{ count: 300, distinctTimes: 2, limit: 50, filter: 'family', concurrentBatches: 10, order: 'oldest_first' }],
+          [{ count: 200, distinctTimes: 1, limit: 200, filter: 'exact', concurrentBatches: 5, order: 'newest_first' }],
         ],
       },
     );

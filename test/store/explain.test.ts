@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildListSql, resolveListQuery, type ResolvedListQuery } from '../../src/store/list-query.ts';
 import type { ListQuery } from '../../src/store/event-store.ts';
+import { encodeCursor } from '../../src/store/cursor.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { microsFromRfc3339 } from '../../src/store/timestamps.ts';
 import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
@@ -11,7 +13,6 @@ import { seedEvents } from '../support/seed.ts';
 
 let db: TestDatabase;
 let middle: { receivedAt: string; id: string };
-let cursor: string;
 
 beforeAll(async () => {
   db = await freshDatabase();
@@ -23,8 +24,6 @@ beforeAll(async () => {
     FROM events ORDER BY received_at DESC, id DESC OFFSET 5000 LIMIT 1
   `);
   middle = { receivedAt: row.received_at_utc, id: row.id };
-  const page = await createEventStore(db.pool).list({ limit: 200 });
-  cursor = page.next_cursor ?? '';
 }, 60_000);
 afterAll(() => db.close());
 
@@ -52,12 +51,28 @@ async function explain(query: QuerySqlToken): Promise<PlanNode[]> {
   return nodes(first.Plan);
 }
 
-function resolved(query: ListQuery, after?: boolean): ResolvedListQuery {
-  const base = resolveListQuery(query);
-  return after ? { ...base, sinceEventId: null, after: middle } : base;
+/** since/until given as event ids, resolved (as the store does) to the position of the middle event. */
+type Bound = 'since id' | 'until id';
+
+function resolved(query: ListQuery, bound?: Bound, withCursor = false): ResolvedListQuery {
+  let base = resolveListQuery(query);
+  if (withCursor) {
+    // A cursor the store would have handed out for this very query, half-way down the list.
+    const cursor = encodeCursor({
+      receivedAtMicros: microsFromRfc3339(middle.receivedAt) ?? 0n,
+      id: middle.id,
+      fingerprint: base.fingerprint,
+    });
+    base = resolveListQuery({ ...query, cursor });
+  }
+  if (bound === 'since id') return { ...base, after: middle };
+  if (bound === 'until id') return { ...base, upTo: middle };
+  return base;
 }
 
-const shapes: Array<[string, ListQuery, boolean?]> = [
+const oldest = { order: 'oldest_first' } as const;
+
+const shapes: Array<[string, ListQuery, Bound?]> = [
   ['no filter', {}],
   ['provider', { provider: 'provider-3' }],
   ['exact event_type', { eventType: 'issues.opened' }],
@@ -65,17 +80,28 @@ const shapes: Array<[string, ListQuery, boolean?]> = [
   ['provider + exact event_type', { provider: 'provider-3', eventType: 'push' }],
   ['provider + dotless event_type', { provider: 'provider-3', eventType: 'pull_request' }],
   ['since timestamp', { since: '2024-01-01T00:01:00Z' }],
-  ['since event id', {}, true],
-  ['provider + since event id', { provider: 'provider-5' }, true],
+  ['since event id', {}, 'since id'],
+  ['provider + since event id', { provider: 'provider-5' }, 'since id'],
+  ['until timestamp', { until: '2024-01-01T00:01:00Z' }],
+  ['until event id', {}, 'until id'],
   ['from/to window', { from: '2024-01-01T00:00:30Z', to: '2024-01-01T00:01:30Z' }],
   ['verified', { verified: true }],
   ['limit 200', { limit: 200 }],
+  ['oldest first', oldest],
+  ['oldest first, provider', { ...oldest, provider: 'provider-3' }],
+  ['oldest first, exact event_type', { ...oldest, eventType: 'issues.opened' }],
+  ['oldest first, provider + dotless event_type', { ...oldest, provider: 'provider-3', eventType: 'pull_request' }],
+  ['oldest first, since event id (catch-up)', oldest, 'since id'],
+  ['oldest first, provider + since event id', { ...oldest, provider: 'provider-5' }, 'since id'],
+  ['oldest first, since timestamp', { ...oldest, since: '2024-01-01T00:01:00Z' }],
+  ['oldest first, until event id', oldest, 'until id'],
+  ['oldest first, verified', { ...oldest, verified: false }],
 ];
 
 describe('list query plans (10,000 events)', () => {
-  it.each(shapes)('%s: an index scan and no sort, first page and by cursor', async (_label, query, after) => {
+  it.each(shapes)('%s: an index scan and no sort, first page and by cursor', async (_label, query, bound) => {
     for (const withCursor of [false, true]) {
-      const plan = await explain(buildListSql(resolved(withCursor ? { ...query, cursor } : query, after)));
+      const plan = await explain(buildListSql(resolved(query, bound, withCursor)));
       const types = plan.map((node) => node['Node Type']);
       expect(types.some((type) => type === 'Index Scan' || type === 'Index Only Scan')).toBe(true);
       expect(types.filter((type) => /Sort/.test(type))).toEqual([]);
@@ -101,10 +127,13 @@ describe('list query plans (10,000 events)', () => {
       { match: { sender: { login: 'user123' } } },
       { match: { action: 'opened' } },
       { q: 'opened', provider: 'provider-3' },
+      { q: 'opened', order: 'oldest_first' },
+      { match: { action: 'opened' }, order: 'oldest_first' },
+      { q: 'user123', order: 'oldest_first' },
     ];
     for (const search of searches) {
       for (const withCursor of [false, true]) {
-        const plan = await explain(buildListSql(resolved(withCursor ? { ...search, cursor } : search)));
+        const plan = await explain(buildListSql(resolved(search, undefined, withCursor)));
         const scans = plan.filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
         expect(scans, JSON.stringify(search)).not.toContain('events');
         expect(scans, JSON.stringify(search)).not.toContain('event_search');
@@ -113,5 +142,7 @@ describe('list query plans (10,000 events)', () => {
     // A common term walks the received_at index instead of collecting every match and sorting them.
     const common = await explain(buildListSql(resolved({ q: 'opened' })));
     expect(common.map((node) => node['Index Name'])).toContain('events_received_idx');
+    const commonOldest = await explain(buildListSql(resolved({ q: 'opened', order: 'oldest_first' })));
+    expect(commonOldest.map((node) => node['Index Name'])).toContain('events_received_idx');
   });
 });

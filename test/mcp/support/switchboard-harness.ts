@@ -167,6 +167,8 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     },
     notifyIntervalMs: options.notifyIntervalMs,
     keepAliveMs: options.keepAliveMs,
+    replayDefaultTarget: config.replay.defaultTarget,
+    replayRate: config.rateLimits.replay,
   });
   const app = createApp({
     logger,
