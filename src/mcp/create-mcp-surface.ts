@@ -29,7 +29,7 @@ const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 export interface McpSurfaceDeps
   extends
-    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'>,
+    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs' | 'abandonedAfterMs'>,
     Pick<SwitchboardToolsDeps, 'replayDefaultTarget' | 'replayRate'> {
   store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
   providers: ProviderDirectory;
@@ -84,6 +84,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     log,
     notifyIntervalMs: deps.notifyIntervalMs,
     keepAliveMs: deps.keepAliveMs,
+    abandonedAfterMs: deps.abandonedAfterMs,
   });
 
   const handlePost = async (ctx: Context, caller: Caller): Promise<void> => {

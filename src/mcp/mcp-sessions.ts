@@ -20,6 +20,13 @@ import { RECENT_EVENTS_URI } from './recent-events-resource.ts';
 
 export const RESOURCE_NOTIFY_INTERVAL_MS = 250;
 const RETRY_AFTER_FULL_SECONDS = 5;
+/**
+ * A session that has sent nothing for this long and holds no stream is taken to be abandoned once
+ * its caller is at the per-caller cap. Health checks (`claude mcp list`, mcp-remote, the Inspector
+ * CLI) open a session and exit without DELETE; without this, ten of them in one idle period lock
+ * their token out. A burst of new sessions still meets the cap: only quiet ones are reclaimed.
+ */
+export const ABANDONED_SESSION_MS = 60_000;
 
 export interface McpSessionsOptions {
   server: McpServerDeps;
@@ -34,6 +41,8 @@ export interface McpSessionsOptions {
   notifyIntervalMs?: number;
   /** SSE keep-alive comment interval; default the SDK's (15 s). */
   keepAliveMs?: number;
+  /** Quiet time after which a caller at its cap gets its oldest such session reclaimed; default ABANDONED_SESSION_MS. */
+  abandonedAfterMs?: number;
 }
 
 export interface McpSessions {
@@ -63,6 +72,8 @@ interface Session {
    * session_idle_seconds has left its session idle, whether or not a stream is open.
    */
   inflight: number;
+  /** Open GET streams: a client holding one is listening, so its session is not abandoned. */
+  streams: number;
   /** When the client last sent a request (or one finished). */
   lastActive: number;
   /** Ends the watch on the caller's token. */
@@ -106,7 +117,12 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const handOver = async (ctx: Context, session: Session, body: unknown): Promise<void> => {
     ctx.respond = false;
     session.lastActive = now();
-    if (ctx.method !== 'GET') {
+    if (ctx.method === 'GET') {
+      session.streams += 1;
+      ctx.res.once('close', () => {
+        session.streams -= 1;
+      });
+    } else {
       session.inflight += 1;
       ctx.res.once('close', () => {
         session.inflight -= 1;
@@ -131,11 +147,25 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     else reservedBy.delete(caller.id);
   };
 
+  const abandonedAfterMs = options.abandonedAfterMs ?? ABANDONED_SESSION_MS;
+  /** Ends the caller's longest-quiet session that has no request in flight, no stream, and has been quiet long enough. */
+  const reclaimAbandoned = async (caller: Caller): Promise<void> => {
+    const cutoff = now() - abandonedAfterMs;
+    let oldest: Session | undefined;
+    for (const session of sessions.values()) {
+      if (session.caller.id !== caller.id || session.inflight > 0 || session.streams > 0) continue;
+      if (session.lastActive >= cutoff) continue;
+      if (oldest === undefined || session.lastActive < oldest.lastActive) oldest = session;
+    }
+    if (oldest !== undefined) await closeSession(oldest, 'abandoned: its caller opened a new one at the cap');
+  };
+
   const open = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
     // A session holds memory and a stream; starting one costs a read, like a call does.
     options.checkReadLimit(caller.name);
     const perCaller = limits.maxSessionsPerCaller;
     if (!closing && sessionsOf(caller) >= perCaller) expireIdle();
+    if (!closing && sessionsOf(caller) >= perCaller) await reclaimAbandoned(caller);
     if (!closing && sessionsOf(caller) >= perCaller) {
       // One caller must not be able to take the slots every other caller needs.
       throw new AppError(
@@ -182,6 +212,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       transport,
       subscribed: false,
       inflight: 0,
+      streams: 0,
       lastActive: now(),
       // A revoked token's sessions end, GET streams and subscriptions with them.
       stopWatching: watchCaller(ctx, () => void closeSession(session, 'token revoked')),

@@ -410,6 +410,47 @@ describe('sessions', () => {
     }
   });
 
+  it("reclaims a capped caller's abandoned session (quiet, no stream, nothing in flight) so health checks that never DELETE do not lock the token out", async () => {
+    const capped = await startSwitchboard({
+      db: h.db,
+      config: { mcp: { max_sessions: 10, max_sessions_per_caller: 2, session_idle_seconds: 600 } },
+      abandonedAfterMs: 300,
+    });
+    try {
+      const listening = await openSessionWith(capped, capped.token);
+      const headers = { ...sessionHeaders(capped, listening), authorization: `Bearer ${capped.token}` };
+      const stream = await openRawStream(capped.port, { ...headers, accept: 'text/event-stream' });
+      expect(stream.status).toBe(200);
+      const quiet = await openSessionWith(capped, capped.token);
+      const init = (): Promise<RawResponse> =>
+        rawRequest(capped.port, {
+          headers: { ...MCP_HEADERS, authorization: `Bearer ${capped.token}` },
+          body: JSON.stringify(INITIALIZE),
+        });
+      // A burst still meets the cap: neither session has been quiet long enough.
+      expect((await init()).status).toBe(429);
+      await sleep(400);
+      // Now the quiet one is reclaimed; the one holding a GET stream is kept.
+      expect((await init()).status).toBe(200);
+      expect(capped.surface.sessionCount()).toBe(2);
+      const gone = await rawRequest(capped.port, {
+        headers: { ...MCP_HEADERS, ...sessionHeaders(capped, quiet), authorization: `Bearer ${capped.token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      });
+      expect(gone.status).toBe(404);
+      const kept = await rawRequest(capped.port, {
+        headers: { ...MCP_HEADERS, ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }),
+      });
+      expect(kept.status).toBe(200);
+      // With the listening session busy and the new one fresh, the next burst meets the cap again.
+      expect((await init()).status).toBe(429);
+      stream.close();
+    } finally {
+      await capped.close();
+    }
+  });
+
   it("binds a session to its token's identity, not its name: a new token under a revoked token's name gets 404", async () => {
     const { token: first } = await h.tokens.create('reused-name');
     const id = await openSessionWith(h, first);
