@@ -65,19 +65,24 @@ describe('forward rules in the config', () => {
     expect(ruleTakes(rule, { ...event, eventType: 'pushed' })).toBe(false);
     expect(ruleTakes(rule, { ...event, eventType: 'push', verified: false })).toBe(false);
     expect(ruleTakes(rule, { ...event, provider: 'stripe', eventType: 'push' })).toBe(false);
-    expect(ruleTakes({ ...rule, includeUnverified: true }, { ...event, eventType: 'push', verified: false })).toBe(true);
+    expect(ruleTakes({ ...rule, includeUnverified: true }, { ...event, eventType: 'push', verified: false })).toBe(
+      true,
+    );
     expect(forwardRuleMatcher([])).toBeUndefined();
   });
 
   it('refuses rule names, unknown providers and inconsistent timings as config errors naming the rule', () => {
     const bad = (forward: string, message: RegExp) =>
-      expect(() => parseConfig(`providers:\n  github: { preset: github, secret: s }\nforward:\n${forward}\n`, {})).toThrow(
-        message,
-      );
+      expect(() =>
+        parseConfig(`providers:\n  github: { preset: github, secret: s }\nforward:\n${forward}\n`, {}),
+      ).toThrow(message);
     bad('  Local App: { to: "http://127.0.0.1:1/" }', /forward/);
     bad('  a: { to: "http://127.0.0.1:1/", providers: [gitlab] }', /forward\.a\.providers: no provider named gitlab/);
     bad('  a: { to: "http://127.0.0.1:1/", backoff: { initial_ms: 5000, max_ms: 100 } }', /forward\.a\.backoff/);
-    bad('  a: { to: "http://127.0.0.1:1/", timeout_ms: 30000, claim_timeout_ms: 30000 }', /forward\.a\.claim_timeout_ms/);
+    bad(
+      '  a: { to: "http://127.0.0.1:1/", timeout_ms: 30000, claim_timeout_ms: 30000 }',
+      /forward\.a\.claim_timeout_ms/,
+    );
     expect(() => parseConfig('forward:\n  a: { to: "http://127.0.0.1:1/", retries: 3 }\n', {})).toThrow(ConfigError);
   });
 });
@@ -111,7 +116,13 @@ describe('the outbox', () => {
     if (!matcher) throw new Error('no matcher');
     const store = createEventStore(db.pool, { forwardRulesFor: matcher });
     await store.insertMany([newEvent({ eventType: 'issues.opened' })]);
-    const [claimed] = await deliveries.claim({ rule: 'all', limit: 1, claimTimeoutMs: 30_000, ordered: false, claim: crypto.randomUUID() });
+    const [claimed] = await deliveries.claim({
+      rule: 'all',
+      limit: 1,
+      claimTimeoutMs: 30_000,
+      ordered: false,
+      claim: crypto.randomUUID(),
+    });
     if (!claimed) throw new Error('nothing claimed');
     await deliveries.settle(
       claimed,
@@ -119,7 +130,12 @@ describe('the outbox', () => {
       { state: 'failed', retryInMs: 60_000 },
     );
     expect(await count('delivery_attempts')).toBe(1);
-    const job = startRetention({ pool: db.pool, config: { interval_seconds: 3_600, max_events: 1 }, logger: silentLogger, initialDelayMs: 3_600_000 });
+    const job = startRetention({
+      pool: db.pool,
+      config: { interval_seconds: 3_600, max_events: 1 },
+      logger: silentLogger,
+      initialDelayMs: 3_600_000,
+    });
     await store.insertMany([newEvent({ eventType: 'push' })]);
     await job.runOnce();
     await job.stop();
@@ -132,7 +148,8 @@ describe('the outbox', () => {
     if (!matcher) throw new Error('no matcher');
     const store = createEventStore(db.pool, { forwardRulesFor: matcher });
     await store.insertMany(Array.from({ length: 40 }, () => newEvent({ eventType: 'push' })));
-    const claim = (id: string) => deliveries.claim({ rule: 'all', limit: 7, claimTimeoutMs: 1_000, ordered: false, claim: id });
+    const claim = (id: string) =>
+      deliveries.claim({ rule: 'all', limit: 7, claimTimeoutMs: 1_000, ordered: false, claim: id });
     const rounds = await Promise.all(Array.from({ length: 8 }, () => claim(crypto.randomUUID())));
     const ids = rounds.flat().map((d) => d.id);
     expect(ids).toHaveLength(40);
@@ -141,7 +158,13 @@ describe('the outbox', () => {
     expect(await claim(crypto.randomUUID())).toEqual([]);
     // The claimer "died": after claim_timeout_ms another claims the same rows, as attempt 2.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const again = await deliveries.claim({ rule: 'all', limit: 100, claimTimeoutMs: 1_000, ordered: false, claim: crypto.randomUUID() });
+    const again = await deliveries.claim({
+      rule: 'all',
+      limit: 100,
+      claimTimeoutMs: 1_000,
+      ordered: false,
+      claim: crypto.randomUUID(),
+    });
     expect(again).toHaveLength(40);
     expect(again.every((d) => d.attempt === 2)).toBe(true);
     // The expired claim can no longer settle a row.
@@ -160,7 +183,8 @@ describe('the outbox', () => {
     if (!matcher) throw new Error('no matcher');
     const store = createEventStore(db.pool, { forwardRulesFor: matcher });
     const stored = await store.insertMany(Array.from({ length: 3 }, () => newEvent({ eventType: 'push' })));
-    const ordered = (claim: string) => deliveries.claim({ rule: 'all', limit: 5, claimTimeoutMs: 30_000, ordered: true, claim });
+    const ordered = (claim: string) =>
+      deliveries.claim({ rule: 'all', limit: 5, claimTimeoutMs: 30_000, ordered: true, claim });
     const [head] = await ordered(crypto.randomUUID());
     expect(head?.eventId).toBe(stored[0]?.event.id);
     expect(await ordered(crypto.randomUUID())).toEqual([]);

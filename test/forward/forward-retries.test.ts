@@ -82,7 +82,7 @@ describe('forwarding through failures', () => {
   });
 
   it('keeps retrying with backoff while the consumer is down, then delivers everything once it is up', async () => {
-    const sent = [];
+    const sent: Array<{ id: string; body: string }> = [];
     for (let n = 0; n < 10; n += 1) sent.push(await sendOpen(server, { type: 'down', n }));
     const outageMs = 5_000;
     await new Promise((resolve) => setTimeout(resolve, outageMs));
@@ -101,7 +101,11 @@ describe('forwarding through failures', () => {
 
     revived = await startConsumer('127.0.0.1', undefined, downPort);
     const consumer = revived;
-    await eventually(() => new Set(consumer.requests.map((r) => header(r, 'x-switchboard-replay'))).size === 10, 'all ten events', 20_000);
+    await eventually(
+      () => new Set(consumer.requests.map((r) => header(r, 'x-switchboard-replay'))).size === 10,
+      'all ten events',
+      20_000,
+    );
     for (const [i, s] of sent.entries()) {
       const arrival = consumer.requests.find((r) => header(r, 'x-switchboard-replay') === s.id);
       expect(arrival?.body.toString('utf8')).toBe(s.body);
@@ -111,15 +115,22 @@ describe('forwarding through failures', () => {
         during[i]?.attempts.length ?? 0,
       );
     }
-    await eventually(async () => (await server.forwards()).rules.find((r) => r.name === 'down')?.pending === 0, 'nothing pending');
+    await eventually(
+      async () => (await server.forwards()).rules.find((r) => r.name === 'down')?.pending === 0,
+      'nothing pending',
+    );
   });
 
   it('sends the first retry within 2 s with the default backoff', async () => {
     const sent = await sendOpen(server, { type: 'flaky', n: 1 });
-    const [delivery] = await eventually(async () => {
-      const list = await server.deliveries(sent.id);
-      return list[0]?.state === 'delivered' && list;
-    }, 'the flaky event delivered', 10_000);
+    const [delivery] = await eventually(
+      async () => {
+        const list = await server.deliveries(sent.id);
+        return list[0]?.state === 'delivered' && list;
+      },
+      'the flaky event delivered',
+      10_000,
+    );
     const times = seenAt.get(delivery?.id ?? '') ?? [];
     expect(times).toHaveLength(2);
     expect((times[1] ?? 0) - (times[0] ?? 0)).toBeLessThan(2_000);
@@ -130,7 +141,7 @@ describe('forwarding through failures', () => {
   });
 
   it('makes a delivery dead after max_attempts; a manual retry delivers it; retry-dead retries them all', async () => {
-    const sent = [];
+    const sent: Array<{ id: string; body: string }> = [];
     for (let n = 0; n < 3; n += 1) sent.push(await sendOpen(server, { type: 'dead', n }));
     const dead = await eventually(async () => {
       const all = (await Promise.all(sent.map((s) => server.deliveries(s.id)))).map((l) => l[0]);
@@ -155,7 +166,10 @@ describe('forwarding through failures', () => {
     const retried = await server.api<Delivery>(`/api/deliveries/${first?.id ?? ''}/retry`, 'POST');
     expect(retried.status).toBe(200);
     expect(retried.body).toMatchObject({ id: first?.id, state: 'pending', attempt_count: 2 });
-    await eventually(async () => (await server.deliveries(sent[0]?.id ?? ''))[0]?.state === 'delivered', 'the retried one delivered');
+    await eventually(
+      async () => (await server.deliveries(sent[0]?.id ?? ''))[0]?.state === 'delivered',
+      'the retried one delivered',
+    );
     const arrival = failing.requests.at(-1);
     expect(arrival?.headers['x-switchboard-delivery']).toBe(first?.id);
     expect(arrival?.headers['x-switchboard-attempt']).toBe('3');
@@ -175,10 +189,14 @@ describe('forwarding through failures', () => {
 
   it('honours Retry-After on a 429 instead of its much shorter backoff', async () => {
     const sent = await sendOpen(server, { type: 'throttle', n: 1 });
-    const [delivery] = await eventually(async () => {
-      const list = await server.deliveries(sent.id);
-      return list[0]?.state === 'delivered' && list;
-    }, 'the throttled event delivered', 10_000);
+    const [delivery] = await eventually(
+      async () => {
+        const list = await server.deliveries(sent.id);
+        return list[0]?.state === 'delivered' && list;
+      },
+      'the throttled event delivered',
+      10_000,
+    );
     const times = seenAt.get(delivery?.id ?? '') ?? [];
     expect(times).toHaveLength(2);
     // Backoff alone would have retried within 10 ms; Retry-After: 1 asked for a second.
@@ -186,9 +204,13 @@ describe('forwarding through failures', () => {
   });
 
   it('keeps an ordered rule in received order, holding it back while one event fails', async () => {
-    const sent = [];
+    const sent: Array<{ id: string; body: string }> = [];
     for (let n = 1; n <= 8; n += 1) sent.push(await sendOpen(server, { type: 'seq', n }));
-    await eventually(() => ordered.requests.filter((r) => r.headers['x-switchboard-attempt'] !== undefined).length >= 10, 'ten attempts', 15_000);
+    await eventually(
+      () => ordered.requests.filter((r) => r.headers['x-switchboard-attempt'] !== undefined).length >= 10,
+      'ten attempts',
+      15_000,
+    );
     const seen = ordered.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { n: number }).n);
     expect(seen).toEqual([1, 2, 3, 3, 3, 4, 5, 6, 7, 8]);
   });
@@ -196,11 +218,14 @@ describe('forwarding through failures', () => {
   it('pauses a rule (kept in the database) and sends what waited once resumed', async () => {
     const paused = await server.api<ForwardRuleStatus>('/api/forwards/pausable/pause', 'POST');
     expect(paused).toMatchObject({ status: 200, body: { name: 'pausable', paused: true } });
-    const sent = [];
+    const sent: Array<{ id: string; body: string }> = [];
     for (let n = 0; n < 3; n += 1) sent.push(await sendOpen(server, { type: 'pause', n }));
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(pausable.requests).toHaveLength(0);
-    expect((await server.forwards()).rules.find((r) => r.name === 'pausable')).toMatchObject({ pending: 3, paused: true });
+    expect((await server.forwards()).rules.find((r) => r.name === 'pausable')).toMatchObject({
+      pending: 3,
+      paused: true,
+    });
     const pool = await createDatabasePool(server.composed.databaseUrl, { maximumPoolSize: 1 });
     try {
       const row = await pool.one(

@@ -58,9 +58,21 @@ describe('target policy at start-up', () => {
   const refusals: Array<[string, (port: number) => string, RegExp]> = [
     ['another scheme', () => 'ftp://127.0.0.1/drop', /forward\.bad\.to: refused: scheme ftp: is not http or https/],
     ['an address outside the policy', () => 'http://0.0.0.0:9/hook', /forward\.bad\.to: refused: .*0\.0\.0\.0/],
-    ['credentials in the URL', () => 'http://user:pw@127.0.0.1:9/hook', /forward\.bad\.to: refused: the URL carries credentials/],
-    ['its own webhook route', (port) => `http://127.0.0.1:${port}/hooks/sandbox`, /forward\.bad\.to: refused: .*loop back into switchboard/],
-    ['its own API', (port) => `http://localhost:${port}/api/events`, /forward\.bad\.to: localhost:\d+\/api\/events is switchboard itself/],
+    [
+      'credentials in the URL',
+      () => 'http://user:pw@127.0.0.1:9/hook',
+      /forward\.bad\.to: refused: the URL carries credentials/,
+    ],
+    [
+      'its own webhook route',
+      (port) => `http://127.0.0.1:${port}/hooks/sandbox`,
+      /forward\.bad\.to: refused: .*loop back into switchboard/,
+    ],
+    [
+      'its own API',
+      (port) => `http://localhost:${port}/api/events`,
+      /forward\.bad\.to: localhost:\d+\/api\/events is switchboard itself/,
+    ],
   ];
   for (const [what, to, message] of refusals) {
     it(`refuses ${what} as a config error naming the rule and the reason`, async () => {
