@@ -167,6 +167,10 @@ const VALUES: Record<string, ValueFact> = {
     source: 'search-events-query.schema.json#/properties/match',
     doc: '/api/events JSON containment filter, as sent.',
   },
+  HTTP_STATUS_LIMITS: {
+    source: 'replay-result.schema.json#/properties/response_status/anyOf/0',
+    doc: "A consumer's HTTP status as replay results and forward attempts keep it.",
+  },
   DELIVERY_ERROR_LIMITS: {
     source: 'delivery.schema.json#/properties/attempts/items/properties/error/anyOf/0',
     doc: 'Why a forward attempt did not deliver, as its record keeps it.',

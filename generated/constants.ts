@@ -158,5 +158,8 @@ export const RESPONSE_CONTENT_TYPE_LIMITS = { maxLength: 200 } as const;
 /** /api/events JSON containment filter, as sent. From schemas/search-events-query.schema.json#/properties/match. */
 export const SEARCH_MATCH_LIMITS = { minLength: 2, maxLength: 2000 } as const;
 
+/** A consumer's HTTP status as replay results and forward attempts keep it. From schemas/replay-result.schema.json#/properties/response_status/anyOf/0. */
+export const HTTP_STATUS_LIMITS = { minimum: 100, maximum: 599 } as const;
+
 /** Why a forward attempt did not deliver, as its record keeps it. From schemas/delivery.schema.json#/properties/attempts/items/properties/error/anyOf/0. */
 export const DELIVERY_ERROR_LIMITS = { maxLength: 500 } as const;

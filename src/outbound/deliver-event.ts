@@ -4,6 +4,7 @@
  * sender checks, the header rules and the credentials rule cannot differ between them.
  */
 import type { Logger } from 'pino';
+import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
 import type { StoredEvent } from '../store/index.ts';
@@ -185,7 +186,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
           ? {}
           : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
       });
-      if (outcome.status < 100 || outcome.status > 599) {
+      if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
         // Something answered, but not with HTTP as the contract knows it.
         throw new AppError(
           'replay_failed',
