@@ -16,6 +16,7 @@ import {
   GITHUB_SECRET,
   STANDARD_SECRET,
   STRIPE_SECRET,
+  TOKEN,
   eventually,
   forwardConfig,
   sendGithub,
@@ -232,5 +233,14 @@ describe('forwarding to a consumer that is up', () => {
     expect(own).toMatchObject({ to: `${everything.url('/webhooks')}?…`, dead: 0, paused: false });
     expect(own?.delivered_last_hour).toBeGreaterThan(5);
     expect(JSON.stringify(forwards)).not.toContain('consumer-secret');
+  });
+
+  it('exports the forward metrics: attempts by outcome, the backlog per rule and the attempt latency', async () => {
+    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const text = await res.text();
+    expect(text).toMatch(/^switchboard_forward_deliveries_total\{rule="local-app",outcome="delivered"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^switchboard_forward_pending\{rule="local-app"\} \d+$/m);
+    expect(text).toMatch(/^switchboard_forward_oldest_pending_seconds\{rule="gh-push"\} [\d.e+-]+$/m);
+    expect(text).toMatch(/^switchboard_forward_attempt_duration_seconds_count\{rule="local-app"\} [1-9]\d*$/m);
   });
 });
