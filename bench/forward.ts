@@ -139,6 +139,8 @@ function configFor(consumerPort: number | undefined): unknown {
             'local-app': {
               to: `http://127.0.0.1:${consumerPort}/webhooks`,
               concurrency: CONCURRENCY,
+              // The outage must not kill deliveries: the drain measures sending, not dead letters.
+              max_attempts: 1000,
               backoff: { initial_ms: 1000, max_ms: BACKOFF_MAX_MS },
             },
           },
@@ -202,7 +204,7 @@ async function ingestRound(server: SpawnedSwitchboard): Promise<number> {
 async function main(): Promise<void> {
   out(
     `forward bench: ingest ${SECONDS} s × 2 rounds each at ${CONNECTIONS} connections; lag ${LAG_SECONDS} s at ${RATE}/s; ` +
-      `outage ${OUTAGE_SECONDS} s at ${RATE}/s; rule concurrency ${CONCURRENCY}, backoff 1000…${BACKOFF_MAX_MS} ms`,
+      `outage ${OUTAGE_SECONDS} s at ${RATE}/s; rule concurrency ${CONCURRENCY}, backoff 1000…${BACKOFF_MAX_MS} ms, max_attempts 1000`,
   );
   const databases = await openDatabases();
   const consumer = new Consumer();
