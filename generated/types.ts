@@ -316,7 +316,7 @@ export interface ForwardRule {
    */
   providers?: [string, ...string[]];
   /**
-   * Only events whose type is one of these or starts with one followed by a dot (push matches push and push.x), as list_webhook_events matches; every type when absent.
+   * Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.
    *
    * @minItems 1
    */
@@ -380,7 +380,7 @@ export interface Delivery {
    */
   rule: string;
   /**
-   * pending: waiting for its first attempt; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.
+   * pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.
    */
   state: 'pending' | 'delivering' | 'delivered' | 'failed' | 'dead';
   /**
@@ -1290,7 +1290,7 @@ export interface ForwardRuleWithDefaults {
    */
   providers?: [string, ...string[]];
   /**
-   * Only events whose type is one of these or starts with one followed by a dot (push matches push and push.x), as list_webhook_events matches; every type when absent.
+   * Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.
    *
    * @minItems 1
    */

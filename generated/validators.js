@@ -1071,7 +1071,7 @@ const schema44 = {
         },
         event_types: {
           description:
-            'Only events whose type is one of these or starts with one followed by a dot (push matches push and push.x), as list_webhook_events matches; every type when absent.',
+            'Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.',
           type: 'array',
           items: { type: 'string', minLength: 1, maxLength: 200 },
           minItems: 1,
@@ -1171,7 +1171,7 @@ const schema48 = {
     },
     event_types: {
       description:
-        'Only events whose type is one of these or starts with one followed by a dot (push matches push and push.x), as list_webhook_events matches; every type when absent.',
+        'Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.',
       type: 'array',
       items: { type: 'string', minLength: 1, maxLength: 200 },
       minItems: 1,
@@ -4774,7 +4774,7 @@ const schema49 = {
     rule: { $ref: 'forward-rule-status.schema.json#/properties/name' },
     state: {
       description:
-        'pending: waiting for its first attempt; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+        'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
       type: 'string',
       enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
     },

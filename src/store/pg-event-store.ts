@@ -186,8 +186,17 @@ function statementChunks<T extends { event: NewEvent }>(items: readonly T[]): T[
   return chunks;
 }
 
-export function createEventStore(pool: DatabasePool): PgEventStore {
+export interface EventStoreOptions {
+  /**
+   * Forwarding's outbox: the names of the forward rules that take this event. Each gets a delivery
+   * row written in the same statement as the event. Absent (or no match), the insert is unchanged.
+   */
+  forwardRulesFor?: (event: NewEvent) => readonly string[];
+}
+
+export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
   assertStorePool(pool);
+  const { forwardRulesFor } = options;
 
   /**
    * One INSERT … SELECT FROM unnest(…) for the batch, answering the rows it inserted; a row that
@@ -210,7 +219,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
         events.map(({ event }) => value(event)),
         type,
       );
-    const rows = await pool.any(sql.type(positionRow)`
+    const insert = sql.fragment`
       INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
         summary, request_method, request_path, request_query, response_status)
       SELECT * FROM unnest(
@@ -235,7 +244,24 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
       RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
-    `);
+    `;
+    // The outbox: a delivery row per matching forward rule, in the same statement (so the same
+    // transaction) as its event; an event that collided with a stored one queues nothing new.
+    const deliveries = forwardRulesFor
+      ? events.flatMap(({ event }, index) => forwardRulesFor(event).map((rule) => [uuidv7(), ids[index] ?? '', rule]))
+      : [];
+    const rows = await pool.any(
+      deliveries.length === 0
+        ? sql.type(positionRow)`${insert}`
+        : sql.type(positionRow)`
+            WITH inserted AS (${insert}), queued AS (
+              INSERT INTO deliveries (id, event_id, rule)
+              SELECT queue.id, queue.event_id, queue.rule
+              FROM ${sql.unnest(deliveries, ['uuid', 'uuid', 'text'])} AS queue(id, event_id, rule)
+              JOIN inserted ON inserted.id = queue.event_id
+            )
+            SELECT id, received_at_utc FROM inserted`,
+    );
     const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
     const inserted = new Map<number, InsertedRow>();
     events.forEach(({ ord, event }, index) => {
