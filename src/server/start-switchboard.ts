@@ -62,6 +62,8 @@ export interface StartOptions {
   metrics?: Metrics;
   /** Override SERVER_TIMEOUTS (tests shorten them to watch slow clients being cut off). */
   serverTimeouts?: Partial<ServerTimeouts>;
+  /** Where the built UI is; default the package's own (browser tests build a fresh one). */
+  uiDistDir?: string;
 }
 
 export interface RunningSwitchboard {
@@ -236,7 +238,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         forward,
       }),
       metricsRoute({ metrics, authenticate: config.metrics.requireAuth ? authenticate : undefined }),
-      createUiSurface(),
+      createUiSurface({ distDir: options.uiDistDir }),
     ];
     const stopObserving = observePool(metrics, pool, () => mcp.sessionCount());
     cleanups.push(() => Promise.resolve(stopObserving()));
