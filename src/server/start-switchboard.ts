@@ -18,7 +18,7 @@ import {
   startSearchIndexer,
   type Database,
 } from '../store/index.ts';
-import { createPostgresEventBus } from '../bus/postgres-event-bus.ts';
+import { createPostgresEventBus, DEFAULT_BUS_CHANNEL } from '../bus/postgres-event-bus.ts';
 import { startQueueSources } from '../queue/queue-sources.ts';
 import { createProviderDirectory } from '../providers/provider-directory.ts';
 import {
@@ -123,7 +123,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger });
     cleanups.push(() => database.close());
     const { pool } = database;
-    const store = createEventStore(pool);
+    // Ingest and queue sources announce new events from inside the insert's own transaction.
+    const store = createEventStore(pool, { announceChannel: DEFAULT_BUS_CHANNEL });
     const tokens = createTokenRepository(pool);
     const attempts = createReplayAttemptRepository(pool);
     const initialToken = await ensureInitialToken({ tokens, dataDir: options.dataDir, envToken: options.envToken });

@@ -186,8 +186,32 @@ function statementChunks<T extends { event: NewEvent }>(items: readonly T[]): T[
   return chunks;
 }
 
-export function createEventStore(pool: DatabasePool): PgEventStore {
+export interface EventStoreOptions {
+  /**
+   * The live bus's NOTIFY channel. When set, insertMany announces the events each statement newly
+   * stores from inside that statement, so the announcement commits with the rows (one transaction
+   * and one WAL flush per batch instead of two) and is never sent for a batch that rolled back.
+   */
+  announceChannel?: string;
+}
+
+/** Ids per NOTIFY: 200 UUIDs and their commas stay under PostgreSQL's 8000-byte payload limit. */
+const IDS_PER_NOTIFY = 200;
+
+export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
   assertStorePool(pool);
+  const { announceChannel } = options;
+  // Refers to the INSERT's RETURNING rows (the CTE `inserted` below): an InitPlan, run once.
+  const announce =
+    announceChannel === undefined
+      ? sql.fragment``
+      : sql.fragment`WHERE (
+          SELECT count(pg_notify(${announceChannel}, ids)) FROM (
+            SELECT string_agg(id::text, ',' ORDER BY id) AS ids
+            FROM (SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${IDS_PER_NOTIFY} AS part FROM inserted) AS numbered
+            GROUP BY part
+          ) AS parts
+        ) >= 0`;
 
   /**
    * One INSERT … SELECT FROM unnest(…) for the batch, answering the rows it inserted; a row that
@@ -211,6 +235,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
         type,
       );
     const rows = await pool.any(sql.type(positionRow)`
+      WITH inserted AS (
       INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
         summary, request_method, request_path, request_query, response_status)
       SELECT * FROM unnest(
@@ -235,6 +260,8 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
       RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
+      )
+      SELECT inserted.id, inserted.received_at_utc FROM inserted ${announce}
     `);
     const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
     const inserted = new Map<number, InsertedRow>();
@@ -359,6 +386,8 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     },
 
     insertMany,
+
+    announcesCommits: announceChannel !== undefined,
 
     async get(id: string): Promise<StoredEvent | null> {
       const uuid = normalizeEventId(id);

@@ -18,7 +18,12 @@ import { buildListSql, resolveListQuery } from '../../src/store/list-query.ts';
 import { DEFAULT_MIGRATIONS_DIRECTORY, migrate } from '../../src/store/migrate.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { startRetention } from '../../src/store/retention.ts';
-import { indexQueuedEvents, startSearchIndexer, type SearchIndexer } from '../../src/store/search-indexer.ts';
+import {
+  ageOfUuidv7,
+  indexQueuedEvents,
+  startSearchIndexer,
+  type SearchIndexer,
+} from '../../src/store/search-indexer.ts';
 import { createEmptyDatabase, freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { seedEvents } from '../support/seed.ts';
@@ -492,7 +497,14 @@ describe('startSearchIndexer', () => {
       }
     })();
     const timed = timedPool(db.pool);
-    const indexer = startSearchIndexer({ pool: timed.pool, logger: silentLogger, batchSize: 5, busyShare: 0.05 });
+    // The seeded backlog is years old: without a lag bound, only the duty cycle applies.
+    const indexer = startSearchIndexer({
+      pool: timed.pool,
+      logger: silentLogger,
+      batchSize: 5,
+      busyShare: 0.05,
+      maxLagMs: Number.POSITIVE_INFINITY,
+    });
     indexers.push(indexer);
     // It keeps making progress, but spends about 5 % of the wall time in batches.
     try {
@@ -526,6 +538,50 @@ describe('startSearchIndexer', () => {
     const stopping = performance.now();
     await indexer.stop();
     expect(performance.now() - stopping).toBeLessThan(500);
+  });
+
+  it('does not rest while events keep arriving once it is more than maxLagMs behind', async () => {
+    // Seeded events arrived in 2024 (their UUIDv7 ids say so): far more than maxLagMs behind.
+    await seedEvents(db.pool, { count: 1_000, providers: 4 });
+    const arrivals = new AbortController();
+    const arriving = (async () => {
+      while (!arrivals.signal.aborted) {
+        await store.insert(newEvent());
+        await delay(10);
+      }
+    })();
+    const timed = timedPool(db.pool);
+    // The same share as the duty-cycle test, which there keeps batches to under a fifth of the time.
+    const indexer = startSearchIndexer({
+      pool: timed.pool,
+      logger: silentLogger,
+      batchSize: 5,
+      busyShare: 0.05,
+      maxLagMs: 2_000,
+    });
+    indexers.push(indexer);
+    try {
+      await waitFor(() => timed.batches.length >= 40, 10_000, 'forty batches');
+    } finally {
+      arrivals.abort();
+      await arriving;
+    }
+    const batches = timed.batches.filter((batch) => !batch.failed).slice(1, 40);
+    const second = batches[0];
+    const last = batches.at(-1);
+    if (!second || !last) throw new Error('fewer than two batches');
+    const busy = batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
+    expect(busy / (last.end - second.start)).toBeGreaterThan(0.5);
+  });
+
+  it('tells how long ago a UUIDv7 was made', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const id = `${(now - 2_500)
+      .toString(16)
+      .padStart(12, '0')
+      .replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
+    expect(ageOfUuidv7(id, now)).toBe(2_500);
+    expect(ageOfUuidv7(null, now)).toBe(0);
   });
 
   it('works through a backlog without resting once no new events arrive', async () => {
