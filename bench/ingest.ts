@@ -2,7 +2,7 @@
  * Ingest benchmark (issue 19): switchboard with every feature on against the receiver a developer
  * writes by hand, and against bare Koa, in one run on one machine.
  *
- *   npx tsx bench/ingest.ts                       # the full run (about 9 minutes on a quiet machine)
+ *   npx tsx bench/ingest.ts                       # the full run (about 9 minutes on a quiet machine, at most 14 quiet waits of 60 s more)
  *   npx tsx bench/ingest.ts --quick               # every phase, shortened (about 2 minutes)
  *   npx tsx bench/ingest.ts --keepup-seconds 60   # any phase's length can be set on its own
  *
@@ -267,6 +267,8 @@ interface DatabaseWatch {
   searchBacklog(): Promise<number>;
   /** CPU seconds of the database's backends, per pid, right now. */
   backendCpu(): Promise<Map<number, number>>;
+  /** Transactions committed in the database so far (pg_stat_database, updated within a second). */
+  commits(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -287,6 +289,12 @@ async function watchDatabase(url: string, table: 'events' | 'deliveries'): Promi
         'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
       );
       return new Map(rows.map(({ pid }) => [pid, processCpuSeconds(pid)]));
+    },
+    async commits() {
+      const { rows } = await client.query<{ n: string }>(
+        'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+      );
+      return Number(rows[0]?.n ?? 0);
     },
     close: () => client.end(),
   };
@@ -382,6 +390,8 @@ interface Usage {
   serverCpu: number;
   postgresCpu: number;
   stored: number;
+  /** Transactions the server's database committed during the run. */
+  commits: number;
   wallSeconds: number;
 }
 
@@ -389,6 +399,7 @@ interface Usage {
 async function measured<T>(server: RunningServer, load: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
   const pid = server.child.pid ?? 0;
   const storedBefore = (await server.watch?.stored()) ?? 0;
+  const commitsBefore = (await server.watch?.commits()) ?? 0;
   const backendsBefore = (await server.watch?.backendCpu()) ?? new Map<number, number>();
   const serverBefore = processCpuSeconds(pid);
   const ticksBefore = cpuTicks();
@@ -399,6 +410,9 @@ async function measured<T>(server: RunningServer, load: () => Promise<T>): Promi
   const serverCpu = processCpuSeconds(pid) - serverBefore;
   const backendsAfter = (await server.watch?.backendCpu()) ?? new Map<number, number>();
   const stored = ((await server.watch?.stored()) ?? 0) - storedBefore;
+  // The statistics reach pg_stat_database within a second of each transaction.
+  if (server.watch) await delay(1100);
+  const commits = ((await server.watch?.commits()) ?? 0) - commitsBefore;
   return {
     result,
     usage: {
@@ -407,6 +421,7 @@ async function measured<T>(server: RunningServer, load: () => Promise<T>): Promi
       serverCpu,
       postgresCpu: backendCpuBetween(backendsBefore, backendsAfter),
       stored,
+      commits,
       wallSeconds,
     },
   };
@@ -694,10 +709,12 @@ async function main(): Promise<void> {
       const serverCpu = mine.reduce((n, r) => n + r.usage.serverCpu, 0);
       const postgresCpu = mine.reduce((n, r) => n + r.usage.postgresCpu, 0);
       const catchUp = mine.reduce((n, r) => n + (r.catchUp?.postgresCpu ?? 0), 0);
+      const commits = mine.reduce((n, r) => n + r.usage.commits, 0);
       out(
         `${kind.padEnd(13)}${fmt(kind === 'bare' ? requests : stored).padStart(9)}` +
           `${perUnit(serverCpu, kind === 'bare' ? requests : stored).padStart(9)}` +
-          `${(kind === 'bare' ? '–' : perUnit(postgresCpu, stored)).padStart(12)}  ` +
+          `${(kind === 'bare' ? '–' : perUnit(postgresCpu, stored)).padStart(12)}` +
+          `${(kind === 'bare' || stored === 0 ? '–' : fmt(commits / stored, 3)).padStart(16)}  ` +
           (kind === 'switchboard' ? perUnit(postgresCpu + catchUp, stored) : '') +
           (kind === 'bare' ? '(per request; nothing stored)' : ''),
       );
@@ -728,7 +745,8 @@ async function main(): Promise<void> {
         pacedSummary[kind].bad += result.non2xx + result.failed;
         out(
           `  round ${round + 1} ${kind.padEnd(12)} p50 ${fmt(p50, 1).padStart(6)} ms   p99 ${fmt(p99, 1).padStart(7)} ms   ` +
-            `2xx ${result.ok}/${result.sent}   server ${perUnit(usage.serverCpu, usage.stored)} µs + PostgreSQL ${perUnit(usage.postgresCpu, usage.stored)} µs per stored   ` +
+            `2xx ${result.ok}/${result.sent}   server ${perUnit(usage.serverCpu, usage.stored)} µs + PostgreSQL ${perUnit(usage.postgresCpu, usage.stored)} µs per stored, ` +
+            `${usage.stored > 0 ? fmt(usage.commits / usage.stored, 2) : '–'} commits per stored   ` +
             `steal ${steal === undefined ? '?' : `${fmt(steal * 100, 1)} %`}   ${quiet}${discarded ? '   DISCARDED (steal > 10 %)' : ''}`,
         );
         if (kind === 'switchboard') await searchCatchUp(server(kind), 300);
@@ -796,7 +814,8 @@ async function main(): Promise<void> {
     );
     out(
       `  CPU per stored delivery: server ${perUnit(keep.usage.serverCpu, keep.usage.stored)} µs, PostgreSQL ${perUnit(keep.usage.postgresCpu, keep.usage.stored)} µs ` +
-        `(${perUnit(keep.usage.postgresCpu + drain.postgresCpu, keep.usage.stored)} µs with the drain after the run)`,
+        `(${perUnit(keep.usage.postgresCpu + drain.postgresCpu, keep.usage.stored)} µs with the drain after the run); ` +
+        `${keep.usage.stored > 0 ? fmt(keep.usage.commits / keep.usage.stored, 3) : '–'} commits per stored delivery`,
     );
     const liveDelays: number[] = [];
     let unannounced = 0;
