@@ -118,6 +118,19 @@ async function listenOn(handler: Parameters<typeof createServer>[1]): Promise<Se
   return server;
 }
 
+/** Serves a hand-made Koa app on a loopback port; stop() closes it, then runs `andThen`. */
+async function serveKoa(app: Koa, andThen: () => Promise<void>): Promise<{ port: number; stop: () => Promise<void> }> {
+  const server = await listenOn(app.callback());
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: async () => {
+      server.closeAllConnections();
+      server.close();
+      await andThen();
+    },
+  };
+}
+
 async function serve(kind: ServerKind, databaseUrl: string): Promise<void> {
   const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
   let port: number;
@@ -154,13 +167,7 @@ async function serve(kind: ServerKind, databaseUrl: string): Promise<void> {
       ]);
       ctx.status = 200;
     });
-    const server = await listenOn(app.callback());
-    port = (server.address() as AddressInfo).port;
-    stop = async () => {
-      server.closeAllConnections();
-      server.close();
-      await pool.end();
-    };
+    ({ port, stop } = await serveKoa(app, () => pool.end()));
   } else {
     const app = new Koa();
     app.use(async (ctx) => {
@@ -170,12 +177,7 @@ async function serve(kind: ServerKind, databaseUrl: string): Promise<void> {
       });
       ctx.status = 200;
     });
-    const server = await listenOn(app.callback());
-    port = (server.address() as AddressInfo).port;
-    stop = async () => {
-      server.closeAllConnections();
-      server.close();
-    };
+    ({ port, stop } = await serveKoa(app, async () => undefined));
   }
   process.on('message', (message: unknown) => {
     if (message !== 'stop') return;
