@@ -19,7 +19,7 @@ import {
   startSearchIndexer,
   type Database,
 } from '../store/index.ts';
-import { createPostgresEventBus } from '../bus/postgres-event-bus.ts';
+import { createPostgresEventBus, DEFAULT_BUS_CHANNEL } from '../bus/postgres-event-bus.ts';
 import { startQueueSources } from '../queue/queue-sources.ts';
 import { createProviderDirectory } from '../providers/provider-directory.ts';
 import {
@@ -131,9 +131,13 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger });
     cleanups.push(() => database.close());
     const { pool } = database;
-    // The outbox: with forward rules, each stored event queues its deliveries in its own statement.
+    // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
+    // ingest and queue sources announce new events from inside that same statement's transaction.
     const forwardRulesFor = forwardRuleMatcher(config.forward);
-    const store = createEventStore(pool, forwardRulesFor ? { forwardRulesFor } : {});
+    const store = createEventStore(pool, {
+      announceChannel: DEFAULT_BUS_CHANNEL,
+      ...(forwardRulesFor ? { forwardRulesFor } : {}),
+    });
     const deliveries = createDeliveryRepository(pool);
     const tokens = createTokenRepository(pool);
     const attempts = createReplayAttemptRepository(pool);
