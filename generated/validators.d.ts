@@ -11,12 +11,15 @@ export interface GeneratedValidator<Shape> {
 
 export declare const validateApiEventList: GeneratedValidator<T.ApiEventList>;
 export declare const validateApiEventSummary: GeneratedValidator<T.ApiEventSummary>;
+export declare const validateApiProviderDetail: GeneratedValidator<T.ApiProviderDetail>;
+export declare const validateApiReplayHeaders: GeneratedValidator<T.ApiReplayHeaders>;
 export declare const validateSwitchboardConfig: GeneratedValidator<T.SwitchboardConfigWithDefaults>;
 export declare const validateErrorEnvelope: GeneratedValidator<T.ErrorEnvelope>;
 export declare const validateEventDetail: GeneratedValidator<T.EventDetail>;
 export declare const validateEventHeaders: GeneratedValidator<T.EventHeaders>;
 export declare const validateEventPayload: GeneratedValidator<T.EventPayload>;
 export declare const validateEventSummary: GeneratedValidator<T.EventSummary>;
+export declare const validateListenCheckpoint: GeneratedValidator<T.ListenCheckpoint>;
 export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus>;
 export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEventsResource>;
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;

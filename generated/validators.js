@@ -673,8 +673,1373 @@ validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 
 export const validateApiEventSummary = validate21;
 
-export const validateSwitchboardConfig = validate26;
+export const validateApiProviderDetail = validate26;
 const schema44 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
+  title: 'ApiProviderDetail',
+  description:
+    'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['provider'],
+  properties: {
+    provider: { $ref: 'provider-status.schema.json' },
+    hmac: {
+      $ref: 'config.schema.json#/$defs/provider/properties/hmac',
+      description: 'generic-hmac providers: how the signature is made, as configured (defaults filled in).',
+    },
+    token_header: {
+      description: 'Token providers: the lower-cased header the token travels in.',
+      type: 'string',
+      minLength: 1,
+    },
+  },
+};
+const schema52 = {
+  description: 'generic-hmac only: how the signature is made.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['header'],
+  properties: {
+    header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
+    algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
+    encoding: { description: 'How the digest is written.', type: 'string', enum: ['hex', 'base64'], default: 'hex' },
+    prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+    signed: {
+      description:
+        'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
+      type: 'string',
+      default: 'body',
+    },
+    timestamp_header: { description: 'Header holding {timestamp} when the template uses it.', type: 'string' },
+    timestamp_format: {
+      description: 'How that header writes the time.',
+      type: 'string',
+      enum: ['unix', 'unix_ms', 'iso8601'],
+      default: 'unix',
+    },
+    secret_encoding: {
+      description: 'How the secret is written in the config.',
+      type: 'string',
+      enum: ['utf8', 'base64', 'hex'],
+      default: 'utf8',
+    },
+  },
+};
+const schema45 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
+  title: 'ProviderStatus',
+  description:
+    'One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'family', 'trust_mode', 'enabled', 'secret_status'],
+  properties: {
+    name: { $ref: 'event-summary.schema.json#/properties/provider' },
+    family: {
+      description: 'webhook: received over HTTP. queue: read from Redis.',
+      type: 'string',
+      enum: ['webhook', 'queue'],
+    },
+    preset: { description: 'The verification preset, e.g. github or stripe, when one is set.', type: 'string' },
+    trust_mode: { $ref: 'trust-mode.schema.json' },
+    enabled: {
+      description: 'False when the provider is configured but switched off; its route answers 404.',
+      type: 'boolean',
+    },
+    secret_status: {
+      description:
+        'configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.',
+      type: 'string',
+      enum: ['configured', 'missing', 'none-by-design'],
+    },
+    route: { description: "HTTP path that receives this provider's webhooks (POST).", type: 'string', pattern: '^/' },
+    channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
+    mode: {
+      description:
+        'Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).',
+      type: 'string',
+      enum: ['pubsub', 'streams'],
+    },
+    connection: {
+      description: 'Queue providers only: the current state of the Redis connection.',
+      type: 'string',
+      enum: ['connected', 'connecting', 'disconnected'],
+    },
+  },
+};
+const func9 = Object.prototype.hasOwnProperty;
+const pattern4 = new RegExp('^/', 'u');
+
+function validate27(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/provider-status.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate27.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'name' },
+        message: "must have required property '" + 'name' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.family === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'family' },
+        message: "must have required property '" + 'family' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.trust_mode === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'trust_mode' },
+        message: "must have required property '" + 'trust_mode' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.enabled === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'enabled' },
+        message: "must have required property '" + 'enabled' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.secret_status === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'secret_status' },
+        message: "must have required property '" + 'secret_status' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func9.call(schema45.properties, key0)) {
+        const err5 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === 'string') {
+        if (func1(data0) > 64) {
+          const err6 = {
+            instancePath: instancePath + '/name',
+            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (func1(data0) < 1) {
+          const err7 = {
+            instancePath: instancePath + '/name',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + '/name',
+          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.family !== undefined) {
+      let data1 = data.family;
+      if (typeof data1 !== 'string') {
+        const err9 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (!(data1 === 'webhook' || data1 === 'queue')) {
+        const err10 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.family.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.preset !== undefined) {
+      if (typeof data.preset !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/properties/preset/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data3 = data.trust_mode;
+      if (typeof data3 !== 'string') {
+        const err12 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (!(data3 === 'signed' || data3 === 'token' || data3 === 'open' || data3 === 'queue')) {
+        const err13 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema34.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.enabled !== undefined) {
+      if (typeof data.enabled !== 'boolean') {
+        const err14 = {
+          instancePath: instancePath + '/enabled',
+          schemaPath: '#/properties/enabled/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.secret_status !== undefined) {
+      let data5 = data.secret_status;
+      if (typeof data5 !== 'string') {
+        const err15 = {
+          instancePath: instancePath + '/secret_status',
+          schemaPath: '#/properties/secret_status/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+      if (!(data5 === 'configured' || data5 === 'missing' || data5 === 'none-by-design')) {
+        const err16 = {
+          instancePath: instancePath + '/secret_status',
+          schemaPath: '#/properties/secret_status/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.secret_status.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.route !== undefined) {
+      let data6 = data.route;
+      if (typeof data6 === 'string') {
+        if (!pattern4.test(data6)) {
+          const err17 = {
+            instancePath: instancePath + '/route',
+            schemaPath: '#/properties/route/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^/' },
+            message: 'must match pattern "' + '^/' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+      } else {
+        const err18 = {
+          instancePath: instancePath + '/route',
+          schemaPath: '#/properties/route/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+    }
+    if (data.channel !== undefined) {
+      if (typeof data.channel !== 'string') {
+        const err19 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+    if (data.mode !== undefined) {
+      let data8 = data.mode;
+      if (typeof data8 !== 'string') {
+        const err20 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+      if (!(data8 === 'pubsub' || data8 === 'streams')) {
+        const err21 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
+    if (data.connection !== undefined) {
+      let data9 = data.connection;
+      if (typeof data9 !== 'string') {
+        const err22 = {
+          instancePath: instancePath + '/connection',
+          schemaPath: '#/properties/connection/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+      if (!(data9 === 'connected' || data9 === 'connecting' || data9 === 'disconnected')) {
+        const err23 = {
+          instancePath: instancePath + '/connection',
+          schemaPath: '#/properties/connection/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.connection.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err24 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err24];
+    } else {
+      vErrors.push(err24);
+    }
+    errors++;
+  }
+  validate27.errors = vErrors;
+  return errors === 0;
+}
+validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+function validate26(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-provider-detail.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate26.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.provider === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'provider' },
+        message: "must have required property '" + 'provider' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header')) {
+        const err1 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.provider !== undefined) {
+      if (
+        !validate27(data.provider, {
+          instancePath: instancePath + '/provider',
+          parentData: data,
+          parentDataProperty: 'provider',
+          rootData,
+          dynamicAnchors,
+        })
+      ) {
+        vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.hmac !== undefined) {
+      let data1 = data.hmac;
+      if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
+        if (data1.algorithm === undefined) {
+          data1.algorithm = 'sha256';
+        }
+        if (data1.encoding === undefined) {
+          data1.encoding = 'hex';
+        }
+        if (data1.signed === undefined) {
+          data1.signed = 'body';
+        }
+        if (data1.timestamp_format === undefined) {
+          data1.timestamp_format = 'unix';
+        }
+        if (data1.secret_encoding === undefined) {
+          data1.secret_encoding = 'utf8';
+        }
+        if (data1.header === undefined) {
+          const err2 = {
+            instancePath: instancePath + '/hmac',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/required',
+            keyword: 'required',
+            params: { missingProperty: 'header' },
+            message: "must have required property '" + 'header' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        for (const key1 in data1) {
+          if (!(
+            key1 === 'header' ||
+            key1 === 'algorithm' ||
+            key1 === 'encoding' ||
+            key1 === 'prefix' ||
+            key1 === 'signed' ||
+            key1 === 'timestamp_header' ||
+            key1 === 'timestamp_format' ||
+            key1 === 'secret_encoding'
+          )) {
+            const err3 = {
+              instancePath: instancePath + '/hmac',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err3];
+            } else {
+              vErrors.push(err3);
+            }
+            errors++;
+          }
+        }
+        if (data1.header !== undefined) {
+          let data2 = data1.header;
+          if (typeof data2 === 'string') {
+            if (func1(data2) < 1) {
+              const err4 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err4];
+              } else {
+                vErrors.push(err4);
+              }
+              errors++;
+            }
+          } else {
+            const err5 = {
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err5];
+            } else {
+              vErrors.push(err5);
+            }
+            errors++;
+          }
+        }
+        let data3 = data1.algorithm;
+        if (typeof data3 !== 'string') {
+          const err6 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (!(data3 === 'sha1' || data3 === 'sha256' || data3 === 'sha512')) {
+          const err7 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema52.properties.algorithm.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        let data4 = data1.encoding;
+        if (typeof data4 !== 'string') {
+          const err8 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (!(data4 === 'hex' || data4 === 'base64')) {
+          const err9 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema52.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (data1.prefix !== undefined) {
+          if (typeof data1.prefix !== 'string') {
+            const err10 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err10];
+            } else {
+              vErrors.push(err10);
+            }
+            errors++;
+          }
+        }
+        if (typeof data1.signed !== 'string') {
+          const err11 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (data1.timestamp_header !== undefined) {
+          if (typeof data1.timestamp_header !== 'string') {
+            const err12 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err12];
+            } else {
+              vErrors.push(err12);
+            }
+            errors++;
+          }
+        }
+        let data8 = data1.timestamp_format;
+        if (typeof data8 !== 'string') {
+          const err13 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (!(data8 === 'unix' || data8 === 'unix_ms' || data8 === 'iso8601')) {
+          const err14 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema52.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        let data9 = data1.secret_encoding;
+        if (typeof data9 !== 'string') {
+          const err15 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+        if (!(data9 === 'utf8' || data9 === 'base64' || data9 === 'hex')) {
+          const err16 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema52.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.token_header !== undefined) {
+      let data10 = data.token_header;
+      if (typeof data10 === 'string') {
+        if (func1(data10) < 1) {
+          const err18 = {
+            instancePath: instancePath + '/token_header',
+            schemaPath: '#/properties/token_header/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
+          }
+          errors++;
+        }
+      } else {
+        const err19 = {
+          instancePath: instancePath + '/token_header',
+          schemaPath: '#/properties/token_header/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err20 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err20];
+    } else {
+      vErrors.push(err20);
+    }
+    errors++;
+  }
+  validate26.errors = vErrors;
+  return errors === 0;
+}
+validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateApiReplayHeaders = validate32;
+const schema53 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
+  title: 'ApiReplayHeaders',
+  description:
+    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
+  properties: {
+    id: { $ref: 'event-summary.schema.json#/properties/id' },
+    provider: { $ref: 'event-summary.schema.json#/properties/provider' },
+    trust_mode: { $ref: 'trust-mode.schema.json' },
+    passed_check: {
+      description:
+        'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
+      anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    headers: {
+      description:
+        'Lower-cased header names and their values, as a replay sends them before any signature or token is added.',
+      type: 'object',
+      additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    },
+  },
+};
+
+function validate32(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-replay-headers.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate32.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'id' },
+        message: "must have required property '" + 'id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.provider === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'provider' },
+        message: "must have required property '" + 'provider' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.trust_mode === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'trust_mode' },
+        message: "must have required property '" + 'trust_mode' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.passed_check === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'passed_check' },
+        message: "must have required property '" + 'passed_check' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.headers === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'headers' },
+        message: "must have required property '" + 'headers' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(
+        key0 === 'id' ||
+        key0 === 'provider' ||
+        key0 === 'trust_mode' ||
+        key0 === 'passed_check' ||
+        key0 === 'headers'
+      )) {
+        const err5 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      let data0 = data.id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err6 = {
+            instancePath: instancePath + '/id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + '/id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.provider !== undefined) {
+      let data1 = data.provider;
+      if (typeof data1 === 'string') {
+        if (func1(data1) > 64) {
+          const err8 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (func1(data1) < 1) {
+          const err9 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + '/provider',
+          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data2 = data.trust_mode;
+      if (typeof data2 !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
+        const err12 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema34.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.passed_check !== undefined) {
+      let data3 = data.passed_check;
+      const _errs12 = errors;
+      let valid4 = false;
+      const _errs13 = errors;
+      if (typeof data3 !== 'boolean') {
+        const err13 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+      var _valid0 = _errs13 === errors;
+      valid4 = valid4 || _valid0;
+      const _errs15 = errors;
+      if (data3 !== null) {
+        const err14 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      var _valid0 = _errs15 === errors;
+      valid4 = valid4 || _valid0;
+      if (!valid4) {
+        const err15 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      } else {
+        errors = _errs12;
+        if (vErrors !== null) {
+          if (_errs12) {
+            vErrors.length = _errs12;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.headers !== undefined) {
+      let data4 = data.headers;
+      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
+        for (const key1 in data4) {
+          let data5 = data4[key1];
+          const _errs21 = errors;
+          let valid6 = false;
+          const _errs22 = errors;
+          if (typeof data5 !== 'string') {
+            const err16 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+          var _valid1 = _errs22 === errors;
+          valid6 = valid6 || _valid1;
+          const _errs24 = errors;
+          if (Array.isArray(data5)) {
+            const len0 = data5.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data5[i0] !== 'string') {
+                const err17 = {
+                  instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err17];
+                } else {
+                  vErrors.push(err17);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err18 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
+            }
+            errors++;
+          }
+          var _valid1 = _errs24 === errors;
+          valid6 = valid6 || _valid1;
+          if (!valid6) {
+            const err19 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
+            };
+            if (vErrors === null) {
+              vErrors = [err19];
+            } else {
+              vErrors.push(err19);
+            }
+            errors++;
+          } else {
+            errors = _errs21;
+            if (vErrors !== null) {
+              if (_errs21) {
+                vErrors.length = _errs21;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+      } else {
+        const err20 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: '#/properties/headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err21 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err21];
+    } else {
+      vErrors.push(err21);
+    }
+    errors++;
+  }
+  validate32.errors = vErrors;
+  return errors === 0;
+}
+validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateSwitchboardConfig = validate29;
+const schema48 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -1014,10 +2379,9 @@ const schema44 = {
     },
   },
 };
-const func9 = Object.prototype.hasOwnProperty;
-const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
-const pattern8 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
-const schema45 = {
+const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
+const pattern9 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const schema49 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -1167,17 +2531,17 @@ const schema45 = {
   },
   else: { properties: { family: { default: 'webhook' } } },
 };
-const schema46 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
-const pattern5 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
-const pattern6 = new RegExp('^(header:.+|/.*)$', 'u');
+const schema50 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
+const pattern7 = new RegExp('^(header:.+|/.*)$', 'u');
 
-function validate27(
+function validate30(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate30.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -1396,7 +2760,7 @@ function validate27(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func9.call(schema45.properties, key0)) {
+      if (!func9.call(schema49.properties, key0)) {
         const err8 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1445,7 +2809,7 @@ function validate27(
           instancePath: instancePath + '/preset',
           schemaPath: '#/properties/preset/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.preset.enum },
+          params: { allowedValues: schema49.properties.preset.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1478,7 +2842,7 @@ function validate27(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.family.enum },
+          params: { allowedValues: schema49.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1511,7 +2875,7 @@ function validate27(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.trust_mode.enum },
+          params: { allowedValues: schema49.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1540,7 +2904,7 @@ function validate27(
     if (data.route !== undefined) {
       let data6 = data.route;
       if (typeof data6 === 'string') {
-        if (!pattern5.test(data6)) {
+        if (!pattern6.test(data6)) {
           const err16 = {
             instancePath: instancePath + '/route',
             schemaPath: '#/properties/route/pattern',
@@ -1950,7 +3314,7 @@ function validate27(
     if (data.event_type_from !== undefined) {
       let data16 = data.event_type_from;
       if (typeof data16 === 'string') {
-        if (!pattern6.test(data16)) {
+        if (!pattern7.test(data16)) {
           const err39 = {
             instancePath: instancePath + '/event_type_from',
             schemaPath: '#/properties/event_type_from/pattern',
@@ -1984,7 +3348,7 @@ function validate27(
     if (data.external_id_from !== undefined) {
       let data17 = data.external_id_from;
       if (typeof data17 === 'string') {
-        if (!pattern6.test(data17)) {
+        if (!pattern7.test(data17)) {
           const err41 = {
             instancePath: instancePath + '/external_id_from',
             schemaPath: '#/properties/external_id_from/pattern',
@@ -2129,7 +3493,7 @@ function validate27(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2160,7 +3524,7 @@ function validate27(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2240,7 +3604,7 @@ function validate27(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2271,7 +3635,7 @@ function validate27(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2405,7 +3769,7 @@ function validate27(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.mode.enum },
+          params: { allowedValues: schema49.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -2482,20 +3846,20 @@ function validate27(
     }
     errors++;
   }
-  validate27.errors = vErrors;
+  validate30.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
-function validate26(
+function validate29(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/config.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate26.evaluated;
+  const evaluated0 = validate29.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -2528,7 +3892,7 @@ function validate26(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func9.call(schema44.properties, key0)) {
+      if (!func9.call(schema48.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -2550,7 +3914,7 @@ function validate26(
         for (const key1 in data0) {
           const _errs4 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern4.test(key1)) {
+            if (!pattern5.test(key1)) {
               const err1 = {
                 instancePath: instancePath + '/providers',
                 schemaPath: '#/properties/providers/propertyNames/pattern',
@@ -2586,7 +3950,7 @@ function validate26(
         }
         for (const key2 in data0) {
           if (
-            !validate27(data0[key2], {
+            !validate30(data0[key2], {
               instancePath: instancePath + '/providers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               parentData: data0,
               parentDataProperty: key2,
@@ -2594,7 +3958,7 @@ function validate26(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+            vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
             errors = vErrors.length;
           }
         }
@@ -2813,7 +4177,7 @@ function validate26(
       if (data7.max_age !== undefined) {
         let data8 = data7.max_age;
         if (typeof data8 === 'string') {
-          if (!pattern8.test(data8)) {
+          if (!pattern9.test(data8)) {
             const err15 = {
               instancePath: instancePath + '/retention/max_age',
               schemaPath: '#/properties/retention/properties/max_age/pattern',
@@ -3719,13 +5083,13 @@ function validate26(
     }
     errors++;
   }
-  validate26.errors = vErrors;
+  validate29.errors = vErrors;
   return errors === 0;
 }
-validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate29;
-const schema48 = {
+export const validateErrorEnvelope = validate33;
+const schema57 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -3769,13 +5133,13 @@ const schema48 = {
   },
 };
 
-function validate29(
+function validate33(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate29.evaluated;
+  const evaluated0 = validate33.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -3898,7 +5262,7 @@ function validate29(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema48.properties.error.properties.code.enum },
+              params: { allowedValues: schema57.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -3992,13 +5356,13 @@ function validate29(
     }
     errors++;
   }
-  validate29.errors = vErrors;
+  validate33.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDetail = validate30;
-const schema49 = {
+export const validateEventDetail = validate34;
+const schema58 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -4099,14 +5463,14 @@ const schema49 = {
     },
   },
 };
-const schema57 = {
+const schema66 = {
   description:
     "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
   type: 'string',
   minLength: 1,
   maxLength: 120,
 };
-const schema58 = {
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -4116,7 +5480,7 @@ const schema58 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema59 = {
+const schema68 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -4134,15 +5498,15 @@ const schema59 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const pattern9 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+const pattern10 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
-function validate30(
+function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-detail.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate30.evaluated;
+  const evaluated0 = validate34.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -4346,7 +5710,7 @@ function validate30(
       errors++;
     }
     for (const key0 in data) {
-      if (!func9.call(schema49.properties, key0)) {
+      if (!func9.call(schema58.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -4967,7 +6331,7 @@ function validate30(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern9.test(key1)) {
+            if (!pattern10.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -5188,7 +6552,7 @@ function validate30(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema59.properties.encoding.enum },
+              params: { allowedValues: schema68.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -5525,20 +6889,20 @@ function validate30(
     }
     errors++;
   }
-  validate30.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate31;
+export const validateEventHeaders = validate35;
 
-function validate31(
+function validate35(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate31.evaluated;
+  const evaluated0 = validate35.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5549,7 +6913,7 @@ function validate31(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern9.test(key0)) {
+        if (!pattern10.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -5697,20 +7061,20 @@ function validate31(
     }
     errors++;
   }
-  validate31.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
-validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate32;
+export const validateEventPayload = validate36;
 
-function validate32(
+function validate36(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate32.evaluated;
+  const evaluated0 = validate36.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5787,7 +7151,7 @@ function validate32(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema59.properties.encoding.enum },
+          params: { allowedValues: schema68.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5830,10 +7194,10 @@ function validate32(
     }
     errors++;
   }
-  validate32.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventSummary = validate22;
 const schema33 = {
@@ -6277,59 +7641,47 @@ function validate22(
 }
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateProviderStatus = validate33;
-const schema62 = {
+export const validateListenCheckpoint = validate37;
+const schema71 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
-  title: 'ProviderStatus',
+  $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
+  title: 'ListenCheckpoint',
   description:
-    'One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.',
+    'Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).',
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'family', 'trust_mode', 'enabled', 'secret_status'],
+  required: ['server', 'providers', 'event_types', 'last_event_id', 'last_received_at', 'updated_at'],
   properties: {
-    name: { $ref: 'event-summary.schema.json#/properties/provider' },
-    family: {
-      description: 'webhook: received over HTTP. queue: read from Redis.',
-      type: 'string',
-      enum: ['webhook', 'queue'],
+    server: { description: 'The server URL listen follows.', type: 'string', minLength: 1 },
+    providers: {
+      description: 'The --provider filters, sorted (empty: every provider).',
+      type: 'array',
+      items: { $ref: 'event-summary.schema.json#/properties/provider' },
     },
-    preset: { description: 'The verification preset, e.g. github or stripe, when one is set.', type: 'string' },
-    trust_mode: { $ref: 'trust-mode.schema.json' },
-    enabled: {
-      description: 'False when the provider is configured but switched off; its route answers 404.',
-      type: 'boolean',
+    event_types: {
+      description: 'The --event-type filters, sorted (empty: every type).',
+      type: 'array',
+      items: { $ref: 'event-summary.schema.json#/properties/event_type' },
     },
-    secret_status: {
-      description:
-        'configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.',
-      type: 'string',
-      enum: ['configured', 'missing', 'none-by-design'],
+    last_event_id: {
+      description: 'The last event handled (forwarded, or passed over by the filters); null before the first.',
+      anyOf: [{ $ref: 'event-summary.schema.json#/properties/id' }, { type: 'null' }],
     },
-    route: { description: "HTTP path that receives this provider's webhooks (POST).", type: 'string', pattern: '^/' },
-    channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
-    mode: {
-      description:
-        'Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).',
-      type: 'string',
-      enum: ['pubsub', 'streams'],
+    last_received_at: {
+      description: 'When the server received last_event_id, to resume by time should that event have been pruned.',
+      anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
     },
-    connection: {
-      description: 'Queue providers only: the current state of the Redis connection.',
-      type: 'string',
-      enum: ['connected', 'connecting', 'disconnected'],
-    },
+    updated_at: { description: 'When this file was written.', type: 'string', format: 'date-time' },
   },
 };
-const pattern11 = new RegExp('^/', 'u');
 
-function validate33(
+function validate37(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://switchboard.dev/schemas/provider-status.schema.json" */ let vErrors = null;
+  /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate37.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6337,13 +7689,13 @@ function validate33(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
-    if (data.name === undefined) {
+    if (data.server === undefined) {
       const err0 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'name' },
-        message: "must have required property '" + 'name' + "'",
+        params: { missingProperty: 'server' },
+        message: "must have required property '" + 'server' + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -6352,13 +7704,13 @@ function validate33(
       }
       errors++;
     }
-    if (data.family === undefined) {
+    if (data.providers === undefined) {
       const err1 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'family' },
-        message: "must have required property '" + 'family' + "'",
+        params: { missingProperty: 'providers' },
+        message: "must have required property '" + 'providers' + "'",
       };
       if (vErrors === null) {
         vErrors = [err1];
@@ -6367,13 +7719,13 @@ function validate33(
       }
       errors++;
     }
-    if (data.trust_mode === undefined) {
+    if (data.event_types === undefined) {
       const err2 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'trust_mode' },
-        message: "must have required property '" + 'trust_mode' + "'",
+        params: { missingProperty: 'event_types' },
+        message: "must have required property '" + 'event_types' + "'",
       };
       if (vErrors === null) {
         vErrors = [err2];
@@ -6382,13 +7734,13 @@ function validate33(
       }
       errors++;
     }
-    if (data.enabled === undefined) {
+    if (data.last_event_id === undefined) {
       const err3 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'enabled' },
-        message: "must have required property '" + 'enabled' + "'",
+        params: { missingProperty: 'last_event_id' },
+        message: "must have required property '" + 'last_event_id' + "'",
       };
       if (vErrors === null) {
         vErrors = [err3];
@@ -6397,13 +7749,13 @@ function validate33(
       }
       errors++;
     }
-    if (data.secret_status === undefined) {
+    if (data.last_received_at === undefined) {
       const err4 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'secret_status' },
-        message: "must have required property '" + 'secret_status' + "'",
+        params: { missingProperty: 'last_received_at' },
+        message: "must have required property '" + 'last_received_at' + "'",
       };
       if (vErrors === null) {
         vErrors = [err4];
@@ -6412,9 +7764,31 @@ function validate33(
       }
       errors++;
     }
+    if (data.updated_at === undefined) {
+      const err5 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'updated_at' },
+        message: "must have required property '" + 'updated_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err5];
+      } else {
+        vErrors.push(err5);
+      }
+      errors++;
+    }
     for (const key0 in data) {
-      if (!func9.call(schema62.properties, key0)) {
-        const err5 = {
+      if (!(
+        key0 === 'server' ||
+        key0 === 'providers' ||
+        key0 === 'event_types' ||
+        key0 === 'last_event_id' ||
+        key0 === 'last_received_at' ||
+        key0 === 'updated_at'
+      )) {
+        const err6 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -6422,35 +7796,20 @@ function validate33(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err5];
+          vErrors = [err6];
         } else {
-          vErrors.push(err5);
+          vErrors.push(err6);
         }
         errors++;
       }
     }
-    if (data.name !== undefined) {
-      let data0 = data.name;
+    if (data.server !== undefined) {
+      let data0 = data.server;
       if (typeof data0 === 'string') {
-        if (func1(data0) > 64) {
-          const err6 = {
-            instancePath: instancePath + '/name',
-            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 64 },
-            message: 'must NOT have more than 64 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
         if (func1(data0) < 1) {
           const err7 = {
-            instancePath: instancePath + '/name',
-            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            instancePath: instancePath + '/server',
+            schemaPath: '#/properties/server/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
@@ -6464,8 +7823,8 @@ function validate33(
         }
       } else {
         const err8 = {
-          instancePath: instancePath + '/name',
-          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          instancePath: instancePath + '/server',
+          schemaPath: '#/properties/server/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -6478,65 +7837,66 @@ function validate33(
         errors++;
       }
     }
-    if (data.family !== undefined) {
-      let data1 = data.family;
-      if (typeof data1 !== 'string') {
-        const err9 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
+    if (data.providers !== undefined) {
+      let data1 = data.providers;
+      if (Array.isArray(data1)) {
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data2 = data1[i0];
+          if (typeof data2 === 'string') {
+            if (func1(data2) > 64) {
+              const err9 = {
+                instancePath: instancePath + '/providers/' + i0,
+                schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 64 },
+                message: 'must NOT have more than 64 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err9];
+              } else {
+                vErrors.push(err9);
+              }
+              errors++;
+            }
+            if (func1(data2) < 1) {
+              const err10 = {
+                instancePath: instancePath + '/providers/' + i0,
+                schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+            }
+          } else {
+            const err11 = {
+              instancePath: instancePath + '/providers/' + i0,
+              schemaPath: 'event-summary.schema.json#/properties/provider/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err11];
+            } else {
+              vErrors.push(err11);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-      if (!(data1 === 'webhook' || data1 === 'queue')) {
-        const err10 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema62.properties.family.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.preset !== undefined) {
-      if (typeof data.preset !== 'string') {
-        const err11 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data3 = data.trust_mode;
-      if (typeof data3 !== 'string') {
+      } else {
         const err12 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: 'trust-mode.schema.json/type',
+          instancePath: instancePath + '/providers',
+          schemaPath: '#/properties/providers/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
           vErrors = [err12];
@@ -6545,48 +7905,52 @@ function validate33(
         }
         errors++;
       }
-      if (!(data3 === 'signed' || data3 === 'token' || data3 === 'open' || data3 === 'queue')) {
-        const err13 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: 'trust-mode.schema.json/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema34.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
-        } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
     }
-    if (data.enabled !== undefined) {
-      if (typeof data.enabled !== 'boolean') {
-        const err14 = {
-          instancePath: instancePath + '/enabled',
-          schemaPath: '#/properties/enabled/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err14];
-        } else {
-          vErrors.push(err14);
+    if (data.event_types !== undefined) {
+      let data3 = data.event_types;
+      if (Array.isArray(data3)) {
+        const len1 = data3.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          let data4 = data3[i1];
+          if (typeof data4 === 'string') {
+            if (func1(data4) > 200) {
+              const err13 = {
+                instancePath: instancePath + '/event_types/' + i1,
+                schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 200 },
+                message: 'must NOT have more than 200 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
+            }
+          } else {
+            const err14 = {
+              instancePath: instancePath + '/event_types/' + i1,
+              schemaPath: 'event-summary.schema.json#/properties/event_type/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err14];
+            } else {
+              vErrors.push(err14);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-    }
-    if (data.secret_status !== undefined) {
-      let data5 = data.secret_status;
-      if (typeof data5 !== 'string') {
+      } else {
         const err15 = {
-          instancePath: instancePath + '/secret_status',
-          schemaPath: '#/properties/secret_status/type',
+          instancePath: instancePath + '/event_types',
+          schemaPath: '#/properties/event_types/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
           vErrors = [err15];
@@ -6595,47 +7959,53 @@ function validate33(
         }
         errors++;
       }
-      if (!(data5 === 'configured' || data5 === 'missing' || data5 === 'none-by-design')) {
-        const err16 = {
-          instancePath: instancePath + '/secret_status',
-          schemaPath: '#/properties/secret_status/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema62.properties.secret_status.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err16];
-        } else {
-          vErrors.push(err16);
-        }
-        errors++;
-      }
     }
-    if (data.route !== undefined) {
-      let data6 = data.route;
-      if (typeof data6 === 'string') {
-        if (!pattern11.test(data6)) {
-          const err17 = {
-            instancePath: instancePath + '/route',
-            schemaPath: '#/properties/route/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^/' },
-            message: 'must match pattern "' + '^/' + '"',
+    if (data.last_event_id !== undefined) {
+      let data5 = data.last_event_id;
+      const _errs15 = errors;
+      let valid7 = false;
+      const _errs16 = errors;
+      if (typeof data5 === 'string') {
+        if (!formats0.test(data5)) {
+          const err16 = {
+            instancePath: instancePath + '/last_event_id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err17];
+            vErrors = [err16];
           } else {
-            vErrors.push(err17);
+            vErrors.push(err16);
           }
           errors++;
         }
       } else {
-        const err18 = {
-          instancePath: instancePath + '/route',
-          schemaPath: '#/properties/route/type',
+        const err17 = {
+          instancePath: instancePath + '/last_event_id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+      var _valid0 = _errs16 === errors;
+      valid7 = valid7 || _valid0;
+      const _errs19 = errors;
+      if (data5 !== null) {
+        const err18 = {
+          instancePath: instancePath + '/last_event_id',
+          schemaPath: '#/properties/last_event_id/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err18];
@@ -6644,15 +8014,15 @@ function validate33(
         }
         errors++;
       }
-    }
-    if (data.channel !== undefined) {
-      if (typeof data.channel !== 'string') {
+      var _valid0 = _errs19 === errors;
+      valid7 = valid7 || _valid0;
+      if (!valid7) {
         const err19 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/last_event_id',
+          schemaPath: '#/properties/last_event_id/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err19];
@@ -6660,32 +8030,45 @@ function validate33(
           vErrors.push(err19);
         }
         errors++;
+      } else {
+        errors = _errs15;
+        if (vErrors !== null) {
+          if (_errs15) {
+            vErrors.length = _errs15;
+          } else {
+            vErrors = null;
+          }
+        }
       }
     }
-    if (data.mode !== undefined) {
-      let data8 = data.mode;
-      if (typeof data8 !== 'string') {
-        const err20 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+    if (data.last_received_at !== undefined) {
+      let data6 = data.last_received_at;
+      const _errs22 = errors;
+      let valid9 = false;
+      const _errs23 = errors;
+      if (typeof data6 === 'string') {
+        if (!formats2.validate(data6)) {
+          const err20 = {
+            instancePath: instancePath + '/last_received_at',
+            schemaPath: '#/properties/last_received_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/last_received_at',
+          schemaPath: '#/properties/last_received_at/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err20];
-        } else {
-          vErrors.push(err20);
-        }
-        errors++;
-      }
-      if (!(data8 === 'pubsub' || data8 === 'streams')) {
-        const err21 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema62.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err21];
@@ -6694,16 +8077,16 @@ function validate33(
         }
         errors++;
       }
-    }
-    if (data.connection !== undefined) {
-      let data9 = data.connection;
-      if (typeof data9 !== 'string') {
+      var _valid1 = _errs23 === errors;
+      valid9 = valid9 || _valid1;
+      const _errs25 = errors;
+      if (data6 !== null) {
         const err22 = {
-          instancePath: instancePath + '/connection',
-          schemaPath: '#/properties/connection/type',
+          instancePath: instancePath + '/last_received_at',
+          schemaPath: '#/properties/last_received_at/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err22];
@@ -6712,13 +8095,15 @@ function validate33(
         }
         errors++;
       }
-      if (!(data9 === 'connected' || data9 === 'connecting' || data9 === 'disconnected')) {
+      var _valid1 = _errs25 === errors;
+      valid9 = valid9 || _valid1;
+      if (!valid9) {
         const err23 = {
-          instancePath: instancePath + '/connection',
-          schemaPath: '#/properties/connection/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema62.properties.connection.enum },
-          message: 'must be equal to one of the allowed values',
+          instancePath: instancePath + '/last_received_at',
+          schemaPath: '#/properties/last_received_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err23];
@@ -6726,10 +8111,53 @@ function validate33(
           vErrors.push(err23);
         }
         errors++;
+      } else {
+        errors = _errs22;
+        if (vErrors !== null) {
+          if (_errs22) {
+            vErrors.length = _errs22;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.updated_at !== undefined) {
+      let data7 = data.updated_at;
+      if (typeof data7 === 'string') {
+        if (!formats2.validate(data7)) {
+          const err24 = {
+            instancePath: instancePath + '/updated_at',
+            schemaPath: '#/properties/updated_at/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+      } else {
+        const err25 = {
+          instancePath: instancePath + '/updated_at',
+          schemaPath: '#/properties/updated_at/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
       }
     }
   } else {
-    const err24 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6737,19 +8165,21 @@ function validate33(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err24];
+      vErrors = [err26];
     } else {
-      vErrors.push(err24);
+      vErrors.push(err26);
     }
     errors++;
   }
-  validate33.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateRecentEventsResource = validate34;
-const schema65 = {
+export const validateProviderStatus = validate27;
+
+export const validateRecentEventsResource = validate38;
+const schema75 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -6761,13 +8191,13 @@ const schema65 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate34(
+function validate38(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate38.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6871,13 +8301,13 @@ function validate34(
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate36;
-const schema66 = {
+export const validateReplayHistory = validate40;
+const schema76 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -6954,24 +8384,24 @@ const schema66 = {
     },
   },
 };
-const schema70 = {
+const schema80 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
   type: 'string',
 };
-const schema71 = {
+const schema81 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
 };
 
-function validate36(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7169,7 +8599,7 @@ function validate36(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func9.call(schema66.properties.attempts.items.properties, key1)) {
+              if (!func9.call(schema76.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -7696,7 +9126,7 @@ function validate36(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema66.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema76.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -7782,7 +9212,7 @@ function validate36(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema66.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema76.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -7840,13 +9270,13 @@ function validate36(
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate37;
-const schema68 = {
+export const validateReplayResult = validate41;
+const schema78 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -7885,13 +9315,13 @@ const schema68 = {
   },
 };
 
-function validate37(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8281,13 +9711,13 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate38;
-const schema72 = {
+export const validateSearchEventsQuery = validate42;
+const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -8309,13 +9739,13 @@ const schema72 = {
   },
 };
 
-function validate38(
+function validate42(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate42.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8528,7 +9958,7 @@ function validate38(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema72.properties.verified.enum },
+          params: { allowedValues: schema82.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8554,13 +9984,13 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate39;
-const schema73 = {
+export const validateGetWebhookEventInput = validate43;
+const schema83 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -8580,13 +10010,13 @@ const schema73 = {
   },
 };
 
-function validate39(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8726,13 +10156,13 @@ function validate39(
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate40;
-const schema74 = {
+export const validateGetWebhookEventOutput = validate44;
+const schema84 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -8740,30 +10170,30 @@ const schema74 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate40(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate30(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+  if (!validate34(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
     errors = vErrors.length;
   }
-  validate40.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate42;
-const schema75 = {
+export const validateListProvidersInput = validate46;
+const schema85 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -8773,13 +10203,13 @@ const schema75 = {
   properties: {},
 };
 
-function validate42(
+function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate46.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8817,13 +10247,13 @@ function validate42(
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate43;
-const schema76 = {
+export const validateListProvidersOutput = validate47;
+const schema86 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -8841,13 +10271,13 @@ const schema76 = {
   },
 };
 
-function validate43(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8893,7 +10323,7 @@ function validate43(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate33(data0[i0], {
+            !validate27(data0[i0], {
               instancePath: instancePath + '/providers/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -8901,7 +10331,7 @@ function validate43(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+            vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
             errors = vErrors.length;
           }
         }
@@ -9017,13 +10447,13 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate45;
-const schema77 = {
+export const validateListWebhookEventsInput = validate49;
+const schema87 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -9079,15 +10509,15 @@ const schema77 = {
     },
   },
 };
-const schema78 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema88 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate45(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9102,7 +10532,7 @@ function validate45(
       data.limit = 50;
     }
     for (const key0 in data) {
-      if (!func9.call(schema77.properties, key0)) {
+      if (!func9.call(schema87.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9420,7 +10850,7 @@ function validate45(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema77.properties.order.enum },
+        params: { allowedValues: schema87.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -9542,10 +10972,10 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
 const schema42 = {
@@ -9698,8 +11128,8 @@ function validate24(
 }
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate46;
-const schema79 = {
+export const validateReplayWebhookEventInput = validate50;
+const schema89 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -9724,13 +11154,13 @@ const schema79 = {
   },
 };
 
-function validate46(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9886,13 +11316,13 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate47;
-const schema80 = {
+export const validateReplayWebhookEventOutput = validate51;
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -9900,37 +11330,37 @@ const schema80 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate47(
+function validate51(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate51.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate37(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if (!validate41(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
     errors = vErrors.length;
   }
-  validate47.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate49;
+export const validateTrustMode = validate53;
 
-function validate49(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9967,7 +11397,7 @@ function validate49(
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { dynamicProps: false, dynamicItems: false };

@@ -2,7 +2,12 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
-import type { ApiEventSummary, ListProvidersOutput, ReplayHistory } from '../../generated/types.ts';
+import type {
+  ApiEventSummary,
+  ApiReplayHeaders,
+  ListProvidersOutput,
+  ReplayHistory,
+} from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import { ENV_TOKEN_CALLER } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
@@ -10,6 +15,8 @@ import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { ProviderConfig } from '../config/resolve-config.ts';
+import { replayHeadersFor } from '../replay/replay-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
@@ -32,6 +39,8 @@ export interface ApiSurfaceDeps {
   store: Pick<EventStore, 'get' | 'listWithSummaries' | 'summaries' | 'providerHasEvents'>;
   replayAttempts: Pick<ReplayAttemptRepository, 'listForEvent'>;
   providers: ProviderDirectory;
+  /** The resolved providers: which stored headers a replay copies depends on each one's preset. */
+  providerConfigs: readonly ProviderConfig[];
   bus: Pick<EventBus, 'subscribe'>;
   /** The one replay path shared with MCP: it applies the replay rate limit and writes the audit trail. */
   replay: ReplayService;
@@ -119,6 +128,21 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     ctx.body = stored.payload;
   });
 
+  router.get('/events/:id/replay-headers', async (ctx) => {
+    const id = eventId(ctx);
+    const stored = await deps.store.get(id);
+    if (!stored) throw notFound(`no event with id ${id}`);
+    const provider = deps.providerConfigs.find((p) => p.name === stored.provider);
+    const body: ApiReplayHeaders = {
+      id: stored.id,
+      provider: stored.provider,
+      trust_mode: stored.trustMode,
+      passed_check: stored.passedCheck,
+      headers: replayHeadersFor(stored, provider, {}),
+    };
+    ctx.body = body;
+  });
+
   router.post('/events/:id/replay', async (ctx) => {
     const id = eventId(ctx);
     const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
@@ -153,6 +177,13 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
       replay_default_target: deps.replayDefaultTarget ?? null,
     };
     ctx.body = body;
+  });
+
+  router.get('/providers/:name', (ctx) => {
+    const name = ctx.params['name'] ?? '';
+    const detail = deps.providers.detail(name);
+    if (detail === undefined) throw notFound(`no provider named ${name}`);
+    ctx.body = detail;
   });
 
   router.get('/config', (ctx) => {
