@@ -110,7 +110,7 @@ function describeNetworkError(err: unknown): string {
   if (err instanceof Error) {
     const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
     const cause = err.cause instanceof Error ? describeNetworkError(err.cause) : undefined;
-    return cause ?? (code === undefined ? err.message : `${code}: ${err.message}`);
+    return cause ?? (code === undefined || err.message.includes(code) ? err.message : `${code}: ${err.message}`);
   }
   return String(err);
 }
