@@ -118,7 +118,8 @@ async function until(check: () => boolean, what: string, timeoutMs = 20_000): Pr
 }
 
 const bodies = (c: Consumer): string[] => c.requests.map((r) => r.body.toString('utf8'));
-const header = (value: string | string[] | undefined): string => (Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+const header = (value: string | string[] | undefined): string =>
+  Array.isArray(value) ? (value[0] ?? '') : (value ?? '');
 
 describe('switchboard listen', () => {
   it('exits 2 with the usage on bad flags, before anything else', async () => {
@@ -180,7 +181,9 @@ describe('switchboard listen', () => {
     expect(open.headers['x-hub-signature-256']).toBeUndefined();
     expect(open.headers['stripe-signature']).toBeUndefined();
     expect(bodies(target)).not.toContain('{"forged":true}');
-    expect(child.stdout()).toMatch(/^\d\d:\d\d:\d\d {2}--> github push …[0-9a-f]{4} {2}<-- 200 POST http:\/\/127\.0\.0\.1:\d+\/webhooks \(\d+ ms\)/m);
+    expect(child.stdout()).toMatch(
+      /^\d\d:\d\d:\d\d {2}--> github push …[0-9a-f]{4} {2}<-- 200 POST http:\/\/127\.0\.0\.1:\d+\/webhooks \(\d+ ms\)/m,
+    );
 
     const exit = await child.stop('SIGINT');
     expect(exit.code).toBe(0);
@@ -195,7 +198,16 @@ describe('switchboard listen', () => {
     const target = await consumer();
     const child = listenFor(
       target,
-      ['--include-unverified', '--sign-secret', LAPTOP_SECRET, '--provider', 'github', '--event-type', 'issues', '--json'],
+      [
+        '--include-unverified',
+        '--sign-secret',
+        LAPTOP_SECRET,
+        '--provider',
+        'github',
+        '--event-type',
+        'issues',
+        '--json',
+      ],
       await stateDir(),
     );
     await child.waitFor(/"type":"ready"/);
@@ -293,7 +305,10 @@ describe('switchboard listen', () => {
     for (const n of [1, 2, 3]) await sendOpen(`{"order":${n}}`);
     await child.waitFor(/<-- 500 POST .* attempt 2\/10, retrying/);
     target.handle((_req, res) => res.end('ok'));
-    await until(() => new Set(bodies(target)).size === 3 && target.requests.at(-1)?.body.toString() === '{"order":3}', 'recovery');
+    await until(
+      () => new Set(bodies(target)).size === 3 && target.requests.at(-1)?.body.toString() === '{"order":3}',
+      'recovery',
+    );
     // Every request before the first success was the first event, retried: nothing raced ahead.
     const seen = bodies(target);
     const firstOther = seen.findIndex((b) => b !== '{"order":1}');

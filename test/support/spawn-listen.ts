@@ -38,9 +38,7 @@ export function spawnListen(args: readonly string[], env: Record<string, string>
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<ChildExit>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let done = false;
   void exited.then(() => (done = true));
   // A failed test must not leave a listener running.
