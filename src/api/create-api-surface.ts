@@ -2,12 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
-import type {
-  ApiEventSummary,
-  ApiReplayHeaders,
-  ListProvidersOutput,
-  ReplayHistory,
-} from '../../generated/types.ts';
+import type { ApiEventSummary, ApiReplayHeaders, ListProvidersOutput, ReplayHistory } from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import { ENV_TOKEN_CALLER } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';

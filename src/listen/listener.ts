@@ -283,12 +283,19 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
   async function handle(event: ApiEventSummary): Promise<void> {
     if (remembered.has(event.id)) return;
     remember(event.id);
-    position = { id: event.id, receivedAt: event.received_at };
-    if (!matches(event)) return;
+    // The position moves past an event only once it is dealt with: stopped halfway, it is sent again next run.
+    const done = async (): Promise<void> => {
+      position = { id: event.id, receivedAt: event.received_at };
+      await saveCheckpoint();
+    };
+    if (!matches(event)) {
+      position = { id: event.id, receivedAt: event.received_at };
+      return;
+    }
     const skip = async (reason: string): Promise<void> => {
       summary.skipped++;
       printer.print({ type: 'skipped', id: event.id, provider: event.provider, event_type: event.event_type, reason });
-      await saveCheckpoint();
+      await done();
     };
     let fetched;
     try {
@@ -313,7 +320,7 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
       for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
       return { headers, signed: Object.keys(credentials.headers).length > 0 };
     });
-    await saveCheckpoint();
+    await done();
   }
 
   const singleFilter = (values: readonly string[]): string | undefined => (values.length === 1 ? values[0] : undefined);

@@ -13,6 +13,7 @@ import { verify as octokitVerify, sign as octokitSign } from '@octokit/webhooks-
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
+import { createTokenRepository } from '../../src/store/index.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';
@@ -147,6 +148,23 @@ describe('switchboard listen', () => {
     expect(child.stderr()).toMatch(/switchboard listen: .*(token|Bearer|authenticat)/i);
     expect(target.requests).toHaveLength(0);
   });
+
+  it('exits 1 with the server message once its token is revoked mid-run', async () => {
+    const tokens = createTokenRepository(composed.running.database.pool);
+    const { token } = await tokens.create('listen-revoked');
+    const target = await consumer();
+    const child = spawnListen([server, '--forward-to', target.url(), '--token', token], {
+      XDG_STATE_HOME: await stateDir(),
+    });
+    cleanups.push(async () => {
+      await child.stop('SIGKILL');
+    });
+    await child.waitFor(/^Ready!/m);
+    await tokens.revoke('listen-revoked');
+    const exit = await Promise.race([child.exited, delay(15_000).then(() => null)]);
+    expect(exit?.code, child.stderr()).toBe(1);
+    expect(child.stderr()).toMatch(/switchboard listen: .*(token|Bearer|authenticat)/i);
+  }, 60_000);
 
   it('forwards the exact bytes, re-signed with the laptop secret; skips events that failed their check', async () => {
     const target = await consumer();
