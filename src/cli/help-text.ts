@@ -24,6 +24,11 @@ Configuration:
   SWITCHBOARD_DRAIN_TIMEOUT_MS  How long SIGTERM waits for in-flight requests before cutting
                                 connections, in ms (0 to 600000; default 10000).
   LOG_LEVEL                     pino level (default info).
+
+switchboard listen also reads:
+  SWITCHBOARD_SIGN_SECRET       The secret to sign forwarded events with (--sign-secret).
+  XDG_STATE_HOME                Where checkpoints go (default $HOME/.local/state).
+  NO_COLOR                      Set to print without colours on a terminal.
 `;
 
 export const LISTEN_USAGE = `Usage: switchboard listen <server-url> --forward-to <url> [options]
