@@ -5,6 +5,7 @@
  */
 import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
+import { isEventId } from '../store/event-id.ts';
 import { LISTEN_USAGE } from './help-text.ts';
 
 export interface ListenIo {
@@ -19,8 +20,6 @@ export interface ListenIo {
 
 const DEFAULT_MAX_ATTEMPTS = 5;
 const MAX_MAX_ATTEMPTS = 100;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 class ListenUsageError extends Error {}
 
@@ -85,12 +84,8 @@ function parseListenArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
   const signSecret = values['sign-secret'] ?? env.SWITCHBOARD_SIGN_SECRET;
   if (signSecret === '') throw new ListenUsageError('--sign-secret: empty');
   const since = values.since;
-  if (
-    since !== undefined &&
-    since !== 'now' &&
-    !UUID.test(since) &&
-    !(RFC3339.test(since) && !Number.isNaN(Date.parse(since)))
-  )
+  // The server checks a time strictly (RFC 3339, offset required) and says what is wrong with it.
+  if (since !== undefined && since !== 'now' && !isEventId(since) && Number.isNaN(Date.parse(since)))
     throw new ListenUsageError('--since: expected now, an RFC 3339 time such as 2025-01-31T12:00:00Z, or an event id');
   let maxAttempts = DEFAULT_MAX_ATTEMPTS;
   if (values['max-attempts'] !== undefined) {

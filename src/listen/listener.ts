@@ -6,6 +6,8 @@
  * - On every (re)connection the stream is opened first, so everything committed from then on is
  *   buffered, and only then is the backlog read from the cursor-paged list, oldest first, after
  *   the last event handled; the buffered live events follow, minus those the list already gave.
+ *   Live, each new event also reads the list from the position first, so events go out in the
+ *   list's order even when two announcements overtake each other.
  * - Events are handled one at a time, in order: a failing local app holds the rest back (each
  *   event is retried up to --max-attempts) instead of being raced past.
  * - The checkpoint file is written after each event handled, so a restart resumes after it.
@@ -14,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { LIST_LIMIT } from '../../generated/constants.ts';
 import type { ApiEventSummary, ListenCheckpoint } from '../../generated/types.ts';
+import { isEventId } from '../store/event-id.ts';
 import { newCheckpoint, readCheckpoint, writeCheckpoint, type CheckpointKey } from './checkpoint.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { credentialsFor, signingFor, type Signing } from './local-signer.ts';
@@ -22,6 +25,8 @@ import {
   ServerBusyError,
   ServerRefusedError,
   ServerUnreachableError,
+  describeNetworkError,
+  retryAfterMs,
   type ServerClient,
 } from './server-client.ts';
 
@@ -57,7 +62,8 @@ export class ListenFatalError extends Error {}
 /** A checkpoint older than this is not resumed (the issue's resume window). */
 export const RESUME_WINDOW_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 30_000 };
-const DEFAULT_TARGET_TIMEOUT_MS = 10_000;
+// A local app may sit at a breakpoint for a while; past this the attempt counts as failed.
+const DEFAULT_TARGET_TIMEOUT_MS = 15_000;
 /** Live events waiting behind a slow local app; past this they are dropped and read again from the list. */
 const MAX_PENDING = 5000;
 /** Ids forwarded this run, to send none twice; older ones are behind the cursor anyway. */
@@ -69,25 +75,23 @@ class Stopped extends Error {}
 
 type OutgoingHeaders = Record<string, string | string[]>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isEventIdText = (text: string): boolean => UUID.test(text);
-
 /** The same rule as list_webhook_events: without a dot a type also matches its dotted sub-types. */
 export function eventTypeMatches(eventType: string, filter: string): boolean {
   return eventType === filter || (!filter.includes('.') && eventType.startsWith(`${filter}.`));
 }
 
+/** Whether the event comes before the position in the list's order, (received_at, id). */
+function isBefore(event: ApiEventSummary, receivedAt: string, id: string): boolean {
+  const at = Date.parse(event.received_at);
+  const then = Date.parse(receivedAt);
+  if (at !== then) return at < then;
+  // Same millisecond: the server writes both in one format, so the text orders the microseconds too.
+  if (event.received_at !== receivedAt) return event.received_at < receivedAt;
+  return event.id < id;
+}
+
 /** Where the next catch-up starts: after an event (or, if it was pruned, after its time), after a time, or from the start. */
 type Position = { id: string; receivedAt: string | null } | { time: string } | { beginning: true };
-
-function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-    if (err.cause instanceof Error) return describe(err.cause);
-    return code === undefined ? err.message : `${code}`;
-  }
-  return String(err);
-}
 
 export async function listen(options: ListenOptions): Promise<ListenSummary> {
   const { client, printer, signal } = options;
@@ -148,8 +152,9 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
     await writeCheckpoint(options.checkpointFile, checkpoint);
   }
 
+  /** The newest stored event (the list's default order is newest first). */
   async function newestPosition(): Promise<Position> {
-    const page = await fromServer('GET /api/events', () => client.listEvents({ order: 'newest_first', limit: 1 }));
+    const page = await fromServer('GET /api/events', () => client.listEvents({ limit: 1 }));
     const [newest] = page.events;
     return newest === undefined ? { beginning: true } : { id: newest.id, receivedAt: newest.received_at };
   }
@@ -158,7 +163,7 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
     const since = options.since;
     if (since === 'now') return { position: await newestPosition(), from: 'from now (--since now)' };
     if (since !== undefined) {
-      return isEventIdText(since)
+      return isEventId(since)
         ? { position: { id: since.toLowerCase(), receivedAt: null }, from: `after event ${since}` }
         : { position: { time: since }, from: `since ${since}` };
     }
@@ -239,13 +244,11 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
           bodyTimeout: options.targetTimeoutMs ?? DEFAULT_TARGET_TIMEOUT_MS,
         });
         status = response.statusCode;
-        const after = response.headers['retry-after'];
-        const text = Array.isArray(after) ? after[0] : after;
-        if (text !== undefined && /^\d+$/.test(text.trim())) retryAfter = Number(text.trim()) * 1000;
+        retryAfter = retryAfterMs(response.headers['retry-after']);
         await response.body.dump();
       } catch (err: unknown) {
         stopIfAsked();
-        error = describe(err);
+        error = describeNetworkError(err);
       }
       const ms = Math.round(performance.now() - started);
       const line = {
@@ -283,13 +286,18 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
   async function handle(event: ApiEventSummary): Promise<void> {
     if (remembered.has(event.id)) return;
     remember(event.id);
-    // The position moves past an event only once it is dealt with: stopped halfway, it is sent again next run.
-    const done = async (): Promise<void> => {
+    // The position moves past an event only once it is dealt with (stopped halfway, it is sent
+    // again next run), and never back: a late-committed event does not make the list repeat.
+    const advance = (): void => {
+      if ('id' in position && position.receivedAt !== null && isBefore(event, position.receivedAt, position.id)) return;
       position = { id: event.id, receivedAt: event.received_at };
+    };
+    const done = async (): Promise<void> => {
+      advance();
       await saveCheckpoint();
     };
     if (!matches(event)) {
-      position = { id: event.id, receivedAt: event.received_at };
+      advance();
       return;
     }
     const skip = async (reason: string): Promise<void> => {
@@ -352,7 +360,7 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
           err.code === 'invalid_argument' &&
           cursor === undefined &&
           since !== undefined &&
-          isEventIdText(since) &&
+          isEventId(since) &&
           fallback !== null
         ) {
           printer.print({
@@ -442,9 +450,14 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
             await catchUp();
             continue;
           }
-          const next = pending.shift();
-          if (next !== undefined) {
-            await handle(next);
+          if (pending.length > 0) {
+            const batch = pending.splice(0);
+            // A live event is the doorbell: the list gives what has committed since the position in
+            // the server's order, which the stream does not promise (announcements of events
+            // committed a moment apart can overtake each other). What the list did not give, an
+            // event that committed late with an earlier time, follows in arrival order.
+            if (batch.some((event) => !remembered.has(event.id))) await catchUp();
+            for (const event of batch) await handle(event);
             continue;
           }
           if (!ready) {

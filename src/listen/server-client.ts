@@ -6,6 +6,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { ListOrder } from '../../generated/constants.ts';
 import type {
   ApiEventList,
   ApiEventSummary,
@@ -61,7 +62,8 @@ export interface ListPageQuery {
   since?: string;
   provider?: string;
   eventType?: string;
-  order: 'oldest_first' | 'newest_first';
+  /** The server's default (newest first) when absent. */
+  order?: ListOrder;
   limit: number;
   cursor?: string;
 }
@@ -96,9 +98,10 @@ export interface ServerClient {
 
 // The server sends a heartbeat comment every 15 s: three missed ones mean the connection is dead.
 const STREAM_SILENCE_MS = 45_000;
-const REQUEST_TIMEOUT_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 20_000;
 
-function retryAfterMs(value: string | string[] | undefined): number | undefined {
+/** Retry-After in ms: delta-seconds or an HTTP date. */
+export function retryAfterMs(value: string | string[] | undefined): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined) return undefined;
   if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
@@ -106,7 +109,8 @@ function retryAfterMs(value: string | string[] | undefined): number | undefined 
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
-function describeNetworkError(err: unknown): string {
+/** The innermost cause of a network failure, e.g. `connect ECONNREFUSED 127.0.0.1:3000`. */
+export function describeNetworkError(err: unknown): string {
   if (err instanceof Error) {
     const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
     const cause = err.cause instanceof Error ? describeNetworkError(err.cause) : undefined;

@@ -180,6 +180,7 @@ describe('switchboard listen', () => {
     await sendOpen(openBody);
     await until(() => target.requests.length >= 3, 'three forwarded events');
     await child.waitFor(/skipped: it failed its check/);
+    expect(bodies(target), child.stdout() + child.stderr()).toEqual([githubBody, stripeBody, openBody]);
 
     const [gh, st, open] = target.requests;
     if (gh === undefined || st === undefined || open === undefined) throw new Error('missing requests');
