@@ -204,6 +204,8 @@ describe('switchboard listen', () => {
       /^\d\d:\d\d:\d\d {2}--> github push …[0-9a-f]{4} {2}<-- 200 POST http:\/\/127\.0\.0\.1:\d+\/webhooks \(\d+ ms\)/m,
     );
 
+    // Not a terminal: no colours.
+    expect(child.stdout() + child.stderr()).not.toContain('\u001b[');
     const exit = await child.stop('SIGINT');
     expect(exit.code).toBe(0);
     expect(exit.ms).toBeLessThan(5000);
@@ -267,6 +269,8 @@ describe('switchboard listen', () => {
     await proxy.up();
     await until(() => target.requests.length >= 51, 'all 51 events', 40_000);
     await child.waitFor(/Reconnected to/);
+    // While the server was away, each retry was printed.
+    expect(child.stderr()).toMatch(/GET \/api\/stream failed \(.*ECONNREFUSED.*\); retry 1 in/);
     await delay(300);
     expect(bodies(target)).toEqual(['{"n":0}', ...sent]);
     // The catch-up ran into the read rate limit and waited as told.
