@@ -148,7 +148,7 @@ export async function runListenCommand(argv: readonly string[], io: ListenIo): P
   });
   const stopping = new AbortController();
   const unwatch = (io.onStop ?? processSignals)(() => stopping.abort());
-  const client = createServerClient({ baseUrl: options.server, token: options.token });
+  const client = createServerClient({ baseUrl: options.server, token: options.token, signal: stopping.signal });
   try {
     await listen({
       client,

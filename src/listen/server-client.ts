@@ -140,7 +140,12 @@ async function answerError(response: Dispatcher.ResponseData, what: string): Pro
   return new ServerAnswerError(status, code, message);
 }
 
-export function createServerClient(options: { baseUrl: string; token: string }): ServerClient {
+export function createServerClient(options: {
+  baseUrl: string;
+  token: string;
+  /** Aborts every request in flight, the stream included (Ctrl-C must not wait for a slow server). */
+  signal?: AbortSignal;
+}): ServerClient {
   // A base with a path (a reverse proxy's /switchboard/) keeps it: api/… resolves below it.
   const base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
   const agent = new Agent({ connect: { timeout: 10_000 } });
@@ -159,6 +164,7 @@ export function createServerClient(options: { baseUrl: string; token: string }):
         method: 'GET',
         headers: { ...auth, accept },
         dispatcher: agent,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
         headersTimeout: REQUEST_TIMEOUT_MS,
         bodyTimeout: REQUEST_TIMEOUT_MS,
       });
@@ -215,6 +221,9 @@ export function createServerClient(options: { baseUrl: string; token: string }):
     },
     async openStream(handlers) {
       const abort = new AbortController();
+      const stop = (): void => abort.abort();
+      options.signal?.addEventListener('abort', stop, { once: true });
+      if (options.signal?.aborted === true) abort.abort();
       let response: Dispatcher.ResponseData;
       try {
         response = await request(url('api/stream'), {
@@ -225,9 +234,13 @@ export function createServerClient(options: { baseUrl: string; token: string }):
           headersTimeout: REQUEST_TIMEOUT_MS,
         });
       } catch (err: unknown) {
+        options.signal?.removeEventListener('abort', stop);
         throw new ServerUnreachableError(describeNetworkError(err));
       }
-      if (response.statusCode !== 200) throw await answerError(response, 'GET /api/stream');
+      if (response.statusCode !== 200) {
+        options.signal?.removeEventListener('abort', stop);
+        throw await answerError(response, 'GET /api/stream');
+      }
 
       let reason = 'the server closed the stream';
       let silence: NodeJS.Timeout | undefined;
@@ -271,6 +284,7 @@ export function createServerClient(options: { baseUrl: string; token: string }):
           if (!abort.signal.aborted) reason = describeNetworkError(err);
         } finally {
           clearTimeout(silence);
+          options.signal?.removeEventListener('abort', stop);
         }
         return { reason };
       })();

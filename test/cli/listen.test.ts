@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { createTokenRepository } from '../../src/store/index.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
-import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 
@@ -148,6 +148,16 @@ describe('switchboard listen', () => {
     expect(child.stderr()).toMatch(/switchboard listen: .*(token|Bearer|authenticat)/i);
     expect(target.requests).toHaveLength(0);
   });
+
+  it('retries an unreachable server, printing each retry, and still stops within 5 s on SIGTERM', async () => {
+    const target = await consumer();
+    const child = listenFor(target, [], await stateDir(), `http://127.0.0.1:${await closedPort()}`);
+    await child.waitFor(/GET \/api\/providers failed \(.*ECONNREFUSED.*\); retry 2 in/);
+    const exit = await child.stop('SIGTERM');
+    expect(exit.code).toBe(0);
+    expect(exit.ms).toBeLessThan(5000);
+    expect(child.stdout()).toMatch(/^Stopped: 0 forwarded, 0 failed, 0 skipped$/m);
+  }, 60_000);
 
   it('exits 1 with the server message once its token is revoked mid-run', async () => {
     const tokens = createTokenRepository(composed.running.database.pool);
