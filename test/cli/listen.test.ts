@@ -325,6 +325,16 @@ describe('switchboard listen', () => {
     expect(fourth.stderr()).toMatch(/Warning: the checkpoint is from .*more than 24 hours ago; starting from now/);
     expect((await fourth.stop('SIGINT')).code).toBe(0);
     expect(bodies(target)).toEqual(['{"run":1,"n":1}', ...whileStopped, '{"run":3,"n":1}']);
+
+    // --since <event id> starts after that event, whatever the checkpoint says.
+    const listed = await fetch(`${server}/api/events?provider=sandbox&limit=2`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const [, runThree] = ((await listed.json()) as { events: { id: string }[] }).events;
+    const fifth = listenFor(target, ['--provider', 'sandbox', '--since', runThree?.id ?? ''], state);
+    await fifth.waitFor(/^Ready!/m);
+    expect((await fifth.stop('SIGINT')).code).toBe(0);
+    expect(bodies(target).slice(5)).toEqual(['{"run":4,"stale":true}']);
   }, 60_000);
 
   it('holds events back while the local app fails, and delivers them in order when it recovers', async () => {
