@@ -11,7 +11,8 @@ import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { replayHeadersFor } from '../replay/replay-headers.ts';
+import { secretHeadersOf } from '../replay/replay-credentials.ts';
+import { assembleReplayHeaders, replayHeaderSelection, selectStoredHeaders } from '../replay/replay-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
@@ -128,12 +129,15 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const stored = await deps.store.get(id);
     if (!stored) throw notFound(`no event with id ${id}`);
     const provider = deps.providerConfigs.find((p) => p.name === stored.provider);
+    // What a replay sends before its credentials: the caller signs with its own secret, if at all.
+    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
+    const copied = selectStoredHeaders(stored.headers, selection);
     const body: ApiReplayHeaders = {
       id: stored.id,
       provider: stored.provider,
       trust_mode: stored.trustMode,
       passed_check: stored.passedCheck,
-      headers: replayHeadersFor(stored, provider, {}),
+      headers: assembleReplayHeaders({ eventId: stored.id, contentType: stored.contentType, copied, credentials: {} }),
     };
     ctx.body = body;
   });

@@ -3,8 +3,6 @@ import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../store/sanitize-headers.ts';
 import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
-import type { StoredEvent } from '../store/index.ts';
-import { secretHeadersOf } from './replay-credentials.ts';
 
 /** Marks every replayed request, so a consumer (or its logs) can tell a replay from a live delivery. */
 export const REPLAY_MARKER_HEADER = 'x-switchboard-replay';
@@ -173,22 +171,4 @@ export function assembleReplayHeaders(input: AssembleHeadersInput): OutgoingHead
   }
   headers[REPLAY_MARKER_HEADER] = input.eventId;
   return headers;
-}
-
-/**
- * Everything a replay of this event sends but its body: the allowed stored headers, Content-Type,
- * the replay marker and `credentials` (none for GET /api/events/{id}/replay-headers, whose caller
- * signs with its own secret).
- */
-export function replayHeadersFor(
-  event: Pick<StoredEvent, 'id' | 'contentType' | 'headers'>,
-  provider: ProviderConfig | undefined,
-  credentials: Readonly<Record<string, string>>,
-): OutgoingHeaders {
-  return assembleReplayHeaders({
-    eventId: event.id,
-    contentType: event.contentType,
-    copied: selectStoredHeaders(event.headers, replayHeaderSelection(provider, secretHeadersOf(provider))),
-    credentials,
-  });
 }

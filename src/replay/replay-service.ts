@@ -6,8 +6,18 @@ import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
 import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/index.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
-import { failedArrivalMessage, replayCredentials, type ReplayCredentials } from './replay-credentials.ts';
-import { replayHeadersFor, type OutgoingHeaders } from './replay-headers.ts';
+import {
+  failedArrivalMessage,
+  replayCredentials,
+  secretHeadersOf,
+  type ReplayCredentials,
+} from './replay-credentials.ts';
+import {
+  assembleReplayHeaders,
+  replayHeaderSelection,
+  selectStoredHeaders,
+  type OutgoingHeaders,
+} from './replay-headers.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 import { sendReplay } from './send-replay.ts';
 import {
@@ -84,7 +94,13 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         'replay sent without credentials',
       );
     }
-    return replayHeadersFor(event, provider, credentials.headers);
+    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
+    return assembleReplayHeaders({
+      eventId: event.id,
+      contentType: event.contentType,
+      copied: selectStoredHeaders(event.headers, selection),
+      credentials: credentials.headers,
+    });
   }
 
   async function attempt(request: ReplayRequest, state: AttemptState): Promise<ReplayResult> {
