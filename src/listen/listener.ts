@@ -45,9 +45,6 @@ export interface ListenOptions {
   printer: ListenPrinter;
   checkpointFile: string;
   signal: AbortSignal;
-  /** Backoff tuning (tests shorten it); defaults below. */
-  backoff?: { initialMs: number; maxMs: number };
-  targetTimeoutMs?: number;
 }
 
 export interface ListenSummary {
@@ -61,9 +58,9 @@ export class ListenFatalError extends Error {}
 
 /** A checkpoint older than this is not resumed (the resume window). */
 export const RESUME_WINDOW_MS = 24 * 60 * 60 * 1000;
-const DEFAULT_BACKOFF = { initialMs: 500, maxMs: 30_000 };
+const BACKOFF = { initialMs: 500, maxMs: 30_000 };
 // A local app may sit at a breakpoint for a while; past this the attempt counts as failed.
-const DEFAULT_TARGET_TIMEOUT_MS = 15_000;
+const TARGET_TIMEOUT_MS = 15_000;
 /** Live events waiting behind a slow local app; past this they are dropped and read again from the list. */
 const MAX_PENDING = 5000;
 /** Ids forwarded this run, to send none twice; older ones are behind the cursor anyway. */
@@ -95,9 +92,9 @@ type Position = { id: string; receivedAt: string | null } | { time: string } | {
 
 export async function listen(options: ListenOptions): Promise<ListenSummary> {
   const { client, printer, signal } = options;
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const backoff = BACKOFF;
   const summary: ListenSummary = { forwarded: 0, failed: 0, skipped: 0 };
-  const targetAgent = new Agent({ connect: { timeout: options.targetTimeoutMs ?? DEFAULT_TARGET_TIMEOUT_MS } });
+  const targetAgent = new Agent({ connect: { timeout: TARGET_TIMEOUT_MS } });
   const key: CheckpointKey = { server: options.server, providers: options.providers, eventTypes: options.eventTypes };
   const checkpoint: ListenCheckpoint = newCheckpoint(key);
   const remembered = new Set<string>();
@@ -240,8 +237,8 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
           body,
           dispatcher: targetAgent,
           signal,
-          headersTimeout: options.targetTimeoutMs ?? DEFAULT_TARGET_TIMEOUT_MS,
-          bodyTimeout: options.targetTimeoutMs ?? DEFAULT_TARGET_TIMEOUT_MS,
+          headersTimeout: TARGET_TIMEOUT_MS,
+          bodyTimeout: TARGET_TIMEOUT_MS,
         });
         status = response.statusCode;
         retryAfter = retryAfterMs(response.headers['retry-after']);
