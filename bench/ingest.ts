@@ -1,64 +1,84 @@
 /**
- * Ingest benchmark: switchboard's real ingest path (Koa app + ingest surface + PostgreSQL store
- * with durable commits + NOTIFY bus) against a bare Koa endpoint that answers 200, same machine,
- * same run, same load generator.
+ * Ingest benchmark (issue 19): switchboard with every feature on against the receiver a developer
+ * writes by hand, and against bare Koa, in one run on one machine.
  *
- *   npx tsx bench/ingest.ts [--seconds 10] [--connections 50] [--rate 1000]
+ *   npx tsx bench/ingest.ts                       # the full run (about 9 minutes on a quiet machine, at most 14 quiet waits of 60 s more)
+ *   npx tsx bench/ingest.ts --quick               # every phase, shortened (about 2 minutes)
+ *   npx tsx bench/ingest.ts --keepup-seconds 60   # any phase's length can be set on its own
  *
- * DATABASE_URL is used when set (a fresh database is created on that server and dropped after,
- * when the user may CREATE DATABASE); otherwise an embedded PostgreSQL with default (durable)
- * settings runs in a temp directory. The servers run in a child process so that autocannon, in
- * this process, does not share their event loop.
+ * The three servers, each a Node process of its own (forked from this file), each against a fresh
+ * database of its own on DATABASE_URL's server (an embedded PostgreSQL when unset):
+ *   - switchboard: the real composition root (startSwitchboard) with a signed GitHub provider, so
+ *     verification, deduplication by delivery id, the list indexes, the background search indexer
+ *     and the live bus (NOTIFY) all run as in production;
+ *   - naive: Koa + `pg` Pool(max 10), one INSERT per request into
+ *     (id uuid primary key default gen_random_uuid(), provider text, headers jsonb, payload bytea,
+ *     received_at timestamptz default now()), 200 after the commit, no verification;
+ *   - bare Koa: drains the body and answers 200.
  *
- * Targets: switchboard/bare ≥ 0.5 at 50 connections; p99 ≤ 25 ms at a fixed 1,000 req/s, sent evenly
- * paced by bench/load-driver.ts (autocannon's own rate option sends each second's requests in one
- * burst; that figure is printed too).
+ * Phases:
+ *   1. throughput: autocannon, 50 connections, --seconds (10) per server, --rounds (3) rounds in
+ *      rotated order; the result is the median of the per-round ratios;
+ *   2. paced latency: open loop at --rate (1,000) req/s for --paced-seconds (10) per server and
+ *      round, switchboard and naive in rotated order. Requests start on a fixed schedule (one every
+ *      1/rate s, whatever the answers) and latency counts from the scheduled start, so a server's
+ *      queue cannot hide (no coordinated omission);
+ *   3. search keep-up: switchboard paced at --rate for --keepup-seconds (300); then the search
+ *      backlog (queued events, and in seconds of ingest) and the time it takes to drain. The live
+ *      bus is checked in the same phase: every stored id must be announced, and the delay from the
+ *      200 to the NOTIFY arriving at a LISTENing client is printed.
  *
- * To show where the time goes, a third endpoint runs the same app and ingest surface over a store
- * that acknowledges without storing anything: the ceiling any database could leave. On Linux the
- * CPU time each phase cost per request is printed too, split into the load generator (this
- * process), the servers' process and PostgreSQL.
+ * Before each run the bench waits (at most --quiet-max s) for the machine to be quiet: busy below
+ * --quiet-busy of all cores over one second. It prints the hypervisor's steal per run; a run with
+ * more than 10 % steal is discarded (its round is left out of the medians) and said so.
+ *
+ * CPU per stored delivery comes from /proc: the server process, and PostgreSQL's backends serving
+ * that server's database (pg_stat_activity), so load elsewhere on a shared PostgreSQL does not
+ * count. switchboard's PostgreSQL figure is also given including the search indexing that the run's
+ * events caused after it ended (measured until the search queue is empty).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sign } from '@octokit/webhooks-methods';
 import Koa from 'koa';
-import { createPool, sql } from 'slonik';
-import { v7 as uuidv7 } from 'uuid';
-import { cpuTicks, stealShare } from './cpu-ticks.ts';
-import type { EventBus } from '../src/bus/event-bus.ts';
-import { createPostgresEventBus } from '../src/bus/postgres-event-bus.ts';
+import pg from 'pg';
+import { Pool as HttpPool } from 'undici';
+import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
+import { percentile } from './load-driver.ts';
+import { DEFAULT_BUS_CHANNEL } from '../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
-import { createApp } from '../src/http/create-app.ts';
-import { createIngestSurface } from '../src/ingest/ingest-surface.ts';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool, isDatabaseUp } from '../src/store/database.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
-import { migrate } from '../src/store/migrate.ts';
-import type { EventStore, InsertResult, NewEvent } from '../src/store/event-store.ts';
-import { createEventStore } from '../src/store/pg-event-store.ts';
-import { startSearchIndexer, type SearchIndexer } from '../src/store/search-indexer.ts';
-import { runGithubLoad } from './load-driver.ts';
+import { startSwitchboard } from '../src/server/start-switchboard.ts';
+import { redactUrl } from '../src/store/database.ts';
+import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
 
 const SECRET = 'bench-github-secret';
 const PAYLOAD_BYTES = 2048;
+const HOOK_PATH = '/hooks/github';
+const MAX_STEAL = 0.1;
+/** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+type ServerKind = 'switchboard' | 'naive' | 'bare';
+const KINDS: readonly ServerKind[] = ['switchboard', 'naive', 'bare'];
 
 // ---------------------------------------------------------------------------------------------
 // autocannon has no type declarations; this is the part of its API the benchmark uses.
 
 interface AutocannonResult {
   requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number; max: number };
+  latency: { p50: number; p99: number };
   '2xx': number;
   non2xx: number;
   errors: number;
@@ -66,7 +86,7 @@ interface AutocannonResult {
   duration: number;
 }
 
-interface AutocannonOptions {
+type Autocannon = (options: {
   url: string;
   connections: number;
   duration: number;
@@ -74,193 +94,219 @@ interface AutocannonOptions {
   headers: Record<string, string>;
   body: Buffer;
   idReplacement: boolean;
-  overallRate?: number;
-}
-
-type Autocannon = (options: AutocannonOptions) => Promise<AutocannonResult>;
+}) => Promise<AutocannonResult>;
 
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ---------------------------------------------------------------------------------------------
-// Server side (child process).
+// Server side: one child process per server.
 
-interface ServerReady {
-  type: 'ready';
-  barePort: number;
-  switchboardPort: number;
-  withoutDatabasePort: number;
-  synchronousCommit: string;
-  fsync: string;
-  database: string;
+/** The naive receiver's table, exactly as issue 19 describes it. */
+const NAIVE_TABLE = `CREATE TABLE IF NOT EXISTS deliveries (
+  id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+  provider text,
+  headers jsonb,
+  payload bytea,
+  received_at timestamptz DEFAULT now()
+)`;
+
+async function listenOn(handler: Parameters<typeof createServer>[1]): Promise<Server> {
+  const server = createServer(handler);
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return server;
 }
 
-interface CountReply {
-  type: 'count';
-  rows: number;
+/** Serves a hand-made Koa app on a loopback port; stop() closes it, then runs `andThen`. */
+async function serveKoa(app: Koa, andThen: () => Promise<void>): Promise<{ port: number; stop: () => Promise<void> }> {
+  const server = await listenOn(app.callback());
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: async () => {
+      server.closeAllConnections();
+      server.close();
+      await andThen();
+    },
+  };
 }
 
-interface IndexerReply {
-  type: 'indexer';
-  running: boolean;
+async function serve(kind: ServerKind, databaseUrl: string): Promise<void> {
+  const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
+  let port: number;
+  let stop: () => Promise<void>;
+  if (kind === 'switchboard') {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-'));
+    const running = await startSwitchboard({
+      config: resolveConfig({ providers: { github: { preset: 'github', secret: SECRET } } }),
+      logger,
+      host: '127.0.0.1',
+      port: 0,
+      databaseUrl,
+      dataDir,
+      envToken: undefined,
+      redisUrl: undefined,
+    });
+    port = Number(new URL(running.url).port);
+    stop = async () => {
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+    };
+  } else if (kind === 'naive') {
+    // What a developer writes by hand: no verification, one INSERT per request, 200 after it.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+    await pool.query(NAIVE_TABLE);
+    const app = new Koa();
+    app.use(async (ctx) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+      await pool.query('INSERT INTO deliveries (provider, headers, payload) VALUES ($1, $2, $3)', [
+        'github',
+        JSON.stringify(ctx.request.headers),
+        Buffer.concat(chunks),
+      ]);
+      ctx.status = 200;
+    });
+    ({ port, stop } = await serveKoa(app, () => pool.end()));
+  } else {
+    const app = new Koa();
+    app.use(async (ctx) => {
+      await new Promise<void>((resolve) => {
+        ctx.req.on('end', resolve);
+        ctx.req.resume();
+      });
+      ctx.status = 200;
+    });
+    ({ port, stop } = await serveKoa(app, async () => undefined));
+  }
+  process.on('message', (message: unknown) => {
+    if (message !== 'stop') return;
+    void stop().finally(() => process.exit(0));
+  });
+  process.send?.({ type: 'ready', port });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases: a fresh one per server on DATABASE_URL's server (or an embedded cluster).
+
+interface BenchDatabases {
+  label: string;
+  adminUrl: string;
+  urls: Record<'switchboard' | 'naive', string>;
+  cleanup(): Promise<void>;
+}
+
+async function createDatabases(): Promise<BenchDatabases> {
+  let adminUrl = process.env['DATABASE_URL']?.trim() ?? '';
+  let label: string;
+  let stopEmbedded: () => Promise<void> = async () => undefined;
+  if (adminUrl) {
+    label = `DATABASE_URL ${redactUrl(adminUrl)}`;
+  } else {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-pg-'));
+    const { chmod } = await import('node:fs/promises');
+    await chmod(dataDir, 0o755);
+    const embedded = await startEmbeddedPostgres({ dataDir, logger: createLogger({ level: 'warn' }) });
+    adminUrl = embedded.url;
+    label = 'embedded PostgreSQL (default, durable settings)';
+    stopEmbedded = async () => {
+      await embedded.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    };
+  }
+  const tag = randomBytes(4).toString('hex');
+  const names = { switchboard: `switchboard_bench_${tag}_sb`, naive: `switchboard_bench_${tag}_naive` };
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    for (const name of Object.values(names)) {
+      await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+    }
+  } finally {
+    await admin.end();
+  }
+  const urlOf = (name: string): string => {
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  return {
+    label,
+    adminUrl,
+    urls: { switchboard: urlOf(names.switchboard), naive: urlOf(names.naive) },
+    async cleanup() {
+      const drop = new pg.Client({ connectionString: adminUrl });
+      await drop.connect();
+      for (const name of Object.values(names)) await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await drop.end();
+      await stopEmbedded();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting from /proc.
+
+/** CPU seconds (user + system) of one process, from /proc/<pid>/stat; 0 once it is gone. */
+function processCpuSeconds(pid: number): number {
+  try {
+    // The command name may contain spaces and parentheses; the fields after its closing ") " do not.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
 }
 
 /**
- * Acknowledges every delivery at once and keeps nothing: only for the ceiling endpoint, which
- * measures what the HTTP, verification and group-commit path costs with no database behind it.
+ * A watcher on one server's database: its row count, its search backlog, and the CPU of the
+ * PostgreSQL backends serving it (its own connection excluded).
  */
-function discardingStore(): EventStore {
-  const acknowledge = (event: NewEvent): InsertResult => ({
-    duplicate: false,
-    event: {
-      id: uuidv7(),
-      provider: event.provider,
-      event_type: event.eventType,
-      trust_mode: event.trustMode,
-      verified: event.verified,
-      payload_size: event.payload.length,
-      received_at: new Date().toISOString(),
-    },
-  });
-  const notKept = async (): Promise<never> => {
-    throw new Error('the discarding store keeps no events');
-  };
+interface DatabaseWatch {
+  stored(): Promise<number>;
+  /** Events waiting in event_search_queue (switchboard only). */
+  searchBacklog(): Promise<number>;
+  /** CPU seconds of the database's backends, per pid, right now. */
+  backendCpu(): Promise<Map<number, number>>;
+  /** Transactions committed in the database so far (pg_stat_database, updated within a second). */
+  commits(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function watchDatabase(url: string, table: 'events' | 'deliveries'): Promise<DatabaseWatch> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   return {
-    insert: async (event) => acknowledge(event),
-    insertMany: async (events) => events.map(acknowledge),
-    get: notKept,
-    list: notKept,
-    listWithSummaries: notKept,
-    providerHasEvents: notKept,
-    summaries: notKept,
-    recordResponseStatus: notKept,
+    async stored() {
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+      return Number(rows[0]?.n ?? 0);
+    },
+    async searchBacklog() {
+      const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM event_search_queue');
+      return Number(rows[0]?.n ?? 0);
+    },
+    async backendCpu() {
+      const { rows } = await client.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
+      return new Map(rows.map(({ pid }) => [pid, processCpuSeconds(pid)]));
+    },
+    async commits() {
+      const { rows } = await client.query<{ n: string }>(
+        'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+      );
+      return Number(rows[0]?.n ?? 0);
+    },
+    close: () => client.end(),
   };
 }
 
-const silentBus: EventBus = {
-  publish: async () => undefined,
-  subscribe: () => () => undefined,
-  close: async () => undefined,
-};
-
-async function serve(): Promise<void> {
-  const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
-  const { url, cleanup, label } = await benchDatabase(logger);
-  const pool = await createDatabasePool(url, { maximumPoolSize: 10 });
-  await migrate(pool, logger);
-  const synchronousCommit = String(await pool.oneFirst(sql.unsafe`SHOW synchronous_commit`));
-  const fsync = String(await pool.oneFirst(sql.unsafe`SHOW fsync`));
-
-  const store = createEventStore(pool);
-  // As in production: payload search is indexed in the background while deliveries arrive. It is
-  // stopped while the bare endpoint is measured: with no new events it would work through the
-  // backlog at full speed and take CPU from the baseline, flattering the ratio.
-  let searchIndexer: SearchIndexer | null = startSearchIndexer({ pool, logger });
-  const bus = createPostgresEventBus({ databaseUrl: url, logger });
-  await bus.ready();
-  const providers = resolveConfig({ providers: { github: { preset: 'github', secret: SECRET } } }).providers;
-  const switchboard = createApp({
-    logger,
-    isDatabaseUp: () => isDatabaseUp(pool),
-    trustProxy: false,
-    surfaces: [createIngestSurface({ providers, store, bus, logger })],
-  });
-  const withoutDatabase = createApp({
-    logger,
-    isDatabaseUp: async () => true,
-    trustProxy: false,
-    surfaces: [createIngestSurface({ providers, store: discardingStore(), bus: silentBus, logger })],
-  });
-
-  const bare = new Koa();
-  bare.use((ctx) => {
-    ctx.status = 200;
-  });
-
-  const listen = async (handler: Parameters<typeof createServer>[1]): Promise<Server> => {
-    const server = createServer(handler);
-    server.keepAliveTimeout = 60_000;
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    return server;
-  };
-  const bareServer = await listen(bare.callback());
-  const switchboardServer = await listen(switchboard.callback());
-  const withoutDatabaseServer = await listen(withoutDatabase.callback());
-
-  const send = (message: ServerReady | CountReply | IndexerReply): void => {
-    process.send?.(message);
-  };
-  process.on('message', (message: unknown) => {
-    void (async () => {
-      if (message === 'count') {
-        send({ type: 'count', rows: Number(await pool.oneFirst(sql.unsafe`SELECT count(*) FROM events`)) });
-      } else if (message === 'indexer-off' || message === 'indexer-on') {
-        await searchIndexer?.stop();
-        searchIndexer = message === 'indexer-on' ? startSearchIndexer({ pool, logger }) : null;
-        send({ type: 'indexer', running: searchIndexer !== null });
-      } else if (message === 'stop') {
-        for (const server of [bareServer, switchboardServer, withoutDatabaseServer]) {
-          server.closeAllConnections();
-          server.close();
-        }
-        await bus.close();
-        await searchIndexer?.stop();
-        await pool.end();
-        await cleanup();
-        process.exit(0);
-      }
-    })();
-  });
-  send({
-    type: 'ready',
-    barePort: (bareServer.address() as AddressInfo).port,
-    switchboardPort: (switchboardServer.address() as AddressInfo).port,
-    withoutDatabasePort: (withoutDatabaseServer.address() as AddressInfo).port,
-    synchronousCommit,
-    fsync,
-    database: label,
-  });
-}
-
-async function benchDatabase(
-  logger: ReturnType<typeof createLogger>,
-): Promise<{ url: string; label: string; cleanup: () => Promise<void> }> {
-  const external = process.env['DATABASE_URL']?.trim();
-  if (external) {
-    const name = `switchboard_bench_${randomBytes(4).toString('hex')}`;
-    const admin = await createPool(external, { maximumPoolSize: 1 });
-    try {
-      await admin.query(sql.unsafe`CREATE DATABASE ${sql.identifier([name])}`);
-    } catch {
-      await admin.end();
-      // No CREATE DATABASE privilege: use the given database itself.
-      return { url: external, label: 'DATABASE_URL', cleanup: async () => undefined };
-    }
-    await admin.end();
-    const url = new URL(external);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      label: `DATABASE_URL (fresh database ${name})`,
-      cleanup: async () => {
-        const drop = await createPool(external, { maximumPoolSize: 1 });
-        await drop.query(sql.unsafe`DROP DATABASE IF EXISTS ${sql.identifier([name])} WITH (FORCE)`);
-        await drop.end();
-      },
-    };
-  }
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-'));
-  const { chmod } = await import('node:fs/promises');
-  await chmod(dataDir, 0o755);
-  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, logger });
-  return {
-    url: server.url,
-    label: 'embedded PostgreSQL (default settings)',
-    cleanup: async () => {
-      await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+/** CPU the backends used between two readings; a backend that started meanwhile counts in full. */
+function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -282,127 +328,16 @@ async function githubPayload(): Promise<Buffer> {
   return payload;
 }
 
-function waitFor<T extends { type: string }>(child: ChildProcess, type: T['type']): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onExit = (code: number | null): void => reject(new Error(`server process exited with ${String(code)}`));
-    const onMessage = (message: unknown): void => {
-      if (typeof message === 'object' && message !== null && (message as { type?: unknown }).type === type) {
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        resolve(message as T);
-      }
-    };
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+interface RunningServer {
+  kind: ServerKind;
+  child: ChildProcess;
+  port: number;
+  watch: DatabaseWatch | null;
 }
 
-/** Several runs as one: rates weighted by duration, latencies from the worst round (conservative). */
-function combine(results: readonly AutocannonResult[]): AutocannonResult {
-  const sum = (pick: (r: AutocannonResult) => number): number => results.reduce((total, r) => total + pick(r), 0);
-  const duration = sum((r) => r.duration);
-  const total = sum((r) => r.requests.total);
-  const worst = (pick: (r: AutocannonResult) => number): number => Math.max(...results.map(pick));
-  return {
-    requests: { average: total / duration, total },
-    latency: {
-      p50: worst((r) => r.latency.p50),
-      p99: worst((r) => r.latency.p99),
-      average: sum((r) => r.latency.average * r.duration) / duration,
-      max: worst((r) => r.latency.max),
-    },
-    '2xx': sum((r) => r['2xx']),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-    timeouts: sum((r) => r.timeouts),
-    duration,
-  };
-}
-
-/** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** CPU seconds (user + system) of one process, from /proc/<pid>/stat; 0 once it is gone. */
-function processCpuSeconds(pid: number): number {
-  try {
-    // The command name may contain spaces and parentheses; the fields after its closing ") " do not.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
-
-/** Every PostgreSQL process on this machine: the embedded cluster's, or a local DATABASE_URL server's. */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += processCpuSeconds(Number(entry));
-    } catch {
-      // The process ended while being listed.
-    }
-  }
-  return total;
-}
-
-interface CpuSplit {
-  loadGenerator: number;
-  server: number;
-  postgres: number;
-  machine: number;
-}
-
-/** CPU seconds so far, split by process; undefined where /proc is missing. */
-function cpuSplit(serverPid: number): CpuSplit | undefined {
-  const ticks = cpuTicks();
-  if (!ticks) return undefined;
-  return {
-    loadGenerator: processCpuSeconds(process.pid),
-    server: processCpuSeconds(serverPid),
-    postgres: postgresCpuSeconds(),
-    machine: ticks.busy / CLOCK_TICKS_PER_SECOND,
-  };
-}
-
-function addSplit(
-  total: CpuSplit | undefined,
-  before: CpuSplit | undefined,
-  after: CpuSplit | undefined,
-): CpuSplit | undefined {
-  if (!before || !after) return undefined;
-  const base = total ?? { loadGenerator: 0, server: 0, postgres: 0, machine: 0 };
-  return {
-    loadGenerator: base.loadGenerator + after.loadGenerator - before.loadGenerator,
-    server: base.server + after.server - before.server,
-    postgres: base.postgres + after.postgres - before.postgres,
-    machine: base.machine + after.machine - before.machine,
-  };
-}
-
-const fmt = (n: number, digits = 0): string =>
-  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      serve: { type: 'boolean', default: false },
-      seconds: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '50' },
-      rate: { type: 'string', default: '1000' },
-      rounds: { type: 'string', default: '2' },
-    },
-  });
-  if (values.serve) return serve();
-  const seconds = Number(values.seconds);
-  const connections = Number(values.connections);
-  const rate = Number(values.rate);
-  const rounds = Math.max(1, Number(values.rounds));
-
-  const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
-    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server process there, to see where time goes.
+async function startServer(kind: ServerKind, databaseUrl: string | undefined): Promise<RunningServer> {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind, '--database-url', databaseUrl ?? ''], {
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each server process there.
     execArgv: [
       '--import',
       'tsx',
@@ -410,151 +345,527 @@ async function main(): Promise<void> {
     ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${kind} server exited with ${String(code)}`)));
+    child.on('message', (message: unknown) => {
+      const m = message as { type?: unknown; port?: unknown };
+      if (m.type === 'ready' && typeof m.port === 'number') resolve(m.port);
+    });
+  });
+  const watch =
+    databaseUrl === undefined
+      ? null
+      : await watchDatabase(databaseUrl, kind === 'switchboard' ? 'events' : 'deliveries');
+  return { kind, child, port, watch };
+}
+
+async function stopServer(server: RunningServer): Promise<void> {
+  await server.watch?.close();
+  if (server.child.exitCode !== null) return;
+  const exited = once(server.child, 'exit');
+  server.child.send('stop');
+  await Promise.race([exited, delay(15_000)]);
+  if (server.child.exitCode === null) server.child.kill('SIGKILL');
+}
+
+/** Waits until the machine's busy share over a second is below `busyShare`, at most `maxSeconds`. */
+async function waitForQuiet(busyShare: number, maxSeconds: number): Promise<string> {
+  const started = performance.now();
+  let last = 1;
+  for (;;) {
+    const before = cpuTicks();
+    await delay(1000);
+    const after = cpuTicks();
+    if (!before || !after) return 'no /proc/stat';
+    const total = after.total - before.total - (after.steal - before.steal);
+    last = total > 0 ? (after.busy - before.busy) / total : 0;
+    const waited = (performance.now() - started) / 1000;
+    if (last < busyShare) return `quiet after ${fmt(waited, 1)} s`;
+    if (waited >= maxSeconds)
+      return `NOT quiet after ${fmt(waited, 0)} s (machine ${fmt(last * 100)} % busy); went ahead`;
+  }
+}
+
+interface Usage {
+  ticksBefore: CpuTicks | undefined;
+  ticksAfter: CpuTicks | undefined;
+  serverCpu: number;
+  postgresCpu: number;
+  stored: number;
+  /** Transactions the server's database committed during the run. */
+  commits: number;
+  wallSeconds: number;
+}
+
+/** Runs `load` while measuring steal, the server's CPU, its database backends' CPU and rows stored. */
+async function measured<T>(server: RunningServer, load: () => Promise<T>): Promise<{ result: T; usage: Usage }> {
+  const pid = server.child.pid ?? 0;
+  const storedBefore = (await server.watch?.stored()) ?? 0;
+  const commitsBefore = (await server.watch?.commits()) ?? 0;
+  const backendsBefore = (await server.watch?.backendCpu()) ?? new Map<number, number>();
+  const serverBefore = processCpuSeconds(pid);
+  const ticksBefore = cpuTicks();
+  const started = performance.now();
+  const result = await load();
+  const wallSeconds = (performance.now() - started) / 1000;
+  const ticksAfter = cpuTicks();
+  const serverCpu = processCpuSeconds(pid) - serverBefore;
+  const backendsAfter = (await server.watch?.backendCpu()) ?? new Map<number, number>();
+  const stored = ((await server.watch?.stored()) ?? 0) - storedBefore;
+  // The statistics reach pg_stat_database within a second of each transaction.
+  if (server.watch) await delay(1100);
+  const commits = ((await server.watch?.commits()) ?? 0) - commitsBefore;
+  return {
+    result,
+    usage: {
+      ticksBefore,
+      ticksAfter,
+      serverCpu,
+      postgresCpu: backendCpuBetween(backendsBefore, backendsAfter),
+      stored,
+      commits,
+      wallSeconds,
+    },
+  };
+}
+
+/**
+ * Waits for switchboard's search queue to empty (the indexer runs by itself, as in production) and
+ * answers how long that took and the CPU its database's backends used meanwhile.
+ */
+async function searchCatchUp(
+  server: RunningServer,
+  maxSeconds: number,
+): Promise<{ seconds: number; postgresCpu: number; left: number }> {
+  const watch = server.watch;
+  if (!watch) return { seconds: 0, postgresCpu: 0, left: 0 };
+  const before = await watch.backendCpu();
+  const started = performance.now();
+  let left = await watch.searchBacklog();
+  while (left > 0 && performance.now() - started < maxSeconds * 1000) {
+    await delay(100);
+    left = await watch.searchBacklog();
+  }
+  const after = await watch.backendCpu();
+  return { seconds: (performance.now() - started) / 1000, postgresCpu: backendCpuBetween(before, after), left };
+}
+
+interface PacedResult {
+  sent: number;
+  ok: number;
+  non2xx: number;
+  failed: number;
+  /** Milliseconds from each request's scheduled start to its complete answer, sorted. */
+  latencies: Float64Array;
+  /** Each accepted id with when its answer arrived (performance.now()), when asked for. */
+  answeredAt: Map<string, number> | null;
+}
+
+/**
+ * Open-loop load: request k is due at start + k/rate s, sent then whatever the earlier ones are
+ * doing, and its latency counts from that due time. A late wake-up of this loop sends every
+ * overdue request at once, each still timed from its own due time.
+ */
+async function paced(
+  port: number,
+  payload: Buffer,
+  signature: string,
+  rate: number,
+  seconds: number,
+  keepIds: boolean,
+): Promise<PacedResult> {
+  const http = new HttpPool(`http://127.0.0.1:${port}`, { connections: 128, pipelining: 1 });
+  const total = Math.round(rate * seconds);
+  const latencies = new Float64Array(total);
+  const answeredAt = keepIds ? new Map<string, number>() : null;
+  let ok = 0;
+  let non2xx = 0;
+  let failed = 0;
+  let done = 0;
+  const inFlight = new Set<Promise<void>>();
+  const send = async (k: number, due: number): Promise<void> => {
+    try {
+      const response = await http.request({
+        method: 'POST',
+        path: HOOK_PATH,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'GitHub-Hookshot/bench',
+          'x-github-event': 'issues',
+          'x-github-delivery': randomUUID(),
+          'x-hub-signature-256': signature,
+        },
+        body: payload,
+      });
+      const text = await response.body.text();
+      const at = performance.now();
+      latencies[k] = at - due;
+      if (response.statusCode >= 200 && response.statusCode < 300) {
+        ok += 1;
+        if (answeredAt && text.startsWith('{')) {
+          const id = (JSON.parse(text) as { id?: unknown }).id;
+          if (typeof id === 'string') answeredAt.set(id, at);
+        }
+      } else {
+        non2xx += 1;
+      }
+    } catch {
+      latencies[k] = performance.now() - due;
+      failed += 1;
+    }
+    done += 1;
+  };
+  const intervalMs = 1000 / rate;
+  const start = performance.now() + 5;
+  let next = 0;
+  while (next < total) {
+    const now = performance.now();
+    while (next < total && start + next * intervalMs <= now) {
+      const request = send(next, start + next * intervalMs);
+      inFlight.add(request);
+      void request.finally(() => inFlight.delete(request));
+      next += 1;
+    }
+    if (next < total) await delay(Math.max(0, start + next * intervalMs - performance.now()));
+  }
+  await Promise.all(inFlight);
+  await http.close();
+  if (done !== total) throw new Error(`paced: ${done} of ${total} requests finished`);
+  latencies.sort();
+  return { sent: total, ok, non2xx, failed, latencies, answeredAt };
+}
+
+const fmt = (n: number, digits = 0): string =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : String(n);
+
+const median = (values: readonly number[]): number => {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+const rotate = <T>(list: readonly T[], by: number): T[] => list.map((_, i) => list[(i + by) % list.length] as T);
+
+const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+/** µs per unit, or "–" with nothing to divide by. */
+const perUnit = (seconds: number, count: number): string => (count > 0 ? fmt((seconds * 1e6) / count) : '–');
+
+interface ThroughputRun {
+  round: number;
+  kind: ServerKind;
+  result: AutocannonResult;
+  usage: Usage;
+  steal: number | undefined;
+  quiet: string;
+  /** switchboard only: indexing of this run's events after it ended. */
+  catchUp?: { seconds: number; postgresCpu: number; left: number };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      serve: { type: 'string' },
+      'database-url': { type: 'string', default: '' },
+      quick: { type: 'boolean', default: false },
+      seconds: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string', default: '50' },
+      rate: { type: 'string', default: '1000' },
+      'paced-seconds': { type: 'string' },
+      'paced-rounds': { type: 'string' },
+      'keepup-seconds': { type: 'string' },
+      'quiet-busy': { type: 'string', default: '0.15' },
+      'quiet-max': { type: 'string', default: '60' },
+    },
+  });
+  if (values.serve !== undefined) {
+    if (!(KINDS as readonly string[]).includes(values.serve)) throw new Error(`unknown server ${values.serve}`);
+    return serve(values.serve as ServerKind, values['database-url']);
+  }
+  const quick = values.quick;
+  const num = (value: string | undefined, full: number, short: number): number =>
+    value === undefined ? (quick ? short : full) : Number(value);
+  const seconds = num(values.seconds, 10, 5);
+  const rounds = Math.max(1, num(values.rounds, 3, 3));
+  const connections = Number(values.connections);
+  const rate = Number(values.rate);
+  const pacedSeconds = num(values['paced-seconds'], 10, 5);
+  const pacedRounds = Math.max(1, num(values['paced-rounds'], 2, 1));
+  const keepupSeconds = num(values['keepup-seconds'], 300, 30);
+  const quietBusy = Number(values['quiet-busy']);
+  const quietMax = Number(values['quiet-max']);
+  const benchStarted = performance.now();
+
+  const databases = await createDatabases();
+  const servers = new Map<ServerKind, RunningServer>();
   try {
-    const ready = await waitFor<ServerReady>(child, 'ready');
+    for (const kind of KINDS) {
+      servers.set(kind, await startServer(kind, kind === 'bare' ? undefined : databases.urls[kind]));
+    }
+    const server = (kind: ServerKind): RunningServer => {
+      const s = servers.get(kind);
+      if (!s) throw new Error(`no ${kind} server`);
+      return s;
+    };
     const payload = await githubPayload();
+    const signature = await sign(SECRET, payload.toString('utf8'));
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'GitHub-Hookshot/bench',
       'x-github-event': 'issues',
       // autocannon replaces [<id>] with a fresh id per request, so nothing is deduplicated.
       'x-github-delivery': '[<id>]',
-      'x-hub-signature-256': await sign(SECRET, payload.toString()),
+      'x-hub-signature-256': signature,
     };
-    const run = (port: number, pathName: string, duration: number, overallRate?: number): Promise<AutocannonResult> =>
+    const cannon = (kind: ServerKind, duration: number): Promise<AutocannonResult> =>
       autocannon({
-        url: `http://127.0.0.1:${port}${pathName}`,
+        url: `http://127.0.0.1:${server(kind).port}${kind === 'bare' ? '/' : HOOK_PATH}`,
         connections,
         duration,
         method: 'POST',
         headers,
         body: payload,
         idReplacement: true,
-        ...(overallRate === undefined ? {} : { overallRate }),
       });
 
-    process.stdout.write(
-      `database: ${ready.database}; synchronous_commit=${ready.synchronousCommit}, fsync=${ready.fsync}\n` +
-        `load: autocannon, ${connections} connections, ${PAYLOAD_BYTES}-byte signed GitHub payloads, ${seconds} s per phase ` +
-        `(throughput phases alternate in ${rounds} rounds)\n\n`,
+    out(`database: ${databases.label}; a fresh database per server`);
+    out(
+      `load: ${PAYLOAD_BYTES}-byte signed GitHub deliveries; autocannon ${connections} connections, ${seconds} s per server, ` +
+        `${rounds} rounds in rotated order; paced ${rate} req/s open loop, ${pacedSeconds} s per server, ${pacedRounds} round(s); ` +
+        `search keep-up ${keepupSeconds} s`,
     );
+    out(`quiet machine before each run: busy < ${fmt(quietBusy * 100)} % for 1 s, waiting at most ${quietMax} s\n`);
 
-    // On a virtual machine the host can take CPU time away (steal); a run with much of it measures
-    // the host's neighbours as much as switchboard, so it is printed with the figures.
-    const ticksBefore = cpuTicks();
-    // The endpoints without a database run with the indexer stopped too: it would otherwise work
-    // through the backlog of the switchboard phases on the CPU they are measured on.
-    const withoutIndexer = async (port: number, pathName: string, duration: number): Promise<AutocannonResult> => {
-      child.send('indexer-off');
-      await waitFor<IndexerReply>(child, 'indexer');
-      try {
-        return await run(port, pathName, duration);
-      } finally {
-        child.send('indexer-on');
-        await waitFor<IndexerReply>(child, 'indexer');
-      }
-    };
-    const serverPid = child.pid ?? 0;
-    const phases = {
-      bare: { rounds: [] as AutocannonResult[], cpu: undefined as CpuSplit | undefined },
-      withoutDatabase: { rounds: [] as AutocannonResult[], cpu: undefined as CpuSplit | undefined },
-      switchboard: { rounds: [] as AutocannonResult[], cpu: undefined as CpuSplit | undefined },
-    };
-    const measure = async (phase: keyof typeof phases, load: () => Promise<AutocannonResult>): Promise<void> => {
-      const before = cpuSplit(serverPid);
-      const result = await load();
-      phases[phase].cpu = addSplit(phases[phase].cpu, before, cpuSplit(serverPid));
-      phases[phase].rounds.push(result);
-    };
     // Warm-up: JIT, connection pools, the first database pages.
-    await withoutIndexer(ready.barePort, '/', 2);
-    await withoutIndexer(ready.withoutDatabasePort, '/hooks/github', 2);
-    await run(ready.switchboardPort, '/hooks/github', 3);
+    for (const kind of KINDS) await cannon(kind, 3);
+    await searchCatchUp(server('switchboard'), 120);
 
-    // The throughput phases alternate in short rounds, so a change in background load on a shared
-    // machine hits all of them alike instead of skewing the ratio.
-    const roundSeconds = Math.max(1, Math.round(seconds / rounds));
-    for (let round = 0; round < rounds; round += 1) {
-      await measure('bare', () => withoutIndexer(ready.barePort, '/', roundSeconds));
-      await measure('withoutDatabase', () => withoutIndexer(ready.withoutDatabasePort, '/hooks/github', roundSeconds));
-      await measure('switchboard', () => run(ready.switchboardPort, '/hooks/github', roundSeconds));
-    }
-    const bare = combine(phases.bare.rounds);
-    const withoutDatabase = combine(phases.withoutDatabase.rounds);
-    const switchboard = combine(phases.switchboard.rounds);
-    // autocannon's --overallRate is not a steady rate: each connection sends its share of the
-    // second back to back, then waits for the next second, so the server sees one burst of `rate`
-    // requests a second. Kept for comparison; the target is judged on evenly paced load (one
-    // delivery every 1/rate s, open loop, latency from the moment each was sent).
-    const bursts = await run(ready.switchboardPort, '/hooks/github', seconds, rate);
-    const paced = await runGithubLoad({
-      baseUrl: `http://127.0.0.1:${ready.switchboardPort}`,
-      secret: SECRET,
-      concurrency: connections,
-      ratePerSecond: rate,
-      durationMs: seconds * 1000,
-      payload: () => payload,
-    });
-
-    const ticksAfter = cpuTicks();
-    child.send('count');
-    const { rows } = await waitFor<CountReply>(child, 'count');
-
-    const ratio = switchboard.requests.average / bare.requests.average;
-    const line = (name: string, r: AutocannonResult): string =>
-      `${name.padEnd(34)} ${fmt(r.requests.average).padStart(9)} req/s   p50 ${fmt(r.latency.p50, 1).padStart(6)} ms   p99 ${fmt(r.latency.p99, 1).padStart(6)} ms   non-2xx ${r.non2xx}   errors ${r.errors}\n`;
-    process.stdout.write(line('bare Koa (200)', bare));
-    process.stdout.write(line('switchboard, no database (ceiling)', withoutDatabase));
-    process.stdout.write(line('switchboard ingest', switchboard));
-    process.stdout.write(line(`switchboard, ${rate} req/s in bursts`, bursts));
-    process.stdout.write(
-      `${`switchboard at ${rate} req/s, paced`.padEnd(34)} ${fmt(paced.throughput).padStart(9)} req/s   p50 ${fmt(paced.latencyMs.p50, 1).padStart(6)} ms   ` +
-        `p99 ${fmt(paced.latencyMs.p99, 1).padStart(6)} ms   non-2xx ${paced.non2xx}   errors ${paced.failed}   not sent (${connections} in flight) ${paced.skipped}\n`,
+    // 1. Throughput, rotated rounds.
+    out('throughput (autocannon)');
+    out(
+      `${'round'.padEnd(6)}${'server'.padEnd(13)}${'req/s'.padStart(8)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}` +
+        `${'non-2xx'.padStart(9)}${'errors'.padStart(8)}${'steal'.padStart(7)}  quiet`,
     );
-    const cpuRows: Array<[string, AutocannonResult, CpuSplit | undefined]> = [
-      ['bare Koa (200)', bare, phases.bare.cpu],
-      ['switchboard, no database (ceiling)', withoutDatabase, phases.withoutDatabase.cpu],
-      ['switchboard ingest', switchboard, phases.switchboard.cpu],
-    ];
-    if (cpuRows.every(([, , cpu]) => cpu !== undefined)) {
-      process.stdout.write(
-        `\nCPU per request (µs)               ${'load generator'.padStart(14)} ${'server'.padStart(8)} ${'PostgreSQL'.padStart(10)} ${'whole machine'.padStart(13)}\n`,
-      );
-      for (const [name, result, cpu] of cpuRows) {
-        if (!cpu) continue;
-        const perRequest = (seconds: number): string =>
-          fmt((seconds * 1e6) / Math.max(1, result.requests.total)).padStart(8);
-        process.stdout.write(
-          `${name.padEnd(34)} ${perRequest(cpu.loadGenerator).padStart(14)} ${perRequest(cpu.server)} ${perRequest(cpu.postgres).padStart(10)} ${perRequest(cpu.machine).padStart(13)}\n`,
+    const runs: ThroughputRun[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      for (const kind of rotate(KINDS, round)) {
+        const quiet = await waitForQuiet(quietBusy, quietMax);
+        const { result, usage } = await measured(server(kind), () => cannon(kind, seconds));
+        const run: ThroughputRun = {
+          round,
+          kind,
+          result,
+          usage,
+          steal: stealShare(usage.ticksBefore, usage.ticksAfter),
+          quiet,
+        };
+        if (kind === 'switchboard') run.catchUp = await searchCatchUp(server(kind), 300);
+        runs.push(run);
+        out(
+          `${String(round + 1).padEnd(6)}${kind.padEnd(13)}${fmt(result.requests.average).padStart(8)}` +
+            `${fmt(result.latency.p50, 1).padStart(8)}${fmt(result.latency.p99, 1).padStart(8)}` +
+            `${String(result.non2xx).padStart(9)}${String(result.errors + result.timeouts).padStart(8)}` +
+            `${(run.steal === undefined ? '?' : `${fmt(run.steal * 100, 1)}%`).padStart(7)}  ${quiet}` +
+            (run.steal !== undefined && run.steal > MAX_STEAL ? '  DISCARDED (steal > 10 %)' : ''),
         );
       }
     }
-    process.stdout.write(`\nratio switchboard / bare: ${fmt(ratio, 2)}   (target >= 0.5)\n`);
-    process.stdout.write(
-      `ratio with no database behind the same ingest path: ${fmt(withoutDatabase.requests.average / bare.requests.average, 2)}\n`,
+    const discardedRounds = new Set(
+      runs.filter((r) => r.steal !== undefined && r.steal > MAX_STEAL).map((r) => r.round),
     );
-    process.stdout.write(`p99 at a paced ${rate} req/s: ${fmt(paced.latencyMs.p99, 1)} ms   (target <= 25 ms)\n`);
-    const steal = stealShare(ticksBefore, ticksAfter);
-    if (steal !== undefined) {
-      process.stdout.write(`CPU time stolen by the hypervisor during the run: ${fmt(steal * 100)} %\n`);
+    const rateOf = (round: number, kind: ServerKind): number =>
+      runs.find((r) => r.round === round && r.kind === kind)?.result.requests.average ?? Number.NaN;
+    const keptRounds = Array.from({ length: rounds }, (_, i) => i).filter((r) => !discardedRounds.has(r));
+    const ratios = {
+      switchboardToNaive: keptRounds.map((r) => rateOf(r, 'switchboard') / rateOf(r, 'naive')),
+      switchboardToBare: keptRounds.map((r) => rateOf(r, 'switchboard') / rateOf(r, 'bare')),
+      naiveToBare: keptRounds.map((r) => rateOf(r, 'naive') / rateOf(r, 'bare')),
+    };
+    const list = (xs: number[]): string => xs.map((x) => fmt(x, 2)).join(' / ');
+    out(
+      `\nper-round ratios (${keptRounds.length} of ${rounds} rounds kept${discardedRounds.size > 0 ? `; round(s) ${[...discardedRounds].map((r) => r + 1).join(', ')} discarded for steal > 10 %` : ''}):`,
+    );
+    out(
+      `  switchboard / naive: ${list(ratios.switchboardToNaive)}   median ${fmt(median(ratios.switchboardToNaive), 2)}`,
+    );
+    out(
+      `  switchboard / bare:  ${list(ratios.switchboardToBare)}   median ${fmt(median(ratios.switchboardToBare), 2)}`,
+    );
+    out(`  naive / bare:        ${list(ratios.naiveToBare)}   median ${fmt(median(ratios.naiveToBare), 2)}`);
+
+    // CPU per stored delivery, over every throughput run of each server.
+    out('\nCPU per stored delivery (µs, from /proc; PostgreSQL = the backends serving that server’s database)');
+    out(
+      `${'server'.padEnd(13)}${'stored'.padStart(9)}${'server'.padStart(9)}${'PostgreSQL'.padStart(12)}  PostgreSQL incl. search indexing after the run`,
+    );
+    for (const kind of KINDS) {
+      const mine = runs.filter((r) => r.kind === kind);
+      const stored = mine.reduce((n, r) => n + r.usage.stored, 0);
+      const requests = mine.reduce((n, r) => n + r.result['2xx'], 0);
+      const serverCpu = mine.reduce((n, r) => n + r.usage.serverCpu, 0);
+      const postgresCpu = mine.reduce((n, r) => n + r.usage.postgresCpu, 0);
+      const catchUp = mine.reduce((n, r) => n + (r.catchUp?.postgresCpu ?? 0), 0);
+      const commits = mine.reduce((n, r) => n + r.usage.commits, 0);
+      out(
+        `${kind.padEnd(13)}${fmt(kind === 'bare' ? requests : stored).padStart(9)}` +
+          `${perUnit(serverCpu, kind === 'bare' ? requests : stored).padStart(9)}` +
+          `${(kind === 'bare' ? '–' : perUnit(postgresCpu, stored)).padStart(12)}` +
+          `${(kind === 'bare' || stored === 0 ? '–' : fmt(commits / stored, 3)).padStart(16)}  ` +
+          (kind === 'switchboard' ? perUnit(postgresCpu + catchUp, stored) : '') +
+          (kind === 'bare' ? '(per request; nothing stored)' : ''),
+      );
     }
-    const acknowledged = switchboard['2xx'] + bursts['2xx'] + paced.ok;
-    process.stdout.write(
-      `rows stored: ${fmt(rows)} (includes warm-up); 2xx in measured phases: ${fmt(acknowledged)}\n`,
+
+    // 2. Paced latency, rotated.
+    out(`\npaced open loop at ${rate} req/s (latency from each request's scheduled start)`);
+    const pacedLatencies: Record<'switchboard' | 'naive', number[]> = { switchboard: [], naive: [] };
+    const pacedSummary: Record<'switchboard' | 'naive', { p50: number[]; p99: number[]; bad: number }> = {
+      switchboard: { p50: [], p99: [], bad: 0 },
+      naive: { p50: [], p99: [], bad: 0 },
+    };
+    for (let round = 0; round < pacedRounds; round += 1) {
+      for (const kind of rotate(['switchboard', 'naive'] as const, round)) {
+        const quiet = await waitForQuiet(quietBusy, quietMax);
+        const { result, usage } = await measured(server(kind), () =>
+          paced(server(kind).port, payload, signature, rate, pacedSeconds, false),
+        );
+        const steal = stealShare(usage.ticksBefore, usage.ticksAfter);
+        const discarded = steal !== undefined && steal > MAX_STEAL;
+        const p50 = percentile(result.latencies as unknown as number[], 50);
+        const p99 = percentile(result.latencies as unknown as number[], 99);
+        if (!discarded) {
+          pacedSummary[kind].p50.push(p50);
+          pacedSummary[kind].p99.push(p99);
+          pacedLatencies[kind].push(...result.latencies);
+        }
+        pacedSummary[kind].bad += result.non2xx + result.failed;
+        out(
+          `  round ${round + 1} ${kind.padEnd(12)} p50 ${fmt(p50, 1).padStart(6)} ms   p99 ${fmt(p99, 1).padStart(7)} ms   ` +
+            `2xx ${result.ok}/${result.sent}   server ${perUnit(usage.serverCpu, usage.stored)} µs + PostgreSQL ${perUnit(usage.postgresCpu, usage.stored)} µs per stored, ` +
+            `${usage.stored > 0 ? fmt(usage.commits / usage.stored, 2) : '–'} commits per stored   ` +
+            `steal ${steal === undefined ? '?' : `${fmt(steal * 100, 1)} %`}   ${quiet}${discarded ? '   DISCARDED (steal > 10 %)' : ''}`,
+        );
+        if (kind === 'switchboard') await searchCatchUp(server(kind), 300);
+      }
+    }
+    const pooled = (kind: 'switchboard' | 'naive', p: number): number =>
+      percentile(
+        [...pacedLatencies[kind]].sort((a, b) => a - b),
+        p,
+      );
+    const latency = {
+      switchboard: { p50: pooled('switchboard', 50), p99: pooled('switchboard', 99) },
+      naive: { p50: pooled('naive', 50), p99: pooled('naive', 99) },
+    };
+    out(
+      `  all rounds: switchboard p50 ${fmt(latency.switchboard.p50, 1)} / p99 ${fmt(latency.switchboard.p99, 1)} ms; ` +
+        `naive p50 ${fmt(latency.naive.p50, 1)} / p99 ${fmt(latency.naive.p99, 1)} ms`,
     );
-    const ok =
-      ratio >= 0.5 &&
-      paced.latencyMs.p99 <= 25 &&
-      paced.skipped === 0 &&
-      paced.failed === 0 &&
-      switchboard.non2xx === 0 &&
-      bursts.non2xx === 0 &&
-      paced.non2xx === 0;
-    process.stdout.write(ok ? 'targets met\n' : 'targets NOT met\n');
-    process.exitCode = ok ? 0 : 1;
+
+    // 3. Search keep-up and the live bus, at a sustained rate.
+    out(`\nsearch keep-up: switchboard at ${rate} deliveries/s for ${keepupSeconds} s`);
+    const sb = server('switchboard');
+    const keepQuiet = await waitForQuiet(quietBusy, quietMax);
+    const listener = new pg.Client({ connectionString: databases.urls.switchboard });
+    await listener.connect();
+    const announcedAt = new Map<string, number>();
+    listener.on('notification', (message) => {
+      const at = performance.now();
+      for (const id of (message.payload ?? '').split(',')) if (id !== '') announcedAt.set(id, at);
+    });
+    await listener.query(`LISTEN ${DEFAULT_BUS_CHANNEL}`);
+    const backlogTrace: string[] = [];
+    const tracing = new AbortController();
+    const trace = (async () => {
+      const started = performance.now();
+      const step = Math.max(5, Math.round(keepupSeconds / 10));
+      while (!tracing.signal.aborted) {
+        await delay(step * 1000, undefined, { signal: tracing.signal }).catch(() => undefined);
+        if (tracing.signal.aborted) break;
+        backlogTrace.push(
+          `${fmt((performance.now() - started) / 1000)} s: ${fmt((await sb.watch?.searchBacklog()) ?? 0)}`,
+        );
+      }
+    })();
+    const keep = await measured(sb, () => paced(sb.port, payload, signature, rate, keepupSeconds, true));
+    tracing.abort();
+    await trace;
+    const backlog = (await sb.watch?.searchBacklog()) ?? 0;
+    const drain = await searchCatchUp(sb, 600);
+    await delay(1000);
+    await listener.end();
+    const keepSteal = stealShare(keep.usage.ticksBefore, keep.usage.ticksAfter);
+    const keepLatencies = keep.result.latencies as unknown as number[];
+    const backlogSeconds = backlog / rate;
+    out(
+      `  ${keepQuiet}; steal ${keepSteal === undefined ? '?' : `${fmt(keepSteal * 100, 1)} %`}${keepSteal !== undefined && keepSteal > MAX_STEAL ? ' DISCARDED (steal > 10 %)' : ''}`,
+    );
+    out(
+      `  2xx ${keep.result.ok}/${keep.result.sent}; latency p50 ${fmt(percentile(keepLatencies, 50), 1)} ms, p99 ${fmt(percentile(keepLatencies, 99), 1)} ms`,
+    );
+    out(`  search backlog during the run (queued events): ${backlogTrace.join(', ') || '–'}`);
+    out(
+      `  search backlog at the end: ${fmt(backlog)} events = ${fmt(backlogSeconds, 2)} s of ingest (target < 5 s); ` +
+        `drained in ${fmt(drain.seconds, 1)} s${drain.left > 0 ? ` (NOT drained: ${drain.left} left)` : ''}`,
+    );
+    out(
+      `  CPU per stored delivery: server ${perUnit(keep.usage.serverCpu, keep.usage.stored)} µs, PostgreSQL ${perUnit(keep.usage.postgresCpu, keep.usage.stored)} µs ` +
+        `(${perUnit(keep.usage.postgresCpu + drain.postgresCpu, keep.usage.stored)} µs with the drain after the run); ` +
+        `${keep.usage.stored > 0 ? fmt(keep.usage.commits / keep.usage.stored, 3) : '–'} commits per stored delivery`,
+    );
+    const liveDelays: number[] = [];
+    let unannounced = 0;
+    for (const [id, answered] of keep.result.answeredAt ?? new Map<string, number>()) {
+      const at = announcedAt.get(id);
+      if (at === undefined) unannounced += 1;
+      else liveDelays.push(Math.max(0, at - answered));
+    }
+    liveDelays.sort((a, b) => a - b);
+    out(
+      `  live bus: ${fmt(liveDelays.length)} of ${fmt(keep.result.answeredAt?.size ?? 0)} accepted ids announced; ` +
+        `from the 200 to the NOTIFY at a listener: p50 ${fmt(percentile(liveDelays, 50), 1)} ms, p99 ${fmt(percentile(liveDelays, 99), 1)} ms, ` +
+        `max ${fmt(liveDelays.at(-1) ?? 0, 1)} ms (promise: within 1 s)`,
+    );
+
+    // Targets.
+    const throughputRatio = median(ratios.switchboardToNaive);
+    const checks: Array<[string, boolean]> = [
+      [`throughput: switchboard / naive ${fmt(throughputRatio, 2)} >= 1.2`, throughputRatio >= 1.2],
+      [
+        `paced p50: switchboard ${fmt(latency.switchboard.p50, 1)} ms <= naive ${fmt(latency.naive.p50, 1)} + 3 ms`,
+        latency.switchboard.p50 <= latency.naive.p50 + 3,
+      ],
+      [
+        `paced p99: switchboard ${fmt(latency.switchboard.p99, 1)} ms <= naive ${fmt(latency.naive.p99, 1)} + 10 ms`,
+        latency.switchboard.p99 <= latency.naive.p99 + 10,
+      ],
+      [
+        `search backlog after ${keepupSeconds} s at ${rate}/s: ${fmt(backlogSeconds, 2)} s of ingest < 5 s`,
+        backlogSeconds < 5,
+      ],
+      [`live bus: every accepted id announced, within 1 s`, unannounced === 0 && (liveDelays.at(-1) ?? 0) <= 1000],
+      [
+        'no errors: every switchboard request answered 2xx',
+        runs.every((r) => r.kind === 'bare' || (r.result.non2xx === 0 && r.result.errors === 0)) &&
+          pacedSummary.switchboard.bad === 0 &&
+          keep.result.ok === keep.result.sent,
+      ],
+    ];
+    out('\ntargets');
+    for (const [label, ok] of checks) out(`  ${ok ? 'met    ' : 'NOT met'}  ${label}`);
+    const steals = runs.map((r) => r.steal ?? 0);
+    out(`\nhypervisor steal per throughput run: ${steals.map((s) => `${fmt(s * 100, 1)} %`).join(', ')}`);
+    out(`bench wall time: ${fmt((performance.now() - benchStarted) / 1000)} s`);
+    process.exitCode = checks.every(([, ok]) => ok) ? 0 : 1;
   } finally {
-    child.send('stop');
-    await once(child, 'exit');
+    for (const s of servers.values()) await stopServer(s);
+    await databases.cleanup();
   }
 }
 

@@ -270,6 +270,9 @@ async function main(): Promise<void> {
       ['provider + event_type, page 100', { ...filter, limit: PAGE, cursor: filteredDeep }],
       ['provider + event_type, oldest first', { ...filter, order: 'oldest_first', limit: PAGE }],
       ['provider + dotless event_type', { provider: 'provider-3', eventType: 'pull_request', limit: PAGE }],
+      // Served by the family indexes since migration 0009 dropped the per-type ones.
+      ['exact event_type, first page', { eventType: 'issues.opened', limit: PAGE }],
+      ['exact event_type, oldest first', { eventType: 'issues.opened', order: 'oldest_first', limit: PAGE }],
       ['since id, oldest first (catch-up)', catchUp],
       ['since id, oldest first, page 100', { ...catchUp, cursor: catchUpDeep }],
       ['until time, oldest first', { until: '2024-01-01T01:00:00Z', order: 'oldest_first', limit: PAGE }],

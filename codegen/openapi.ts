@@ -51,6 +51,14 @@ const idParam: JsonObject = {
   schema: { type: 'string', format: 'uuid' },
 };
 
+const deliveryIdParam: JsonObject = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'Delivery id (UUIDv7): the X-Switchboard-Delivery header.',
+  schema: { type: 'string', format: 'uuid' },
+};
+
 export function buildOpenApi(registry: SchemaRegistry): JsonObject {
   // The query parameters of /api/events: list_webhook_events' filters, then the search the API adds.
   const queryParams = (file: string): JsonObject[] => {
@@ -68,6 +76,19 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
   // The replay body is the tool's input without the id, which the path carries.
   const replayInput = component(registry, 'tools/replay-webhook-event.input.schema.json');
   const { id: _id, ...replayBodyProps } = (replayInput.properties ?? {}) as JsonObject;
+  // The rule-name path parameter takes the schema's own name rule.
+  const ruleProps = (component(registry, 'forward-rule-status.schema.json').properties ?? {}) as Record<
+    string,
+    JsonObject
+  >;
+  const { description: _ruleText, ...ruleName } = ruleProps.name ?? {};
+  const ruleParam: JsonObject = {
+    name: 'name',
+    in: 'path',
+    required: true,
+    description: 'A forward rule name, as in forward: of the config.',
+    schema: ruleName,
+  };
   return {
     openapi: '3.1.0',
     info: {
@@ -156,6 +177,71 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           },
         },
       },
+      '/api/events/{id}/deliveries': {
+        get: {
+          operationId: 'listEventDeliveries',
+          summary: "The event's delivery to each forward rule that took it, with every attempt.",
+          parameters: [idParam],
+          responses: {
+            '200': json(ref('EventDeliveries'), 'Deliveries by rule'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
+      '/api/deliveries/{id}/retry': {
+        post: {
+          operationId: 'retryDelivery',
+          summary:
+            'Make a failed or dead delivery (or a pending one) due now, with a fresh max_attempts; 400 invalid_argument when it is already delivered or in flight.',
+          parameters: [deliveryIdParam],
+          responses: {
+            '200': json(ref('Delivery'), 'The delivery, now pending'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
+      '/api/forwards': {
+        get: {
+          operationId: 'listForwards',
+          summary:
+            'Every forward rule with its health: pending, dead, delivered in the last hour, oldest pending age, last error, paused.',
+          responses: { '200': json(ref('ForwardList'), 'Forward rules'), ...errors(401, 403, 429, 500, 503) },
+        },
+      },
+      '/api/forwards/{name}/retry-dead': {
+        post: {
+          operationId: 'retryDeadDeliveries',
+          summary: 'Make every dead delivery of the rule pending now, each with a fresh max_attempts.',
+          parameters: [ruleParam],
+          responses: {
+            '200': json(ref('ForwardRetryDeadResult'), 'How many became pending'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
+      '/api/forwards/{name}/pause': {
+        post: {
+          operationId: 'pauseForward',
+          summary:
+            "Stop sending the rule's deliveries (attempts in flight finish); new events still queue. Kept in the database: every instance and a restart see it.",
+          parameters: [ruleParam],
+          responses: {
+            '200': json(ref('ForwardRuleStatus'), 'The rule, now paused'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
+      '/api/forwards/{name}/resume': {
+        post: {
+          operationId: 'resumeForward',
+          summary: "Send the rule's deliveries again, starting with those waiting.",
+          parameters: [ruleParam],
+          responses: {
+            '200': json(ref('ForwardRuleStatus'), 'The rule, now running'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
       '/api/providers': {
         get: {
           operationId: 'listProviders',
@@ -211,6 +297,11 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         ApiReplayHeaders: component(registry, 'api-replay-headers.schema.json'),
         ReplayResult: component(registry, 'replay-result.schema.json'),
         ReplayHistory: component(registry, 'replay-history.schema.json'),
+        ForwardRuleStatus: component(registry, 'forward-rule-status.schema.json'),
+        ForwardList: component(registry, 'forward-list.schema.json'),
+        Delivery: component(registry, 'delivery.schema.json'),
+        EventDeliveries: component(registry, 'event-deliveries.schema.json'),
+        ForwardRetryDeadResult: component(registry, 'forward-retry-dead-result.schema.json'),
         ErrorEnvelope: component(registry, 'error-envelope.schema.json'),
         ListProvidersOutput: component(registry, 'tools/list-providers.output.schema.json'),
         ApiConfig: {

@@ -79,6 +79,16 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'ReplayErrorReason',
     doc: 'Why a replay attempt did not deliver, as the history says it.',
   },
+  DELIVERY_STATES: {
+    source: 'delivery.schema.json#/properties/state',
+    type: 'DeliveryState',
+    doc: "A forward delivery's state.",
+  },
+  FORWARD_STATES: {
+    source: 'api-event-summary.schema.json#/properties/forward_state',
+    type: 'ForwardState',
+    doc: "An event's forwarding across its rules, as the list marks it.",
+  },
 };
 
 const VALUES: Record<string, ValueFact> = {
@@ -156,6 +166,14 @@ const VALUES: Record<string, ValueFact> = {
   SEARCH_MATCH_LIMITS: {
     source: 'search-events-query.schema.json#/properties/match',
     doc: '/api/events JSON containment filter, as sent.',
+  },
+  HTTP_STATUS_LIMITS: {
+    source: 'replay-result.schema.json#/properties/response_status/anyOf/0',
+    doc: "A consumer's HTTP status as replay results and forward attempts keep it.",
+  },
+  DELIVERY_ERROR_LIMITS: {
+    source: 'delivery.schema.json#/properties/attempts/items/properties/error/anyOf/0',
+    doc: 'Why a forward attempt did not deliver, as its record keeps it.',
   },
 };
 

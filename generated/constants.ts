@@ -87,6 +87,14 @@ export const REPLAY_ERROR_REASONS = [
 ] as const;
 export type ReplayErrorReason = (typeof REPLAY_ERROR_REASONS)[number];
 
+/** A forward delivery's state. From schemas/delivery.schema.json#/properties/state. */
+export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** An event's forwarding across its rules, as the list marks it. From schemas/api-event-summary.schema.json#/properties/forward_state. */
+export const FORWARD_STATES = ['delivered', 'pending', 'failed'] as const;
+export type ForwardState = (typeof FORWARD_STATES)[number];
+
 /** The address bound by default. From schemas/config.schema.json#/properties/server/properties/host. */
 export const SERVER_HOST = { minLength: 1, default: '127.0.0.1' } as const;
 
@@ -149,3 +157,9 @@ export const RESPONSE_CONTENT_TYPE_LIMITS = { maxLength: 200 } as const;
 
 /** /api/events JSON containment filter, as sent. From schemas/search-events-query.schema.json#/properties/match. */
 export const SEARCH_MATCH_LIMITS = { minLength: 2, maxLength: 2000 } as const;
+
+/** A consumer's HTTP status as replay results and forward attempts keep it. From schemas/replay-result.schema.json#/properties/response_status/anyOf/0. */
+export const HTTP_STATUS_LIMITS = { minimum: 100, maximum: 599 } as const;
+
+/** Why a forward attempt did not deliver, as its record keeps it. From schemas/delivery.schema.json#/properties/attempts/items/properties/error/anyOf/0. */
+export const DELIVERY_ERROR_LIMITS = { maxLength: 500 } as const;

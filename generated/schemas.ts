@@ -63,6 +63,12 @@ export const SCHEMAS = {
               minLength: 1,
               maxLength: 120,
             },
+            forward_state: {
+              description:
+                "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+              type: 'string',
+              enum: ['delivered', 'pending', 'failed'],
+            },
           },
         },
       },
@@ -120,6 +126,12 @@ export const SCHEMAS = {
         type: 'string',
         minLength: 1,
         maxLength: 120,
+      },
+      forward_state: {
+        description:
+          "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+        type: 'string',
+        enum: ['delivered', 'pending', 'failed'],
       },
     },
   },
@@ -478,6 +490,111 @@ export const SCHEMAS = {
         },
         default: {},
       },
+      forward: {
+        description:
+          'Forward rules by name: every new event a rule matches is delivered to its `to` URL from the server, at least once, with the stored bytes, re-signed as replay signs them, retried with backoff. A rule sees only events received after it was added.',
+        type: 'object',
+        propertyNames: { pattern: '^[a-z0-9_-]{1,64}$' },
+        additionalProperties: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['to'],
+          properties: {
+            to: {
+              description:
+                "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+              type: 'string',
+              format: 'uri',
+            },
+            providers: {
+              description: 'Only events of these providers (queue providers included); every provider when absent.',
+              type: 'array',
+              items: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+              minItems: 1,
+              uniqueItems: true,
+            },
+            event_types: {
+              description:
+                'Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.',
+              type: 'array',
+              items: { type: 'string', minLength: 1, maxLength: 200 },
+              minItems: 1,
+              uniqueItems: true,
+            },
+            include_unverified: {
+              description:
+                'Also forward events that failed their signature or token check on arrival, always unsigned (never re-signed). Off: such events are never forwarded.',
+              type: 'boolean',
+              default: false,
+            },
+            resign: {
+              description:
+                "Sign each delivery afresh with the provider's first secret (or attach its first token), as replay does; only for events that passed their check.",
+              type: 'boolean',
+              default: true,
+            },
+            timeout_ms: {
+              description: 'How long one attempt waits for the consumer to answer.',
+              type: 'integer',
+              minimum: 100,
+              maximum: 120000,
+              default: 10000,
+            },
+            max_attempts: {
+              description: 'Attempts before a delivery is dead (a manual retry gives it this many again).',
+              type: 'integer',
+              minimum: 1,
+              maximum: 1000,
+              default: 12,
+            },
+            concurrency: {
+              description: 'Most deliveries of this rule in flight at once, per instance.',
+              type: 'integer',
+              minimum: 1,
+              maximum: 256,
+              default: 4,
+            },
+            ordered: {
+              description:
+                'Deliver strictly in received order, one at a time: a failing event holds the rule back until it is delivered or dead.',
+              type: 'boolean',
+              default: false,
+            },
+            backoff: {
+              description:
+                'Wait before a retry: a random time up to initial_ms × 2^(attempt−1), capped at max_ms (exponential with full jitter). Retry-After on a 429 or 503 is honoured instead, up to max_ms.',
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                initial_ms: {
+                  description: "Cap of the first retry's wait.",
+                  type: 'integer',
+                  minimum: 1,
+                  maximum: 3600000,
+                  default: 1000,
+                },
+                max_ms: {
+                  description: 'Longest wait between attempts.',
+                  type: 'integer',
+                  minimum: 1,
+                  maximum: 86400000,
+                  default: 600000,
+                },
+              },
+              default: {},
+            },
+            claim_timeout_ms: {
+              description:
+                'A delivery claimed by an instance that has not finished it within this long (it died) is claimed again by another; keep it above timeout_ms.',
+              type: 'integer',
+              minimum: 1000,
+              maximum: 3600000,
+              default: 30000,
+            },
+          },
+        },
+        default: {},
+      },
       retention: {
         type: 'object',
         additionalProperties: false,
@@ -786,6 +903,203 @@ export const SCHEMAS = {
         },
         else: { properties: { family: { default: 'webhook' } } },
       },
+      forwardRule: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['to'],
+        properties: {
+          to: {
+            description:
+              "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+            type: 'string',
+            format: 'uri',
+          },
+          providers: {
+            description: 'Only events of these providers (queue providers included); every provider when absent.',
+            type: 'array',
+            items: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+            minItems: 1,
+            uniqueItems: true,
+          },
+          event_types: {
+            description:
+              'Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.',
+            type: 'array',
+            items: { type: 'string', minLength: 1, maxLength: 200 },
+            minItems: 1,
+            uniqueItems: true,
+          },
+          include_unverified: {
+            description:
+              'Also forward events that failed their signature or token check on arrival, always unsigned (never re-signed). Off: such events are never forwarded.',
+            type: 'boolean',
+            default: false,
+          },
+          resign: {
+            description:
+              "Sign each delivery afresh with the provider's first secret (or attach its first token), as replay does; only for events that passed their check.",
+            type: 'boolean',
+            default: true,
+          },
+          timeout_ms: {
+            description: 'How long one attempt waits for the consumer to answer.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 120000,
+            default: 10000,
+          },
+          max_attempts: {
+            description: 'Attempts before a delivery is dead (a manual retry gives it this many again).',
+            type: 'integer',
+            minimum: 1,
+            maximum: 1000,
+            default: 12,
+          },
+          concurrency: {
+            description: 'Most deliveries of this rule in flight at once, per instance.',
+            type: 'integer',
+            minimum: 1,
+            maximum: 256,
+            default: 4,
+          },
+          ordered: {
+            description:
+              'Deliver strictly in received order, one at a time: a failing event holds the rule back until it is delivered or dead.',
+            type: 'boolean',
+            default: false,
+          },
+          backoff: {
+            description:
+              'Wait before a retry: a random time up to initial_ms × 2^(attempt−1), capped at max_ms (exponential with full jitter). Retry-After on a 429 or 503 is honoured instead, up to max_ms.',
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              initial_ms: {
+                description: "Cap of the first retry's wait.",
+                type: 'integer',
+                minimum: 1,
+                maximum: 3600000,
+                default: 1000,
+              },
+              max_ms: {
+                description: 'Longest wait between attempts.',
+                type: 'integer',
+                minimum: 1,
+                maximum: 86400000,
+                default: 600000,
+              },
+            },
+            default: {},
+          },
+          claim_timeout_ms: {
+            description:
+              'A delivery claimed by an instance that has not finished it within this long (it died) is claimed again by another; keep it above timeout_ms.',
+            type: 'integer',
+            minimum: 1000,
+            maximum: 3600000,
+            default: 30000,
+          },
+        },
+      },
+    },
+  },
+  Delivery: {
+    title: 'Delivery',
+    description:
+      "One event's delivery to one forward rule's consumer, with every attempt, oldest first. Its id is the X-Switchboard-Delivery header the consumer sees on every attempt; POST /api/deliveries/{id}/retry answers with it.",
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'id',
+      'event_id',
+      'rule',
+      'state',
+      'attempt_count',
+      'created_at',
+      'next_attempt_at',
+      'delivered_at',
+      'attempts',
+    ],
+    properties: {
+      id: {
+        description: 'Delivery id (UUIDv7), the same on every retry: consumers deduplicate on it.',
+        type: 'string',
+        format: 'uuid',
+      },
+      event_id: {
+        description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+        type: 'string',
+        format: 'uuid',
+      },
+      rule: {
+        description: "The rule's name in forward: of the config.",
+        type: 'string',
+        pattern: '^[a-z0-9_-]{1,64}$',
+      },
+      state: {
+        description:
+          'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+        type: 'string',
+        enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
+      },
+      attempt_count: {
+        description: 'Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.',
+        type: 'integer',
+        minimum: 0,
+      },
+      created_at: {
+        description: 'When the delivery was queued: in the same transaction as its event.',
+        type: 'string',
+        format: 'date-time',
+      },
+      next_attempt_at: {
+        description: 'When the next attempt is due (pending or failed), or null (delivering, delivered, dead).',
+        anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+      },
+      delivered_at: {
+        description: 'When the consumer accepted it, or null.',
+        anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+      },
+      attempts: {
+        type: 'array',
+        items: {
+          title: 'DeliveryAttempt',
+          type: 'object',
+          additionalProperties: false,
+          required: ['attempt', 'started_at', 'status', 'ms', 'error'],
+          properties: {
+            attempt: {
+              description: 'The X-Switchboard-Attempt it was sent with (1 for the first).',
+              type: 'integer',
+              minimum: 1,
+            },
+            started_at: { description: 'When the attempt started.', type: 'string', format: 'date-time' },
+            status: {
+              description: "The consumer's HTTP status, or null when it never answered.",
+              anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
+            },
+            ms: {
+              description: 'Milliseconds from sending to the status line (or to the failure).',
+              anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }],
+            },
+            error: {
+              description:
+                "Why the attempt did not deliver: the consumer's non-2xx status, or why nothing answered (refused, reset, timed out, target refused by policy); null when it delivered.",
+              anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }],
+            },
+            response_excerpt: {
+              description:
+                "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+              type: 'string',
+            },
+            response_content_type: {
+              description: 'The Content-Type the target answered with, when it sent one.',
+              type: 'string',
+              maxLength: 200,
+            },
+          },
+        },
+      },
     },
   },
   ErrorEnvelope: {
@@ -824,6 +1138,123 @@ export const SCHEMAS = {
             description: 'rate_limited only: seconds to wait before trying again.',
             type: 'integer',
             minimum: 1,
+          },
+        },
+      },
+    },
+  },
+  EventDeliveries: {
+    title: 'EventDeliveries',
+    description:
+      "GET /api/events/{id}/deliveries: the event's delivery to each forward rule that took it, by rule name, each with its attempts. Empty when no rule matched the event (or none existed when it arrived).",
+    type: 'object',
+    additionalProperties: false,
+    required: ['event_id', 'deliveries'],
+    properties: {
+      event_id: {
+        description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+        type: 'string',
+        format: 'uuid',
+      },
+      deliveries: {
+        type: 'array',
+        items: {
+          title: 'Delivery',
+          description:
+            "One event's delivery to one forward rule's consumer, with every attempt, oldest first. Its id is the X-Switchboard-Delivery header the consumer sees on every attempt; POST /api/deliveries/{id}/retry answers with it.",
+          type: 'object',
+          additionalProperties: false,
+          required: [
+            'id',
+            'event_id',
+            'rule',
+            'state',
+            'attempt_count',
+            'created_at',
+            'next_attempt_at',
+            'delivered_at',
+            'attempts',
+          ],
+          properties: {
+            id: {
+              description: 'Delivery id (UUIDv7), the same on every retry: consumers deduplicate on it.',
+              type: 'string',
+              format: 'uuid',
+            },
+            event_id: {
+              description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+              type: 'string',
+              format: 'uuid',
+            },
+            rule: {
+              description: "The rule's name in forward: of the config.",
+              type: 'string',
+              pattern: '^[a-z0-9_-]{1,64}$',
+            },
+            state: {
+              description:
+                'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+              type: 'string',
+              enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
+            },
+            attempt_count: {
+              description: 'Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.',
+              type: 'integer',
+              minimum: 0,
+            },
+            created_at: {
+              description: 'When the delivery was queued: in the same transaction as its event.',
+              type: 'string',
+              format: 'date-time',
+            },
+            next_attempt_at: {
+              description: 'When the next attempt is due (pending or failed), or null (delivering, delivered, dead).',
+              anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+            },
+            delivered_at: {
+              description: 'When the consumer accepted it, or null.',
+              anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+            },
+            attempts: {
+              type: 'array',
+              items: {
+                title: 'DeliveryAttempt',
+                type: 'object',
+                additionalProperties: false,
+                required: ['attempt', 'started_at', 'status', 'ms', 'error'],
+                properties: {
+                  attempt: {
+                    description: 'The X-Switchboard-Attempt it was sent with (1 for the first).',
+                    type: 'integer',
+                    minimum: 1,
+                  },
+                  started_at: { description: 'When the attempt started.', type: 'string', format: 'date-time' },
+                  status: {
+                    description: "The consumer's HTTP status, or null when it never answered.",
+                    anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
+                  },
+                  ms: {
+                    description: 'Milliseconds from sending to the status line (or to the failure).',
+                    anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }],
+                  },
+                  error: {
+                    description:
+                      "Why the attempt did not deliver: the consumer's non-2xx status, or why nothing answered (refused, reset, timed out, target refused by policy); null when it delivered.",
+                    anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }],
+                  },
+                  response_excerpt: {
+                    description:
+                      "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                    type: 'string',
+                  },
+                  response_content_type: {
+                    description: 'The Content-Type the target answered with, when it sent one.',
+                    type: 'string',
+                    maxLength: 200,
+                  },
+                },
+              },
+            },
           },
         },
       },
@@ -1050,6 +1481,163 @@ export const SCHEMAS = {
         description: 'When switchboard committed the event, RFC 3339 with microseconds.',
         type: 'string',
         format: 'date-time',
+      },
+    },
+  },
+  ForwardList: {
+    title: 'ForwardList',
+    description: "GET /api/forwards: every forward rule of the config, in the config's order, with its health.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['rules'],
+    properties: {
+      rules: {
+        type: 'array',
+        items: {
+          title: 'ForwardRuleStatus',
+          description:
+            "One forward rule's health: what waits, what died, what went through in the last hour, and whether it is paused. GET /api/forwards lists every configured rule; pause and resume answer with the rule's new status.",
+          type: 'object',
+          additionalProperties: false,
+          required: [
+            'name',
+            'to',
+            'pending',
+            'dead',
+            'delivered_last_hour',
+            'oldest_pending_age',
+            'last_error',
+            'last_error_at',
+            'paused',
+          ],
+          properties: {
+            name: {
+              description: "The rule's name in forward: of the config.",
+              type: 'string',
+              pattern: '^[a-z0-9_-]{1,64}$',
+            },
+            to: {
+              description:
+                "The rule's target as replay history records one: scheme, host and path, with any query string shown as ?… (it may carry the consumer's token).",
+              type: 'string',
+            },
+            pending: {
+              description:
+                'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+              type: 'integer',
+              minimum: 0,
+            },
+            dead: {
+              description: 'Deliveries that used up max_attempts; they wait for a manual retry.',
+              type: 'integer',
+              minimum: 0,
+            },
+            delivered_last_hour: {
+              description: 'Deliveries the consumer accepted (2xx) in the last 60 minutes.',
+              type: 'integer',
+              minimum: 0,
+            },
+            oldest_pending_age: {
+              description:
+                "Seconds since the oldest pending delivery's event was stored, or null when nothing is pending.",
+              anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }],
+            },
+            last_error: {
+              description:
+                "What went wrong at the rule's latest failed attempt (the consumer's status, or why nothing answered), or null when no attempt failed.",
+              anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }],
+            },
+            last_error_at: {
+              description: 'When that attempt started, or null.',
+              anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+            },
+            paused: {
+              description:
+                'True while the rule is paused: its deliveries wait, none is sent. Kept in the database, so every instance and a restart see it.',
+              type: 'boolean',
+            },
+          },
+        },
+      },
+    },
+  },
+  ForwardRetryDeadResult: {
+    title: 'ForwardRetryDeadResult',
+    description:
+      'POST /api/forwards/{name}/retry-dead: how many dead deliveries of the rule became pending now, each with a fresh max_attempts.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['rule', 'retried'],
+    properties: {
+      rule: {
+        description: "The rule's name in forward: of the config.",
+        type: 'string',
+        pattern: '^[a-z0-9_-]{1,64}$',
+      },
+      retried: { type: 'integer', minimum: 0 },
+    },
+  },
+  ForwardRuleStatus: {
+    title: 'ForwardRuleStatus',
+    description:
+      "One forward rule's health: what waits, what died, what went through in the last hour, and whether it is paused. GET /api/forwards lists every configured rule; pause and resume answer with the rule's new status.",
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'name',
+      'to',
+      'pending',
+      'dead',
+      'delivered_last_hour',
+      'oldest_pending_age',
+      'last_error',
+      'last_error_at',
+      'paused',
+    ],
+    properties: {
+      name: {
+        description: "The rule's name in forward: of the config.",
+        type: 'string',
+        pattern: '^[a-z0-9_-]{1,64}$',
+      },
+      to: {
+        description:
+          "The rule's target as replay history records one: scheme, host and path, with any query string shown as ?… (it may carry the consumer's token).",
+        type: 'string',
+      },
+      pending: {
+        description:
+          'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+        type: 'integer',
+        minimum: 0,
+      },
+      dead: {
+        description: 'Deliveries that used up max_attempts; they wait for a manual retry.',
+        type: 'integer',
+        minimum: 0,
+      },
+      delivered_last_hour: {
+        description: 'Deliveries the consumer accepted (2xx) in the last 60 minutes.',
+        type: 'integer',
+        minimum: 0,
+      },
+      oldest_pending_age: {
+        description: "Seconds since the oldest pending delivery's event was stored, or null when nothing is pending.",
+        anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }],
+      },
+      last_error: {
+        description:
+          "What went wrong at the rule's latest failed attempt (the consumer's status, or why nothing answered), or null when no attempt failed.",
+        anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }],
+      },
+      last_error_at: {
+        description: 'When that attempt started, or null.',
+        anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+      },
+      paused: {
+        description:
+          'True while the rule is paused: its deliveries wait, none is sent. Kept in the database, so every instance and a restart see it.',
+        type: 'boolean',
       },
     },
   },

@@ -52,6 +52,10 @@ export interface ApiEventSummary {
    * One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.
    */
   summary?: string;
+  /**
+   * How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).
+   */
+  forward_state?: 'delivered' | 'pending' | 'failed';
 }
 /**
  * One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.
@@ -187,6 +191,12 @@ export interface SwitchboardConfig {
      * How long a replay waits for the target to answer.
      */
     timeout_ms?: number;
+  };
+  /**
+   * Forward rules by name: every new event a rule matches is delivered to its `to` URL from the server, at least once, with the stored bytes, re-signed as replay signs them, retried with backoff. A rule sees only events received after it was added.
+   */
+  forward?: {
+    [k: string]: ForwardRule | undefined;
   };
   retention?: {
     /**
@@ -405,6 +415,133 @@ export interface Provider {
    */
   group?: string;
 }
+export interface ForwardRule {
+  /**
+   * Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.
+   */
+  to: string;
+  /**
+   * Only events of these providers (queue providers included); every provider when absent.
+   *
+   * @minItems 1
+   */
+  providers?: [string, ...string[]];
+  /**
+   * Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.
+   *
+   * @minItems 1
+   */
+  event_types?: [string, ...string[]];
+  /**
+   * Also forward events that failed their signature or token check on arrival, always unsigned (never re-signed). Off: such events are never forwarded.
+   */
+  include_unverified?: boolean;
+  /**
+   * Sign each delivery afresh with the provider's first secret (or attach its first token), as replay does; only for events that passed their check.
+   */
+  resign?: boolean;
+  /**
+   * How long one attempt waits for the consumer to answer.
+   */
+  timeout_ms?: number;
+  /**
+   * Attempts before a delivery is dead (a manual retry gives it this many again).
+   */
+  max_attempts?: number;
+  /**
+   * Most deliveries of this rule in flight at once, per instance.
+   */
+  concurrency?: number;
+  /**
+   * Deliver strictly in received order, one at a time: a failing event holds the rule back until it is delivered or dead.
+   */
+  ordered?: boolean;
+  /**
+   * Wait before a retry: a random time up to initial_ms × 2^(attempt−1), capped at max_ms (exponential with full jitter). Retry-After on a 429 or 503 is honoured instead, up to max_ms.
+   */
+  backoff?: {
+    /**
+     * Cap of the first retry's wait.
+     */
+    initial_ms?: number;
+    /**
+     * Longest wait between attempts.
+     */
+    max_ms?: number;
+  };
+  /**
+   * A delivery claimed by an instance that has not finished it within this long (it died) is claimed again by another; keep it above timeout_ms.
+   */
+  claim_timeout_ms?: number;
+}
+/**
+ * One event's delivery to one forward rule's consumer, with every attempt, oldest first. Its id is the X-Switchboard-Delivery header the consumer sees on every attempt; POST /api/deliveries/{id}/retry answers with it.
+ */
+export interface Delivery {
+  /**
+   * Delivery id (UUIDv7), the same on every retry: consumers deduplicate on it.
+   */
+  id: string;
+  /**
+   * The event's id: a time-ordered UUIDv7, stable across all surfaces.
+   */
+  event_id: string;
+  /**
+   * The rule's name in forward: of the config.
+   */
+  rule: string;
+  /**
+   * pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.
+   */
+  state: 'pending' | 'delivering' | 'delivered' | 'failed' | 'dead';
+  /**
+   * Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.
+   */
+  attempt_count: number;
+  /**
+   * When the delivery was queued: in the same transaction as its event.
+   */
+  created_at: string;
+  /**
+   * When the next attempt is due (pending or failed), or null (delivering, delivered, dead).
+   */
+  next_attempt_at: string | null;
+  /**
+   * When the consumer accepted it, or null.
+   */
+  delivered_at: string | null;
+  attempts: DeliveryAttempt[];
+}
+export interface DeliveryAttempt {
+  /**
+   * The X-Switchboard-Attempt it was sent with (1 for the first).
+   */
+  attempt: number;
+  /**
+   * When the attempt started.
+   */
+  started_at: string;
+  /**
+   * The consumer's HTTP status, or null when it never answered.
+   */
+  status: number | null;
+  /**
+   * Milliseconds from sending to the status line (or to the failure).
+   */
+  ms: number | null;
+  /**
+   * Why the attempt did not deliver: the consumer's non-2xx status, or why nothing answered (refused, reset, timed out, target refused by policy); null when it delivered.
+   */
+  error: string | null;
+  /**
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   */
+  response_excerpt?: string;
+  /**
+   * The Content-Type the target answered with, when it sent one.
+   */
+  response_content_type?: string;
+}
 /**
  * The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use only the first five.
  */
@@ -430,6 +567,16 @@ export interface ErrorEnvelope {
      */
     retry_after?: number;
   };
+}
+/**
+ * GET /api/events/{id}/deliveries: the event's delivery to each forward rule that took it, by rule name, each with its attempts. Empty when no rule matched the event (or none existed when it arrived).
+ */
+export interface EventDeliveries {
+  /**
+   * The event's id: a time-ordered UUIDv7, stable across all surfaces.
+   */
+  event_id: string;
+  deliveries: Delivery[];
 }
 /**
  * Everything stored for one event: the summary fields, how it was verified, the request it arrived in, its sanitized headers and its exact raw payload. Secrets and signature values never appear here.
@@ -565,6 +712,63 @@ export interface EventSummary {
    * When switchboard committed the event, RFC 3339 with microseconds.
    */
   received_at: string;
+}
+/**
+ * GET /api/forwards: every forward rule of the config, in the config's order, with its health.
+ */
+export interface ForwardList {
+  rules: ForwardRuleStatus[];
+}
+/**
+ * One forward rule's health: what waits, what died, what went through in the last hour, and whether it is paused. GET /api/forwards lists every configured rule; pause and resume answer with the rule's new status.
+ */
+export interface ForwardRuleStatus {
+  /**
+   * The rule's name in forward: of the config.
+   */
+  name: string;
+  /**
+   * The rule's target as replay history records one: scheme, host and path, with any query string shown as ?… (it may carry the consumer's token).
+   */
+  to: string;
+  /**
+   * Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.
+   */
+  pending: number;
+  /**
+   * Deliveries that used up max_attempts; they wait for a manual retry.
+   */
+  dead: number;
+  /**
+   * Deliveries the consumer accepted (2xx) in the last 60 minutes.
+   */
+  delivered_last_hour: number;
+  /**
+   * Seconds since the oldest pending delivery's event was stored, or null when nothing is pending.
+   */
+  oldest_pending_age: number | null;
+  /**
+   * What went wrong at the rule's latest failed attempt (the consumer's status, or why nothing answered), or null when no attempt failed.
+   */
+  last_error: string | null;
+  /**
+   * When that attempt started, or null.
+   */
+  last_error_at: string | null;
+  /**
+   * True while the rule is paused: its deliveries wait, none is sent. Kept in the database, so every instance and a restart see it.
+   */
+  paused: boolean;
+}
+/**
+ * POST /api/forwards/{name}/retry-dead: how many dead deliveries of the rule became pending now, each with a fresh max_attempts.
+ */
+export interface ForwardRetryDeadResult {
+  /**
+   * The rule's name in forward: of the config.
+   */
+  rule: string;
+  retried: number;
 }
 /**
  * Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).
@@ -949,6 +1153,12 @@ export interface SwitchboardConfigWithDefaults {
      */
     timeout_ms: number;
   };
+  /**
+   * Forward rules by name: every new event a rule matches is delivered to its `to` URL from the server, at least once, with the stored bytes, re-signed as replay signs them, retried with backoff. A rule sees only events received after it was added.
+   */
+  forward: {
+    [k: string]: ForwardRuleWithDefaults | undefined;
+  };
   retention: {
     /**
      * Delete events older than this: a number and a unit, e.g. 30d, 12h, 90m.
@@ -1165,6 +1375,65 @@ export interface ProviderWithDefaults {
    * streams only: consumer group name.
    */
   group?: string;
+}
+export interface ForwardRuleWithDefaults {
+  /**
+   * Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.
+   */
+  to: string;
+  /**
+   * Only events of these providers (queue providers included); every provider when absent.
+   *
+   * @minItems 1
+   */
+  providers?: [string, ...string[]];
+  /**
+   * Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.
+   *
+   * @minItems 1
+   */
+  event_types?: [string, ...string[]];
+  /**
+   * Also forward events that failed their signature or token check on arrival, always unsigned (never re-signed). Off: such events are never forwarded.
+   */
+  include_unverified: boolean;
+  /**
+   * Sign each delivery afresh with the provider's first secret (or attach its first token), as replay does; only for events that passed their check.
+   */
+  resign: boolean;
+  /**
+   * How long one attempt waits for the consumer to answer.
+   */
+  timeout_ms: number;
+  /**
+   * Attempts before a delivery is dead (a manual retry gives it this many again).
+   */
+  max_attempts: number;
+  /**
+   * Most deliveries of this rule in flight at once, per instance.
+   */
+  concurrency: number;
+  /**
+   * Deliver strictly in received order, one at a time: a failing event holds the rule back until it is delivered or dead.
+   */
+  ordered: boolean;
+  /**
+   * Wait before a retry: a random time up to initial_ms × 2^(attempt−1), capped at max_ms (exponential with full jitter). Retry-After on a 429 or 503 is honoured instead, up to max_ms.
+   */
+  backoff: {
+    /**
+     * Cap of the first retry's wait.
+     */
+    initial_ms: number;
+    /**
+     * Longest wait between attempts.
+     */
+    max_ms: number;
+  };
+  /**
+   * A delivery claimed by an instance that has not finished it within this long (it died) is claimed again by another; keep it above timeout_ms.
+   */
+  claim_timeout_ms: number;
 }
 
 /**

@@ -14,11 +14,16 @@ export declare const validateApiEventSummary: GeneratedValidator<T.ApiEventSumma
 export declare const validateApiProviderDetail: GeneratedValidator<T.ApiProviderDetail>;
 export declare const validateApiReplayHeaders: GeneratedValidator<T.ApiReplayHeaders>;
 export declare const validateSwitchboardConfig: GeneratedValidator<T.SwitchboardConfigWithDefaults>;
+export declare const validateDelivery: GeneratedValidator<T.Delivery>;
 export declare const validateErrorEnvelope: GeneratedValidator<T.ErrorEnvelope>;
+export declare const validateEventDeliveries: GeneratedValidator<T.EventDeliveries>;
 export declare const validateEventDetail: GeneratedValidator<T.EventDetail>;
 export declare const validateEventHeaders: GeneratedValidator<T.EventHeaders>;
 export declare const validateEventPayload: GeneratedValidator<T.EventPayload>;
 export declare const validateEventSummary: GeneratedValidator<T.EventSummary>;
+export declare const validateForwardList: GeneratedValidator<T.ForwardList>;
+export declare const validateForwardRetryDeadResult: GeneratedValidator<T.ForwardRetryDeadResult>;
+export declare const validateForwardRuleStatus: GeneratedValidator<T.ForwardRuleStatus>;
 export declare const validateListenCheckpoint: GeneratedValidator<T.ListenCheckpoint>;
 export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus>;
 export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEventsResource>;

@@ -47,6 +47,12 @@ const schema32 = {
       minLength: 1,
       maxLength: 120,
     },
+    forward_state: {
+      description:
+        "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+      type: 'string',
+      enum: ['delivered', 'pending', 'failed'],
+    },
   },
 };
 const schema35 = {
@@ -85,9 +91,10 @@ const schema41 = {
   type: 'string',
   format: 'date-time',
 };
+const func1 = Object.prototype.hasOwnProperty;
+const func2 = require('ajv/dist/runtime/ucs2length').default;
 const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
-const func1 = require('ajv/dist/runtime/ucs2length').default;
 
 function validate21(
   data,
@@ -209,16 +216,7 @@ function validate21(
       errors++;
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'id' ||
-        key0 === 'provider' ||
-        key0 === 'event_type' ||
-        key0 === 'trust_mode' ||
-        key0 === 'verified' ||
-        key0 === 'payload_size' ||
-        key0 === 'received_at' ||
-        key0 === 'summary'
-      )) {
+      if (!func1.call(schema32.properties, key0)) {
         const err7 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -271,7 +269,7 @@ function validate21(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 64) {
+        if (func2(data1) > 64) {
           const err10 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -286,7 +284,7 @@ function validate21(
           }
           errors++;
         }
-        if (func1(data1) < 1) {
+        if (func2(data1) < 1) {
           const err11 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -320,7 +318,7 @@ function validate21(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func1(data2) > 200) {
+        if (func2(data2) > 200) {
           const err13 = {
             instancePath: instancePath + '/event_type',
             schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -473,7 +471,7 @@ function validate21(
     if (data.summary !== undefined) {
       let data7 = data.summary;
       if (typeof data7 === 'string') {
-        if (func1(data7) > 120) {
+        if (func2(data7) > 120) {
           const err22 = {
             instancePath: instancePath + '/summary',
             schemaPath: '#/properties/summary/maxLength',
@@ -488,7 +486,7 @@ function validate21(
           }
           errors++;
         }
-        if (func1(data7) < 1) {
+        if (func2(data7) < 1) {
           const err23 = {
             instancePath: instancePath + '/summary',
             schemaPath: '#/properties/summary/minLength',
@@ -519,8 +517,41 @@ function validate21(
         errors++;
       }
     }
+    if (data.forward_state !== undefined) {
+      let data8 = data.forward_state;
+      if (typeof data8 !== 'string') {
+        const err25 = {
+          instancePath: instancePath + '/forward_state',
+          schemaPath: '#/properties/forward_state/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      if (!(data8 === 'delivered' || data8 === 'pending' || data8 === 'failed')) {
+        const err26 = {
+          instancePath: instancePath + '/forward_state',
+          schemaPath: '#/properties/forward_state/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema32.properties.forward_state.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err25 = {
+    const err27 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -528,9 +559,9 @@ function validate21(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err25];
+      vErrors = [err27];
     } else {
-      vErrors.push(err25);
+      vErrors.push(err27);
     }
     errors++;
   }
@@ -696,7 +727,7 @@ const schema44 = {
     },
   },
 };
-const schema52 = {
+const schema53 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -770,7 +801,6 @@ const schema45 = {
     },
   },
 };
-const func9 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp('^/', 'u');
 
 function validate27(
@@ -863,7 +893,7 @@ function validate27(
       errors++;
     }
     for (const key0 in data) {
-      if (!func9.call(schema45.properties, key0)) {
+      if (!func1.call(schema45.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -882,7 +912,7 @@ function validate27(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (func1(data0) > 64) {
+        if (func2(data0) > 64) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -897,7 +927,7 @@ function validate27(
           }
           errors++;
         }
-        if (func1(data0) < 1) {
+        if (func2(data0) < 1) {
           const err7 = {
             instancePath: instancePath + '/name',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -1320,7 +1350,7 @@ function validate26(
         if (data1.header !== undefined) {
           let data2 = data1.header;
           if (typeof data2 === 'string') {
-            if (func1(data2) < 1) {
+            if (func2(data2) < 1) {
               const err4 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/header/minLength',
@@ -1372,7 +1402,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema52.properties.algorithm.enum },
+            params: { allowedValues: schema53.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1403,7 +1433,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema52.properties.encoding.enum },
+            params: { allowedValues: schema53.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1483,7 +1513,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema52.properties.timestamp_format.enum },
+            params: { allowedValues: schema53.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1514,7 +1544,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema52.properties.secret_encoding.enum },
+            params: { allowedValues: schema53.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1543,7 +1573,7 @@ function validate26(
     if (data.token_header !== undefined) {
       let data10 = data.token_header;
       if (typeof data10 === 'string') {
-        if (func1(data10) < 1) {
+        if (func2(data10) < 1) {
           const err18 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
@@ -1595,7 +1625,7 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate32;
-const schema53 = {
+const schema54 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -1771,7 +1801,7 @@ function validate32(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 64) {
+        if (func2(data1) > 64) {
           const err8 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -1786,7 +1816,7 @@ function validate32(
           }
           errors++;
         }
-        if (func1(data1) < 1) {
+        if (func2(data1) < 1) {
           const err9 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -2077,6 +2107,14 @@ const schema48 = {
           default: 10000,
         },
       },
+      default: {},
+    },
+    forward: {
+      description:
+        'Forward rules by name: every new event a rule matches is delivered to its `to` URL from the server, at least once, with the stored bytes, re-signed as replay signs them, retried with backoff. A rule sees only events received after it was added.',
+      type: 'object',
+      propertyNames: { pattern: '^[a-z0-9_-]{1,64}$' },
+      additionalProperties: { $ref: '#/$defs/forwardRule' },
       default: {},
     },
     retention: {
@@ -2377,10 +2415,207 @@ const schema48 = {
       },
       else: { properties: { family: { default: 'webhook' } } },
     },
+    forwardRule: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['to'],
+      properties: {
+        to: {
+          description:
+            "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+          type: 'string',
+          format: 'uri',
+        },
+        providers: {
+          description: 'Only events of these providers (queue providers included); every provider when absent.',
+          type: 'array',
+          items: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+          minItems: 1,
+          uniqueItems: true,
+        },
+        event_types: {
+          description:
+            'Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.',
+          type: 'array',
+          items: { type: 'string', minLength: 1, maxLength: 200 },
+          minItems: 1,
+          uniqueItems: true,
+        },
+        include_unverified: {
+          description:
+            'Also forward events that failed their signature or token check on arrival, always unsigned (never re-signed). Off: such events are never forwarded.',
+          type: 'boolean',
+          default: false,
+        },
+        resign: {
+          description:
+            "Sign each delivery afresh with the provider's first secret (or attach its first token), as replay does; only for events that passed their check.",
+          type: 'boolean',
+          default: true,
+        },
+        timeout_ms: {
+          description: 'How long one attempt waits for the consumer to answer.',
+          type: 'integer',
+          minimum: 100,
+          maximum: 120000,
+          default: 10000,
+        },
+        max_attempts: {
+          description: 'Attempts before a delivery is dead (a manual retry gives it this many again).',
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          default: 12,
+        },
+        concurrency: {
+          description: 'Most deliveries of this rule in flight at once, per instance.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 256,
+          default: 4,
+        },
+        ordered: {
+          description:
+            'Deliver strictly in received order, one at a time: a failing event holds the rule back until it is delivered or dead.',
+          type: 'boolean',
+          default: false,
+        },
+        backoff: {
+          description:
+            'Wait before a retry: a random time up to initial_ms × 2^(attempt−1), capped at max_ms (exponential with full jitter). Retry-After on a 429 or 503 is honoured instead, up to max_ms.',
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            initial_ms: {
+              description: "Cap of the first retry's wait.",
+              type: 'integer',
+              minimum: 1,
+              maximum: 3600000,
+              default: 1000,
+            },
+            max_ms: {
+              description: 'Longest wait between attempts.',
+              type: 'integer',
+              minimum: 1,
+              maximum: 86400000,
+              default: 600000,
+            },
+          },
+          default: {},
+        },
+        claim_timeout_ms: {
+          description:
+            'A delivery claimed by an instance that has not finished it within this long (it died) is claimed again by another; keep it above timeout_ms.',
+          type: 'integer',
+          minimum: 1000,
+          maximum: 3600000,
+          default: 30000,
+        },
+      },
+    },
+  },
+};
+const schema52 = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['to'],
+  properties: {
+    to: {
+      description:
+        "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+      type: 'string',
+      format: 'uri',
+    },
+    providers: {
+      description: 'Only events of these providers (queue providers included); every provider when absent.',
+      type: 'array',
+      items: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+      minItems: 1,
+      uniqueItems: true,
+    },
+    event_types: {
+      description:
+        'Only events of these types, matched as list_webhook_events matches event_type: a type without a dot also takes its dotted sub-types (invoice: invoice.paid), one with a dot only itself; every type when absent.',
+      type: 'array',
+      items: { type: 'string', minLength: 1, maxLength: 200 },
+      minItems: 1,
+      uniqueItems: true,
+    },
+    include_unverified: {
+      description:
+        'Also forward events that failed their signature or token check on arrival, always unsigned (never re-signed). Off: such events are never forwarded.',
+      type: 'boolean',
+      default: false,
+    },
+    resign: {
+      description:
+        "Sign each delivery afresh with the provider's first secret (or attach its first token), as replay does; only for events that passed their check.",
+      type: 'boolean',
+      default: true,
+    },
+    timeout_ms: {
+      description: 'How long one attempt waits for the consumer to answer.',
+      type: 'integer',
+      minimum: 100,
+      maximum: 120000,
+      default: 10000,
+    },
+    max_attempts: {
+      description: 'Attempts before a delivery is dead (a manual retry gives it this many again).',
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      default: 12,
+    },
+    concurrency: {
+      description: 'Most deliveries of this rule in flight at once, per instance.',
+      type: 'integer',
+      minimum: 1,
+      maximum: 256,
+      default: 4,
+    },
+    ordered: {
+      description:
+        'Deliver strictly in received order, one at a time: a failing event holds the rule back until it is delivered or dead.',
+      type: 'boolean',
+      default: false,
+    },
+    backoff: {
+      description:
+        'Wait before a retry: a random time up to initial_ms × 2^(attempt−1), capped at max_ms (exponential with full jitter). Retry-After on a 429 or 503 is honoured instead, up to max_ms.',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        initial_ms: {
+          description: "Cap of the first retry's wait.",
+          type: 'integer',
+          minimum: 1,
+          maximum: 3600000,
+          default: 1000,
+        },
+        max_ms: {
+          description: 'Longest wait between attempts.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 86400000,
+          default: 600000,
+        },
+      },
+      default: {},
+    },
+    claim_timeout_ms: {
+      description:
+        'A delivery claimed by an instance that has not finished it within this long (it died) is claimed again by another; keep it above timeout_ms.',
+      type: 'integer',
+      minimum: 1000,
+      maximum: 3600000,
+      default: 30000,
+    },
   },
 };
 const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
-const pattern9 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const pattern9 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
+const pattern11 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const schema49 = {
   type: 'object',
   additionalProperties: false,
@@ -2760,7 +2995,7 @@ function validate30(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func9.call(schema49.properties, key0)) {
+      if (!func1.call(schema49.properties, key0)) {
         const err8 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -3136,7 +3371,7 @@ function validate30(
     if (data.token_header !== undefined) {
       let data11 = data.token_header;
       if (typeof data11 === 'string') {
-        if (func1(data11) < 1) {
+        if (func2(data11) < 1) {
           const err28 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
@@ -3441,7 +3676,7 @@ function validate30(
         if (data18.header !== undefined) {
           let data19 = data18.header;
           if (typeof data19 === 'string') {
-            if (func1(data19) < 1) {
+            if (func2(data19) < 1) {
               const err45 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: '#/properties/hmac/properties/header/minLength',
@@ -3716,7 +3951,7 @@ function validate30(
     if (data.channel !== undefined) {
       let data29 = data.channel;
       if (typeof data29 === 'string') {
-        if (func1(data29) < 1) {
+        if (func2(data29) < 1) {
           const err62 = {
             instancePath: instancePath + '/channel',
             schemaPath: '#/properties/channel/minLength',
@@ -3800,7 +4035,7 @@ function validate30(
     if (data.group !== undefined) {
       let data32 = data.group;
       if (typeof data32 === 'string') {
-        if (func1(data32) < 1) {
+        if (func2(data32) < 1) {
           const err67 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
@@ -3870,6 +4105,9 @@ function validate29(
     if (data.replay === undefined) {
       data.replay = {};
     }
+    if (data.forward === undefined) {
+      data.forward = {};
+    }
     if (data.retention === undefined) {
       data.retention = {};
     }
@@ -3892,7 +4130,7 @@ function validate29(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func9.call(schema48.properties, key0)) {
+      if (!func1.call(schema48.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -4043,7 +4281,7 @@ function validate29(
         for (let i0 = 0; i0 < len0; i0++) {
           let data5 = data4[i0];
           if (typeof data5 === 'string') {
-            if (func1(data5) < 1) {
+            if (func2(data5) < 1) {
               const err7 = {
                 instancePath: instancePath + '/replay/allow/' + i0,
                 schemaPath: '#/properties/replay/properties/allow/items/minLength',
@@ -4152,661 +4390,698 @@ function validate29(
       }
       errors++;
     }
-    let data7 = data.retention;
+    let data7 = data.forward;
     if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
-      if (data7.interval_seconds === undefined) {
-        data7.interval_seconds = 3600;
-      }
       for (const key4 in data7) {
-        if (!(key4 === 'max_age' || key4 === 'max_events' || key4 === 'interval_seconds')) {
-          const err14 = {
-            instancePath: instancePath + '/retention',
-            schemaPath: '#/properties/retention/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key4 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-      }
-      if (data7.max_age !== undefined) {
-        let data8 = data7.max_age;
-        if (typeof data8 === 'string') {
-          if (!pattern9.test(data8)) {
-            const err15 = {
-              instancePath: instancePath + '/retention/max_age',
-              schemaPath: '#/properties/retention/properties/max_age/pattern',
+        const _errs20 = errors;
+        if (typeof key4 === 'string') {
+          if (!pattern9.test(key4)) {
+            const err14 = {
+              instancePath: instancePath + '/forward',
+              schemaPath: '#/properties/forward/propertyNames/pattern',
               keyword: 'pattern',
-              params: { pattern: '^[0-9]+(s|m|h|d|w)$' },
-              message: 'must match pattern "' + '^[0-9]+(s|m|h|d|w)$' + '"',
+              params: { pattern: '^[a-z0-9_-]{1,64}$' },
+              message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+              propertyName: key4,
             };
             if (vErrors === null) {
-              vErrors = [err15];
+              vErrors = [err14];
             } else {
-              vErrors.push(err15);
-            }
-            errors++;
-          }
-        } else {
-          const err16 = {
-            instancePath: instancePath + '/retention/max_age',
-            schemaPath: '#/properties/retention/properties/max_age/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-      }
-      if (data7.max_events !== undefined) {
-        let data9 = data7.max_events;
-        if (!(typeof data9 == 'number' && !(data9 % 1) && !isNaN(data9) && isFinite(data9))) {
-          const err17 = {
-            instancePath: instancePath + '/retention/max_events',
-            schemaPath: '#/properties/retention/properties/max_events/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err17];
-          } else {
-            vErrors.push(err17);
-          }
-          errors++;
-        }
-        if (typeof data9 == 'number' && isFinite(data9)) {
-          if (data9 < 1 || isNaN(data9)) {
-            const err18 = {
-              instancePath: instancePath + '/retention/max_events',
-              schemaPath: '#/properties/retention/properties/max_events/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err18];
-            } else {
-              vErrors.push(err18);
+              vErrors.push(err14);
             }
             errors++;
           }
         }
-      }
-      let data10 = data7.interval_seconds;
-      if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
-        const err19 = {
-          instancePath: instancePath + '/retention/interval_seconds',
-          schemaPath: '#/properties/retention/properties/interval_seconds/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err19];
-        } else {
-          vErrors.push(err19);
-        }
-        errors++;
-      }
-      if (typeof data10 == 'number' && isFinite(data10)) {
-        if (data10 < 1 || isNaN(data10)) {
-          const err20 = {
-            instancePath: instancePath + '/retention/interval_seconds',
-            schemaPath: '#/properties/retention/properties/interval_seconds/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+        var valid6 = _errs20 === errors;
+        if (!valid6) {
+          const err15 = {
+            instancePath: instancePath + '/forward',
+            schemaPath: '#/properties/forward/propertyNames',
+            keyword: 'propertyNames',
+            params: { propertyName: key4 },
+            message: 'property name must be valid',
           };
           if (vErrors === null) {
-            vErrors = [err20];
+            vErrors = [err15];
           } else {
-            vErrors.push(err20);
+            vErrors.push(err15);
           }
           errors++;
         }
       }
-    } else {
-      const err21 = {
-        instancePath: instancePath + '/retention',
-        schemaPath: '#/properties/retention/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err21];
-      } else {
-        vErrors.push(err21);
-      }
-      errors++;
-    }
-    let data11 = data.server;
-    if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
-      if (data11.host === undefined) {
-        data11.host = '127.0.0.1';
-      }
-      if (data11.port === undefined) {
-        data11.port = 8080;
-      }
-      if (data11.allowed_hosts === undefined) {
-        data11.allowed_hosts = [];
-      }
-      if (data11.trust_proxy === undefined) {
-        data11.trust_proxy = false;
-      }
-      for (const key5 in data11) {
-        if (!(key5 === 'host' || key5 === 'port' || key5 === 'allowed_hosts' || key5 === 'trust_proxy')) {
-          const err22 = {
-            instancePath: instancePath + '/server',
-            schemaPath: '#/properties/server/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key5 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err22];
-          } else {
-            vErrors.push(err22);
+      for (const key5 in data7) {
+        let data8 = data7[key5];
+        if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
+          if (data8.include_unverified === undefined) {
+            data8.include_unverified = false;
           }
-          errors++;
-        }
-      }
-      let data12 = data11.host;
-      if (typeof data12 === 'string') {
-        if (func1(data12) < 1) {
-          const err23 = {
-            instancePath: instancePath + '/server/host',
-            schemaPath: '#/properties/server/properties/host/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err23];
-          } else {
-            vErrors.push(err23);
+          if (data8.resign === undefined) {
+            data8.resign = true;
           }
-          errors++;
-        }
-      } else {
-        const err24 = {
-          instancePath: instancePath + '/server/host',
-          schemaPath: '#/properties/server/properties/host/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err24];
-        } else {
-          vErrors.push(err24);
-        }
-        errors++;
-      }
-      let data13 = data11.port;
-      if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
-        const err25 = {
-          instancePath: instancePath + '/server/port',
-          schemaPath: '#/properties/server/properties/port/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err25];
-        } else {
-          vErrors.push(err25);
-        }
-        errors++;
-      }
-      if (typeof data13 == 'number' && isFinite(data13)) {
-        if (data13 > 65535 || isNaN(data13)) {
-          const err26 = {
-            instancePath: instancePath + '/server/port',
-            schemaPath: '#/properties/server/properties/port/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 65535 },
-            message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err26];
-          } else {
-            vErrors.push(err26);
+          if (data8.timeout_ms === undefined) {
+            data8.timeout_ms = 10000;
           }
-          errors++;
-        }
-        if (data13 < 0 || isNaN(data13)) {
-          const err27 = {
-            instancePath: instancePath + '/server/port',
-            schemaPath: '#/properties/server/properties/port/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err27];
-          } else {
-            vErrors.push(err27);
+          if (data8.max_attempts === undefined) {
+            data8.max_attempts = 12;
           }
-          errors++;
-        }
-      }
-      let data14 = data11.allowed_hosts;
-      if (Array.isArray(data14)) {
-        const len1 = data14.length;
-        for (let i1 = 0; i1 < len1; i1++) {
-          let data15 = data14[i1];
-          if (typeof data15 === 'string') {
-            if (func1(data15) < 1) {
-              const err28 = {
-                instancePath: instancePath + '/server/allowed_hosts/' + i1,
-                schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
+          if (data8.concurrency === undefined) {
+            data8.concurrency = 4;
+          }
+          if (data8.ordered === undefined) {
+            data8.ordered = false;
+          }
+          if (data8.backoff === undefined) {
+            data8.backoff = {};
+          }
+          if (data8.claim_timeout_ms === undefined) {
+            data8.claim_timeout_ms = 30000;
+          }
+          if (data8.to === undefined) {
+            const err16 = {
+              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/$defs/forwardRule/required',
+              keyword: 'required',
+              params: { missingProperty: 'to' },
+              message: "must have required property '" + 'to' + "'",
+            };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+          for (const key6 in data8) {
+            if (!func1.call(schema52.properties, key6)) {
+              const err17 = {
+                instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: '#/$defs/forwardRule/additionalProperties',
+                keyword: 'additionalProperties',
+                params: { additionalProperty: key6 },
+                message: 'must NOT have additional properties',
               };
               if (vErrors === null) {
-                vErrors = [err28];
+                vErrors = [err17];
               } else {
-                vErrors.push(err28);
+                vErrors.push(err17);
               }
               errors++;
             }
-          } else {
-            const err29 = {
-              instancePath: instancePath + '/server/allowed_hosts/' + i1,
-              schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
+          }
+          if (data8.to !== undefined) {
+            let data9 = data8.to;
+            if (typeof data9 === 'string') {
+              if (!formats8(data9)) {
+                const err18 = {
+                  instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
+                  schemaPath: '#/$defs/forwardRule/properties/to/format',
+                  keyword: 'format',
+                  params: { format: 'uri' },
+                  message: 'must match format "' + 'uri' + '"',
+                };
+                if (vErrors === null) {
+                  vErrors = [err18];
+                } else {
+                  vErrors.push(err18);
+                }
+                errors++;
+              }
+            } else {
+              const err19 = {
+                instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
+                schemaPath: '#/$defs/forwardRule/properties/to/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+              };
+              if (vErrors === null) {
+                vErrors = [err19];
+              } else {
+                vErrors.push(err19);
+              }
+              errors++;
+            }
+          }
+          if (data8.providers !== undefined) {
+            let data10 = data8.providers;
+            if (Array.isArray(data10)) {
+              if (data10.length < 1) {
+                const err20 = {
+                  instancePath:
+                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
+                  schemaPath: '#/$defs/forwardRule/properties/providers/minItems',
+                  keyword: 'minItems',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 items',
+                };
+                if (vErrors === null) {
+                  vErrors = [err20];
+                } else {
+                  vErrors.push(err20);
+                }
+                errors++;
+              }
+              const len1 = data10.length;
+              for (let i1 = 0; i1 < len1; i1++) {
+                let data11 = data10[i1];
+                if (typeof data11 === 'string') {
+                  if (!pattern5.test(data11)) {
+                    const err21 = {
+                      instancePath:
+                        instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i1,
+                      schemaPath: '#/$defs/forwardRule/properties/providers/items/pattern',
+                      keyword: 'pattern',
+                      params: { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+                      message: 'must match pattern "' + '^[a-z0-9][a-z0-9_-]{0,63}$' + '"',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err21];
+                    } else {
+                      vErrors.push(err21);
+                    }
+                    errors++;
+                  }
+                } else {
+                  const err22 = {
+                    instancePath:
+                      instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i1,
+                    schemaPath: '#/$defs/forwardRule/properties/providers/items/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err22];
+                  } else {
+                    vErrors.push(err22);
+                  }
+                  errors++;
+                }
+              }
+              let i2 = data10.length;
+              let j0;
+              if (i2 > 1) {
+                const indices0 = {};
+                for (; i2--;) {
+                  let item0 = data10[i2];
+                  if (typeof item0 !== 'string') {
+                    continue;
+                  }
+                  if (typeof indices0[item0] == 'number') {
+                    j0 = indices0[item0];
+                    const err23 = {
+                      instancePath:
+                        instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
+                      schemaPath: '#/$defs/forwardRule/properties/providers/uniqueItems',
+                      keyword: 'uniqueItems',
+                      params: { i: i2, j: j0 },
+                      message: 'must NOT have duplicate items (items ## ' + j0 + ' and ' + i2 + ' are identical)',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err23];
+                    } else {
+                      vErrors.push(err23);
+                    }
+                    errors++;
+                    break;
+                  }
+                  indices0[item0] = i2;
+                }
+              }
+            } else {
+              const err24 = {
+                instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
+                schemaPath: '#/$defs/forwardRule/properties/providers/type',
+                keyword: 'type',
+                params: { type: 'array' },
+                message: 'must be array',
+              };
+              if (vErrors === null) {
+                vErrors = [err24];
+              } else {
+                vErrors.push(err24);
+              }
+              errors++;
+            }
+          }
+          if (data8.event_types !== undefined) {
+            let data12 = data8.event_types;
+            if (Array.isArray(data12)) {
+              if (data12.length < 1) {
+                const err25 = {
+                  instancePath:
+                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
+                  schemaPath: '#/$defs/forwardRule/properties/event_types/minItems',
+                  keyword: 'minItems',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 items',
+                };
+                if (vErrors === null) {
+                  vErrors = [err25];
+                } else {
+                  vErrors.push(err25);
+                }
+                errors++;
+              }
+              const len2 = data12.length;
+              for (let i3 = 0; i3 < len2; i3++) {
+                let data13 = data12[i3];
+                if (typeof data13 === 'string') {
+                  if (func2(data13) > 200) {
+                    const err26 = {
+                      instancePath:
+                        instancePath +
+                        '/forward/' +
+                        key5.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/event_types/' +
+                        i3,
+                      schemaPath: '#/$defs/forwardRule/properties/event_types/items/maxLength',
+                      keyword: 'maxLength',
+                      params: { limit: 200 },
+                      message: 'must NOT have more than 200 characters',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err26];
+                    } else {
+                      vErrors.push(err26);
+                    }
+                    errors++;
+                  }
+                  if (func2(data13) < 1) {
+                    const err27 = {
+                      instancePath:
+                        instancePath +
+                        '/forward/' +
+                        key5.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/event_types/' +
+                        i3,
+                      schemaPath: '#/$defs/forwardRule/properties/event_types/items/minLength',
+                      keyword: 'minLength',
+                      params: { limit: 1 },
+                      message: 'must NOT have fewer than 1 characters',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err27];
+                    } else {
+                      vErrors.push(err27);
+                    }
+                    errors++;
+                  }
+                } else {
+                  const err28 = {
+                    instancePath:
+                      instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types/' + i3,
+                    schemaPath: '#/$defs/forwardRule/properties/event_types/items/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err28];
+                  } else {
+                    vErrors.push(err28);
+                  }
+                  errors++;
+                }
+              }
+              let i4 = data12.length;
+              let j1;
+              if (i4 > 1) {
+                const indices1 = {};
+                for (; i4--;) {
+                  let item1 = data12[i4];
+                  if (typeof item1 !== 'string') {
+                    continue;
+                  }
+                  if (typeof indices1[item1] == 'number') {
+                    j1 = indices1[item1];
+                    const err29 = {
+                      instancePath:
+                        instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
+                      schemaPath: '#/$defs/forwardRule/properties/event_types/uniqueItems',
+                      keyword: 'uniqueItems',
+                      params: { i: i4, j: j1 },
+                      message: 'must NOT have duplicate items (items ## ' + j1 + ' and ' + i4 + ' are identical)',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err29];
+                    } else {
+                      vErrors.push(err29);
+                    }
+                    errors++;
+                    break;
+                  }
+                  indices1[item1] = i4;
+                }
+              }
+            } else {
+              const err30 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
+                schemaPath: '#/$defs/forwardRule/properties/event_types/type',
+                keyword: 'type',
+                params: { type: 'array' },
+                message: 'must be array',
+              };
+              if (vErrors === null) {
+                vErrors = [err30];
+              } else {
+                vErrors.push(err30);
+              }
+              errors++;
+            }
+          }
+          if (typeof data8.include_unverified !== 'boolean') {
+            const err31 = {
+              instancePath:
+                instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/include_unverified',
+              schemaPath: '#/$defs/forwardRule/properties/include_unverified/type',
               keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
             };
             if (vErrors === null) {
-              vErrors = [err29];
+              vErrors = [err31];
             } else {
-              vErrors.push(err29);
+              vErrors.push(err31);
             }
             errors++;
           }
-        }
-      } else {
-        const err30 = {
-          instancePath: instancePath + '/server/allowed_hosts',
-          schemaPath: '#/properties/server/properties/allowed_hosts/type',
-          keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-        };
-        if (vErrors === null) {
-          vErrors = [err30];
-        } else {
-          vErrors.push(err30);
-        }
-        errors++;
-      }
-      if (typeof data11.trust_proxy !== 'boolean') {
-        const err31 = {
-          instancePath: instancePath + '/server/trust_proxy',
-          schemaPath: '#/properties/server/properties/trust_proxy/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err31];
-        } else {
-          vErrors.push(err31);
-        }
-        errors++;
-      }
-    } else {
-      const err32 = {
-        instancePath: instancePath + '/server',
-        schemaPath: '#/properties/server/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err32];
-      } else {
-        vErrors.push(err32);
-      }
-      errors++;
-    }
-    let data17 = data.api;
-    if (data17 && typeof data17 == 'object' && !Array.isArray(data17)) {
-      if (data17.max_streams_per_caller === undefined) {
-        data17.max_streams_per_caller = 20;
-      }
-      for (const key6 in data17) {
-        if (!(key6 === 'max_streams_per_caller')) {
-          const err33 = {
-            instancePath: instancePath + '/api',
-            schemaPath: '#/properties/api/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key6 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err33];
-          } else {
-            vErrors.push(err33);
+          if (typeof data8.resign !== 'boolean') {
+            const err32 = {
+              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/resign',
+              schemaPath: '#/$defs/forwardRule/properties/resign/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+            };
+            if (vErrors === null) {
+              vErrors = [err32];
+            } else {
+              vErrors.push(err32);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-      let data18 = data17.max_streams_per_caller;
-      if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
-        const err34 = {
-          instancePath: instancePath + '/api/max_streams_per_caller',
-          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err34];
-        } else {
-          vErrors.push(err34);
-        }
-        errors++;
-      }
-      if (typeof data18 == 'number' && isFinite(data18)) {
-        if (data18 < 1 || isNaN(data18)) {
-          const err35 = {
-            instancePath: instancePath + '/api/max_streams_per_caller',
-            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err35];
-          } else {
-            vErrors.push(err35);
+          let data16 = data8.timeout_ms;
+          if (!(typeof data16 == 'number' && !(data16 % 1) && !isNaN(data16) && isFinite(data16))) {
+            const err33 = {
+              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
+              schemaPath: '#/$defs/forwardRule/properties/timeout_ms/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err33];
+            } else {
+              vErrors.push(err33);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-    } else {
-      const err36 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err36];
-      } else {
-        vErrors.push(err36);
-      }
-      errors++;
-    }
-    let data19 = data.ingest;
-    if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
-      if (data19.record_rejected_per_minute === undefined) {
-        data19.record_rejected_per_minute = 60;
-      }
-      for (const key7 in data19) {
-        if (!(key7 === 'record_rejected_per_minute')) {
-          const err37 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key7 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err37];
-          } else {
-            vErrors.push(err37);
+          if (typeof data16 == 'number' && isFinite(data16)) {
+            if (data16 > 120000 || isNaN(data16)) {
+              const err34 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/timeout_ms/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 120000 },
+                message: 'must be <= 120000',
+              };
+              if (vErrors === null) {
+                vErrors = [err34];
+              } else {
+                vErrors.push(err34);
+              }
+              errors++;
+            }
+            if (data16 < 100 || isNaN(data16)) {
+              const err35 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/timeout_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err35];
+              } else {
+                vErrors.push(err35);
+              }
+              errors++;
+            }
           }
-          errors++;
-        }
-      }
-      let data20 = data19.record_rejected_per_minute;
-      if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
-        const err38 = {
-          instancePath: instancePath + '/ingest/record_rejected_per_minute',
-          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err38];
-        } else {
-          vErrors.push(err38);
-        }
-        errors++;
-      }
-      if (typeof data20 == 'number' && isFinite(data20)) {
-        if (data20 < 1 || isNaN(data20)) {
-          const err39 = {
-            instancePath: instancePath + '/ingest/record_rejected_per_minute',
-            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err39];
-          } else {
-            vErrors.push(err39);
+          let data17 = data8.max_attempts;
+          if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17) && isFinite(data17))) {
+            const err36 = {
+              instancePath:
+                instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
+              schemaPath: '#/$defs/forwardRule/properties/max_attempts/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err36];
+            } else {
+              vErrors.push(err36);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-    } else {
-      const err40 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err40];
-      } else {
-        vErrors.push(err40);
-      }
-      errors++;
-    }
-    let data21 = data.mcp;
-    if (data21 && typeof data21 == 'object' && !Array.isArray(data21)) {
-      if (data21.max_sessions === undefined) {
-        data21.max_sessions = 100;
-      }
-      if (data21.max_sessions_per_caller === undefined) {
-        data21.max_sessions_per_caller = 10;
-      }
-      if (data21.session_idle_seconds === undefined) {
-        data21.session_idle_seconds = 1800;
-      }
-      for (const key8 in data21) {
-        if (!(key8 === 'max_sessions' || key8 === 'max_sessions_per_caller' || key8 === 'session_idle_seconds')) {
-          const err41 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key8 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err41];
-          } else {
-            vErrors.push(err41);
+          if (typeof data17 == 'number' && isFinite(data17)) {
+            if (data17 > 1000 || isNaN(data17)) {
+              const err37 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
+                schemaPath: '#/$defs/forwardRule/properties/max_attempts/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 1000 },
+                message: 'must be <= 1000',
+              };
+              if (vErrors === null) {
+                vErrors = [err37];
+              } else {
+                vErrors.push(err37);
+              }
+              errors++;
+            }
+            if (data17 < 1 || isNaN(data17)) {
+              const err38 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
+                schemaPath: '#/$defs/forwardRule/properties/max_attempts/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err38];
+              } else {
+                vErrors.push(err38);
+              }
+              errors++;
+            }
           }
-          errors++;
-        }
-      }
-      let data22 = data21.max_sessions;
-      if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-        const err42 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err42];
-        } else {
-          vErrors.push(err42);
-        }
-        errors++;
-      }
-      if (typeof data22 == 'number' && isFinite(data22)) {
-        if (data22 < 1 || isNaN(data22)) {
-          const err43 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err43];
-          } else {
-            vErrors.push(err43);
+          let data18 = data8.concurrency;
+          if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
+            const err39 = {
+              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
+              schemaPath: '#/$defs/forwardRule/properties/concurrency/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-      let data23 = data21.max_sessions_per_caller;
-      if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
-        const err44 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err44];
-        } else {
-          vErrors.push(err44);
-        }
-        errors++;
-      }
-      if (typeof data23 == 'number' && isFinite(data23)) {
-        if (data23 < 1 || isNaN(data23)) {
-          const err45 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err45];
-          } else {
-            vErrors.push(err45);
+          if (typeof data18 == 'number' && isFinite(data18)) {
+            if (data18 > 256 || isNaN(data18)) {
+              const err40 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
+                schemaPath: '#/$defs/forwardRule/properties/concurrency/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 256 },
+                message: 'must be <= 256',
+              };
+              if (vErrors === null) {
+                vErrors = [err40];
+              } else {
+                vErrors.push(err40);
+              }
+              errors++;
+            }
+            if (data18 < 1 || isNaN(data18)) {
+              const err41 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
+                schemaPath: '#/$defs/forwardRule/properties/concurrency/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err41];
+              } else {
+                vErrors.push(err41);
+              }
+              errors++;
+            }
           }
-          errors++;
-        }
-      }
-      let data24 = data21.session_idle_seconds;
-      if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
-        const err46 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err46];
-        } else {
-          vErrors.push(err46);
-        }
-        errors++;
-      }
-      if (typeof data24 == 'number' && isFinite(data24)) {
-        if (data24 < 5 || isNaN(data24)) {
-          const err47 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
-          };
-          if (vErrors === null) {
-            vErrors = [err47];
-          } else {
-            vErrors.push(err47);
+          if (typeof data8.ordered !== 'boolean') {
+            const err42 = {
+              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/ordered',
+              schemaPath: '#/$defs/forwardRule/properties/ordered/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+            };
+            if (vErrors === null) {
+              vErrors = [err42];
+            } else {
+              vErrors.push(err42);
+            }
+            errors++;
           }
-          errors++;
-        }
-      }
-    } else {
-      const err48 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err48];
-      } else {
-        vErrors.push(err48);
-      }
-      errors++;
-    }
-    let data25 = data.rate_limits;
-    if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
-      if (data25.read === undefined) {
-        data25.read = {};
-      }
-      if (data25.replay === undefined) {
-        data25.replay = {};
-      }
-      for (const key9 in data25) {
-        if (!(key9 === 'read' || key9 === 'replay')) {
-          const err49 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key9 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err49];
+          let data20 = data8.backoff;
+          if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
+            if (data20.initial_ms === undefined) {
+              data20.initial_ms = 1000;
+            }
+            if (data20.max_ms === undefined) {
+              data20.max_ms = 600000;
+            }
+            for (const key7 in data20) {
+              if (!(key7 === 'initial_ms' || key7 === 'max_ms')) {
+                const err43 = {
+                  instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key7 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+            }
+            let data21 = data20.initial_ms;
+            if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
+              const err44 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
+                schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+              };
+              if (vErrors === null) {
+                vErrors = [err44];
+              } else {
+                vErrors.push(err44);
+              }
+              errors++;
+            }
+            if (typeof data21 == 'number' && isFinite(data21)) {
+              if (data21 > 3600000 || isNaN(data21)) {
+                const err45 = {
+                  instancePath:
+                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/maximum',
+                  keyword: 'maximum',
+                  params: { comparison: '<=', limit: 3600000 },
+                  message: 'must be <= 3600000',
+                };
+                if (vErrors === null) {
+                  vErrors = [err45];
+                } else {
+                  vErrors.push(err45);
+                }
+                errors++;
+              }
+              if (data21 < 1 || isNaN(data21)) {
+                const err46 = {
+                  instancePath:
+                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 1 },
+                  message: 'must be >= 1',
+                };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
+                }
+                errors++;
+              }
+            }
+            let data22 = data20.max_ms;
+            if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+              const err47 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
+                schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+              };
+              if (vErrors === null) {
+                vErrors = [err47];
+              } else {
+                vErrors.push(err47);
+              }
+              errors++;
+            }
+            if (typeof data22 == 'number' && isFinite(data22)) {
+              if (data22 > 86400000 || isNaN(data22)) {
+                const err48 = {
+                  instancePath:
+                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/maximum',
+                  keyword: 'maximum',
+                  params: { comparison: '<=', limit: 86400000 },
+                  message: 'must be <= 86400000',
+                };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              }
+              if (data22 < 1 || isNaN(data22)) {
+                const err49 = {
+                  instancePath:
+                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 1 },
+                  message: 'must be >= 1',
+                };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
+              }
+            }
           } else {
-            vErrors.push(err49);
-          }
-          errors++;
-        }
-      }
-      let data26 = data25.read;
-      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
-        if (data26.capacity === undefined) {
-          data26.capacity = 120;
-        }
-        if (data26.refill_per_second === undefined) {
-          data26.refill_per_second = 20;
-        }
-        for (const key10 in data26) {
-          if (!(key10 === 'capacity' || key10 === 'refill_per_second')) {
             const err50 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key10 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff',
+              schemaPath: '#/$defs/forwardRule/properties/backoff/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
             };
             if (vErrors === null) {
               vErrors = [err50];
@@ -4815,64 +5090,64 @@ function validate29(
             }
             errors++;
           }
-        }
-        let data27 = data26.capacity;
-        if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
-          const err51 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err51];
-          } else {
-            vErrors.push(err51);
-          }
-          errors++;
-        }
-        if (typeof data27 == 'number' && isFinite(data27)) {
-          if (data27 < 1 || isNaN(data27)) {
-            const err52 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+          let data23 = data8.claim_timeout_ms;
+          if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
+            const err51 = {
+              instancePath:
+                instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
+              schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err52];
+              vErrors = [err51];
             } else {
-              vErrors.push(err52);
+              vErrors.push(err51);
             }
             errors++;
           }
-        }
-        let data28 = data26.refill_per_second;
-        if (typeof data28 == 'number' && isFinite(data28)) {
-          if (data28 <= 0 || isNaN(data28)) {
-            const err53 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err53];
-            } else {
-              vErrors.push(err53);
+          if (typeof data23 == 'number' && isFinite(data23)) {
+            if (data23 > 3600000 || isNaN(data23)) {
+              const err52 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600000 },
+                message: 'must be <= 3600000',
+              };
+              if (vErrors === null) {
+                vErrors = [err52];
+              } else {
+                vErrors.push(err52);
+              }
+              errors++;
             }
-            errors++;
+            if (data23 < 1000 || isNaN(data23)) {
+              const err53 = {
+                instancePath:
+                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1000 },
+                message: 'must be >= 1000',
+              };
+              if (vErrors === null) {
+                vErrors = [err53];
+              } else {
+                vErrors.push(err53);
+              }
+              errors++;
+            }
           }
         } else {
           const err54 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
+            schemaPath: '#/$defs/forwardRule/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'object' },
+            message: 'must be object',
           };
           if (vErrors === null) {
             vErrors = [err54];
@@ -4881,8 +5156,753 @@ function validate29(
           }
           errors++;
         }
+      }
+    } else {
+      const err55 = {
+        instancePath: instancePath + '/forward',
+        schemaPath: '#/properties/forward/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err55];
       } else {
-        const err55 = {
+        vErrors.push(err55);
+      }
+      errors++;
+    }
+    let data24 = data.retention;
+    if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
+      if (data24.interval_seconds === undefined) {
+        data24.interval_seconds = 3600;
+      }
+      for (const key8 in data24) {
+        if (!(key8 === 'max_age' || key8 === 'max_events' || key8 === 'interval_seconds')) {
+          const err56 = {
+            instancePath: instancePath + '/retention',
+            schemaPath: '#/properties/retention/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key8 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err56];
+          } else {
+            vErrors.push(err56);
+          }
+          errors++;
+        }
+      }
+      if (data24.max_age !== undefined) {
+        let data25 = data24.max_age;
+        if (typeof data25 === 'string') {
+          if (!pattern11.test(data25)) {
+            const err57 = {
+              instancePath: instancePath + '/retention/max_age',
+              schemaPath: '#/properties/retention/properties/max_age/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^[0-9]+(s|m|h|d|w)$' },
+              message: 'must match pattern "' + '^[0-9]+(s|m|h|d|w)$' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err57];
+            } else {
+              vErrors.push(err57);
+            }
+            errors++;
+          }
+        } else {
+          const err58 = {
+            instancePath: instancePath + '/retention/max_age',
+            schemaPath: '#/properties/retention/properties/max_age/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err58];
+          } else {
+            vErrors.push(err58);
+          }
+          errors++;
+        }
+      }
+      if (data24.max_events !== undefined) {
+        let data26 = data24.max_events;
+        if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
+          const err59 = {
+            instancePath: instancePath + '/retention/max_events',
+            schemaPath: '#/properties/retention/properties/max_events/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+        if (typeof data26 == 'number' && isFinite(data26)) {
+          if (data26 < 1 || isNaN(data26)) {
+            const err60 = {
+              instancePath: instancePath + '/retention/max_events',
+              schemaPath: '#/properties/retention/properties/max_events/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err60];
+            } else {
+              vErrors.push(err60);
+            }
+            errors++;
+          }
+        }
+      }
+      let data27 = data24.interval_seconds;
+      if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
+        const err61 = {
+          instancePath: instancePath + '/retention/interval_seconds',
+          schemaPath: '#/properties/retention/properties/interval_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err61];
+        } else {
+          vErrors.push(err61);
+        }
+        errors++;
+      }
+      if (typeof data27 == 'number' && isFinite(data27)) {
+        if (data27 < 1 || isNaN(data27)) {
+          const err62 = {
+            instancePath: instancePath + '/retention/interval_seconds',
+            schemaPath: '#/properties/retention/properties/interval_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err62];
+          } else {
+            vErrors.push(err62);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err63 = {
+        instancePath: instancePath + '/retention',
+        schemaPath: '#/properties/retention/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err63];
+      } else {
+        vErrors.push(err63);
+      }
+      errors++;
+    }
+    let data28 = data.server;
+    if (data28 && typeof data28 == 'object' && !Array.isArray(data28)) {
+      if (data28.host === undefined) {
+        data28.host = '127.0.0.1';
+      }
+      if (data28.port === undefined) {
+        data28.port = 8080;
+      }
+      if (data28.allowed_hosts === undefined) {
+        data28.allowed_hosts = [];
+      }
+      if (data28.trust_proxy === undefined) {
+        data28.trust_proxy = false;
+      }
+      for (const key9 in data28) {
+        if (!(key9 === 'host' || key9 === 'port' || key9 === 'allowed_hosts' || key9 === 'trust_proxy')) {
+          const err64 = {
+            instancePath: instancePath + '/server',
+            schemaPath: '#/properties/server/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key9 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err64];
+          } else {
+            vErrors.push(err64);
+          }
+          errors++;
+        }
+      }
+      let data29 = data28.host;
+      if (typeof data29 === 'string') {
+        if (func2(data29) < 1) {
+          const err65 = {
+            instancePath: instancePath + '/server/host',
+            schemaPath: '#/properties/server/properties/host/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+      } else {
+        const err66 = {
+          instancePath: instancePath + '/server/host',
+          schemaPath: '#/properties/server/properties/host/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err66];
+        } else {
+          vErrors.push(err66);
+        }
+        errors++;
+      }
+      let data30 = data28.port;
+      if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+        const err67 = {
+          instancePath: instancePath + '/server/port',
+          schemaPath: '#/properties/server/properties/port/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err67];
+        } else {
+          vErrors.push(err67);
+        }
+        errors++;
+      }
+      if (typeof data30 == 'number' && isFinite(data30)) {
+        if (data30 > 65535 || isNaN(data30)) {
+          const err68 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
+          };
+          if (vErrors === null) {
+            vErrors = [err68];
+          } else {
+            vErrors.push(err68);
+          }
+          errors++;
+        }
+        if (data30 < 0 || isNaN(data30)) {
+          const err69 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err69];
+          } else {
+            vErrors.push(err69);
+          }
+          errors++;
+        }
+      }
+      let data31 = data28.allowed_hosts;
+      if (Array.isArray(data31)) {
+        const len3 = data31.length;
+        for (let i5 = 0; i5 < len3; i5++) {
+          let data32 = data31[i5];
+          if (typeof data32 === 'string') {
+            if (func2(data32) < 1) {
+              const err70 = {
+                instancePath: instancePath + '/server/allowed_hosts/' + i5,
+                schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err70];
+              } else {
+                vErrors.push(err70);
+              }
+              errors++;
+            }
+          } else {
+            const err71 = {
+              instancePath: instancePath + '/server/allowed_hosts/' + i5,
+              schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err71];
+            } else {
+              vErrors.push(err71);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err72 = {
+          instancePath: instancePath + '/server/allowed_hosts',
+          schemaPath: '#/properties/server/properties/allowed_hosts/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err72];
+        } else {
+          vErrors.push(err72);
+        }
+        errors++;
+      }
+      if (typeof data28.trust_proxy !== 'boolean') {
+        const err73 = {
+          instancePath: instancePath + '/server/trust_proxy',
+          schemaPath: '#/properties/server/properties/trust_proxy/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err73];
+        } else {
+          vErrors.push(err73);
+        }
+        errors++;
+      }
+    } else {
+      const err74 = {
+        instancePath: instancePath + '/server',
+        schemaPath: '#/properties/server/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err74];
+      } else {
+        vErrors.push(err74);
+      }
+      errors++;
+    }
+    let data34 = data.api;
+    if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
+      if (data34.max_streams_per_caller === undefined) {
+        data34.max_streams_per_caller = 20;
+      }
+      for (const key10 in data34) {
+        if (!(key10 === 'max_streams_per_caller')) {
+          const err75 = {
+            instancePath: instancePath + '/api',
+            schemaPath: '#/properties/api/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key10 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err75];
+          } else {
+            vErrors.push(err75);
+          }
+          errors++;
+        }
+      }
+      let data35 = data34.max_streams_per_caller;
+      if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
+        const err76 = {
+          instancePath: instancePath + '/api/max_streams_per_caller',
+          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err76];
+        } else {
+          vErrors.push(err76);
+        }
+        errors++;
+      }
+      if (typeof data35 == 'number' && isFinite(data35)) {
+        if (data35 < 1 || isNaN(data35)) {
+          const err77 = {
+            instancePath: instancePath + '/api/max_streams_per_caller',
+            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err77];
+          } else {
+            vErrors.push(err77);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err78 = {
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err78];
+      } else {
+        vErrors.push(err78);
+      }
+      errors++;
+    }
+    let data36 = data.ingest;
+    if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
+      if (data36.record_rejected_per_minute === undefined) {
+        data36.record_rejected_per_minute = 60;
+      }
+      for (const key11 in data36) {
+        if (!(key11 === 'record_rejected_per_minute')) {
+          const err79 = {
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key11 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err79];
+          } else {
+            vErrors.push(err79);
+          }
+          errors++;
+        }
+      }
+      let data37 = data36.record_rejected_per_minute;
+      if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
+        const err80 = {
+          instancePath: instancePath + '/ingest/record_rejected_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err80];
+        } else {
+          vErrors.push(err80);
+        }
+        errors++;
+      }
+      if (typeof data37 == 'number' && isFinite(data37)) {
+        if (data37 < 1 || isNaN(data37)) {
+          const err81 = {
+            instancePath: instancePath + '/ingest/record_rejected_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err82 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err82];
+      } else {
+        vErrors.push(err82);
+      }
+      errors++;
+    }
+    let data38 = data.mcp;
+    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
+      if (data38.max_sessions === undefined) {
+        data38.max_sessions = 100;
+      }
+      if (data38.max_sessions_per_caller === undefined) {
+        data38.max_sessions_per_caller = 10;
+      }
+      if (data38.session_idle_seconds === undefined) {
+        data38.session_idle_seconds = 1800;
+      }
+      for (const key12 in data38) {
+        if (!(key12 === 'max_sessions' || key12 === 'max_sessions_per_caller' || key12 === 'session_idle_seconds')) {
+          const err83 = {
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key12 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err83];
+          } else {
+            vErrors.push(err83);
+          }
+          errors++;
+        }
+      }
+      let data39 = data38.max_sessions;
+      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
+        const err84 = {
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err84];
+        } else {
+          vErrors.push(err84);
+        }
+        errors++;
+      }
+      if (typeof data39 == 'number' && isFinite(data39)) {
+        if (data39 < 1 || isNaN(data39)) {
+          const err85 = {
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
+      }
+      let data40 = data38.max_sessions_per_caller;
+      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
+        const err86 = {
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err86];
+        } else {
+          vErrors.push(err86);
+        }
+        errors++;
+      }
+      if (typeof data40 == 'number' && isFinite(data40)) {
+        if (data40 < 1 || isNaN(data40)) {
+          const err87 = {
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err87];
+          } else {
+            vErrors.push(err87);
+          }
+          errors++;
+        }
+      }
+      let data41 = data38.session_idle_seconds;
+      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+        const err88 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err88];
+        } else {
+          vErrors.push(err88);
+        }
+        errors++;
+      }
+      if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 < 5 || isNaN(data41)) {
+          const err89 = {
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
+          };
+          if (vErrors === null) {
+            vErrors = [err89];
+          } else {
+            vErrors.push(err89);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err90 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err90];
+      } else {
+        vErrors.push(err90);
+      }
+      errors++;
+    }
+    let data42 = data.rate_limits;
+    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
+      if (data42.read === undefined) {
+        data42.read = {};
+      }
+      if (data42.replay === undefined) {
+        data42.replay = {};
+      }
+      for (const key13 in data42) {
+        if (!(key13 === 'read' || key13 === 'replay')) {
+          const err91 = {
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err91];
+          } else {
+            vErrors.push(err91);
+          }
+          errors++;
+        }
+      }
+      let data43 = data42.read;
+      if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+        if (data43.capacity === undefined) {
+          data43.capacity = 120;
+        }
+        if (data43.refill_per_second === undefined) {
+          data43.refill_per_second = 20;
+        }
+        for (const key14 in data43) {
+          if (!(key14 === 'capacity' || key14 === 'refill_per_second')) {
+            const err92 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key14 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err92];
+            } else {
+              vErrors.push(err92);
+            }
+            errors++;
+          }
+        }
+        let data44 = data43.capacity;
+        if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+          const err93 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err93];
+          } else {
+            vErrors.push(err93);
+          }
+          errors++;
+        }
+        if (typeof data44 == 'number' && isFinite(data44)) {
+          if (data44 < 1 || isNaN(data44)) {
+            const err94 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err94];
+            } else {
+              vErrors.push(err94);
+            }
+            errors++;
+          }
+        }
+        let data45 = data43.refill_per_second;
+        if (typeof data45 == 'number' && isFinite(data45)) {
+          if (data45 <= 0 || isNaN(data45)) {
+            const err95 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err95];
+            } else {
+              vErrors.push(err95);
+            }
+            errors++;
+          }
+        } else {
+          const err96 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err96];
+          } else {
+            vErrors.push(err96);
+          }
+          errors++;
+        }
+      } else {
+        const err97 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -4890,28 +5910,1337 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err97];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err97);
         }
         errors++;
       }
-      let data29 = data25.replay;
-      if (data29 && typeof data29 == 'object' && !Array.isArray(data29)) {
-        if (data29.capacity === undefined) {
-          data29.capacity = 10;
+      let data46 = data42.replay;
+      if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
+        if (data46.capacity === undefined) {
+          data46.capacity = 10;
         }
-        if (data29.refill_per_second === undefined) {
-          data29.refill_per_second = 0.5;
+        if (data46.refill_per_second === undefined) {
+          data46.refill_per_second = 0.5;
         }
-        for (const key11 in data29) {
-          if (!(key11 === 'capacity' || key11 === 'refill_per_second')) {
-            const err56 = {
+        for (const key15 in data46) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
+            const err98 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
-              params: { additionalProperty: key11 },
+              params: { additionalProperty: key15 },
               message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err98];
+            } else {
+              vErrors.push(err98);
+            }
+            errors++;
+          }
+        }
+        let data47 = data46.capacity;
+        if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+          const err99 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err99];
+          } else {
+            vErrors.push(err99);
+          }
+          errors++;
+        }
+        if (typeof data47 == 'number' && isFinite(data47)) {
+          if (data47 < 1 || isNaN(data47)) {
+            const err100 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err100];
+            } else {
+              vErrors.push(err100);
+            }
+            errors++;
+          }
+        }
+        let data48 = data46.refill_per_second;
+        if (typeof data48 == 'number' && isFinite(data48)) {
+          if (data48 <= 0 || isNaN(data48)) {
+            const err101 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err101];
+            } else {
+              vErrors.push(err101);
+            }
+            errors++;
+          }
+        } else {
+          const err102 = {
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err102];
+          } else {
+            vErrors.push(err102);
+          }
+          errors++;
+        }
+      } else {
+        const err103 = {
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err103];
+        } else {
+          vErrors.push(err103);
+        }
+        errors++;
+      }
+    } else {
+      const err104 = {
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err104];
+      } else {
+        vErrors.push(err104);
+      }
+      errors++;
+    }
+    let data49 = data.metrics;
+    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+      if (data49.require_auth === undefined) {
+        data49.require_auth = true;
+      }
+      for (const key16 in data49) {
+        if (!(key16 === 'require_auth')) {
+          const err105 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key16 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err105];
+          } else {
+            vErrors.push(err105);
+          }
+          errors++;
+        }
+      }
+      if (typeof data49.require_auth !== 'boolean') {
+        const err106 = {
+          instancePath: instancePath + '/metrics/require_auth',
+          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err106];
+        } else {
+          vErrors.push(err106);
+        }
+        errors++;
+      }
+    } else {
+      const err107 = {
+        instancePath: instancePath + '/metrics',
+        schemaPath: '#/properties/metrics/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err107];
+      } else {
+        vErrors.push(err107);
+      }
+      errors++;
+    }
+  } else {
+    const err108 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err108];
+    } else {
+      vErrors.push(err108);
+    }
+    errors++;
+  }
+  validate29.errors = vErrors;
+  return errors === 0;
+}
+validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateDelivery = validate33;
+const schema58 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/delivery.schema.json',
+  title: 'Delivery',
+  description:
+    "One event's delivery to one forward rule's consumer, with every attempt, oldest first. Its id is the X-Switchboard-Delivery header the consumer sees on every attempt; POST /api/deliveries/{id}/retry answers with it.",
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'id',
+    'event_id',
+    'rule',
+    'state',
+    'attempt_count',
+    'created_at',
+    'next_attempt_at',
+    'delivered_at',
+    'attempts',
+  ],
+  properties: {
+    id: {
+      description: 'Delivery id (UUIDv7), the same on every retry: consumers deduplicate on it.',
+      type: 'string',
+      format: 'uuid',
+    },
+    event_id: { $ref: 'event-summary.schema.json#/properties/id' },
+    rule: { $ref: 'forward-rule-status.schema.json#/properties/name' },
+    state: {
+      description:
+        'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+      type: 'string',
+      enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
+    },
+    attempt_count: {
+      description: 'Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.',
+      type: 'integer',
+      minimum: 0,
+    },
+    created_at: {
+      description: 'When the delivery was queued: in the same transaction as its event.',
+      type: 'string',
+      format: 'date-time',
+    },
+    next_attempt_at: {
+      description: 'When the next attempt is due (pending or failed), or null (delivering, delivered, dead).',
+      anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+    },
+    delivered_at: {
+      description: 'When the consumer accepted it, or null.',
+      anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+    },
+    attempts: {
+      type: 'array',
+      items: {
+        title: 'DeliveryAttempt',
+        type: 'object',
+        additionalProperties: false,
+        required: ['attempt', 'started_at', 'status', 'ms', 'error'],
+        properties: {
+          attempt: {
+            description: 'The X-Switchboard-Attempt it was sent with (1 for the first).',
+            type: 'integer',
+            minimum: 1,
+          },
+          started_at: { description: 'When the attempt started.', type: 'string', format: 'date-time' },
+          status: {
+            description: "The consumer's HTTP status, or null when it never answered.",
+            anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }],
+          },
+          ms: {
+            description: 'Milliseconds from sending to the status line (or to the failure).',
+            anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }],
+          },
+          error: {
+            description:
+              "Why the attempt did not deliver: the consumer's non-2xx status, or why nothing answered (refused, reset, timed out, target refused by policy); null when it delivered.",
+            anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }],
+          },
+          response_excerpt: { $ref: 'replay-result.schema.json#/properties/response_excerpt' },
+          response_content_type: { $ref: 'replay-result.schema.json#/properties/response_content_type' },
+        },
+      },
+    },
+  },
+};
+const schema61 = {
+  description: "The rule's name in forward: of the config.",
+  type: 'string',
+  pattern: '^[a-z0-9_-]{1,64}$',
+};
+const schema64 = {
+  description:
+    "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+  type: 'string',
+};
+const schema65 = {
+  description: 'The Content-Type the target answered with, when it sent one.',
+  type: 'string',
+  maxLength: 200,
+};
+
+function validate33(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/delivery.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate33.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'id' },
+        message: "must have required property '" + 'id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.event_id === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'event_id' },
+        message: "must have required property '" + 'event_id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.rule === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'rule' },
+        message: "must have required property '" + 'rule' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.state === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'state' },
+        message: "must have required property '" + 'state' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.attempt_count === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'attempt_count' },
+        message: "must have required property '" + 'attempt_count' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (data.created_at === undefined) {
+      const err5 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'created_at' },
+        message: "must have required property '" + 'created_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err5];
+      } else {
+        vErrors.push(err5);
+      }
+      errors++;
+    }
+    if (data.next_attempt_at === undefined) {
+      const err6 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'next_attempt_at' },
+        message: "must have required property '" + 'next_attempt_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err6];
+      } else {
+        vErrors.push(err6);
+      }
+      errors++;
+    }
+    if (data.delivered_at === undefined) {
+      const err7 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'delivered_at' },
+        message: "must have required property '" + 'delivered_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err7];
+      } else {
+        vErrors.push(err7);
+      }
+      errors++;
+    }
+    if (data.attempts === undefined) {
+      const err8 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'attempts' },
+        message: "must have required property '" + 'attempts' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err8];
+      } else {
+        vErrors.push(err8);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func1.call(schema58.properties, key0)) {
+        const err9 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      let data0 = data.id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err10 = {
+            instancePath: instancePath + '/id',
+            schemaPath: '#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + '/id',
+          schemaPath: '#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.event_id !== undefined) {
+      let data1 = data.event_id;
+      if (typeof data1 === 'string') {
+        if (!formats0.test(data1)) {
+          const err12 = {
+            instancePath: instancePath + '/event_id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err12];
+          } else {
+            vErrors.push(err12);
+          }
+          errors++;
+        }
+      } else {
+        const err13 = {
+          instancePath: instancePath + '/event_id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.rule !== undefined) {
+      let data2 = data.rule;
+      if (typeof data2 === 'string') {
+        if (!pattern9.test(data2)) {
+          const err14 = {
+            instancePath: instancePath + '/rule',
+            schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[a-z0-9_-]{1,64}$' },
+            message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+      } else {
+        const err15 = {
+          instancePath: instancePath + '/rule',
+          schemaPath: 'forward-rule-status.schema.json#/properties/name/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+    }
+    if (data.state !== undefined) {
+      let data3 = data.state;
+      if (typeof data3 !== 'string') {
+        const err16 = {
+          instancePath: instancePath + '/state',
+          schemaPath: '#/properties/state/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+      if (!(
+        data3 === 'pending' ||
+        data3 === 'delivering' ||
+        data3 === 'delivered' ||
+        data3 === 'failed' ||
+        data3 === 'dead'
+      )) {
+        const err17 = {
+          instancePath: instancePath + '/state',
+          schemaPath: '#/properties/state/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema58.properties.state.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.attempt_count !== undefined) {
+      let data4 = data.attempt_count;
+      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+        const err18 = {
+          instancePath: instancePath + '/attempt_count',
+          schemaPath: '#/properties/attempt_count/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+      if (typeof data4 == 'number' && isFinite(data4)) {
+        if (data4 < 0 || isNaN(data4)) {
+          const err19 = {
+            instancePath: instancePath + '/attempt_count',
+            schemaPath: '#/properties/attempt_count/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.created_at !== undefined) {
+      let data5 = data.created_at;
+      if (typeof data5 === 'string') {
+        if (!formats2.validate(data5)) {
+          const err20 = {
+            instancePath: instancePath + '/created_at',
+            schemaPath: '#/properties/created_at/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/created_at',
+          schemaPath: '#/properties/created_at/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
+    if (data.next_attempt_at !== undefined) {
+      let data6 = data.next_attempt_at;
+      const _errs17 = errors;
+      let valid3 = false;
+      const _errs18 = errors;
+      if (typeof data6 === 'string') {
+        if (!formats2.validate(data6)) {
+          const err22 = {
+            instancePath: instancePath + '/next_attempt_at',
+            schemaPath: '#/properties/next_attempt_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      } else {
+        const err23 = {
+          instancePath: instancePath + '/next_attempt_at',
+          schemaPath: '#/properties/next_attempt_at/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+      var _valid0 = _errs18 === errors;
+      valid3 = valid3 || _valid0;
+      const _errs20 = errors;
+      if (data6 !== null) {
+        const err24 = {
+          instancePath: instancePath + '/next_attempt_at',
+          schemaPath: '#/properties/next_attempt_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      var _valid0 = _errs20 === errors;
+      valid3 = valid3 || _valid0;
+      if (!valid3) {
+        const err25 = {
+          instancePath: instancePath + '/next_attempt_at',
+          schemaPath: '#/properties/next_attempt_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      } else {
+        errors = _errs17;
+        if (vErrors !== null) {
+          if (_errs17) {
+            vErrors.length = _errs17;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.delivered_at !== undefined) {
+      let data7 = data.delivered_at;
+      const _errs23 = errors;
+      let valid4 = false;
+      const _errs24 = errors;
+      if (typeof data7 === 'string') {
+        if (!formats2.validate(data7)) {
+          const err26 = {
+            instancePath: instancePath + '/delivered_at',
+            schemaPath: '#/properties/delivered_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err26];
+          } else {
+            vErrors.push(err26);
+          }
+          errors++;
+        }
+      } else {
+        const err27 = {
+          instancePath: instancePath + '/delivered_at',
+          schemaPath: '#/properties/delivered_at/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+      var _valid1 = _errs24 === errors;
+      valid4 = valid4 || _valid1;
+      const _errs26 = errors;
+      if (data7 !== null) {
+        const err28 = {
+          instancePath: instancePath + '/delivered_at',
+          schemaPath: '#/properties/delivered_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err28];
+        } else {
+          vErrors.push(err28);
+        }
+        errors++;
+      }
+      var _valid1 = _errs26 === errors;
+      valid4 = valid4 || _valid1;
+      if (!valid4) {
+        const err29 = {
+          instancePath: instancePath + '/delivered_at',
+          schemaPath: '#/properties/delivered_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err29];
+        } else {
+          vErrors.push(err29);
+        }
+        errors++;
+      } else {
+        errors = _errs23;
+        if (vErrors !== null) {
+          if (_errs23) {
+            vErrors.length = _errs23;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.attempts !== undefined) {
+      let data8 = data.attempts;
+      if (Array.isArray(data8)) {
+        const len0 = data8.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data9 = data8[i0];
+          if (data9 && typeof data9 == 'object' && !Array.isArray(data9)) {
+            if (data9.attempt === undefined) {
+              const err30 = {
+                instancePath: instancePath + '/attempts/' + i0,
+                schemaPath: '#/properties/attempts/items/required',
+                keyword: 'required',
+                params: { missingProperty: 'attempt' },
+                message: "must have required property '" + 'attempt' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err30];
+              } else {
+                vErrors.push(err30);
+              }
+              errors++;
+            }
+            if (data9.started_at === undefined) {
+              const err31 = {
+                instancePath: instancePath + '/attempts/' + i0,
+                schemaPath: '#/properties/attempts/items/required',
+                keyword: 'required',
+                params: { missingProperty: 'started_at' },
+                message: "must have required property '" + 'started_at' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err31];
+              } else {
+                vErrors.push(err31);
+              }
+              errors++;
+            }
+            if (data9.status === undefined) {
+              const err32 = {
+                instancePath: instancePath + '/attempts/' + i0,
+                schemaPath: '#/properties/attempts/items/required',
+                keyword: 'required',
+                params: { missingProperty: 'status' },
+                message: "must have required property '" + 'status' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err32];
+              } else {
+                vErrors.push(err32);
+              }
+              errors++;
+            }
+            if (data9.ms === undefined) {
+              const err33 = {
+                instancePath: instancePath + '/attempts/' + i0,
+                schemaPath: '#/properties/attempts/items/required',
+                keyword: 'required',
+                params: { missingProperty: 'ms' },
+                message: "must have required property '" + 'ms' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err33];
+              } else {
+                vErrors.push(err33);
+              }
+              errors++;
+            }
+            if (data9.error === undefined) {
+              const err34 = {
+                instancePath: instancePath + '/attempts/' + i0,
+                schemaPath: '#/properties/attempts/items/required',
+                keyword: 'required',
+                params: { missingProperty: 'error' },
+                message: "must have required property '" + 'error' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err34];
+              } else {
+                vErrors.push(err34);
+              }
+              errors++;
+            }
+            for (const key1 in data9) {
+              if (!(
+                key1 === 'attempt' ||
+                key1 === 'started_at' ||
+                key1 === 'status' ||
+                key1 === 'ms' ||
+                key1 === 'error' ||
+                key1 === 'response_excerpt' ||
+                key1 === 'response_content_type'
+              )) {
+                const err35 = {
+                  instancePath: instancePath + '/attempts/' + i0,
+                  schemaPath: '#/properties/attempts/items/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key1 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
+              }
+            }
+            if (data9.attempt !== undefined) {
+              let data10 = data9.attempt;
+              if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
+                const err36 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/attempt',
+                  schemaPath: '#/properties/attempts/items/properties/attempt/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+              if (typeof data10 == 'number' && isFinite(data10)) {
+                if (data10 < 1 || isNaN(data10)) {
+                  const err37 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/attempt',
+                    schemaPath: '#/properties/attempts/items/properties/attempt/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err37];
+                  } else {
+                    vErrors.push(err37);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data9.started_at !== undefined) {
+              let data11 = data9.started_at;
+              if (typeof data11 === 'string') {
+                if (!formats2.validate(data11)) {
+                  const err38 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err38];
+                  } else {
+                    vErrors.push(err38);
+                  }
+                  errors++;
+                }
+              } else {
+                const err39 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                  schemaPath: '#/properties/attempts/items/properties/started_at/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err39];
+                } else {
+                  vErrors.push(err39);
+                }
+                errors++;
+              }
+            }
+            if (data9.status !== undefined) {
+              let data12 = data9.status;
+              const _errs38 = errors;
+              let valid8 = false;
+              const _errs39 = errors;
+              if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12) && isFinite(data12))) {
+                const err40 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/status',
+                  schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+              if (typeof data12 == 'number' && isFinite(data12)) {
+                if (data12 > 599 || isNaN(data12)) {
+                  const err41 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/status',
+                    schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 599 },
+                    message: 'must be <= 599',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err41];
+                  } else {
+                    vErrors.push(err41);
+                  }
+                  errors++;
+                }
+                if (data12 < 100 || isNaN(data12)) {
+                  const err42 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/status',
+                    schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 100 },
+                    message: 'must be >= 100',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err42];
+                  } else {
+                    vErrors.push(err42);
+                  }
+                  errors++;
+                }
+              }
+              var _valid2 = _errs39 === errors;
+              valid8 = valid8 || _valid2;
+              const _errs41 = errors;
+              if (data12 !== null) {
+                const err43 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/status',
+                  schemaPath: '#/properties/attempts/items/properties/status/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+              var _valid2 = _errs41 === errors;
+              valid8 = valid8 || _valid2;
+              if (!valid8) {
+                const err44 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/status',
+                  schemaPath: '#/properties/attempts/items/properties/status/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
+                }
+                errors++;
+              } else {
+                errors = _errs38;
+                if (vErrors !== null) {
+                  if (_errs38) {
+                    vErrors.length = _errs38;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data9.ms !== undefined) {
+              let data13 = data9.ms;
+              const _errs44 = errors;
+              let valid9 = false;
+              const _errs45 = errors;
+              if (typeof data13 == 'number' && isFinite(data13)) {
+                if (data13 < 0 || isNaN(data13)) {
+                  const err45 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/ms',
+                    schemaPath: '#/properties/attempts/items/properties/ms/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err45];
+                  } else {
+                    vErrors.push(err45);
+                  }
+                  errors++;
+                }
+              } else {
+                const err46 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/ms',
+                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err46];
+                } else {
+                  vErrors.push(err46);
+                }
+                errors++;
+              }
+              var _valid3 = _errs45 === errors;
+              valid9 = valid9 || _valid3;
+              const _errs47 = errors;
+              if (data13 !== null) {
+                const err47 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/ms',
+                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err47];
+                } else {
+                  vErrors.push(err47);
+                }
+                errors++;
+              }
+              var _valid3 = _errs47 === errors;
+              valid9 = valid9 || _valid3;
+              if (!valid9) {
+                const err48 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/ms',
+                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err48];
+                } else {
+                  vErrors.push(err48);
+                }
+                errors++;
+              } else {
+                errors = _errs44;
+                if (vErrors !== null) {
+                  if (_errs44) {
+                    vErrors.length = _errs44;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data9.error !== undefined) {
+              let data14 = data9.error;
+              const _errs50 = errors;
+              let valid10 = false;
+              const _errs51 = errors;
+              if (typeof data14 === 'string') {
+                if (func2(data14) > 500) {
+                  const err49 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/error',
+                    schemaPath: '#/properties/attempts/items/properties/error/anyOf/0/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 500 },
+                    message: 'must NOT have more than 500 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err49];
+                  } else {
+                    vErrors.push(err49);
+                  }
+                  errors++;
+                }
+              } else {
+                const err50 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error',
+                  schemaPath: '#/properties/attempts/items/properties/error/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err50];
+                } else {
+                  vErrors.push(err50);
+                }
+                errors++;
+              }
+              var _valid4 = _errs51 === errors;
+              valid10 = valid10 || _valid4;
+              const _errs53 = errors;
+              if (data14 !== null) {
+                const err51 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error',
+                  schemaPath: '#/properties/attempts/items/properties/error/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err51];
+                } else {
+                  vErrors.push(err51);
+                }
+                errors++;
+              }
+              var _valid4 = _errs53 === errors;
+              valid10 = valid10 || _valid4;
+              if (!valid10) {
+                const err52 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/error',
+                  schemaPath: '#/properties/attempts/items/properties/error/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err52];
+                } else {
+                  vErrors.push(err52);
+                }
+                errors++;
+              } else {
+                errors = _errs50;
+                if (vErrors !== null) {
+                  if (_errs50) {
+                    vErrors.length = _errs50;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data9.response_excerpt !== undefined) {
+              if (typeof data9.response_excerpt !== 'string') {
+                const err53 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
+                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err53];
+                } else {
+                  vErrors.push(err53);
+                }
+                errors++;
+              }
+            }
+            if (data9.response_content_type !== undefined) {
+              let data16 = data9.response_content_type;
+              if (typeof data16 === 'string') {
+                if (func2(data16) > 200) {
+                  const err54 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                    schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 200 },
+                    message: 'must NOT have more than 200 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err54];
+                  } else {
+                    vErrors.push(err54);
+                  }
+                  errors++;
+                }
+              } else {
+                const err55 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
+                  schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err55];
+                } else {
+                  vErrors.push(err55);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err56 = {
+              instancePath: instancePath + '/attempts/' + i0,
+              schemaPath: '#/properties/attempts/items/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
             };
             if (vErrors === null) {
               vErrors = [err56];
@@ -4921,155 +7250,24 @@ function validate29(
             errors++;
           }
         }
-        let data30 = data29.capacity;
-        if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
-          const err57 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err57];
-          } else {
-            vErrors.push(err57);
-          }
-          errors++;
-        }
-        if (typeof data30 == 'number' && isFinite(data30)) {
-          if (data30 < 1 || isNaN(data30)) {
-            const err58 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err58];
-            } else {
-              vErrors.push(err58);
-            }
-            errors++;
-          }
-        }
-        let data31 = data29.refill_per_second;
-        if (typeof data31 == 'number' && isFinite(data31)) {
-          if (data31 <= 0 || isNaN(data31)) {
-            const err59 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err59];
-            } else {
-              vErrors.push(err59);
-            }
-            errors++;
-          }
-        } else {
-          const err60 = {
-            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err60];
-          } else {
-            vErrors.push(err60);
-          }
-          errors++;
-        }
       } else {
-        const err61 = {
-          instancePath: instancePath + '/rate_limits/replay',
-          schemaPath: '#/properties/rate_limits/properties/replay/type',
+        const err57 = {
+          instancePath: instancePath + '/attempts',
+          schemaPath: '#/properties/attempts/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err61];
+          vErrors = [err57];
         } else {
-          vErrors.push(err61);
+          vErrors.push(err57);
         }
         errors++;
       }
-    } else {
-      const err62 = {
-        instancePath: instancePath + '/rate_limits',
-        schemaPath: '#/properties/rate_limits/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err62];
-      } else {
-        vErrors.push(err62);
-      }
-      errors++;
-    }
-    let data32 = data.metrics;
-    if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
-      if (data32.require_auth === undefined) {
-        data32.require_auth = true;
-      }
-      for (const key12 in data32) {
-        if (!(key12 === 'require_auth')) {
-          const err63 = {
-            instancePath: instancePath + '/metrics',
-            schemaPath: '#/properties/metrics/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err63];
-          } else {
-            vErrors.push(err63);
-          }
-          errors++;
-        }
-      }
-      if (typeof data32.require_auth !== 'boolean') {
-        const err64 = {
-          instancePath: instancePath + '/metrics/require_auth',
-          schemaPath: '#/properties/metrics/properties/require_auth/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err64];
-        } else {
-          vErrors.push(err64);
-        }
-        errors++;
-      }
-    } else {
-      const err65 = {
-        instancePath: instancePath + '/metrics',
-        schemaPath: '#/properties/metrics/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err65];
-      } else {
-        vErrors.push(err65);
-      }
-      errors++;
     }
   } else {
-    const err66 = {
+    const err58 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -5077,19 +7275,19 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err66];
+      vErrors = [err58];
     } else {
-      vErrors.push(err66);
+      vErrors.push(err58);
     }
     errors++;
   }
-  validate29.errors = vErrors;
+  validate33.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate33;
-const schema57 = {
+export const validateErrorEnvelope = validate36;
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -5133,13 +7331,13 @@ const schema57 = {
   },
 };
 
-function validate33(
+function validate36(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate36.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5262,7 +7460,7 @@ function validate33(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema57.properties.error.properties.code.enum },
+              params: { allowedValues: schema66.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -5356,13 +7554,178 @@ function validate33(
     }
     errors++;
   }
-  validate33.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDetail = validate34;
-const schema58 = {
+export const validateEventDeliveries = validate37;
+const schema67 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
+  title: 'EventDeliveries',
+  description:
+    "GET /api/events/{id}/deliveries: the event's delivery to each forward rule that took it, by rule name, each with its attempts. Empty when no rule matched the event (or none existed when it arrived).",
+  type: 'object',
+  additionalProperties: false,
+  required: ['event_id', 'deliveries'],
+  properties: {
+    event_id: { $ref: 'event-summary.schema.json#/properties/id' },
+    deliveries: { type: 'array', items: { $ref: 'delivery.schema.json' } },
+  },
+};
+
+function validate37(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/event-deliveries.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate37.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.event_id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'event_id' },
+        message: "must have required property '" + 'event_id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.deliveries === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'deliveries' },
+        message: "must have required property '" + 'deliveries' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'event_id' || key0 === 'deliveries')) {
+        const err2 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.event_id !== undefined) {
+      let data0 = data.event_id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err3 = {
+            instancePath: instancePath + '/event_id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + '/event_id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.deliveries !== undefined) {
+      let data1 = data.deliveries;
+      if (Array.isArray(data1)) {
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (
+            !validate33(data1[i0], {
+              instancePath: instancePath + '/deliveries/' + i0,
+              parentData: data1,
+              parentDataProperty: i0,
+              rootData,
+              dynamicAnchors,
+            })
+          ) {
+            vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+            errors = vErrors.length;
+          }
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + '/deliveries',
+          schemaPath: '#/properties/deliveries/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err6 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err6];
+    } else {
+      vErrors.push(err6);
+    }
+    errors++;
+  }
+  validate37.errors = vErrors;
+  return errors === 0;
+}
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateEventDetail = validate39;
+const schema69 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -5463,14 +7826,14 @@ const schema58 = {
     },
   },
 };
-const schema66 = {
+const schema77 = {
   description:
     "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
   type: 'string',
   minLength: 1,
   maxLength: 120,
 };
-const schema67 = {
+const schema78 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -5480,7 +7843,7 @@ const schema67 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema68 = {
+const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -5498,15 +7861,15 @@ const schema68 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const pattern10 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+const pattern14 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
-function validate34(
+function validate39(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-detail.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate39.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5710,7 +8073,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func9.call(schema58.properties, key0)) {
+      if (!func1.call(schema69.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -5763,7 +8126,7 @@ function validate34(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 64) {
+        if (func2(data1) > 64) {
           const err16 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -5778,7 +8141,7 @@ function validate34(
           }
           errors++;
         }
-        if (func1(data1) < 1) {
+        if (func2(data1) < 1) {
           const err17 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -5812,7 +8175,7 @@ function validate34(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func1(data2) > 200) {
+        if (func2(data2) > 200) {
           const err19 = {
             instancePath: instancePath + '/event_type',
             schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -5965,7 +8328,7 @@ function validate34(
     if (data.summary !== undefined) {
       let data7 = data.summary;
       if (typeof data7 === 'string') {
-        if (func1(data7) > 120) {
+        if (func2(data7) > 120) {
           const err28 = {
             instancePath: instancePath + '/summary',
             schemaPath: 'api-event-summary.schema.json#/properties/summary/maxLength',
@@ -5980,7 +8343,7 @@ function validate34(
           }
           errors++;
         }
-        if (func1(data7) < 1) {
+        if (func2(data7) < 1) {
           const err29 = {
             instancePath: instancePath + '/summary',
             schemaPath: 'api-event-summary.schema.json#/properties/summary/minLength',
@@ -6014,7 +8377,7 @@ function validate34(
     if (data.verify_detail !== undefined) {
       let data8 = data.verify_detail;
       if (typeof data8 === 'string') {
-        if (func1(data8) > 300) {
+        if (func2(data8) > 300) {
           const err31 = {
             instancePath: instancePath + '/verify_detail',
             schemaPath: '#/properties/verify_detail/maxLength',
@@ -6051,7 +8414,7 @@ function validate34(
       let valid9 = false;
       const _errs30 = errors;
       if (typeof data9 === 'string') {
-        if (func1(data9) > 300) {
+        if (func2(data9) > 300) {
           const err33 = {
             instancePath: instancePath + '/external_id',
             schemaPath: '#/properties/external_id/anyOf/0/maxLength',
@@ -6331,7 +8694,7 @@ function validate34(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern10.test(key1)) {
+            if (!pattern14.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -6552,7 +8915,7 @@ function validate34(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema68.properties.encoding.enum },
+              params: { allowedValues: schema79.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -6679,7 +9042,7 @@ function validate34(
         if (data21.method !== undefined) {
           let data22 = data21.method;
           if (typeof data22 === 'string') {
-            if (func1(data22) > 16) {
+            if (func2(data22) > 16) {
               const err67 = {
                 instancePath: instancePath + '/request/method',
                 schemaPath: '#/properties/request/properties/method/maxLength',
@@ -6694,7 +9057,7 @@ function validate34(
               }
               errors++;
             }
-            if (func1(data22) < 1) {
+            if (func2(data22) < 1) {
               const err68 = {
                 instancePath: instancePath + '/request/method',
                 schemaPath: '#/properties/request/properties/method/minLength',
@@ -6728,7 +9091,7 @@ function validate34(
         if (data21.path !== undefined) {
           let data23 = data21.path;
           if (typeof data23 === 'string') {
-            if (func1(data23) > 2048) {
+            if (func2(data23) > 2048) {
               const err70 = {
                 instancePath: instancePath + '/request/path',
                 schemaPath: '#/properties/request/properties/path/maxLength',
@@ -6743,7 +9106,7 @@ function validate34(
               }
               errors++;
             }
-            if (func1(data23) < 1) {
+            if (func2(data23) < 1) {
               const err71 = {
                 instancePath: instancePath + '/request/path',
                 schemaPath: '#/properties/request/properties/path/minLength',
@@ -6777,7 +9140,7 @@ function validate34(
         if (data21.query !== undefined) {
           let data24 = data21.query;
           if (typeof data24 === 'string') {
-            if (func1(data24) > 2048) {
+            if (func2(data24) > 2048) {
               const err73 = {
                 instancePath: instancePath + '/request/query',
                 schemaPath: '#/properties/request/properties/query/maxLength',
@@ -6889,20 +9252,20 @@ function validate34(
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate35;
+export const validateEventHeaders = validate40;
 
-function validate35(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6913,7 +9276,7 @@ function validate35(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern10.test(key0)) {
+        if (!pattern14.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -7061,20 +9424,20 @@ function validate35(
     }
     errors++;
   }
-  validate35.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate36;
+export const validateEventPayload = validate41;
 
-function validate36(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7151,7 +9514,7 @@ function validate36(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema68.properties.encoding.enum },
+          params: { allowedValues: schema79.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -7194,10 +9557,10 @@ function validate36(
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventSummary = validate22;
 const schema33 = {
@@ -7422,7 +9785,7 @@ function validate22(
     if (data.provider !== undefined) {
       let data1 = data.provider;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 64) {
+        if (func2(data1) > 64) {
           const err10 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -7437,7 +9800,7 @@ function validate22(
           }
           errors++;
         }
-        if (func1(data1) < 1) {
+        if (func2(data1) < 1) {
           const err11 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -7471,7 +9834,7 @@ function validate22(
     if (data.event_type !== undefined) {
       let data2 = data.event_type;
       if (typeof data2 === 'string') {
-        if (func1(data2) > 200) {
+        if (func2(data2) > 200) {
           const err13 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -7641,8 +10004,1525 @@ function validate22(
 }
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListenCheckpoint = validate37;
-const schema71 = {
+export const validateForwardList = validate42;
+const schema82 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
+  title: 'ForwardList',
+  description: "GET /api/forwards: every forward rule of the config, in the config's order, with its health.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['rules'],
+  properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
+};
+const schema60 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
+  title: 'ForwardRuleStatus',
+  description:
+    "One forward rule's health: what waits, what died, what went through in the last hour, and whether it is paused. GET /api/forwards lists every configured rule; pause and resume answer with the rule's new status.",
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'name',
+    'to',
+    'pending',
+    'dead',
+    'delivered_last_hour',
+    'oldest_pending_age',
+    'last_error',
+    'last_error_at',
+    'paused',
+  ],
+  properties: {
+    name: { description: "The rule's name in forward: of the config.", type: 'string', pattern: '^[a-z0-9_-]{1,64}$' },
+    to: {
+      description:
+        "The rule's target as replay history records one: scheme, host and path, with any query string shown as ?… (it may carry the consumer's token).",
+      type: 'string',
+    },
+    pending: {
+      description:
+        'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+      type: 'integer',
+      minimum: 0,
+    },
+    dead: {
+      description: 'Deliveries that used up max_attempts; they wait for a manual retry.',
+      type: 'integer',
+      minimum: 0,
+    },
+    delivered_last_hour: {
+      description: 'Deliveries the consumer accepted (2xx) in the last 60 minutes.',
+      type: 'integer',
+      minimum: 0,
+    },
+    oldest_pending_age: {
+      description: "Seconds since the oldest pending delivery's event was stored, or null when nothing is pending.",
+      anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }],
+    },
+    last_error: {
+      description:
+        "What went wrong at the rule's latest failed attempt (the consumer's status, or why nothing answered), or null when no attempt failed.",
+      anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }],
+    },
+    last_error_at: {
+      description: 'When that attempt started, or null.',
+      anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+    },
+    paused: {
+      description:
+        'True while the rule is paused: its deliveries wait, none is sent. Kept in the database, so every instance and a restart see it.',
+      type: 'boolean',
+    },
+  },
+};
+
+function validate42(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/forward-list.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate42.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.rules === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'rules' },
+        message: "must have required property '" + 'rules' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'rules')) {
+        const err1 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.rules !== undefined) {
+      let data0 = data.rules;
+      if (Array.isArray(data0)) {
+        const len0 = data0.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data1 = data0[i0];
+          if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
+            if (data1.name === undefined) {
+              const err2 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'name' },
+                message: "must have required property '" + 'name' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err2];
+              } else {
+                vErrors.push(err2);
+              }
+              errors++;
+            }
+            if (data1.to === undefined) {
+              const err3 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'to' },
+                message: "must have required property '" + 'to' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err3];
+              } else {
+                vErrors.push(err3);
+              }
+              errors++;
+            }
+            if (data1.pending === undefined) {
+              const err4 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'pending' },
+                message: "must have required property '" + 'pending' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err4];
+              } else {
+                vErrors.push(err4);
+              }
+              errors++;
+            }
+            if (data1.dead === undefined) {
+              const err5 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'dead' },
+                message: "must have required property '" + 'dead' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err5];
+              } else {
+                vErrors.push(err5);
+              }
+              errors++;
+            }
+            if (data1.delivered_last_hour === undefined) {
+              const err6 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'delivered_last_hour' },
+                message: "must have required property '" + 'delivered_last_hour' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err6];
+              } else {
+                vErrors.push(err6);
+              }
+              errors++;
+            }
+            if (data1.oldest_pending_age === undefined) {
+              const err7 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'oldest_pending_age' },
+                message: "must have required property '" + 'oldest_pending_age' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+            if (data1.last_error === undefined) {
+              const err8 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'last_error' },
+                message: "must have required property '" + 'last_error' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+            if (data1.last_error_at === undefined) {
+              const err9 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'last_error_at' },
+                message: "must have required property '" + 'last_error_at' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err9];
+              } else {
+                vErrors.push(err9);
+              }
+              errors++;
+            }
+            if (data1.paused === undefined) {
+              const err10 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'paused' },
+                message: "must have required property '" + 'paused' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+            }
+            for (const key1 in data1) {
+              if (!func1.call(schema60.properties, key1)) {
+                const err11 = {
+                  instancePath: instancePath + '/rules/' + i0,
+                  schemaPath: 'forward-rule-status.schema.json/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key1 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err11];
+                } else {
+                  vErrors.push(err11);
+                }
+                errors++;
+              }
+            }
+            if (data1.name !== undefined) {
+              let data2 = data1.name;
+              if (typeof data2 === 'string') {
+                if (!pattern9.test(data2)) {
+                  const err12 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/name',
+                    schemaPath: 'forward-rule-status.schema.json/properties/name/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[a-z0-9_-]{1,64}$' },
+                    message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err12];
+                  } else {
+                    vErrors.push(err12);
+                  }
+                  errors++;
+                }
+              } else {
+                const err13 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/name',
+                  schemaPath: 'forward-rule-status.schema.json/properties/name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err13];
+                } else {
+                  vErrors.push(err13);
+                }
+                errors++;
+              }
+            }
+            if (data1.to !== undefined) {
+              if (typeof data1.to !== 'string') {
+                const err14 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/to',
+                  schemaPath: 'forward-rule-status.schema.json/properties/to/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err14];
+                } else {
+                  vErrors.push(err14);
+                }
+                errors++;
+              }
+            }
+            if (data1.pending !== undefined) {
+              let data4 = data1.pending;
+              if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+                const err15 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/pending',
+                  schemaPath: 'forward-rule-status.schema.json/properties/pending/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err15];
+                } else {
+                  vErrors.push(err15);
+                }
+                errors++;
+              }
+              if (typeof data4 == 'number' && isFinite(data4)) {
+                if (data4 < 0 || isNaN(data4)) {
+                  const err16 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/pending',
+                    schemaPath: 'forward-rule-status.schema.json/properties/pending/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err16];
+                  } else {
+                    vErrors.push(err16);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.dead !== undefined) {
+              let data5 = data1.dead;
+              if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+                const err17 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/dead',
+                  schemaPath: 'forward-rule-status.schema.json/properties/dead/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err17];
+                } else {
+                  vErrors.push(err17);
+                }
+                errors++;
+              }
+              if (typeof data5 == 'number' && isFinite(data5)) {
+                if (data5 < 0 || isNaN(data5)) {
+                  const err18 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/dead',
+                    schemaPath: 'forward-rule-status.schema.json/properties/dead/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err18];
+                  } else {
+                    vErrors.push(err18);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.delivered_last_hour !== undefined) {
+              let data6 = data1.delivered_last_hour;
+              if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
+                const err19 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
+                  schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+              if (typeof data6 == 'number' && isFinite(data6)) {
+                if (data6 < 0 || isNaN(data6)) {
+                  const err20 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
+                    schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err20];
+                  } else {
+                    vErrors.push(err20);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.oldest_pending_age !== undefined) {
+              let data7 = data1.oldest_pending_age;
+              const _errs19 = errors;
+              let valid5 = false;
+              const _errs20 = errors;
+              if (typeof data7 == 'number' && isFinite(data7)) {
+                if (data7 < 0 || isNaN(data7)) {
+                  const err21 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                    schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err21];
+                  } else {
+                    vErrors.push(err21);
+                  }
+                  errors++;
+                }
+              } else {
+                const err22 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                };
+                if (vErrors === null) {
+                  vErrors = [err22];
+                } else {
+                  vErrors.push(err22);
+                }
+                errors++;
+              }
+              var _valid0 = _errs20 === errors;
+              valid5 = valid5 || _valid0;
+              const _errs22 = errors;
+              if (data7 !== null) {
+                const err23 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err23];
+                } else {
+                  vErrors.push(err23);
+                }
+                errors++;
+              }
+              var _valid0 = _errs22 === errors;
+              valid5 = valid5 || _valid0;
+              if (!valid5) {
+                const err24 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err24];
+                } else {
+                  vErrors.push(err24);
+                }
+                errors++;
+              } else {
+                errors = _errs19;
+                if (vErrors !== null) {
+                  if (_errs19) {
+                    vErrors.length = _errs19;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.last_error !== undefined) {
+              let data8 = data1.last_error;
+              const _errs25 = errors;
+              let valid6 = false;
+              const _errs26 = errors;
+              if (typeof data8 === 'string') {
+                if (func2(data8) > 500) {
+                  const err25 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                    schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 500 },
+                    message: 'must NOT have more than 500 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err25];
+                  } else {
+                    vErrors.push(err25);
+                  }
+                  errors++;
+                }
+              } else {
+                const err26 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err26];
+                } else {
+                  vErrors.push(err26);
+                }
+                errors++;
+              }
+              var _valid1 = _errs26 === errors;
+              valid6 = valid6 || _valid1;
+              const _errs28 = errors;
+              if (data8 !== null) {
+                const err27 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err27];
+                } else {
+                  vErrors.push(err27);
+                }
+                errors++;
+              }
+              var _valid1 = _errs28 === errors;
+              valid6 = valid6 || _valid1;
+              if (!valid6) {
+                const err28 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err28];
+                } else {
+                  vErrors.push(err28);
+                }
+                errors++;
+              } else {
+                errors = _errs25;
+                if (vErrors !== null) {
+                  if (_errs25) {
+                    vErrors.length = _errs25;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.last_error_at !== undefined) {
+              let data9 = data1.last_error_at;
+              const _errs31 = errors;
+              let valid7 = false;
+              const _errs32 = errors;
+              if (typeof data9 === 'string') {
+                if (!formats2.validate(data9)) {
+                  const err29 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                    schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err29];
+                  } else {
+                    vErrors.push(err29);
+                  }
+                  errors++;
+                }
+              } else {
+                const err30 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err30];
+                } else {
+                  vErrors.push(err30);
+                }
+                errors++;
+              }
+              var _valid2 = _errs32 === errors;
+              valid7 = valid7 || _valid2;
+              const _errs34 = errors;
+              if (data9 !== null) {
+                const err31 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err31];
+                } else {
+                  vErrors.push(err31);
+                }
+                errors++;
+              }
+              var _valid2 = _errs34 === errors;
+              valid7 = valid7 || _valid2;
+              if (!valid7) {
+                const err32 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              } else {
+                errors = _errs31;
+                if (vErrors !== null) {
+                  if (_errs31) {
+                    vErrors.length = _errs31;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.paused !== undefined) {
+              if (typeof data1.paused !== 'boolean') {
+                const err33 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/paused',
+                  schemaPath: 'forward-rule-status.schema.json/properties/paused/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                };
+                if (vErrors === null) {
+                  vErrors = [err33];
+                } else {
+                  vErrors.push(err33);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err34 = {
+              instancePath: instancePath + '/rules/' + i0,
+              schemaPath: 'forward-rule-status.schema.json/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err34];
+            } else {
+              vErrors.push(err34);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err35 = {
+          instancePath: instancePath + '/rules',
+          schemaPath: '#/properties/rules/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err35];
+        } else {
+          vErrors.push(err35);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err36 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err36];
+    } else {
+      vErrors.push(err36);
+    }
+    errors++;
+  }
+  validate42.errors = vErrors;
+  return errors === 0;
+}
+validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateForwardRetryDeadResult = validate43;
+const schema84 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
+  title: 'ForwardRetryDeadResult',
+  description:
+    'POST /api/forwards/{name}/retry-dead: how many dead deliveries of the rule became pending now, each with a fresh max_attempts.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['rule', 'retried'],
+  properties: {
+    rule: { $ref: 'forward-rule-status.schema.json#/properties/name' },
+    retried: { type: 'integer', minimum: 0 },
+  },
+};
+
+function validate43(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/forward-retry-dead-result.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate43.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.rule === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'rule' },
+        message: "must have required property '" + 'rule' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.retried === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'retried' },
+        message: "must have required property '" + 'retried' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'rule' || key0 === 'retried')) {
+        const err2 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.rule !== undefined) {
+      let data0 = data.rule;
+      if (typeof data0 === 'string') {
+        if (!pattern9.test(data0)) {
+          const err3 = {
+            instancePath: instancePath + '/rule',
+            schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[a-z0-9_-]{1,64}$' },
+            message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err3];
+          } else {
+            vErrors.push(err3);
+          }
+          errors++;
+        }
+      } else {
+        const err4 = {
+          instancePath: instancePath + '/rule',
+          schemaPath: 'forward-rule-status.schema.json#/properties/name/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.retried !== undefined) {
+      let data1 = data.retried;
+      if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+        const err5 = {
+          instancePath: instancePath + '/retried',
+          schemaPath: '#/properties/retried/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      if (typeof data1 == 'number' && isFinite(data1)) {
+        if (data1 < 0 || isNaN(data1)) {
+          const err6 = {
+            instancePath: instancePath + '/retried',
+            schemaPath: '#/properties/retried/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate43.errors = vErrors;
+  return errors === 0;
+}
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateForwardRuleStatus = validate34;
+
+function validate34(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/forward-rule-status.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate34.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'name' },
+        message: "must have required property '" + 'name' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.to === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'to' },
+        message: "must have required property '" + 'to' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.pending === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'pending' },
+        message: "must have required property '" + 'pending' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.dead === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'dead' },
+        message: "must have required property '" + 'dead' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.delivered_last_hour === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'delivered_last_hour' },
+        message: "must have required property '" + 'delivered_last_hour' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (data.oldest_pending_age === undefined) {
+      const err5 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'oldest_pending_age' },
+        message: "must have required property '" + 'oldest_pending_age' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err5];
+      } else {
+        vErrors.push(err5);
+      }
+      errors++;
+    }
+    if (data.last_error === undefined) {
+      const err6 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'last_error' },
+        message: "must have required property '" + 'last_error' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err6];
+      } else {
+        vErrors.push(err6);
+      }
+      errors++;
+    }
+    if (data.last_error_at === undefined) {
+      const err7 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'last_error_at' },
+        message: "must have required property '" + 'last_error_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err7];
+      } else {
+        vErrors.push(err7);
+      }
+      errors++;
+    }
+    if (data.paused === undefined) {
+      const err8 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'paused' },
+        message: "must have required property '" + 'paused' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err8];
+      } else {
+        vErrors.push(err8);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func1.call(schema60.properties, key0)) {
+        const err9 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === 'string') {
+        if (!pattern9.test(data0)) {
+          const err10 = {
+            instancePath: instancePath + '/name',
+            schemaPath: '#/properties/name/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[a-z0-9_-]{1,64}$' },
+            message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + '/name',
+          schemaPath: '#/properties/name/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.to !== undefined) {
+      if (typeof data.to !== 'string') {
+        const err12 = {
+          instancePath: instancePath + '/to',
+          schemaPath: '#/properties/to/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.pending !== undefined) {
+      let data2 = data.pending;
+      if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
+        const err13 = {
+          instancePath: instancePath + '/pending',
+          schemaPath: '#/properties/pending/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+      if (typeof data2 == 'number' && isFinite(data2)) {
+        if (data2 < 0 || isNaN(data2)) {
+          const err14 = {
+            instancePath: instancePath + '/pending',
+            schemaPath: '#/properties/pending/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.dead !== undefined) {
+      let data3 = data.dead;
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+        const err15 = {
+          instancePath: instancePath + '/dead',
+          schemaPath: '#/properties/dead/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+      if (typeof data3 == 'number' && isFinite(data3)) {
+        if (data3 < 0 || isNaN(data3)) {
+          const err16 = {
+            instancePath: instancePath + '/dead',
+            schemaPath: '#/properties/dead/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.delivered_last_hour !== undefined) {
+      let data4 = data.delivered_last_hour;
+      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+        const err17 = {
+          instancePath: instancePath + '/delivered_last_hour',
+          schemaPath: '#/properties/delivered_last_hour/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+      if (typeof data4 == 'number' && isFinite(data4)) {
+        if (data4 < 0 || isNaN(data4)) {
+          const err18 = {
+            instancePath: instancePath + '/delivered_last_hour',
+            schemaPath: '#/properties/delivered_last_hour/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.oldest_pending_age !== undefined) {
+      let data5 = data.oldest_pending_age;
+      const _errs13 = errors;
+      let valid1 = false;
+      const _errs14 = errors;
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err19 = {
+            instancePath: instancePath + '/oldest_pending_age',
+            schemaPath: '#/properties/oldest_pending_age/anyOf/0/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      } else {
+        const err20 = {
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'number' },
+          message: 'must be number',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+      var _valid0 = _errs14 === errors;
+      valid1 = valid1 || _valid0;
+      const _errs16 = errors;
+      if (data5 !== null) {
+        const err21 = {
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+      var _valid0 = _errs16 === errors;
+      valid1 = valid1 || _valid0;
+      if (!valid1) {
+        const err22 = {
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      } else {
+        errors = _errs13;
+        if (vErrors !== null) {
+          if (_errs13) {
+            vErrors.length = _errs13;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.last_error !== undefined) {
+      let data6 = data.last_error;
+      const _errs19 = errors;
+      let valid2 = false;
+      const _errs20 = errors;
+      if (typeof data6 === 'string') {
+        if (func2(data6) > 500) {
+          const err23 = {
+            instancePath: instancePath + '/last_error',
+            schemaPath: '#/properties/last_error/anyOf/0/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 500 },
+            message: 'must NOT have more than 500 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      var _valid1 = _errs20 === errors;
+      valid2 = valid2 || _valid1;
+      const _errs22 = errors;
+      if (data6 !== null) {
+        const err25 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      var _valid1 = _errs22 === errors;
+      valid2 = valid2 || _valid1;
+      if (!valid2) {
+        const err26 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      } else {
+        errors = _errs19;
+        if (vErrors !== null) {
+          if (_errs19) {
+            vErrors.length = _errs19;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.last_error_at !== undefined) {
+      let data7 = data.last_error_at;
+      const _errs25 = errors;
+      let valid3 = false;
+      const _errs26 = errors;
+      if (typeof data7 === 'string') {
+        if (!formats2.validate(data7)) {
+          const err27 = {
+            instancePath: instancePath + '/last_error_at',
+            schemaPath: '#/properties/last_error_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err27];
+          } else {
+            vErrors.push(err27);
+          }
+          errors++;
+        }
+      } else {
+        const err28 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err28];
+        } else {
+          vErrors.push(err28);
+        }
+        errors++;
+      }
+      var _valid2 = _errs26 === errors;
+      valid3 = valid3 || _valid2;
+      const _errs28 = errors;
+      if (data7 !== null) {
+        const err29 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err29];
+        } else {
+          vErrors.push(err29);
+        }
+        errors++;
+      }
+      var _valid2 = _errs28 === errors;
+      valid3 = valid3 || _valid2;
+      if (!valid3) {
+        const err30 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
+      } else {
+        errors = _errs25;
+        if (vErrors !== null) {
+          if (_errs25) {
+            vErrors.length = _errs25;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.paused !== undefined) {
+      if (typeof data.paused !== 'boolean') {
+        const err31 = {
+          instancePath: instancePath + '/paused',
+          schemaPath: '#/properties/paused/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err31];
+        } else {
+          vErrors.push(err31);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err32 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err32];
+    } else {
+      vErrors.push(err32);
+    }
+    errors++;
+  }
+  validate34.errors = vErrors;
+  return errors === 0;
+}
+validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateListenCheckpoint = validate44;
+const schema86 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -7675,13 +11555,13 @@ const schema71 = {
   },
 };
 
-function validate37(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7806,7 +11686,7 @@ function validate37(
     if (data.server !== undefined) {
       let data0 = data.server;
       if (typeof data0 === 'string') {
-        if (func1(data0) < 1) {
+        if (func2(data0) < 1) {
           const err7 = {
             instancePath: instancePath + '/server',
             schemaPath: '#/properties/server/minLength',
@@ -7844,7 +11724,7 @@ function validate37(
         for (let i0 = 0; i0 < len0; i0++) {
           let data2 = data1[i0];
           if (typeof data2 === 'string') {
-            if (func1(data2) > 64) {
+            if (func2(data2) > 64) {
               const err9 = {
                 instancePath: instancePath + '/providers/' + i0,
                 schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
@@ -7859,7 +11739,7 @@ function validate37(
               }
               errors++;
             }
-            if (func1(data2) < 1) {
+            if (func2(data2) < 1) {
               const err10 = {
                 instancePath: instancePath + '/providers/' + i0,
                 schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
@@ -7913,7 +11793,7 @@ function validate37(
         for (let i1 = 0; i1 < len1; i1++) {
           let data4 = data3[i1];
           if (typeof data4 === 'string') {
-            if (func1(data4) > 200) {
+            if (func2(data4) > 200) {
               const err13 = {
                 instancePath: instancePath + '/event_types/' + i1,
                 schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
@@ -8171,15 +12051,15 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateProviderStatus = validate27;
 
-export const validateRecentEventsResource = validate38;
-const schema75 = {
+export const validateRecentEventsResource = validate45;
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -8191,13 +12071,13 @@ const schema75 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate38(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8301,13 +12181,13 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate40;
-const schema76 = {
+export const validateReplayHistory = validate47;
+const schema91 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -8384,24 +12264,14 @@ const schema76 = {
     },
   },
 };
-const schema80 = {
-  description:
-    "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
-  type: 'string',
-};
-const schema81 = {
-  description: 'The Content-Type the target answered with, when it sent one.',
-  type: 'string',
-  maxLength: 200,
-};
 
-function validate40(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8599,7 +12469,7 @@ function validate40(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func9.call(schema76.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema91.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -9047,7 +12917,7 @@ function validate40(
             if (data1.response_content_type !== undefined) {
               let data12 = data1.response_content_type;
               if (typeof data12 === 'string') {
-                if (func1(data12) > 200) {
+                if (func2(data12) > 200) {
                   const err35 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
                     schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
@@ -9126,7 +12996,7 @@ function validate40(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema76.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema91.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -9212,7 +13082,7 @@ function validate40(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema76.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema91.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -9270,13 +13140,13 @@ function validate40(
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate41;
-const schema78 = {
+export const validateReplayResult = validate35;
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -9315,13 +13185,13 @@ const schema78 = {
   },
 };
 
-function validate41(
+function validate35(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate35.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9665,7 +13535,7 @@ function validate41(
     if (data.response_content_type !== undefined) {
       let data6 = data.response_content_type;
       if (typeof data6 === 'string') {
-        if (func1(data6) > 200) {
+        if (func2(data6) > 200) {
           const err19 = {
             instancePath: instancePath + '/response_content_type',
             schemaPath: '#/properties/response_content_type/maxLength',
@@ -9711,13 +13581,13 @@ function validate41(
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate42;
-const schema82 = {
+export const validateSearchEventsQuery = validate48;
+const schema95 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -9739,13 +13609,13 @@ const schema82 = {
   },
 };
 
-function validate42(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9773,7 +13643,7 @@ function validate42(
     if (data.q !== undefined) {
       let data0 = data.q;
       if (typeof data0 === 'string') {
-        if (func1(data0) > 200) {
+        if (func2(data0) > 200) {
           const err1 = {
             instancePath: instancePath + '/q',
             schemaPath: '#/properties/q/maxLength',
@@ -9788,7 +13658,7 @@ function validate42(
           }
           errors++;
         }
-        if (func1(data0) < 1) {
+        if (func2(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/q',
             schemaPath: '#/properties/q/minLength',
@@ -9822,7 +13692,7 @@ function validate42(
     if (data.match !== undefined) {
       let data1 = data.match;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 2000) {
+        if (func2(data1) > 2000) {
           const err4 = {
             instancePath: instancePath + '/match',
             schemaPath: '#/properties/match/maxLength',
@@ -9837,7 +13707,7 @@ function validate42(
           }
           errors++;
         }
-        if (func1(data1) < 2) {
+        if (func2(data1) < 2) {
           const err5 = {
             instancePath: instancePath + '/match',
             schemaPath: '#/properties/match/minLength',
@@ -9958,7 +13828,7 @@ function validate42(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema82.properties.verified.enum },
+          params: { allowedValues: schema95.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -9984,13 +13854,13 @@ function validate42(
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate43;
-const schema83 = {
+export const validateGetWebhookEventInput = validate49;
+const schema96 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -10010,13 +13880,13 @@ const schema83 = {
   },
 };
 
-function validate43(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10156,13 +14026,13 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate44;
-const schema84 = {
+export const validateGetWebhookEventOutput = validate50;
+const schema97 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -10170,30 +14040,30 @@ const schema84 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate44(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate34(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if (!validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
     errors = vErrors.length;
   }
-  validate44.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate46;
-const schema85 = {
+export const validateListProvidersInput = validate52;
+const schema98 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -10203,13 +14073,13 @@ const schema85 = {
   properties: {},
 };
 
-function validate46(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10247,13 +14117,13 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate47;
-const schema86 = {
+export const validateListProvidersOutput = validate53;
+const schema99 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -10271,13 +14141,13 @@ const schema86 = {
   },
 };
 
-function validate47(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10447,13 +14317,13 @@ function validate47(
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate49;
-const schema87 = {
+export const validateListWebhookEventsInput = validate55;
+const schema100 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -10509,15 +14379,15 @@ const schema87 = {
     },
   },
 };
-const schema88 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema101 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate49(
+function validate55(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate55.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10532,7 +14402,7 @@ function validate49(
       data.limit = 50;
     }
     for (const key0 in data) {
-      if (!func9.call(schema87.properties, key0)) {
+      if (!func1.call(schema100.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -10551,7 +14421,7 @@ function validate49(
     if (data.provider !== undefined) {
       let data0 = data.provider;
       if (typeof data0 === 'string') {
-        if (func1(data0) > 64) {
+        if (func2(data0) > 64) {
           const err1 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/maxLength',
@@ -10566,7 +14436,7 @@ function validate49(
           }
           errors++;
         }
-        if (func1(data0) < 1) {
+        if (func2(data0) < 1) {
           const err2 = {
             instancePath: instancePath + '/provider',
             schemaPath: '#/properties/provider/minLength',
@@ -10600,7 +14470,7 @@ function validate49(
     if (data.event_type !== undefined) {
       let data1 = data.event_type;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 200) {
+        if (func2(data1) > 200) {
           const err4 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/maxLength',
@@ -10615,7 +14485,7 @@ function validate49(
           }
           errors++;
         }
-        if (func1(data1) < 1) {
+        if (func2(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/event_type',
             schemaPath: '#/properties/event_type/minLength',
@@ -10649,7 +14519,7 @@ function validate49(
     if (data.since !== undefined) {
       let data2 = data.since;
       if (typeof data2 === 'string') {
-        if (func1(data2) > 64) {
+        if (func2(data2) > 64) {
           const err7 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/maxLength',
@@ -10664,7 +14534,7 @@ function validate49(
           }
           errors++;
         }
-        if (func1(data2) < 1) {
+        if (func2(data2) < 1) {
           const err8 = {
             instancePath: instancePath + '/since',
             schemaPath: '#/properties/since/minLength',
@@ -10698,7 +14568,7 @@ function validate49(
     if (data.until !== undefined) {
       let data3 = data.until;
       if (typeof data3 === 'string') {
-        if (func1(data3) > 64) {
+        if (func2(data3) > 64) {
           const err10 = {
             instancePath: instancePath + '/until',
             schemaPath: '#/properties/until/maxLength',
@@ -10713,7 +14583,7 @@ function validate49(
           }
           errors++;
         }
-        if (func1(data3) < 1) {
+        if (func2(data3) < 1) {
           const err11 = {
             instancePath: instancePath + '/until',
             schemaPath: '#/properties/until/minLength',
@@ -10764,7 +14634,7 @@ function validate49(
     if (data.q !== undefined) {
       let data5 = data.q;
       if (typeof data5 === 'string') {
-        if (func1(data5) > 200) {
+        if (func2(data5) > 200) {
           const err14 = {
             instancePath: instancePath + '/q',
             schemaPath: '../search-events-query.schema.json#/properties/q/maxLength',
@@ -10779,7 +14649,7 @@ function validate49(
           }
           errors++;
         }
-        if (func1(data5) < 1) {
+        if (func2(data5) < 1) {
           const err15 = {
             instancePath: instancePath + '/q',
             schemaPath: '../search-events-query.schema.json#/properties/q/minLength',
@@ -10850,7 +14720,7 @@ function validate49(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema87.properties.order.enum },
+        params: { allowedValues: schema100.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -10911,7 +14781,7 @@ function validate49(
     if (data.cursor !== undefined) {
       let data9 = data.cursor;
       if (typeof data9 === 'string') {
-        if (func1(data9) > 512) {
+        if (func2(data9) > 512) {
           const err23 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/maxLength',
@@ -10926,7 +14796,7 @@ function validate49(
           }
           errors++;
         }
-        if (func1(data9) < 1) {
+        if (func2(data9) < 1) {
           const err24 = {
             instancePath: instancePath + '/cursor',
             schemaPath: '#/properties/cursor/minLength',
@@ -10972,10 +14842,10 @@ function validate49(
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
 const schema42 = {
@@ -11128,8 +14998,8 @@ function validate24(
 }
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate50;
-const schema89 = {
+export const validateReplayWebhookEventInput = validate56;
+const schema102 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -11154,13 +15024,13 @@ const schema89 = {
   },
 };
 
-function validate50(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate50.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11240,7 +15110,7 @@ function validate50(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (func1(data1) > 2048) {
+        if (func2(data1) > 2048) {
           const err4 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/maxLength',
@@ -11255,7 +15125,7 @@ function validate50(
           }
           errors++;
         }
-        if (func1(data1) < 1) {
+        if (func2(data1) < 1) {
           const err5 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/minLength',
@@ -11316,13 +15186,13 @@ function validate50(
     }
     errors++;
   }
-  validate50.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate51;
-const schema90 = {
+export const validateReplayWebhookEventOutput = validate57;
+const schema103 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -11330,37 +15200,37 @@ const schema90 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate51(
+function validate57(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate51.evaluated;
+  const evaluated0 = validate57.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate41(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if (!validate35(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
     errors = vErrors.length;
   }
-  validate51.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
 }
-validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate53;
+export const validateTrustMode = validate59;
 
-function validate53(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11397,7 +15267,7 @@ function validate53(
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { dynamicProps: false, dynamicItems: false };

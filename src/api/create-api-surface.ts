@@ -2,7 +2,17 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
-import type { ApiEventSummary, ApiReplayHeaders, ListProvidersOutput, ReplayHistory } from '../../generated/types.ts';
+import type {
+  ApiEventSummary,
+  ApiReplayHeaders,
+  Delivery,
+  EventDeliveries,
+  ForwardList,
+  ForwardRetryDeadResult,
+  ForwardRuleStatus,
+  ListProvidersOutput,
+  ReplayHistory,
+} from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import { ENV_TOKEN_CALLER } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
@@ -11,8 +21,9 @@ import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { secretHeadersOf } from '../replay/replay-credentials.ts';
-import { assembleReplayHeaders, replayHeaderSelection, selectStoredHeaders } from '../replay/replay-headers.ts';
+import type { ForwardControl } from '../forward/forward-control.ts';
+import { secretHeadersOf } from '../outbound/credentials.ts';
+import { assembleReplayHeaders, replayHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
@@ -52,6 +63,8 @@ export interface ApiSurfaceDeps {
   stream?: Pick<EventStreamOptions, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes' | 'signal'>;
   /** ResolvedConfig.api.maxStreamsPerCaller: open /api/stream connections per token. */
   maxStreamsPerCaller: number;
+  /** Forwarding's rules and deliveries; absent, /api/forwards lists no rule and events have no deliveries. */
+  forward?: ForwardControl;
 }
 
 const REPLAY_BODY_LIMIT = 16 * 1024;
@@ -105,7 +118,14 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   };
 
   router.get('/events', async (ctx) => {
-    ctx.body = await listEventsWithSummaries(deps, parseListQuery(ctx.query));
+    const page = await listEventsWithSummaries(deps, parseListQuery(ctx.query));
+    // The list-row mark: one query for the page's events, only when forwarding is configured.
+    const states = deps.forward ? await deps.forward.states(page.events.map((e) => e.id)) : new Map<string, never>();
+    const events = page.events.map((event) => {
+      const state = states.get(event.id);
+      return state === undefined ? event : { ...event, forward_state: state };
+    });
+    ctx.body = { ...page, events };
   });
 
   router.get('/events/:id', async (ctx) => {
@@ -169,6 +189,54 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const history: ReplayHistory = { attempts: await deps.replayAttempts.listForEvent(id) };
     ctx.body = history;
   });
+
+  router.get('/events/:id/deliveries', async (ctx) => {
+    const id = eventId(ctx);
+    await existing(id);
+    const body: EventDeliveries = { event_id: id, deliveries: deps.forward ? await deps.forward.deliveriesOf(id) : [] };
+    ctx.body = body;
+  });
+
+  router.post('/deliveries/:id/retry', async (ctx) => {
+    deps.checkReadLimit(callerOf(ctx));
+    const id = normalizeEventId(ctx.params['id'] ?? '');
+    if (id === null) throw invalidArgument('id: expected a delivery id (a UUID)');
+    if (!deps.forward) throw notFound(`no delivery with id ${id}`);
+    const body: Delivery = await deps.forward.retry(id);
+    ctx.body = body;
+  });
+
+  router.get('/forwards', async (ctx) => {
+    const body: ForwardList = deps.forward ? await deps.forward.list() : { rules: [] };
+    ctx.body = body;
+  });
+
+  const forwardRule = (ctx: {
+    params: Record<string, string | undefined>;
+  }): { control: ForwardControl; name: string } => {
+    const name = ctx.params['name'] ?? '';
+    if (!deps.forward) throw notFound(`no forward rule named ${name}`);
+    return { control: deps.forward, name };
+  };
+
+  router.post('/forwards/:name/retry-dead', async (ctx) => {
+    deps.checkReadLimit(callerOf(ctx));
+    const { control, name } = forwardRule(ctx);
+    const body: ForwardRetryDeadResult = await control.retryDead(name);
+    ctx.body = body;
+  });
+
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    router.post(`/forwards/:name/${action}`, async (ctx) => {
+      deps.checkReadLimit(callerOf(ctx));
+      const { control, name } = forwardRule(ctx);
+      const body: ForwardRuleStatus = await control.setPaused(name, paused);
+      ctx.body = body;
+    });
+  }
 
   router.get('/providers', (ctx) => {
     const body: ListProvidersOutput = {

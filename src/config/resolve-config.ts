@@ -6,6 +6,7 @@ import { schemaErrorLines } from '../errors/schema-errors.ts';
 import { presetFor } from '../presets/preset-registry.ts';
 import type { Preset } from '../presets/preset-types.ts';
 import { ConfigError } from './config-error.ts';
+import { resolveForwardRules, type ForwardRuleConfig } from './forward-rules.ts';
 
 interface ProviderBase {
   name: string;
@@ -53,6 +54,8 @@ export interface BucketConfig {
 export interface ResolvedConfig {
   providers: ProviderConfig[];
   replay: { defaultTarget: string | undefined; allow: string[]; timeoutMs: number };
+  /** forward: rules, in the config's order; targets are checked at start-up. */
+  forward: ForwardRuleConfig[];
   /** Passed as written (defaults filled in) to the store's retention job, which owns its rules. */
   retention: SwitchboardConfigWithDefaults['retention'];
   server: { host: string; port: number; allowedHosts: string[]; trustProxy: boolean };
@@ -209,6 +212,10 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   return {
     providers,
     replay: { defaultTarget: replay.default_target, allow: replay.allow, timeoutMs: replay.timeout_ms },
+    forward: resolveForwardRules(
+      config.forward,
+      providers.map((p) => p.name),
+    ),
     retention: config.retention,
     server: {
       host: server.host,

@@ -89,7 +89,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     logger: options.logger,
     maxBatch: options.groupCommit?.maxBatch,
     maxConcurrentFlushes: options.groupCommit?.maxConcurrentFlushes,
-    onCommitted: announceCommitted(options.bus, options.logger),
+    onCommitted: options.store.announcesCommits === true ? undefined : announceCommitted(options.bus, options.logger),
   });
 
   const store = (event: NewEvent, log: () => Logger): Promise<InsertResult> =>

@@ -79,3 +79,58 @@ export function observePool(
     for (const [name, gauge] of owned) if (registry.getSingleMetric(name) === gauge) registry.removeSingleMetric(name);
   };
 }
+
+export const FORWARD_PENDING_METRIC = 'switchboard_forward_pending';
+export const FORWARD_OLDEST_PENDING_METRIC = 'switchboard_forward_oldest_pending_seconds';
+
+/** One rule's backlog as the forward gauges report it. */
+export interface ForwardBacklog {
+  rule: string;
+  pending: number;
+  oldestPendingAge: number | null;
+}
+
+/**
+ * Forwarding's backlog per rule, read from the database while Prometheus scrapes (the rows are
+ * shared by every instance, so each reports the same totals). Returns the unregister function.
+ */
+export function observeForwarding(metrics: Metrics, backlog: () => Promise<readonly ForwardBacklog[]>): () => void {
+  const { registry } = metrics;
+  for (const name of [FORWARD_PENDING_METRIC, FORWARD_OLDEST_PENDING_METRIC]) registry.removeSingleMetric(name);
+  // One read serves both gauges of a scrape.
+  let reading: Promise<readonly ForwardBacklog[]> | undefined;
+  const read = (): Promise<readonly ForwardBacklog[]> => {
+    // With the database down the gauges keep their last values; /metrics itself must still answer.
+    reading ??= backlog()
+      .catch(() => [])
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  const pending = new Gauge({
+    name: FORWARD_PENDING_METRIC,
+    help: 'Forward deliveries not yet delivered and not dead, by rule.',
+    labelNames: ['rule'],
+    registers: [registry],
+    async collect() {
+      for (const row of await read()) this.set({ rule: row.rule }, row.pending);
+    },
+  });
+  const oldest = new Gauge({
+    name: FORWARD_OLDEST_PENDING_METRIC,
+    help: 'Age in seconds of the oldest pending forward delivery, by rule (0 when none waits).',
+    labelNames: ['rule'],
+    registers: [registry],
+    async collect() {
+      for (const row of await read()) this.set({ rule: row.rule }, row.oldestPendingAge ?? 0);
+    },
+  });
+  const owned: ReadonlyArray<readonly [string, unknown]> = [
+    [FORWARD_PENDING_METRIC, pending],
+    [FORWARD_OLDEST_PENDING_METRIC, oldest],
+  ];
+  return () => {
+    for (const [name, gauge] of owned) if (registry.getSingleMetric(name) === gauge) registry.removeSingleMetric(name);
+  };
+}

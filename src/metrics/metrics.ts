@@ -17,6 +17,8 @@ export interface Metrics {
   replays: Counter<'outcome'>;
   rateLimited: Counter<'class'>;
   sseClients: Gauge;
+  forwardDeliveries: Counter<'rule' | 'outcome'>;
+  forwardAttemptDuration: Histogram<'rule'>;
 }
 
 export function createMetrics(options: { collectDefaults?: boolean } = {}): Metrics {
@@ -68,5 +70,17 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
       'Requests refused by a rate limit, by bucket class (read, replay).',
     ),
     sseClients: new Gauge({ name: 'switchboard_sse_clients', help: 'Open /api/stream connections.', registers }),
+    forwardDeliveries: counter(
+      'forward_deliveries_total',
+      ['rule', 'outcome'],
+      'Forward attempts by rule and outcome (delivered; failed, to be retried; dead, after max_attempts).',
+    ),
+    forwardAttemptDuration: new Histogram({
+      name: 'switchboard_forward_attempt_duration_seconds',
+      help: "Time one forward attempt took, from loading the event to the consumer's answer (or the failure).",
+      labelNames: ['rule'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
   };
 }

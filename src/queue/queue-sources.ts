@@ -52,7 +52,7 @@ export function startQueueSources(options: QueueSourcesOptions): QueueSources {
   const committer = createGroupCommitter({
     store: options.store,
     logger,
-    onCommitted: announceCommitted(options.bus, logger),
+    onCommitted: options.store.announcesCommits === true ? undefined : announceCommitted(options.bus, logger),
   });
 
   const queueProviders = options.providers.filter((p): p is QueueProviderConfig => p.family === 'queue' && p.enabled);

@@ -2,15 +2,12 @@ import type { Logger } from 'pino';
 import type { ReplayErrorCode, ReplayErrorReason } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/index.ts';
-import type { CredentialKind } from './replay-credentials.ts';
-import { displayTarget, recordedTarget } from './send-replay.ts';
+import type { CredentialKind } from '../outbound/credentials.ts';
+import type { DeliveryStage } from '../outbound/deliver-event.ts';
+import { displayTarget, recordedTarget } from '../outbound/send-request.ts';
 
-/**
- * How far an attempt got: the event was checked, then the target URL parsed, then its host
- * resolved and checked against the policy, then the request sent. Where a refusal or failure
- * happened says what it was about (AttemptResult.errorReason).
- */
-export type AttemptStage = 'event' | 'target' | 'resolve' | 'send';
+/** How far an attempt got (deliver-event's stages); AttemptResult.errorReason depends on it. */
+export type AttemptStage = DeliveryStage;
 
 /** Everything learned about one replay attempt, filled in as the attempt gets further. */
 export interface AttemptState {

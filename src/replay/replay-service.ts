@@ -3,34 +3,19 @@ import type { ReplayResult } from '../../generated/types.ts';
 import { validateReplayResult } from '../../generated/validators.js';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
-import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/index.ts';
-import { assertNotSender } from './refuse-sender.ts';
-import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
+import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
+import { failedArrivalMessage } from '../outbound/credentials.ts';
+import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
 import {
-  failedArrivalMessage,
-  replayCredentials,
-  secretHeadersOf,
-  type ReplayCredentials,
-} from './replay-credentials.ts';
-import {
-  assembleReplayHeaders,
-  replayHeaderSelection,
-  selectStoredHeaders,
-  type OutgoingHeaders,
-} from './replay-headers.ts';
-import type { ReplayRequest, ReplayService } from './replay-types.ts';
-import { sendReplay } from './send-replay.ts';
-import {
-  createTargetPolicy,
-  normaliseIp,
   parseReplayTarget,
-  prepareReplayDelivery,
   type ConnectAttempt,
   type RawConnector,
   type Resolver,
   type SelfAddress,
   type TargetPolicy,
-} from './target-policy/index.ts';
+} from '../outbound/target-policy/index.ts';
+import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
+import type { ReplayRequest, ReplayService } from './replay-types.ts';
 
 export interface ReplayServiceDeps {
   store: Pick<EventStore, 'get'>;
@@ -55,6 +40,8 @@ export interface ReplayServiceDeps {
   now?: () => number;
   /** How much of a consumer's answer is read before the stream is dropped. Default 64 KiB. */
   responseBodyLimitBytes?: number;
+  /** The sending path shared with forwarding; built from the options above when absent. */
+  outbound?: Outbound;
 }
 
 /**
@@ -66,42 +53,22 @@ export interface ReplayServiceDeps {
  */
 export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const now = deps.now ?? Date.now;
-  // Built at startup so a bad replay.allow entry or preset option stops the server, not a replay.
-  const policy = deps.policy ?? createTargetPolicy({ allow: deps.replay.allow });
-  const providers = new Map<string, ProviderConfig>(deps.providers.map((p) => [p.name, p]));
+  const providers = new Set(deps.providers.map((p) => p.name));
   const auditor = createReplayAuditor(deps.attempts, deps.logger);
-  // The route table ingest serves, custom routes included: a replay into any of them re-ingests.
-  const webhookRoutes = deps.providers.flatMap((p) => (p.family === 'webhook' ? [p.route] : []));
-
-  function headersFor(event: StoredEvent, provider: ProviderConfig | undefined, state: AttemptState): OutgoingHeaders {
-    const credentials: ReplayCredentials = state.unsigned
-      ? { kind: 'none', reason: 'unsigned: true', headers: {} }
-      : replayCredentials(provider, {
-          body: event.payload,
-          storedHeaders: event.headers,
-          nowMs: now(),
-          arrival: event,
-        });
-    state.credentials = credentials.kind;
-    if (
-      credentials.kind === 'none' &&
-      !state.unsigned &&
-      provider?.family === 'webhook' &&
-      provider.trustMode !== 'open'
-    ) {
-      deps.logger.debug(
-        { eventId: event.id, provider: event.provider, reason: credentials.reason },
-        'replay sent without credentials',
-      );
-    }
-    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
-    return assembleReplayHeaders({
-      eventId: event.id,
-      contentType: event.contentType,
-      copied: selectStoredHeaders(event.headers, selection),
-      credentials: credentials.headers,
+  const outbound =
+    deps.outbound ??
+    createOutbound({
+      providers: deps.providers,
+      allow: deps.replay.allow,
+      selfAddresses: deps.selfAddresses,
+      logger: deps.logger,
+      ...(deps.policy ? { policy: deps.policy } : {}),
+      ...(deps.resolver ? { resolver: deps.resolver } : {}),
+      ...(deps.connect ? { connect: deps.connect } : {}),
+      ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
+      ...(deps.responseBodyLimitBytes === undefined ? {} : { responseBodyLimitBytes: deps.responseBodyLimitBytes }),
     });
-  }
 
   async function attempt(request: ReplayRequest, state: AttemptState): Promise<ReplayResult> {
     deps.checkRateLimit?.(request.caller);
@@ -121,8 +88,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     // Before the target is even parsed: this refusal is about the event, whatever the target.
     const failed = state.unsigned ? undefined : failedArrivalMessage(event);
     if (failed !== undefined) throw invalidArgument(failed);
-    const provider = providers.get(event.provider);
-    if (provider === undefined) {
+    if (!providers.has(event.provider)) {
       deps.logger.warn(
         { eventId: event.id, provider: event.provider },
         'replaying an event whose provider is no longer configured',
@@ -133,65 +99,26 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     state.stage = 'target';
     const url = parseReplayTarget(request.targetUrl, deps.replay.defaultTarget);
     state.targetUrl = url.href;
-    state.stage = 'resolve';
-
-    const observed = observePolicy(policy);
-    const { target, dispatcher } = await prepareReplayDelivery(url.href, undefined, {
-      policy: observed.policy,
-      selfAddresses: deps.selfAddresses().map((self) => ({
-        ...self,
-        routes: [...(self.routes ?? []), ...webhookRoutes],
-      })),
-      connectTimeoutMs: deps.replay.timeoutMs,
-      onConnect: (connection) => {
-        state.resolvedIp = connection.address;
-        deps.onConnect?.(connection);
-      },
-      ...(deps.resolver ? { resolver: deps.resolver } : {}),
-      ...(deps.connect ? { connect: deps.connect } : {}),
-    }).catch((error: unknown) => {
-      state.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
-      // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are audited.
-      if (state.resolvedIp !== null && normaliseIp(state.resolvedIp) === undefined) state.resolvedIp = null;
-      throw error;
+    const outcome = await outbound.deliver({
+      event,
+      url,
+      timeoutMs: deps.replay.timeoutMs,
+      unsigned: state.unsigned,
+      trace: state,
     });
-    state.targetUrl = target.url;
-    state.resolvedIp = target.resolvedIp;
-    state.stage = 'send';
-
-    try {
-      assertNotSender(target, event);
-      // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
-      const headers = headersFor(event, provider, state);
-      const outcome = await sendReplay({
-        url: target.url,
-        dispatcher,
-        body: event.payload,
-        headers,
-        timeoutMs: deps.replay.timeoutMs,
-        ...(deps.responseBodyLimitBytes === undefined ? {} : { responseBodyLimitBytes: deps.responseBodyLimitBytes }),
-      });
-      const result: ReplayResult = {
-        id: event.id,
-        target_url: target.url,
-        delivered: true,
-        response_status: outcome.status,
-        response_ms: outcome.ms,
-        ...(outcome.excerpt === undefined ? {} : { response_excerpt: outcome.excerpt }),
-        ...(outcome.contentType === undefined ? {} : { response_content_type: outcome.contentType }),
-      };
-      if (!validateReplayResult(result)) {
-        // Only a status outside 100-599 gets here: something answered, but not with HTTP as the contract knows it.
-        throw new AppError(
-          'replay_failed',
-          `replay target answered with status ${outcome.status}, which is not an HTTP status`,
-          { reason: 'no_answer' },
-        );
-      }
-      return result;
-    } finally {
-      dispatcher.destroy().catch(() => undefined);
+    const result: ReplayResult = {
+      id: event.id,
+      target_url: outcome.target.url,
+      delivered: true,
+      response_status: outcome.status,
+      response_ms: outcome.ms,
+      ...(outcome.excerpt === undefined ? {} : { response_excerpt: outcome.excerpt }),
+      ...(outcome.contentType === undefined ? {} : { response_content_type: outcome.contentType }),
+    };
+    if (!validateReplayResult(result)) {
+      throw new AppError('replay_failed', 'replay result does not match its contract', { reason: 'internal' });
     }
+    return result;
   }
 
   return {
@@ -239,31 +166,4 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       return result;
     },
   };
-}
-
-/**
- * Wraps the policy to remember what it decided, so a refused attempt's audit row can name the
- * address that was refused: the policy's error carries it only inside a sentence.
- */
-function observePolicy(inner: TargetPolicy): {
-  policy: TargetPolicy;
-  refused: () => string | undefined;
-  allowed: () => string | undefined;
-} {
-  let refused: string | undefined;
-  let allowed: string | undefined;
-  const policy: TargetPolicy = {
-    check(hostname, address) {
-      const verdict = inner.check(hostname, address);
-      if (verdict.allowed) allowed ??= verdict.address;
-      else refused ??= verdict.address;
-      return verdict;
-    },
-    assertAllowed(hostname, address) {
-      const verdict = policy.check(hostname, address);
-      if (!verdict.allowed) throw invalidArgument(verdict.message);
-      return { address: verdict.address, family: verdict.family };
-    },
-  };
-  return { policy, refused: () => refused, allowed: () => allowed };
 }

@@ -9,6 +9,7 @@ import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { createApp } from '../http/create-app.ts';
 import {
+  createDeliveryRepository,
   createEventStore,
   createReplayAttemptRepository,
   createTokenRepository,
@@ -18,7 +19,7 @@ import {
   startSearchIndexer,
   type Database,
 } from '../store/index.ts';
-import { createPostgresEventBus } from '../bus/postgres-event-bus.ts';
+import { createPostgresEventBus, DEFAULT_BUS_CHANNEL } from '../bus/postgres-event-bus.ts';
 import { startQueueSources } from '../queue/queue-sources.ts';
 import { createProviderDirectory } from '../providers/provider-directory.ts';
 import {
@@ -30,13 +31,18 @@ import {
   type InitialTokenResult,
 } from '../auth/index.ts';
 import { createReplayService } from '../replay/replay-service.ts';
-import type { SelfAddress } from '../replay/target-policy/index.ts';
+import { forwardRuleMatcher } from '../config/forward-rules.ts';
+import { createOutbound } from '../outbound/deliver-event.ts';
+import type { SelfAddress } from '../outbound/target-policy/index.ts';
+import { checkForwardTargets } from '../forward/check-forward-targets.ts';
+import { createForwardControl } from '../forward/forward-control.ts';
+import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createMcpSurface } from '../mcp/index.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
 import { createUiSurface } from '../ui/create-ui-surface.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
-import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
+import { metricsRoute, observeForwarding, observePool } from '../metrics/metrics-route.ts';
 import { countRateLimited, countStreams, instrumentIngest, instrumentReplay } from '../metrics/instrument.ts';
 
 export interface StartOptions {
@@ -56,6 +62,8 @@ export interface StartOptions {
   metrics?: Metrics;
   /** Override SERVER_TIMEOUTS (tests shorten them to watch slow clients being cut off). */
   serverTimeouts?: Partial<ServerTimeouts>;
+  /** Where the built UI is; default the package's own (browser tests build a fresh one). */
+  uiDistDir?: string;
 }
 
 export interface RunningSwitchboard {
@@ -123,7 +131,14 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger });
     cleanups.push(() => database.close());
     const { pool } = database;
-    const store = createEventStore(pool);
+    // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
+    // ingest and queue sources announce new events from inside that same statement's transaction.
+    const forwardRulesFor = forwardRuleMatcher(config.forward);
+    const store = createEventStore(pool, {
+      announceChannel: DEFAULT_BUS_CHANNEL,
+      ...(forwardRulesFor ? { forwardRulesFor } : {}),
+    });
+    const deliveries = createDeliveryRepository(pool);
     const tokens = createTokenRepository(pool);
     const attempts = createReplayAttemptRepository(pool);
     const initialToken = await ensureInitialToken({ tokens, dataDir: options.dataDir, envToken: options.envToken });
@@ -156,6 +171,13 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const authenticate = requireBearer(tokenService, { logger });
     const checkHost = createHostCheck({ bindHost: options.host, allowedHosts: config.server.allowedHosts });
     let selfAddresses: SelfAddress[] = [];
+    // The one sending path: replay and forwarding both deliver through it.
+    const outbound = createOutbound({
+      providers: config.providers,
+      allow: config.replay.allow,
+      selfAddresses: () => selfAddresses,
+      logger,
+    });
     const replay = instrumentReplay(
       createReplayService({
         store,
@@ -165,9 +187,16 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         selfAddresses: () => selfAddresses,
         checkRateLimit: checkReplay,
         logger,
+        outbound,
       }),
       metrics,
     );
+    let dispatcher: ForwardDispatcher | undefined;
+    const forward = createForwardControl({
+      rules: config.forward,
+      deliveries,
+      wake: (rule) => dispatcher?.wake(rule),
+    });
     const mcp = createMcpSurface({
       store,
       providers: directory,
@@ -211,9 +240,10 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         checkReadLimit: checkRead,
         stream: { signal: streams.signal },
         maxStreamsPerCaller: config.api.maxStreamsPerCaller,
+        forward,
       }),
       metricsRoute({ metrics, authenticate: config.metrics.requireAuth ? authenticate : undefined }),
-      createUiSurface(),
+      createUiSurface({ distDir: options.uiDistDir }),
     ];
     const stopObserving = observePool(metrics, pool, () => mcp.sessionCount());
     cleanups.push(() => Promise.resolve(stopObserving()));
@@ -267,6 +297,34 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       clearTimeout(timer);
       clearInterval(sweep);
     });
+
+    if (config.forward.length > 0) {
+      // Checked once the port is known, so a rule pointing at switchboard itself is refused (exit 2).
+      const targets = await checkForwardTargets(config.forward, {
+        policy: outbound.policy,
+        selfAddresses,
+        webhookRoutes: outbound.webhookRoutes,
+        logger,
+      });
+      const running = startForwardDispatcher({
+        rules: config.forward,
+        targets,
+        deliveries,
+        store,
+        outbound,
+        subscribe: (listener) => bus.subscribe(() => listener()),
+        logger,
+        onAttempt: (rule, outcome, seconds) => {
+          metrics.forwardDeliveries.inc({ rule, outcome });
+          metrics.forwardAttemptDuration.observe({ rule }, seconds);
+        },
+      });
+      dispatcher = running;
+      // Stopped before the bus and the database close: attempts in flight finish or are released.
+      cleanups.push(() => running.stop(drainTimeoutMs));
+      const stopGauges = observeForwarding(metrics, () => deliveries.health(config.forward.map((rule) => rule.name)));
+      cleanups.push(() => Promise.resolve(stopGauges()));
+    }
 
     const url = `http://${urlHost(options.host)}:${address.port}`;
     return { url, mcpUrl: `${url}/mcp`, initialToken, database, metrics, close: closeAll };

@@ -62,3 +62,14 @@ export {
   type SearchIndexer,
   type SearchIndexerOptions,
 } from './search-indexer.ts';
+export {
+  createDeliveryRepository,
+  type AttemptRecord,
+  type ClaimedDelivery,
+  type ClaimRequest,
+  type DeliveryRepository,
+  type RetryOutcome,
+  type RuleHealth,
+  type Settlement,
+} from './delivery-repository.ts';
+export type { EventStoreOptions } from './pg-event-store.ts';

@@ -234,7 +234,9 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
     conditions.push(
       query.eventType.column === 'event_family'
         ? sql.fragment`events.event_family = ${query.eventType.value}`
-        : sql.fragment`events.event_type = ${query.eventType.value}`,
+        : // The family is named too: an exact type is served by the family's index (migration 0009
+          // dropped the per-type ones), its other sub-types filtered out along the way.
+          sql.fragment`events.event_family = ${query.eventType.value.split('.')[0] ?? ''} AND events.event_type = ${query.eventType.value}`,
     );
   }
   const position = (p: ListPosition): FragmentSqlToken => sql.fragment`(${p.receivedAt}::timestamptz, ${p.id}::uuid)`;

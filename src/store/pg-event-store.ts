@@ -66,6 +66,9 @@ type InsertedRow = z.infer<typeof insertedRow>;
 const positionRow = z.object({ id: z.string(), received_at_utc: z.string() });
 
 // Lone surrogates become U+FFFD, exactly what UTF-8 encoding would do to them anyway.
+// NUL or any surrogate: only such a value can need storable()'s replacements.
+// eslint-disable-next-line no-control-regex -- finding U+0000 is the point
+const MAY_NEED_REPLACING = /[\u0000\uD800-\uDFFF]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /**
@@ -74,6 +77,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * type, say) and would fail the whole batch, so they become U+FFFD instead.
  */
 function storable(value: string): string {
+  // Almost every value has neither: one scan answers that, without building new strings.
+  if (!MAY_NEED_REPLACING.test(value)) return value;
   return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
 }
 
@@ -186,8 +191,37 @@ function statementChunks<T extends { event: NewEvent }>(items: readonly T[]): T[
   return chunks;
 }
 
-export function createEventStore(pool: DatabasePool): PgEventStore {
+export interface EventStoreOptions {
+  /**
+   * Forwarding's outbox: the names of the forward rules that take this event. Each gets a delivery
+   * row written in the same statement as the event. Absent (or no match), the insert is unchanged.
+   */
+  forwardRulesFor?: (event: NewEvent) => readonly string[];
+  /**
+   * The live bus's NOTIFY channel. When set, insertMany announces the events each statement newly
+   * stores from inside that statement, so the announcement commits with the rows (one transaction
+   * and one WAL flush per batch instead of two) and is never sent for a batch that rolled back.
+   */
+  announceChannel?: string;
+}
+
+/** Ids per NOTIFY: 200 UUIDs and their commas stay under PostgreSQL's 8000-byte payload limit. */
+const IDS_PER_NOTIFY = 200;
+
+export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
   assertStorePool(pool);
+  const { announceChannel, forwardRulesFor } = options;
+  // Refers to the INSERT's RETURNING rows (the CTE `inserted` below): an InitPlan, run once.
+  const announce =
+    announceChannel === undefined
+      ? sql.fragment``
+      : sql.fragment`WHERE (
+          SELECT count(pg_notify(${announceChannel}, ids)) FROM (
+            SELECT string_agg(id::text, ',' ORDER BY id) AS ids
+            FROM (SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${IDS_PER_NOTIFY} AS part FROM inserted) AS numbered
+            GROUP BY part
+          ) AS parts
+        ) >= 0`;
 
   /**
    * One INSERT … SELECT FROM unnest(…) for the batch, answering the rows it inserted; a row that
@@ -210,7 +244,7 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
         events.map(({ event }) => value(event)),
         type,
       );
-    const rows = await pool.any(sql.type(positionRow)`
+    const insert = sql.fragment`
       INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
         summary, request_method, request_path, request_query, response_status)
       SELECT * FROM unnest(
@@ -235,6 +269,24 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
       )
       ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
       RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
+    `;
+    // The outbox: a delivery row per matching forward rule, in the same statement (so the same
+    // transaction) as its event; an event that collided with a stored one queues nothing new.
+    const deliveries = forwardRulesFor
+      ? events.flatMap(({ event }, index) => forwardRulesFor(event).map((rule) => [uuidv7(), ids[index] ?? '', rule]))
+      : [];
+    const queue =
+      deliveries.length === 0
+        ? sql.fragment``
+        : sql.fragment`, queued AS (
+            INSERT INTO deliveries (id, event_id, rule)
+            SELECT queue.id, queue.event_id, queue.rule
+            FROM ${sql.unnest(deliveries, ['uuid', 'uuid', 'text'])} AS queue(id, event_id, rule)
+            JOIN inserted ON inserted.id = queue.event_id
+          )`;
+    const rows = await pool.any(sql.type(positionRow)`
+      WITH inserted AS (${insert})${queue}
+      SELECT inserted.id, inserted.received_at_utc FROM inserted ${announce}
     `);
     const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
     const inserted = new Map<number, InsertedRow>();
@@ -359,6 +411,8 @@ export function createEventStore(pool: DatabasePool): PgEventStore {
     },
 
     insertMany,
+
+    announcesCommits: announceChannel !== undefined,
 
     async get(id: string): Promise<StoredEvent | null> {
       const uuid = normalizeEventId(id);

@@ -2,9 +2,15 @@
  * Fills event_search (the payload's jsonb and tsvector, behind GIN indexes) for events that ingest
  * queued in event_search_queue. Indexing costs several times what storing an event does, so it is
  * kept off the path a webhook waits on and held to a share of the time (a duty cycle) while a
- * backlog drains and new events keep arriving, leaving the database to ingest first. Once nothing
- * new arrives, the backlog is worked through at full speed. Search stays complete meanwhile:
- * queued events are matched on the fly by the list query, at a cost per queued event.
+ * young backlog drains and new events keep arriving, leaving the database to ingest first. Once
+ * nothing new arrives, or once the backlog is older than maxLagMs, it is worked through at full
+ * speed, so a sustained stream cannot leave search ever further behind. Search stays complete
+ * meanwhile: queued events are matched on the fly by the list query, at a cost per queued event.
+ *
+ * Each batch commits asynchronously (synchronous_commit off for its transaction only): the queue
+ * entries it deletes and the search rows it writes are lost together if the server crashes before
+ * the WAL writer flushes them, which puts the entries back in the queue. So no webhook's commit
+ * waits behind an fsync for derived data (docs/adr/ingest-performance.md).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } from 'slonik';
@@ -24,6 +30,11 @@ export interface SearchIndexerOptions {
   busyShare?: number;
   /** How often an empty queue is looked at again, in ms; default 500. */
   idleIntervalMs?: number;
+  /**
+   * When the newest event a full batch indexed arrived more than this many ms ago, the indexer is
+   * that far behind and does not rest, arrivals or not; default 2,000.
+   */
+  maxLagMs?: number;
 }
 
 export interface SearchIndexer {
@@ -38,15 +49,22 @@ export interface SearchIndexer {
 const DEFAULT_BATCH_SIZE = 200;
 const DEFAULT_BUSY_SHARE = 0.25;
 const DEFAULT_IDLE_INTERVAL_MS = 500;
+const DEFAULT_MAX_LAG_MS = 2_000;
 /** After a failure (the database is down, say), the next attempt waits this long. */
 const RETRY_AFTER_ERROR_MS = 5_000;
 
-const takenRow = z.object({ taken: z.number().int(), newest: z.string().nullable() });
+const takenRow = z.object({
+  taken: z.number().int(),
+  newest: z.string().nullable(),
+  last_taken: z.string().nullable(),
+});
 
 interface BatchResult {
   taken: number;
   /** The newest queued id when the batch started: a newer one next time means events arrived. */
   newest: string | null;
+  /** The newest id this batch indexed. */
+  last_taken: string | null;
 }
 
 /**
@@ -91,7 +109,11 @@ async function indexBatch(pool: DatabasePool, limit: number): Promise<BatchResul
       -- Ids are UUIDv7, so the largest is the latest arrival; the primary key answers this from
       -- one index page (there is no max(uuid) before PostgreSQL 18). The statement's snapshot
       -- still shows the entries taken above.
-      (SELECT event_id::text FROM event_search_queue ORDER BY event_id DESC LIMIT 1) AS newest
+      (SELECT event_id::text FROM event_search_queue ORDER BY event_id DESC LIMIT 1) AS newest,
+      (SELECT event_id::text FROM taken ORDER BY event_id DESC LIMIT 1) AS last_taken,
+      -- Derived data: this transaction's commit need not wait for its WAL to reach the disk (see
+      -- the file comment). Local to the transaction, so the pooled connection is unaffected.
+      set_config('synchronous_commit', 'off', true) AS asynchronous_commit
   `);
   return row;
 }
@@ -102,6 +124,13 @@ async function indexBatch(pool: DatabasePool, limit: number): Promise<BatchResul
  * whose clock lags goes unnoticed, which only costs its deliveries some of the database time a
  * rest would have left them.
  */
+/** Milliseconds since a UUIDv7 was made, from the Unix time in its first 48 bits; 0 for null. */
+export function ageOfUuidv7(id: string | null, nowMs: number = Date.now()): number {
+  if (id === null) return 0;
+  const made = Number.parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+  return Number.isFinite(made) ? Math.max(0, nowMs - made) : 0;
+}
+
 function arrivedSince(previous: string | null | undefined, newest: string | null): boolean {
   if (previous === undefined) return true;
   if (newest === null) return false;
@@ -113,6 +142,7 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const busyShare = Math.min(1, Math.max(0.01, options.busyShare ?? DEFAULT_BUSY_SHARE));
   const idleIntervalMs = options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS;
+  const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
   const stopping = new AbortController();
   let failing = false;
   let lastNewest: string | null | undefined;
@@ -149,8 +179,10 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
       // matching the backlog on the fly for longer.
       const arriving = arrivedSince(lastNewest, result.newest);
       lastNewest = result.newest;
+      // Behind by more than maxLagMs: a sustained stream would outrun the duty cycle for good.
+      const behind = ageOfUuidv7(result.last_taken) > maxLagMs;
       if (result.taken < batchSize) await rest(idleIntervalMs);
-      else if (arriving) await rest((elapsed * (1 - busyShare)) / busyShare);
+      else if (arriving && !behind) await rest((elapsed * (1 - busyShare)) / busyShare);
     }
   }
 

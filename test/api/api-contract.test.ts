@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMAS } from '../../generated/schemas.ts';
 import { CI_TOKEN, startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
+import { eventually } from '../forward/forward-kit.ts';
 import {
   call,
   openStream,
@@ -77,7 +78,16 @@ let ids: { github: string; binary: string; token: string; rejected: string };
 
 beforeAll(async () => {
   consumer = await startConsumer('127.0.0.1', answerWith(200));
-  server = await startApiTestServer({ defaultTarget: consumer.url(), heartbeatMs: 200 });
+  server = await startApiTestServer({
+    defaultTarget: consumer.url(),
+    heartbeatMs: 200,
+    // One rule that delivers and one whose consumer is never there, so deliveries of every kind exist.
+    extraConfig: [
+      'forward:',
+      `  local-app: { to: "${consumer.url('/forwarded?key=k')}" }`,
+      '  nowhere: { to: "http://127.0.0.1:1/hook", providers: [ci], max_attempts: 1, backoff: { initial_ms: 10, max_ms: 10 } }',
+    ],
+  });
   ids = {
     github: (await sendSignedGithub(server)).id,
     binary: await sendOpen(server, Buffer.from([0xde, 0xad, 0xbe, 0xef]), 'application/octet-stream'),
@@ -234,6 +244,46 @@ describe('real /api responses match docs/reference/openapi.json', () => {
       expectDocumented('/api/events/{id}', 'GET', down);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('forwarding: GET /api/forwards, deliveries of an event, retry, retry-dead, pause and resume', async () => {
+    const deliveriesOf = async (id: string) =>
+      (await call(server, `/api/events/${id}/deliveries`)).json() as {
+        deliveries: { id: string; rule: string; state: string }[];
+      };
+    const dead = await eventually(async () => {
+      const found = (await deliveriesOf(ids.token)).deliveries.find((d) => d.rule === 'nowhere');
+      return found?.state === 'dead' && found;
+    }, 'the nowhere delivery to die');
+    await eventually(
+      async () => (await deliveriesOf(ids.github)).deliveries.every((d) => d.state === 'delivered'),
+      'the GitHub event delivered',
+    );
+    const events = await call(server, '/api/events');
+    expect((events.json() as { events: { forward_state?: string }[] }).events.some((e) => e.forward_state)).toBe(true);
+    expectDocumented('/api/events', 'GET', events);
+
+    const p = '/api/events/{id}/deliveries';
+    expectDocumented(p, 'GET', await call(server, `/api/events/${ids.github}/deliveries`));
+    expectDocumented(p, 'GET', await call(server, `/api/events/${ids.token}/deliveries`));
+    expectDocumented(p, 'GET', await call(server, `/api/events/${UNKNOWN}/deliveries`));
+    expectDocumented(p, 'GET', await call(server, '/api/events/nope/deliveries'));
+
+    expectDocumented('/api/forwards', 'GET', await call(server, '/api/forwards'));
+    expectDocumented('/api/forwards', 'GET', await call(server, '/api/forwards', { token: null }));
+
+    const r = '/api/deliveries/{id}/retry';
+    expectDocumented(r, 'POST', await call(server, `/api/deliveries/${dead.id}/retry`, { method: 'POST' }));
+    const delivered = (await deliveriesOf(ids.github)).deliveries[0]?.id ?? '';
+    expectDocumented(r, 'POST', await call(server, `/api/deliveries/${delivered}/retry`, { method: 'POST' }));
+    expectDocumented(r, 'POST', await call(server, `/api/deliveries/${UNKNOWN}/retry`, { method: 'POST' }));
+    expectDocumented(r, 'POST', await call(server, '/api/deliveries/nope/retry', { method: 'POST' }));
+
+    for (const action of ['retry-dead', 'pause', 'resume']) {
+      const path = `/api/forwards/{name}/${action}`;
+      expectDocumented(path, 'POST', await call(server, `/api/forwards/nowhere/${action}`, { method: 'POST' }));
+      expectDocumented(path, 'POST', await call(server, `/api/forwards/unknown/${action}`, { method: 'POST' }));
     }
   });
 

@@ -17,8 +17,14 @@ import { createApp } from '../../src/http/create-app.ts';
 import { createIngestSurface } from '../../src/ingest/ingest-surface.ts';
 import { createProviderDirectory } from '../../src/providers/provider-directory.ts';
 import { createReplayService } from '../../src/replay/replay-service.ts';
+import { forwardRuleMatcher } from '../../src/config/forward-rules.ts';
+import { checkForwardTargets } from '../../src/forward/check-forward-targets.ts';
+import { createForwardControl } from '../../src/forward/forward-control.ts';
+import { startForwardDispatcher, type ForwardDispatcher } from '../../src/forward/forward-dispatcher.ts';
+import { createOutbound } from '../../src/outbound/deliver-event.ts';
 import {
   createDatabasePool,
+  createDeliveryRepository,
   createEventStore,
   createReplayAttemptRepository,
   createTokenRepository,
@@ -110,7 +116,10 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     proxied.port = String(proxy.port);
     pool = await createDatabasePool(proxied.toString(), { maximumPoolSize: 3, connectionTimeoutMs: 1000 });
   }
-  const store = createEventStore(pool);
+  // Forward rules come in through extraConfig (a forward: block), wired as the composition root does.
+  const forwardRulesFor = forwardRuleMatcher(config.forward);
+  const store = createEventStore(pool, forwardRulesFor ? { forwardRulesFor } : {});
+  const deliveries = createDeliveryRepository(pool);
   const attempts = createReplayAttemptRepository(pool);
   const tokens = createTokenRepository(pool);
   const { token } = await tokens.create('tester');
@@ -123,6 +132,12 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
   const bus = createPostgresEventBus({ databaseUrl: db.url, logger });
   await bus.ready();
   let port = 0;
+  const outbound = createOutbound({
+    providers: config.providers,
+    allow: config.replay.allow,
+    selfAddresses: () => [{ host: '127.0.0.1', port }],
+    logger,
+  });
   const replay = createReplayService({
     store,
     attempts,
@@ -131,7 +146,10 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     selfAddresses: () => [{ host: '127.0.0.1', port }],
     checkRateLimit: limiter.checkReplay,
     logger,
+    outbound,
   });
+  let dispatcher: ForwardDispatcher | undefined;
+  const forward = createForwardControl({ rules: config.forward, deliveries, wake: (rule) => dispatcher?.wake(rule) });
   const shutdown = new AbortController();
   const app = createApp({
     logger,
@@ -151,6 +169,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
         authenticate: requireBearer(createTokenService({ tokens, envToken: options.envToken })),
         checkReadLimit: limiter.checkRead,
         maxStreamsPerCaller: config.api.maxStreamsPerCaller,
+        forward,
         stream: {
           signal: shutdown.signal,
           ...(options.heartbeatMs === undefined ? {} : { heartbeatMs: options.heartbeatMs }),
@@ -163,6 +182,23 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
   const listening = await listenLocal(app.callback());
   const { server } = listening;
   port = listening.port;
+  if (config.forward.length > 0) {
+    const targets = await checkForwardTargets(config.forward, {
+      policy: outbound.policy,
+      selfAddresses: [{ host: '127.0.0.1', port }],
+      webhookRoutes: outbound.webhookRoutes,
+      logger,
+    });
+    dispatcher = startForwardDispatcher({
+      rules: config.forward,
+      targets,
+      deliveries,
+      store,
+      outbound,
+      subscribe: (listener) => bus.subscribe(() => listener()),
+      logger,
+    });
+  }
   return {
     url: listening.origin,
     port,
@@ -180,6 +216,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     createToken: async (name) => (await tokens.create(name)).token,
     close: async () => {
       shutdown.abort();
+      await dispatcher?.stop(1_000);
       await listening.close();
       await bus.close();
       if (pool !== db.pool) await pool.end().catch(() => undefined);

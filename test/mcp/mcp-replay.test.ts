@@ -4,7 +4,7 @@ import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDetail, ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
-import { systemResolver } from '../../src/replay/target-policy/index.ts';
+import { systemResolver } from '../../src/outbound/target-policy/index.ts';
 import { createReplayAttemptRepository } from '../../src/store/index.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import {

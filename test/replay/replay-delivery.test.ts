@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { validateReplayResult } from '../../generated/validators.js';
-import { REPLAY_MARKER_HEADER } from '../../src/replay/replay-headers.ts';
+import { REPLAY_MARKER_HEADER } from '../../src/outbound/outgoing-headers.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { expectAppError, NEVER_SENT, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';

@@ -2,14 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EventHeaders } from '../../generated/types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
-import { secretHeadersOf } from '../../src/replay/replay-credentials.ts';
+import { secretHeadersOf } from '../../src/outbound/credentials.ts';
 import {
   assembleReplayHeaders,
   REPLAY_MARKER_HEADER,
   replayHeaderSelection,
   selectStoredHeaders,
-} from '../../src/replay/replay-headers.ts';
-import { displayTarget, transportFailure } from '../../src/replay/send-replay.ts';
+} from '../../src/outbound/outgoing-headers.ts';
+import { displayTarget, transportFailure } from '../../src/outbound/send-request.ts';
 import { NEVER_SENT } from './replay-test-kit.ts';
 import { providersFrom } from '../support/providers.ts';
 

@@ -109,6 +109,14 @@ describe('list query plans (10,000 events)', () => {
     }
   });
 
+  it('provider + exact event_type is served by the provider + family index (0009 dropped the per-type ones)', async () => {
+    for (const order of ['newest_first', 'oldest_first'] as const) {
+      const query = { provider: 'provider-3', eventType: 'issues.opened', order } as const;
+      const plan = await explain(buildListSql(resolved(query)));
+      expect(plan.map((node) => node['Index Name'])).toContain('events_provider_family_received_idx');
+    }
+  });
+
   it('uses the GIN indexes for payload search and JSON containment', async () => {
     const q = await explain(buildListSql(resolved({ q: 'user123' })));
     expect(q.map((node) => node['Index Name'])).toContain('event_search_tsv_idx');

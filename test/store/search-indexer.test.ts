@@ -18,7 +18,12 @@ import { buildListSql, resolveListQuery } from '../../src/store/list-query.ts';
 import { DEFAULT_MIGRATIONS_DIRECTORY, migrate } from '../../src/store/migrate.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { startRetention } from '../../src/store/retention.ts';
-import { indexQueuedEvents, startSearchIndexer, type SearchIndexer } from '../../src/store/search-indexer.ts';
+import {
+  ageOfUuidv7,
+  indexQueuedEvents,
+  startSearchIndexer,
+  type SearchIndexer,
+} from '../../src/store/search-indexer.ts';
 import { createEmptyDatabase, freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { seedEvents } from '../support/seed.ts';
@@ -463,6 +468,26 @@ describe('concurrent indexers', () => {
   });
 });
 
+/** Ingest going on meanwhile: a new event every 10 ms until the function returned is called. */
+function keepArriving(): () => Promise<void> {
+  const arrivals = new AbortController();
+  const arriving = (async () => {
+    while (!arrivals.signal.aborted) {
+      await store.insert(newEvent());
+      await delay(10);
+    }
+  })();
+  return async () => {
+    arrivals.abort();
+    await arriving;
+  };
+}
+
+/** Small batches held to a 5 % share of the time while events arrive, within the given lag. */
+function dutyCycled(pool: DatabasePool, maxLagMs: number): SearchIndexer {
+  return startSearchIndexer({ pool, logger: silentLogger, batchSize: 5, busyShare: 0.05, maxLagMs });
+}
+
 describe('startSearchIndexer', () => {
   it('indexes new events in the background and stops promptly for good', async () => {
     const indexer = startSearchIndexer({ pool: db.pool, logger: silentLogger, idleIntervalMs: 20 });
@@ -483,24 +508,17 @@ describe('startSearchIndexer', () => {
 
   it('holds a backlog to its duty cycle while events keep arriving, while drain() indexes everything at once', async () => {
     await seedEvents(db.pool, { count: 1_000, providers: 4 });
-    // Ingest goes on meanwhile: a new event every 10 ms.
-    const arrivals = new AbortController();
-    const arriving = (async () => {
-      while (!arrivals.signal.aborted) {
-        await store.insert(newEvent());
-        await delay(10);
-      }
-    })();
+    const stopArriving = keepArriving();
     const timed = timedPool(db.pool);
-    const indexer = startSearchIndexer({ pool: timed.pool, logger: silentLogger, batchSize: 5, busyShare: 0.05 });
+    // The seeded backlog is years old: without a lag bound, only the duty cycle applies.
+    const indexer = dutyCycled(timed.pool, Number.POSITIVE_INFINITY);
     indexers.push(indexer);
     // It keeps making progress, but spends about 5 % of the wall time in batches.
     try {
       await waitFor(() => timed.batches.length >= 3, 5_000, 'three batches');
       await delay(500);
     } finally {
-      arrivals.abort();
-      await arriving;
+      await stopArriving();
     }
     const batches = [...timed.batches];
     const first = batches[0];
@@ -526,6 +544,37 @@ describe('startSearchIndexer', () => {
     const stopping = performance.now();
     await indexer.stop();
     expect(performance.now() - stopping).toBeLessThan(500);
+  });
+
+  it('does not rest while events keep arriving once it is more than maxLagMs behind', async () => {
+    // Seeded events arrived in 2024 (their UUIDv7 ids say so): far more than maxLagMs behind.
+    await seedEvents(db.pool, { count: 1_000, providers: 4 });
+    const stopArriving = keepArriving();
+    const timed = timedPool(db.pool);
+    // The same share as the duty-cycle test, which there keeps batches to under a fifth of the time.
+    const indexer = dutyCycled(timed.pool, 2_000);
+    indexers.push(indexer);
+    try {
+      await waitFor(() => timed.batches.length >= 40, 10_000, 'forty batches');
+    } finally {
+      await stopArriving();
+    }
+    const batches = timed.batches.filter((batch) => !batch.failed).slice(1, 40);
+    const second = batches[0];
+    const last = batches.at(-1);
+    if (!second || !last) throw new Error('fewer than two batches');
+    const busy = batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
+    expect(busy / (last.end - second.start)).toBeGreaterThan(0.5);
+  });
+
+  it('tells how long ago a UUIDv7 was made', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const id = `${(now - 2_500)
+      .toString(16)
+      .padStart(12, '0')
+      .replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
+    expect(ageOfUuidv7(id, now)).toBe(2_500);
+    expect(ageOfUuidv7(null, now)).toBe(0);
   });
 
   it('works through a backlog without resting once no new events arrive', async () => {

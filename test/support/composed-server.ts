@@ -23,6 +23,8 @@ export async function startComposedServer(options: {
   envToken: string | undefined;
   /** How the server reaches the database (a proxy, say); default directly. */
   databaseUrl?: (direct: string) => string;
+  /** A freshly built UI (browser tests); default the package's own. */
+  uiDistDir?: string;
 }): Promise<ComposedServer> {
   const db = await createEmptyDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'sb-composed-'));
@@ -36,6 +38,7 @@ export async function startComposedServer(options: {
       dataDir,
       envToken: options.envToken,
       redisUrl: undefined,
+      uiDistDir: options.uiDistDir,
     });
     return {
       running,

@@ -22,18 +22,18 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export async function listenLocal(handler: RequestListener, host = '127.0.0.1'): Promise<Listening> {
+export async function listenLocal(handler: RequestListener, host = '127.0.0.1', port = 0): Promise<Listening> {
   const server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
-  const { port } = server.address() as AddressInfo;
+  const bound = (server.address() as AddressInfo).port;
   return {
     server,
     host,
-    port,
-    origin: `http://${host}:${port}`,
+    port: bound,
+    origin: `http://${host}:${bound}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -79,24 +79,32 @@ const answerOk: ConsumerHandler = (_req, res) => {
   res.end('ok');
 };
 
-/** A webhook consumer on a loopback address that records every request it gets. */
-export async function startConsumer(host = '127.0.0.1', handler: ConsumerHandler = answerOk): Promise<Consumer> {
+/** A webhook consumer on a loopback address that records every request it gets (on `port`, or a free one). */
+export async function startConsumer(
+  host = '127.0.0.1',
+  handler: ConsumerHandler = answerOk,
+  port = 0,
+): Promise<Consumer> {
   let current = handler;
-  const listening = await listenLocal((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const recorded: RecordedRequest = {
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        rawHeaders: req.rawHeaders,
-        body: Buffer.concat(chunks),
-      };
-      consumer.requests.push(recorded);
-      current(recorded, res);
-    });
-  }, host);
+  const listening = await listenLocal(
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const recorded: RecordedRequest = {
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          rawHeaders: req.rawHeaders,
+          body: Buffer.concat(chunks),
+        };
+        consumer.requests.push(recorded);
+        current(recorded, res);
+      });
+    },
+    host,
+    port,
+  );
   const consumer: Consumer = {
     host,
     port: listening.port,

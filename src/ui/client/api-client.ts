@@ -1,7 +1,12 @@
 import { LIST_LIMIT } from '../../../generated/constants.ts';
 import type {
   ApiEventList,
+  Delivery,
+  EventDeliveries,
   EventDetail,
+  ForwardList,
+  ForwardRetryDeadResult,
+  ForwardRuleStatus,
   ListProvidersOutput,
   ReplayHistory,
   ReplayResult,
@@ -163,5 +168,26 @@ export class ApiClient {
 
   config(): Promise<UiConfig> {
     return this.json('/api/config');
+  }
+
+  forwards(): Promise<ForwardList> {
+    return this.json('/api/forwards');
+  }
+
+  deliveries(eventId: string): Promise<EventDeliveries> {
+    return this.json(`/api/events/${encodeURIComponent(eventId)}/deliveries`);
+  }
+
+  retryDelivery(deliveryId: string): Promise<Delivery> {
+    return this.json(`/api/deliveries/${encodeURIComponent(deliveryId)}/retry`, { method: 'POST' });
+  }
+
+  retryDead(rule: string): Promise<ForwardRetryDeadResult> {
+    return this.json(`/api/forwards/${encodeURIComponent(rule)}/retry-dead`, { method: 'POST' });
+  }
+
+  /** Pauses (true) or resumes (false) a rule; answers with its new status. */
+  setPaused(rule: string, paused: boolean): Promise<ForwardRuleStatus> {
+    return this.json(`/api/forwards/${encodeURIComponent(rule)}/${paused ? 'pause' : 'resume'}`, { method: 'POST' });
   }
 }

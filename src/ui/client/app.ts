@@ -6,6 +6,7 @@ import { DiffView } from './diff-view.ts';
 import { EventDetailPane } from './event-detail.ts';
 import { EventList } from './event-list.ts';
 import { FilterBar } from './filter-bar.ts';
+import { DeliveriesPanel, forwardMark, ForwardsView } from './forward-views.ts';
 import type { LiveState } from './live-stream.ts';
 import { ProvidersView } from './providers-view.ts';
 import { SignIn } from './sign-in.ts';
@@ -13,12 +14,16 @@ import { clearToken, readToken, saveToken } from './token-store.ts';
 import { useEventFeed } from './use-event-feed.ts';
 
 type Route =
-  { view: 'events'; id: string | null } | { view: 'providers' } | { view: 'diff'; a: string | null; b: string | null };
+  | { view: 'events'; id: string | null }
+  | { view: 'providers' }
+  | { view: 'forwards' }
+  | { view: 'diff'; a: string | null; b: string | null };
 
 // Hash routes: the server serves one page, and a route never reaches the server (or its logs).
 function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'providers') return { view: 'providers' };
+  if (parts[0] === 'forwards') return { view: 'forwards' };
   if (parts[0] === 'diff') return { view: 'diff', a: parts[1] ?? null, b: parts[2] ?? null };
   return { view: 'events', id: parts[0] === 'events' ? (parts[1] ?? null) : null };
 }
@@ -85,6 +90,8 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
   const [providersError, setProvidersError] = useState<string | null>(null);
   const [defaultTarget, setDefaultTarget] = useState<string | null>(null);
   const [serverTokenCaller, setServerTokenCaller] = useState<string | null>(null);
+  // Whether any forward rule is configured: the detail then has a Forwarding tab.
+  const [forwarding, setForwarding] = useState(false);
   // The detail's tab, kept here so that moving from event to event keeps it.
   const [tab, setTab] = useState('payload');
   const listRef = useRef<HTMLDivElement>(null);
@@ -99,6 +106,12 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
         setDefaultTarget(c.replay.default_target);
         setServerTokenCaller(c.server_token_caller);
       },
+      () => undefined,
+    );
+  }, [api]);
+  useEffect(() => {
+    api.forwards().then(
+      (f) => setForwarding(f.rules.length > 0),
       () => undefined,
     );
   }, [api]);
@@ -203,6 +216,7 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
         { class: 'nav', 'aria-label': 'Main' },
         nav('#/events', 'Events', route.view === 'events'),
         nav('#/providers', 'Providers', route.view === 'providers'),
+        nav('#/forwards', 'Forwards', route.view === 'forwards'),
         nav(route.view === 'diff' ? location.hash : '#/diff', 'Diff', route.view === 'diff'),
       ),
       h('div', { class: 'spacer' }),
@@ -211,102 +225,114 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (notice: string
     ),
     route.view === 'providers'
       ? h(ProvidersView, { providers, error: providersError })
-      : route.view === 'diff'
-        ? h(DiffView, { api, events: feed.events, a: route.a, b: route.b, navigate })
-        : h(
-            'main',
-            { class: `events-layout${openId ? ' has-detail' : ''}` },
-            h(
-              'div',
-              { class: 'list-pane', ref: listRef },
-              h(FilterBar, { filters, providers: providers ?? [], eventTypes, onChange: setFilters }),
+      : route.view === 'forwards'
+        ? h(ForwardsView, { api })
+        : route.view === 'diff'
+          ? h(DiffView, { api, events: feed.events, a: route.a, b: route.b, navigate })
+          : h(
+              'main',
+              { class: `events-layout${openId ? ' has-detail' : ''}` },
               h(
                 'div',
-                { class: 'list-status' },
+                { class: 'list-pane', ref: listRef },
+                h(FilterBar, { filters, providers: providers ?? [], eventTypes, onChange: setFilters }),
                 h(
-                  'span',
-                  { class: 'list-count' },
-                  feed.loading
-                    ? 'Loading…'
-                    : `${feed.events.length}${feed.hasMore ? '+' : ''} event${feed.events.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
-                  // Out of the filter rows, so showing it never takes width from the dropdowns.
-                  filtered
-                    ? [
-                        h('span', { 'aria-hidden': 'true' }, ' · '),
-                        h(
-                          'button',
-                          {
-                            type: 'button',
-                            class: 'btn btn-link',
-                            onClick: clearFilters,
-                            'data-testid': 'clear-filters',
-                          },
-                          'Clear filters',
-                        ),
-                      ]
-                    : null,
-                ),
-                h(
-                  'span',
-                  { class: 'kbd-hint' },
-                  h('kbd', null, 'j'),
-                  h('kbd', null, 'k'),
-                  ' move · ',
-                  h('kbd', null, 'Enter'),
-                  ' open · ',
-                  h('kbd', null, '/'),
-                  ' search',
-                ),
-              ),
-              feed.error
-                ? h(
-                    'p',
-                    { class: 'form-error list-error', role: 'alert' },
-                    feed.error,
-                    ' ',
-                    h('button', { type: 'button', class: 'btn btn-link', onClick: feed.reload }, 'Retry'),
-                  )
-                : null,
-              h(
-                'div',
-                { class: 'list-scroll' },
-                h(EventList, {
-                  events: feed.events,
-                  selectedId,
-                  openId,
-                  fresh: feed.fresh,
-                  hasMore: feed.hasMore,
-                  loading: feed.loading,
-                  filtered,
-                  onSelect: setSelectedId,
-                  onOpen: open,
-                  onLoadMore: feed.loadMore,
-                  onClearFilters: clearFilters,
-                }),
-              ),
-            ),
-            h(
-              'div',
-              { class: 'detail-pane', role: 'region', 'aria-label': 'Event detail' },
-              openId
-                ? h(EventDetailPane, {
-                    key: openId,
-                    api,
-                    id: openId,
-                    defaultTarget,
-                    serverTokenCaller,
-                    tab,
-                    onTab: setTab,
-                    onClose: close,
-                  })
-                : h(
-                    'div',
-                    { class: 'detail-empty' },
-                    h('p', { class: 'empty-title' }, 'Select an event'),
-                    h('p', { class: 'muted' }, 'Its verification, headers, payload and replay controls show here.'),
+                  'div',
+                  { class: 'list-status' },
+                  h(
+                    'span',
+                    { class: 'list-count' },
+                    feed.loading
+                      ? 'Loading…'
+                      : `${feed.events.length}${feed.hasMore ? '+' : ''} event${feed.events.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
+                    // Out of the filter rows, so showing it never takes width from the dropdowns.
+                    filtered
+                      ? [
+                          h('span', { 'aria-hidden': 'true' }, ' · '),
+                          h(
+                            'button',
+                            {
+                              type: 'button',
+                              class: 'btn btn-link',
+                              onClick: clearFilters,
+                              'data-testid': 'clear-filters',
+                            },
+                            'Clear filters',
+                          ),
+                        ]
+                      : null,
                   ),
+                  h(
+                    'span',
+                    { class: 'kbd-hint' },
+                    h('kbd', null, 'j'),
+                    h('kbd', null, 'k'),
+                    ' move · ',
+                    h('kbd', null, 'Enter'),
+                    ' open · ',
+                    h('kbd', null, '/'),
+                    ' search',
+                  ),
+                ),
+                feed.error
+                  ? h(
+                      'p',
+                      { class: 'form-error list-error', role: 'alert' },
+                      feed.error,
+                      ' ',
+                      h('button', { type: 'button', class: 'btn btn-link', onClick: feed.reload }, 'Retry'),
+                    )
+                  : null,
+                h(
+                  'div',
+                  { class: 'list-scroll' },
+                  h(EventList, {
+                    events: feed.events,
+                    selectedId,
+                    openId,
+                    fresh: feed.fresh,
+                    hasMore: feed.hasMore,
+                    loading: feed.loading,
+                    filtered,
+                    onSelect: setSelectedId,
+                    onOpen: open,
+                    onLoadMore: feed.loadMore,
+                    onClearFilters: clearFilters,
+                    mark: forwardMark,
+                  }),
+                ),
+              ),
+              h(
+                'div',
+                { class: 'detail-pane', role: 'region', 'aria-label': 'Event detail' },
+                openId
+                  ? h(EventDetailPane, {
+                      key: openId,
+                      api,
+                      id: openId,
+                      defaultTarget,
+                      serverTokenCaller,
+                      tab,
+                      onTab: setTab,
+                      onClose: close,
+                      extraTabs: forwarding
+                        ? (event) => [
+                            {
+                              id: 'forwarding',
+                              label: 'Forwarding',
+                              render: () => h(DeliveriesPanel, { api, eventId: event.id }),
+                            },
+                          ]
+                        : undefined,
+                    })
+                  : h(
+                      'div',
+                      { class: 'detail-empty' },
+                      h('p', { class: 'empty-title' }, 'Select an event'),
+                      h('p', { class: 'muted' }, 'Its verification, headers, payload and replay controls show here.'),
+                    ),
+              ),
             ),
-          ),
   );
 }
 

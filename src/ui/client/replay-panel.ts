@@ -6,14 +6,9 @@ import { ApiError, type ApiClient } from './api-client.ts';
 import { formatFullTime, formatTime } from './format.ts';
 import { Icon } from './icons.ts';
 import { table } from './layout.ts';
+import { ResponseExcerpt, statusClass } from './response-view.ts';
 
 type Outcome = { kind: 'result'; result: ReplayResult; unsigned: boolean } | { kind: 'error'; error: ApiError } | null;
-
-function statusClass(status: number | null): string {
-  if (status === null) return 'bad';
-  if (status >= 200 && status < 300) return 'good';
-  return 'warn';
-}
 
 /** Why an attempt did not deliver, as a person reads it in the history. */
 const REASON_WORDS: Readonly<Record<ReplayErrorReason, string>> = {
@@ -40,24 +35,6 @@ function failureWords(attempt: ReplayAttempt): string {
   if (attempt.error_reason === 'bad_target' && attempt.target_url === null) return 'Refused: no target URL';
   if (attempt.error_reason !== undefined) return REASON_WORDS[attempt.error_reason];
   return attempt.error_code === null ? 'Not delivered' : CODE_WORDS[attempt.error_code];
-}
-
-/** What the consumer answered: its content type and the start of its body, as text. */
-function ResponseExcerpt({ excerpt, contentType }: { excerpt?: string; contentType?: string }): JSX.Element | null {
-  if (excerpt === undefined && contentType === undefined) return null;
-  return h(
-    'div',
-    { class: 'response-excerpt', 'data-testid': 'response-excerpt' },
-    h(
-      'div',
-      { class: 'response-excerpt-head' },
-      h('span', null, 'Response body'),
-      h('code', { 'data-testid': 'response-content-type' }, contentType ?? 'no content type'),
-    ),
-    excerpt === undefined
-      ? h('p', { class: 'muted' }, 'Empty, or not text.')
-      : h('pre', { class: 'code-box wrap excerpt-box' }, excerpt),
-  );
 }
 
 export function ReplayPanel({

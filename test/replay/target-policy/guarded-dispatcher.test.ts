@@ -7,7 +7,7 @@ import {
   parseReplayTarget,
   prepareReplayDelivery,
   type ConnectAttempt,
-} from '../../../src/replay/target-policy/index.ts';
+} from '../../../src/outbound/target-policy/index.ts';
 import {
   expectRefused,
   forbiddenResolver,

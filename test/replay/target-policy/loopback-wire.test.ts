@@ -5,7 +5,7 @@ import {
   createTargetPolicy,
   prepareReplayDelivery,
   type ConnectAttempt,
-} from '../../../src/replay/target-policy/index.ts';
+} from '../../../src/outbound/target-policy/index.ts';
 import { expectRefused, startServer, type TestServer } from './test-helpers.ts';
 
 /*

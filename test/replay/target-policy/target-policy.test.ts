@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors/app-error.ts';
-import { checkReplayTarget, createTargetPolicy, parseReplayTarget } from '../../../src/replay/target-policy/index.ts';
+import { checkReplayTarget, createTargetPolicy, parseReplayTarget } from '../../../src/outbound/target-policy/index.ts';
 import { expectRefused, forbiddenResolver } from './test-helpers.ts';
 
 const defaults = createTargetPolicy({ allow: [] });

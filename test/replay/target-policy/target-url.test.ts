@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseReplayTarget } from '../../../src/replay/target-policy/index.ts';
+import { parseReplayTarget } from '../../../src/outbound/target-policy/index.ts';
 import { expectRefused } from './test-helpers.ts';
 
 describe('parseReplayTarget: which target', () => {

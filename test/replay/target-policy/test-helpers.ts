@@ -3,7 +3,7 @@ import { connect as netConnect } from 'node:net';
 import { expect } from 'vitest';
 import type { buildConnector } from 'undici';
 import { AppError } from '../../../src/errors/app-error.ts';
-import type { RawConnector, ResolvedAddress, Resolver } from '../../../src/replay/target-policy/index.ts';
+import type { RawConnector, ResolvedAddress, Resolver } from '../../../src/outbound/target-policy/index.ts';
 import { listenLocal } from '../../support/local-server.ts';
 
 /** The only host a test socket is ever opened to, whatever address the guard asked for. */

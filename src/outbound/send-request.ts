@@ -2,12 +2,12 @@ import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
 import { RESPONSE_CONTENT_TYPE_LIMITS, type ReplayErrorReason } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { OutgoingHeaders } from './replay-headers.ts';
+import type { OutgoingHeaders } from './outgoing-headers.ts';
 
 /** How much of a consumer's answer is read before the stream is dropped: enough to let it finish writing. */
 export const DEFAULT_RESPONSE_BODY_LIMIT_BYTES = 64 * 1024;
 
-export interface SendReplayInput {
+export interface SendRequestInput {
   url: string;
   /** The pinned, policy-checked dispatcher; the caller closes it. */
   dispatcher: Dispatcher;
@@ -15,12 +15,14 @@ export interface SendReplayInput {
   headers: OutgoingHeaders;
   timeoutMs: number;
   responseBodyLimitBytes?: number;
+  /** Ends the request early (shutdown); reported like a timeout. */
+  signal?: AbortSignal;
 }
 
 /** How much of a consumer's answer is kept to show why it failed: enough for an error message or a stack's top. */
 export const RESPONSE_EXCERPT_BYTES = 2048;
 
-export interface SendReplayOutcome {
+export interface SendOutcome {
   status: number;
   /** From the start of the request to the response's status line. */
   ms: number;
@@ -28,6 +30,8 @@ export interface SendReplayOutcome {
   excerpt: string | undefined;
   /** The answer's Content-Type header, when it sent one. */
   contentType: string | undefined;
+  /** The answer's Retry-After header as sent (forwarding honours it on 429 and 503). */
+  retryAfter: string | undefined;
 }
 
 function withoutQuery(url: string, queryMarker: string): string {
@@ -172,11 +176,12 @@ export function responseExcerpt(head: Buffer, more: boolean): string | undefined
  * a redirect interceptor is composed on, and the guarded dispatcher has none), so a 3xx comes back
  * as the outcome. Any HTTP answer is an outcome; only transport failures throw (replay_failed).
  */
-export async function sendReplay(input: SendReplayInput): Promise<SendReplayOutcome> {
+export async function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
   const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
   // One deadline for connect + send + status line + the bounded read, on top of undici's own
   // idle timeouts, so a consumer that trickles bytes cannot stretch the replay past timeoutMs.
-  const signal = AbortSignal.timeout(input.timeoutMs);
+  const deadline = AbortSignal.timeout(input.timeoutMs);
+  const signal = input.signal ? AbortSignal.any([deadline, input.signal]) : deadline;
   const started = performance.now();
   let response: Dispatcher.ResponseData;
   try {
@@ -195,7 +200,9 @@ export async function sendReplay(input: SendReplayInput): Promise<SendReplayOutc
   const ms = Math.round((performance.now() - started) * 100) / 100;
   const { head, more } = await drainBounded(response.body, limit, RESPONSE_EXCERPT_BYTES);
   const contentType = response.headers['content-type'];
+  const retryAfter = response.headers['retry-after'];
   return {
+    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
     status: response.statusCode,
     ms,
     excerpt: responseExcerpt(head, more),

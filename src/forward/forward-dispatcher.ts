@@ -1,0 +1,283 @@
+/**
+ * The dispatcher: sends each rule's queued deliveries to its consumer. The live bus wakes it when
+ * events commit; a slow poll catches what the bus missed (another instance's retries, a lost
+ * notification). Each rule keeps at most `concurrency` attempts in flight (one when ordered), and
+ * claims only as many rows as it can send, so a consumer down for hours costs rows in the
+ * database, not memory.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { failedItsCheck, type ForwardRuleConfig } from '../config/forward-rules.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { Outbound } from '../outbound/deliver-event.ts';
+import { displayTarget } from '../outbound/send-request.ts';
+import type { AttemptRecord, ClaimedDelivery, DeliveryRepository, EventStore, Settlement } from '../store/index.ts';
+import { nextAttemptDelayMs } from './backoff.ts';
+
+export const DELIVERY_HEADER = 'x-switchboard-delivery';
+export const ATTEMPT_HEADER = 'x-switchboard-attempt';
+
+/** Fallback poll: due retries and rows the bus did not announce are found at least this often. */
+const POLL_INTERVAL_MS = 1_000;
+
+export type AttemptOutcome = 'delivered' | 'failed' | 'dead';
+
+export interface ForwardDispatcherDeps {
+  rules: readonly ForwardRuleConfig[];
+  /** Each rule's `to`, parsed and checked at start-up (checkForwardTargets). */
+  targets: ReadonlyMap<string, URL>;
+  deliveries: Pick<DeliveryRepository, 'claim' | 'settle'>;
+  store: Pick<EventStore, 'get'>;
+  outbound: Pick<Outbound, 'deliver'>;
+  /** The live bus: called with a listener, returns the unsubscribe. */
+  subscribe: (listener: () => void) => () => void;
+  logger: Logger;
+  /** Seam for metrics: every finished attempt. */
+  onAttempt?: (rule: string, outcome: AttemptOutcome, seconds: number) => void;
+  pollIntervalMs?: number;
+  random?: () => number;
+}
+
+export interface ForwardDispatcher {
+  /** Look for due deliveries now (after a retry or resume). */
+  wake(rule?: string): void;
+  /**
+   * Stops claiming, lets attempts in flight finish for up to drainMs, then cuts the rest short:
+   * their deliveries are released (due again at once) for this or another instance.
+   */
+  stop(drainMs: number): Promise<void>;
+}
+
+/** The transport error's reason without the "replay to <target> failed:" framing replay uses. */
+function attemptError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^replay to \S+ failed: /, '').replace(/^replay target refused: /, 'target refused: ');
+}
+
+export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDispatcher {
+  const random = deps.random ?? Math.random;
+  const pollMs = deps.pollIntervalMs ?? POLL_INTERVAL_MS;
+  // One claim id per process run: rows this instance holds are recognisable, and a claim that
+  // expired (another instance took over) no longer matches.
+  const claimId = randomUUID();
+  const cancel = new AbortController();
+  let stopping = false;
+  const inFlight = new Set<Promise<void>>();
+
+  interface Worker {
+    rule: ForwardRuleConfig;
+    url: URL;
+    running: number;
+    claiming: boolean;
+    again: boolean;
+    retryTimer: NodeJS.Timeout | undefined;
+    retryAt: number;
+  }
+
+  const workers = new Map<string, Worker>();
+  for (const rule of deps.rules) {
+    const url = deps.targets.get(rule.name);
+    if (url === undefined) throw new Error(`forward rule ${rule.name} has no checked target`);
+    workers.set(rule.name, {
+      rule,
+      url,
+      running: 0,
+      claiming: false,
+      again: false,
+      retryTimer: undefined,
+      retryAt: Infinity,
+    });
+  }
+
+  /** A timer for this instance's own scheduled retry, so it need not wait for the poll. */
+  function wakeAt(worker: Worker, delayMs: number): void {
+    const at = Date.now() + delayMs;
+    if (worker.retryTimer !== undefined && worker.retryAt <= at) return;
+    clearTimeout(worker.retryTimer);
+    worker.retryAt = at;
+    worker.retryTimer = setTimeout(() => {
+      worker.retryTimer = undefined;
+      worker.retryAt = Infinity;
+      pump(worker);
+    }, delayMs + 5);
+    worker.retryTimer.unref();
+  }
+
+  async function attempt(worker: Worker, delivery: ClaimedDelivery): Promise<void> {
+    const { rule } = worker;
+    const startedAt = new Date();
+    const started = performance.now();
+    let record: AttemptRecord;
+    let settlement: Settlement;
+    const failedSoFar = delivery.attempt - delivery.budgetStart;
+    const failure = (status: number | null, retryAfter: string | undefined): Settlement =>
+      failedSoFar >= rule.maxAttempts
+        ? { state: 'dead' }
+        : {
+            state: 'failed',
+            retryInMs: nextAttemptDelayMs(rule.backoff, failedSoFar, { status, retryAfter }, random, Date.now()),
+          };
+    try {
+      const event = await deps.store.get(delivery.eventId);
+      if (event === null) return; // Deleted by retention meanwhile; its delivery went with it.
+      const outcome = await deps.outbound.deliver({
+        event,
+        url: worker.url,
+        timeoutMs: rule.timeoutMs,
+        // include_unverified sends a failed event as it came, never re-signed; resign: false sends none.
+        unsigned: !rule.resign || failedItsCheck(event),
+        extraHeaders: { [DELIVERY_HEADER]: delivery.id, [ATTEMPT_HEADER]: String(delivery.attempt) },
+        signal: cancel.signal,
+      });
+      const ok = outcome.status >= 200 && outcome.status <= 299;
+      record = {
+        startedAt,
+        status: outcome.status,
+        ms: outcome.ms,
+        error: ok ? null : `consumer answered ${outcome.status}`,
+        excerpt: outcome.excerpt ?? null,
+        contentType: outcome.contentType ?? null,
+      };
+      settlement = ok ? { state: 'delivered' } : failure(outcome.status, outcome.retryAfter);
+    } catch (error) {
+      const interrupted = cancel.signal.aborted;
+      if (!(error instanceof AppError) && !interrupted) {
+        deps.logger.error(
+          { err: error, deliveryId: delivery.id, rule: rule.name },
+          'forward attempt failed unexpectedly',
+        );
+      }
+      record = {
+        startedAt,
+        status: null,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        error: interrupted ? 'interrupted by shutdown' : attemptError(error),
+        excerpt: null,
+        contentType: null,
+      };
+      // Cut short by shutdown: due again at once, for whichever instance runs next.
+      settlement = interrupted ? { state: 'failed', retryInMs: 0 } : failure(null, undefined);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await deps.deliveries.settle(delivery, record, settlement);
+    deps.onAttempt?.(rule.name, settlement.state, seconds);
+    if (settlement.state === 'failed') {
+      deps.logger.info(
+        {
+          rule: rule.name,
+          deliveryId: delivery.id,
+          attempt: delivery.attempt,
+          target: displayTarget(worker.url.href),
+          error: record.error,
+          retryInMs: settlement.retryInMs,
+        },
+        'forward attempt failed; retrying later',
+      );
+      if (!stopping) wakeAt(worker, settlement.retryInMs);
+    } else if (settlement.state === 'dead') {
+      deps.logger.warn(
+        { rule: rule.name, deliveryId: delivery.id, attempts: delivery.attempt, error: record.error },
+        'forward delivery is dead after max_attempts',
+      );
+    }
+  }
+
+  function launch(worker: Worker, delivery: ClaimedDelivery): void {
+    worker.running += 1;
+    const run = attempt(worker, delivery)
+      .catch((error: unknown) => {
+        // Settling failed (database down): the claim expires and the delivery is claimed again.
+        deps.logger.warn(
+          { err: error, deliveryId: delivery.id, rule: worker.rule.name },
+          'could not record a forward attempt',
+        );
+      })
+      .finally(() => {
+        worker.running -= 1;
+        inFlight.delete(run);
+        pump(worker);
+      });
+    inFlight.add(run);
+  }
+
+  function pump(worker: Worker): void {
+    if (stopping) return;
+    if (worker.claiming) {
+      worker.again = true;
+      return;
+    }
+    const room = worker.rule.ordered ? (worker.running === 0 ? 1 : 0) : worker.rule.concurrency - worker.running;
+    if (room <= 0) return;
+    worker.claiming = true;
+    const claiming: Promise<void> = deps.deliveries
+      .claim({
+        rule: worker.rule.name,
+        limit: room,
+        claimTimeoutMs: worker.rule.claimTimeoutMs,
+        ordered: worker.rule.ordered,
+        claim: claimId,
+      })
+      .then((claimed) => {
+        for (const delivery of claimed) launch(worker, delivery);
+        // A full claim may have left more due rows behind.
+        if (claimed.length === room) worker.again = true;
+      })
+      .catch((error: unknown) => {
+        deps.logger.warn(
+          { err: error, rule: worker.rule.name },
+          'could not claim forward deliveries; the poll retries',
+        );
+      })
+      .finally(() => {
+        worker.claiming = false;
+        inFlight.delete(claiming);
+        if (worker.again) {
+          worker.again = false;
+          pump(worker);
+        }
+      });
+    // Tracked like an attempt: what it claims during a shutdown is launched, then released.
+    inFlight.add(claiming);
+  }
+
+  /** Waits until nothing is in flight, including attempts launched while waiting. */
+  async function settleAll(): Promise<void> {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  }
+
+  const pumpAll = (): void => {
+    for (const worker of workers.values()) pump(worker);
+  };
+  const unsubscribe = deps.subscribe(pumpAll);
+  const poll = setInterval(pumpAll, pollMs);
+  poll.unref();
+  pumpAll();
+
+  return {
+    wake(rule) {
+      if (rule === undefined) {
+        pumpAll();
+        return;
+      }
+      const worker = workers.get(rule);
+      if (worker) pump(worker);
+    },
+    async stop(drainMs) {
+      stopping = true;
+      unsubscribe();
+      clearInterval(poll);
+      for (const worker of workers.values()) clearTimeout(worker.retryTimer);
+      const drained = settleAll();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, drainMs);
+      });
+      await Promise.race([drained, deadline]);
+      clearTimeout(timer);
+      // What is still in flight is cut short and released (settled as due now).
+      cancel.abort();
+      await settleAll();
+    },
+  };
+}

@@ -1,0 +1,233 @@
+/**
+ * The one way a stored event leaves switchboard: replay (on demand) and forwarding (every new
+ * event) both send through deliverEvent, so the target policy, connect-time pinning, the loop and
+ * sender checks, the header rules and the credentials rule cannot differ between them.
+ */
+import type { Logger } from 'pino';
+import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
+import type { ProviderConfig } from '../config/resolve-config.ts';
+import { AppError, invalidArgument } from '../errors/app-error.ts';
+import type { StoredEvent } from '../store/index.ts';
+import { replayCredentials, secretHeadersOf, type CredentialKind, type ReplayCredentials } from './credentials.ts';
+import {
+  assembleReplayHeaders,
+  replayHeaderSelection,
+  selectStoredHeaders,
+  type OutgoingHeaders,
+} from './outgoing-headers.ts';
+import { assertNotSender } from './refuse-sender.ts';
+import { sendRequest, type SendOutcome } from './send-request.ts';
+import {
+  createTargetPolicy,
+  normaliseIp,
+  prepareReplayDelivery,
+  type CheckedReplayTarget,
+  type ConnectAttempt,
+  type RawConnector,
+  type Resolver,
+  type SelfAddress,
+  type TargetPolicy,
+} from './target-policy/index.ts';
+
+export interface OutboundOptions {
+  providers: readonly ProviderConfig[];
+  /** Host names, IPs and CIDRs reachable besides loopback (replay.allow). */
+  allow: readonly string[];
+  /** switchboard's own listening addresses, asked per delivery because they are known only after listen. */
+  selfAddresses: () => readonly SelfAddress[];
+  logger: Logger;
+  /** Overrides the policy built from `allow` (tests pin loopback to one address with it). */
+  policy?: TargetPolicy;
+  /** Test injection: DNS answers. Default: the system resolver. */
+  resolver?: Resolver;
+  /** Test injection: opens the socket to the checked address. Default: undici's connector. */
+  connect?: RawConnector;
+  /** Called for every approved connection, just before its socket is opened. */
+  onConnect?: (attempt: ConnectAttempt) => void;
+  /** Milliseconds since the epoch, for signature timestamps. Default Date.now. */
+  now?: () => number;
+  /** How much of a consumer's answer is read before the stream is dropped. Default 64 KiB. */
+  responseBodyLimitBytes?: number;
+}
+
+/**
+ * How far an attempt got: the event was checked, then the target URL parsed, then its host
+ * resolved and checked against the policy, then the request sent. Where a refusal or failure
+ * happened says what it was about.
+ */
+export type DeliveryStage = 'event' | 'target' | 'resolve' | 'send';
+
+/** How far one delivery got, filled in as it goes: the replay audit trail records it. */
+export interface DeliveryTrace {
+  stage: DeliveryStage;
+  targetUrl: string | null;
+  resolvedIp: string | null;
+  credentials: CredentialKind | undefined;
+}
+
+export interface DeliverRequest {
+  event: StoredEvent;
+  /** Parsed and syntax-checked (parseReplayTarget); resolved and policy-checked here. */
+  url: URL;
+  timeoutMs: number;
+  /** Send no signature and no token, whatever the provider could attach. */
+  unsigned: boolean;
+  /** Headers added last (X-Switchboard-Delivery, X-Switchboard-Attempt); they win over copied ones. */
+  extraHeaders?: Readonly<Record<string, string>>;
+  /** Ends the attempt early (shutdown). */
+  signal?: AbortSignal;
+  trace?: DeliveryTrace;
+}
+
+export interface DeliverOutcome extends SendOutcome {
+  target: CheckedReplayTarget;
+}
+
+export interface Outbound {
+  /**
+   * Resolves and checks the target, pins the connection to the checked address, refuses a loop
+   * into switchboard or a return to the event's sender, then POSTs the stored bytes with the
+   * allowed stored headers and, for an event that passed its check, fresh credentials. Any HTTP
+   * answer is an outcome; refusals are invalid_argument, transport failures replay_failed.
+   */
+  deliver(request: DeliverRequest): Promise<DeliverOutcome>;
+  /** The policy every delivery is checked against (config load checks forward targets with it). */
+  policy: TargetPolicy;
+  /** The webhook routes switchboard serves, for the loop check. */
+  webhookRoutes: readonly string[];
+}
+
+export function createOutbound(options: OutboundOptions): Outbound {
+  const now = options.now ?? Date.now;
+  // Built at startup so a bad replay.allow entry stops the server, not a delivery.
+  const policy = options.policy ?? createTargetPolicy({ allow: options.allow });
+  const providers = new Map<string, ProviderConfig>(options.providers.map((p) => [p.name, p]));
+  // The route table ingest serves, custom routes included: a delivery into any of them re-ingests.
+  const webhookRoutes = options.providers.flatMap((p) => (p.family === 'webhook' ? [p.route] : []));
+
+  function headersFor(request: DeliverRequest, provider: ProviderConfig | undefined): OutgoingHeaders {
+    const { event } = request;
+    const credentials: ReplayCredentials = request.unsigned
+      ? { kind: 'none', reason: 'unsigned', headers: {} }
+      : replayCredentials(provider, {
+          body: event.payload,
+          storedHeaders: event.headers,
+          nowMs: now(),
+          arrival: event,
+        });
+    if (request.trace) request.trace.credentials = credentials.kind;
+    if (
+      credentials.kind === 'none' &&
+      !request.unsigned &&
+      provider?.family === 'webhook' &&
+      provider.trustMode !== 'open'
+    ) {
+      options.logger.debug(
+        { eventId: event.id, provider: event.provider, reason: credentials.reason },
+        'event sent without credentials',
+      );
+    }
+    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
+    const headers = assembleReplayHeaders({
+      eventId: event.id,
+      contentType: event.contentType,
+      copied: selectStoredHeaders(event.headers, selection),
+      credentials: credentials.headers,
+    });
+    for (const [name, value] of Object.entries(request.extraHeaders ?? {})) headers[name.toLowerCase()] = value;
+    return headers;
+  }
+
+  async function deliver(request: DeliverRequest): Promise<DeliverOutcome> {
+    const { event, trace } = request;
+    const provider = providers.get(event.provider);
+    if (trace) {
+      trace.stage = 'resolve';
+      trace.targetUrl = request.url.href;
+    }
+    const observed = observePolicy(policy);
+    const { target, dispatcher } = await prepareReplayDelivery(request.url.href, undefined, {
+      policy: observed.policy,
+      selfAddresses: options.selfAddresses().map((self) => ({
+        ...self,
+        routes: [...(self.routes ?? []), ...webhookRoutes],
+      })),
+      connectTimeoutMs: request.timeoutMs,
+      onConnect: (connection) => {
+        if (trace) trace.resolvedIp = connection.address;
+        options.onConnect?.(connection);
+      },
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+      ...(options.connect ? { connect: options.connect } : {}),
+    }).catch((error: unknown) => {
+      if (trace) {
+        trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
+        // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
+        if (trace.resolvedIp !== null && normaliseIp(trace.resolvedIp) === undefined) trace.resolvedIp = null;
+      }
+      throw error;
+    });
+    if (trace) {
+      trace.targetUrl = target.url;
+      trace.resolvedIp = target.resolvedIp;
+      trace.stage = 'send';
+    }
+    try {
+      assertNotSender(target, event);
+      // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
+      const outcome = await sendRequest({
+        url: target.url,
+        dispatcher,
+        body: event.payload,
+        headers: headersFor(request, provider),
+        timeoutMs: request.timeoutMs,
+        ...(request.signal ? { signal: request.signal } : {}),
+        ...(options.responseBodyLimitBytes === undefined
+          ? {}
+          : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
+      });
+      if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
+        // Something answered, but not with HTTP as the contract knows it.
+        throw new AppError(
+          'replay_failed',
+          `replay target answered with status ${outcome.status}, which is not an HTTP status`,
+          {
+            reason: 'no_answer',
+          },
+        );
+      }
+      return { ...outcome, target };
+    } finally {
+      dispatcher.destroy().catch(() => undefined);
+    }
+  }
+
+  return { deliver, policy, webhookRoutes };
+}
+
+/**
+ * Wraps the policy to remember what it decided, so a refused attempt's record can name the
+ * address that was refused: the policy's error carries it only inside a sentence.
+ */
+function observePolicy(inner: TargetPolicy): {
+  policy: TargetPolicy;
+  refused: () => string | undefined;
+  allowed: () => string | undefined;
+} {
+  let refused: string | undefined;
+  let allowed: string | undefined;
+  const policy: TargetPolicy = {
+    check(hostname, address) {
+      const verdict = inner.check(hostname, address);
+      if (verdict.allowed) allowed ??= verdict.address;
+      else refused ??= verdict.address;
+      return verdict;
+    },
+    assertAllowed(hostname, address) {
+      const verdict = policy.check(hostname, address);
+      if (!verdict.allowed) throw invalidArgument(verdict.message);
+      return { address: verdict.address, family: verdict.family };
+    },
+  };
+  return { policy, refused: () => refused, allowed: () => allowed };
+}

@@ -1,0 +1,361 @@
+/**
+ * Forwarding's outbox as the dispatcher and the API see it: claiming due deliveries (FOR UPDATE
+ * SKIP LOCKED, so instances sharing the database never claim the same row), settling attempts,
+ * manual retries, pause state, and each rule's health. The rows themselves are written by the
+ * event store's insert, in the event's own statement.
+ */
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import {
+  DELIVERY_ERROR_LIMITS,
+  DELIVERY_STATES,
+  FORWARD_STATES,
+  type ForwardState,
+} from '../../generated/constants.ts';
+import type { Delivery, DeliveryAttempt } from '../../generated/types.ts';
+import { invalidArgument } from '../errors/app-error.ts';
+import { assertStorePool } from './database.ts';
+import { normalizeEventId } from './event-id.ts';
+import { utcColumn } from './timestamps.ts';
+
+export interface ClaimedDelivery {
+  id: string;
+  eventId: string;
+  rule: string;
+  /** This attempt's number (X-Switchboard-Attempt). */
+  attempt: number;
+  /** Attempts made before the last manual retry: max_attempts counts from here. */
+  budgetStart: number;
+  /** Proves the claim when settling; a claim that expired and was taken over settles nothing. */
+  claim: string;
+}
+
+export interface ClaimRequest {
+  rule: string;
+  limit: number;
+  claimTimeoutMs: number;
+  /** Only the rule's oldest open delivery, and only when it is due and nothing else is in flight. */
+  ordered: boolean;
+  claim: string;
+}
+
+export interface AttemptRecord {
+  startedAt: Date;
+  status: number | null;
+  ms: number | null;
+  error: string | null;
+  excerpt: string | null;
+  contentType: string | null;
+}
+
+/** What becomes of the delivery after an attempt. */
+export type Settlement = { state: 'delivered' } | { state: 'dead' } | { state: 'failed'; retryInMs: number };
+
+export interface RuleHealth {
+  rule: string;
+  pending: number;
+  dead: number;
+  deliveredLastHour: number;
+  oldestPendingAge: number | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  paused: boolean;
+}
+
+export type RetryOutcome =
+  { kind: 'retried'; delivery: Delivery } | { kind: 'not_found' } | { kind: 'busy'; state: string };
+
+export interface DeliveryRepository {
+  claim(request: ClaimRequest): Promise<ClaimedDelivery[]>;
+  /** Records the attempt and, when the claim still holds, moves the delivery on. */
+  settle(delivery: ClaimedDelivery, attempt: AttemptRecord, settlement: Settlement): Promise<void>;
+  forEvent(eventId: string): Promise<Delivery[]>;
+  get(id: string): Promise<Delivery | null>;
+  /** A failed, dead or pending delivery becomes pending now, with a fresh max_attempts. */
+  retry(id: string): Promise<RetryOutcome>;
+  /** Every dead delivery of the rule becomes pending now; answers how many. */
+  retryDead(rule: string): Promise<number>;
+  setPaused(rule: string, paused: boolean): Promise<void>;
+  health(rules: readonly string[]): Promise<RuleHealth[]>;
+  /** Each listed event's forwarding across its rules; events no rule took are absent. */
+  forwardStates(eventIds: readonly string[]): Promise<Map<string, ForwardState>>;
+}
+
+const OPEN_STATES = sql.fragment`('pending', 'delivering', 'failed')`;
+
+const claimedRow = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  rule: z.string(),
+  attempt_count: z.number().int(),
+  budget_start: z.number().int(),
+  seq: z.coerce.number(),
+});
+
+const deliveryRow = z.object({
+  id: z.string(),
+  event_id: z.string(),
+  rule: z.string(),
+  state: z.enum(DELIVERY_STATES),
+  attempt_count: z.number().int(),
+  created_at: z.string(),
+  next_attempt_at: z.string().nullable(),
+  delivered_at: z.string().nullable(),
+});
+
+const attemptRow = z.object({
+  delivery_id: z.string(),
+  attempt: z.number().int(),
+  started_at: z.string(),
+  status: z.number().int().nullable(),
+  ms: z.number().nullable(),
+  error: z.string().nullable(),
+  response_excerpt: z.string().nullable(),
+  response_content_type: z.string().nullable(),
+});
+
+const healthRow = z.object({
+  rule: z.string(),
+  pending: z.coerce.number(),
+  dead: z.coerce.number(),
+  delivered_last_hour: z.coerce.number(),
+  oldest_pending_age: z.number().nullable(),
+  last_error: z.string().nullable(),
+  last_error_at: z.string().nullable(),
+  paused: z.boolean(),
+});
+
+const DELIVERY_COLUMNS = sql.fragment`deliveries.id, deliveries.event_id, deliveries.rule, deliveries.state,
+  deliveries.attempt_count, ${utcColumn('deliveries', 'created_at')} AS created_at,
+  CASE WHEN deliveries.state IN ('pending', 'failed') THEN ${utcColumn('deliveries', 'next_attempt_at')} END AS next_attempt_at,
+  ${utcColumn('deliveries', 'delivered_at')} AS delivered_at`;
+
+function attemptFromRow(row: z.infer<typeof attemptRow>): DeliveryAttempt {
+  return {
+    attempt: row.attempt,
+    started_at: row.started_at,
+    status: row.status,
+    ms: row.ms,
+    error: row.error,
+    ...(row.response_excerpt === null ? {} : { response_excerpt: row.response_excerpt }),
+    ...(row.response_content_type === null ? {} : { response_content_type: row.response_content_type }),
+  };
+}
+
+const uuidOrNull = (id: string): string | null => normalizeEventId(id);
+
+export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository {
+  assertStorePool(pool);
+
+  async function withAttempts(rows: readonly z.infer<typeof deliveryRow>[]): Promise<Delivery[]> {
+    if (rows.length === 0) return [];
+    const attempts = await pool.any(sql.type(attemptRow)`
+      SELECT delivery_attempts.delivery_id, delivery_attempts.attempt,
+        ${utcColumn('delivery_attempts', 'started_at')} AS started_at,
+        delivery_attempts.response_status AS status, delivery_attempts.response_ms AS ms, delivery_attempts.error,
+        delivery_attempts.response_excerpt, delivery_attempts.response_content_type
+      FROM delivery_attempts
+      WHERE delivery_attempts.delivery_id = ANY(${sql.array(
+        rows.map((r) => r.id),
+        'uuid',
+      )})
+      ORDER BY delivery_attempts.delivery_id, delivery_attempts.attempt
+    `);
+    const byDelivery = new Map<string, DeliveryAttempt[]>();
+    for (const row of attempts) {
+      const list = byDelivery.get(row.delivery_id) ?? [];
+      list.push(attemptFromRow(row));
+      byDelivery.set(row.delivery_id, list);
+    }
+    return rows.map((row) => ({ ...row, attempts: byDelivery.get(row.id) ?? [] }));
+  }
+
+  async function get(id: string): Promise<Delivery | null> {
+    const uuid = uuidOrNull(id);
+    if (uuid === null) throw invalidArgument('id must be a delivery id (a UUID)');
+    const row = await pool.maybeOne(sql.type(deliveryRow)`
+      SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE deliveries.id = ${uuid}
+    `);
+    if (row === null) return null;
+    const [delivery] = await withAttempts([row]);
+    return delivery ?? null;
+  }
+
+  const notPaused = (rule: string) =>
+    sql.fragment`NOT EXISTS (SELECT 1 FROM forward_rule_state WHERE forward_rule_state.rule = ${rule} AND forward_rule_state.paused)`;
+
+  const claimUpdate = (request: ClaimRequest) => sql.fragment`
+    UPDATE deliveries SET state = 'delivering', attempt_count = deliveries.attempt_count + 1, claim = ${request.claim},
+      next_attempt_at = clock_timestamp() + ${request.claimTimeoutMs} * interval '1 millisecond'
+    FROM due WHERE deliveries.id = due.id
+    RETURNING deliveries.id, deliveries.event_id, deliveries.rule, deliveries.attempt_count, deliveries.budget_start, deliveries.seq
+  `;
+
+  function claimedFromRows(rows: readonly z.infer<typeof claimedRow>[], claim: string): ClaimedDelivery[] {
+    return [...rows]
+      .sort((a, b) => a.seq - b.seq)
+      .map((row) => ({
+        id: row.id,
+        eventId: row.event_id,
+        rule: row.rule,
+        attempt: row.attempt_count,
+        budgetStart: row.budget_start,
+        claim,
+      }));
+  }
+
+  return {
+    async claim(request) {
+      if (!request.ordered) {
+        const rows = await pool.any(sql.type(claimedRow)`
+          WITH due AS (
+            SELECT deliveries.id FROM deliveries
+            WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
+              AND deliveries.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
+            ORDER BY deliveries.seq
+            LIMIT ${request.limit}
+            FOR UPDATE SKIP LOCKED
+          )
+          ${claimUpdate(request)}
+        `);
+        return claimedFromRows(rows, request.claim);
+      }
+      // Ordered: only the head of the rule's queue, and only when it is due. SKIP LOCKED would
+      // hand a second instance the next row while the head is locked, so instances take turns
+      // on an advisory lock instead; the head stays "delivering" (not due) while one is in flight.
+      return pool.transaction(async (tx) => {
+        const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
+          SELECT pg_try_advisory_xact_lock(hashtext(${`switchboard-forward:${request.rule}`})) AS locked
+        `);
+        if (!locked) return [];
+        const rows = await tx.any(sql.type(claimedRow)`
+          WITH head AS (
+            SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
+            WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
+            ORDER BY deliveries.seq
+            LIMIT 1
+            FOR UPDATE
+          ), due AS (
+            SELECT head.id FROM head WHERE head.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
+          )
+          ${claimUpdate(request)}
+        `);
+        return claimedFromRows(rows, request.claim);
+      });
+    },
+
+    async settle(delivery, attempt, settlement) {
+      const error = attempt.error === null ? null : attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength);
+      const next =
+        settlement.state === 'failed'
+          ? sql.fragment`clock_timestamp() + ${Math.max(0, Math.round(settlement.retryInMs))} * interval '1 millisecond'`
+          : sql.fragment`NULL`;
+      await pool.query(sql.unsafe`
+        WITH settled AS (
+          UPDATE deliveries SET state = ${settlement.state}, claim = NULL, next_attempt_at = ${next},
+            delivered_at = ${settlement.state === 'delivered' ? sql.fragment`clock_timestamp()` : sql.fragment`NULL`}
+          WHERE deliveries.id = ${delivery.id} AND deliveries.claim = ${delivery.claim}
+          RETURNING deliveries.id
+        )
+        INSERT INTO delivery_attempts
+          (delivery_id, attempt, rule, started_at, response_status, response_ms, error, response_excerpt, response_content_type)
+        SELECT ${delivery.id}, ${delivery.attempt}, ${delivery.rule}, ${attempt.startedAt.toISOString()}::timestamptz,
+          ${attempt.status}, ${attempt.ms}, ${error}, ${attempt.excerpt}, ${attempt.contentType}
+        WHERE EXISTS (SELECT 1 FROM deliveries WHERE deliveries.id = ${delivery.id})
+        ON CONFLICT (delivery_id, attempt) DO NOTHING
+      `);
+    },
+
+    async forEvent(eventId) {
+      const uuid = normalizeEventId(eventId);
+      if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
+      const rows = await pool.any(sql.type(deliveryRow)`
+        SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE deliveries.event_id = ${uuid} ORDER BY deliveries.rule
+      `);
+      return withAttempts(rows);
+    },
+
+    get,
+
+    async retry(id) {
+      const uuid = uuidOrNull(id);
+      if (uuid === null) throw invalidArgument('id must be a delivery id (a UUID)');
+      const updated = await pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+        UPDATE deliveries SET state = 'pending', next_attempt_at = clock_timestamp(), budget_start = deliveries.attempt_count
+        WHERE deliveries.id = ${uuid} AND deliveries.state IN ('pending', 'failed', 'dead')
+        RETURNING deliveries.id
+      `);
+      if (updated === null) {
+        const current = await get(uuid);
+        return current === null ? { kind: 'not_found' } : { kind: 'busy', state: current.state };
+      }
+      const delivery = await get(uuid);
+      return delivery === null ? { kind: 'not_found' } : { kind: 'retried', delivery };
+    },
+
+    async retryDead(rule) {
+      const rows = await pool.any(sql.type(z.object({ id: z.string() }))`
+        UPDATE deliveries SET state = 'pending', next_attempt_at = clock_timestamp(), budget_start = deliveries.attempt_count
+        WHERE deliveries.rule = ${rule} AND deliveries.state = 'dead'
+        RETURNING deliveries.id
+      `);
+      return rows.length;
+    },
+
+    async setPaused(rule, paused) {
+      await pool.query(sql.unsafe`
+        INSERT INTO forward_rule_state (rule, paused) VALUES (${rule}, ${paused})
+        ON CONFLICT (rule) DO UPDATE SET paused = EXCLUDED.paused, updated_at = clock_timestamp()
+      `);
+    },
+
+    async health(rules) {
+      if (rules.length === 0) return [];
+      const rows = await pool.any(sql.type(healthRow)`
+        SELECT r.rule,
+          (SELECT count(*) FROM deliveries WHERE deliveries.rule = r.rule AND deliveries.state IN ${OPEN_STATES}) AS pending,
+          (SELECT count(*) FROM deliveries WHERE deliveries.rule = r.rule AND deliveries.state = 'dead') AS dead,
+          (SELECT count(*) FROM deliveries WHERE deliveries.rule = r.rule AND deliveries.state = 'delivered'
+            AND deliveries.delivered_at > clock_timestamp() - interval '1 hour') AS delivered_last_hour,
+          (SELECT extract(epoch FROM clock_timestamp() - deliveries.created_at)::float8 FROM deliveries
+            WHERE deliveries.rule = r.rule AND deliveries.state IN ${OPEN_STATES} ORDER BY deliveries.seq LIMIT 1) AS oldest_pending_age,
+          last_failure.error AS last_error,
+          ${utcColumn('last_failure', 'started_at')} AS last_error_at,
+          coalesce(forward_rule_state.paused, false) AS paused
+        FROM unnest(${sql.array([...rules], 'text')}) WITH ORDINALITY AS r(rule, ord)
+        LEFT JOIN forward_rule_state ON forward_rule_state.rule = r.rule
+        LEFT JOIN LATERAL (
+          SELECT delivery_attempts.error, delivery_attempts.started_at FROM delivery_attempts
+          WHERE delivery_attempts.rule = r.rule AND delivery_attempts.error IS NOT NULL
+          ORDER BY delivery_attempts.started_at DESC LIMIT 1
+        ) AS last_failure ON true
+        ORDER BY r.ord
+      `);
+      return rows.map((row) => ({
+        rule: row.rule,
+        pending: row.pending,
+        dead: row.dead,
+        deliveredLastHour: row.delivered_last_hour,
+        oldestPendingAge: row.oldest_pending_age === null ? null : Math.max(0, row.oldest_pending_age),
+        lastError: row.last_error,
+        lastErrorAt: row.last_error_at,
+        paused: row.paused,
+      }));
+    },
+
+    async forwardStates(eventIds) {
+      const uuids = eventIds.map(uuidOrNull).filter((id): id is string => id !== null);
+      if (uuids.length === 0) return new Map();
+      const rows = await pool.any(sql.type(z.object({ event_id: z.string(), forward_state: z.enum(FORWARD_STATES) }))`
+        SELECT deliveries.event_id,
+          CASE WHEN bool_or(deliveries.state IN ('failed', 'dead')) THEN 'failed'
+            WHEN bool_or(deliveries.state IN ('pending', 'delivering')) THEN 'pending'
+            ELSE 'delivered' END AS forward_state
+        FROM deliveries
+        WHERE deliveries.event_id = ANY(${sql.array(uuids, 'uuid')})
+        GROUP BY deliveries.event_id
+      `);
+      return new Map(rows.map((row) => [row.event_id, row.forward_state]));
+    },
+  };
+}

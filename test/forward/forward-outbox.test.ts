@@ -1,0 +1,214 @@
+/**
+ * The outbox and its repository on a real database: delivery rows are written with their event
+ * (and only for matching rules), go with it under retention, are claimed once across claimers,
+ * come back when a claim expires, and back off with full jitter.
+ */
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { forwardRuleMatcher, ruleTakes } from '../../src/config/forward-rules.ts';
+import { ConfigError } from '../../src/config/config-error.ts';
+import { parseConfig } from '../../src/config/load-config.ts';
+import { backoffDelayMs, nextAttemptDelayMs, retryAfterMs } from '../../src/forward/backoff.ts';
+import { createDeliveryRepository, createEventStore, type DeliveryRepository } from '../../src/store/index.ts';
+import { startRetention } from '../../src/store/retention.ts';
+import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
+import { newEvent } from '../support/events.ts';
+
+let db: TestDatabase;
+let deliveries: DeliveryRepository;
+
+const { forward: rules } = parseConfig(
+  'forward:\n  all: { to: "http://127.0.0.1:1/a" }\n  issues: { to: "http://127.0.0.1:1/b", event_types: [issues] }\n',
+  {},
+);
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  deliveries = createDeliveryRepository(db.pool);
+});
+afterAll(() => db.close());
+beforeEach(async () => {
+  await db.pool.query(sql.unsafe`TRUNCATE events CASCADE`);
+});
+
+const count = (table: 'deliveries' | 'delivery_attempts') =>
+  db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM ${sql.identifier([table])}`);
+
+describe('forward rules in the config', () => {
+  it('fills every default from the schema and matches by provider, type family and check outcome', () => {
+    const config = parseConfig(
+      'providers:\n  github: { preset: github, secret: s }\nforward:\n  local-app: { to: "http://127.0.0.1:3000/webhooks", providers: [github], event_types: [push, issues.opened] }\n',
+      {},
+    );
+    const [rule] = config.forward;
+    expect(rule).toEqual({
+      name: 'local-app',
+      to: 'http://127.0.0.1:3000/webhooks',
+      providers: ['github'],
+      eventTypes: ['push', 'issues.opened'],
+      includeUnverified: false,
+      resign: true,
+      timeoutMs: 10_000,
+      maxAttempts: 12,
+      concurrency: 4,
+      ordered: false,
+      backoff: { initialMs: 1_000, maxMs: 600_000 },
+      claimTimeoutMs: 30_000,
+    });
+    if (!rule) throw new Error('no rule');
+    const event = { provider: 'github', trustMode: 'signed' as const, verified: true };
+    expect(ruleTakes(rule, { ...event, eventType: 'push' })).toBe(true);
+    expect(ruleTakes(rule, { ...event, eventType: 'push.x' })).toBe(true);
+    expect(ruleTakes(rule, { ...event, eventType: 'issues.opened' })).toBe(true);
+    expect(ruleTakes(rule, { ...event, eventType: 'issues.closed' })).toBe(false);
+    expect(ruleTakes(rule, { ...event, eventType: 'pushed' })).toBe(false);
+    expect(ruleTakes(rule, { ...event, eventType: 'push', verified: false })).toBe(false);
+    expect(ruleTakes(rule, { ...event, provider: 'stripe', eventType: 'push' })).toBe(false);
+    expect(ruleTakes({ ...rule, includeUnverified: true }, { ...event, eventType: 'push', verified: false })).toBe(
+      true,
+    );
+    expect(forwardRuleMatcher([])).toBeUndefined();
+  });
+
+  it('refuses rule names, unknown providers and inconsistent timings as config errors naming the rule', () => {
+    const bad = (forward: string, message: RegExp) =>
+      expect(() =>
+        parseConfig(`providers:\n  github: { preset: github, secret: s }\nforward:\n${forward}\n`, {}),
+      ).toThrow(message);
+    bad('  Local App: { to: "http://127.0.0.1:1/" }', /forward/);
+    bad('  a: { to: "http://127.0.0.1:1/", providers: [gitlab] }', /forward\.a\.providers: no provider named gitlab/);
+    bad('  a: { to: "http://127.0.0.1:1/", backoff: { initial_ms: 5000, max_ms: 100 } }', /forward\.a\.backoff/);
+    bad(
+      '  a: { to: "http://127.0.0.1:1/", timeout_ms: 30000, claim_timeout_ms: 30000 }',
+      /forward\.a\.claim_timeout_ms/,
+    );
+    expect(() => parseConfig('forward:\n  a: { to: "http://127.0.0.1:1/", retries: 3 }\n', {})).toThrow(ConfigError);
+  });
+});
+
+describe('the outbox', () => {
+  it('writes a delivery per matching rule in the event insert, and none for a duplicate or without rules', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const [issue, push, again] = await store.insertMany([
+      newEvent({ eventType: 'issues.opened', externalId: 'd-1' }),
+      newEvent({ eventType: 'push', externalId: 'd-2' }),
+      newEvent({ eventType: 'issues.opened', externalId: 'd-1' }),
+    ]);
+    expect(again?.duplicate).toBe(true);
+    expect((await deliveries.forEvent(issue?.event.id ?? '')).map((d) => [d.rule, d.state, d.attempt_count])).toEqual([
+      ['all', 'pending', 0],
+      ['issues', 'pending', 0],
+    ]);
+    expect((await deliveries.forEvent(push?.event.id ?? '')).map((d) => d.rule)).toEqual(['all']);
+    // A provider's retry stored later queues nothing new.
+    await store.insertMany([newEvent({ eventType: 'issues.opened', externalId: 'd-1' })]);
+    expect(await count('deliveries')).toBe(3);
+    // Without rules the store is the plain one: nothing queued.
+    await createEventStore(db.pool).insertMany([newEvent()]);
+    expect(await count('deliveries')).toBe(3);
+  });
+
+  it('deletes deliveries and attempts with their event (retention)', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    await store.insertMany([newEvent({ eventType: 'issues.opened' })]);
+    const [claimed] = await deliveries.claim({
+      rule: 'all',
+      limit: 1,
+      claimTimeoutMs: 30_000,
+      ordered: false,
+      claim: crypto.randomUUID(),
+    });
+    if (!claimed) throw new Error('nothing claimed');
+    await deliveries.settle(
+      claimed,
+      { startedAt: new Date(), status: 500, ms: 3, error: 'consumer answered 500', excerpt: null, contentType: null },
+      { state: 'failed', retryInMs: 60_000 },
+    );
+    expect(await count('delivery_attempts')).toBe(1);
+    const job = startRetention({
+      pool: db.pool,
+      config: { interval_seconds: 3_600, max_events: 1 },
+      logger: silentLogger,
+      initialDelayMs: 3_600_000,
+    });
+    await store.insertMany([newEvent({ eventType: 'push' })]);
+    await job.runOnce();
+    await job.stop();
+    expect(await count('delivery_attempts')).toBe(0);
+    expect(await count('deliveries')).toBe(1);
+  });
+
+  it('claims each due delivery once across concurrent claimers, and again after its claim expires', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    await store.insertMany(Array.from({ length: 40 }, () => newEvent({ eventType: 'push' })));
+    const claim = (id: string) =>
+      deliveries.claim({ rule: 'all', limit: 7, claimTimeoutMs: 1_000, ordered: false, claim: id });
+    const rounds = await Promise.all(Array.from({ length: 8 }, () => claim(crypto.randomUUID())));
+    const ids = rounds.flat().map((d) => d.id);
+    expect(ids).toHaveLength(40);
+    expect(new Set(ids).size).toBe(40);
+    expect(rounds.flat().every((d) => d.attempt === 1)).toBe(true);
+    expect(await claim(crypto.randomUUID())).toEqual([]);
+    // The claimer "died": after claim_timeout_ms another claims the same rows, as attempt 2.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const again = await deliveries.claim({
+      rule: 'all',
+      limit: 100,
+      claimTimeoutMs: 1_000,
+      ordered: false,
+      claim: crypto.randomUUID(),
+    });
+    expect(again).toHaveLength(40);
+    expect(again.every((d) => d.attempt === 2)).toBe(true);
+    // The expired claim can no longer settle a row.
+    const stale = rounds.flat()[0];
+    if (!stale) throw new Error('no stale claim');
+    await deliveries.settle(
+      stale,
+      { startedAt: new Date(), status: 200, ms: 1, error: null, excerpt: null, contentType: null },
+      { state: 'delivered' },
+    );
+    expect((await deliveries.get(stale.id))?.state).toBe('delivering');
+  });
+
+  it('claims only the head of an ordered rule, and nothing while it is in flight', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const stored = await store.insertMany(Array.from({ length: 3 }, () => newEvent({ eventType: 'push' })));
+    const ordered = (claim: string) =>
+      deliveries.claim({ rule: 'all', limit: 5, claimTimeoutMs: 30_000, ordered: true, claim });
+    const [head] = await ordered(crypto.randomUUID());
+    expect(head?.eventId).toBe(stored[0]?.event.id);
+    expect(await ordered(crypto.randomUUID())).toEqual([]);
+  });
+});
+
+describe('backoff', () => {
+  it('draws a full-jitter wait under initial × 2^(n−1), capped at max', () => {
+    const backoff = { initialMs: 1_000, maxMs: 600_000 };
+    expect(backoffDelayMs(backoff, 1, () => 0.999)).toBeLessThan(1_000);
+    expect(backoffDelayMs(backoff, 4, () => 0.999)).toBeLessThan(8_000);
+    expect(backoffDelayMs(backoff, 4, () => 0.999)).toBeGreaterThan(7_900);
+    expect(backoffDelayMs(backoff, 40, () => 0.999)).toBeLessThan(600_000);
+    expect(backoffDelayMs(backoff, 40, () => 0)).toBe(0);
+  });
+
+  it('reads Retry-After as seconds or a date, on 429 and 503 only, within max_ms', () => {
+    const now = Date.parse('2026-12-03T12:00:00Z');
+    expect(retryAfterMs('3', now)).toBe(3_000);
+    expect(retryAfterMs('Thu, 03 Dec 2026 12:00:10 GMT', now)).toBe(10_000);
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    const backoff = { initialMs: 10, maxMs: 5_000 };
+    expect(nextAttemptDelayMs(backoff, 1, { status: 503, retryAfter: '2' }, () => 0.5, now)).toBe(2_000);
+    expect(nextAttemptDelayMs(backoff, 1, { status: 429, retryAfter: '3600' }, () => 0.5, now)).toBe(5_000);
+    expect(nextAttemptDelayMs(backoff, 1, { status: 500, retryAfter: '2' }, () => 0.5, now)).toBe(5);
+  });
+});

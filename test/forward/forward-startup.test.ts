@@ -1,0 +1,142 @@
+/**
+ * Forwarding at the edges of a server's life: a rule whose target the policy refuses stops the
+ * start-up with a config error naming the rule and the reason (the CLI exits 2 on ConfigError),
+ * and at shutdown attempts in flight either finish or are released for the next instance.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/config/config-error.ts';
+import { parseConfig } from '../../src/config/load-config.ts';
+import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
+import { createDatabasePool } from '../../src/store/index.ts';
+import { createEmptyDatabase, silentLogger } from '../support/database.ts';
+import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { eventually } from './forward-kit.ts';
+
+let db: { url: string; drop(): Promise<void> };
+let dataDir: string;
+
+beforeAll(async () => {
+  db = await createEmptyDatabase();
+  dataDir = await mkdtemp(join(tmpdir(), 'sb-forward-'));
+});
+afterAll(async () => {
+  await db?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const start = (config: string, port = 0, drainTimeoutMs?: number): Promise<RunningSwitchboard> =>
+  startSwitchboard({
+    config: parseConfig(config, {}),
+    logger: silentLogger,
+    host: '127.0.0.1',
+    port,
+    databaseUrl: db.url,
+    dataDir,
+    envToken: 'forward-startup-token-0123456789',
+    redisUrl: undefined,
+    ...(drainTimeoutMs === undefined ? {} : { drainTimeoutMs }),
+  });
+
+const PROVIDERS = 'providers:\n  sandbox: { trust_mode: open, event_type_from: /type }\n';
+
+describe('target policy at start-up', () => {
+  const refusals: Array<[string, (port: number) => string, RegExp]> = [
+    ['another scheme', () => 'ftp://127.0.0.1/drop', /forward\.bad\.to: refused: scheme ftp: is not http or https/],
+    ['an address outside the policy', () => 'http://0.0.0.0:9/hook', /forward\.bad\.to: refused: .*0\.0\.0\.0/],
+    [
+      'credentials in the URL',
+      () => 'http://user:pw@127.0.0.1:9/hook',
+      /forward\.bad\.to: refused: the URL carries credentials/,
+    ],
+    [
+      'its own webhook route',
+      (port) => `http://127.0.0.1:${port}/hooks/sandbox`,
+      /forward\.bad\.to: refused: .*loop back into switchboard/,
+    ],
+    [
+      'its own API',
+      (port) => `http://localhost:${port}/api/events`,
+      /forward\.bad\.to: localhost:\d+\/api\/events is switchboard itself/,
+    ],
+  ];
+  for (const [what, to, message] of refusals) {
+    it(`refuses ${what} as a config error naming the rule and the reason`, async () => {
+      const port = await freePort();
+      const failure = await start(`${PROVIDERS}forward:\n  bad: { to: "${to(port)}" }\n`, port).then(
+        async (running) => {
+          await running.close();
+          return null;
+        },
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(ConfigError);
+      expect((failure as Error).message).toMatch(message);
+    });
+  }
+});
+
+describe('graceful shutdown', () => {
+  let consumer: Consumer;
+  afterAll(() => consumer?.close());
+
+  async function deliveryRow(): Promise<{ state: string; next_attempt_at: string | null; errors: string[] }> {
+    const pool = await createDatabasePool(db.url, { maximumPoolSize: 1 });
+    try {
+      return await pool.one(sql.type(
+        z.object({ state: z.string(), next_attempt_at: z.string().nullable(), errors: z.array(z.string()) }),
+      )`
+        SELECT deliveries.state, deliveries.next_attempt_at::text,
+          coalesce(array_agg(delivery_attempts.error ORDER BY delivery_attempts.attempt) FILTER (WHERE delivery_attempts.error IS NOT NULL), '{}') AS errors
+        FROM deliveries LEFT JOIN delivery_attempts ON delivery_attempts.delivery_id = deliveries.id
+        WHERE deliveries.rule = 'slow'
+        GROUP BY deliveries.id
+        ORDER BY deliveries.created_at DESC LIMIT 1
+      `);
+    } finally {
+      await pool.end();
+    }
+  }
+
+  it('lets an attempt in flight finish, and releases one that outlasts the drain', async () => {
+    let holdMs = 600;
+    consumer = await startConsumer('127.0.0.1', (_req, res) => {
+      setTimeout(() => res.end('ok'), holdMs);
+    });
+    const config = `${PROVIDERS}forward:\n  slow: { to: "${consumer.url()}" }\n`;
+    const send = (running: RunningSwitchboard) =>
+      fetch(`${running.url}/hooks/sandbox`, { method: 'POST', body: '{"type":"slow"}' });
+
+    let running = await start(config, 0, 5_000);
+    await send(running);
+    await eventually(() => consumer.requests.length === 1, 'the first attempt in flight');
+    await running.close();
+    expect((await deliveryRow()).state).toBe('delivered');
+
+    holdMs = 60_000;
+    running = await start(config, 0, 200);
+    await send(running);
+    await eventually(() => consumer.requests.length === 2, 'the second attempt in flight');
+    const started = Date.now();
+    await running.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const released = await deliveryRow();
+    expect(released.state).toBe('failed');
+    expect(released.next_attempt_at).not.toBeNull();
+    expect(released.errors).toEqual(['interrupted by shutdown']);
+  });
+});
