@@ -41,6 +41,8 @@ function clock(now: Date): string {
 /** The end of the id: a UUIDv7 starts with its timestamp, so the start is the same for events a second apart. */
 const shortId = (id: string): string => `…${id.slice(-4)}`;
 
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
 export function createPrinter(options: {
   json: boolean;
   colour: boolean;
@@ -88,7 +90,7 @@ export function createPrinter(options: {
           return;
         case 'retry':
           note(
-            `${at}  ${paint('yellow', `${message.what} failed (${message.error}); retry ${message.attempt} in ${(message.delay_ms / 1000).toFixed(1)} s`)}`,
+            `${at}  ${paint('yellow', `${message.what} failed (${message.error}); retry ${message.attempt} in ${seconds(message.delay_ms)}`)}`,
           );
           return;
         case 'reconnected':
@@ -106,7 +108,7 @@ export function createPrinter(options: {
           const colour = message.type === 'forwarded' ? 'green' : 'red';
           let tail = `(${message.ms} ms)`;
           if (message.type === 'attempt_failed')
-            tail += ` attempt ${message.attempt}/${message.max_attempts}, retrying in ${((message.retry_in_ms ?? 0) / 1000).toFixed(1)} s`;
+            tail += ` attempt ${message.attempt}/${message.max_attempts}, retrying in ${seconds(message.retry_in_ms ?? 0)}`;
           if (message.type === 'failed') tail += ` gave up after ${message.attempt} attempts`;
           line(
             `${at}  --> ${message.provider} ${message.event_type} ${shortId(message.id)}  <-- ${paint(colour, outcome)} POST ${message.target} ${tail}`,
