@@ -136,6 +136,18 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           },
         },
       },
+      '/api/events/{id}/replay-headers': {
+        get: {
+          operationId: 'getEventReplayHeaders',
+          summary:
+            'The headers a replay of this event copies (never a signature, token or other secret), and whether it passed its check on arrival: with GET /api/events/{id}/raw, what a client needs to send the event on itself, signing with its own secret (switchboard listen).',
+          parameters: [idParam],
+          responses: {
+            '200': json(ref('ApiReplayHeaders'), 'Replay-safe headers and the arrival check'),
+            ...errors(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
       '/api/events/{id}/replay': {
         post: {
           operationId: 'replayEvent',
@@ -236,6 +248,20 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
           responses: { '200': json(ref('ListProvidersOutput'), 'Providers'), ...errors(401, 403, 429, 500) },
         },
       },
+      '/api/providers/{name}': {
+        get: {
+          operationId: 'getProvider',
+          summary:
+            'One provider: its status, plus how it signs (generic-hmac options) or where it takes its token, so a client can sign with its own secret exactly as the provider would. Never a secret.',
+          parameters: [
+            { name: 'name', in: 'path', required: true, description: 'Provider name.', schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': json(ref('ApiProviderDetail'), 'The provider'),
+            ...errors(401, 403, 404, 429, 500),
+          },
+        },
+      },
       '/api/config': {
         get: {
           operationId: 'getConfig',
@@ -248,7 +274,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         get: {
           operationId: 'streamEvents',
           summary:
-            'Server-Sent Events: each new ApiEventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. See docs/reference/asyncapi.yaml.',
+            'Server-Sent Events: each new ApiEventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. Every event committed after the response starts is sent, so a client that opens the stream first and then pages GET /api/events?since=<last id>&order=oldest_first misses nothing (switchboard listen catches up so). See docs/reference/asyncapi.yaml.',
           parameters: [
             { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } },
           ],
@@ -267,6 +293,8 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
         ApiEventList: component(registry, 'api-event-list.schema.json'),
         EventDetail: component(registry, 'event-detail.schema.json'),
         ProviderStatus: component(registry, 'provider-status.schema.json'),
+        ApiProviderDetail: component(registry, 'api-provider-detail.schema.json'),
+        ApiReplayHeaders: component(registry, 'api-replay-headers.schema.json'),
         ReplayResult: component(registry, 'replay-result.schema.json'),
         ReplayHistory: component(registry, 'replay-history.schema.json'),
         ForwardRuleStatus: component(registry, 'forward-rule-status.schema.json'),

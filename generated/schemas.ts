@@ -135,6 +135,152 @@ export const SCHEMAS = {
       },
     },
   },
+  ApiProviderDetail: {
+    title: 'ApiProviderDetail',
+    description:
+      'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['provider'],
+    properties: {
+      provider: {
+        title: 'ProviderStatus',
+        description:
+          'One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'family', 'trust_mode', 'enabled', 'secret_status'],
+        properties: {
+          name: {
+            description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+          },
+          family: {
+            description: 'webhook: received over HTTP. queue: read from Redis.',
+            type: 'string',
+            enum: ['webhook', 'queue'],
+          },
+          preset: { description: 'The verification preset, e.g. github or stripe, when one is set.', type: 'string' },
+          trust_mode: {
+            title: 'TrustMode',
+            description:
+              "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+            type: 'string',
+            enum: ['signed', 'token', 'open', 'queue'],
+          },
+          enabled: {
+            description: 'False when the provider is configured but switched off; its route answers 404.',
+            type: 'boolean',
+          },
+          secret_status: {
+            description:
+              'configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.',
+            type: 'string',
+            enum: ['configured', 'missing', 'none-by-design'],
+          },
+          route: {
+            description: "HTTP path that receives this provider's webhooks (POST).",
+            type: 'string',
+            pattern: '^/',
+          },
+          channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
+          mode: {
+            description:
+              'Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).',
+            type: 'string',
+            enum: ['pubsub', 'streams'],
+          },
+          connection: {
+            description: 'Queue providers only: the current state of the Redis connection.',
+            type: 'string',
+            enum: ['connected', 'connecting', 'disconnected'],
+          },
+        },
+      },
+      hmac: {
+        description: 'generic-hmac providers: how the signature is made, as configured (defaults filled in).',
+        type: 'object',
+        additionalProperties: false,
+        required: ['header'],
+        properties: {
+          header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
+          algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
+          encoding: {
+            description: 'How the digest is written.',
+            type: 'string',
+            enum: ['hex', 'base64'],
+            default: 'hex',
+          },
+          prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+          signed: {
+            description:
+              'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
+            type: 'string',
+            default: 'body',
+          },
+          timestamp_header: { description: 'Header holding {timestamp} when the template uses it.', type: 'string' },
+          timestamp_format: {
+            description: 'How that header writes the time.',
+            type: 'string',
+            enum: ['unix', 'unix_ms', 'iso8601'],
+            default: 'unix',
+          },
+          secret_encoding: {
+            description: 'How the secret is written in the config.',
+            type: 'string',
+            enum: ['utf8', 'base64', 'hex'],
+            default: 'utf8',
+          },
+        },
+      },
+      token_header: {
+        description: 'Token providers: the lower-cased header the token travels in.',
+        type: 'string',
+        minLength: 1,
+      },
+    },
+  },
+  ApiReplayHeaders: {
+    title: 'ApiReplayHeaders',
+    description:
+      "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
+    properties: {
+      id: {
+        description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+        type: 'string',
+        format: 'uuid',
+      },
+      provider: {
+        description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+      },
+      trust_mode: {
+        title: 'TrustMode',
+        description:
+          "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+        type: 'string',
+        enum: ['signed', 'token', 'open', 'queue'],
+      },
+      passed_check: {
+        description:
+          'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
+        anyOf: [{ type: 'boolean' }, { type: 'null' }],
+      },
+      headers: {
+        description:
+          'Lower-cased header names and their values, as a replay sends them before any signature or token is added.',
+        type: 'object',
+        additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+      },
+    },
+  },
   SwitchboardConfig: {
     title: 'SwitchboardConfig',
     description:
@@ -1493,6 +1639,52 @@ export const SCHEMAS = {
           'True while the rule is paused: its deliveries wait, none is sent. Kept in the database, so every instance and a restart see it.',
         type: 'boolean',
       },
+    },
+  },
+  ListenCheckpoint: {
+    title: 'ListenCheckpoint',
+    description:
+      'Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).',
+    type: 'object',
+    additionalProperties: false,
+    required: ['server', 'providers', 'event_types', 'last_event_id', 'last_received_at', 'updated_at'],
+    properties: {
+      server: { description: 'The server URL listen follows.', type: 'string', minLength: 1 },
+      providers: {
+        description: 'The --provider filters, sorted (empty: every provider).',
+        type: 'array',
+        items: {
+          description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+          type: 'string',
+          minLength: 1,
+          maxLength: 64,
+        },
+      },
+      event_types: {
+        description: 'The --event-type filters, sorted (empty: every type).',
+        type: 'array',
+        items: {
+          description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+          type: 'string',
+          maxLength: 200,
+        },
+      },
+      last_event_id: {
+        description: 'The last event handled (forwarded, or passed over by the filters); null before the first.',
+        anyOf: [
+          {
+            description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+            type: 'string',
+            format: 'uuid',
+          },
+          { type: 'null' },
+        ],
+      },
+      last_received_at: {
+        description: 'When the server received last_event_id, to resume by time should that event have been pruned.',
+        anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
+      },
+      updated_at: { description: 'When this file was written.', type: 'string', format: 'date-time' },
     },
   },
   ProviderStatus: {

@@ -58,6 +58,117 @@ export interface ApiEventSummary {
   forward_state?: 'delivered' | 'pending' | 'failed';
 }
 /**
+ * One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.
+ */
+export interface ApiProviderDetail {
+  provider: ProviderStatus;
+  hmac?: Hmac;
+  /**
+   * Token providers: the lower-cased header the token travels in.
+   */
+  token_header?: string;
+}
+/**
+ * One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.
+ */
+export interface ProviderStatus {
+  /**
+   * Name of the configured provider (webhook route or queue source) that received the event.
+   */
+  name: string;
+  /**
+   * webhook: received over HTTP. queue: read from Redis.
+   */
+  family: 'webhook' | 'queue';
+  /**
+   * The verification preset, e.g. github or stripe, when one is set.
+   */
+  preset?: string;
+  trust_mode: TrustMode;
+  /**
+   * False when the provider is configured but switched off; its route answers 404.
+   */
+  enabled: boolean;
+  /**
+   * configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.
+   */
+  secret_status: 'configured' | 'missing' | 'none-by-design';
+  /**
+   * HTTP path that receives this provider's webhooks (POST).
+   */
+  route?: string;
+  /**
+   * Redis channel, pattern or stream this queue provider reads.
+   */
+  channel?: string;
+  /**
+   * Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).
+   */
+  mode?: 'pubsub' | 'streams';
+  /**
+   * Queue providers only: the current state of the Redis connection.
+   */
+  connection?: 'connected' | 'connecting' | 'disconnected';
+}
+/**
+ * generic-hmac providers: how the signature is made, as configured (defaults filled in).
+ */
+export interface Hmac {
+  /**
+   * Header carrying the signature.
+   */
+  header: string;
+  algorithm?: 'sha1' | 'sha256' | 'sha512';
+  /**
+   * How the digest is written.
+   */
+  encoding?: 'hex' | 'base64';
+  /**
+   * Text before the signature, e.g. sha256=.
+   */
+  prefix?: string;
+  /**
+   * What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.
+   */
+  signed?: string;
+  /**
+   * Header holding {timestamp} when the template uses it.
+   */
+  timestamp_header?: string;
+  /**
+   * How that header writes the time.
+   */
+  timestamp_format?: 'unix' | 'unix_ms' | 'iso8601';
+  /**
+   * How the secret is written in the config.
+   */
+  secret_encoding?: 'utf8' | 'base64' | 'hex';
+}
+/**
+ * What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.
+ */
+export interface ApiReplayHeaders {
+  /**
+   * The event's id: a time-ordered UUIDv7, stable across all surfaces.
+   */
+  id: string;
+  /**
+   * Name of the configured provider (webhook route or queue source) that received the event.
+   */
+  provider: string;
+  trust_mode: TrustMode;
+  /**
+   * Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.
+   */
+  passed_check: boolean | null;
+  /**
+   * Lower-cased header names and their values, as a replay sends them before any signature or token is added.
+   */
+  headers: {
+    [k: string]: (string | string[]) | undefined;
+  };
+}
+/**
  * switchboard.yaml: the providers to receive from, where replays go, and operational limits. ${VAR} anywhere in a string is replaced by the environment variable VAR, so secrets stay out of the file.
  */
 export interface SwitchboardConfig {
@@ -660,46 +771,33 @@ export interface ForwardRetryDeadResult {
   retried: number;
 }
 /**
- * One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.
+ * Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).
  */
-export interface ProviderStatus {
+export interface ListenCheckpoint {
   /**
-   * Name of the configured provider (webhook route or queue source) that received the event.
+   * The server URL listen follows.
    */
-  name: string;
+  server: string;
   /**
-   * webhook: received over HTTP. queue: read from Redis.
+   * The --provider filters, sorted (empty: every provider).
    */
-  family: 'webhook' | 'queue';
+  providers: string[];
   /**
-   * The verification preset, e.g. github or stripe, when one is set.
+   * The --event-type filters, sorted (empty: every type).
    */
-  preset?: string;
-  trust_mode: TrustMode;
+  event_types: string[];
   /**
-   * False when the provider is configured but switched off; its route answers 404.
+   * The last event handled (forwarded, or passed over by the filters); null before the first.
    */
-  enabled: boolean;
+  last_event_id: string | null;
   /**
-   * configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.
+   * When the server received last_event_id, to resume by time should that event have been pruned.
    */
-  secret_status: 'configured' | 'missing' | 'none-by-design';
+  last_received_at: string | null;
   /**
-   * HTTP path that receives this provider's webhooks (POST).
+   * When this file was written.
    */
-  route?: string;
-  /**
-   * Redis channel, pattern or stream this queue provider reads.
-   */
-  channel?: string;
-  /**
-   * Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).
-   */
-  mode?: 'pubsub' | 'streams';
-  /**
-   * Queue providers only: the current state of the Redis connection.
-   */
-  connection?: 'connected' | 'connecting' | 'disconnected';
+  updated_at: string;
 }
 /**
  * The switchboard://events/recent resource: the newest events first, at most 50, in the same summary shape as list_webhook_events.

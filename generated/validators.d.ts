@@ -11,6 +11,8 @@ export interface GeneratedValidator<Shape> {
 
 export declare const validateApiEventList: GeneratedValidator<T.ApiEventList>;
 export declare const validateApiEventSummary: GeneratedValidator<T.ApiEventSummary>;
+export declare const validateApiProviderDetail: GeneratedValidator<T.ApiProviderDetail>;
+export declare const validateApiReplayHeaders: GeneratedValidator<T.ApiReplayHeaders>;
 export declare const validateSwitchboardConfig: GeneratedValidator<T.SwitchboardConfigWithDefaults>;
 export declare const validateDelivery: GeneratedValidator<T.Delivery>;
 export declare const validateErrorEnvelope: GeneratedValidator<T.ErrorEnvelope>;
@@ -22,6 +24,7 @@ export declare const validateEventSummary: GeneratedValidator<T.EventSummary>;
 export declare const validateForwardList: GeneratedValidator<T.ForwardList>;
 export declare const validateForwardRetryDeadResult: GeneratedValidator<T.ForwardRetryDeadResult>;
 export declare const validateForwardRuleStatus: GeneratedValidator<T.ForwardRuleStatus>;
+export declare const validateListenCheckpoint: GeneratedValidator<T.ListenCheckpoint>;
 export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus>;
 export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEventsResource>;
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;

@@ -704,8 +704,1372 @@ validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 
 export const validateApiEventSummary = validate21;
 
-export const validateSwitchboardConfig = validate26;
+export const validateApiProviderDetail = validate26;
 const schema44 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
+  title: 'ApiProviderDetail',
+  description:
+    'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['provider'],
+  properties: {
+    provider: { $ref: 'provider-status.schema.json' },
+    hmac: {
+      $ref: 'config.schema.json#/$defs/provider/properties/hmac',
+      description: 'generic-hmac providers: how the signature is made, as configured (defaults filled in).',
+    },
+    token_header: {
+      description: 'Token providers: the lower-cased header the token travels in.',
+      type: 'string',
+      minLength: 1,
+    },
+  },
+};
+const schema53 = {
+  description: 'generic-hmac only: how the signature is made.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['header'],
+  properties: {
+    header: { description: 'Header carrying the signature.', type: 'string', minLength: 1 },
+    algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'], default: 'sha256' },
+    encoding: { description: 'How the digest is written.', type: 'string', enum: ['hex', 'base64'], default: 'hex' },
+    prefix: { description: 'Text before the signature, e.g. sha256=.', type: 'string' },
+    signed: {
+      description:
+        'What is signed: body, or a template using {body}, {timestamp} and {header:Name}, e.g. {timestamp}.{body}.',
+      type: 'string',
+      default: 'body',
+    },
+    timestamp_header: { description: 'Header holding {timestamp} when the template uses it.', type: 'string' },
+    timestamp_format: {
+      description: 'How that header writes the time.',
+      type: 'string',
+      enum: ['unix', 'unix_ms', 'iso8601'],
+      default: 'unix',
+    },
+    secret_encoding: {
+      description: 'How the secret is written in the config.',
+      type: 'string',
+      enum: ['utf8', 'base64', 'hex'],
+      default: 'utf8',
+    },
+  },
+};
+const schema45 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
+  title: 'ProviderStatus',
+  description:
+    'One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'family', 'trust_mode', 'enabled', 'secret_status'],
+  properties: {
+    name: { $ref: 'event-summary.schema.json#/properties/provider' },
+    family: {
+      description: 'webhook: received over HTTP. queue: read from Redis.',
+      type: 'string',
+      enum: ['webhook', 'queue'],
+    },
+    preset: { description: 'The verification preset, e.g. github or stripe, when one is set.', type: 'string' },
+    trust_mode: { $ref: 'trust-mode.schema.json' },
+    enabled: {
+      description: 'False when the provider is configured but switched off; its route answers 404.',
+      type: 'boolean',
+    },
+    secret_status: {
+      description:
+        'configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.',
+      type: 'string',
+      enum: ['configured', 'missing', 'none-by-design'],
+    },
+    route: { description: "HTTP path that receives this provider's webhooks (POST).", type: 'string', pattern: '^/' },
+    channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
+    mode: {
+      description:
+        'Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).',
+      type: 'string',
+      enum: ['pubsub', 'streams'],
+    },
+    connection: {
+      description: 'Queue providers only: the current state of the Redis connection.',
+      type: 'string',
+      enum: ['connected', 'connecting', 'disconnected'],
+    },
+  },
+};
+const pattern4 = new RegExp('^/', 'u');
+
+function validate27(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/provider-status.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate27.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'name' },
+        message: "must have required property '" + 'name' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.family === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'family' },
+        message: "must have required property '" + 'family' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.trust_mode === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'trust_mode' },
+        message: "must have required property '" + 'trust_mode' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.enabled === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'enabled' },
+        message: "must have required property '" + 'enabled' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.secret_status === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'secret_status' },
+        message: "must have required property '" + 'secret_status' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func1.call(schema45.properties, key0)) {
+        const err5 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === 'string') {
+        if (func2(data0) > 64) {
+          const err6 = {
+            instancePath: instancePath + '/name',
+            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (func2(data0) < 1) {
+          const err7 = {
+            instancePath: instancePath + '/name',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+      } else {
+        const err8 = {
+          instancePath: instancePath + '/name',
+          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.family !== undefined) {
+      let data1 = data.family;
+      if (typeof data1 !== 'string') {
+        const err9 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (!(data1 === 'webhook' || data1 === 'queue')) {
+        const err10 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.family.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.preset !== undefined) {
+      if (typeof data.preset !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/properties/preset/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data3 = data.trust_mode;
+      if (typeof data3 !== 'string') {
+        const err12 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (!(data3 === 'signed' || data3 === 'token' || data3 === 'open' || data3 === 'queue')) {
+        const err13 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema34.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.enabled !== undefined) {
+      if (typeof data.enabled !== 'boolean') {
+        const err14 = {
+          instancePath: instancePath + '/enabled',
+          schemaPath: '#/properties/enabled/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.secret_status !== undefined) {
+      let data5 = data.secret_status;
+      if (typeof data5 !== 'string') {
+        const err15 = {
+          instancePath: instancePath + '/secret_status',
+          schemaPath: '#/properties/secret_status/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+      if (!(data5 === 'configured' || data5 === 'missing' || data5 === 'none-by-design')) {
+        const err16 = {
+          instancePath: instancePath + '/secret_status',
+          schemaPath: '#/properties/secret_status/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.secret_status.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+    }
+    if (data.route !== undefined) {
+      let data6 = data.route;
+      if (typeof data6 === 'string') {
+        if (!pattern4.test(data6)) {
+          const err17 = {
+            instancePath: instancePath + '/route',
+            schemaPath: '#/properties/route/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^/' },
+            message: 'must match pattern "' + '^/' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+      } else {
+        const err18 = {
+          instancePath: instancePath + '/route',
+          schemaPath: '#/properties/route/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+    }
+    if (data.channel !== undefined) {
+      if (typeof data.channel !== 'string') {
+        const err19 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+    if (data.mode !== undefined) {
+      let data8 = data.mode;
+      if (typeof data8 !== 'string') {
+        const err20 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+      if (!(data8 === 'pubsub' || data8 === 'streams')) {
+        const err21 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
+    if (data.connection !== undefined) {
+      let data9 = data.connection;
+      if (typeof data9 !== 'string') {
+        const err22 = {
+          instancePath: instancePath + '/connection',
+          schemaPath: '#/properties/connection/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+      if (!(data9 === 'connected' || data9 === 'connecting' || data9 === 'disconnected')) {
+        const err23 = {
+          instancePath: instancePath + '/connection',
+          schemaPath: '#/properties/connection/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema45.properties.connection.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err24 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err24];
+    } else {
+      vErrors.push(err24);
+    }
+    errors++;
+  }
+  validate27.errors = vErrors;
+  return errors === 0;
+}
+validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+function validate26(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-provider-detail.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate26.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.provider === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'provider' },
+        message: "must have required property '" + 'provider' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header')) {
+        const err1 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.provider !== undefined) {
+      if (
+        !validate27(data.provider, {
+          instancePath: instancePath + '/provider',
+          parentData: data,
+          parentDataProperty: 'provider',
+          rootData,
+          dynamicAnchors,
+        })
+      ) {
+        vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.hmac !== undefined) {
+      let data1 = data.hmac;
+      if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
+        if (data1.algorithm === undefined) {
+          data1.algorithm = 'sha256';
+        }
+        if (data1.encoding === undefined) {
+          data1.encoding = 'hex';
+        }
+        if (data1.signed === undefined) {
+          data1.signed = 'body';
+        }
+        if (data1.timestamp_format === undefined) {
+          data1.timestamp_format = 'unix';
+        }
+        if (data1.secret_encoding === undefined) {
+          data1.secret_encoding = 'utf8';
+        }
+        if (data1.header === undefined) {
+          const err2 = {
+            instancePath: instancePath + '/hmac',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/required',
+            keyword: 'required',
+            params: { missingProperty: 'header' },
+            message: "must have required property '" + 'header' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+        for (const key1 in data1) {
+          if (!(
+            key1 === 'header' ||
+            key1 === 'algorithm' ||
+            key1 === 'encoding' ||
+            key1 === 'prefix' ||
+            key1 === 'signed' ||
+            key1 === 'timestamp_header' ||
+            key1 === 'timestamp_format' ||
+            key1 === 'secret_encoding'
+          )) {
+            const err3 = {
+              instancePath: instancePath + '/hmac',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err3];
+            } else {
+              vErrors.push(err3);
+            }
+            errors++;
+          }
+        }
+        if (data1.header !== undefined) {
+          let data2 = data1.header;
+          if (typeof data2 === 'string') {
+            if (func2(data2) < 1) {
+              const err4 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err4];
+              } else {
+                vErrors.push(err4);
+              }
+              errors++;
+            }
+          } else {
+            const err5 = {
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err5];
+            } else {
+              vErrors.push(err5);
+            }
+            errors++;
+          }
+        }
+        let data3 = data1.algorithm;
+        if (typeof data3 !== 'string') {
+          const err6 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+        if (!(data3 === 'sha1' || data3 === 'sha256' || data3 === 'sha512')) {
+          const err7 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema53.properties.algorithm.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        let data4 = data1.encoding;
+        if (typeof data4 !== 'string') {
+          const err8 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (!(data4 === 'hex' || data4 === 'base64')) {
+          const err9 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema53.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        if (data1.prefix !== undefined) {
+          if (typeof data1.prefix !== 'string') {
+            const err10 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err10];
+            } else {
+              vErrors.push(err10);
+            }
+            errors++;
+          }
+        }
+        if (typeof data1.signed !== 'string') {
+          const err11 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+        if (data1.timestamp_header !== undefined) {
+          if (typeof data1.timestamp_header !== 'string') {
+            const err12 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err12];
+            } else {
+              vErrors.push(err12);
+            }
+            errors++;
+          }
+        }
+        let data8 = data1.timestamp_format;
+        if (typeof data8 !== 'string') {
+          const err13 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (!(data8 === 'unix' || data8 === 'unix_ms' || data8 === 'iso8601')) {
+          const err14 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema53.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        let data9 = data1.secret_encoding;
+        if (typeof data9 !== 'string') {
+          const err15 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err15];
+          } else {
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+        if (!(data9 === 'utf8' || data9 === 'base64' || data9 === 'hex')) {
+          const err16 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema53.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.token_header !== undefined) {
+      let data10 = data.token_header;
+      if (typeof data10 === 'string') {
+        if (func2(data10) < 1) {
+          const err18 = {
+            instancePath: instancePath + '/token_header',
+            schemaPath: '#/properties/token_header/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
+          }
+          errors++;
+        }
+      } else {
+        const err19 = {
+          instancePath: instancePath + '/token_header',
+          schemaPath: '#/properties/token_header/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err20 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err20];
+    } else {
+      vErrors.push(err20);
+    }
+    errors++;
+  }
+  validate26.errors = vErrors;
+  return errors === 0;
+}
+validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateApiReplayHeaders = validate32;
+const schema54 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
+  title: 'ApiReplayHeaders',
+  description:
+    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
+  properties: {
+    id: { $ref: 'event-summary.schema.json#/properties/id' },
+    provider: { $ref: 'event-summary.schema.json#/properties/provider' },
+    trust_mode: { $ref: 'trust-mode.schema.json' },
+    passed_check: {
+      description:
+        'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
+      anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    headers: {
+      description:
+        'Lower-cased header names and their values, as a replay sends them before any signature or token is added.',
+      type: 'object',
+      additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    },
+  },
+};
+
+function validate32(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-replay-headers.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate32.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'id' },
+        message: "must have required property '" + 'id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.provider === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'provider' },
+        message: "must have required property '" + 'provider' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.trust_mode === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'trust_mode' },
+        message: "must have required property '" + 'trust_mode' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.passed_check === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'passed_check' },
+        message: "must have required property '" + 'passed_check' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.headers === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'headers' },
+        message: "must have required property '" + 'headers' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(
+        key0 === 'id' ||
+        key0 === 'provider' ||
+        key0 === 'trust_mode' ||
+        key0 === 'passed_check' ||
+        key0 === 'headers'
+      )) {
+        const err5 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      let data0 = data.id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err6 = {
+            instancePath: instancePath + '/id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + '/id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.provider !== undefined) {
+      let data1 = data.provider;
+      if (typeof data1 === 'string') {
+        if (func2(data1) > 64) {
+          const err8 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err9 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + '/provider',
+          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data2 = data.trust_mode;
+      if (typeof data2 !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
+        const err12 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema34.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.passed_check !== undefined) {
+      let data3 = data.passed_check;
+      const _errs12 = errors;
+      let valid4 = false;
+      const _errs13 = errors;
+      if (typeof data3 !== 'boolean') {
+        const err13 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+      var _valid0 = _errs13 === errors;
+      valid4 = valid4 || _valid0;
+      const _errs15 = errors;
+      if (data3 !== null) {
+        const err14 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      var _valid0 = _errs15 === errors;
+      valid4 = valid4 || _valid0;
+      if (!valid4) {
+        const err15 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      } else {
+        errors = _errs12;
+        if (vErrors !== null) {
+          if (_errs12) {
+            vErrors.length = _errs12;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.headers !== undefined) {
+      let data4 = data.headers;
+      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
+        for (const key1 in data4) {
+          let data5 = data4[key1];
+          const _errs21 = errors;
+          let valid6 = false;
+          const _errs22 = errors;
+          if (typeof data5 !== 'string') {
+            const err16 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+          var _valid1 = _errs22 === errors;
+          valid6 = valid6 || _valid1;
+          const _errs24 = errors;
+          if (Array.isArray(data5)) {
+            const len0 = data5.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data5[i0] !== 'string') {
+                const err17 = {
+                  instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err17];
+                } else {
+                  vErrors.push(err17);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err18 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
+            }
+            errors++;
+          }
+          var _valid1 = _errs24 === errors;
+          valid6 = valid6 || _valid1;
+          if (!valid6) {
+            const err19 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
+            };
+            if (vErrors === null) {
+              vErrors = [err19];
+            } else {
+              vErrors.push(err19);
+            }
+            errors++;
+          } else {
+            errors = _errs21;
+            if (vErrors !== null) {
+              if (_errs21) {
+                vErrors.length = _errs21;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+      } else {
+        const err20 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: '#/properties/headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err21 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err21];
+    } else {
+      vErrors.push(err21);
+    }
+    errors++;
+  }
+  validate32.errors = vErrors;
+  return errors === 0;
+}
+validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateSwitchboardConfig = validate29;
+const schema48 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -1151,7 +2515,7 @@ const schema44 = {
     },
   },
 };
-const schema48 = {
+const schema52 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -1249,10 +2613,10 @@ const schema48 = {
     },
   },
 };
-const pattern4 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
-const pattern8 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
-const pattern10 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
-const schema45 = {
+const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
+const pattern9 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
+const pattern11 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const schema49 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -1402,17 +2766,17 @@ const schema45 = {
   },
   else: { properties: { family: { default: 'webhook' } } },
 };
-const schema46 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
-const pattern5 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
-const pattern6 = new RegExp('^(header:.+|/.*)$', 'u');
+const schema50 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
+const pattern7 = new RegExp('^(header:.+|/.*)$', 'u');
 
-function validate27(
+function validate30(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate30.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -1631,7 +2995,7 @@ function validate27(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema45.properties, key0)) {
+      if (!func1.call(schema49.properties, key0)) {
         const err8 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1680,7 +3044,7 @@ function validate27(
           instancePath: instancePath + '/preset',
           schemaPath: '#/properties/preset/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.preset.enum },
+          params: { allowedValues: schema49.properties.preset.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1713,7 +3077,7 @@ function validate27(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.family.enum },
+          params: { allowedValues: schema49.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1746,7 +3110,7 @@ function validate27(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.trust_mode.enum },
+          params: { allowedValues: schema49.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1775,7 +3139,7 @@ function validate27(
     if (data.route !== undefined) {
       let data6 = data.route;
       if (typeof data6 === 'string') {
-        if (!pattern5.test(data6)) {
+        if (!pattern6.test(data6)) {
           const err16 = {
             instancePath: instancePath + '/route',
             schemaPath: '#/properties/route/pattern',
@@ -2185,7 +3549,7 @@ function validate27(
     if (data.event_type_from !== undefined) {
       let data16 = data.event_type_from;
       if (typeof data16 === 'string') {
-        if (!pattern6.test(data16)) {
+        if (!pattern7.test(data16)) {
           const err39 = {
             instancePath: instancePath + '/event_type_from',
             schemaPath: '#/properties/event_type_from/pattern',
@@ -2219,7 +3583,7 @@ function validate27(
     if (data.external_id_from !== undefined) {
       let data17 = data.external_id_from;
       if (typeof data17 === 'string') {
-        if (!pattern6.test(data17)) {
+        if (!pattern7.test(data17)) {
           const err41 = {
             instancePath: instancePath + '/external_id_from',
             schemaPath: '#/properties/external_id_from/pattern',
@@ -2364,7 +3728,7 @@ function validate27(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2395,7 +3759,7 @@ function validate27(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2475,7 +3839,7 @@ function validate27(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2506,7 +3870,7 @@ function validate27(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema45.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema49.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -2640,7 +4004,7 @@ function validate27(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.mode.enum },
+          params: { allowedValues: schema49.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -2717,20 +4081,20 @@ function validate27(
     }
     errors++;
   }
-  validate27.errors = vErrors;
+  validate30.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
-function validate26(
+function validate29(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/config.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate26.evaluated;
+  const evaluated0 = validate29.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -2766,7 +4130,7 @@ function validate26(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema44.properties, key0)) {
+      if (!func1.call(schema48.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -2788,7 +4152,7 @@ function validate26(
         for (const key1 in data0) {
           const _errs4 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern4.test(key1)) {
+            if (!pattern5.test(key1)) {
               const err1 = {
                 instancePath: instancePath + '/providers',
                 schemaPath: '#/properties/providers/propertyNames/pattern',
@@ -2824,7 +4188,7 @@ function validate26(
         }
         for (const key2 in data0) {
           if (
-            !validate27(data0[key2], {
+            !validate30(data0[key2], {
               instancePath: instancePath + '/providers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               parentData: data0,
               parentDataProperty: key2,
@@ -2832,7 +4196,7 @@ function validate26(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+            vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
             errors = vErrors.length;
           }
         }
@@ -3031,7 +4395,7 @@ function validate26(
       for (const key4 in data7) {
         const _errs20 = errors;
         if (typeof key4 === 'string') {
-          if (!pattern8.test(key4)) {
+          if (!pattern9.test(key4)) {
             const err14 = {
               instancePath: instancePath + '/forward',
               schemaPath: '#/properties/forward/propertyNames/pattern',
@@ -3108,7 +4472,7 @@ function validate26(
             errors++;
           }
           for (const key6 in data8) {
-            if (!func1.call(schema48.properties, key6)) {
+            if (!func1.call(schema52.properties, key6)) {
               const err17 = {
                 instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -3181,7 +4545,7 @@ function validate26(
               for (let i1 = 0; i1 < len1; i1++) {
                 let data11 = data10[i1];
                 if (typeof data11 === 'string') {
-                  if (!pattern4.test(data11)) {
+                  if (!pattern5.test(data11)) {
                     const err21 = {
                       instancePath:
                         instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i1,
@@ -3833,7 +5197,7 @@ function validate26(
       if (data24.max_age !== undefined) {
         let data25 = data24.max_age;
         if (typeof data25 === 'string') {
-          if (!pattern10.test(data25)) {
+          if (!pattern11.test(data25)) {
             const err57 = {
               instancePath: instancePath + '/retention/max_age',
               schemaPath: '#/properties/retention/properties/max_age/pattern',
@@ -4739,13 +6103,13 @@ function validate26(
     }
     errors++;
   }
-  validate26.errors = vErrors;
+  validate29.errors = vErrors;
   return errors === 0;
 }
-validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateDelivery = validate29;
-const schema49 = {
+export const validateDelivery = validate33;
+const schema58 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -4830,29 +6194,29 @@ const schema49 = {
     },
   },
 };
-const schema52 = {
+const schema61 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema55 = {
+const schema64 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
   type: 'string',
 };
-const schema56 = {
+const schema65 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
 };
 
-function validate29(
+function validate33(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/delivery.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate29.evaluated;
+  const evaluated0 = validate33.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -4996,7 +6360,7 @@ function validate29(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema49.properties, key0)) {
+      if (!func1.call(schema58.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -5083,7 +6447,7 @@ function validate29(
     if (data.rule !== undefined) {
       let data2 = data.rule;
       if (typeof data2 === 'string') {
-        if (!pattern8.test(data2)) {
+        if (!pattern9.test(data2)) {
           const err14 = {
             instancePath: instancePath + '/rule',
             schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
@@ -5142,7 +6506,7 @@ function validate29(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.state.enum },
+          params: { allowedValues: schema58.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5917,13 +7281,13 @@ function validate29(
     }
     errors++;
   }
-  validate29.errors = vErrors;
+  validate33.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate32;
-const schema57 = {
+export const validateErrorEnvelope = validate36;
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -5967,13 +7331,13 @@ const schema57 = {
   },
 };
 
-function validate32(
+function validate36(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate32.evaluated;
+  const evaluated0 = validate36.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6096,7 +7460,7 @@ function validate32(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema57.properties.error.properties.code.enum },
+              params: { allowedValues: schema66.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -6190,13 +7554,13 @@ function validate32(
     }
     errors++;
   }
-  validate32.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDeliveries = validate33;
-const schema58 = {
+export const validateEventDeliveries = validate37;
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -6211,13 +7575,13 @@ const schema58 = {
   },
 };
 
-function validate33(
+function validate37(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-deliveries.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate37.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6312,7 +7676,7 @@ function validate33(
         const len0 = data1.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate29(data1[i0], {
+            !validate33(data1[i0], {
               instancePath: instancePath + '/deliveries/' + i0,
               parentData: data1,
               parentDataProperty: i0,
@@ -6320,7 +7684,7 @@ function validate33(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+            vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
             errors = vErrors.length;
           }
         }
@@ -6355,13 +7719,13 @@ function validate33(
     }
     errors++;
   }
-  validate33.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDetail = validate35;
-const schema60 = {
+export const validateEventDetail = validate39;
+const schema69 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -6462,14 +7826,14 @@ const schema60 = {
     },
   },
 };
-const schema68 = {
+const schema77 = {
   description:
     "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
   type: 'string',
   minLength: 1,
   maxLength: 120,
 };
-const schema69 = {
+const schema78 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -6479,7 +7843,7 @@ const schema69 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema70 = {
+const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -6497,15 +7861,15 @@ const schema70 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const pattern13 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+const pattern14 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
-function validate35(
+function validate39(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-detail.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate39.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -6709,7 +8073,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema60.properties, key0)) {
+      if (!func1.call(schema69.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -7330,7 +8694,7 @@ function validate35(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern13.test(key1)) {
+            if (!pattern14.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -7551,7 +8915,7 @@ function validate35(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema70.properties.encoding.enum },
+              params: { allowedValues: schema79.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -7888,20 +9252,20 @@ function validate35(
     }
     errors++;
   }
-  validate35.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate36;
+export const validateEventHeaders = validate40;
 
-function validate36(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -7912,7 +9276,7 @@ function validate36(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern13.test(key0)) {
+        if (!pattern14.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -8060,20 +9424,20 @@ function validate36(
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate37;
+export const validateEventPayload = validate41;
 
-function validate37(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8150,7 +9514,7 @@ function validate37(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema70.properties.encoding.enum },
+          params: { allowedValues: schema79.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8193,10 +9557,10 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventSummary = validate22;
 const schema33 = {
@@ -8640,8 +10004,8 @@ function validate22(
 }
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardList = validate38;
-const schema73 = {
+export const validateForwardList = validate42;
+const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -8651,7 +10015,7 @@ const schema73 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema51 = {
+const schema60 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -8714,13 +10078,13 @@ const schema51 = {
   },
 };
 
-function validate38(
+function validate42(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-list.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate42.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8903,7 +10267,7 @@ function validate38(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema51.properties, key1)) {
+              if (!func1.call(schema60.properties, key1)) {
                 const err11 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -8922,7 +10286,7 @@ function validate38(
             if (data1.name !== undefined) {
               let data2 = data1.name;
               if (typeof data2 === 'string') {
-                if (!pattern8.test(data2)) {
+                if (!pattern9.test(data2)) {
                   const err12 = {
                     instancePath: instancePath + '/rules/' + i0 + '/name',
                     schemaPath: 'forward-rule-status.schema.json/properties/name/pattern',
@@ -9382,13 +10746,13 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRetryDeadResult = validate39;
-const schema75 = {
+export const validateForwardRetryDeadResult = validate43;
+const schema84 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -9403,13 +10767,13 @@ const schema75 = {
   },
 };
 
-function validate39(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-retry-dead-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9467,7 +10831,7 @@ function validate39(
     if (data.rule !== undefined) {
       let data0 = data.rule;
       if (typeof data0 === 'string') {
-        if (!pattern8.test(data0)) {
+        if (!pattern9.test(data0)) {
           const err3 = {
             instancePath: instancePath + '/rule',
             schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
@@ -9548,20 +10912,20 @@ function validate39(
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRuleStatus = validate30;
+export const validateForwardRuleStatus = validate34;
 
-function validate30(
+function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-rule-status.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate30.evaluated;
+  const evaluated0 = validate34.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9705,7 +11069,7 @@ function validate30(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema51.properties, key0)) {
+      if (!func1.call(schema60.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9724,7 +11088,7 @@ function validate30(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern8.test(data0)) {
+        if (!pattern9.test(data0)) {
           const err10 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -10152,64 +11516,52 @@ function validate30(
     }
     errors++;
   }
-  validate30.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateProviderStatus = validate40;
-const schema77 = {
+export const validateListenCheckpoint = validate44;
+const schema86 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
-  title: 'ProviderStatus',
+  $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
+  title: 'ListenCheckpoint',
   description:
-    'One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.',
+    'Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).',
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'family', 'trust_mode', 'enabled', 'secret_status'],
+  required: ['server', 'providers', 'event_types', 'last_event_id', 'last_received_at', 'updated_at'],
   properties: {
-    name: { $ref: 'event-summary.schema.json#/properties/provider' },
-    family: {
-      description: 'webhook: received over HTTP. queue: read from Redis.',
-      type: 'string',
-      enum: ['webhook', 'queue'],
+    server: { description: 'The server URL listen follows.', type: 'string', minLength: 1 },
+    providers: {
+      description: 'The --provider filters, sorted (empty: every provider).',
+      type: 'array',
+      items: { $ref: 'event-summary.schema.json#/properties/provider' },
     },
-    preset: { description: 'The verification preset, e.g. github or stripe, when one is set.', type: 'string' },
-    trust_mode: { $ref: 'trust-mode.schema.json' },
-    enabled: {
-      description: 'False when the provider is configured but switched off; its route answers 404.',
-      type: 'boolean',
+    event_types: {
+      description: 'The --event-type filters, sorted (empty: every type).',
+      type: 'array',
+      items: { $ref: 'event-summary.schema.json#/properties/event_type' },
     },
-    secret_status: {
-      description:
-        'configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.',
-      type: 'string',
-      enum: ['configured', 'missing', 'none-by-design'],
+    last_event_id: {
+      description: 'The last event handled (forwarded, or passed over by the filters); null before the first.',
+      anyOf: [{ $ref: 'event-summary.schema.json#/properties/id' }, { type: 'null' }],
     },
-    route: { description: "HTTP path that receives this provider's webhooks (POST).", type: 'string', pattern: '^/' },
-    channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
-    mode: {
-      description:
-        'Queue providers only: pubsub (at-most-once) or streams (consumer group, acknowledged after commit).',
-      type: 'string',
-      enum: ['pubsub', 'streams'],
+    last_received_at: {
+      description: 'When the server received last_event_id, to resume by time should that event have been pruned.',
+      anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
     },
-    connection: {
-      description: 'Queue providers only: the current state of the Redis connection.',
-      type: 'string',
-      enum: ['connected', 'connecting', 'disconnected'],
-    },
+    updated_at: { description: 'When this file was written.', type: 'string', format: 'date-time' },
   },
 };
-const pattern17 = new RegExp('^/', 'u');
 
-function validate40(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://switchboard.dev/schemas/provider-status.schema.json" */ let vErrors = null;
+  /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10217,13 +11569,13 @@ function validate40(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
-    if (data.name === undefined) {
+    if (data.server === undefined) {
       const err0 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'name' },
-        message: "must have required property '" + 'name' + "'",
+        params: { missingProperty: 'server' },
+        message: "must have required property '" + 'server' + "'",
       };
       if (vErrors === null) {
         vErrors = [err0];
@@ -10232,13 +11584,13 @@ function validate40(
       }
       errors++;
     }
-    if (data.family === undefined) {
+    if (data.providers === undefined) {
       const err1 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'family' },
-        message: "must have required property '" + 'family' + "'",
+        params: { missingProperty: 'providers' },
+        message: "must have required property '" + 'providers' + "'",
       };
       if (vErrors === null) {
         vErrors = [err1];
@@ -10247,13 +11599,13 @@ function validate40(
       }
       errors++;
     }
-    if (data.trust_mode === undefined) {
+    if (data.event_types === undefined) {
       const err2 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'trust_mode' },
-        message: "must have required property '" + 'trust_mode' + "'",
+        params: { missingProperty: 'event_types' },
+        message: "must have required property '" + 'event_types' + "'",
       };
       if (vErrors === null) {
         vErrors = [err2];
@@ -10262,13 +11614,13 @@ function validate40(
       }
       errors++;
     }
-    if (data.enabled === undefined) {
+    if (data.last_event_id === undefined) {
       const err3 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'enabled' },
-        message: "must have required property '" + 'enabled' + "'",
+        params: { missingProperty: 'last_event_id' },
+        message: "must have required property '" + 'last_event_id' + "'",
       };
       if (vErrors === null) {
         vErrors = [err3];
@@ -10277,13 +11629,13 @@ function validate40(
       }
       errors++;
     }
-    if (data.secret_status === undefined) {
+    if (data.last_received_at === undefined) {
       const err4 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'secret_status' },
-        message: "must have required property '" + 'secret_status' + "'",
+        params: { missingProperty: 'last_received_at' },
+        message: "must have required property '" + 'last_received_at' + "'",
       };
       if (vErrors === null) {
         vErrors = [err4];
@@ -10292,9 +11644,31 @@ function validate40(
       }
       errors++;
     }
+    if (data.updated_at === undefined) {
+      const err5 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'updated_at' },
+        message: "must have required property '" + 'updated_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err5];
+      } else {
+        vErrors.push(err5);
+      }
+      errors++;
+    }
     for (const key0 in data) {
-      if (!func1.call(schema77.properties, key0)) {
-        const err5 = {
+      if (!(
+        key0 === 'server' ||
+        key0 === 'providers' ||
+        key0 === 'event_types' ||
+        key0 === 'last_event_id' ||
+        key0 === 'last_received_at' ||
+        key0 === 'updated_at'
+      )) {
+        const err6 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -10302,35 +11676,20 @@ function validate40(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err5];
+          vErrors = [err6];
         } else {
-          vErrors.push(err5);
+          vErrors.push(err6);
         }
         errors++;
       }
     }
-    if (data.name !== undefined) {
-      let data0 = data.name;
+    if (data.server !== undefined) {
+      let data0 = data.server;
       if (typeof data0 === 'string') {
-        if (func2(data0) > 64) {
-          const err6 = {
-            instancePath: instancePath + '/name',
-            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 64 },
-            message: 'must NOT have more than 64 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err6];
-          } else {
-            vErrors.push(err6);
-          }
-          errors++;
-        }
         if (func2(data0) < 1) {
           const err7 = {
-            instancePath: instancePath + '/name',
-            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            instancePath: instancePath + '/server',
+            schemaPath: '#/properties/server/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
@@ -10344,8 +11703,8 @@ function validate40(
         }
       } else {
         const err8 = {
-          instancePath: instancePath + '/name',
-          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          instancePath: instancePath + '/server',
+          schemaPath: '#/properties/server/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -10358,65 +11717,66 @@ function validate40(
         errors++;
       }
     }
-    if (data.family !== undefined) {
-      let data1 = data.family;
-      if (typeof data1 !== 'string') {
-        const err9 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
+    if (data.providers !== undefined) {
+      let data1 = data.providers;
+      if (Array.isArray(data1)) {
+        const len0 = data1.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          let data2 = data1[i0];
+          if (typeof data2 === 'string') {
+            if (func2(data2) > 64) {
+              const err9 = {
+                instancePath: instancePath + '/providers/' + i0,
+                schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 64 },
+                message: 'must NOT have more than 64 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err9];
+              } else {
+                vErrors.push(err9);
+              }
+              errors++;
+            }
+            if (func2(data2) < 1) {
+              const err10 = {
+                instancePath: instancePath + '/providers/' + i0,
+                schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+            }
+          } else {
+            const err11 = {
+              instancePath: instancePath + '/providers/' + i0,
+              schemaPath: 'event-summary.schema.json#/properties/provider/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err11];
+            } else {
+              vErrors.push(err11);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-      if (!(data1 === 'webhook' || data1 === 'queue')) {
-        const err10 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema77.properties.family.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.preset !== undefined) {
-      if (typeof data.preset !== 'string') {
-        const err11 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data3 = data.trust_mode;
-      if (typeof data3 !== 'string') {
+      } else {
         const err12 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: 'trust-mode.schema.json/type',
+          instancePath: instancePath + '/providers',
+          schemaPath: '#/properties/providers/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
           vErrors = [err12];
@@ -10425,48 +11785,52 @@ function validate40(
         }
         errors++;
       }
-      if (!(data3 === 'signed' || data3 === 'token' || data3 === 'open' || data3 === 'queue')) {
-        const err13 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: 'trust-mode.schema.json/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema34.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
-        } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
     }
-    if (data.enabled !== undefined) {
-      if (typeof data.enabled !== 'boolean') {
-        const err14 = {
-          instancePath: instancePath + '/enabled',
-          schemaPath: '#/properties/enabled/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err14];
-        } else {
-          vErrors.push(err14);
+    if (data.event_types !== undefined) {
+      let data3 = data.event_types;
+      if (Array.isArray(data3)) {
+        const len1 = data3.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          let data4 = data3[i1];
+          if (typeof data4 === 'string') {
+            if (func2(data4) > 200) {
+              const err13 = {
+                instancePath: instancePath + '/event_types/' + i1,
+                schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 200 },
+                message: 'must NOT have more than 200 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
+            }
+          } else {
+            const err14 = {
+              instancePath: instancePath + '/event_types/' + i1,
+              schemaPath: 'event-summary.schema.json#/properties/event_type/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err14];
+            } else {
+              vErrors.push(err14);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-    }
-    if (data.secret_status !== undefined) {
-      let data5 = data.secret_status;
-      if (typeof data5 !== 'string') {
+      } else {
         const err15 = {
-          instancePath: instancePath + '/secret_status',
-          schemaPath: '#/properties/secret_status/type',
+          instancePath: instancePath + '/event_types',
+          schemaPath: '#/properties/event_types/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
           vErrors = [err15];
@@ -10475,47 +11839,53 @@ function validate40(
         }
         errors++;
       }
-      if (!(data5 === 'configured' || data5 === 'missing' || data5 === 'none-by-design')) {
-        const err16 = {
-          instancePath: instancePath + '/secret_status',
-          schemaPath: '#/properties/secret_status/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema77.properties.secret_status.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err16];
-        } else {
-          vErrors.push(err16);
-        }
-        errors++;
-      }
     }
-    if (data.route !== undefined) {
-      let data6 = data.route;
-      if (typeof data6 === 'string') {
-        if (!pattern17.test(data6)) {
-          const err17 = {
-            instancePath: instancePath + '/route',
-            schemaPath: '#/properties/route/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^/' },
-            message: 'must match pattern "' + '^/' + '"',
+    if (data.last_event_id !== undefined) {
+      let data5 = data.last_event_id;
+      const _errs15 = errors;
+      let valid7 = false;
+      const _errs16 = errors;
+      if (typeof data5 === 'string') {
+        if (!formats0.test(data5)) {
+          const err16 = {
+            instancePath: instancePath + '/last_event_id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err17];
+            vErrors = [err16];
           } else {
-            vErrors.push(err17);
+            vErrors.push(err16);
           }
           errors++;
         }
       } else {
-        const err18 = {
-          instancePath: instancePath + '/route',
-          schemaPath: '#/properties/route/type',
+        const err17 = {
+          instancePath: instancePath + '/last_event_id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+      var _valid0 = _errs16 === errors;
+      valid7 = valid7 || _valid0;
+      const _errs19 = errors;
+      if (data5 !== null) {
+        const err18 = {
+          instancePath: instancePath + '/last_event_id',
+          schemaPath: '#/properties/last_event_id/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err18];
@@ -10524,15 +11894,15 @@ function validate40(
         }
         errors++;
       }
-    }
-    if (data.channel !== undefined) {
-      if (typeof data.channel !== 'string') {
+      var _valid0 = _errs19 === errors;
+      valid7 = valid7 || _valid0;
+      if (!valid7) {
         const err19 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/last_event_id',
+          schemaPath: '#/properties/last_event_id/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err19];
@@ -10540,32 +11910,45 @@ function validate40(
           vErrors.push(err19);
         }
         errors++;
+      } else {
+        errors = _errs15;
+        if (vErrors !== null) {
+          if (_errs15) {
+            vErrors.length = _errs15;
+          } else {
+            vErrors = null;
+          }
+        }
       }
     }
-    if (data.mode !== undefined) {
-      let data8 = data.mode;
-      if (typeof data8 !== 'string') {
-        const err20 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+    if (data.last_received_at !== undefined) {
+      let data6 = data.last_received_at;
+      const _errs22 = errors;
+      let valid9 = false;
+      const _errs23 = errors;
+      if (typeof data6 === 'string') {
+        if (!formats2.validate(data6)) {
+          const err20 = {
+            instancePath: instancePath + '/last_received_at',
+            schemaPath: '#/properties/last_received_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/last_received_at',
+          schemaPath: '#/properties/last_received_at/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err20];
-        } else {
-          vErrors.push(err20);
-        }
-        errors++;
-      }
-      if (!(data8 === 'pubsub' || data8 === 'streams')) {
-        const err21 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema77.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err21];
@@ -10574,16 +11957,16 @@ function validate40(
         }
         errors++;
       }
-    }
-    if (data.connection !== undefined) {
-      let data9 = data.connection;
-      if (typeof data9 !== 'string') {
+      var _valid1 = _errs23 === errors;
+      valid9 = valid9 || _valid1;
+      const _errs25 = errors;
+      if (data6 !== null) {
         const err22 = {
-          instancePath: instancePath + '/connection',
-          schemaPath: '#/properties/connection/type',
+          instancePath: instancePath + '/last_received_at',
+          schemaPath: '#/properties/last_received_at/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err22];
@@ -10592,13 +11975,15 @@ function validate40(
         }
         errors++;
       }
-      if (!(data9 === 'connected' || data9 === 'connecting' || data9 === 'disconnected')) {
+      var _valid1 = _errs25 === errors;
+      valid9 = valid9 || _valid1;
+      if (!valid9) {
         const err23 = {
-          instancePath: instancePath + '/connection',
-          schemaPath: '#/properties/connection/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema77.properties.connection.enum },
-          message: 'must be equal to one of the allowed values',
+          instancePath: instancePath + '/last_received_at',
+          schemaPath: '#/properties/last_received_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err23];
@@ -10606,10 +11991,53 @@ function validate40(
           vErrors.push(err23);
         }
         errors++;
+      } else {
+        errors = _errs22;
+        if (vErrors !== null) {
+          if (_errs22) {
+            vErrors.length = _errs22;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.updated_at !== undefined) {
+      let data7 = data.updated_at;
+      if (typeof data7 === 'string') {
+        if (!formats2.validate(data7)) {
+          const err24 = {
+            instancePath: instancePath + '/updated_at',
+            schemaPath: '#/properties/updated_at/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+      } else {
+        const err25 = {
+          instancePath: instancePath + '/updated_at',
+          schemaPath: '#/properties/updated_at/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
       }
     }
   } else {
-    const err24 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -10617,19 +12045,21 @@ function validate40(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err24];
+      vErrors = [err26];
     } else {
-      vErrors.push(err24);
+      vErrors.push(err26);
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateRecentEventsResource = validate41;
-const schema80 = {
+export const validateProviderStatus = validate27;
+
+export const validateRecentEventsResource = validate45;
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -10641,13 +12071,13 @@ const schema80 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate41(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10751,13 +12181,13 @@ function validate41(
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate43;
-const schema81 = {
+export const validateReplayHistory = validate47;
+const schema91 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -10835,13 +12265,13 @@ const schema81 = {
   },
 };
 
-function validate43(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11039,7 +12469,7 @@ function validate43(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema81.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema91.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -11566,7 +12996,7 @@ function validate43(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema81.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema91.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -11652,7 +13082,7 @@ function validate43(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema81.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema91.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -11710,13 +13140,13 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate31;
-const schema53 = {
+export const validateReplayResult = validate35;
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -11755,13 +13185,13 @@ const schema53 = {
   },
 };
 
-function validate31(
+function validate35(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate31.evaluated;
+  const evaluated0 = validate35.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12151,13 +13581,13 @@ function validate31(
     }
     errors++;
   }
-  validate31.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
-validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate44;
-const schema85 = {
+export const validateSearchEventsQuery = validate48;
+const schema95 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -12179,13 +13609,13 @@ const schema85 = {
   },
 };
 
-function validate44(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12398,7 +13828,7 @@ function validate44(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema85.properties.verified.enum },
+          params: { allowedValues: schema95.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -12424,13 +13854,13 @@ function validate44(
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate45;
-const schema86 = {
+export const validateGetWebhookEventInput = validate49;
+const schema96 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -12450,13 +13880,13 @@ const schema86 = {
   },
 };
 
-function validate45(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12596,13 +14026,13 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate46;
-const schema87 = {
+export const validateGetWebhookEventOutput = validate50;
+const schema97 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -12610,30 +14040,30 @@ const schema87 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate46(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate35(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+  if (!validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
     errors = vErrors.length;
   }
-  validate46.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate48;
-const schema88 = {
+export const validateListProvidersInput = validate52;
+const schema98 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -12643,13 +14073,13 @@ const schema88 = {
   properties: {},
 };
 
-function validate48(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12687,13 +14117,13 @@ function validate48(
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate49;
-const schema89 = {
+export const validateListProvidersOutput = validate53;
+const schema99 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -12711,13 +14141,13 @@ const schema89 = {
   },
 };
 
-function validate49(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12763,7 +14193,7 @@ function validate49(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate40(data0[i0], {
+            !validate27(data0[i0], {
               instancePath: instancePath + '/providers/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -12771,7 +14201,7 @@ function validate49(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+            vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
             errors = vErrors.length;
           }
         }
@@ -12887,13 +14317,13 @@ function validate49(
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate51;
-const schema90 = {
+export const validateListWebhookEventsInput = validate55;
+const schema100 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -12949,15 +14379,15 @@ const schema90 = {
     },
   },
 };
-const schema91 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema101 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate51(
+function validate55(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate51.evaluated;
+  const evaluated0 = validate55.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12972,7 +14402,7 @@ function validate51(
       data.limit = 50;
     }
     for (const key0 in data) {
-      if (!func1.call(schema90.properties, key0)) {
+      if (!func1.call(schema100.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -13290,7 +14720,7 @@ function validate51(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema90.properties.order.enum },
+        params: { allowedValues: schema100.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -13412,10 +14842,10 @@ function validate51(
     }
     errors++;
   }
-  validate51.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
 const schema42 = {
@@ -13568,8 +14998,8 @@ function validate24(
 }
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate52;
-const schema92 = {
+export const validateReplayWebhookEventInput = validate56;
+const schema102 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -13594,13 +15024,13 @@ const schema92 = {
   },
 };
 
-function validate52(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13756,13 +15186,13 @@ function validate52(
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate53;
-const schema93 = {
+export const validateReplayWebhookEventOutput = validate57;
+const schema103 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -13770,37 +15200,37 @@ const schema93 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate53(
+function validate57(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate57.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate31(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+  if (!validate35(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
     errors = vErrors.length;
   }
-  validate53.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate55;
+export const validateTrustMode = validate59;
 
-function validate55(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate55.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13837,7 +15267,7 @@ function validate55(
     }
     errors++;
   }
-  validate55.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate55.evaluated = { dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { dynamicProps: false, dynamicItems: false };

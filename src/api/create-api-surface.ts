@@ -4,6 +4,7 @@ import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type {
   ApiEventSummary,
+  ApiReplayHeaders,
   Delivery,
   EventDeliveries,
   ForwardList,
@@ -19,7 +20,10 @@ import { AppError, invalidArgument, methodNotAllowed, notFound } from '../errors
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { ForwardControl } from '../forward/forward-control.ts';
+import { secretHeadersOf } from '../outbound/credentials.ts';
+import { assembleReplayHeaders, replayHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
@@ -42,6 +46,8 @@ export interface ApiSurfaceDeps {
   store: Pick<EventStore, 'get' | 'listWithSummaries' | 'summaries' | 'providerHasEvents'>;
   replayAttempts: Pick<ReplayAttemptRepository, 'listForEvent'>;
   providers: ProviderDirectory;
+  /** The resolved providers: which stored headers a replay copies depends on each one's preset. */
+  providerConfigs: readonly ProviderConfig[];
   bus: Pick<EventBus, 'subscribe'>;
   /** The one replay path shared with MCP: it applies the replay rate limit and writes the audit trail. */
   replay: ReplayService;
@@ -138,6 +144,24 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     ctx.body = stored.payload;
   });
 
+  router.get('/events/:id/replay-headers', async (ctx) => {
+    const id = eventId(ctx);
+    const stored = await deps.store.get(id);
+    if (!stored) throw notFound(`no event with id ${id}`);
+    const provider = deps.providerConfigs.find((p) => p.name === stored.provider);
+    // What a replay sends before its credentials: the caller signs with its own secret, if at all.
+    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
+    const copied = selectStoredHeaders(stored.headers, selection);
+    const body: ApiReplayHeaders = {
+      id: stored.id,
+      provider: stored.provider,
+      trust_mode: stored.trustMode,
+      passed_check: stored.passedCheck,
+      headers: assembleReplayHeaders({ eventId: stored.id, contentType: stored.contentType, copied, credentials: {} }),
+    };
+    ctx.body = body;
+  });
+
   router.post('/events/:id/replay', async (ctx) => {
     const id = eventId(ctx);
     const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
@@ -220,6 +244,13 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
       replay_default_target: deps.replayDefaultTarget ?? null,
     };
     ctx.body = body;
+  });
+
+  router.get('/providers/:name', (ctx) => {
+    const name = ctx.params['name'] ?? '';
+    const detail = deps.providers.detail(name);
+    if (detail === undefined) throw notFound(`no provider named ${name}`);
+    ctx.body = detail;
   });
 
   router.get('/config', (ctx) => {

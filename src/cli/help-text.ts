@@ -10,6 +10,9 @@ Usage:
   switchboard trigger <provider> [sample] [--url BASE_URL] [--config PATH]
       Send a realistic sample event, signed with the provider's configured secret,
       to a running switchboard (default http://127.0.0.1:8080).
+  switchboard listen <server-url> --forward-to <url> [options]
+      Forward a remote switchboard's new events to a local app, exact bytes, nothing lost
+      across disconnects and restarts (see switchboard listen --help).
   switchboard --help | --version
 
 Configuration:
@@ -21,4 +24,35 @@ Configuration:
   SWITCHBOARD_DRAIN_TIMEOUT_MS  How long SIGTERM waits for in-flight requests before cutting
                                 connections, in ms (0 to 600000; default 10000).
   LOG_LEVEL                     pino level (default info).
+
+switchboard listen also reads:
+  SWITCHBOARD_SIGN_SECRET       The secret to sign forwarded events with (--sign-secret).
+  XDG_STATE_HOME                Where checkpoints go (default $HOME/.local/state).
+  NO_COLOR                      Set to print without colours on a terminal.
+`;
+
+export const LISTEN_USAGE = `Usage: switchboard listen <server-url> --forward-to <url> [options]
+
+Follows a switchboard's event stream and POSTs each new event to <url> with its exact bytes and
+the headers a replay carries. After a disconnect or a restart it first catches up, oldest first,
+from the last event it handled, so nothing is lost and nothing is sent twice.
+
+Options:
+  --forward-to URL          Where to POST each event, e.g. http://localhost:3000/webhooks (required).
+  --token T                 A bearer token for the server (else SWITCHBOARD_TOKEN).
+  --provider NAME           Only this provider's events; repeat for more.
+  --event-type TYPE         Only events of this type (without a dot, also its dotted sub-types); repeatable.
+  --sign-secret S           Sign each event with S, as the event's provider preset signs (S is read
+                            as that provider's secret in switchboard.yaml: whsec_… and all), or send
+                            it as the token of a token provider (else SWITCHBOARD_SIGN_SECRET).
+                            Without it events go unsigned.
+  --since now|TIME|ID       Where to start: now, an RFC 3339 time, or after an event id. Default: the
+                            checkpoint when it is under 24 hours old, else now.
+  --include-unverified      Also forward events that failed their check on arrival (always unsigned).
+  --max-attempts N          Attempts per event while the local app fails (default 5), with backoff.
+  --json                    One JSON object per line instead of text.
+
+The checkpoint is $XDG_STATE_HOME/switchboard/listen-<hash>.json (default ~/.local/state), one per
+server and filter set. Ctrl-C prints a summary and exits 0. Exit 1: the server refused the token
+(or has no such provider); exit 2: bad flags.
 `;

@@ -48,6 +48,16 @@ async function newLogger(options?: LoggerOptions): Promise<Logger> {
 
 export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
   let logger: Logger | undefined;
+  if (argv[0] === 'listen') {
+    // listen has flags of its own (repeatable filters); it parses them itself.
+    const { runListenCommand } = await import('./listen-command.ts');
+    return runListenCommand(argv.slice(1), {
+      out: io.out,
+      err: io.err,
+      env: process.env,
+      isTty: process.stdout.isTTY,
+    });
+  }
   try {
     const { values, positionals } = parseArgs({
       args: [...argv],

@@ -31,6 +31,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   /** Most bytes of a rejected delivery's body that are stored. */
   recordRejectedMaxBytes: number;
   resignOnReplay: boolean;
+  /** generic-hmac only: how it signs, as configured (GET /api/providers/{name} shows it; never a secret). */
+  hmac?: NonNullable<ProviderWithDefaults['hmac']>;
 }
 
 export interface QueueProviderConfig extends ProviderBase {
@@ -171,6 +173,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
     recordRejected: p.record_rejected,
     recordRejectedMaxBytes: p.record_rejected_max_bytes,
     resignOnReplay: p.replay.resign,
+    ...(p.hmac === undefined ? {} : { hmac: p.hmac }),
   };
 }
 

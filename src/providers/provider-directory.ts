@@ -1,4 +1,4 @@
-import type { ProviderStatus } from '../../generated/types.ts';
+import type { ApiProviderDetail, ProviderStatus } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 
 export type QueueConnectionState = NonNullable<ProviderStatus['connection']>;
@@ -31,13 +31,28 @@ export function providerStatus(p: ProviderConfig, connection: QueueConnectionSta
 
 export interface ProviderDirectory {
   list(): ProviderStatus[];
+  /** One provider with how it signs (hmac options, token header), for clients that sign themselves. */
+  detail(name: string): ApiProviderDetail | undefined;
 }
 
 export function createProviderDirectory(
   providers: readonly ProviderConfig[],
   queueConnection: (name: string) => QueueConnectionState | undefined,
 ): ProviderDirectory {
+  const statusOf = (p: ProviderConfig): ProviderStatus =>
+    providerStatus(p, p.family === 'queue' ? queueConnection(p.name) : undefined);
   return {
-    list: () => providers.map((p) => providerStatus(p, p.family === 'queue' ? queueConnection(p.name) : undefined)),
+    list: () => providers.map(statusOf),
+    detail: (name) => {
+      const p = providers.find((candidate) => candidate.name === name);
+      if (p === undefined) return undefined;
+      if (p.family === 'queue') return { provider: statusOf(p) };
+      const tokenHeader = p.trustMode === 'token' ? p.preset.tokenHeader : undefined;
+      return {
+        provider: statusOf(p),
+        ...(p.hmac === undefined ? {} : { hmac: p.hmac }),
+        ...(tokenHeader === undefined ? {} : { token_header: tokenHeader }),
+      };
+    },
   };
 }

@@ -233,6 +233,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         store,
         replayAttempts: attempts,
         providers: directory,
+        providerConfigs: config.providers,
         bus,
         replay,
         replayDefaultTarget: config.replay.defaultTarget,

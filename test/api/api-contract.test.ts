@@ -10,7 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMAS } from '../../generated/schemas.ts';
-import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
+import { CI_TOKEN, startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
 import { eventually } from '../forward/forward-kit.ts';
 import {
@@ -176,6 +176,40 @@ describe('real /api responses match docs/reference/openapi.json', () => {
         body: JSON.stringify({ target_url: 'x'.repeat(40_000) }),
       }),
     );
+  });
+
+  it('GET /api/events/{id}/replay-headers: what a replay copies, never a signature or token', async () => {
+    const p = '/api/events/{id}/replay-headers';
+    const github = await call(server, `/api/events/${ids.github}/replay-headers`);
+    expectDocumented(p, 'GET', github);
+    const gh = github.json() as { passed_check: boolean | null; headers: Record<string, string> };
+    expect(gh.passed_check).toBe(true);
+    expect(gh.headers['x-github-event']).toBe('push');
+    expect(gh.headers['x-switchboard-replay']).toBe(ids.github);
+    expect(gh.headers['x-hub-signature-256']).toBeUndefined();
+    const rejected = await call(server, `/api/events/${ids.rejected}/replay-headers`);
+    expectDocumented(p, 'GET', rejected);
+    expect((rejected.json() as { passed_check: boolean }).passed_check).toBe(false);
+    const token = await call(server, `/api/events/${ids.token}/replay-headers`);
+    expectDocumented(p, 'GET', token);
+    expect(JSON.stringify(token.json())).not.toContain(CI_TOKEN);
+    const open = await call(server, `/api/events/${ids.binary}/replay-headers`);
+    expectDocumented(p, 'GET', open);
+    expect(open.json()).toMatchObject({ passed_check: null, headers: { 'content-type': 'application/octet-stream' } });
+    expectDocumented(p, 'GET', await call(server, `/api/events/${UNKNOWN}/replay-headers`));
+  });
+
+  it('GET /api/providers/{name}: status and how it signs, never the secret', async () => {
+    const p = '/api/providers/{name}';
+    const github = await call(server, '/api/providers/github');
+    expectDocumented(p, 'GET', github);
+    expect(github.json()).toEqual({ provider: expect.objectContaining({ name: 'github', preset: 'github' }) });
+    const ci = await call(server, '/api/providers/ci');
+    expectDocumented(p, 'GET', ci);
+    expect(ci.json()).toMatchObject({ token_header: expect.any(String) });
+    expect(JSON.stringify(ci.json())).not.toContain(CI_TOKEN);
+    expectDocumented(p, 'GET', await call(server, '/api/providers/nope'));
+    expectDocumented(p, 'GET', await call(server, '/api/providers/github', { token: null }));
   });
 
   it('GET /api/events/{id}/replays', async () => {

@@ -161,6 +161,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
         store,
         replayAttempts: attempts,
         providers: createProviderDirectory(config.providers, () => 'connecting'),
+        providerConfigs: config.providers,
         bus,
         replay,
         replayDefaultTarget: config.replay.defaultTarget,

@@ -1,0 +1,79 @@
+/**
+ * Signing on the laptop: the server never hands out a signature, so `listen --sign-secret` signs
+ * each forwarded event itself, with the scheme of the event's provider preset (as the server
+ * reports it) and the developer's own secret. The secret is passed to the preset exactly as the
+ * provider's `secret` (or `token`) in switchboard.yaml is, so `whsec_…` means to Standard Webhooks
+ * and to Stripe here what it means there.
+ */
+import type { ApiProviderDetail, ApiReplayHeaders, Hmac, ProviderWithDefaults } from '../../generated/types.ts';
+import { isPresetName, presetFor } from '../presets/preset-registry.ts';
+import type { Preset } from '../presets/preset-types.ts';
+
+export type Signing =
+  { kind: 'signature'; preset: Preset } | { kind: 'token'; header: string } | { kind: 'none'; reason: string };
+
+type HmacOptions = NonNullable<ProviderWithDefaults['hmac']>;
+
+/** The server sends the options with the schema's defaults filled in (and the validator fills any it left out). */
+function filledHmac(hmac: Hmac): HmacOptions | undefined {
+  const { algorithm, encoding, signed, timestamp_format, secret_encoding } = hmac;
+  if (
+    algorithm === undefined ||
+    encoding === undefined ||
+    signed === undefined ||
+    timestamp_format === undefined ||
+    secret_encoding === undefined
+  )
+    return undefined;
+  return { ...hmac, algorithm, encoding, signed, timestamp_format, secret_encoding };
+}
+
+/** How events of this provider are signed, from GET /api/providers/{name}. */
+export function signingFor(detail: ApiProviderDetail): Signing {
+  const { provider } = detail;
+  if (provider.trust_mode === 'queue' || provider.trust_mode === 'open')
+    return { kind: 'none', reason: `${provider.trust_mode} provider` };
+  if (provider.trust_mode === 'token') {
+    return detail.token_header === undefined
+      ? { kind: 'none', reason: 'the server did not say which header carries the token' }
+      : { kind: 'token', header: detail.token_header };
+  }
+  if (!isPresetName(provider.preset)) return { kind: 'none', reason: `unknown preset ${String(provider.preset)}` };
+  const hmac = detail.hmac === undefined ? undefined : filledHmac(detail.hmac);
+  if (detail.hmac !== undefined && hmac === undefined)
+    return { kind: 'none', reason: 'the server sent incomplete hmac options' };
+  const preset = presetFor({ preset: provider.preset, ...(hmac === undefined ? {} : { hmac }) });
+  return preset.sign === undefined
+    ? { kind: 'none', reason: `preset ${preset.name} cannot sign` }
+    : { kind: 'signature', preset };
+}
+
+/**
+ * The signature or token headers for one event, or none with the reason. Only an event that passed
+ * its check on arrival, as the same kind of provider it is now, is signed: trust is never laundered.
+ */
+export function credentialsFor(input: {
+  signing: Signing;
+  event: ApiReplayHeaders;
+  body: Buffer;
+  secret: string;
+  nowMs: number;
+}): { headers: Record<string, string> } | { headers: Record<string, never>; reason: string } {
+  const { signing, event } = input;
+  if (event.passed_check !== true) return { headers: {}, reason: 'it did not pass its check on arrival' };
+  if (signing.kind === 'none') return { headers: {}, reason: signing.reason };
+  if (signing.kind === 'token') {
+    if (event.trust_mode !== 'token') return { headers: {}, reason: `stored as a ${event.trust_mode} event` };
+    return { headers: { [signing.header]: input.secret } };
+  }
+  if (event.trust_mode !== 'signed' || signing.preset.sign === undefined)
+    return { headers: {}, reason: `stored as a ${event.trust_mode} event` };
+  return {
+    headers: signing.preset.sign({
+      body: input.body,
+      secret: input.secret,
+      nowMs: input.nowMs,
+      headers: event.headers,
+    }),
+  };
+}

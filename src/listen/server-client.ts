@@ -1,0 +1,303 @@
+/**
+ * The listener's side of switchboard's HTTP API: the provider list, the cursor-paged event list,
+ * each event's replay-safe headers and exact bytes, and the live stream. Every call carries the
+ * bearer token; the answers are checked against the contract's validators, so a server of another
+ * version fails loudly instead of being misread.
+ */
+import { createParser } from 'eventsource-parser';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { ListOrder } from '../../generated/constants.ts';
+import type {
+  ApiEventList,
+  ApiEventSummary,
+  ApiProviderDetail,
+  ApiReplayHeaders,
+  ListProvidersOutput,
+} from '../../generated/types.ts';
+import {
+  validateApiEventList,
+  validateApiEventSummary,
+  validateApiProviderDetail,
+  validateApiReplayHeaders,
+  validateErrorEnvelope,
+  validateListProvidersOutput,
+} from '../../generated/validators.js';
+
+/** 401 or 403: a wrong or revoked token, or a Host the server does not accept. Retrying cannot help. */
+export class ServerRefusedError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** 429 or 503: come back after retryAfterMs. */
+export class ServerBusyError extends Error {
+  constructor(
+    readonly status: number,
+    readonly retryAfterMs: number | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Any other answer the listener cannot use (400, 404, 5xx, a body off the contract). */
+export class ServerAnswerError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The connection failed (refused, reset, timed out): the server may come back. */
+export class ServerUnreachableError extends Error {}
+
+export interface ListPageQuery {
+  since?: string;
+  provider?: string;
+  eventType?: string;
+  /** The server's default (newest first) when absent. */
+  order?: ListOrder;
+  limit: number;
+  cursor?: string;
+}
+
+export interface RawBody {
+  bytes: Buffer;
+}
+
+export interface StreamHandlers {
+  onEvent: (summary: ApiEventSummary) => void;
+  /** The server could not replay what was missed; the client must catch up itself. */
+  onReset: () => void;
+}
+
+export interface OpenStream {
+  /** Resolves when the stream ends, however it ends (never rejects). */
+  readonly closed: Promise<{ reason: string }>;
+  close(): void;
+}
+
+export interface ServerClient {
+  readonly baseUrl: string;
+  providers(): Promise<ListProvidersOutput>;
+  provider(name: string): Promise<ApiProviderDetail>;
+  listEvents(query: ListPageQuery): Promise<ApiEventList>;
+  replayHeaders(id: string): Promise<ApiReplayHeaders>;
+  raw(id: string): Promise<RawBody>;
+  /** Resolves once the server answered 200 (the stream is subscribed from then on). */
+  openStream(handlers: StreamHandlers): Promise<OpenStream>;
+  close(): Promise<void>;
+}
+
+// The server sends a heartbeat comment every 15 s: three missed ones mean the connection is dead.
+const STREAM_SILENCE_MS = 45_000;
+const REQUEST_TIMEOUT_MS = 20_000;
+
+/** Retry-After in ms: delta-seconds or an HTTP date. */
+export function retryAfterMs(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** The innermost cause of a network failure, e.g. `connect ECONNREFUSED 127.0.0.1:3000`. */
+export function describeNetworkError(err: unknown): string {
+  if (err instanceof Error) {
+    const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+    const cause = err.cause instanceof Error ? describeNetworkError(err.cause) : undefined;
+    return cause ?? (code === undefined || err.message.includes(code) ? err.message : `${code}: ${err.message}`);
+  }
+  return String(err);
+}
+
+/** The error an answer other than 2xx stands for, with the server's own message when it sent one. */
+async function answerError(response: Dispatcher.ResponseData, what: string): Promise<Error> {
+  const text = await response.body.text().catch(() => '');
+  let code: string | undefined;
+  let message = `${what}: HTTP ${response.statusCode}`;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (validateErrorEnvelope(parsed)) {
+      code = parsed.error.code;
+      message = parsed.error.message;
+    }
+  } catch {
+    // Not the error envelope (a reverse proxy's page, say): the status says enough.
+  }
+  const status = response.statusCode;
+  if (status === 401 || status === 403) return new ServerRefusedError(status, message);
+  if (status === 429 || status === 503)
+    return new ServerBusyError(status, retryAfterMs(response.headers['retry-after']), message);
+  return new ServerAnswerError(status, code, message);
+}
+
+export function createServerClient(options: {
+  baseUrl: string;
+  token: string;
+  /** Aborts every request in flight, the stream included (Ctrl-C must not wait for a slow server). */
+  signal?: AbortSignal;
+}): ServerClient {
+  // A base with a path (a reverse proxy's /switchboard/) keeps it: api/… resolves below it.
+  const base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`);
+  const agent = new Agent({ connect: { timeout: 10_000 } });
+  const streamAgent = new Agent({ connect: { timeout: 10_000 }, bodyTimeout: 0 });
+  const auth = { authorization: `Bearer ${options.token}` };
+
+  const url = (path: string, query: Record<string, string | undefined> = {}): URL => {
+    const target = new URL(path, base);
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) target.searchParams.set(key, value);
+    return target;
+  };
+
+  async function get(path: string, query: Record<string, string | undefined>, accept: string) {
+    try {
+      return await request(url(path, query), {
+        method: 'GET',
+        headers: { ...auth, accept },
+        dispatcher: agent,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        headersTimeout: REQUEST_TIMEOUT_MS,
+        bodyTimeout: REQUEST_TIMEOUT_MS,
+      });
+    } catch (err: unknown) {
+      throw new ServerUnreachableError(describeNetworkError(err));
+    }
+  }
+
+  async function getJson<T>(
+    path: string,
+    query: Record<string, string | undefined>,
+    validate: ((value: unknown) => value is T) & { errors?: unknown },
+  ): Promise<T> {
+    const response = await get(path, query, 'application/json');
+    if (response.statusCode !== 200) throw await answerError(response, `GET /${path}`);
+    let body: unknown;
+    try {
+      body = await response.body.json();
+    } catch (err: unknown) {
+      throw new ServerUnreachableError(`GET /${path}: ${describeNetworkError(err)}`);
+    }
+    if (!validate(body))
+      throw new ServerAnswerError(200, undefined, `GET /${path}: the answer is not what this listen expects`);
+    return body;
+  }
+
+  return {
+    baseUrl: base.href,
+    providers: () => getJson('api/providers', {}, validateListProvidersOutput),
+    provider: (name) => getJson(`api/providers/${encodeURIComponent(name)}`, {}, validateApiProviderDetail),
+    listEvents: (query) =>
+      getJson(
+        'api/events',
+        {
+          since: query.since,
+          provider: query.provider,
+          event_type: query.eventType,
+          order: query.order,
+          limit: String(query.limit),
+          cursor: query.cursor,
+        },
+        validateApiEventList,
+      ),
+    replayHeaders: (id) => getJson(`api/events/${encodeURIComponent(id)}/replay-headers`, {}, validateApiReplayHeaders),
+    async raw(id) {
+      const path = `api/events/${encodeURIComponent(id)}/raw`;
+      const response = await get(path, {}, '*/*');
+      if (response.statusCode !== 200) throw await answerError(response, `GET /${path}`);
+      try {
+        return { bytes: Buffer.from(await response.body.arrayBuffer()) };
+      } catch (err: unknown) {
+        throw new ServerUnreachableError(`GET /${path}: ${describeNetworkError(err)}`);
+      }
+    },
+    async openStream(handlers) {
+      const abort = new AbortController();
+      const stop = (): void => abort.abort();
+      options.signal?.addEventListener('abort', stop, { once: true });
+      if (options.signal?.aborted === true) abort.abort();
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url('api/stream'), {
+          method: 'GET',
+          headers: { ...auth, accept: 'text/event-stream' },
+          dispatcher: streamAgent,
+          signal: abort.signal,
+          headersTimeout: REQUEST_TIMEOUT_MS,
+        });
+      } catch (err: unknown) {
+        options.signal?.removeEventListener('abort', stop);
+        throw new ServerUnreachableError(describeNetworkError(err));
+      }
+      if (response.statusCode !== 200) {
+        options.signal?.removeEventListener('abort', stop);
+        throw await answerError(response, 'GET /api/stream');
+      }
+
+      let reason = 'the server closed the stream';
+      let silence: NodeJS.Timeout | undefined;
+      const watch = (): void => {
+        clearTimeout(silence);
+        silence = setTimeout(() => {
+          reason = `no heartbeat for ${STREAM_SILENCE_MS / 1000} s`;
+          abort.abort();
+        }, STREAM_SILENCE_MS);
+      };
+      const parser = createParser({
+        onEvent: (message) => {
+          if (message.event === 'reset') {
+            handlers.onReset();
+            return;
+          }
+          if (message.event !== 'event') return;
+          let summary: unknown;
+          try {
+            summary = JSON.parse(message.data);
+          } catch {
+            summary = undefined;
+          }
+          if (validateApiEventSummary(summary)) handlers.onEvent(summary);
+          else {
+            // A summary off the contract cannot be forwarded or skipped safely: resume from the list.
+            reason = 'the stream sent an event this listen cannot read';
+            abort.abort();
+          }
+        },
+      });
+      const closed = (async (): Promise<{ reason: string }> => {
+        watch();
+        try {
+          response.body.setEncoding('utf8');
+          for await (const chunk of response.body) {
+            watch();
+            parser.feed(String(chunk));
+          }
+        } catch (err: unknown) {
+          if (!abort.signal.aborted) reason = describeNetworkError(err);
+        } finally {
+          clearTimeout(silence);
+          options.signal?.removeEventListener('abort', stop);
+        }
+        return { reason };
+      })();
+      return {
+        closed,
+        close: () => {
+          reason = 'closed by listen';
+          abort.abort();
+        },
+      };
+    },
+    async close() {
+      await Promise.all([agent.destroy(), streamAgent.destroy()]);
+    },
+  };
+}
