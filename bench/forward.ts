@@ -6,16 +6,24 @@
  *   2. delivery lag at a fixed 200 events/s: from the event's received_at (stamped in the insert
  *      that commits it with its outbox row) to its arrival at the consumer, p50 and p99 — target
  *      p99 ≤ 250 ms;
+ *      The same lag is also printed from the 2xx answer, which is sent only after the commit: the
+ *      lag from the commit lies between the two;
  *   3. the backlog drain rate after a consumer outage: the consumer stops, load continues at the
  *      same rate for the outage, the consumer comes back on the same port, and the backlog's size
- *      over the time from its return to the last arrival is printed.
+ *      over the time from its return to the last arrival is printed;
+ *   4. what one delivery costs, measured rather than timed (robust on a loaded machine): with the
+ *      rule paused, events queue up; then it is resumed and, over the drain, the switchboard
+ *      process's CPU time (/proc/<pid>/stat) and the database's committed transactions
+ *      (pg_stat_database.xact_commit, less the idle rate measured just before) are divided by the
+ *      deliveries. Every dispatcher statement runs on its own, so transactions are its round trips.
  *
- *   npx tsx bench/forward.ts [--seconds 10] [--lag-seconds 20] [--outage-seconds 60] [--rate 200]
+ *   npx tsx bench/forward.ts [--seconds 10] [--lag-seconds 20] [--outage-seconds 60] [--rate 200] [--cost-events 2000]
  *   npx tsx bench/forward.ts --seconds 3 --lag-seconds 5 --outage-seconds 5     # a short run
  *
  * DATABASE_URL's server is used when set (a database per server run, created and dropped);
  * otherwise an embedded PostgreSQL (default, durable settings) runs in a temp directory.
  */
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -36,6 +44,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '32' },
     concurrency: { type: 'string', default: '8' },
     'backoff-max-ms': { type: 'string', default: '5000' },
+    'cost-events': { type: 'string', default: '2000' },
   },
 });
 const SECONDS = Number(flags.seconds);
@@ -45,6 +54,7 @@ const RATE = Number(flags.rate);
 const CONNECTIONS = Number(flags.connections);
 const CONCURRENCY = Number(flags.concurrency);
 const BACKOFF_MAX_MS = Number(flags['backoff-max-ms']);
+const COST_EVENTS = Number(flags['cost-events']);
 const SECRET = 'bench-forward-secret';
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -181,6 +191,70 @@ async function receivedAt(databaseUrl: string): Promise<Map<string, number>> {
   }
 }
 
+/** User + system CPU microseconds of a process so far (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMicros(pid: number): number {
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
+  const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1) ?? '';
+  const fields = afterName.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** Transactions committed in the server's database so far (statistics flush within a second). */
+async function committedTransactions(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function forwardControl(server: SpawnedSwitchboard, action: 'pause' | 'resume'): Promise<void> {
+  const response = await fetch(`${server.url}/api/forwards/local-app/${action}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.token ?? ''}` },
+  });
+  if (!response.ok) throw new Error(`${action} answered ${response.status}`);
+}
+
+/** Section 4: CPU and database transactions per delivery, over a drain of a paused backlog. */
+async function costPerDelivery(server: SpawnedSwitchboard, databaseUrl: string, consumer: Consumer): Promise<void> {
+  await forwardControl(server, 'pause');
+  const load = await runGithubLoad({
+    baseUrl: server.url,
+    secret: SECRET,
+    ratePerSecond: RATE,
+    concurrency: 64,
+    durationMs: (COST_EVENTS / RATE) * 1000,
+  });
+  const ids = load.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
+  // The idle rate (search indexer, gauges, these reads): subtracted from the drain's count.
+  await sleep(2_000);
+  const idleFrom = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
+  await sleep(3_000);
+  const idleTo = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
+  const idlePerMs = (idleTo.xacts - idleFrom.xacts) / (idleTo.at - idleFrom.at);
+  const before = { at: nowMs(), cpu: cpuMicros(server.pid), xacts: await committedTransactions(databaseUrl) };
+  await forwardControl(server, 'resume');
+  const drained = await waitUntil(() => ids.every((id) => consumer.arrivals.has(id)), 120_000);
+  const cpuUsed = cpuMicros(server.pid) - before.cpu;
+  const drainMs = nowMs() - before.at;
+  await sleep(1_500); // Let the last statements' counters flush.
+  const after = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
+  const xacts = after.xacts - before.xacts - idlePerMs * (after.at - before.at);
+  out(
+    `cost per delivery (${ids.length} queued while paused, drained in ${(drainMs / 1000).toFixed(2)} s${drained ? '' : ', NOT ALL DELIVERED'}): ` +
+      `${(cpuUsed / ids.length).toFixed(0)} µs CPU in the switchboard process, ` +
+      `${(xacts / ids.length).toFixed(2)} database transactions (idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted)`,
+  );
+}
+
 async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -247,6 +321,17 @@ async function main(): Promise<void> {
           `sent ${lagLoad.ok} ok, ${lagLoad.skipped} skipped): p50 ${percentile(lags, 0.5).toFixed(1)} ms, ` +
           `p99 ${percentile(lags, 0.99).toFixed(1)} ms, max ${(lags.at(-1) ?? 0).toFixed(1)} ms (target p99 ≤ 250 ms)`,
       );
+      // From the 2xx, which follows the commit: the lag from the commit is at least this.
+      const fromAck = lagLoad.outcomes
+        .flatMap((o) => {
+          const at = o.status === 200 && o.id !== null ? consumer.arrivals.get(o.id) : undefined;
+          return at === undefined ? [] : [at - (performance.timeOrigin + o.startedAt + o.latencyMs)];
+        })
+        .sort((a, b) => a - b);
+      out(
+        `delivery lag from the 2xx answer: p50 ${percentile(fromAck, 0.5).toFixed(1)} ms, ` +
+          `p99 ${percentile(fromAck, 0.99).toFixed(1)} ms (the lag from the commit lies between this and the above)`,
+      );
 
       const port = consumer.port;
       await consumer.stop();
@@ -272,6 +357,8 @@ async function main(): Promise<void> {
           `after the consumer returned, all ${drained ? '' : 'NOT '}delivered in ${seconds.toFixed(2)} s: ` +
           `drain rate ${(backlog.length / Math.max(seconds, 0.001)).toFixed(0)} events/s`,
       );
+
+      await costPerDelivery(server, databaseUrl, consumer);
     });
   } finally {
     await consumer.stop();

@@ -12,7 +12,7 @@ import { failedItsCheck, type ForwardRuleConfig } from '../config/forward-rules.
 import { AppError } from '../errors/app-error.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
 import { displayTarget } from '../outbound/send-request.ts';
-import type { AttemptRecord, ClaimedDelivery, DeliveryRepository, EventStore, Settlement } from '../store/index.ts';
+import type { AttemptRecord, ClaimedDelivery, DeliveryRepository, SettleOutcome, Settlement } from '../store/index.ts';
 import { nextAttemptDelayMs } from './backoff.ts';
 
 export const DELIVERY_HEADER = 'x-switchboard-delivery';
@@ -27,8 +27,7 @@ export interface ForwardDispatcherDeps {
   rules: readonly ForwardRuleConfig[];
   /** Each rule's `to`, parsed and checked at start-up (checkForwardTargets). */
   targets: ReadonlyMap<string, URL>;
-  deliveries: Pick<DeliveryRepository, 'claim' | 'settle'>;
-  store: Pick<EventStore, 'get'>;
+  deliveries: Pick<DeliveryRepository, 'claim' | 'settleMany'>;
   outbound: Pick<Outbound, 'deliver'>;
   /** The live bus: called with a listener, returns the unsubscribe. */
   subscribe: (listener: () => void) => () => void;
@@ -90,6 +89,41 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     });
   }
 
+  /**
+   * Finished attempts are settled together: the first settles at once, and those that finish
+   * while its statement runs wait for it and then go in one statement. No attempt waits longer
+   * than one settle statement, and at load a batch costs one round trip instead of one each.
+   */
+  let settleQueue: Array<{ outcome: SettleOutcome; done: (error?: Error) => void }> = [];
+  let settling = false;
+  function flushSettles(): void {
+    if (settling || settleQueue.length === 0) return;
+    settling = true;
+    const batch = settleQueue;
+    settleQueue = [];
+    deps.deliveries
+      .settleMany(batch.map((item) => item.outcome))
+      .then(
+        () => {
+          for (const item of batch) item.done();
+        },
+        (error: unknown) => {
+          const reason = error instanceof Error ? error : new Error(String(error));
+          for (const item of batch) item.done(reason);
+        },
+      )
+      .finally(() => {
+        settling = false;
+        flushSettles();
+      });
+  }
+  function settle(outcome: SettleOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      settleQueue.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      flushSettles();
+    });
+  }
+
   /** A timer for this instance's own scheduled retry, so it need not wait for the poll. */
   function wakeAt(worker: Worker, delayMs: number): void {
     const at = Date.now() + delayMs;
@@ -118,9 +152,8 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
             state: 'failed',
             retryInMs: nextAttemptDelayMs(rule.backoff, failedSoFar, { status, retryAfter }, random, Date.now()),
           };
+    const { event } = delivery;
     try {
-      const event = await deps.store.get(delivery.eventId);
-      if (event === null) return; // Deleted by retention meanwhile; its delivery went with it.
       const outcome = await deps.outbound.deliver({
         event,
         url: worker.url,
@@ -129,6 +162,8 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
         unsigned: !rule.resign || failedItsCheck(event),
         extraHeaders: { [DELIVERY_HEADER]: delivery.id, [ATTEMPT_HEADER]: String(delivery.attempt) },
         signal: cancel.signal,
+        // One kept-alive pinned connection pool per rule (see docs/adr on connection reuse).
+        keepAliveKey: `forward:${rule.name}`,
       });
       const ok = outcome.status >= 200 && outcome.status <= 299;
       record = {
@@ -160,7 +195,7 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
       settlement = interrupted ? { state: 'failed', retryInMs: 0 } : failure(null, undefined);
     }
     const seconds = (performance.now() - started) / 1000;
-    await deps.deliveries.settle(delivery, record, settlement);
+    await settle({ delivery, attempt: record, settlement });
     deps.onAttempt?.(rule.name, settlement.state, seconds);
     if (settlement.state === 'failed') {
       deps.logger.info(

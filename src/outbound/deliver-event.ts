@@ -4,6 +4,7 @@
  * sender checks, the header rules and the credentials rule cannot differ between them.
  */
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
@@ -18,9 +19,11 @@ import {
 import { assertNotSender } from './refuse-sender.ts';
 import { sendRequest, type SendOutcome } from './send-request.ts';
 import {
+  checkReplayTarget,
+  createGuardedDispatcher,
   createTargetPolicy,
   normaliseIp,
-  prepareReplayDelivery,
+  parseReplayTarget,
   type CheckedReplayTarget,
   type ConnectAttempt,
   type RawConnector,
@@ -77,6 +80,13 @@ export interface DeliverRequest {
   /** Ends the attempt early (shutdown). */
   signal?: AbortSignal;
   trace?: DeliveryTrace;
+  /**
+   * Keep the pinned connection open for the next delivery with the same key (forwarding passes
+   * one per rule). The target is still resolved and checked on every delivery; the connection is
+   * reused only while that check lands on exactly the same checked addresses, and every new
+   * connection is checked again at connect time. Without a key, one connection per delivery.
+   */
+  keepAliveKey?: string;
 }
 
 export interface DeliverOutcome extends SendOutcome {
@@ -95,6 +105,14 @@ export interface Outbound {
   policy: TargetPolicy;
   /** The webhook routes switchboard serves, for the loop check. */
   webhookRoutes: readonly string[];
+  /** Closes the connections kept for keepAliveKey deliveries. */
+  close(): Promise<void>;
+}
+
+/** A pinned dispatcher kept open for one keepAliveKey, and the checked pin it serves. */
+interface KeptConnection {
+  pin: string;
+  dispatcher: Dispatcher;
 }
 
 export function createOutbound(options: OutboundOptions): Outbound {
@@ -146,27 +164,50 @@ export function createOutbound(options: OutboundOptions): Outbound {
       trace.targetUrl = request.url.href;
     }
     const observed = observePolicy(policy);
-    const { target, dispatcher } = await prepareReplayDelivery(request.url.href, undefined, {
+    const selfAddresses = options.selfAddresses().map((self) => ({
+      ...self,
+      routes: [...(self.routes ?? []), ...webhookRoutes],
+    }));
+    const checkOptions = {
       policy: observed.policy,
-      selfAddresses: options.selfAddresses().map((self) => ({
-        ...self,
-        routes: [...(self.routes ?? []), ...webhookRoutes],
-      })),
+      selfAddresses,
       connectTimeoutMs: request.timeoutMs,
-      onConnect: (connection) => {
-        if (trace) trace.resolvedIp = connection.address;
-        options.onConnect?.(connection);
-      },
       ...(options.resolver ? { resolver: options.resolver } : {}),
       ...(options.connect ? { connect: options.connect } : {}),
-    }).catch((error: unknown) => {
-      if (trace) {
-        trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
-        // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
-        if (trace.resolvedIp !== null && normaliseIp(trace.resolvedIp) === undefined) trace.resolvedIp = null;
-      }
-      throw error;
-    });
+    };
+    // Resolved and checked on every delivery, a kept connection included: a name that now points
+    // somewhere the policy refuses is refused here, before any socket is used.
+    const target = await checkReplayTarget(parseReplayTarget(request.url.href, undefined), checkOptions).catch(
+      (error: unknown) => {
+        if (trace) {
+          trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
+          // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
+          if (trace.resolvedIp !== null && normaliseIp(trace.resolvedIp) === undefined) trace.resolvedIp = null;
+        }
+        throw error;
+      },
+    );
+    const key = request.keepAliveKey;
+    // The pin a kept connection may serve: same origin, same checked addresses, same self addresses.
+    const pin = JSON.stringify([target.origin, target.addresses, selfAddresses]);
+    let kept = key === undefined ? undefined : keptConnections.get(key);
+    if (kept !== undefined && kept.pin !== pin) {
+      dropKept(key);
+      kept = undefined;
+    }
+    const dispatcher =
+      kept?.dispatcher ??
+      createGuardedDispatcher({
+        ...checkOptions,
+        // The policy itself, not this delivery's observer: a kept dispatcher outlives the delivery.
+        policy,
+        pinned: target,
+        onConnect: (connection) => {
+          if (trace && key === undefined) trace.resolvedIp = connection.address;
+          options.onConnect?.(connection);
+        },
+      });
+    if (key !== undefined && kept === undefined) keptConnections.set(key, { pin, dispatcher });
     if (trace) {
       trace.targetUrl = target.url;
       trace.resolvedIp = target.resolvedIp;
@@ -197,12 +238,31 @@ export function createOutbound(options: OutboundOptions): Outbound {
         );
       }
       return { ...outcome, target };
+    } catch (error) {
+      // A failed connection is not kept: the next attempt starts on a fresh one.
+      if (key !== undefined) dropKept(key);
+      throw error;
     } finally {
-      dispatcher.destroy().catch(() => undefined);
+      if (key === undefined) dispatcher.destroy().catch(() => undefined);
     }
   }
 
-  return { deliver, policy, webhookRoutes };
+  const keptConnections = new Map<string, KeptConnection>();
+  function dropKept(key: string | undefined): void {
+    const kept = key === undefined ? undefined : keptConnections.get(key);
+    if (key === undefined || kept === undefined) return;
+    keptConnections.delete(key);
+    // Closes once requests already on it have finished; another delivery of the rule may be one.
+    kept.dispatcher.close().catch(() => undefined);
+  }
+
+  async function close(): Promise<void> {
+    const all = [...keptConnections.values()];
+    keptConnections.clear();
+    await Promise.all(all.map((kept) => kept.dispatcher.destroy().catch(() => undefined)));
+  }
+
+  return { deliver, policy, webhookRoutes, close };
 }
 
 /**

@@ -178,6 +178,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       selfAddresses: () => selfAddresses,
       logger,
     });
+    // Closed after the dispatcher stops (cleanups run in reverse): forwarding's kept connections.
+    cleanups.push(() => outbound.close());
     const replay = instrumentReplay(
       createReplayService({
         store,
@@ -310,7 +312,6 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         rules: config.forward,
         targets,
         deliveries,
-        store,
         outbound,
         subscribe: (listener) => bus.subscribe(() => listener()),
         logger,

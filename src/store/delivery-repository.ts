@@ -16,6 +16,9 @@ import type { Delivery, DeliveryAttempt } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeEventId } from './event-id.ts';
+import { detailRow, storedEventFromRow } from './event-mapping.ts';
+import type { StoredEvent } from './event-store.ts';
+import { receivedAtUtc } from './list-query.ts';
 import { utcColumn } from './timestamps.ts';
 
 export interface ClaimedDelivery {
@@ -28,6 +31,8 @@ export interface ClaimedDelivery {
   budgetStart: number;
   /** Proves the claim when settling; a claim that expired and was taken over settles nothing. */
   claim: string;
+  /** The event to send, read by the claim statement itself (no second round trip per delivery). */
+  event: StoredEvent;
 }
 
 export interface ClaimRequest {
@@ -51,6 +56,12 @@ export interface AttemptRecord {
 /** What becomes of the delivery after an attempt. */
 export type Settlement = { state: 'delivered' } | { state: 'dead' } | { state: 'failed'; retryInMs: number };
 
+export interface SettleOutcome {
+  delivery: Pick<ClaimedDelivery, 'id' | 'rule' | 'attempt' | 'claim'>;
+  attempt: AttemptRecord;
+  settlement: Settlement;
+}
+
 export interface RuleHealth {
   rule: string;
   pending: number;
@@ -69,6 +80,8 @@ export interface DeliveryRepository {
   claim(request: ClaimRequest): Promise<ClaimedDelivery[]>;
   /** Records the attempt and, when the claim still holds, moves the delivery on. */
   settle(delivery: ClaimedDelivery, attempt: AttemptRecord, settlement: Settlement): Promise<void>;
+  /** settle for many attempts in one statement: every attempt is recorded, each delivery moved on. */
+  settleMany(outcomes: readonly SettleOutcome[]): Promise<void>;
   forEvent(eventId: string): Promise<Delivery[]>;
   get(id: string): Promise<Delivery | null>;
   /** A failed, dead or pending delivery becomes pending now, with a fresh max_attempts. */
@@ -83,9 +96,9 @@ export interface DeliveryRepository {
 
 const OPEN_STATES = sql.fragment`('pending', 'delivering', 'failed')`;
 
-const claimedRow = z.object({
-  id: z.string(),
-  event_id: z.string(),
+// The delivery's columns beside its event's, which the claim returns in the same statement.
+const claimedRow = detailRow.extend({
+  delivery_id: z.string(),
   rule: z.string(),
   attempt_count: z.number().int(),
   budget_start: z.number().int(),
@@ -181,26 +194,101 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
     return delivery ?? null;
   }
 
+  /**
+   * One statement for a batch of finished attempts: each delivery whose claim still holds moves
+   * on, and every attempt is recorded (a claim taken over still leaves its attempt in the history,
+   * as long as the delivery exists).
+   */
+  async function settleMany(outcomes: readonly SettleOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const column = <T>(pick: (outcome: SettleOutcome) => T): T[] => outcomes.map(pick);
+    await pool.query(sql.unsafe`
+      WITH input AS (
+        SELECT * FROM unnest(
+          ${sql.array(
+            column((o) => o.delivery.id),
+            'uuid',
+          )}, ${sql.array(
+            column((o) => o.delivery.claim),
+            'uuid',
+          )}, ${sql.array(
+            column((o) => o.delivery.attempt),
+            'int4',
+          )}, ${sql.array(
+            column((o) => o.delivery.rule),
+            'text',
+          )}, ${sql.array(
+            column((o) => o.settlement.state),
+            'text',
+          )}, ${sql.array(
+            column((o) => (o.settlement.state === 'failed' ? Math.max(0, Math.round(o.settlement.retryInMs)) : null)),
+            'int8',
+          )}, ${sql.array(
+            column((o) => o.attempt.startedAt.toISOString()),
+            'timestamptz',
+          )}, ${sql.array(
+            column((o) => o.attempt.status),
+            'int4',
+          )}, ${sql.array(
+            column((o) => o.attempt.ms),
+            'float8',
+          )}, ${sql.array(
+            column((o) =>
+              o.attempt.error === null ? null : o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength),
+            ),
+            'text',
+          )}, ${sql.array(
+            column((o) => o.attempt.excerpt),
+            'text',
+          )}, ${sql.array(
+            column((o) => o.attempt.contentType),
+            'text',
+          )}
+        ) AS t(id, claim, attempt, rule, state, retry_ms, started_at, status, ms, error, excerpt, content_type)
+      ), settled AS (
+        UPDATE deliveries SET state = input.state, claim = NULL,
+          next_attempt_at = CASE WHEN input.state = 'failed'
+            THEN clock_timestamp() + input.retry_ms * interval '1 millisecond' END,
+          delivered_at = CASE WHEN input.state = 'delivered' THEN clock_timestamp() END
+        FROM input
+        WHERE deliveries.id = input.id AND deliveries.claim = input.claim
+        RETURNING deliveries.id
+      )
+      INSERT INTO delivery_attempts
+        (delivery_id, attempt, rule, started_at, response_status, response_ms, error, response_excerpt, response_content_type)
+      SELECT input.id, input.attempt, input.rule, input.started_at, input.status, input.ms, input.error, input.excerpt,
+        input.content_type
+      FROM input
+      WHERE EXISTS (SELECT 1 FROM deliveries WHERE deliveries.id = input.id)
+      ON CONFLICT (delivery_id, attempt) DO NOTHING
+    `);
+  }
+
   const notPaused = (rule: string) =>
     sql.fragment`NOT EXISTS (SELECT 1 FROM forward_rule_state WHERE forward_rule_state.rule = ${rule} AND forward_rule_state.paused)`;
 
   const claimUpdate = (request: ClaimRequest) => sql.fragment`
     UPDATE deliveries SET state = 'delivering', attempt_count = deliveries.attempt_count + 1, claim = ${request.claim},
       next_attempt_at = clock_timestamp() + ${request.claimTimeoutMs} * interval '1 millisecond'
-    FROM due WHERE deliveries.id = due.id
-    RETURNING deliveries.id, deliveries.event_id, deliveries.rule, deliveries.attempt_count, deliveries.budget_start, deliveries.seq
+    FROM due, events WHERE deliveries.id = due.id AND events.id = deliveries.event_id
+    RETURNING deliveries.id AS delivery_id, deliveries.rule, deliveries.attempt_count, deliveries.budget_start, deliveries.seq,
+      events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
+      ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail,
+      events.external_id, events.content_type, events.source_ip, events.headers, events.payload, events.summary,
+      events.request_method, events.request_path, events.request_query, events.response_status
   `;
 
   function claimedFromRows(rows: readonly z.infer<typeof claimedRow>[], claim: string): ClaimedDelivery[] {
     return [...rows]
       .sort((a, b) => a.seq - b.seq)
       .map((row) => ({
-        id: row.id,
-        eventId: row.event_id,
+        id: row.delivery_id,
+        eventId: row.id,
         rule: row.rule,
         attempt: row.attempt_count,
         budgetStart: row.budget_start,
         claim,
+        event: storedEventFromRow(row),
       }));
   }
 
@@ -244,27 +332,11 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
       });
     },
 
-    async settle(delivery, attempt, settlement) {
-      const error = attempt.error === null ? null : attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength);
-      const next =
-        settlement.state === 'failed'
-          ? sql.fragment`clock_timestamp() + ${Math.max(0, Math.round(settlement.retryInMs))} * interval '1 millisecond'`
-          : sql.fragment`NULL`;
-      await pool.query(sql.unsafe`
-        WITH settled AS (
-          UPDATE deliveries SET state = ${settlement.state}, claim = NULL, next_attempt_at = ${next},
-            delivered_at = ${settlement.state === 'delivered' ? sql.fragment`clock_timestamp()` : sql.fragment`NULL`}
-          WHERE deliveries.id = ${delivery.id} AND deliveries.claim = ${delivery.claim}
-          RETURNING deliveries.id
-        )
-        INSERT INTO delivery_attempts
-          (delivery_id, attempt, rule, started_at, response_status, response_ms, error, response_excerpt, response_content_type)
-        SELECT ${delivery.id}, ${delivery.attempt}, ${delivery.rule}, ${attempt.startedAt.toISOString()}::timestamptz,
-          ${attempt.status}, ${attempt.ms}, ${error}, ${attempt.excerpt}, ${attempt.contentType}
-        WHERE EXISTS (SELECT 1 FROM deliveries WHERE deliveries.id = ${delivery.id})
-        ON CONFLICT (delivery_id, attempt) DO NOTHING
-      `);
+    settle(delivery, attempt, settlement) {
+      return settleMany([{ delivery, attempt, settlement }]);
     },
+
+    settleMany,
 
     async forEvent(eventId) {
       const uuid = normalizeEventId(eventId);

@@ -70,6 +70,7 @@ export {
   type DeliveryRepository,
   type RetryOutcome,
   type RuleHealth,
+  type SettleOutcome,
   type Settlement,
 } from './delivery-repository.ts';
 export type { EventStoreOptions } from './pg-event-store.ts';

@@ -193,7 +193,6 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
       rules: config.forward,
       targets,
       deliveries,
-      store,
       outbound,
       subscribe: (listener) => bus.subscribe(() => listener()),
       logger,
@@ -217,6 +216,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     close: async () => {
       shutdown.abort();
       await dispatcher?.stop(1_000);
+      await outbound.close();
       await listening.close();
       await bus.close();
       if (pool !== db.pool) await pool.end().catch(() => undefined);

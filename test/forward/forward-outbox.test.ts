@@ -189,6 +189,83 @@ describe('the outbox', () => {
     expect(head?.eventId).toBe(stored[0]?.event.id);
     expect(await ordered(crypto.randomUUID())).toEqual([]);
   });
+
+  it('brings each claimed event with the claim: the same stored bytes and headers a read would', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    await store.insertMany([
+      newEvent({ eventType: 'push', payload: Buffer.from([0x7b, 0x00, 0xff, 0x7d]) }),
+      newEvent({ eventType: 'push', headers: { 'x-github-event': 'push', 'x-many': ['a', 'b'] } }),
+    ]);
+    const claimed = await deliveries.claim({
+      rule: 'all',
+      limit: 10,
+      claimTimeoutMs: 30_000,
+      ordered: false,
+      claim: crypto.randomUUID(),
+    });
+    expect(claimed).toHaveLength(2);
+    for (const delivery of claimed) {
+      expect(delivery.event.id).toBe(delivery.eventId);
+      expect(delivery.event).toEqual(await store.get(delivery.eventId));
+    }
+  });
+
+  it('settles a batch in one statement: every attempt recorded, each delivery moved on, a stale claim left alone', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    await store.insertMany(Array.from({ length: 4 }, () => newEvent({ eventType: 'push' })));
+    const claim = crypto.randomUUID();
+    const [a, b, c, d] = await deliveries.claim({
+      rule: 'all',
+      limit: 4,
+      claimTimeoutMs: 30_000,
+      ordered: false,
+      claim,
+    });
+    if (!a || !b || !c || !d) throw new Error('expected four claims');
+    const attempt = (status: number | null, error: string | null) => ({
+      startedAt: new Date(),
+      status,
+      ms: status === null ? 12.5 : 3,
+      error,
+      excerpt: status === 500 ? 'boom' : null,
+      contentType: status === 500 ? 'text/plain' : null,
+    });
+    await deliveries.settleMany([
+      { delivery: a, attempt: attempt(200, null), settlement: { state: 'delivered' } },
+      {
+        delivery: b,
+        attempt: attempt(500, 'consumer answered 500'),
+        settlement: { state: 'failed', retryInMs: 60_000 },
+      },
+      { delivery: c, attempt: attempt(null, 'connection refused (ECONNREFUSED)'), settlement: { state: 'dead' } },
+      // A claim another instance took over: its attempt is recorded, the row is not moved.
+      {
+        delivery: { ...d, claim: crypto.randomUUID() },
+        attempt: attempt(200, null),
+        settlement: { state: 'delivered' },
+      },
+    ]);
+    expect(await count('delivery_attempts')).toBe(4);
+    const [settledA, settledB, settledC, settledD] = await Promise.all([a, b, c, d].map((x) => deliveries.get(x.id)));
+    expect(settledA).toMatchObject({ state: 'delivered', next_attempt_at: null });
+    expect(settledA?.delivered_at).not.toBeNull();
+    expect(settledB).toMatchObject({ state: 'failed', delivered_at: null });
+    expect(Date.parse(settledB?.next_attempt_at ?? '') - Date.now()).toBeGreaterThan(50_000);
+    expect(settledB?.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, status: 500, error: 'consumer answered 500', response_excerpt: 'boom' }),
+    ]);
+    expect(settledB?.attempts[0]?.response_content_type).toBe('text/plain');
+    expect(settledC).toMatchObject({ state: 'dead', next_attempt_at: null });
+    expect(settledC?.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, status: null, ms: 12.5, error: 'connection refused (ECONNREFUSED)' }),
+    ]);
+    expect(settledD?.state).toBe('delivering');
+    expect(settledD?.attempts).toHaveLength(1);
+  });
 });
 
 describe('backoff', () => {
