@@ -1,45 +1,28 @@
-import type { Logger } from 'pino';
 import type { ReplayResult } from '../../generated/types.ts';
 import { validateReplayResult } from '../../generated/validators.js';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
 import { failedArrivalMessage } from '../outbound/credentials.ts';
-import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
-import {
-  parseReplayTarget,
-  type ConnectAttempt,
-  type RawConnector,
-  type Resolver,
-  type SelfAddress,
-  type TargetPolicy,
-} from '../outbound/target-policy/index.ts';
+import { createOutbound, type Outbound, type OutboundOptions } from '../outbound/deliver-event.ts';
+import { parseReplayTarget } from '../outbound/target-policy/index.ts';
 import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 
-export interface ReplayServiceDeps {
+/** The sending options replay passes through to its own Outbound when it is not given one (tests). */
+type SendingOptions = Pick<
+  OutboundOptions,
+  'selfAddresses' | 'logger' | 'policy' | 'resolver' | 'connect' | 'onConnect' | 'now' | 'responseBodyLimitBytes'
+>;
+
+export interface ReplayServiceDeps extends SendingOptions {
   store: Pick<EventStore, 'get'>;
   attempts: Pick<ReplayAttemptRepository, 'record'>;
   providers: readonly ProviderConfig[];
   /** ResolvedConfig.replay. */
   replay: { defaultTarget: string | undefined; allow: readonly string[]; timeoutMs: number };
-  /** switchboard's own listening addresses, asked per replay because they are known only after listen. */
-  selfAddresses: () => readonly SelfAddress[];
   /** Throws AppError rate_limited when the caller's replay bucket is empty. */
   checkRateLimit?: (caller: string) => void;
-  logger: Logger;
-  /** Overrides the policy built from `replay.allow` (tests pin loopback to one address with it). */
-  policy?: TargetPolicy;
-  /** Test injection: DNS answers. Default: the system resolver. */
-  resolver?: Resolver;
-  /** Test injection: opens the socket to the checked address. Default: undici's connector. */
-  connect?: RawConnector;
-  /** Called for every approved connection, just before its socket is opened. */
-  onConnect?: (attempt: ConnectAttempt) => void;
-  /** Milliseconds since the epoch: signature timestamps and started_at. Default Date.now. */
-  now?: () => number;
-  /** How much of a consumer's answer is read before the stream is dropped. Default 64 KiB. */
-  responseBodyLimitBytes?: number;
   /** The sending path shared with forwarding; built from the options above when absent. */
   outbound?: Outbound;
 }
