@@ -55,6 +55,7 @@ const CONNECTIONS = Number(flags.connections);
 const CONCURRENCY = Number(flags.concurrency);
 const BACKOFF_MAX_MS = Number(flags['backoff-max-ms']);
 const COST_EVENTS = Number(flags['cost-events']);
+const WARM_UP_MS = 3_000;
 const SECRET = 'bench-forward-secret';
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -298,6 +299,17 @@ async function main(): Promise<void> {
 
     // 2 and 3 on one server: lag with the consumer up, then the outage and the drain.
     await withServer(databases, consumer.port, async (server, databaseUrl) => {
+      // Warm-up at the same rate, not measured: a server that has just started is still opening
+      // its pools, its bus subscription and its first connection to the consumer.
+      const warmUp = await runGithubLoad({
+        baseUrl: server.url,
+        secret: SECRET,
+        ratePerSecond: RATE,
+        concurrency: 64,
+        durationMs: WARM_UP_MS,
+      });
+      const warmIds = warmUp.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
+      await waitUntil(() => warmIds.every((id) => consumer.arrivals.has(id)), 30_000);
       consumer.arrivals.clear();
       const lagLoad = await runGithubLoad({
         baseUrl: server.url,
