@@ -276,11 +276,12 @@ describe('switchboard listen', () => {
     const sent = Array.from({ length: 50 }, (_, i) => `{"n":${i + 1}}`);
     for (const body of sent) await sendOpen(body);
     await child.waitFor(/the event stream failed/);
+    // While the server is away, each retry is printed; the server comes back only after one was.
+    await child.waitFor(/GET \/api\/stream failed \(.*ECONNREFUSED.*\); retry 1 in/);
+    expect(child.stderr()).toMatch(/GET \/api\/stream failed \(.*ECONNREFUSED.*\); retry 1 in/);
     await proxy.up();
     await until(() => target.requests.length >= 51, 'all 51 events', 40_000);
     await child.waitFor(/Reconnected to/);
-    // While the server was away, each retry was printed.
-    expect(child.stderr()).toMatch(/GET \/api\/stream failed \(.*ECONNREFUSED.*\); retry 1 in/);
     await delay(300);
     expect(bodies(target)).toEqual(['{"n":0}', ...sent]);
     // The catch-up ran into the read rate limit and waited as told.
