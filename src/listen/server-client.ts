@@ -4,7 +4,7 @@
  * bearer token; the answers are checked against the contract's validators, so a server of another
  * version fails loudly instead of being misread.
  */
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ListOrder } from '../../generated/constants.ts';
 import type {
@@ -140,6 +140,117 @@ async function answerError(response: Dispatcher.ResponseData, what: string): Pro
   return new ServerAnswerError(status, code, message);
 }
 
+/** A GET with the client's timeouts; a connection that fails is ServerUnreachableError. */
+async function send(
+  url: URL,
+  headers: Record<string, string>,
+  dispatcher: Dispatcher,
+  signal: AbortSignal | undefined,
+): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(url, {
+      method: 'GET',
+      headers,
+      dispatcher,
+      ...(signal === undefined ? {} : { signal }),
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+    });
+  } catch (err: unknown) {
+    throw new ServerUnreachableError(describeNetworkError(err));
+  }
+}
+
+/** The stream's SSE parser: summaries to onEvent, `reset` to onReset, anything unreadable to fail. */
+function streamParser(handlers: StreamHandlers, fail: (reason: string) => void): EventSourceParser {
+  return createParser({
+    onEvent: (message) => {
+      if (message.event === 'reset') {
+        handlers.onReset();
+        return;
+      }
+      if (message.event !== 'event') return;
+      let summary: unknown;
+      try {
+        summary = JSON.parse(message.data);
+      } catch {
+        summary = undefined;
+      }
+      // A summary off the contract cannot be forwarded or skipped safely: resume from the list.
+      if (validateApiEventSummary(summary)) handlers.onEvent(summary);
+      else fail('the stream sent an event this listen cannot read');
+    },
+  });
+}
+
+/** Reads /api/stream: summaries to onEvent, `reset` to onReset, until it ends or is closed. */
+async function openEventStream(
+  url: URL,
+  headers: Record<string, string>,
+  dispatcher: Dispatcher,
+  handlers: StreamHandlers,
+  signal: AbortSignal | undefined,
+): Promise<OpenStream> {
+  const abort = new AbortController();
+  const stop = (): void => abort.abort();
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted === true) abort.abort();
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(url, {
+      method: 'GET',
+      headers: { ...headers, accept: 'text/event-stream' },
+      dispatcher,
+      signal: abort.signal,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+    });
+  } catch (err: unknown) {
+    signal?.removeEventListener('abort', stop);
+    throw new ServerUnreachableError(describeNetworkError(err));
+  }
+  if (response.statusCode !== 200) {
+    signal?.removeEventListener('abort', stop);
+    throw await answerError(response, 'GET /api/stream');
+  }
+
+  let reason = 'the server closed the stream';
+  let silence: NodeJS.Timeout | undefined;
+  const watch = (): void => {
+    clearTimeout(silence);
+    silence = setTimeout(() => {
+      reason = `no heartbeat for ${STREAM_SILENCE_MS / 1000} s`;
+      abort.abort();
+    }, STREAM_SILENCE_MS);
+  };
+  const parser = streamParser(handlers, (why) => {
+    reason = why;
+    abort.abort();
+  });
+  const closed = (async (): Promise<{ reason: string }> => {
+    watch();
+    try {
+      response.body.setEncoding('utf8');
+      for await (const chunk of response.body) {
+        watch();
+        parser.feed(String(chunk));
+      }
+    } catch (err: unknown) {
+      if (!abort.signal.aborted) reason = describeNetworkError(err);
+    } finally {
+      clearTimeout(silence);
+      signal?.removeEventListener('abort', stop);
+    }
+    return { reason };
+  })();
+  return {
+    closed,
+    close: () => {
+      reason = 'closed by listen';
+      abort.abort();
+    },
+  };
+}
+
 export function createServerClient(options: {
   baseUrl: string;
   token: string;
@@ -158,20 +269,8 @@ export function createServerClient(options: {
     return target;
   };
 
-  async function get(path: string, query: Record<string, string | undefined>, accept: string) {
-    try {
-      return await request(url(path, query), {
-        method: 'GET',
-        headers: { ...auth, accept },
-        dispatcher: agent,
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
-        headersTimeout: REQUEST_TIMEOUT_MS,
-        bodyTimeout: REQUEST_TIMEOUT_MS,
-      });
-    } catch (err: unknown) {
-      throw new ServerUnreachableError(describeNetworkError(err));
-    }
-  }
+  const get = (path: string, query: Record<string, string | undefined>, accept: string) =>
+    send(url(path, query), { ...auth, accept }, agent, options.signal);
 
   async function getJson<T>(
     path: string,
@@ -219,83 +318,7 @@ export function createServerClient(options: {
         throw new ServerUnreachableError(`GET /${path}: ${describeNetworkError(err)}`);
       }
     },
-    async openStream(handlers) {
-      const abort = new AbortController();
-      const stop = (): void => abort.abort();
-      options.signal?.addEventListener('abort', stop, { once: true });
-      if (options.signal?.aborted === true) abort.abort();
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await request(url('api/stream'), {
-          method: 'GET',
-          headers: { ...auth, accept: 'text/event-stream' },
-          dispatcher: streamAgent,
-          signal: abort.signal,
-          headersTimeout: REQUEST_TIMEOUT_MS,
-        });
-      } catch (err: unknown) {
-        options.signal?.removeEventListener('abort', stop);
-        throw new ServerUnreachableError(describeNetworkError(err));
-      }
-      if (response.statusCode !== 200) {
-        options.signal?.removeEventListener('abort', stop);
-        throw await answerError(response, 'GET /api/stream');
-      }
-
-      let reason = 'the server closed the stream';
-      let silence: NodeJS.Timeout | undefined;
-      const watch = (): void => {
-        clearTimeout(silence);
-        silence = setTimeout(() => {
-          reason = `no heartbeat for ${STREAM_SILENCE_MS / 1000} s`;
-          abort.abort();
-        }, STREAM_SILENCE_MS);
-      };
-      const parser = createParser({
-        onEvent: (message) => {
-          if (message.event === 'reset') {
-            handlers.onReset();
-            return;
-          }
-          if (message.event !== 'event') return;
-          let summary: unknown;
-          try {
-            summary = JSON.parse(message.data);
-          } catch {
-            summary = undefined;
-          }
-          if (validateApiEventSummary(summary)) handlers.onEvent(summary);
-          else {
-            // A summary off the contract cannot be forwarded or skipped safely: resume from the list.
-            reason = 'the stream sent an event this listen cannot read';
-            abort.abort();
-          }
-        },
-      });
-      const closed = (async (): Promise<{ reason: string }> => {
-        watch();
-        try {
-          response.body.setEncoding('utf8');
-          for await (const chunk of response.body) {
-            watch();
-            parser.feed(String(chunk));
-          }
-        } catch (err: unknown) {
-          if (!abort.signal.aborted) reason = describeNetworkError(err);
-        } finally {
-          clearTimeout(silence);
-          options.signal?.removeEventListener('abort', stop);
-        }
-        return { reason };
-      })();
-      return {
-        closed,
-        close: () => {
-          reason = 'closed by listen';
-          abort.abort();
-        },
-      };
-    },
+    openStream: (handlers) => openEventStream(url('api/stream'), auth, streamAgent, handlers, options.signal),
     async close() {
       await Promise.all([agent.destroy(), streamAgent.destroy()]);
     },

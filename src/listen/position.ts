@@ -1,0 +1,185 @@
+/**
+ * Where a listen run is in the server's event list: where it starts (--since, the checkpoint, or
+ * now), how it moves as events are dealt with, the checkpoint file that keeps it across restarts,
+ * and the catch-up that pages the list, oldest first, from it.
+ */
+import { LIST_LIMIT } from '../../generated/constants.ts';
+import type { ApiEventSummary, ListenCheckpoint } from '../../generated/types.ts';
+import { isEventId } from '../store/event-id.ts';
+import { newCheckpoint, readCheckpoint, writeCheckpoint, type CheckpointKey } from './checkpoint.ts';
+import type { ListenPrinter } from './listen-output.ts';
+import { ListenFatalError, type RunControl } from './run-control.ts';
+import { ServerAnswerError, type ServerClient } from './server-client.ts';
+
+/** A checkpoint older than this is not resumed (the issue's resume window). */
+export const RESUME_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** Where the next catch-up starts: after an event (or, if it was pruned, after its time), after a time, or from the start. */
+export type Position = { id: string; receivedAt: string | null } | { time: string } | { beginning: true };
+
+/** Whether the event comes before the position in the list's order, (received_at, id). */
+export function isBefore(event: ApiEventSummary, receivedAt: string, id: string): boolean {
+  const at = Date.parse(event.received_at);
+  const then = Date.parse(receivedAt);
+  if (at !== then) return at < then;
+  // Same millisecond: the server writes both in one format, so the text orders the microseconds too.
+  if (event.received_at !== receivedAt) return event.received_at < receivedAt;
+  return event.id < id;
+}
+
+export interface PositionOptions {
+  client: ServerClient;
+  control: RunControl;
+  printer: ListenPrinter;
+  key: CheckpointKey;
+  /** now, an RFC 3339 time or an event id; undefined: the checkpoint, else now. */
+  since: string | undefined;
+  checkpointFile: string;
+}
+
+export interface ListenPosition {
+  /** Reads --since or the checkpoint, writes the checkpoint, and says where the run starts from. */
+  start(): Promise<{ from: string }>;
+  /** Moves past a handled event, never back: a late-committed event does not make the list repeat. */
+  advancePast(event: ApiEventSummary): void;
+  /** Writes the position to the checkpoint file. */
+  save(): Promise<void>;
+  /** Reads the list after the position, oldest first, page by page, handing each event over. */
+  catchUp(handle: (event: ApiEventSummary) => Promise<void>): Promise<void>;
+}
+
+/** The newest stored event (the list's default order is newest first). */
+async function newestPosition({ client, control }: PositionOptions): Promise<Position> {
+  const page = await control.fromServer('GET /api/events', () => client.listEvents({ limit: 1 }));
+  const [newest] = page.events;
+  return newest === undefined ? { beginning: true } : { id: newest.id, receivedAt: newest.received_at };
+}
+
+/** The checkpoint's position when it is readable and under 24 hours old, else now (with a warning why). */
+async function fromCheckpoint(options: PositionOptions): Promise<{ position: Position; from: string }> {
+  const { printer } = options;
+  const read = await readCheckpoint(options.checkpointFile);
+  if (read.kind === 'unreadable') {
+    printer.print({
+      type: 'warning',
+      message: `ignoring checkpoint ${options.checkpointFile} (${read.reason}); starting from now`,
+    });
+    return { position: await newestPosition(options), from: 'from now' };
+  }
+  if (read.kind === 'absent') return { position: await newestPosition(options), from: 'from now' };
+  const saved = read.checkpoint;
+  const age = Date.now() - Date.parse(saved.updated_at);
+  if (!(age <= RESUME_WINDOW_MS)) {
+    printer.print({
+      type: 'warning',
+      message: `the checkpoint is from ${saved.updated_at}, more than 24 hours ago; starting from now (use --since to catch up further back)`,
+    });
+    return { position: await newestPosition(options), from: 'from now' };
+  }
+  if (saved.last_event_id !== null)
+    return {
+      position: { id: saved.last_event_id, receivedAt: saved.last_received_at },
+      from: `resuming after event ${saved.last_event_id}`,
+    };
+  if (saved.last_received_at !== null)
+    return { position: { time: saved.last_received_at }, from: `resuming since ${saved.last_received_at}` };
+  return { position: { beginning: true }, from: 'resuming from the start' };
+}
+
+async function startingPoint(options: PositionOptions): Promise<{ position: Position; from: string }> {
+  const since = options.since;
+  if (since === 'now') return { position: await newestPosition(options), from: 'from now (--since now)' };
+  if (since === undefined) return fromCheckpoint(options);
+  return isEventId(since)
+    ? { position: { id: since.toLowerCase(), receivedAt: null }, from: `after event ${since}` }
+    : { position: { time: since }, from: `since ${since}` };
+}
+
+const singleFilter = (values: readonly string[]): string | undefined => (values.length === 1 ? values[0] : undefined);
+
+/** Pages the list after `from`, oldest first, handing each event over. */
+async function catchUpFrom(
+  options: PositionOptions,
+  from: Position,
+  handle: (event: ApiEventSummary) => Promise<void>,
+): Promise<void> {
+  const { client, control, printer } = options;
+  let since: string | undefined = 'id' in from ? from.id : 'time' in from ? from.time : undefined;
+  const fallback = 'id' in from ? from.receivedAt : null;
+  const provider = singleFilter(options.key.providers);
+  const eventType = singleFilter(options.key.eventTypes);
+  let cursor: string | undefined;
+  do {
+    let page;
+    try {
+      const current = since;
+      const pageCursor = cursor;
+      page = await control.fromServer('catch-up (GET /api/events)', () =>
+        client.listEvents({
+          order: 'oldest_first',
+          limit: LIST_LIMIT.maximum,
+          ...(current === undefined ? {} : { since: current }),
+          ...(pageCursor === undefined ? {} : { cursor: pageCursor }),
+          ...(provider === undefined ? {} : { provider }),
+          ...(eventType === undefined ? {} : { eventType }),
+        }),
+      );
+    } catch (err: unknown) {
+      // The event the position names was pruned: go on from when it was received.
+      if (
+        err instanceof ServerAnswerError &&
+        err.code === 'invalid_argument' &&
+        cursor === undefined &&
+        since !== undefined &&
+        isEventId(since) &&
+        fallback !== null
+      ) {
+        printer.print({
+          type: 'warning',
+          message: `event ${since} is no longer stored; catching up from ${fallback}`,
+        });
+        since = fallback;
+        continue;
+      }
+      if (err instanceof ServerAnswerError) throw new ListenFatalError(`${control.server}: ${err.message}`);
+      throw err;
+    }
+    for (const event of page.events) {
+      control.stopIfAsked();
+      await handle(event);
+    }
+    cursor = page.next_cursor;
+  } while (cursor !== undefined);
+}
+
+export function createPosition(options: PositionOptions): ListenPosition {
+  const checkpoint: ListenCheckpoint = newCheckpoint(options.key);
+  let position: Position = { beginning: true };
+
+  async function save(): Promise<void> {
+    if ('id' in position) {
+      checkpoint.last_event_id = position.id;
+      checkpoint.last_received_at = position.receivedAt;
+    } else {
+      checkpoint.last_event_id = null;
+      checkpoint.last_received_at = 'time' in position ? position.time : null;
+    }
+    checkpoint.updated_at = new Date().toISOString();
+    await writeCheckpoint(options.checkpointFile, checkpoint);
+  }
+
+  return {
+    async start() {
+      const start = await startingPoint(options);
+      position = start.position;
+      await save();
+      return { from: start.from };
+    },
+    advancePast(event) {
+      if ('id' in position && position.receivedAt !== null && isBefore(event, position.receivedAt, position.id)) return;
+      position = { id: event.id, receivedAt: event.received_at };
+    },
+    save,
+    catchUp: (handle) => catchUpFrom(options, position, handle),
+  };
+}
