@@ -171,6 +171,14 @@ const VALUES: Record<string, ValueFact> = {
     source: 'replay-result.schema.json#/properties/response_status/anyOf/0',
     doc: "A consumer's HTTP status as replay results and forward attempts keep it.",
   },
+  MAX_BODY_BYTES: {
+    source: 'config.schema.json#/$defs/provider/properties/max_body_bytes',
+    doc: "A provider's largest accepted body; its maximum bounds every stored webhook body.",
+  },
+  RETRY_AFTER_LIMITS: {
+    source: 'error-envelope.schema.json#/properties/error/properties/retry_after',
+    doc: 'Seconds to wait before trying again: the longest Retry-After switchboard sends or honours.',
+  },
   DELIVERY_ERROR_LIMITS: {
     source: 'delivery.schema.json#/properties/attempts/items/properties/error/anyOf/0',
     doc: 'Why a forward attempt did not deliver, as its record keeps it.',

@@ -161,5 +161,11 @@ export const SEARCH_MATCH_LIMITS = { minLength: 2, maxLength: 2000 } as const;
 /** A consumer's HTTP status as replay results and forward attempts keep it. From schemas/replay-result.schema.json#/properties/response_status/anyOf/0. */
 export const HTTP_STATUS_LIMITS = { minimum: 100, maximum: 599 } as const;
 
+/** A provider's largest accepted body; its maximum bounds every stored webhook body. From schemas/config.schema.json#/$defs/provider/properties/max_body_bytes. */
+export const MAX_BODY_BYTES = { minimum: 1, maximum: 104857600, default: 5242880 } as const;
+
+/** Seconds to wait before trying again: the longest Retry-After switchboard sends or honours. From schemas/error-envelope.schema.json#/properties/error/properties/retry_after. */
+export const RETRY_AFTER_LIMITS = { minimum: 1, maximum: 3600 } as const;
+
 /** Why a forward attempt did not deliver, as its record keeps it. From schemas/delivery.schema.json#/properties/attempts/items/properties/error/anyOf/0. */
 export const DELIVERY_ERROR_LIMITS = { maxLength: 500 } as const;

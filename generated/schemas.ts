@@ -138,7 +138,7 @@ export const SCHEMAS = {
   ApiProviderDetail: {
     title: 'ApiProviderDetail',
     description:
-      'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.',
+      'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen with SWITCHBOARD_SIGN_SECRET) can sign exactly as the provider would. Never a secret.',
     type: 'object',
     additionalProperties: false,
     required: ['provider'],
@@ -1135,9 +1135,11 @@ export const SCHEMAS = {
             type: 'string',
           },
           retry_after: {
-            description: 'rate_limited only: seconds to wait before trying again.',
+            description:
+              'rate_limited only: seconds to wait before trying again. Never more than 3600: switchboard caps every Retry-After it sends at this, and every wait it takes from a Retry-After it reads (switchboard listen from its server, forwarding from a consumer).',
             type: 'integer',
             minimum: 1,
+            maximum: 3600,
           },
         },
       },

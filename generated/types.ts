@@ -58,7 +58,7 @@ export interface ApiEventSummary {
   forward_state?: 'delivered' | 'pending' | 'failed';
 }
 /**
- * One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.
+ * One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen with SWITCHBOARD_SIGN_SECRET) can sign exactly as the provider would. Never a secret.
  */
 export interface ApiProviderDetail {
   provider: ProviderStatus;
@@ -563,7 +563,7 @@ export interface ErrorEnvelope {
      */
     message: string;
     /**
-     * rate_limited only: seconds to wait before trying again.
+     * rate_limited only: seconds to wait before trying again. Never more than 3600: switchboard caps every Retry-After it sends at this, and every wait it takes from a Retry-After it reads (switchboard listen from its server, forwarding from a consumer).
      */
     retry_after?: number;
   };

@@ -710,7 +710,7 @@ const schema44 = {
   $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
   title: 'ApiProviderDetail',
   description:
-    'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen --sign-secret) can sign exactly as the provider would. Never a secret.',
+    'One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen with SWITCHBOARD_SIGN_SECRET) can sign exactly as the provider would. Never a secret.',
   type: 'object',
   additionalProperties: false,
   required: ['provider'],
@@ -7322,9 +7322,11 @@ const schema66 = {
           type: 'string',
         },
         retry_after: {
-          description: 'rate_limited only: seconds to wait before trying again.',
+          description:
+            'rate_limited only: seconds to wait before trying again. Never more than 3600: switchboard caps every Retry-After it sends at this, and every wait it takes from a Retry-After it reads (switchboard listen from its server, forwarding from a consumer).',
           type: 'integer',
           minimum: 1,
+          maximum: 3600,
         },
       },
     },
@@ -7506,13 +7508,13 @@ function validate36(
             errors++;
           }
           if (typeof data3 == 'number' && isFinite(data3)) {
-            if (data3 < 1 || isNaN(data3)) {
+            if (data3 > 3600 || isNaN(data3)) {
               const err9 = {
                 instancePath: instancePath + '/error/retry_after',
-                schemaPath: '#/properties/error/properties/retry_after/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
+                schemaPath: '#/properties/error/properties/retry_after/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600 },
+                message: 'must be <= 3600',
               };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -7521,10 +7523,25 @@ function validate36(
               }
               errors++;
             }
+            if (data3 < 1 || isNaN(data3)) {
+              const err10 = {
+                instancePath: instancePath + '/error/retry_after',
+                schemaPath: '#/properties/error/properties/retry_after/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err10];
+              } else {
+                vErrors.push(err10);
+              }
+              errors++;
+            }
           }
         }
       } else {
-        const err10 = {
+        const err11 = {
           instancePath: instancePath + '/error',
           schemaPath: '#/properties/error/type',
           keyword: 'type',
@@ -7532,15 +7549,15 @@ function validate36(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err10];
+          vErrors = [err11];
         } else {
-          vErrors.push(err10);
+          vErrors.push(err11);
         }
         errors++;
       }
     }
   } else {
-    const err11 = {
+    const err12 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7548,9 +7565,9 @@ function validate36(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err11];
+      vErrors = [err12];
     } else {
-      vErrors.push(err11);
+      vErrors.push(err12);
     }
     errors++;
   }

@@ -2,6 +2,7 @@ import { inspect } from 'node:util';
 import type { ConnectionState } from '../../generated/constants.ts';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
+import { backoffDelayMs } from '../shared/backoff.ts';
 import { isEventId } from '../store/event-id.ts';
 import type { EventBus, EventBusListener } from './event-bus.ts';
 
@@ -105,8 +106,7 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
     if (closed || reconnectTimer !== undefined) return;
     teardown();
     state = 'connecting';
-    const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt, 16));
-    const jittered = Math.round(delay / 2 + Math.random() * (delay / 2));
+    const jittered = backoffDelayMs({ initialMs: minDelay, maxMs: maxDelay, jitter: 'half' }, attempt + 1);
     attempt += 1;
     logger.warn(
       { reason: connectionFailure(reason), attempt, delayMs: jittered },

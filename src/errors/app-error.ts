@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { ErrorCode, ReplayErrorCode, ReplayErrorReason } from '../../generated/constants.ts';
+import {
+  RETRY_AFTER_LIMITS,
+  type ErrorCode,
+  type ReplayErrorCode,
+  type ReplayErrorReason,
+} from '../../generated/constants.ts';
 
 export type { ErrorCode } from '../../generated/constants.ts';
 
@@ -73,7 +78,11 @@ export class AppError extends Error {
     );
     this.name = 'AppError';
     this.code = code;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+    // The contract's cap on any wait (a slow refill rate could ask for hours): clients wait no longer.
+    this.retryAfterSeconds =
+      options.retryAfterSeconds === undefined
+        ? undefined
+        : Math.min(options.retryAfterSeconds, RETRY_AFTER_LIMITS.maximum);
     this.headers = options.headers ?? {};
     this.reason = options.reason;
   }

@@ -1,11 +1,16 @@
 import type { PresetName } from '../../generated/constants.ts';
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../store/sanitize-headers.ts';
+import { REDACTED } from '../store/sanitize-headers.ts';
 import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
+import {
+  NEVER_SENT_HEADERS as NEVER_COPIED,
+  NEVER_SENT_PREFIXES as NEVER_COPIED_PREFIXES,
+  REPLAY_MARKER_HEADER,
+  SENDABLE_HEADER_VALUE as SENDABLE_VALUE,
+} from '../shared/never-sent-headers.ts';
 
-/** Marks every replayed request, so a consumer (or its logs) can tell a replay from a live delivery. */
-export const REPLAY_MARKER_HEADER = 'x-switchboard-replay';
+export { REPLAY_MARKER_HEADER } from '../shared/never-sent-headers.ts';
 
 export type OutgoingHeaders = Record<string, string | string[]>;
 
@@ -69,28 +74,6 @@ const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> =
  * (`GitHub-Hookshot/…`). The marker header is what tells a replay apart.
  */
 const COMMON_HEADERS: readonly string[] = ['user-agent'];
-
-/**
- * Never copied from storage, whatever an allow-list or `event_type_from: header:<Name>` says.
- * content-type comes from the event's own column and content-length from the body undici sends.
- */
-const NEVER_COPIED: readonly string[] = [
-  ...HOP_BY_HOP_HEADERS,
-  ...ALWAYS_SENSITIVE_HEADERS,
-  'host',
-  'content-length',
-  'content-type',
-  'content-encoding',
-  'expect',
-  'forwarded',
-  'x-real-ip',
-  REPLAY_MARKER_HEADER,
-];
-const NEVER_COPIED_PREFIXES: readonly string[] = ['x-forwarded-', 'proxy-'];
-
-// undici refuses header values with control characters; stored HTTP headers cannot hold them, but a
-// value that somehow does is dropped rather than failing the whole replay.
-const SENDABLE_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
 
 function headerSourceName(spec: string | undefined): string | undefined {
   if (spec === undefined || !spec.startsWith('header:')) return undefined;

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import type { ConnectionState } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
+import { backoffDelayMs } from '../shared/backoff.ts';
 
 export type QueueConnectionState = ConnectionState;
 
@@ -22,7 +23,7 @@ export interface BackoffOptions {
 export const DEFAULT_BACKOFF: BackoffOptions = { minMs: 200, maxMs: 10_000 };
 
 export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
-  return Math.min(backoff.maxMs, backoff.minMs * 2 ** Math.min(Math.max(attempt - 1, 0), 16));
+  return backoffDelayMs({ initialMs: backoff.minMs, maxMs: backoff.maxMs, jitter: 'none' }, attempt);
 }
 
 /**

@@ -4,7 +4,7 @@ import { request as streamRequest, type IncomingHttpHeaders } from 'node:http';
 import { httpRequest, type HttpResponse } from '../support/http-client.ts';
 import type { WebhookProviderConfig } from '../../src/config/resolve-config.ts';
 import { prepareTrigger } from '../../src/trigger/trigger-sample.ts';
-import { SseParser, type SseMessage } from '../../src/ui/client/sse-parser.ts';
+import { createParser } from 'eventsource-parser';
 import type { ApiTestServer } from './api-test-server.ts';
 import { CI_TOKEN } from './api-test-server.ts';
 
@@ -129,6 +129,13 @@ export async function sendToken(server: ApiTestServer, payload: unknown): Promis
   return (res.json() as { id: string }).id;
 }
 
+/** One dispatched message; event is 'message' and id '' when the server sent none. */
+export interface SseMessage {
+  event: string;
+  data: string;
+  id: string;
+}
+
 export interface SseConnection {
   status: number;
   headers: IncomingHttpHeaders;
@@ -145,7 +152,7 @@ export interface SseConnection {
   destroySocket(): void;
 }
 
-/** Reads /api/stream with the same parser the UI uses. */
+/** Reads /api/stream with the same parser the UI and switchboard listen use. */
 export function openStream(
   server: ApiTestServer,
   options: { lastEventId?: string; token?: string | null; headers?: Record<string, string> } = {},
@@ -156,7 +163,6 @@ export function openStream(
   if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
   return new Promise((resolve, reject) => {
     const req = streamRequest({ host: '127.0.0.1', port: server.port, path: '/api/stream', headers }, (res) => {
-      const parser = new SseParser();
       const conn: SseConnection = {
         status: res.statusCode ?? 0,
         headers: res.headers,
@@ -173,13 +179,13 @@ export function openStream(
         close: () => req.destroy(),
         destroySocket: () => res.socket.resetAndDestroy(),
       };
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const result = parser.push(chunk);
-        conn.messages.push(...result.messages);
-        conn.comments += result.comments;
-        if (result.retryMs !== undefined) conn.retryMs = result.retryMs;
+      const parser = createParser({
+        onEvent: (m) => conn.messages.push({ event: m.event ?? 'message', data: m.data, id: m.id ?? '' }),
+        onComment: () => (conn.comments += 1),
+        onRetry: (ms) => (conn.retryMs = ms),
       });
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => parser.feed(chunk));
       res.on('error', () => undefined);
       resolve(conn);
     });

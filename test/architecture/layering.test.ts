@@ -134,6 +134,18 @@ describe('module layering (docs/architecture.md)', () => {
     expect(importCycles(graph).map((cycle) => cycle.map((f) => relative(root, f)))).toEqual([]);
   });
 
+  it('keeps listen a client: of the server it imports only the presets it signs with and the foundation', () => {
+    const allowed = new Set(['listen', 'presets', 'errors', 'shared']);
+    const reached = [...graph]
+      .filter(([file]) => folderOf(file) === 'listen')
+      .flatMap(([file, targets]) =>
+        targets
+          .filter((target) => folderOf(target) !== undefined && !allowed.has(folderOf(target) ?? ''))
+          .map((target) => `${relative(root, file)} imports ${relative(root, target)}`),
+      );
+    expect(reached).toEqual([]);
+  });
+
   it('catches an upward import, a sideways one, browser code reaching out, and a circle', () => {
     const at = (path: string): string => join(src, path);
     const synthetic: Graph = new Map([

@@ -9,7 +9,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { forwardRuleMatcher, ruleTakes } from '../../src/config/forward-rules.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { backoffDelayMs, nextAttemptDelayMs, retryAfterMs } from '../../src/forward/backoff.ts';
+import { nextAttemptDelayMs } from '../../src/forward/backoff.ts';
+import { backoffDelayMs } from '../../src/shared/backoff.ts';
+import { retryAfterMs } from '../../src/shared/retry-after.ts';
 import { createDeliveryRepository, createEventStore, type DeliveryRepository } from '../../src/store/index.ts';
 import { startRetention } from '../../src/store/retention.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
@@ -287,5 +289,8 @@ describe('backoff', () => {
     expect(nextAttemptDelayMs(backoff, 1, { status: 503, retryAfter: '2' }, () => 0.5, now)).toBe(2_000);
     expect(nextAttemptDelayMs(backoff, 1, { status: 429, retryAfter: '3600' }, () => 0.5, now)).toBe(5_000);
     expect(nextAttemptDelayMs(backoff, 1, { status: 500, retryAfter: '2' }, () => 0.5, now)).toBe(5);
+    // Issue 26.6: a Retry-After past the contract's hour waits the hour, even under a day-long max_ms.
+    const day = { initialMs: 10, maxMs: 86_400_000 };
+    expect(nextAttemptDelayMs(day, 1, { status: 429, retryAfter: '3000000' }, () => 0.5, now)).toBe(3_600_000);
   });
 });

@@ -13,7 +13,6 @@ import {
 } from '../../src/ui/client/format.ts';
 import { diffLines } from '../../src/ui/client/line-diff.ts';
 import { triggerCommand } from '../../src/ui/client/providers-view.ts';
-import { SseParser } from '../../src/ui/client/sse-parser.ts';
 import { replayRule, trustLook } from '../../src/ui/client/trust-badge.ts';
 
 const summary = (over: Partial<ApiEventSummary>): ApiEventSummary => ({
@@ -25,35 +24,6 @@ const summary = (over: Partial<ApiEventSummary>): ApiEventSummary => ({
   payload_size: 10,
   received_at: '2025-01-31T12:00:00.000001Z',
   ...over,
-});
-
-describe('SSE parser (the UI reads /api/stream through fetch)', () => {
-  it('dispatches event, id and data on a blank line and counts heartbeats', () => {
-    const p = new SseParser();
-    const r = p.push('retry: 2000\n: connected\n\nevent: event\nid: a1\ndata: {"x":1}\n\n: heartbeat\n\n');
-    expect(r.retryMs).toBe(2000);
-    expect(r.comments).toBe(2);
-    expect(r.messages).toEqual([{ event: 'event', id: 'a1', data: '{"x":1}' }]);
-    expect(p.lastEventId).toBe('a1');
-  });
-
-  it('handles messages split across chunks at any byte, CRLF and CR line endings included', () => {
-    const text = 'event: event\r\nid: x\r\ndata: one\r\ndata: two\r\n\r\nevent: reset\rdata: {"reason":"r"}\r\r';
-    for (let cut = 0; cut <= text.length; cut++) {
-      const p = new SseParser();
-      const messages = [...p.push(text.slice(0, cut)).messages, ...p.push(text.slice(cut)).messages];
-      expect(messages).toEqual([
-        { event: 'event', id: 'x', data: 'one\ntwo' },
-        { event: 'reset', id: 'x', data: '{"reason":"r"}' },
-      ]);
-    }
-  });
-
-  it('ignores unknown fields, ids with NUL, and events without data', () => {
-    const p = new SseParser();
-    const r = p.push('foo: bar\nid: ok\n\nid: bad\0id\nevent: x\n\ndata\n\n');
-    expect(r.messages).toEqual([{ event: 'message', id: 'ok', data: '' }]);
-  });
 });
 
 describe('line diff', () => {

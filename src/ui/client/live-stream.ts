@@ -1,5 +1,5 @@
 import type { ApiEventSummary } from '../../../generated/types.ts';
-import { SseParser } from './sse-parser.ts';
+import { createParser } from 'eventsource-parser';
 
 export type LiveState =
   | { kind: 'connecting' }
@@ -19,6 +19,8 @@ export interface LiveStreamHandlers {
 
 // The server sends a heartbeat every 15 s: three missed ones mean a dead connection nobody closed.
 const SILENCE_LIMIT_MS = 45_000;
+// One stream message is a summary of a few KiB: past this the stream is dropped and resumed.
+const MAX_MESSAGE_CHARS = 1024 * 1024;
 const MAX_BACKOFF_MS = 15_000;
 
 /**
@@ -103,14 +105,19 @@ export class LiveStream {
       this.handlers.onOpen(resumed);
       feedWatchdog();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      const parser = new SseParser();
+      const parser = createParser({
+        maxBufferSize: MAX_MESSAGE_CHARS,
+        onRetry: (ms) => (this.retryMs = ms),
+        onEvent: (message) => this.dispatch(message.event ?? 'message', message.data, message.id ?? ''),
+        onError: (error) => {
+          if (error.type === 'max-buffer-size-exceeded') throw error;
+        },
+      });
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
         feedWatchdog();
-        const result = parser.push(value);
-        if (result.retryMs !== undefined) this.retryMs = result.retryMs;
-        for (const message of result.messages) this.dispatch(message.event, message.data, message.id);
+        parser.feed(value);
       }
       clearTimeout(silence);
       this.schedule('the server closed the stream');

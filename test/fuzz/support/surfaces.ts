@@ -14,6 +14,7 @@
  *     unhandled rejection (target.faults()).
  */
 import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createParser } from 'eventsource-parser';
 import fc from 'fast-check';
 import { sql } from 'slonik';
 import { request } from 'undici';
@@ -97,10 +98,11 @@ export function jsonRpcMessages(answer: Pick<Answer, 'headers' | 'text'>): unkno
     }
   };
   if (type.startsWith('text/event-stream')) {
-    return answer.text
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .flatMap((line) => parse(line.slice(5).trim()));
+    const data: string[] = [];
+    const parser = createParser({ onEvent: (message) => data.push(message.data) });
+    // A stream cut after its last data line still yields that message: two line ends dispatch it.
+    parser.feed(`${answer.text}\n\n`);
+    return data.flatMap(parse);
   }
   return parse(answer.text);
 }

@@ -6,6 +6,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createParser } from 'eventsource-parser';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 export async function connectMcp(mcpUrl: string, token: string, name = 'reliability-test'): Promise<Client> {
@@ -96,28 +97,9 @@ export function openEventStream(baseUrl: string, token: string): Promise<SseRead
       (res: IncomingMessage) => {
         const messages: SseMessage[] = [];
         const waiters: Array<{ match: (m: SseMessage) => boolean; resolve: (m: SseMessage) => void }> = [];
-        let buffer = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            let event = 'message';
-            let id: string | undefined;
-            const data: string[] = [];
-            for (const line of block.split('\n')) {
-              if (line.startsWith(':')) continue;
-              const colon = line.indexOf(':');
-              const field = colon < 0 ? line : line.slice(0, colon);
-              const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-              if (field === 'event') event = value;
-              else if (field === 'id') id = value;
-              else if (field === 'data') data.push(value);
-            }
-            if (data.length === 0) continue;
-            const message: SseMessage = { event, id, data: data.join('\n') };
+        const parser = createParser({
+          onEvent: (parsed) => {
+            const message: SseMessage = { event: parsed.event ?? 'message', id: parsed.id, data: parsed.data };
             messages.push(message);
             for (const waiter of [...waiters]) {
               if (waiter.match(message)) {
@@ -125,8 +107,10 @@ export function openEventStream(baseUrl: string, token: string): Promise<SseRead
                 waiter.resolve(message);
               }
             }
-          }
+          },
         });
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.feed(chunk));
         const ended = new Promise<void>((done) => {
           res.once('end', () => done());
           res.once('close', () => done());
