@@ -26,7 +26,8 @@ Configuration:
   LOG_LEVEL                     pino level (default info).
 
 switchboard listen also reads:
-  SWITCHBOARD_SIGN_SECRET       The secret to sign forwarded events with (--sign-secret).
+  SWITCHBOARD_TOKEN             The token for the server listen follows (or --token-file).
+  SWITCHBOARD_SIGN_SECRET       The secret to sign forwarded events with (or --sign-secret-file).
   XDG_STATE_HOME                Where checkpoints go (default $HOME/.local/state).
   NO_COLOR                      Set to print without colours on a terminal.
 `;
@@ -39,20 +40,25 @@ from the last event it handled, so nothing is lost and nothing is sent twice.
 
 Options:
   --forward-to URL          Where to POST each event, e.g. http://localhost:3000/webhooks (required).
-  --token T                 A bearer token for the server (else SWITCHBOARD_TOKEN).
+  --token-file PATH         Read the server's bearer token from PATH (else SWITCHBOARD_TOKEN).
   --provider NAME           Only this provider's events; repeat for more.
   --event-type TYPE         Only events of this type (without a dot, also its dotted sub-types); repeatable.
-  --sign-secret S           Sign each event with S, as the event's provider preset signs (S is read
-                            as that provider's secret in switchboard.yaml: whsec_… and all), or send
-                            it as the token of a token provider (else SWITCHBOARD_SIGN_SECRET).
-                            Without it events go unsigned.
+  --sign-secret-file PATH   Sign each event with the secret in PATH (else SWITCHBOARD_SIGN_SECRET),
+                            as the event's provider preset signs (it is read as that provider's
+                            secret in switchboard.yaml: whsec_… and all), or send it as the token of
+                            a token provider. Without one events go unsigned.
   --since now|TIME|ID       Where to start: now, an RFC 3339 time, or after an event id. Default: the
                             checkpoint when it is under 24 hours old, else now.
   --include-unverified      Also forward events that failed their check on arrival (always unsigned).
   --max-attempts N          Attempts per event while the local app fails (default 5), with backoff.
   --json                    One JSON object per line instead of text.
 
+Secrets never go on the command line, where ps and shell history show them: the environment, or
+a file's one line (a trailing newline is dropped). Text output shows whatever came from the server
+escaped (\x1b, \u202e); --json prints it exactly.
+
 The checkpoint is $XDG_STATE_HOME/switchboard/listen-<hash>.json (default ~/.local/state), one per
-server and filter set. Ctrl-C prints a summary and exits 0. Exit 1: the server refused the token
-(or has no such provider); exit 2: bad flags.
+server and filter set. Ctrl-C prints a summary and exits 0. Exit 1, with one line saying why:
+listen cannot go on (the server refused the token, has no such provider, or gave an answer listen
+cannot use). Exit 2: bad flags.
 `;

@@ -1,8 +1,11 @@
 /**
  * What `switchboard listen` prints, like `stripe listen`: one line per event on stdout
  * (`12:01:02  --> github push …5d6e  <-- 200 POST http://localhost:3000/webhooks (12 ms)`), colours
- * only on a terminal, or with --json one JSON object per line for scripts.
+ * only on a terminal, or with --json one JSON object per line for scripts. In text, every value is
+ * escaped for the terminal first (`\x1b`, `\u202e`): it came from the server, which may pass on a
+ * forged delivery's bytes.
  */
+import { escapeForTerminal } from '../shared/terminal-text.ts';
 
 export type ListenMessage =
   | { type: 'start'; server: string; target: string; signing: boolean; from: string }
@@ -43,6 +46,67 @@ const shortId = (id: string): string => `…${id.slice(-4)}`;
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
+/**
+ * The message with every string escaped for a terminal: event types, provider names, ids, reasons
+ * and error messages all come from the server, and through it from whoever sent the webhook.
+ */
+function escaped(message: ListenMessage): ListenMessage {
+  const copy: Record<string, unknown> = { ...message };
+  for (const [key, value] of Object.entries(copy)) if (typeof value === 'string') copy[key] = escapeForTerminal(value);
+  return copy as unknown as ListenMessage;
+}
+
+type Paint = (colour: keyof typeof COLOURS, text: string) => string;
+
+/** One message as text: the line, and whether it is a result (stdout) or a note for the human (stderr). */
+function render(message: ListenMessage, at: string, paint: Paint): { to: 'out' | 'err'; text: string } {
+  switch (message.type) {
+    case 'start': {
+      const text =
+        `Listening to ${message.server} (${message.from}); forwarding to ${message.target}` +
+        (message.signing ? ', signing with your secret' : '');
+      const unsigned = paint(
+        'yellow',
+        'Events are forwarded unsigned: set SWITCHBOARD_SIGN_SECRET (or give --sign-secret-file) with the secret your local app verifies with.',
+      );
+      return { to: 'err', text: message.signing ? text : `${text}\n${unsigned}` };
+    }
+    case 'warning':
+      return { to: 'err', text: paint('yellow', `Warning: ${message.message}`) };
+    case 'ready': {
+      const how = message.signing ? 'signing with your secret' : 'unsigned';
+      return { to: 'out', text: paint('bold', `Ready! Forwarding ${message.server} → ${message.target} (${how})`) };
+    }
+    case 'retry': {
+      const what = `${message.what} failed (${message.error}); retry ${message.attempt} in ${seconds(message.delay_ms)}`;
+      return { to: 'err', text: `${at}  ${paint('yellow', what)}` };
+    }
+    case 'reconnected':
+      return { to: 'err', text: `${at}  ${paint('green', `Reconnected to ${message.server}`)}` };
+    case 'skipped': {
+      const event = `${message.provider} ${message.event_type} ${shortId(message.id)}`;
+      return { to: 'out', text: `${at}  --> ${event}  ${paint('dim', `skipped: ${message.reason}`)}` };
+    }
+    case 'forwarded':
+    case 'failed':
+    case 'attempt_failed': {
+      const outcome = message.status === null ? (message.error ?? 'error') : String(message.status);
+      const colour = message.type === 'forwarded' ? 'green' : 'red';
+      let tail = `(${message.ms} ms)`;
+      if (message.type === 'attempt_failed')
+        tail += ` attempt ${message.attempt}/${message.max_attempts}, retrying in ${seconds(message.retry_in_ms ?? 0)}`;
+      if (message.type === 'failed') tail += ` gave up after ${message.attempt} attempts`;
+      const event = `${message.provider} ${message.event_type} ${shortId(message.id)}`;
+      return { to: 'out', text: `${at}  --> ${event}  <-- ${paint(colour, outcome)} POST ${message.target} ${tail}` };
+    }
+    case 'summary':
+      return {
+        to: 'out',
+        text: `Stopped: ${message.forwarded} forwarded, ${message.failed} failed, ${message.skipped} skipped`,
+      };
+  }
+}
+
 export function createPrinter(options: {
   json: boolean;
   colour: boolean;
@@ -51,74 +115,16 @@ export function createPrinter(options: {
   now?: () => Date;
 }): ListenPrinter {
   const now = options.now ?? ((): Date => new Date());
-  const paint = (colour: keyof typeof COLOURS, text: string): string =>
-    options.colour ? `${COLOURS[colour]}${text}${RESET}` : text;
-  const line = (text: string): void => options.out(`${text}\n`);
-  const note = (text: string): void => options.err(`${text}\n`);
-
+  const paint: Paint = (colour, text) => (options.colour ? `${COLOURS[colour]}${text}${RESET}` : text);
   return {
     print(message) {
       if (options.json) {
+        // JSON escapes every control character itself, and a script wants the exact values.
         options.out(`${JSON.stringify({ time: now().toISOString(), ...message })}\n`);
         return;
       }
-      const at = clock(now());
-      switch (message.type) {
-        case 'start':
-          note(
-            `Listening to ${message.server} (${message.from}); forwarding to ${message.target}` +
-              (message.signing ? ', signing with your secret' : ''),
-          );
-          if (!message.signing)
-            note(
-              paint(
-                'yellow',
-                'Events are forwarded unsigned: give --sign-secret (or SWITCHBOARD_SIGN_SECRET) with the secret your local app verifies with.',
-              ),
-            );
-          return;
-        case 'warning':
-          note(paint('yellow', `Warning: ${message.message}`));
-          return;
-        case 'ready':
-          line(
-            paint(
-              'bold',
-              `Ready! Forwarding ${message.server} → ${message.target} (${message.signing ? 'signing with your secret' : 'unsigned'})`,
-            ),
-          );
-          return;
-        case 'retry':
-          note(
-            `${at}  ${paint('yellow', `${message.what} failed (${message.error}); retry ${message.attempt} in ${seconds(message.delay_ms)}`)}`,
-          );
-          return;
-        case 'reconnected':
-          note(`${at}  ${paint('green', `Reconnected to ${message.server}`)}`);
-          return;
-        case 'skipped':
-          line(
-            `${at}  --> ${message.provider} ${message.event_type} ${shortId(message.id)}  ${paint('dim', `skipped: ${message.reason}`)}`,
-          );
-          return;
-        case 'forwarded':
-        case 'failed':
-        case 'attempt_failed': {
-          const outcome = message.status === null ? (message.error ?? 'error') : String(message.status);
-          const colour = message.type === 'forwarded' ? 'green' : 'red';
-          let tail = `(${message.ms} ms)`;
-          if (message.type === 'attempt_failed')
-            tail += ` attempt ${message.attempt}/${message.max_attempts}, retrying in ${seconds(message.retry_in_ms ?? 0)}`;
-          if (message.type === 'failed') tail += ` gave up after ${message.attempt} attempts`;
-          line(
-            `${at}  --> ${message.provider} ${message.event_type} ${shortId(message.id)}  <-- ${paint(colour, outcome)} POST ${message.target} ${tail}`,
-          );
-          return;
-        }
-        case 'summary':
-          line(`Stopped: ${message.forwarded} forwarded, ${message.failed} failed, ${message.skipped} skipped`);
-          return;
-      }
+      const { to, text } = render(escaped(message), clock(now()), paint);
+      options[to](`${text}\n`);
     },
   };
 }

@@ -20,7 +20,7 @@ import type { ListenPrinter } from './listen-output.ts';
 import { createLocalDelivery, type ListenSummary, type LocalDelivery } from './local-delivery.ts';
 import { createPosition, type ListenPosition } from './position.ts';
 import { ListenFatalError, Stopped, createRunControl, type RunControl } from './run-control.ts';
-import type { ServerClient } from './server-client.ts';
+import { ServerAnswerError, type ServerClient } from './server-client.ts';
 
 export { ListenFatalError } from './run-control.ts';
 export { eventTypeMatches, type ListenSummary } from './local-delivery.ts';
@@ -199,6 +199,8 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
     });
     await runLoop(run);
   } catch (err: unknown) {
+    // An answer listen cannot use (a 400, a body off the contract or over its limit) ends the run.
+    if (err instanceof ServerAnswerError) throw new ListenFatalError(`${options.server}: ${err.message}`);
     if (!(err instanceof Stopped)) throw err;
   } finally {
     await delivery.close();

@@ -6,11 +6,14 @@
  */
 import { Agent, request } from 'undici';
 import type { ApiEventSummary, ApiReplayHeaders } from '../../generated/types.ts';
+import { REPLAY_MARKER_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/never-sent-headers.ts';
+import { retryAfterMs } from '../shared/retry-after.ts';
+import { AnswerTooLargeError, describeLimit } from './bounded-body.ts';
 import type { ListenPrinter } from './listen-output.ts';
-import { credentialsFor, signingFor, type Signing } from './local-signer.ts';
+import { credentialsFor, secretHeadersOf, signingFor, type Signing } from './local-signer.ts';
 import type { ListenPosition } from './position.ts';
 import { LISTEN_BACKOFF, type RunControl } from './run-control.ts';
-import { ServerAnswerError, describeNetworkError, retryAfterMs, type ServerClient } from './server-client.ts';
+import { ServerAnswerError, describeNetworkError, type ServerClient } from './server-client.ts';
 
 export interface ListenSummary {
   forwarded: number;
@@ -52,26 +55,46 @@ export function eventTypeMatches(eventType: string, filter: string): boolean {
   return eventType === filter || (!filter.includes('.') && eventType.startsWith(`${filter}.`));
 }
 
-/** The headers of one attempt: the server's replay headers, then fresh credentials (a signature has a timestamp). */
-function headersFor(
-  info: ApiReplayHeaders,
-  body: Buffer,
-  signing: Signing | undefined,
-  secret: string | undefined,
-): { headers: OutgoingHeaders; signed: boolean } {
-  const headers: OutgoingHeaders = {};
-  for (const [name, value] of Object.entries(info.headers)) if (value !== undefined) headers[name] = value;
-  if (secret === undefined || signing === undefined) return { headers, signed: false };
-  const credentials = credentialsFor({ signing, event: info, body, secret, nowMs: Date.now() });
-  for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
-  return { headers, signed: Object.keys(credentials.headers).length > 0 };
+/** What listen learns of a provider from GET /api/providers/{name}, once per run. */
+interface ProviderFacts {
+  signing: Signing;
+  /** Its signature and token headers: never copied from the server's answer. */
+  secretHeaders: readonly string[];
 }
 
 interface Fetched {
   info: ApiReplayHeaders;
   body: Buffer;
-  /** How to sign it; undefined: it goes unsigned. */
-  signing: Signing | undefined;
+  provider: ProviderFacts;
+  /** Whether to sign: a secret was given and the event did not fail its check on arrival. */
+  sign: boolean;
+}
+
+/**
+ * The headers of one attempt, assembled as the server's outbound path assembles a replay's: what
+ * the server's answer lists, minus the never-sent list (the one the server applies) and the
+ * provider's secret headers; then the Content-Type, the marker with the event's own id, and fresh
+ * credentials (a signature has a timestamp, so each attempt gets its own).
+ */
+function headersFor(
+  event: ApiEventSummary,
+  { info, body, provider, sign }: Fetched,
+  secret: string | undefined,
+): { headers: OutgoingHeaders; signed: boolean } {
+  const headers: OutgoingHeaders = {};
+  for (const [rawName, value] of Object.entries(info.headers)) {
+    const name = rawName.toLowerCase();
+    if (value === undefined || isNeverSent(name) || provider.secretHeaders.includes(name)) continue;
+    const values = typeof value === 'string' ? [value] : value;
+    if (values.length > 0 && values.every((v) => SENDABLE_HEADER_VALUE.test(v))) headers[name] = value;
+  }
+  const contentType = info.headers['content-type'];
+  if (typeof contentType === 'string' && SENDABLE_HEADER_VALUE.test(contentType)) headers['content-type'] = contentType;
+  headers[REPLAY_MARKER_HEADER] = event.id;
+  if (secret === undefined || !sign) return { headers, signed: false };
+  const credentials = credentialsFor({ signing: provider.signing, event: info, body, secret, nowMs: Date.now() });
+  for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
+  return { headers, signed: Object.keys(credentials.headers).length > 0 };
 }
 
 /** POSTs the event to the local app until it answers 2xx or the attempts run out, printing each attempt. */
@@ -79,12 +102,12 @@ async function deliver(
   options: LocalDeliveryOptions,
   agent: Agent,
   event: ApiEventSummary,
-  { info, body, signing }: Fetched,
+  fetched: Fetched,
 ): Promise<void> {
   const { control, printer, summary } = options;
   for (let attempt = 1; ; attempt++) {
     control.stopIfAsked();
-    const { headers, signed } = headersFor(info, body, signing, options.signSecret);
+    const { headers, signed } = headersFor(event, fetched, options.signSecret);
     const started = performance.now();
     let status: number | null = null;
     let error: string | null = null;
@@ -93,14 +116,14 @@ async function deliver(
       const response = await request(options.target, {
         method: 'POST',
         headers,
-        body,
+        body: fetched.body,
         dispatcher: agent,
         signal: control.signal,
         headersTimeout: TARGET_TIMEOUT_MS,
         bodyTimeout: TARGET_TIMEOUT_MS,
       });
       status = response.statusCode;
-      retryAfter = retryAfterMs(response.headers['retry-after']);
+      retryAfter = retryAfterMs(response.headers['retry-after'], Date.now());
       await response.body.dump();
     } catch (err: unknown) {
       control.stopIfAsked();
@@ -141,7 +164,7 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
   const { client, control, printer, position, summary } = options;
   const agent = new Agent({ connect: { timeout: TARGET_TIMEOUT_MS } });
   const remembered = new Set<string>();
-  const signings = new Map<string, Signing>();
+  const providers = new Map<string, ProviderFacts>();
 
   const matches = (event: ApiEventSummary): boolean =>
     (options.providers.length === 0 || options.providers.includes(event.provider)) &&
@@ -155,33 +178,35 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
     }
   }
 
-  async function signingOf(provider: string): Promise<Signing> {
-    const known = signings.get(provider);
+  async function providerFacts(name: string): Promise<ProviderFacts> {
+    const known = providers.get(name);
     if (known !== undefined) return known;
-    let signing: Signing;
+    let facts: ProviderFacts;
     try {
-      signing = signingFor(await control.fromServer(`GET /api/providers/${provider}`, () => client.provider(provider)));
+      const detail = await control.fromServer(`GET /api/providers/${name}`, () => client.provider(name));
+      facts = { signing: signingFor(detail), secretHeaders: secretHeadersOf(detail) };
     } catch (err: unknown) {
       if (!(err instanceof ServerAnswerError && err.status === 404)) throw err;
-      signing = { kind: 'none', reason: 'provider no longer configured' };
+      facts = { signing: { kind: 'none', reason: 'provider no longer configured' }, secretHeaders: [] };
     }
-    signings.set(provider, signing);
-    return signing;
+    providers.set(name, facts);
+    return facts;
   }
 
-  /** The replay headers, the exact bytes and the signing of an event, or why it is skipped. */
+  /** The replay headers, the exact bytes and the provider of an event, or why it is skipped. */
   async function fetchEvent(event: ApiEventSummary): Promise<Fetched | { skip: string }> {
     try {
       const info = await control.fromServer(`GET event ${event.id}`, () => client.replayHeaders(event.id));
       if (info.passed_check === false && !options.includeUnverified)
         return { skip: 'it failed its check on arrival (--include-unverified sends it unsigned)' };
       const raw = await control.fromServer(`GET event ${event.id} raw`, () => client.raw(event.id));
+      const provider = await providerFacts(event.provider);
       // An event that failed its check goes unsigned, whatever secret was given.
-      const signing =
-        options.signSecret !== undefined && info.passed_check !== false ? await signingOf(event.provider) : undefined;
-      return { info, body: raw.bytes, signing };
+      return { info, body: raw.bytes, provider, sign: options.signSecret !== undefined && info.passed_check !== false };
     } catch (err: unknown) {
       if (err instanceof ServerAnswerError && err.status === 404) return { skip: 'no longer stored on the server' };
+      if (err instanceof AnswerTooLargeError)
+        return { skip: `its body is over listen's limit of ${describeLimit(err.limit)}` };
       throw err;
     }
   }

@@ -28,6 +28,19 @@ function filledHmac(hmac: Hmac): HmacOptions | undefined {
   return { ...hmac, algorithm, encoding, signed, timestamp_format, secret_encoding };
 }
 
+/** The provider's preset as its detail describes it, or why there is none to build. */
+function presetOf(detail: ApiProviderDetail): Preset | string {
+  const { provider } = detail;
+  if (!isPresetName(provider.preset)) return `unknown preset ${String(provider.preset)}`;
+  const hmac = detail.hmac === undefined ? undefined : filledHmac(detail.hmac);
+  if (detail.hmac !== undefined && hmac === undefined) return 'the server sent incomplete hmac options';
+  try {
+    return presetFor({ preset: provider.preset, ...(hmac === undefined ? {} : { hmac }) });
+  } catch (err: unknown) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
 /** How events of this provider are signed, from GET /api/providers/{name}. */
 export function signingFor(detail: ApiProviderDetail): Signing {
   const { provider } = detail;
@@ -38,14 +51,23 @@ export function signingFor(detail: ApiProviderDetail): Signing {
       ? { kind: 'none', reason: 'the server did not say which header carries the token' }
       : { kind: 'token', header: detail.token_header };
   }
-  if (!isPresetName(provider.preset)) return { kind: 'none', reason: `unknown preset ${String(provider.preset)}` };
-  const hmac = detail.hmac === undefined ? undefined : filledHmac(detail.hmac);
-  if (detail.hmac !== undefined && hmac === undefined)
-    return { kind: 'none', reason: 'the server sent incomplete hmac options' };
-  const preset = presetFor({ preset: provider.preset, ...(hmac === undefined ? {} : { hmac }) });
+  const preset = presetOf(detail);
+  if (typeof preset === 'string') return { kind: 'none', reason: preset };
   return preset.sign === undefined
     ? { kind: 'none', reason: `preset ${preset.name} cannot sign` }
     : { kind: 'signature', preset };
+}
+
+/**
+ * The lower-cased headers that carry this provider's signature or token. listen never copies
+ * them from its server's answer (the server never puts them there; one that does is not
+ * trusted): only listen's own signature, made with the developer's secret, goes out.
+ */
+export function secretHeadersOf(detail: ApiProviderDetail): string[] {
+  const preset = presetOf(detail);
+  const names = typeof preset === 'string' ? [] : [...preset.sensitiveHeaders];
+  if (detail.token_header !== undefined) names.push(detail.token_header);
+  return names.map((name) => name.toLowerCase());
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { LIST_LIMIT } from '../../generated/constants.ts';
 import type { ApiEventSummary, ListenCheckpoint } from '../../generated/types.ts';
-import { isEventId } from '../store/event-id.ts';
+import { isEventId } from '../shared/event-id.ts';
 import { newCheckpoint, readCheckpoint, writeCheckpoint, type CheckpointKey } from './checkpoint.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { ListenFatalError, type RunControl } from './run-control.ts';
@@ -97,48 +97,70 @@ async function startingPoint(options: PositionOptions): Promise<{ position: Posi
 
 const singleFilter = (values: readonly string[]): string | undefined => (values.length === 1 ? values[0] : undefined);
 
-/** Pages the list after `from`, oldest first, handing each event over. */
+/** next_cursor values remembered per catch-up, to notice one handed back again; older ones are let go. */
+const MAX_SEEN_CURSORS = 10_000;
+
+/**
+ * The RFC 3339 time one microsecond before `time` (the resolution of received_at), so that a list
+ * `since` it, which is exclusive, starts with the events of that very microsecond.
+ */
+export function microsecondBefore(time: string): string | undefined {
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/i.exec(time);
+  if (match?.[1] === undefined || match[3] === undefined) return undefined;
+  const wholeSeconds = Date.parse(`${match[1]}${match[3]}`);
+  if (Number.isNaN(wholeSeconds)) return undefined;
+  // Finer digits than microseconds round down: the list compares with the time floored the same way.
+  const micros = BigInt(wholeSeconds) * 1000n + BigInt((match[2] ?? '').padEnd(6, '0').slice(0, 6)) - 1n;
+  const seconds = micros / 1_000_000n - (micros % 1_000_000n < 0n ? 1n : 0n);
+  const fraction = micros - seconds * 1_000_000n;
+  const text = new Date(Number(seconds) * 1000).toISOString();
+  return `${text.slice(0, 19)}.${fraction.toString().padStart(6, '0')}Z`;
+}
+
+function listPage(options: PositionOptions, since: string | undefined, cursor: string | undefined) {
+  const provider = singleFilter(options.key.providers);
+  const eventType = singleFilter(options.key.eventTypes);
+  return options.control.fromServer('catch-up (GET /api/events)', () =>
+    options.client.listEvents({
+      order: 'oldest_first',
+      limit: LIST_LIMIT.maximum,
+      ...(since === undefined ? {} : { since }),
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(provider === undefined ? {} : { provider }),
+      ...(eventType === undefined ? {} : { eventType }),
+    }),
+  );
+}
+
+/**
+ * Pages the list after `from`, oldest first, handing each event over. When the event `from`
+ * names is no longer stored (pruned, deleted), the list refuses it as `since`: the catch-up then
+ * starts at the microsecond it was received and passes over what came before it there.
+ */
 async function catchUpFrom(
   options: PositionOptions,
   from: Position,
   handle: (event: ApiEventSummary) => Promise<void>,
 ): Promise<void> {
-  const { client, control, printer } = options;
+  const { control } = options;
   let since: string | undefined = 'id' in from ? from.id : 'time' in from ? from.time : undefined;
-  const fallback = 'id' in from ? from.receivedAt : null;
-  const provider = singleFilter(options.key.providers);
-  const eventType = singleFilter(options.key.eventTypes);
+  let passOver: ((event: ApiEventSummary) => boolean) | undefined;
   let cursor: string | undefined;
-  do {
+  const seen = new Set<string>();
+  for (;;) {
     let page;
     try {
-      const current = since;
-      const pageCursor = cursor;
-      page = await control.fromServer('catch-up (GET /api/events)', () =>
-        client.listEvents({
-          order: 'oldest_first',
-          limit: LIST_LIMIT.maximum,
-          ...(current === undefined ? {} : { since: current }),
-          ...(pageCursor === undefined ? {} : { cursor: pageCursor }),
-          ...(provider === undefined ? {} : { provider }),
-          ...(eventType === undefined ? {} : { eventType }),
-        }),
-      );
+      page = await listPage(options, since, cursor);
     } catch (err: unknown) {
-      // The event the position names was pruned: go on from when it was received.
-      if (
-        err instanceof ServerAnswerError &&
-        err.code === 'invalid_argument' &&
-        cursor === undefined &&
-        since !== undefined &&
-        isEventId(since) &&
-        fallback !== null
-      ) {
-        printer.print({
+      const gone = err instanceof ServerAnswerError && err.code === 'invalid_argument' && cursor === undefined;
+      if (gone && 'id' in from && since === from.id && from.receivedAt !== null) {
+        const { id, receivedAt } = from;
+        options.printer.print({
           type: 'warning',
-          message: `event ${since} is no longer stored; catching up from ${fallback}`,
+          message: `event ${id} is no longer stored; catching up from ${receivedAt}`,
         });
-        since = fallback;
+        since = microsecondBefore(receivedAt) ?? receivedAt;
+        passOver = (event) => event.id === id || isBefore(event, receivedAt, id);
         continue;
       }
       if (err instanceof ServerAnswerError) throw new ListenFatalError(`${control.server}: ${err.message}`);
@@ -146,10 +168,19 @@ async function catchUpFrom(
     }
     for (const event of page.events) {
       control.stopIfAsked();
-      await handle(event);
+      if (passOver?.(event) !== true) await handle(event);
     }
-    cursor = page.next_cursor;
-  } while (cursor !== undefined);
+    const next = page.next_cursor;
+    if (next === undefined) return;
+    // A server that hands back a cursor it gave before would keep listen paging the same events forever.
+    if (seen.has(next))
+      throw new ListenFatalError(
+        `${control.server}: the event list handed back next_cursor ${JSON.stringify(next)} again while catching up, so it would never end`,
+      );
+    seen.add(next);
+    if (seen.size > MAX_SEEN_CURSORS) seen.delete(seen.values().next().value ?? next);
+    cursor = next;
+  }
 }
 
 export function createPosition(options: PositionOptions): ListenPosition {

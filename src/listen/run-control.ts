@@ -4,6 +4,8 @@
  * ends the run with a ListenFatalError; Ctrl-C ends it with Stopped, which the run loop swallows.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelayMs } from '../shared/backoff.ts';
+import { MAX_RETRY_AFTER_MS } from '../shared/retry-after.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { ServerAnswerError, ServerBusyError, ServerRefusedError, ServerUnreachableError } from './server-client.ts';
 
@@ -13,15 +15,18 @@ export class ListenFatalError extends Error {}
 /** Ctrl-C or SIGTERM: unwinds the run to its summary. */
 export class Stopped extends Error {}
 
-/** Retries of server calls, reconnects and local deliveries. */
-export const LISTEN_BACKOFF = { initialMs: 500, maxMs: 30_000 };
+/**
+ * Retries of server calls, reconnects and local deliveries. Half fixed, half jitter: never a hot
+ * loop, and many listeners do not retry in step.
+ */
+export const LISTEN_BACKOFF = { initialMs: 500, maxMs: 30_000, jitter: 'half' } as const;
 
 export interface RunControl {
   readonly signal: AbortSignal;
   /** The server URL as the user gave it, for messages. */
   readonly server: string;
   stopIfAsked(): void;
-  /** Waits, or throws Stopped as soon as listen is asked to stop. */
+  /** Waits (at most MAX_RETRY_AFTER_MS), or throws Stopped as soon as listen is asked to stop. */
   pause(ms: number): Promise<void>;
   /** The backoff before retry `attempt` (1-based), capped at the backoff's maximum. */
   delayFor(attempt: number): number;
@@ -34,14 +39,11 @@ export function createRunControl(options: { server: string; printer: ListenPrint
   const stopIfAsked = (): void => {
     if (signal.aborted) throw new Stopped();
   };
-  const delayFor = (attempt: number): number => {
-    const ceiling = Math.min(LISTEN_BACKOFF.maxMs, LISTEN_BACKOFF.initialMs * 2 ** Math.max(0, attempt - 1));
-    // Half fixed, half jitter: never a hot loop, and many listeners do not retry in step.
-    return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
-  };
+  const delayFor = (attempt: number): number => backoffDelayMs(LISTEN_BACKOFF, attempt);
   const pause = async (ms: number): Promise<void> => {
     try {
-      await sleep(ms, undefined, { signal });
+      // No wait is longer than the contract's cap: a longer one would overflow the timer and fire at once.
+      await sleep(Math.min(ms, MAX_RETRY_AFTER_MS), undefined, { signal });
     } catch {
       throw new Stopped();
     }

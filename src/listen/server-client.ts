@@ -6,6 +6,8 @@
  */
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
+import { retryAfterMs } from '../shared/retry-after.ts';
+import { ANSWER_LIMITS, AnswerTooLargeError, describeLimit, readBounded } from './bounded-body.ts';
 import type { ListOrder } from '../../generated/constants.ts';
 import type {
   ApiEventList,
@@ -90,6 +92,7 @@ export interface ServerClient {
   provider(name: string): Promise<ApiProviderDetail>;
   listEvents(query: ListPageQuery): Promise<ApiEventList>;
   replayHeaders(id: string): Promise<ApiReplayHeaders>;
+  /** AnswerTooLargeError past ANSWER_LIMITS.rawBytes. */
   raw(id: string): Promise<RawBody>;
   /** Resolves once the server answered 200 (the stream is subscribed from then on). */
   openStream(handlers: StreamHandlers): Promise<OpenStream>;
@@ -99,15 +102,6 @@ export interface ServerClient {
 // The server sends a heartbeat comment every 15 s: three missed ones mean the connection is dead.
 const STREAM_SILENCE_MS = 45_000;
 const REQUEST_TIMEOUT_MS = 20_000;
-
-/** Retry-After in ms: delta-seconds or an HTTP date. */
-export function retryAfterMs(value: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined) return undefined;
-  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
 
 /** The innermost cause of a network failure, e.g. `connect ECONNREFUSED 127.0.0.1:3000`. */
 export function describeNetworkError(err: unknown): string {
@@ -121,7 +115,8 @@ export function describeNetworkError(err: unknown): string {
 
 /** The error an answer other than 2xx stands for, with the server's own message when it sent one. */
 async function answerError(response: Dispatcher.ResponseData, what: string): Promise<Error> {
-  const text = await response.body.text().catch(() => '');
+  const start = await readBounded(response, ANSWER_LIMITS.errorBytes, what, true).catch(() => Buffer.alloc(0));
+  const text = start.toString('utf8');
   let code: string | undefined;
   let message = `${what}: HTTP ${response.statusCode}`;
   try {
@@ -136,8 +131,24 @@ async function answerError(response: Dispatcher.ResponseData, what: string): Pro
   const status = response.statusCode;
   if (status === 401 || status === 403) return new ServerRefusedError(status, message);
   if (status === 429 || status === 503)
-    return new ServerBusyError(status, retryAfterMs(response.headers['retry-after']), message);
+    return new ServerBusyError(status, retryAfterMs(response.headers['retry-after'], Date.now()), message);
   return new ServerAnswerError(status, code, message);
+}
+
+/** A 200's body as JSON, read up to the limit; undefined when it is not JSON (the validator says so). */
+async function readJson(response: Dispatcher.ResponseData, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = (await readBounded(response, ANSWER_LIMITS.jsonBytes, what)).toString('utf8');
+  } catch (err: unknown) {
+    if (err instanceof AnswerTooLargeError) throw new ServerAnswerError(200, undefined, err.message);
+    throw new ServerUnreachableError(`${what}: ${describeNetworkError(err)}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A GET with the client's timeouts; a connection that fails is ServerUnreachableError. */
@@ -164,6 +175,12 @@ async function send(
 /** The stream's SSE parser: summaries to onEvent, `reset` to onReset, anything unreadable to fail. */
 function streamParser(handlers: StreamHandlers, fail: (reason: string) => void): EventSourceParser {
   return createParser({
+    maxBufferSize: ANSWER_LIMITS.streamChars,
+    onError: (error) => {
+      // Other parse errors (an unknown field) are ignored, as an EventSource does.
+      if (error.type === 'max-buffer-size-exceeded')
+        fail(`a stream message over listen's limit of ${describeLimit(ANSWER_LIMITS.streamChars)}`);
+    },
     onEvent: (message) => {
       if (message.event === 'reset') {
         handlers.onReset();
@@ -279,12 +296,7 @@ export function createServerClient(options: {
   ): Promise<T> {
     const response = await get(path, query, 'application/json');
     if (response.statusCode !== 200) throw await answerError(response, `GET /${path}`);
-    let body: unknown;
-    try {
-      body = await response.body.json();
-    } catch (err: unknown) {
-      throw new ServerUnreachableError(`GET /${path}: ${describeNetworkError(err)}`);
-    }
+    const body = await readJson(response, `GET /${path}`);
     if (!validate(body))
       throw new ServerAnswerError(200, undefined, `GET /${path}: the answer is not what this listen expects`);
     return body;
@@ -313,8 +325,9 @@ export function createServerClient(options: {
       const response = await get(path, {}, '*/*');
       if (response.statusCode !== 200) throw await answerError(response, `GET /${path}`);
       try {
-        return { bytes: Buffer.from(await response.body.arrayBuffer()) };
+        return { bytes: await readBounded(response, ANSWER_LIMITS.rawBytes, `GET /${path}`) };
       } catch (err: unknown) {
+        if (err instanceof AnswerTooLargeError) throw err;
         throw new ServerUnreachableError(`GET /${path}: ${describeNetworkError(err)}`);
       }
     },

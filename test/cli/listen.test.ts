@@ -99,10 +99,17 @@ async function sendOpen(body: string): Promise<void> {
   expect(await post('/hooks/sandbox', body, {})).toBe(200);
 }
 
-function listenFor(target: Consumer, args: readonly string[], state: string, serverUrl = server): ListenChild {
+function listenFor(
+  target: Consumer,
+  args: readonly string[],
+  state: string,
+  serverUrl = server,
+  env: Record<string, string> = {},
+): ListenChild {
   const child = spawnListen([serverUrl, '--forward-to', target.url('/webhooks'), ...args], {
     SWITCHBOARD_TOKEN: TOKEN,
     XDG_STATE_HOME: state,
+    ...env,
   });
   cleanups.push(async () => {
     await child.stop('SIGKILL');
@@ -140,7 +147,8 @@ describe('switchboard listen', () => {
 
   it('exits 1 at once with the server message when the token is wrong', async () => {
     const target = await consumer();
-    const child = spawnListen([server, '--forward-to', target.url(), '--token', 'not-a-token'], {
+    const child = spawnListen([server, '--forward-to', target.url()], {
+      SWITCHBOARD_TOKEN: 'not-a-token',
       XDG_STATE_HOME: await stateDir(),
     });
     const exit = await child.exited;
@@ -163,8 +171,10 @@ describe('switchboard listen', () => {
     const tokens = createTokenRepository(composed.running.database.pool);
     const { token } = await tokens.create('listen-revoked');
     const target = await consumer();
-    const child = spawnListen([server, '--forward-to', target.url(), '--token', token], {
-      XDG_STATE_HOME: await stateDir(),
+    const state = await stateDir();
+    await writeFile(join(state, 'token'), `${token}\n`, { mode: 0o600 });
+    const child = spawnListen([server, '--forward-to', target.url(), '--token-file', join(state, 'token')], {
+      XDG_STATE_HOME: state,
     });
     cleanups.push(async () => {
       await child.stop('SIGKILL');
@@ -179,17 +189,26 @@ describe('switchboard listen', () => {
   it('forwards the exact bytes, re-signed with the laptop secret; skips events that failed their check', async () => {
     const target = await consumer();
     const state = await stateDir();
-    const child = listenFor(target, ['--sign-secret', LAPTOP_SECRET], state);
+    await writeFile(join(state, 'secret'), LAPTOP_SECRET, { mode: 0o600 });
+    const child = listenFor(target, ['--sign-secret-file', join(state, 'secret')], state);
     await child.waitFor(/^Ready! Forwarding .* → .*\(signing with your secret\)/m);
 
     const githubBody = '{ "ref": "refs/heads/main",\t"note": "caf\u00e9 \ud83d\ude80",\n  "n": 1 }\r\n';
     await sendGithub(githubBody);
     const stripeBody = await sendStripe('invoice.paid', ', "amount": 1200 ');
     await sendGithub('{"forged":true}', { forged: true });
+    // Issue 26.3: a forged delivery whose type would rewrite the line to a green "verified", hide
+    // the skipped notice and set the window title, were it printed raw.
+    const nastyType = '\u001b[2K\r\u001b[32mverified\u001b[0m\u001b[8m\u001b]0;owned\u0007';
+    const forgedStripe = JSON.stringify({ id: 'evt_forged', object: 'event', type: nastyType });
+    expect(await post('/hooks/stripe', forgedStripe, { 'stripe-signature': 't=1,v1=forged' })).toBe(401);
     const openBody = '<xml>open &amp; unsigned</xml>';
     await sendOpen(openBody);
     await until(() => target.requests.length >= 3, 'three forwarded events');
-    await child.waitFor(/skipped: it failed its check/);
+    await child.waitFor(/--> stripe .*skipped: it failed its check/);
+    expect(child.stdout()).toMatch(
+      /--> stripe \\x1b\[2K\\r\\x1b\[32mverified\\x1b\[0m\\x1b\[8m\\x1b\]0;owned\\x07 …[0-9a-f]{4} {2}skipped: it failed its check/,
+    );
     expect(bodies(target), child.stdout() + child.stderr()).toEqual([githubBody, stripeBody, openBody]);
 
     const [gh, st, open] = target.requests;
@@ -219,7 +238,7 @@ describe('switchboard listen', () => {
     const exit = await child.stop('SIGINT');
     expect(exit.code).toBe(0);
     expect(exit.ms).toBeLessThan(5000);
-    expect(child.stdout()).toMatch(/^Stopped: 3 forwarded, 0 failed, 1 skipped$/m);
+    expect(child.stdout()).toMatch(/^Stopped: 3 forwarded, 0 failed, 2 skipped$/m);
     const [file] = await readdir(join(state, 'switchboard'));
     expect(file).toMatch(/^listen-[0-9a-f]{16}\.json$/);
     expect((await stat(join(state, 'switchboard', file ?? ''))).mode & 0o777).toBe(0o600);
@@ -229,17 +248,10 @@ describe('switchboard listen', () => {
     const target = await consumer();
     const child = listenFor(
       target,
-      [
-        '--include-unverified',
-        '--sign-secret',
-        LAPTOP_SECRET,
-        '--provider',
-        'github',
-        '--event-type',
-        'issues',
-        '--json',
-      ],
+      ['--include-unverified', '--provider', 'github', '--event-type', 'issues', '--json'],
       await stateDir(),
+      server,
+      { SWITCHBOARD_SIGN_SECRET: LAPTOP_SECRET },
     );
     await child.waitFor(/"type":"ready"/);
     await sendGithub('{"forged":"issue"}', { forged: true, event: 'issues' });

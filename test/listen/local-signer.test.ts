@@ -1,6 +1,6 @@
 /**
- * listen --sign-secret signs with what GET /api/providers/{name} says about a provider, and the
- * secret means what it means as that provider's `secret` (or `token`) in switchboard.yaml: the
+ * listen, given a signing secret, signs with what GET /api/providers/{name} says about a provider,
+ * and the secret means what it means as that provider's `secret` (or `token`) in switchboard.yaml: the
  * server's own preset, configured with the same secret, accepts every signature, and so does the
  * Standard Webhooks library.
  */
