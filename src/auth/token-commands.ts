@@ -3,6 +3,7 @@
  * the io given, so the CLI only parses argv, opens the database and calls runTokenCommand.
  */
 import { AppError, invalidArgument } from '../errors/app-error.ts';
+import { escapeForTerminal } from '../shared/terminal-text.ts';
 import type { ApiToken, TokenRepository } from '../store/index.ts';
 import { ENV_TOKEN_CALLER } from './token-service.ts';
 
@@ -27,13 +28,16 @@ export async function createToken(
   return tokens.create(name);
 }
 
-/** A plain table of names and dates, never a token or its hash. */
+/**
+ * A plain table of names and dates, never a token or its hash. Each cell is escaped for the
+ * terminal: a name written to the database by other means than `token create` may hold anything.
+ */
 export function formatTokenList(list: readonly ApiToken[]): string {
   if (list.length === 0) return 'no tokens\n';
   const rows = [
     ['NAME', 'CREATED', 'LAST USED', 'STATUS'],
     ...list.map((t) => [
-      t.name,
+      escapeForTerminal(t.name),
       t.createdAt,
       t.lastUsedAt ?? '-',
       t.revokedAt === null ? 'active' : `revoked ${t.revokedAt}`,

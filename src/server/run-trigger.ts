@@ -1,5 +1,6 @@
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import { AppError } from '../errors/app-error.ts';
+import { describeTriggerResult } from '../trigger/trigger-output.ts';
 import { triggerSample } from '../trigger/trigger-sample.ts';
 
 export async function runTrigger(options: {
@@ -18,7 +19,7 @@ export async function runTrigger(options: {
   }
   try {
     const result = await triggerSample({ provider, sample: options.sample, baseUrl: options.baseUrl });
-    options.out(`${result.sample} → ${result.url}: ${result.status} ${result.body}\n`);
+    options.out(describeTriggerResult(result));
     return result.status >= 200 && result.status < 300 ? 0 : 1;
   } catch (err) {
     if (err instanceof AppError) {

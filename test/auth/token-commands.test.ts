@@ -51,6 +51,16 @@ describe('token commands', () => {
     expect(formatTokenList([])).toBe('no tokens\n');
   });
 
+  it('escapes a name for the terminal, whatever got it into the database (issue 26.3)', () => {
+    const at = '2026-01-01T00:00:00.000000Z';
+    const listed = formatTokenList([
+      { name: 'ci\u001b]0;owned\u0007\u202e', createdAt: at, lastUsedAt: null, revokedAt: null },
+    ]);
+    expect(listed).toContain('ci\\x1b]0;owned\\x07\\u202e');
+    // eslint-disable-next-line no-control-regex -- looking for control characters is the point
+    expect(listed).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
+  });
+
   it('revoke ends a token at once; revoking twice says so; an unknown name fails', async () => {
     const { out } = await run('create', 'temp');
     // Uncached: this is about the database's answer, not a running server's few seconds of trust.
