@@ -61,7 +61,7 @@ import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startSwitchboard } from '../src/server/start-switchboard.ts';
 import { redactUrl } from '../src/store/database.ts';
-import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 
 const SECRET = 'bench-github-secret';
 const PAYLOAD_BYTES = 2048;

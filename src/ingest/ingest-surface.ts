@@ -28,11 +28,11 @@ import type {
   VerifyFailureReason,
   VerifyOutcome,
 } from '../presets/preset-types.ts';
-import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
+import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
 import { createGroupCommitter, type GroupCommitter } from '../store/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
-import { sanitizeHeaders } from '../store/sanitize-headers.ts';
-import { arrivalRequest } from '../store/sanitize-request.ts';
+import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
+import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */

@@ -12,16 +12,9 @@ import type {
   TrustMode,
 } from '../../generated/types.ts';
 
-/**
- * The HTTP request a webhook arrived in, as its sender made it, and the status switchboard
- * answered it with. The query is already redacted: no secret may reach this point.
- */
-export interface ArrivalRequest {
-  method: string;
-  path: string;
-  query: string;
-  responseStatus: number;
-}
+import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+
+export type { ArrivalRequest };
 
 export interface NewEvent {
   provider: string;
