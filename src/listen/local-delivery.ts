@@ -6,7 +6,7 @@
  */
 import { Agent, request } from 'undici';
 import type { ApiEventSummary, ApiReplayHeaders } from '../../generated/types.ts';
-import { REPLAY_MARKER_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/never-sent-headers.ts';
+import { EVENT_ID_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import { retryAfterMs } from '../shared/retry-after.ts';
 import { AnswerTooLargeError, describeLimit } from './bounded-body.ts';
 import type { ListenPrinter } from './listen-output.ts';
@@ -90,7 +90,7 @@ function headersFor(
   }
   const contentType = info.headers['content-type'];
   if (typeof contentType === 'string' && SENDABLE_HEADER_VALUE.test(contentType)) headers['content-type'] = contentType;
-  headers[REPLAY_MARKER_HEADER] = event.id;
+  headers[EVENT_ID_HEADER] = event.id;
   if (secret === undefined || !sign) return { headers, signed: false };
   const credentials = credentialsFor({ signing: provider.signing, event: info, body, secret, nowMs: Date.now() });
   for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;

@@ -1,16 +1,17 @@
 import type { PresetName } from '../../generated/constants.ts';
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { REDACTED } from '../store/sanitize-headers.ts';
+import { REDACTED } from '../sanitize/sanitize-headers.ts';
 import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
 import {
+  EVENT_ID_HEADER,
   NEVER_SENT_HEADERS as NEVER_COPIED,
   NEVER_SENT_PREFIXES as NEVER_COPIED_PREFIXES,
-  REPLAY_MARKER_HEADER,
   SENDABLE_HEADER_VALUE as SENDABLE_VALUE,
-} from '../shared/never-sent-headers.ts';
+} from '../shared/header-names.ts';
 
-export { REPLAY_MARKER_HEADER } from '../shared/never-sent-headers.ts';
+// The event id header and the never-sent list live in shared/, where switchboard listen reads them too.
+export { EVENT_ID_HEADER } from '../shared/header-names.ts';
 
 export type OutgoingHeaders = Record<string, string | string[]>;
 
@@ -21,14 +22,14 @@ interface EventHeaderAllowList {
 
 /**
  * Per preset, the stored headers a consumer routes or dedupes on. Deliberately an allow-list: a
- * stored header that is not known to be harmless is not replayed, because stored headers include
+ * stored header that is not known to be harmless is not sent, because stored headers include
  * whatever a sender (or a proxy in front of switchboard) added, and an unknown name may be a
  * credential that ingest had no reason to redact.
  *
  * Left out on purpose:
  * - signature and timestamp headers: redacted in storage, and re-signing produces fresh ones;
  * - x-slack-retry-num / x-slack-retry-reason: many Slack apps ack-and-ignore retries, so a replay
- *   carrying them would be silently dropped by the very consumer being debugged;
+ *   or forward carrying them would be silently dropped by the very consumer being debugged;
  * - x-gitlab-token and other token headers: only ever the configured token, added by re-signing.
  */
 const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> = {
@@ -70,8 +71,8 @@ const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> =
 };
 
 /**
- * The sender's user agent is replayed too: it is not secret, and some consumers branch on it
- * (`GitHub-Hookshot/…`). The marker header is what tells a replay apart.
+ * The sender's user agent is sent too: it is not secret, and some consumers branch on it
+ * (`GitHub-Hookshot/…`). EVENT_ID_HEADER is what tells switchboard's requests apart.
  */
 const COMMON_HEADERS: readonly string[] = ['user-agent'];
 
@@ -81,7 +82,7 @@ function headerSourceName(spec: string | undefined): string | undefined {
   return name === '' ? undefined : name;
 }
 
-export interface ReplayHeaderSelection {
+export interface DeliveryHeaderSelection {
   /** Lower-cased names allowed through. */
   names: ReadonlySet<string>;
   prefixes: readonly string[];
@@ -96,10 +97,10 @@ export interface ReplayHeaderSelection {
  * Queue events copy nothing: their "headers" are message fields, data rather than HTTP metadata.
  * An event whose provider is no longer configured gets only the common headers.
  */
-export function replayHeaderSelection(
+export function deliveryHeaderSelection(
   provider: ProviderConfig | undefined,
   secretHeaders: readonly string[],
-): ReplayHeaderSelection {
+): DeliveryHeaderSelection {
   const refused = new Set(secretHeaders.map((n) => n.toLowerCase()));
   if (provider?.family === 'queue') return { names: new Set(), prefixes: [], refused };
   const names = new Set(COMMON_HEADERS);
@@ -117,14 +118,14 @@ export function replayHeaderSelection(
   return { names, prefixes, refused };
 }
 
-function isCopyable(name: string, selection: ReplayHeaderSelection): boolean {
+function isCopyable(name: string, selection: DeliveryHeaderSelection): boolean {
   if (NEVER_COPIED.includes(name) || NEVER_COPIED_PREFIXES.some((p) => name.startsWith(p))) return false;
   if (selection.refused.has(name)) return false;
   return selection.names.has(name) || selection.prefixes.some((p) => name.startsWith(p));
 }
 
-/** The replay-safe subset of stored headers. Any header with a redacted value is dropped whole. */
-export function selectStoredHeaders(stored: EventHeaders, selection: ReplayHeaderSelection): OutgoingHeaders {
+/** The subset of stored headers safe to send. Any header with a redacted value is dropped whole. */
+export function selectStoredHeaders(stored: EventHeaders, selection: DeliveryHeaderSelection): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const [rawName, value] of Object.entries(stored)) {
     const name = rawName.toLowerCase();
@@ -146,12 +147,12 @@ export interface AssembleHeadersInput {
   credentials: Readonly<Record<string, string>>;
 }
 
-export function assembleReplayHeaders(input: AssembleHeadersInput): OutgoingHeaders {
+export function assembleDeliveryHeaders(input: AssembleHeadersInput): OutgoingHeaders {
   const headers: OutgoingHeaders = { ...input.copied };
   for (const [name, value] of Object.entries(input.credentials)) headers[name.toLowerCase()] = value;
   if (input.contentType !== null && input.contentType !== '' && SENDABLE_VALUE.test(input.contentType)) {
     headers['content-type'] = input.contentType;
   }
-  headers[REPLAY_MARKER_HEADER] = input.eventId;
+  headers[EVENT_ID_HEADER] = input.eventId;
   return headers;
 }
