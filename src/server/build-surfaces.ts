@@ -96,7 +96,7 @@ async function assemble(
   cleanups.push(() => bus.close());
   await bus.ready();
 
-  const directory = createProviderDirectory(config.providers, startJobs(deps, served, bus, cleanups));
+  const directory = createProviderDirectory(config.providers, startJobs(deps, served, cleanups));
   const auth = buildAuth(deps, stores.tokens, metrics, cleanups);
   const sending = buildSending(deps, { ...stores, store: served }, auth.limiter, metrics, cleanups);
   const forwarding = forwardingControl(deps, stores.deliveries, sending.outbound, bus, metrics);
@@ -108,7 +108,7 @@ async function assemble(
     trustProxy: config.server.trustProxy,
     surfaces: [
       ...(overrides.surfacesFirst?.(auth) ?? []),
-      ingestSurface(deps, served, bus, metrics),
+      ingestSurface(deps, served, metrics),
       mcp.middleware,
       countStreams(metrics),
       apiSurface(deps, {

@@ -16,7 +16,7 @@ import {
   type ReplayAttemptRepository,
   type TokenRepository,
 } from '../store/index.ts';
-import { DEFAULT_BUS_CHANNEL, type PostgresEventBus } from '../bus/postgres-event-bus.ts';
+import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { startQueueSources, type QueueSources } from '../queue/queue-sources.ts';
 import type { QueueConnectionState } from '../providers/provider-directory.ts';
 import {
@@ -52,13 +52,10 @@ export interface Stores {
 
 export function buildStores({ config, pool }: SurfaceDeps): Stores {
   // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
-  // ingest and queue sources announce new events from inside that same statement's transaction.
+  // that same statement announces the new events on the live bus (store/announcement.ts).
   const forwardRulesFor = forwardRuleMatcher(config.forward);
   return {
-    store: createEventStore(pool, {
-      announceChannel: DEFAULT_BUS_CHANNEL,
-      ...(forwardRulesFor ? { forwardRulesFor } : {}),
-    }),
+    store: createEventStore(pool, forwardRulesFor ? { forwardRulesFor } : {}),
     deliveries: createDeliveryRepository(pool),
     tokens: createTokenRepository(pool),
     replayAttempts: createReplayAttemptRepository(pool),
@@ -131,17 +128,11 @@ export function buildSending(
   };
 }
 
-export function ingestSurface(
-  deps: SurfaceDeps,
-  store: EventStore,
-  bus: PostgresEventBus,
-  metrics: Metrics,
-): Middleware {
+export function ingestSurface(deps: SurfaceDeps, store: EventStore, metrics: Metrics): Middleware {
   const { config, logger } = deps;
   const ingest = createIngestSurface({
     providers: config.providers,
     store,
-    bus,
     logger,
     onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
     recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
@@ -158,7 +149,6 @@ export function ingestSurface(
 export function startJobs(
   deps: SurfaceDeps,
   store: EventStore,
-  bus: PostgresEventBus,
   cleanups: Cleanup[],
 ): (name: string) => QueueConnectionState | undefined {
   const fixed = deps.overrides?.withoutJobs;
@@ -168,7 +158,6 @@ export function startJobs(
     providers: config.providers,
     redisUrl: deps.redisUrl,
     store,
-    bus,
     logger,
   });
   cleanups.push(() => queues.stop());
