@@ -100,9 +100,12 @@ export function buildSending(
 ): Sending {
   const { config, logger } = deps;
   let selfAddresses: SelfAddress[] = [];
+  if (config.outbound.allowFrom === 'replay.allow') {
+    logger.warn('replay.allow is the old name of outbound.allow, which governs replay and forwarding; rename it');
+  }
   const outbound = createOutbound({
     providers: config.providers,
-    allow: config.replay.allow,
+    allow: config.outbound.allow,
     selfAddresses: () => selfAddresses,
     logger,
     ...deps.overrides?.outbound,
