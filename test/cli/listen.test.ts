@@ -43,7 +43,7 @@ beforeAll(async () => {
       `  stripe: { preset: stripe, secret: "${STRIPE_SECRET}" }`,
       '  sandbox: { trust_mode: open }',
       'rate_limits:',
-      '  read: { capacity: 20, refill_per_second: 25 }',
+      '  read: { capacity: 20, refill_per_second: 10 }',
       '',
     ].join('\n'),
   });
