@@ -6,18 +6,18 @@ import type { TrustMode } from './types.ts';
 /** How an event is trusted. From schemas/trust-mode.schema.json#. */
 export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfies readonly TrustMode[];
 
-/** The verification presets a provider can name. From schemas/config.schema.json#/$defs/provider/properties/preset. */
+/** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
-  'github',
-  'stripe',
-  'slack',
-  'shopify',
-  'standard-webhooks',
-  'linear',
   'generic-hmac',
-  'token',
+  'github',
   'gitlab',
+  'linear',
   'open',
+  'shopify',
+  'slack',
+  'standard-webhooks',
+  'stripe',
+  'token',
 ] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
