@@ -8,16 +8,37 @@ export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfi
 
 /** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
+  'bitbucket',
+  'cal-com',
+  'circleci',
+  'coinbase-commerce',
+  'docusign',
+  'dropbox',
   'generic-hmac',
+  'gitea',
   'github',
   'gitlab',
+  'gocardless',
+  'intercom',
+  'jira',
+  'launchdarkly',
+  'lemon-squeezy',
   'linear',
+  'meta',
+  'notion',
   'open',
+  'pagerduty',
+  'razorpay',
+  'segment',
+  'sentry',
   'shopify',
   'slack',
   'standard-webhooks',
   'stripe',
   'token',
+  'typeform',
+  'vercel',
+  'woocommerce',
 ] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 

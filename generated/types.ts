@@ -6,19 +6,40 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (10), plus token and open. generic-hmac: Any HMAC sender; github: GitHub; gitlab: GitLab; linear: Linear; open: Anything (nothing checked); shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender.
+ * A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.
  */
 export type PresetName =
+  | 'bitbucket'
+  | 'cal-com'
+  | 'circleci'
+  | 'coinbase-commerce'
+  | 'docusign'
+  | 'dropbox'
   | 'generic-hmac'
+  | 'gitea'
   | 'github'
   | 'gitlab'
+  | 'gocardless'
+  | 'intercom'
+  | 'jira'
+  | 'launchdarkly'
+  | 'lemon-squeezy'
   | 'linear'
+  | 'meta'
+  | 'notion'
   | 'open'
+  | 'pagerduty'
+  | 'razorpay'
+  | 'segment'
+  | 'sentry'
   | 'shopify'
   | 'slack'
   | 'standard-webhooks'
   | 'stripe'
-  | 'token';
+  | 'token'
+  | 'typeform'
+  | 'vercel'
+  | 'woocommerce';
 /**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *

@@ -10,7 +10,11 @@ import { linearPreset } from './linear-preset.ts';
 import { openPreset } from './open-preset.ts';
 import { shopifyPreset } from './shopify-preset.ts';
 import { slackPreset } from './slack-preset.ts';
-import { standardWebhooksPreset } from './standard-webhooks-preset.ts';
+import {
+  identifyStandardWebhooks,
+  standardWebhooksScheme,
+  summarizeStandardWebhooks,
+} from './standard-webhooks-preset.ts';
 import { stripePreset } from './stripe-preset.ts';
 import { createGenericTokenPreset, createTokenPreset, gitlabPreset } from './token-preset.ts';
 import type { CredentialKind, Preset } from './preset-types.ts';
@@ -34,13 +38,22 @@ export function catalogEntry(name: PresetName): ProviderCatalogEntry {
  */
 export type PresetOptions = Pick<
   ProviderWithDefaults,
-  'token_header' | 'hmac' | 'event_type_from' | 'external_id_from' | 'public_url'
+  'token_header' | 'hmac' | 'event_type_from' | 'external_id_from' | 'public_url' | 'public_key' | 'secret'
 > & {
   preset: PresetName;
 };
 
-/** The credential a scheme kind checks with: what config must give and what replay can attach. */
-export function credentialOf(entry: ProviderCatalogEntry): CredentialKind {
+/**
+ * The credential a preset checks with: what config must give and what replay can attach. Standard
+ * Webhooks takes either: configured with whpk_ public keys only, it is asymmetric.
+ */
+export function credentialOf(
+  entry: ProviderCatalogEntry,
+  options?: Pick<PresetOptions, 'secret' | 'public_key'>,
+): CredentialKind {
+  if (entry.scheme.kind === 'standard-webhooks') {
+    return options?.public_key !== undefined && options.secret === undefined ? 'public_key' : 'secret';
+  }
   switch (entry.scheme.kind) {
     case 'ed25519':
     case 'ecdsa-p256':
@@ -67,8 +80,6 @@ function codePreset(options: PresetOptions): Preset | undefined {
       return slackPreset;
     case 'shopify':
       return shopifyPreset;
-    case 'standard-webhooks':
-      return standardWebhooksPreset;
     case 'linear':
       return linearPreset;
     case 'generic-hmac':
@@ -96,6 +107,8 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
   switch (scheme.kind) {
     case 'hmac':
       return createHmacScheme(scheme, where, { publicUrl: options.public_url });
+    case 'standard-webhooks':
+      return standardWebhooksScheme(scheme.key ?? 'whsec', credentialOf(entry, options) === 'public_key');
     case 'ed25519':
       return { ...createEd25519Scheme(scheme, where), sensitiveHeaders: [] };
     case 'ecdsa-p256':
@@ -115,9 +128,14 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
   }
 }
 
+function fallbackIdentify(entry: ProviderCatalogEntry): Preset['identify'] {
+  if (entry.scheme.kind === 'standard-webhooks') return identifyStandardWebhooks;
+  return (body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers);
+}
+
 function basePreset(options: PresetOptions): Preset {
   const entry = catalogEntry(options.preset);
-  const credential = credentialOf(entry);
+  const credential = credentialOf(entry, options);
   const handshake = entry.handshake === undefined ? {} : { handshake: entry.handshake };
   const code = codePreset(options);
   if (code !== undefined) return { ...code, credential, ...handshake };
@@ -128,9 +146,11 @@ function basePreset(options: PresetOptions): Preset {
     credential,
     ...handshake,
     ...verification,
-    identify:
-      catalogIdentify(entry) ?? ((body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers)),
-    summarize: catalogSummarize(entry),
+    identify: catalogIdentify(entry) ?? fallbackIdentify(entry),
+    summarize:
+      entry.summary === undefined && entry.scheme.kind === 'standard-webhooks'
+        ? summarizeStandardWebhooks
+        : catalogSummarize(entry),
   };
 }
 
