@@ -2427,14 +2427,29 @@ const schema48 = {
         ],
       },
       then: {
+        description:
+          'A queue provider: the queue keys get their defaults, and the keys of webhook verification are refused.',
         properties: {
           family: { default: 'queue' },
+          preset: false,
+          secret: false,
+          token: false,
+          route: false,
+          hmac: false,
+          public_key: false,
+          public_url: false,
+          verify_token: false,
+          username: false,
+          password: false,
           mode: { default: 'pubsub' },
           pattern: { default: false },
           group: { default: 'switchboard' },
         },
       },
-      else: { properties: { family: { default: 'webhook' } } },
+      else: {
+        description: 'A webhook provider: the queue keys are refused.',
+        properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+      },
     },
     forwardRule: {
       type: 'object',
@@ -2793,14 +2808,29 @@ const schema49 = {
     ],
   },
   then: {
+    description:
+      'A queue provider: the queue keys get their defaults, and the keys of webhook verification are refused.',
     properties: {
       family: { default: 'queue' },
+      preset: false,
+      secret: false,
+      token: false,
+      route: false,
+      hmac: false,
+      public_key: false,
+      public_url: false,
+      verify_token: false,
+      username: false,
+      password: false,
       mode: { default: 'pubsub' },
       pattern: { default: false },
       group: { default: 'switchboard' },
     },
   },
-  else: { properties: { family: { default: 'webhook' } } },
+  else: {
+    description: 'A webhook provider: the queue keys are refused.',
+    properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+  },
 };
 const schema50 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -3009,6 +3039,156 @@ function validate30(
       if (data.group === undefined) {
         data.group = 'switchboard';
       }
+      if (data.preset !== undefined) {
+        const err7 = {
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/then/properties/preset/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+      if (data.secret !== undefined) {
+        const err8 = {
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/then/properties/secret/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+      if (data.token !== undefined) {
+        const err9 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/then/properties/token/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (data.route !== undefined) {
+        const err10 = {
+          instancePath: instancePath + '/route',
+          schemaPath: '#/then/properties/route/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+      if (data.hmac !== undefined) {
+        const err11 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/then/properties/hmac/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (data.public_key !== undefined) {
+        const err12 = {
+          instancePath: instancePath + '/public_key',
+          schemaPath: '#/then/properties/public_key/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (data.public_url !== undefined) {
+        const err13 = {
+          instancePath: instancePath + '/public_url',
+          schemaPath: '#/then/properties/public_url/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+      if (data.verify_token !== undefined) {
+        const err14 = {
+          instancePath: instancePath + '/verify_token',
+          schemaPath: '#/then/properties/verify_token/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      if (data.username !== undefined) {
+        const err15 = {
+          instancePath: instancePath + '/username',
+          schemaPath: '#/then/properties/username/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+      if (data.password !== undefined) {
+        const err16 = {
+          instancePath: instancePath + '/password',
+          schemaPath: '#/then/properties/password/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
     }
     var _valid0 = _errs10 === errors;
     valid0 = _valid0;
@@ -3016,6 +3196,16 @@ function validate30(
       if (props0 !== true) {
         props0 = props0 || {};
         props0.family = true;
+        props0.preset = true;
+        props0.secret = true;
+        props0.token = true;
+        props0.route = true;
+        props0.hmac = true;
+        props0.public_key = true;
+        props0.public_url = true;
+        props0.verify_token = true;
+        props0.username = true;
+        props0.password = true;
         props0.mode = true;
         props0.pattern = true;
         props0.group = true;
@@ -3028,6 +3218,66 @@ function validate30(
       if (data.family === undefined) {
         data.family = 'webhook';
       }
+      if (data.channel !== undefined) {
+        const err17 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/else/properties/channel/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+      if (data.mode !== undefined) {
+        const err18 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/else/properties/mode/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+      if (data.pattern !== undefined) {
+        const err19 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/else/properties/pattern/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+      if (data.group !== undefined) {
+        const err20 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/else/properties/group/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
     }
     var _valid0 = _errs11 === errors;
     valid0 = _valid0;
@@ -3035,12 +3285,16 @@ function validate30(
       if (props0 !== true) {
         props0 = props0 || {};
         props0.family = true;
+        props0.channel = true;
+        props0.mode = true;
+        props0.pattern = true;
+        props0.group = true;
       }
     }
     ifClause0 = 'else';
   }
   if (!valid0) {
-    const err7 = {
+    const err21 = {
       instancePath,
       schemaPath: '#/if',
       keyword: 'if',
@@ -3048,9 +3302,9 @@ function validate30(
       message: 'must match "' + ifClause0 + '" schema',
     };
     if (vErrors === null) {
-      vErrors = [err7];
+      vErrors = [err21];
     } else {
-      vErrors.push(err7);
+      vErrors.push(err21);
     }
     errors++;
   }
@@ -3075,7 +3329,7 @@ function validate30(
     }
     for (const key0 in data) {
       if (!func1.call(schema49.properties, key0)) {
-        const err8 = {
+        const err22 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -3083,17 +3337,17 @@ function validate30(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err8];
+          vErrors = [err22];
         } else {
-          vErrors.push(err8);
+          vErrors.push(err22);
         }
         errors++;
       }
     }
     if (data.preset !== undefined) {
-      let data2 = data.preset;
-      if (typeof data2 !== 'string') {
-        const err9 = {
+      let data16 = data.preset;
+      if (typeof data16 !== 'string') {
+        const err23 = {
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/type',
           keyword: 'type',
@@ -3101,46 +3355,46 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err9];
+          vErrors = [err23];
         } else {
-          vErrors.push(err9);
+          vErrors.push(err23);
         }
         errors++;
       }
       if (!(
-        data2 === 'bitbucket' ||
-        data2 === 'cal-com' ||
-        data2 === 'circleci' ||
-        data2 === 'coinbase-commerce' ||
-        data2 === 'docusign' ||
-        data2 === 'dropbox' ||
-        data2 === 'generic-hmac' ||
-        data2 === 'gitea' ||
-        data2 === 'github' ||
-        data2 === 'gitlab' ||
-        data2 === 'gocardless' ||
-        data2 === 'intercom' ||
-        data2 === 'jira' ||
-        data2 === 'launchdarkly' ||
-        data2 === 'lemon-squeezy' ||
-        data2 === 'linear' ||
-        data2 === 'meta' ||
-        data2 === 'notion' ||
-        data2 === 'open' ||
-        data2 === 'pagerduty' ||
-        data2 === 'razorpay' ||
-        data2 === 'segment' ||
-        data2 === 'sentry' ||
-        data2 === 'shopify' ||
-        data2 === 'slack' ||
-        data2 === 'standard-webhooks' ||
-        data2 === 'stripe' ||
-        data2 === 'token' ||
-        data2 === 'typeform' ||
-        data2 === 'vercel' ||
-        data2 === 'woocommerce'
+        data16 === 'bitbucket' ||
+        data16 === 'cal-com' ||
+        data16 === 'circleci' ||
+        data16 === 'coinbase-commerce' ||
+        data16 === 'docusign' ||
+        data16 === 'dropbox' ||
+        data16 === 'generic-hmac' ||
+        data16 === 'gitea' ||
+        data16 === 'github' ||
+        data16 === 'gitlab' ||
+        data16 === 'gocardless' ||
+        data16 === 'intercom' ||
+        data16 === 'jira' ||
+        data16 === 'launchdarkly' ||
+        data16 === 'lemon-squeezy' ||
+        data16 === 'linear' ||
+        data16 === 'meta' ||
+        data16 === 'notion' ||
+        data16 === 'open' ||
+        data16 === 'pagerduty' ||
+        data16 === 'razorpay' ||
+        data16 === 'segment' ||
+        data16 === 'sentry' ||
+        data16 === 'shopify' ||
+        data16 === 'slack' ||
+        data16 === 'standard-webhooks' ||
+        data16 === 'stripe' ||
+        data16 === 'token' ||
+        data16 === 'typeform' ||
+        data16 === 'vercel' ||
+        data16 === 'woocommerce'
       )) {
-        const err10 = {
+        const err24 = {
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/enum',
           keyword: 'enum',
@@ -3148,17 +3402,17 @@ function validate30(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err10];
+          vErrors = [err24];
         } else {
-          vErrors.push(err10);
+          vErrors.push(err24);
         }
         errors++;
       }
     }
     if (data.family !== undefined) {
-      let data3 = data.family;
-      if (typeof data3 !== 'string') {
-        const err11 = {
+      let data17 = data.family;
+      if (typeof data17 !== 'string') {
+        const err25 = {
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/type',
           keyword: 'type',
@@ -3166,14 +3420,14 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err11];
+          vErrors = [err25];
         } else {
-          vErrors.push(err11);
+          vErrors.push(err25);
         }
         errors++;
       }
-      if (!(data3 === 'webhook' || data3 === 'queue')) {
-        const err12 = {
+      if (!(data17 === 'webhook' || data17 === 'queue')) {
+        const err26 = {
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
@@ -3181,17 +3435,17 @@ function validate30(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err12];
+          vErrors = [err26];
         } else {
-          vErrors.push(err12);
+          vErrors.push(err26);
         }
         errors++;
       }
     }
     if (data.trust_mode !== undefined) {
-      let data4 = data.trust_mode;
-      if (typeof data4 !== 'string') {
-        const err13 = {
+      let data18 = data.trust_mode;
+      if (typeof data18 !== 'string') {
+        const err27 = {
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/type',
           keyword: 'type',
@@ -3199,14 +3453,14 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err13];
+          vErrors = [err27];
         } else {
-          vErrors.push(err13);
+          vErrors.push(err27);
         }
         errors++;
       }
-      if (!(data4 === 'signed' || data4 === 'token' || data4 === 'open' || data4 === 'queue')) {
-        const err14 = {
+      if (!(data18 === 'signed' || data18 === 'token' || data18 === 'open' || data18 === 'queue')) {
+        const err28 = {
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
@@ -3214,15 +3468,15 @@ function validate30(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err14];
+          vErrors = [err28];
         } else {
-          vErrors.push(err14);
+          vErrors.push(err28);
         }
         errors++;
       }
     }
     if (typeof data.enabled !== 'boolean') {
-      const err15 = {
+      const err29 = {
         instancePath: instancePath + '/enabled',
         schemaPath: '#/properties/enabled/type',
         keyword: 'type',
@@ -3230,17 +3484,17 @@ function validate30(
         message: 'must be boolean',
       };
       if (vErrors === null) {
-        vErrors = [err15];
+        vErrors = [err29];
       } else {
-        vErrors.push(err15);
+        vErrors.push(err29);
       }
       errors++;
     }
     if (data.route !== undefined) {
-      let data6 = data.route;
-      if (typeof data6 === 'string') {
-        if (!pattern6.test(data6)) {
-          const err16 = {
+      let data20 = data.route;
+      if (typeof data20 === 'string') {
+        if (!pattern6.test(data20)) {
+          const err30 = {
             instancePath: instancePath + '/route',
             schemaPath: '#/properties/route/pattern',
             keyword: 'pattern',
@@ -3248,14 +3502,14 @@ function validate30(
             message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err16];
+            vErrors = [err30];
           } else {
-            vErrors.push(err16);
+            vErrors.push(err30);
           }
           errors++;
         }
       } else {
-        const err17 = {
+        const err31 = {
           instancePath: instancePath + '/route',
           schemaPath: '#/properties/route/type',
           keyword: 'type',
@@ -3263,20 +3517,20 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err17];
+          vErrors = [err31];
         } else {
-          vErrors.push(err17);
+          vErrors.push(err31);
         }
         errors++;
       }
     }
     if (data.secret !== undefined) {
-      let data7 = data.secret;
+      let data21 = data.secret;
       const _errs27 = errors;
-      let valid8 = false;
+      let valid10 = false;
       const _errs28 = errors;
-      if (typeof data7 !== 'string') {
-        const err18 = {
+      if (typeof data21 !== 'string') {
+        const err32 = {
           instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -3284,18 +3538,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err18];
+          vErrors = [err32];
         } else {
-          vErrors.push(err18);
+          vErrors.push(err32);
         }
         errors++;
       }
       var _valid2 = _errs28 === errors;
-      valid8 = valid8 || _valid2;
+      valid10 = valid10 || _valid2;
       const _errs30 = errors;
-      if (Array.isArray(data7)) {
-        if (data7.length < 1) {
-          const err19 = {
+      if (Array.isArray(data21)) {
+        if (data21.length < 1) {
+          const err33 = {
             instancePath: instancePath + '/secret',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -3303,16 +3557,16 @@ function validate30(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err19];
+            vErrors = [err33];
           } else {
-            vErrors.push(err19);
+            vErrors.push(err33);
           }
           errors++;
         }
-        const len0 = data7.length;
+        const len0 = data21.length;
         for (let i0 = 0; i0 < len0; i0++) {
-          if (typeof data7[i0] !== 'string') {
-            const err20 = {
+          if (typeof data21[i0] !== 'string') {
+            const err34 = {
               instancePath: instancePath + '/secret/' + i0,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -3320,15 +3574,15 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err20];
+              vErrors = [err34];
             } else {
-              vErrors.push(err20);
+              vErrors.push(err34);
             }
             errors++;
           }
         }
       } else {
-        const err21 = {
+        const err35 = {
           instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -3336,16 +3590,16 @@ function validate30(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err21];
+          vErrors = [err35];
         } else {
-          vErrors.push(err21);
+          vErrors.push(err35);
         }
         errors++;
       }
       var _valid2 = _errs30 === errors;
-      valid8 = valid8 || _valid2;
-      if (!valid8) {
-        const err22 = {
+      valid10 = valid10 || _valid2;
+      if (!valid10) {
+        const err36 = {
           instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -3353,9 +3607,9 @@ function validate30(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err22];
+          vErrors = [err36];
         } else {
-          vErrors.push(err22);
+          vErrors.push(err36);
         }
         errors++;
       } else {
@@ -3370,12 +3624,12 @@ function validate30(
       }
     }
     if (data.public_key !== undefined) {
-      let data9 = data.public_key;
+      let data23 = data.public_key;
       const _errs36 = errors;
-      let valid12 = false;
+      let valid14 = false;
       const _errs37 = errors;
-      if (typeof data9 !== 'string') {
-        const err23 = {
+      if (typeof data23 !== 'string') {
+        const err37 = {
           instancePath: instancePath + '/public_key',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -3383,18 +3637,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err23];
+          vErrors = [err37];
         } else {
-          vErrors.push(err23);
+          vErrors.push(err37);
         }
         errors++;
       }
       var _valid3 = _errs37 === errors;
-      valid12 = valid12 || _valid3;
+      valid14 = valid14 || _valid3;
       const _errs39 = errors;
-      if (Array.isArray(data9)) {
-        if (data9.length < 1) {
-          const err24 = {
+      if (Array.isArray(data23)) {
+        if (data23.length < 1) {
+          const err38 = {
             instancePath: instancePath + '/public_key',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -3402,16 +3656,16 @@ function validate30(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err24];
+            vErrors = [err38];
           } else {
-            vErrors.push(err24);
+            vErrors.push(err38);
           }
           errors++;
         }
-        const len1 = data9.length;
+        const len1 = data23.length;
         for (let i1 = 0; i1 < len1; i1++) {
-          if (typeof data9[i1] !== 'string') {
-            const err25 = {
+          if (typeof data23[i1] !== 'string') {
+            const err39 = {
               instancePath: instancePath + '/public_key/' + i1,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -3419,15 +3673,15 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err25];
+              vErrors = [err39];
             } else {
-              vErrors.push(err25);
+              vErrors.push(err39);
             }
             errors++;
           }
         }
       } else {
-        const err26 = {
+        const err40 = {
           instancePath: instancePath + '/public_key',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -3435,16 +3689,16 @@ function validate30(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err26];
+          vErrors = [err40];
         } else {
-          vErrors.push(err26);
+          vErrors.push(err40);
         }
         errors++;
       }
       var _valid3 = _errs39 === errors;
-      valid12 = valid12 || _valid3;
-      if (!valid12) {
-        const err27 = {
+      valid14 = valid14 || _valid3;
+      if (!valid14) {
+        const err41 = {
           instancePath: instancePath + '/public_key',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -3452,9 +3706,9 @@ function validate30(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err27];
+          vErrors = [err41];
         } else {
-          vErrors.push(err27);
+          vErrors.push(err41);
         }
         errors++;
       } else {
@@ -3469,10 +3723,10 @@ function validate30(
       }
     }
     if (data.public_url !== undefined) {
-      let data11 = data.public_url;
-      if (typeof data11 === 'string') {
-        if (!pattern7.test(data11)) {
-          const err28 = {
+      let data25 = data.public_url;
+      if (typeof data25 === 'string') {
+        if (!pattern7.test(data25)) {
+          const err42 = {
             instancePath: instancePath + '/public_url',
             schemaPath: '#/properties/public_url/pattern',
             keyword: 'pattern',
@@ -3480,14 +3734,14 @@ function validate30(
             message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err28];
+            vErrors = [err42];
           } else {
-            vErrors.push(err28);
+            vErrors.push(err42);
           }
           errors++;
         }
-        if (!formats8(data11)) {
-          const err29 = {
+        if (!formats8(data25)) {
+          const err43 = {
             instancePath: instancePath + '/public_url',
             schemaPath: '#/properties/public_url/format',
             keyword: 'format',
@@ -3495,14 +3749,14 @@ function validate30(
             message: 'must match format "' + 'uri' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err29];
+            vErrors = [err43];
           } else {
-            vErrors.push(err29);
+            vErrors.push(err43);
           }
           errors++;
         }
       } else {
-        const err30 = {
+        const err44 = {
           instancePath: instancePath + '/public_url',
           schemaPath: '#/properties/public_url/type',
           keyword: 'type',
@@ -3510,18 +3764,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err30];
+          vErrors = [err44];
         } else {
-          vErrors.push(err30);
+          vErrors.push(err44);
         }
         errors++;
       }
     }
     if (data.verify_token !== undefined) {
-      let data12 = data.verify_token;
-      if (typeof data12 === 'string') {
-        if (func2(data12) < 1) {
-          const err31 = {
+      let data26 = data.verify_token;
+      if (typeof data26 === 'string') {
+        if (func2(data26) < 1) {
+          const err45 = {
             instancePath: instancePath + '/verify_token',
             schemaPath: '#/properties/verify_token/minLength',
             keyword: 'minLength',
@@ -3529,14 +3783,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err31];
+            vErrors = [err45];
           } else {
-            vErrors.push(err31);
+            vErrors.push(err45);
           }
           errors++;
         }
       } else {
-        const err32 = {
+        const err46 = {
           instancePath: instancePath + '/verify_token',
           schemaPath: '#/properties/verify_token/type',
           keyword: 'type',
@@ -3544,18 +3798,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err32];
+          vErrors = [err46];
         } else {
-          vErrors.push(err32);
+          vErrors.push(err46);
         }
         errors++;
       }
     }
     if (data.username !== undefined) {
-      let data13 = data.username;
-      if (typeof data13 === 'string') {
-        if (func2(data13) < 1) {
-          const err33 = {
+      let data27 = data.username;
+      if (typeof data27 === 'string') {
+        if (func2(data27) < 1) {
+          const err47 = {
             instancePath: instancePath + '/username',
             schemaPath: '#/properties/username/minLength',
             keyword: 'minLength',
@@ -3563,14 +3817,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err33];
+            vErrors = [err47];
           } else {
-            vErrors.push(err33);
+            vErrors.push(err47);
           }
           errors++;
         }
       } else {
-        const err34 = {
+        const err48 = {
           instancePath: instancePath + '/username',
           schemaPath: '#/properties/username/type',
           keyword: 'type',
@@ -3578,20 +3832,20 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err34];
+          vErrors = [err48];
         } else {
-          vErrors.push(err34);
+          vErrors.push(err48);
         }
         errors++;
       }
     }
     if (data.password !== undefined) {
-      let data14 = data.password;
+      let data28 = data.password;
       const _errs51 = errors;
-      let valid16 = false;
+      let valid18 = false;
       const _errs52 = errors;
-      if (typeof data14 !== 'string') {
-        const err35 = {
+      if (typeof data28 !== 'string') {
+        const err49 = {
           instancePath: instancePath + '/password',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -3599,18 +3853,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err35];
+          vErrors = [err49];
         } else {
-          vErrors.push(err35);
+          vErrors.push(err49);
         }
         errors++;
       }
       var _valid4 = _errs52 === errors;
-      valid16 = valid16 || _valid4;
+      valid18 = valid18 || _valid4;
       const _errs54 = errors;
-      if (Array.isArray(data14)) {
-        if (data14.length < 1) {
-          const err36 = {
+      if (Array.isArray(data28)) {
+        if (data28.length < 1) {
+          const err50 = {
             instancePath: instancePath + '/password',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -3618,16 +3872,16 @@ function validate30(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err36];
+            vErrors = [err50];
           } else {
-            vErrors.push(err36);
+            vErrors.push(err50);
           }
           errors++;
         }
-        const len2 = data14.length;
+        const len2 = data28.length;
         for (let i2 = 0; i2 < len2; i2++) {
-          if (typeof data14[i2] !== 'string') {
-            const err37 = {
+          if (typeof data28[i2] !== 'string') {
+            const err51 = {
               instancePath: instancePath + '/password/' + i2,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -3635,15 +3889,15 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err37];
+              vErrors = [err51];
             } else {
-              vErrors.push(err37);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
       } else {
-        const err38 = {
+        const err52 = {
           instancePath: instancePath + '/password',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -3651,16 +3905,16 @@ function validate30(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err52];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err52);
         }
         errors++;
       }
       var _valid4 = _errs54 === errors;
-      valid16 = valid16 || _valid4;
-      if (!valid16) {
-        const err39 = {
+      valid18 = valid18 || _valid4;
+      if (!valid18) {
+        const err53 = {
           instancePath: instancePath + '/password',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -3668,9 +3922,9 @@ function validate30(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err39];
+          vErrors = [err53];
         } else {
-          vErrors.push(err39);
+          vErrors.push(err53);
         }
         errors++;
       } else {
@@ -3685,12 +3939,12 @@ function validate30(
       }
     }
     if (data.token !== undefined) {
-      let data16 = data.token;
+      let data30 = data.token;
       const _errs60 = errors;
-      let valid20 = false;
+      let valid22 = false;
       const _errs61 = errors;
-      if (typeof data16 !== 'string') {
-        const err40 = {
+      if (typeof data30 !== 'string') {
+        const err54 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -3698,18 +3952,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err40];
+          vErrors = [err54];
         } else {
-          vErrors.push(err40);
+          vErrors.push(err54);
         }
         errors++;
       }
       var _valid5 = _errs61 === errors;
-      valid20 = valid20 || _valid5;
+      valid22 = valid22 || _valid5;
       const _errs63 = errors;
-      if (Array.isArray(data16)) {
-        if (data16.length < 1) {
-          const err41 = {
+      if (Array.isArray(data30)) {
+        if (data30.length < 1) {
+          const err55 = {
             instancePath: instancePath + '/token',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -3717,16 +3971,16 @@ function validate30(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err41];
+            vErrors = [err55];
           } else {
-            vErrors.push(err41);
+            vErrors.push(err55);
           }
           errors++;
         }
-        const len3 = data16.length;
+        const len3 = data30.length;
         for (let i3 = 0; i3 < len3; i3++) {
-          if (typeof data16[i3] !== 'string') {
-            const err42 = {
+          if (typeof data30[i3] !== 'string') {
+            const err56 = {
               instancePath: instancePath + '/token/' + i3,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -3734,15 +3988,15 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err42];
+              vErrors = [err56];
             } else {
-              vErrors.push(err42);
+              vErrors.push(err56);
             }
             errors++;
           }
         }
       } else {
-        const err43 = {
+        const err57 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -3750,16 +4004,16 @@ function validate30(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err43];
+          vErrors = [err57];
         } else {
-          vErrors.push(err43);
+          vErrors.push(err57);
         }
         errors++;
       }
       var _valid5 = _errs63 === errors;
-      valid20 = valid20 || _valid5;
-      if (!valid20) {
-        const err44 = {
+      valid22 = valid22 || _valid5;
+      if (!valid22) {
+        const err58 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -3767,9 +4021,9 @@ function validate30(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err44];
+          vErrors = [err58];
         } else {
-          vErrors.push(err44);
+          vErrors.push(err58);
         }
         errors++;
       } else {
@@ -3784,10 +4038,10 @@ function validate30(
       }
     }
     if (data.token_header !== undefined) {
-      let data18 = data.token_header;
-      if (typeof data18 === 'string') {
-        if (func2(data18) < 1) {
-          const err45 = {
+      let data32 = data.token_header;
+      if (typeof data32 === 'string') {
+        if (func2(data32) < 1) {
+          const err59 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
             keyword: 'minLength',
@@ -3795,14 +4049,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err45];
+            vErrors = [err59];
           } else {
-            vErrors.push(err45);
+            vErrors.push(err59);
           }
           errors++;
         }
       } else {
-        const err46 = {
+        const err60 = {
           instancePath: instancePath + '/token_header',
           schemaPath: '#/properties/token_header/type',
           keyword: 'type',
@@ -3810,16 +4064,16 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err46];
+          vErrors = [err60];
         } else {
-          vErrors.push(err46);
+          vErrors.push(err60);
         }
         errors++;
       }
     }
-    let data19 = data.tolerance_seconds;
-    if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
-      const err47 = {
+    let data33 = data.tolerance_seconds;
+    if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
+      const err61 = {
         instancePath: instancePath + '/tolerance_seconds',
         schemaPath: '#/properties/tolerance_seconds/type',
         keyword: 'type',
@@ -3827,15 +4081,15 @@ function validate30(
         message: 'must be integer',
       };
       if (vErrors === null) {
-        vErrors = [err47];
+        vErrors = [err61];
       } else {
-        vErrors.push(err47);
+        vErrors.push(err61);
       }
       errors++;
     }
-    if (typeof data19 == 'number' && isFinite(data19)) {
-      if (data19 < 1 || isNaN(data19)) {
-        const err48 = {
+    if (typeof data33 == 'number' && isFinite(data33)) {
+      if (data33 < 1 || isNaN(data33)) {
+        const err62 = {
           instancePath: instancePath + '/tolerance_seconds',
           schemaPath: '#/properties/tolerance_seconds/minimum',
           keyword: 'minimum',
@@ -3843,16 +4097,16 @@ function validate30(
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err48];
+          vErrors = [err62];
         } else {
-          vErrors.push(err48);
+          vErrors.push(err62);
         }
         errors++;
       }
     }
-    let data20 = data.max_body_bytes;
-    if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
-      const err49 = {
+    let data34 = data.max_body_bytes;
+    if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+      const err63 = {
         instancePath: instancePath + '/max_body_bytes',
         schemaPath: '#/properties/max_body_bytes/type',
         keyword: 'type',
@@ -3860,15 +4114,15 @@ function validate30(
         message: 'must be integer',
       };
       if (vErrors === null) {
-        vErrors = [err49];
+        vErrors = [err63];
       } else {
-        vErrors.push(err49);
+        vErrors.push(err63);
       }
       errors++;
     }
-    if (typeof data20 == 'number' && isFinite(data20)) {
-      if (data20 > 104857600 || isNaN(data20)) {
-        const err50 = {
+    if (typeof data34 == 'number' && isFinite(data34)) {
+      if (data34 > 104857600 || isNaN(data34)) {
+        const err64 = {
           instancePath: instancePath + '/max_body_bytes',
           schemaPath: '#/properties/max_body_bytes/maximum',
           keyword: 'maximum',
@@ -3876,14 +4130,14 @@ function validate30(
           message: 'must be <= 104857600',
         };
         if (vErrors === null) {
-          vErrors = [err50];
+          vErrors = [err64];
         } else {
-          vErrors.push(err50);
+          vErrors.push(err64);
         }
         errors++;
       }
-      if (data20 < 1 || isNaN(data20)) {
-        const err51 = {
+      if (data34 < 1 || isNaN(data34)) {
+        const err65 = {
           instancePath: instancePath + '/max_body_bytes',
           schemaPath: '#/properties/max_body_bytes/minimum',
           keyword: 'minimum',
@@ -3891,15 +4145,15 @@ function validate30(
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err51];
+          vErrors = [err65];
         } else {
-          vErrors.push(err51);
+          vErrors.push(err65);
         }
         errors++;
       }
     }
     if (typeof data.record_rejected !== 'boolean') {
-      const err52 = {
+      const err66 = {
         instancePath: instancePath + '/record_rejected',
         schemaPath: '#/properties/record_rejected/type',
         keyword: 'type',
@@ -3907,15 +4161,15 @@ function validate30(
         message: 'must be boolean',
       };
       if (vErrors === null) {
-        vErrors = [err52];
+        vErrors = [err66];
       } else {
-        vErrors.push(err52);
+        vErrors.push(err66);
       }
       errors++;
     }
-    let data22 = data.record_rejected_max_bytes;
-    if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-      const err53 = {
+    let data36 = data.record_rejected_max_bytes;
+    if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+      const err67 = {
         instancePath: instancePath + '/record_rejected_max_bytes',
         schemaPath: '#/properties/record_rejected_max_bytes/type',
         keyword: 'type',
@@ -3923,15 +4177,15 @@ function validate30(
         message: 'must be integer',
       };
       if (vErrors === null) {
-        vErrors = [err53];
+        vErrors = [err67];
       } else {
-        vErrors.push(err53);
+        vErrors.push(err67);
       }
       errors++;
     }
-    if (typeof data22 == 'number' && isFinite(data22)) {
-      if (data22 > 104857600 || isNaN(data22)) {
-        const err54 = {
+    if (typeof data36 == 'number' && isFinite(data36)) {
+      if (data36 > 104857600 || isNaN(data36)) {
+        const err68 = {
           instancePath: instancePath + '/record_rejected_max_bytes',
           schemaPath: '#/properties/record_rejected_max_bytes/maximum',
           keyword: 'maximum',
@@ -3939,14 +4193,14 @@ function validate30(
           message: 'must be <= 104857600',
         };
         if (vErrors === null) {
-          vErrors = [err54];
+          vErrors = [err68];
         } else {
-          vErrors.push(err54);
+          vErrors.push(err68);
         }
         errors++;
       }
-      if (data22 < 0 || isNaN(data22)) {
-        const err55 = {
+      if (data36 < 0 || isNaN(data36)) {
+        const err69 = {
           instancePath: instancePath + '/record_rejected_max_bytes',
           schemaPath: '#/properties/record_rejected_max_bytes/minimum',
           keyword: 'minimum',
@@ -3954,18 +4208,18 @@ function validate30(
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err69];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err69);
         }
         errors++;
       }
     }
     if (data.event_type_from !== undefined) {
-      let data23 = data.event_type_from;
-      if (typeof data23 === 'string') {
-        if (!pattern8.test(data23)) {
-          const err56 = {
+      let data37 = data.event_type_from;
+      if (typeof data37 === 'string') {
+        if (!pattern8.test(data37)) {
+          const err70 = {
             instancePath: instancePath + '/event_type_from',
             schemaPath: '#/properties/event_type_from/pattern',
             keyword: 'pattern',
@@ -3973,14 +4227,14 @@ function validate30(
             message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err56];
+            vErrors = [err70];
           } else {
-            vErrors.push(err56);
+            vErrors.push(err70);
           }
           errors++;
         }
       } else {
-        const err57 = {
+        const err71 = {
           instancePath: instancePath + '/event_type_from',
           schemaPath: '#/properties/event_type_from/type',
           keyword: 'type',
@@ -3988,18 +4242,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err57];
+          vErrors = [err71];
         } else {
-          vErrors.push(err57);
+          vErrors.push(err71);
         }
         errors++;
       }
     }
     if (data.external_id_from !== undefined) {
-      let data24 = data.external_id_from;
-      if (typeof data24 === 'string') {
-        if (!pattern8.test(data24)) {
-          const err58 = {
+      let data38 = data.external_id_from;
+      if (typeof data38 === 'string') {
+        if (!pattern8.test(data38)) {
+          const err72 = {
             instancePath: instancePath + '/external_id_from',
             schemaPath: '#/properties/external_id_from/pattern',
             keyword: 'pattern',
@@ -4007,14 +4261,14 @@ function validate30(
             message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err58];
+            vErrors = [err72];
           } else {
-            vErrors.push(err58);
+            vErrors.push(err72);
           }
           errors++;
         }
       } else {
-        const err59 = {
+        const err73 = {
           instancePath: instancePath + '/external_id_from',
           schemaPath: '#/properties/external_id_from/type',
           keyword: 'type',
@@ -4022,33 +4276,33 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err59];
+          vErrors = [err73];
         } else {
-          vErrors.push(err59);
+          vErrors.push(err73);
         }
         errors++;
       }
     }
     if (data.hmac !== undefined) {
-      let data25 = data.hmac;
-      if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
-        if (data25.algorithm === undefined) {
-          data25.algorithm = 'sha256';
+      let data39 = data.hmac;
+      if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+        if (data39.algorithm === undefined) {
+          data39.algorithm = 'sha256';
         }
-        if (data25.encoding === undefined) {
-          data25.encoding = 'hex';
+        if (data39.encoding === undefined) {
+          data39.encoding = 'hex';
         }
-        if (data25.signed === undefined) {
-          data25.signed = 'body';
+        if (data39.signed === undefined) {
+          data39.signed = 'body';
         }
-        if (data25.timestamp_format === undefined) {
-          data25.timestamp_format = 'unix';
+        if (data39.timestamp_format === undefined) {
+          data39.timestamp_format = 'unix';
         }
-        if (data25.secret_encoding === undefined) {
-          data25.secret_encoding = 'utf8';
+        if (data39.secret_encoding === undefined) {
+          data39.secret_encoding = 'utf8';
         }
-        if (data25.header === undefined) {
-          const err60 = {
+        if (data39.header === undefined) {
+          const err74 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -4056,13 +4310,13 @@ function validate30(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err60];
+            vErrors = [err74];
           } else {
-            vErrors.push(err60);
+            vErrors.push(err74);
           }
           errors++;
         }
-        for (const key1 in data25) {
+        for (const key1 in data39) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -4073,7 +4327,7 @@ function validate30(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err61 = {
+            const err75 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
@@ -4081,18 +4335,18 @@ function validate30(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err61];
+              vErrors = [err75];
             } else {
-              vErrors.push(err61);
+              vErrors.push(err75);
             }
             errors++;
           }
         }
-        if (data25.header !== undefined) {
-          let data26 = data25.header;
-          if (typeof data26 === 'string') {
-            if (func2(data26) < 1) {
-              const err62 = {
+        if (data39.header !== undefined) {
+          let data40 = data39.header;
+          if (typeof data40 === 'string') {
+            if (func2(data40) < 1) {
+              const err76 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: '#/properties/hmac/properties/header/minLength',
                 keyword: 'minLength',
@@ -4100,14 +4354,14 @@ function validate30(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err62];
+                vErrors = [err76];
               } else {
-                vErrors.push(err62);
+                vErrors.push(err76);
               }
               errors++;
             }
           } else {
-            const err63 = {
+            const err77 = {
               instancePath: instancePath + '/hmac/header',
               schemaPath: '#/properties/hmac/properties/header/type',
               keyword: 'type',
@@ -4115,16 +4369,16 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err63];
+              vErrors = [err77];
             } else {
-              vErrors.push(err63);
+              vErrors.push(err77);
             }
             errors++;
           }
         }
-        let data27 = data25.algorithm;
-        if (typeof data27 !== 'string') {
-          const err64 = {
+        let data41 = data39.algorithm;
+        if (typeof data41 !== 'string') {
+          const err78 = {
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/type',
             keyword: 'type',
@@ -4132,247 +4386,19 @@ function validate30(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err64];
+            vErrors = [err78];
           } else {
-            vErrors.push(err64);
+            vErrors.push(err78);
           }
           errors++;
         }
-        if (!(data27 === 'sha1' || data27 === 'sha256' || data27 === 'sha512')) {
-          const err65 = {
+        if (!(data41 === 'sha1' || data41 === 'sha256' || data41 === 'sha512')) {
+          const err79 = {
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
             params: { allowedValues: schema49.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err65];
-          } else {
-            vErrors.push(err65);
-          }
-          errors++;
-        }
-        let data28 = data25.encoding;
-        if (typeof data28 !== 'string') {
-          const err66 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err66];
-          } else {
-            vErrors.push(err66);
-          }
-          errors++;
-        }
-        if (!(data28 === 'hex' || data28 === 'base64')) {
-          const err67 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.encoding.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err67];
-          } else {
-            vErrors.push(err67);
-          }
-          errors++;
-        }
-        if (data25.prefix !== undefined) {
-          if (typeof data25.prefix !== 'string') {
-            const err68 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err68];
-            } else {
-              vErrors.push(err68);
-            }
-            errors++;
-          }
-        }
-        if (typeof data25.signed !== 'string') {
-          const err69 = {
-            instancePath: instancePath + '/hmac/signed',
-            schemaPath: '#/properties/hmac/properties/signed/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err69];
-          } else {
-            vErrors.push(err69);
-          }
-          errors++;
-        }
-        if (data25.timestamp_header !== undefined) {
-          if (typeof data25.timestamp_header !== 'string') {
-            const err70 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err70];
-            } else {
-              vErrors.push(err70);
-            }
-            errors++;
-          }
-        }
-        let data32 = data25.timestamp_format;
-        if (typeof data32 !== 'string') {
-          const err71 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err71];
-          } else {
-            vErrors.push(err71);
-          }
-          errors++;
-        }
-        if (!(data32 === 'unix' || data32 === 'unix_ms' || data32 === 'iso8601')) {
-          const err72 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.timestamp_format.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err72];
-          } else {
-            vErrors.push(err72);
-          }
-          errors++;
-        }
-        let data33 = data25.secret_encoding;
-        if (typeof data33 !== 'string') {
-          const err73 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err73];
-          } else {
-            vErrors.push(err73);
-          }
-          errors++;
-        }
-        if (!(data33 === 'utf8' || data33 === 'base64' || data33 === 'hex')) {
-          const err74 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.secret_encoding.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err74];
-          } else {
-            vErrors.push(err74);
-          }
-          errors++;
-        }
-      } else {
-        const err75 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err75];
-        } else {
-          vErrors.push(err75);
-        }
-        errors++;
-      }
-    }
-    let data34 = data.replay;
-    if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-      if (data34.resign === undefined) {
-        data34.resign = true;
-      }
-      for (const key2 in data34) {
-        if (!(key2 === 'resign')) {
-          const err76 = {
-            instancePath: instancePath + '/replay',
-            schemaPath: '#/properties/replay/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key2 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err76];
-          } else {
-            vErrors.push(err76);
-          }
-          errors++;
-        }
-      }
-      if (typeof data34.resign !== 'boolean') {
-        const err77 = {
-          instancePath: instancePath + '/replay/resign',
-          schemaPath: '#/properties/replay/properties/resign/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err77];
-        } else {
-          vErrors.push(err77);
-        }
-        errors++;
-      }
-    } else {
-      const err78 = {
-        instancePath: instancePath + '/replay',
-        schemaPath: '#/properties/replay/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err78];
-      } else {
-        vErrors.push(err78);
-      }
-      errors++;
-    }
-    if (data.channel !== undefined) {
-      let data36 = data.channel;
-      if (typeof data36 === 'string') {
-        if (func2(data36) < 1) {
-          const err79 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err79];
@@ -4381,8 +4407,236 @@ function validate30(
           }
           errors++;
         }
+        let data42 = data39.encoding;
+        if (typeof data42 !== 'string') {
+          const err80 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err80];
+          } else {
+            vErrors.push(err80);
+          }
+          errors++;
+        }
+        if (!(data42 === 'hex' || data42 === 'base64')) {
+          const err81 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema49.properties.hmac.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
+          }
+          errors++;
+        }
+        if (data39.prefix !== undefined) {
+          if (typeof data39.prefix !== 'string') {
+            const err82 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err82];
+            } else {
+              vErrors.push(err82);
+            }
+            errors++;
+          }
+        }
+        if (typeof data39.signed !== 'string') {
+          const err83 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: '#/properties/hmac/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err83];
+          } else {
+            vErrors.push(err83);
+          }
+          errors++;
+        }
+        if (data39.timestamp_header !== undefined) {
+          if (typeof data39.timestamp_header !== 'string') {
+            const err84 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+        }
+        let data46 = data39.timestamp_format;
+        if (typeof data46 !== 'string') {
+          const err85 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
+        if (!(data46 === 'unix' || data46 === 'unix_ms' || data46 === 'iso8601')) {
+          const err86 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema49.properties.hmac.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err86];
+          } else {
+            vErrors.push(err86);
+          }
+          errors++;
+        }
+        let data47 = data39.secret_encoding;
+        if (typeof data47 !== 'string') {
+          const err87 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err87];
+          } else {
+            vErrors.push(err87);
+          }
+          errors++;
+        }
+        if (!(data47 === 'utf8' || data47 === 'base64' || data47 === 'hex')) {
+          const err88 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema49.properties.hmac.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
       } else {
-        const err80 = {
+        const err89 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err89];
+        } else {
+          vErrors.push(err89);
+        }
+        errors++;
+      }
+    }
+    let data48 = data.replay;
+    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+      if (data48.resign === undefined) {
+        data48.resign = true;
+      }
+      for (const key2 in data48) {
+        if (!(key2 === 'resign')) {
+          const err90 = {
+            instancePath: instancePath + '/replay',
+            schemaPath: '#/properties/replay/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key2 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err90];
+          } else {
+            vErrors.push(err90);
+          }
+          errors++;
+        }
+      }
+      if (typeof data48.resign !== 'boolean') {
+        const err91 = {
+          instancePath: instancePath + '/replay/resign',
+          schemaPath: '#/properties/replay/properties/resign/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err91];
+        } else {
+          vErrors.push(err91);
+        }
+        errors++;
+      }
+    } else {
+      const err92 = {
+        instancePath: instancePath + '/replay',
+        schemaPath: '#/properties/replay/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err92];
+      } else {
+        vErrors.push(err92);
+      }
+      errors++;
+    }
+    if (data.channel !== undefined) {
+      let data50 = data.channel;
+      if (typeof data50 === 'string') {
+        if (func2(data50) < 1) {
+          const err93 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err93];
+          } else {
+            vErrors.push(err93);
+          }
+          errors++;
+        }
+      } else {
+        const err94 = {
           instancePath: instancePath + '/channel',
           schemaPath: '#/properties/channel/type',
           keyword: 'type',
@@ -4390,17 +4644,17 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err94];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err94);
         }
         errors++;
       }
     }
     if (data.mode !== undefined) {
-      let data37 = data.mode;
-      if (typeof data37 !== 'string') {
-        const err81 = {
+      let data51 = data.mode;
+      if (typeof data51 !== 'string') {
+        const err95 = {
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/type',
           keyword: 'type',
@@ -4408,14 +4662,14 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err81];
+          vErrors = [err95];
         } else {
-          vErrors.push(err81);
+          vErrors.push(err95);
         }
         errors++;
       }
-      if (!(data37 === 'pubsub' || data37 === 'streams')) {
-        const err82 = {
+      if (!(data51 === 'pubsub' || data51 === 'streams')) {
+        const err96 = {
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
@@ -4423,16 +4677,16 @@ function validate30(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err82];
+          vErrors = [err96];
         } else {
-          vErrors.push(err82);
+          vErrors.push(err96);
         }
         errors++;
       }
     }
     if (data.pattern !== undefined) {
       if (typeof data.pattern !== 'boolean') {
-        const err83 = {
+        const err97 = {
           instancePath: instancePath + '/pattern',
           schemaPath: '#/properties/pattern/type',
           keyword: 'type',
@@ -4440,18 +4694,18 @@ function validate30(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err83];
+          vErrors = [err97];
         } else {
-          vErrors.push(err83);
+          vErrors.push(err97);
         }
         errors++;
       }
     }
     if (data.group !== undefined) {
-      let data39 = data.group;
-      if (typeof data39 === 'string') {
-        if (func2(data39) < 1) {
-          const err84 = {
+      let data53 = data.group;
+      if (typeof data53 === 'string') {
+        if (func2(data53) < 1) {
+          const err98 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
             keyword: 'minLength',
@@ -4459,14 +4713,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err84];
+            vErrors = [err98];
           } else {
-            vErrors.push(err84);
+            vErrors.push(err98);
           }
           errors++;
         }
       } else {
-        const err85 = {
+        const err99 = {
           instancePath: instancePath + '/group',
           schemaPath: '#/properties/group/type',
           keyword: 'type',
@@ -4474,15 +4728,15 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err85];
+          vErrors = [err99];
         } else {
-          vErrors.push(err85);
+          vErrors.push(err99);
         }
         errors++;
       }
     }
   } else {
-    const err86 = {
+    const err100 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -4490,9 +4744,9 @@ function validate30(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err86];
+      vErrors = [err100];
     } else {
-      vErrors.push(err86);
+      vErrors.push(err100);
     }
     errors++;
   }
