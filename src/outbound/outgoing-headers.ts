@@ -3,8 +3,12 @@ import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../sanitize/sanitize-headers.ts';
 
-/** Marks every replayed request, so a consumer (or its logs) can tell a replay from a live delivery. */
-export const REPLAY_MARKER_HEADER = 'x-switchboard-replay';
+/**
+ * Names the stored event on every request the sending path makes, replayed or forwarded, so a
+ * consumer (or its logs) can tell a request from switchboard from a provider's own delivery. The
+ * header's name is the wire contract's since replay came first; forwarding documents it too.
+ */
+export const EVENT_ID_HEADER = 'x-switchboard-replay';
 
 export type OutgoingHeaders = Record<string, string | string[]>;
 
@@ -21,8 +25,8 @@ export type OutgoingHeaders = Record<string, string | string[]>;
  */
 
 /**
- * The sender's user agent is replayed too: it is not secret, and some consumers branch on it
- * (`GitHub-Hookshot/…`). The marker header is what tells a replay apart.
+ * The sender's user agent is sent too: it is not secret, and some consumers branch on it
+ * (`GitHub-Hookshot/…`). EVENT_ID_HEADER is what tells switchboard's requests apart.
  */
 const COMMON_HEADERS: readonly string[] = ['user-agent'];
 
@@ -40,12 +44,12 @@ const NEVER_COPIED: readonly string[] = [
   'expect',
   'forwarded',
   'x-real-ip',
-  REPLAY_MARKER_HEADER,
+  EVENT_ID_HEADER,
 ];
 const NEVER_COPIED_PREFIXES: readonly string[] = ['x-forwarded-', 'proxy-'];
 
 // undici refuses header values with control characters; stored HTTP headers cannot hold them, but a
-// value that somehow does is dropped rather than failing the whole replay.
+// value that somehow does is dropped rather than failing the whole delivery.
 const SENDABLE_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
 
 function headerSourceName(spec: string | undefined): string | undefined {
@@ -54,7 +58,7 @@ function headerSourceName(spec: string | undefined): string | undefined {
   return name === '' ? undefined : name;
 }
 
-export interface ReplayHeaderSelection {
+export interface DeliveryHeaderSelection {
   /** Lower-cased names allowed through. */
   names: ReadonlySet<string>;
   prefixes: readonly string[];
@@ -69,10 +73,10 @@ export interface ReplayHeaderSelection {
  * Queue events copy nothing: their "headers" are message fields, data rather than HTTP metadata.
  * An event whose provider is no longer configured gets only the common headers.
  */
-export function replayHeaderSelection(
+export function deliveryHeaderSelection(
   provider: ProviderConfig | undefined,
   secretHeaders: readonly string[],
-): ReplayHeaderSelection {
+): DeliveryHeaderSelection {
   const refused = new Set(secretHeaders.map((n) => n.toLowerCase()));
   if (provider?.family === 'queue') return { names: new Set(), prefixes: [], refused };
   const names = new Set(COMMON_HEADERS);
@@ -88,14 +92,14 @@ export function replayHeaderSelection(
   return { names, prefixes, refused };
 }
 
-function isCopyable(name: string, selection: ReplayHeaderSelection): boolean {
+function isCopyable(name: string, selection: DeliveryHeaderSelection): boolean {
   if (NEVER_COPIED.includes(name) || NEVER_COPIED_PREFIXES.some((p) => name.startsWith(p))) return false;
   if (selection.refused.has(name)) return false;
   return selection.names.has(name) || selection.prefixes.some((p) => name.startsWith(p));
 }
 
-/** The replay-safe subset of stored headers. Any header with a redacted value is dropped whole. */
-export function selectStoredHeaders(stored: EventHeaders, selection: ReplayHeaderSelection): OutgoingHeaders {
+/** The subset of stored headers safe to send. Any header with a redacted value is dropped whole. */
+export function selectStoredHeaders(stored: EventHeaders, selection: DeliveryHeaderSelection): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const [rawName, value] of Object.entries(stored)) {
     const name = rawName.toLowerCase();
@@ -117,12 +121,12 @@ export interface AssembleHeadersInput {
   credentials: Readonly<Record<string, string>>;
 }
 
-export function assembleReplayHeaders(input: AssembleHeadersInput): OutgoingHeaders {
+export function assembleDeliveryHeaders(input: AssembleHeadersInput): OutgoingHeaders {
   const headers: OutgoingHeaders = { ...input.copied };
   for (const [name, value] of Object.entries(input.credentials)) headers[name.toLowerCase()] = value;
   if (input.contentType !== null && input.contentType !== '' && SENDABLE_VALUE.test(input.contentType)) {
     headers['content-type'] = input.contentType;
   }
-  headers[REPLAY_MARKER_HEADER] = input.eventId;
+  headers[EVENT_ID_HEADER] = input.eventId;
   return headers;
 }
