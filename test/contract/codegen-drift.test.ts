@@ -60,7 +60,7 @@ describe('codegen drift check', () => {
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('docs/providers.md');
     expect(failure?.stderr).toContain('generated/catalog.ts');
-  });
+  }, 90_000);
 
   it('refuses a catalog entry that breaks the catalog schema, naming the file', async () => {
     const file = join(scratch, 'schemas/providers/github.json');
@@ -73,5 +73,5 @@ describe('codegen drift check', () => {
     );
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('schemas/providers/github.json');
-  });
+  }, 90_000);
 });
