@@ -653,6 +653,12 @@ export const SCHEMAS = {
             type: 'boolean',
             default: false,
           },
+          strict: {
+            description:
+              'Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).',
+            type: 'boolean',
+            default: false,
+          },
         },
         default: {},
       },

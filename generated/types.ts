@@ -229,6 +229,10 @@ export interface SwitchboardConfig {
      * Take the client IP from X-Forwarded-For (only behind a proxy you control).
      */
     trust_proxy?: boolean;
+    /**
+     * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
+     */
+    strict?: boolean;
   };
   api?: {
     /**
@@ -1190,6 +1194,10 @@ export interface SwitchboardConfigWithDefaults {
      * Take the client IP from X-Forwarded-For (only behind a proxy you control).
      */
     trust_proxy: boolean;
+    /**
+     * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
+     */
+    strict: boolean;
   };
   api: {
     /**

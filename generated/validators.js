@@ -2165,6 +2165,12 @@ const schema48 = {
           type: 'boolean',
           default: false,
         },
+        strict: {
+          description:
+            'Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).',
+          type: 'boolean',
+          default: false,
+        },
       },
       default: {},
     },
@@ -5489,8 +5495,17 @@ function validate29(
       if (data28.trust_proxy === undefined) {
         data28.trust_proxy = false;
       }
+      if (data28.strict === undefined) {
+        data28.strict = false;
+      }
       for (const key9 in data28) {
-        if (!(key9 === 'host' || key9 === 'port' || key9 === 'allowed_hosts' || key9 === 'trust_proxy')) {
+        if (!(
+          key9 === 'host' ||
+          key9 === 'port' ||
+          key9 === 'allowed_hosts' ||
+          key9 === 'trust_proxy' ||
+          key9 === 'strict'
+        )) {
           const err64 = {
             instancePath: instancePath + '/server',
             schemaPath: '#/properties/server/additionalProperties',
@@ -5653,8 +5668,23 @@ function validate29(
         }
         errors++;
       }
+      if (typeof data28.strict !== 'boolean') {
+        const err74 = {
+          instancePath: instancePath + '/server/strict',
+          schemaPath: '#/properties/server/properties/strict/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err74];
+        } else {
+          vErrors.push(err74);
+        }
+        errors++;
+      }
     } else {
-      const err74 = {
+      const err75 = {
         instancePath: instancePath + '/server',
         schemaPath: '#/properties/server/type',
         keyword: 'type',
@@ -5662,20 +5692,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err74];
+        vErrors = [err75];
       } else {
-        vErrors.push(err74);
+        vErrors.push(err75);
       }
       errors++;
     }
-    let data34 = data.api;
-    if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-      if (data34.max_streams_per_caller === undefined) {
-        data34.max_streams_per_caller = 20;
+    let data35 = data.api;
+    if (data35 && typeof data35 == 'object' && !Array.isArray(data35)) {
+      if (data35.max_streams_per_caller === undefined) {
+        data35.max_streams_per_caller = 20;
       }
-      for (const key10 in data34) {
+      for (const key10 in data35) {
         if (!(key10 === 'max_streams_per_caller')) {
-          const err75 = {
+          const err76 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
             keyword: 'additionalProperties',
@@ -5683,16 +5713,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err75];
+            vErrors = [err76];
           } else {
-            vErrors.push(err75);
+            vErrors.push(err76);
           }
           errors++;
         }
       }
-      let data35 = data34.max_streams_per_caller;
-      if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
-        const err76 = {
+      let data36 = data35.max_streams_per_caller;
+      if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+        const err77 = {
           instancePath: instancePath + '/api/max_streams_per_caller',
           schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
@@ -5700,15 +5730,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err76];
+          vErrors = [err77];
         } else {
-          vErrors.push(err76);
+          vErrors.push(err77);
         }
         errors++;
       }
-      if (typeof data35 == 'number' && isFinite(data35)) {
-        if (data35 < 1 || isNaN(data35)) {
-          const err77 = {
+      if (typeof data36 == 'number' && isFinite(data36)) {
+        if (data36 < 1 || isNaN(data36)) {
+          const err78 = {
             instancePath: instancePath + '/api/max_streams_per_caller',
             schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
             keyword: 'minimum',
@@ -5716,15 +5746,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err77];
+            vErrors = [err78];
           } else {
-            vErrors.push(err77);
+            vErrors.push(err78);
           }
           errors++;
         }
       }
     } else {
-      const err78 = {
+      const err79 = {
         instancePath: instancePath + '/api',
         schemaPath: '#/properties/api/type',
         keyword: 'type',
@@ -5732,20 +5762,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err78];
+        vErrors = [err79];
       } else {
-        vErrors.push(err78);
+        vErrors.push(err79);
       }
       errors++;
     }
-    let data36 = data.ingest;
-    if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
-      if (data36.record_rejected_per_minute === undefined) {
-        data36.record_rejected_per_minute = 60;
+    let data37 = data.ingest;
+    if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
+      if (data37.record_rejected_per_minute === undefined) {
+        data37.record_rejected_per_minute = 60;
       }
-      for (const key11 in data36) {
+      for (const key11 in data37) {
         if (!(key11 === 'record_rejected_per_minute')) {
-          const err79 = {
+          const err80 = {
             instancePath: instancePath + '/ingest',
             schemaPath: '#/properties/ingest/additionalProperties',
             keyword: 'additionalProperties',
@@ -5753,16 +5783,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err79];
+            vErrors = [err80];
           } else {
-            vErrors.push(err79);
+            vErrors.push(err80);
           }
           errors++;
         }
       }
-      let data37 = data36.record_rejected_per_minute;
-      if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
-        const err80 = {
+      let data38 = data37.record_rejected_per_minute;
+      if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+        const err81 = {
           instancePath: instancePath + '/ingest/record_rejected_per_minute',
           schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
@@ -5770,15 +5800,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err81];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err81);
         }
         errors++;
       }
-      if (typeof data37 == 'number' && isFinite(data37)) {
-        if (data37 < 1 || isNaN(data37)) {
-          const err81 = {
+      if (typeof data38 == 'number' && isFinite(data38)) {
+        if (data38 < 1 || isNaN(data38)) {
+          const err82 = {
             instancePath: instancePath + '/ingest/record_rejected_per_minute',
             schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
@@ -5786,15 +5816,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err82];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err82);
           }
           errors++;
         }
       }
     } else {
-      const err82 = {
+      const err83 = {
         instancePath: instancePath + '/ingest',
         schemaPath: '#/properties/ingest/type',
         keyword: 'type',
@@ -5802,26 +5832,26 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err82];
+        vErrors = [err83];
       } else {
-        vErrors.push(err82);
+        vErrors.push(err83);
       }
       errors++;
     }
-    let data38 = data.mcp;
-    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-      if (data38.max_sessions === undefined) {
-        data38.max_sessions = 100;
+    let data39 = data.mcp;
+    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+      if (data39.max_sessions === undefined) {
+        data39.max_sessions = 100;
       }
-      if (data38.max_sessions_per_caller === undefined) {
-        data38.max_sessions_per_caller = 10;
+      if (data39.max_sessions_per_caller === undefined) {
+        data39.max_sessions_per_caller = 10;
       }
-      if (data38.session_idle_seconds === undefined) {
-        data38.session_idle_seconds = 1800;
+      if (data39.session_idle_seconds === undefined) {
+        data39.session_idle_seconds = 1800;
       }
-      for (const key12 in data38) {
+      for (const key12 in data39) {
         if (!(key12 === 'max_sessions' || key12 === 'max_sessions_per_caller' || key12 === 'session_idle_seconds')) {
-          const err83 = {
+          const err84 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
             keyword: 'additionalProperties',
@@ -5829,16 +5859,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err84];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err84);
           }
           errors++;
         }
       }
-      let data39 = data38.max_sessions;
-      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
-        const err84 = {
+      let data40 = data39.max_sessions;
+      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
+        const err85 = {
           instancePath: instancePath + '/mcp/max_sessions',
           schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
@@ -5846,15 +5876,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err85];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err85);
         }
         errors++;
       }
-      if (typeof data39 == 'number' && isFinite(data39)) {
-        if (data39 < 1 || isNaN(data39)) {
-          const err85 = {
+      if (typeof data40 == 'number' && isFinite(data40)) {
+        if (data40 < 1 || isNaN(data40)) {
+          const err86 = {
             instancePath: instancePath + '/mcp/max_sessions',
             schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
@@ -5862,16 +5892,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err86];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err86);
           }
           errors++;
         }
       }
-      let data40 = data38.max_sessions_per_caller;
-      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
-        const err86 = {
+      let data41 = data39.max_sessions_per_caller;
+      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+        const err87 = {
           instancePath: instancePath + '/mcp/max_sessions_per_caller',
           schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
@@ -5879,15 +5909,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err86];
+          vErrors = [err87];
         } else {
-          vErrors.push(err86);
+          vErrors.push(err87);
         }
         errors++;
       }
-      if (typeof data40 == 'number' && isFinite(data40)) {
-        if (data40 < 1 || isNaN(data40)) {
-          const err87 = {
+      if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 < 1 || isNaN(data41)) {
+          const err88 = {
             instancePath: instancePath + '/mcp/max_sessions_per_caller',
             schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
@@ -5895,16 +5925,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err87];
+            vErrors = [err88];
           } else {
-            vErrors.push(err87);
+            vErrors.push(err88);
           }
           errors++;
         }
       }
-      let data41 = data38.session_idle_seconds;
-      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
-        const err88 = {
+      let data42 = data39.session_idle_seconds;
+      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+        const err89 = {
           instancePath: instancePath + '/mcp/session_idle_seconds',
           schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
           keyword: 'type',
@@ -5912,15 +5942,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err89];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err89);
         }
         errors++;
       }
-      if (typeof data41 == 'number' && isFinite(data41)) {
-        if (data41 < 5 || isNaN(data41)) {
-          const err89 = {
+      if (typeof data42 == 'number' && isFinite(data42)) {
+        if (data42 < 5 || isNaN(data42)) {
+          const err90 = {
             instancePath: instancePath + '/mcp/session_idle_seconds',
             schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
             keyword: 'minimum',
@@ -5928,15 +5958,15 @@ function validate29(
             message: 'must be >= 5',
           };
           if (vErrors === null) {
-            vErrors = [err89];
+            vErrors = [err90];
           } else {
-            vErrors.push(err89);
+            vErrors.push(err90);
           }
           errors++;
         }
       }
     } else {
-      const err90 = {
+      const err91 = {
         instancePath: instancePath + '/mcp',
         schemaPath: '#/properties/mcp/type',
         keyword: 'type',
@@ -5944,23 +5974,23 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err90];
+        vErrors = [err91];
       } else {
-        vErrors.push(err90);
+        vErrors.push(err91);
       }
       errors++;
     }
-    let data42 = data.rate_limits;
-    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-      if (data42.read === undefined) {
-        data42.read = {};
+    let data43 = data.rate_limits;
+    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+      if (data43.read === undefined) {
+        data43.read = {};
       }
-      if (data42.replay === undefined) {
-        data42.replay = {};
+      if (data43.replay === undefined) {
+        data43.replay = {};
       }
-      for (const key13 in data42) {
+      for (const key13 in data43) {
         if (!(key13 === 'read' || key13 === 'replay')) {
-          const err91 = {
+          const err92 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
             keyword: 'additionalProperties',
@@ -5968,24 +5998,24 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err91];
+            vErrors = [err92];
           } else {
-            vErrors.push(err91);
+            vErrors.push(err92);
           }
           errors++;
         }
       }
-      let data43 = data42.read;
-      if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-        if (data43.capacity === undefined) {
-          data43.capacity = 120;
+      let data44 = data43.read;
+      if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+        if (data44.capacity === undefined) {
+          data44.capacity = 120;
         }
-        if (data43.refill_per_second === undefined) {
-          data43.refill_per_second = 20;
+        if (data44.refill_per_second === undefined) {
+          data44.refill_per_second = 20;
         }
-        for (const key14 in data43) {
+        for (const key14 in data44) {
           if (!(key14 === 'capacity' || key14 === 'refill_per_second')) {
-            const err92 = {
+            const err93 = {
               instancePath: instancePath + '/rate_limits/read',
               schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
               keyword: 'additionalProperties',
@@ -5993,16 +6023,16 @@ function validate29(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err92];
+              vErrors = [err93];
             } else {
-              vErrors.push(err92);
+              vErrors.push(err93);
             }
             errors++;
           }
         }
-        let data44 = data43.capacity;
-        if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-          const err93 = {
+        let data45 = data44.capacity;
+        if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+          const err94 = {
             instancePath: instancePath + '/rate_limits/read/capacity',
             schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
             keyword: 'type',
@@ -6010,38 +6040,20 @@ function validate29(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err93];
+            vErrors = [err94];
           } else {
-            vErrors.push(err93);
+            vErrors.push(err94);
           }
           errors++;
         }
-        if (typeof data44 == 'number' && isFinite(data44)) {
-          if (data44 < 1 || isNaN(data44)) {
-            const err94 = {
+        if (typeof data45 == 'number' && isFinite(data45)) {
+          if (data45 < 1 || isNaN(data45)) {
+            const err95 = {
               instancePath: instancePath + '/rate_limits/read/capacity',
               schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err94];
-            } else {
-              vErrors.push(err94);
-            }
-            errors++;
-          }
-        }
-        let data45 = data43.refill_per_second;
-        if (typeof data45 == 'number' && isFinite(data45)) {
-          if (data45 <= 0 || isNaN(data45)) {
-            const err95 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err95];
@@ -6050,8 +6062,26 @@ function validate29(
             }
             errors++;
           }
+        }
+        let data46 = data44.refill_per_second;
+        if (typeof data46 == 'number' && isFinite(data46)) {
+          if (data46 <= 0 || isNaN(data46)) {
+            const err96 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err96];
+            } else {
+              vErrors.push(err96);
+            }
+            errors++;
+          }
         } else {
-          const err96 = {
+          const err97 = {
             instancePath: instancePath + '/rate_limits/read/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
@@ -6059,14 +6089,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err96];
+            vErrors = [err97];
           } else {
-            vErrors.push(err96);
+            vErrors.push(err97);
           }
           errors++;
         }
       } else {
-        const err97 = {
+        const err98 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -6074,23 +6104,23 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err97];
+          vErrors = [err98];
         } else {
-          vErrors.push(err97);
+          vErrors.push(err98);
         }
         errors++;
       }
-      let data46 = data42.replay;
-      if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-        if (data46.capacity === undefined) {
-          data46.capacity = 10;
+      let data47 = data43.replay;
+      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
+        if (data47.capacity === undefined) {
+          data47.capacity = 10;
         }
-        if (data46.refill_per_second === undefined) {
-          data46.refill_per_second = 0.5;
+        if (data47.refill_per_second === undefined) {
+          data47.refill_per_second = 0.5;
         }
-        for (const key15 in data46) {
+        for (const key15 in data47) {
           if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err98 = {
+            const err99 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
@@ -6098,16 +6128,16 @@ function validate29(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err98];
+              vErrors = [err99];
             } else {
-              vErrors.push(err98);
+              vErrors.push(err99);
             }
             errors++;
           }
         }
-        let data47 = data46.capacity;
-        if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
-          const err99 = {
+        let data48 = data47.capacity;
+        if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+          const err100 = {
             instancePath: instancePath + '/rate_limits/replay/capacity',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
@@ -6115,38 +6145,20 @@ function validate29(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err99];
+            vErrors = [err100];
           } else {
-            vErrors.push(err99);
+            vErrors.push(err100);
           }
           errors++;
         }
-        if (typeof data47 == 'number' && isFinite(data47)) {
-          if (data47 < 1 || isNaN(data47)) {
-            const err100 = {
+        if (typeof data48 == 'number' && isFinite(data48)) {
+          if (data48 < 1 || isNaN(data48)) {
+            const err101 = {
               instancePath: instancePath + '/rate_limits/replay/capacity',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err100];
-            } else {
-              vErrors.push(err100);
-            }
-            errors++;
-          }
-        }
-        let data48 = data46.refill_per_second;
-        if (typeof data48 == 'number' && isFinite(data48)) {
-          if (data48 <= 0 || isNaN(data48)) {
-            const err101 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err101];
@@ -6155,8 +6167,26 @@ function validate29(
             }
             errors++;
           }
+        }
+        let data49 = data47.refill_per_second;
+        if (typeof data49 == 'number' && isFinite(data49)) {
+          if (data49 <= 0 || isNaN(data49)) {
+            const err102 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err102];
+            } else {
+              vErrors.push(err102);
+            }
+            errors++;
+          }
         } else {
-          const err102 = {
+          const err103 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -6164,14 +6194,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err102];
+            vErrors = [err103];
           } else {
-            vErrors.push(err102);
+            vErrors.push(err103);
           }
           errors++;
         }
       } else {
-        const err103 = {
+        const err104 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -6179,14 +6209,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err103];
+          vErrors = [err104];
         } else {
-          vErrors.push(err103);
+          vErrors.push(err104);
         }
         errors++;
       }
     } else {
-      const err104 = {
+      const err105 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -6194,20 +6224,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err104];
+        vErrors = [err105];
       } else {
-        vErrors.push(err104);
+        vErrors.push(err105);
       }
       errors++;
     }
-    let data49 = data.metrics;
-    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-      if (data49.require_auth === undefined) {
-        data49.require_auth = true;
+    let data50 = data.metrics;
+    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+      if (data50.require_auth === undefined) {
+        data50.require_auth = true;
       }
-      for (const key16 in data49) {
+      for (const key16 in data50) {
         if (!(key16 === 'require_auth')) {
-          const err105 = {
+          const err106 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -6215,15 +6245,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err105];
+            vErrors = [err106];
           } else {
-            vErrors.push(err105);
+            vErrors.push(err106);
           }
           errors++;
         }
       }
-      if (typeof data49.require_auth !== 'boolean') {
-        const err106 = {
+      if (typeof data50.require_auth !== 'boolean') {
+        const err107 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -6231,14 +6261,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err106];
+          vErrors = [err107];
         } else {
-          vErrors.push(err106);
+          vErrors.push(err107);
         }
         errors++;
       }
     } else {
-      const err107 = {
+      const err108 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -6246,14 +6276,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err107];
+        vErrors = [err108];
       } else {
-        vErrors.push(err107);
+        vErrors.push(err108);
       }
       errors++;
     }
   } else {
-    const err108 = {
+    const err109 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6261,9 +6291,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err108];
+      vErrors = [err109];
     } else {
-      vErrors.push(err108);
+      vErrors.push(err109);
     }
     errors++;
   }
