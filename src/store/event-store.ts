@@ -97,11 +97,6 @@ export interface ListQuery {
 export interface EventStore {
   insert(event: NewEvent): Promise<InsertResult>;
   insertMany(events: readonly NewEvent[]): Promise<InsertResult[]>;
-  /**
-   * True when insertMany announces the events it newly stores on the live bus itself, in the same
-   * transaction; writers then must not publish them again.
-   */
-  readonly announcesCommits?: boolean;
   get(id: string): Promise<StoredEvent | null>;
   /** A page of summaries as MCP lists them. */
   list(query: ListQuery): Promise<ListWebhookEventsOutput>;
