@@ -5,6 +5,7 @@
  * Nothing here is slow to load: usage errors are answered before any module of the server loads.
  */
 import { parseArgs } from 'node:util';
+import { SERVER_PORT } from '../../generated/constants.ts';
 
 /** Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config. */
 export const EXIT_USAGE = 2;
@@ -47,6 +48,8 @@ export interface ParsedCommandLine {
   help: boolean;
 }
 
+const LENIENT = false;
+
 /** Options every command takes. */
 const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', description: 'Show this help.' };
 
@@ -57,7 +60,8 @@ export function parseCommandLine(spec: CommandLineSpec, args: readonly string[])
     options: Object.fromEntries(
       Object.entries(options).map(([name, o]) => [name, o.short === undefined ? { type: o.type } : o]),
     ),
-    strict: false,
+    // Not strict: its errors would come in parseArgs's words; the tokens are checked below instead.
+    strict: LENIENT,
     allowPositionals: true,
     tokens: true,
   });
@@ -96,8 +100,9 @@ export function parseCommandLine(spec: CommandLineSpec, args: readonly string[])
 /** A port number from a flag or the environment; undefined when not given. */
 export function parsePort(raw: string | undefined, what: string, command: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) {
-    throw new UsageError(`${what}: ${JSON.stringify(raw)} is not a port number (0 to 65535)`, command);
+  const { minimum, maximum } = SERVER_PORT;
+  if (!/^\d+$/.test(raw) || Number(raw) < minimum || Number(raw) > maximum) {
+    throw new UsageError(`${what}: ${JSON.stringify(raw)} is not a port number (${minimum} to ${maximum})`, command);
   }
   return Number(raw);
 }

@@ -21,7 +21,7 @@ export const PASSWORD_FILE = 'postgres.password';
 
 const recordContent = z.object({
   pid: z.number().int().positive(),
-  port: z.number().int().min(1).max(65535),
+  port: z.number().int().positive(),
   database: z.string().min(1),
 });
 

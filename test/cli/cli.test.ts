@@ -248,6 +248,7 @@ describe('arguments are checked before anything starts', () => {
         .map((url) => relative(repo, fileURLToPath(url)));
       // The command line's own small modules, and nothing of the server.
       expect(ours.filter((file) => !file.startsWith('src/cli/')).sort(), args.join(' ')).toEqual([
+        'generated/constants.ts',
         'src/config/config-error.ts',
       ]);
       // No library of the server either (slonik, pg, pino, ajv, koa…): only tsx itself.
