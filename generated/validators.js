@@ -2179,6 +2179,14 @@ const schema48 = {
           minimum: 1,
           default: 20,
         },
+        search_timeout_ms: {
+          description:
+            'How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 600000,
+          default: 3000,
+        },
       },
       default: {},
     },
@@ -5673,8 +5681,11 @@ function validate29(
       if (data34.max_streams_per_caller === undefined) {
         data34.max_streams_per_caller = 20;
       }
+      if (data34.search_timeout_ms === undefined) {
+        data34.search_timeout_ms = 3000;
+      }
       for (const key10 in data34) {
-        if (!(key10 === 'max_streams_per_caller')) {
+        if (!(key10 === 'max_streams_per_caller' || key10 === 'search_timeout_ms')) {
           const err75 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
@@ -5723,34 +5734,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err78 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err78];
-      } else {
-        vErrors.push(err78);
+      let data36 = data34.search_timeout_ms;
+      if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+        const err78 = {
+          instancePath: instancePath + '/api/search_timeout_ms',
+          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err78];
+        } else {
+          vErrors.push(err78);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data36 = data.ingest;
-    if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
-      if (data36.record_rejected_per_minute === undefined) {
-        data36.record_rejected_per_minute = 60;
-      }
-      for (const key11 in data36) {
-        if (!(key11 === 'record_rejected_per_minute')) {
+      if (typeof data36 == 'number' && isFinite(data36)) {
+        if (data36 > 600000 || isNaN(data36)) {
           const err79 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key11 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 600000 },
+            message: 'must be <= 600000',
           };
           if (vErrors === null) {
             vErrors = [err79];
@@ -5759,10 +5766,62 @@ function validate29(
           }
           errors++;
         }
+        if (data36 < 1 || isNaN(data36)) {
+          const err80 = {
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err80];
+          } else {
+            vErrors.push(err80);
+          }
+          errors++;
+        }
       }
-      let data37 = data36.record_rejected_per_minute;
-      if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
-        const err80 = {
+    } else {
+      const err81 = {
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err81];
+      } else {
+        vErrors.push(err81);
+      }
+      errors++;
+    }
+    let data37 = data.ingest;
+    if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
+      if (data37.record_rejected_per_minute === undefined) {
+        data37.record_rejected_per_minute = 60;
+      }
+      for (const key11 in data37) {
+        if (!(key11 === 'record_rejected_per_minute')) {
+          const err82 = {
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key11 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err82];
+          } else {
+            vErrors.push(err82);
+          }
+          errors++;
+        }
+      }
+      let data38 = data37.record_rejected_per_minute;
+      if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+        const err83 = {
           instancePath: instancePath + '/ingest/record_rejected_per_minute',
           schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
@@ -5770,15 +5829,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err83];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err83);
         }
         errors++;
       }
-      if (typeof data37 == 'number' && isFinite(data37)) {
-        if (data37 < 1 || isNaN(data37)) {
-          const err81 = {
+      if (typeof data38 == 'number' && isFinite(data38)) {
+        if (data38 < 1 || isNaN(data38)) {
+          const err84 = {
             instancePath: instancePath + '/ingest/record_rejected_per_minute',
             schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
@@ -5786,15 +5845,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err84];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err84);
           }
           errors++;
         }
       }
     } else {
-      const err82 = {
+      const err85 = {
         instancePath: instancePath + '/ingest',
         schemaPath: '#/properties/ingest/type',
         keyword: 'type',
@@ -5802,26 +5861,26 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err82];
+        vErrors = [err85];
       } else {
-        vErrors.push(err82);
+        vErrors.push(err85);
       }
       errors++;
     }
-    let data38 = data.mcp;
-    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-      if (data38.max_sessions === undefined) {
-        data38.max_sessions = 100;
+    let data39 = data.mcp;
+    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+      if (data39.max_sessions === undefined) {
+        data39.max_sessions = 100;
       }
-      if (data38.max_sessions_per_caller === undefined) {
-        data38.max_sessions_per_caller = 10;
+      if (data39.max_sessions_per_caller === undefined) {
+        data39.max_sessions_per_caller = 10;
       }
-      if (data38.session_idle_seconds === undefined) {
-        data38.session_idle_seconds = 1800;
+      if (data39.session_idle_seconds === undefined) {
+        data39.session_idle_seconds = 1800;
       }
-      for (const key12 in data38) {
+      for (const key12 in data39) {
         if (!(key12 === 'max_sessions' || key12 === 'max_sessions_per_caller' || key12 === 'session_idle_seconds')) {
-          const err83 = {
+          const err86 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
             keyword: 'additionalProperties',
@@ -5829,16 +5888,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err86];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err86);
           }
           errors++;
         }
       }
-      let data39 = data38.max_sessions;
-      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
-        const err84 = {
+      let data40 = data39.max_sessions;
+      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
+        const err87 = {
           instancePath: instancePath + '/mcp/max_sessions',
           schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
@@ -5846,15 +5905,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err87];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err87);
         }
         errors++;
       }
-      if (typeof data39 == 'number' && isFinite(data39)) {
-        if (data39 < 1 || isNaN(data39)) {
-          const err85 = {
+      if (typeof data40 == 'number' && isFinite(data40)) {
+        if (data40 < 1 || isNaN(data40)) {
+          const err88 = {
             instancePath: instancePath + '/mcp/max_sessions',
             schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
@@ -5862,16 +5921,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err88];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err88);
           }
           errors++;
         }
       }
-      let data40 = data38.max_sessions_per_caller;
-      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
-        const err86 = {
+      let data41 = data39.max_sessions_per_caller;
+      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+        const err89 = {
           instancePath: instancePath + '/mcp/max_sessions_per_caller',
           schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
@@ -5879,15 +5938,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err86];
+          vErrors = [err89];
         } else {
-          vErrors.push(err86);
+          vErrors.push(err89);
         }
         errors++;
       }
-      if (typeof data40 == 'number' && isFinite(data40)) {
-        if (data40 < 1 || isNaN(data40)) {
-          const err87 = {
+      if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 < 1 || isNaN(data41)) {
+          const err90 = {
             instancePath: instancePath + '/mcp/max_sessions_per_caller',
             schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
@@ -5895,16 +5954,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err87];
+            vErrors = [err90];
           } else {
-            vErrors.push(err87);
+            vErrors.push(err90);
           }
           errors++;
         }
       }
-      let data41 = data38.session_idle_seconds;
-      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
-        const err88 = {
+      let data42 = data39.session_idle_seconds;
+      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+        const err91 = {
           instancePath: instancePath + '/mcp/session_idle_seconds',
           schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
           keyword: 'type',
@@ -5912,15 +5971,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err91];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err91);
         }
         errors++;
       }
-      if (typeof data41 == 'number' && isFinite(data41)) {
-        if (data41 < 5 || isNaN(data41)) {
-          const err89 = {
+      if (typeof data42 == 'number' && isFinite(data42)) {
+        if (data42 < 5 || isNaN(data42)) {
+          const err92 = {
             instancePath: instancePath + '/mcp/session_idle_seconds',
             schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
             keyword: 'minimum',
@@ -5928,15 +5987,15 @@ function validate29(
             message: 'must be >= 5',
           };
           if (vErrors === null) {
-            vErrors = [err89];
+            vErrors = [err92];
           } else {
-            vErrors.push(err89);
+            vErrors.push(err92);
           }
           errors++;
         }
       }
     } else {
-      const err90 = {
+      const err93 = {
         instancePath: instancePath + '/mcp',
         schemaPath: '#/properties/mcp/type',
         keyword: 'type',
@@ -5944,23 +6003,23 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err90];
+        vErrors = [err93];
       } else {
-        vErrors.push(err90);
+        vErrors.push(err93);
       }
       errors++;
     }
-    let data42 = data.rate_limits;
-    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-      if (data42.read === undefined) {
-        data42.read = {};
+    let data43 = data.rate_limits;
+    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+      if (data43.read === undefined) {
+        data43.read = {};
       }
-      if (data42.replay === undefined) {
-        data42.replay = {};
+      if (data43.replay === undefined) {
+        data43.replay = {};
       }
-      for (const key13 in data42) {
+      for (const key13 in data43) {
         if (!(key13 === 'read' || key13 === 'replay')) {
-          const err91 = {
+          const err94 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
             keyword: 'additionalProperties',
@@ -5968,80 +6027,29 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err91];
+            vErrors = [err94];
           } else {
-            vErrors.push(err91);
+            vErrors.push(err94);
           }
           errors++;
         }
       }
-      let data43 = data42.read;
-      if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-        if (data43.capacity === undefined) {
-          data43.capacity = 120;
+      let data44 = data43.read;
+      if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+        if (data44.capacity === undefined) {
+          data44.capacity = 120;
         }
-        if (data43.refill_per_second === undefined) {
-          data43.refill_per_second = 20;
+        if (data44.refill_per_second === undefined) {
+          data44.refill_per_second = 20;
         }
-        for (const key14 in data43) {
+        for (const key14 in data44) {
           if (!(key14 === 'capacity' || key14 === 'refill_per_second')) {
-            const err92 = {
+            const err95 = {
               instancePath: instancePath + '/rate_limits/read',
               schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key14 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err92];
-            } else {
-              vErrors.push(err92);
-            }
-            errors++;
-          }
-        }
-        let data44 = data43.capacity;
-        if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-          const err93 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err93];
-          } else {
-            vErrors.push(err93);
-          }
-          errors++;
-        }
-        if (typeof data44 == 'number' && isFinite(data44)) {
-          if (data44 < 1 || isNaN(data44)) {
-            const err94 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err94];
-            } else {
-              vErrors.push(err94);
-            }
-            errors++;
-          }
-        }
-        let data45 = data43.refill_per_second;
-        if (typeof data45 == 'number' && isFinite(data45)) {
-          if (data45 <= 0 || isNaN(data45)) {
-            const err95 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err95];
@@ -6050,13 +6058,15 @@ function validate29(
             }
             errors++;
           }
-        } else {
+        }
+        let data45 = data44.capacity;
+        if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
           const err96 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err96];
@@ -6065,37 +6075,32 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err97 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err97];
-        } else {
-          vErrors.push(err97);
+        if (typeof data45 == 'number' && isFinite(data45)) {
+          if (data45 < 1 || isNaN(data45)) {
+            const err97 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err97];
+            } else {
+              vErrors.push(err97);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-      let data46 = data42.replay;
-      if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-        if (data46.capacity === undefined) {
-          data46.capacity = 10;
-        }
-        if (data46.refill_per_second === undefined) {
-          data46.refill_per_second = 0.5;
-        }
-        for (const key15 in data46) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
+        let data46 = data44.refill_per_second;
+        if (typeof data46 == 'number' && isFinite(data46)) {
+          if (data46 <= 0 || isNaN(data46)) {
             const err98 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err98];
@@ -6104,15 +6109,13 @@ function validate29(
             }
             errors++;
           }
-        }
-        let data47 = data46.capacity;
-        if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+        } else {
           const err99 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err99];
@@ -6121,32 +6124,37 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data47 == 'number' && isFinite(data47)) {
-          if (data47 < 1 || isNaN(data47)) {
-            const err100 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err100];
-            } else {
-              vErrors.push(err100);
-            }
-            errors++;
-          }
+      } else {
+        const err100 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err100];
+        } else {
+          vErrors.push(err100);
         }
-        let data48 = data46.refill_per_second;
-        if (typeof data48 == 'number' && isFinite(data48)) {
-          if (data48 <= 0 || isNaN(data48)) {
+        errors++;
+      }
+      let data47 = data43.replay;
+      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
+        if (data47.capacity === undefined) {
+          data47.capacity = 10;
+        }
+        if (data47.refill_per_second === undefined) {
+          data47.refill_per_second = 0.5;
+        }
+        for (const key15 in data47) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
             const err101 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err101];
@@ -6155,13 +6163,15 @@ function validate29(
             }
             errors++;
           }
-        } else {
+        }
+        let data48 = data47.capacity;
+        if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
           const err102 = {
-            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err102];
@@ -6170,49 +6180,47 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err103 = {
-          instancePath: instancePath + '/rate_limits/replay',
-          schemaPath: '#/properties/rate_limits/properties/replay/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err103];
-        } else {
-          vErrors.push(err103);
+        if (typeof data48 == 'number' && isFinite(data48)) {
+          if (data48 < 1 || isNaN(data48)) {
+            const err103 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err103];
+            } else {
+              vErrors.push(err103);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-    } else {
-      const err104 = {
-        instancePath: instancePath + '/rate_limits',
-        schemaPath: '#/properties/rate_limits/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err104];
-      } else {
-        vErrors.push(err104);
-      }
-      errors++;
-    }
-    let data49 = data.metrics;
-    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-      if (data49.require_auth === undefined) {
-        data49.require_auth = true;
-      }
-      for (const key16 in data49) {
-        if (!(key16 === 'require_auth')) {
+        let data49 = data47.refill_per_second;
+        if (typeof data49 == 'number' && isFinite(data49)) {
+          if (data49 <= 0 || isNaN(data49)) {
+            const err104 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err104];
+            } else {
+              vErrors.push(err104);
+            }
+            errors++;
+          }
+        } else {
           const err105 = {
-            instancePath: instancePath + '/metrics',
-            schemaPath: '#/properties/metrics/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key16 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -6221,14 +6229,13 @@ function validate29(
           }
           errors++;
         }
-      }
-      if (typeof data49.require_auth !== 'boolean') {
+      } else {
         const err106 = {
-          instancePath: instancePath + '/metrics/require_auth',
-          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err106];
@@ -6239,8 +6246,8 @@ function validate29(
       }
     } else {
       const err107 = {
-        instancePath: instancePath + '/metrics',
-        schemaPath: '#/properties/metrics/type',
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -6252,8 +6259,60 @@ function validate29(
       }
       errors++;
     }
+    let data50 = data.metrics;
+    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+      if (data50.require_auth === undefined) {
+        data50.require_auth = true;
+      }
+      for (const key16 in data50) {
+        if (!(key16 === 'require_auth')) {
+          const err108 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key16 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err108];
+          } else {
+            vErrors.push(err108);
+          }
+          errors++;
+        }
+      }
+      if (typeof data50.require_auth !== 'boolean') {
+        const err109 = {
+          instancePath: instancePath + '/metrics/require_auth',
+          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err109];
+        } else {
+          vErrors.push(err109);
+        }
+        errors++;
+      }
+    } else {
+      const err110 = {
+        instancePath: instancePath + '/metrics',
+        schemaPath: '#/properties/metrics/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err110];
+      } else {
+        vErrors.push(err110);
+      }
+      errors++;
+    }
   } else {
-    const err108 = {
+    const err111 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6261,9 +6320,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err108];
+      vErrors = [err111];
     } else {
-      vErrors.push(err108);
+      vErrors.push(err111);
     }
     errors++;
   }

@@ -136,6 +136,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const forwardRulesFor = forwardRuleMatcher(config.forward);
     const store = createEventStore(pool, {
       ...(forwardRulesFor ? { forwardRulesFor } : {}),
+      searchTimeoutMs: config.api.searchTimeoutMs,
     });
     const deliveries = createDeliveryRepository(pool);
     const tokens = createTokenRepository(pool);
