@@ -171,9 +171,12 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     const checkHost = createHostCheck({ bindHost: options.host, allowedHosts: config.server.allowedHosts });
     let selfAddresses: SelfAddress[] = [];
     // The one sending path: replay and forwarding both deliver through it.
+    if (config.outbound.allowFrom === 'replay.allow') {
+      logger.warn('replay.allow is the old name of outbound.allow, which governs replay and forwarding; rename it');
+    }
     const outbound = createOutbound({
       providers: config.providers,
-      allow: config.replay.allow,
+      allow: config.outbound.allow,
       selfAddresses: () => selfAddresses,
       logger,
     });

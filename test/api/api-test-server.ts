@@ -134,7 +134,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
   let port = 0;
   const outbound = createOutbound({
     providers: config.providers,
-    allow: config.replay.allow,
+    allow: config.outbound.allow,
     selfAddresses: () => [{ host: '127.0.0.1', port }],
     logger,
   });

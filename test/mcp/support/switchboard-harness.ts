@@ -146,6 +146,7 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     attempts: createReplayAttemptRepository(db.pool),
     providers: config.providers,
     replay: config.replay,
+    allow: config.outbound.allow,
     selfAddresses: () => [{ host: '127.0.0.1', port }],
     checkRateLimit: limiter.checkReplay,
     logger,
