@@ -749,6 +749,14 @@ export const SCHEMAS = {
             minimum: 1,
             default: 20,
           },
+          search_timeout_ms: {
+            description:
+              'How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.',
+            type: 'integer',
+            minimum: 1,
+            maximum: 600000,
+            default: 3000,
+          },
         },
         default: {},
       },

@@ -299,6 +299,10 @@ export interface SwitchboardConfig {
      * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
      */
     max_streams_per_caller?: number;
+    /**
+     * How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.
+     */
+    search_timeout_ms?: number;
   };
   ingest?: {
     /**
@@ -1573,6 +1577,10 @@ export interface SwitchboardConfigWithDefaults {
      * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
      */
     max_streams_per_caller: number;
+    /**
+     * How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.
+     */
+    search_timeout_ms: number;
   };
   ingest: {
     /**

@@ -2207,6 +2207,14 @@ const schema48 = {
           minimum: 1,
           default: 20,
         },
+        search_timeout_ms: {
+          description:
+            'How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 600000,
+          default: 3000,
+        },
       },
       default: {},
     },
@@ -6362,8 +6370,11 @@ function validate29(
       if (data39.max_streams_per_caller === undefined) {
         data39.max_streams_per_caller = 20;
       }
+      if (data39.search_timeout_ms === undefined) {
+        data39.search_timeout_ms = 3000;
+      }
       for (const key11 in data39) {
-        if (!(key11 === 'max_streams_per_caller')) {
+        if (!(key11 === 'max_streams_per_caller' || key11 === 'search_timeout_ms')) {
           const err84 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
@@ -6412,34 +6423,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err87 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err87];
-      } else {
-        vErrors.push(err87);
+      let data41 = data39.search_timeout_ms;
+      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+        const err87 = {
+          instancePath: instancePath + '/api/search_timeout_ms',
+          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err87];
+        } else {
+          vErrors.push(err87);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data41 = data.ingest;
-    if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
-      if (data41.record_rejected_per_minute === undefined) {
-        data41.record_rejected_per_minute = 60;
-      }
-      for (const key12 in data41) {
-        if (!(key12 === 'record_rejected_per_minute')) {
+      if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 > 600000 || isNaN(data41)) {
           const err88 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 600000 },
+            message: 'must be <= 600000',
           };
           if (vErrors === null) {
             vErrors = [err88];
@@ -6448,10 +6455,62 @@ function validate29(
           }
           errors++;
         }
+        if (data41 < 1 || isNaN(data41)) {
+          const err89 = {
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err89];
+          } else {
+            vErrors.push(err89);
+          }
+          errors++;
+        }
       }
-      let data42 = data41.record_rejected_per_minute;
-      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-        const err89 = {
+    } else {
+      const err90 = {
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err90];
+      } else {
+        vErrors.push(err90);
+      }
+      errors++;
+    }
+    let data42 = data.ingest;
+    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
+      if (data42.record_rejected_per_minute === undefined) {
+        data42.record_rejected_per_minute = 60;
+      }
+      for (const key12 in data42) {
+        if (!(key12 === 'record_rejected_per_minute')) {
+          const err91 = {
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key12 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err91];
+          } else {
+            vErrors.push(err91);
+          }
+          errors++;
+        }
+      }
+      let data43 = data42.record_rejected_per_minute;
+      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+        const err92 = {
           instancePath: instancePath + '/ingest/record_rejected_per_minute',
           schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
@@ -6459,15 +6518,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err92];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err92);
         }
         errors++;
       }
-      if (typeof data42 == 'number' && isFinite(data42)) {
-        if (data42 < 1 || isNaN(data42)) {
-          const err90 = {
+      if (typeof data43 == 'number' && isFinite(data43)) {
+        if (data43 < 1 || isNaN(data43)) {
+          const err93 = {
             instancePath: instancePath + '/ingest/record_rejected_per_minute',
             schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
@@ -6475,15 +6534,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err90];
+            vErrors = [err93];
           } else {
-            vErrors.push(err90);
+            vErrors.push(err93);
           }
           errors++;
         }
       }
     } else {
-      const err91 = {
+      const err94 = {
         instancePath: instancePath + '/ingest',
         schemaPath: '#/properties/ingest/type',
         keyword: 'type',
@@ -6491,26 +6550,26 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err91];
+        vErrors = [err94];
       } else {
-        vErrors.push(err91);
+        vErrors.push(err94);
       }
       errors++;
     }
-    let data43 = data.mcp;
-    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-      if (data43.max_sessions === undefined) {
-        data43.max_sessions = 100;
+    let data44 = data.mcp;
+    if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+      if (data44.max_sessions === undefined) {
+        data44.max_sessions = 100;
       }
-      if (data43.max_sessions_per_caller === undefined) {
-        data43.max_sessions_per_caller = 10;
+      if (data44.max_sessions_per_caller === undefined) {
+        data44.max_sessions_per_caller = 10;
       }
-      if (data43.session_idle_seconds === undefined) {
-        data43.session_idle_seconds = 1800;
+      if (data44.session_idle_seconds === undefined) {
+        data44.session_idle_seconds = 1800;
       }
-      for (const key13 in data43) {
+      for (const key13 in data44) {
         if (!(key13 === 'max_sessions' || key13 === 'max_sessions_per_caller' || key13 === 'session_idle_seconds')) {
-          const err92 = {
+          const err95 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
             keyword: 'additionalProperties',
@@ -6518,16 +6577,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err92];
+            vErrors = [err95];
           } else {
-            vErrors.push(err92);
+            vErrors.push(err95);
           }
           errors++;
         }
       }
-      let data44 = data43.max_sessions;
-      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-        const err93 = {
+      let data45 = data44.max_sessions;
+      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+        const err96 = {
           instancePath: instancePath + '/mcp/max_sessions',
           schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
@@ -6535,15 +6594,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err93];
+          vErrors = [err96];
         } else {
-          vErrors.push(err93);
+          vErrors.push(err96);
         }
         errors++;
       }
-      if (typeof data44 == 'number' && isFinite(data44)) {
-        if (data44 < 1 || isNaN(data44)) {
-          const err94 = {
+      if (typeof data45 == 'number' && isFinite(data45)) {
+        if (data45 < 1 || isNaN(data45)) {
+          const err97 = {
             instancePath: instancePath + '/mcp/max_sessions',
             schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
@@ -6551,16 +6610,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err94];
+            vErrors = [err97];
           } else {
-            vErrors.push(err94);
+            vErrors.push(err97);
           }
           errors++;
         }
       }
-      let data45 = data43.max_sessions_per_caller;
-      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
-        const err95 = {
+      let data46 = data44.max_sessions_per_caller;
+      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
+        const err98 = {
           instancePath: instancePath + '/mcp/max_sessions_per_caller',
           schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
@@ -6568,15 +6627,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err95];
+          vErrors = [err98];
         } else {
-          vErrors.push(err95);
+          vErrors.push(err98);
         }
         errors++;
       }
-      if (typeof data45 == 'number' && isFinite(data45)) {
-        if (data45 < 1 || isNaN(data45)) {
-          const err96 = {
+      if (typeof data46 == 'number' && isFinite(data46)) {
+        if (data46 < 1 || isNaN(data46)) {
+          const err99 = {
             instancePath: instancePath + '/mcp/max_sessions_per_caller',
             schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
@@ -6584,16 +6643,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err96];
+            vErrors = [err99];
           } else {
-            vErrors.push(err96);
+            vErrors.push(err99);
           }
           errors++;
         }
       }
-      let data46 = data43.session_idle_seconds;
-      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
-        const err97 = {
+      let data47 = data44.session_idle_seconds;
+      if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+        const err100 = {
           instancePath: instancePath + '/mcp/session_idle_seconds',
           schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
           keyword: 'type',
@@ -6601,15 +6660,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err97];
+          vErrors = [err100];
         } else {
-          vErrors.push(err97);
+          vErrors.push(err100);
         }
         errors++;
       }
-      if (typeof data46 == 'number' && isFinite(data46)) {
-        if (data46 < 5 || isNaN(data46)) {
-          const err98 = {
+      if (typeof data47 == 'number' && isFinite(data47)) {
+        if (data47 < 5 || isNaN(data47)) {
+          const err101 = {
             instancePath: instancePath + '/mcp/session_idle_seconds',
             schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
             keyword: 'minimum',
@@ -6617,15 +6676,15 @@ function validate29(
             message: 'must be >= 5',
           };
           if (vErrors === null) {
-            vErrors = [err98];
+            vErrors = [err101];
           } else {
-            vErrors.push(err98);
+            vErrors.push(err101);
           }
           errors++;
         }
       }
     } else {
-      const err99 = {
+      const err102 = {
         instancePath: instancePath + '/mcp',
         schemaPath: '#/properties/mcp/type',
         keyword: 'type',
@@ -6633,23 +6692,23 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err99];
+        vErrors = [err102];
       } else {
-        vErrors.push(err99);
+        vErrors.push(err102);
       }
       errors++;
     }
-    let data47 = data.rate_limits;
-    if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
-      if (data47.read === undefined) {
-        data47.read = {};
+    let data48 = data.rate_limits;
+    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+      if (data48.read === undefined) {
+        data48.read = {};
       }
-      if (data47.replay === undefined) {
-        data47.replay = {};
+      if (data48.replay === undefined) {
+        data48.replay = {};
       }
-      for (const key14 in data47) {
+      for (const key14 in data48) {
         if (!(key14 === 'read' || key14 === 'replay')) {
-          const err100 = {
+          const err103 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
             keyword: 'additionalProperties',
@@ -6657,80 +6716,29 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err100];
+            vErrors = [err103];
           } else {
-            vErrors.push(err100);
+            vErrors.push(err103);
           }
           errors++;
         }
       }
-      let data48 = data47.read;
-      if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
-        if (data48.capacity === undefined) {
-          data48.capacity = 120;
+      let data49 = data48.read;
+      if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+        if (data49.capacity === undefined) {
+          data49.capacity = 120;
         }
-        if (data48.refill_per_second === undefined) {
-          data48.refill_per_second = 20;
+        if (data49.refill_per_second === undefined) {
+          data49.refill_per_second = 20;
         }
-        for (const key15 in data48) {
+        for (const key15 in data49) {
           if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err101 = {
+            const err104 = {
               instancePath: instancePath + '/rate_limits/read',
               schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key15 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err101];
-            } else {
-              vErrors.push(err101);
-            }
-            errors++;
-          }
-        }
-        let data49 = data48.capacity;
-        if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
-          const err102 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err102];
-          } else {
-            vErrors.push(err102);
-          }
-          errors++;
-        }
-        if (typeof data49 == 'number' && isFinite(data49)) {
-          if (data49 < 1 || isNaN(data49)) {
-            const err103 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err103];
-            } else {
-              vErrors.push(err103);
-            }
-            errors++;
-          }
-        }
-        let data50 = data48.refill_per_second;
-        if (typeof data50 == 'number' && isFinite(data50)) {
-          if (data50 <= 0 || isNaN(data50)) {
-            const err104 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err104];
@@ -6739,13 +6747,15 @@ function validate29(
             }
             errors++;
           }
-        } else {
+        }
+        let data50 = data49.capacity;
+        if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
           const err105 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -6754,37 +6764,32 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err106 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err106];
-        } else {
-          vErrors.push(err106);
+        if (typeof data50 == 'number' && isFinite(data50)) {
+          if (data50 < 1 || isNaN(data50)) {
+            const err106 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err106];
+            } else {
+              vErrors.push(err106);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-      let data51 = data47.replay;
-      if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
-        if (data51.capacity === undefined) {
-          data51.capacity = 10;
-        }
-        if (data51.refill_per_second === undefined) {
-          data51.refill_per_second = 0.5;
-        }
-        for (const key16 in data51) {
-          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
+        let data51 = data49.refill_per_second;
+        if (typeof data51 == 'number' && isFinite(data51)) {
+          if (data51 <= 0 || isNaN(data51)) {
             const err107 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key16 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err107];
@@ -6793,15 +6798,13 @@ function validate29(
             }
             errors++;
           }
-        }
-        let data52 = data51.capacity;
-        if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+        } else {
           const err108 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err108];
@@ -6810,32 +6813,37 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 < 1 || isNaN(data52)) {
-            const err109 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err109];
-            } else {
-              vErrors.push(err109);
-            }
-            errors++;
-          }
+      } else {
+        const err109 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err109];
+        } else {
+          vErrors.push(err109);
         }
-        let data53 = data51.refill_per_second;
-        if (typeof data53 == 'number' && isFinite(data53)) {
-          if (data53 <= 0 || isNaN(data53)) {
+        errors++;
+      }
+      let data52 = data48.replay;
+      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
+        if (data52.capacity === undefined) {
+          data52.capacity = 10;
+        }
+        if (data52.refill_per_second === undefined) {
+          data52.refill_per_second = 0.5;
+        }
+        for (const key16 in data52) {
+          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
             const err110 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key16 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err110];
@@ -6844,13 +6852,15 @@ function validate29(
             }
             errors++;
           }
-        } else {
+        }
+        let data53 = data52.capacity;
+        if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
           const err111 = {
-            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err111];
@@ -6859,49 +6869,47 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err112 = {
-          instancePath: instancePath + '/rate_limits/replay',
-          schemaPath: '#/properties/rate_limits/properties/replay/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err112];
-        } else {
-          vErrors.push(err112);
+        if (typeof data53 == 'number' && isFinite(data53)) {
+          if (data53 < 1 || isNaN(data53)) {
+            const err112 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err112];
+            } else {
+              vErrors.push(err112);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-    } else {
-      const err113 = {
-        instancePath: instancePath + '/rate_limits',
-        schemaPath: '#/properties/rate_limits/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err113];
-      } else {
-        vErrors.push(err113);
-      }
-      errors++;
-    }
-    let data54 = data.metrics;
-    if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-      if (data54.require_auth === undefined) {
-        data54.require_auth = true;
-      }
-      for (const key17 in data54) {
-        if (!(key17 === 'require_auth')) {
+        let data54 = data52.refill_per_second;
+        if (typeof data54 == 'number' && isFinite(data54)) {
+          if (data54 <= 0 || isNaN(data54)) {
+            const err113 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err113];
+            } else {
+              vErrors.push(err113);
+            }
+            errors++;
+          }
+        } else {
           const err114 = {
-            instancePath: instancePath + '/metrics',
-            schemaPath: '#/properties/metrics/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key17 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err114];
@@ -6910,14 +6918,13 @@ function validate29(
           }
           errors++;
         }
-      }
-      if (typeof data54.require_auth !== 'boolean') {
+      } else {
         const err115 = {
-          instancePath: instancePath + '/metrics/require_auth',
-          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err115];
@@ -6928,8 +6935,8 @@ function validate29(
       }
     } else {
       const err116 = {
-        instancePath: instancePath + '/metrics',
-        schemaPath: '#/properties/metrics/type',
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -6941,8 +6948,60 @@ function validate29(
       }
       errors++;
     }
+    let data55 = data.metrics;
+    if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
+      if (data55.require_auth === undefined) {
+        data55.require_auth = true;
+      }
+      for (const key17 in data55) {
+        if (!(key17 === 'require_auth')) {
+          const err117 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key17 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err117];
+          } else {
+            vErrors.push(err117);
+          }
+          errors++;
+        }
+      }
+      if (typeof data55.require_auth !== 'boolean') {
+        const err118 = {
+          instancePath: instancePath + '/metrics/require_auth',
+          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err118];
+        } else {
+          vErrors.push(err118);
+        }
+        errors++;
+      }
+    } else {
+      const err119 = {
+        instancePath: instancePath + '/metrics',
+        schemaPath: '#/properties/metrics/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err119];
+      } else {
+        vErrors.push(err119);
+      }
+      errors++;
+    }
   } else {
-    const err117 = {
+    const err120 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6950,9 +7009,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err117];
+      vErrors = [err120];
     } else {
-      vErrors.push(err117);
+      vErrors.push(err120);
     }
     errors++;
   }
