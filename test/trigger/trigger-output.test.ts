@@ -1,30 +1,32 @@
 /** `switchboard trigger` prints the answer it got; whatever answered chose its bytes (issue 26.3). */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/resolve-config.ts';
-import { runTrigger } from '../../src/server/run-trigger.ts';
+import { main } from '../../src/cli/main.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
 
 let answering: Consumer;
+let dir: string;
 
 beforeAll(async () => {
   answering = await startConsumer('127.0.0.1', (_req, res) => {
     res.statusCode = 200;
     res.end('{"ok":true}\u001b[2K\r\u001b[32mverified\u001b[0m\u001b]0;owned\u0007\u202e');
   });
+  dir = await mkdtemp(join(tmpdir(), 'sb-trigger-output-'));
+  await writeFile(join(dir, 'sb.yaml'), 'providers:\n  sandbox: { trust_mode: open }\n');
 });
 
 afterAll(async () => {
   await answering.close();
+  await rm(dir, { recursive: true, force: true });
 });
 
 describe('trigger output', () => {
   it('escapes the answer before it reaches the terminal', async () => {
     let out = '';
-    const code = await runTrigger({
-      config: resolveConfig({ providers: { sandbox: { trust_mode: 'open' } } }),
-      provider: 'sandbox',
-      sample: undefined,
-      baseUrl: answering.url(''),
+    const code = await main(['trigger', 'sandbox', '--config', join(dir, 'sb.yaml'), '--url', answering.url('')], {
       out: (text) => (out += text),
       err: (text) => (out += text),
     });
