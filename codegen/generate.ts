@@ -165,8 +165,8 @@ async function generateManifest(schemas: LoadedSchema[], registry: SchemaRegistr
       annotations: tool.annotations,
       // Clients resolve no $refs across files, so each tool carries its schemas self-contained.
       // The tool's own title and description already say what the schemas' root text says.
-      inputSchema: withoutRootText(bundleSchema(input.schema, registry, { keepNestedDescriptions: true })),
-      outputSchema: withoutRootText(bundleSchema(output.schema, registry, { keepNestedDescriptions: false })),
+      inputSchema: withoutRootText(bundleSchema(input.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true })),
+      outputSchema: withoutRootText(bundleSchema(output.schema, registry, { keepNestedDescriptions: false, keepLengthBounds: false })),
     };
   });
   const names = tools.map((t) => JSON.stringify(t.name)).join(' | ');
@@ -190,7 +190,7 @@ async function generateManifest(schemas: LoadedSchema[], registry: SchemaRegistr
 }
 
 function generateSchemaIndex(schemas: LoadedSchema[], registry: SchemaRegistry): Promise<string> {
-  const entries = schemas.map((s) => [titleOf(s), bundleSchema(s.schema, registry, { keepNestedDescriptions: true })]);
+  const entries = schemas.map((s) => [titleOf(s), bundleSchema(s.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true })]);
   const src = [
     header('schemas/*.schema.json'),
     '/** Every schema, bundled self-contained (cross-file $refs inlined), keyed by title. */',

@@ -6,7 +6,7 @@ const BASE = 'https://switchboard.dev/schemas/';
 function component(registry: SchemaRegistry, file: string): JsonObject {
   const schema = registry.get(`${BASE}${file}`);
   if (!schema) throw new Error(`openapi: schema ${file} not found`);
-  return bundleSchema(schema, registry, { keepNestedDescriptions: true });
+  return bundleSchema(schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true });
 }
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
@@ -95,7 +95,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       title: 'switchboard HTTP API',
       version: '1',
       description:
-        "The JSON API behind the web UI. It serves the MCP tools' shapes, from the same schemas; its event lists add each event's one-line summary (ApiEventSummary), which MCP leaves out to keep agents' context small. Every endpoint needs Authorization: Bearer <token>.",
+        "The JSON API behind the web UI. It serves the MCP tools' shapes, from the same schemas; its event lists carry each event's one-line summary whole (ApiEventSummary), where MCP cuts it to keep agents' context small. Every endpoint needs Authorization: Bearer <token>.",
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearer: [] }],

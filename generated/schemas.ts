@@ -17,7 +17,7 @@ export const SCHEMAS = {
         items: {
           title: 'ApiEventSummary',
           description:
-            "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+            "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
           type: 'object',
           additionalProperties: false,
           required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -81,7 +81,7 @@ export const SCHEMAS = {
   ApiEventSummary: {
     title: 'ApiEventSummary',
     description:
-      "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+      "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
     type: 'object',
     additionalProperties: false,
     required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -687,6 +687,13 @@ export const SCHEMAS = {
           max_sessions_per_caller: {
             description:
               'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+            type: 'integer',
+            minimum: 1,
+            default: 10,
+          },
+          max_waits_per_caller: {
+            description:
+              'Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.',
             type: 'integer',
             minimum: 1,
             default: 10,
@@ -1443,7 +1450,7 @@ export const SCHEMAS = {
   EventSummary: {
     title: 'EventSummary',
     description:
-      'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+      'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
     type: 'object',
     additionalProperties: false,
     required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -1481,6 +1488,20 @@ export const SCHEMAS = {
         description: 'When switchboard committed the event, RFC 3339 with microseconds.',
         type: 'string',
         format: 'date-time',
+      },
+      summary: {
+        description:
+          "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+        anyOf: [
+          {
+            description:
+              "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+            type: 'string',
+            minLength: 1,
+            maxLength: 120,
+          },
+          { type: 'null' },
+        ],
       },
     },
   },
@@ -1753,7 +1774,7 @@ export const SCHEMAS = {
         items: {
           title: 'EventSummary',
           description:
-            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
           type: 'object',
           additionalProperties: false,
           required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -1791,6 +1812,20 @@ export const SCHEMAS = {
               description: 'When switchboard committed the event, RFC 3339 with microseconds.',
               type: 'string',
               format: 'date-time',
+            },
+            summary: {
+              description:
+                "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+              anyOf: [
+                {
+                  description:
+                    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 120,
+                },
+                { type: 'null' },
+              ],
             },
           },
         },
@@ -1919,6 +1954,18 @@ export const SCHEMAS = {
         description:
           "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
         type: 'string',
+      },
+      signed: {
+        description:
+          "What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).",
+        type: 'string',
+        enum: ['resigned', 'original', 'unsigned'],
+      },
+      signature_headers: {
+        description:
+          'Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.',
+        type: 'array',
+        items: { type: 'string' },
       },
       response_content_type: {
         description: 'The Content-Type the target answered with, when it sent one.',
@@ -2201,7 +2248,7 @@ export const SCHEMAS = {
   ListWebhookEventsInput: {
     title: 'ListWebhookEventsInput',
     description:
-      'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
+      'Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.',
     type: 'object',
     additionalProperties: false,
     properties: {
@@ -2213,7 +2260,7 @@ export const SCHEMAS = {
       },
       event_type: {
         description:
-          'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
+          'Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
         type: 'string',
         minLength: 1,
         maxLength: 200,
@@ -2230,7 +2277,7 @@ export const SCHEMAS = {
         minLength: 1,
         maxLength: 64,
       },
-      verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+      verified: { description: 'Only verified (true) or unverified (false) events.', type: 'boolean' },
       q: { description: 'Full-text search of payloads.', type: 'string', minLength: 1, maxLength: 200 },
       match: {
         description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
@@ -2244,11 +2291,13 @@ export const SCHEMAS = {
         default: 'newest_first',
       },
       limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
-      cursor: {
-        description: 'next_cursor of the previous page (same filters and order).',
-        type: 'string',
-        minLength: 1,
-        maxLength: 512,
+      cursor: { description: 'next_cursor of the previous page.', type: 'string', minLength: 1, maxLength: 512 },
+      wait_ms: {
+        description: 'If the page is empty, wait up to this long for a matching event.',
+        type: 'integer',
+        minimum: 0,
+        maximum: 30000,
+        default: 0,
       },
     },
   },
@@ -2266,7 +2315,7 @@ export const SCHEMAS = {
         items: {
           title: 'EventSummary',
           description:
-            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
           type: 'object',
           additionalProperties: false,
           required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -2305,6 +2354,20 @@ export const SCHEMAS = {
               type: 'string',
               format: 'date-time',
             },
+            summary: {
+              description:
+                "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+              anyOf: [
+                {
+                  description:
+                    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 120,
+                },
+                { type: 'null' },
+              ],
+            },
           },
         },
       },
@@ -2330,7 +2393,7 @@ export const SCHEMAS = {
       },
       unsigned: {
         description:
-          'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
+          'Send no signature or token; required for an event that failed its check on arrival (passed_check false).',
         type: 'boolean',
         default: false,
       },
@@ -2367,6 +2430,18 @@ export const SCHEMAS = {
         description:
           "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
         type: 'string',
+      },
+      signed: {
+        description:
+          "What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).",
+        type: 'string',
+        enum: ['resigned', 'original', 'unsigned'],
+      },
+      signature_headers: {
+        description:
+          'Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.',
+        type: 'array',
+        items: { type: 'string' },
       },
       response_content_type: {
         description: 'The Content-Type the target answered with, when it sent one.',

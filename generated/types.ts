@@ -20,7 +20,7 @@ export interface ApiEventList {
   next_cursor?: string;
 }
 /**
- * One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.
+ * One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.
  */
 export interface ApiEventSummary {
   /**
@@ -251,6 +251,10 @@ export interface SwitchboardConfig {
      * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
      */
     max_sessions_per_caller?: number;
+    /**
+     * Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.
+     */
+    max_waits_per_caller?: number;
     /**
      * A session with no request in progress for this long is ended.
      */
@@ -684,7 +688,7 @@ export interface EventRequest {
   response_status: number;
 }
 /**
- * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.
+ * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.
  */
 export interface EventSummary {
   /**
@@ -712,6 +716,10 @@ export interface EventSummary {
    * When switchboard committed the event, RFC 3339 with microseconds.
    */
   received_at: string;
+  /**
+   * The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.
+   */
+  summary?: string | null;
 }
 /**
  * GET /api/forwards: every forward rule of the config, in the config's order, with its health.
@@ -897,6 +905,14 @@ export interface ReplayResult {
    */
   response_excerpt?: string;
   /**
+   * What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).
+   */
+  signed?: 'resigned' | 'original' | 'unsigned';
+  /**
+   * Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.
+   */
+  signature_headers?: string[];
+  /**
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
@@ -1019,7 +1035,7 @@ export interface ListProvidersOutput {
   replay_default_target?: string | null;
 }
 /**
- * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
+ * Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInput {
   /**
@@ -1027,7 +1043,7 @@ export interface ListWebhookEventsInput {
    */
   provider?: string;
   /**
-   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
+   * Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
@@ -1039,7 +1055,7 @@ export interface ListWebhookEventsInput {
    */
   until?: string;
   /**
-   * Only verified (true) or only unverified (false) events.
+   * Only verified (true) or unverified (false) events.
    */
   verified?: boolean;
   /**
@@ -1061,9 +1077,13 @@ export interface ListWebhookEventsInput {
    */
   limit?: number;
   /**
-   * next_cursor of the previous page (same filters and order).
+   * next_cursor of the previous page.
    */
   cursor?: string;
+  /**
+   * If the page is empty, wait up to this long for a matching event.
+   */
+  wait_ms?: number;
 }
 /**
  * One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.
@@ -1091,7 +1111,7 @@ export interface ReplayWebhookEventInput {
    */
   target_url?: string;
   /**
-   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
+   * Send no signature or token; required for an event that failed its check on arrival (passed_check false).
    */
   unsigned?: boolean;
 }
@@ -1123,6 +1143,14 @@ export interface ReplayWebhookEventOutput {
    * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
    */
   response_excerpt?: string;
+  /**
+   * What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).
+   */
+  signed?: 'resigned' | 'original' | 'unsigned';
+  /**
+   * Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.
+   */
+  signature_headers?: string[];
   /**
    * The Content-Type the target answered with, when it sent one.
    */
@@ -1212,6 +1240,10 @@ export interface SwitchboardConfigWithDefaults {
      * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
      */
     max_sessions_per_caller: number;
+    /**
+     * Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.
+     */
+    max_waits_per_caller: number;
     /**
      * A session with no request in progress for this long is ended.
      */
@@ -1451,7 +1483,7 @@ export interface GetWebhookEventInputWithDefaults {
 }
 
 /**
- * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
+ * Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInputWithDefaults {
   /**
@@ -1459,7 +1491,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   provider?: string;
   /**
-   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
+   * Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
@@ -1471,7 +1503,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   until?: string;
   /**
-   * Only verified (true) or only unverified (false) events.
+   * Only verified (true) or unverified (false) events.
    */
   verified?: boolean;
   /**
@@ -1493,9 +1525,13 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   limit: number;
   /**
-   * next_cursor of the previous page (same filters and order).
+   * next_cursor of the previous page.
    */
   cursor?: string;
+  /**
+   * If the page is empty, wait up to this long for a matching event.
+   */
+  wait_ms: number;
 }
 
 /**
@@ -1511,7 +1547,7 @@ export interface ReplayWebhookEventInputWithDefaults {
    */
   target_url?: string;
   /**
-   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
+   * Send no signature or token; required for an event that failed its check on arrival (passed_check false).
    */
   unsigned: boolean;
 }

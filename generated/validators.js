@@ -19,7 +19,7 @@ const schema31 = {
     next_cursor: { $ref: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor' },
   },
 };
-const schema43 = {
+const schema44 = {
   description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
   type: 'string',
 };
@@ -28,7 +28,7 @@ const schema32 = {
   $id: 'https://switchboard.dev/schemas/api-event-summary.schema.json',
   title: 'ApiEventSummary',
   description:
-    "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+    "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -55,18 +55,18 @@ const schema32 = {
     },
   },
 };
-const schema35 = {
+const schema36 = {
   description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
   type: 'string',
   format: 'uuid',
 };
-const schema36 = {
+const schema37 = {
   description: 'Name of the configured provider (webhook route or queue source) that received the event.',
   type: 'string',
   minLength: 1,
   maxLength: 64,
 };
-const schema37 = {
+const schema38 = {
   description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
   type: 'string',
   maxLength: 200,
@@ -80,13 +80,13 @@ const schema34 = {
   type: 'string',
   enum: ['signed', 'token', 'open', 'queue'],
 };
-const schema39 = {
+const schema40 = {
   description:
     'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
   type: 'boolean',
 };
-const schema40 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
-const schema41 = {
+const schema41 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
+const schema42 = {
   description: 'When switchboard committed the event, RFC 3339 with microseconds.',
   type: 'string',
   format: 'date-time',
@@ -705,7 +705,7 @@ validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 export const validateApiEventSummary = validate21;
 
 export const validateApiProviderDetail = validate26;
-const schema44 = {
+const schema45 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
   title: 'ApiProviderDetail',
@@ -727,7 +727,7 @@ const schema44 = {
     },
   },
 };
-const schema53 = {
+const schema54 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -758,7 +758,7 @@ const schema53 = {
     },
   },
 };
-const schema45 = {
+const schema46 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
   title: 'ProviderStatus',
@@ -893,7 +893,7 @@ function validate27(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema45.properties, key0)) {
+      if (!func1.call(schema46.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -980,7 +980,7 @@ function validate27(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.family.enum },
+          params: { allowedValues: schema46.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1080,7 +1080,7 @@ function validate27(
           instancePath: instancePath + '/secret_status',
           schemaPath: '#/properties/secret_status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.secret_status.enum },
+          params: { allowedValues: schema46.properties.secret_status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1164,7 +1164,7 @@ function validate27(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.mode.enum },
+          params: { allowedValues: schema46.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1197,7 +1197,7 @@ function validate27(
           instancePath: instancePath + '/connection',
           schemaPath: '#/properties/connection/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.connection.enum },
+          params: { allowedValues: schema46.properties.connection.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1402,7 +1402,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema53.properties.algorithm.enum },
+            params: { allowedValues: schema54.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1433,7 +1433,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema53.properties.encoding.enum },
+            params: { allowedValues: schema54.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1513,7 +1513,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema53.properties.timestamp_format.enum },
+            params: { allowedValues: schema54.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1544,7 +1544,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema53.properties.secret_encoding.enum },
+            params: { allowedValues: schema54.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1625,7 +1625,7 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate32;
-const schema54 = {
+const schema55 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -2069,7 +2069,7 @@ function validate32(
 validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSwitchboardConfig = validate29;
-const schema48 = {
+const schema49 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -2209,6 +2209,13 @@ const schema48 = {
         max_sessions_per_caller: {
           description:
             'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+        },
+        max_waits_per_caller: {
+          description:
+            'Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.',
           type: 'integer',
           minimum: 1,
           default: 10,
@@ -2515,7 +2522,7 @@ const schema48 = {
     },
   },
 };
-const schema52 = {
+const schema53 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -2616,7 +2623,7 @@ const schema52 = {
 const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern9 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
 const pattern11 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
-const schema49 = {
+const schema50 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -2766,7 +2773,7 @@ const schema49 = {
   },
   else: { properties: { family: { default: 'webhook' } } },
 };
-const schema50 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const schema51 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern7 = new RegExp('^(header:.+|/.*)$', 'u');
 
@@ -2995,7 +3002,7 @@ function validate30(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema49.properties, key0)) {
+      if (!func1.call(schema50.properties, key0)) {
         const err8 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -3044,7 +3051,7 @@ function validate30(
           instancePath: instancePath + '/preset',
           schemaPath: '#/properties/preset/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.preset.enum },
+          params: { allowedValues: schema50.properties.preset.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3077,7 +3084,7 @@ function validate30(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.family.enum },
+          params: { allowedValues: schema50.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3110,7 +3117,7 @@ function validate30(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.trust_mode.enum },
+          params: { allowedValues: schema50.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3728,7 +3735,7 @@ function validate30(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3759,7 +3766,7 @@ function validate30(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3839,7 +3846,7 @@ function validate30(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3870,7 +3877,7 @@ function validate30(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4004,7 +4011,7 @@ function validate30(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.mode.enum },
+          params: { allowedValues: schema50.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4130,7 +4137,7 @@ function validate29(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema48.properties, key0)) {
+      if (!func1.call(schema49.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -4472,7 +4479,7 @@ function validate29(
             errors++;
           }
           for (const key6 in data8) {
-            if (!func1.call(schema52.properties, key6)) {
+            if (!func1.call(schema53.properties, key6)) {
               const err17 = {
                 instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -5652,11 +5659,19 @@ function validate29(
       if (data38.max_sessions_per_caller === undefined) {
         data38.max_sessions_per_caller = 10;
       }
+      if (data38.max_waits_per_caller === undefined) {
+        data38.max_waits_per_caller = 10;
+      }
       if (data38.session_idle_seconds === undefined) {
         data38.session_idle_seconds = 1800;
       }
       for (const key12 in data38) {
-        if (!(key12 === 'max_sessions' || key12 === 'max_sessions_per_caller' || key12 === 'session_idle_seconds')) {
+        if (!(
+          key12 === 'max_sessions' ||
+          key12 === 'max_sessions_per_caller' ||
+          key12 === 'max_waits_per_caller' ||
+          key12 === 'session_idle_seconds'
+        )) {
           const err83 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
@@ -5738,11 +5753,11 @@ function validate29(
           errors++;
         }
       }
-      let data41 = data38.session_idle_seconds;
+      let data41 = data38.max_waits_per_caller;
       if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
         const err88 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -5755,13 +5770,13 @@ function validate29(
         errors++;
       }
       if (typeof data41 == 'number' && isFinite(data41)) {
-        if (data41 < 5 || isNaN(data41)) {
+        if (data41 < 1 || isNaN(data41)) {
           const err89 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err89];
@@ -5771,37 +5786,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err90 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err90];
-      } else {
-        vErrors.push(err90);
+      let data42 = data38.session_idle_seconds;
+      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+        const err90 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err90];
+        } else {
+          vErrors.push(err90);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data42 = data.rate_limits;
-    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-      if (data42.read === undefined) {
-        data42.read = {};
-      }
-      if (data42.replay === undefined) {
-        data42.replay = {};
-      }
-      for (const key13 in data42) {
-        if (!(key13 === 'read' || key13 === 'replay')) {
+      if (typeof data42 == 'number' && isFinite(data42)) {
+        if (data42 < 5 || isNaN(data42)) {
           const err91 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err91];
@@ -5811,39 +5819,37 @@ function validate29(
           errors++;
         }
       }
-      let data43 = data42.read;
-      if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-        if (data43.capacity === undefined) {
-          data43.capacity = 120;
-        }
-        if (data43.refill_per_second === undefined) {
-          data43.refill_per_second = 20;
-        }
-        for (const key14 in data43) {
-          if (!(key14 === 'capacity' || key14 === 'refill_per_second')) {
-            const err92 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key14 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err92];
-            } else {
-              vErrors.push(err92);
-            }
-            errors++;
-          }
-        }
-        let data44 = data43.capacity;
-        if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+    } else {
+      const err92 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err92];
+      } else {
+        vErrors.push(err92);
+      }
+      errors++;
+    }
+    let data43 = data.rate_limits;
+    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+      if (data43.read === undefined) {
+        data43.read = {};
+      }
+      if (data43.replay === undefined) {
+        data43.replay = {};
+      }
+      for (const key13 in data43) {
+        if (!(key13 === 'read' || key13 === 'replay')) {
           const err93 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err93];
@@ -5852,14 +5858,23 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data44 == 'number' && isFinite(data44)) {
-          if (data44 < 1 || isNaN(data44)) {
+      }
+      let data44 = data43.read;
+      if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+        if (data44.capacity === undefined) {
+          data44.capacity = 120;
+        }
+        if (data44.refill_per_second === undefined) {
+          data44.refill_per_second = 20;
+        }
+        for (const key14 in data44) {
+          if (!(key14 === 'capacity' || key14 === 'refill_per_second')) {
             const err94 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key14 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err94];
@@ -5869,10 +5884,43 @@ function validate29(
             errors++;
           }
         }
-        let data45 = data43.refill_per_second;
+        let data45 = data44.capacity;
+        if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+          const err95 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err95];
+          } else {
+            vErrors.push(err95);
+          }
+          errors++;
+        }
         if (typeof data45 == 'number' && isFinite(data45)) {
-          if (data45 <= 0 || isNaN(data45)) {
-            const err95 = {
+          if (data45 < 1 || isNaN(data45)) {
+            const err96 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err96];
+            } else {
+              vErrors.push(err96);
+            }
+            errors++;
+          }
+        }
+        let data46 = data44.refill_per_second;
+        if (typeof data46 == 'number' && isFinite(data46)) {
+          if (data46 <= 0 || isNaN(data46)) {
+            const err97 = {
               instancePath: instancePath + '/rate_limits/read/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -5880,14 +5928,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err95];
+              vErrors = [err97];
             } else {
-              vErrors.push(err95);
+              vErrors.push(err97);
             }
             errors++;
           }
         } else {
-          const err96 = {
+          const err98 = {
             instancePath: instancePath + '/rate_limits/read/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
@@ -5895,14 +5943,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err96];
+            vErrors = [err98];
           } else {
-            vErrors.push(err96);
+            vErrors.push(err98);
           }
           errors++;
         }
       } else {
-        const err97 = {
+        const err99 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -5910,61 +5958,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err97];
+          vErrors = [err99];
         } else {
-          vErrors.push(err97);
+          vErrors.push(err99);
         }
         errors++;
       }
-      let data46 = data42.replay;
-      if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-        if (data46.capacity === undefined) {
-          data46.capacity = 10;
+      let data47 = data43.replay;
+      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
+        if (data47.capacity === undefined) {
+          data47.capacity = 10;
         }
-        if (data46.refill_per_second === undefined) {
-          data46.refill_per_second = 0.5;
+        if (data47.refill_per_second === undefined) {
+          data47.refill_per_second = 0.5;
         }
-        for (const key15 in data46) {
+        for (const key15 in data47) {
           if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err98 = {
+            const err100 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key15 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err98];
-            } else {
-              vErrors.push(err98);
-            }
-            errors++;
-          }
-        }
-        let data47 = data46.capacity;
-        if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
-          const err99 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err99];
-          } else {
-            vErrors.push(err99);
-          }
-          errors++;
-        }
-        if (typeof data47 == 'number' && isFinite(data47)) {
-          if (data47 < 1 || isNaN(data47)) {
-            const err100 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err100];
@@ -5974,10 +5989,43 @@ function validate29(
             errors++;
           }
         }
-        let data48 = data46.refill_per_second;
+        let data48 = data47.capacity;
+        if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+          const err101 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err101];
+          } else {
+            vErrors.push(err101);
+          }
+          errors++;
+        }
         if (typeof data48 == 'number' && isFinite(data48)) {
-          if (data48 <= 0 || isNaN(data48)) {
-            const err101 = {
+          if (data48 < 1 || isNaN(data48)) {
+            const err102 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err102];
+            } else {
+              vErrors.push(err102);
+            }
+            errors++;
+          }
+        }
+        let data49 = data47.refill_per_second;
+        if (typeof data49 == 'number' && isFinite(data49)) {
+          if (data49 <= 0 || isNaN(data49)) {
+            const err103 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -5985,14 +6033,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err101];
+              vErrors = [err103];
             } else {
-              vErrors.push(err101);
+              vErrors.push(err103);
             }
             errors++;
           }
         } else {
-          const err102 = {
+          const err104 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -6000,14 +6048,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err102];
+            vErrors = [err104];
           } else {
-            vErrors.push(err102);
+            vErrors.push(err104);
           }
           errors++;
         }
       } else {
-        const err103 = {
+        const err105 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -6015,14 +6063,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err103];
+          vErrors = [err105];
         } else {
-          vErrors.push(err103);
+          vErrors.push(err105);
         }
         errors++;
       }
     } else {
-      const err104 = {
+      const err106 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -6030,20 +6078,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err104];
+        vErrors = [err106];
       } else {
-        vErrors.push(err104);
+        vErrors.push(err106);
       }
       errors++;
     }
-    let data49 = data.metrics;
-    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-      if (data49.require_auth === undefined) {
-        data49.require_auth = true;
+    let data50 = data.metrics;
+    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+      if (data50.require_auth === undefined) {
+        data50.require_auth = true;
       }
-      for (const key16 in data49) {
+      for (const key16 in data50) {
         if (!(key16 === 'require_auth')) {
-          const err105 = {
+          const err107 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -6051,15 +6099,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err105];
+            vErrors = [err107];
           } else {
-            vErrors.push(err105);
+            vErrors.push(err107);
           }
           errors++;
         }
       }
-      if (typeof data49.require_auth !== 'boolean') {
-        const err106 = {
+      if (typeof data50.require_auth !== 'boolean') {
+        const err108 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -6067,14 +6115,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err106];
+          vErrors = [err108];
         } else {
-          vErrors.push(err106);
+          vErrors.push(err108);
         }
         errors++;
       }
     } else {
-      const err107 = {
+      const err109 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -6082,14 +6130,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err107];
+        vErrors = [err109];
       } else {
-        vErrors.push(err107);
+        vErrors.push(err109);
       }
       errors++;
     }
   } else {
-    const err108 = {
+    const err110 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6097,9 +6145,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err108];
+      vErrors = [err110];
     } else {
-      vErrors.push(err108);
+      vErrors.push(err110);
     }
     errors++;
   }
@@ -6109,7 +6157,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateDelivery = validate33;
-const schema58 = {
+const schema59 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -6194,17 +6242,17 @@ const schema58 = {
     },
   },
 };
-const schema61 = {
+const schema62 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema64 = {
+const schema65 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
   type: 'string',
 };
-const schema65 = {
+const schema66 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
@@ -6360,7 +6408,7 @@ function validate33(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema58.properties, key0)) {
+      if (!func1.call(schema59.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -6506,7 +6554,7 @@ function validate33(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema58.properties.state.enum },
+          params: { allowedValues: schema59.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -7287,7 +7335,7 @@ function validate33(
 validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate36;
-const schema66 = {
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -7460,7 +7508,7 @@ function validate36(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema66.properties.error.properties.code.enum },
+              params: { allowedValues: schema67.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -7560,7 +7608,7 @@ function validate36(
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDeliveries = validate37;
-const schema67 = {
+const schema68 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -7725,7 +7773,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate39;
-const schema69 = {
+const schema70 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -7826,14 +7874,14 @@ const schema69 = {
     },
   },
 };
-const schema77 = {
+const schema35 = {
   description:
     "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
   type: 'string',
   minLength: 1,
   maxLength: 120,
 };
-const schema78 = {
+const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -7843,7 +7891,7 @@ const schema78 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema79 = {
+const schema80 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -8073,7 +8121,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema69.properties, key0)) {
+      if (!func1.call(schema70.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8915,7 +8963,7 @@ function validate39(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema79.properties.encoding.enum },
+              params: { allowedValues: schema80.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -9514,7 +9562,7 @@ function validate41(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema79.properties.encoding.enum },
+          params: { allowedValues: schema80.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -9568,7 +9616,7 @@ const schema33 = {
   $id: 'https://switchboard.dev/schemas/event-summary.schema.json',
   title: 'EventSummary',
   description:
-    'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+    'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -9600,6 +9648,11 @@ const schema33 = {
       description: 'When switchboard committed the event, RFC 3339 with microseconds.',
       type: 'string',
       format: 'date-time',
+    },
+    summary: {
+      description:
+        "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+      anyOf: [{ $ref: 'api-event-summary.schema.json#/properties/summary' }, { type: 'null' }],
     },
   },
 };
@@ -9731,7 +9784,8 @@ function validate22(
         key0 === 'trust_mode' ||
         key0 === 'verified' ||
         key0 === 'payload_size' ||
-        key0 === 'received_at'
+        key0 === 'received_at' ||
+        key0 === 'summary'
       )) {
         const err7 = {
           instancePath,
@@ -9984,8 +10038,104 @@ function validate22(
         errors++;
       }
     }
+    if (data.summary !== undefined) {
+      let data7 = data.summary;
+      const _errs18 = errors;
+      let valid2 = false;
+      const _errs19 = errors;
+      if (typeof data7 === 'string') {
+        if (func2(data7) > 120) {
+          const err22 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 120 },
+            message: 'must NOT have more than 120 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+        if (func2(data7) < 1) {
+          const err23 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: 'api-event-summary.schema.json#/properties/summary/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      var _valid0 = _errs19 === errors;
+      valid2 = valid2 || _valid0;
+      const _errs22 = errors;
+      if (data7 !== null) {
+        const err25 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: '#/properties/summary/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      var _valid0 = _errs22 === errors;
+      valid2 = valid2 || _valid0;
+      if (!valid2) {
+        const err26 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: '#/properties/summary/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      } else {
+        errors = _errs18;
+        if (vErrors !== null) {
+          if (_errs18) {
+            vErrors.length = _errs18;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
   } else {
-    const err22 = {
+    const err27 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -9993,9 +10143,9 @@ function validate22(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err22];
+      vErrors = [err27];
     } else {
-      vErrors.push(err22);
+      vErrors.push(err27);
     }
     errors++;
   }
@@ -10005,7 +10155,7 @@ function validate22(
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardList = validate42;
-const schema82 = {
+const schema83 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -10015,7 +10165,7 @@ const schema82 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema60 = {
+const schema61 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -10267,7 +10417,7 @@ function validate42(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema60.properties, key1)) {
+              if (!func1.call(schema61.properties, key1)) {
                 const err11 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -10752,7 +10902,7 @@ function validate42(
 validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardRetryDeadResult = validate43;
-const schema84 = {
+const schema85 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -11069,7 +11219,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema60.properties, key0)) {
+      if (!func1.call(schema61.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -11522,7 +11672,7 @@ function validate34(
 validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListenCheckpoint = validate44;
-const schema86 = {
+const schema87 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -12059,7 +12209,7 @@ validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 export const validateProviderStatus = validate27;
 
 export const validateRecentEventsResource = validate45;
-const schema90 = {
+const schema91 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -12187,7 +12337,7 @@ function validate45(
 validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayHistory = validate47;
-const schema91 = {
+const schema92 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -12469,7 +12619,7 @@ function validate47(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema91.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema92.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -12996,7 +13146,7 @@ function validate47(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema91.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema92.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -13082,7 +13232,7 @@ function validate47(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema91.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema92.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -13146,7 +13296,7 @@ function validate47(
 validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate35;
-const schema62 = {
+const schema63 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -13176,6 +13326,18 @@ const schema62 = {
       description:
         "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
       type: 'string',
+    },
+    signed: {
+      description:
+        "What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).",
+      type: 'string',
+      enum: ['resigned', 'original', 'unsigned'],
+    },
+    signature_headers: {
+      description:
+        'Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.',
+      type: 'array',
+      items: { type: 'string' },
     },
     response_content_type: {
       description: 'The Content-Type the target answered with, when it sent one.',
@@ -13275,15 +13437,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'id' ||
-        key0 === 'target_url' ||
-        key0 === 'delivered' ||
-        key0 === 'response_status' ||
-        key0 === 'response_ms' ||
-        key0 === 'response_excerpt' ||
-        key0 === 'response_content_type'
-      )) {
+      if (!func1.call(schema63.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -13532,31 +13686,30 @@ function validate35(
         errors++;
       }
     }
-    if (data.response_content_type !== undefined) {
-      let data6 = data.response_content_type;
-      if (typeof data6 === 'string') {
-        if (func2(data6) > 200) {
-          const err19 = {
-            instancePath: instancePath + '/response_content_type',
-            schemaPath: '#/properties/response_content_type/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 200 },
-            message: 'must NOT have more than 200 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err19];
-          } else {
-            vErrors.push(err19);
-          }
-          errors++;
-        }
-      } else {
-        const err20 = {
-          instancePath: instancePath + '/response_content_type',
-          schemaPath: '#/properties/response_content_type/type',
+    if (data.signed !== undefined) {
+      let data6 = data.signed;
+      if (typeof data6 !== 'string') {
+        const err19 = {
+          instancePath: instancePath + '/signed',
+          schemaPath: '#/properties/signed/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+      if (!(data6 === 'resigned' || data6 === 'original' || data6 === 'unsigned')) {
+        const err20 = {
+          instancePath: instancePath + '/signed',
+          schemaPath: '#/properties/signed/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema63.properties.signed.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err20];
@@ -13566,8 +13719,79 @@ function validate35(
         errors++;
       }
     }
+    if (data.signature_headers !== undefined) {
+      let data7 = data.signature_headers;
+      if (Array.isArray(data7)) {
+        const len0 = data7.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data7[i0] !== 'string') {
+            const err21 = {
+              instancePath: instancePath + '/signature_headers/' + i0,
+              schemaPath: '#/properties/signature_headers/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err22 = {
+          instancePath: instancePath + '/signature_headers',
+          schemaPath: '#/properties/signature_headers/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+    }
+    if (data.response_content_type !== undefined) {
+      let data9 = data.response_content_type;
+      if (typeof data9 === 'string') {
+        if (func2(data9) > 200) {
+          const err23 = {
+            instancePath: instancePath + '/response_content_type',
+            schemaPath: '#/properties/response_content_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/response_content_type',
+          schemaPath: '#/properties/response_content_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err21 = {
+    const err25 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -13575,9 +13799,9 @@ function validate35(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err21];
+      vErrors = [err25];
     } else {
-      vErrors.push(err21);
+      vErrors.push(err25);
     }
     errors++;
   }
@@ -13587,7 +13811,7 @@ function validate35(
 validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSearchEventsQuery = validate48;
-const schema95 = {
+const schema96 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -13828,7 +14052,7 @@ function validate48(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema95.properties.verified.enum },
+          params: { allowedValues: schema96.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13860,7 +14084,7 @@ function validate48(
 validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventInput = validate49;
-const schema96 = {
+const schema97 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -14032,7 +14256,7 @@ function validate49(
 validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventOutput = validate50;
-const schema97 = {
+const schema98 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -14063,7 +14287,7 @@ function validate50(
 validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersInput = validate52;
-const schema98 = {
+const schema99 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -14123,7 +14347,7 @@ function validate52(
 validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersOutput = validate53;
-const schema99 = {
+const schema100 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -14323,12 +14547,12 @@ function validate53(
 validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsInput = validate55;
-const schema100 = {
+const schema101 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
   description:
-    'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
+    'Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -14340,7 +14564,7 @@ const schema100 = {
     },
     event_type: {
       description:
-        'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
+        'Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
       type: 'string',
       minLength: 1,
       maxLength: 200,
@@ -14357,7 +14581,7 @@ const schema100 = {
       minLength: 1,
       maxLength: 64,
     },
-    verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+    verified: { description: 'Only verified (true) or unverified (false) events.', type: 'boolean' },
     q: { $ref: '../search-events-query.schema.json#/properties/q', description: 'Full-text search of payloads.' },
     match: {
       description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
@@ -14371,15 +14595,17 @@ const schema100 = {
       default: 'newest_first',
     },
     limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
-    cursor: {
-      description: 'next_cursor of the previous page (same filters and order).',
-      type: 'string',
-      minLength: 1,
-      maxLength: 512,
+    cursor: { description: 'next_cursor of the previous page.', type: 'string', minLength: 1, maxLength: 512 },
+    wait_ms: {
+      description: 'If the page is empty, wait up to this long for a matching event.',
+      type: 'integer',
+      minimum: 0,
+      maximum: 30000,
+      default: 0,
     },
   },
 };
-const schema101 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema102 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
 function validate55(
   data,
@@ -14401,8 +14627,11 @@ function validate55(
     if (data.limit === undefined) {
       data.limit = 50;
     }
+    if (data.wait_ms === undefined) {
+      data.wait_ms = 0;
+    }
     for (const key0 in data) {
-      if (!func1.call(schema100.properties, key0)) {
+      if (!func1.call(schema101.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -14720,7 +14949,7 @@ function validate55(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema100.properties.order.enum },
+        params: { allowedValues: schema101.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -14827,8 +15056,56 @@ function validate55(
         errors++;
       }
     }
+    let data10 = data.wait_ms;
+    if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
+      const err26 = {
+        instancePath: instancePath + '/wait_ms',
+        schemaPath: '#/properties/wait_ms/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err26];
+      } else {
+        vErrors.push(err26);
+      }
+      errors++;
+    }
+    if (typeof data10 == 'number' && isFinite(data10)) {
+      if (data10 > 30000 || isNaN(data10)) {
+        const err27 = {
+          instancePath: instancePath + '/wait_ms',
+          schemaPath: '#/properties/wait_ms/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 30000 },
+          message: 'must be <= 30000',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+      if (data10 < 0 || isNaN(data10)) {
+        const err28 = {
+          instancePath: instancePath + '/wait_ms',
+          schemaPath: '#/properties/wait_ms/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err28];
+        } else {
+          vErrors.push(err28);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err26 = {
+    const err29 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -14836,9 +15113,9 @@ function validate55(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err26];
+      vErrors = [err29];
     } else {
-      vErrors.push(err26);
+      vErrors.push(err29);
     }
     errors++;
   }
@@ -14848,7 +15125,7 @@ function validate55(
 validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
-const schema42 = {
+const schema43 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -14999,7 +15276,7 @@ function validate24(
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventInput = validate56;
-const schema102 = {
+const schema103 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -15017,7 +15294,7 @@ const schema102 = {
     },
     unsigned: {
       description:
-        'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
+        'Send no signature or token; required for an event that failed its check on arrival (passed_check false).',
       type: 'boolean',
       default: false,
     },
@@ -15192,7 +15469,7 @@ function validate56(
 validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventOutput = validate57;
-const schema103 = {
+const schema104 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',

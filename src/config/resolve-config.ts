@@ -60,7 +60,7 @@ export interface ResolvedConfig {
   retention: SwitchboardConfigWithDefaults['retention'];
   server: { host: string; port: number; allowedHosts: string[]; trustProxy: boolean };
   ingest: { recordRejectedPerMinute: number };
-  mcp: { maxSessions: number; maxSessionsPerCaller: number; sessionIdleSeconds: number };
+  mcp: { maxSessions: number; maxSessionsPerCaller: number; maxWaitsPerCaller: number; sessionIdleSeconds: number };
   api: { maxStreamsPerCaller: number };
   rateLimits: { read: BucketConfig; replay: BucketConfig };
   metrics: { requireAuth: boolean };
@@ -227,6 +227,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     mcp: {
       maxSessions: mcp.max_sessions,
       maxSessionsPerCaller: mcp.max_sessions_per_caller,
+      maxWaitsPerCaller: mcp.max_waits_per_caller,
       sessionIdleSeconds: mcp.session_idle_seconds,
     },
     api: { maxStreamsPerCaller: config.api.max_streams_per_caller },

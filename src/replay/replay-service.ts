@@ -7,6 +7,7 @@ import { failedArrivalMessage } from '../outbound/credentials.ts';
 import { createOutbound, type Outbound, type OutboundOptions } from '../outbound/deliver-event.ts';
 import { parseReplayTarget } from '../outbound/target-policy/index.ts';
 import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
+import { replaySigned } from './replay-signed.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 
 /** The sending options replay passes through to its own Outbound when it is not given one (tests). */
@@ -95,6 +96,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       delivered: true,
       response_status: outcome.status,
       response_ms: outcome.ms,
+      signed: replaySigned(state.credentials),
+      signature_headers: [...(state.credentialHeaders ?? [])],
       ...(outcome.excerpt === undefined ? {} : { response_excerpt: outcome.excerpt }),
       ...(outcome.contentType === undefined ? {} : { response_content_type: outcome.contentType }),
     };
