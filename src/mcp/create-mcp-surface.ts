@@ -116,7 +116,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
 
   const chain = compose([deps.checkHost, deps.authenticate, route]);
   // Where OAuth clients go after a 401: answered in OAuth's own error format, saying what to send.
-  const refuseOAuth = oauthRefusals();
+  const refuseOAuth = oauthRefusals(deps.checkHost, deps.authenticate);
 
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {
