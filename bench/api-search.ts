@@ -22,11 +22,10 @@ import {
   createEventStore,
   indexQueuedEvents,
   migrate,
-  startEmbeddedPostgres,
-  type EmbeddedPostgres,
   type ListQuery,
   type NewEvent,
 } from '../src/store/index.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import { buildListSql, resolveListQuery } from '../src/store/list-query.ts';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 100_000);

@@ -31,7 +31,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLogger } from '../src/log/logger.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import { randomToken, spawnSwitchboard, type SpawnedSwitchboard } from '../test/support/spawn-switchboard.ts';
 import { percentile, runGithubLoad } from './load-driver.ts';
 

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { createPool, sql } from 'slonik';
 import { createLogger } from '../src/log/logger.ts';
 import { createDatabasePool } from '../src/store/database.ts';
-import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import { migrate } from '../src/store/migrate.ts';
 import { formatReport, runSurface, type SurfaceReport } from '../test/fuzz/support/run-surface.ts';
 import {

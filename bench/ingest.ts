@@ -56,12 +56,12 @@ import pg from 'pg';
 import { Pool as HttpPool } from 'undici';
 import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
 import { percentile } from './load-driver.ts';
-import { DEFAULT_BUS_CHANNEL } from '../src/bus/postgres-event-bus.ts';
+import { ANNOUNCE_CHANNEL, announcedIds } from '../src/store/announcement.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startSwitchboard } from '../src/server/start-switchboard.ts';
 import { redactUrl } from '../src/store/database.ts';
-import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 
 const SECRET = 'bench-github-secret';
 const PAYLOAD_BYTES = 2048;
@@ -777,9 +777,9 @@ async function main(): Promise<void> {
     const announcedAt = new Map<string, number>();
     listener.on('notification', (message) => {
       const at = performance.now();
-      for (const id of (message.payload ?? '').split(',')) if (id !== '') announcedAt.set(id, at);
+      for (const id of announcedIds(message.payload)) announcedAt.set(id, at);
     });
-    await listener.query(`LISTEN ${DEFAULT_BUS_CHANNEL}`);
+    await listener.query(`LISTEN ${ANNOUNCE_CHANNEL}`);
     const backlogTrace: string[] = [];
     const tracing = new AbortController();
     const trace = (async () => {

@@ -41,7 +41,7 @@ import { createMcpSurface } from '../src/mcp/index.ts';
 import { createProviderDirectory } from '../src/providers/provider-directory.ts';
 import { createReplayService } from '../src/replay/replay-service.ts';
 import { createDatabasePool, redactUrl } from '../src/store/database.ts';
-import { startEmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import {
   createEventStore,
   createReplayAttemptRepository,

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
 import { encodeCursor } from '../src/store/cursor.ts';
 import { createDatabasePool, redactUrl } from '../src/store/database.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import type { ListOrder } from '../generated/constants.ts';
 import type { ListQuery } from '../src/store/event-store.ts';
 import { buildListSql, resolveListQuery, type ListPosition, type ResolvedListQuery } from '../src/store/list-query.ts';

@@ -455,14 +455,24 @@ export const SCHEMAS = {
             ],
           },
           then: {
+            description:
+              'A queue provider: the queue keys get their defaults, and the keys of webhook verification are refused.',
             properties: {
               family: { default: 'queue' },
+              preset: false,
+              secret: false,
+              token: false,
+              route: false,
+              hmac: false,
               mode: { default: 'pubsub' },
               pattern: { default: false },
               group: { default: 'switchboard' },
             },
           },
-          else: { properties: { family: { default: 'webhook' } } },
+          else: {
+            description: 'A webhook provider: the queue keys are refused.',
+            properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+          },
         },
       },
       replay: {
@@ -901,14 +911,24 @@ export const SCHEMAS = {
           ],
         },
         then: {
+          description:
+            'A queue provider: the queue keys get their defaults, and the keys of webhook verification are refused.',
           properties: {
             family: { default: 'queue' },
+            preset: false,
+            secret: false,
+            token: false,
+            route: false,
+            hmac: false,
             mode: { default: 'pubsub' },
             pattern: { default: false },
             group: { default: 'switchboard' },
           },
         },
-        else: { properties: { family: { default: 'webhook' } } },
+        else: {
+          description: 'A webhook provider: the queue keys are refused.',
+          properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+        },
       },
       forwardRule: {
         type: 'object',

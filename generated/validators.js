@@ -2413,14 +2413,24 @@ const schema49 = {
         ],
       },
       then: {
+        description:
+          'A queue provider: the queue keys get their defaults, and the keys of webhook verification are refused.',
         properties: {
           family: { default: 'queue' },
+          preset: false,
+          secret: false,
+          token: false,
+          route: false,
+          hmac: false,
           mode: { default: 'pubsub' },
           pattern: { default: false },
           group: { default: 'switchboard' },
         },
       },
-      else: { properties: { family: { default: 'webhook' } } },
+      else: {
+        description: 'A webhook provider: the queue keys are refused.',
+        properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+      },
     },
     forwardRule: {
       type: 'object',
@@ -2764,14 +2774,24 @@ const schema50 = {
     ],
   },
   then: {
+    description:
+      'A queue provider: the queue keys get their defaults, and the keys of webhook verification are refused.',
     properties: {
       family: { default: 'queue' },
+      preset: false,
+      secret: false,
+      token: false,
+      route: false,
+      hmac: false,
       mode: { default: 'pubsub' },
       pattern: { default: false },
       group: { default: 'switchboard' },
     },
   },
-  else: { properties: { family: { default: 'webhook' } } },
+  else: {
+    description: 'A webhook provider: the queue keys are refused.',
+    properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+  },
 };
 const schema51 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
@@ -2937,6 +2957,81 @@ function validate30(
       if (data.group === undefined) {
         data.group = 'switchboard';
       }
+      if (data.preset !== undefined) {
+        const err7 = {
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/then/properties/preset/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+      if (data.secret !== undefined) {
+        const err8 = {
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/then/properties/secret/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+      if (data.token !== undefined) {
+        const err9 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/then/properties/token/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (data.route !== undefined) {
+        const err10 = {
+          instancePath: instancePath + '/route',
+          schemaPath: '#/then/properties/route/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+      if (data.hmac !== undefined) {
+        const err11 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/then/properties/hmac/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
     }
     var _valid0 = _errs10 === errors;
     valid0 = _valid0;
@@ -2944,6 +3039,11 @@ function validate30(
       if (props0 !== true) {
         props0 = props0 || {};
         props0.family = true;
+        props0.preset = true;
+        props0.secret = true;
+        props0.token = true;
+        props0.route = true;
+        props0.hmac = true;
         props0.mode = true;
         props0.pattern = true;
         props0.group = true;
@@ -2956,6 +3056,66 @@ function validate30(
       if (data.family === undefined) {
         data.family = 'webhook';
       }
+      if (data.channel !== undefined) {
+        const err12 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/else/properties/channel/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (data.mode !== undefined) {
+        const err13 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/else/properties/mode/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+      if (data.pattern !== undefined) {
+        const err14 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/else/properties/pattern/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      if (data.group !== undefined) {
+        const err15 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/else/properties/group/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
     }
     var _valid0 = _errs11 === errors;
     valid0 = _valid0;
@@ -2963,12 +3123,16 @@ function validate30(
       if (props0 !== true) {
         props0 = props0 || {};
         props0.family = true;
+        props0.channel = true;
+        props0.mode = true;
+        props0.pattern = true;
+        props0.group = true;
       }
     }
     ifClause0 = 'else';
   }
   if (!valid0) {
-    const err7 = {
+    const err16 = {
       instancePath,
       schemaPath: '#/if',
       keyword: 'if',
@@ -2976,9 +3140,9 @@ function validate30(
       message: 'must match "' + ifClause0 + '" schema',
     };
     if (vErrors === null) {
-      vErrors = [err7];
+      vErrors = [err16];
     } else {
-      vErrors.push(err7);
+      vErrors.push(err16);
     }
     errors++;
   }
@@ -3003,171 +3167,12 @@ function validate30(
     }
     for (const key0 in data) {
       if (!func1.call(schema50.properties, key0)) {
-        const err8 = {
+        const err17 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
           params: { additionalProperty: key0 },
           message: 'must NOT have additional properties',
-        };
-        if (vErrors === null) {
-          vErrors = [err8];
-        } else {
-          vErrors.push(err8);
-        }
-        errors++;
-      }
-    }
-    if (data.preset !== undefined) {
-      let data2 = data.preset;
-      if (typeof data2 !== 'string') {
-        const err9 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-      if (!(
-        data2 === 'github' ||
-        data2 === 'stripe' ||
-        data2 === 'slack' ||
-        data2 === 'shopify' ||
-        data2 === 'standard-webhooks' ||
-        data2 === 'linear' ||
-        data2 === 'generic-hmac' ||
-        data2 === 'token' ||
-        data2 === 'gitlab' ||
-        data2 === 'open'
-      )) {
-        const err10 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema50.properties.preset.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.family !== undefined) {
-      let data3 = data.family;
-      if (typeof data3 !== 'string') {
-        const err11 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-      if (!(data3 === 'webhook' || data3 === 'queue')) {
-        const err12 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema50.properties.family.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err12];
-        } else {
-          vErrors.push(err12);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data4 = data.trust_mode;
-      if (typeof data4 !== 'string') {
-        const err13 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
-        } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
-      if (!(data4 === 'signed' || data4 === 'token' || data4 === 'open' || data4 === 'queue')) {
-        const err14 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema50.properties.trust_mode.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err14];
-        } else {
-          vErrors.push(err14);
-        }
-        errors++;
-      }
-    }
-    if (typeof data.enabled !== 'boolean') {
-      const err15 = {
-        instancePath: instancePath + '/enabled',
-        schemaPath: '#/properties/enabled/type',
-        keyword: 'type',
-        params: { type: 'boolean' },
-        message: 'must be boolean',
-      };
-      if (vErrors === null) {
-        vErrors = [err15];
-      } else {
-        vErrors.push(err15);
-      }
-      errors++;
-    }
-    if (data.route !== undefined) {
-      let data6 = data.route;
-      if (typeof data6 === 'string') {
-        if (!pattern6.test(data6)) {
-          const err16 = {
-            instancePath: instancePath + '/route',
-            schemaPath: '#/properties/route/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^/[A-Za-z0-9/_.~-]*$' },
-            message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-      } else {
-        const err17 = {
-          instancePath: instancePath + '/route',
-          schemaPath: '#/properties/route/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err17];
@@ -3177,15 +3182,12 @@ function validate30(
         errors++;
       }
     }
-    if (data.secret !== undefined) {
-      let data7 = data.secret;
-      const _errs25 = errors;
-      let valid7 = false;
-      const _errs26 = errors;
-      if (typeof data7 !== 'string') {
+    if (data.preset !== undefined) {
+      let data11 = data.preset;
+      if (typeof data11 !== 'string') {
         const err18 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/properties/preset/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -3197,50 +3199,57 @@ function validate30(
         }
         errors++;
       }
-      var _valid2 = _errs26 === errors;
-      valid7 = valid7 || _valid2;
-      const _errs28 = errors;
-      if (Array.isArray(data7)) {
-        if (data7.length < 1) {
-          const err19 = {
-            instancePath: instancePath + '/secret',
-            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
-            keyword: 'minItems',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 items',
-          };
-          if (vErrors === null) {
-            vErrors = [err19];
-          } else {
-            vErrors.push(err19);
-          }
-          errors++;
+      if (!(
+        data11 === 'github' ||
+        data11 === 'stripe' ||
+        data11 === 'slack' ||
+        data11 === 'shopify' ||
+        data11 === 'standard-webhooks' ||
+        data11 === 'linear' ||
+        data11 === 'generic-hmac' ||
+        data11 === 'token' ||
+        data11 === 'gitlab' ||
+        data11 === 'open'
+      )) {
+        const err19 = {
+          instancePath: instancePath + '/preset',
+          schemaPath: '#/properties/preset/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema50.properties.preset.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
         }
-        const len0 = data7.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          if (typeof data7[i0] !== 'string') {
-            const err20 = {
-              instancePath: instancePath + '/secret/' + i0,
-              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err20];
-            } else {
-              vErrors.push(err20);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err21 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/1/type',
+        errors++;
+      }
+    }
+    if (data.family !== undefined) {
+      let data12 = data.family;
+      if (typeof data12 !== 'string') {
+        const err20 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+      if (!(data12 === 'webhook' || data12 === 'queue')) {
+        const err21 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema50.properties.family.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err21];
@@ -3249,10 +3258,165 @@ function validate30(
         }
         errors++;
       }
-      var _valid2 = _errs28 === errors;
-      valid7 = valid7 || _valid2;
-      if (!valid7) {
+    }
+    if (data.trust_mode !== undefined) {
+      let data13 = data.trust_mode;
+      if (typeof data13 !== 'string') {
         const err22 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+      if (!(data13 === 'signed' || data13 === 'token' || data13 === 'open' || data13 === 'queue')) {
+        const err23 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema50.properties.trust_mode.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
+    if (typeof data.enabled !== 'boolean') {
+      const err24 = {
+        instancePath: instancePath + '/enabled',
+        schemaPath: '#/properties/enabled/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err24];
+      } else {
+        vErrors.push(err24);
+      }
+      errors++;
+    }
+    if (data.route !== undefined) {
+      let data15 = data.route;
+      if (typeof data15 === 'string') {
+        if (!pattern6.test(data15)) {
+          const err25 = {
+            instancePath: instancePath + '/route',
+            schemaPath: '#/properties/route/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^/[A-Za-z0-9/_.~-]*$' },
+            message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err25];
+          } else {
+            vErrors.push(err25);
+          }
+          errors++;
+        }
+      } else {
+        const err26 = {
+          instancePath: instancePath + '/route',
+          schemaPath: '#/properties/route/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      }
+    }
+    if (data.secret !== undefined) {
+      let data16 = data.secret;
+      const _errs25 = errors;
+      let valid9 = false;
+      const _errs26 = errors;
+      if (typeof data16 !== 'string') {
+        const err27 = {
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+      var _valid2 = _errs26 === errors;
+      valid9 = valid9 || _valid2;
+      const _errs28 = errors;
+      if (Array.isArray(data16)) {
+        if (data16.length < 1) {
+          const err28 = {
+            instancePath: instancePath + '/secret',
+            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
+          };
+          if (vErrors === null) {
+            vErrors = [err28];
+          } else {
+            vErrors.push(err28);
+          }
+          errors++;
+        }
+        const len0 = data16.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data16[i0] !== 'string') {
+            const err29 = {
+              instancePath: instancePath + '/secret/' + i0,
+              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err30 = {
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/$defs/secretList/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
+      }
+      var _valid2 = _errs28 === errors;
+      valid9 = valid9 || _valid2;
+      if (!valid9) {
+        const err31 = {
           instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -3260,9 +3424,9 @@ function validate30(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err22];
+          vErrors = [err31];
         } else {
-          vErrors.push(err22);
+          vErrors.push(err31);
         }
         errors++;
       } else {
@@ -3277,12 +3441,12 @@ function validate30(
       }
     }
     if (data.token !== undefined) {
-      let data9 = data.token;
+      let data18 = data.token;
       const _errs34 = errors;
-      let valid11 = false;
+      let valid13 = false;
       const _errs35 = errors;
-      if (typeof data9 !== 'string') {
-        const err23 = {
+      if (typeof data18 !== 'string') {
+        const err32 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -3290,18 +3454,18 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err23];
+          vErrors = [err32];
         } else {
-          vErrors.push(err23);
+          vErrors.push(err32);
         }
         errors++;
       }
       var _valid3 = _errs35 === errors;
-      valid11 = valid11 || _valid3;
+      valid13 = valid13 || _valid3;
       const _errs37 = errors;
-      if (Array.isArray(data9)) {
-        if (data9.length < 1) {
-          const err24 = {
+      if (Array.isArray(data18)) {
+        if (data18.length < 1) {
+          const err33 = {
             instancePath: instancePath + '/token',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -3309,16 +3473,16 @@ function validate30(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err24];
+            vErrors = [err33];
           } else {
-            vErrors.push(err24);
+            vErrors.push(err33);
           }
           errors++;
         }
-        const len1 = data9.length;
+        const len1 = data18.length;
         for (let i1 = 0; i1 < len1; i1++) {
-          if (typeof data9[i1] !== 'string') {
-            const err25 = {
+          if (typeof data18[i1] !== 'string') {
+            const err34 = {
               instancePath: instancePath + '/token/' + i1,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -3326,15 +3490,15 @@ function validate30(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err25];
+              vErrors = [err34];
             } else {
-              vErrors.push(err25);
+              vErrors.push(err34);
             }
             errors++;
           }
         }
       } else {
-        const err26 = {
+        const err35 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -3342,16 +3506,16 @@ function validate30(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err26];
+          vErrors = [err35];
         } else {
-          vErrors.push(err26);
+          vErrors.push(err35);
         }
         errors++;
       }
       var _valid3 = _errs37 === errors;
-      valid11 = valid11 || _valid3;
-      if (!valid11) {
-        const err27 = {
+      valid13 = valid13 || _valid3;
+      if (!valid13) {
+        const err36 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -3359,9 +3523,9 @@ function validate30(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err27];
+          vErrors = [err36];
         } else {
-          vErrors.push(err27);
+          vErrors.push(err36);
         }
         errors++;
       } else {
@@ -3376,10 +3540,10 @@ function validate30(
       }
     }
     if (data.token_header !== undefined) {
-      let data11 = data.token_header;
-      if (typeof data11 === 'string') {
-        if (func2(data11) < 1) {
-          const err28 = {
+      let data20 = data.token_header;
+      if (typeof data20 === 'string') {
+        if (func2(data20) < 1) {
+          const err37 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
             keyword: 'minLength',
@@ -3387,163 +3551,19 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err28];
+            vErrors = [err37];
           } else {
-            vErrors.push(err28);
+            vErrors.push(err37);
           }
           errors++;
         }
       } else {
-        const err29 = {
+        const err38 = {
           instancePath: instancePath + '/token_header',
           schemaPath: '#/properties/token_header/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err29];
-        } else {
-          vErrors.push(err29);
-        }
-        errors++;
-      }
-    }
-    let data12 = data.tolerance_seconds;
-    if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12) && isFinite(data12))) {
-      const err30 = {
-        instancePath: instancePath + '/tolerance_seconds',
-        schemaPath: '#/properties/tolerance_seconds/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err30];
-      } else {
-        vErrors.push(err30);
-      }
-      errors++;
-    }
-    if (typeof data12 == 'number' && isFinite(data12)) {
-      if (data12 < 1 || isNaN(data12)) {
-        const err31 = {
-          instancePath: instancePath + '/tolerance_seconds',
-          schemaPath: '#/properties/tolerance_seconds/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err31];
-        } else {
-          vErrors.push(err31);
-        }
-        errors++;
-      }
-    }
-    let data13 = data.max_body_bytes;
-    if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
-      const err32 = {
-        instancePath: instancePath + '/max_body_bytes',
-        schemaPath: '#/properties/max_body_bytes/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err32];
-      } else {
-        vErrors.push(err32);
-      }
-      errors++;
-    }
-    if (typeof data13 == 'number' && isFinite(data13)) {
-      if (data13 > 104857600 || isNaN(data13)) {
-        const err33 = {
-          instancePath: instancePath + '/max_body_bytes',
-          schemaPath: '#/properties/max_body_bytes/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 104857600 },
-          message: 'must be <= 104857600',
-        };
-        if (vErrors === null) {
-          vErrors = [err33];
-        } else {
-          vErrors.push(err33);
-        }
-        errors++;
-      }
-      if (data13 < 1 || isNaN(data13)) {
-        const err34 = {
-          instancePath: instancePath + '/max_body_bytes',
-          schemaPath: '#/properties/max_body_bytes/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err34];
-        } else {
-          vErrors.push(err34);
-        }
-        errors++;
-      }
-    }
-    if (typeof data.record_rejected !== 'boolean') {
-      const err35 = {
-        instancePath: instancePath + '/record_rejected',
-        schemaPath: '#/properties/record_rejected/type',
-        keyword: 'type',
-        params: { type: 'boolean' },
-        message: 'must be boolean',
-      };
-      if (vErrors === null) {
-        vErrors = [err35];
-      } else {
-        vErrors.push(err35);
-      }
-      errors++;
-    }
-    let data15 = data.record_rejected_max_bytes;
-    if (!(typeof data15 == 'number' && !(data15 % 1) && !isNaN(data15) && isFinite(data15))) {
-      const err36 = {
-        instancePath: instancePath + '/record_rejected_max_bytes',
-        schemaPath: '#/properties/record_rejected_max_bytes/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err36];
-      } else {
-        vErrors.push(err36);
-      }
-      errors++;
-    }
-    if (typeof data15 == 'number' && isFinite(data15)) {
-      if (data15 > 104857600 || isNaN(data15)) {
-        const err37 = {
-          instancePath: instancePath + '/record_rejected_max_bytes',
-          schemaPath: '#/properties/record_rejected_max_bytes/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 104857600 },
-          message: 'must be <= 104857600',
-        };
-        if (vErrors === null) {
-          vErrors = [err37];
-        } else {
-          vErrors.push(err37);
-        }
-        errors++;
-      }
-      if (data15 < 0 || isNaN(data15)) {
-        const err38 = {
-          instancePath: instancePath + '/record_rejected_max_bytes',
-          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err38];
@@ -3553,31 +3573,30 @@ function validate30(
         errors++;
       }
     }
-    if (data.event_type_from !== undefined) {
-      let data16 = data.event_type_from;
-      if (typeof data16 === 'string') {
-        if (!pattern7.test(data16)) {
-          const err39 = {
-            instancePath: instancePath + '/event_type_from',
-            schemaPath: '#/properties/event_type_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err39];
-          } else {
-            vErrors.push(err39);
-          }
-          errors++;
-        }
+    let data21 = data.tolerance_seconds;
+    if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
+      const err39 = {
+        instancePath: instancePath + '/tolerance_seconds',
+        schemaPath: '#/properties/tolerance_seconds/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err39];
       } else {
+        vErrors.push(err39);
+      }
+      errors++;
+    }
+    if (typeof data21 == 'number' && isFinite(data21)) {
+      if (data21 < 1 || isNaN(data21)) {
         const err40 = {
-          instancePath: instancePath + '/event_type_from',
-          schemaPath: '#/properties/event_type_from/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/tolerance_seconds',
+          schemaPath: '#/properties/tolerance_seconds/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err40];
@@ -3587,31 +3606,30 @@ function validate30(
         errors++;
       }
     }
-    if (data.external_id_from !== undefined) {
-      let data17 = data.external_id_from;
-      if (typeof data17 === 'string') {
-        if (!pattern7.test(data17)) {
-          const err41 = {
-            instancePath: instancePath + '/external_id_from',
-            schemaPath: '#/properties/external_id_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err41];
-          } else {
-            vErrors.push(err41);
-          }
-          errors++;
-        }
+    let data22 = data.max_body_bytes;
+    if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
+      const err41 = {
+        instancePath: instancePath + '/max_body_bytes',
+        schemaPath: '#/properties/max_body_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err41];
       } else {
+        vErrors.push(err41);
+      }
+      errors++;
+    }
+    if (typeof data22 == 'number' && isFinite(data22)) {
+      if (data22 > 104857600 || isNaN(data22)) {
         const err42 = {
-          instancePath: instancePath + '/external_id_from',
-          schemaPath: '#/properties/external_id_from/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 104857600 },
+          message: 'must be <= 104857600',
         };
         if (vErrors === null) {
           vErrors = [err42];
@@ -3620,27 +3638,173 @@ function validate30(
         }
         errors++;
       }
+      if (data22 < 1 || isNaN(data22)) {
+        const err43 = {
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err43];
+        } else {
+          vErrors.push(err43);
+        }
+        errors++;
+      }
+    }
+    if (typeof data.record_rejected !== 'boolean') {
+      const err44 = {
+        instancePath: instancePath + '/record_rejected',
+        schemaPath: '#/properties/record_rejected/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err44];
+      } else {
+        vErrors.push(err44);
+      }
+      errors++;
+    }
+    let data24 = data.record_rejected_max_bytes;
+    if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
+      const err45 = {
+        instancePath: instancePath + '/record_rejected_max_bytes',
+        schemaPath: '#/properties/record_rejected_max_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err45];
+      } else {
+        vErrors.push(err45);
+      }
+      errors++;
+    }
+    if (typeof data24 == 'number' && isFinite(data24)) {
+      if (data24 > 104857600 || isNaN(data24)) {
+        const err46 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 104857600 },
+          message: 'must be <= 104857600',
+        };
+        if (vErrors === null) {
+          vErrors = [err46];
+        } else {
+          vErrors.push(err46);
+        }
+        errors++;
+      }
+      if (data24 < 0 || isNaN(data24)) {
+        const err47 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err47];
+        } else {
+          vErrors.push(err47);
+        }
+        errors++;
+      }
+    }
+    if (data.event_type_from !== undefined) {
+      let data25 = data.event_type_from;
+      if (typeof data25 === 'string') {
+        if (!pattern7.test(data25)) {
+          const err48 = {
+            instancePath: instancePath + '/event_type_from',
+            schemaPath: '#/properties/event_type_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err48];
+          } else {
+            vErrors.push(err48);
+          }
+          errors++;
+        }
+      } else {
+        const err49 = {
+          instancePath: instancePath + '/event_type_from',
+          schemaPath: '#/properties/event_type_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err49];
+        } else {
+          vErrors.push(err49);
+        }
+        errors++;
+      }
+    }
+    if (data.external_id_from !== undefined) {
+      let data26 = data.external_id_from;
+      if (typeof data26 === 'string') {
+        if (!pattern7.test(data26)) {
+          const err50 = {
+            instancePath: instancePath + '/external_id_from',
+            schemaPath: '#/properties/external_id_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err50];
+          } else {
+            vErrors.push(err50);
+          }
+          errors++;
+        }
+      } else {
+        const err51 = {
+          instancePath: instancePath + '/external_id_from',
+          schemaPath: '#/properties/external_id_from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err51];
+        } else {
+          vErrors.push(err51);
+        }
+        errors++;
+      }
     }
     if (data.hmac !== undefined) {
-      let data18 = data.hmac;
-      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
-        if (data18.algorithm === undefined) {
-          data18.algorithm = 'sha256';
+      let data27 = data.hmac;
+      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+        if (data27.algorithm === undefined) {
+          data27.algorithm = 'sha256';
         }
-        if (data18.encoding === undefined) {
-          data18.encoding = 'hex';
+        if (data27.encoding === undefined) {
+          data27.encoding = 'hex';
         }
-        if (data18.signed === undefined) {
-          data18.signed = 'body';
+        if (data27.signed === undefined) {
+          data27.signed = 'body';
         }
-        if (data18.timestamp_format === undefined) {
-          data18.timestamp_format = 'unix';
+        if (data27.timestamp_format === undefined) {
+          data27.timestamp_format = 'unix';
         }
-        if (data18.secret_encoding === undefined) {
-          data18.secret_encoding = 'utf8';
+        if (data27.secret_encoding === undefined) {
+          data27.secret_encoding = 'utf8';
         }
-        if (data18.header === undefined) {
-          const err43 = {
+        if (data27.header === undefined) {
+          const err52 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -3648,13 +3812,13 @@ function validate30(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err43];
+            vErrors = [err52];
           } else {
-            vErrors.push(err43);
+            vErrors.push(err52);
           }
           errors++;
         }
-        for (const key1 in data18) {
+        for (const key1 in data27) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -3665,157 +3829,12 @@ function validate30(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err44 = {
+            const err53 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key1 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err44];
-            } else {
-              vErrors.push(err44);
-            }
-            errors++;
-          }
-        }
-        if (data18.header !== undefined) {
-          let data19 = data18.header;
-          if (typeof data19 === 'string') {
-            if (func2(data19) < 1) {
-              const err45 = {
-                instancePath: instancePath + '/hmac/header',
-                schemaPath: '#/properties/hmac/properties/header/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err45];
-              } else {
-                vErrors.push(err45);
-              }
-              errors++;
-            }
-          } else {
-            const err46 = {
-              instancePath: instancePath + '/hmac/header',
-              schemaPath: '#/properties/hmac/properties/header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err46];
-            } else {
-              vErrors.push(err46);
-            }
-            errors++;
-          }
-        }
-        let data20 = data18.algorithm;
-        if (typeof data20 !== 'string') {
-          const err47 = {
-            instancePath: instancePath + '/hmac/algorithm',
-            schemaPath: '#/properties/hmac/properties/algorithm/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err47];
-          } else {
-            vErrors.push(err47);
-          }
-          errors++;
-        }
-        if (!(data20 === 'sha1' || data20 === 'sha256' || data20 === 'sha512')) {
-          const err48 = {
-            instancePath: instancePath + '/hmac/algorithm',
-            schemaPath: '#/properties/hmac/properties/algorithm/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.algorithm.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err48];
-          } else {
-            vErrors.push(err48);
-          }
-          errors++;
-        }
-        let data21 = data18.encoding;
-        if (typeof data21 !== 'string') {
-          const err49 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err49];
-          } else {
-            vErrors.push(err49);
-          }
-          errors++;
-        }
-        if (!(data21 === 'hex' || data21 === 'base64')) {
-          const err50 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.encoding.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err50];
-          } else {
-            vErrors.push(err50);
-          }
-          errors++;
-        }
-        if (data18.prefix !== undefined) {
-          if (typeof data18.prefix !== 'string') {
-            const err51 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err51];
-            } else {
-              vErrors.push(err51);
-            }
-            errors++;
-          }
-        }
-        if (typeof data18.signed !== 'string') {
-          const err52 = {
-            instancePath: instancePath + '/hmac/signed',
-            schemaPath: '#/properties/hmac/properties/signed/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err52];
-          } else {
-            vErrors.push(err52);
-          }
-          errors++;
-        }
-        if (data18.timestamp_header !== undefined) {
-          if (typeof data18.timestamp_header !== 'string') {
-            const err53 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err53];
@@ -3825,42 +3844,45 @@ function validate30(
             errors++;
           }
         }
-        let data25 = data18.timestamp_format;
-        if (typeof data25 !== 'string') {
-          const err54 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err54];
+        if (data27.header !== undefined) {
+          let data28 = data27.header;
+          if (typeof data28 === 'string') {
+            if (func2(data28) < 1) {
+              const err54 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: '#/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err54];
+              } else {
+                vErrors.push(err54);
+              }
+              errors++;
+            }
           } else {
-            vErrors.push(err54);
+            const err55 = {
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: '#/properties/hmac/properties/header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
           }
-          errors++;
         }
-        if (!(data25 === 'unix' || data25 === 'unix_ms' || data25 === 'iso8601')) {
-          const err55 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.timestamp_format.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err55];
-          } else {
-            vErrors.push(err55);
-          }
-          errors++;
-        }
-        let data26 = data18.secret_encoding;
-        if (typeof data26 !== 'string') {
+        let data29 = data27.algorithm;
+        if (typeof data29 !== 'string') {
           const err56 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3872,12 +3894,12 @@ function validate30(
           }
           errors++;
         }
-        if (!(data26 === 'utf8' || data26 === 'base64' || data26 === 'hex')) {
+        if (!(data29 === 'sha1' || data29 === 'sha256' || data29 === 'sha512')) {
           const err57 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3887,35 +3909,29 @@ function validate30(
           }
           errors++;
         }
-      } else {
-        const err58 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err58];
-        } else {
-          vErrors.push(err58);
+        let data30 = data27.encoding;
+        if (typeof data30 !== 'string') {
+          const err58 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err58];
+          } else {
+            vErrors.push(err58);
+          }
+          errors++;
         }
-        errors++;
-      }
-    }
-    let data27 = data.replay;
-    if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-      if (data27.resign === undefined) {
-        data27.resign = true;
-      }
-      for (const key2 in data27) {
-        if (!(key2 === 'resign')) {
+        if (!(data30 === 'hex' || data30 === 'base64')) {
           const err59 = {
-            instancePath: instancePath + '/replay',
-            schemaPath: '#/properties/replay/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key2 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err59];
@@ -3924,9 +3940,157 @@ function validate30(
           }
           errors++;
         }
+        if (data27.prefix !== undefined) {
+          if (typeof data27.prefix !== 'string') {
+            const err60 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err60];
+            } else {
+              vErrors.push(err60);
+            }
+            errors++;
+          }
+        }
+        if (typeof data27.signed !== 'string') {
+          const err61 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: '#/properties/hmac/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err61];
+          } else {
+            vErrors.push(err61);
+          }
+          errors++;
+        }
+        if (data27.timestamp_header !== undefined) {
+          if (typeof data27.timestamp_header !== 'string') {
+            const err62 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+        }
+        let data34 = data27.timestamp_format;
+        if (typeof data34 !== 'string') {
+          const err63 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err63];
+          } else {
+            vErrors.push(err63);
+          }
+          errors++;
+        }
+        if (!(data34 === 'unix' || data34 === 'unix_ms' || data34 === 'iso8601')) {
+          const err64 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err64];
+          } else {
+            vErrors.push(err64);
+          }
+          errors++;
+        }
+        let data35 = data27.secret_encoding;
+        if (typeof data35 !== 'string') {
+          const err65 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+        if (!(data35 === 'utf8' || data35 === 'base64' || data35 === 'hex')) {
+          const err66 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err66];
+          } else {
+            vErrors.push(err66);
+          }
+          errors++;
+        }
+      } else {
+        const err67 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err67];
+        } else {
+          vErrors.push(err67);
+        }
+        errors++;
       }
-      if (typeof data27.resign !== 'boolean') {
-        const err60 = {
+    }
+    let data36 = data.replay;
+    if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
+      if (data36.resign === undefined) {
+        data36.resign = true;
+      }
+      for (const key2 in data36) {
+        if (!(key2 === 'resign')) {
+          const err68 = {
+            instancePath: instancePath + '/replay',
+            schemaPath: '#/properties/replay/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key2 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err68];
+          } else {
+            vErrors.push(err68);
+          }
+          errors++;
+        }
+      }
+      if (typeof data36.resign !== 'boolean') {
+        const err69 = {
           instancePath: instancePath + '/replay/resign',
           schemaPath: '#/properties/replay/properties/resign/type',
           keyword: 'type',
@@ -3934,14 +4098,14 @@ function validate30(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err60];
+          vErrors = [err69];
         } else {
-          vErrors.push(err60);
+          vErrors.push(err69);
         }
         errors++;
       }
     } else {
-      const err61 = {
+      const err70 = {
         instancePath: instancePath + '/replay',
         schemaPath: '#/properties/replay/type',
         keyword: 'type',
@@ -3949,17 +4113,17 @@ function validate30(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err61];
+        vErrors = [err70];
       } else {
-        vErrors.push(err61);
+        vErrors.push(err70);
       }
       errors++;
     }
     if (data.channel !== undefined) {
-      let data29 = data.channel;
-      if (typeof data29 === 'string') {
-        if (func2(data29) < 1) {
-          const err62 = {
+      let data38 = data.channel;
+      if (typeof data38 === 'string') {
+        if (func2(data38) < 1) {
+          const err71 = {
             instancePath: instancePath + '/channel',
             schemaPath: '#/properties/channel/minLength',
             keyword: 'minLength',
@@ -3967,14 +4131,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err62];
+            vErrors = [err71];
           } else {
-            vErrors.push(err62);
+            vErrors.push(err71);
           }
           errors++;
         }
       } else {
-        const err63 = {
+        const err72 = {
           instancePath: instancePath + '/channel',
           schemaPath: '#/properties/channel/type',
           keyword: 'type',
@@ -3982,17 +4146,17 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err63];
+          vErrors = [err72];
         } else {
-          vErrors.push(err63);
+          vErrors.push(err72);
         }
         errors++;
       }
     }
     if (data.mode !== undefined) {
-      let data30 = data.mode;
-      if (typeof data30 !== 'string') {
-        const err64 = {
+      let data39 = data.mode;
+      if (typeof data39 !== 'string') {
+        const err73 = {
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/type',
           keyword: 'type',
@@ -4000,14 +4164,14 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err64];
+          vErrors = [err73];
         } else {
-          vErrors.push(err64);
+          vErrors.push(err73);
         }
         errors++;
       }
-      if (!(data30 === 'pubsub' || data30 === 'streams')) {
-        const err65 = {
+      if (!(data39 === 'pubsub' || data39 === 'streams')) {
+        const err74 = {
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
@@ -4015,16 +4179,16 @@ function validate30(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err65];
+          vErrors = [err74];
         } else {
-          vErrors.push(err65);
+          vErrors.push(err74);
         }
         errors++;
       }
     }
     if (data.pattern !== undefined) {
       if (typeof data.pattern !== 'boolean') {
-        const err66 = {
+        const err75 = {
           instancePath: instancePath + '/pattern',
           schemaPath: '#/properties/pattern/type',
           keyword: 'type',
@@ -4032,18 +4196,18 @@ function validate30(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err66];
+          vErrors = [err75];
         } else {
-          vErrors.push(err66);
+          vErrors.push(err75);
         }
         errors++;
       }
     }
     if (data.group !== undefined) {
-      let data32 = data.group;
-      if (typeof data32 === 'string') {
-        if (func2(data32) < 1) {
-          const err67 = {
+      let data41 = data.group;
+      if (typeof data41 === 'string') {
+        if (func2(data41) < 1) {
+          const err76 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
             keyword: 'minLength',
@@ -4051,14 +4215,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err67];
+            vErrors = [err76];
           } else {
-            vErrors.push(err67);
+            vErrors.push(err76);
           }
           errors++;
         }
       } else {
-        const err68 = {
+        const err77 = {
           instancePath: instancePath + '/group',
           schemaPath: '#/properties/group/type',
           keyword: 'type',
@@ -4066,15 +4230,15 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err68];
+          vErrors = [err77];
         } else {
-          vErrors.push(err68);
+          vErrors.push(err77);
         }
         errors++;
       }
     }
   } else {
-    const err69 = {
+    const err78 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -4082,9 +4246,9 @@ function validate30(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err69];
+      vErrors = [err78];
     } else {
-      vErrors.push(err69);
+      vErrors.push(err78);
     }
     errors++;
   }

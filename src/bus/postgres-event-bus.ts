@@ -2,13 +2,8 @@ import { inspect } from 'node:util';
 import type { ConnectionState } from '../../generated/constants.ts';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
-import { isEventId } from '../store/event-id.ts';
+import { ANNOUNCE_CHANNEL, announcedIds } from '../store/announcement.ts';
 import type { EventBus, EventBusListener } from './event-bus.ts';
-
-export const DEFAULT_BUS_CHANNEL = 'switchboard_events';
-
-/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
-export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
 
 /** The listening connection's state, in the words list_providers uses for a queue's. */
 export type BusConnectionState = ConnectionState;
@@ -16,8 +11,6 @@ export type BusConnectionState = ConnectionState;
 export interface PostgresEventBusOptions {
   databaseUrl: string;
   logger: Logger;
-  /** A plain lower-case identifier, so it can be LISTENed to without quoting tricks. */
-  channel?: string;
   /** First reconnect delay; doubles on every failure up to reconnectMaxMs. */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
@@ -31,39 +24,26 @@ export interface PostgresEventBus extends EventBus {
   ready(): Promise<void>;
 }
 
-const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
 /**
  * The live bus over PostgreSQL LISTEN/NOTIFY, so every instance sharing the database hears about
  * every committed event, its own included: local subscribers are served by the same notification
- * path as remote ones, which keeps one ordering and one behaviour.
+ * path as remote ones, which keeps one ordering and one behaviour. The store's insert sends the
+ * notifications (store/announcement.ts); the bus only listens.
  *
  * LISTEN needs one long-lived session, which a pool cannot promise, so it gets its own pg.Client,
- * re-established with exponential backoff whenever it drops. NOTIFY goes through a small separate
- * pool so publishing works even while the listener is reconnecting.
+ * re-established with exponential backoff whenever it drops.
  *
  * Notifications sent while the listener is down are not replayed: the bus is a "something new
  * arrived" signal, and consumers that must not miss anything read the store.
  */
 export function createPostgresEventBus(options: PostgresEventBusOptions): PostgresEventBus {
-  const channel = options.channel ?? DEFAULT_BUS_CHANNEL;
-  if (!CHANNEL_NAME.test(channel)) throw new Error(`bus channel "${channel}" must be a lower-case identifier`);
+  const channel = ANNOUNCE_CHANNEL;
   const logger = options.logger.child({ component: 'event-bus', channel });
   const minDelay = options.reconnectMinMs ?? 250;
   const maxDelay = options.reconnectMaxMs ?? 30_000;
   const heartbeatMs = options.heartbeatMs ?? 30_000;
 
   const listeners = new Set<EventBusListener>();
-  const publishPool = new pg.Pool({
-    connectionString: options.databaseUrl,
-    max: 2,
-    idleTimeoutMillis: 30_000,
-    application_name: 'switchboard-event-bus-publish',
-  });
-  // An idle pooled client that loses its server emits here; unhandled, it would crash the process.
-  publishPool.on('error', (err) =>
-    logger.warn({ reason: connectionFailure(err) }, 'event bus publish connection lost'),
-  );
 
   let state: BusConnectionState = 'connecting';
   let closed = false;
@@ -78,8 +58,7 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
   });
 
   const dispatch = (payload: string | undefined): void => {
-    if (payload === undefined || payload === '') return;
-    const ids = payload.split(',').filter(isEventId);
+    const ids = announcedIds(payload);
     if (ids.length === 0) return;
     for (const listener of [...listeners]) {
       try {
@@ -90,20 +69,21 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
     }
   };
 
-  const teardown = (): void => {
+  /** Drops the LISTEN connection; resolves once it has ended. */
+  const teardown = async (): Promise<void> => {
     if (heartbeatTimer !== undefined) clearInterval(heartbeatTimer);
     heartbeatTimer = undefined;
     const old = client;
     client = undefined;
     if (old !== undefined) {
       old.removeAllListeners('notification');
-      old.end().catch(() => undefined);
+      await old.end().catch(() => undefined);
     }
   };
 
   const scheduleReconnect = (reason: unknown): void => {
     if (closed || reconnectTimer !== undefined) return;
-    teardown();
+    void teardown();
     state = 'connecting';
     const delay = Math.min(maxDelay, minDelay * 2 ** Math.min(attempt, 16));
     const jittered = Math.round(delay / 2 + Math.random() * (delay / 2));
@@ -169,13 +149,6 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
       return state;
     },
     ready: () => readyPromise,
-    async publish(eventIds) {
-      if (closed) throw new Error('event bus is closed');
-      const payloads = chunkIds(eventIds);
-      if (payloads.length === 0) return;
-      // One round trip however many chunks: each row of the unnest is one NOTIFY.
-      await publishPool.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [channel, payloads]);
-    },
     subscribe(listener) {
       listeners.add(listener);
       return () => {
@@ -188,9 +161,8 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
       state = 'disconnected';
       if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);
       reconnectTimer = undefined;
-      teardown();
       listeners.clear();
-      await publishPool.end();
+      await teardown();
     },
   };
 }
@@ -208,30 +180,4 @@ export function connectionFailure(err: unknown): { message: string; code?: strin
     message: (typeof message === 'string' ? message : inspect(err, { breakLength: Infinity })).slice(0, 300),
     ...(typeof code === 'string' ? { code } : {}),
   };
-}
-
-/**
- * Comma-joined ids, as few payloads as fit under PostgreSQL's NOTIFY limit. Ids are ASCII, so
- * string length is byte length; an id that could not fit alone (never, for UUIDs) is dropped
- * rather than failing the whole publish.
- */
-export function chunkIds(eventIds: readonly string[], maxBytes: number = MAX_NOTIFY_PAYLOAD_BYTES): string[] {
-  const payloads: string[] = [];
-  let current: string[] = [];
-  let bytes = 0;
-  for (const id of eventIds) {
-    const size = Buffer.byteLength(id);
-    if (size === 0 || id.includes(',') || size > maxBytes) continue;
-    const added = current.length === 0 ? size : size + 1;
-    if (bytes + added > maxBytes) {
-      payloads.push(current.join(','));
-      current = [id];
-      bytes = size;
-    } else {
-      current.push(id);
-      bytes += added;
-    }
-  }
-  if (current.length > 0) payloads.push(current.join(','));
-  return payloads;
 }

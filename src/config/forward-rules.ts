@@ -3,24 +3,14 @@
  * policy check needs DNS and the server's own address, so it runs at start-up (forward/), not here.
  */
 import type { ForwardRuleWithDefaults, TrustMode } from '../../generated/types.ts';
+import { camelCased, type CamelCased } from './camel-keys.ts';
 import { ConfigError } from './config-error.ts';
 
-export interface ForwardRuleConfig {
-  name: string;
-  to: string;
-  /** Undefined: every provider. */
-  providers: readonly string[] | undefined;
-  /** Undefined: every type. */
-  eventTypes: readonly string[] | undefined;
-  includeUnverified: boolean;
-  resign: boolean;
-  timeoutMs: number;
-  maxAttempts: number;
-  concurrency: number;
-  ordered: boolean;
-  backoff: { initialMs: number; maxMs: number };
-  claimTimeoutMs: number;
-}
+/**
+ * A rule as the server uses it: the schema's keys camelCased (camel-keys.ts), defaults filled in,
+ * and its name. Without providers or event_types a rule takes every provider or type.
+ */
+export type ForwardRuleConfig = CamelCased<ForwardRuleWithDefaults> & { name: string };
 
 /** What the outbox looks at in an event to pick its rules. */
 export interface ForwardCandidate {
@@ -53,22 +43,7 @@ export function resolveForwardRules(
         `${at}.claim_timeout_ms: ${rule.claim_timeout_ms} must be above timeout_ms (${rule.timeout_ms}), or a slow attempt would be claimed twice`,
       );
     }
-    return [
-      {
-        name,
-        to: rule.to,
-        providers: rule.providers,
-        eventTypes: rule.event_types,
-        includeUnverified: rule.include_unverified,
-        resign: rule.resign,
-        timeoutMs: rule.timeout_ms,
-        maxAttempts: rule.max_attempts,
-        concurrency: rule.concurrency,
-        ordered: rule.ordered,
-        backoff: { initialMs: rule.backoff.initial_ms, maxMs: rule.backoff.max_ms },
-        claimTimeoutMs: rule.claim_timeout_ms,
-      },
-    ];
+    return [{ ...camelCased(rule), name }];
   });
 }
 

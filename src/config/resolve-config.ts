@@ -5,6 +5,7 @@ import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';
 import { presetFor } from '../presets/preset-registry.ts';
 import type { Preset } from '../presets/preset-types.ts';
+import { camelCased, type CamelCased } from './camel-keys.ts';
 import { ConfigError } from './config-error.ts';
 import { resolveForwardRules, type ForwardRuleConfig } from './forward-rules.ts';
 
@@ -46,24 +47,22 @@ export interface QueueProviderConfig extends ProviderBase {
 
 export type ProviderConfig = WebhookProviderConfig | QueueProviderConfig;
 
-export interface BucketConfig {
-  capacity: number;
-  refillPerSecond: number;
-}
+/**
+ * The config's sections that hold only the schema's own keys, as the code reads them: the same
+ * keys camelCased (camel-keys.ts), defaults filled in. A key added to one of them in the schema
+ * arrives here by itself. providers and forward are maps of the user's names, resolved below;
+ * retention is handed to the store's retention job as written.
+ */
+type SchemaSections = CamelCased<Omit<SwitchboardConfigWithDefaults, 'providers' | 'forward' | 'retention'>>;
 
-export interface ResolvedConfig {
+export type BucketConfig = SchemaSections['rateLimits']['read'];
+
+export interface ResolvedConfig extends SchemaSections {
   providers: ProviderConfig[];
-  replay: { defaultTarget: string | undefined; allow: string[]; timeoutMs: number };
   /** forward: rules, in the config's order; targets are checked at start-up. */
   forward: ForwardRuleConfig[];
   /** Passed as written (defaults filled in) to the store's retention job, which owns its rules. */
   retention: SwitchboardConfigWithDefaults['retention'];
-  server: { host: string; port: number; allowedHosts: string[]; trustProxy: boolean };
-  ingest: { recordRejectedPerMinute: number };
-  mcp: { maxSessions: number; maxSessionsPerCaller: number; maxWaitsPerCaller: number; sessionIdleSeconds: number };
-  api: { maxStreamsPerCaller: number };
-  rateLimits: { read: BucketConfig; replay: BucketConfig };
-  metrics: { requireAuth: boolean };
 }
 
 /**
@@ -102,9 +101,6 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
     if (p.trust_mode !== undefined && p.trust_mode !== 'queue') {
       throw new ConfigError(`${at}.trust_mode: a queue provider's trust_mode is queue`);
     }
-    for (const key of ['preset', 'secret', 'token', 'route', 'hmac'] as const) {
-      if (p[key] !== undefined) throw new ConfigError(`${at}.${key}: not allowed for a queue provider`);
-    }
     if (p.channel === undefined) throw new ConfigError(`${at}.channel: required for a queue provider`);
     const mode = filled(p.mode, `${at}.mode`);
     const pattern = filled(p.pattern, `${at}.pattern`);
@@ -119,9 +115,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
       group: filled(p.group, `${at}.group`),
     };
   }
-  for (const key of ['channel', 'mode', 'pattern', 'group'] as const) {
-    if (p[key] !== undefined) throw new ConfigError(`${at}.${key}: only queue providers take ${key}`);
-  }
+  // Keys of the other family are refused by the schema (config.schema.json, provider if/then/else).
   if (p.trust_mode === 'queue') throw new ConfigError(`${at}.trust_mode: queue needs family: queue`);
   if (p.preset === undefined && p.trust_mode === undefined) {
     throw new ConfigError(`${at}: set a preset (github, stripe, …) or trust_mode (token or open)`);
@@ -208,33 +202,14 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     if (clash !== undefined) throw new ConfigError(`providers.${p.name}.route: ${p.route} is already used by ${clash}`);
     routes.set(p.route, p.name);
   }
-  const { replay, server, mcp, rate_limits: limits } = config;
+  const { providers: _providers, forward, retention, ...sections } = config;
   return {
+    ...camelCased(sections),
     providers,
-    replay: { defaultTarget: replay.default_target, allow: replay.allow, timeoutMs: replay.timeout_ms },
     forward: resolveForwardRules(
-      config.forward,
+      forward,
       providers.map((p) => p.name),
     ),
-    retention: config.retention,
-    server: {
-      host: server.host,
-      port: server.port,
-      allowedHosts: server.allowed_hosts,
-      trustProxy: server.trust_proxy,
-    },
-    ingest: { recordRejectedPerMinute: config.ingest.record_rejected_per_minute },
-    mcp: {
-      maxSessions: mcp.max_sessions,
-      maxSessionsPerCaller: mcp.max_sessions_per_caller,
-      maxWaitsPerCaller: mcp.max_waits_per_caller,
-      sessionIdleSeconds: mcp.session_idle_seconds,
-    },
-    api: { maxStreamsPerCaller: config.api.max_streams_per_caller },
-    rateLimits: {
-      read: { capacity: limits.read.capacity, refillPerSecond: limits.read.refill_per_second },
-      replay: { capacity: limits.replay.capacity, refillPerSecond: limits.replay.refill_per_second },
-    },
-    metrics: { requireAuth: config.metrics.require_auth },
+    retention,
   };
 }

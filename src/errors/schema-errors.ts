@@ -43,6 +43,10 @@ export function schemaErrorLines(errors: readonly ErrorObject[] | null | undefin
             : `${at}: key ${quoted(error.propertyName)} is not allowed (lower-case letters, digits, - and _)`,
         );
         break;
+      case 'false schema':
+        // A key the schema refuses in this place, such as a queue key on a webhook provider.
+        lines.add(`${at}: not allowed here`);
+        break;
       case 'propertyNames':
       case 'anyOf':
       case 'if':

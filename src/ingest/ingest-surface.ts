@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
-import { announceCommitted, type EventBus } from '../bus/event-bus.ts';
 import { createKeyedRateLimiter } from '../auth/rate-limiter.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import {
@@ -28,17 +27,16 @@ import type {
   VerifyFailureReason,
   VerifyOutcome,
 } from '../presets/preset-types.ts';
-import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
+import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
 import { createGroupCommitter, type GroupCommitter } from '../store/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
-import { sanitizeHeaders } from '../store/sanitize-headers.ts';
-import { arrivalRequest } from '../store/sanitize-request.ts';
+import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
+import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
   providers: readonly ProviderConfig[];
   store: EventStore;
-  bus: EventBus;
   logger: Logger;
   /** Milliseconds since the epoch; injectable so tests can move the clock. */
   now?: () => number;
@@ -89,7 +87,6 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     logger: options.logger,
     maxBatch: options.groupCommit?.maxBatch,
     maxConcurrentFlushes: options.groupCommit?.maxConcurrentFlushes,
-    onCommitted: options.store.announcesCommits === true ? undefined : announceCommitted(options.bus, options.logger),
   });
 
   const store = (event: NewEvent, log: () => Logger): Promise<InsertResult> =>

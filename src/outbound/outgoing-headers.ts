@@ -1,7 +1,7 @@
 import type { PresetName } from '../../generated/constants.ts';
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../store/sanitize-headers.ts';
+import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../sanitize/sanitize-headers.ts';
 import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
 
 /** Marks every replayed request, so a consumer (or its logs) can tell a replay from a live delivery. */

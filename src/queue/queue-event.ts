@@ -1,6 +1,6 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
-import { sanitizeHeaders } from '../store/sanitize-headers.ts';
-import { cleanEventType, cleanExternalId } from '../store/clean-identifier.ts';
+import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
+import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
 import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../presets/identify.ts';
 import { genericSummary } from '../presets/summary.ts';
 import type { NewEvent } from '../store/event-store.ts';

@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { announceCommitted, type EventBus } from '../bus/event-bus.ts';
 import type { ProviderConfig, QueueProviderConfig } from '../config/resolve-config.ts';
 import { createGroupCommitter } from '../store/group-commit.ts';
 import type { Logger } from '../log/logger.ts';
@@ -21,7 +20,6 @@ export interface QueueSourcesOptions {
   /** Default REDIS_URL, else redis://127.0.0.1:6379. */
   redisUrl?: string;
   store: EventStore;
-  bus: EventBus;
   logger: Logger;
   /** Consumer name within stream consumer groups; default switchboard-<hostname>. Keep it stable. */
   consumer?: string;
@@ -49,11 +47,7 @@ export function startQueueSources(options: QueueSourcesOptions): QueueSources {
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   const consumer = options.consumer ?? `switchboard-${hostname()}`;
   const logger = options.logger.child({ component: 'queue' });
-  const committer = createGroupCommitter({
-    store: options.store,
-    logger,
-    onCommitted: options.store.announcesCommits === true ? undefined : announceCommitted(options.bus, logger),
-  });
+  const committer = createGroupCommitter({ store: options.store, logger });
 
   const queueProviders = options.providers.filter((p): p is QueueProviderConfig => p.family === 'queue' && p.enabled);
   const sources = new Map<string, QueueSource>();

@@ -19,7 +19,7 @@ import {
   startSearchIndexer,
   type Database,
 } from '../store/index.ts';
-import { createPostgresEventBus, DEFAULT_BUS_CHANNEL } from '../bus/postgres-event-bus.ts';
+import { createPostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { startQueueSources } from '../queue/queue-sources.ts';
 import { createProviderDirectory } from '../providers/provider-directory.ts';
 import {
@@ -132,10 +132,9 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
     cleanups.push(() => database.close());
     const { pool } = database;
     // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
-    // ingest and queue sources announce new events from inside that same statement's transaction.
+    // that same statement announces the new events on the live bus (store/announcement.ts).
     const forwardRulesFor = forwardRuleMatcher(config.forward);
     const store = createEventStore(pool, {
-      announceChannel: DEFAULT_BUS_CHANNEL,
       ...(forwardRulesFor ? { forwardRulesFor } : {}),
     });
     const deliveries = createDeliveryRepository(pool);
@@ -151,7 +150,6 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       providers: config.providers,
       redisUrl: options.redisUrl,
       store,
-      bus,
       logger,
     });
     cleanups.push(() => queues.stop());
@@ -218,7 +216,6 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
         createIngestSurface({
           providers: config.providers,
           store,
-          bus,
           logger,
           onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
           recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,

@@ -15,7 +15,11 @@ import {
   type QueryResultRow,
 } from 'slonik';
 import type { Logger } from '../log/logger.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.ts';
+import {
+  startEmbeddedPostgres,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from '../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
 import { redactUrl } from '../log/redact-url.ts';
 

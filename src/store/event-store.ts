@@ -12,16 +12,9 @@ import type {
   TrustMode,
 } from '../../generated/types.ts';
 
-/**
- * The HTTP request a webhook arrived in, as its sender made it, and the status switchboard
- * answered it with. The query is already redacted: no secret may reach this point.
- */
-export interface ArrivalRequest {
-  method: string;
-  path: string;
-  query: string;
-  responseStatus: number;
-}
+import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+
+export type { ArrivalRequest };
 
 export interface NewEvent {
   provider: string;
@@ -104,11 +97,6 @@ export interface ListQuery {
 export interface EventStore {
   insert(event: NewEvent): Promise<InsertResult>;
   insertMany(events: readonly NewEvent[]): Promise<InsertResult[]>;
-  /**
-   * True when insertMany announces the events it newly stores on the live bus itself, in the same
-   * transaction; writers then must not publish them again.
-   */
-  readonly announcesCommits?: boolean;
   get(id: string): Promise<StoredEvent | null>;
   /** A page of summaries as MCP lists them. */
   list(query: ListQuery): Promise<ListWebhookEventsOutput>;

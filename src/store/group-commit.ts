@@ -12,8 +12,6 @@ export interface GroupCommitOptions {
    * the previous commit waits for its WAL flush; PostgreSQL then flushes their commits together.
    */
   maxConcurrentFlushes?: number;
-  /** Called once per committed batch (duplicates included), never before the commit. */
-  onCommitted?: (results: readonly InsertResult[]) => void;
 }
 
 export interface GroupCommitter {
@@ -95,11 +93,6 @@ export function createGroupCommitter(options: GroupCommitOptions): GroupCommitte
       const error = new Error(`insertMany returned ${results.length} results for ${batch.length} events`);
       for (const p of batch) p.reject(error);
       return;
-    }
-    try {
-      options.onCommitted?.(results);
-    } catch (error: unknown) {
-      options.logger.error({ err: error }, 'onCommitted callback failed');
     }
     batch.forEach((p, i) => {
       const result = results[i];

@@ -11,13 +11,6 @@ export {
   type OpenDatabaseOptions,
   type PoolOptions,
 } from './database.ts';
-export { DataDirInUseError } from './data-dir-lock.ts';
-export {
-  EmbeddedPostgresError,
-  startEmbeddedPostgres,
-  type EmbeddedPostgres,
-  type EmbeddedPostgresOptions,
-} from './embedded-postgres.ts';
 export {
   loadMigrations,
   migrate,

@@ -23,6 +23,7 @@ import type {
   ListWebhookEventsOutput,
 } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import { ANNOUNCE_INSERTED } from './announcement.ts';
 import { encodeByteaArray } from './bytea-array.ts';
 import { encodeCursor } from './cursor.ts';
 import { assertStorePool } from './database.ts';
@@ -197,31 +198,11 @@ export interface EventStoreOptions {
    * row written in the same statement as the event. Absent (or no match), the insert is unchanged.
    */
   forwardRulesFor?: (event: NewEvent) => readonly string[];
-  /**
-   * The live bus's NOTIFY channel. When set, insertMany announces the events each statement newly
-   * stores from inside that statement, so the announcement commits with the rows (one transaction
-   * and one WAL flush per batch instead of two) and is never sent for a batch that rolled back.
-   */
-  announceChannel?: string;
 }
-
-/** Ids per NOTIFY: 200 UUIDs and their commas stay under PostgreSQL's 8000-byte payload limit. */
-const IDS_PER_NOTIFY = 200;
 
 export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
   assertStorePool(pool);
-  const { announceChannel, forwardRulesFor } = options;
-  // Refers to the INSERT's RETURNING rows (the CTE `inserted` below): an InitPlan, run once.
-  const announce =
-    announceChannel === undefined
-      ? sql.fragment``
-      : sql.fragment`WHERE (
-          SELECT count(pg_notify(${announceChannel}, ids)) FROM (
-            SELECT string_agg(id::text, ',' ORDER BY id) AS ids
-            FROM (SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${IDS_PER_NOTIFY} AS part FROM inserted) AS numbered
-            GROUP BY part
-          ) AS parts
-        ) >= 0`;
+  const { forwardRulesFor } = options;
 
   /**
    * One INSERT … SELECT FROM unnest(…) for the batch, answering the rows it inserted; a row that
@@ -284,9 +265,11 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
             FROM ${sql.unnest(deliveries, ['uuid', 'uuid', 'text'])} AS queue(id, event_id, rule)
             JOIN inserted ON inserted.id = queue.event_id
           )`;
+    // Every insert announces the events it newly stores (announcement.ts): the one way readers and
+    // other instances hear of them.
     const rows = await pool.any(sql.type(positionRow)`
       WITH inserted AS (${insert})${queue}
-      SELECT inserted.id, inserted.received_at_utc FROM inserted ${announce}
+      SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
     `);
     const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
     const inserted = new Map<number, InsertedRow>();
@@ -411,8 +394,6 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
     },
 
     insertMany,
-
-    announcesCommits: announceChannel !== undefined,
 
     async get(id: string): Promise<StoredEvent | null> {
       const uuid = normalizeEventId(id);

@@ -156,7 +156,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     isDatabaseUp: () => isDatabaseUp(pool),
     trustProxy: false,
     surfaces: [
-      createIngestSurface({ providers: config.providers, store, bus, logger }),
+      createIngestSurface({ providers: config.providers, store, logger }),
       createApiSurface({
         store,
         replayAttempts: attempts,

@@ -1,25 +1,26 @@
+/**
+ * The live bus listens; the store's insert announces (store/announcement.ts). So every test here
+ * announces the real way, by storing events, and checks what the buses hear.
+ */
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { sql } from 'slonik';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  chunkIds,
-  connectionFailure,
-  createPostgresEventBus,
-  MAX_NOTIFY_PAYLOAD_BYTES,
-  type PostgresEventBus,
-} from '../../src/bus/postgres-event-bus.ts';
+import { connectionFailure, createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { ANNOUNCE_CHANNEL } from '../../src/store/announcement.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
+import { newEvent } from '../support/events.ts';
 
 let db: TestDatabase;
+let store: PgEventStore;
 const open: PostgresEventBus[] = [];
 
-function bus(channel?: string, reconnectMinMs = 50): PostgresEventBus {
+function bus(reconnectMinMs = 50): PostgresEventBus {
   const created = createPostgresEventBus({
     databaseUrl: db.url,
     logger: silentLogger,
-    channel,
     reconnectMinMs,
     reconnectMaxMs: 2_000,
   });
@@ -33,8 +34,15 @@ function collect(target: PostgresEventBus): string[] {
   return heard;
 }
 
+/** Stores `count` new events; answers their ids, each announced by its insert. */
+async function stored(count = 1): Promise<string[]> {
+  const results = await store.insertMany(Array.from({ length: count }, () => newEvent()));
+  return results.map((result) => result.event.id);
+}
+
 beforeAll(async () => {
   db = await freshDatabase();
+  store = createEventStore(db.pool);
 });
 
 afterEach(async () => {
@@ -46,45 +54,42 @@ afterAll(async () => {
 });
 
 describe('PostgreSQL event bus', () => {
-  it('delivers ids published on one instance to another instance on the same database, and to itself', async () => {
+  it('tells every instance on the same database of the events an insert stored', async () => {
     const a = bus();
     const b = bus();
     await Promise.all([a.ready(), b.ready()]);
     const heardByA = collect(a);
     const heardByB = collect(b);
-    const ids = [randomUUID(), randomUUID()];
-    await a.publish(ids);
-    await expect.poll(() => heardByB, { timeout: 5_000 }).toEqual(ids);
-    await expect.poll(() => heardByA, { timeout: 5_000 }).toEqual(ids);
+    const ids = await stored(2);
+    await expect.poll(() => [...heardByB].sort(), { timeout: 5_000 }).toEqual([...ids].sort());
+    await expect.poll(() => [...heardByA].sort(), { timeout: 5_000 }).toEqual([...ids].sort());
   });
 
-  it('splits large publishes under the NOTIFY payload limit and loses no id', async () => {
+  it('hears a large batch (several NOTIFY payloads) whole', async () => {
     const a = bus();
-    const b = bus();
-    await Promise.all([a.ready(), b.ready()]);
-    const heard = collect(b);
-    const ids = Array.from({ length: 1_000 }, () => randomUUID());
-    await a.publish(ids);
+    await a.ready();
+    const heard = collect(a);
+    const ids = await stored(1_000);
     await expect.poll(() => heard.length, { timeout: 5_000 }).toBe(1_000);
-    expect(heard).toEqual(ids);
+    expect([...heard].sort()).toEqual([...ids].sort());
   });
 
-  it('keeps channels apart', async () => {
-    const a = bus('switchboard_events');
-    const other = bus('other_channel');
-    await Promise.all([a.ready(), other.ready()]);
-    const heardByOther = collect(other);
-    const heardByA = collect(a);
-    await a.publish([randomUUID()]);
-    await expect.poll(() => heardByA.length, { timeout: 5_000 }).toBe(1);
-    expect(heardByOther).toEqual([]);
+  it('hears only its channel, and only event ids in a payload', async () => {
+    const a = bus();
+    await a.ready();
+    const heard = collect(a);
+    const id = randomUUID();
+    await db.pool.query(sql.unsafe`SELECT pg_notify('other_channel', ${randomUUID()})`);
+    await db.pool.query(sql.unsafe`SELECT pg_notify(${ANNOUNCE_CHANNEL}, ${`not-an-id,${id},,x`})`);
+    const [announced] = await stored(1);
+    await expect.poll(() => heard, { timeout: 5_000 }).toEqual([id, announced]);
   });
 
   it('reconnects its LISTEN connection after the server drops it, and hears later events', async () => {
     // A first retry after 0.5-1 s keeps the disconnected state visible long enough to observe;
     // with a 50 ms delay the bus can be back before a poll looks.
-    const a = bus(undefined, 1_000);
-    const b = bus(undefined, 1_000);
+    const a = bus(1_000);
+    const b = bus(1_000);
     await Promise.all([a.ready(), b.ready()]);
     const heard = collect(b);
     const terminated = await db.pool.anyFirst(sql.unsafe`
@@ -95,12 +100,11 @@ describe('PostgreSQL event bus', () => {
     await expect.poll(() => b.state, { timeout: 5_000, interval: 10 }).not.toBe('connected');
     await expect.poll(() => b.state, { timeout: 10_000 }).toBe('connected');
     await expect.poll(() => a.state, { timeout: 10_000 }).toBe('connected');
-    const id = randomUUID();
-    await a.publish([id]);
-    await expect.poll(() => heard, { timeout: 5_000 }).toEqual([id]);
+    const ids = await stored(1);
+    await expect.poll(() => heard, { timeout: 5_000 }).toEqual(ids);
   });
 
-  it('logs a lost connection (LISTEN and publish) as a short line: message and SQLSTATE, never the pg client', async () => {
+  it('logs a lost connection as a short line: message and SQLSTATE, never the pg client', async () => {
     const lines: string[] = [];
     const logger = createLogger({
       level: 'warn',
@@ -119,22 +123,16 @@ describe('PostgreSQL event bus', () => {
     const a = createPostgresEventBus({ databaseUrl: db.url, logger, reconnectMinMs: 50, reconnectMaxMs: 500 });
     open.push(a);
     await a.ready();
-    // Leaves an idle connection in the publish pool, whose loss pg-pool reports with err.client set.
-    await a.publish([randomUUID()]);
     await db.pool.query(sql.unsafe`
       SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-      WHERE application_name LIKE 'switchboard-event-bus%' AND datname = current_database()
+      WHERE application_name = 'switchboard-event-bus' AND datname = current_database()
     `);
-    const lost = (msg: string): Array<Record<string, unknown>> =>
-      lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === msg);
-    await expect
-      .poll(() => lost('event bus LISTEN connection lost; reconnecting').length, { timeout: 5_000 })
-      .toBeGreaterThan(0);
-    await expect.poll(() => lost('event bus publish connection lost').length, { timeout: 5_000 }).toBeGreaterThan(0);
-    for (const entry of [
-      ...lost('event bus LISTEN connection lost; reconnecting'),
-      ...lost('event bus publish connection lost'),
-    ]) {
+    const lost = (): Array<Record<string, unknown>> =>
+      lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((entry) => entry.msg === 'event bus LISTEN connection lost; reconnecting');
+    await expect.poll(() => lost().length, { timeout: 5_000 }).toBeGreaterThan(0);
+    for (const entry of lost()) {
       expect(entry.reason).toEqual({ message: 'terminating connection due to administrator command', code: '57P01' });
       expect(entry).not.toHaveProperty('err');
     }
@@ -153,21 +151,23 @@ describe('PostgreSQL event bus', () => {
     });
     const heard: string[] = [];
     const unsubscribe = a.subscribe((ids) => heard.push(...ids));
-    const first = randomUUID();
-    await a.publish([first]);
-    await expect.poll(() => heard, { timeout: 5_000 }).toEqual([first]);
+    const first = await stored(1);
+    await expect.poll(() => heard, { timeout: 5_000 }).toEqual(first);
     unsubscribe();
-    await a.publish([randomUUID()]);
+    await stored(1);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(heard).toEqual([first]);
+    expect(heard).toEqual(first);
   });
 
-  it('refuses to publish after close', async () => {
+  it('hears nothing after close', async () => {
     const a = bus();
     await a.ready();
+    const heard = collect(a);
     await a.close();
     expect(a.state).toBe('disconnected');
-    await expect(a.publish([randomUUID()])).rejects.toThrow(/closed/);
+    await stored(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(heard).toEqual([]);
   });
 });
 
@@ -181,22 +181,5 @@ describe('connectionFailure', () => {
     expect(connectionFailure(new Error('connection ended'))).toEqual({ message: 'connection ended' });
     expect(connectionFailure('gone')).toEqual({ message: 'gone' });
     expect(connectionFailure(new Error('x'.repeat(1_000))).message).toHaveLength(300);
-  });
-});
-
-describe('chunkIds', () => {
-  it('packs ids into comma-joined payloads under the byte limit', () => {
-    const ids = Array.from({ length: 1_000 }, () => randomUUID());
-    const payloads = chunkIds(ids);
-    expect(payloads.length).toBeGreaterThan(1);
-    for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(MAX_NOTIFY_PAYLOAD_BYTES);
-    expect(payloads.join(',').split(',')).toEqual(ids);
-  });
-
-  it('handles the boundary exactly', () => {
-    expect(chunkIds(['aaaa', 'bbbb', 'cccc'], 9)).toEqual(['aaaa,bbbb', 'cccc']);
-    expect(chunkIds(['aaaa', 'bbbb'], 8)).toEqual(['aaaa', 'bbbb']);
-    expect(chunkIds([], 9)).toEqual([]);
-    expect(chunkIds(['', 'a,b', 'ok'], 9)).toEqual(['ok']);
   });
 });

@@ -90,6 +90,45 @@ describe('config file', () => {
     ).toMatch(/^providers\.a\.hmac\./);
   });
 
+  it('refuses the keys of the other family, as the schema says', () => {
+    for (const key of ['channel: x', 'mode: streams', 'pattern: true', 'group: g']) {
+      expect(errorOf(() => parseConfig(`providers:\n  a: { trust_mode: open, ${key} }\n`, {}))).toContain(
+        `providers.a.${key.split(':')[0]}: not allowed here`,
+      );
+    }
+    for (const key of ['preset: github', 'secret: s', 'token: t', 'route: /q', 'hmac: { header: X-Sig }']) {
+      expect(errorOf(() => parseConfig(`providers:\n  q: { family: queue, channel: jobs, ${key} }\n`, {}))).toContain(
+        `providers.q.${key.split(':')[0]}: not allowed here`,
+      );
+    }
+  });
+
+  it('hands the code every section camelCased, and the names the user chose as written', () => {
+    const config = parseConfig(
+      [
+        'providers:',
+        '  my_app: { trust_mode: open }',
+        'forward:',
+        '  local_app: { to: "http://127.0.0.1:3000/hooks", include_unverified: true, backoff: { initial_ms: 5 } }',
+        'mcp: { max_sessions_per_caller: 3 }',
+        'rate_limits: { replay: { refill_per_second: 2 } }',
+        'retention: { max_age: 7d }',
+      ].join('\n'),
+      {},
+    );
+    expect(config.providers.map((p) => p.name)).toEqual(['my_app']);
+    expect(config.forward[0]).toMatchObject({
+      name: 'local_app',
+      includeUnverified: true,
+      backoff: { initialMs: 5, maxMs: 600_000 },
+    });
+    expect(config.mcp.maxSessionsPerCaller).toBe(3);
+    expect(config.rateLimits.replay).toEqual({ capacity: 10, refillPerSecond: 2 });
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, allowedHosts: [], trustProxy: false });
+    // Handed to the retention job as written.
+    expect(config.retention).toEqual({ max_age: '7d', interval_seconds: 3600 });
+  });
+
   it('reports invalid YAML without a stack trace', () => {
     const message = errorOf(() => parseConfig('providers: [unclosed\n', {}));
     expect(message).toMatch(/^invalid YAML/);

@@ -202,7 +202,6 @@ describe('MCP conformance: tools', () => {
         const results = await h.store.insertMany(
           Array.from({ length: 3 }, () => newEvent({ provider: 'open', eventType: 'concurrent' })),
         );
-        await h.bus.publish(results.map((r) => r.event.id));
         inserted += results.length;
         await new Promise((resolve) => setTimeout(resolve, 2));
       }

@@ -154,7 +154,7 @@ const COINCIDENCES: readonly { file: string; line: string; why: string }[] = [
     why: 'the replay_attempts CHECK (any three-digit status a consumer answers), wider than ReplayResult',
   },
   {
-    file: 'src/store/free-port.ts',
+    file: 'src/postgres/free-port.ts',
     line: "host = '127.0.0.1'",
     why: "the embedded PostgreSQL's own loopback port, not server.host",
   },

@@ -52,7 +52,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       createIngestSurface({
         providers: providersFrom(options.providers),
         store: options.store ?? store,
-        bus,
         logger,
         now: options.now,
         groupCommit: options.groupCommit,

@@ -57,7 +57,7 @@ beforeAll(async () => {
       },
     },
   });
-  queue = startQueueSources({ providers: h.config.providers, store: h.store, bus: h.bus, logger: silentLogger });
+  queue = startQueueSources({ providers: h.config.providers, store: h.store, logger: silentLogger });
   redis = new Redis(REDIS_URL);
   client = await h.connect();
 

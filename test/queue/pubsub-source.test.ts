@@ -119,7 +119,6 @@ describe.runIf(available)('redis pub/sub source', () => {
       }),
       redisUrl: 'redis://127.0.0.1:1',
       store: createEventStore(db.pool),
-      bus: h.bus,
       logger: silentLogger,
       backoff: { minMs: 20, maxMs: 100 },
     });

@@ -66,7 +66,6 @@ export async function queueHarness(db: TestDatabase): Promise<QueueHarness> {
         providers: queueProviders(providers),
         redisUrl: REDIS_URL,
         store,
-        bus,
         logger: silentLogger,
         backoff: { minMs: 50, maxMs: 500 },
         ...options,

@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import type { ProviderConfig } from '../../src/config/resolve-config.ts';
 import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
-import { sanitizeHeaders } from '../../src/store/sanitize-headers.ts';
+import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createReplayService, type ReplayServiceDeps } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';

@@ -1,18 +1,24 @@
 /**
- * insertMany with announceChannel: the live bus's NOTIFY travels inside the insert's own
- * statement (docs/adr/ingest-performance.md), so every newly stored event is announced exactly
- * once, a duplicate never, and nothing before the rows are visible.
+ * insertMany announces: the live bus's NOTIFY travels inside the insert's own statement
+ * (store/announcement.ts, docs/adr/ingest-performance.md), so every newly stored event is
+ * announced exactly once, a duplicate never, and nothing before the rows are visible.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_NOTIFY_PAYLOAD_BYTES } from '../../src/bus/postgres-event-bus.ts';
+import {
+  ANNOUNCE_CHANNEL,
+  announcedIds,
+  IDS_PER_NOTIFY,
+  MAX_NOTIFY_PAYLOAD_BYTES,
+} from '../../src/store/announcement.ts';
+import { createGroupCommitter } from '../../src/store/group-commit.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 
-const CHANNEL = 'switchboard_announce_test';
+const CHANNEL = ANNOUNCE_CHANNEL;
 
 let db: TestDatabase;
 let store: PgEventStore;
@@ -21,7 +27,7 @@ const payloads: string[] = [];
 
 beforeAll(async () => {
   db = await freshDatabase();
-  store = createEventStore(db.pool, { announceChannel: CHANNEL });
+  store = createEventStore(db.pool);
   listener = new pg.Client({ connectionString: db.url });
   await listener.connect();
   listener.on('notification', (message) => {
@@ -43,12 +49,7 @@ async function heardIds(count: number): Promise<string[]> {
   return ids();
 }
 
-describe('insertMany with an announce channel', () => {
-  it('says so, and a store without one does not', () => {
-    expect(store.announcesCommits).toBe(true);
-    expect(createEventStore(db.pool).announcesCommits).toBe(false);
-  });
-
+describe('insertMany announces what it stores', () => {
   it('announces each newly stored event exactly once, in payloads under the NOTIFY limit, and no duplicate', async () => {
     payloads.length = 0;
     const [stored] = await store.insertMany([newEvent({ externalId: 'already-stored' })]);
@@ -112,5 +113,28 @@ describe('insertMany with an announce channel', () => {
     expect(await db.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM events WHERE external_id = 'only-once'`)).toBe(
       1,
     );
+  });
+
+  it('announces once what the group committer (the write path of ingest and queue sources) stores', async () => {
+    payloads.length = 0;
+    const committer = createGroupCommitter({ store, logger: silentLogger });
+    const results = await Promise.all(Array.from({ length: 30 }, () => committer.submit(newEvent())));
+    const heard = await heardIds(30);
+    expect([...heard].sort()).toEqual(results.map((r) => r.event.id).sort());
+  });
+});
+
+describe('the announcement format', () => {
+  it('fits the most ids one NOTIFY carries under the payload limit', () => {
+    const longest = Array.from({ length: IDS_PER_NOTIFY }, () => '01890a5d-ac96-774b-bcce-b302099a8057').join(',');
+    expect(Buffer.byteLength(longest)).toBeLessThanOrEqual(MAX_NOTIFY_PAYLOAD_BYTES);
+  });
+
+  it('reads the ids of a payload and nothing else', () => {
+    const id = '01890a5d-ac96-774b-bcce-b302099a8057';
+    expect(announcedIds(`${id},${id.toUpperCase()}`)).toEqual([id, id.toUpperCase()]);
+    expect(announcedIds(`x,,${id},'; DROP`)).toEqual([id]);
+    expect(announcedIds('')).toEqual([]);
+    expect(announcedIds(undefined)).toEqual([]);
   });
 });

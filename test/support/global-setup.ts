@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../src/log/logger.ts';
-import { startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts';
+import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

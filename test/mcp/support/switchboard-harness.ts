@@ -176,7 +176,7 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     trustProxy: false,
     surfaces: [
       ...(options.extraSurfaces?.({ authenticate, checkHost }) ?? []),
-      createIngestSurface({ providers: config.providers, store, bus, logger }),
+      createIngestSurface({ providers: config.providers, store, logger }),
       surface.middleware,
     ],
   });

@@ -11,7 +11,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedPostgresError, startEmbeddedPostgres } from '../../src/store/embedded-postgres.ts';
+import { EmbeddedPostgresError, startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
 import { silentLogger } from '../support/database.ts';
 
 const asRoot = process.getuid?.() === 0;
@@ -153,7 +153,7 @@ echo 17 > "$dir/PG_VERSION"
 
   it('stays private when the process is killed during initdb, and the next start removes it', async () => {
     const installDir = await fakeInstall(root, { initdb: '#!/bin/sh\nexec sleep 60\n', postgres: '#!/bin/sh\n' });
-    const module = pathToFileURL(path.resolve('src/store/embedded-postgres.ts')).href;
+    const module = pathToFileURL(path.resolve('src/postgres/embedded-postgres.ts')).href;
     const logger = pathToFileURL(path.resolve('src/log/logger.ts')).href;
     const script = `
       const { startEmbeddedPostgres } = await import(${JSON.stringify(module)});

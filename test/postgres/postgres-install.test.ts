@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EmbeddedPostgresError } from '../../src/store/embedded-postgres.ts';
-import { assertLibrariesLinked, bundledInstall } from '../../src/store/postgres-install.ts';
+import { EmbeddedPostgresError } from '../../src/postgres/embedded-postgres.ts';
+import { assertLibrariesLinked, bundledInstall } from '../../src/postgres/postgres-install.ts';
 
 describe('the bundled PostgreSQL installation', () => {
   const scratch: string[] = [];

@@ -16,8 +16,8 @@ import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
-} from '../../src/store/embedded-postgres.ts';
-import { bundledInstall } from '../../src/store/postgres-install.ts';
+} from '../../src/postgres/embedded-postgres.ts';
+import { bundledInstall } from '../../src/postgres/postgres-install.ts';
 import { silentLogger } from '../support/database.ts';
 
 const asRoot = process.getuid?.() === 0;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EVENT_REQUEST_QUERY_LIMITS } from '../../generated/constants.ts';
-import { arrivalRequest, clipText, sanitizeQuery } from '../../src/store/sanitize-request.ts';
+import { arrivalRequest, clipText, sanitizeQuery } from '../../src/sanitize/sanitize-request.ts';
 
 describe('sanitizeQuery', () => {
   it('replaces the value of every parameter whose name looks like a secret, in any case or encoding', () => {

@@ -9,7 +9,6 @@ import {
   EVENT_REQUEST_PATH_LIMITS,
   EVENT_REQUEST_QUERY_LIMITS,
 } from '../../generated/constants.ts';
-import type { ArrivalRequest } from './event-store.ts';
 import { REDACTED } from './sanitize-headers.ts';
 
 /**
@@ -53,6 +52,17 @@ export function sanitizeQuery(querystring: string): string {
     return SECRET_NAME.test(decodedName(name)) ? `${name}=${REDACTED}` : part;
   });
   return clipText(parts.join('&'), EVENT_REQUEST_QUERY_LIMITS.maxLength);
+}
+
+/**
+ * The HTTP request a webhook arrived in, as its sender made it, and the status switchboard
+ * answered it with. The query is already redacted: no secret may reach this point.
+ */
+export interface ArrivalRequest {
+  method: string;
+  path: string;
+  query: string;
+  responseStatus: number;
 }
 
 /** What ingest stores about the request a delivery arrived in, and the status it answers. */

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { githubPreset } from '../../src/presets/github-preset.ts';
 import { standardWebhooksPreset } from '../../src/presets/standard-webhooks-preset.ts';
-import { REDACTED, sanitizeHeaders } from '../../src/store/sanitize-headers.ts';
+import { REDACTED, sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { validateEventHeaders } from '../../generated/validators.js';
 
 describe('sanitizeHeaders', () => {
