@@ -140,7 +140,7 @@ describe('wait_ms', () => {
     expect(h.surface.waitingCalls()).toBe(0);
   });
 
-  it('ending the session (DELETE) answers its pending wait with unavailable before the session closes', async () => {
+  it('Ending the session answers its pending wait: DELETE answers it with unavailable before the session closes', async () => {
     const leaving = await h.connect();
     const since = await newestId();
     const pending = callError(leaving, 'list_webhook_events', { since, wait_ms: 25_000 });
