@@ -259,3 +259,8 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
     },
   },
 ];
+
+/** Inputs only the MCP tool takes: the HTTP API route sharing its input schema does not (schemas/tools/tools.json). */
+export const MCP_ONLY_INPUTS: Readonly<Partial<Record<ToolName, readonly string[]>>> = {
+  list_webhook_events: ['wait_ms'],
+};

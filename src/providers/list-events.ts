@@ -27,10 +27,7 @@ async function assertKnownProvider(
 }
 
 /** The event list of GET /api/events and list_webhook_events: each event with its one-line summary (MCP cuts it shorter). */
-export async function listEventsWithSummaries(
-  deps: ListEventsDeps,
-  query: ListQuery,
-): Promise<ApiEventList> {
+export async function listEventsWithSummaries(deps: ListEventsDeps, query: ListQuery): Promise<ApiEventList> {
   await assertKnownProvider(deps, query.provider);
   return deps.store.listWithSummaries(query);
 }
