@@ -6,7 +6,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
@@ -15,7 +15,9 @@ export default tseslint.config(
   {
     // Type-aware rules where the product code lives: floating promises, unsafe any, misused
     // promises and the like are bugs the type checker can see.
-    files: ['src/**/*.ts', 'codegen/**/*.ts'],
+    // src/ui/client/ is checked with its own tsconfig (DOM, no Node types): the project service
+    // finds the nearest tsconfig.json for each file.
+    files: ['src/**/*.ts', 'src/**/*.tsx', 'codegen/**/*.ts'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },

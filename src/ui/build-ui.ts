@@ -101,8 +101,12 @@ export async function buildUi(options: BuildUiOptions = {}): Promise<UiManifest>
   await mkdir(join(staging, 'assets'), { recursive: true });
   try {
     const result = await esbuild.build({
-      entryPoints: [join(UI_SOURCE_DIR, 'main.ts')],
+      entryPoints: [join(UI_SOURCE_DIR, 'main.tsx')],
       bundle: true,
+      // Preact's automatic JSX runtime, as src/ui/client/tsconfig.json types it.
+      jsx: 'automatic',
+      jsxImportSource: 'preact',
+      tsconfig: join(UI_SOURCE_DIR, 'tsconfig.json'),
       format: 'esm',
       platform: 'browser',
       target: ['es2022', 'chrome109', 'firefox115', 'safari16'],

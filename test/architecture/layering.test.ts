@@ -111,7 +111,7 @@ function importCycles(graph: Graph): string[][] {
 
 function sourceGraph(): Map<string, string[]> {
   const files = readdirSync(src, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.startsWith('ui/dist'))
+    .filter((f) => /\.tsx?$/.test(f) && !f.startsWith('ui/dist'))
     .map((f) => join(src, f));
   return new Map(files.map((file) => [file, importsOf(file)]));
 }

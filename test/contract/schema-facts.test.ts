@@ -176,7 +176,7 @@ function coincidence(file: string, line: string): boolean {
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('.ts') && !f.startsWith('ui/dist/'))
+    .filter((f) => /\.tsx?$/.test(f) && !f.startsWith('ui/dist/'))
     .map((f) => join(dir, f));
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiEventSummary } from '../../generated/types.ts';
 import { EMPTY_FILTERS, familyOf, filtersActive, filtersToQuery } from '../../src/ui/client/api-client.ts';
-import { candidateLabel } from '../../src/ui/client/diff-view.ts';
+import { candidateLabel } from '../../src/ui/client/diff/candidate-label.ts';
 import { liveEventMatches, mergeEvents, typeMatches } from '../../src/ui/client/event-filter.ts';
 import {
   canonicalJson,
@@ -12,9 +12,9 @@ import {
   parseJsonPayload,
 } from '../../src/ui/client/format.ts';
 import { diffLines } from '../../src/ui/client/line-diff.ts';
-import { triggerCommand } from '../../src/ui/client/providers-view.ts';
+import { triggerCommand } from '../../src/ui/client/providers/trigger-command.ts';
 import { SseParser } from '../../src/ui/client/sse-parser.ts';
-import { replayRule, trustLook } from '../../src/ui/client/trust-badge.ts';
+import { replayRule, trustLook } from '../../src/ui/client/trust.ts';
 
 const summary = (over: Partial<ApiEventSummary>): ApiEventSummary => ({
   id: '0193f0c4-5a6e-7b8c-9d0e-1f2a3b4c5d6e',

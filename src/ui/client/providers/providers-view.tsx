@@ -1,0 +1,99 @@
+import type { JSX } from 'preact';
+import type { ProviderStatus } from '../../../../generated/types.ts';
+import { CopyButton } from '../components/copy-button.tsx';
+import { ErrorAlert } from '../components/load-status.tsx';
+import { Page } from '../components/page.tsx';
+import { ProviderTrustBadge } from '../components/trust-badge.tsx';
+import { triggerCommand } from './trigger-command.ts';
+
+const SECRET_TEXT: Record<ProviderStatus['secret_status'], string> = {
+  configured: 'Secret set',
+  missing: 'Secret missing',
+  'none-by-design': 'No secret (by design)',
+};
+
+const SECRET_TONE: Record<ProviderStatus['secret_status'], string> = {
+  configured: 'pill-good',
+  missing: 'pill-bad',
+  'none-by-design': 'pill-neutral',
+};
+
+function connectionTone(connection: ProviderStatus['connection']): string {
+  if (connection === 'connected') return 'pill-good';
+  return connection === 'connecting' ? 'pill-warn' : 'pill-bad';
+}
+
+function ProviderCard({ provider: p, origin }: { provider: ProviderStatus; origin: string }): JSX.Element {
+  const command = triggerCommand(p, origin);
+  return (
+    <li class={`provider-card${p.enabled ? '' : ' is-disabled'}`} data-provider={p.name}>
+      <div class="provider-head">
+        <h2 class="provider-name">{p.name}</h2>
+        <ProviderTrustBadge provider={p} />
+      </div>
+      <dl class="facts">
+        <dt>{p.family === 'queue' ? 'Channel' : 'Route'}</dt>
+        <dd class="mono">{p.family === 'queue' ? `${p.channel ?? ''} (${p.mode ?? ''})` : `POST ${p.route ?? ''}`}</dd>
+        <dt>Preset</dt>
+        <dd>{p.preset ?? p.trust_mode}</dd>
+        <dt>Secret</dt>
+        <dd>
+          <span class={`pill ${SECRET_TONE[p.secret_status]}`}>{SECRET_TEXT[p.secret_status]}</span>
+        </dd>
+        {p.family === 'queue' ? (
+          <>
+            <dt>Connection</dt>
+            <dd>
+              <span class={`pill ${connectionTone(p.connection)}`}>{p.connection ?? 'disconnected'}</span>
+            </dd>
+          </>
+        ) : null}
+        {p.enabled ? null : (
+          <>
+            <dt>State</dt>
+            <dd>
+              <span class="pill pill-neutral">disabled</span>
+            </dd>
+          </>
+        )}
+      </dl>
+      <div class="command">
+        <code class="mono command-text">{command}</code>
+        <CopyButton text={() => command} label={`Copy the test command for ${p.name}`} />
+      </div>
+    </li>
+  );
+}
+
+/** The Providers page: each provider's route or channel, trust, secret and a test command. */
+export function ProvidersView({
+  providers,
+  error,
+}: {
+  providers: readonly ProviderStatus[] | null;
+  error: string | null;
+}): JSX.Element {
+  return (
+    <Page
+      titleId="providers-title"
+      title="Providers"
+      lead="Where events come from, how each one is verified, and a command to send it a test event."
+    >
+      <ErrorAlert error={error} />
+      {providers === null ? (
+        <p class="muted">Loading…</p>
+      ) : providers.length === 0 ? (
+        <div class="empty">
+          <p class="empty-title">No providers configured</p>
+          <p>Add providers to switchboard.yaml and restart.</p>
+        </div>
+      ) : (
+        <ul class="provider-grid" aria-label="Configured providers">
+          {providers.map((p) => (
+            <ProviderCard key={p.name} provider={p} origin={location.origin} />
+          ))}
+        </ul>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,74 @@
+/** How an event's trust is put into words: the one place that decides what looks verified. */
+import type { EventDetail, TrustMode } from '../../../generated/types.ts';
+
+export type TrustLevel = 'verified' | 'failed' | 'token' | 'open' | 'queue';
+
+export type TrustIcon = 'shield-check' | 'shield-x' | 'key' | 'inbox' | 'globe';
+
+export interface TrustLook {
+  level: TrustLevel;
+  icon: TrustIcon;
+  label: string;
+  short: string;
+  explain: string;
+}
+
+const ICONS = { verified: 'shield-check', failed: 'shield-x', token: 'key', queue: 'inbox', open: 'globe' } as const;
+
+/**
+ * The full label (screen readers, large badges) and the short one (list rows, small badges). The
+ * short one still says "Unverified" in words: a colour or an icon alone is not enough to tell a
+ * token or open event from a verified one at a glance.
+ */
+const LABELS: Readonly<Record<TrustLevel, readonly [label: string, short: string]>> = {
+  verified: ['Verified signature', 'Verified'],
+  failed: ['Signature failed', 'Sig failed'],
+  token: ['Unverified — shared token', 'Unverified · token'],
+  queue: ['Unverified — queue message', 'Unverified · queue'],
+  open: ['Unverified — open endpoint', 'Unverified · open'],
+};
+
+const EXPLAIN: Readonly<Record<TrustLevel, string>> = {
+  verified: 'The provider signed these bytes and the signature checked out.',
+  failed: 'The signature was missing or did not match: do not trust this payload.',
+  token: 'A shared token was compared. It proves who knows the token, not what was sent.',
+  queue: 'Read from a Redis queue; nothing about its origin was checked.',
+  open: 'Anyone who can reach the route could have sent this.',
+};
+
+function trustLevel(trustMode: TrustMode, verified: boolean): TrustLevel {
+  if (trustMode === 'signed') return verified ? 'verified' : 'failed';
+  return trustMode;
+}
+
+/**
+ * The one place that decides how an event's trust looks. Only a signed event whose signature
+ * checked out is green; every other case says "Unverified" (or "Signature failed") in words,
+ * so colour is never the only signal.
+ */
+export function trustLook(trustMode: TrustMode, verified: boolean): TrustLook {
+  const level = trustLevel(trustMode, verified);
+  const [label, short] = LABELS[level];
+  return { level, icon: ICONS[level], label, short, explain: EXPLAIN[level] };
+}
+
+/**
+ * Why an event may only be replayed unsigned, or null when it replays as usual. The server applies
+ * the same rule (and refuses a signed replay of such an event); the UI explains it up front.
+ */
+export function replayRule(event: Pick<EventDetail, 'trust_mode' | 'verified' | 'passed_check'>): string | null {
+  if (event.trust_mode === 'signed' && (event.passed_check === false || !event.verified)) {
+    return (
+      'This event failed signature verification when it arrived. Replaying it with a fresh signature would make ' +
+      'bytes the provider may never have sent look genuine to your consumer, so it can only be sent unsigned: ' +
+      'the stored bytes with no signature or token.'
+    );
+  }
+  if (event.trust_mode === 'token' && event.passed_check === false) {
+    return (
+      'Its token did not match when it arrived. Replaying it with the configured token would make it look ' +
+      'genuine to your consumer, so it can only be sent unsigned: the stored bytes with no token.'
+    );
+  }
+  return null;
+}
