@@ -105,6 +105,7 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
       attempts: createReplayAttemptRepository(pool),
       providers: config.providers,
       replay: config.replay,
+      allow: config.outbound.allow,
       selfAddresses: () => [{ host: '127.0.0.1', port }],
       checkRateLimit: limiter.checkReplay,
       logger,

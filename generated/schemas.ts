@@ -485,10 +485,10 @@ export const SCHEMAS = {
             format: 'uri',
           },
           allow: {
-            description: 'Host names, IPs and CIDRs replays may reach besides loopback.',
+            description:
+              'The old name of outbound.allow, still read: it governs replay and forwarding alike, and start-up warns that it is deprecated. Setting both is a config error.',
             type: 'array',
             items: { type: 'string', minLength: 1 },
-            default: [],
           },
           timeout_ms: {
             description: 'How long a replay waits for the target to answer.',
@@ -496,6 +496,21 @@ export const SCHEMAS = {
             minimum: 100,
             maximum: 120000,
             default: 10000,
+          },
+        },
+        default: {},
+      },
+      outbound: {
+        description: "Where switchboard may send stored events: replays and forward rules' targets alike.",
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          allow: {
+            description:
+              'Host names, IPs and CIDRs (IPv4 and IPv6) that replays and forwarding may reach besides loopback. A host name allows that name whatever it resolves to; link-local and cloud metadata addresses stay refused unless an IP or CIDR entry lies entirely inside them.',
+            type: 'array',
+            items: { type: 'string', minLength: 1 },
+            default: [],
           },
         },
         default: {},
@@ -512,7 +527,7 @@ export const SCHEMAS = {
           properties: {
             to: {
               description:
-                "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+                "Where events go: an http(s) URL that passes the outbound target policy (loopback, or outbound.allow), and is none of switchboard's own routes.",
               type: 'string',
               format: 'uri',
             },
@@ -937,7 +952,7 @@ export const SCHEMAS = {
         properties: {
           to: {
             description:
-              "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+              "Where events go: an http(s) URL that passes the outbound target policy (loopback, or outbound.allow), and is none of switchboard's own routes.",
             type: 'string',
             format: 'uri',
           },
@@ -1924,7 +1939,7 @@ export const SCHEMAS = {
             },
             error_reason: {
               description:
-                "Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.",
+                "Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in outbound.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.",
               type: 'string',
               enum: [
                 'failed_check',
@@ -2406,7 +2421,7 @@ export const SCHEMAS = {
     properties: {
       id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
       target_url: {
-        description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
+        description: 'http(s) URL of your consumer: loopback or an outbound.allow host.',
         type: 'string',
         minLength: 1,
         maxLength: 2048,

@@ -192,7 +192,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
       properties: {
         id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
         target_url: {
-          description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
+          description: 'http(s) URL of your consumer: loopback or an outbound.allow host.',
           type: 'string',
           minLength: 1,
           maxLength: 2048,

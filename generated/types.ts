@@ -184,13 +184,22 @@ export interface SwitchboardConfig {
      */
     default_target?: string;
     /**
-     * Host names, IPs and CIDRs replays may reach besides loopback.
+     * The old name of outbound.allow, still read: it governs replay and forwarding alike, and start-up warns that it is deprecated. Setting both is a config error.
      */
     allow?: string[];
     /**
      * How long a replay waits for the target to answer.
      */
     timeout_ms?: number;
+  };
+  /**
+   * Where switchboard may send stored events: replays and forward rules' targets alike.
+   */
+  outbound?: {
+    /**
+     * Host names, IPs and CIDRs (IPv4 and IPv6) that replays and forwarding may reach besides loopback. A host name allows that name whatever it resolves to; link-local and cloud metadata addresses stay refused unless an IP or CIDR entry lies entirely inside them.
+     */
+    allow?: string[];
   };
   /**
    * Forward rules by name: every new event a rule matches is delivered to its `to` URL from the server, at least once, with the stored bytes, re-signed as replay signs them, retried with backoff. A rule sees only events received after it was added.
@@ -421,7 +430,7 @@ export interface Provider {
 }
 export interface ForwardRule {
   /**
-   * Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.
+   * Where events go: an http(s) URL that passes the outbound target policy (loopback, or outbound.allow), and is none of switchboard's own routes.
    */
   to: string;
   /**
@@ -864,7 +873,7 @@ export interface ReplayAttempt {
    */
   error_code: ('not_found' | 'invalid_argument' | 'replay_failed' | 'rate_limited' | 'internal') | null;
   /**
-   * Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.
+   * Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in outbound.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.
    */
   error_reason?:
     | 'failed_check'
@@ -1107,7 +1116,7 @@ export interface ReplayWebhookEventInput {
    */
   id: string;
   /**
-   * http(s) URL of your consumer: loopback or a replay.allow host.
+   * http(s) URL of your consumer: loopback or an outbound.allow host.
    */
   target_url?: string;
   /**
@@ -1173,13 +1182,22 @@ export interface SwitchboardConfigWithDefaults {
      */
     default_target?: string;
     /**
-     * Host names, IPs and CIDRs replays may reach besides loopback.
+     * The old name of outbound.allow, still read: it governs replay and forwarding alike, and start-up warns that it is deprecated. Setting both is a config error.
      */
-    allow: string[];
+    allow?: string[];
     /**
      * How long a replay waits for the target to answer.
      */
     timeout_ms: number;
+  };
+  /**
+   * Where switchboard may send stored events: replays and forward rules' targets alike.
+   */
+  outbound: {
+    /**
+     * Host names, IPs and CIDRs (IPv4 and IPv6) that replays and forwarding may reach besides loopback. A host name allows that name whatever it resolves to; link-local and cloud metadata addresses stay refused unless an IP or CIDR entry lies entirely inside them.
+     */
+    allow: string[];
   };
   /**
    * Forward rules by name: every new event a rule matches is delivered to its `to` URL from the server, at least once, with the stored bytes, re-signed as replay signs them, retried with backoff. A rule sees only events received after it was added.
@@ -1410,7 +1428,7 @@ export interface ProviderWithDefaults {
 }
 export interface ForwardRuleWithDefaults {
   /**
-   * Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.
+   * Where events go: an http(s) URL that passes the outbound target policy (loopback, or outbound.allow), and is none of switchboard's own routes.
    */
   to: string;
   /**
@@ -1543,7 +1561,7 @@ export interface ReplayWebhookEventInputWithDefaults {
    */
   id: string;
   /**
-   * http(s) URL of your consumer: loopback or a replay.allow host.
+   * http(s) URL of your consumer: loopback or an outbound.allow host.
    */
   target_url?: string;
   /**

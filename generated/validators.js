@@ -2094,10 +2094,10 @@ const schema49 = {
           format: 'uri',
         },
         allow: {
-          description: 'Host names, IPs and CIDRs replays may reach besides loopback.',
+          description:
+            'The old name of outbound.allow, still read: it governs replay and forwarding alike, and start-up warns that it is deprecated. Setting both is a config error.',
           type: 'array',
           items: { type: 'string', minLength: 1 },
-          default: [],
         },
         timeout_ms: {
           description: 'How long a replay waits for the target to answer.',
@@ -2105,6 +2105,21 @@ const schema49 = {
           minimum: 100,
           maximum: 120000,
           default: 10000,
+        },
+      },
+      default: {},
+    },
+    outbound: {
+      description: "Where switchboard may send stored events: replays and forward rules' targets alike.",
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        allow: {
+          description:
+            'Host names, IPs and CIDRs (IPv4 and IPv6) that replays and forwarding may reach besides loopback. A host name allows that name whatever it resolves to; link-local and cloud metadata addresses stay refused unless an IP or CIDR entry lies entirely inside them.',
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [],
         },
       },
       default: {},
@@ -2439,7 +2454,7 @@ const schema49 = {
       properties: {
         to: {
           description:
-            "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+            "Where events go: an http(s) URL that passes the outbound target policy (loopback, or outbound.allow), and is none of switchboard's own routes.",
           type: 'string',
           format: 'uri',
         },
@@ -2539,7 +2554,7 @@ const schema53 = {
   properties: {
     to: {
       description:
-        "Where events go: an http(s) URL that passes the replay target policy (loopback, or replay.allow), and is none of switchboard's own routes.",
+        "Where events go: an http(s) URL that passes the outbound target policy (loopback, or outbound.allow), and is none of switchboard's own routes.",
       type: 'string',
       format: 'uri',
     },
@@ -4276,6 +4291,9 @@ function validate29(
     if (data.replay === undefined) {
       data.replay = {};
     }
+    if (data.outbound === undefined) {
+      data.outbound = {};
+    }
     if (data.forward === undefined) {
       data.forward = {};
     }
@@ -4389,9 +4407,6 @@ function validate29(
     }
     let data2 = data.replay;
     if (data2 && typeof data2 == 'object' && !Array.isArray(data2)) {
-      if (data2.allow === undefined) {
-        data2.allow = [];
-      }
       if (data2.timeout_ms === undefined) {
         data2.timeout_ms = 10000;
       }
@@ -4446,57 +4461,59 @@ function validate29(
           errors++;
         }
       }
-      let data4 = data2.allow;
-      if (Array.isArray(data4)) {
-        const len0 = data4.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          let data5 = data4[i0];
-          if (typeof data5 === 'string') {
-            if (func2(data5) < 1) {
-              const err7 = {
+      if (data2.allow !== undefined) {
+        let data4 = data2.allow;
+        if (Array.isArray(data4)) {
+          const len0 = data4.length;
+          for (let i0 = 0; i0 < len0; i0++) {
+            let data5 = data4[i0];
+            if (typeof data5 === 'string') {
+              if (func2(data5) < 1) {
+                const err7 = {
+                  instancePath: instancePath + '/replay/allow/' + i0,
+                  schemaPath: '#/properties/replay/properties/allow/items/minLength',
+                  keyword: 'minLength',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 characters',
+                };
+                if (vErrors === null) {
+                  vErrors = [err7];
+                } else {
+                  vErrors.push(err7);
+                }
+                errors++;
+              }
+            } else {
+              const err8 = {
                 instancePath: instancePath + '/replay/allow/' + i0,
-                schemaPath: '#/properties/replay/properties/allow/items/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
+                schemaPath: '#/properties/replay/properties/allow/items/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
               };
               if (vErrors === null) {
-                vErrors = [err7];
+                vErrors = [err8];
               } else {
-                vErrors.push(err7);
+                vErrors.push(err8);
               }
               errors++;
             }
-          } else {
-            const err8 = {
-              instancePath: instancePath + '/replay/allow/' + i0,
-              schemaPath: '#/properties/replay/properties/allow/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err8];
-            } else {
-              vErrors.push(err8);
-            }
-            errors++;
           }
-        }
-      } else {
-        const err9 = {
-          instancePath: instancePath + '/replay/allow',
-          schemaPath: '#/properties/replay/properties/allow/type',
-          keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
         } else {
-          vErrors.push(err9);
+          const err9 = {
+            instancePath: instancePath + '/replay/allow',
+            schemaPath: '#/properties/replay/properties/allow/type',
+            keyword: 'type',
+            params: { type: 'array' },
+            message: 'must be array',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
         }
-        errors++;
       }
       let data6 = data2.timeout_ms;
       if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
@@ -4561,79 +4578,56 @@ function validate29(
       }
       errors++;
     }
-    let data7 = data.forward;
+    let data7 = data.outbound;
     if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
+      if (data7.allow === undefined) {
+        data7.allow = [];
+      }
       for (const key4 in data7) {
-        const _errs20 = errors;
-        if (typeof key4 === 'string') {
-          if (!pattern9.test(key4)) {
-            const err14 = {
-              instancePath: instancePath + '/forward',
-              schemaPath: '#/properties/forward/propertyNames/pattern',
-              keyword: 'pattern',
-              params: { pattern: '^[a-z0-9_-]{1,64}$' },
-              message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
-              propertyName: key4,
-            };
-            if (vErrors === null) {
-              vErrors = [err14];
-            } else {
-              vErrors.push(err14);
-            }
-            errors++;
-          }
-        }
-        var valid6 = _errs20 === errors;
-        if (!valid6) {
-          const err15 = {
-            instancePath: instancePath + '/forward',
-            schemaPath: '#/properties/forward/propertyNames',
-            keyword: 'propertyNames',
-            params: { propertyName: key4 },
-            message: 'property name must be valid',
+        if (!(key4 === 'allow')) {
+          const err14 = {
+            instancePath: instancePath + '/outbound',
+            schemaPath: '#/properties/outbound/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key4 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err15];
+            vErrors = [err14];
           } else {
-            vErrors.push(err15);
+            vErrors.push(err14);
           }
           errors++;
         }
       }
-      for (const key5 in data7) {
-        let data8 = data7[key5];
-        if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
-          if (data8.include_unverified === undefined) {
-            data8.include_unverified = false;
-          }
-          if (data8.resign === undefined) {
-            data8.resign = true;
-          }
-          if (data8.timeout_ms === undefined) {
-            data8.timeout_ms = 10000;
-          }
-          if (data8.max_attempts === undefined) {
-            data8.max_attempts = 12;
-          }
-          if (data8.concurrency === undefined) {
-            data8.concurrency = 4;
-          }
-          if (data8.ordered === undefined) {
-            data8.ordered = false;
-          }
-          if (data8.backoff === undefined) {
-            data8.backoff = {};
-          }
-          if (data8.claim_timeout_ms === undefined) {
-            data8.claim_timeout_ms = 30000;
-          }
-          if (data8.to === undefined) {
+      let data8 = data7.allow;
+      if (Array.isArray(data8)) {
+        const len1 = data8.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          let data9 = data8[i1];
+          if (typeof data9 === 'string') {
+            if (func2(data9) < 1) {
+              const err15 = {
+                instancePath: instancePath + '/outbound/allow/' + i1,
+                schemaPath: '#/properties/outbound/properties/allow/items/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err15];
+              } else {
+                vErrors.push(err15);
+              }
+              errors++;
+            }
+          } else {
             const err16 = {
-              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/$defs/forwardRule/required',
-              keyword: 'required',
-              params: { missingProperty: 'to' },
-              message: "must have required property '" + 'to' + "'",
+              instancePath: instancePath + '/outbound/allow/' + i1,
+              schemaPath: '#/properties/outbound/properties/allow/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err16];
@@ -4642,150 +4636,160 @@ function validate29(
             }
             errors++;
           }
-          for (const key6 in data8) {
-            if (!func1.call(schema53.properties, key6)) {
-              const err17 = {
-                instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/outbound/allow',
+          schemaPath: '#/properties/outbound/properties/allow/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    } else {
+      const err18 = {
+        instancePath: instancePath + '/outbound',
+        schemaPath: '#/properties/outbound/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err18];
+      } else {
+        vErrors.push(err18);
+      }
+      errors++;
+    }
+    let data10 = data.forward;
+    if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
+      for (const key5 in data10) {
+        const _errs27 = errors;
+        if (typeof key5 === 'string') {
+          if (!pattern9.test(key5)) {
+            const err19 = {
+              instancePath: instancePath + '/forward',
+              schemaPath: '#/properties/forward/propertyNames/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^[a-z0-9_-]{1,64}$' },
+              message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+              propertyName: key5,
+            };
+            if (vErrors === null) {
+              vErrors = [err19];
+            } else {
+              vErrors.push(err19);
+            }
+            errors++;
+          }
+        }
+        var valid9 = _errs27 === errors;
+        if (!valid9) {
+          const err20 = {
+            instancePath: instancePath + '/forward',
+            schemaPath: '#/properties/forward/propertyNames',
+            keyword: 'propertyNames',
+            params: { propertyName: key5 },
+            message: 'property name must be valid',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      }
+      for (const key6 in data10) {
+        let data11 = data10[key6];
+        if (data11 && typeof data11 == 'object' && !Array.isArray(data11)) {
+          if (data11.include_unverified === undefined) {
+            data11.include_unverified = false;
+          }
+          if (data11.resign === undefined) {
+            data11.resign = true;
+          }
+          if (data11.timeout_ms === undefined) {
+            data11.timeout_ms = 10000;
+          }
+          if (data11.max_attempts === undefined) {
+            data11.max_attempts = 12;
+          }
+          if (data11.concurrency === undefined) {
+            data11.concurrency = 4;
+          }
+          if (data11.ordered === undefined) {
+            data11.ordered = false;
+          }
+          if (data11.backoff === undefined) {
+            data11.backoff = {};
+          }
+          if (data11.claim_timeout_ms === undefined) {
+            data11.claim_timeout_ms = 30000;
+          }
+          if (data11.to === undefined) {
+            const err21 = {
+              instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/$defs/forwardRule/required',
+              keyword: 'required',
+              params: { missingProperty: 'to' },
+              message: "must have required property '" + 'to' + "'",
+            };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
+          }
+          for (const key7 in data11) {
+            if (!func1.call(schema53.properties, key7)) {
+              const err22 = {
+                instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
                 keyword: 'additionalProperties',
-                params: { additionalProperty: key6 },
+                params: { additionalProperty: key7 },
                 message: 'must NOT have additional properties',
               };
               if (vErrors === null) {
-                vErrors = [err17];
+                vErrors = [err22];
               } else {
-                vErrors.push(err17);
+                vErrors.push(err22);
               }
               errors++;
             }
           }
-          if (data8.to !== undefined) {
-            let data9 = data8.to;
-            if (typeof data9 === 'string') {
-              if (!formats8(data9)) {
-                const err18 = {
-                  instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
+          if (data11.to !== undefined) {
+            let data12 = data11.to;
+            if (typeof data12 === 'string') {
+              if (!formats8(data12)) {
+                const err23 = {
+                  instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
                   schemaPath: '#/$defs/forwardRule/properties/to/format',
                   keyword: 'format',
                   params: { format: 'uri' },
                   message: 'must match format "' + 'uri' + '"',
                 };
                 if (vErrors === null) {
-                  vErrors = [err18];
+                  vErrors = [err23];
                 } else {
-                  vErrors.push(err18);
+                  vErrors.push(err23);
                 }
                 errors++;
               }
             } else {
-              const err19 = {
-                instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
+              const err24 = {
+                instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
                 schemaPath: '#/$defs/forwardRule/properties/to/type',
                 keyword: 'type',
                 params: { type: 'string' },
                 message: 'must be string',
-              };
-              if (vErrors === null) {
-                vErrors = [err19];
-              } else {
-                vErrors.push(err19);
-              }
-              errors++;
-            }
-          }
-          if (data8.providers !== undefined) {
-            let data10 = data8.providers;
-            if (Array.isArray(data10)) {
-              if (data10.length < 1) {
-                const err20 = {
-                  instancePath:
-                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
-                  schemaPath: '#/$defs/forwardRule/properties/providers/minItems',
-                  keyword: 'minItems',
-                  params: { limit: 1 },
-                  message: 'must NOT have fewer than 1 items',
-                };
-                if (vErrors === null) {
-                  vErrors = [err20];
-                } else {
-                  vErrors.push(err20);
-                }
-                errors++;
-              }
-              const len1 = data10.length;
-              for (let i1 = 0; i1 < len1; i1++) {
-                let data11 = data10[i1];
-                if (typeof data11 === 'string') {
-                  if (!pattern5.test(data11)) {
-                    const err21 = {
-                      instancePath:
-                        instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i1,
-                      schemaPath: '#/$defs/forwardRule/properties/providers/items/pattern',
-                      keyword: 'pattern',
-                      params: { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
-                      message: 'must match pattern "' + '^[a-z0-9][a-z0-9_-]{0,63}$' + '"',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err21];
-                    } else {
-                      vErrors.push(err21);
-                    }
-                    errors++;
-                  }
-                } else {
-                  const err22 = {
-                    instancePath:
-                      instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i1,
-                    schemaPath: '#/$defs/forwardRule/properties/providers/items/type',
-                    keyword: 'type',
-                    params: { type: 'string' },
-                    message: 'must be string',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err22];
-                  } else {
-                    vErrors.push(err22);
-                  }
-                  errors++;
-                }
-              }
-              let i2 = data10.length;
-              let j0;
-              if (i2 > 1) {
-                const indices0 = {};
-                for (; i2--;) {
-                  let item0 = data10[i2];
-                  if (typeof item0 !== 'string') {
-                    continue;
-                  }
-                  if (typeof indices0[item0] == 'number') {
-                    j0 = indices0[item0];
-                    const err23 = {
-                      instancePath:
-                        instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
-                      schemaPath: '#/$defs/forwardRule/properties/providers/uniqueItems',
-                      keyword: 'uniqueItems',
-                      params: { i: i2, j: j0 },
-                      message: 'must NOT have duplicate items (items ## ' + j0 + ' and ' + i2 + ' are identical)',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err23];
-                    } else {
-                      vErrors.push(err23);
-                    }
-                    errors++;
-                    break;
-                  }
-                  indices0[item0] = i2;
-                }
-              }
-            } else {
-              const err24 = {
-                instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
-                schemaPath: '#/$defs/forwardRule/properties/providers/type',
-                keyword: 'type',
-                params: { type: 'array' },
-                message: 'must be array',
               };
               if (vErrors === null) {
                 vErrors = [err24];
@@ -4795,14 +4799,14 @@ function validate29(
               errors++;
             }
           }
-          if (data8.event_types !== undefined) {
-            let data12 = data8.event_types;
-            if (Array.isArray(data12)) {
-              if (data12.length < 1) {
+          if (data11.providers !== undefined) {
+            let data13 = data11.providers;
+            if (Array.isArray(data13)) {
+              if (data13.length < 1) {
                 const err25 = {
                   instancePath:
-                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
-                  schemaPath: '#/$defs/forwardRule/properties/event_types/minItems',
+                    instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
+                  schemaPath: '#/$defs/forwardRule/properties/providers/minItems',
                   keyword: 'minItems',
                   params: { limit: 1 },
                   message: 'must NOT have fewer than 1 items',
@@ -4814,22 +4818,18 @@ function validate29(
                 }
                 errors++;
               }
-              const len2 = data12.length;
-              for (let i3 = 0; i3 < len2; i3++) {
-                let data13 = data12[i3];
-                if (typeof data13 === 'string') {
-                  if (func2(data13) > 200) {
+              const len2 = data13.length;
+              for (let i2 = 0; i2 < len2; i2++) {
+                let data14 = data13[i2];
+                if (typeof data14 === 'string') {
+                  if (!pattern5.test(data14)) {
                     const err26 = {
                       instancePath:
-                        instancePath +
-                        '/forward/' +
-                        key5.replace(/~/g, '~0').replace(/\//g, '~1') +
-                        '/event_types/' +
-                        i3,
-                      schemaPath: '#/$defs/forwardRule/properties/event_types/items/maxLength',
-                      keyword: 'maxLength',
-                      params: { limit: 200 },
-                      message: 'must NOT have more than 200 characters',
+                        instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i2,
+                      schemaPath: '#/$defs/forwardRule/properties/providers/items/pattern',
+                      keyword: 'pattern',
+                      params: { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+                      message: 'must match pattern "' + '^[a-z0-9][a-z0-9_-]{0,63}$' + '"',
                     };
                     if (vErrors === null) {
                       vErrors = [err26];
@@ -4838,162 +4838,187 @@ function validate29(
                     }
                     errors++;
                   }
-                  if (func2(data13) < 1) {
-                    const err27 = {
+                } else {
+                  const err27 = {
+                    instancePath:
+                      instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i2,
+                    schemaPath: '#/$defs/forwardRule/properties/providers/items/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err27];
+                  } else {
+                    vErrors.push(err27);
+                  }
+                  errors++;
+                }
+              }
+              let i3 = data13.length;
+              let j0;
+              if (i3 > 1) {
+                const indices0 = {};
+                for (; i3--;) {
+                  let item0 = data13[i3];
+                  if (typeof item0 !== 'string') {
+                    continue;
+                  }
+                  if (typeof indices0[item0] == 'number') {
+                    j0 = indices0[item0];
+                    const err28 = {
+                      instancePath:
+                        instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
+                      schemaPath: '#/$defs/forwardRule/properties/providers/uniqueItems',
+                      keyword: 'uniqueItems',
+                      params: { i: i3, j: j0 },
+                      message: 'must NOT have duplicate items (items ## ' + j0 + ' and ' + i3 + ' are identical)',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err28];
+                    } else {
+                      vErrors.push(err28);
+                    }
+                    errors++;
+                    break;
+                  }
+                  indices0[item0] = i3;
+                }
+              }
+            } else {
+              const err29 = {
+                instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers',
+                schemaPath: '#/$defs/forwardRule/properties/providers/type',
+                keyword: 'type',
+                params: { type: 'array' },
+                message: 'must be array',
+              };
+              if (vErrors === null) {
+                vErrors = [err29];
+              } else {
+                vErrors.push(err29);
+              }
+              errors++;
+            }
+          }
+          if (data11.event_types !== undefined) {
+            let data15 = data11.event_types;
+            if (Array.isArray(data15)) {
+              if (data15.length < 1) {
+                const err30 = {
+                  instancePath:
+                    instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
+                  schemaPath: '#/$defs/forwardRule/properties/event_types/minItems',
+                  keyword: 'minItems',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 items',
+                };
+                if (vErrors === null) {
+                  vErrors = [err30];
+                } else {
+                  vErrors.push(err30);
+                }
+                errors++;
+              }
+              const len3 = data15.length;
+              for (let i4 = 0; i4 < len3; i4++) {
+                let data16 = data15[i4];
+                if (typeof data16 === 'string') {
+                  if (func2(data16) > 200) {
+                    const err31 = {
                       instancePath:
                         instancePath +
                         '/forward/' +
-                        key5.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        key6.replace(/~/g, '~0').replace(/\//g, '~1') +
                         '/event_types/' +
-                        i3,
+                        i4,
+                      schemaPath: '#/$defs/forwardRule/properties/event_types/items/maxLength',
+                      keyword: 'maxLength',
+                      params: { limit: 200 },
+                      message: 'must NOT have more than 200 characters',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err31];
+                    } else {
+                      vErrors.push(err31);
+                    }
+                    errors++;
+                  }
+                  if (func2(data16) < 1) {
+                    const err32 = {
+                      instancePath:
+                        instancePath +
+                        '/forward/' +
+                        key6.replace(/~/g, '~0').replace(/\//g, '~1') +
+                        '/event_types/' +
+                        i4,
                       schemaPath: '#/$defs/forwardRule/properties/event_types/items/minLength',
                       keyword: 'minLength',
                       params: { limit: 1 },
                       message: 'must NOT have fewer than 1 characters',
                     };
                     if (vErrors === null) {
-                      vErrors = [err27];
+                      vErrors = [err32];
                     } else {
-                      vErrors.push(err27);
+                      vErrors.push(err32);
                     }
                     errors++;
                   }
                 } else {
-                  const err28 = {
+                  const err33 = {
                     instancePath:
-                      instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types/' + i3,
+                      instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types/' + i4,
                     schemaPath: '#/$defs/forwardRule/properties/event_types/items/type',
                     keyword: 'type',
                     params: { type: 'string' },
                     message: 'must be string',
                   };
                   if (vErrors === null) {
-                    vErrors = [err28];
+                    vErrors = [err33];
                   } else {
-                    vErrors.push(err28);
+                    vErrors.push(err33);
                   }
                   errors++;
                 }
               }
-              let i4 = data12.length;
+              let i5 = data15.length;
               let j1;
-              if (i4 > 1) {
+              if (i5 > 1) {
                 const indices1 = {};
-                for (; i4--;) {
-                  let item1 = data12[i4];
+                for (; i5--;) {
+                  let item1 = data15[i5];
                   if (typeof item1 !== 'string') {
                     continue;
                   }
                   if (typeof indices1[item1] == 'number') {
                     j1 = indices1[item1];
-                    const err29 = {
+                    const err34 = {
                       instancePath:
-                        instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
+                        instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
                       schemaPath: '#/$defs/forwardRule/properties/event_types/uniqueItems',
                       keyword: 'uniqueItems',
-                      params: { i: i4, j: j1 },
-                      message: 'must NOT have duplicate items (items ## ' + j1 + ' and ' + i4 + ' are identical)',
+                      params: { i: i5, j: j1 },
+                      message: 'must NOT have duplicate items (items ## ' + j1 + ' and ' + i5 + ' are identical)',
                     };
                     if (vErrors === null) {
-                      vErrors = [err29];
+                      vErrors = [err34];
                     } else {
-                      vErrors.push(err29);
+                      vErrors.push(err34);
                     }
                     errors++;
                     break;
                   }
-                  indices1[item1] = i4;
+                  indices1[item1] = i5;
                 }
               }
             } else {
-              const err30 = {
+              const err35 = {
                 instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/event_types',
                 schemaPath: '#/$defs/forwardRule/properties/event_types/type',
                 keyword: 'type',
                 params: { type: 'array' },
                 message: 'must be array',
-              };
-              if (vErrors === null) {
-                vErrors = [err30];
-              } else {
-                vErrors.push(err30);
-              }
-              errors++;
-            }
-          }
-          if (typeof data8.include_unverified !== 'boolean') {
-            const err31 = {
-              instancePath:
-                instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/include_unverified',
-              schemaPath: '#/$defs/forwardRule/properties/include_unverified/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-            };
-            if (vErrors === null) {
-              vErrors = [err31];
-            } else {
-              vErrors.push(err31);
-            }
-            errors++;
-          }
-          if (typeof data8.resign !== 'boolean') {
-            const err32 = {
-              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/resign',
-              schemaPath: '#/$defs/forwardRule/properties/resign/type',
-              keyword: 'type',
-              params: { type: 'boolean' },
-              message: 'must be boolean',
-            };
-            if (vErrors === null) {
-              vErrors = [err32];
-            } else {
-              vErrors.push(err32);
-            }
-            errors++;
-          }
-          let data16 = data8.timeout_ms;
-          if (!(typeof data16 == 'number' && !(data16 % 1) && !isNaN(data16) && isFinite(data16))) {
-            const err33 = {
-              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
-              schemaPath: '#/$defs/forwardRule/properties/timeout_ms/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err33];
-            } else {
-              vErrors.push(err33);
-            }
-            errors++;
-          }
-          if (typeof data16 == 'number' && isFinite(data16)) {
-            if (data16 > 120000 || isNaN(data16)) {
-              const err34 = {
-                instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
-                schemaPath: '#/$defs/forwardRule/properties/timeout_ms/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 120000 },
-                message: 'must be <= 120000',
-              };
-              if (vErrors === null) {
-                vErrors = [err34];
-              } else {
-                vErrors.push(err34);
-              }
-              errors++;
-            }
-            if (data16 < 100 || isNaN(data16)) {
-              const err35 = {
-                instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
-                schemaPath: '#/$defs/forwardRule/properties/timeout_ms/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 100 },
-                message: 'must be >= 100',
               };
               if (vErrors === null) {
                 vErrors = [err35];
@@ -5003,15 +5028,14 @@ function validate29(
               errors++;
             }
           }
-          let data17 = data8.max_attempts;
-          if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17) && isFinite(data17))) {
+          if (typeof data11.include_unverified !== 'boolean') {
             const err36 = {
               instancePath:
-                instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
-              schemaPath: '#/$defs/forwardRule/properties/max_attempts/type',
+                instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/include_unverified',
+              schemaPath: '#/$defs/forwardRule/properties/include_unverified/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
             };
             if (vErrors === null) {
               vErrors = [err36];
@@ -5020,65 +5044,62 @@ function validate29(
             }
             errors++;
           }
-          if (typeof data17 == 'number' && isFinite(data17)) {
-            if (data17 > 1000 || isNaN(data17)) {
-              const err37 = {
-                instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
-                schemaPath: '#/$defs/forwardRule/properties/max_attempts/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 1000 },
-                message: 'must be <= 1000',
-              };
-              if (vErrors === null) {
-                vErrors = [err37];
-              } else {
-                vErrors.push(err37);
-              }
-              errors++;
+          if (typeof data11.resign !== 'boolean') {
+            const err37 = {
+              instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/resign',
+              schemaPath: '#/$defs/forwardRule/properties/resign/type',
+              keyword: 'type',
+              params: { type: 'boolean' },
+              message: 'must be boolean',
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
             }
-            if (data17 < 1 || isNaN(data17)) {
-              const err38 = {
-                instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
-                schemaPath: '#/$defs/forwardRule/properties/max_attempts/minimum',
-                keyword: 'minimum',
-                params: { comparison: '>=', limit: 1 },
-                message: 'must be >= 1',
-              };
-              if (vErrors === null) {
-                vErrors = [err38];
-              } else {
-                vErrors.push(err38);
-              }
-              errors++;
-            }
+            errors++;
           }
-          let data18 = data8.concurrency;
-          if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18) && isFinite(data18))) {
-            const err39 = {
-              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
-              schemaPath: '#/$defs/forwardRule/properties/concurrency/type',
+          let data19 = data11.timeout_ms;
+          if (!(typeof data19 == 'number' && !(data19 % 1) && !isNaN(data19) && isFinite(data19))) {
+            const err38 = {
+              instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
+              schemaPath: '#/$defs/forwardRule/properties/timeout_ms/type',
               keyword: 'type',
               params: { type: 'integer' },
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err38];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err38);
             }
             errors++;
           }
-          if (typeof data18 == 'number' && isFinite(data18)) {
-            if (data18 > 256 || isNaN(data18)) {
+          if (typeof data19 == 'number' && isFinite(data19)) {
+            if (data19 > 120000 || isNaN(data19)) {
+              const err39 = {
+                instancePath:
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/timeout_ms/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 120000 },
+                message: 'must be <= 120000',
+              };
+              if (vErrors === null) {
+                vErrors = [err39];
+              } else {
+                vErrors.push(err39);
+              }
+              errors++;
+            }
+            if (data19 < 100 || isNaN(data19)) {
               const err40 = {
                 instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
-                schemaPath: '#/$defs/forwardRule/properties/concurrency/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 256 },
-                message: 'must be <= 256',
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/timeout_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
               };
               if (vErrors === null) {
                 vErrors = [err40];
@@ -5087,140 +5108,139 @@ function validate29(
               }
               errors++;
             }
-            if (data18 < 1 || isNaN(data18)) {
-              const err41 = {
+          }
+          let data20 = data11.max_attempts;
+          if (!(typeof data20 == 'number' && !(data20 % 1) && !isNaN(data20) && isFinite(data20))) {
+            const err41 = {
+              instancePath:
+                instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
+              schemaPath: '#/$defs/forwardRule/properties/max_attempts/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+          if (typeof data20 == 'number' && isFinite(data20)) {
+            if (data20 > 1000 || isNaN(data20)) {
+              const err42 = {
                 instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
+                schemaPath: '#/$defs/forwardRule/properties/max_attempts/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 1000 },
+                message: 'must be <= 1000',
+              };
+              if (vErrors === null) {
+                vErrors = [err42];
+              } else {
+                vErrors.push(err42);
+              }
+              errors++;
+            }
+            if (data20 < 1 || isNaN(data20)) {
+              const err43 = {
+                instancePath:
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/max_attempts',
+                schemaPath: '#/$defs/forwardRule/properties/max_attempts/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err43];
+              } else {
+                vErrors.push(err43);
+              }
+              errors++;
+            }
+          }
+          let data21 = data11.concurrency;
+          if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
+            const err44 = {
+              instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
+              schemaPath: '#/$defs/forwardRule/properties/concurrency/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err44];
+            } else {
+              vErrors.push(err44);
+            }
+            errors++;
+          }
+          if (typeof data21 == 'number' && isFinite(data21)) {
+            if (data21 > 256 || isNaN(data21)) {
+              const err45 = {
+                instancePath:
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
+                schemaPath: '#/$defs/forwardRule/properties/concurrency/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 256 },
+                message: 'must be <= 256',
+              };
+              if (vErrors === null) {
+                vErrors = [err45];
+              } else {
+                vErrors.push(err45);
+              }
+              errors++;
+            }
+            if (data21 < 1 || isNaN(data21)) {
+              const err46 = {
+                instancePath:
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/concurrency',
                 schemaPath: '#/$defs/forwardRule/properties/concurrency/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1 },
                 message: 'must be >= 1',
               };
               if (vErrors === null) {
-                vErrors = [err41];
+                vErrors = [err46];
               } else {
-                vErrors.push(err41);
+                vErrors.push(err46);
               }
               errors++;
             }
           }
-          if (typeof data8.ordered !== 'boolean') {
-            const err42 = {
-              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/ordered',
+          if (typeof data11.ordered !== 'boolean') {
+            const err47 = {
+              instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/ordered',
               schemaPath: '#/$defs/forwardRule/properties/ordered/type',
               keyword: 'type',
               params: { type: 'boolean' },
               message: 'must be boolean',
             };
             if (vErrors === null) {
-              vErrors = [err42];
+              vErrors = [err47];
             } else {
-              vErrors.push(err42);
+              vErrors.push(err47);
             }
             errors++;
           }
-          let data20 = data8.backoff;
-          if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-            if (data20.initial_ms === undefined) {
-              data20.initial_ms = 1000;
+          let data23 = data11.backoff;
+          if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
+            if (data23.initial_ms === undefined) {
+              data23.initial_ms = 1000;
             }
-            if (data20.max_ms === undefined) {
-              data20.max_ms = 600000;
+            if (data23.max_ms === undefined) {
+              data23.max_ms = 600000;
             }
-            for (const key7 in data20) {
-              if (!(key7 === 'initial_ms' || key7 === 'max_ms')) {
-                const err43 = {
-                  instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff',
+            for (const key8 in data23) {
+              if (!(key8 === 'initial_ms' || key8 === 'max_ms')) {
+                const err48 = {
+                  instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff',
                   schemaPath: '#/$defs/forwardRule/properties/backoff/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key7 },
+                  params: { additionalProperty: key8 },
                   message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err43];
-                } else {
-                  vErrors.push(err43);
-                }
-                errors++;
-              }
-            }
-            let data21 = data20.initial_ms;
-            if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
-              const err44 = {
-                instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
-                schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/type',
-                keyword: 'type',
-                params: { type: 'integer' },
-                message: 'must be integer',
-              };
-              if (vErrors === null) {
-                vErrors = [err44];
-              } else {
-                vErrors.push(err44);
-              }
-              errors++;
-            }
-            if (typeof data21 == 'number' && isFinite(data21)) {
-              if (data21 > 3600000 || isNaN(data21)) {
-                const err45 = {
-                  instancePath:
-                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
-                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/maximum',
-                  keyword: 'maximum',
-                  params: { comparison: '<=', limit: 3600000 },
-                  message: 'must be <= 3600000',
-                };
-                if (vErrors === null) {
-                  vErrors = [err45];
-                } else {
-                  vErrors.push(err45);
-                }
-                errors++;
-              }
-              if (data21 < 1 || isNaN(data21)) {
-                const err46 = {
-                  instancePath:
-                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
-                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/minimum',
-                  keyword: 'minimum',
-                  params: { comparison: '>=', limit: 1 },
-                  message: 'must be >= 1',
-                };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-            }
-            let data22 = data20.max_ms;
-            if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-              const err47 = {
-                instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
-                schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/type',
-                keyword: 'type',
-                params: { type: 'integer' },
-                message: 'must be integer',
-              };
-              if (vErrors === null) {
-                vErrors = [err47];
-              } else {
-                vErrors.push(err47);
-              }
-              errors++;
-            }
-            if (typeof data22 == 'number' && isFinite(data22)) {
-              if (data22 > 86400000 || isNaN(data22)) {
-                const err48 = {
-                  instancePath:
-                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
-                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/maximum',
-                  keyword: 'maximum',
-                  params: { comparison: '<=', limit: 86400000 },
-                  message: 'must be <= 86400000',
                 };
                 if (vErrors === null) {
                   vErrors = [err48];
@@ -5229,64 +5249,67 @@ function validate29(
                 }
                 errors++;
               }
-              if (data22 < 1 || isNaN(data22)) {
-                const err49 = {
+            }
+            let data24 = data23.initial_ms;
+            if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
+              const err49 = {
+                instancePath:
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
+                schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
+              };
+              if (vErrors === null) {
+                vErrors = [err49];
+              } else {
+                vErrors.push(err49);
+              }
+              errors++;
+            }
+            if (typeof data24 == 'number' && isFinite(data24)) {
+              if (data24 > 3600000 || isNaN(data24)) {
+                const err50 = {
                   instancePath:
-                    instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
-                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/minimum',
+                    instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/maximum',
+                  keyword: 'maximum',
+                  params: { comparison: '<=', limit: 3600000 },
+                  message: 'must be <= 3600000',
+                };
+                if (vErrors === null) {
+                  vErrors = [err50];
+                } else {
+                  vErrors.push(err50);
+                }
+                errors++;
+              }
+              if (data24 < 1 || isNaN(data24)) {
+                const err51 = {
+                  instancePath:
+                    instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/initial_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/initial_ms/minimum',
                   keyword: 'minimum',
                   params: { comparison: '>=', limit: 1 },
                   message: 'must be >= 1',
                 };
                 if (vErrors === null) {
-                  vErrors = [err49];
+                  vErrors = [err51];
                 } else {
-                  vErrors.push(err49);
+                  vErrors.push(err51);
                 }
                 errors++;
               }
             }
-          } else {
-            const err50 = {
-              instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff',
-              schemaPath: '#/$defs/forwardRule/properties/backoff/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-            };
-            if (vErrors === null) {
-              vErrors = [err50];
-            } else {
-              vErrors.push(err50);
-            }
-            errors++;
-          }
-          let data23 = data8.claim_timeout_ms;
-          if (!(typeof data23 == 'number' && !(data23 % 1) && !isNaN(data23) && isFinite(data23))) {
-            const err51 = {
-              instancePath:
-                instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
-              schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/type',
-              keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
-            };
-            if (vErrors === null) {
-              vErrors = [err51];
-            } else {
-              vErrors.push(err51);
-            }
-            errors++;
-          }
-          if (typeof data23 == 'number' && isFinite(data23)) {
-            if (data23 > 3600000 || isNaN(data23)) {
+            let data25 = data23.max_ms;
+            if (!(typeof data25 == 'number' && !(data25 % 1) && !isNaN(data25) && isFinite(data25))) {
               const err52 = {
                 instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
-                schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/maximum',
-                keyword: 'maximum',
-                params: { comparison: '<=', limit: 3600000 },
-                message: 'must be <= 3600000',
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
+                schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/type',
+                keyword: 'type',
+                params: { type: 'integer' },
+                message: 'must be integer',
               };
               if (vErrors === null) {
                 vErrors = [err52];
@@ -5295,119 +5318,113 @@ function validate29(
               }
               errors++;
             }
-            if (data23 < 1000 || isNaN(data23)) {
-              const err53 = {
+            if (typeof data25 == 'number' && isFinite(data25)) {
+              if (data25 > 86400000 || isNaN(data25)) {
+                const err53 = {
+                  instancePath:
+                    instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/maximum',
+                  keyword: 'maximum',
+                  params: { comparison: '<=', limit: 86400000 },
+                  message: 'must be <= 86400000',
+                };
+                if (vErrors === null) {
+                  vErrors = [err53];
+                } else {
+                  vErrors.push(err53);
+                }
+                errors++;
+              }
+              if (data25 < 1 || isNaN(data25)) {
+                const err54 = {
+                  instancePath:
+                    instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff/max_ms',
+                  schemaPath: '#/$defs/forwardRule/properties/backoff/properties/max_ms/minimum',
+                  keyword: 'minimum',
+                  params: { comparison: '>=', limit: 1 },
+                  message: 'must be >= 1',
+                };
+                if (vErrors === null) {
+                  vErrors = [err54];
+                } else {
+                  vErrors.push(err54);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err55 = {
+              instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/backoff',
+              schemaPath: '#/$defs/forwardRule/properties/backoff/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+          let data26 = data11.claim_timeout_ms;
+          if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
+            const err56 = {
+              instancePath:
+                instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
+              schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
+          }
+          if (typeof data26 == 'number' && isFinite(data26)) {
+            if (data26 > 3600000 || isNaN(data26)) {
+              const err57 = {
                 instancePath:
-                  instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
+                schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 3600000 },
+                message: 'must be <= 3600000',
+              };
+              if (vErrors === null) {
+                vErrors = [err57];
+              } else {
+                vErrors.push(err57);
+              }
+              errors++;
+            }
+            if (data26 < 1000 || isNaN(data26)) {
+              const err58 = {
+                instancePath:
+                  instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/claim_timeout_ms',
                 schemaPath: '#/$defs/forwardRule/properties/claim_timeout_ms/minimum',
                 keyword: 'minimum',
                 params: { comparison: '>=', limit: 1000 },
                 message: 'must be >= 1000',
               };
               if (vErrors === null) {
-                vErrors = [err53];
+                vErrors = [err58];
               } else {
-                vErrors.push(err53);
+                vErrors.push(err58);
               }
               errors++;
             }
           }
         } else {
-          const err54 = {
-            instancePath: instancePath + '/forward/' + key5.replace(/~/g, '~0').replace(/\//g, '~1'),
+          const err59 = {
+            instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
             schemaPath: '#/$defs/forwardRule/type',
             keyword: 'type',
             params: { type: 'object' },
             message: 'must be object',
-          };
-          if (vErrors === null) {
-            vErrors = [err54];
-          } else {
-            vErrors.push(err54);
-          }
-          errors++;
-        }
-      }
-    } else {
-      const err55 = {
-        instancePath: instancePath + '/forward',
-        schemaPath: '#/properties/forward/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err55];
-      } else {
-        vErrors.push(err55);
-      }
-      errors++;
-    }
-    let data24 = data.retention;
-    if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
-      if (data24.interval_seconds === undefined) {
-        data24.interval_seconds = 3600;
-      }
-      for (const key8 in data24) {
-        if (!(key8 === 'max_age' || key8 === 'max_events' || key8 === 'interval_seconds')) {
-          const err56 = {
-            instancePath: instancePath + '/retention',
-            schemaPath: '#/properties/retention/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key8 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err56];
-          } else {
-            vErrors.push(err56);
-          }
-          errors++;
-        }
-      }
-      if (data24.max_age !== undefined) {
-        let data25 = data24.max_age;
-        if (typeof data25 === 'string') {
-          if (!pattern11.test(data25)) {
-            const err57 = {
-              instancePath: instancePath + '/retention/max_age',
-              schemaPath: '#/properties/retention/properties/max_age/pattern',
-              keyword: 'pattern',
-              params: { pattern: '^[0-9]+(s|m|h|d|w)$' },
-              message: 'must match pattern "' + '^[0-9]+(s|m|h|d|w)$' + '"',
-            };
-            if (vErrors === null) {
-              vErrors = [err57];
-            } else {
-              vErrors.push(err57);
-            }
-            errors++;
-          }
-        } else {
-          const err58 = {
-            instancePath: instancePath + '/retention/max_age',
-            schemaPath: '#/properties/retention/properties/max_age/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err58];
-          } else {
-            vErrors.push(err58);
-          }
-          errors++;
-        }
-      }
-      if (data24.max_events !== undefined) {
-        let data26 = data24.max_events;
-        if (!(typeof data26 == 'number' && !(data26 % 1) && !isNaN(data26) && isFinite(data26))) {
-          const err59 = {
-            instancePath: instancePath + '/retention/max_events',
-            schemaPath: '#/properties/retention/properties/max_events/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err59];
@@ -5416,94 +5433,87 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data26 == 'number' && isFinite(data26)) {
-          if (data26 < 1 || isNaN(data26)) {
-            const err60 = {
-              instancePath: instancePath + '/retention/max_events',
-              schemaPath: '#/properties/retention/properties/max_events/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err60];
-            } else {
-              vErrors.push(err60);
-            }
-            errors++;
-          }
-        }
-      }
-      let data27 = data24.interval_seconds;
-      if (!(typeof data27 == 'number' && !(data27 % 1) && !isNaN(data27) && isFinite(data27))) {
-        const err61 = {
-          instancePath: instancePath + '/retention/interval_seconds',
-          schemaPath: '#/properties/retention/properties/interval_seconds/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err61];
-        } else {
-          vErrors.push(err61);
-        }
-        errors++;
-      }
-      if (typeof data27 == 'number' && isFinite(data27)) {
-        if (data27 < 1 || isNaN(data27)) {
-          const err62 = {
-            instancePath: instancePath + '/retention/interval_seconds',
-            schemaPath: '#/properties/retention/properties/interval_seconds/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err62];
-          } else {
-            vErrors.push(err62);
-          }
-          errors++;
-        }
       }
     } else {
-      const err63 = {
-        instancePath: instancePath + '/retention',
-        schemaPath: '#/properties/retention/type',
+      const err60 = {
+        instancePath: instancePath + '/forward',
+        schemaPath: '#/properties/forward/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err63];
+        vErrors = [err60];
       } else {
-        vErrors.push(err63);
+        vErrors.push(err60);
       }
       errors++;
     }
-    let data28 = data.server;
-    if (data28 && typeof data28 == 'object' && !Array.isArray(data28)) {
-      if (data28.host === undefined) {
-        data28.host = '127.0.0.1';
+    let data27 = data.retention;
+    if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+      if (data27.interval_seconds === undefined) {
+        data27.interval_seconds = 3600;
       }
-      if (data28.port === undefined) {
-        data28.port = 8080;
-      }
-      if (data28.allowed_hosts === undefined) {
-        data28.allowed_hosts = [];
-      }
-      if (data28.trust_proxy === undefined) {
-        data28.trust_proxy = false;
-      }
-      for (const key9 in data28) {
-        if (!(key9 === 'host' || key9 === 'port' || key9 === 'allowed_hosts' || key9 === 'trust_proxy')) {
-          const err64 = {
-            instancePath: instancePath + '/server',
-            schemaPath: '#/properties/server/additionalProperties',
+      for (const key9 in data27) {
+        if (!(key9 === 'max_age' || key9 === 'max_events' || key9 === 'interval_seconds')) {
+          const err61 = {
+            instancePath: instancePath + '/retention',
+            schemaPath: '#/properties/retention/additionalProperties',
             keyword: 'additionalProperties',
             params: { additionalProperty: key9 },
             message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err61];
+          } else {
+            vErrors.push(err61);
+          }
+          errors++;
+        }
+      }
+      if (data27.max_age !== undefined) {
+        let data28 = data27.max_age;
+        if (typeof data28 === 'string') {
+          if (!pattern11.test(data28)) {
+            const err62 = {
+              instancePath: instancePath + '/retention/max_age',
+              schemaPath: '#/properties/retention/properties/max_age/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^[0-9]+(s|m|h|d|w)$' },
+              message: 'must match pattern "' + '^[0-9]+(s|m|h|d|w)$' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+        } else {
+          const err63 = {
+            instancePath: instancePath + '/retention/max_age',
+            schemaPath: '#/properties/retention/properties/max_age/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err63];
+          } else {
+            vErrors.push(err63);
+          }
+          errors++;
+        }
+      }
+      if (data27.max_events !== undefined) {
+        let data29 = data27.max_events;
+        if (!(typeof data29 == 'number' && !(data29 % 1) && !isNaN(data29) && isFinite(data29))) {
+          const err64 = {
+            instancePath: instancePath + '/retention/max_events',
+            schemaPath: '#/properties/retention/properties/max_events/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err64];
@@ -5512,31 +5522,32 @@ function validate29(
           }
           errors++;
         }
-      }
-      let data29 = data28.host;
-      if (typeof data29 === 'string') {
-        if (func2(data29) < 1) {
-          const err65 = {
-            instancePath: instancePath + '/server/host',
-            schemaPath: '#/properties/server/properties/host/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err65];
-          } else {
-            vErrors.push(err65);
+        if (typeof data29 == 'number' && isFinite(data29)) {
+          if (data29 < 1 || isNaN(data29)) {
+            const err65 = {
+              instancePath: instancePath + '/retention/max_events',
+              schemaPath: '#/properties/retention/properties/max_events/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err65];
+            } else {
+              vErrors.push(err65);
+            }
+            errors++;
           }
-          errors++;
         }
-      } else {
+      }
+      let data30 = data27.interval_seconds;
+      if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
         const err66 = {
-          instancePath: instancePath + '/server/host',
-          schemaPath: '#/properties/server/properties/host/type',
+          instancePath: instancePath + '/retention/interval_seconds',
+          schemaPath: '#/properties/retention/properties/interval_seconds/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
           vErrors = [err66];
@@ -5545,45 +5556,60 @@ function validate29(
         }
         errors++;
       }
-      let data30 = data28.port;
-      if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
-        const err67 = {
-          instancePath: instancePath + '/server/port',
-          schemaPath: '#/properties/server/properties/port/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err67];
-        } else {
-          vErrors.push(err67);
-        }
-        errors++;
-      }
       if (typeof data30 == 'number' && isFinite(data30)) {
-        if (data30 > 65535 || isNaN(data30)) {
-          const err68 = {
-            instancePath: instancePath + '/server/port',
-            schemaPath: '#/properties/server/properties/port/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 65535 },
-            message: 'must be <= 65535',
+        if (data30 < 1 || isNaN(data30)) {
+          const err67 = {
+            instancePath: instancePath + '/retention/interval_seconds',
+            schemaPath: '#/properties/retention/properties/interval_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err68];
+            vErrors = [err67];
           } else {
-            vErrors.push(err68);
+            vErrors.push(err67);
           }
           errors++;
         }
-        if (data30 < 0 || isNaN(data30)) {
+      }
+    } else {
+      const err68 = {
+        instancePath: instancePath + '/retention',
+        schemaPath: '#/properties/retention/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err68];
+      } else {
+        vErrors.push(err68);
+      }
+      errors++;
+    }
+    let data31 = data.server;
+    if (data31 && typeof data31 == 'object' && !Array.isArray(data31)) {
+      if (data31.host === undefined) {
+        data31.host = '127.0.0.1';
+      }
+      if (data31.port === undefined) {
+        data31.port = 8080;
+      }
+      if (data31.allowed_hosts === undefined) {
+        data31.allowed_hosts = [];
+      }
+      if (data31.trust_proxy === undefined) {
+        data31.trust_proxy = false;
+      }
+      for (const key10 in data31) {
+        if (!(key10 === 'host' || key10 === 'port' || key10 === 'allowed_hosts' || key10 === 'trust_proxy')) {
           const err69 = {
-            instancePath: instancePath + '/server/port',
-            schemaPath: '#/properties/server/properties/port/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
+            instancePath: instancePath + '/server',
+            schemaPath: '#/properties/server/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key10 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err69];
@@ -5593,50 +5619,46 @@ function validate29(
           errors++;
         }
       }
-      let data31 = data28.allowed_hosts;
-      if (Array.isArray(data31)) {
-        const len3 = data31.length;
-        for (let i5 = 0; i5 < len3; i5++) {
-          let data32 = data31[i5];
-          if (typeof data32 === 'string') {
-            if (func2(data32) < 1) {
-              const err70 = {
-                instancePath: instancePath + '/server/allowed_hosts/' + i5,
-                schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err70];
-              } else {
-                vErrors.push(err70);
-              }
-              errors++;
-            }
+      let data32 = data31.host;
+      if (typeof data32 === 'string') {
+        if (func2(data32) < 1) {
+          const err70 = {
+            instancePath: instancePath + '/server/host',
+            schemaPath: '#/properties/server/properties/host/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err70];
           } else {
-            const err71 = {
-              instancePath: instancePath + '/server/allowed_hosts/' + i5,
-              schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err71];
-            } else {
-              vErrors.push(err71);
-            }
-            errors++;
+            vErrors.push(err70);
           }
+          errors++;
         }
       } else {
-        const err72 = {
-          instancePath: instancePath + '/server/allowed_hosts',
-          schemaPath: '#/properties/server/properties/allowed_hosts/type',
+        const err71 = {
+          instancePath: instancePath + '/server/host',
+          schemaPath: '#/properties/server/properties/host/type',
           keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err71];
+        } else {
+          vErrors.push(err71);
+        }
+        errors++;
+      }
+      let data33 = data31.port;
+      if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
+        const err72 = {
+          instancePath: instancePath + '/server/port',
+          schemaPath: '#/properties/server/properties/port/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
           vErrors = [err72];
@@ -5645,8 +5667,92 @@ function validate29(
         }
         errors++;
       }
-      if (typeof data28.trust_proxy !== 'boolean') {
-        const err73 = {
+      if (typeof data33 == 'number' && isFinite(data33)) {
+        if (data33 > 65535 || isNaN(data33)) {
+          const err73 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
+          };
+          if (vErrors === null) {
+            vErrors = [err73];
+          } else {
+            vErrors.push(err73);
+          }
+          errors++;
+        }
+        if (data33 < 0 || isNaN(data33)) {
+          const err74 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err74];
+          } else {
+            vErrors.push(err74);
+          }
+          errors++;
+        }
+      }
+      let data34 = data31.allowed_hosts;
+      if (Array.isArray(data34)) {
+        const len4 = data34.length;
+        for (let i6 = 0; i6 < len4; i6++) {
+          let data35 = data34[i6];
+          if (typeof data35 === 'string') {
+            if (func2(data35) < 1) {
+              const err75 = {
+                instancePath: instancePath + '/server/allowed_hosts/' + i6,
+                schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err75];
+              } else {
+                vErrors.push(err75);
+              }
+              errors++;
+            }
+          } else {
+            const err76 = {
+              instancePath: instancePath + '/server/allowed_hosts/' + i6,
+              schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err76];
+            } else {
+              vErrors.push(err76);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err77 = {
+          instancePath: instancePath + '/server/allowed_hosts',
+          schemaPath: '#/properties/server/properties/allowed_hosts/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err77];
+        } else {
+          vErrors.push(err77);
+        }
+        errors++;
+      }
+      if (typeof data31.trust_proxy !== 'boolean') {
+        const err78 = {
           instancePath: instancePath + '/server/trust_proxy',
           schemaPath: '#/properties/server/properties/trust_proxy/type',
           keyword: 'type',
@@ -5654,14 +5760,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err78];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err78);
         }
         errors++;
       }
     } else {
-      const err74 = {
+      const err79 = {
         instancePath: instancePath + '/server',
         schemaPath: '#/properties/server/type',
         keyword: 'type',
@@ -5669,37 +5775,37 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err74];
+        vErrors = [err79];
       } else {
-        vErrors.push(err74);
+        vErrors.push(err79);
       }
       errors++;
     }
-    let data34 = data.api;
-    if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-      if (data34.max_streams_per_caller === undefined) {
-        data34.max_streams_per_caller = 20;
+    let data37 = data.api;
+    if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
+      if (data37.max_streams_per_caller === undefined) {
+        data37.max_streams_per_caller = 20;
       }
-      for (const key10 in data34) {
-        if (!(key10 === 'max_streams_per_caller')) {
-          const err75 = {
+      for (const key11 in data37) {
+        if (!(key11 === 'max_streams_per_caller')) {
+          const err80 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key10 },
+            params: { additionalProperty: key11 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err75];
+            vErrors = [err80];
           } else {
-            vErrors.push(err75);
+            vErrors.push(err80);
           }
           errors++;
         }
       }
-      let data35 = data34.max_streams_per_caller;
-      if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
-        const err76 = {
+      let data38 = data37.max_streams_per_caller;
+      if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
+        const err81 = {
           instancePath: instancePath + '/api/max_streams_per_caller',
           schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
@@ -5707,15 +5813,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err76];
+          vErrors = [err81];
         } else {
-          vErrors.push(err76);
+          vErrors.push(err81);
         }
         errors++;
       }
-      if (typeof data35 == 'number' && isFinite(data35)) {
-        if (data35 < 1 || isNaN(data35)) {
-          const err77 = {
+      if (typeof data38 == 'number' && isFinite(data38)) {
+        if (data38 < 1 || isNaN(data38)) {
+          const err82 = {
             instancePath: instancePath + '/api/max_streams_per_caller',
             schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
             keyword: 'minimum',
@@ -5723,15 +5829,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err77];
+            vErrors = [err82];
           } else {
-            vErrors.push(err77);
+            vErrors.push(err82);
           }
           errors++;
         }
       }
     } else {
-      const err78 = {
+      const err83 = {
         instancePath: instancePath + '/api',
         schemaPath: '#/properties/api/type',
         keyword: 'type',
@@ -5739,37 +5845,37 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err78];
+        vErrors = [err83];
       } else {
-        vErrors.push(err78);
+        vErrors.push(err83);
       }
       errors++;
     }
-    let data36 = data.ingest;
-    if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
-      if (data36.record_rejected_per_minute === undefined) {
-        data36.record_rejected_per_minute = 60;
+    let data39 = data.ingest;
+    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+      if (data39.record_rejected_per_minute === undefined) {
+        data39.record_rejected_per_minute = 60;
       }
-      for (const key11 in data36) {
-        if (!(key11 === 'record_rejected_per_minute')) {
-          const err79 = {
+      for (const key12 in data39) {
+        if (!(key12 === 'record_rejected_per_minute')) {
+          const err84 = {
             instancePath: instancePath + '/ingest',
             schemaPath: '#/properties/ingest/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key11 },
+            params: { additionalProperty: key12 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err79];
+            vErrors = [err84];
           } else {
-            vErrors.push(err79);
+            vErrors.push(err84);
           }
           errors++;
         }
       }
-      let data37 = data36.record_rejected_per_minute;
-      if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
-        const err80 = {
+      let data40 = data39.record_rejected_per_minute;
+      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
+        const err85 = {
           instancePath: instancePath + '/ingest/record_rejected_per_minute',
           schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
@@ -5777,15 +5883,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err85];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err85);
         }
         errors++;
       }
-      if (typeof data37 == 'number' && isFinite(data37)) {
-        if (data37 < 1 || isNaN(data37)) {
-          const err81 = {
+      if (typeof data40 == 'number' && isFinite(data40)) {
+        if (data40 < 1 || isNaN(data40)) {
+          const err86 = {
             instancePath: instancePath + '/ingest/record_rejected_per_minute',
             schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
@@ -5793,15 +5899,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err86];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err86);
           }
           errors++;
         }
       }
     } else {
-      const err82 = {
+      const err87 = {
         instancePath: instancePath + '/ingest',
         schemaPath: '#/properties/ingest/type',
         keyword: 'type',
@@ -5809,51 +5915,51 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err82];
+        vErrors = [err87];
       } else {
-        vErrors.push(err82);
+        vErrors.push(err87);
       }
       errors++;
     }
-    let data38 = data.mcp;
-    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-      if (data38.max_sessions === undefined) {
-        data38.max_sessions = 100;
+    let data41 = data.mcp;
+    if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
+      if (data41.max_sessions === undefined) {
+        data41.max_sessions = 100;
       }
-      if (data38.max_sessions_per_caller === undefined) {
-        data38.max_sessions_per_caller = 10;
+      if (data41.max_sessions_per_caller === undefined) {
+        data41.max_sessions_per_caller = 10;
       }
-      if (data38.max_waits_per_caller === undefined) {
-        data38.max_waits_per_caller = 10;
+      if (data41.max_waits_per_caller === undefined) {
+        data41.max_waits_per_caller = 10;
       }
-      if (data38.session_idle_seconds === undefined) {
-        data38.session_idle_seconds = 1800;
+      if (data41.session_idle_seconds === undefined) {
+        data41.session_idle_seconds = 1800;
       }
-      for (const key12 in data38) {
+      for (const key13 in data41) {
         if (!(
-          key12 === 'max_sessions' ||
-          key12 === 'max_sessions_per_caller' ||
-          key12 === 'max_waits_per_caller' ||
-          key12 === 'session_idle_seconds'
+          key13 === 'max_sessions' ||
+          key13 === 'max_sessions_per_caller' ||
+          key13 === 'max_waits_per_caller' ||
+          key13 === 'session_idle_seconds'
         )) {
-          const err83 = {
+          const err88 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
+            params: { additionalProperty: key13 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err88];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err88);
           }
           errors++;
         }
       }
-      let data39 = data38.max_sessions;
-      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
-        const err84 = {
+      let data42 = data41.max_sessions;
+      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+        const err89 = {
           instancePath: instancePath + '/mcp/max_sessions',
           schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
@@ -5861,15 +5967,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err89];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err89);
         }
         errors++;
       }
-      if (typeof data39 == 'number' && isFinite(data39)) {
-        if (data39 < 1 || isNaN(data39)) {
-          const err85 = {
+      if (typeof data42 == 'number' && isFinite(data42)) {
+        if (data42 < 1 || isNaN(data42)) {
+          const err90 = {
             instancePath: instancePath + '/mcp/max_sessions',
             schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
@@ -5877,16 +5983,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err90];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err90);
           }
           errors++;
         }
       }
-      let data40 = data38.max_sessions_per_caller;
-      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
-        const err86 = {
+      let data43 = data41.max_sessions_per_caller;
+      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+        const err91 = {
           instancePath: instancePath + '/mcp/max_sessions_per_caller',
           schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
@@ -5894,15 +6000,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err86];
+          vErrors = [err91];
         } else {
-          vErrors.push(err86);
+          vErrors.push(err91);
         }
         errors++;
       }
-      if (typeof data40 == 'number' && isFinite(data40)) {
-        if (data40 < 1 || isNaN(data40)) {
-          const err87 = {
+      if (typeof data43 == 'number' && isFinite(data43)) {
+        if (data43 < 1 || isNaN(data43)) {
+          const err92 = {
             instancePath: instancePath + '/mcp/max_sessions_per_caller',
             schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
@@ -5910,16 +6016,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err87];
+            vErrors = [err92];
           } else {
-            vErrors.push(err87);
+            vErrors.push(err92);
           }
           errors++;
         }
       }
-      let data41 = data38.max_waits_per_caller;
-      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
-        const err88 = {
+      let data44 = data41.max_waits_per_caller;
+      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+        const err93 = {
           instancePath: instancePath + '/mcp/max_waits_per_caller',
           schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
@@ -5927,15 +6033,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err93];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err93);
         }
         errors++;
       }
-      if (typeof data41 == 'number' && isFinite(data41)) {
-        if (data41 < 1 || isNaN(data41)) {
-          const err89 = {
+      if (typeof data44 == 'number' && isFinite(data44)) {
+        if (data44 < 1 || isNaN(data44)) {
+          const err94 = {
             instancePath: instancePath + '/mcp/max_waits_per_caller',
             schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
@@ -5943,16 +6049,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err89];
+            vErrors = [err94];
           } else {
-            vErrors.push(err89);
+            vErrors.push(err94);
           }
           errors++;
         }
       }
-      let data42 = data38.session_idle_seconds;
-      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-        const err90 = {
+      let data45 = data41.session_idle_seconds;
+      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+        const err95 = {
           instancePath: instancePath + '/mcp/session_idle_seconds',
           schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
           keyword: 'type',
@@ -5960,15 +6066,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err90];
+          vErrors = [err95];
         } else {
-          vErrors.push(err90);
+          vErrors.push(err95);
         }
         errors++;
       }
-      if (typeof data42 == 'number' && isFinite(data42)) {
-        if (data42 < 5 || isNaN(data42)) {
-          const err91 = {
+      if (typeof data45 == 'number' && isFinite(data45)) {
+        if (data45 < 5 || isNaN(data45)) {
+          const err96 = {
             instancePath: instancePath + '/mcp/session_idle_seconds',
             schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
             keyword: 'minimum',
@@ -5976,15 +6082,15 @@ function validate29(
             message: 'must be >= 5',
           };
           if (vErrors === null) {
-            vErrors = [err91];
+            vErrors = [err96];
           } else {
-            vErrors.push(err91);
+            vErrors.push(err96);
           }
           errors++;
         }
       }
     } else {
-      const err92 = {
+      const err97 = {
         instancePath: instancePath + '/mcp',
         schemaPath: '#/properties/mcp/type',
         keyword: 'type',
@@ -5992,119 +6098,28 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err92];
+        vErrors = [err97];
       } else {
-        vErrors.push(err92);
+        vErrors.push(err97);
       }
       errors++;
     }
-    let data43 = data.rate_limits;
-    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-      if (data43.read === undefined) {
-        data43.read = {};
+    let data46 = data.rate_limits;
+    if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
+      if (data46.read === undefined) {
+        data46.read = {};
       }
-      if (data43.replay === undefined) {
-        data43.replay = {};
+      if (data46.replay === undefined) {
+        data46.replay = {};
       }
-      for (const key13 in data43) {
-        if (!(key13 === 'read' || key13 === 'replay')) {
-          const err93 = {
+      for (const key14 in data46) {
+        if (!(key14 === 'read' || key14 === 'replay')) {
+          const err98 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
+            params: { additionalProperty: key14 },
             message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err93];
-          } else {
-            vErrors.push(err93);
-          }
-          errors++;
-        }
-      }
-      let data44 = data43.read;
-      if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
-        if (data44.capacity === undefined) {
-          data44.capacity = 120;
-        }
-        if (data44.refill_per_second === undefined) {
-          data44.refill_per_second = 20;
-        }
-        for (const key14 in data44) {
-          if (!(key14 === 'capacity' || key14 === 'refill_per_second')) {
-            const err94 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key14 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err94];
-            } else {
-              vErrors.push(err94);
-            }
-            errors++;
-          }
-        }
-        let data45 = data44.capacity;
-        if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
-          const err95 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err95];
-          } else {
-            vErrors.push(err95);
-          }
-          errors++;
-        }
-        if (typeof data45 == 'number' && isFinite(data45)) {
-          if (data45 < 1 || isNaN(data45)) {
-            const err96 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err96];
-            } else {
-              vErrors.push(err96);
-            }
-            errors++;
-          }
-        }
-        let data46 = data44.refill_per_second;
-        if (typeof data46 == 'number' && isFinite(data46)) {
-          if (data46 <= 0 || isNaN(data46)) {
-            const err97 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err97];
-            } else {
-              vErrors.push(err97);
-            }
-            errors++;
-          }
-        } else {
-          const err98 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err98];
@@ -6113,70 +6128,74 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err99 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err99];
-        } else {
-          vErrors.push(err99);
-        }
-        errors++;
       }
-      let data47 = data43.replay;
+      let data47 = data46.read;
       if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
         if (data47.capacity === undefined) {
-          data47.capacity = 10;
+          data47.capacity = 120;
         }
         if (data47.refill_per_second === undefined) {
-          data47.refill_per_second = 0.5;
+          data47.refill_per_second = 20;
         }
         for (const key15 in data47) {
           if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err100 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+            const err99 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key15 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err100];
+              vErrors = [err99];
             } else {
-              vErrors.push(err100);
+              vErrors.push(err99);
             }
             errors++;
           }
         }
         let data48 = data47.capacity;
         if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
-          const err101 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+          const err100 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err101];
+            vErrors = [err100];
           } else {
-            vErrors.push(err101);
+            vErrors.push(err100);
           }
           errors++;
         }
         if (typeof data48 == 'number' && isFinite(data48)) {
           if (data48 < 1 || isNaN(data48)) {
-            const err102 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+            const err101 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err101];
+            } else {
+              vErrors.push(err101);
+            }
+            errors++;
+          }
+        }
+        let data49 = data47.refill_per_second;
+        if (typeof data49 == 'number' && isFinite(data49)) {
+          if (data49 <= 0 || isNaN(data49)) {
+            const err102 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err102];
@@ -6185,11 +6204,98 @@ function validate29(
             }
             errors++;
           }
+        } else {
+          const err103 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err103];
+          } else {
+            vErrors.push(err103);
+          }
+          errors++;
         }
-        let data49 = data47.refill_per_second;
-        if (typeof data49 == 'number' && isFinite(data49)) {
-          if (data49 <= 0 || isNaN(data49)) {
-            const err103 = {
+      } else {
+        const err104 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err104];
+        } else {
+          vErrors.push(err104);
+        }
+        errors++;
+      }
+      let data50 = data46.replay;
+      if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+        if (data50.capacity === undefined) {
+          data50.capacity = 10;
+        }
+        if (data50.refill_per_second === undefined) {
+          data50.refill_per_second = 0.5;
+        }
+        for (const key16 in data50) {
+          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
+            const err105 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key16 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err105];
+            } else {
+              vErrors.push(err105);
+            }
+            errors++;
+          }
+        }
+        let data51 = data50.capacity;
+        if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+          const err106 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err106];
+          } else {
+            vErrors.push(err106);
+          }
+          errors++;
+        }
+        if (typeof data51 == 'number' && isFinite(data51)) {
+          if (data51 < 1 || isNaN(data51)) {
+            const err107 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err107];
+            } else {
+              vErrors.push(err107);
+            }
+            errors++;
+          }
+        }
+        let data52 = data50.refill_per_second;
+        if (typeof data52 == 'number' && isFinite(data52)) {
+          if (data52 <= 0 || isNaN(data52)) {
+            const err108 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6197,14 +6303,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err103];
+              vErrors = [err108];
             } else {
-              vErrors.push(err103);
+              vErrors.push(err108);
             }
             errors++;
           }
         } else {
-          const err104 = {
+          const err109 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -6212,14 +6318,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err104];
+            vErrors = [err109];
           } else {
-            vErrors.push(err104);
+            vErrors.push(err109);
           }
           errors++;
         }
       } else {
-        const err105 = {
+        const err110 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -6227,14 +6333,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err105];
+          vErrors = [err110];
         } else {
-          vErrors.push(err105);
+          vErrors.push(err110);
         }
         errors++;
       }
     } else {
-      const err106 = {
+      const err111 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -6242,36 +6348,36 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err106];
+        vErrors = [err111];
       } else {
-        vErrors.push(err106);
+        vErrors.push(err111);
       }
       errors++;
     }
-    let data50 = data.metrics;
-    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-      if (data50.require_auth === undefined) {
-        data50.require_auth = true;
+    let data53 = data.metrics;
+    if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+      if (data53.require_auth === undefined) {
+        data53.require_auth = true;
       }
-      for (const key16 in data50) {
-        if (!(key16 === 'require_auth')) {
-          const err107 = {
+      for (const key17 in data53) {
+        if (!(key17 === 'require_auth')) {
+          const err112 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key16 },
+            params: { additionalProperty: key17 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err107];
+            vErrors = [err112];
           } else {
-            vErrors.push(err107);
+            vErrors.push(err112);
           }
           errors++;
         }
       }
-      if (typeof data50.require_auth !== 'boolean') {
-        const err108 = {
+      if (typeof data53.require_auth !== 'boolean') {
+        const err113 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -6279,14 +6385,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err108];
+          vErrors = [err113];
         } else {
-          vErrors.push(err108);
+          vErrors.push(err113);
         }
         errors++;
       }
     } else {
-      const err109 = {
+      const err114 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -6294,14 +6400,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err109];
+        vErrors = [err114];
       } else {
-        vErrors.push(err109);
+        vErrors.push(err114);
       }
       errors++;
     }
   } else {
-    const err110 = {
+    const err115 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6309,9 +6415,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err110];
+      vErrors = [err115];
     } else {
-      vErrors.push(err110);
+      vErrors.push(err115);
     }
     errors++;
   }
@@ -12560,7 +12666,7 @@ const schema92 = {
           },
           error_reason: {
             description:
-              "Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in replay.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.",
+              "Why an attempt that failed or was refused did not deliver, in the terms a person acts on: failed_check (the event failed its signature or token check on arrival, so it may only be sent unsigned), bad_target (the URL is malformed, has no host, carries credentials or uses another scheme), target_not_allowed (the target's address is not loopback or in outbound.allow, or is the sender or switchboard itself), could_not_resolve (the host name did not resolve), could_not_connect (nothing accepted the connection, or TLS failed), no_answer (connected, but no valid HTTP answer in time), rate_limited, internal. Absent when the attempt delivered, and for attempts recorded before switchboard kept it.",
             type: 'string',
             enum: [
               'failed_check',
@@ -15451,7 +15557,7 @@ const schema103 = {
   properties: {
     id: { description: 'The event id to replay.', type: 'string', format: 'uuid' },
     target_url: {
-      description: 'http(s) URL of your consumer: loopback or a replay.allow host.',
+      description: 'http(s) URL of your consumer: loopback or an outbound.allow host.',
       type: 'string',
       minLength: 1,
       maxLength: 2048,

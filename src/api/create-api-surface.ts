@@ -23,7 +23,7 @@ import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { ForwardControl } from '../forward/forward-control.ts';
 import { secretHeadersOf } from '../outbound/credentials.ts';
-import { assembleReplayHeaders, replayHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
+import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
 import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
@@ -150,14 +150,19 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     if (!stored) throw notFound(`no event with id ${id}`);
     const provider = deps.providerConfigs.find((p) => p.name === stored.provider);
     // What a replay sends before its credentials: the caller signs with its own secret, if at all.
-    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
+    const selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
     const copied = selectStoredHeaders(stored.headers, selection);
     const body: ApiReplayHeaders = {
       id: stored.id,
       provider: stored.provider,
       trust_mode: stored.trustMode,
       passed_check: stored.passedCheck,
-      headers: assembleReplayHeaders({ eventId: stored.id, contentType: stored.contentType, copied, credentials: {} }),
+      headers: assembleDeliveryHeaders({
+        eventId: stored.id,
+        contentType: stored.contentType,
+        copied,
+        credentials: {},
+      }),
     };
     ctx.body = body;
   });

@@ -57,8 +57,15 @@ type SchemaSections = CamelCased<Omit<SwitchboardConfigWithDefaults, 'providers'
 
 export type BucketConfig = SchemaSections['rateLimits']['read'];
 
-export interface ResolvedConfig extends SchemaSections {
+export interface ResolvedConfig extends Omit<SchemaSections, 'replay' | 'outbound'> {
   providers: ProviderConfig[];
+  /** replay's own keys: its old `allow` is read into outbound. */
+  replay: Omit<SchemaSections['replay'], 'allow'>;
+  /**
+   * Where replay and forwarding may send. `allowFrom` says which key the list came from:
+   * replay.allow is its old name, read still, and start-up warns about it.
+   */
+  outbound: SchemaSections['outbound'] & { allowFrom: 'outbound.allow' | 'replay.allow' };
   /** forward: rules, in the config's order; targets are checked at start-up. */
   forward: ForwardRuleConfig[];
   /** Passed as written (defaults filled in) to the store's retention job, which owns its rules. */
@@ -183,6 +190,25 @@ function validated(config: unknown): SwitchboardConfigWithDefaults {
 }
 
 /**
+ * outbound.allow, or replay.allow under its old name. Whether the operator set a key is read from
+ * the file as written: validation fills outbound.allow's default in, and an empty list set on
+ * purpose must still count as set. Both set is refused: two lists for one thing would leave it to
+ * the reader to guess which one holds.
+ */
+function outboundAllow(raw: unknown, config: SwitchboardConfigWithDefaults): ResolvedConfig['outbound'] {
+  const written = (section: string): boolean => {
+    const value = (raw as Record<string, unknown>)[section];
+    return typeof value === 'object' && value !== null && 'allow' in value;
+  };
+  const aliased = config.replay.allow;
+  if (aliased === undefined) return { allow: config.outbound.allow, allowFrom: 'outbound.allow' };
+  if (written('outbound')) {
+    throw new ConfigError('replay.allow: the old name of outbound.allow; set outbound.allow only, not both');
+  }
+  return { allow: aliased, allowFrom: 'replay.allow' };
+}
+
+/**
  * The config as the server uses it: validated against the schema (which supplies every default),
  * then the rules a schema cannot express (preset and trust_mode agreeing, unique routes), each
  * provider's preset built once.
@@ -203,9 +229,12 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     routes.set(p.route, p.name);
   }
   const { providers: _providers, forward, retention, ...sections } = config;
+  const { allow: _alias, ...replay } = camelCased(sections.replay);
   return {
     ...camelCased(sections),
     providers,
+    replay,
+    outbound: outboundAllow(raw, config),
     forward: resolveForwardRules(
       forward,
       providers.map((p) => p.name),

@@ -1,15 +1,15 @@
 /**
- * A forward rule's `to` is checked when the server starts, with the replay target policy: a bad
- * URL, an address outside loopback and replay.allow, or switchboard itself stops the start-up with
- * a config error (exit code 2) that names the rule and the reason.
+ * A forward rule's `to` is checked when the server starts, with the outbound target policy: a bad
+ * URL, an address outside loopback and outbound.allow, or switchboard itself stops the start-up
+ * with a config error (exit code 2) that names the rule and the reason.
  */
 import type { Logger } from 'pino';
 import { ConfigError } from '../config/config-error.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
-import { AppError } from '../errors/app-error.ts';
+import { DeliveryFailure } from '../outbound/delivery-failure.ts';
 import {
-  checkReplayTarget,
-  parseReplayTarget,
+  checkTarget,
+  parseTarget,
   wouldLoopBack,
   type Resolver,
   type SelfAddress,
@@ -26,8 +26,6 @@ export interface CheckForwardTargetsOptions {
   resolver?: Resolver;
 }
 
-const reasonOf = (error: AppError): string => error.message.replace(/^replay target refused: /, '');
-
 export async function checkForwardTargets(
   rules: readonly ForwardRuleConfig[],
   options: CheckForwardTargetsOptions,
@@ -37,8 +35,8 @@ export async function checkForwardTargets(
     const at = `forward.${rule.name}.to`;
     let url: URL;
     try {
-      url = parseReplayTarget(rule.to, undefined);
-      const checked = await checkReplayTarget(url, {
+      url = parseTarget(rule.to);
+      const checked = await checkTarget(url, {
         policy: options.policy,
         selfAddresses: options.selfAddresses.map((self) => ({
           ...self,
@@ -56,17 +54,12 @@ export async function checkForwardTargets(
       );
       if (itself) throw new ConfigError(`${at}: ${url.host}${url.pathname} is switchboard itself`);
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      if (error instanceof AppError && error.code === 'invalid_argument') {
-        throw new ConfigError(`${at}: refused: ${reasonOf(error)}`);
-      }
-      if (error instanceof AppError) {
-        // A name that does not resolve now may resolve later; each attempt checks again.
-        options.logger.warn({ rule: rule.name, reason: error.message }, 'forward target could not be checked yet');
-        targets.set(rule.name, parseReplayTarget(rule.to, undefined));
-        continue;
-      }
-      throw error;
+      if (!(error instanceof DeliveryFailure)) throw error;
+      if (error.code === 'refused') throw new ConfigError(`${at}: refused: ${error.detail}`);
+      // A name that does not resolve now may resolve later; each attempt checks again.
+      options.logger.warn({ rule: rule.name, reason: error.detail }, 'forward target could not be checked yet');
+      targets.set(rule.name, parseTarget(rule.to));
+      continue;
     }
     targets.set(rule.name, url);
   }

@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { failedItsCheck, type ForwardRuleConfig } from '../config/forward-rules.ts';
-import { AppError } from '../errors/app-error.ts';
-import type { Outbound } from '../outbound/deliver-event.ts';
+import type { DeliverResult, Outbound } from '../outbound/deliver-event.ts';
+import type { DeliveryFailure } from '../outbound/delivery-failure.ts';
 import { displayTarget } from '../outbound/send-request.ts';
 import type { AttemptRecord, ClaimedDelivery, DeliveryRepository, SettleOutcome, Settlement } from '../store/index.ts';
 import { nextAttemptDelayMs } from './backoff.ts';
@@ -48,10 +48,27 @@ export interface ForwardDispatcher {
   stop(drainMs: number): Promise<void>;
 }
 
-/** The transport error's reason without the "replay to <target> failed:" framing replay uses. */
-function attemptError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/^replay to \S+ failed: /, '').replace(/^replay target refused: /, 'target refused: ');
+/** An attempt's error as the delivery history shows it: a failure as it is, a refusal said to be one. */
+const attemptError = (failure: DeliveryFailure): string =>
+  failure.code === 'refused' ? `target refused: ${failure.detail}` : failure.detail;
+
+const NO_ANSWER = { status: null, excerpt: null, contentType: null } as const;
+
+/** The attempt's row, from what the sending path answered: any 2xx delivered it, nothing else did. */
+function attemptRecord(result: DeliverResult, startedAt: Date, elapsedMs: number, interrupted: boolean): AttemptRecord {
+  if (!result.ok) {
+    const error = interrupted ? 'interrupted by shutdown' : attemptError(result.failure);
+    return { ...NO_ANSWER, startedAt, ms: elapsedMs, error };
+  }
+  const ok = result.status >= 200 && result.status <= 299;
+  return {
+    startedAt,
+    status: result.status,
+    ms: result.ms,
+    error: ok ? null : `consumer answered ${result.status}`,
+    excerpt: result.excerpt ?? null,
+    contentType: result.contentType ?? null,
+  };
 }
 
 export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDispatcher {
@@ -153,8 +170,9 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
             retryInMs: nextAttemptDelayMs(rule.backoff, failedSoFar, { status, retryAfter }, random, Date.now()),
           };
     const { event } = delivery;
+    const elapsedMs = (): number => Math.round((performance.now() - started) * 100) / 100;
     try {
-      const outcome = await deps.outbound.deliver({
+      const result = await deps.outbound.deliver({
         event,
         url: worker.url,
         timeoutMs: rule.timeoutMs,
@@ -165,35 +183,21 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
         // One kept-alive pinned connection pool per rule (see docs/adr on connection reuse).
         keepAliveKey: `forward:${rule.name}`,
       });
-      const ok = outcome.status >= 200 && outcome.status <= 299;
-      record = {
-        startedAt,
-        status: outcome.status,
-        ms: outcome.ms,
-        error: ok ? null : `consumer answered ${outcome.status}`,
-        excerpt: outcome.excerpt ?? null,
-        contentType: outcome.contentType ?? null,
-      };
-      settlement = ok ? { state: 'delivered' } : failure(outcome.status, outcome.retryAfter);
+      record = attemptRecord(result, startedAt, elapsedMs(), cancel.signal.aborted);
+      if (!result.ok) settlement = failure(null, undefined);
+      else if (record.error === null) settlement = { state: 'delivered' };
+      else settlement = failure(result.status, result.retryAfter);
     } catch (error) {
-      const interrupted = cancel.signal.aborted;
-      if (!(error instanceof AppError) && !interrupted) {
-        deps.logger.error(
-          { err: error, deliveryId: delivery.id, rule: rule.name },
-          'forward attempt failed unexpectedly',
-        );
-      }
-      record = {
-        startedAt,
-        status: null,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        error: interrupted ? 'interrupted by shutdown' : attemptError(error),
-        excerpt: null,
-        contentType: null,
-      };
-      // Cut short by shutdown: due again at once, for whichever instance runs next.
-      settlement = interrupted ? { state: 'failed', retryInMs: 0 } : failure(null, undefined);
+      // Not a refusal or a transport failure (those come back as results): a bug, logged whole.
+      deps.logger.error(
+        { err: error, deliveryId: delivery.id, rule: rule.name },
+        'forward attempt failed unexpectedly',
+      );
+      record = { ...NO_ANSWER, startedAt, ms: elapsedMs(), error: 'internal error (see the server log)' };
+      settlement = failure(null, undefined);
     }
+    // Cut short by shutdown: due again at once, for whichever instance runs next.
+    if (cancel.signal.aborted && record.status === null) settlement = { state: 'failed', retryInMs: 0 };
     const seconds = (performance.now() - started) / 1000;
     await settle({ delivery, attempt: record, settlement });
     deps.onAttempt?.(rule.name, settlement.state, seconds);

@@ -3,25 +3,25 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/index.ts';
 
 /**
- * What a replay carries to prove itself, for the log and the replay result (never the value):
+ * What a delivery carries to prove itself, for the log and the replay result (never the value):
  * a fresh signature, the configured token, the stored event's original signature headers (an
  * asymmetric scheme, which switchboard cannot sign: it holds only the public key), or nothing.
  */
 export type CredentialKind = 'signature' | 'token' | 'original' | 'none';
 
-export interface ReplayCredentials {
+export interface DeliveryCredentials {
   kind: CredentialKind;
   /** Why nothing was attached, when kind is none. */
   reason: string | undefined;
   headers: Record<string, string>;
 }
 
-/** Lower-cased names whose stored values are secrets or signatures: replay must never copy them. */
+/** Lower-cased names whose stored values are secrets or signatures: a delivery must never copy them. */
 export function secretHeadersOf(config: ProviderConfig | undefined): readonly string[] {
   return config?.family === 'webhook' ? config.preset.sensitiveHeaders : [];
 }
 
-const none = (reason: string): ReplayCredentials => ({ kind: 'none', reason, headers: {} });
+const none = (reason: string): DeliveryCredentials => ({ kind: 'none', reason, headers: {} });
 
 export interface CredentialInput {
   body: Buffer;
@@ -32,28 +32,16 @@ export interface CredentialInput {
 }
 
 /**
- * Why an event may not be replayed with credentials, or undefined when it may (it passed its
- * check, or it has none to pass). The message is the caller's: it says why and what to do.
- */
-export function failedArrivalMessage(event: Pick<StoredEvent, 'trustMode' | 'passedCheck'>): string | undefined {
-  if (event.passedCheck !== false) return undefined;
-  const remedy = 'Pass `unsigned: true` to send the stored bytes without any signature or token.';
-  return event.trustMode === 'signed'
-    ? `this event failed signature verification on arrival; replaying it signed would make it look genuine. ${remedy}`
-    : `this event did not pass its token check on arrival; replaying it with the token would make it look genuine. ${remedy}`;
-}
-
-/**
  * Signs the payload afresh with the FIRST configured secret, or attaches the first configured
  * token: during a rotation the operator lists the secret the consumer already knows first.
- * `replay.resign: false` turns both off: a consumer that checks then rejects the replay, which is
+ * `replay.resign: false` turns both off: a consumer that checks then rejects the delivery, which is
  * what an operator who does not want switchboard to hold a sender's authority asked for.
  *
  * Trust is never laundered: credentials go only with an event that passed this same kind of check
  * when it arrived. An event stored while its provider checked nothing (open) or checked another
  * way gets none, even if the provider is configured to sign now.
  */
-export function replayCredentials(config: ProviderConfig | undefined, input: CredentialInput): ReplayCredentials {
+export function deliveryCredentials(config: ProviderConfig | undefined, input: CredentialInput): DeliveryCredentials {
   if (config === undefined) return none('provider no longer configured');
   if (config.family === 'queue') return none('queue provider');
   const { preset } = config;

@@ -7,24 +7,24 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { AppError, invalidArgument } from '../errors/app-error.ts';
 import type { StoredEvent } from '../store/index.ts';
-import { replayCredentials, secretHeadersOf, type CredentialKind, type ReplayCredentials } from './credentials.ts';
+import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
+import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
 import {
-  assembleReplayHeaders,
-  replayHeaderSelection,
+  assembleDeliveryHeaders,
+  deliveryHeaderSelection,
   selectStoredHeaders,
   type OutgoingHeaders,
 } from './outgoing-headers.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { sendRequest, type SendOutcome } from './send-request.ts';
 import {
-  checkReplayTarget,
+  checkTarget,
   createGuardedDispatcher,
   createTargetPolicy,
   normaliseIp,
-  parseReplayTarget,
-  type CheckedReplayTarget,
+  parseTarget,
+  type CheckedTarget,
   type ConnectAttempt,
   type RawConnector,
   type Resolver,
@@ -34,7 +34,7 @@ import {
 
 export interface OutboundOptions {
   providers: readonly ProviderConfig[];
-  /** Host names, IPs and CIDRs reachable besides loopback (replay.allow). */
+  /** Host names, IPs and CIDRs reachable besides loopback (outbound.allow). */
   allow: readonly string[];
   /** switchboard's own listening addresses, asked per delivery because they are known only after listen. */
   selfAddresses: () => readonly SelfAddress[];
@@ -60,7 +60,7 @@ export interface OutboundOptions {
  */
 export type DeliveryStage = 'event' | 'target' | 'resolve' | 'send';
 
-/** How far one delivery got, filled in as it goes: the replay audit trail records it. */
+/** How far one delivery got, filled in as it goes: replay's audit trail records it. */
 export interface DeliveryTrace {
   stage: DeliveryStage;
   targetUrl: string | null;
@@ -72,7 +72,7 @@ export interface DeliveryTrace {
 
 export interface DeliverRequest {
   event: StoredEvent;
-  /** Parsed and syntax-checked (parseReplayTarget); resolved and policy-checked here. */
+  /** Parsed and syntax-checked (parseTarget); resolved and policy-checked here. */
   url: URL;
   timeoutMs: number;
   /** Send no signature and no token, whatever the provider could attach. */
@@ -92,17 +92,23 @@ export interface DeliverRequest {
 }
 
 export interface DeliverOutcome extends SendOutcome {
-  target: CheckedReplayTarget;
+  target: CheckedTarget;
 }
+
+/**
+ * What became of one delivery: any HTTP answer is an outcome (ok, whatever its status); a refusal
+ * or a transport failure is a structured failure each caller words its own way.
+ */
+export type DeliverResult = ({ ok: true } & DeliverOutcome) | { ok: false; failure: DeliveryFailure };
 
 export interface Outbound {
   /**
    * Resolves and checks the target, pins the connection to the checked address, refuses a loop
    * into switchboard or a return to the event's sender, then POSTs the stored bytes with the
-   * allowed stored headers and, for an event that passed its check, fresh credentials. Any HTTP
-   * answer is an outcome; refusals are invalid_argument, transport failures replay_failed.
+   * allowed stored headers and, for an event that passed its check, fresh credentials. Refusals
+   * and transport failures come back as `{ ok: false, failure }`; anything else it throws is a bug.
    */
-  deliver(request: DeliverRequest): Promise<DeliverOutcome>;
+  deliver(request: DeliverRequest): Promise<DeliverResult>;
   /** The policy every delivery is checked against (config load checks forward targets with it). */
   policy: TargetPolicy;
   /** The webhook routes switchboard serves, for the loop check. */
@@ -119,7 +125,7 @@ interface KeptConnection {
 
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
-  // Built at startup so a bad replay.allow entry stops the server, not a delivery.
+  // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
   const policy = options.policy ?? createTargetPolicy({ allow: options.allow });
   const providers = new Map<string, ProviderConfig>(options.providers.map((p) => [p.name, p]));
   // The route table ingest serves, custom routes included: a delivery into any of them re-ingests.
@@ -127,9 +133,9 @@ export function createOutbound(options: OutboundOptions): Outbound {
 
   function headersFor(request: DeliverRequest, provider: ProviderConfig | undefined): OutgoingHeaders {
     const { event } = request;
-    const credentials: ReplayCredentials = request.unsigned
+    const credentials: DeliveryCredentials = request.unsigned
       ? { kind: 'none', reason: 'unsigned', headers: {} }
-      : replayCredentials(provider, {
+      : deliveryCredentials(provider, {
           body: event.payload,
           storedHeaders: event.headers,
           nowMs: now(),
@@ -150,8 +156,8 @@ export function createOutbound(options: OutboundOptions): Outbound {
         'event sent without credentials',
       );
     }
-    const selection = replayHeaderSelection(provider, secretHeadersOf(provider));
-    const headers = assembleReplayHeaders({
+    const selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
+    const headers = assembleDeliveryHeaders({
       eventId: event.id,
       contentType: event.contentType,
       copied: selectStoredHeaders(event.headers, selection),
@@ -161,7 +167,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
     return headers;
   }
 
-  async function deliver(request: DeliverRequest): Promise<DeliverOutcome> {
+  async function send(request: DeliverRequest): Promise<DeliverOutcome> {
     const { event, trace } = request;
     const provider = providers.get(event.provider);
     if (trace) {
@@ -182,16 +188,14 @@ export function createOutbound(options: OutboundOptions): Outbound {
     };
     // Resolved and checked on every delivery, a kept connection included: a name that now points
     // somewhere the policy refuses is refused here, before any socket is used.
-    const target = await checkReplayTarget(parseReplayTarget(request.url.href, undefined), checkOptions).catch(
-      (error: unknown) => {
-        if (trace) {
-          trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
-          // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
-          if (trace.resolvedIp !== null && normaliseIp(trace.resolvedIp) === undefined) trace.resolvedIp = null;
-        }
-        throw error;
-      },
-    );
+    const target = await checkTarget(parseTarget(request.url.href), checkOptions).catch((error: unknown) => {
+      if (trace) {
+        trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
+        // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
+        if (trace.resolvedIp !== null && normaliseIp(trace.resolvedIp) === undefined) trace.resolvedIp = null;
+      }
+      throw error;
+    });
     const key = request.keepAliveKey;
     // The pin a kept connection may serve: same origin, same checked addresses, same self addresses.
     const pin = JSON.stringify([target.origin, target.addresses, selfAddresses]);
@@ -234,13 +238,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
       });
       if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
         // Something answered, but not with HTTP as the contract knows it.
-        throw new AppError(
-          'replay_failed',
-          `replay target answered with status ${outcome.status}, which is not an HTTP status`,
-          {
-            reason: 'no_answer',
-          },
-        );
+        throw failed('no_answer', `the target answered with status ${outcome.status}, which is not an HTTP status`);
       }
       return { ...outcome, target };
     } catch (error) {
@@ -249,6 +247,15 @@ export function createOutbound(options: OutboundOptions): Outbound {
       throw error;
     } finally {
       if (key === undefined) dispatcher.destroy().catch(() => undefined);
+    }
+  }
+
+  async function deliver(request: DeliverRequest): Promise<DeliverResult> {
+    try {
+      return { ok: true, ...(await send(request)) };
+    } catch (error) {
+      if (error instanceof DeliveryFailure) return { ok: false, failure: error };
+      throw error;
     }
   }
 
@@ -279,20 +286,20 @@ function observePolicy(inner: TargetPolicy): {
   refused: () => string | undefined;
   allowed: () => string | undefined;
 } {
-  let refused: string | undefined;
+  let refusedAddress: string | undefined;
   let allowed: string | undefined;
   const policy: TargetPolicy = {
     check(hostname, address) {
       const verdict = inner.check(hostname, address);
       if (verdict.allowed) allowed ??= verdict.address;
-      else refused ??= verdict.address;
+      else refusedAddress ??= verdict.address;
       return verdict;
     },
     assertAllowed(hostname, address) {
       const verdict = policy.check(hostname, address);
-      if (!verdict.allowed) throw invalidArgument(verdict.message);
+      if (!verdict.allowed) throw refused('target_not_allowed', verdict.detail);
       return { address: verdict.address, family: verdict.family };
     },
   };
-  return { policy, refused: () => refused, allowed: () => allowed };
+  return { policy, refused: () => refusedAddress, allowed: () => allowed };
 }

@@ -4,8 +4,12 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../sanitize/sanitize-headers.ts';
 import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
 
-/** Marks every replayed request, so a consumer (or its logs) can tell a replay from a live delivery. */
-export const REPLAY_MARKER_HEADER = 'x-switchboard-replay';
+/**
+ * Names the stored event on every request the sending path makes, replayed or forwarded, so a
+ * consumer (or its logs) can tell a request from switchboard from a provider's own delivery. The
+ * header's name is the wire contract's since replay came first; forwarding documents it too.
+ */
+export const EVENT_ID_HEADER = 'x-switchboard-replay';
 
 export type OutgoingHeaders = Record<string, string | string[]>;
 
@@ -16,14 +20,14 @@ interface EventHeaderAllowList {
 
 /**
  * Per preset, the stored headers a consumer routes or dedupes on. Deliberately an allow-list: a
- * stored header that is not known to be harmless is not replayed, because stored headers include
+ * stored header that is not known to be harmless is not sent, because stored headers include
  * whatever a sender (or a proxy in front of switchboard) added, and an unknown name may be a
  * credential that ingest had no reason to redact.
  *
  * Left out on purpose:
  * - signature and timestamp headers: redacted in storage, and re-signing produces fresh ones;
  * - x-slack-retry-num / x-slack-retry-reason: many Slack apps ack-and-ignore retries, so a replay
- *   carrying them would be silently dropped by the very consumer being debugged;
+ *   or forward carrying them would be silently dropped by the very consumer being debugged;
  * - x-gitlab-token and other token headers: only ever the configured token, added by re-signing.
  */
 const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> = {
@@ -65,8 +69,8 @@ const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> =
 };
 
 /**
- * The sender's user agent is replayed too: it is not secret, and some consumers branch on it
- * (`GitHub-Hookshot/…`). The marker header is what tells a replay apart.
+ * The sender's user agent is sent too: it is not secret, and some consumers branch on it
+ * (`GitHub-Hookshot/…`). EVENT_ID_HEADER is what tells switchboard's requests apart.
  */
 const COMMON_HEADERS: readonly string[] = ['user-agent'];
 
@@ -84,12 +88,12 @@ const NEVER_COPIED: readonly string[] = [
   'expect',
   'forwarded',
   'x-real-ip',
-  REPLAY_MARKER_HEADER,
+  EVENT_ID_HEADER,
 ];
 const NEVER_COPIED_PREFIXES: readonly string[] = ['x-forwarded-', 'proxy-'];
 
 // undici refuses header values with control characters; stored HTTP headers cannot hold them, but a
-// value that somehow does is dropped rather than failing the whole replay.
+// value that somehow does is dropped rather than failing the whole delivery.
 const SENDABLE_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
 
 function headerSourceName(spec: string | undefined): string | undefined {
@@ -98,7 +102,7 @@ function headerSourceName(spec: string | undefined): string | undefined {
   return name === '' ? undefined : name;
 }
 
-export interface ReplayHeaderSelection {
+export interface DeliveryHeaderSelection {
   /** Lower-cased names allowed through. */
   names: ReadonlySet<string>;
   prefixes: readonly string[];
@@ -113,10 +117,10 @@ export interface ReplayHeaderSelection {
  * Queue events copy nothing: their "headers" are message fields, data rather than HTTP metadata.
  * An event whose provider is no longer configured gets only the common headers.
  */
-export function replayHeaderSelection(
+export function deliveryHeaderSelection(
   provider: ProviderConfig | undefined,
   secretHeaders: readonly string[],
-): ReplayHeaderSelection {
+): DeliveryHeaderSelection {
   const refused = new Set(secretHeaders.map((n) => n.toLowerCase()));
   if (provider?.family === 'queue') return { names: new Set(), prefixes: [], refused };
   const names = new Set(COMMON_HEADERS);
@@ -134,14 +138,14 @@ export function replayHeaderSelection(
   return { names, prefixes, refused };
 }
 
-function isCopyable(name: string, selection: ReplayHeaderSelection): boolean {
+function isCopyable(name: string, selection: DeliveryHeaderSelection): boolean {
   if (NEVER_COPIED.includes(name) || NEVER_COPIED_PREFIXES.some((p) => name.startsWith(p))) return false;
   if (selection.refused.has(name)) return false;
   return selection.names.has(name) || selection.prefixes.some((p) => name.startsWith(p));
 }
 
-/** The replay-safe subset of stored headers. Any header with a redacted value is dropped whole. */
-export function selectStoredHeaders(stored: EventHeaders, selection: ReplayHeaderSelection): OutgoingHeaders {
+/** The subset of stored headers safe to send. Any header with a redacted value is dropped whole. */
+export function selectStoredHeaders(stored: EventHeaders, selection: DeliveryHeaderSelection): OutgoingHeaders {
   const out: OutgoingHeaders = {};
   for (const [rawName, value] of Object.entries(stored)) {
     const name = rawName.toLowerCase();
@@ -163,12 +167,12 @@ export interface AssembleHeadersInput {
   credentials: Readonly<Record<string, string>>;
 }
 
-export function assembleReplayHeaders(input: AssembleHeadersInput): OutgoingHeaders {
+export function assembleDeliveryHeaders(input: AssembleHeadersInput): OutgoingHeaders {
   const headers: OutgoingHeaders = { ...input.copied };
   for (const [name, value] of Object.entries(input.credentials)) headers[name.toLowerCase()] = value;
   if (input.contentType !== null && input.contentType !== '' && SENDABLE_VALUE.test(input.contentType)) {
     headers['content-type'] = input.contentType;
   }
-  headers[REPLAY_MARKER_HEADER] = input.eventId;
+  headers[EVENT_ID_HEADER] = input.eventId;
   return headers;
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
-import { RESPONSE_CONTENT_TYPE_LIMITS, type ReplayErrorReason } from '../../generated/constants.ts';
-import { AppError } from '../errors/app-error.ts';
+import { RESPONSE_CONTENT_TYPE_LIMITS } from '../../generated/constants.ts';
+import { DeliveryFailure, failed, type DeliveryFailureReason } from './delivery-failure.ts';
 import type { OutgoingHeaders } from './outgoing-headers.ts';
 
 /** How much of a consumer's answer is read before the stream is dropped: enough to let it finish writing. */
@@ -68,8 +68,8 @@ const stringProp = (value: unknown, key: 'code' | 'name'): string | undefined =>
   return typeof prop === 'string' ? prop : undefined;
 };
 
-/** Each transport code: what it means, and the history's reason (connected, or never got that far). */
-const REASONS: Readonly<Record<string, readonly [text: string, reason: ReplayErrorReason]>> = {
+/** Each transport code: what it means, and the failure's reason (connected, or never got that far). */
+const REASONS: Readonly<Record<string, readonly [text: string, reason: DeliveryFailureReason]>> = {
   ECONNREFUSED: ['connection refused', 'could_not_connect'],
   ECONNRESET: ['connection reset before an answer', 'no_answer'],
   EPIPE: ['connection closed while sending', 'no_answer'],
@@ -87,50 +87,39 @@ const REASONS: Readonly<Record<string, readonly [text: string, reason: ReplayErr
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_ABORTED']);
 
 /**
- * Turns whatever undici rejected with into the contract's error. Policy refusals raised while
- * connecting (AppError) pass through unchanged. The message names the target and a reason code,
- * never the request headers, so no signature or token can leak through it.
+ * Turns whatever undici rejected with into a DeliveryFailure. Refusals raised while connecting
+ * (the policy, checked again per connection) pass through unchanged. The detail names a reason
+ * code, never the request headers, so no signature or token can leak through it.
  */
-export function transportFailure(error: unknown, url: string, timeoutMs: number): AppError {
+export function transportFailure(error: unknown, timeoutMs: number): DeliveryFailure {
   const chain = errorChain(error);
-  const appError = chain.find((e): e is AppError => e instanceof AppError);
-  if (appError) return appError;
+  const known = chain.find((e): e is DeliveryFailure => e instanceof DeliveryFailure);
+  if (known) return known;
 
-  const target = displayTarget(url);
   const codes = chain.map((e) => stringProp(e, 'code')).filter((c): c is string => c !== undefined);
   const names = chain.map((e) => stringProp(e, 'name')).filter((n): n is string => n !== undefined);
 
   if (names.includes('TimeoutError') || names.includes('AbortError') || codes.some((c) => TIMEOUT_CODES.has(c))) {
-    return new AppError('replay_failed', `replay to ${target} failed: no answer within ${timeoutMs} ms`, {
-      cause: error,
-      reason: 'no_answer',
-    });
+    return failed('no_answer', `no answer within ${timeoutMs} ms`, error);
   }
-  const known = codes.find((c) => REASONS[c] !== undefined);
-  const [text, reason] = known === undefined ? [] : (REASONS[known] ?? []);
-  if (known !== undefined && text !== undefined) {
-    return new AppError('replay_failed', `replay to ${target} failed: ${text} (${known})`, { cause: error, reason });
+  const code = codes.find((c) => REASONS[c] !== undefined);
+  const [text, reason] = code === undefined ? [] : (REASONS[code] ?? []);
+  if (code !== undefined && text !== undefined && reason !== undefined) {
+    return failed(reason, `${text} (${code})`, error);
   }
-  if (names.includes('HTTPParserError')) {
-    return new AppError('replay_failed', `replay to ${target} failed: the answer was not valid HTTP/1.1`, {
-      cause: error,
-      reason: 'no_answer',
-    });
-  }
+  if (names.includes('HTTPParserError')) return failed('no_answer', 'the answer was not valid HTTP/1.1', error);
   const tls = codes.find(
     (c) => c.startsWith('ERR_TLS_') || c.startsWith('ERR_SSL_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(c),
   );
-  if (tls !== undefined) {
-    return new AppError('replay_failed', `replay to ${target} failed: TLS handshake failed (${tls})`, { cause: error });
-  }
+  if (tls !== undefined) return failed('could_not_connect', `TLS handshake failed (${tls})`, error);
   const label = codes[0] ?? names.find((n) => n !== 'Error') ?? 'unknown error';
-  return new AppError('replay_failed', `replay to ${target} failed: transport error (${label})`, { cause: error });
+  return failed('could_not_connect', `transport error (${label})`, error);
 }
 
 /**
  * Reads a little of the answer, then drops the stream. Reading lets a consumer finish writing its
  * response instead of seeing a reset; the bound keeps a consumer that streams forever (or a huge
- * file) from holding the replay. Failures here are ignored: the status line already arrived.
+ * file) from holding the delivery. Failures here are ignored: the status line already arrived.
  * Returns the first excerptBytes read (and whether there was more), for the excerpt.
  */
 async function drainBounded(
@@ -174,12 +163,12 @@ export function responseExcerpt(head: Buffer, more: boolean): string | undefined
 /**
  * One POST of the stored bytes. Redirects are not followed (undici's request() never does unless
  * a redirect interceptor is composed on, and the guarded dispatcher has none), so a 3xx comes back
- * as the outcome. Any HTTP answer is an outcome; only transport failures throw (replay_failed).
+ * as the outcome. Any HTTP answer is an outcome; only transport failures throw (a DeliveryFailure).
  */
 export async function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
   const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
   // One deadline for connect + send + status line + the bounded read, on top of undici's own
-  // idle timeouts, so a consumer that trickles bytes cannot stretch the replay past timeoutMs.
+  // idle timeouts, so a consumer that trickles bytes cannot stretch the delivery past timeoutMs.
   const deadline = AbortSignal.timeout(input.timeoutMs);
   const signal = input.signal ? AbortSignal.any([deadline, input.signal]) : deadline;
   const started = performance.now();
@@ -195,7 +184,7 @@ export async function sendRequest(input: SendRequestInput): Promise<SendOutcome>
       signal,
     });
   } catch (error) {
-    throw transportFailure(error, input.url, input.timeoutMs);
+    throw transportFailure(error, input.timeoutMs);
   }
   const ms = Math.round((performance.now() - started) * 100) / 100;
   const { head, more } = await drainBounded(response.body, limit, RESPONSE_EXCERPT_BYTES);

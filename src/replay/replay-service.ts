@@ -2,11 +2,10 @@ import type { ReplayResult } from '../../generated/types.ts';
 import { validateReplayResult } from '../../generated/validators.js';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
-import type { EventStore, ReplayAttemptRepository } from '../store/index.ts';
-import { failedArrivalMessage } from '../outbound/credentials.ts';
+import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/index.ts';
 import { createOutbound, type Outbound, type OutboundOptions } from '../outbound/deliver-event.ts';
-import { parseReplayTarget } from '../outbound/target-policy/index.ts';
 import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
+import { chooseReplayTarget, replayError } from './replay-target.ts';
 import { replaySigned } from './replay-signed.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 
@@ -16,16 +15,33 @@ type SendingOptions = Pick<
   'selfAddresses' | 'logger' | 'policy' | 'resolver' | 'connect' | 'onConnect' | 'now' | 'responseBodyLimitBytes'
 >;
 
-export interface ReplayServiceDeps extends SendingOptions {
+export interface ReplayServiceOptions extends SendingOptions {
   store: Pick<EventStore, 'get'>;
   attempts: Pick<ReplayAttemptRepository, 'record'>;
   providers: readonly ProviderConfig[];
   /** ResolvedConfig.replay. */
-  replay: { defaultTarget: string | undefined; allow: readonly string[]; timeoutMs: number };
+  replay: { defaultTarget: string | undefined; timeoutMs: number };
   /** Throws AppError rate_limited when the caller's replay bucket is empty. */
   checkRateLimit?: (caller: string) => void;
-  /** The sending path shared with forwarding; built from the options above when absent. */
-  outbound?: Outbound;
+}
+
+/**
+ * The sending path shared with forwarding, or (tests, tools) what to build one from: where it may
+ * go besides loopback (ResolvedConfig.outbound.allow) and the sending options above.
+ */
+export type ReplayServiceDeps = ReplayServiceOptions &
+  ({ outbound: Outbound; allow?: never } | { outbound?: never; allow: readonly string[] });
+
+/**
+ * Why an event may not be replayed with credentials, or undefined when it may (it passed its
+ * check, or it has none to pass). The message says why and what to do.
+ */
+function failedArrivalMessage(event: Pick<StoredEvent, 'trustMode' | 'passedCheck'>): string | undefined {
+  if (event.passedCheck !== false) return undefined;
+  const remedy = 'Pass `unsigned: true` to send the stored bytes without any signature or token.';
+  return event.trustMode === 'signed'
+    ? `this event failed signature verification on arrival; replaying it signed would make it look genuine. ${remedy}`
+    : `this event did not pass its token check on arrival; replaying it with the token would make it look genuine. ${remedy}`;
 }
 
 /**
@@ -43,7 +59,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
     deps.outbound ??
     createOutbound({
       providers: deps.providers,
-      allow: deps.replay.allow,
+      allow: deps.allow,
       selfAddresses: deps.selfAddresses,
       logger: deps.logger,
       ...(deps.policy ? { policy: deps.policy } : {}),
@@ -79,9 +95,9 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       );
     }
 
-    // No network before this line; parseReplayTarget does not resolve either.
+    // No network before this line; choosing the target does not resolve either.
     state.stage = 'target';
-    const url = parseReplayTarget(request.targetUrl, deps.replay.defaultTarget);
+    const url = chooseReplayTarget(request.targetUrl, deps.replay.defaultTarget);
     state.targetUrl = url.href;
     const outcome = await outbound.deliver({
       event,
@@ -90,6 +106,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       unsigned: state.unsigned,
       trace: state,
     });
+    if (!outcome.ok) throw replayError(outcome.failure, url.href);
     const result: ReplayResult = {
       id: event.id,
       target_url: outcome.target.url,

@@ -158,6 +158,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         attempts: createReplayAttemptRepository(database.pool),
         providers: config.providers,
         replay: config.replay,
+        allow: config.outbound.allow,
         selfAddresses: () => [{ host: '127.0.0.1', port: appPort }],
         checkRateLimit: limiter.checkReplay,
         logger: log,

@@ -164,6 +164,11 @@ const COINCIDENCES: readonly { file: string; line: string; why: string }[] = [
     why: "the trigger command's own HTTP timeout, not replay.timeout_ms",
   },
   {
+    file: 'src/server/start-switchboard.ts',
+    line: 'DEFAULT_DRAIN_TIMEOUT_MS = 10_000',
+    why: "the shutdown drain's bound (SWITCHBOARD_DRAIN_TIMEOUT_MS), not replay.timeout_ms",
+  },
+  {
     file: 'src/presets/hmac.ts',
     line: "algorithm: 'sha256'",
     why: "compareSha256: the providers' own fixed schemes, not the generic-hmac default",

@@ -1,19 +1,18 @@
 /**
- * A real switchboard ingest path for tests: createApp with the ingest surface, the PostgreSQL
- * store on a fresh database, and the LISTEN/NOTIFY bus, served on 127.0.0.1 port 0.
+ * A real switchboard for ingest tests: the product's wiring (buildSurfaces) with the given
+ * providers, on a fresh database, served on 127.0.0.1 port 0. No background jobs of its own.
  */
 import type { Server } from 'node:http';
 import { sql } from 'slonik';
 import type { Provider } from '../../generated/types.ts';
-import { createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
-import { createApp } from '../../src/http/create-app.ts';
-import { createIngestSurface, type IngestSurfaceOptions } from '../../src/ingest/ingest-surface.ts';
+import type { PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
+import { resolveConfig } from '../../src/config/resolve-config.ts';
+import type { IngestSurfaceOptions } from '../../src/ingest/ingest-surface.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { EventStore, StoredEvent } from '../../src/store/event-store.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import type { PgEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
-import { providersFrom } from '../support/providers.ts';
-import { listenLocal } from '../support/local-server.ts';
+import { serveSurfaces } from '../support/serve-surfaces.ts';
 
 export interface Harness {
   url: string;
@@ -40,27 +39,22 @@ export interface HarnessOptions extends Partial<Pick<IngestSurfaceOptions, 'now'
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const db = options.db ?? (await freshDatabase({ maximumPoolSize: 10 }));
-  const store = createEventStore(db.pool);
-  const bus = createPostgresEventBus({ databaseUrl: db.url, logger: silentLogger });
-  await bus.ready();
-  const logger = options.logger ?? silentLogger;
-  const app = createApp({
-    logger,
-    isDatabaseUp: async () => true,
-    trustProxy: options.trustProxy ?? false,
-    surfaces: [
-      createIngestSurface({
-        providers: providersFrom(options.providers),
-        store: options.store ?? store,
-        logger,
-        now: options.now,
-        groupCommit: options.groupCommit,
-        commitTimeoutMs: options.commitTimeoutMs,
-      }),
-    ],
+  const resolved = resolveConfig({ providers: options.providers });
+  const config = { ...resolved, server: { ...resolved.server, trustProxy: options.trustProxy ?? false } };
+  const served = await serveSurfaces({
+    config,
+    logger: options.logger ?? silentLogger,
+    pool: db.pool,
+    databaseUrl: db.url,
+    overrides: {
+      withoutJobs: { queueConnection: 'connecting' },
+      ...(options.store ? { store: options.store } : {}),
+      ingest: { now: options.now, groupCommit: options.groupCommit, commitTimeoutMs: options.commitTimeoutMs },
+      // Health is not under test here; it stays up while a test takes its store's database away.
+      isDatabaseUp: async () => true,
+    },
   });
-  const listening = await listenLocal(app.callback());
-  const { server } = listening;
+  const { store, bus } = served.surfaces;
 
   const rows = async (provider?: string): Promise<StoredEvent[]> => {
     const ids = await db.pool.anyFirst(
@@ -73,16 +67,15 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   };
 
   return {
-    url: listening.origin,
+    url: served.url,
     db,
     store,
     bus,
-    server,
+    server: served.server,
     rows,
     rawRows: async () => (await db.pool.anyFirst(sql.unsafe`SELECT row_to_json(events)::text FROM events`)).map(String),
     async close() {
-      await listening.close();
-      await bus.close();
+      await served.close();
       if (options.db === undefined) await db.close();
     },
   };

@@ -6,7 +6,7 @@ import { validateReplayHistory } from '../../generated/validators.js';
 import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { forbiddenResolver } from './target-policy/test-helpers.ts';
+import { forbiddenResolver } from '../outbound/target-policy/test-helpers.ts';
 import {
   countingLimiter,
   expectAppError,
@@ -207,7 +207,7 @@ describe('audit trail', () => {
     );
     // Answers nothing until the replay gives up.
     consumer.handle(() => undefined);
-    const impatient = kit.service({ replay: { defaultTarget: undefined, allow: [], timeoutMs: 300 } });
+    const impatient = kit.service({ replay: { defaultTarget: undefined, timeoutMs: 300 } });
     await expectAppError(impatient.replay({ eventId: passedId, targetUrl: consumer.url(), caller }), 'replay_failed');
     consumer.handle((_req, res) => res.end('ok'));
 

@@ -2,9 +2,10 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { validateReplayResult } from '../../generated/validators.js';
-import { REPLAY_MARKER_HEADER } from '../../src/outbound/outgoing-headers.ts';
+import { EVENT_ID_HEADER } from '../../src/outbound/outgoing-headers.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { expectAppError, NEVER_SENT, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
+import { NEVER_SENT } from '../outbound/never-sent.ts';
+import { expectAppError, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
@@ -180,12 +181,12 @@ describe('what is sent', () => {
         'x-github-hook-installation-target-id',
         'x-github-hook-installation-target-type',
         'x-hub-signature-256',
-        REPLAY_MARKER_HEADER,
+        EVENT_ID_HEADER,
         // undici's own connection header (keep-alive) is the only one not chosen by replay.
         ...(received.headers.connection === undefined ? [] : ['connection']),
       ].sort(),
     );
-    expect(received.headers[REPLAY_MARKER_HEADER]).toBe(event.id);
+    expect(received.headers[EVENT_ID_HEADER]).toBe(event.id);
     expect(received.headers.host).toBe(`127.0.0.1:${consumer.port}`);
     expect(received.headers['user-agent']).toBe('GitHub-Hookshot/1a2b3c4');
     expect(received.headers['x-github-event']).toBe('issues');
@@ -231,7 +232,7 @@ describe('what is sent', () => {
     expect(received?.body.equals(body)).toBe(true);
     expect(received?.headers['user-agent']).toBeUndefined();
     expect(received?.headers['x-event-type']).toBeUndefined();
-    expect(received?.headers[REPLAY_MARKER_HEADER]).toBe(event.id);
+    expect(received?.headers[EVENT_ID_HEADER]).toBe(event.id);
     expect(received?.headers['content-type']).toBe('application/json');
   });
 
@@ -240,7 +241,7 @@ describe('what is sent', () => {
       rawHeaders: [],
       body: Buffer.from('{}'),
     });
-    const service = kit.service({ replay: { defaultTarget: consumer.url('/default'), allow: [], timeoutMs: 3_000 } });
+    const service = kit.service({ replay: { defaultTarget: consumer.url('/default'), timeoutMs: 3_000 } });
     const result = await service.replay({ eventId: event.id, targetUrl: undefined, caller: 'agent' });
     expect(result.target_url).toBe(consumer.url('/default'));
     expect(consumer.requests.map((r) => r.url)).toEqual(['/default']);
@@ -362,7 +363,7 @@ describe('outcomes', () => {
       // Never answers.
     });
     try {
-      const service = kit.service({ replay: { defaultTarget: undefined, allow: [], timeoutMs: 300 } });
+      const service = kit.service({ replay: { defaultTarget: undefined, timeoutMs: 300 } });
       const started = Date.now();
       await expectAppError(
         service.replay({ eventId, targetUrl: silent.url(), caller: 'agent' }),
@@ -405,7 +406,7 @@ describe('outcomes', () => {
       });
       pump();
     });
-    const service = kit.service({ replay: { defaultTarget: undefined, allow: [], timeoutMs: 10_000 } });
+    const service = kit.service({ replay: { defaultTarget: undefined, timeoutMs: 10_000 } });
     const started = Date.now();
     const result = await service.replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
     expect(result).toMatchObject({ delivered: true, response_status: 200 });

@@ -7,7 +7,7 @@ import {
   refusingConnector,
   scriptedResolver,
   standInConnector,
-} from './target-policy/test-helpers.ts';
+} from '../outbound/target-policy/test-helpers.ts';
 import { expectAppError, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
@@ -119,7 +119,7 @@ describe('choosing the target', () => {
   it('Non-http scheme is rejected before any request: a non-http default target too', async () => {
     const spy = networkSpy();
     const service = kit.service({
-      replay: { defaultTarget: 'file:///var/run/secrets', allow: [], timeoutMs: 3_000 },
+      replay: { defaultTarget: 'file:///var/run/secrets', timeoutMs: 3_000 },
       resolver: spy.resolver.resolver,
       connect: spy.connector.connect,
     });
@@ -169,7 +169,7 @@ describe('SSRF policy on the wire (loopback only)', () => {
     await expectAppError(
       service.replay({ eventId, targetUrl: forbidden.url(), caller: 'ssrf-test' }),
       'invalid_argument',
-      /^replay target refused: 127\.0\.0\.2 is not on replay\.allow$/,
+      /^replay target refused: 127\.0\.0\.2 is not on outbound\.allow$/,
     );
     expect(forbidden.requests).toEqual([]);
     const rows = (await kit.attempts.listForEvent(eventId)).filter((r) => r.caller === 'ssrf-test');
@@ -250,7 +250,8 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     const resolver = scriptedResolver(['10.20.30.40']);
     const connector = standInConnector(consumer.port);
     const service = kit.service({
-      replay: { defaultTarget: undefined, allow: ['consumer.internal'], timeoutMs: 3_000 },
+      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
+      allow: ['consumer.internal'],
       resolver: resolver.resolver,
       connect: connector.connect,
     });
@@ -275,7 +276,8 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     const resolver = scriptedResolver(['10.0.0.5'], ['169.254.169.254']);
     const connector = standInConnector(consumer.port);
     const service = kit.service({
-      replay: { defaultTarget: undefined, allow: ['rebind.test'], timeoutMs: 3_000 },
+      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
+      allow: ['rebind.test'],
       resolver: resolver.resolver,
       connect: connector.connect,
     });
@@ -287,14 +289,15 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   it.each([
     { address: '169.254.169.254', allow: ['0.0.0.0/0', 'metadata.evil.test'], rule: /link-local\/metadata address/ },
     { address: 'fd00:ec2::254', allow: ['::/0', 'metadata.evil.test'], rule: /link-local\/metadata address/ },
-    { address: '203.0.113.9', allow: [], rule: /resolves to 203\.0\.113\.9, and neither is on replay\.allow/ },
+    { address: '203.0.113.9', allow: [], rule: /resolves to 203\.0\.113\.9, and neither is on outbound\.allow/ },
   ])(
     'a name resolving to $address is refused before any socket, even under a broad allow entry',
     async ({ address, allow, rule }) => {
       const resolver = scriptedResolver([address]);
       const connector = refusingConnector();
       const service = kit.service({
-        replay: { defaultTarget: undefined, allow, timeoutMs: 3_000 },
+        replay: { defaultTarget: undefined, timeoutMs: 3_000 },
+        allow,
         resolver: resolver.resolver,
         connect: connector.connect,
       });
@@ -318,14 +321,15 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     const resolver = scriptedResolver(['10.9.9.9', '198.51.100.20']);
     const connector = refusingConnector();
     const service = kit.service({
-      replay: { defaultTarget: undefined, allow: ['sender.test'], timeoutMs: 3_000 },
+      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
+      allow: ['sender.test'],
       resolver: resolver.resolver,
       connect: connector.connect,
     });
     await expectAppError(
       service.replay({ eventId: fromSender, targetUrl: 'http://sender.test/webhooks', caller: 'agent' }),
       'invalid_argument',
-      /sender\.test is 198\.51\.100\.20, the address event .* was received from; replays never go back to the sender/,
+      /sender\.test is 198\.51\.100\.20, the address event .* was received from; events never go back to their sender/,
     );
     expect(connector.attempts).toEqual([]);
   });
@@ -342,7 +346,7 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     expect(result.delivered).toBe(true);
   });
 
-  it('an IP literal outside loopback and replay.allow is refused with no DNS and no socket', async () => {
+  it('an IP literal outside loopback and outbound.allow is refused with no DNS and no socket', async () => {
     const spy = networkSpy();
     const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
     await expectAppError(
@@ -353,7 +357,7 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     await expectAppError(
       service.replay({ eventId, targetUrl: 'http://10.0.0.1:8080/', caller: 'agent' }),
       'invalid_argument',
-      /10\.0\.0\.1 is not on replay\.allow \(loopback only by default\)/,
+      /10\.0\.0\.1 is not on outbound\.allow \(loopback only by default\)/,
     );
     spy.nothingHappened();
   });
@@ -361,7 +365,8 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   it('Unreachable target is replay_failed: a name that does not resolve', async () => {
     const connector = refusingConnector();
     const service = kit.service({
-      replay: { defaultTarget: undefined, allow: ['gone.test'], timeoutMs: 3_000 },
+      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
+      allow: ['gone.test'],
       resolver: async () => {
         throw Object.assign(new Error('getaddrinfo ENOTFOUND gone.test'), { code: 'ENOTFOUND' });
       },

@@ -8,7 +8,7 @@ import type { ProviderConfig } from '../../src/config/resolve-config.ts';
 import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
 import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
-import { createReplayService, type ReplayServiceDeps } from '../../src/replay/replay-service.ts';
+import { createReplayService, type ReplayServiceOptions } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';
 import {
   createEventStore,
@@ -126,7 +126,8 @@ export interface ReplayHarness {
   store: PgEventStore;
   attempts: ReplayAttemptRepository;
   logs: LogCapture;
-  service(overrides?: Partial<ReplayServiceDeps>): ReplayService;
+  /** A service sending on its own path, allowed `allow` (default none) besides loopback. */
+  service(overrides?: Partial<ReplayServiceOptions> & { allow?: readonly string[] }): ReplayService;
 }
 
 export function replayHarness(db: TestDatabase, providers: readonly ProviderConfig[]): ReplayHarness {
@@ -137,14 +138,15 @@ export function replayHarness(db: TestDatabase, providers: readonly ProviderConf
     store,
     attempts,
     logs,
-    service: (overrides = {}) =>
+    service: ({ allow = [], ...overrides } = {}) =>
       createReplayService({
         store,
         attempts,
         providers,
-        replay: { defaultTarget: undefined, allow: [], timeoutMs: 3_000 },
+        replay: { defaultTarget: undefined, timeoutMs: 3_000 },
         selfAddresses: () => [],
         logger: logs.logger,
+        allow,
         ...overrides,
       }),
   };
@@ -164,21 +166,3 @@ export async function expectAppError(action: Promise<unknown>, code: ErrorCode, 
   if (message) expect(appError.message).toMatch(message);
   return appError;
 }
-
-/** Header names that must never reach a consumer, whatever was stored. */
-export const NEVER_SENT = [
-  'cookie',
-  'authorization',
-  'proxy-authorization',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'forwarded',
-  'x-real-ip',
-  'expect',
-];

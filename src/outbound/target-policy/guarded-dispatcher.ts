@@ -1,17 +1,17 @@
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { AppError, invalidArgument } from '../../errors/app-error.ts';
+import { failed, refused } from '../delivery-failure.ts';
 import { normaliseHost, type IpFamily } from './ip-address.ts';
 import {
   assertNoLoop,
-  checkReplayTarget,
+  checkTarget,
   resolveAndCheck,
   systemResolver,
   type CheckedHost,
-  type CheckedReplayTarget,
+  type CheckedTarget,
   type Resolver,
 } from './resolve-target.ts';
 import type { SelfAddress } from './self-loop.ts';
-import { parseReplayTarget } from './target-url.ts';
+import { parseTarget } from './target-url.ts';
 import type { TargetPolicy } from './target-policy.ts';
 
 /**
@@ -42,12 +42,12 @@ export interface GuardedDispatcherOptions {
   /** Called once per approved connection, just before the socket is opened. */
   onConnect?: (attempt: ConnectAttempt) => void;
   /**
-   * The result of checkReplayTarget. When set, the dispatcher serves that origin only, never
+   * The result of checkTarget. When set, the dispatcher serves that origin only, never
    * resolves again, and connects only to `pinned.resolvedIp` (or, if that refuses the connection,
    * the next of `pinned.addresses`), so the audited addresses are the ones used. Without it the dispatcher applies the IP policy per connection but cannot see paths,
    * so it does no loop check.
    */
-  pinned?: CheckedReplayTarget;
+  pinned?: CheckedTarget;
   /** switchboard's own listening addresses; used with `pinned` for the per-request loop check. */
   selfAddresses?: readonly SelfAddress[];
   connectTimeoutMs?: number;
@@ -55,11 +55,11 @@ export interface GuardedDispatcherOptions {
 
 function connectProtocol(protocol: string): 'http:' | 'https:' {
   if (protocol === 'http:' || protocol === 'https:') return protocol;
-  throw invalidArgument(`replay target refused: scheme ${protocol} is not http or https`);
+  throw refused('bad_target', `scheme ${protocol} is not http or https`);
 }
 
 function pinnedHost(
-  pinned: CheckedReplayTarget,
+  pinned: CheckedTarget,
   policy: TargetPolicy,
   hostname: string,
   protocol: string,
@@ -68,9 +68,7 @@ function pinnedHost(
   const host = normaliseHost(hostname);
   const name = host?.kind === 'ip' ? host.address : host?.name;
   if (name !== pinned.hostname || protocol !== pinned.protocol || port !== pinned.port) {
-    throw invalidArgument(
-      `replay target refused: ${protocol}//${hostname}:${port} is not the checked target ${pinned.origin}`,
-    );
+    throw refused('target_not_allowed', `${protocol}//${hostname}:${port} is not the checked target ${pinned.origin}`);
   }
   // Re-applied so a pin built by hand (or against another policy) cannot smuggle an address in.
   return {
@@ -101,7 +99,7 @@ const errorCode = (error: Error): string | undefined =>
  * second lookup never gets that second lookup.
  *
  * Redirects are not followed: this is a plain Agent with no redirect interceptor, so undici's
- * `request()` hands the 3xx back to the caller, which is what the replay result reports. Do not
+ * `request()` hands the 3xx back to the caller, which is what the caller reports. Do not
  * `compose()` interceptors.redirect onto it, and do not use it with `fetch()` unless
  * `redirect: 'manual'`. (A pinned dispatcher would still refuse other origins and loop paths on
  * every dispatch, but the contract is "report the 3xx", not "follow what the policy allows".)
@@ -126,7 +124,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
       const attempt = (index: number): void => {
         const target = checked.addresses[index];
         if (!target) {
-          callback(new AppError('replay_failed', `replay target ${checked.hostname} has no approved address`), null);
+          callback(failed('could_not_connect', `${checked.hostname} has no approved address`), null);
           return;
         }
         try {
@@ -167,8 +165,9 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   const pinToTarget: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
     const origin = opts.origin === undefined ? undefined : new URL(String(opts.origin)).origin;
     if (origin !== pinned.origin) {
-      throw invalidArgument(
-        `replay target refused: ${origin ?? 'a request without an origin'} is not the checked target ${pinned.origin}`,
+      throw refused(
+        'target_not_allowed',
+        `${origin ?? 'a request without an origin'} is not the checked target ${pinned.origin}`,
       );
     }
     for (const { address } of pinned.addresses) {
@@ -182,7 +181,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   return agent.compose(pinToTarget);
 }
 
-export interface ReplayDeliveryOptions {
+export interface PrepareDeliveryOptions {
   policy: TargetPolicy;
   resolver?: Resolver;
   selfAddresses?: readonly SelfAddress[];
@@ -191,25 +190,19 @@ export interface ReplayDeliveryOptions {
   connectTimeoutMs?: number;
 }
 
-export interface ReplayDelivery {
-  /** For the audit log and the replay result's target_url. */
-  target: CheckedReplayTarget;
+export interface PreparedDelivery {
+  /** The checked target: what the caller records and reports. */
+  target: CheckedTarget;
   /** Pass as `{ dispatcher }` to undici `request(target.url, …)`; close it when done. */
   dispatcher: Dispatcher;
 }
 
 /**
- * Everything the replay service needs in one call: pick the target (call arg or default),
- * validate it without touching the network, resolve and check it once, refuse loops, and return
- * a dispatcher pinned to the checked address.
+ * Every check in one call: validate the target without touching the network, resolve and check it
+ * once, refuse loops, and return a dispatcher pinned to the checked address.
  */
-export async function prepareReplayDelivery(
-  rawTarget: string | undefined,
-  defaultTarget: string | undefined,
-  options: ReplayDeliveryOptions,
-): Promise<ReplayDelivery> {
-  const url = parseReplayTarget(rawTarget, defaultTarget);
-  const target = await checkReplayTarget(url, options);
-  const dispatcher = createGuardedDispatcher({ ...options, pinned: target });
-  return { target, dispatcher };
+export async function prepareDelivery(target: string, options: PrepareDeliveryOptions): Promise<PreparedDelivery> {
+  const checked = await checkTarget(parseTarget(target), options);
+  const dispatcher = createGuardedDispatcher({ ...options, pinned: checked });
+  return { target: checked, dispatcher };
 }

@@ -1,4 +1,4 @@
-export { parseReplayTarget } from './target-url.ts';
+export { parseTarget } from './target-url.ts';
 export {
   createTargetPolicy,
   type PolicyVerdict,
@@ -7,23 +7,23 @@ export {
   type TargetPolicyOptions,
 } from './target-policy.ts';
 export {
-  checkReplayTarget,
+  checkTarget,
   resolveAndCheck,
   systemResolver,
   type CheckedHost,
-  type CheckedReplayTarget,
-  type CheckReplayTargetOptions,
+  type CheckedTarget,
+  type CheckTargetOptions,
   type ResolvedAddress,
   type Resolver,
 } from './resolve-target.ts';
 export {
   createGuardedDispatcher,
-  prepareReplayDelivery,
+  prepareDelivery,
   type ConnectAttempt,
   type GuardedDispatcherOptions,
   type RawConnector,
-  type ReplayDelivery,
-  type ReplayDeliveryOptions,
+  type PrepareDeliveryOptions,
+  type PreparedDelivery,
 } from './guarded-dispatcher.ts';
 export { isLoopPronePath, wouldLoopBack, type SelfAddress } from './self-loop.ts';
 export {

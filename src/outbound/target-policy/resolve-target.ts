@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { AppError, invalidArgument } from '../../errors/app-error.ts';
+import { failed, refused } from '../delivery-failure.ts';
 import { normaliseHost, type IpAddress, type IpFamily } from './ip-address.ts';
 import { wouldLoopBack, type SelfAddress } from './self-loop.ts';
 import type { TargetPolicy } from './target-policy.ts';
@@ -35,7 +35,7 @@ export async function resolveAndCheck(
   resolver: Resolver,
 ): Promise<CheckedHost> {
   const host = normaliseHost(hostname);
-  if (!host) throw invalidArgument(`replay target refused: host "${hostname}" is not a valid host name or IP address`);
+  if (!host) throw refused('bad_target', `host "${hostname}" is not a valid host name or IP address`);
 
   if (host.kind === 'ip') {
     return { hostname: host.address, addresses: [policy.assertAllowed(host.address, host.address)] };
@@ -46,7 +46,7 @@ export async function resolveAndCheck(
     candidates = await resolver(host.name);
   } catch (error) {
     const code = error instanceof Error && 'code' in error ? String(error.code) : 'lookup failed';
-    throw new AppError('replay_failed', `replay target ${host.name} could not be resolved (${code})`, { cause: error });
+    throw failed('could_not_resolve', `${host.name} could not be resolved (${code})`, error);
   }
 
   const addresses: IpAddress[] = [];
@@ -55,15 +55,15 @@ export async function resolveAndCheck(
     if (!addresses.some((a) => a.address === ok.address)) addresses.push(ok);
   }
   if (addresses.length === 0) {
-    throw new AppError('replay_failed', `replay target ${host.name} could not be resolved (no addresses)`);
+    throw failed('could_not_resolve', `${host.name} could not be resolved (no addresses)`);
   }
   return { hostname: host.name, addresses };
 }
 
 export const defaultPort = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
 
-/** What the audit log records for one replay, and what a pinned dispatcher connects to. */
-export interface CheckedReplayTarget {
+/** A target as checked: what replay's audit trail records, and what a pinned dispatcher connects to. */
+export interface CheckedTarget {
   /** The full target URL as it will be requested. */
   url: string;
   origin: string;
@@ -81,7 +81,7 @@ export interface CheckedReplayTarget {
   addresses: readonly IpAddress[];
 }
 
-export interface CheckReplayTargetOptions {
+export interface CheckTargetOptions {
   policy: TargetPolicy;
   resolver?: Resolver;
   /** switchboard's own listening addresses, for the loop check. */
@@ -93,8 +93,9 @@ export function assertNoLoop(
   selfAddresses: readonly SelfAddress[],
 ): void {
   if (wouldLoopBack(target, selfAddresses)) {
-    throw invalidArgument(
-      `replay target refused: ${target.display} would loop back into switchboard (its own /mcp endpoint or a webhook route it serves)`,
+    throw refused(
+      'target_not_allowed',
+      `${target.display} would loop back into switchboard (its own /mcp endpoint or a webhook route it serves)`,
     );
   }
 }
@@ -104,9 +105,9 @@ export function assertNoLoop(
  * is both the audit record and the pin for createGuardedDispatcher, so the address logged is the
  * address connected to.
  */
-export async function checkReplayTarget(url: URL, options: CheckReplayTargetOptions): Promise<CheckedReplayTarget> {
+export async function checkTarget(url: URL, options: CheckTargetOptions): Promise<CheckedTarget> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw invalidArgument(`replay target refused: scheme ${url.protocol} is not http or https`);
+    throw refused('bad_target', `scheme ${url.protocol} is not http or https`);
   }
   const checked = await resolveAndCheck(url.hostname, options.policy, options.resolver ?? systemResolver);
   const port = defaultPort(url);
@@ -117,8 +118,7 @@ export async function checkReplayTarget(url: URL, options: CheckReplayTargetOpti
     );
   }
   const [first] = checked.addresses;
-  if (!first)
-    throw new AppError('replay_failed', `replay target ${checked.hostname} could not be resolved (no addresses)`);
+  if (!first) throw failed('could_not_resolve', `${checked.hostname} could not be resolved (no addresses)`);
   return {
     url: url.href,
     origin: url.origin,

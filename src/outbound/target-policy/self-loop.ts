@@ -95,7 +95,7 @@ function isSelf(candidate: LoopCandidate, self: SelfAddress): boolean {
 
 /**
  * True when delivering to this target would post back into switchboard's own ingest or MCP
- * endpoint: a replay that re-ingests itself, or an agent driving switchboard through itself.
+ * endpoint: a delivery that re-ingests itself, or an agent driving switchboard through itself.
  */
 export function wouldLoopBack(candidate: LoopCandidate, selfAddresses: readonly SelfAddress[]): boolean {
   return selfAddresses.some((self) => isLoopPronePath(candidate.path, self.routes) && isSelf(candidate, self));

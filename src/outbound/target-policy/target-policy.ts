@@ -1,13 +1,14 @@
 import { BlockList } from 'node:net';
-import { invalidArgument } from '../../errors/app-error.ts';
+import { ConfigError } from '../../config/config-error.ts';
+import { refused } from '../delivery-failure.ts';
 import { normaliseHost, normaliseIp, parseCidr, type Cidr, type IpFamily } from './ip-address.ts';
 
 export interface TargetPolicyOptions {
-  /** `replay.allow`: host names, IPs and CIDRs (IPv4 and IPv6) reachable besides loopback. */
+  /** `outbound.allow`: host names, IPs and CIDRs (IPv4 and IPv6) reachable besides loopback. */
   allow: readonly string[];
   /**
    * Whether 127.0.0.0/8 and ::1 are allowed without being listed. Only tests (and operators who
-   * want to pin replay to one loopback address) turn this off.
+   * want to pin deliveries to one loopback address) turn this off.
    */
   allowLoopbackDefault?: boolean;
 }
@@ -16,7 +17,7 @@ export type RefusalRule = 'link-local-metadata' | 'not-allowed' | 'not-an-ip';
 
 export type PolicyVerdict =
   | { allowed: true; address: string; family: IpFamily }
-  | { allowed: false; rule: RefusalRule; address: string; message: string };
+  | { allowed: false; rule: RefusalRule; address: string; detail: string };
 
 export interface TargetPolicy {
   /**
@@ -24,7 +25,7 @@ export interface TargetPolicy {
    * itself); it matters only for host-name allow entries and for the refusal message.
    */
   check(hostname: string, address: string): PolicyVerdict;
-  /** Same as check(), but throws the invalid_argument AppError for a refusal. */
+  /** Same as check(), but throws a refusal (DeliveryFailure, target_not_allowed) instead of returning it. */
   assertAllowed(hostname: string, address: string): { address: string; family: IpFamily };
 }
 
@@ -101,7 +102,7 @@ export function createTargetPolicy(options: TargetPolicyOptions): TargetPolicy {
     }
     const host = entry.includes('/') ? undefined : normaliseHost(entry);
     if (host?.kind !== 'name') {
-      throw invalidArgument(`replay.allow entry "${entry}" is not a host name, IP address or CIDR`);
+      throw new ConfigError(`outbound.allow: entry "${entry}" is not a host name, IP address or CIDR`);
     }
     allowedNames.add(host.name);
   }
@@ -119,7 +120,7 @@ export function createTargetPolicy(options: TargetPolicyOptions): TargetPolicy {
         allowed: false,
         rule: 'not-an-ip',
         address,
-        message: `replay target refused: ${hostname} resolved to "${address}", which is not an IP address`,
+        detail: `${hostname} resolved to "${address}", which is not an IP address`,
       };
     }
 
@@ -127,14 +128,13 @@ export function createTargetPolicy(options: TargetPolicyOptions): TargetPolicy {
     if (never.check(ip.address, type)) {
       if (unlocked.check(ip.address, type)) return { allowed: true, ...ip };
       const range = neverRanges.find((r) => r.only.check(ip.address, type));
-      const detail = range ? ` (${range.cidr}: ${range.why})` : '';
       return {
         allowed: false,
         rule: 'link-local-metadata',
         address: ip.address,
-        message:
-          `replay target refused: ${subject(ip.address)} a link-local/metadata address${detail}; ` +
-          'only an IP or CIDR entry on replay.allow that names it can permit it',
+        detail:
+          `${subject(ip.address)} a link-local/metadata address${range ? ` (${range.cidr}: ${range.why})` : ''}; ` +
+          'only an IP or CIDR entry on outbound.allow that names it can permit it',
       };
     }
 
@@ -145,10 +145,10 @@ export function createTargetPolicy(options: TargetPolicyOptions): TargetPolicy {
       allowed: false,
       rule: 'not-allowed',
       address: ip.address,
-      message:
+      detail:
         target?.kind === 'name'
-          ? `replay target refused: ${target.name} resolves to ${ip.address}, and neither is on replay.allow${notAllowedSuffix}`
-          : `replay target refused: ${ip.address} is not on replay.allow${notAllowedSuffix}`,
+          ? `${target.name} resolves to ${ip.address}, and neither is on outbound.allow${notAllowedSuffix}`
+          : `${ip.address} is not on outbound.allow${notAllowedSuffix}`,
     };
   }
 
@@ -156,7 +156,7 @@ export function createTargetPolicy(options: TargetPolicyOptions): TargetPolicy {
     check,
     assertAllowed(hostname, address) {
       const verdict = check(hostname, address);
-      if (!verdict.allowed) throw invalidArgument(verdict.message);
+      if (!verdict.allowed) throw refused('target_not_allowed', verdict.detail);
       return { address: verdict.address, family: verdict.family };
     },
   };

@@ -1,32 +1,25 @@
-import { invalidArgument, type AppError } from '../../errors/app-error.ts';
+import { refused, type DeliveryFailure } from '../delivery-failure.ts';
 import { normaliseHost } from './ip-address.ts';
 
-const refuse = (rule: string): AppError => invalidArgument(`replay target refused: ${rule}`);
-
-const isBlank = (value: string | undefined): value is undefined => value === undefined || value.trim() === '';
+const refuse = (detail: string): DeliveryFailure => refused('bad_target', detail);
 
 /**
- * Picks and validates the replay target without touching the network: no DNS, no connection.
- * `raw` is the call's target_url, `defaultTarget` is `replay.default_target`.
+ * Validates a delivery target without touching the network: no DNS, no connection. Which target
+ * (a replay call's own, replay.default_target, a forward rule's `to`) is the caller's choice.
  *
  * Stricter than `new URL()` on purpose: WHATWG quietly repairs `http:/host`, `http:\\host`, and
  * strips tabs/newlines inside the host, which lets a string that looks like one host to a human
  * (or to a log reader) address another. Such input is refused rather than repaired.
  */
-export function parseReplayTarget(raw: string | undefined, defaultTarget: string | undefined): URL {
-  const chosen = isBlank(raw) ? defaultTarget : raw;
-  if (isBlank(chosen)) {
-    throw refuse('no target_url was given and replay.default_target is not configured');
-  }
-
+export function parseTarget(target: string): URL {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\u0000-\u0020\u007f]/.test(chosen)) {
+  if (/[\u0000-\u0020\u007f]/.test(target)) {
     throw refuse('the URL is malformed (it contains whitespace or control characters)');
   }
 
   let url: URL;
   try {
-    url = new URL(chosen);
+    url = new URL(target);
   } catch {
     throw refuse('the URL is malformed');
   }
@@ -35,7 +28,7 @@ export function parseReplayTarget(raw: string | undefined, defaultTarget: string
     throw refuse(`scheme ${url.protocol} is not http or https`);
   }
 
-  const authority = /^https?:\/\/([^/?#\\]*)/i.exec(chosen)?.[1];
+  const authority = /^https?:\/\/([^/?#\\]*)/i.exec(target)?.[1];
   if (authority === undefined || authority === '') {
     throw refuse('the URL is malformed (expected http://host or https://host)');
   }

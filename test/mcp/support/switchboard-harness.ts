@@ -1,7 +1,7 @@
 /**
- * A real switchboard for MCP tests: createApp with the ingest and MCP surfaces, the PostgreSQL
- * store on a fresh database, the LISTEN/NOTIFY bus, the real replay service and token repository,
- * served on 127.0.0.1 port 0. Clients are the official SDK Client over real HTTP.
+ * A real switchboard for MCP tests: the product's wiring (buildSurfaces) on a fresh database,
+ * served on 127.0.0.1 port 0, every log line captured. Clients are the official SDK Client over
+ * real HTTP.
  */
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
@@ -9,30 +9,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Middleware } from 'koa';
 import type { SwitchboardConfig } from '../../../generated/types.ts';
-import { createHostCheck } from '../../../src/auth/host-check.ts';
-import { createRateLimiter, type RateLimiter } from '../../../src/auth/rate-limiter.ts';
-import { requireBearer } from '../../../src/auth/require-bearer.ts';
-import { createTokenService } from '../../../src/auth/token-service.ts';
-import { createPostgresEventBus, type PostgresEventBus } from '../../../src/bus/postgres-event-bus.ts';
+import type { RateLimiter } from '../../../src/auth/rate-limiter.ts';
+import type { PostgresEventBus } from '../../../src/bus/postgres-event-bus.ts';
 import { resolveConfig, type ResolvedConfig } from '../../../src/config/resolve-config.ts';
-import { createApp } from '../../../src/http/create-app.ts';
-import { createIngestSurface } from '../../../src/ingest/ingest-surface.ts';
 import { createLogger, type Logger } from '../../../src/log/logger.ts';
-import { createMcpSurface, type McpSurface } from '../../../src/mcp/index.ts';
-import { createProviderDirectory } from '../../../src/providers/provider-directory.ts';
-import { createReplayService, type ReplayServiceDeps } from '../../../src/replay/replay-service.ts';
+import type { McpSurface } from '../../../src/mcp/index.ts';
+import type { OutboundOptions } from '../../../src/outbound/deliver-event.ts';
 import type { ReplayService } from '../../../src/replay/replay-types.ts';
 import type { EventStore } from '../../../src/store/event-store.ts';
-import {
-  createEventStore,
-  createReplayAttemptRepository,
-  createTokenRepository,
-  isDatabaseUp,
-  type PgEventStore,
-  type TokenRepository,
-} from '../../../src/store/index.ts';
+import type { PgEventStore, TokenRepository } from '../../../src/store/index.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
-import { listenLocal } from '../../support/local-server.ts';
+import { serveSurfaces } from '../../support/serve-surfaces.ts';
 
 export const GITHUB_SECRET = 'gh-secret-9f8e7d6c5b4a39281706';
 export const STRIPE_SECRET = 'whsec_c3RyaXBlLXNlY3JldC1mb3ItdGVzdHM';
@@ -60,8 +47,8 @@ export interface HarnessOptions {
   keepAliveMs?: number;
   /** Idle time before a session ends, under the schema's 5 s minimum so a test need not wait that long. */
   sessionIdleSeconds?: number;
-  /** Wraps the real replay service's resolver and connector, to observe DNS lookups and connections. */
-  replayObserver?: Pick<ReplayServiceDeps, 'resolver' | 'onConnect'>;
+  /** Wraps the real sending path's resolver and connector, to observe DNS lookups and connections. */
+  replayObserver?: Pick<OutboundOptions, 'resolver' | 'onConnect'>;
   /** Extra surfaces tried before MCP (tests of auth on other paths). */
   extraSurfaces?: (deps: { authenticate: Middleware; checkHost: Middleware }) => Middleware[];
 }
@@ -132,57 +119,32 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
   const db = options.db ?? (await freshDatabase({ maximumPoolSize: 10 }));
   const logs: Array<Record<string, unknown>> = [];
   const logger = capturingLogger(logs);
-  const config = resolveConfig({ providers: STANDARD_PROVIDERS, ...options.config });
-  const store = createEventStore(db.pool);
-  const tokens = createTokenRepository(db.pool);
-  const { token } = await tokens.create(`agent-${Math.random().toString(36).slice(2, 8)}`);
-  const bus = createPostgresEventBus({ databaseUrl: db.url, logger });
-  await bus.ready();
-  const limiter = createRateLimiter({ limits: config.rateLimits });
-  let port = 0;
-  const replay = createReplayService({
-    store: options.store ?? store,
-    attempts: createReplayAttemptRepository(db.pool),
-    providers: config.providers,
-    replay: config.replay,
-    selfAddresses: () => [{ host: '127.0.0.1', port }],
-    checkRateLimit: limiter.checkReplay,
+  const resolved = resolveConfig({ providers: STANDARD_PROVIDERS, ...options.config });
+  // Under the schema's 5 s minimum, so a test need not wait that long: set past the validation.
+  const config: ResolvedConfig =
+    options.sessionIdleSeconds === undefined
+      ? resolved
+      : { ...resolved, mcp: { ...resolved.mcp, sessionIdleSeconds: options.sessionIdleSeconds } };
+  const served = await serveSurfaces({
+    config,
     logger,
-    ...options.replayObserver,
-  });
-  const authenticate = requireBearer(createTokenService({ tokens, envToken: options.envToken }), { logger });
-  const checkHost = createHostCheck({ bindHost: '127.0.0.1', allowedHosts: config.server.allowedHosts });
-  const surface = createMcpSurface({
-    store: options.store ?? store,
-    providers: createProviderDirectory(config.providers, () => 'connected'),
-    replay,
-    bus,
-    checkReadLimit: limiter.checkRead,
-    checkHost,
-    authenticate,
-    logger,
-    sessions: {
-      ...config.mcp,
-      ...(options.sessionIdleSeconds === undefined ? {} : { sessionIdleSeconds: options.sessionIdleSeconds }),
+    pool: db.pool,
+    databaseUrl: db.url,
+    envToken: options.envToken,
+    overrides: {
+      withoutJobs: { queueConnection: 'connected' },
+      ...(options.store ? { store: options.store } : {}),
+      ...(options.replayObserver ? { outbound: options.replayObserver } : {}),
+      ...(options.extraSurfaces ? { surfacesFirst: options.extraSurfaces } : {}),
+      mcp: {
+        notifyIntervalMs: options.notifyIntervalMs,
+        keepAliveMs: options.keepAliveMs,
+      },
     },
-    notifyIntervalMs: options.notifyIntervalMs,
-    keepAliveMs: options.keepAliveMs,
-    replayDefaultTarget: config.replay.defaultTarget,
-    replayRate: config.rateLimits.replay,
   });
-  const app = createApp({
-    logger,
-    isDatabaseUp: () => isDatabaseUp(db.pool),
-    trustProxy: false,
-    surfaces: [
-      ...(options.extraSurfaces?.({ authenticate, checkHost }) ?? []),
-      createIngestSurface({ providers: config.providers, store, logger }),
-      surface.middleware,
-    ],
-  });
-  const listening = await listenLocal(app.callback());
-  const { server, origin } = listening;
-  port = listening.port;
+  const { surfaces, port, url: origin } = served;
+  const { tokens } = surfaces;
+  const { token } = await tokens.create(`agent-${Math.random().toString(36).slice(2, 8)}`);
   const clients: Client[] = [];
 
   return {
@@ -191,14 +153,14 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     port,
     token,
     db,
-    store,
+    store: surfaces.store,
     tokens,
-    bus,
+    bus: surfaces.bus,
     config,
-    limiter,
-    replay,
-    surface,
-    server,
+    limiter: surfaces.limiter,
+    replay: surfaces.replay,
+    surface: surfaces.mcp,
+    server: served.server,
     logs,
     async connect(bearer = token, connectOptions = {}) {
       const client = new Client({ name: 'switchboard-test', version: '1.0.0' });
@@ -220,9 +182,7 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     },
     async close() {
       await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-      await surface.closeAll();
-      await listening.close();
-      await bus.close();
+      await served.close();
       if (ownDb) await db.close();
     },
   };

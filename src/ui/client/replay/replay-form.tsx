@@ -47,7 +47,7 @@ export function ReplayForm({
         ) : (
           'No default target is configured (replay.default_target). '
         )}
-        Only loopback and replay.allow hosts are accepted.
+        Only loopback and outbound.allow hosts are accepted.
       </p>
     </form>
   );

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/errors/app-error.ts';
-import { checkReplayTarget, createTargetPolicy, parseReplayTarget } from '../../../src/outbound/target-policy/index.ts';
+import { ConfigError } from '../../../src/config/config-error.ts';
+import { DeliveryFailure } from '../../../src/outbound/delivery-failure.ts';
+import { checkTarget, createTargetPolicy, parseTarget } from '../../../src/outbound/target-policy/index.ts';
 import { expectRefused, forbiddenResolver } from './test-helpers.ts';
 
 const defaults = createTargetPolicy({ allow: [] });
@@ -25,26 +26,25 @@ describe('default policy: loopback only', () => {
 
   it('names the rule in the refusal', () => {
     expect(() => defaults.assertAllowed('10.0.0.5', '10.0.0.5')).toThrow(
-      'replay target refused: 10.0.0.5 is not on replay.allow (loopback only by default)',
+      '10.0.0.5 is not on outbound.allow (loopback only by default)',
     );
     expect(() => defaults.assertAllowed('db.internal', '10.0.0.5')).toThrow(
-      'replay target refused: db.internal resolves to 10.0.0.5, and neither is on replay.allow (loopback only by default)',
+      'db.internal resolves to 10.0.0.5, and neither is on outbound.allow (loopback only by default)',
     );
     expect(() => defaults.assertAllowed('169.254.169.254', '169.254.169.254')).toThrow(
-      /^replay target refused: 169\.254\.169\.254 is a link-local\/metadata address/,
+      /^169\.254\.169\.254 is a link-local\/metadata address/,
     );
   });
 
-  it('throws an invalid_argument AppError', () => {
+  it('throws a refusal: a DeliveryFailure, refused, target_not_allowed', () => {
     let caught: unknown;
     try {
       defaults.assertAllowed('10.0.0.5', '10.0.0.5');
     } catch (error) {
       caught = error;
     }
-    expect(caught).toBeInstanceOf(AppError);
-    expect((caught as AppError).code).toBe('invalid_argument');
-    expect((caught as AppError).status).toBe(400);
+    expect(caught).toBeInstanceOf(DeliveryFailure);
+    expect(caught).toMatchObject({ code: 'refused', reason: 'target_not_allowed' });
   });
 
   it('refuses a resolver answer that is not an IP address', () => {
@@ -52,7 +52,7 @@ describe('default policy: loopback only', () => {
   });
 });
 
-describe('replay.allow', () => {
+describe('outbound.allow', () => {
   it('extends with IPv4 and IPv6 CIDRs and single IPs', () => {
     const policy = createTargetPolicy({ allow: ['10.0.0.0/8', '2001:db8::/32', '192.168.1.10', '[2001:db9::7]'] });
     expect(policy.check('10.0.0.5', '10.0.0.5').allowed).toBe(true);
@@ -80,9 +80,9 @@ describe('replay.allow', () => {
   it.each(['not a host!', '10.0.0.0/33', '*.example.com', 'http://example.com', 'example.com/24', '::ffff:0:0/80'])(
     'rejects the config entry %j',
     async (entry) => {
-      await expectRefused(
-        () => createTargetPolicy({ allow: [entry] }),
-        /replay\.allow entry .* is not a host name, IP address or CIDR/,
+      expect(() => createTargetPolicy({ allow: [entry] })).toThrow(ConfigError);
+      expect(() => createTargetPolicy({ allow: [entry] })).toThrow(
+        /^outbound\.allow: entry .* is not a host name, IP address or CIDR$/,
       );
     },
   );
@@ -92,7 +92,7 @@ describe('replay.allow', () => {
     expect(policy.check('127.0.0.1', '127.0.0.1').allowed).toBe(true);
     expect(policy.check('127.0.0.2', '127.0.0.2')).toMatchObject({
       allowed: false,
-      message: 'replay target refused: 127.0.0.2 is not on replay.allow',
+      detail: '127.0.0.2 is not on outbound.allow',
     });
     expect(policy.check('::1', '::1').allowed).toBe(false);
   });
@@ -110,7 +110,7 @@ describe('link-local and metadata addresses', () => {
     '64:ff9b::a9fe:a9fe',
   ];
 
-  it.each(blocked)('%s is refused even when replay.allow holds every address and the name', (ip) => {
+  it.each(blocked)('%s is refused even when outbound.allow holds every address and the name', (ip) => {
     const policy = createTargetPolicy({ allow: ['0.0.0.0/0', '::/0', 'fd00::/8', 'metadata.test'] });
     expect(policy.check(ip, ip)).toMatchObject({ allowed: false, rule: 'link-local-metadata' });
     expect(policy.check('metadata.test', ip)).toMatchObject({ allowed: false, rule: 'link-local-metadata' });
@@ -119,7 +119,7 @@ describe('link-local and metadata addresses', () => {
   it('a host-name entry does not unlock what the name resolves to', () => {
     const policy = createTargetPolicy({ allow: ['metadata.google.internal'] });
     expect(() => policy.assertAllowed('metadata.google.internal', '169.254.169.254')).toThrow(
-      /^replay target refused: metadata\.google\.internal resolves to 169\.254\.169\.254, a link-local\/metadata address/,
+      /^metadata\.google\.internal resolves to 169\.254\.169\.254, a link-local\/metadata address/,
     );
   });
 
@@ -220,9 +220,9 @@ describe('property: 169.254.0.0/16 in any spelling', () => {
     await fc.assert(
       fc.asyncProperty(anySpelling, async ({ host, value }) => {
         const dns = forbiddenResolver();
-        const url = parseReplayTarget(`http://${host}/latest/meta-data/`, undefined);
+        const url = parseTarget(`http://${host}/latest/meta-data/`);
         const error = await expectRefused(
-          checkReplayTarget(url, { policy: wideOpen, resolver: dns.resolver }),
+          checkTarget(url, { policy: wideOpen, resolver: dns.resolver }),
           /link-local\/metadata address/,
         );
         expect(error.message).toContain(renderIpv4(value, 4, ['dec', 'dec', 'dec', 'dec']));

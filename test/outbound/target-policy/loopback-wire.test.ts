@@ -3,7 +3,7 @@ import { fetch, request, type Dispatcher } from 'undici';
 import {
   createGuardedDispatcher,
   createTargetPolicy,
-  prepareReplayDelivery,
+  prepareDelivery,
   type ConnectAttempt,
 } from '../../../src/outbound/target-policy/index.ts';
 import { expectRefused, startServer, type TestServer } from './test-helpers.ts';
@@ -63,11 +63,11 @@ describe('on the wire, loopback only', () => {
     );
     await expectRefused(
       request(`http://127.0.0.2:${forbidden.port}/hooks-consumer`, { dispatcher, method: 'POST', body: '{}' }),
-      /^replay target refused: 127\.0\.0\.2 is not on replay\.allow$/,
+      /^127\.0\.0\.2 is not on outbound\.allow$/,
     );
     await expectRefused(
-      prepareReplayDelivery(`http://127.0.0.2:${forbidden.port}/`, undefined, { policy: onlyOneTwentySevenDotOne() }),
-      /127\.0\.0\.2 is not on replay\.allow/,
+      prepareDelivery(`http://127.0.0.2:${forbidden.port}/`, { policy: onlyOneTwentySevenDotOne() }),
+      /127\.0\.0\.2 is not on outbound\.allow/,
     );
     expect(attempts).toEqual([]);
     expect(forbidden.connections).toBe(0);
@@ -76,7 +76,7 @@ describe('on the wire, loopback only', () => {
 
   it('delivers to an allowed consumer', async () => {
     const attempts: ConnectAttempt[] = [];
-    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${consumer.port}/webhook`, undefined, {
+    const { target, dispatcher } = await prepareDelivery(`http://127.0.0.1:${consumer.port}/webhook`, {
       policy: onlyOneTwentySevenDotOne(),
       onConnect: (a) => attempts.push(a),
     });
@@ -106,7 +106,7 @@ describe('on the wire, loopback only', () => {
   });
 
   it('the pinned dispatcher reports the 302 too', async () => {
-    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${redirector.port}/start`, undefined, {
+    const { target, dispatcher } = await prepareDelivery(`http://127.0.0.1:${redirector.port}/start`, {
       policy: createTargetPolicy({ allow: [] }),
     });
     track(dispatcher);
@@ -117,7 +117,7 @@ describe('on the wire, loopback only', () => {
   });
 
   it('a caller that wrongly uses fetch() with redirect: follow is still stopped by the pin', async () => {
-    const { target, dispatcher } = await prepareReplayDelivery(`http://127.0.0.1:${redirector.port}/start`, undefined, {
+    const { target, dispatcher } = await prepareDelivery(`http://127.0.0.1:${redirector.port}/start`, {
       policy: createTargetPolicy({ allow: [] }),
     });
     track(dispatcher);

@@ -12,7 +12,7 @@ import type { StoredEvent } from '../../src/store/index.ts';
 import { silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { listenLocal } from '../support/local-server.ts';
-import { expectRefused, scriptedResolver, startServer, type TestServer } from '../replay/target-policy/test-helpers.ts';
+import { expectRefused, scriptedResolver, startServer, type TestServer } from './target-policy/test-helpers.ts';
 
 const servers: Pick<TestServer, 'close'>[] = [];
 afterEach(async () => {
@@ -61,13 +61,15 @@ describe('kept-alive forwarding connections', () => {
     const { outbound, connects } = outboundWith(scriptedResolver(['127.0.0.1']).resolver);
     try {
       const url = `http://127.0.0.1:${consumer.port}/hooks-in`;
-      for (let i = 0; i < 6; i += 1) expect((await outbound.deliver(request(url, 'forward:a'))).status).toBe(200);
+      for (let i = 0; i < 6; i += 1)
+        expect(await outbound.deliver(request(url, 'forward:a'))).toMatchObject({ ok: true, status: 200 });
       expect(consumer.requests).toHaveLength(6);
       // undici may open a second socket while the first is still being handed back; never one each.
       const kept = consumer.connections;
       expect(kept).toBeLessThanOrEqual(2);
       expect(connects).toHaveLength(kept);
-      for (let i = 0; i < 3; i += 1) expect((await outbound.deliver(request(url))).status).toBe(200);
+      for (let i = 0; i < 3; i += 1)
+        expect(await outbound.deliver(request(url))).toMatchObject({ ok: true, status: 200 });
       expect(consumer.connections).toBe(kept + 3);
       expect(connects).toHaveLength(kept + 3);
     } finally {

@@ -1,16 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EventHeaders } from '../../generated/types.ts';
-import { AppError } from '../../src/errors/app-error.ts';
 import { secretHeadersOf } from '../../src/outbound/credentials.ts';
 import {
-  assembleReplayHeaders,
-  REPLAY_MARKER_HEADER,
-  replayHeaderSelection,
+  assembleDeliveryHeaders,
+  EVENT_ID_HEADER,
+  deliveryHeaderSelection,
   selectStoredHeaders,
 } from '../../src/outbound/outgoing-headers.ts';
 import { displayTarget, transportFailure } from '../../src/outbound/send-request.ts';
-import { NEVER_SENT } from './replay-test-kit.ts';
+import { DeliveryFailure, refused } from '../../src/outbound/delivery-failure.ts';
+import { NEVER_SENT } from './never-sent.ts';
 import { providersFrom } from '../support/providers.ts';
 
 const providers = providersFrom({
@@ -27,13 +27,13 @@ const providers = providersFrom({
   queue: { family: 'queue', channel: 'c' },
 });
 
-function selectionFor(name: string): ReturnType<typeof replayHeaderSelection> {
+function selectionFor(name: string): ReturnType<typeof deliveryHeaderSelection> {
   const config = providers.find((p) => p.name === name);
   if (!config) throw new Error(name);
-  return replayHeaderSelection(config, secretHeadersOf(config));
+  return deliveryHeaderSelection(config, secretHeadersOf(config));
 }
 
-describe('the replay-safe header subset', () => {
+describe('the stored headers a delivery may carry', () => {
   it('keeps a provider’s event headers, including the installation-target family, and the user agent', () => {
     const stored: EventHeaders = {
       'x-github-event': 'push',
@@ -68,11 +68,11 @@ describe('the replay-safe header subset', () => {
   it('a queue provider copies nothing and an unconfigured provider only the user agent', () => {
     const stored: EventHeaders = { 'user-agent': 'ua', 'x-event-type': 'e' };
     expect(selectStoredHeaders(stored, selectionFor('queue'))).toEqual({});
-    expect(selectStoredHeaders(stored, replayHeaderSelection(undefined, []))).toEqual({ 'user-agent': 'ua' });
+    expect(selectStoredHeaders(stored, deliveryHeaderSelection(undefined, []))).toEqual({ 'user-agent': 'ua' });
   });
 
   it('the marker and the stored content type always win; credentials replace copied headers', () => {
-    const headers = assembleReplayHeaders({
+    const headers = assembleDeliveryHeaders({
       eventId: 'e-1',
       contentType: 'application/json; charset=utf-8',
       copied: { 'webhook-id': 'old' },
@@ -82,7 +82,7 @@ describe('the replay-safe header subset', () => {
       'webhook-id': 'new',
       'webhook-signature': 'v1,x',
       'content-type': 'application/json; charset=utf-8',
-      [REPLAY_MARKER_HEADER]: 'e-1',
+      [EVENT_ID_HEADER]: 'e-1',
     });
   });
 
@@ -92,7 +92,7 @@ describe('the replay-safe header subset', () => {
       'host',
       'content-length',
       'content-type',
-      REPLAY_MARKER_HEADER,
+      EVENT_ID_HEADER,
       'x-hub-signature-256',
       'x-hub-signature',
       'x-github-event',
@@ -114,7 +114,7 @@ describe('the replay-safe header subset', () => {
         const out = selectStoredHeaders(stored as EventHeaders, selection);
         for (const [name, v] of Object.entries(out)) {
           expect(NEVER_SENT).not.toContain(name);
-          expect(['host', 'content-length', 'content-type', REPLAY_MARKER_HEADER]).not.toContain(name);
+          expect(['host', 'content-length', 'content-type', EVENT_ID_HEADER]).not.toContain(name);
           expect(name.startsWith('x-forwarded-') || name.startsWith('proxy-')).toBe(false);
           expect(selection.refused.has(name)).toBe(false);
           expect(selection.names.has(name) || selection.prefixes.some((p) => name.startsWith(p))).toBe(true);
@@ -130,31 +130,32 @@ describe('transport failures', () => {
 
   it('name the target without its query string', () => {
     expect(displayTarget(url)).toBe('http://127.0.0.1:9/hook');
-    const error = transportFailure(Object.assign(new Error('x'), { code: 'ECONNRESET' }), url, 1000);
-    expect(error).toBeInstanceOf(AppError);
-    expect(error.code).toBe('replay_failed');
-    expect(error.message).toBe(
-      'replay to http://127.0.0.1:9/hook failed: connection reset before an answer (ECONNRESET)',
-    );
+    const error = transportFailure(Object.assign(new Error('x'), { code: 'ECONNRESET' }), 1000);
+    expect(error).toBeInstanceOf(DeliveryFailure);
+    expect(error).toMatchObject({
+      code: 'failed',
+      reason: 'no_answer',
+      detail: 'connection reset before an answer (ECONNRESET)',
+    });
+    // The detail never carries the target (each caller names it its own way), so never its query.
+    expect(error.detail).not.toContain('secret-in-query');
   });
 
   it('recognise a code on a wrapped cause, timeouts, TLS failures and unknown errors', () => {
     const wrapped = new Error('fetch failed', { cause: Object.assign(new Error('inner'), { code: 'ECONNREFUSED' }) });
-    expect(transportFailure(wrapped, url, 1000).message).toMatch(/connection refused/);
-    expect(
-      transportFailure(Object.assign(new Error('t'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), url, 1234).message,
-    ).toMatch(/no answer within 1234 ms/);
-    expect(transportFailure(new DOMException('aborted', 'TimeoutError'), url, 50).message).toMatch(
-      /no answer within 50 ms/,
+    expect(transportFailure(wrapped, 1000).message).toMatch(/connection refused/);
+    expect(transportFailure(Object.assign(new Error('t'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), 1234).message).toMatch(
+      /no answer within 1234 ms/,
     );
-    expect(
-      transportFailure(Object.assign(new Error('t'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), url, 1).message,
-    ).toMatch(/TLS handshake failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
-    expect(transportFailure(new TypeError('odd'), url, 1).message).toMatch(/transport error \(TypeError\)/);
+    expect(transportFailure(new DOMException('aborted', 'TimeoutError'), 50).message).toMatch(/no answer within 50 ms/);
+    expect(transportFailure(Object.assign(new Error('t'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), 1).message).toMatch(
+      /TLS handshake failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/,
+    );
+    expect(transportFailure(new TypeError('odd'), 1).message).toMatch(/transport error \(TypeError\)/);
   });
 
   it('let a policy refusal raised while connecting through unchanged', () => {
-    const refusal = new AppError('invalid_argument', 'replay target refused: x');
-    expect(transportFailure(new Error('wrapped', { cause: refusal }), url, 1)).toBe(refusal);
+    const refusal = refused('target_not_allowed', 'x');
+    expect(transportFailure(new Error('wrapped', { cause: refusal }), 1)).toBe(refusal);
   });
 });

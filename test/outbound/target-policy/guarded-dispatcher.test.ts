@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request, type Dispatcher } from 'undici';
 import {
-  checkReplayTarget,
+  checkTarget,
   createGuardedDispatcher,
   createTargetPolicy,
-  parseReplayTarget,
-  prepareReplayDelivery,
+  parseTarget,
+  prepareDelivery,
   type ConnectAttempt,
 } from '../../../src/outbound/target-policy/index.ts';
 import {
@@ -105,7 +105,7 @@ describe('refused targets open no connection', () => {
       url: 'http://10.0.0.5:8080/hook',
       allow: [],
       dns: [],
-      message: /10\.0\.0\.5 is not on replay\.allow \(loopback only by default\)/,
+      message: /10\.0\.0\.5 is not on outbound\.allow \(loopback only by default\)/,
     },
     {
       name: 'name resolving to metadata, name on allow',
@@ -126,7 +126,7 @@ describe('refused targets open no connection', () => {
       url: 'http://db.test/',
       allow: [],
       dns: ['10.0.0.5'],
-      message: /db\.test resolves to 10\.0\.0\.5, and neither is on replay\.allow/,
+      message: /db\.test resolves to 10\.0\.0\.5, and neither is on outbound\.allow/,
     },
   ];
 
@@ -146,10 +146,10 @@ describe('refused targets open no connection', () => {
     expect(attempts).toEqual([]);
   });
 
-  it.each(cases)('$name: prepareReplayDelivery refuses up front', async ({ url, allow, dns, message }) => {
+  it.each(cases)('$name: prepareDelivery refuses up front', async ({ url, allow, dns, message }) => {
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(url, undefined, {
+      prepareDelivery(url, {
         policy: createTargetPolicy({ allow }),
         resolver: scriptedResolver(dns).resolver,
         connect: connector.connect,
@@ -169,7 +169,7 @@ describe('refused targets open no connection', () => {
     const dns = forbiddenResolver();
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(url, undefined, {
+      prepareDelivery(url, {
         policy: createTargetPolicy({ allow: [] }),
         resolver: dns.resolver,
         connect: connector.connect,
@@ -180,16 +180,17 @@ describe('refused targets open no connection', () => {
     expect(connector.attempts).toEqual([]);
   });
 
-  it('no target and no default: invalid_argument, and neither the resolver nor a connector is touched', async () => {
+  it('an empty target: bad_target, and neither the resolver nor a connector is touched', async () => {
     const dns = forbiddenResolver();
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(undefined, undefined, {
+      prepareDelivery('', {
         policy: createTargetPolicy({ allow: [] }),
         resolver: dns.resolver,
         connect: connector.connect,
       }),
-      /no target_url was given and replay\.default_target is not configured/,
+      /^the URL is malformed$/,
+      'bad_target',
     );
     expect(dns.calls).toEqual([]);
     expect(connector.attempts).toEqual([]);
@@ -197,7 +198,7 @@ describe('refused targets open no connection', () => {
 });
 
 describe('resolution failures', () => {
-  it('a name that does not resolve is replay_failed, with no connection', async () => {
+  it('a name that does not resolve is a failure (could_not_resolve), with no connection', async () => {
     const connector = refusingConnector();
     const dispatcher = track(
       createGuardedDispatcher({
@@ -209,21 +210,22 @@ describe('resolution failures', () => {
       }),
     );
     await expect(request('http://nowhere.test/', { dispatcher })).rejects.toMatchObject({
-      code: 'replay_failed',
-      message: 'replay target nowhere.test could not be resolved (ENOTFOUND)',
+      code: 'failed',
+      reason: 'could_not_resolve',
+      detail: 'nowhere.test could not be resolved (ENOTFOUND)',
     });
     await expect(
-      prepareReplayDelivery('http://empty.test/', undefined, {
+      prepareDelivery('http://empty.test/', {
         policy: createTargetPolicy({ allow: [] }),
         resolver: scriptedResolver([]).resolver,
       }),
-    ).rejects.toMatchObject({ code: 'replay_failed', message: /no addresses/ });
+    ).rejects.toMatchObject({ code: 'failed', reason: 'could_not_resolve', detail: /no addresses/ });
     expect(connector.attempts).toEqual([]);
   });
 });
 
 describe('allowed targets connect to the checked address', () => {
-  it('10.0.0.5 is reached (through the stand-in) once 10.0.0.0/8 is on replay.allow', async () => {
+  it('10.0.0.5 is reached (through the stand-in) once 10.0.0.0/8 is on outbound.allow', async () => {
     const connector = standInConnector(standIn.port);
     const dispatcher = track(
       createGuardedDispatcher({
@@ -238,10 +240,10 @@ describe('allowed targets connect to the checked address', () => {
     expect(connector.attempts.map((a) => [a.hostname, a.port])).toEqual([['10.0.0.5', '8080']]);
   });
 
-  it('the same through prepareReplayDelivery, with the audit record', async () => {
+  it('the same through prepareDelivery, with the audit record', async () => {
     const connector = standInConnector(standIn.port);
     const attempts: ConnectAttempt[] = [];
-    const { target, dispatcher } = await prepareReplayDelivery('http://consumer.test:8080/hook?x=1', undefined, {
+    const { target, dispatcher } = await prepareDelivery('http://consumer.test:8080/hook?x=1', {
       policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }),
       resolver: scriptedResolver(['10.0.0.5']).resolver,
       connect: connector.connect,
@@ -369,7 +371,7 @@ describe('DNS rebinding', () => {
   it('pinned: the second lookup never happens; every connection goes to the first-checked address', async () => {
     const dns = scriptedResolver(['10.0.0.5'], ['169.254.169.254']);
     const connector = standInConnector(standIn.port);
-    const { target, dispatcher } = await prepareReplayDelivery('http://rebind.test:8080/a', undefined, {
+    const { target, dispatcher } = await prepareDelivery('http://rebind.test:8080/a', {
       policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }),
       resolver: dns.resolver,
       connect: connector.connect,
@@ -386,7 +388,7 @@ describe('DNS rebinding', () => {
 
   it('pinned: refuses any other origin, so nothing else is reachable through it', async () => {
     const connector = refusingConnector();
-    const { dispatcher } = await prepareReplayDelivery('http://127.0.0.1:3000/a', undefined, {
+    const { dispatcher } = await prepareDelivery('http://127.0.0.1:3000/a', {
       policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }),
       resolver: forbiddenResolver().resolver,
       connect: connector.connect,
@@ -402,7 +404,7 @@ describe('DNS rebinding', () => {
 
   it('a hand-made pin for a blocked address is refused at connect time', async () => {
     const connector = refusingConnector();
-    const pinned = await checkReplayTarget(parseReplayTarget('http://127.0.0.1:3000/', undefined), {
+    const pinned = await checkTarget(parseTarget('http://127.0.0.1:3000/'), {
       policy: createTargetPolicy({ allow: [] }),
     });
     const forged = {
@@ -443,7 +445,7 @@ describe('loops back into switchboard', () => {
   ])('%s is refused', async (url) => {
     const connector = refusingConnector();
     await expectRefused(
-      prepareReplayDelivery(url, undefined, {
+      prepareDelivery(url, {
         policy,
         selfAddresses: self,
         resolver: scriptedResolver(['127.0.0.1']).resolver,
@@ -460,7 +462,7 @@ describe('loops back into switchboard', () => {
     'http://127.0.0.1:8080/mcpx',
     'http://127.0.0.1:8080/api/events',
   ])('%s is not a loop', async (url) => {
-    const { dispatcher } = await prepareReplayDelivery(url, undefined, {
+    const { dispatcher } = await prepareDelivery(url, {
       policy,
       selfAddresses: self,
       resolver: forbiddenResolver().resolver,
@@ -471,7 +473,7 @@ describe('loops back into switchboard', () => {
 
   it('a 0.0.0.0 listener makes every loopback alias on its port "self"', async () => {
     await expectRefused(
-      prepareReplayDelivery('http://127.0.0.9:9000/hooks/x', undefined, {
+      prepareDelivery('http://127.0.0.9:9000/hooks/x', {
         policy,
         selfAddresses: [{ host: '0.0.0.0', port: 9000 }],
         connect: refusingConnector().connect,
@@ -482,7 +484,7 @@ describe('loops back into switchboard', () => {
 
   it('a pinned dispatcher refuses a loop path even on an approved origin', async () => {
     const connector = refusingConnector();
-    const { target, dispatcher } = await prepareReplayDelivery('http://127.0.0.1:8080/consumer', undefined, {
+    const { target, dispatcher } = await prepareDelivery('http://127.0.0.1:8080/consumer', {
       policy,
       selfAddresses: self,
       connect: connector.connect,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect as netConnect } from 'node:net';
 import { expect } from 'vitest';
 import type { buildConnector } from 'undici';
-import { AppError } from '../../../src/errors/app-error.ts';
+import { DeliveryFailure, type DeliveryFailureReason } from '../../../src/outbound/delivery-failure.ts';
 import type { RawConnector, ResolvedAddress, Resolver } from '../../../src/outbound/target-policy/index.ts';
 import { listenLocal } from '../../support/local-server.ts';
 
@@ -108,17 +108,31 @@ export async function startServer(
   return state;
 }
 
-/** Asserts an invalid_argument AppError whose message names the rule. */
-export async function expectRefused(action: Promise<unknown> | (() => unknown), message: RegExp): Promise<AppError> {
+/**
+ * The DeliveryFailure an action ends in: thrown (the target checks), or answered as a result
+ * (`deliver()` answers `{ ok: false, failure }`).
+ */
+export async function failureOf(action: Promise<unknown> | (() => unknown)): Promise<DeliveryFailure> {
   let caught: unknown;
   try {
-    await (typeof action === 'function' ? action() : action);
+    const value: unknown = await (typeof action === 'function' ? action() : action);
+    if (typeof value === 'object' && value !== null && 'failure' in value) caught = value.failure;
   } catch (error) {
     caught = error;
   }
-  expect(caught, 'expected a refusal').toBeInstanceOf(AppError);
-  const appError = caught as AppError;
-  expect(appError.code).toBe('invalid_argument');
-  expect(appError.message).toMatch(message);
-  return appError;
+  expect(caught, 'expected a delivery failure').toBeInstanceOf(DeliveryFailure);
+  return caught as DeliveryFailure;
+}
+
+/** Asserts a refusal (nothing sent) whose detail names the rule, and its reason when given. */
+export async function expectRefused(
+  action: Promise<unknown> | (() => unknown),
+  detail: RegExp,
+  reason?: DeliveryFailureReason,
+): Promise<DeliveryFailure> {
+  const failure = await failureOf(action);
+  expect(failure.code, failure.detail).toBe('refused');
+  expect(failure.detail).toMatch(detail);
+  if (reason !== undefined) expect(failure.reason).toBe(reason);
+  return failure;
 }

@@ -1,0 +1,155 @@
+/**
+ * The one wiring of switchboard's parts over a database pool: stores, the bus, the sources and
+ * background jobs, the services and the surfaces, built in dependency order and torn down in
+ * reverse. The product (start-switchboard.ts) and every test harness build through here, the
+ * harnesses with overrides (surface-deps.ts), so a change to the wiring is made once.
+ */
+import type Koa from 'koa';
+import type { Logger } from '../log/logger.ts';
+import { createApp } from '../http/create-app.ts';
+import {
+  isDatabaseUp,
+  type DeliveryRepository,
+  type PgEventStore,
+  type ReplayAttemptRepository,
+  type TokenRepository,
+} from '../store/index.ts';
+import { createPostgresEventBus, type PostgresEventBus } from '../bus/postgres-event-bus.ts';
+import { createProviderDirectory } from '../providers/provider-directory.ts';
+import type { RateLimiter } from '../auth/index.ts';
+import type { ReplayService } from '../replay/replay-types.ts';
+import type { Outbound } from '../outbound/deliver-event.ts';
+import type { SelfAddress } from '../outbound/target-policy/index.ts';
+import type { McpSurface } from '../mcp/index.ts';
+import { createUiSurface } from '../ui/create-ui-surface.ts';
+import { createMetrics, type Metrics } from '../metrics/metrics.ts';
+import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
+import { countStreams } from '../metrics/instrument.ts';
+import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
+import {
+  apiSurface,
+  buildAuth,
+  buildSending,
+  buildStores,
+  forwardingControl,
+  ingestSurface,
+  mcpSurface,
+  startJobs,
+} from './wiring-parts.ts';
+
+export type { SurfaceDeps, SurfaceOverrides } from './surface-deps.ts';
+
+export interface Surfaces {
+  /** The Koa app: shared middleware, then every surface in order. */
+  app: Koa;
+  metrics: Metrics;
+  store: PgEventStore;
+  deliveries: DeliveryRepository;
+  tokens: TokenRepository;
+  replayAttempts: ReplayAttemptRepository;
+  bus: PostgresEventBus;
+  limiter: RateLimiter;
+  replay: ReplayService;
+  outbound: Outbound;
+  mcp: McpSurface;
+  /**
+   * Once the server listens: records its address (replay and forwarding refuse to send to it),
+   * checks the forward rules' targets (a config error when one is refused) and starts forwarding.
+   */
+  listening(self: SelfAddress): Promise<void>;
+  /** Ends every open event stream and MCP session: they never end on their own. */
+  endStreams(): Promise<void>;
+  /** Stops forwarding (attempts in flight get up to drainMs); safe to call again. */
+  stopForwarding(drainMs: number): Promise<void>;
+  /** Stops everything built here, in reverse order; the pool stays open (it is the caller's). */
+  close(drainMs: number): Promise<void>;
+}
+
+/** Builds in dependency order; on a failure, what was built is torn down before the error goes up. */
+export async function buildSurfaces(deps: SurfaceDeps): Promise<Surfaces> {
+  const cleanups: Cleanup[] = [];
+  const closeAll = async (logger: Logger): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((err: unknown) => logger.warn({ err }, 'error during shutdown'));
+    }
+  };
+  try {
+    return await assemble(deps, cleanups, closeAll);
+  } catch (err) {
+    await closeAll(deps.logger);
+    throw err;
+  }
+}
+
+async function assemble(
+  deps: SurfaceDeps,
+  cleanups: Cleanup[],
+  closeAll: (logger: Logger) => Promise<void>,
+): Promise<Surfaces> {
+  const { config, logger, pool } = deps;
+  const metrics = deps.metrics ?? createMetrics();
+  const overrides = deps.overrides ?? {};
+  const stores = buildStores(deps);
+  const served = overrides.store ?? stores.store;
+
+  const bus = createPostgresEventBus({ databaseUrl: deps.databaseUrl, logger });
+  cleanups.push(() => bus.close());
+  await bus.ready();
+
+  const directory = createProviderDirectory(config.providers, startJobs(deps, served, cleanups));
+  const auth = buildAuth(deps, stores.tokens, metrics, cleanups);
+  const sending = buildSending(deps, { ...stores, store: served }, auth.limiter, metrics, cleanups);
+  const forwarding = forwardingControl(deps, stores.deliveries, sending.outbound, bus, metrics);
+  const mcp = mcpSurface(deps, { store: served, providers: directory, replay: sending.replay, bus, auth });
+  const streams = new AbortController();
+  const app = createApp({
+    logger,
+    isDatabaseUp: overrides.isDatabaseUp ?? (() => isDatabaseUp(pool)),
+    trustProxy: config.server.trustProxy,
+    surfaces: [
+      ...(overrides.surfacesFirst?.(auth) ?? []),
+      ingestSurface(deps, served, metrics),
+      mcp.middleware,
+      countStreams(metrics),
+      apiSurface(deps, {
+        stores: { ...stores, store: served },
+        providers: directory,
+        replay: sending.replay,
+        bus,
+        auth,
+        forward: forwarding.control,
+        signal: streams.signal,
+      }),
+      metricsRoute({ metrics, authenticate: config.metrics.requireAuth ? auth.authenticate : undefined }),
+      createUiSurface({ distDir: deps.uiDistDir }),
+    ],
+  });
+  const stopObserving = observePool(metrics, pool, () => mcp.sessionCount());
+  cleanups.push(() => Promise.resolve(stopObserving()));
+
+  return {
+    app,
+    metrics,
+    ...stores,
+    bus,
+    limiter: auth.limiter,
+    replay: sending.replay,
+    outbound: sending.outbound,
+    mcp,
+    listening: async (self) => {
+      sending.setSelf(self);
+      await forwarding.start(self);
+    },
+    endStreams: async () => {
+      streams.abort();
+      await mcp.closeAll();
+    },
+    stopForwarding: (drainMs) => forwarding.stop(drainMs),
+    close: async (drainMs) => {
+      // Forwarding first: attempts in flight finish or are released before the sending path, the
+      // bus and the database go.
+      await forwarding.stop(drainMs);
+      await closeAll(logger);
+    },
+  };
+}

@@ -1,0 +1,285 @@
+/**
+ * The parts buildSurfaces (build-surfaces.ts) assembles, one function per group: stores, jobs,
+ * authentication, the sending path, forwarding and the two surfaces with the most wiring.
+ */
+import type { Middleware } from 'koa';
+import {
+  createDeliveryRepository,
+  createEventStore,
+  createReplayAttemptRepository,
+  createTokenRepository,
+  startRetention,
+  startSearchIndexer,
+  type DeliveryRepository,
+  type EventStore,
+  type PgEventStore,
+  type ReplayAttemptRepository,
+  type TokenRepository,
+} from '../store/index.ts';
+import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
+import { startQueueSources, type QueueSources } from '../queue/queue-sources.ts';
+import type { QueueConnectionState } from '../providers/provider-directory.ts';
+import {
+  createHostCheck,
+  createRateLimiter,
+  createTokenService,
+  requireBearer,
+  type RateLimiter,
+} from '../auth/index.ts';
+import { createReplayService } from '../replay/replay-service.ts';
+import type { ReplayService } from '../replay/replay-types.ts';
+import { forwardRuleMatcher } from '../config/forward-rules.ts';
+import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
+import type { SelfAddress } from '../outbound/target-policy/index.ts';
+import { checkForwardTargets } from '../forward/check-forward-targets.ts';
+import { createForwardControl, type ForwardControl } from '../forward/forward-control.ts';
+import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
+import { createIngestSurface } from '../ingest/ingest-surface.ts';
+import { createMcpSurface, type McpSurface } from '../mcp/index.ts';
+import { createApiSurface } from '../api/create-api-surface.ts';
+import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { observeForwarding } from '../metrics/metrics-route.ts';
+import { countRateLimited, instrumentIngest, instrumentReplay } from '../metrics/instrument.ts';
+import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
+
+export interface Stores {
+  store: PgEventStore;
+  deliveries: DeliveryRepository;
+  tokens: TokenRepository;
+  replayAttempts: ReplayAttemptRepository;
+}
+
+export function buildStores({ config, pool }: SurfaceDeps): Stores {
+  // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
+  // that same statement announces the new events on the live bus (store/announcement.ts).
+  const forwardRulesFor = forwardRuleMatcher(config.forward);
+  return {
+    store: createEventStore(pool, forwardRulesFor ? { forwardRulesFor } : {}),
+    deliveries: createDeliveryRepository(pool),
+    tokens: createTokenRepository(pool),
+    replayAttempts: createReplayAttemptRepository(pool),
+  };
+}
+
+export interface Auth {
+  limiter: RateLimiter;
+  checkRead: (caller: string) => void;
+  authenticate: Middleware;
+  checkHost: Middleware;
+}
+
+/** Bearer tokens, the host check and the per-caller buckets /mcp and /api share. */
+export function buildAuth(deps: SurfaceDeps, tokens: TokenRepository, metrics: Metrics, cleanups: Cleanup[]): Auth {
+  const { config, logger } = deps;
+  const limiter = createRateLimiter({ limits: config.rateLimits });
+  const tokenService = createTokenService({ tokens, envToken: deps.envToken, logger });
+  cleanups.push(() => Promise.resolve(tokenService.close()));
+  return {
+    limiter,
+    checkRead: countRateLimited(limiter.checkRead, 'read', metrics),
+    authenticate: requireBearer(tokenService, { logger }),
+    checkHost: createHostCheck({ bindHost: deps.bindHost, allowedHosts: config.server.allowedHosts }),
+  };
+}
+
+export interface Sending {
+  outbound: Outbound;
+  replay: ReplayService;
+  /** switchboard's own address, known once it listens: nothing is sent there. */
+  setSelf(self: SelfAddress): void;
+}
+
+/** The one sending path (replay and forwarding both deliver through it) and the replay service. */
+export function buildSending(
+  deps: SurfaceDeps,
+  stores: Pick<Stores, 'replayAttempts'> & { store: EventStore },
+  limiter: RateLimiter,
+  metrics: Metrics,
+  cleanups: Cleanup[],
+): Sending {
+  const { config, logger } = deps;
+  let selfAddresses: SelfAddress[] = [];
+  if (config.outbound.allowFrom === 'replay.allow') {
+    logger.warn('replay.allow is the old name of outbound.allow, which governs replay and forwarding; rename it');
+  }
+  const outbound = createOutbound({
+    providers: config.providers,
+    allow: config.outbound.allow,
+    selfAddresses: () => selfAddresses,
+    logger,
+    ...deps.overrides?.outbound,
+  });
+  // Closed after the dispatcher stops (cleanups run in reverse): forwarding's kept connections.
+  cleanups.push(() => outbound.close());
+  const replay = createReplayService({
+    store: stores.store,
+    attempts: stores.replayAttempts,
+    providers: config.providers,
+    replay: config.replay,
+    selfAddresses: () => selfAddresses,
+    checkRateLimit: countRateLimited(limiter.checkReplay, 'replay', metrics),
+    logger,
+    outbound,
+  });
+  return {
+    outbound,
+    replay: instrumentReplay(replay, metrics),
+    setSelf: (self) => {
+      selfAddresses = [self];
+    },
+  };
+}
+
+export function ingestSurface(deps: SurfaceDeps, store: EventStore, metrics: Metrics): Middleware {
+  const { config, logger } = deps;
+  const ingest = createIngestSurface({
+    providers: config.providers,
+    store,
+    logger,
+    onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
+    recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
+    onRejectNotRecorded: (provider) => metrics.rejectedNotRecorded.inc({ provider }),
+    ...deps.overrides?.ingest,
+  });
+  return instrumentIngest(ingest, config.providers, metrics);
+}
+
+/**
+ * Queue consumers, retention and search indexing, unless a harness runs without them. Returns how
+ * the provider directory learns each queue provider's connection state.
+ */
+export function startJobs(
+  deps: SurfaceDeps,
+  store: EventStore,
+  cleanups: Cleanup[],
+): (name: string) => QueueConnectionState | undefined {
+  const fixed = deps.overrides?.withoutJobs;
+  if (fixed !== undefined) return () => fixed.queueConnection;
+  const { config, logger, pool } = deps;
+  const queues: QueueSources = startQueueSources({
+    providers: config.providers,
+    redisUrl: deps.redisUrl,
+    store,
+    logger,
+  });
+  cleanups.push(() => queues.stop());
+  const retention = startRetention({ pool, config: config.retention, logger });
+  cleanups.push(() => retention.stop());
+  const searchIndexer = startSearchIndexer({ pool, logger });
+  cleanups.push(() => searchIndexer.stop());
+  return (name) => queues.connectionOf(name);
+}
+
+export interface Forwarding {
+  /** What the API asks of forwarding; its wake-ups reach the dispatcher once it runs. */
+  control: ForwardControl;
+  start(self: SelfAddress): Promise<void>;
+  /** Idempotent. */
+  stop(drainMs: number): Promise<void>;
+}
+
+/** The forward rules' control (built now) and dispatcher (started once the port is known). */
+export function forwardingControl(
+  deps: SurfaceDeps,
+  deliveries: DeliveryRepository,
+  outbound: Outbound,
+  bus: PostgresEventBus,
+  metrics: Metrics,
+): Forwarding {
+  const { config, logger } = deps;
+  let dispatcher: ForwardDispatcher | undefined;
+  let stopGauges: (() => void) | undefined;
+  const control = createForwardControl({
+    rules: config.forward,
+    deliveries,
+    wake: (rule) => dispatcher?.wake(rule),
+  });
+  return {
+    control,
+    start: async (self) => {
+      if (config.forward.length === 0) return;
+      // Checked once the port is known, so a rule pointing at switchboard itself is refused (exit 2).
+      const targets = await checkForwardTargets(config.forward, {
+        policy: outbound.policy,
+        selfAddresses: [self],
+        webhookRoutes: outbound.webhookRoutes,
+        logger,
+      });
+      dispatcher = startForwardDispatcher({
+        rules: config.forward,
+        targets,
+        deliveries,
+        outbound,
+        subscribe: (listener) => bus.subscribe(() => listener()),
+        logger,
+        onAttempt: (rule, outcome, seconds) => {
+          metrics.forwardDeliveries.inc({ rule, outcome });
+          metrics.forwardAttemptDuration.observe({ rule }, seconds);
+        },
+      });
+      const stop = observeForwarding(metrics, () => deliveries.health(config.forward.map((rule) => rule.name)));
+      stopGauges = stop;
+    },
+    stop: async (drainMs) => {
+      stopGauges?.();
+      stopGauges = undefined;
+      const running = dispatcher;
+      dispatcher = undefined;
+      await running?.stop(drainMs);
+    },
+  };
+}
+
+/** What the read surfaces are handed besides the deps: the parts built before them. */
+export interface ReadParts {
+  providers: ProviderDirectory;
+  replay: ReplayService;
+  bus: PostgresEventBus;
+  auth: Auth;
+}
+
+export function mcpSurface(deps: SurfaceDeps, parts: ReadParts & { store: EventStore }): McpSurface {
+  const { config } = deps;
+  return createMcpSurface({
+    store: parts.store,
+    providers: parts.providers,
+    replay: parts.replay,
+    bus: parts.bus,
+    checkReadLimit: parts.auth.checkRead,
+    checkHost: parts.auth.checkHost,
+    authenticate: parts.auth.authenticate,
+    logger: deps.logger,
+    sessions: config.mcp,
+    replayDefaultTarget: config.replay.defaultTarget,
+    replayRate: config.rateLimits.replay,
+    ...deps.overrides?.mcp,
+  });
+}
+
+export function apiSurface(
+  deps: SurfaceDeps,
+  parts: ReadParts & {
+    stores: Pick<Stores, 'replayAttempts'> & { store: EventStore };
+    forward: ForwardControl;
+    /** Ends every open /api/stream at shutdown. */
+    signal: AbortSignal;
+  },
+): Middleware {
+  const { config } = deps;
+  return createApiSurface({
+    store: parts.stores.store,
+    replayAttempts: parts.stores.replayAttempts,
+    providers: parts.providers,
+    providerConfigs: config.providers,
+    bus: parts.bus,
+    replay: parts.replay,
+    replayDefaultTarget: config.replay.defaultTarget,
+    checkHost: parts.auth.checkHost,
+    authenticate: parts.auth.authenticate,
+    checkReadLimit: parts.auth.checkRead,
+    stream: { signal: parts.signal, ...deps.overrides?.stream },
+    maxStreamsPerCaller: config.api.maxStreamsPerCaller,
+    forward: parts.forward,
+  });
+}
