@@ -25,9 +25,9 @@ interface ValueFact {
 const ENUMS: Record<string, EnumFact> = {
   TRUST_MODES: { source: 'trust-mode.schema.json#', doc: 'How an event is trusted.' },
   PRESET_NAMES: {
-    source: 'config.schema.json#/$defs/provider/properties/preset',
+    source: 'preset-name.schema.json#',
     type: 'PresetName',
-    doc: 'The verification presets a provider can name.',
+    doc: 'The verification presets a provider can name: the catalog (schemas/providers/).',
   },
   HMAC_ALGORITHMS: {
     source: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm',

@@ -6,18 +6,39 @@ import type { TrustMode } from './types.ts';
 /** How an event is trusted. From schemas/trust-mode.schema.json#. */
 export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfies readonly TrustMode[];
 
-/** The verification presets a provider can name. From schemas/config.schema.json#/$defs/provider/properties/preset. */
+/** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
-  'github',
-  'stripe',
-  'slack',
-  'shopify',
-  'standard-webhooks',
-  'linear',
+  'bitbucket',
+  'cal-com',
+  'circleci',
+  'coinbase-commerce',
+  'docusign',
+  'dropbox',
   'generic-hmac',
-  'token',
+  'gitea',
+  'github',
   'gitlab',
+  'gocardless',
+  'intercom',
+  'jira',
+  'launchdarkly',
+  'lemon-squeezy',
+  'linear',
+  'meta',
+  'notion',
   'open',
+  'pagerduty',
+  'razorpay',
+  'segment',
+  'sentry',
+  'shopify',
+  'slack',
+  'standard-webhooks',
+  'stripe',
+  'token',
+  'typeform',
+  'vercel',
+  'woocommerce',
 ] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 

@@ -297,20 +297,42 @@ export const SCHEMAS = {
           additionalProperties: false,
           properties: {
             preset: {
+              title: 'PresetName',
               description:
-                'Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.',
+                'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
               type: 'string',
               enum: [
-                'github',
-                'stripe',
-                'slack',
-                'shopify',
-                'standard-webhooks',
-                'linear',
+                'bitbucket',
+                'cal-com',
+                'circleci',
+                'coinbase-commerce',
+                'docusign',
+                'dropbox',
                 'generic-hmac',
-                'token',
+                'gitea',
+                'github',
                 'gitlab',
+                'gocardless',
+                'intercom',
+                'jira',
+                'launchdarkly',
+                'lemon-squeezy',
+                'linear',
+                'meta',
+                'notion',
                 'open',
+                'pagerduty',
+                'razorpay',
+                'segment',
+                'sentry',
+                'shopify',
+                'slack',
+                'standard-webhooks',
+                'stripe',
+                'token',
+                'typeform',
+                'vercel',
+                'woocommerce',
               ],
             },
             family: {
@@ -332,7 +354,34 @@ export const SCHEMAS = {
             },
             secret: {
               anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
-              description: 'Signing secret; a list accepts any of them (rotation).',
+              description:
+                'Signing secret of a symmetric scheme (HMAC, JWT); a list accepts any of them (rotation), and replay, forwarding and trigger sign with the first.',
+            },
+            public_key: {
+              anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+              description:
+                'Public key of an asymmetric scheme (Ed25519, ECDSA), in the encoding the provider publishes it (docs/providers.md); a list accepts any of them.',
+            },
+            public_url: {
+              description:
+                "The URL the provider calls, for schemes that sign it (Twilio, Square, HubSpot, Trello; QStash's subject): scheme, host and path, no query. Default: server.public_url plus the route.",
+              type: 'string',
+              format: 'uri',
+              pattern: '^https?://[^?#]+$',
+            },
+            verify_token: {
+              description: 'meta: the verify token you gave Meta, which its GET subscription handshake must carry.',
+              type: 'string',
+              minLength: 1,
+            },
+            username: {
+              description: 'basic-auth presets: the user name the sender puts in Authorization: Basic.',
+              type: 'string',
+              minLength: 1,
+            },
+            password: {
+              anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+              description: 'basic-auth presets: the password; a list accepts any of them (rotation).',
             },
             token: {
               anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
@@ -464,6 +513,11 @@ export const SCHEMAS = {
               token: false,
               route: false,
               hmac: false,
+              public_key: false,
+              public_url: false,
+              verify_token: false,
+              username: false,
+              password: false,
               mode: { default: 'pubsub' },
               pattern: { default: false },
               group: { default: 'switchboard' },
@@ -668,6 +722,13 @@ export const SCHEMAS = {
             type: 'boolean',
             default: false,
           },
+          public_url: {
+            description:
+              "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
+            type: 'string',
+            format: 'uri',
+            pattern: '^https?://[^?#]+$',
+          },
         },
         default: {},
       },
@@ -776,20 +837,42 @@ export const SCHEMAS = {
         additionalProperties: false,
         properties: {
           preset: {
+            title: 'PresetName',
             description:
-              'Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.',
+              'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
             type: 'string',
             enum: [
-              'github',
-              'stripe',
-              'slack',
-              'shopify',
-              'standard-webhooks',
-              'linear',
+              'bitbucket',
+              'cal-com',
+              'circleci',
+              'coinbase-commerce',
+              'docusign',
+              'dropbox',
               'generic-hmac',
-              'token',
+              'gitea',
+              'github',
               'gitlab',
+              'gocardless',
+              'intercom',
+              'jira',
+              'launchdarkly',
+              'lemon-squeezy',
+              'linear',
+              'meta',
+              'notion',
               'open',
+              'pagerduty',
+              'razorpay',
+              'segment',
+              'sentry',
+              'shopify',
+              'slack',
+              'standard-webhooks',
+              'stripe',
+              'token',
+              'typeform',
+              'vercel',
+              'woocommerce',
             ],
           },
           family: {
@@ -807,7 +890,34 @@ export const SCHEMAS = {
           route: { description: 'HTTP path; default /hooks/<name>.', type: 'string', pattern: '^/[A-Za-z0-9/_.~-]*$' },
           secret: {
             anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
-            description: 'Signing secret; a list accepts any of them (rotation).',
+            description:
+              'Signing secret of a symmetric scheme (HMAC, JWT); a list accepts any of them (rotation), and replay, forwarding and trigger sign with the first.',
+          },
+          public_key: {
+            anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+            description:
+              'Public key of an asymmetric scheme (Ed25519, ECDSA), in the encoding the provider publishes it (docs/providers.md); a list accepts any of them.',
+          },
+          public_url: {
+            description:
+              "The URL the provider calls, for schemes that sign it (Twilio, Square, HubSpot, Trello; QStash's subject): scheme, host and path, no query. Default: server.public_url plus the route.",
+            type: 'string',
+            format: 'uri',
+            pattern: '^https?://[^?#]+$',
+          },
+          verify_token: {
+            description: 'meta: the verify token you gave Meta, which its GET subscription handshake must carry.',
+            type: 'string',
+            minLength: 1,
+          },
+          username: {
+            description: 'basic-auth presets: the user name the sender puts in Authorization: Basic.',
+            type: 'string',
+            minLength: 1,
+          },
+          password: {
+            anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
+            description: 'basic-auth presets: the password; a list accepts any of them (rotation).',
           },
           token: {
             anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }],
@@ -935,6 +1045,11 @@ export const SCHEMAS = {
             token: false,
             route: false,
             hmac: false,
+            public_key: false,
+            public_url: false,
+            verify_token: false,
+            username: false,
+            password: false,
             mode: { default: 'pubsub' },
             pattern: { default: false },
             group: { default: 'switchboard' },
@@ -1741,6 +1856,821 @@ export const SCHEMAS = {
         anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
       },
       updated_at: { description: 'When this file was written.', type: 'string', format: 'date-time' },
+    },
+  },
+  PresetName: {
+    $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
+    title: 'PresetName',
+    description:
+      'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
+    type: 'string',
+    enum: [
+      'bitbucket',
+      'cal-com',
+      'circleci',
+      'coinbase-commerce',
+      'docusign',
+      'dropbox',
+      'generic-hmac',
+      'gitea',
+      'github',
+      'gitlab',
+      'gocardless',
+      'intercom',
+      'jira',
+      'launchdarkly',
+      'lemon-squeezy',
+      'linear',
+      'meta',
+      'notion',
+      'open',
+      'pagerduty',
+      'razorpay',
+      'segment',
+      'sentry',
+      'shopify',
+      'slack',
+      'standard-webhooks',
+      'stripe',
+      'token',
+      'typeform',
+      'vercel',
+      'woocommerce',
+    ],
+  },
+  ProviderCatalogEntry: {
+    title: 'ProviderCatalogEntry',
+    description:
+      "One provider of the catalog, one file each in schemas/providers/<name>.json: how it signs (a scheme switchboard implements once, with this provider's parameters), how its deliveries are named and summarised, samples for switchboard trigger, its handshake, and what proves the check against the provider's own code. npm run codegen turns the catalog into the preset names, generated/catalog.ts and the table in docs/providers.md.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'title', 'docs', 'scheme', 'proof'],
+    properties: {
+      name: {
+        description: "The preset name a provider's config names (preset: <name>); the file is named after it.",
+        type: 'string',
+        pattern: '^[a-z][a-z0-9-]{0,39}$',
+      },
+      title: { description: "The provider's name as people write it.", type: 'string', minLength: 1, maxLength: 60 },
+      docs: { description: "The provider's own page on how its deliveries are signed.", type: 'string', format: 'uri' },
+      scheme: {
+        description:
+          "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+        oneOf: [
+          {
+            description: 'An HMAC over a template of the request.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
+            properties: {
+              kind: { const: 'hmac' },
+              algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+              encoding: {
+                description: 'How the digest is written.',
+                type: 'string',
+                enum: ['hex', 'base64', 'base64url'],
+              },
+              key: {
+                description:
+                  'How the configured secret becomes the key: utf8 as written, hex-decoded, or base64-decoded (a whsec_ prefix dropped first).',
+                type: 'string',
+                enum: ['utf8', 'hex', 'base64'],
+              },
+              signature: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['headers', 'format'],
+                properties: {
+                  headers: {
+                    description:
+                      'Headers that may each carry a signature (any matching passes); the first is required.',
+                    type: 'array',
+                    minItems: 1,
+                    items: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+                  },
+                  format: {
+                    description:
+                      'plain: the value is one signature after an optional prefix; pairs: key=value items (t=…,v1=…), any signature item matching passes.',
+                    type: 'string',
+                    enum: ['plain', 'pairs'],
+                  },
+                  prefix: { description: 'plain: text before the digest, e.g. sha256=.', type: 'string', minLength: 1 },
+                  separator: { description: 'pairs: what separates the items.', type: 'string', enum: [',', ';'] },
+                  signature_key: {
+                    description: 'pairs: the key of a signature item, e.g. v1.',
+                    type: 'string',
+                    minLength: 1,
+                  },
+                  timestamp_key: {
+                    description: 'pairs: the key of the timestamp item, e.g. t.',
+                    type: 'string',
+                    minLength: 1,
+                  },
+                },
+              },
+              signed: {
+                description:
+                  'What is signed: {body} (the exact bytes), {timestamp}, {header:Name}, {url} (the public URL the provider called, query included), {method}.',
+                type: 'string',
+                minLength: 1,
+              },
+              timestamp: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['from', 'format'],
+                properties: {
+                  from: {
+                    description:
+                      "header:Name, signature (the pairs' timestamp item), or a JSON pointer into the body (checked after the signature).",
+                    type: 'string',
+                    pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$',
+                  },
+                  format: { type: 'string', enum: ['unix', 'unix_ms', 'iso8601'] },
+                },
+              },
+              sends: {
+                description:
+                  'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
+                type: 'object',
+                additionalProperties: { type: 'string' },
+              },
+            },
+          },
+          {
+            description:
+              'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind'],
+            properties: {
+              kind: { const: 'standard-webhooks' },
+              key: {
+                description:
+                  "whsec: the secret is base64 after an optional whsec_ prefix; utf8: the secret's text is the key (Polar).",
+                type: 'string',
+                enum: ['whsec', 'utf8'],
+              },
+            },
+          },
+          {
+            description: "An Ed25519 signature over a template, checked with the provider's public key.",
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'signature_header', 'encoding', 'timestamp_header', 'signed', 'public_key_encoding'],
+            properties: {
+              kind: { const: 'ed25519' },
+              signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              encoding: { description: 'How the signature is written.', type: 'string', enum: ['hex', 'base64'] },
+              timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              signed: { description: 'What is signed, e.g. {timestamp}{body}.', type: 'string', minLength: 1 },
+              public_key_encoding: {
+                description: 'How the provider publishes its key: the 32 raw bytes in hex or base64.',
+                type: 'string',
+                enum: ['hex', 'base64'],
+              },
+            },
+          },
+          {
+            description:
+              "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'signature_header', 'timestamp_header', 'signed'],
+            properties: {
+              kind: { const: 'ecdsa-p256' },
+              signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              signed: { type: 'string', minLength: 1 },
+            },
+          },
+          {
+            description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'header', 'body_hash'],
+            properties: {
+              kind: { const: 'jwt-hs256' },
+              header: { description: 'The header carrying the token.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              bearer: { description: 'The token is written Bearer <jwt>.', type: 'boolean' },
+              issuer: { description: 'The iss claim the token must carry.', type: 'string', minLength: 1 },
+              body_hash: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['claim', 'encoding'],
+                properties: {
+                  claim: { type: 'string', minLength: 1 },
+                  encoding: {
+                    description: 'How the SHA-256 of the body is written.',
+                    type: 'string',
+                    enum: ['hex', 'base64url'],
+                  },
+                },
+              },
+              subject_url: { description: 'The sub claim is the URL the provider called.', type: 'boolean' },
+              expires: { description: 'The token carries exp (and nbf), which are checked.', type: 'boolean' },
+              issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
+            },
+          },
+          {
+            description: 'An HMAC carried in the JSON body itself.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'variant'],
+            properties: {
+              kind: { const: 'body-signature' },
+              variant: {
+                description:
+                  "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
+                type: 'string',
+                enum: ['mailgun', 'adyen'],
+              },
+            },
+          },
+          {
+            description:
+              'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind'],
+            properties: { kind: { const: 'twilio' } },
+          },
+          {
+            description:
+              'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind'],
+            properties: {
+              kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
+              header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+              pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
+            },
+          },
+          {
+            description:
+              'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'headers', 'signed', 'algorithm'],
+            properties: {
+              kind: { const: 'code' },
+              headers: { type: 'string', minLength: 1 },
+              signed: { type: 'string', minLength: 1 },
+              algorithm: { type: 'string', minLength: 1 },
+              timestamped: { type: 'boolean' },
+            },
+          },
+        ],
+      },
+      identify: {
+        description:
+          "Where the event type and the delivery's own id come from: templates tried in order, the first whose every placeholder is found wins. Absent for presets whose identity is code.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['event_type'],
+        properties: {
+          event_type: {
+            description:
+              'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
+            type: 'array',
+            minItems: 1,
+            items: { type: 'string', minLength: 1 },
+          },
+          external_id: {
+            description:
+              'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
+            type: 'array',
+            minItems: 1,
+            items: { type: 'string', minLength: 1 },
+          },
+        },
+      },
+      summary: {
+        description:
+          "The parts of an event's one-line summary, each a template; those found are joined. Absent: the preset's code, or the first few text fields.",
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', minLength: 1 },
+      },
+      samples: {
+        description:
+          'What switchboard trigger sends for this preset; the first is the default. Absent for presets trigger cannot sign (asymmetric schemes).',
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name', 'description', 'file'],
+          properties: {
+            name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
+            description: { description: 'What the sample is.', type: 'string', minLength: 1 },
+            file: {
+              description: 'The payload, a file in src/presets/samples/.',
+              type: 'string',
+              pattern: '^[a-z0-9-]+\\.(json|txt)$',
+            },
+            headers: {
+              description:
+                'Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.',
+              type: 'object',
+              additionalProperties: { type: 'string' },
+            },
+            fresh: {
+              description:
+                'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.',
+              type: 'object',
+              additionalProperties: { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+            },
+          },
+        },
+      },
+      handshake: {
+        description: 'The registration handshake switchboard answers for this provider.',
+        type: 'string',
+        enum: [
+          'slack-url-verification',
+          'discord-ping',
+          'zoom-url-validation',
+          'twitch-callback-verification',
+          'meta-subscribe',
+          'dropbox-challenge',
+        ],
+      },
+      forward_headers: {
+        description:
+          'Stored headers (lower-case) a consumer routes or dedupes on, copied on replay and forwarding; signature headers never are.',
+        type: 'array',
+        items: { type: 'string', pattern: '^[a-z0-9-]+$' },
+        uniqueItems: true,
+      },
+      proof: {
+        description:
+          "What shows switchboard's check matches the provider: its own npm package (which signs, or only verifies), or its published example.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['by'],
+        properties: {
+          by: {
+            description:
+              "package-signs: the package signs and verifies; package-verifies: the package only verifies, so switchboard's signer is first shown to pass it; example: no package, the provider's published example (test vector) is checked; switchboard: switchboard's own scheme (generic-hmac, token, open).",
+            type: 'string',
+            enum: ['package-signs', 'package-verifies', 'example', 'switchboard'],
+          },
+          package: { description: 'The npm package, as the tests import it.', type: 'string', minLength: 1 },
+          example: { description: 'Where the published example comes from.', type: 'string', format: 'uri' },
+          note: { description: 'One sentence for the docs.', type: 'string', minLength: 1 },
+        },
+      },
+      notes: {
+        description: 'What a user of this preset should know, for the docs (one or two sentences).',
+        type: 'string',
+        minLength: 1,
+      },
+    },
+    $defs: {
+      templates: {
+        description:
+          'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', minLength: 1 },
+      },
+      sample: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'description', 'file'],
+        properties: {
+          name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
+          description: { description: 'What the sample is.', type: 'string', minLength: 1 },
+          file: {
+            description: 'The payload, a file in src/presets/samples/.',
+            type: 'string',
+            pattern: '^[a-z0-9-]+\\.(json|txt)$',
+          },
+          headers: {
+            description:
+              'Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.',
+            type: 'object',
+            additionalProperties: { type: 'string' },
+          },
+          fresh: {
+            description:
+              'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.',
+            type: 'object',
+            additionalProperties: { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+          },
+        },
+      },
+      scheme: {
+        description:
+          "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+        oneOf: [
+          {
+            description: 'An HMAC over a template of the request.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
+            properties: {
+              kind: { const: 'hmac' },
+              algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+              encoding: {
+                description: 'How the digest is written.',
+                type: 'string',
+                enum: ['hex', 'base64', 'base64url'],
+              },
+              key: {
+                description:
+                  'How the configured secret becomes the key: utf8 as written, hex-decoded, or base64-decoded (a whsec_ prefix dropped first).',
+                type: 'string',
+                enum: ['utf8', 'hex', 'base64'],
+              },
+              signature: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['headers', 'format'],
+                properties: {
+                  headers: {
+                    description:
+                      'Headers that may each carry a signature (any matching passes); the first is required.',
+                    type: 'array',
+                    minItems: 1,
+                    items: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+                  },
+                  format: {
+                    description:
+                      'plain: the value is one signature after an optional prefix; pairs: key=value items (t=…,v1=…), any signature item matching passes.',
+                    type: 'string',
+                    enum: ['plain', 'pairs'],
+                  },
+                  prefix: { description: 'plain: text before the digest, e.g. sha256=.', type: 'string', minLength: 1 },
+                  separator: { description: 'pairs: what separates the items.', type: 'string', enum: [',', ';'] },
+                  signature_key: {
+                    description: 'pairs: the key of a signature item, e.g. v1.',
+                    type: 'string',
+                    minLength: 1,
+                  },
+                  timestamp_key: {
+                    description: 'pairs: the key of the timestamp item, e.g. t.',
+                    type: 'string',
+                    minLength: 1,
+                  },
+                },
+              },
+              signed: {
+                description:
+                  'What is signed: {body} (the exact bytes), {timestamp}, {header:Name}, {url} (the public URL the provider called, query included), {method}.',
+                type: 'string',
+                minLength: 1,
+              },
+              timestamp: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['from', 'format'],
+                properties: {
+                  from: {
+                    description:
+                      "header:Name, signature (the pairs' timestamp item), or a JSON pointer into the body (checked after the signature).",
+                    type: 'string',
+                    pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$',
+                  },
+                  format: { type: 'string', enum: ['unix', 'unix_ms', 'iso8601'] },
+                },
+              },
+              sends: {
+                description:
+                  'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
+                type: 'object',
+                additionalProperties: { type: 'string' },
+              },
+            },
+          },
+          {
+            description:
+              'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind'],
+            properties: {
+              kind: { const: 'standard-webhooks' },
+              key: {
+                description:
+                  "whsec: the secret is base64 after an optional whsec_ prefix; utf8: the secret's text is the key (Polar).",
+                type: 'string',
+                enum: ['whsec', 'utf8'],
+              },
+            },
+          },
+          {
+            description: "An Ed25519 signature over a template, checked with the provider's public key.",
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'signature_header', 'encoding', 'timestamp_header', 'signed', 'public_key_encoding'],
+            properties: {
+              kind: { const: 'ed25519' },
+              signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              encoding: { description: 'How the signature is written.', type: 'string', enum: ['hex', 'base64'] },
+              timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              signed: { description: 'What is signed, e.g. {timestamp}{body}.', type: 'string', minLength: 1 },
+              public_key_encoding: {
+                description: 'How the provider publishes its key: the 32 raw bytes in hex or base64.',
+                type: 'string',
+                enum: ['hex', 'base64'],
+              },
+            },
+          },
+          {
+            description:
+              "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'signature_header', 'timestamp_header', 'signed'],
+            properties: {
+              kind: { const: 'ecdsa-p256' },
+              signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              signed: { type: 'string', minLength: 1 },
+            },
+          },
+          {
+            description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'header', 'body_hash'],
+            properties: {
+              kind: { const: 'jwt-hs256' },
+              header: { description: 'The header carrying the token.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              bearer: { description: 'The token is written Bearer <jwt>.', type: 'boolean' },
+              issuer: { description: 'The iss claim the token must carry.', type: 'string', minLength: 1 },
+              body_hash: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['claim', 'encoding'],
+                properties: {
+                  claim: { type: 'string', minLength: 1 },
+                  encoding: {
+                    description: 'How the SHA-256 of the body is written.',
+                    type: 'string',
+                    enum: ['hex', 'base64url'],
+                  },
+                },
+              },
+              subject_url: { description: 'The sub claim is the URL the provider called.', type: 'boolean' },
+              expires: { description: 'The token carries exp (and nbf), which are checked.', type: 'boolean' },
+              issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
+            },
+          },
+          {
+            description: 'An HMAC carried in the JSON body itself.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'variant'],
+            properties: {
+              kind: { const: 'body-signature' },
+              variant: {
+                description:
+                  "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
+                type: 'string',
+                enum: ['mailgun', 'adyen'],
+              },
+            },
+          },
+          {
+            description:
+              'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind'],
+            properties: { kind: { const: 'twilio' } },
+          },
+          {
+            description:
+              'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind'],
+            properties: {
+              kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
+              header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+              pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
+            },
+          },
+          {
+            description:
+              'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['kind', 'headers', 'signed', 'algorithm'],
+            properties: {
+              kind: { const: 'code' },
+              headers: { type: 'string', minLength: 1 },
+              signed: { type: 'string', minLength: 1 },
+              algorithm: { type: 'string', minLength: 1 },
+              timestamped: { type: 'boolean' },
+            },
+          },
+        ],
+      },
+      hmacScheme: {
+        description: 'An HMAC over a template of the request.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
+        properties: {
+          kind: { const: 'hmac' },
+          algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+          encoding: { description: 'How the digest is written.', type: 'string', enum: ['hex', 'base64', 'base64url'] },
+          key: {
+            description:
+              'How the configured secret becomes the key: utf8 as written, hex-decoded, or base64-decoded (a whsec_ prefix dropped first).',
+            type: 'string',
+            enum: ['utf8', 'hex', 'base64'],
+          },
+          signature: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['headers', 'format'],
+            properties: {
+              headers: {
+                description: 'Headers that may each carry a signature (any matching passes); the first is required.',
+                type: 'array',
+                minItems: 1,
+                items: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+              },
+              format: {
+                description:
+                  'plain: the value is one signature after an optional prefix; pairs: key=value items (t=…,v1=…), any signature item matching passes.',
+                type: 'string',
+                enum: ['plain', 'pairs'],
+              },
+              prefix: { description: 'plain: text before the digest, e.g. sha256=.', type: 'string', minLength: 1 },
+              separator: { description: 'pairs: what separates the items.', type: 'string', enum: [',', ';'] },
+              signature_key: {
+                description: 'pairs: the key of a signature item, e.g. v1.',
+                type: 'string',
+                minLength: 1,
+              },
+              timestamp_key: {
+                description: 'pairs: the key of the timestamp item, e.g. t.',
+                type: 'string',
+                minLength: 1,
+              },
+            },
+          },
+          signed: {
+            description:
+              'What is signed: {body} (the exact bytes), {timestamp}, {header:Name}, {url} (the public URL the provider called, query included), {method}.',
+            type: 'string',
+            minLength: 1,
+          },
+          timestamp: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['from', 'format'],
+            properties: {
+              from: {
+                description:
+                  "header:Name, signature (the pairs' timestamp item), or a JSON pointer into the body (checked after the signature).",
+                type: 'string',
+                pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$',
+              },
+              format: { type: 'string', enum: ['unix', 'unix_ms', 'iso8601'] },
+            },
+          },
+          sends: {
+            description:
+              'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
+            type: 'object',
+            additionalProperties: { type: 'string' },
+          },
+        },
+      },
+      standardWebhooksScheme: {
+        description:
+          'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind'],
+        properties: {
+          kind: { const: 'standard-webhooks' },
+          key: {
+            description:
+              "whsec: the secret is base64 after an optional whsec_ prefix; utf8: the secret's text is the key (Polar).",
+            type: 'string',
+            enum: ['whsec', 'utf8'],
+          },
+        },
+      },
+      ed25519Scheme: {
+        description: "An Ed25519 signature over a template, checked with the provider's public key.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'signature_header', 'encoding', 'timestamp_header', 'signed', 'public_key_encoding'],
+        properties: {
+          kind: { const: 'ed25519' },
+          signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+          encoding: { description: 'How the signature is written.', type: 'string', enum: ['hex', 'base64'] },
+          timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+          signed: { description: 'What is signed, e.g. {timestamp}{body}.', type: 'string', minLength: 1 },
+          public_key_encoding: {
+            description: 'How the provider publishes its key: the 32 raw bytes in hex or base64.',
+            type: 'string',
+            enum: ['hex', 'base64'],
+          },
+        },
+      },
+      ecdsaScheme: {
+        description:
+          "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'signature_header', 'timestamp_header', 'signed'],
+        properties: {
+          kind: { const: 'ecdsa-p256' },
+          signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+          timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+          signed: { type: 'string', minLength: 1 },
+        },
+      },
+      jwtScheme: {
+        description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'header', 'body_hash'],
+        properties: {
+          kind: { const: 'jwt-hs256' },
+          header: { description: 'The header carrying the token.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+          bearer: { description: 'The token is written Bearer <jwt>.', type: 'boolean' },
+          issuer: { description: 'The iss claim the token must carry.', type: 'string', minLength: 1 },
+          body_hash: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['claim', 'encoding'],
+            properties: {
+              claim: { type: 'string', minLength: 1 },
+              encoding: {
+                description: 'How the SHA-256 of the body is written.',
+                type: 'string',
+                enum: ['hex', 'base64url'],
+              },
+            },
+          },
+          subject_url: { description: 'The sub claim is the URL the provider called.', type: 'boolean' },
+          expires: { description: 'The token carries exp (and nbf), which are checked.', type: 'boolean' },
+          issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
+        },
+      },
+      bodySignatureScheme: {
+        description: 'An HMAC carried in the JSON body itself.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'variant'],
+        properties: {
+          kind: { const: 'body-signature' },
+          variant: {
+            description:
+              "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
+            type: 'string',
+            enum: ['mailgun', 'adyen'],
+          },
+        },
+      },
+      twilioScheme: {
+        description:
+          'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind'],
+        properties: { kind: { const: 'twilio' } },
+      },
+      credentialScheme: {
+        description:
+          'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind'],
+        properties: {
+          kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
+          header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+          bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+          pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
+        },
+      },
+      codeScheme: {
+        description:
+          'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'headers', 'signed', 'algorithm'],
+        properties: {
+          kind: { const: 'code' },
+          headers: { type: 'string', minLength: 1 },
+          signed: { type: 'string', minLength: 1 },
+          algorithm: { type: 'string', minLength: 1 },
+          timestamped: { type: 'boolean' },
+        },
+      },
     },
   },
   ProviderStatus: {

@@ -5,6 +5,53 @@
  * How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
+/**
+ * A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.
+ */
+export type PresetName =
+  | 'bitbucket'
+  | 'cal-com'
+  | 'circleci'
+  | 'coinbase-commerce'
+  | 'docusign'
+  | 'dropbox'
+  | 'generic-hmac'
+  | 'gitea'
+  | 'github'
+  | 'gitlab'
+  | 'gocardless'
+  | 'intercom'
+  | 'jira'
+  | 'launchdarkly'
+  | 'lemon-squeezy'
+  | 'linear'
+  | 'meta'
+  | 'notion'
+  | 'open'
+  | 'pagerduty'
+  | 'razorpay'
+  | 'segment'
+  | 'sentry'
+  | 'shopify'
+  | 'slack'
+  | 'standard-webhooks'
+  | 'stripe'
+  | 'token'
+  | 'typeform'
+  | 'vercel'
+  | 'woocommerce';
+/**
+ * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
+ *
+ * @minItems 1
+ */
+export type Templates = [string, ...string[]];
+/**
+ * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
+ *
+ * @minItems 1
+ */
+export type Templates1 = [string, ...string[]];
 
 /**
  * One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.
@@ -238,6 +285,10 @@ export interface SwitchboardConfig {
      * Take the client IP from X-Forwarded-For (only behind a proxy you control).
      */
     trust_proxy?: boolean;
+    /**
+     * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
+     */
+    public_url?: string;
   };
   api?: {
     /**
@@ -308,20 +359,7 @@ export interface SwitchboardConfig {
   };
 }
 export interface Provider {
-  /**
-   * Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.
-   */
-  preset?:
-    | 'github'
-    | 'stripe'
-    | 'slack'
-    | 'shopify'
-    | 'standard-webhooks'
-    | 'linear'
-    | 'generic-hmac'
-    | 'token'
-    | 'gitlab'
-    | 'open';
+  preset?: PresetName;
   /**
    * webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.
    */
@@ -336,9 +374,29 @@ export interface Provider {
    */
   route?: string;
   /**
-   * Signing secret; a list accepts any of them (rotation).
+   * Signing secret of a symmetric scheme (HMAC, JWT); a list accepts any of them (rotation), and replay, forwarding and trigger sign with the first.
    */
   secret?: string | [string, ...string[]];
+  /**
+   * Public key of an asymmetric scheme (Ed25519, ECDSA), in the encoding the provider publishes it (docs/providers.md); a list accepts any of them.
+   */
+  public_key?: string | [string, ...string[]];
+  /**
+   * The URL the provider calls, for schemes that sign it (Twilio, Square, HubSpot, Trello; QStash's subject): scheme, host and path, no query. Default: server.public_url plus the route.
+   */
+  public_url?: string;
+  /**
+   * meta: the verify token you gave Meta, which its GET subscription handshake must carry.
+   */
+  verify_token?: string;
+  /**
+   * basic-auth presets: the user name the sender puts in Authorization: Basic.
+   */
+  username?: string;
+  /**
+   * basic-auth presets: the password; a list accepts any of them (rotation).
+   */
+  password?: string | [string, ...string[]];
   /**
    * Shared token for token providers; a list accepts any of them.
    */
@@ -817,6 +875,295 @@ export interface ListenCheckpoint {
   updated_at: string;
 }
 /**
+ * One provider of the catalog, one file each in schemas/providers/<name>.json: how it signs (a scheme switchboard implements once, with this provider's parameters), how its deliveries are named and summarised, samples for switchboard trigger, its handshake, and what proves the check against the provider's own code. npm run codegen turns the catalog into the preset names, generated/catalog.ts and the table in docs/providers.md.
+ */
+export interface ProviderCatalogEntry {
+  /**
+   * The preset name a provider's config names (preset: <name>); the file is named after it.
+   */
+  name: string;
+  /**
+   * The provider's name as people write it.
+   */
+  title: string;
+  /**
+   * The provider's own page on how its deliveries are signed.
+   */
+  docs: string;
+  /**
+   * How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.
+   */
+  scheme:
+    | HmacScheme
+    | StandardWebhooksScheme
+    | Ed25519Scheme
+    | EcdsaScheme
+    | JwtScheme
+    | BodySignatureScheme
+    | TwilioScheme
+    | CredentialScheme
+    | CodeScheme;
+  /**
+   * Where the event type and the delivery's own id come from: templates tried in order, the first whose every placeholder is found wins. Absent for presets whose identity is code.
+   */
+  identify?: {
+    event_type: Templates;
+    external_id?: Templates;
+  };
+  summary?: Templates1;
+  /**
+   * What switchboard trigger sends for this preset; the first is the default. Absent for presets trigger cannot sign (asymmetric schemes).
+   *
+   * @minItems 1
+   */
+  samples?: [Sample, ...Sample[]];
+  /**
+   * The registration handshake switchboard answers for this provider.
+   */
+  handshake?:
+    | 'slack-url-verification'
+    | 'discord-ping'
+    | 'zoom-url-validation'
+    | 'twitch-callback-verification'
+    | 'meta-subscribe'
+    | 'dropbox-challenge';
+  /**
+   * Stored headers (lower-case) a consumer routes or dedupes on, copied on replay and forwarding; signature headers never are.
+   */
+  forward_headers?: string[];
+  /**
+   * What shows switchboard's check matches the provider: its own npm package (which signs, or only verifies), or its published example.
+   */
+  proof: {
+    /**
+     * package-signs: the package signs and verifies; package-verifies: the package only verifies, so switchboard's signer is first shown to pass it; example: no package, the provider's published example (test vector) is checked; switchboard: switchboard's own scheme (generic-hmac, token, open).
+     */
+    by: 'package-signs' | 'package-verifies' | 'example' | 'switchboard';
+    /**
+     * The npm package, as the tests import it.
+     */
+    package?: string;
+    /**
+     * Where the published example comes from.
+     */
+    example?: string;
+    /**
+     * One sentence for the docs.
+     */
+    note?: string;
+  };
+  /**
+   * What a user of this preset should know, for the docs (one or two sentences).
+   */
+  notes?: string;
+}
+/**
+ * An HMAC over a template of the request.
+ */
+export interface HmacScheme {
+  kind: 'hmac';
+  algorithm: 'sha1' | 'sha256' | 'sha512';
+  /**
+   * How the digest is written.
+   */
+  encoding: 'hex' | 'base64' | 'base64url';
+  /**
+   * How the configured secret becomes the key: utf8 as written, hex-decoded, or base64-decoded (a whsec_ prefix dropped first).
+   */
+  key?: 'utf8' | 'hex' | 'base64';
+  signature: {
+    /**
+     * Headers that may each carry a signature (any matching passes); the first is required.
+     *
+     * @minItems 1
+     */
+    headers: [string, ...string[]];
+    /**
+     * plain: the value is one signature after an optional prefix; pairs: key=value items (t=…,v1=…), any signature item matching passes.
+     */
+    format: 'plain' | 'pairs';
+    /**
+     * plain: text before the digest, e.g. sha256=.
+     */
+    prefix?: string;
+    /**
+     * pairs: what separates the items.
+     */
+    separator?: ',' | ';';
+    /**
+     * pairs: the key of a signature item, e.g. v1.
+     */
+    signature_key?: string;
+    /**
+     * pairs: the key of the timestamp item, e.g. t.
+     */
+    timestamp_key?: string;
+  };
+  /**
+   * What is signed: {body} (the exact bytes), {timestamp}, {header:Name}, {url} (the public URL the provider called, query included), {method}.
+   */
+  signed: string;
+  timestamp?: {
+    /**
+     * header:Name, signature (the pairs' timestamp item), or a JSON pointer into the body (checked after the signature).
+     */
+    from: string;
+    format: 'unix' | 'unix_ms' | 'iso8601';
+  };
+  /**
+   * Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.
+   */
+  sends?: {
+    [k: string]: string | undefined;
+  };
+}
+/**
+ * Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.
+ */
+export interface StandardWebhooksScheme {
+  kind: 'standard-webhooks';
+  /**
+   * whsec: the secret is base64 after an optional whsec_ prefix; utf8: the secret's text is the key (Polar).
+   */
+  key?: 'whsec' | 'utf8';
+}
+/**
+ * An Ed25519 signature over a template, checked with the provider's public key.
+ */
+export interface Ed25519Scheme {
+  kind: 'ed25519';
+  signature_header: string;
+  /**
+   * How the signature is written.
+   */
+  encoding: 'hex' | 'base64';
+  timestamp_header: string;
+  /**
+   * What is signed, e.g. {timestamp}{body}.
+   */
+  signed: string;
+  /**
+   * How the provider publishes its key: the 32 raw bytes in hex or base64.
+   */
+  public_key_encoding: 'hex' | 'base64';
+}
+/**
+ * An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).
+ */
+export interface EcdsaScheme {
+  kind: 'ecdsa-p256';
+  signature_header: string;
+  timestamp_header: string;
+  signed: string;
+}
+/**
+ * A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.
+ */
+export interface JwtScheme {
+  kind: 'jwt-hs256';
+  /**
+   * The header carrying the token.
+   */
+  header: string;
+  /**
+   * The token is written Bearer <jwt>.
+   */
+  bearer?: boolean;
+  /**
+   * The iss claim the token must carry.
+   */
+  issuer?: string;
+  body_hash: {
+    claim: string;
+    /**
+     * How the SHA-256 of the body is written.
+     */
+    encoding: 'hex' | 'base64url';
+  };
+  /**
+   * The sub claim is the URL the provider called.
+   */
+  subject_url?: boolean;
+  /**
+   * The token carries exp (and nbf), which are checked.
+   */
+  expires?: boolean;
+  /**
+   * The iat claim is checked against tolerance_seconds.
+   */
+  issued_at?: boolean;
+}
+/**
+ * An HMAC carried in the JSON body itself.
+ */
+export interface BodySignatureScheme {
+  kind: 'body-signature';
+  /**
+   * mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.
+   */
+  variant: 'mailgun' | 'adyen';
+}
+/**
+ * Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.
+ */
+export interface TwilioScheme {
+  kind: 'twilio';
+}
+/**
+ * A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).
+ */
+export interface CredentialScheme {
+  kind: 'token' | 'basic' | 'passcode' | 'open';
+  /**
+   * token: the header carrying it.
+   */
+  header?: string;
+  /**
+   * token: Authorization: Bearer is accepted too.
+   */
+  bearer?: boolean;
+  /**
+   * passcode: where the body carries it.
+   */
+  pointer?: string;
+}
+/**
+ * A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.
+ */
+export interface CodeScheme {
+  kind: 'code';
+  headers: string;
+  signed: string;
+  algorithm: string;
+  timestamped?: boolean;
+}
+export interface Sample {
+  /**
+   * The sample's name on the command line.
+   */
+  name: string;
+  /**
+   * What the sample is.
+   */
+  description: string;
+  /**
+   * The payload, a file in src/presets/samples/.
+   */
+  file: string;
+  /**
+   * Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.
+   */
+  headers?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.
+   */
+  fresh?: {
+    [k: string]: ('uuid' | 'now_unix' | 'now_ms' | 'now_iso') | undefined;
+  };
+}
+/**
  * The switchboard://events/recent resource: the newest events first, at most 50, in the same summary shape as list_webhook_events.
  */
 export interface RecentEventsResource {
@@ -1236,6 +1583,10 @@ export interface SwitchboardConfigWithDefaults {
      * Take the client IP from X-Forwarded-For (only behind a proxy you control).
      */
     trust_proxy: boolean;
+    /**
+     * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
+     */
+    public_url?: string;
   };
   api: {
     /**
@@ -1306,20 +1657,7 @@ export interface SwitchboardConfigWithDefaults {
   };
 }
 export interface ProviderWithDefaults {
-  /**
-   * Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.
-   */
-  preset?:
-    | 'github'
-    | 'stripe'
-    | 'slack'
-    | 'shopify'
-    | 'standard-webhooks'
-    | 'linear'
-    | 'generic-hmac'
-    | 'token'
-    | 'gitlab'
-    | 'open';
+  preset?: PresetName;
   /**
    * webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.
    */
@@ -1334,9 +1672,29 @@ export interface ProviderWithDefaults {
    */
   route?: string;
   /**
-   * Signing secret; a list accepts any of them (rotation).
+   * Signing secret of a symmetric scheme (HMAC, JWT); a list accepts any of them (rotation), and replay, forwarding and trigger sign with the first.
    */
   secret?: string | [string, ...string[]];
+  /**
+   * Public key of an asymmetric scheme (Ed25519, ECDSA), in the encoding the provider publishes it (docs/providers.md); a list accepts any of them.
+   */
+  public_key?: string | [string, ...string[]];
+  /**
+   * The URL the provider calls, for schemes that sign it (Twilio, Square, HubSpot, Trello; QStash's subject): scheme, host and path, no query. Default: server.public_url plus the route.
+   */
+  public_url?: string;
+  /**
+   * meta: the verify token you gave Meta, which its GET subscription handshake must carry.
+   */
+  verify_token?: string;
+  /**
+   * basic-auth presets: the user name the sender puts in Authorization: Basic.
+   */
+  username?: string;
+  /**
+   * basic-auth presets: the password; a list accepts any of them (rotation).
+   */
+  password?: string | [string, ...string[]];
   /**
    * Shared token for token providers; a list accepts any of them.
    */

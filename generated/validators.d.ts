@@ -25,6 +25,8 @@ export declare const validateForwardList: GeneratedValidator<T.ForwardList>;
 export declare const validateForwardRetryDeadResult: GeneratedValidator<T.ForwardRetryDeadResult>;
 export declare const validateForwardRuleStatus: GeneratedValidator<T.ForwardRuleStatus>;
 export declare const validateListenCheckpoint: GeneratedValidator<T.ListenCheckpoint>;
+export declare const validatePresetName: GeneratedValidator<T.PresetName>;
+export declare const validateProviderCatalogEntry: GeneratedValidator<T.ProviderCatalogEntry>;
 export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus>;
 export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEventsResource>;
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;

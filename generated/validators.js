@@ -727,7 +727,7 @@ const schema45 = {
     },
   },
 };
-const schema54 = {
+const schema57 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -1402,7 +1402,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema54.properties.algorithm.enum },
+            params: { allowedValues: schema57.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1433,7 +1433,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema54.properties.encoding.enum },
+            params: { allowedValues: schema57.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1513,7 +1513,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema54.properties.timestamp_format.enum },
+            params: { allowedValues: schema57.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1544,7 +1544,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema54.properties.secret_encoding.enum },
+            params: { allowedValues: schema57.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1625,7 +1625,7 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate32;
-const schema55 = {
+const schema58 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -2180,6 +2180,13 @@ const schema49 = {
           type: 'boolean',
           default: false,
         },
+        public_url: {
+          description:
+            "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
+          type: 'string',
+          format: 'uri',
+          pattern: '^https?://[^?#]+$',
+        },
       },
       default: {},
     },
@@ -2287,23 +2294,7 @@ const schema49 = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        preset: {
-          description:
-            'Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.',
-          type: 'string',
-          enum: [
-            'github',
-            'stripe',
-            'slack',
-            'shopify',
-            'standard-webhooks',
-            'linear',
-            'generic-hmac',
-            'token',
-            'gitlab',
-            'open',
-          ],
-        },
+        preset: { $ref: 'preset-name.schema.json' },
         family: {
           type: 'string',
           enum: ['webhook', 'queue'],
@@ -2317,7 +2308,37 @@ const schema49 = {
         },
         enabled: { type: 'boolean', default: true },
         route: { description: 'HTTP path; default /hooks/<name>.', type: 'string', pattern: '^/[A-Za-z0-9/_.~-]*$' },
-        secret: { description: 'Signing secret; a list accepts any of them (rotation).', $ref: '#/$defs/secretList' },
+        secret: {
+          description:
+            'Signing secret of a symmetric scheme (HMAC, JWT); a list accepts any of them (rotation), and replay, forwarding and trigger sign with the first.',
+          $ref: '#/$defs/secretList',
+        },
+        public_key: {
+          description:
+            'Public key of an asymmetric scheme (Ed25519, ECDSA), in the encoding the provider publishes it (docs/providers.md); a list accepts any of them.',
+          $ref: '#/$defs/secretList',
+        },
+        public_url: {
+          description:
+            "The URL the provider calls, for schemes that sign it (Twilio, Square, HubSpot, Trello; QStash's subject): scheme, host and path, no query. Default: server.public_url plus the route.",
+          type: 'string',
+          format: 'uri',
+          pattern: '^https?://[^?#]+$',
+        },
+        verify_token: {
+          description: 'meta: the verify token you gave Meta, which its GET subscription handshake must carry.',
+          type: 'string',
+          minLength: 1,
+        },
+        username: {
+          description: 'basic-auth presets: the user name the sender puts in Authorization: Basic.',
+          type: 'string',
+          minLength: 1,
+        },
+        password: {
+          description: 'basic-auth presets: the password; a list accepts any of them (rotation).',
+          $ref: '#/$defs/secretList',
+        },
         token: {
           description: 'Shared token for token providers; a list accepts any of them.',
           $ref: '#/$defs/secretList',
@@ -2437,6 +2458,11 @@ const schema49 = {
           token: false,
           route: false,
           hmac: false,
+          public_key: false,
+          public_url: false,
+          verify_token: false,
+          username: false,
+          password: false,
           mode: { default: 'pubsub' },
           pattern: { default: false },
           group: { default: 'switchboard' },
@@ -2547,7 +2573,7 @@ const schema49 = {
     },
   },
 };
-const schema53 = {
+const schema56 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -2646,29 +2672,14 @@ const schema53 = {
   },
 };
 const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
-const pattern9 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
-const pattern11 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const pattern10 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
+const pattern12 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const pattern7 = new RegExp('^https?://[^?#]+$', 'u');
 const schema50 = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    preset: {
-      description:
-        'Verification scheme: github, stripe, slack, shopify, standard-webhooks, linear, generic-hmac (signed); token, gitlab (token); open.',
-      type: 'string',
-      enum: [
-        'github',
-        'stripe',
-        'slack',
-        'shopify',
-        'standard-webhooks',
-        'linear',
-        'generic-hmac',
-        'token',
-        'gitlab',
-        'open',
-      ],
-    },
+    preset: { $ref: 'preset-name.schema.json' },
     family: {
       type: 'string',
       enum: ['webhook', 'queue'],
@@ -2681,7 +2692,37 @@ const schema50 = {
     },
     enabled: { type: 'boolean', default: true },
     route: { description: 'HTTP path; default /hooks/<name>.', type: 'string', pattern: '^/[A-Za-z0-9/_.~-]*$' },
-    secret: { description: 'Signing secret; a list accepts any of them (rotation).', $ref: '#/$defs/secretList' },
+    secret: {
+      description:
+        'Signing secret of a symmetric scheme (HMAC, JWT); a list accepts any of them (rotation), and replay, forwarding and trigger sign with the first.',
+      $ref: '#/$defs/secretList',
+    },
+    public_key: {
+      description:
+        'Public key of an asymmetric scheme (Ed25519, ECDSA), in the encoding the provider publishes it (docs/providers.md); a list accepts any of them.',
+      $ref: '#/$defs/secretList',
+    },
+    public_url: {
+      description:
+        "The URL the provider calls, for schemes that sign it (Twilio, Square, HubSpot, Trello; QStash's subject): scheme, host and path, no query. Default: server.public_url plus the route.",
+      type: 'string',
+      format: 'uri',
+      pattern: '^https?://[^?#]+$',
+    },
+    verify_token: {
+      description: 'meta: the verify token you gave Meta, which its GET subscription handshake must carry.',
+      type: 'string',
+      minLength: 1,
+    },
+    username: {
+      description: 'basic-auth presets: the user name the sender puts in Authorization: Basic.',
+      type: 'string',
+      minLength: 1,
+    },
+    password: {
+      description: 'basic-auth presets: the password; a list accepts any of them (rotation).',
+      $ref: '#/$defs/secretList',
+    },
     token: { description: 'Shared token for token providers; a list accepts any of them.', $ref: '#/$defs/secretList' },
     token_header: {
       description: 'Header carrying the token; default X-Webhook-Token. Authorization: Bearer is accepted too.',
@@ -2798,6 +2839,11 @@ const schema50 = {
       token: false,
       route: false,
       hmac: false,
+      public_key: false,
+      public_url: false,
+      verify_token: false,
+      username: false,
+      password: false,
       mode: { default: 'pubsub' },
       pattern: { default: false },
       group: { default: 'switchboard' },
@@ -2808,9 +2854,52 @@ const schema50 = {
     properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
   },
 };
-const schema51 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const schema51 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/preset-name.schema.json',
+  $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
+  title: 'PresetName',
+  description:
+    'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
+  type: 'string',
+  enum: [
+    'bitbucket',
+    'cal-com',
+    'circleci',
+    'coinbase-commerce',
+    'docusign',
+    'dropbox',
+    'generic-hmac',
+    'gitea',
+    'github',
+    'gitlab',
+    'gocardless',
+    'intercom',
+    'jira',
+    'launchdarkly',
+    'lemon-squeezy',
+    'linear',
+    'meta',
+    'notion',
+    'open',
+    'pagerduty',
+    'razorpay',
+    'segment',
+    'sentry',
+    'shopify',
+    'slack',
+    'standard-webhooks',
+    'stripe',
+    'token',
+    'typeform',
+    'vercel',
+    'woocommerce',
+  ],
+};
+const schema52 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
-const pattern7 = new RegExp('^(header:.+|/.*)$', 'u');
+const pattern8 = new RegExp('^(header:.+|/.*)$', 'u');
+const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
 function validate30(
   data,
@@ -3047,6 +3136,81 @@ function validate30(
         }
         errors++;
       }
+      if (data.public_key !== undefined) {
+        const err12 = {
+          instancePath: instancePath + '/public_key',
+          schemaPath: '#/then/properties/public_key/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (data.public_url !== undefined) {
+        const err13 = {
+          instancePath: instancePath + '/public_url',
+          schemaPath: '#/then/properties/public_url/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+      if (data.verify_token !== undefined) {
+        const err14 = {
+          instancePath: instancePath + '/verify_token',
+          schemaPath: '#/then/properties/verify_token/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+      if (data.username !== undefined) {
+        const err15 = {
+          instancePath: instancePath + '/username',
+          schemaPath: '#/then/properties/username/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+      if (data.password !== undefined) {
+        const err16 = {
+          instancePath: instancePath + '/password',
+          schemaPath: '#/then/properties/password/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
     }
     var _valid0 = _errs10 === errors;
     valid0 = _valid0;
@@ -3059,6 +3223,11 @@ function validate30(
         props0.token = true;
         props0.route = true;
         props0.hmac = true;
+        props0.public_key = true;
+        props0.public_url = true;
+        props0.verify_token = true;
+        props0.username = true;
+        props0.password = true;
         props0.mode = true;
         props0.pattern = true;
         props0.group = true;
@@ -3072,7 +3241,7 @@ function validate30(
         data.family = 'webhook';
       }
       if (data.channel !== undefined) {
-        const err12 = {
+        const err17 = {
           instancePath: instancePath + '/channel',
           schemaPath: '#/else/properties/channel/false schema',
           keyword: 'false schema',
@@ -3080,14 +3249,14 @@ function validate30(
           message: 'boolean schema is false',
         };
         if (vErrors === null) {
-          vErrors = [err12];
+          vErrors = [err17];
         } else {
-          vErrors.push(err12);
+          vErrors.push(err17);
         }
         errors++;
       }
       if (data.mode !== undefined) {
-        const err13 = {
+        const err18 = {
           instancePath: instancePath + '/mode',
           schemaPath: '#/else/properties/mode/false schema',
           keyword: 'false schema',
@@ -3095,14 +3264,14 @@ function validate30(
           message: 'boolean schema is false',
         };
         if (vErrors === null) {
-          vErrors = [err13];
+          vErrors = [err18];
         } else {
-          vErrors.push(err13);
+          vErrors.push(err18);
         }
         errors++;
       }
       if (data.pattern !== undefined) {
-        const err14 = {
+        const err19 = {
           instancePath: instancePath + '/pattern',
           schemaPath: '#/else/properties/pattern/false schema',
           keyword: 'false schema',
@@ -3110,14 +3279,14 @@ function validate30(
           message: 'boolean schema is false',
         };
         if (vErrors === null) {
-          vErrors = [err14];
+          vErrors = [err19];
         } else {
-          vErrors.push(err14);
+          vErrors.push(err19);
         }
         errors++;
       }
       if (data.group !== undefined) {
-        const err15 = {
+        const err20 = {
           instancePath: instancePath + '/group',
           schemaPath: '#/else/properties/group/false schema',
           keyword: 'false schema',
@@ -3125,9 +3294,9 @@ function validate30(
           message: 'boolean schema is false',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err20];
         } else {
-          vErrors.push(err15);
+          vErrors.push(err20);
         }
         errors++;
       }
@@ -3147,7 +3316,7 @@ function validate30(
     ifClause0 = 'else';
   }
   if (!valid0) {
-    const err16 = {
+    const err21 = {
       instancePath,
       schemaPath: '#/if',
       keyword: 'if',
@@ -3155,9 +3324,9 @@ function validate30(
       message: 'must match "' + ifClause0 + '" schema',
     };
     if (vErrors === null) {
-      vErrors = [err16];
+      vErrors = [err21];
     } else {
-      vErrors.push(err16);
+      vErrors.push(err21);
     }
     errors++;
   }
@@ -3182,107 +3351,12 @@ function validate30(
     }
     for (const key0 in data) {
       if (!func1.call(schema50.properties, key0)) {
-        const err17 = {
+        const err22 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
           params: { additionalProperty: key0 },
           message: 'must NOT have additional properties',
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
-        }
-        errors++;
-      }
-    }
-    if (data.preset !== undefined) {
-      let data11 = data.preset;
-      if (typeof data11 !== 'string') {
-        const err18 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err18];
-        } else {
-          vErrors.push(err18);
-        }
-        errors++;
-      }
-      if (!(
-        data11 === 'github' ||
-        data11 === 'stripe' ||
-        data11 === 'slack' ||
-        data11 === 'shopify' ||
-        data11 === 'standard-webhooks' ||
-        data11 === 'linear' ||
-        data11 === 'generic-hmac' ||
-        data11 === 'token' ||
-        data11 === 'gitlab' ||
-        data11 === 'open'
-      )) {
-        const err19 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: '#/properties/preset/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema50.properties.preset.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err19];
-        } else {
-          vErrors.push(err19);
-        }
-        errors++;
-      }
-    }
-    if (data.family !== undefined) {
-      let data12 = data.family;
-      if (typeof data12 !== 'string') {
-        const err20 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err20];
-        } else {
-          vErrors.push(err20);
-        }
-        errors++;
-      }
-      if (!(data12 === 'webhook' || data12 === 'queue')) {
-        const err21 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema50.properties.family.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err21];
-        } else {
-          vErrors.push(err21);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data13 = data.trust_mode;
-      if (typeof data13 !== 'string') {
-        const err22 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err22];
@@ -3291,13 +3365,16 @@ function validate30(
         }
         errors++;
       }
-      if (!(data13 === 'signed' || data13 === 'token' || data13 === 'open' || data13 === 'queue')) {
+    }
+    if (data.preset !== undefined) {
+      let data16 = data.preset;
+      if (typeof data16 !== 'string') {
         const err23 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema50.properties.trust_mode.enum },
-          message: 'must be equal to one of the allowed values',
+          instancePath: instancePath + '/preset',
+          schemaPath: 'preset-name.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err23];
@@ -3306,47 +3383,78 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (typeof data.enabled !== 'boolean') {
-      const err24 = {
-        instancePath: instancePath + '/enabled',
-        schemaPath: '#/properties/enabled/type',
-        keyword: 'type',
-        params: { type: 'boolean' },
-        message: 'must be boolean',
-      };
-      if (vErrors === null) {
-        vErrors = [err24];
-      } else {
-        vErrors.push(err24);
-      }
-      errors++;
-    }
-    if (data.route !== undefined) {
-      let data15 = data.route;
-      if (typeof data15 === 'string') {
-        if (!pattern6.test(data15)) {
-          const err25 = {
-            instancePath: instancePath + '/route',
-            schemaPath: '#/properties/route/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^/[A-Za-z0-9/_.~-]*$' },
-            message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err25];
-          } else {
-            vErrors.push(err25);
-          }
-          errors++;
+      if (!(
+        data16 === 'bitbucket' ||
+        data16 === 'cal-com' ||
+        data16 === 'circleci' ||
+        data16 === 'coinbase-commerce' ||
+        data16 === 'docusign' ||
+        data16 === 'dropbox' ||
+        data16 === 'generic-hmac' ||
+        data16 === 'gitea' ||
+        data16 === 'github' ||
+        data16 === 'gitlab' ||
+        data16 === 'gocardless' ||
+        data16 === 'intercom' ||
+        data16 === 'jira' ||
+        data16 === 'launchdarkly' ||
+        data16 === 'lemon-squeezy' ||
+        data16 === 'linear' ||
+        data16 === 'meta' ||
+        data16 === 'notion' ||
+        data16 === 'open' ||
+        data16 === 'pagerduty' ||
+        data16 === 'razorpay' ||
+        data16 === 'segment' ||
+        data16 === 'sentry' ||
+        data16 === 'shopify' ||
+        data16 === 'slack' ||
+        data16 === 'standard-webhooks' ||
+        data16 === 'stripe' ||
+        data16 === 'token' ||
+        data16 === 'typeform' ||
+        data16 === 'vercel' ||
+        data16 === 'woocommerce'
+      )) {
+        const err24 = {
+          instancePath: instancePath + '/preset',
+          schemaPath: 'preset-name.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema51.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
         }
-      } else {
-        const err26 = {
-          instancePath: instancePath + '/route',
-          schemaPath: '#/properties/route/type',
+        errors++;
+      }
+    }
+    if (data.family !== undefined) {
+      let data17 = data.family;
+      if (typeof data17 !== 'string') {
+        const err25 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      if (!(data17 === 'webhook' || data17 === 'queue')) {
+        const err26 = {
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema50.properties.family.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err26];
@@ -3356,15 +3464,12 @@ function validate30(
         errors++;
       }
     }
-    if (data.secret !== undefined) {
-      let data16 = data.secret;
-      const _errs25 = errors;
-      let valid9 = false;
-      const _errs26 = errors;
-      if (typeof data16 !== 'string') {
+    if (data.trust_mode !== undefined) {
+      let data18 = data.trust_mode;
+      if (typeof data18 !== 'string') {
         const err27 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -3376,67 +3481,62 @@ function validate30(
         }
         errors++;
       }
-      var _valid2 = _errs26 === errors;
-      valid9 = valid9 || _valid2;
-      const _errs28 = errors;
-      if (Array.isArray(data16)) {
-        if (data16.length < 1) {
-          const err28 = {
-            instancePath: instancePath + '/secret',
-            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
-            keyword: 'minItems',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 items',
-          };
-          if (vErrors === null) {
-            vErrors = [err28];
-          } else {
-            vErrors.push(err28);
-          }
-          errors++;
-        }
-        const len0 = data16.length;
-        for (let i0 = 0; i0 < len0; i0++) {
-          if (typeof data16[i0] !== 'string') {
-            const err29 = {
-              instancePath: instancePath + '/secret/' + i0,
-              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err29];
-            } else {
-              vErrors.push(err29);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err30 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'array' },
-          message: 'must be array',
+      if (!(data18 === 'signed' || data18 === 'token' || data18 === 'open' || data18 === 'queue')) {
+        const err28 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema50.properties.trust_mode.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err30];
+          vErrors = [err28];
         } else {
-          vErrors.push(err30);
+          vErrors.push(err28);
         }
         errors++;
       }
-      var _valid2 = _errs28 === errors;
-      valid9 = valid9 || _valid2;
-      if (!valid9) {
+    }
+    if (typeof data.enabled !== 'boolean') {
+      const err29 = {
+        instancePath: instancePath + '/enabled',
+        schemaPath: '#/properties/enabled/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err29];
+      } else {
+        vErrors.push(err29);
+      }
+      errors++;
+    }
+    if (data.route !== undefined) {
+      let data20 = data.route;
+      if (typeof data20 === 'string') {
+        if (!pattern6.test(data20)) {
+          const err30 = {
+            instancePath: instancePath + '/route',
+            schemaPath: '#/properties/route/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^/[A-Za-z0-9/_.~-]*$' },
+            message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err30];
+          } else {
+            vErrors.push(err30);
+          }
+          errors++;
+        }
+      } else {
         const err31 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
+          instancePath: instancePath + '/route',
+          schemaPath: '#/properties/route/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err31];
@@ -3444,25 +3544,16 @@ function validate30(
           vErrors.push(err31);
         }
         errors++;
-      } else {
-        errors = _errs25;
-        if (vErrors !== null) {
-          if (_errs25) {
-            vErrors.length = _errs25;
-          } else {
-            vErrors = null;
-          }
-        }
       }
     }
-    if (data.token !== undefined) {
-      let data18 = data.token;
-      const _errs34 = errors;
-      let valid13 = false;
-      const _errs35 = errors;
-      if (typeof data18 !== 'string') {
+    if (data.secret !== undefined) {
+      let data21 = data.secret;
+      const _errs27 = errors;
+      let valid10 = false;
+      const _errs28 = errors;
+      if (typeof data21 !== 'string') {
         const err32 = {
-          instancePath: instancePath + '/token',
+          instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
@@ -3475,13 +3566,13 @@ function validate30(
         }
         errors++;
       }
-      var _valid3 = _errs35 === errors;
-      valid13 = valid13 || _valid3;
-      const _errs37 = errors;
-      if (Array.isArray(data18)) {
-        if (data18.length < 1) {
+      var _valid2 = _errs28 === errors;
+      valid10 = valid10 || _valid2;
+      const _errs30 = errors;
+      if (Array.isArray(data21)) {
+        if (data21.length < 1) {
           const err33 = {
-            instancePath: instancePath + '/token',
+            instancePath: instancePath + '/secret',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
             params: { limit: 1 },
@@ -3494,11 +3585,11 @@ function validate30(
           }
           errors++;
         }
-        const len1 = data18.length;
-        for (let i1 = 0; i1 < len1; i1++) {
-          if (typeof data18[i1] !== 'string') {
+        const len0 = data21.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data21[i0] !== 'string') {
             const err34 = {
-              instancePath: instancePath + '/token/' + i1,
+              instancePath: instancePath + '/secret/' + i0,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
               params: { type: 'string' },
@@ -3514,7 +3605,7 @@ function validate30(
         }
       } else {
         const err35 = {
-          instancePath: instancePath + '/token',
+          instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
           params: { type: 'array' },
@@ -3527,11 +3618,11 @@ function validate30(
         }
         errors++;
       }
-      var _valid3 = _errs37 === errors;
-      valid13 = valid13 || _valid3;
-      if (!valid13) {
+      var _valid2 = _errs30 === errors;
+      valid10 = valid10 || _valid2;
+      if (!valid10) {
         const err36 = {
-          instancePath: instancePath + '/token',
+          instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
           params: {},
@@ -3544,74 +3635,80 @@ function validate30(
         }
         errors++;
       } else {
-        errors = _errs34;
+        errors = _errs27;
         if (vErrors !== null) {
-          if (_errs34) {
-            vErrors.length = _errs34;
+          if (_errs27) {
+            vErrors.length = _errs27;
           } else {
             vErrors = null;
           }
         }
       }
     }
-    if (data.token_header !== undefined) {
-      let data20 = data.token_header;
-      if (typeof data20 === 'string') {
-        if (func2(data20) < 1) {
-          const err37 = {
-            instancePath: instancePath + '/token_header',
-            schemaPath: '#/properties/token_header/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err37];
-          } else {
-            vErrors.push(err37);
-          }
-          errors++;
-        }
-      } else {
-        const err38 = {
-          instancePath: instancePath + '/token_header',
-          schemaPath: '#/properties/token_header/type',
+    if (data.public_key !== undefined) {
+      let data23 = data.public_key;
+      const _errs36 = errors;
+      let valid14 = false;
+      const _errs37 = errors;
+      if (typeof data23 !== 'string') {
+        const err37 = {
+          instancePath: instancePath + '/public_key',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err38];
+          vErrors = [err37];
         } else {
-          vErrors.push(err38);
+          vErrors.push(err37);
         }
         errors++;
       }
-    }
-    let data21 = data.tolerance_seconds;
-    if (!(typeof data21 == 'number' && !(data21 % 1) && !isNaN(data21) && isFinite(data21))) {
-      const err39 = {
-        instancePath: instancePath + '/tolerance_seconds',
-        schemaPath: '#/properties/tolerance_seconds/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err39];
+      var _valid3 = _errs37 === errors;
+      valid14 = valid14 || _valid3;
+      const _errs39 = errors;
+      if (Array.isArray(data23)) {
+        if (data23.length < 1) {
+          const err38 = {
+            instancePath: instancePath + '/public_key',
+            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
+          };
+          if (vErrors === null) {
+            vErrors = [err38];
+          } else {
+            vErrors.push(err38);
+          }
+          errors++;
+        }
+        const len1 = data23.length;
+        for (let i1 = 0; i1 < len1; i1++) {
+          if (typeof data23[i1] !== 'string') {
+            const err39 = {
+              instancePath: instancePath + '/public_key/' + i1,
+              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
+          }
+        }
       } else {
-        vErrors.push(err39);
-      }
-      errors++;
-    }
-    if (typeof data21 == 'number' && isFinite(data21)) {
-      if (data21 < 1 || isNaN(data21)) {
         const err40 = {
-          instancePath: instancePath + '/tolerance_seconds',
-          schemaPath: '#/properties/tolerance_seconds/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+          instancePath: instancePath + '/public_key',
+          schemaPath: '#/$defs/secretList/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
         };
         if (vErrors === null) {
           vErrors = [err40];
@@ -3620,94 +3717,107 @@ function validate30(
         }
         errors++;
       }
-    }
-    let data22 = data.max_body_bytes;
-    if (!(typeof data22 == 'number' && !(data22 % 1) && !isNaN(data22) && isFinite(data22))) {
-      const err41 = {
-        instancePath: instancePath + '/max_body_bytes',
-        schemaPath: '#/properties/max_body_bytes/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err41];
-      } else {
-        vErrors.push(err41);
-      }
-      errors++;
-    }
-    if (typeof data22 == 'number' && isFinite(data22)) {
-      if (data22 > 104857600 || isNaN(data22)) {
-        const err42 = {
-          instancePath: instancePath + '/max_body_bytes',
-          schemaPath: '#/properties/max_body_bytes/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 104857600 },
-          message: 'must be <= 104857600',
+      var _valid3 = _errs39 === errors;
+      valid14 = valid14 || _valid3;
+      if (!valid14) {
+        const err41 = {
+          instancePath: instancePath + '/public_key',
+          schemaPath: '#/$defs/secretList/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err42];
+          vErrors = [err41];
         } else {
-          vErrors.push(err42);
+          vErrors.push(err41);
+        }
+        errors++;
+      } else {
+        errors = _errs36;
+        if (vErrors !== null) {
+          if (_errs36) {
+            vErrors.length = _errs36;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.public_url !== undefined) {
+      let data25 = data.public_url;
+      if (typeof data25 === 'string') {
+        if (!pattern7.test(data25)) {
+          const err42 = {
+            instancePath: instancePath + '/public_url',
+            schemaPath: '#/properties/public_url/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^https?://[^?#]+$' },
+            message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err42];
+          } else {
+            vErrors.push(err42);
+          }
+          errors++;
+        }
+        if (!formats8(data25)) {
+          const err43 = {
+            instancePath: instancePath + '/public_url',
+            schemaPath: '#/properties/public_url/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err43];
+          } else {
+            vErrors.push(err43);
+          }
+          errors++;
+        }
+      } else {
+        const err44 = {
+          instancePath: instancePath + '/public_url',
+          schemaPath: '#/properties/public_url/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err44];
+        } else {
+          vErrors.push(err44);
         }
         errors++;
       }
-      if (data22 < 1 || isNaN(data22)) {
-        const err43 = {
-          instancePath: instancePath + '/max_body_bytes',
-          schemaPath: '#/properties/max_body_bytes/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err43];
-        } else {
-          vErrors.push(err43);
+    }
+    if (data.verify_token !== undefined) {
+      let data26 = data.verify_token;
+      if (typeof data26 === 'string') {
+        if (func2(data26) < 1) {
+          const err45 = {
+            instancePath: instancePath + '/verify_token',
+            schemaPath: '#/properties/verify_token/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err45];
+          } else {
+            vErrors.push(err45);
+          }
+          errors++;
         }
-        errors++;
-      }
-    }
-    if (typeof data.record_rejected !== 'boolean') {
-      const err44 = {
-        instancePath: instancePath + '/record_rejected',
-        schemaPath: '#/properties/record_rejected/type',
-        keyword: 'type',
-        params: { type: 'boolean' },
-        message: 'must be boolean',
-      };
-      if (vErrors === null) {
-        vErrors = [err44];
       } else {
-        vErrors.push(err44);
-      }
-      errors++;
-    }
-    let data24 = data.record_rejected_max_bytes;
-    if (!(typeof data24 == 'number' && !(data24 % 1) && !isNaN(data24) && isFinite(data24))) {
-      const err45 = {
-        instancePath: instancePath + '/record_rejected_max_bytes',
-        schemaPath: '#/properties/record_rejected_max_bytes/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
-      };
-      if (vErrors === null) {
-        vErrors = [err45];
-      } else {
-        vErrors.push(err45);
-      }
-      errors++;
-    }
-    if (typeof data24 == 'number' && isFinite(data24)) {
-      if (data24 > 104857600 || isNaN(data24)) {
         const err46 = {
-          instancePath: instancePath + '/record_rejected_max_bytes',
-          schemaPath: '#/properties/record_rejected_max_bytes/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 104857600 },
-          message: 'must be <= 104857600',
+          instancePath: instancePath + '/verify_token',
+          schemaPath: '#/properties/verify_token/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err46];
@@ -3716,44 +3826,50 @@ function validate30(
         }
         errors++;
       }
-      if (data24 < 0 || isNaN(data24)) {
-        const err47 = {
-          instancePath: instancePath + '/record_rejected_max_bytes',
-          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err47];
-        } else {
-          vErrors.push(err47);
-        }
-        errors++;
-      }
     }
-    if (data.event_type_from !== undefined) {
-      let data25 = data.event_type_from;
-      if (typeof data25 === 'string') {
-        if (!pattern7.test(data25)) {
-          const err48 = {
-            instancePath: instancePath + '/event_type_from',
-            schemaPath: '#/properties/event_type_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+    if (data.username !== undefined) {
+      let data27 = data.username;
+      if (typeof data27 === 'string') {
+        if (func2(data27) < 1) {
+          const err47 = {
+            instancePath: instancePath + '/username',
+            schemaPath: '#/properties/username/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err48];
+            vErrors = [err47];
           } else {
-            vErrors.push(err48);
+            vErrors.push(err47);
           }
           errors++;
         }
       } else {
+        const err48 = {
+          instancePath: instancePath + '/username',
+          schemaPath: '#/properties/username/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err48];
+        } else {
+          vErrors.push(err48);
+        }
+        errors++;
+      }
+    }
+    if (data.password !== undefined) {
+      let data28 = data.password;
+      const _errs51 = errors;
+      let valid18 = false;
+      const _errs52 = errors;
+      if (typeof data28 !== 'string') {
         const err49 = {
-          instancePath: instancePath + '/event_type_from',
-          schemaPath: '#/properties/event_type_from/type',
+          instancePath: instancePath + '/password',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -3765,17 +3881,17 @@ function validate30(
         }
         errors++;
       }
-    }
-    if (data.external_id_from !== undefined) {
-      let data26 = data.external_id_from;
-      if (typeof data26 === 'string') {
-        if (!pattern7.test(data26)) {
+      var _valid4 = _errs52 === errors;
+      valid18 = valid18 || _valid4;
+      const _errs54 = errors;
+      if (Array.isArray(data28)) {
+        if (data28.length < 1) {
           const err50 = {
-            instancePath: instancePath + '/external_id_from',
-            schemaPath: '#/properties/external_id_from/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^(header:.+|/.*)$' },
-            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+            instancePath: instancePath + '/password',
+            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
             vErrors = [err50];
@@ -3784,169 +3900,175 @@ function validate30(
           }
           errors++;
         }
-      } else {
-        const err51 = {
-          instancePath: instancePath + '/external_id_from',
-          schemaPath: '#/properties/external_id_from/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err51];
-        } else {
-          vErrors.push(err51);
-        }
-        errors++;
-      }
-    }
-    if (data.hmac !== undefined) {
-      let data27 = data.hmac;
-      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
-        if (data27.algorithm === undefined) {
-          data27.algorithm = 'sha256';
-        }
-        if (data27.encoding === undefined) {
-          data27.encoding = 'hex';
-        }
-        if (data27.signed === undefined) {
-          data27.signed = 'body';
-        }
-        if (data27.timestamp_format === undefined) {
-          data27.timestamp_format = 'unix';
-        }
-        if (data27.secret_encoding === undefined) {
-          data27.secret_encoding = 'utf8';
-        }
-        if (data27.header === undefined) {
-          const err52 = {
-            instancePath: instancePath + '/hmac',
-            schemaPath: '#/properties/hmac/required',
-            keyword: 'required',
-            params: { missingProperty: 'header' },
-            message: "must have required property '" + 'header' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err52];
-          } else {
-            vErrors.push(err52);
-          }
-          errors++;
-        }
-        for (const key1 in data27) {
-          if (!(
-            key1 === 'header' ||
-            key1 === 'algorithm' ||
-            key1 === 'encoding' ||
-            key1 === 'prefix' ||
-            key1 === 'signed' ||
-            key1 === 'timestamp_header' ||
-            key1 === 'timestamp_format' ||
-            key1 === 'secret_encoding'
-          )) {
-            const err53 = {
-              instancePath: instancePath + '/hmac',
-              schemaPath: '#/properties/hmac/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key1 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err53];
-            } else {
-              vErrors.push(err53);
-            }
-            errors++;
-          }
-        }
-        if (data27.header !== undefined) {
-          let data28 = data27.header;
-          if (typeof data28 === 'string') {
-            if (func2(data28) < 1) {
-              const err54 = {
-                instancePath: instancePath + '/hmac/header',
-                schemaPath: '#/properties/hmac/properties/header/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err54];
-              } else {
-                vErrors.push(err54);
-              }
-              errors++;
-            }
-          } else {
-            const err55 = {
-              instancePath: instancePath + '/hmac/header',
-              schemaPath: '#/properties/hmac/properties/header/type',
+        const len2 = data28.length;
+        for (let i2 = 0; i2 < len2; i2++) {
+          if (typeof data28[i2] !== 'string') {
+            const err51 = {
+              instancePath: instancePath + '/password/' + i2,
+              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err55];
+              vErrors = [err51];
             } else {
-              vErrors.push(err55);
+              vErrors.push(err51);
             }
             errors++;
           }
         }
-        let data29 = data27.algorithm;
-        if (typeof data29 !== 'string') {
-          const err56 = {
-            instancePath: instancePath + '/hmac/algorithm',
-            schemaPath: '#/properties/hmac/properties/algorithm/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+      } else {
+        const err52 = {
+          instancePath: instancePath + '/password',
+          schemaPath: '#/$defs/secretList/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err52];
+        } else {
+          vErrors.push(err52);
+        }
+        errors++;
+      }
+      var _valid4 = _errs54 === errors;
+      valid18 = valid18 || _valid4;
+      if (!valid18) {
+        const err53 = {
+          instancePath: instancePath + '/password',
+          schemaPath: '#/$defs/secretList/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err53];
+        } else {
+          vErrors.push(err53);
+        }
+        errors++;
+      } else {
+        errors = _errs51;
+        if (vErrors !== null) {
+          if (_errs51) {
+            vErrors.length = _errs51;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.token !== undefined) {
+      let data30 = data.token;
+      const _errs60 = errors;
+      let valid22 = false;
+      const _errs61 = errors;
+      if (typeof data30 !== 'string') {
+        const err54 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err54];
+        } else {
+          vErrors.push(err54);
+        }
+        errors++;
+      }
+      var _valid5 = _errs61 === errors;
+      valid22 = valid22 || _valid5;
+      const _errs63 = errors;
+      if (Array.isArray(data30)) {
+        if (data30.length < 1) {
+          const err55 = {
+            instancePath: instancePath + '/token',
+            schemaPath: '#/$defs/secretList/anyOf/1/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err56];
+            vErrors = [err55];
           } else {
-            vErrors.push(err56);
+            vErrors.push(err55);
           }
           errors++;
         }
-        if (!(data29 === 'sha1' || data29 === 'sha256' || data29 === 'sha512')) {
-          const err57 = {
-            instancePath: instancePath + '/hmac/algorithm',
-            schemaPath: '#/properties/hmac/properties/algorithm/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.algorithm.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err57];
-          } else {
-            vErrors.push(err57);
+        const len3 = data30.length;
+        for (let i3 = 0; i3 < len3; i3++) {
+          if (typeof data30[i3] !== 'string') {
+            const err56 = {
+              instancePath: instancePath + '/token/' + i3,
+              schemaPath: '#/$defs/secretList/anyOf/1/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
           }
-          errors++;
         }
-        let data30 = data27.encoding;
-        if (typeof data30 !== 'string') {
-          const err58 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err58];
+      } else {
+        const err57 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/$defs/secretList/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err57];
+        } else {
+          vErrors.push(err57);
+        }
+        errors++;
+      }
+      var _valid5 = _errs63 === errors;
+      valid22 = valid22 || _valid5;
+      if (!valid22) {
+        const err58 = {
+          instancePath: instancePath + '/token',
+          schemaPath: '#/$defs/secretList/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err58];
+        } else {
+          vErrors.push(err58);
+        }
+        errors++;
+      } else {
+        errors = _errs60;
+        if (vErrors !== null) {
+          if (_errs60) {
+            vErrors.length = _errs60;
           } else {
-            vErrors.push(err58);
+            vErrors = null;
           }
-          errors++;
         }
-        if (!(data30 === 'hex' || data30 === 'base64')) {
+      }
+    }
+    if (data.token_header !== undefined) {
+      let data32 = data.token_header;
+      if (typeof data32 === 'string') {
+        if (func2(data32) < 1) {
           const err59 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.encoding.enum },
-            message: 'must be equal to one of the allowed values',
+            instancePath: instancePath + '/token_header',
+            schemaPath: '#/properties/token_header/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err59];
@@ -3955,162 +4077,157 @@ function validate30(
           }
           errors++;
         }
-        if (data27.prefix !== undefined) {
-          if (typeof data27.prefix !== 'string') {
-            const err60 = {
-              instancePath: instancePath + '/hmac/prefix',
-              schemaPath: '#/properties/hmac/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err60];
-            } else {
-              vErrors.push(err60);
-            }
-            errors++;
-          }
-        }
-        if (typeof data27.signed !== 'string') {
-          const err61 = {
-            instancePath: instancePath + '/hmac/signed',
-            schemaPath: '#/properties/hmac/properties/signed/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err61];
-          } else {
-            vErrors.push(err61);
-          }
-          errors++;
-        }
-        if (data27.timestamp_header !== undefined) {
-          if (typeof data27.timestamp_header !== 'string') {
-            const err62 = {
-              instancePath: instancePath + '/hmac/timestamp_header',
-              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err62];
-            } else {
-              vErrors.push(err62);
-            }
-            errors++;
-          }
-        }
-        let data34 = data27.timestamp_format;
-        if (typeof data34 !== 'string') {
-          const err63 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err63];
-          } else {
-            vErrors.push(err63);
-          }
-          errors++;
-        }
-        if (!(data34 === 'unix' || data34 === 'unix_ms' || data34 === 'iso8601')) {
-          const err64 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.timestamp_format.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err64];
-          } else {
-            vErrors.push(err64);
-          }
-          errors++;
-        }
-        let data35 = data27.secret_encoding;
-        if (typeof data35 !== 'string') {
-          const err65 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err65];
-          } else {
-            vErrors.push(err65);
-          }
-          errors++;
-        }
-        if (!(data35 === 'utf8' || data35 === 'base64' || data35 === 'hex')) {
-          const err66 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema50.properties.hmac.properties.secret_encoding.enum },
-            message: 'must be equal to one of the allowed values',
-          };
-          if (vErrors === null) {
-            vErrors = [err66];
-          } else {
-            vErrors.push(err66);
-          }
-          errors++;
-        }
       } else {
-        const err67 = {
-          instancePath: instancePath + '/hmac',
-          schemaPath: '#/properties/hmac/type',
+        const err60 = {
+          instancePath: instancePath + '/token_header',
+          schemaPath: '#/properties/token_header/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err67];
+          vErrors = [err60];
         } else {
-          vErrors.push(err67);
+          vErrors.push(err60);
         }
         errors++;
       }
     }
-    let data36 = data.replay;
-    if (data36 && typeof data36 == 'object' && !Array.isArray(data36)) {
-      if (data36.resign === undefined) {
-        data36.resign = true;
+    let data33 = data.tolerance_seconds;
+    if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
+      const err61 = {
+        instancePath: instancePath + '/tolerance_seconds',
+        schemaPath: '#/properties/tolerance_seconds/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err61];
+      } else {
+        vErrors.push(err61);
       }
-      for (const key2 in data36) {
-        if (!(key2 === 'resign')) {
-          const err68 = {
-            instancePath: instancePath + '/replay',
-            schemaPath: '#/properties/replay/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key2 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err68];
-          } else {
-            vErrors.push(err68);
-          }
-          errors++;
+      errors++;
+    }
+    if (typeof data33 == 'number' && isFinite(data33)) {
+      if (data33 < 1 || isNaN(data33)) {
+        const err62 = {
+          instancePath: instancePath + '/tolerance_seconds',
+          schemaPath: '#/properties/tolerance_seconds/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err62];
+        } else {
+          vErrors.push(err62);
         }
+        errors++;
       }
-      if (typeof data36.resign !== 'boolean') {
+    }
+    let data34 = data.max_body_bytes;
+    if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+      const err63 = {
+        instancePath: instancePath + '/max_body_bytes',
+        schemaPath: '#/properties/max_body_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err63];
+      } else {
+        vErrors.push(err63);
+      }
+      errors++;
+    }
+    if (typeof data34 == 'number' && isFinite(data34)) {
+      if (data34 > 104857600 || isNaN(data34)) {
+        const err64 = {
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 104857600 },
+          message: 'must be <= 104857600',
+        };
+        if (vErrors === null) {
+          vErrors = [err64];
+        } else {
+          vErrors.push(err64);
+        }
+        errors++;
+      }
+      if (data34 < 1 || isNaN(data34)) {
+        const err65 = {
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err65];
+        } else {
+          vErrors.push(err65);
+        }
+        errors++;
+      }
+    }
+    if (typeof data.record_rejected !== 'boolean') {
+      const err66 = {
+        instancePath: instancePath + '/record_rejected',
+        schemaPath: '#/properties/record_rejected/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err66];
+      } else {
+        vErrors.push(err66);
+      }
+      errors++;
+    }
+    let data36 = data.record_rejected_max_bytes;
+    if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
+      const err67 = {
+        instancePath: instancePath + '/record_rejected_max_bytes',
+        schemaPath: '#/properties/record_rejected_max_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err67];
+      } else {
+        vErrors.push(err67);
+      }
+      errors++;
+    }
+    if (typeof data36 == 'number' && isFinite(data36)) {
+      if (data36 > 104857600 || isNaN(data36)) {
+        const err68 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 104857600 },
+          message: 'must be <= 104857600',
+        };
+        if (vErrors === null) {
+          vErrors = [err68];
+        } else {
+          vErrors.push(err68);
+        }
+        errors++;
+      }
+      if (data36 < 0 || isNaN(data36)) {
         const err69 = {
-          instancePath: instancePath + '/replay/resign',
-          schemaPath: '#/properties/replay/properties/resign/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err69];
@@ -4119,61 +4236,63 @@ function validate30(
         }
         errors++;
       }
-    } else {
-      const err70 = {
-        instancePath: instancePath + '/replay',
-        schemaPath: '#/properties/replay/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err70];
-      } else {
-        vErrors.push(err70);
-      }
-      errors++;
     }
-    if (data.channel !== undefined) {
-      let data38 = data.channel;
-      if (typeof data38 === 'string') {
-        if (func2(data38) < 1) {
-          const err71 = {
-            instancePath: instancePath + '/channel',
-            schemaPath: '#/properties/channel/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+    if (data.event_type_from !== undefined) {
+      let data37 = data.event_type_from;
+      if (typeof data37 === 'string') {
+        if (!pattern8.test(data37)) {
+          const err70 = {
+            instancePath: instancePath + '/event_type_from',
+            schemaPath: '#/properties/event_type_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err71];
+            vErrors = [err70];
           } else {
-            vErrors.push(err71);
+            vErrors.push(err70);
           }
           errors++;
         }
       } else {
-        const err72 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
+        const err71 = {
+          instancePath: instancePath + '/event_type_from',
+          schemaPath: '#/properties/event_type_from/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err72];
+          vErrors = [err71];
         } else {
-          vErrors.push(err72);
+          vErrors.push(err71);
         }
         errors++;
       }
     }
-    if (data.mode !== undefined) {
-      let data39 = data.mode;
-      if (typeof data39 !== 'string') {
+    if (data.external_id_from !== undefined) {
+      let data38 = data.external_id_from;
+      if (typeof data38 === 'string') {
+        if (!pattern8.test(data38)) {
+          const err72 = {
+            instancePath: instancePath + '/external_id_from',
+            schemaPath: '#/properties/external_id_from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^(header:.+|/.*)$' },
+            message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err72];
+          } else {
+            vErrors.push(err72);
+          }
+          errors++;
+        }
+      } else {
         const err73 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+          instancePath: instancePath + '/external_id_from',
+          schemaPath: '#/properties/external_id_from/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -4185,8 +4304,394 @@ function validate30(
         }
         errors++;
       }
-      if (!(data39 === 'pubsub' || data39 === 'streams')) {
-        const err74 = {
+    }
+    if (data.hmac !== undefined) {
+      let data39 = data.hmac;
+      if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+        if (data39.algorithm === undefined) {
+          data39.algorithm = 'sha256';
+        }
+        if (data39.encoding === undefined) {
+          data39.encoding = 'hex';
+        }
+        if (data39.signed === undefined) {
+          data39.signed = 'body';
+        }
+        if (data39.timestamp_format === undefined) {
+          data39.timestamp_format = 'unix';
+        }
+        if (data39.secret_encoding === undefined) {
+          data39.secret_encoding = 'utf8';
+        }
+        if (data39.header === undefined) {
+          const err74 = {
+            instancePath: instancePath + '/hmac',
+            schemaPath: '#/properties/hmac/required',
+            keyword: 'required',
+            params: { missingProperty: 'header' },
+            message: "must have required property '" + 'header' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err74];
+          } else {
+            vErrors.push(err74);
+          }
+          errors++;
+        }
+        for (const key1 in data39) {
+          if (!(
+            key1 === 'header' ||
+            key1 === 'algorithm' ||
+            key1 === 'encoding' ||
+            key1 === 'prefix' ||
+            key1 === 'signed' ||
+            key1 === 'timestamp_header' ||
+            key1 === 'timestamp_format' ||
+            key1 === 'secret_encoding'
+          )) {
+            const err75 = {
+              instancePath: instancePath + '/hmac',
+              schemaPath: '#/properties/hmac/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err75];
+            } else {
+              vErrors.push(err75);
+            }
+            errors++;
+          }
+        }
+        if (data39.header !== undefined) {
+          let data40 = data39.header;
+          if (typeof data40 === 'string') {
+            if (func2(data40) < 1) {
+              const err76 = {
+                instancePath: instancePath + '/hmac/header',
+                schemaPath: '#/properties/hmac/properties/header/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err76];
+              } else {
+                vErrors.push(err76);
+              }
+              errors++;
+            }
+          } else {
+            const err77 = {
+              instancePath: instancePath + '/hmac/header',
+              schemaPath: '#/properties/hmac/properties/header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err77];
+            } else {
+              vErrors.push(err77);
+            }
+            errors++;
+          }
+        }
+        let data41 = data39.algorithm;
+        if (typeof data41 !== 'string') {
+          const err78 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err78];
+          } else {
+            vErrors.push(err78);
+          }
+          errors++;
+        }
+        if (!(data41 === 'sha1' || data41 === 'sha256' || data41 === 'sha512')) {
+          const err79 = {
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.algorithm.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err79];
+          } else {
+            vErrors.push(err79);
+          }
+          errors++;
+        }
+        let data42 = data39.encoding;
+        if (typeof data42 !== 'string') {
+          const err80 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err80];
+          } else {
+            vErrors.push(err80);
+          }
+          errors++;
+        }
+        if (!(data42 === 'hex' || data42 === 'base64')) {
+          const err81 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
+          }
+          errors++;
+        }
+        if (data39.prefix !== undefined) {
+          if (typeof data39.prefix !== 'string') {
+            const err82 = {
+              instancePath: instancePath + '/hmac/prefix',
+              schemaPath: '#/properties/hmac/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err82];
+            } else {
+              vErrors.push(err82);
+            }
+            errors++;
+          }
+        }
+        if (typeof data39.signed !== 'string') {
+          const err83 = {
+            instancePath: instancePath + '/hmac/signed',
+            schemaPath: '#/properties/hmac/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err83];
+          } else {
+            vErrors.push(err83);
+          }
+          errors++;
+        }
+        if (data39.timestamp_header !== undefined) {
+          if (typeof data39.timestamp_header !== 'string') {
+            const err84 = {
+              instancePath: instancePath + '/hmac/timestamp_header',
+              schemaPath: '#/properties/hmac/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+        }
+        let data46 = data39.timestamp_format;
+        if (typeof data46 !== 'string') {
+          const err85 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
+        if (!(data46 === 'unix' || data46 === 'unix_ms' || data46 === 'iso8601')) {
+          const err86 = {
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err86];
+          } else {
+            vErrors.push(err86);
+          }
+          errors++;
+        }
+        let data47 = data39.secret_encoding;
+        if (typeof data47 !== 'string') {
+          const err87 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err87];
+          } else {
+            vErrors.push(err87);
+          }
+          errors++;
+        }
+        if (!(data47 === 'utf8' || data47 === 'base64' || data47 === 'hex')) {
+          const err88 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema50.properties.hmac.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
+      } else {
+        const err89 = {
+          instancePath: instancePath + '/hmac',
+          schemaPath: '#/properties/hmac/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err89];
+        } else {
+          vErrors.push(err89);
+        }
+        errors++;
+      }
+    }
+    let data48 = data.replay;
+    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+      if (data48.resign === undefined) {
+        data48.resign = true;
+      }
+      for (const key2 in data48) {
+        if (!(key2 === 'resign')) {
+          const err90 = {
+            instancePath: instancePath + '/replay',
+            schemaPath: '#/properties/replay/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key2 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err90];
+          } else {
+            vErrors.push(err90);
+          }
+          errors++;
+        }
+      }
+      if (typeof data48.resign !== 'boolean') {
+        const err91 = {
+          instancePath: instancePath + '/replay/resign',
+          schemaPath: '#/properties/replay/properties/resign/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err91];
+        } else {
+          vErrors.push(err91);
+        }
+        errors++;
+      }
+    } else {
+      const err92 = {
+        instancePath: instancePath + '/replay',
+        schemaPath: '#/properties/replay/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err92];
+      } else {
+        vErrors.push(err92);
+      }
+      errors++;
+    }
+    if (data.channel !== undefined) {
+      let data50 = data.channel;
+      if (typeof data50 === 'string') {
+        if (func2(data50) < 1) {
+          const err93 = {
+            instancePath: instancePath + '/channel',
+            schemaPath: '#/properties/channel/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err93];
+          } else {
+            vErrors.push(err93);
+          }
+          errors++;
+        }
+      } else {
+        const err94 = {
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err94];
+        } else {
+          vErrors.push(err94);
+        }
+        errors++;
+      }
+    }
+    if (data.mode !== undefined) {
+      let data51 = data.mode;
+      if (typeof data51 !== 'string') {
+        const err95 = {
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err95];
+        } else {
+          vErrors.push(err95);
+        }
+        errors++;
+      }
+      if (!(data51 === 'pubsub' || data51 === 'streams')) {
+        const err96 = {
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
@@ -4194,16 +4699,16 @@ function validate30(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err74];
+          vErrors = [err96];
         } else {
-          vErrors.push(err74);
+          vErrors.push(err96);
         }
         errors++;
       }
     }
     if (data.pattern !== undefined) {
       if (typeof data.pattern !== 'boolean') {
-        const err75 = {
+        const err97 = {
           instancePath: instancePath + '/pattern',
           schemaPath: '#/properties/pattern/type',
           keyword: 'type',
@@ -4211,18 +4716,18 @@ function validate30(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err75];
+          vErrors = [err97];
         } else {
-          vErrors.push(err75);
+          vErrors.push(err97);
         }
         errors++;
       }
     }
     if (data.group !== undefined) {
-      let data41 = data.group;
-      if (typeof data41 === 'string') {
-        if (func2(data41) < 1) {
-          const err76 = {
+      let data53 = data.group;
+      if (typeof data53 === 'string') {
+        if (func2(data53) < 1) {
+          const err98 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
             keyword: 'minLength',
@@ -4230,14 +4735,14 @@ function validate30(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err76];
+            vErrors = [err98];
           } else {
-            vErrors.push(err76);
+            vErrors.push(err98);
           }
           errors++;
         }
       } else {
-        const err77 = {
+        const err99 = {
           instancePath: instancePath + '/group',
           schemaPath: '#/properties/group/type',
           keyword: 'type',
@@ -4245,15 +4750,15 @@ function validate30(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err77];
+          vErrors = [err99];
         } else {
-          vErrors.push(err77);
+          vErrors.push(err99);
         }
         errors++;
       }
     }
   } else {
-    const err78 = {
+    const err100 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -4261,9 +4766,9 @@ function validate30(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err78];
+      vErrors = [err100];
     } else {
-      vErrors.push(err78);
+      vErrors.push(err100);
     }
     errors++;
   }
@@ -4271,8 +4776,6 @@ function validate30(
   return errors === 0;
 }
 validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
-
-const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
 function validate29(
   data,
@@ -4672,7 +5175,7 @@ function validate29(
       for (const key5 in data10) {
         const _errs27 = errors;
         if (typeof key5 === 'string') {
-          if (!pattern9.test(key5)) {
+          if (!pattern10.test(key5)) {
             const err19 = {
               instancePath: instancePath + '/forward',
               schemaPath: '#/properties/forward/propertyNames/pattern',
@@ -4749,7 +5252,7 @@ function validate29(
             errors++;
           }
           for (const key7 in data11) {
-            if (!func1.call(schema53.properties, key7)) {
+            if (!func1.call(schema56.properties, key7)) {
               const err22 = {
                 instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -5474,7 +5977,7 @@ function validate29(
       if (data27.max_age !== undefined) {
         let data28 = data27.max_age;
         if (typeof data28 === 'string') {
-          if (!pattern11.test(data28)) {
+          if (!pattern12.test(data28)) {
             const err62 = {
               instancePath: instancePath + '/retention/max_age',
               schemaPath: '#/properties/retention/properties/max_age/pattern',
@@ -5603,7 +6106,13 @@ function validate29(
         data31.trust_proxy = false;
       }
       for (const key10 in data31) {
-        if (!(key10 === 'host' || key10 === 'port' || key10 === 'allowed_hosts' || key10 === 'trust_proxy')) {
+        if (!(
+          key10 === 'host' ||
+          key10 === 'port' ||
+          key10 === 'allowed_hosts' ||
+          key10 === 'trust_proxy' ||
+          key10 === 'public_url'
+        )) {
           const err69 = {
             instancePath: instancePath + '/server',
             schemaPath: '#/properties/server/additionalProperties',
@@ -5766,8 +6275,57 @@ function validate29(
         }
         errors++;
       }
+      if (data31.public_url !== undefined) {
+        let data37 = data31.public_url;
+        if (typeof data37 === 'string') {
+          if (!pattern7.test(data37)) {
+            const err79 = {
+              instancePath: instancePath + '/server/public_url',
+              schemaPath: '#/properties/server/properties/public_url/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^https?://[^?#]+$' },
+              message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err79];
+            } else {
+              vErrors.push(err79);
+            }
+            errors++;
+          }
+          if (!formats8(data37)) {
+            const err80 = {
+              instancePath: instancePath + '/server/public_url',
+              schemaPath: '#/properties/server/properties/public_url/format',
+              keyword: 'format',
+              params: { format: 'uri' },
+              message: 'must match format "' + 'uri' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err80];
+            } else {
+              vErrors.push(err80);
+            }
+            errors++;
+          }
+        } else {
+          const err81 = {
+            instancePath: instancePath + '/server/public_url',
+            schemaPath: '#/properties/server/properties/public_url/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err81];
+          } else {
+            vErrors.push(err81);
+          }
+          errors++;
+        }
+      }
     } else {
-      const err79 = {
+      const err82 = {
         instancePath: instancePath + '/server',
         schemaPath: '#/properties/server/type',
         keyword: 'type',
@@ -5775,20 +6333,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err79];
+        vErrors = [err82];
       } else {
-        vErrors.push(err79);
+        vErrors.push(err82);
       }
       errors++;
     }
-    let data37 = data.api;
-    if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
-      if (data37.max_streams_per_caller === undefined) {
-        data37.max_streams_per_caller = 20;
+    let data38 = data.api;
+    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
+      if (data38.max_streams_per_caller === undefined) {
+        data38.max_streams_per_caller = 20;
       }
-      for (const key11 in data37) {
+      for (const key11 in data38) {
         if (!(key11 === 'max_streams_per_caller')) {
-          const err80 = {
+          const err83 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
             keyword: 'additionalProperties',
@@ -5796,16 +6354,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err80];
+            vErrors = [err83];
           } else {
-            vErrors.push(err80);
+            vErrors.push(err83);
           }
           errors++;
         }
       }
-      let data38 = data37.max_streams_per_caller;
-      if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38) && isFinite(data38))) {
-        const err81 = {
+      let data39 = data38.max_streams_per_caller;
+      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
+        const err84 = {
           instancePath: instancePath + '/api/max_streams_per_caller',
           schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
@@ -5813,15 +6371,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err81];
+          vErrors = [err84];
         } else {
-          vErrors.push(err81);
+          vErrors.push(err84);
         }
         errors++;
       }
-      if (typeof data38 == 'number' && isFinite(data38)) {
-        if (data38 < 1 || isNaN(data38)) {
-          const err82 = {
+      if (typeof data39 == 'number' && isFinite(data39)) {
+        if (data39 < 1 || isNaN(data39)) {
+          const err85 = {
             instancePath: instancePath + '/api/max_streams_per_caller',
             schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
             keyword: 'minimum',
@@ -5829,15 +6387,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err82];
+            vErrors = [err85];
           } else {
-            vErrors.push(err82);
+            vErrors.push(err85);
           }
           errors++;
         }
       }
     } else {
-      const err83 = {
+      const err86 = {
         instancePath: instancePath + '/api',
         schemaPath: '#/properties/api/type',
         keyword: 'type',
@@ -5845,20 +6403,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err83];
+        vErrors = [err86];
       } else {
-        vErrors.push(err83);
+        vErrors.push(err86);
       }
       errors++;
     }
-    let data39 = data.ingest;
-    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
-      if (data39.record_rejected_per_minute === undefined) {
-        data39.record_rejected_per_minute = 60;
+    let data40 = data.ingest;
+    if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
+      if (data40.record_rejected_per_minute === undefined) {
+        data40.record_rejected_per_minute = 60;
       }
-      for (const key12 in data39) {
+      for (const key12 in data40) {
         if (!(key12 === 'record_rejected_per_minute')) {
-          const err84 = {
+          const err87 = {
             instancePath: instancePath + '/ingest',
             schemaPath: '#/properties/ingest/additionalProperties',
             keyword: 'additionalProperties',
@@ -5866,16 +6424,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err84];
+            vErrors = [err87];
           } else {
-            vErrors.push(err84);
+            vErrors.push(err87);
           }
           errors++;
         }
       }
-      let data40 = data39.record_rejected_per_minute;
-      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
-        const err85 = {
+      let data41 = data40.record_rejected_per_minute;
+      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
+        const err88 = {
           instancePath: instancePath + '/ingest/record_rejected_per_minute',
           schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
@@ -5883,15 +6441,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err85];
+          vErrors = [err88];
         } else {
-          vErrors.push(err85);
+          vErrors.push(err88);
         }
         errors++;
       }
-      if (typeof data40 == 'number' && isFinite(data40)) {
-        if (data40 < 1 || isNaN(data40)) {
-          const err86 = {
+      if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 < 1 || isNaN(data41)) {
+          const err89 = {
             instancePath: instancePath + '/ingest/record_rejected_per_minute',
             schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
@@ -5899,15 +6457,15 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err86];
+            vErrors = [err89];
           } else {
-            vErrors.push(err86);
+            vErrors.push(err89);
           }
           errors++;
         }
       }
     } else {
-      const err87 = {
+      const err90 = {
         instancePath: instancePath + '/ingest',
         schemaPath: '#/properties/ingest/type',
         keyword: 'type',
@@ -5915,34 +6473,34 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err87];
+        vErrors = [err90];
       } else {
-        vErrors.push(err87);
+        vErrors.push(err90);
       }
       errors++;
     }
-    let data41 = data.mcp;
-    if (data41 && typeof data41 == 'object' && !Array.isArray(data41)) {
-      if (data41.max_sessions === undefined) {
-        data41.max_sessions = 100;
+    let data42 = data.mcp;
+    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
+      if (data42.max_sessions === undefined) {
+        data42.max_sessions = 100;
       }
-      if (data41.max_sessions_per_caller === undefined) {
-        data41.max_sessions_per_caller = 10;
+      if (data42.max_sessions_per_caller === undefined) {
+        data42.max_sessions_per_caller = 10;
       }
-      if (data41.max_waits_per_caller === undefined) {
-        data41.max_waits_per_caller = 10;
+      if (data42.max_waits_per_caller === undefined) {
+        data42.max_waits_per_caller = 10;
       }
-      if (data41.session_idle_seconds === undefined) {
-        data41.session_idle_seconds = 1800;
+      if (data42.session_idle_seconds === undefined) {
+        data42.session_idle_seconds = 1800;
       }
-      for (const key13 in data41) {
+      for (const key13 in data42) {
         if (!(
           key13 === 'max_sessions' ||
           key13 === 'max_sessions_per_caller' ||
           key13 === 'max_waits_per_caller' ||
           key13 === 'session_idle_seconds'
         )) {
-          const err88 = {
+          const err91 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
             keyword: 'additionalProperties',
@@ -5950,16 +6508,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err88];
+            vErrors = [err91];
           } else {
-            vErrors.push(err88);
+            vErrors.push(err91);
           }
           errors++;
         }
       }
-      let data42 = data41.max_sessions;
-      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-        const err89 = {
+      let data43 = data42.max_sessions;
+      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+        const err92 = {
           instancePath: instancePath + '/mcp/max_sessions',
           schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
@@ -5967,15 +6525,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err92];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err92);
         }
         errors++;
       }
-      if (typeof data42 == 'number' && isFinite(data42)) {
-        if (data42 < 1 || isNaN(data42)) {
-          const err90 = {
+      if (typeof data43 == 'number' && isFinite(data43)) {
+        if (data43 < 1 || isNaN(data43)) {
+          const err93 = {
             instancePath: instancePath + '/mcp/max_sessions',
             schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
@@ -5983,16 +6541,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err90];
+            vErrors = [err93];
           } else {
-            vErrors.push(err90);
+            vErrors.push(err93);
           }
           errors++;
         }
       }
-      let data43 = data41.max_sessions_per_caller;
-      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
-        const err91 = {
+      let data44 = data42.max_sessions_per_caller;
+      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+        const err94 = {
           instancePath: instancePath + '/mcp/max_sessions_per_caller',
           schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
@@ -6000,15 +6558,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err91];
+          vErrors = [err94];
         } else {
-          vErrors.push(err91);
+          vErrors.push(err94);
         }
         errors++;
       }
-      if (typeof data43 == 'number' && isFinite(data43)) {
-        if (data43 < 1 || isNaN(data43)) {
-          const err92 = {
+      if (typeof data44 == 'number' && isFinite(data44)) {
+        if (data44 < 1 || isNaN(data44)) {
+          const err95 = {
             instancePath: instancePath + '/mcp/max_sessions_per_caller',
             schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
@@ -6016,16 +6574,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err92];
+            vErrors = [err95];
           } else {
-            vErrors.push(err92);
+            vErrors.push(err95);
           }
           errors++;
         }
       }
-      let data44 = data41.max_waits_per_caller;
-      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-        const err93 = {
+      let data45 = data42.max_waits_per_caller;
+      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+        const err96 = {
           instancePath: instancePath + '/mcp/max_waits_per_caller',
           schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
@@ -6033,15 +6591,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err93];
+          vErrors = [err96];
         } else {
-          vErrors.push(err93);
+          vErrors.push(err96);
         }
         errors++;
       }
-      if (typeof data44 == 'number' && isFinite(data44)) {
-        if (data44 < 1 || isNaN(data44)) {
-          const err94 = {
+      if (typeof data45 == 'number' && isFinite(data45)) {
+        if (data45 < 1 || isNaN(data45)) {
+          const err97 = {
             instancePath: instancePath + '/mcp/max_waits_per_caller',
             schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
@@ -6049,16 +6607,16 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err94];
+            vErrors = [err97];
           } else {
-            vErrors.push(err94);
+            vErrors.push(err97);
           }
           errors++;
         }
       }
-      let data45 = data41.session_idle_seconds;
-      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
-        const err95 = {
+      let data46 = data42.session_idle_seconds;
+      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
+        const err98 = {
           instancePath: instancePath + '/mcp/session_idle_seconds',
           schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
           keyword: 'type',
@@ -6066,15 +6624,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err95];
+          vErrors = [err98];
         } else {
-          vErrors.push(err95);
+          vErrors.push(err98);
         }
         errors++;
       }
-      if (typeof data45 == 'number' && isFinite(data45)) {
-        if (data45 < 5 || isNaN(data45)) {
-          const err96 = {
+      if (typeof data46 == 'number' && isFinite(data46)) {
+        if (data46 < 5 || isNaN(data46)) {
+          const err99 = {
             instancePath: instancePath + '/mcp/session_idle_seconds',
             schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
             keyword: 'minimum',
@@ -6082,15 +6640,15 @@ function validate29(
             message: 'must be >= 5',
           };
           if (vErrors === null) {
-            vErrors = [err96];
+            vErrors = [err99];
           } else {
-            vErrors.push(err96);
+            vErrors.push(err99);
           }
           errors++;
         }
       }
     } else {
-      const err97 = {
+      const err100 = {
         instancePath: instancePath + '/mcp',
         schemaPath: '#/properties/mcp/type',
         keyword: 'type',
@@ -6098,23 +6656,23 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err97];
+        vErrors = [err100];
       } else {
-        vErrors.push(err97);
+        vErrors.push(err100);
       }
       errors++;
     }
-    let data46 = data.rate_limits;
-    if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-      if (data46.read === undefined) {
-        data46.read = {};
+    let data47 = data.rate_limits;
+    if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
+      if (data47.read === undefined) {
+        data47.read = {};
       }
-      if (data46.replay === undefined) {
-        data46.replay = {};
+      if (data47.replay === undefined) {
+        data47.replay = {};
       }
-      for (const key14 in data46) {
+      for (const key14 in data47) {
         if (!(key14 === 'read' || key14 === 'replay')) {
-          const err98 = {
+          const err101 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
             keyword: 'additionalProperties',
@@ -6122,80 +6680,29 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err98];
+            vErrors = [err101];
           } else {
-            vErrors.push(err98);
+            vErrors.push(err101);
           }
           errors++;
         }
       }
-      let data47 = data46.read;
-      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
-        if (data47.capacity === undefined) {
-          data47.capacity = 120;
+      let data48 = data47.read;
+      if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+        if (data48.capacity === undefined) {
+          data48.capacity = 120;
         }
-        if (data47.refill_per_second === undefined) {
-          data47.refill_per_second = 20;
+        if (data48.refill_per_second === undefined) {
+          data48.refill_per_second = 20;
         }
-        for (const key15 in data47) {
+        for (const key15 in data48) {
           if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err99 = {
+            const err102 = {
               instancePath: instancePath + '/rate_limits/read',
               schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key15 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err99];
-            } else {
-              vErrors.push(err99);
-            }
-            errors++;
-          }
-        }
-        let data48 = data47.capacity;
-        if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
-          const err100 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err100];
-          } else {
-            vErrors.push(err100);
-          }
-          errors++;
-        }
-        if (typeof data48 == 'number' && isFinite(data48)) {
-          if (data48 < 1 || isNaN(data48)) {
-            const err101 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err101];
-            } else {
-              vErrors.push(err101);
-            }
-            errors++;
-          }
-        }
-        let data49 = data47.refill_per_second;
-        if (typeof data49 == 'number' && isFinite(data49)) {
-          if (data49 <= 0 || isNaN(data49)) {
-            const err102 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err102];
@@ -6204,13 +6711,15 @@ function validate29(
             }
             errors++;
           }
-        } else {
+        }
+        let data49 = data48.capacity;
+        if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
           const err103 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err103];
@@ -6219,37 +6728,32 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err104 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err104];
-        } else {
-          vErrors.push(err104);
+        if (typeof data49 == 'number' && isFinite(data49)) {
+          if (data49 < 1 || isNaN(data49)) {
+            const err104 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err104];
+            } else {
+              vErrors.push(err104);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-      let data50 = data46.replay;
-      if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-        if (data50.capacity === undefined) {
-          data50.capacity = 10;
-        }
-        if (data50.refill_per_second === undefined) {
-          data50.refill_per_second = 0.5;
-        }
-        for (const key16 in data50) {
-          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
+        let data50 = data48.refill_per_second;
+        if (typeof data50 == 'number' && isFinite(data50)) {
+          if (data50 <= 0 || isNaN(data50)) {
             const err105 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key16 },
-              message: 'must NOT have additional properties',
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err105];
@@ -6258,15 +6762,13 @@ function validate29(
             }
             errors++;
           }
-        }
-        let data51 = data50.capacity;
-        if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+        } else {
           const err106 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err106];
@@ -6275,32 +6777,37 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data51 == 'number' && isFinite(data51)) {
-          if (data51 < 1 || isNaN(data51)) {
-            const err107 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err107];
-            } else {
-              vErrors.push(err107);
-            }
-            errors++;
-          }
+      } else {
+        const err107 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err107];
+        } else {
+          vErrors.push(err107);
         }
-        let data52 = data50.refill_per_second;
-        if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 <= 0 || isNaN(data52)) {
+        errors++;
+      }
+      let data51 = data47.replay;
+      if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
+        if (data51.capacity === undefined) {
+          data51.capacity = 10;
+        }
+        if (data51.refill_per_second === undefined) {
+          data51.refill_per_second = 0.5;
+        }
+        for (const key16 in data51) {
+          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
             const err108 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key16 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err108];
@@ -6309,13 +6816,15 @@ function validate29(
             }
             errors++;
           }
-        } else {
+        }
+        let data52 = data51.capacity;
+        if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
           const err109 = {
-            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err109];
@@ -6324,49 +6833,47 @@ function validate29(
           }
           errors++;
         }
-      } else {
-        const err110 = {
-          instancePath: instancePath + '/rate_limits/replay',
-          schemaPath: '#/properties/rate_limits/properties/replay/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err110];
-        } else {
-          vErrors.push(err110);
+        if (typeof data52 == 'number' && isFinite(data52)) {
+          if (data52 < 1 || isNaN(data52)) {
+            const err110 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err110];
+            } else {
+              vErrors.push(err110);
+            }
+            errors++;
+          }
         }
-        errors++;
-      }
-    } else {
-      const err111 = {
-        instancePath: instancePath + '/rate_limits',
-        schemaPath: '#/properties/rate_limits/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err111];
-      } else {
-        vErrors.push(err111);
-      }
-      errors++;
-    }
-    let data53 = data.metrics;
-    if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-      if (data53.require_auth === undefined) {
-        data53.require_auth = true;
-      }
-      for (const key17 in data53) {
-        if (!(key17 === 'require_auth')) {
+        let data53 = data51.refill_per_second;
+        if (typeof data53 == 'number' && isFinite(data53)) {
+          if (data53 <= 0 || isNaN(data53)) {
+            const err111 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err111];
+            } else {
+              vErrors.push(err111);
+            }
+            errors++;
+          }
+        } else {
           const err112 = {
-            instancePath: instancePath + '/metrics',
-            schemaPath: '#/properties/metrics/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key17 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err112];
@@ -6375,14 +6882,13 @@ function validate29(
           }
           errors++;
         }
-      }
-      if (typeof data53.require_auth !== 'boolean') {
+      } else {
         const err113 = {
-          instancePath: instancePath + '/metrics/require_auth',
-          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err113];
@@ -6393,8 +6899,8 @@ function validate29(
       }
     } else {
       const err114 = {
-        instancePath: instancePath + '/metrics',
-        schemaPath: '#/properties/metrics/type',
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -6406,8 +6912,60 @@ function validate29(
       }
       errors++;
     }
+    let data54 = data.metrics;
+    if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+      if (data54.require_auth === undefined) {
+        data54.require_auth = true;
+      }
+      for (const key17 in data54) {
+        if (!(key17 === 'require_auth')) {
+          const err115 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key17 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err115];
+          } else {
+            vErrors.push(err115);
+          }
+          errors++;
+        }
+      }
+      if (typeof data54.require_auth !== 'boolean') {
+        const err116 = {
+          instancePath: instancePath + '/metrics/require_auth',
+          schemaPath: '#/properties/metrics/properties/require_auth/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err116];
+        } else {
+          vErrors.push(err116);
+        }
+        errors++;
+      }
+    } else {
+      const err117 = {
+        instancePath: instancePath + '/metrics',
+        schemaPath: '#/properties/metrics/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err117];
+      } else {
+        vErrors.push(err117);
+      }
+      errors++;
+    }
   } else {
-    const err115 = {
+    const err118 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6415,9 +6973,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err115];
+      vErrors = [err118];
     } else {
-      vErrors.push(err115);
+      vErrors.push(err118);
     }
     errors++;
   }
@@ -6427,7 +6985,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateDelivery = validate33;
-const schema59 = {
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -6512,17 +7070,17 @@ const schema59 = {
     },
   },
 };
-const schema62 = {
+const schema65 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema65 = {
+const schema68 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
   type: 'string',
 };
-const schema66 = {
+const schema69 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
@@ -6678,7 +7236,7 @@ function validate33(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema59.properties, key0)) {
+      if (!func1.call(schema62.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -6765,7 +7323,7 @@ function validate33(
     if (data.rule !== undefined) {
       let data2 = data.rule;
       if (typeof data2 === 'string') {
-        if (!pattern9.test(data2)) {
+        if (!pattern10.test(data2)) {
           const err14 = {
             instancePath: instancePath + '/rule',
             schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
@@ -6824,7 +7382,7 @@ function validate33(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema59.properties.state.enum },
+          params: { allowedValues: schema62.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -7605,7 +8163,7 @@ function validate33(
 validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate36;
-const schema67 = {
+const schema70 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -7778,7 +8336,7 @@ function validate36(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema67.properties.error.properties.code.enum },
+              params: { allowedValues: schema70.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -7878,7 +8436,7 @@ function validate36(
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDeliveries = validate37;
-const schema68 = {
+const schema71 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -8043,7 +8601,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate39;
-const schema70 = {
+const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -8151,7 +8709,7 @@ const schema35 = {
   minLength: 1,
   maxLength: 120,
 };
-const schema79 = {
+const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -8161,7 +8719,7 @@ const schema79 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema80 = {
+const schema83 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -8179,7 +8737,7 @@ const schema80 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const pattern14 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+const pattern16 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
 function validate39(
   data,
@@ -8391,7 +8949,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema70.properties, key0)) {
+      if (!func1.call(schema73.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9012,7 +9570,7 @@ function validate39(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern14.test(key1)) {
+            if (!pattern16.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -9233,7 +9791,7 @@ function validate39(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema80.properties.encoding.enum },
+              params: { allowedValues: schema83.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -9594,7 +10152,7 @@ function validate40(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern14.test(key0)) {
+        if (!pattern16.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -9832,7 +10390,7 @@ function validate41(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema80.properties.encoding.enum },
+          params: { allowedValues: schema83.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -10425,7 +10983,7 @@ function validate22(
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardList = validate42;
-const schema83 = {
+const schema86 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -10435,7 +10993,7 @@ const schema83 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema61 = {
+const schema64 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -10687,7 +11245,7 @@ function validate42(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema61.properties, key1)) {
+              if (!func1.call(schema64.properties, key1)) {
                 const err11 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -10706,7 +11264,7 @@ function validate42(
             if (data1.name !== undefined) {
               let data2 = data1.name;
               if (typeof data2 === 'string') {
-                if (!pattern9.test(data2)) {
+                if (!pattern10.test(data2)) {
                   const err12 = {
                     instancePath: instancePath + '/rules/' + i0 + '/name',
                     schemaPath: 'forward-rule-status.schema.json/properties/name/pattern',
@@ -11172,7 +11730,7 @@ function validate42(
 validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardRetryDeadResult = validate43;
-const schema85 = {
+const schema88 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -11251,7 +11809,7 @@ function validate43(
     if (data.rule !== undefined) {
       let data0 = data.rule;
       if (typeof data0 === 'string') {
-        if (!pattern9.test(data0)) {
+        if (!pattern10.test(data0)) {
           const err3 = {
             instancePath: instancePath + '/rule',
             schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
@@ -11489,7 +12047,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema61.properties, key0)) {
+      if (!func1.call(schema64.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -11508,7 +12066,7 @@ function validate34(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern9.test(data0)) {
+        if (!pattern10.test(data0)) {
           const err10 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -11942,7 +12500,7 @@ function validate34(
 validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListenCheckpoint = validate44;
-const schema87 = {
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -12476,10 +13034,4336 @@ function validate44(
 }
 validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
+export const validatePresetName = validate45;
+
+function validate45(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate45.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (typeof data !== 'string') {
+    const err0 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'string' },
+      message: 'must be string',
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (!(
+    data === 'bitbucket' ||
+    data === 'cal-com' ||
+    data === 'circleci' ||
+    data === 'coinbase-commerce' ||
+    data === 'docusign' ||
+    data === 'dropbox' ||
+    data === 'generic-hmac' ||
+    data === 'gitea' ||
+    data === 'github' ||
+    data === 'gitlab' ||
+    data === 'gocardless' ||
+    data === 'intercom' ||
+    data === 'jira' ||
+    data === 'launchdarkly' ||
+    data === 'lemon-squeezy' ||
+    data === 'linear' ||
+    data === 'meta' ||
+    data === 'notion' ||
+    data === 'open' ||
+    data === 'pagerduty' ||
+    data === 'razorpay' ||
+    data === 'segment' ||
+    data === 'sentry' ||
+    data === 'shopify' ||
+    data === 'slack' ||
+    data === 'standard-webhooks' ||
+    data === 'stripe' ||
+    data === 'token' ||
+    data === 'typeform' ||
+    data === 'vercel' ||
+    data === 'woocommerce'
+  )) {
+    const err1 = {
+      instancePath,
+      schemaPath: '#/enum',
+      keyword: 'enum',
+      params: { allowedValues: schema51.enum },
+      message: 'must be equal to one of the allowed values',
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate45.errors = vErrors;
+  return errors === 0;
+}
+validate45.evaluated = { dynamicProps: false, dynamicItems: false };
+
+export const validateProviderCatalogEntry = validate46;
+const schema95 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
+  title: 'ProviderCatalogEntry',
+  description:
+    "One provider of the catalog, one file each in schemas/providers/<name>.json: how it signs (a scheme switchboard implements once, with this provider's parameters), how its deliveries are named and summarised, samples for switchboard trigger, its handshake, and what proves the check against the provider's own code. npm run codegen turns the catalog into the preset names, generated/catalog.ts and the table in docs/providers.md.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'title', 'docs', 'scheme', 'proof'],
+  properties: {
+    name: {
+      description: "The preset name a provider's config names (preset: <name>); the file is named after it.",
+      type: 'string',
+      pattern: '^[a-z][a-z0-9-]{0,39}$',
+    },
+    title: { description: "The provider's name as people write it.", type: 'string', minLength: 1, maxLength: 60 },
+    docs: { description: "The provider's own page on how its deliveries are signed.", type: 'string', format: 'uri' },
+    scheme: { $ref: '#/$defs/scheme' },
+    identify: {
+      description:
+        "Where the event type and the delivery's own id come from: templates tried in order, the first whose every placeholder is found wins. Absent for presets whose identity is code.",
+      type: 'object',
+      additionalProperties: false,
+      required: ['event_type'],
+      properties: { event_type: { $ref: '#/$defs/templates' }, external_id: { $ref: '#/$defs/templates' } },
+    },
+    summary: {
+      description:
+        "The parts of an event's one-line summary, each a template; those found are joined. Absent: the preset's code, or the first few text fields.",
+      $ref: '#/$defs/templates',
+    },
+    samples: {
+      description:
+        'What switchboard trigger sends for this preset; the first is the default. Absent for presets trigger cannot sign (asymmetric schemes).',
+      type: 'array',
+      minItems: 1,
+      items: { $ref: '#/$defs/sample' },
+    },
+    handshake: {
+      description: 'The registration handshake switchboard answers for this provider.',
+      type: 'string',
+      enum: [
+        'slack-url-verification',
+        'discord-ping',
+        'zoom-url-validation',
+        'twitch-callback-verification',
+        'meta-subscribe',
+        'dropbox-challenge',
+      ],
+    },
+    forward_headers: {
+      description:
+        'Stored headers (lower-case) a consumer routes or dedupes on, copied on replay and forwarding; signature headers never are.',
+      type: 'array',
+      items: { type: 'string', pattern: '^[a-z0-9-]+$' },
+      uniqueItems: true,
+    },
+    proof: {
+      description:
+        "What shows switchboard's check matches the provider: its own npm package (which signs, or only verifies), or its published example.",
+      type: 'object',
+      additionalProperties: false,
+      required: ['by'],
+      properties: {
+        by: {
+          description:
+            "package-signs: the package signs and verifies; package-verifies: the package only verifies, so switchboard's signer is first shown to pass it; example: no package, the provider's published example (test vector) is checked; switchboard: switchboard's own scheme (generic-hmac, token, open).",
+          type: 'string',
+          enum: ['package-signs', 'package-verifies', 'example', 'switchboard'],
+        },
+        package: { description: 'The npm package, as the tests import it.', type: 'string', minLength: 1 },
+        example: { description: 'Where the published example comes from.', type: 'string', format: 'uri' },
+        note: { description: 'One sentence for the docs.', type: 'string', minLength: 1 },
+      },
+    },
+    notes: {
+      description: 'What a user of this preset should know, for the docs (one or two sentences).',
+      type: 'string',
+      minLength: 1,
+    },
+  },
+  $defs: {
+    templates: {
+      description:
+        'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', minLength: 1 },
+    },
+    sample: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'description', 'file'],
+      properties: {
+        name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
+        description: { description: 'What the sample is.', type: 'string', minLength: 1 },
+        file: {
+          description: 'The payload, a file in src/presets/samples/.',
+          type: 'string',
+          pattern: '^[a-z0-9-]+\\.(json|txt)$',
+        },
+        headers: {
+          description:
+            'Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.',
+          type: 'object',
+          additionalProperties: { type: 'string' },
+        },
+        fresh: {
+          description:
+            'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.',
+          type: 'object',
+          additionalProperties: { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+        },
+      },
+    },
+    scheme: {
+      description:
+        "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+      oneOf: [
+        { $ref: '#/$defs/hmacScheme' },
+        { $ref: '#/$defs/standardWebhooksScheme' },
+        { $ref: '#/$defs/ed25519Scheme' },
+        { $ref: '#/$defs/ecdsaScheme' },
+        { $ref: '#/$defs/jwtScheme' },
+        { $ref: '#/$defs/bodySignatureScheme' },
+        { $ref: '#/$defs/twilioScheme' },
+        { $ref: '#/$defs/credentialScheme' },
+        { $ref: '#/$defs/codeScheme' },
+      ],
+    },
+    hmacScheme: {
+      description: 'An HMAC over a template of the request.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
+      properties: {
+        kind: { const: 'hmac' },
+        algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+        encoding: { description: 'How the digest is written.', type: 'string', enum: ['hex', 'base64', 'base64url'] },
+        key: {
+          description:
+            'How the configured secret becomes the key: utf8 as written, hex-decoded, or base64-decoded (a whsec_ prefix dropped first).',
+          type: 'string',
+          enum: ['utf8', 'hex', 'base64'],
+        },
+        signature: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['headers', 'format'],
+          properties: {
+            headers: {
+              description: 'Headers that may each carry a signature (any matching passes); the first is required.',
+              type: 'array',
+              minItems: 1,
+              items: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+            },
+            format: {
+              description:
+                'plain: the value is one signature after an optional prefix; pairs: key=value items (t=…,v1=…), any signature item matching passes.',
+              type: 'string',
+              enum: ['plain', 'pairs'],
+            },
+            prefix: { description: 'plain: text before the digest, e.g. sha256=.', type: 'string', minLength: 1 },
+            separator: { description: 'pairs: what separates the items.', type: 'string', enum: [',', ';'] },
+            signature_key: {
+              description: 'pairs: the key of a signature item, e.g. v1.',
+              type: 'string',
+              minLength: 1,
+            },
+            timestamp_key: {
+              description: 'pairs: the key of the timestamp item, e.g. t.',
+              type: 'string',
+              minLength: 1,
+            },
+          },
+        },
+        signed: {
+          description:
+            'What is signed: {body} (the exact bytes), {timestamp}, {header:Name}, {url} (the public URL the provider called, query included), {method}.',
+          type: 'string',
+          minLength: 1,
+        },
+        timestamp: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['from', 'format'],
+          properties: {
+            from: {
+              description:
+                "header:Name, signature (the pairs' timestamp item), or a JSON pointer into the body (checked after the signature).",
+              type: 'string',
+              pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$',
+            },
+            format: { type: 'string', enum: ['unix', 'unix_ms', 'iso8601'] },
+          },
+        },
+        sends: {
+          description:
+            'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
+          type: 'object',
+          additionalProperties: { type: 'string' },
+        },
+      },
+    },
+    standardWebhooksScheme: {
+      description:
+        'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: {
+        kind: { const: 'standard-webhooks' },
+        key: {
+          description:
+            "whsec: the secret is base64 after an optional whsec_ prefix; utf8: the secret's text is the key (Polar).",
+          type: 'string',
+          enum: ['whsec', 'utf8'],
+        },
+      },
+    },
+    ed25519Scheme: {
+      description: "An Ed25519 signature over a template, checked with the provider's public key.",
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'signature_header', 'encoding', 'timestamp_header', 'signed', 'public_key_encoding'],
+      properties: {
+        kind: { const: 'ed25519' },
+        signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        encoding: { description: 'How the signature is written.', type: 'string', enum: ['hex', 'base64'] },
+        timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        signed: { description: 'What is signed, e.g. {timestamp}{body}.', type: 'string', minLength: 1 },
+        public_key_encoding: {
+          description: 'How the provider publishes its key: the 32 raw bytes in hex or base64.',
+          type: 'string',
+          enum: ['hex', 'base64'],
+        },
+      },
+    },
+    ecdsaScheme: {
+      description:
+        "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'signature_header', 'timestamp_header', 'signed'],
+      properties: {
+        kind: { const: 'ecdsa-p256' },
+        signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        signed: { type: 'string', minLength: 1 },
+      },
+    },
+    jwtScheme: {
+      description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'header', 'body_hash'],
+      properties: {
+        kind: { const: 'jwt-hs256' },
+        header: { description: 'The header carrying the token.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        bearer: { description: 'The token is written Bearer <jwt>.', type: 'boolean' },
+        issuer: { description: 'The iss claim the token must carry.', type: 'string', minLength: 1 },
+        body_hash: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['claim', 'encoding'],
+          properties: {
+            claim: { type: 'string', minLength: 1 },
+            encoding: {
+              description: 'How the SHA-256 of the body is written.',
+              type: 'string',
+              enum: ['hex', 'base64url'],
+            },
+          },
+        },
+        subject_url: { description: 'The sub claim is the URL the provider called.', type: 'boolean' },
+        expires: { description: 'The token carries exp (and nbf), which are checked.', type: 'boolean' },
+        issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
+      },
+    },
+    bodySignatureScheme: {
+      description: 'An HMAC carried in the JSON body itself.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'variant'],
+      properties: {
+        kind: { const: 'body-signature' },
+        variant: {
+          description:
+            "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
+          type: 'string',
+          enum: ['mailgun', 'adyen'],
+        },
+      },
+    },
+    twilioScheme: {
+      description:
+        'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { const: 'twilio' } },
+    },
+    credentialScheme: {
+      description:
+        'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: {
+        kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
+        header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+        pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
+      },
+    },
+    codeScheme: {
+      description:
+        'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'headers', 'signed', 'algorithm'],
+      properties: {
+        kind: { const: 'code' },
+        headers: { type: 'string', minLength: 1 },
+        signed: { type: 'string', minLength: 1 },
+        algorithm: { type: 'string', minLength: 1 },
+        timestamped: { type: 'boolean' },
+      },
+    },
+  },
+};
+const schema106 = {
+  description:
+    'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
+  type: 'array',
+  minItems: 1,
+  items: { type: 'string', minLength: 1 },
+};
+const schema109 = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'description', 'file'],
+  properties: {
+    name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
+    description: { description: 'What the sample is.', type: 'string', minLength: 1 },
+    file: {
+      description: 'The payload, a file in src/presets/samples/.',
+      type: 'string',
+      pattern: '^[a-z0-9-]+\\.(json|txt)$',
+    },
+    headers: {
+      description:
+        'Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.',
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    },
+    fresh: {
+      description:
+        'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.',
+      type: 'object',
+      additionalProperties: { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+    },
+  },
+};
+const pattern20 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
+const pattern30 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
+const pattern31 = new RegExp('^[a-z0-9-]+$', 'u');
+const schema96 = {
+  description:
+    "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+  oneOf: [
+    { $ref: '#/$defs/hmacScheme' },
+    { $ref: '#/$defs/standardWebhooksScheme' },
+    { $ref: '#/$defs/ed25519Scheme' },
+    { $ref: '#/$defs/ecdsaScheme' },
+    { $ref: '#/$defs/jwtScheme' },
+    { $ref: '#/$defs/bodySignatureScheme' },
+    { $ref: '#/$defs/twilioScheme' },
+    { $ref: '#/$defs/credentialScheme' },
+    { $ref: '#/$defs/codeScheme' },
+  ],
+};
+const schema97 = {
+  description: 'An HMAC over a template of the request.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
+  properties: {
+    kind: { const: 'hmac' },
+    algorithm: { type: 'string', enum: ['sha1', 'sha256', 'sha512'] },
+    encoding: { description: 'How the digest is written.', type: 'string', enum: ['hex', 'base64', 'base64url'] },
+    key: {
+      description:
+        'How the configured secret becomes the key: utf8 as written, hex-decoded, or base64-decoded (a whsec_ prefix dropped first).',
+      type: 'string',
+      enum: ['utf8', 'hex', 'base64'],
+    },
+    signature: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['headers', 'format'],
+      properties: {
+        headers: {
+          description: 'Headers that may each carry a signature (any matching passes); the first is required.',
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+        },
+        format: {
+          description:
+            'plain: the value is one signature after an optional prefix; pairs: key=value items (t=…,v1=…), any signature item matching passes.',
+          type: 'string',
+          enum: ['plain', 'pairs'],
+        },
+        prefix: { description: 'plain: text before the digest, e.g. sha256=.', type: 'string', minLength: 1 },
+        separator: { description: 'pairs: what separates the items.', type: 'string', enum: [',', ';'] },
+        signature_key: { description: 'pairs: the key of a signature item, e.g. v1.', type: 'string', minLength: 1 },
+        timestamp_key: { description: 'pairs: the key of the timestamp item, e.g. t.', type: 'string', minLength: 1 },
+      },
+    },
+    signed: {
+      description:
+        'What is signed: {body} (the exact bytes), {timestamp}, {header:Name}, {url} (the public URL the provider called, query included), {method}.',
+      type: 'string',
+      minLength: 1,
+    },
+    timestamp: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from', 'format'],
+      properties: {
+        from: {
+          description:
+            "header:Name, signature (the pairs' timestamp item), or a JSON pointer into the body (checked after the signature).",
+          type: 'string',
+          pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$',
+        },
+        format: { type: 'string', enum: ['unix', 'unix_ms', 'iso8601'] },
+      },
+    },
+    sends: {
+      description:
+        'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    },
+  },
+};
+const schema98 = {
+  description:
+    'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind'],
+  properties: {
+    kind: { const: 'standard-webhooks' },
+    key: {
+      description:
+        "whsec: the secret is base64 after an optional whsec_ prefix; utf8: the secret's text is the key (Polar).",
+      type: 'string',
+      enum: ['whsec', 'utf8'],
+    },
+  },
+};
+const schema99 = {
+  description: "An Ed25519 signature over a template, checked with the provider's public key.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'signature_header', 'encoding', 'timestamp_header', 'signed', 'public_key_encoding'],
+  properties: {
+    kind: { const: 'ed25519' },
+    signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+    encoding: { description: 'How the signature is written.', type: 'string', enum: ['hex', 'base64'] },
+    timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+    signed: { description: 'What is signed, e.g. {timestamp}{body}.', type: 'string', minLength: 1 },
+    public_key_encoding: {
+      description: 'How the provider publishes its key: the 32 raw bytes in hex or base64.',
+      type: 'string',
+      enum: ['hex', 'base64'],
+    },
+  },
+};
+const schema100 = {
+  description:
+    "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'signature_header', 'timestamp_header', 'signed'],
+  properties: {
+    kind: { const: 'ecdsa-p256' },
+    signature_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+    timestamp_header: { type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+    signed: { type: 'string', minLength: 1 },
+  },
+};
+const schema101 = {
+  description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'header', 'body_hash'],
+  properties: {
+    kind: { const: 'jwt-hs256' },
+    header: { description: 'The header carrying the token.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+    bearer: { description: 'The token is written Bearer <jwt>.', type: 'boolean' },
+    issuer: { description: 'The iss claim the token must carry.', type: 'string', minLength: 1 },
+    body_hash: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['claim', 'encoding'],
+      properties: {
+        claim: { type: 'string', minLength: 1 },
+        encoding: {
+          description: 'How the SHA-256 of the body is written.',
+          type: 'string',
+          enum: ['hex', 'base64url'],
+        },
+      },
+    },
+    subject_url: { description: 'The sub claim is the URL the provider called.', type: 'boolean' },
+    expires: { description: 'The token carries exp (and nbf), which are checked.', type: 'boolean' },
+    issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
+  },
+};
+const schema102 = {
+  description: 'An HMAC carried in the JSON body itself.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'variant'],
+  properties: {
+    kind: { const: 'body-signature' },
+    variant: {
+      description:
+        "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
+      type: 'string',
+      enum: ['mailgun', 'adyen'],
+    },
+  },
+};
+const schema103 = {
+  description:
+    'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind'],
+  properties: { kind: { const: 'twilio' } },
+};
+const schema104 = {
+  description:
+    'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind'],
+  properties: {
+    kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
+    header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
+    bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+    pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
+  },
+};
+const schema105 = {
+  description:
+    'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'headers', 'signed', 'algorithm'],
+  properties: {
+    kind: { const: 'code' },
+    headers: { type: 'string', minLength: 1 },
+    signed: { type: 'string', minLength: 1 },
+    algorithm: { type: 'string', minLength: 1 },
+    timestamped: { type: 'boolean' },
+  },
+};
+const pattern21 = new RegExp('^[A-Za-z0-9-]+$', 'u');
+const pattern22 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
+const pattern29 = new RegExp('^/.+$', 'u');
+
+function validate47(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate47.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  const _errs0 = errors;
+  let valid0 = false;
+  let passing0 = null;
+  const _errs1 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.kind === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/$defs/hmacScheme/required',
+        keyword: 'required',
+        params: { missingProperty: 'kind' },
+        message: "must have required property '" + 'kind' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.algorithm === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/$defs/hmacScheme/required',
+        keyword: 'required',
+        params: { missingProperty: 'algorithm' },
+        message: "must have required property '" + 'algorithm' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.encoding === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/$defs/hmacScheme/required',
+        keyword: 'required',
+        params: { missingProperty: 'encoding' },
+        message: "must have required property '" + 'encoding' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.signature === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/$defs/hmacScheme/required',
+        keyword: 'required',
+        params: { missingProperty: 'signature' },
+        message: "must have required property '" + 'signature' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.signed === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/$defs/hmacScheme/required',
+        keyword: 'required',
+        params: { missingProperty: 'signed' },
+        message: "must have required property '" + 'signed' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(
+        key0 === 'kind' ||
+        key0 === 'algorithm' ||
+        key0 === 'encoding' ||
+        key0 === 'key' ||
+        key0 === 'signature' ||
+        key0 === 'signed' ||
+        key0 === 'timestamp' ||
+        key0 === 'sends'
+      )) {
+        const err5 = {
+          instancePath,
+          schemaPath: '#/$defs/hmacScheme/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.kind !== undefined) {
+      if ('hmac' !== data.kind) {
+        const err6 = {
+          instancePath: instancePath + '/kind',
+          schemaPath: '#/$defs/hmacScheme/properties/kind/const',
+          keyword: 'const',
+          params: { allowedValue: 'hmac' },
+          message: 'must be equal to constant',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.algorithm !== undefined) {
+      let data1 = data.algorithm;
+      if (typeof data1 !== 'string') {
+        const err7 = {
+          instancePath: instancePath + '/algorithm',
+          schemaPath: '#/$defs/hmacScheme/properties/algorithm/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+      if (!(data1 === 'sha1' || data1 === 'sha256' || data1 === 'sha512')) {
+        const err8 = {
+          instancePath: instancePath + '/algorithm',
+          schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema97.properties.algorithm.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+    if (data.encoding !== undefined) {
+      let data2 = data.encoding;
+      if (typeof data2 !== 'string') {
+        const err9 = {
+          instancePath: instancePath + '/encoding',
+          schemaPath: '#/$defs/hmacScheme/properties/encoding/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (!(data2 === 'hex' || data2 === 'base64' || data2 === 'base64url')) {
+        const err10 = {
+          instancePath: instancePath + '/encoding',
+          schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema97.properties.encoding.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.key !== undefined) {
+      let data3 = data.key;
+      if (typeof data3 !== 'string') {
+        const err11 = {
+          instancePath: instancePath + '/key',
+          schemaPath: '#/$defs/hmacScheme/properties/key/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+      if (!(data3 === 'utf8' || data3 === 'hex' || data3 === 'base64')) {
+        const err12 = {
+          instancePath: instancePath + '/key',
+          schemaPath: '#/$defs/hmacScheme/properties/key/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema97.properties.key.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.signature !== undefined) {
+      let data4 = data.signature;
+      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
+        if (data4.headers === undefined) {
+          const err13 = {
+            instancePath: instancePath + '/signature',
+            schemaPath: '#/$defs/hmacScheme/properties/signature/required',
+            keyword: 'required',
+            params: { missingProperty: 'headers' },
+            message: "must have required property '" + 'headers' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        if (data4.format === undefined) {
+          const err14 = {
+            instancePath: instancePath + '/signature',
+            schemaPath: '#/$defs/hmacScheme/properties/signature/required',
+            keyword: 'required',
+            params: { missingProperty: 'format' },
+            message: "must have required property '" + 'format' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+        for (const key1 in data4) {
+          if (!(
+            key1 === 'headers' ||
+            key1 === 'format' ||
+            key1 === 'prefix' ||
+            key1 === 'separator' ||
+            key1 === 'signature_key' ||
+            key1 === 'timestamp_key'
+          )) {
+            const err15 = {
+              instancePath: instancePath + '/signature',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err15];
+            } else {
+              vErrors.push(err15);
+            }
+            errors++;
+          }
+        }
+        if (data4.headers !== undefined) {
+          let data5 = data4.headers;
+          if (Array.isArray(data5)) {
+            if (data5.length < 1) {
+              const err16 = {
+                instancePath: instancePath + '/signature/headers',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/minItems',
+                keyword: 'minItems',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err16];
+              } else {
+                vErrors.push(err16);
+              }
+              errors++;
+            }
+            const len0 = data5.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              let data6 = data5[i0];
+              if (typeof data6 === 'string') {
+                if (!pattern21.test(data6)) {
+                  const err17 = {
+                    instancePath: instancePath + '/signature/headers/' + i0,
+                    schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err17];
+                  } else {
+                    vErrors.push(err17);
+                  }
+                  errors++;
+                }
+              } else {
+                const err18 = {
+                  instancePath: instancePath + '/signature/headers/' + i0,
+                  schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err18];
+                } else {
+                  vErrors.push(err18);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err19 = {
+              instancePath: instancePath + '/signature/headers',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err19];
+            } else {
+              vErrors.push(err19);
+            }
+            errors++;
+          }
+        }
+        if (data4.format !== undefined) {
+          let data7 = data4.format;
+          if (typeof data7 !== 'string') {
+            const err20 = {
+              instancePath: instancePath + '/signature/format',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err20];
+            } else {
+              vErrors.push(err20);
+            }
+            errors++;
+          }
+          if (!(data7 === 'plain' || data7 === 'pairs')) {
+            const err21 = {
+              instancePath: instancePath + '/signature/format',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema97.properties.signature.properties.format.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
+          }
+        }
+        if (data4.prefix !== undefined) {
+          let data8 = data4.prefix;
+          if (typeof data8 === 'string') {
+            if (func2(data8) < 1) {
+              const err22 = {
+                instancePath: instancePath + '/signature/prefix',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/prefix/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err22];
+              } else {
+                vErrors.push(err22);
+              }
+              errors++;
+            }
+          } else {
+            const err23 = {
+              instancePath: instancePath + '/signature/prefix',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err23];
+            } else {
+              vErrors.push(err23);
+            }
+            errors++;
+          }
+        }
+        if (data4.separator !== undefined) {
+          let data9 = data4.separator;
+          if (typeof data9 !== 'string') {
+            const err24 = {
+              instancePath: instancePath + '/signature/separator',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err24];
+            } else {
+              vErrors.push(err24);
+            }
+            errors++;
+          }
+          if (!(data9 === ',' || data9 === ';')) {
+            const err25 = {
+              instancePath: instancePath + '/signature/separator',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema97.properties.signature.properties.separator.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err25];
+            } else {
+              vErrors.push(err25);
+            }
+            errors++;
+          }
+        }
+        if (data4.signature_key !== undefined) {
+          let data10 = data4.signature_key;
+          if (typeof data10 === 'string') {
+            if (func2(data10) < 1) {
+              const err26 = {
+                instancePath: instancePath + '/signature/signature_key',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/signature_key/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err26];
+              } else {
+                vErrors.push(err26);
+              }
+              errors++;
+            }
+          } else {
+            const err27 = {
+              instancePath: instancePath + '/signature/signature_key',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/signature_key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err27];
+            } else {
+              vErrors.push(err27);
+            }
+            errors++;
+          }
+        }
+        if (data4.timestamp_key !== undefined) {
+          let data11 = data4.timestamp_key;
+          if (typeof data11 === 'string') {
+            if (func2(data11) < 1) {
+              const err28 = {
+                instancePath: instancePath + '/signature/timestamp_key',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/timestamp_key/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err28];
+              } else {
+                vErrors.push(err28);
+              }
+              errors++;
+            }
+          } else {
+            const err29 = {
+              instancePath: instancePath + '/signature/timestamp_key',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/timestamp_key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err29];
+            } else {
+              vErrors.push(err29);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err30 = {
+          instancePath: instancePath + '/signature',
+          schemaPath: '#/$defs/hmacScheme/properties/signature/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
+      }
+    }
+    if (data.signed !== undefined) {
+      let data12 = data.signed;
+      if (typeof data12 === 'string') {
+        if (func2(data12) < 1) {
+          const err31 = {
+            instancePath: instancePath + '/signed',
+            schemaPath: '#/$defs/hmacScheme/properties/signed/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err31];
+          } else {
+            vErrors.push(err31);
+          }
+          errors++;
+        }
+      } else {
+        const err32 = {
+          instancePath: instancePath + '/signed',
+          schemaPath: '#/$defs/hmacScheme/properties/signed/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+    }
+    if (data.timestamp !== undefined) {
+      let data13 = data.timestamp;
+      if (data13 && typeof data13 == 'object' && !Array.isArray(data13)) {
+        if (data13.from === undefined) {
+          const err33 = {
+            instancePath: instancePath + '/timestamp',
+            schemaPath: '#/$defs/hmacScheme/properties/timestamp/required',
+            keyword: 'required',
+            params: { missingProperty: 'from' },
+            message: "must have required property '" + 'from' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err33];
+          } else {
+            vErrors.push(err33);
+          }
+          errors++;
+        }
+        if (data13.format === undefined) {
+          const err34 = {
+            instancePath: instancePath + '/timestamp',
+            schemaPath: '#/$defs/hmacScheme/properties/timestamp/required',
+            keyword: 'required',
+            params: { missingProperty: 'format' },
+            message: "must have required property '" + 'format' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err34];
+          } else {
+            vErrors.push(err34);
+          }
+          errors++;
+        }
+        for (const key2 in data13) {
+          if (!(key2 === 'from' || key2 === 'format')) {
+            const err35 = {
+              instancePath: instancePath + '/timestamp',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key2 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err35];
+            } else {
+              vErrors.push(err35);
+            }
+            errors++;
+          }
+        }
+        if (data13.from !== undefined) {
+          let data14 = data13.from;
+          if (typeof data14 === 'string') {
+            if (!pattern22.test(data14)) {
+              const err36 = {
+                instancePath: instancePath + '/timestamp/from',
+                schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$' },
+                message: 'must match pattern "' + '^(header:[A-Za-z0-9-]+|signature|/.*)$' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err36];
+              } else {
+                vErrors.push(err36);
+              }
+              errors++;
+            }
+          } else {
+            const err37 = {
+              instancePath: instancePath + '/timestamp/from',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+        }
+        if (data13.format !== undefined) {
+          let data15 = data13.format;
+          if (typeof data15 !== 'string') {
+            const err38 = {
+              instancePath: instancePath + '/timestamp/format',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err38];
+            } else {
+              vErrors.push(err38);
+            }
+            errors++;
+          }
+          if (!(data15 === 'unix' || data15 === 'unix_ms' || data15 === 'iso8601')) {
+            const err39 = {
+              instancePath: instancePath + '/timestamp/format',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema97.properties.timestamp.properties.format.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err40 = {
+          instancePath: instancePath + '/timestamp',
+          schemaPath: '#/$defs/hmacScheme/properties/timestamp/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+    }
+    if (data.sends !== undefined) {
+      let data16 = data.sends;
+      if (data16 && typeof data16 == 'object' && !Array.isArray(data16)) {
+        for (const key3 in data16) {
+          if (typeof data16[key3] !== 'string') {
+            const err41 = {
+              instancePath: instancePath + '/sends/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/$defs/hmacScheme/properties/sends/additionalProperties/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err41];
+            } else {
+              vErrors.push(err41);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err42 = {
+          instancePath: instancePath + '/sends',
+          schemaPath: '#/$defs/hmacScheme/properties/sends/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err42];
+        } else {
+          vErrors.push(err42);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err43 = {
+      instancePath,
+      schemaPath: '#/$defs/hmacScheme/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err43];
+    } else {
+      vErrors.push(err43);
+    }
+    errors++;
+  }
+  var _valid0 = _errs1 === errors;
+  if (_valid0) {
+    valid0 = true;
+    passing0 = 0;
+    var props0 = true;
+  }
+  const _errs43 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.kind === undefined) {
+      const err44 = {
+        instancePath,
+        schemaPath: '#/$defs/standardWebhooksScheme/required',
+        keyword: 'required',
+        params: { missingProperty: 'kind' },
+        message: "must have required property '" + 'kind' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err44];
+      } else {
+        vErrors.push(err44);
+      }
+      errors++;
+    }
+    for (const key4 in data) {
+      if (!(key4 === 'kind' || key4 === 'key')) {
+        const err45 = {
+          instancePath,
+          schemaPath: '#/$defs/standardWebhooksScheme/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key4 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err45];
+        } else {
+          vErrors.push(err45);
+        }
+        errors++;
+      }
+    }
+    if (data.kind !== undefined) {
+      if ('standard-webhooks' !== data.kind) {
+        const err46 = {
+          instancePath: instancePath + '/kind',
+          schemaPath: '#/$defs/standardWebhooksScheme/properties/kind/const',
+          keyword: 'const',
+          params: { allowedValue: 'standard-webhooks' },
+          message: 'must be equal to constant',
+        };
+        if (vErrors === null) {
+          vErrors = [err46];
+        } else {
+          vErrors.push(err46);
+        }
+        errors++;
+      }
+    }
+    if (data.key !== undefined) {
+      let data19 = data.key;
+      if (typeof data19 !== 'string') {
+        const err47 = {
+          instancePath: instancePath + '/key',
+          schemaPath: '#/$defs/standardWebhooksScheme/properties/key/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err47];
+        } else {
+          vErrors.push(err47);
+        }
+        errors++;
+      }
+      if (!(data19 === 'whsec' || data19 === 'utf8')) {
+        const err48 = {
+          instancePath: instancePath + '/key',
+          schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema98.properties.key.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err48];
+        } else {
+          vErrors.push(err48);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err49 = {
+      instancePath,
+      schemaPath: '#/$defs/standardWebhooksScheme/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err49];
+    } else {
+      vErrors.push(err49);
+    }
+    errors++;
+  }
+  var _valid0 = _errs43 === errors;
+  if (_valid0 && valid0) {
+    valid0 = false;
+    passing0 = [passing0, 1];
+  } else {
+    if (_valid0) {
+      valid0 = true;
+      passing0 = 1;
+      if (props0 !== true) {
+        props0 = true;
+      }
+    }
+    const _errs50 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data.kind === undefined) {
+        const err50 = {
+          instancePath,
+          schemaPath: '#/$defs/ed25519Scheme/required',
+          keyword: 'required',
+          params: { missingProperty: 'kind' },
+          message: "must have required property '" + 'kind' + "'",
+        };
+        if (vErrors === null) {
+          vErrors = [err50];
+        } else {
+          vErrors.push(err50);
+        }
+        errors++;
+      }
+      if (data.signature_header === undefined) {
+        const err51 = {
+          instancePath,
+          schemaPath: '#/$defs/ed25519Scheme/required',
+          keyword: 'required',
+          params: { missingProperty: 'signature_header' },
+          message: "must have required property '" + 'signature_header' + "'",
+        };
+        if (vErrors === null) {
+          vErrors = [err51];
+        } else {
+          vErrors.push(err51);
+        }
+        errors++;
+      }
+      if (data.encoding === undefined) {
+        const err52 = {
+          instancePath,
+          schemaPath: '#/$defs/ed25519Scheme/required',
+          keyword: 'required',
+          params: { missingProperty: 'encoding' },
+          message: "must have required property '" + 'encoding' + "'",
+        };
+        if (vErrors === null) {
+          vErrors = [err52];
+        } else {
+          vErrors.push(err52);
+        }
+        errors++;
+      }
+      if (data.timestamp_header === undefined) {
+        const err53 = {
+          instancePath,
+          schemaPath: '#/$defs/ed25519Scheme/required',
+          keyword: 'required',
+          params: { missingProperty: 'timestamp_header' },
+          message: "must have required property '" + 'timestamp_header' + "'",
+        };
+        if (vErrors === null) {
+          vErrors = [err53];
+        } else {
+          vErrors.push(err53);
+        }
+        errors++;
+      }
+      if (data.signed === undefined) {
+        const err54 = {
+          instancePath,
+          schemaPath: '#/$defs/ed25519Scheme/required',
+          keyword: 'required',
+          params: { missingProperty: 'signed' },
+          message: "must have required property '" + 'signed' + "'",
+        };
+        if (vErrors === null) {
+          vErrors = [err54];
+        } else {
+          vErrors.push(err54);
+        }
+        errors++;
+      }
+      if (data.public_key_encoding === undefined) {
+        const err55 = {
+          instancePath,
+          schemaPath: '#/$defs/ed25519Scheme/required',
+          keyword: 'required',
+          params: { missingProperty: 'public_key_encoding' },
+          message: "must have required property '" + 'public_key_encoding' + "'",
+        };
+        if (vErrors === null) {
+          vErrors = [err55];
+        } else {
+          vErrors.push(err55);
+        }
+        errors++;
+      }
+      for (const key5 in data) {
+        if (!(
+          key5 === 'kind' ||
+          key5 === 'signature_header' ||
+          key5 === 'encoding' ||
+          key5 === 'timestamp_header' ||
+          key5 === 'signed' ||
+          key5 === 'public_key_encoding'
+        )) {
+          const err56 = {
+            instancePath,
+            schemaPath: '#/$defs/ed25519Scheme/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key5 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err56];
+          } else {
+            vErrors.push(err56);
+          }
+          errors++;
+        }
+      }
+      if (data.kind !== undefined) {
+        if ('ed25519' !== data.kind) {
+          const err57 = {
+            instancePath: instancePath + '/kind',
+            schemaPath: '#/$defs/ed25519Scheme/properties/kind/const',
+            keyword: 'const',
+            params: { allowedValue: 'ed25519' },
+            message: 'must be equal to constant',
+          };
+          if (vErrors === null) {
+            vErrors = [err57];
+          } else {
+            vErrors.push(err57);
+          }
+          errors++;
+        }
+      }
+      if (data.signature_header !== undefined) {
+        let data21 = data.signature_header;
+        if (typeof data21 === 'string') {
+          if (!pattern21.test(data21)) {
+            const err58 = {
+              instancePath: instancePath + '/signature_header',
+              schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^[A-Za-z0-9-]+$' },
+              message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+        } else {
+          const err59 = {
+            instancePath: instancePath + '/signature_header',
+            schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+      }
+      if (data.encoding !== undefined) {
+        let data22 = data.encoding;
+        if (typeof data22 !== 'string') {
+          const err60 = {
+            instancePath: instancePath + '/encoding',
+            schemaPath: '#/$defs/ed25519Scheme/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err60];
+          } else {
+            vErrors.push(err60);
+          }
+          errors++;
+        }
+        if (!(data22 === 'hex' || data22 === 'base64')) {
+          const err61 = {
+            instancePath: instancePath + '/encoding',
+            schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema99.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err61];
+          } else {
+            vErrors.push(err61);
+          }
+          errors++;
+        }
+      }
+      if (data.timestamp_header !== undefined) {
+        let data23 = data.timestamp_header;
+        if (typeof data23 === 'string') {
+          if (!pattern21.test(data23)) {
+            const err62 = {
+              instancePath: instancePath + '/timestamp_header',
+              schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/pattern',
+              keyword: 'pattern',
+              params: { pattern: '^[A-Za-z0-9-]+$' },
+              message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+        } else {
+          const err63 = {
+            instancePath: instancePath + '/timestamp_header',
+            schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err63];
+          } else {
+            vErrors.push(err63);
+          }
+          errors++;
+        }
+      }
+      if (data.signed !== undefined) {
+        let data24 = data.signed;
+        if (typeof data24 === 'string') {
+          if (func2(data24) < 1) {
+            const err64 = {
+              instancePath: instancePath + '/signed',
+              schemaPath: '#/$defs/ed25519Scheme/properties/signed/minLength',
+              keyword: 'minLength',
+              params: { limit: 1 },
+              message: 'must NOT have fewer than 1 characters',
+            };
+            if (vErrors === null) {
+              vErrors = [err64];
+            } else {
+              vErrors.push(err64);
+            }
+            errors++;
+          }
+        } else {
+          const err65 = {
+            instancePath: instancePath + '/signed',
+            schemaPath: '#/$defs/ed25519Scheme/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+      }
+      if (data.public_key_encoding !== undefined) {
+        let data25 = data.public_key_encoding;
+        if (typeof data25 !== 'string') {
+          const err66 = {
+            instancePath: instancePath + '/public_key_encoding',
+            schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err66];
+          } else {
+            vErrors.push(err66);
+          }
+          errors++;
+        }
+        if (!(data25 === 'hex' || data25 === 'base64')) {
+          const err67 = {
+            instancePath: instancePath + '/public_key_encoding',
+            schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema99.properties.public_key_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err67];
+          } else {
+            vErrors.push(err67);
+          }
+          errors++;
+        }
+      }
+    } else {
+      const err68 = {
+        instancePath,
+        schemaPath: '#/$defs/ed25519Scheme/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err68];
+      } else {
+        vErrors.push(err68);
+      }
+      errors++;
+    }
+    var _valid0 = _errs50 === errors;
+    if (_valid0 && valid0) {
+      valid0 = false;
+      passing0 = [passing0, 2];
+    } else {
+      if (_valid0) {
+        valid0 = true;
+        passing0 = 2;
+        if (props0 !== true) {
+          props0 = true;
+        }
+      }
+      const _errs65 = errors;
+      if (data && typeof data == 'object' && !Array.isArray(data)) {
+        if (data.kind === undefined) {
+          const err69 = {
+            instancePath,
+            schemaPath: '#/$defs/ecdsaScheme/required',
+            keyword: 'required',
+            params: { missingProperty: 'kind' },
+            message: "must have required property '" + 'kind' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err69];
+          } else {
+            vErrors.push(err69);
+          }
+          errors++;
+        }
+        if (data.signature_header === undefined) {
+          const err70 = {
+            instancePath,
+            schemaPath: '#/$defs/ecdsaScheme/required',
+            keyword: 'required',
+            params: { missingProperty: 'signature_header' },
+            message: "must have required property '" + 'signature_header' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err70];
+          } else {
+            vErrors.push(err70);
+          }
+          errors++;
+        }
+        if (data.timestamp_header === undefined) {
+          const err71 = {
+            instancePath,
+            schemaPath: '#/$defs/ecdsaScheme/required',
+            keyword: 'required',
+            params: { missingProperty: 'timestamp_header' },
+            message: "must have required property '" + 'timestamp_header' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err71];
+          } else {
+            vErrors.push(err71);
+          }
+          errors++;
+        }
+        if (data.signed === undefined) {
+          const err72 = {
+            instancePath,
+            schemaPath: '#/$defs/ecdsaScheme/required',
+            keyword: 'required',
+            params: { missingProperty: 'signed' },
+            message: "must have required property '" + 'signed' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err72];
+          } else {
+            vErrors.push(err72);
+          }
+          errors++;
+        }
+        for (const key6 in data) {
+          if (!(key6 === 'kind' || key6 === 'signature_header' || key6 === 'timestamp_header' || key6 === 'signed')) {
+            const err73 = {
+              instancePath,
+              schemaPath: '#/$defs/ecdsaScheme/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key6 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err73];
+            } else {
+              vErrors.push(err73);
+            }
+            errors++;
+          }
+        }
+        if (data.kind !== undefined) {
+          if ('ecdsa-p256' !== data.kind) {
+            const err74 = {
+              instancePath: instancePath + '/kind',
+              schemaPath: '#/$defs/ecdsaScheme/properties/kind/const',
+              keyword: 'const',
+              params: { allowedValue: 'ecdsa-p256' },
+              message: 'must be equal to constant',
+            };
+            if (vErrors === null) {
+              vErrors = [err74];
+            } else {
+              vErrors.push(err74);
+            }
+            errors++;
+          }
+        }
+        if (data.signature_header !== undefined) {
+          let data27 = data.signature_header;
+          if (typeof data27 === 'string') {
+            if (!pattern21.test(data27)) {
+              const err75 = {
+                instancePath: instancePath + '/signature_header',
+                schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^[A-Za-z0-9-]+$' },
+                message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err75];
+              } else {
+                vErrors.push(err75);
+              }
+              errors++;
+            }
+          } else {
+            const err76 = {
+              instancePath: instancePath + '/signature_header',
+              schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err76];
+            } else {
+              vErrors.push(err76);
+            }
+            errors++;
+          }
+        }
+        if (data.timestamp_header !== undefined) {
+          let data28 = data.timestamp_header;
+          if (typeof data28 === 'string') {
+            if (!pattern21.test(data28)) {
+              const err77 = {
+                instancePath: instancePath + '/timestamp_header',
+                schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^[A-Za-z0-9-]+$' },
+                message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err77];
+              } else {
+                vErrors.push(err77);
+              }
+              errors++;
+            }
+          } else {
+            const err78 = {
+              instancePath: instancePath + '/timestamp_header',
+              schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err78];
+            } else {
+              vErrors.push(err78);
+            }
+            errors++;
+          }
+        }
+        if (data.signed !== undefined) {
+          let data29 = data.signed;
+          if (typeof data29 === 'string') {
+            if (func2(data29) < 1) {
+              const err79 = {
+                instancePath: instancePath + '/signed',
+                schemaPath: '#/$defs/ecdsaScheme/properties/signed/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err79];
+              } else {
+                vErrors.push(err79);
+              }
+              errors++;
+            }
+          } else {
+            const err80 = {
+              instancePath: instancePath + '/signed',
+              schemaPath: '#/$defs/ecdsaScheme/properties/signed/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err80];
+            } else {
+              vErrors.push(err80);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err81 = {
+          instancePath,
+          schemaPath: '#/$defs/ecdsaScheme/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err81];
+        } else {
+          vErrors.push(err81);
+        }
+        errors++;
+      }
+      var _valid0 = _errs65 === errors;
+      if (_valid0 && valid0) {
+        valid0 = false;
+        passing0 = [passing0, 3];
+      } else {
+        if (_valid0) {
+          valid0 = true;
+          passing0 = 3;
+          if (props0 !== true) {
+            props0 = true;
+          }
+        }
+        const _errs76 = errors;
+        if (data && typeof data == 'object' && !Array.isArray(data)) {
+          if (data.kind === undefined) {
+            const err82 = {
+              instancePath,
+              schemaPath: '#/$defs/jwtScheme/required',
+              keyword: 'required',
+              params: { missingProperty: 'kind' },
+              message: "must have required property '" + 'kind' + "'",
+            };
+            if (vErrors === null) {
+              vErrors = [err82];
+            } else {
+              vErrors.push(err82);
+            }
+            errors++;
+          }
+          if (data.header === undefined) {
+            const err83 = {
+              instancePath,
+              schemaPath: '#/$defs/jwtScheme/required',
+              keyword: 'required',
+              params: { missingProperty: 'header' },
+              message: "must have required property '" + 'header' + "'",
+            };
+            if (vErrors === null) {
+              vErrors = [err83];
+            } else {
+              vErrors.push(err83);
+            }
+            errors++;
+          }
+          if (data.body_hash === undefined) {
+            const err84 = {
+              instancePath,
+              schemaPath: '#/$defs/jwtScheme/required',
+              keyword: 'required',
+              params: { missingProperty: 'body_hash' },
+              message: "must have required property '" + 'body_hash' + "'",
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+          for (const key7 in data) {
+            if (!(
+              key7 === 'kind' ||
+              key7 === 'header' ||
+              key7 === 'bearer' ||
+              key7 === 'issuer' ||
+              key7 === 'body_hash' ||
+              key7 === 'subject_url' ||
+              key7 === 'expires' ||
+              key7 === 'issued_at'
+            )) {
+              const err85 = {
+                instancePath,
+                schemaPath: '#/$defs/jwtScheme/additionalProperties',
+                keyword: 'additionalProperties',
+                params: { additionalProperty: key7 },
+                message: 'must NOT have additional properties',
+              };
+              if (vErrors === null) {
+                vErrors = [err85];
+              } else {
+                vErrors.push(err85);
+              }
+              errors++;
+            }
+          }
+          if (data.kind !== undefined) {
+            if ('jwt-hs256' !== data.kind) {
+              const err86 = {
+                instancePath: instancePath + '/kind',
+                schemaPath: '#/$defs/jwtScheme/properties/kind/const',
+                keyword: 'const',
+                params: { allowedValue: 'jwt-hs256' },
+                message: 'must be equal to constant',
+              };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+          }
+          if (data.header !== undefined) {
+            let data31 = data.header;
+            if (typeof data31 === 'string') {
+              if (!pattern21.test(data31)) {
+                const err87 = {
+                  instancePath: instancePath + '/header',
+                  schemaPath: '#/$defs/jwtScheme/properties/header/pattern',
+                  keyword: 'pattern',
+                  params: { pattern: '^[A-Za-z0-9-]+$' },
+                  message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+                };
+                if (vErrors === null) {
+                  vErrors = [err87];
+                } else {
+                  vErrors.push(err87);
+                }
+                errors++;
+              }
+            } else {
+              const err88 = {
+                instancePath: instancePath + '/header',
+                schemaPath: '#/$defs/jwtScheme/properties/header/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+              };
+              if (vErrors === null) {
+                vErrors = [err88];
+              } else {
+                vErrors.push(err88);
+              }
+              errors++;
+            }
+          }
+          if (data.bearer !== undefined) {
+            if (typeof data.bearer !== 'boolean') {
+              const err89 = {
+                instancePath: instancePath + '/bearer',
+                schemaPath: '#/$defs/jwtScheme/properties/bearer/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err89];
+              } else {
+                vErrors.push(err89);
+              }
+              errors++;
+            }
+          }
+          if (data.issuer !== undefined) {
+            let data33 = data.issuer;
+            if (typeof data33 === 'string') {
+              if (func2(data33) < 1) {
+                const err90 = {
+                  instancePath: instancePath + '/issuer',
+                  schemaPath: '#/$defs/jwtScheme/properties/issuer/minLength',
+                  keyword: 'minLength',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 characters',
+                };
+                if (vErrors === null) {
+                  vErrors = [err90];
+                } else {
+                  vErrors.push(err90);
+                }
+                errors++;
+              }
+            } else {
+              const err91 = {
+                instancePath: instancePath + '/issuer',
+                schemaPath: '#/$defs/jwtScheme/properties/issuer/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+              };
+              if (vErrors === null) {
+                vErrors = [err91];
+              } else {
+                vErrors.push(err91);
+              }
+              errors++;
+            }
+          }
+          if (data.body_hash !== undefined) {
+            let data34 = data.body_hash;
+            if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
+              if (data34.claim === undefined) {
+                const err92 = {
+                  instancePath: instancePath + '/body_hash',
+                  schemaPath: '#/$defs/jwtScheme/properties/body_hash/required',
+                  keyword: 'required',
+                  params: { missingProperty: 'claim' },
+                  message: "must have required property '" + 'claim' + "'",
+                };
+                if (vErrors === null) {
+                  vErrors = [err92];
+                } else {
+                  vErrors.push(err92);
+                }
+                errors++;
+              }
+              if (data34.encoding === undefined) {
+                const err93 = {
+                  instancePath: instancePath + '/body_hash',
+                  schemaPath: '#/$defs/jwtScheme/properties/body_hash/required',
+                  keyword: 'required',
+                  params: { missingProperty: 'encoding' },
+                  message: "must have required property '" + 'encoding' + "'",
+                };
+                if (vErrors === null) {
+                  vErrors = [err93];
+                } else {
+                  vErrors.push(err93);
+                }
+                errors++;
+              }
+              for (const key8 in data34) {
+                if (!(key8 === 'claim' || key8 === 'encoding')) {
+                  const err94 = {
+                    instancePath: instancePath + '/body_hash',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/additionalProperties',
+                    keyword: 'additionalProperties',
+                    params: { additionalProperty: key8 },
+                    message: 'must NOT have additional properties',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err94];
+                  } else {
+                    vErrors.push(err94);
+                  }
+                  errors++;
+                }
+              }
+              if (data34.claim !== undefined) {
+                let data35 = data34.claim;
+                if (typeof data35 === 'string') {
+                  if (func2(data35) < 1) {
+                    const err95 = {
+                      instancePath: instancePath + '/body_hash/claim',
+                      schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/claim/minLength',
+                      keyword: 'minLength',
+                      params: { limit: 1 },
+                      message: 'must NOT have fewer than 1 characters',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err95];
+                    } else {
+                      vErrors.push(err95);
+                    }
+                    errors++;
+                  }
+                } else {
+                  const err96 = {
+                    instancePath: instancePath + '/body_hash/claim',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/claim/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err96];
+                  } else {
+                    vErrors.push(err96);
+                  }
+                  errors++;
+                }
+              }
+              if (data34.encoding !== undefined) {
+                let data36 = data34.encoding;
+                if (typeof data36 !== 'string') {
+                  const err97 = {
+                    instancePath: instancePath + '/body_hash/encoding',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err97];
+                  } else {
+                    vErrors.push(err97);
+                  }
+                  errors++;
+                }
+                if (!(data36 === 'hex' || data36 === 'base64url')) {
+                  const err98 = {
+                    instancePath: instancePath + '/body_hash/encoding',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
+                    keyword: 'enum',
+                    params: { allowedValues: schema101.properties.body_hash.properties.encoding.enum },
+                    message: 'must be equal to one of the allowed values',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err98];
+                  } else {
+                    vErrors.push(err98);
+                  }
+                  errors++;
+                }
+              }
+            } else {
+              const err99 = {
+                instancePath: instancePath + '/body_hash',
+                schemaPath: '#/$defs/jwtScheme/properties/body_hash/type',
+                keyword: 'type',
+                params: { type: 'object' },
+                message: 'must be object',
+              };
+              if (vErrors === null) {
+                vErrors = [err99];
+              } else {
+                vErrors.push(err99);
+              }
+              errors++;
+            }
+          }
+          if (data.subject_url !== undefined) {
+            if (typeof data.subject_url !== 'boolean') {
+              const err100 = {
+                instancePath: instancePath + '/subject_url',
+                schemaPath: '#/$defs/jwtScheme/properties/subject_url/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err100];
+              } else {
+                vErrors.push(err100);
+              }
+              errors++;
+            }
+          }
+          if (data.expires !== undefined) {
+            if (typeof data.expires !== 'boolean') {
+              const err101 = {
+                instancePath: instancePath + '/expires',
+                schemaPath: '#/$defs/jwtScheme/properties/expires/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err101];
+              } else {
+                vErrors.push(err101);
+              }
+              errors++;
+            }
+          }
+          if (data.issued_at !== undefined) {
+            if (typeof data.issued_at !== 'boolean') {
+              const err102 = {
+                instancePath: instancePath + '/issued_at',
+                schemaPath: '#/$defs/jwtScheme/properties/issued_at/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err102];
+              } else {
+                vErrors.push(err102);
+              }
+              errors++;
+            }
+          }
+        } else {
+          const err103 = {
+            instancePath,
+            schemaPath: '#/$defs/jwtScheme/type',
+            keyword: 'type',
+            params: { type: 'object' },
+            message: 'must be object',
+          };
+          if (vErrors === null) {
+            vErrors = [err103];
+          } else {
+            vErrors.push(err103);
+          }
+          errors++;
+        }
+        var _valid0 = _errs76 === errors;
+        if (_valid0 && valid0) {
+          valid0 = false;
+          passing0 = [passing0, 4];
+        } else {
+          if (_valid0) {
+            valid0 = true;
+            passing0 = 4;
+            if (props0 !== true) {
+              props0 = true;
+            }
+          }
+          const _errs100 = errors;
+          if (data && typeof data == 'object' && !Array.isArray(data)) {
+            if (data.kind === undefined) {
+              const err104 = {
+                instancePath,
+                schemaPath: '#/$defs/bodySignatureScheme/required',
+                keyword: 'required',
+                params: { missingProperty: 'kind' },
+                message: "must have required property '" + 'kind' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err104];
+              } else {
+                vErrors.push(err104);
+              }
+              errors++;
+            }
+            if (data.variant === undefined) {
+              const err105 = {
+                instancePath,
+                schemaPath: '#/$defs/bodySignatureScheme/required',
+                keyword: 'required',
+                params: { missingProperty: 'variant' },
+                message: "must have required property '" + 'variant' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err105];
+              } else {
+                vErrors.push(err105);
+              }
+              errors++;
+            }
+            for (const key9 in data) {
+              if (!(key9 === 'kind' || key9 === 'variant')) {
+                const err106 = {
+                  instancePath,
+                  schemaPath: '#/$defs/bodySignatureScheme/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key9 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err106];
+                } else {
+                  vErrors.push(err106);
+                }
+                errors++;
+              }
+            }
+            if (data.kind !== undefined) {
+              if ('body-signature' !== data.kind) {
+                const err107 = {
+                  instancePath: instancePath + '/kind',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/kind/const',
+                  keyword: 'const',
+                  params: { allowedValue: 'body-signature' },
+                  message: 'must be equal to constant',
+                };
+                if (vErrors === null) {
+                  vErrors = [err107];
+                } else {
+                  vErrors.push(err107);
+                }
+                errors++;
+              }
+            }
+            if (data.variant !== undefined) {
+              let data41 = data.variant;
+              if (typeof data41 !== 'string') {
+                const err108 = {
+                  instancePath: instancePath + '/variant',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err108];
+                } else {
+                  vErrors.push(err108);
+                }
+                errors++;
+              }
+              if (!(data41 === 'mailgun' || data41 === 'adyen')) {
+                const err109 = {
+                  instancePath: instancePath + '/variant',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema102.properties.variant.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err109];
+                } else {
+                  vErrors.push(err109);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err110 = {
+              instancePath,
+              schemaPath: '#/$defs/bodySignatureScheme/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err110];
+            } else {
+              vErrors.push(err110);
+            }
+            errors++;
+          }
+          var _valid0 = _errs100 === errors;
+          if (_valid0 && valid0) {
+            valid0 = false;
+            passing0 = [passing0, 5];
+          } else {
+            if (_valid0) {
+              valid0 = true;
+              passing0 = 5;
+              if (props0 !== true) {
+                props0 = true;
+              }
+            }
+            const _errs107 = errors;
+            if (data && typeof data == 'object' && !Array.isArray(data)) {
+              if (data.kind === undefined) {
+                const err111 = {
+                  instancePath,
+                  schemaPath: '#/$defs/twilioScheme/required',
+                  keyword: 'required',
+                  params: { missingProperty: 'kind' },
+                  message: "must have required property '" + 'kind' + "'",
+                };
+                if (vErrors === null) {
+                  vErrors = [err111];
+                } else {
+                  vErrors.push(err111);
+                }
+                errors++;
+              }
+              for (const key10 in data) {
+                if (!(key10 === 'kind')) {
+                  const err112 = {
+                    instancePath,
+                    schemaPath: '#/$defs/twilioScheme/additionalProperties',
+                    keyword: 'additionalProperties',
+                    params: { additionalProperty: key10 },
+                    message: 'must NOT have additional properties',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err112];
+                  } else {
+                    vErrors.push(err112);
+                  }
+                  errors++;
+                }
+              }
+              if (data.kind !== undefined) {
+                if ('twilio' !== data.kind) {
+                  const err113 = {
+                    instancePath: instancePath + '/kind',
+                    schemaPath: '#/$defs/twilioScheme/properties/kind/const',
+                    keyword: 'const',
+                    params: { allowedValue: 'twilio' },
+                    message: 'must be equal to constant',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err113];
+                  } else {
+                    vErrors.push(err113);
+                  }
+                  errors++;
+                }
+              }
+            } else {
+              const err114 = {
+                instancePath,
+                schemaPath: '#/$defs/twilioScheme/type',
+                keyword: 'type',
+                params: { type: 'object' },
+                message: 'must be object',
+              };
+              if (vErrors === null) {
+                vErrors = [err114];
+              } else {
+                vErrors.push(err114);
+              }
+              errors++;
+            }
+            var _valid0 = _errs107 === errors;
+            if (_valid0 && valid0) {
+              valid0 = false;
+              passing0 = [passing0, 6];
+            } else {
+              if (_valid0) {
+                valid0 = true;
+                passing0 = 6;
+                if (props0 !== true) {
+                  props0 = true;
+                }
+              }
+              const _errs112 = errors;
+              if (data && typeof data == 'object' && !Array.isArray(data)) {
+                if (data.kind === undefined) {
+                  const err115 = {
+                    instancePath,
+                    schemaPath: '#/$defs/credentialScheme/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'kind' },
+                    message: "must have required property '" + 'kind' + "'",
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err115];
+                  } else {
+                    vErrors.push(err115);
+                  }
+                  errors++;
+                }
+                for (const key11 in data) {
+                  if (!(key11 === 'kind' || key11 === 'header' || key11 === 'bearer' || key11 === 'pointer')) {
+                    const err116 = {
+                      instancePath,
+                      schemaPath: '#/$defs/credentialScheme/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key11 },
+                      message: 'must NOT have additional properties',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err116];
+                    } else {
+                      vErrors.push(err116);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.kind !== undefined) {
+                  let data43 = data.kind;
+                  if (typeof data43 !== 'string') {
+                    const err117 = {
+                      instancePath: instancePath + '/kind',
+                      schemaPath: '#/$defs/credentialScheme/properties/kind/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err117];
+                    } else {
+                      vErrors.push(err117);
+                    }
+                    errors++;
+                  }
+                  if (!(data43 === 'token' || data43 === 'basic' || data43 === 'passcode' || data43 === 'open')) {
+                    const err118 = {
+                      instancePath: instancePath + '/kind',
+                      schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
+                      keyword: 'enum',
+                      params: { allowedValues: schema104.properties.kind.enum },
+                      message: 'must be equal to one of the allowed values',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err118];
+                    } else {
+                      vErrors.push(err118);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.header !== undefined) {
+                  let data44 = data.header;
+                  if (typeof data44 === 'string') {
+                    if (!pattern21.test(data44)) {
+                      const err119 = {
+                        instancePath: instancePath + '/header',
+                        schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err119];
+                      } else {
+                        vErrors.push(err119);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err120 = {
+                      instancePath: instancePath + '/header',
+                      schemaPath: '#/$defs/credentialScheme/properties/header/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err120];
+                    } else {
+                      vErrors.push(err120);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.bearer !== undefined) {
+                  if (typeof data.bearer !== 'boolean') {
+                    const err121 = {
+                      instancePath: instancePath + '/bearer',
+                      schemaPath: '#/$defs/credentialScheme/properties/bearer/type',
+                      keyword: 'type',
+                      params: { type: 'boolean' },
+                      message: 'must be boolean',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err121];
+                    } else {
+                      vErrors.push(err121);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.pointer !== undefined) {
+                  let data46 = data.pointer;
+                  if (typeof data46 === 'string') {
+                    if (!pattern29.test(data46)) {
+                      const err122 = {
+                        instancePath: instancePath + '/pointer',
+                        schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^/.+$' },
+                        message: 'must match pattern "' + '^/.+$' + '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err122];
+                      } else {
+                        vErrors.push(err122);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err123 = {
+                      instancePath: instancePath + '/pointer',
+                      schemaPath: '#/$defs/credentialScheme/properties/pointer/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err123];
+                    } else {
+                      vErrors.push(err123);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err124 = {
+                  instancePath,
+                  schemaPath: '#/$defs/credentialScheme/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                };
+                if (vErrors === null) {
+                  vErrors = [err124];
+                } else {
+                  vErrors.push(err124);
+                }
+                errors++;
+              }
+              var _valid0 = _errs112 === errors;
+              if (_valid0 && valid0) {
+                valid0 = false;
+                passing0 = [passing0, 7];
+              } else {
+                if (_valid0) {
+                  valid0 = true;
+                  passing0 = 7;
+                  if (props0 !== true) {
+                    props0 = true;
+                  }
+                }
+                const _errs124 = errors;
+                if (data && typeof data == 'object' && !Array.isArray(data)) {
+                  if (data.kind === undefined) {
+                    const err125 = {
+                      instancePath,
+                      schemaPath: '#/$defs/codeScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'kind' },
+                      message: "must have required property '" + 'kind' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err125];
+                    } else {
+                      vErrors.push(err125);
+                    }
+                    errors++;
+                  }
+                  if (data.headers === undefined) {
+                    const err126 = {
+                      instancePath,
+                      schemaPath: '#/$defs/codeScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'headers' },
+                      message: "must have required property '" + 'headers' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err126];
+                    } else {
+                      vErrors.push(err126);
+                    }
+                    errors++;
+                  }
+                  if (data.signed === undefined) {
+                    const err127 = {
+                      instancePath,
+                      schemaPath: '#/$defs/codeScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'signed' },
+                      message: "must have required property '" + 'signed' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err127];
+                    } else {
+                      vErrors.push(err127);
+                    }
+                    errors++;
+                  }
+                  if (data.algorithm === undefined) {
+                    const err128 = {
+                      instancePath,
+                      schemaPath: '#/$defs/codeScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'algorithm' },
+                      message: "must have required property '" + 'algorithm' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err128];
+                    } else {
+                      vErrors.push(err128);
+                    }
+                    errors++;
+                  }
+                  for (const key12 in data) {
+                    if (!(
+                      key12 === 'kind' ||
+                      key12 === 'headers' ||
+                      key12 === 'signed' ||
+                      key12 === 'algorithm' ||
+                      key12 === 'timestamped'
+                    )) {
+                      const err129 = {
+                        instancePath,
+                        schemaPath: '#/$defs/codeScheme/additionalProperties',
+                        keyword: 'additionalProperties',
+                        params: { additionalProperty: key12 },
+                        message: 'must NOT have additional properties',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err129];
+                      } else {
+                        vErrors.push(err129);
+                      }
+                      errors++;
+                    }
+                  }
+                  if (data.kind !== undefined) {
+                    if ('code' !== data.kind) {
+                      const err130 = {
+                        instancePath: instancePath + '/kind',
+                        schemaPath: '#/$defs/codeScheme/properties/kind/const',
+                        keyword: 'const',
+                        params: { allowedValue: 'code' },
+                        message: 'must be equal to constant',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err130];
+                      } else {
+                        vErrors.push(err130);
+                      }
+                      errors++;
+                    }
+                  }
+                  if (data.headers !== undefined) {
+                    let data48 = data.headers;
+                    if (typeof data48 === 'string') {
+                      if (func2(data48) < 1) {
+                        const err131 = {
+                          instancePath: instancePath + '/headers',
+                          schemaPath: '#/$defs/codeScheme/properties/headers/minLength',
+                          keyword: 'minLength',
+                          params: { limit: 1 },
+                          message: 'must NOT have fewer than 1 characters',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err131];
+                        } else {
+                          vErrors.push(err131);
+                        }
+                        errors++;
+                      }
+                    } else {
+                      const err132 = {
+                        instancePath: instancePath + '/headers',
+                        schemaPath: '#/$defs/codeScheme/properties/headers/type',
+                        keyword: 'type',
+                        params: { type: 'string' },
+                        message: 'must be string',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err132];
+                      } else {
+                        vErrors.push(err132);
+                      }
+                      errors++;
+                    }
+                  }
+                  if (data.signed !== undefined) {
+                    let data49 = data.signed;
+                    if (typeof data49 === 'string') {
+                      if (func2(data49) < 1) {
+                        const err133 = {
+                          instancePath: instancePath + '/signed',
+                          schemaPath: '#/$defs/codeScheme/properties/signed/minLength',
+                          keyword: 'minLength',
+                          params: { limit: 1 },
+                          message: 'must NOT have fewer than 1 characters',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err133];
+                        } else {
+                          vErrors.push(err133);
+                        }
+                        errors++;
+                      }
+                    } else {
+                      const err134 = {
+                        instancePath: instancePath + '/signed',
+                        schemaPath: '#/$defs/codeScheme/properties/signed/type',
+                        keyword: 'type',
+                        params: { type: 'string' },
+                        message: 'must be string',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err134];
+                      } else {
+                        vErrors.push(err134);
+                      }
+                      errors++;
+                    }
+                  }
+                  if (data.algorithm !== undefined) {
+                    let data50 = data.algorithm;
+                    if (typeof data50 === 'string') {
+                      if (func2(data50) < 1) {
+                        const err135 = {
+                          instancePath: instancePath + '/algorithm',
+                          schemaPath: '#/$defs/codeScheme/properties/algorithm/minLength',
+                          keyword: 'minLength',
+                          params: { limit: 1 },
+                          message: 'must NOT have fewer than 1 characters',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err135];
+                        } else {
+                          vErrors.push(err135);
+                        }
+                        errors++;
+                      }
+                    } else {
+                      const err136 = {
+                        instancePath: instancePath + '/algorithm',
+                        schemaPath: '#/$defs/codeScheme/properties/algorithm/type',
+                        keyword: 'type',
+                        params: { type: 'string' },
+                        message: 'must be string',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err136];
+                      } else {
+                        vErrors.push(err136);
+                      }
+                      errors++;
+                    }
+                  }
+                  if (data.timestamped !== undefined) {
+                    if (typeof data.timestamped !== 'boolean') {
+                      const err137 = {
+                        instancePath: instancePath + '/timestamped',
+                        schemaPath: '#/$defs/codeScheme/properties/timestamped/type',
+                        keyword: 'type',
+                        params: { type: 'boolean' },
+                        message: 'must be boolean',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err137];
+                      } else {
+                        vErrors.push(err137);
+                      }
+                      errors++;
+                    }
+                  }
+                } else {
+                  const err138 = {
+                    instancePath,
+                    schemaPath: '#/$defs/codeScheme/type',
+                    keyword: 'type',
+                    params: { type: 'object' },
+                    message: 'must be object',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err138];
+                  } else {
+                    vErrors.push(err138);
+                  }
+                  errors++;
+                }
+                var _valid0 = _errs124 === errors;
+                if (_valid0 && valid0) {
+                  valid0 = false;
+                  passing0 = [passing0, 8];
+                } else {
+                  if (_valid0) {
+                    valid0 = true;
+                    passing0 = 8;
+                    if (props0 !== true) {
+                      props0 = true;
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!valid0) {
+    const err139 = {
+      instancePath,
+      schemaPath: '#/oneOf',
+      keyword: 'oneOf',
+      params: { passingSchemas: passing0 },
+      message: 'must match exactly one schema in oneOf',
+    };
+    if (vErrors === null) {
+      vErrors = [err139];
+    } else {
+      vErrors.push(err139);
+    }
+    errors++;
+  } else {
+    errors = _errs0;
+    if (vErrors !== null) {
+      if (_errs0) {
+        vErrors.length = _errs0;
+      } else {
+        vErrors = null;
+      }
+    }
+  }
+  validate47.errors = vErrors;
+  evaluated0.props = props0;
+  return errors === 0;
+}
+validate47.evaluated = { dynamicProps: true, dynamicItems: false };
+
+function validate46(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/provider-catalog-entry.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate46.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.name === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'name' },
+        message: "must have required property '" + 'name' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.title === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'title' },
+        message: "must have required property '" + 'title' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.docs === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'docs' },
+        message: "must have required property '" + 'docs' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.scheme === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'scheme' },
+        message: "must have required property '" + 'scheme' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.proof === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'proof' },
+        message: "must have required property '" + 'proof' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func1.call(schema95.properties, key0)) {
+        const err5 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.name !== undefined) {
+      let data0 = data.name;
+      if (typeof data0 === 'string') {
+        if (!pattern20.test(data0)) {
+          const err6 = {
+            instancePath: instancePath + '/name',
+            schemaPath: '#/properties/name/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[a-z][a-z0-9-]{0,39}$' },
+            message: 'must match pattern "' + '^[a-z][a-z0-9-]{0,39}$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + '/name',
+          schemaPath: '#/properties/name/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.title !== undefined) {
+      let data1 = data.title;
+      if (typeof data1 === 'string') {
+        if (func2(data1) > 60) {
+          const err8 = {
+            instancePath: instancePath + '/title',
+            schemaPath: '#/properties/title/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 60 },
+            message: 'must NOT have more than 60 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err9 = {
+            instancePath: instancePath + '/title',
+            schemaPath: '#/properties/title/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + '/title',
+          schemaPath: '#/properties/title/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.docs !== undefined) {
+      let data2 = data.docs;
+      if (typeof data2 === 'string') {
+        if (!formats8(data2)) {
+          const err11 = {
+            instancePath: instancePath + '/docs',
+            schemaPath: '#/properties/docs/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + '/docs',
+          schemaPath: '#/properties/docs/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+    if (data.scheme !== undefined) {
+      if (
+        !validate47(data.scheme, {
+          instancePath: instancePath + '/scheme',
+          parentData: data,
+          parentDataProperty: 'scheme',
+          rootData,
+          dynamicAnchors,
+        })
+      ) {
+        vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.identify !== undefined) {
+      let data4 = data.identify;
+      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
+        if (data4.event_type === undefined) {
+          const err13 = {
+            instancePath: instancePath + '/identify',
+            schemaPath: '#/properties/identify/required',
+            keyword: 'required',
+            params: { missingProperty: 'event_type' },
+            message: "must have required property '" + 'event_type' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err13];
+          } else {
+            vErrors.push(err13);
+          }
+          errors++;
+        }
+        for (const key1 in data4) {
+          if (!(key1 === 'event_type' || key1 === 'external_id')) {
+            const err14 = {
+              instancePath: instancePath + '/identify',
+              schemaPath: '#/properties/identify/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err14];
+            } else {
+              vErrors.push(err14);
+            }
+            errors++;
+          }
+        }
+        if (data4.event_type !== undefined) {
+          let data5 = data4.event_type;
+          if (Array.isArray(data5)) {
+            if (data5.length < 1) {
+              const err15 = {
+                instancePath: instancePath + '/identify/event_type',
+                schemaPath: '#/$defs/templates/minItems',
+                keyword: 'minItems',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err15];
+              } else {
+                vErrors.push(err15);
+              }
+              errors++;
+            }
+            const len0 = data5.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              let data6 = data5[i0];
+              if (typeof data6 === 'string') {
+                if (func2(data6) < 1) {
+                  const err16 = {
+                    instancePath: instancePath + '/identify/event_type/' + i0,
+                    schemaPath: '#/$defs/templates/items/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err16];
+                  } else {
+                    vErrors.push(err16);
+                  }
+                  errors++;
+                }
+              } else {
+                const err17 = {
+                  instancePath: instancePath + '/identify/event_type/' + i0,
+                  schemaPath: '#/$defs/templates/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err17];
+                } else {
+                  vErrors.push(err17);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err18 = {
+              instancePath: instancePath + '/identify/event_type',
+              schemaPath: '#/$defs/templates/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
+            }
+            errors++;
+          }
+        }
+        if (data4.external_id !== undefined) {
+          let data7 = data4.external_id;
+          if (Array.isArray(data7)) {
+            if (data7.length < 1) {
+              const err19 = {
+                instancePath: instancePath + '/identify/external_id',
+                schemaPath: '#/$defs/templates/minItems',
+                keyword: 'minItems',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err19];
+              } else {
+                vErrors.push(err19);
+              }
+              errors++;
+            }
+            const len1 = data7.length;
+            for (let i1 = 0; i1 < len1; i1++) {
+              let data8 = data7[i1];
+              if (typeof data8 === 'string') {
+                if (func2(data8) < 1) {
+                  const err20 = {
+                    instancePath: instancePath + '/identify/external_id/' + i1,
+                    schemaPath: '#/$defs/templates/items/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err20];
+                  } else {
+                    vErrors.push(err20);
+                  }
+                  errors++;
+                }
+              } else {
+                const err21 = {
+                  instancePath: instancePath + '/identify/external_id/' + i1,
+                  schemaPath: '#/$defs/templates/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err21];
+                } else {
+                  vErrors.push(err21);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err22 = {
+              instancePath: instancePath + '/identify/external_id',
+              schemaPath: '#/$defs/templates/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err22];
+            } else {
+              vErrors.push(err22);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err23 = {
+          instancePath: instancePath + '/identify',
+          schemaPath: '#/properties/identify/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
+    if (data.summary !== undefined) {
+      let data9 = data.summary;
+      if (Array.isArray(data9)) {
+        if (data9.length < 1) {
+          const err24 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: '#/$defs/templates/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
+          };
+          if (vErrors === null) {
+            vErrors = [err24];
+          } else {
+            vErrors.push(err24);
+          }
+          errors++;
+        }
+        const len2 = data9.length;
+        for (let i2 = 0; i2 < len2; i2++) {
+          let data10 = data9[i2];
+          if (typeof data10 === 'string') {
+            if (func2(data10) < 1) {
+              const err25 = {
+                instancePath: instancePath + '/summary/' + i2,
+                schemaPath: '#/$defs/templates/items/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err25];
+              } else {
+                vErrors.push(err25);
+              }
+              errors++;
+            }
+          } else {
+            const err26 = {
+              instancePath: instancePath + '/summary/' + i2,
+              schemaPath: '#/$defs/templates/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err26];
+            } else {
+              vErrors.push(err26);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err27 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: '#/$defs/templates/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+    }
+    if (data.samples !== undefined) {
+      let data11 = data.samples;
+      if (Array.isArray(data11)) {
+        if (data11.length < 1) {
+          const err28 = {
+            instancePath: instancePath + '/samples',
+            schemaPath: '#/properties/samples/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
+          };
+          if (vErrors === null) {
+            vErrors = [err28];
+          } else {
+            vErrors.push(err28);
+          }
+          errors++;
+        }
+        const len3 = data11.length;
+        for (let i3 = 0; i3 < len3; i3++) {
+          let data12 = data11[i3];
+          if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
+            if (data12.name === undefined) {
+              const err29 = {
+                instancePath: instancePath + '/samples/' + i3,
+                schemaPath: '#/$defs/sample/required',
+                keyword: 'required',
+                params: { missingProperty: 'name' },
+                message: "must have required property '" + 'name' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err29];
+              } else {
+                vErrors.push(err29);
+              }
+              errors++;
+            }
+            if (data12.description === undefined) {
+              const err30 = {
+                instancePath: instancePath + '/samples/' + i3,
+                schemaPath: '#/$defs/sample/required',
+                keyword: 'required',
+                params: { missingProperty: 'description' },
+                message: "must have required property '" + 'description' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err30];
+              } else {
+                vErrors.push(err30);
+              }
+              errors++;
+            }
+            if (data12.file === undefined) {
+              const err31 = {
+                instancePath: instancePath + '/samples/' + i3,
+                schemaPath: '#/$defs/sample/required',
+                keyword: 'required',
+                params: { missingProperty: 'file' },
+                message: "must have required property '" + 'file' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err31];
+              } else {
+                vErrors.push(err31);
+              }
+              errors++;
+            }
+            for (const key2 in data12) {
+              if (!(
+                key2 === 'name' ||
+                key2 === 'description' ||
+                key2 === 'file' ||
+                key2 === 'headers' ||
+                key2 === 'fresh'
+              )) {
+                const err32 = {
+                  instancePath: instancePath + '/samples/' + i3,
+                  schemaPath: '#/$defs/sample/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key2 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err32];
+                } else {
+                  vErrors.push(err32);
+                }
+                errors++;
+              }
+            }
+            if (data12.name !== undefined) {
+              let data13 = data12.name;
+              if (typeof data13 === 'string') {
+                if (func2(data13) < 1) {
+                  const err33 = {
+                    instancePath: instancePath + '/samples/' + i3 + '/name',
+                    schemaPath: '#/$defs/sample/properties/name/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err33];
+                  } else {
+                    vErrors.push(err33);
+                  }
+                  errors++;
+                }
+              } else {
+                const err34 = {
+                  instancePath: instancePath + '/samples/' + i3 + '/name',
+                  schemaPath: '#/$defs/sample/properties/name/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
+              }
+            }
+            if (data12.description !== undefined) {
+              let data14 = data12.description;
+              if (typeof data14 === 'string') {
+                if (func2(data14) < 1) {
+                  const err35 = {
+                    instancePath: instancePath + '/samples/' + i3 + '/description',
+                    schemaPath: '#/$defs/sample/properties/description/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err35];
+                  } else {
+                    vErrors.push(err35);
+                  }
+                  errors++;
+                }
+              } else {
+                const err36 = {
+                  instancePath: instancePath + '/samples/' + i3 + '/description',
+                  schemaPath: '#/$defs/sample/properties/description/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
+            }
+            if (data12.file !== undefined) {
+              let data15 = data12.file;
+              if (typeof data15 === 'string') {
+                if (!pattern30.test(data15)) {
+                  const err37 = {
+                    instancePath: instancePath + '/samples/' + i3 + '/file',
+                    schemaPath: '#/$defs/sample/properties/file/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[a-z0-9-]+\\.(json|txt)$' },
+                    message: 'must match pattern "' + '^[a-z0-9-]+\\.(json|txt)$' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err37];
+                  } else {
+                    vErrors.push(err37);
+                  }
+                  errors++;
+                }
+              } else {
+                const err38 = {
+                  instancePath: instancePath + '/samples/' + i3 + '/file',
+                  schemaPath: '#/$defs/sample/properties/file/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err38];
+                } else {
+                  vErrors.push(err38);
+                }
+                errors++;
+              }
+            }
+            if (data12.headers !== undefined) {
+              let data16 = data12.headers;
+              if (data16 && typeof data16 == 'object' && !Array.isArray(data16)) {
+                for (const key3 in data16) {
+                  if (typeof data16[key3] !== 'string') {
+                    const err39 = {
+                      instancePath:
+                        instancePath + '/samples/' + i3 + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/sample/properties/headers/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err39];
+                    } else {
+                      vErrors.push(err39);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err40 = {
+                  instancePath: instancePath + '/samples/' + i3 + '/headers',
+                  schemaPath: '#/$defs/sample/properties/headers/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                };
+                if (vErrors === null) {
+                  vErrors = [err40];
+                } else {
+                  vErrors.push(err40);
+                }
+                errors++;
+              }
+            }
+            if (data12.fresh !== undefined) {
+              let data18 = data12.fresh;
+              if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+                for (const key4 in data18) {
+                  let data19 = data18[key4];
+                  if (typeof data19 !== 'string') {
+                    const err41 = {
+                      instancePath:
+                        instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err41];
+                    } else {
+                      vErrors.push(err41);
+                    }
+                    errors++;
+                  }
+                  if (!(data19 === 'uuid' || data19 === 'now_unix' || data19 === 'now_ms' || data19 === 'now_iso')) {
+                    const err42 = {
+                      instancePath:
+                        instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/enum',
+                      keyword: 'enum',
+                      params: { allowedValues: schema109.properties.fresh.additionalProperties.enum },
+                      message: 'must be equal to one of the allowed values',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err42];
+                    } else {
+                      vErrors.push(err42);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err43 = {
+                  instancePath: instancePath + '/samples/' + i3 + '/fresh',
+                  schemaPath: '#/$defs/sample/properties/fresh/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                };
+                if (vErrors === null) {
+                  vErrors = [err43];
+                } else {
+                  vErrors.push(err43);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err44 = {
+              instancePath: instancePath + '/samples/' + i3,
+              schemaPath: '#/$defs/sample/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err44];
+            } else {
+              vErrors.push(err44);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err45 = {
+          instancePath: instancePath + '/samples',
+          schemaPath: '#/properties/samples/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err45];
+        } else {
+          vErrors.push(err45);
+        }
+        errors++;
+      }
+    }
+    if (data.handshake !== undefined) {
+      let data20 = data.handshake;
+      if (typeof data20 !== 'string') {
+        const err46 = {
+          instancePath: instancePath + '/handshake',
+          schemaPath: '#/properties/handshake/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err46];
+        } else {
+          vErrors.push(err46);
+        }
+        errors++;
+      }
+      if (!(
+        data20 === 'slack-url-verification' ||
+        data20 === 'discord-ping' ||
+        data20 === 'zoom-url-validation' ||
+        data20 === 'twitch-callback-verification' ||
+        data20 === 'meta-subscribe' ||
+        data20 === 'dropbox-challenge'
+      )) {
+        const err47 = {
+          instancePath: instancePath + '/handshake',
+          schemaPath: '#/properties/handshake/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema95.properties.handshake.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err47];
+        } else {
+          vErrors.push(err47);
+        }
+        errors++;
+      }
+    }
+    if (data.forward_headers !== undefined) {
+      let data21 = data.forward_headers;
+      if (Array.isArray(data21)) {
+        const len4 = data21.length;
+        for (let i4 = 0; i4 < len4; i4++) {
+          let data22 = data21[i4];
+          if (typeof data22 === 'string') {
+            if (!pattern31.test(data22)) {
+              const err48 = {
+                instancePath: instancePath + '/forward_headers/' + i4,
+                schemaPath: '#/properties/forward_headers/items/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^[a-z0-9-]+$' },
+                message: 'must match pattern "' + '^[a-z0-9-]+$' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err48];
+              } else {
+                vErrors.push(err48);
+              }
+              errors++;
+            }
+          } else {
+            const err49 = {
+              instancePath: instancePath + '/forward_headers/' + i4,
+              schemaPath: '#/properties/forward_headers/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+        }
+        let i5 = data21.length;
+        let j0;
+        if (i5 > 1) {
+          const indices0 = {};
+          for (; i5--;) {
+            let item0 = data21[i5];
+            if (typeof item0 !== 'string') {
+              continue;
+            }
+            if (typeof indices0[item0] == 'number') {
+              j0 = indices0[item0];
+              const err50 = {
+                instancePath: instancePath + '/forward_headers',
+                schemaPath: '#/properties/forward_headers/uniqueItems',
+                keyword: 'uniqueItems',
+                params: { i: i5, j: j0 },
+                message: 'must NOT have duplicate items (items ## ' + j0 + ' and ' + i5 + ' are identical)',
+              };
+              if (vErrors === null) {
+                vErrors = [err50];
+              } else {
+                vErrors.push(err50);
+              }
+              errors++;
+              break;
+            }
+            indices0[item0] = i5;
+          }
+        }
+      } else {
+        const err51 = {
+          instancePath: instancePath + '/forward_headers',
+          schemaPath: '#/properties/forward_headers/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err51];
+        } else {
+          vErrors.push(err51);
+        }
+        errors++;
+      }
+    }
+    if (data.proof !== undefined) {
+      let data23 = data.proof;
+      if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
+        if (data23.by === undefined) {
+          const err52 = {
+            instancePath: instancePath + '/proof',
+            schemaPath: '#/properties/proof/required',
+            keyword: 'required',
+            params: { missingProperty: 'by' },
+            message: "must have required property '" + 'by' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err52];
+          } else {
+            vErrors.push(err52);
+          }
+          errors++;
+        }
+        for (const key5 in data23) {
+          if (!(key5 === 'by' || key5 === 'package' || key5 === 'example' || key5 === 'note')) {
+            const err53 = {
+              instancePath: instancePath + '/proof',
+              schemaPath: '#/properties/proof/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key5 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        }
+        if (data23.by !== undefined) {
+          let data24 = data23.by;
+          if (typeof data24 !== 'string') {
+            const err54 = {
+              instancePath: instancePath + '/proof/by',
+              schemaPath: '#/properties/proof/properties/by/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err54];
+            } else {
+              vErrors.push(err54);
+            }
+            errors++;
+          }
+          if (!(
+            data24 === 'package-signs' ||
+            data24 === 'package-verifies' ||
+            data24 === 'example' ||
+            data24 === 'switchboard'
+          )) {
+            const err55 = {
+              instancePath: instancePath + '/proof/by',
+              schemaPath: '#/properties/proof/properties/by/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema95.properties.proof.properties.by.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+        }
+        if (data23.package !== undefined) {
+          let data25 = data23.package;
+          if (typeof data25 === 'string') {
+            if (func2(data25) < 1) {
+              const err56 = {
+                instancePath: instancePath + '/proof/package',
+                schemaPath: '#/properties/proof/properties/package/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err56];
+              } else {
+                vErrors.push(err56);
+              }
+              errors++;
+            }
+          } else {
+            const err57 = {
+              instancePath: instancePath + '/proof/package',
+              schemaPath: '#/properties/proof/properties/package/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err57];
+            } else {
+              vErrors.push(err57);
+            }
+            errors++;
+          }
+        }
+        if (data23.example !== undefined) {
+          let data26 = data23.example;
+          if (typeof data26 === 'string') {
+            if (!formats8(data26)) {
+              const err58 = {
+                instancePath: instancePath + '/proof/example',
+                schemaPath: '#/properties/proof/properties/example/format',
+                keyword: 'format',
+                params: { format: 'uri' },
+                message: 'must match format "' + 'uri' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err58];
+              } else {
+                vErrors.push(err58);
+              }
+              errors++;
+            }
+          } else {
+            const err59 = {
+              instancePath: instancePath + '/proof/example',
+              schemaPath: '#/properties/proof/properties/example/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err59];
+            } else {
+              vErrors.push(err59);
+            }
+            errors++;
+          }
+        }
+        if (data23.note !== undefined) {
+          let data27 = data23.note;
+          if (typeof data27 === 'string') {
+            if (func2(data27) < 1) {
+              const err60 = {
+                instancePath: instancePath + '/proof/note',
+                schemaPath: '#/properties/proof/properties/note/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err60];
+              } else {
+                vErrors.push(err60);
+              }
+              errors++;
+            }
+          } else {
+            const err61 = {
+              instancePath: instancePath + '/proof/note',
+              schemaPath: '#/properties/proof/properties/note/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err62 = {
+          instancePath: instancePath + '/proof',
+          schemaPath: '#/properties/proof/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err62];
+        } else {
+          vErrors.push(err62);
+        }
+        errors++;
+      }
+    }
+    if (data.notes !== undefined) {
+      let data28 = data.notes;
+      if (typeof data28 === 'string') {
+        if (func2(data28) < 1) {
+          const err63 = {
+            instancePath: instancePath + '/notes',
+            schemaPath: '#/properties/notes/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err63];
+          } else {
+            vErrors.push(err63);
+          }
+          errors++;
+        }
+      } else {
+        const err64 = {
+          instancePath: instancePath + '/notes',
+          schemaPath: '#/properties/notes/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err64];
+        } else {
+          vErrors.push(err64);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err65 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err65];
+    } else {
+      vErrors.push(err65);
+    }
+    errors++;
+  }
+  validate46.errors = vErrors;
+  return errors === 0;
+}
+validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
 export const validateProviderStatus = validate27;
 
-export const validateRecentEventsResource = validate45;
-const schema91 = {
+export const validateRecentEventsResource = validate49;
+const schema110 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -12491,13 +17375,13 @@ const schema91 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate45(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12601,13 +17485,13 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate47;
-const schema92 = {
+export const validateReplayHistory = validate51;
+const schema111 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -12685,13 +17569,13 @@ const schema92 = {
   },
 };
 
-function validate47(
+function validate51(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate51.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12889,7 +17773,7 @@ function validate47(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema92.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema111.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -13416,7 +18300,7 @@ function validate47(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema92.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema111.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -13502,7 +18386,7 @@ function validate47(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema92.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema111.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -13560,13 +18444,13 @@ function validate47(
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate35;
-const schema63 = {
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -13707,7 +18591,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema63.properties, key0)) {
+      if (!func1.call(schema66.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -13978,7 +18862,7 @@ function validate35(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema63.properties.signed.enum },
+          params: { allowedValues: schema66.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14080,8 +18964,8 @@ function validate35(
 }
 validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate48;
-const schema96 = {
+export const validateSearchEventsQuery = validate52;
+const schema115 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -14103,13 +18987,13 @@ const schema96 = {
   },
 };
 
-function validate48(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14322,7 +19206,7 @@ function validate48(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema96.properties.verified.enum },
+          params: { allowedValues: schema115.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14348,13 +19232,13 @@ function validate48(
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate49;
-const schema97 = {
+export const validateGetWebhookEventInput = validate53;
+const schema116 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -14374,13 +19258,13 @@ const schema97 = {
   },
 };
 
-function validate49(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14520,13 +19404,13 @@ function validate49(
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate50;
-const schema98 = {
+export const validateGetWebhookEventOutput = validate54;
+const schema117 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -14534,13 +19418,13 @@ const schema98 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate50(
+function validate54(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate50.evaluated;
+  const evaluated0 = validate54.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14551,13 +19435,13 @@ function validate50(
     vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
     errors = vErrors.length;
   }
-  validate50.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate52;
-const schema99 = {
+export const validateListProvidersInput = validate56;
+const schema118 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -14567,13 +19451,13 @@ const schema99 = {
   properties: {},
 };
 
-function validate52(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14611,13 +19495,13 @@ function validate52(
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate53;
-const schema100 = {
+export const validateListProvidersOutput = validate57;
+const schema119 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -14635,13 +19519,13 @@ const schema100 = {
   },
 };
 
-function validate53(
+function validate57(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate57.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14811,13 +19695,13 @@ function validate53(
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate55;
-const schema101 = {
+export const validateListWebhookEventsInput = validate59;
+const schema120 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -14875,15 +19759,15 @@ const schema101 = {
     },
   },
 };
-const schema102 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema121 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate55(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate55.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14901,7 +19785,7 @@ function validate55(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema101.properties, key0)) {
+      if (!func1.call(schema120.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -15219,7 +20103,7 @@ function validate55(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema101.properties.order.enum },
+        params: { allowedValues: schema120.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -15389,10 +20273,10 @@ function validate55(
     }
     errors++;
   }
-  validate55.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
 const schema43 = {
@@ -15545,8 +20429,8 @@ function validate24(
 }
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate56;
-const schema103 = {
+export const validateReplayWebhookEventInput = validate60;
+const schema122 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -15571,13 +20455,13 @@ const schema103 = {
   },
 };
 
-function validate56(
+function validate60(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate60.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15733,13 +20617,13 @@ function validate56(
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate60.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate57;
-const schema104 = {
+export const validateReplayWebhookEventOutput = validate61;
+const schema123 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -15747,13 +20631,13 @@ const schema104 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate57(
+function validate61(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate57.evaluated;
+  const evaluated0 = validate61.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15764,20 +20648,20 @@ function validate57(
     vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
     errors = vErrors.length;
   }
-  validate57.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate59;
+export const validateTrustMode = validate63;
 
-function validate59(
+function validate63(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate59.evaluated;
+  const evaluated0 = validate63.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15814,7 +20698,7 @@ function validate59(
     }
     errors++;
   }
-  validate59.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
 }
-validate59.evaluated = { dynamicProps: false, dynamicItems: false };
+validate63.evaluated = { dynamicProps: false, dynamicItems: false };

@@ -3,6 +3,7 @@ import type { ProviderWithDefaults, SwitchboardConfigWithDefaults, TrustMode } f
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';
+import { credentialValues, presetOptionProblem, signsUrl, usesUrl } from '../presets/preset-options.ts';
 import { presetFor } from '../presets/preset-registry.ts';
 import type { Preset } from '../presets/preset-types.ts';
 import { camelCased, type CamelCased } from './camel-keys.ts';
@@ -24,8 +25,15 @@ export interface WebhookProviderConfig extends ProviderBase {
   preset: Preset;
   trustMode: Exclude<TrustMode, 'queue'>;
   route: string;
-  /** Secrets (signed) or tokens (token), empty strings dropped: empty means "missing". */
+  /**
+   * What the check compares against, empty strings dropped (empty means "missing"): secrets,
+   * public keys, tokens or `username:password` pairs (presets/preset-options.ts).
+   */
   secrets: string[];
+  /** The URL the provider calls, for presets that sign it (public_url, or server.public_url + route). */
+  publicUrl?: string;
+  /** meta: the verify token its GET handshake must carry. */
+  verifyToken?: string;
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;
@@ -81,11 +89,6 @@ function filled<T>(value: T | undefined, at: string): T {
   return value;
 }
 
-function secretList(value: string | string[] | undefined): string[] {
-  if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).filter((s) => s !== '');
-}
-
 function buildPreset(at: string, options: Parameters<typeof presetFor>[0]): Preset {
   try {
     return presetFor(options);
@@ -95,7 +98,13 @@ function buildPreset(at: string, options: Parameters<typeof presetFor>[0]): Pres
   }
 }
 
-function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig {
+/** The URL a provider calls: its own public_url, else server.public_url plus its route. */
+function publicUrlOf(p: ProviderWithDefaults, route: string, serverUrl: string | undefined): string | undefined {
+  if (p.public_url !== undefined) return p.public_url;
+  return serverUrl === undefined ? undefined : `${serverUrl.replace(/\/+$/, '')}${route}`;
+}
+
+function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: string | undefined): ProviderConfig {
   const at = `providers.${name}`;
   const base: ProviderBase = {
     name,
@@ -132,14 +141,14 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
   }
   // Without a preset, trust_mode is token or open here, and each has a preset of the same name.
   const presetName: PresetName = p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
-  if (presetName === 'generic-hmac' && p.hmac === undefined) {
-    throw new ConfigError(`${at}.hmac: the generic-hmac preset needs hmac.header (and algorithm, encoding)`);
-  }
-  if (presetName !== 'generic-hmac' && p.hmac !== undefined) {
-    throw new ConfigError(`${at}.hmac: only the generic-hmac preset takes hmac`);
-  }
-  if (p.token_header !== undefined && presetName !== 'token') {
-    throw new ConfigError(`${at}.token_header: only the token preset takes token_header`);
+  const problem = presetOptionProblem(presetName, p);
+  if (problem !== null) throw new ConfigError(`${at}.${problem.key}: ${problem.message}`);
+  const route = p.route ?? `/hooks/${name}`;
+  const publicUrl = usesUrl(presetName) ? publicUrlOf(p, route, serverUrl) : undefined;
+  if (signsUrl(presetName) && publicUrl === undefined) {
+    throw new ConfigError(
+      `${at}.public_url: provider ${name} (preset ${presetName}) signs the URL it calls; set public_url or server.public_url`,
+    );
   }
   const preset = buildPreset(at, {
     preset: presetName,
@@ -147,19 +156,17 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
     hmac: p.hmac,
     event_type_from: p.event_type_from,
     external_id_from: p.external_id_from,
+    public_url: publicUrl,
   });
   const trustMode = preset.trustMode;
   if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
     throw new ConfigError(`${at}.trust_mode: preset ${presetName} is ${trustMode}, not ${p.trust_mode}`);
   }
-  if (trustMode === 'signed' && p.token !== undefined) {
-    throw new ConfigError(`${at}.token: a signed provider takes secret, not token`);
-  }
-  if (trustMode === 'token' && p.secret !== undefined) {
-    throw new ConfigError(`${at}.secret: a token provider takes token, not secret`);
-  }
-  if (trustMode === 'open' && (p.secret !== undefined || p.token !== undefined)) {
-    throw new ConfigError(`${at}: an open provider checks nothing, so it takes no secret or token`);
+  const secrets = credentialValues(p);
+  for (const value of secrets) {
+    const wrong = preset.checkCredential?.(value) ?? null;
+    const key = p.public_key !== undefined ? 'public_key' : p.password !== undefined ? 'password' : 'secret';
+    if (wrong !== null) throw new ConfigError(`${at}.${key}: ${wrong}`);
   }
   return {
     ...base,
@@ -167,8 +174,10 @@ function resolveProvider(name: string, p: ProviderWithDefaults): ProviderConfig 
     presetName,
     preset,
     trustMode,
-    route: p.route ?? `/hooks/${name}`,
-    secrets: trustMode === 'signed' ? secretList(p.secret) : secretList(p.token),
+    route,
+    secrets,
+    ...(publicUrl === undefined ? {} : { publicUrl }),
+    ...(p.verify_token === undefined ? {} : { verifyToken: p.verify_token }),
     toleranceSeconds: p.tolerance_seconds,
     maxBodyBytes: p.max_body_bytes,
     recordRejected: p.record_rejected,
@@ -216,7 +225,7 @@ function outboundAllow(raw: unknown, config: SwitchboardConfigWithDefaults): Res
 export function resolveConfig(raw: unknown): ResolvedConfig {
   const config = validated(raw);
   const providers = Object.entries(config.providers ?? {}).flatMap(([name, p]) =>
-    p === undefined ? [] : [resolveProvider(name, p)],
+    p === undefined ? [] : [resolveProvider(name, p, config.server.public_url)],
   );
   const routes = new Map<string, string>();
   for (const p of providers) {

@@ -145,6 +145,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       secrets: provider.secrets,
       toleranceSeconds: provider.toleranceSeconds,
       nowMs,
+      query: ctx.querystring,
     });
     // One parse of the body, shared by identify() and summarize().
     const parsed = new LazyBody(body);

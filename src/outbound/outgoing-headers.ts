@@ -1,8 +1,7 @@
-import type { PresetName } from '../../generated/constants.ts';
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS, REDACTED } from '../sanitize/sanitize-headers.ts';
-import { EVENT_TYPE_HEADERS } from '../presets/identify.ts';
 
 /**
  * Names the stored event on every request the sending path makes, replayed or forwarded, so a
@@ -13,60 +12,17 @@ export const EVENT_ID_HEADER = 'x-switchboard-replay';
 
 export type OutgoingHeaders = Record<string, string | string[]>;
 
-interface EventHeaderAllowList {
-  names: readonly string[];
-  prefixes: readonly string[];
-}
-
-/**
- * Per preset, the stored headers a consumer routes or dedupes on. Deliberately an allow-list: a
- * stored header that is not known to be harmless is not sent, because stored headers include
- * whatever a sender (or a proxy in front of switchboard) added, and an unknown name may be a
- * credential that ingest had no reason to redact.
- *
- * Left out on purpose:
- * - signature and timestamp headers: redacted in storage, and re-signing produces fresh ones;
- * - x-slack-retry-num / x-slack-retry-reason: many Slack apps ack-and-ignore retries, so a replay
- *   or forward carrying them would be silently dropped by the very consumer being debugged;
- * - x-gitlab-token and other token headers: only ever the configured token, added by re-signing.
+/*
+ * Per preset, the stored headers a consumer routes or dedupes on come from the catalog
+ * (schemas/providers/<name>.json, forward_headers). Deliberately an allow-list: a stored header
+ * that is not known to be harmless is not replayed, because stored headers include whatever a
+ * sender (or a proxy in front of switchboard) added, and an unknown name may be a credential that
+ * ingest had no reason to redact. Signature and timestamp headers are never in it: they are
+ * redacted in storage and re-signing produces fresh ones (asymmetric presets send the originals
+ * through credentials, only for an event that passed its check). Slack's retry headers are left
+ * out: many Slack apps ack-and-ignore retries, so a replay carrying them would be dropped by the
+ * very consumer being debugged.
  */
-const PRESET_EVENT_HEADERS: Readonly<Record<PresetName, EventHeaderAllowList>> = {
-  github: {
-    names: [
-      'x-github-event',
-      'x-github-delivery',
-      'x-github-hook-id',
-      'x-github-enterprise-host',
-      'x-github-enterprise-version',
-    ],
-    prefixes: ['x-github-hook-installation-target-'],
-  },
-  stripe: { names: [], prefixes: [] },
-  slack: { names: [], prefixes: [] },
-  shopify: {
-    names: [
-      'x-shopify-topic',
-      'x-shopify-shop-domain',
-      'x-shopify-webhook-id',
-      'x-shopify-api-version',
-      'x-shopify-event-id',
-      'x-shopify-triggered-at',
-      'x-shopify-sub-topic',
-    ],
-    prefixes: [],
-  },
-  // The id is kept (receivers dedupe on it and it is signed); timestamp and signature are fresh.
-  'standard-webhooks': { names: ['webhook-id', 'svix-id'], prefixes: [] },
-  linear: { names: ['linear-delivery', 'linear-event'], prefixes: [] },
-  gitlab: {
-    names: ['x-gitlab-event', 'x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'x-gitlab-instance', 'idempotency-key'],
-    prefixes: [],
-  },
-  // Presets that know nothing about the sender get the header names generic identity reads.
-  'generic-hmac': { names: EVENT_TYPE_HEADERS, prefixes: [] },
-  token: { names: EVENT_TYPE_HEADERS, prefixes: [] },
-  open: { names: EVENT_TYPE_HEADERS, prefixes: [] },
-};
 
 /**
  * The sender's user agent is sent too: it is not secret, and some consumers branch on it
@@ -126,9 +82,7 @@ export function deliveryHeaderSelection(
   const names = new Set(COMMON_HEADERS);
   const prefixes: string[] = [];
   if (provider !== undefined) {
-    const preset = PRESET_EVENT_HEADERS[provider.presetName];
-    for (const name of preset.names) names.add(name);
-    prefixes.push(...preset.prefixes);
+    for (const name of PROVIDER_CATALOG[provider.presetName].forward_headers ?? []) names.add(name);
     // The operator named these as where the event's type or id lives, so the consumer likely needs them.
     for (const spec of [provider.eventTypeFrom, provider.externalIdFrom]) {
       const name = headerSourceName(spec);

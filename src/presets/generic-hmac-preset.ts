@@ -285,6 +285,7 @@ export function createGenericHmacPreset(options: GenericHmacOptions): Preset {
   return {
     name: 'generic-hmac',
     trustMode: 'signed',
+    credential: 'secret',
     requiredHeaders: [...new Set(required.map((name) => name.toLowerCase()))],
     sensitiveHeaders: [scheme.header.toLowerCase()],
     verify: (input) => verifyGeneric(scheme, input),

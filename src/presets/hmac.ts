@@ -123,5 +123,5 @@ export function signedPreset(
   headers: Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders'>,
   scheme: Pick<Preset, 'verify' | 'identify' | 'summarize'> & { sign: NonNullable<Preset['sign']> },
 ): Preset {
-  return { name, trustMode: 'signed', ...headers, ...scheme };
+  return { name, trustMode: 'signed', credential: 'secret', ...headers, ...scheme };
 }

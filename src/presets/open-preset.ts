@@ -10,6 +10,7 @@ import { summarizeGeneric } from './summary.ts';
 export const openPreset: Preset = {
   name: 'open',
   trustMode: 'open',
+  credential: 'none',
   requiredHeaders: [],
   sensitiveHeaders: [],
   verify: () => ({ ok: true, detail: 'no verification: open provider' }),

@@ -1,34 +1,76 @@
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
-import type { ProviderWithDefaults } from '../../generated/types.ts';
+import type { ProviderCatalogEntry, ProviderWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import { catalogIdentify, catalogSummarize } from './catalog-identity.ts';
 import { createGenericHmacPreset } from './generic-hmac-preset.ts';
 import { githubPreset } from './github-preset.ts';
-import { type FieldSource, parseFieldSource, withIdentityOverrides } from './identify.ts';
+import { genericIdentity, LazyBody, type FieldSource, parseFieldSource, withIdentityOverrides } from './identify.ts';
 import { linearPreset } from './linear-preset.ts';
 import { openPreset } from './open-preset.ts';
 import { shopifyPreset } from './shopify-preset.ts';
 import { slackPreset } from './slack-preset.ts';
-import { standardWebhooksPreset } from './standard-webhooks-preset.ts';
+import {
+  identifyStandardWebhooks,
+  standardWebhooksScheme,
+  summarizeStandardWebhooks,
+} from './standard-webhooks-preset.ts';
 import { stripePreset } from './stripe-preset.ts';
-import { createGenericTokenPreset, gitlabPreset } from './token-preset.ts';
-import type { Preset } from './preset-types.ts';
+import { createGenericTokenPreset, createTokenPreset, gitlabPreset } from './token-preset.ts';
+import type { CredentialKind, Preset } from './preset-types.ts';
+import { presetOptionProblem } from './preset-options.ts';
+import { createHmacScheme } from './schemes/hmac-scheme.ts';
+import { createEcdsaScheme, createEd25519Scheme } from './schemes/public-key-schemes.ts';
 
 export function isPresetName(value: unknown): value is PresetName {
   return typeof value === 'string' && (PRESET_NAMES as readonly string[]).includes(value);
 }
 
+/** A preset's catalog entry: its scheme, headers, samples, handshake and proof. */
+export function catalogEntry(name: PresetName): ProviderCatalogEntry {
+  return PROVIDER_CATALOG[name];
+}
+
 /**
  * The verification part of a provider's config, as the config file writes it (snake_case) and
- * validation leaves it (defaults filled in); `preset` is the one resolved from preset or trust_mode.
+ * validation leaves it (defaults filled in); `preset` is the one resolved from preset or trust_mode,
+ * and `public_url` the URL the provider calls (its own, or server.public_url plus the route).
  */
 export type PresetOptions = Pick<
   ProviderWithDefaults,
-  'token_header' | 'hmac' | 'event_type_from' | 'external_id_from'
+  'token_header' | 'hmac' | 'event_type_from' | 'external_id_from' | 'public_url' | 'public_key' | 'secret'
 > & {
   preset: PresetName;
 };
 
-function basePreset(options: PresetOptions): Preset {
+/**
+ * The credential a preset checks with: what config must give and what replay can attach. Standard
+ * Webhooks takes either: configured with whpk_ public keys only, it is asymmetric.
+ */
+export function credentialOf(
+  entry: ProviderCatalogEntry,
+  options?: Pick<PresetOptions, 'secret' | 'public_key'>,
+): CredentialKind {
+  if (entry.scheme.kind === 'standard-webhooks') {
+    return options?.public_key !== undefined && options.secret === undefined ? 'public_key' : 'secret';
+  }
+  switch (entry.scheme.kind) {
+    case 'ed25519':
+    case 'ecdsa-p256':
+      return 'public_key';
+    case 'token':
+    case 'basic':
+    case 'passcode':
+      return 'token';
+    case 'open':
+      return 'none';
+    default:
+      return 'secret';
+  }
+}
+
+/** The presets written as code of their own, which predate the catalog and keep their behaviour. */
+function codePreset(options: PresetOptions): Preset | undefined {
   switch (options.preset) {
     case 'github':
       return githubPreset;
@@ -38,8 +80,6 @@ function basePreset(options: PresetOptions): Preset {
       return slackPreset;
     case 'shopify':
       return shopifyPreset;
-    case 'standard-webhooks':
-      return standardWebhooksPreset;
     case 'linear':
       return linearPreset;
     case 'generic-hmac':
@@ -52,7 +92,66 @@ function basePreset(options: PresetOptions): Preset {
       return gitlabPreset;
     case 'open':
       return openPreset;
+    default:
+      return undefined;
   }
+}
+
+type Verification = Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders' | 'verify'> &
+  Partial<Pick<Preset, 'sign' | 'originalHeaders' | 'checkCredential' | 'tokenHeader'>>;
+
+/** A catalog provider's verification, from its scheme and that scheme's parameters. */
+function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions): Verification {
+  const where = `preset ${entry.name}`;
+  const { scheme } = entry;
+  switch (scheme.kind) {
+    case 'hmac':
+      return createHmacScheme(scheme, where, { publicUrl: options.public_url });
+    case 'standard-webhooks':
+      return standardWebhooksScheme(scheme.key ?? 'whsec', credentialOf(entry, options) === 'public_key');
+    case 'ed25519':
+      return { ...createEd25519Scheme(scheme, where), sensitiveHeaders: [] };
+    case 'ecdsa-p256':
+      return { ...createEcdsaScheme(scheme, where), sensitiveHeaders: [] };
+    case 'token': {
+      const token = createTokenPreset({
+        name: 'token',
+        header: scheme.header ?? 'X-Webhook-Token',
+        acceptBearer: scheme.bearer === true,
+        identify: () => ({ eventType: 'unknown', externalId: null }),
+        summarize: () => null,
+      });
+      return token;
+    }
+    default:
+      throw invalidArgument(`${where}: scheme ${scheme.kind} is not built here`);
+  }
+}
+
+function fallbackIdentify(entry: ProviderCatalogEntry): Preset['identify'] {
+  if (entry.scheme.kind === 'standard-webhooks') return identifyStandardWebhooks;
+  return (body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers);
+}
+
+function basePreset(options: PresetOptions): Preset {
+  const entry = catalogEntry(options.preset);
+  const credential = credentialOf(entry, options);
+  const handshake = entry.handshake === undefined ? {} : { handshake: entry.handshake };
+  const code = codePreset(options);
+  if (code !== undefined) return { ...code, credential, ...handshake };
+  const verification = schemeVerification(entry, options);
+  return {
+    name: options.preset,
+    trustMode: credential === 'token' ? 'token' : credential === 'none' ? 'open' : 'signed',
+    credential,
+    ...handshake,
+    ...verification,
+    identify: catalogIdentify(entry) ?? fallbackIdentify(entry),
+    summarize:
+      entry.summary === undefined && entry.scheme.kind === 'standard-webhooks'
+        ? summarizeStandardWebhooks
+        : catalogSummarize(entry),
+  };
 }
 
 /**
@@ -66,12 +165,10 @@ export function presetFor(options: PresetOptions): Preset {
   if (!isPresetName(options.preset)) {
     throw invalidArgument(`unknown preset "${String(options.preset)}"; expected one of ${PRESET_NAMES.join(', ')}`);
   }
-  if (options.token_header !== undefined && options.preset !== 'token') {
-    throw invalidArgument(`token_header only applies to the token preset, not ${options.preset}`);
-  }
-  if (options.hmac !== undefined && options.preset !== 'generic-hmac') {
-    throw invalidArgument(`hmac options only apply to the generic-hmac preset, not ${options.preset}`);
-  }
+  // The same rules config resolution applies (presets/preset-options.ts), for callers that build a
+  // preset without a config file (listen signs with one the server describes).
+  const problem = presetOptionProblem(options.preset, options);
+  if (problem !== null) throw invalidArgument(`${problem.key}: ${problem.message}`);
   const eventTypeFrom: FieldSource | undefined =
     options.event_type_from === undefined ? undefined : parseFieldSource(options.event_type_from, 'event_type_from');
   const externalIdFrom: FieldSource | undefined =

@@ -6,6 +6,9 @@
 
 import type { TrustMode } from '../../generated/types.ts';
 import type { PresetName } from '../../generated/constants.ts';
+import type { ProviderCatalogEntry } from '../../generated/types.ts';
+
+export type HandshakeKind = NonNullable<ProviderCatalogEntry['handshake']>;
 
 /** Incoming headers with lower-cased names, as Node's IncomingHttpHeaders gives them. */
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
@@ -25,6 +28,12 @@ export interface VerifyInput {
   toleranceSeconds: number;
   /** Current time in milliseconds since the epoch, injected so tests can move the clock. */
   nowMs: number;
+  /**
+   * The request's query string as received (without its `?`), for schemes that sign the URL the
+   * provider called (Twilio, Square, HubSpot, Trello): the preset knows the public URL, the
+   * request brings the query.
+   */
+  query?: string;
 }
 
 export interface SignInput {
@@ -33,6 +42,8 @@ export interface SignInput {
   nowMs: number;
   /** Stored headers of the original delivery, for schemes that sign an id from a header. */
   headers?: HeaderBag;
+  /** The query string the delivery was sent with (without `?`), for schemes that sign the URL. */
+  query?: string;
 }
 
 export interface EventIdentity {
@@ -53,8 +64,37 @@ export interface DeliveryBody {
  */
 export type Identify = (body: Buffer, headers: HeaderBag, parsed?: DeliveryBody) => EventIdentity;
 
+/**
+ * What a preset checks a delivery with, which decides what replay and forwarding can attach:
+ * a secret re-signs; a public key cannot (switchboard never holds the private key), so the
+ * original signature headers go with an event that passed its check; a token is attached as is.
+ */
+export type CredentialKind = 'secret' | 'public_key' | 'token' | 'none';
+
 export interface Preset {
   readonly name: PresetName;
+  readonly credential: CredentialKind;
+  /**
+   * Asymmetric presets: the stored headers that carry the original signature (and its timestamp).
+   * They are not secrets, so they are stored as received, and replay sends them unchanged, only
+   * with an event that passed its check.
+   */
+  readonly originalHeaders?: readonly string[];
+  /**
+   * Null when a configured secret, key or token is usable by this scheme, else what is wrong with
+   * it (config exits 2 naming the key); absent when any non-empty value is usable.
+   */
+  readonly checkCredential?: (value: string) => string | null;
+  /** The registration handshake this provider sends, answered by ingest (presets/handshakes.ts). */
+  readonly handshake?: HandshakeKind;
+  /**
+   * Presets whose credential travels in the body (figma's passcode): the bytes to store, with the
+   * credential's value replaced, and the inverse for a replay that passed its check.
+   */
+  readonly bodyCredential?: {
+    redact(body: Buffer): Buffer;
+    restore(body: Buffer, credential: string): Buffer;
+  };
   /** Every preset is one of the webhook trust modes; queue messages have no preset. */
   readonly trustMode: Exclude<TrustMode, 'queue'>;
   /** Headers that must be present before the signature or token is looked at (checked in order). */

@@ -5,7 +5,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import type { PresetName } from '../../generated/constants.ts';
+import type { Sample } from '../../generated/types.ts';
+import { resolveJsonPointer } from './identify.ts';
 import type { Preset } from './preset-types.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -76,7 +79,55 @@ const GENERIC = sample(
   },
 );
 
-const SAMPLES: Readonly<Record<PresetName, readonly SampleDefinition[]>> = {
+type Fresh = NonNullable<NonNullable<Sample['fresh']>[string]>;
+
+function freshValue(kind: Fresh, { nowMs, uid }: SendContext): string | number {
+  switch (kind) {
+    case 'uuid':
+      return uid;
+    case 'now_unix':
+      return Math.floor(nowMs / 1000);
+    case 'now_ms':
+      return nowMs;
+    case 'now_iso':
+      return new Date(nowMs).toISOString();
+  }
+}
+
+/** Sets the value a JSON pointer names, when its parent exists (a sample names only paths it has). */
+function setPointer(doc: JsonObject, pointer: string, value: unknown): void {
+  const tokens = pointer.split('/').slice(1);
+  const last = tokens.pop();
+  const parent = resolveJsonPointer(doc, tokens.length === 0 ? '' : `/${tokens.join('/')}`);
+  if (last === undefined || typeof parent !== 'object' || parent === null) return;
+  if (Array.isArray(parent)) parent[Number(last)] = value;
+  else
+    (parent as JsonObject)[last] =
+      typeof value === 'number' && typeof (parent as JsonObject)[last] === 'string' ? String(value) : value;
+}
+
+/** A catalog sample (schemas/providers/<name>.json): its headers' placeholders and fresh pointers filled in. */
+function catalogSample(definition: Sample): SampleDefinition {
+  return sample(definition.name, definition.file, definition.description, (doc, context) => {
+    for (const [pointer, kind] of Object.entries(definition.fresh ?? {})) {
+      if (kind !== undefined) setPointer(doc, pointer, freshValue(kind, context));
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value = ''] of Object.entries(definition.headers ?? {})) {
+      headers[name.toLowerCase()] = value.replace(/\{(uuid|now_unix|now_ms|now_iso)\}/g, (_m, kind: Fresh) =>
+        String(freshValue(kind, context)),
+      );
+    }
+    return headers;
+  });
+}
+
+function samplesOf(preset: PresetName): readonly SampleDefinition[] {
+  return CODE_SAMPLES[preset] ?? (PROVIDER_CATALOG[preset].samples ?? []).map(catalogSample);
+}
+
+/** The samples of the presets that predate the catalog, freshened by code. */
+const CODE_SAMPLES: Readonly<Partial<Record<PresetName, readonly SampleDefinition[]>>> = {
   github: [
     github('push', 'github-push.json', 'a push of one commit to master'),
     github('pull_request', 'github-pull-request.json', 'a pull request opened'),
@@ -147,13 +198,13 @@ const SAMPLES: Readonly<Record<PresetName, readonly SampleDefinition[]>> = {
 
 /** The samples `switchboard trigger` can send for a preset; the first is the default. */
 export function listSamples(preset: PresetName): TriggerSampleInfo[] {
-  return SAMPLES[preset].map(({ name, description }) => ({ name, description }));
+  return samplesOf(preset).map(({ name, description }) => ({ name, description }));
 }
 
 /** Every preset's samples, for help text and docs. */
 export function allSamples(): Record<PresetName, TriggerSampleInfo[]> {
   const out = {} as Record<PresetName, TriggerSampleInfo[]>;
-  for (const preset of Object.keys(SAMPLES) as PresetName[]) out[preset] = listSamples(preset);
+  for (const preset of Object.keys(PROVIDER_CATALOG) as PresetName[]) out[preset] = listSamples(preset);
   return out;
 }
 
@@ -165,7 +216,7 @@ export interface SampleDelivery {
 
 /** The sample of that name (case-insensitive), or the preset's first; undefined when it has none such. */
 function findSample(preset: PresetName, name: string | undefined): SampleDefinition | undefined {
-  const available = SAMPLES[preset];
+  const available = samplesOf(preset);
   return name === undefined ? available[0] : available.find((s) => s.name.toLowerCase() === name.toLowerCase());
 }
 

@@ -1,9 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, verify as verifySignature } from 'node:crypto';
+import type { StandardWebhooksScheme } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { firstHeader, headerValue } from './headers.ts';
 import { compareSha256, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET, signedPreset } from './hmac.ts';
 import { asIdentifier, isRecord, LazyBody } from './identify.ts';
 import { freshSignature, parseUnixSeconds } from './timestamp.ts';
+import { ed25519Key } from './schemes/public-key-schemes.ts';
 import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
 import { genericSummary } from './summary.ts';
 
@@ -11,6 +13,10 @@ const ID_HEADERS = ['webhook-id', 'svix-id'] as const;
 const TIMESTAMP_HEADERS = ['webhook-timestamp', 'svix-timestamp'] as const;
 const SIGNATURE_HEADERS = ['webhook-signature', 'svix-signature'] as const;
 const SECRET_PREFIX = 'whsec_';
+const PUBLIC_KEY_PREFIX = 'whpk_';
+
+/** How a configured secret becomes the HMAC key: base64 after whsec_, or (Polar) its own text. */
+export type StandardWebhooksKey = NonNullable<StandardWebhooksScheme['key']>;
 
 /**
  * Standard Webhooks keys are base64 after an optional `whsec_` prefix; a key without the prefix is
@@ -31,10 +37,14 @@ export function decodeStandardWebhooksSecret(secret: string): Buffer | null {
  * key this preset does not take. Each header is looked up under both names independently, as the
  * Svix library does.
  */
-export function verifyStandardWebhooks(input: VerifyInput): VerifyOutcome {
+export function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebhooksKey = 'whsec'): VerifyOutcome {
   if (input.secrets.every((secret) => secret.length === 0)) return MISSING_SECRET;
-  const keys = input.secrets.map(decodeStandardWebhooksSecret).filter((key): key is Buffer => key !== null);
-  if (keys.length === 0) {
+  const publicKeys = input.secrets.filter((s) => s.startsWith(PUBLIC_KEY_PREFIX));
+  const keys = input.secrets
+    .filter((s) => !s.startsWith(PUBLIC_KEY_PREFIX))
+    .map((s) => decodeKey(s, keyKind))
+    .filter((key): key is Buffer => key !== null);
+  if (keys.length === 0 && publicKeys.length === 0) {
     return {
       ok: false,
       reason: 'missing_secret',
@@ -50,16 +60,47 @@ export function verifyStandardWebhooks(input: VerifyInput): VerifyOutcome {
 
   const seconds = parseUnixSeconds(timestamp.value);
   if (seconds === null) return malformedHeader(timestamp.name, 'unix seconds');
-  const candidates = signature.value
-    .trim()
-    .split(/\s+/)
-    .filter((entry) => entry.startsWith('v1,'))
-    .map((entry) => entry.slice('v1,'.length));
-  if (candidates.length === 0) return malformedHeader(signature.name, 'space-separated v1,<base64> entries');
-
+  const entries = signature.value.trim().split(/\s+/);
+  const versioned = (version: string): string[] =>
+    entries.filter((entry) => entry.startsWith(`${version},`)).map((entry) => entry.slice(version.length + 1));
+  const candidates = versioned('v1');
+  const ed25519 = versioned('v1a');
+  if (candidates.length === 0 && (ed25519.length === 0 || publicKeys.length === 0)) {
+    return malformedHeader(signature.name, 'space-separated v1,<base64> entries');
+  }
   const parts = [`${id.value}.${seconds}.`, input.body];
-  const outcome = compareSha256(signature.name, keys, candidates, parts, 'base64');
+  const outcome =
+    publicKeys.length > 0 && (keys.length === 0 || candidates.length === 0)
+      ? verifyV1a(signature.name, publicKeys, ed25519, Buffer.concat([Buffer.from(parts[0] as string), input.body]))
+      : compareSha256(signature.name, keys, candidates, parts, 'base64');
   return freshSignature(outcome, seconds, input, timestamp.name);
+}
+
+/** A whpk_ key (base64 of the 32 raw Ed25519 bytes), or null. */
+export function standardWebhooksPublicKey(text: string): ReturnType<typeof ed25519Key> {
+  return text.startsWith(PUBLIC_KEY_PREFIX) ? ed25519Key(text.slice(PUBLIC_KEY_PREFIX.length), 'base64') : null;
+}
+
+/** v1a: Ed25519 over the same `${id}.${timestamp}.${body}`, checked with each configured whpk_ key. */
+function verifyV1a(header: string, publicKeys: string[], signatures: string[], message: Buffer): VerifyOutcome {
+  const keys = publicKeys.map(standardWebhooksPublicKey).filter((k) => k !== null);
+  if (keys.length === 0)
+    return { ok: false, reason: 'missing_secret', detail: 'no usable whpk_ public key configured' };
+  let index = -1;
+  keys.forEach((key, i) => {
+    for (const candidate of signatures) {
+      let good = false;
+      try {
+        good = verifySignature(null, message, key, Buffer.from(candidate, 'base64'));
+      } catch {
+        good = false;
+      }
+      if (good && index === -1) index = i;
+    }
+  });
+  if (index === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${header})` };
+  const rotation = keys.length > 1 ? `; key ${index + 1} of ${keys.length}` : '';
+  return { ok: true, detail: `ed25519 valid (${header} v1a)${rotation}` };
 }
 
 /**
@@ -67,8 +108,8 @@ export function verifyStandardWebhooks(input: VerifyInput): VerifyOutcome {
  * receivers dedupe on it; headers are emitted under whichever family (webhook-* or svix-*) the
  * original used, so merging them over the stored headers replaces rather than duplicates.
  */
-export function signStandardWebhooks(input: SignInput): Record<string, string> {
-  const key = decodeStandardWebhooksSecret(input.secret);
+export function signStandardWebhooks(input: SignInput, keyKind: StandardWebhooksKey = 'whsec'): Record<string, string> {
+  const key = decodeKey(input.secret, keyKind);
   if (key === null) throw invalidArgument('standard-webhooks secret is not base64 (optionally whsec_-prefixed)');
   const stored = input.headers ?? {};
   const useSvixNames = headerValue(stored, 'webhook-id') === undefined && headerValue(stored, 'svix-id') !== undefined;
@@ -97,6 +138,37 @@ export function summarizeStandardWebhooks(body: DeliveryBody): string | null {
   return isRecord(json) && isRecord(json['data']) ? genericSummary(json['data']) : genericSummary(json);
 }
 
+function decodeKey(secret: string, kind: StandardWebhooksKey): Buffer | null {
+  if (kind === 'whsec') return decodeStandardWebhooksSecret(secret);
+  return secret === '' ? null : Buffer.from(secret, 'utf8');
+}
+
+/** The headers whose original values a v1a (public key) delivery is replayed with. */
+export const STANDARD_WEBHOOKS_HEADERS = [...ID_HEADERS, ...TIMESTAMP_HEADERS, ...SIGNATURE_HEADERS];
+
+/**
+ * A member of the Standard Webhooks family (Svix, Clerk, Resend, OpenAI, Replicate, Polar): the
+ * same scheme, its own key spelling; with only whpk_ public keys configured it checks v1a and, like
+ * every asymmetric scheme, replays with the original headers instead of signing.
+ */
+export function standardWebhooksScheme(keyKind: StandardWebhooksKey, publicKeyOnly: boolean) {
+  const checkCredential = (value: string): string | null => {
+    if (value.startsWith(PUBLIC_KEY_PREFIX)) {
+      return standardWebhooksPublicKey(value) === null ? 'not a whpk_ Ed25519 public key' : null;
+    }
+    return decodeKey(value, keyKind) === null ? 'not a base64 (optionally whsec_-prefixed) secret' : null;
+  };
+  return {
+    requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
+    sensitiveHeaders: publicKeyOnly ? [] : ['webhook-signature', 'svix-signature'],
+    verify: (input: VerifyInput) => verifyStandardWebhooks(input, keyKind),
+    checkCredential,
+    ...(publicKeyOnly
+      ? { originalHeaders: STANDARD_WEBHOOKS_HEADERS }
+      : { sign: (input: SignInput) => signStandardWebhooks(input, keyKind) }),
+  };
+}
+
 export const standardWebhooksPreset = signedPreset(
   'standard-webhooks',
   {
@@ -104,8 +176,8 @@ export const standardWebhooksPreset = signedPreset(
     sensitiveHeaders: ['webhook-signature', 'svix-signature'],
   },
   {
-    verify: verifyStandardWebhooks,
-    sign: signStandardWebhooks,
+    verify: (input) => verifyStandardWebhooks(input),
+    sign: (input) => signStandardWebhooks(input),
     identify: identifyStandardWebhooks,
     summarize: summarizeStandardWebhooks,
   },

@@ -80,6 +80,7 @@ export function createTokenPreset(options: TokenPresetOptions): Preset {
   return {
     name: options.name,
     trustMode: 'token',
+    credential: 'token',
     requiredHeaders: options.acceptBearer ? [[header, 'authorization']] : [header],
     sensitiveHeaders: options.acceptBearer ? [header, 'authorization'] : [header],
     tokenHeader: header,

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.ts';
 import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
+import { usesUrl } from '../../src/presets/preset-options.ts';
 import { isPresetName } from '../../src/presets/preset-registry.ts';
 import { BINARY_BODY, presetOf, type PresetFragment } from './fixtures.ts';
 
 /** What each preset checks: stated here on purpose, so a preset that changes its trust mode fails. */
-const TRUST_MODE: Readonly<Record<PresetName, string>> = {
+const TRUST_MODE: Readonly<Partial<Record<PresetName, string>>> = {
   github: 'signed',
   stripe: 'signed',
   slack: 'signed',
@@ -18,14 +20,18 @@ const TRUST_MODE: Readonly<Record<PresetName, string>> = {
   open: 'open',
 };
 
+/** Schemes whose signature travels in the body: replay sends the stored bytes, so nothing signs. */
+const BODY_SIGNED = new Set<string>(['mailgun', 'adyen']);
+
 function optionsFor(name: PresetName): PresetFragment {
-  return name === 'generic-hmac' ? { preset: name, hmac: { header: 'X-Signature' } } : { preset: name };
+  if (name === 'generic-hmac') return { preset: name, hmac: { header: 'X-Signature' } };
+  return usesUrl(name) ? { preset: name, public_url: 'https://hooks.example.com/hooks/x' } : { preset: name };
 }
 
 describe('preset registry', () => {
-  it('lists the ten presets with their trust modes', () => {
-    expect([...PRESET_NAMES].sort()).toEqual(
-      [
+  it('lists the ten presets that predate the catalog, and every catalog entry', () => {
+    expect(PRESET_NAMES).toEqual(
+      expect.arrayContaining([
         'generic-hmac',
         'github',
         'gitlab',
@@ -36,17 +42,19 @@ describe('preset registry', () => {
         'standard-webhooks',
         'stripe',
         'token',
-      ].sort(),
+      ]),
     );
-    expect(Object.keys(TRUST_MODE).sort()).toEqual([...PRESET_NAMES].sort());
+    expect([...PRESET_NAMES].sort()).toEqual(Object.keys(PROVIDER_CATALOG).sort());
   });
 
   it('builds every preset, with the name and the trust mode the table promises', () => {
     for (const name of PRESET_NAMES) {
       const preset = presetOf(optionsFor(name));
       expect(preset.name).toBe(name);
-      expect(preset.trustMode).toBe(TRUST_MODE[name]);
-      expect(typeof preset.sign === 'function').toBe(TRUST_MODE[name] === 'signed');
+      // A catalog preset's trust mode follows from what it checks with: a key is signed, a credential is token.
+      const expected = TRUST_MODE[name] ?? (preset.credential === 'token' ? 'token' : 'signed');
+      expect(preset.trustMode).toBe(expected);
+      expect(typeof preset.sign === 'function').toBe(preset.credential === 'secret' && !BODY_SIGNED.has(name));
     }
   });
 
@@ -66,7 +74,7 @@ describe('preset registry', () => {
   });
 
   it('rejects unknown presets and options that the chosen preset would ignore', () => {
-    expect(() => presetOf({ preset: 'bitbucket' as PresetName })).toThrow(AppError);
+    expect(() => presetOf({ preset: 'bitbucket-server' as PresetName })).toThrow(AppError);
     expect(() => presetOf({ preset: 'github', token_header: 'X-Token' })).toThrow(/token_header/);
     expect(() => presetOf({ preset: 'token', hmac: { header: 'X-S' } })).toThrow(/hmac/);
     expect(() => presetOf({ preset: 'generic-hmac' })).toThrow(/hmac/);

@@ -1,0 +1,101 @@
+/**
+ * Which config keys each preset takes, in one place (config resolution asks here; nothing else
+ * restates a rule). A key the chosen preset would silently ignore is an error, because a
+ * `public_key` on an HMAC provider, say, means the operator believes something is checked that is
+ * not. What a preset needs follows from its catalog scheme: secret (HMAC, JWT), public_key
+ * (Ed25519, ECDSA; both for Standard Webhooks, whose v1a is Ed25519), token, username and
+ * password (HTTP Basic), public_url (schemes that sign the URL), verify_token (Meta's handshake).
+ */
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
+import type { PresetName } from '../../generated/constants.ts';
+import type { ProviderCatalogEntry, ProviderWithDefaults } from '../../generated/types.ts';
+
+export type PresetOptionKeys = Pick<
+  ProviderWithDefaults,
+  'secret' | 'token' | 'public_key' | 'public_url' | 'verify_token' | 'username' | 'password' | 'token_header' | 'hmac'
+>;
+
+export interface OptionProblem {
+  /** The config key at fault, under the provider. */
+  key: keyof PresetOptionKeys | 'preset';
+  message: string;
+}
+
+type CredentialKey = 'secret' | 'public_key' | 'token' | 'username' | 'password';
+
+/** The credential keys a scheme takes; the first listed must be present unless another is. */
+function credentialKeys(entry: ProviderCatalogEntry): readonly CredentialKey[] {
+  switch (entry.scheme.kind) {
+    case 'ed25519':
+    case 'ecdsa-p256':
+      return ['public_key'];
+    case 'standard-webhooks':
+      return ['secret', 'public_key'];
+    case 'basic':
+      return ['username', 'password'];
+    case 'token':
+    case 'passcode':
+      return ['token'];
+    case 'open':
+      return [];
+    default:
+      return ['secret'];
+  }
+}
+
+/** Whether the preset's scheme signs the URL the provider calls (so it needs public_url). */
+export function signsUrl(name: PresetName): boolean {
+  const { scheme } = PROVIDER_CATALOG[name];
+  if (scheme.kind === 'hmac') return scheme.signed.includes('{url}');
+  return scheme.kind === 'twilio';
+}
+
+/** Whether the preset can use the URL it is called at, when one is known (QStash's subject). */
+export function usesUrl(name: PresetName): boolean {
+  const { scheme } = PROVIDER_CATALOG[name];
+  return signsUrl(name) || (scheme.kind === 'jwt-hs256' && scheme.subject_url === true);
+}
+
+const CREDENTIALS: readonly CredentialKey[] = ['secret', 'public_key', 'token', 'username', 'password'];
+
+/** The first option the preset does not take or lacks, or null when the options fit it. */
+export function presetOptionProblem(name: PresetName, options: PresetOptionKeys): OptionProblem | null {
+  const entry = PROVIDER_CATALOG[name];
+  const takes = credentialKeys(entry);
+  for (const key of CREDENTIALS) {
+    if (options[key] !== undefined && !takes.includes(key)) {
+      const wanted = takes.length === 0 ? 'nothing' : takes.join(' and ');
+      return { key, message: `preset ${name} takes ${wanted}, not ${key}` };
+    }
+  }
+  if (entry.scheme.kind === 'basic' && (options.username === undefined) !== (options.password === undefined)) {
+    return { key: options.username === undefined ? 'username' : 'password', message: 'basic auth needs both' };
+  }
+  if (options.token_header !== undefined && name !== 'token') {
+    return { key: 'token_header', message: `only the token preset takes token_header, not ${name}` };
+  }
+  if (name === 'generic-hmac' && options.hmac === undefined) {
+    return { key: 'hmac', message: 'the generic-hmac preset needs hmac.header (and algorithm, encoding)' };
+  }
+  if (name !== 'generic-hmac' && options.hmac !== undefined) {
+    return { key: 'hmac', message: `only the generic-hmac preset takes hmac, not ${name}` };
+  }
+  if (options.verify_token !== undefined && entry.handshake !== 'meta-subscribe') {
+    return { key: 'verify_token', message: `preset ${name} has no GET handshake that carries a verify token` };
+  }
+  if (options.public_url !== undefined && !usesUrl(name)) {
+    return { key: 'public_url', message: `preset ${name} does not sign the URL it calls` };
+  }
+  return null;
+}
+
+/**
+ * The values a provider's check compares against, in config order (the first is the one replay,
+ * forwarding and trigger sign with): secrets, public keys, tokens, or `username:password` pairs.
+ */
+export function credentialValues(options: PresetOptionKeys): string[] {
+  const list = (value: string | string[] | undefined): string[] =>
+    (value === undefined ? [] : Array.isArray(value) ? value : [value]).filter((v) => v !== '');
+  if (options.username !== undefined) return list(options.password).map((p) => `${options.username ?? ''}:${p}`);
+  return [...list(options.secret), ...list(options.public_key), ...list(options.token)];
+}

@@ -1,0 +1,210 @@
+/**
+ * HMAC over a template of the request, written once for every catalog provider that signs this way:
+ * the algorithm, encoding, key, the header(s) and their format (a prefix, or `t=…,v1=…` pairs),
+ * what is signed and where the timestamp comes from are the provider's data
+ * (schemas/providers/<name>.json). Verification compares in constant time against every
+ * configured secret (rotation) and checks freshness after the signature, so "stale" is only said
+ * of what the sender really signed.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import type { HmacScheme } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { headerValue } from '../headers.ts';
+import { malformedHeader, MISSING_SECRET, missingHeader } from '../hmac.ts';
+import { findMatchingKey } from '../timing-safe.ts';
+import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
+import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
+import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding } from './keys.ts';
+import { parseSignedTemplate, signedHeaderNames, signedPieces, type SignedPart } from './template.ts';
+
+export interface SchemeParts {
+  requiredHeaders: string[];
+  sensitiveHeaders: string[];
+  verify: (input: VerifyInput) => VerifyOutcome;
+  sign: (input: SignInput) => Record<string, string>;
+}
+
+interface Compiled {
+  scheme: HmacScheme;
+  parts: SignedPart[];
+  key: KeyEncoding;
+  headers: string[];
+  timestampHeader: string | undefined;
+  url: string | undefined;
+}
+
+/** The URL a provider signs: the public URL it was given, with the query it called with. */
+export function calledUrl(publicUrl: string | undefined, query: string | undefined): string | undefined {
+  if (publicUrl === undefined) return undefined;
+  return query === undefined || query === '' ? publicUrl : `${publicUrl}?${query}`;
+}
+
+function expectedFormat(scheme: HmacScheme): string {
+  const { signature } = scheme;
+  if (signature.format === 'plain') return `${signature.prefix ?? ''}<${scheme.encoding}>`;
+  const sep = signature.separator ?? ',';
+  const t = signature.timestamp_key === undefined ? '' : `${signature.timestamp_key}=<timestamp>${sep}`;
+  return `${t}${signature.signature_key ?? 'v1'}=<${scheme.encoding}>`;
+}
+
+interface Offered {
+  candidates: string[];
+  timestamp: string | undefined;
+}
+
+/** The signatures (and pairs timestamp) the headers offer, or the outcome that ends the check. */
+function offered(c: Compiled, input: VerifyInput): Offered | VerifyOutcome {
+  const { signature } = c.scheme;
+  const [first = ''] = c.headers;
+  const out: Offered = { candidates: [], timestamp: undefined };
+  if (headerValue(input.headers, first) === undefined) return missingHeader(first);
+  for (const header of c.headers) {
+    const value = headerValue(input.headers, header)?.trim();
+    if (value === undefined) continue;
+    if (signature.format === 'plain') {
+      const prefix = signature.prefix ?? '';
+      if (!value.startsWith(prefix)) return malformedHeader(header, expectedFormat(c.scheme));
+      out.candidates.push(value.slice(prefix.length).trim());
+      continue;
+    }
+    for (const item of value.split(signature.separator ?? ',')) {
+      const eq = item.indexOf('=');
+      if (eq === -1) continue;
+      const key = item.slice(0, eq).trim();
+      const val = item.slice(eq + 1).trim();
+      if (key === signature.signature_key && val !== '') out.candidates.push(val);
+      else if (key === signature.timestamp_key) out.timestamp = val;
+    }
+    const needsTimestamp = c.scheme.timestamp?.from === 'signature';
+    if (out.candidates.length === 0 || (needsTimestamp && out.timestamp === undefined)) {
+      return malformedHeader(header, expectedFormat(c.scheme));
+    }
+  }
+  if (c.scheme.encoding === 'hex') out.candidates = out.candidates.map((v) => v.toLowerCase());
+  return out;
+}
+
+const isOutcome = (value: object): value is VerifyOutcome => 'ok' in value;
+
+function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
+  if (input.secrets.every((secret) => secret === '')) return MISSING_SECRET;
+  const keys = input.secrets.map((s) => decodeKey(s, c.key)).filter((k): k is Buffer => k !== null);
+  if (keys.length === 0) {
+    return { ok: false, reason: 'missing_secret', detail: `no usable secret configured (${c.key}); delivery rejected` };
+  }
+  const found = offered(c, input);
+  if (isOutcome(found)) return found;
+  for (const [name, value] of Object.entries(c.scheme.sends ?? {}) as [string, string][]) {
+    const sent = headerValue(input.headers, name);
+    if (sent === undefined) return missingHeader(name);
+    if (sent.trim() !== value) return malformedHeader(name, value);
+  }
+  const source = c.scheme.timestamp?.from;
+  let timestamp = found.timestamp;
+  if (c.timestampHeader !== undefined) {
+    timestamp = headerValue(input.headers, c.timestampHeader)?.trim();
+    if (timestamp === undefined) return missingHeader(c.timestampHeader);
+  }
+  let timestampMs: number | null = null;
+  if (timestamp !== undefined && c.scheme.timestamp !== undefined) {
+    timestampMs = parseTimestampMs(timestamp, c.scheme.timestamp.format);
+    const where = c.timestampHeader ?? c.headers[0] ?? '';
+    if (timestampMs === null) return malformedHeader(where, `${c.scheme.timestamp.format} timestamp`);
+  }
+  const headerValues = new Map<string, string>();
+  for (const name of signedHeaderNames(c.parts)) {
+    const value = headerValue(input.headers, name);
+    if (value === undefined) return missingHeader(name);
+    headerValues.set(name, value);
+  }
+  const url = calledUrl(c.url, input.query);
+  const pieces = (key: Buffer): string => {
+    const mac = createHmac(c.scheme.algorithm, key);
+    for (const piece of signedPieces(c.parts, { body: input.body, timestamp, url, headers: headerValues }))
+      mac.update(piece);
+    return mac.digest(c.scheme.encoding);
+  };
+  const [display = ''] = c.headers;
+  const index = findMatchingKey(keys, found.candidates, pieces);
+  if (index === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${display})` };
+  const rotation = keys.length > 1 ? `; secret ${index + 1} of ${keys.length}` : '';
+  const passed: VerifyOutcome = { ok: true, detail: `hmac-${c.scheme.algorithm} valid (${display})${rotation}` };
+  if (timestampMs === null || source === undefined) return passed;
+  const now = c.scheme.timestamp?.format === 'unix' ? floorToSecondMs(input.nowMs) : input.nowMs;
+  const label = c.timestampHeader ?? `${display} ${c.scheme.signature.timestamp_key ?? 't'}`;
+  return freshnessFailure(timestampMs, now, input.toleranceSeconds, label) ?? passed;
+}
+
+/**
+ * The headers a sender would set: a fresh timestamp, the signature in the provider's format, any
+ * signed header taken from the stored delivery (ids are what receivers dedupe on) or made afresh,
+ * and the headers the provider always sends with it.
+ */
+function signHmac(c: Compiled, input: SignInput): Record<string, string> {
+  const key = decodeKey(input.secret, c.key);
+  if (key === null) throw invalidArgument(`the secret is not a valid ${c.key} key`);
+  const out: Record<string, string> = {};
+  const headerValues = new Map<string, string>();
+  for (const name of signedHeaderNames(c.parts)) {
+    const value = (input.headers === undefined ? undefined : headerValue(input.headers, name)) ?? randomUUID();
+    headerValues.set(name, value);
+    out[name] = value;
+  }
+  const format = c.scheme.timestamp?.format;
+  const timestamp = format === undefined ? undefined : formatTimestamp(input.nowMs, format);
+  if (c.timestampHeader !== undefined && timestamp !== undefined) out[c.timestampHeader.toLowerCase()] = timestamp;
+  const url = calledUrl(c.url, input.query);
+  const mac = createHmac(c.scheme.algorithm, key);
+  for (const piece of signedPieces(c.parts, { body: input.body, timestamp, url, headers: headerValues }))
+    mac.update(piece);
+  const digest = mac.digest(c.scheme.encoding);
+  const { signature } = c.scheme;
+  const header = (c.headers[0] ?? '').toLowerCase();
+  if (signature.format === 'plain') {
+    out[header] = `${signature.prefix ?? ''}${digest}`;
+  } else {
+    const sep = signature.separator ?? ',';
+    const t =
+      c.scheme.timestamp?.from === 'signature' ? `${signature.timestamp_key ?? 't'}=${timestamp ?? ''}${sep}` : '';
+    out[header] = `${t}${signature.signature_key ?? 'v1'}=${digest}`;
+  }
+  for (const [name, value] of Object.entries(c.scheme.sends ?? {}) as [string, string][])
+    out[name.toLowerCase()] = value;
+  return out;
+}
+
+export interface HmacOptions {
+  /** Where the provider sends (public URL + route), for templates that sign {url}. */
+  publicUrl?: string;
+}
+
+export function createHmacScheme(scheme: HmacScheme, where: string, options: HmacOptions = {}): SchemeParts {
+  const parts = parseSignedTemplate(scheme.signed, `${where}.signed`);
+  if (parts.some((p) => p.kind === 'url') && options.publicUrl === undefined) {
+    throw invalidArgument(`${where}: signs the URL it calls, so public_url (or server.public_url) is required`);
+  }
+  const from = scheme.timestamp?.from;
+  const timestampHeader = from?.startsWith('header:') === true ? from.slice('header:'.length) : undefined;
+  if (parts.some((p) => p.kind === 'timestamp') && (from === undefined || from.startsWith('/'))) {
+    throw invalidArgument(`${where}: signs {timestamp} but takes it from nowhere signed`);
+  }
+  const compiled: Compiled = {
+    scheme,
+    parts,
+    key: scheme.key ?? 'utf8',
+    headers: scheme.signature.headers,
+    timestampHeader,
+    url: options.publicUrl,
+  };
+  const required = [
+    scheme.signature.headers[0] ?? '',
+    ...(timestampHeader === undefined ? [] : [timestampHeader]),
+    ...signedHeaderNames(parts),
+  ].map((h) => h.toLowerCase());
+  return {
+    requiredHeaders: [...new Set(required)],
+    sensitiveHeaders: scheme.signature.headers.map((h) => h.toLowerCase()),
+    verify: (input) => verifyHmac(compiled, input),
+    sign: (input) => signHmac(compiled, input),
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Keys and timestamps as providers write them: a configured secret becomes the HMAC key the way
+ * the provider's library makes it, and a timestamp is read only in the provider's exact format
+ * (a timestamp that parses loosely is a timestamp an attacker can shape).
+ */
+import type { HmacScheme } from '../../../generated/types.ts';
+import { parseUnixSeconds } from '../timestamp.ts';
+
+export type KeyEncoding = NonNullable<HmacScheme['key']>;
+export type TimestampFormat = NonNullable<HmacScheme['timestamp']>['format'];
+
+/** The key bytes, or null when the secret is not valid in that encoding (it then matches nothing). */
+export function decodeKey(secret: string, encoding: KeyEncoding): Buffer | null {
+  if (secret === '') return null;
+  if (encoding === 'utf8') return Buffer.from(secret, 'utf8');
+  if (encoding === 'hex') return /^(?:[0-9a-fA-F]{2})+$/.test(secret) ? Buffer.from(secret, 'hex') : null;
+  const encoded = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return null;
+  const key = Buffer.from(encoded, 'base64');
+  return key.length > 0 ? key : null;
+}
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+export function parseTimestampMs(value: string, format: TimestampFormat): number | null {
+  const text = value.trim();
+  if (format === 'unix') {
+    const seconds = parseUnixSeconds(text);
+    return seconds === null ? null : seconds * 1000;
+  }
+  if (format === 'unix_ms') return /^\d{1,15}$/.test(text) ? Number(text) : null;
+  if (!ISO_8601.test(text)) return null;
+  // Date.parse reads at most milliseconds; Twitch writes nanoseconds, which it would refuse.
+  const ms = Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/** Now in the format, whole seconds for ISO 8601 (as the providers write it). */
+export function formatTimestamp(nowMs: number, format: TimestampFormat): string {
+  if (format === 'unix') return String(Math.floor(nowMs / 1000));
+  if (format === 'unix_ms') return String(Math.floor(nowMs));
+  return new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -1,0 +1,10 @@
+/** Every catalog case (each `<preset>.case.ts` here), for the tests that run them all. */
+import { readdirSync } from 'node:fs';
+import type { ProviderCase } from './provider-case.ts';
+
+const files = readdirSync(import.meta.dirname).filter((f) => f.endsWith('.case.ts'));
+const modules = await Promise.all(files.map((f) => import(`./${f}`) as Promise<Record<string, ProviderCase>>));
+
+export const ALL_CASES: readonly ProviderCase[] = modules
+  .flatMap((module) => Object.values(module))
+  .sort((a, b) => a.preset.localeCompare(b.preset));

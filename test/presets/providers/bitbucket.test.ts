@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { bitbucketCase } from './bitbucket.case.ts';
+
+describeProvider(bitbucketCase);

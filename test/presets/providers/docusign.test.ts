@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { docusignCase } from './docusign.case.ts';
+
+describeProvider(docusignCase);

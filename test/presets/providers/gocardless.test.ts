@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { gocardlessCase } from './gocardless.case.ts';
+
+describeProvider(gocardlessCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { intercomCase } from './intercom.case.ts';
+
+describeProvider(intercomCase);

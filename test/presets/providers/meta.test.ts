@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { metaCase } from './meta.case.ts';
+
+describeProvider(metaCase);

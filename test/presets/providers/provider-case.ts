@@ -1,0 +1,125 @@
+/**
+ * One provider of the catalog under test: a real-looking delivery signed as the provider signs it
+ * (by its own npm package where that package signs; otherwise by switchboard's test signer, which
+ * the case first shows the provider's package accepts, or by the provider's documented scheme
+ * computed here, independently of src/), and the provider's own verifier, which must accept
+ * switchboard's re-signed replay. describeProvider() runs the pure checks; the wire test
+ * (catalog-wire.test.ts) runs every case through one real server.
+ */
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { PresetName } from '../../../generated/constants.ts';
+import type { Provider } from '../../../generated/types.ts';
+import { findMissingHeader } from '../../../src/presets/headers.ts';
+import type { Preset } from '../../../src/presets/preset-types.ts';
+import { flipByte, presetOf } from '../fixtures.ts';
+
+export interface Signed {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+export interface ProviderCase {
+  preset: PresetName;
+  /** Config besides preset and the credential (public_url, say). */
+  config?: Partial<Provider>;
+  /** The credential as config takes it (secret, or public_key for asymmetric presets). */
+  credential: 'secret' | 'public_key' | 'token' | 'password';
+  secret: string;
+  wrongSecret: string;
+  /** A fresh delivery signed with `secret` as if sent at `atMs`. */
+  deliver(secret: string, atMs: number): Promise<Signed> | Signed;
+  /** The provider's own verifier (its package, or its documented scheme): does it accept this? */
+  accepts(delivery: Signed, secret: string): Promise<boolean> | boolean;
+  /** Whether a timestamp is signed (so a stale one must be refused). */
+  timestamped: boolean;
+  /** A required header: without it the delivery is 400 before its body is read. */
+  requiredHeader: string | null;
+  eventType: string;
+  /** What proves the case, as the catalog says it (checked against the catalog). */
+  proof: 'package-signs' | 'package-verifies' | 'example';
+}
+
+export const PUBLIC_URL = 'https://hooks.example.com/hooks/';
+
+export function hmac(
+  algorithm: 'sha1' | 'sha256' | 'sha512',
+  key: string | Buffer,
+  parts: readonly (string | Buffer)[],
+  encoding: 'hex' | 'base64' | 'base64url',
+): string {
+  const mac = createHmac(algorithm, key);
+  for (const part of parts) mac.update(part);
+  return mac.digest(encoding);
+}
+
+export function presetFor(c: ProviderCase): Preset {
+  const publicUrl = typeof c.config?.public_url === 'string' ? { public_url: c.config.public_url } : {};
+  return presetOf({
+    preset: c.preset,
+    ...publicUrl,
+    ...(c.credential === 'public_key' ? { public_key: c.secret } : {}),
+  });
+}
+
+export function verifyNow(preset: Preset, delivery: Signed, secrets: string[], nowMs = Date.now()) {
+  return preset.verify({ body: delivery.body, headers: delivery.headers, secrets, toleranceSeconds: 300, nowMs });
+}
+
+export function describeProvider(c: ProviderCase): void {
+  describe(`preset ${c.preset}`, () => {
+    const preset = presetFor(c);
+
+    it('verifies a delivery signed as the provider signs it, and names it', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      expect(await c.accepts(delivery, c.secret), 'the provider’s own verifier accepts the delivery').toBe(true);
+      expect(verifyNow(preset, delivery, [c.secret])).toMatchObject({ ok: true });
+      expect(preset.identify(delivery.body, delivery.headers).eventType).toBe(c.eventType);
+    });
+
+    it('rejects a tampered body and the wrong secret or key', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      const tampered = { ...delivery, body: flipByte(delivery.body) };
+      expect(await c.accepts(tampered, c.secret)).toBe(false);
+      expect(verifyNow(preset, tampered, [c.secret])).toMatchObject({ ok: false, reason: 'bad_signature' });
+      const wrong = await c.deliver(c.wrongSecret, Date.now());
+      expect(verifyNow(preset, wrong, [c.secret])).toMatchObject({ ok: false, reason: 'bad_signature' });
+    });
+
+    if (c.timestamped) {
+      it('rejects a stale timestamp', async () => {
+        const stale = await c.deliver(c.secret, Date.now() - 3_600_000);
+        expect(verifyNow(preset, stale, [c.secret])).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+      });
+    }
+
+    if (c.requiredHeader !== null) {
+      it(`requires ${c.requiredHeader}`, async () => {
+        const delivery = await c.deliver(c.secret, Date.now());
+        const name = c.requiredHeader?.toLowerCase() ?? '';
+        const headers = Object.fromEntries(Object.entries(delivery.headers).filter(([k]) => k.toLowerCase() !== name));
+        expect(findMissingHeader(preset.requiredHeaders, headers)).toContain(name);
+      });
+    }
+
+    if (preset.sign !== undefined) {
+      const sign = preset.sign;
+      it('re-signs a replay that the provider’s own verifier accepts', async () => {
+        const original = await c.deliver(c.secret, Date.now() - 120_000);
+        const signed = sign({ body: original.body, secret: c.secret, nowMs: Date.now(), headers: original.headers });
+        const replay = { body: original.body, headers: { ...original.headers, ...signed } };
+        expect(await c.accepts(replay, c.secret)).toBe(true);
+        expect(verifyNow(preset, replay, [c.secret])).toMatchObject({ ok: true });
+        expect(await c.accepts(replay, c.wrongSecret)).toBe(false);
+      });
+    } else {
+      it('replays with the original signature, which the provider’s own verifier accepts', async () => {
+        const original = await c.deliver(c.secret, Date.now());
+        const kept = Object.fromEntries(
+          Object.entries(original.headers).filter(([k]) => (preset.originalHeaders ?? []).includes(k.toLowerCase())),
+        );
+        expect(await c.accepts({ body: original.body, headers: kept }, c.secret)).toBe(true);
+      });
+    }
+  });
+}

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { segmentCase } from './segment.case.ts';
+
+describeProvider(segmentCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { sentryCase } from './sentry.case.ts';
+
+describeProvider(sentryCase);

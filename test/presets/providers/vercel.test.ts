@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { vercelCase } from './vercel.case.ts';
+
+describeProvider(vercelCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { woocommerceCase } from './woocommerce.case.ts';
+
+describeProvider(woocommerceCase);
