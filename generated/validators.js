@@ -2180,6 +2180,12 @@ const schema49 = {
           type: 'boolean',
           default: false,
         },
+        strict: {
+          description:
+            'Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).',
+          type: 'boolean',
+          default: false,
+        },
         public_url: {
           description:
             "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
@@ -2200,6 +2206,14 @@ const schema49 = {
           type: 'integer',
           minimum: 1,
           default: 20,
+        },
+        search_timeout_ms: {
+          description:
+            'How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 600000,
+          default: 3000,
         },
       },
       default: {},
@@ -6105,12 +6119,16 @@ function validate29(
       if (data31.trust_proxy === undefined) {
         data31.trust_proxy = false;
       }
+      if (data31.strict === undefined) {
+        data31.strict = false;
+      }
       for (const key10 in data31) {
         if (!(
           key10 === 'host' ||
           key10 === 'port' ||
           key10 === 'allowed_hosts' ||
           key10 === 'trust_proxy' ||
+          key10 === 'strict' ||
           key10 === 'public_url'
         )) {
           const err69 = {
@@ -6275,31 +6293,31 @@ function validate29(
         }
         errors++;
       }
+      if (typeof data31.strict !== 'boolean') {
+        const err79 = {
+          instancePath: instancePath + '/server/strict',
+          schemaPath: '#/properties/server/properties/strict/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err79];
+        } else {
+          vErrors.push(err79);
+        }
+        errors++;
+      }
       if (data31.public_url !== undefined) {
-        let data37 = data31.public_url;
-        if (typeof data37 === 'string') {
-          if (!pattern7.test(data37)) {
-            const err79 = {
+        let data38 = data31.public_url;
+        if (typeof data38 === 'string') {
+          if (!pattern7.test(data38)) {
+            const err80 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/pattern',
               keyword: 'pattern',
               params: { pattern: '^https?://[^?#]+$' },
               message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
-            };
-            if (vErrors === null) {
-              vErrors = [err79];
-            } else {
-              vErrors.push(err79);
-            }
-            errors++;
-          }
-          if (!formats8(data37)) {
-            const err80 = {
-              instancePath: instancePath + '/server/public_url',
-              schemaPath: '#/properties/server/properties/public_url/format',
-              keyword: 'format',
-              params: { format: 'uri' },
-              message: 'must match format "' + 'uri' + '"',
             };
             if (vErrors === null) {
               vErrors = [err80];
@@ -6308,8 +6326,23 @@ function validate29(
             }
             errors++;
           }
+          if (!formats8(data38)) {
+            const err81 = {
+              instancePath: instancePath + '/server/public_url',
+              schemaPath: '#/properties/server/properties/public_url/format',
+              keyword: 'format',
+              params: { format: 'uri' },
+              message: 'must match format "' + 'uri' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
         } else {
-          const err81 = {
+          const err82 = {
             instancePath: instancePath + '/server/public_url',
             schemaPath: '#/properties/server/properties/public_url/type',
             keyword: 'type',
@@ -6317,15 +6350,15 @@ function validate29(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err82];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err82);
           }
           errors++;
         }
       }
     } else {
-      const err82 = {
+      const err83 = {
         instancePath: instancePath + '/server',
         schemaPath: '#/properties/server/type',
         keyword: 'type',
@@ -6333,20 +6366,23 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err82];
+        vErrors = [err83];
       } else {
-        vErrors.push(err82);
+        vErrors.push(err83);
       }
       errors++;
     }
-    let data38 = data.api;
-    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-      if (data38.max_streams_per_caller === undefined) {
-        data38.max_streams_per_caller = 20;
+    let data39 = data.api;
+    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+      if (data39.max_streams_per_caller === undefined) {
+        data39.max_streams_per_caller = 20;
       }
-      for (const key11 in data38) {
-        if (!(key11 === 'max_streams_per_caller')) {
-          const err83 = {
+      if (data39.search_timeout_ms === undefined) {
+        data39.search_timeout_ms = 3000;
+      }
+      for (const key11 in data39) {
+        if (!(key11 === 'max_streams_per_caller' || key11 === 'search_timeout_ms')) {
+          const err84 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
             keyword: 'additionalProperties',
@@ -6354,16 +6390,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err84];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err84);
           }
           errors++;
         }
       }
-      let data39 = data38.max_streams_per_caller;
-      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
-        const err84 = {
+      let data40 = data39.max_streams_per_caller;
+      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
+        const err85 = {
           instancePath: instancePath + '/api/max_streams_per_caller',
           schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
@@ -6371,15 +6407,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err85];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err85);
         }
         errors++;
       }
-      if (typeof data39 == 'number' && isFinite(data39)) {
-        if (data39 < 1 || isNaN(data39)) {
-          const err85 = {
+      if (typeof data40 == 'number' && isFinite(data40)) {
+        if (data40 < 1 || isNaN(data40)) {
+          const err86 = {
             instancePath: instancePath + '/api/max_streams_per_caller',
             schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
             keyword: 'minimum',
@@ -6387,71 +6423,49 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err86];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err86);
           }
           errors++;
         }
       }
-    } else {
-      const err86 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err86];
-      } else {
-        vErrors.push(err86);
-      }
-      errors++;
-    }
-    let data40 = data.ingest;
-    if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
-      if (data40.record_rejected_per_minute === undefined) {
-        data40.record_rejected_per_minute = 60;
-      }
-      for (const key12 in data40) {
-        if (!(key12 === 'record_rejected_per_minute')) {
-          const err87 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err87];
-          } else {
-            vErrors.push(err87);
-          }
-          errors++;
-        }
-      }
-      let data41 = data40.record_rejected_per_minute;
+      let data41 = data39.search_timeout_ms;
       if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
-        const err88 = {
-          instancePath: instancePath + '/ingest/record_rejected_per_minute',
-          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+        const err87 = {
+          instancePath: instancePath + '/api/search_timeout_ms',
+          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err87];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err87);
         }
         errors++;
       }
       if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 > 600000 || isNaN(data41)) {
+          const err88 = {
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 600000 },
+            message: 'must be <= 600000',
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
         if (data41 < 1 || isNaN(data41)) {
           const err89 = {
-            instancePath: instancePath + '/ingest/record_rejected_per_minute',
-            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6466,8 +6480,8 @@ function validate29(
       }
     } else {
       const err90 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -6479,32 +6493,18 @@ function validate29(
       }
       errors++;
     }
-    let data42 = data.mcp;
+    let data42 = data.ingest;
     if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-      if (data42.max_sessions === undefined) {
-        data42.max_sessions = 100;
+      if (data42.record_rejected_per_minute === undefined) {
+        data42.record_rejected_per_minute = 60;
       }
-      if (data42.max_sessions_per_caller === undefined) {
-        data42.max_sessions_per_caller = 10;
-      }
-      if (data42.max_waits_per_caller === undefined) {
-        data42.max_waits_per_caller = 10;
-      }
-      if (data42.session_idle_seconds === undefined) {
-        data42.session_idle_seconds = 1800;
-      }
-      for (const key13 in data42) {
-        if (!(
-          key13 === 'max_sessions' ||
-          key13 === 'max_sessions_per_caller' ||
-          key13 === 'max_waits_per_caller' ||
-          key13 === 'session_idle_seconds'
-        )) {
+      for (const key12 in data42) {
+        if (!(key12 === 'record_rejected_per_minute')) {
           const err91 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
+            params: { additionalProperty: key12 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
@@ -6515,11 +6515,11 @@ function validate29(
           errors++;
         }
       }
-      let data43 = data42.max_sessions;
+      let data43 = data42.record_rejected_per_minute;
       if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
         const err92 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
+          instancePath: instancePath + '/ingest/record_rejected_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6534,8 +6534,8 @@ function validate29(
       if (typeof data43 == 'number' && isFinite(data43)) {
         if (data43 < 1 || isNaN(data43)) {
           const err93 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            instancePath: instancePath + '/ingest/record_rejected_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6548,30 +6548,48 @@ function validate29(
           errors++;
         }
       }
-      let data44 = data42.max_sessions_per_caller;
-      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-        const err94 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err94];
-        } else {
-          vErrors.push(err94);
-        }
-        errors++;
+    } else {
+      const err94 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err94];
+      } else {
+        vErrors.push(err94);
       }
-      if (typeof data44 == 'number' && isFinite(data44)) {
-        if (data44 < 1 || isNaN(data44)) {
+      errors++;
+    }
+    let data44 = data.mcp;
+    if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+      if (data44.max_sessions === undefined) {
+        data44.max_sessions = 100;
+      }
+      if (data44.max_sessions_per_caller === undefined) {
+        data44.max_sessions_per_caller = 10;
+      }
+      if (data44.max_waits_per_caller === undefined) {
+        data44.max_waits_per_caller = 10;
+      }
+      if (data44.session_idle_seconds === undefined) {
+        data44.session_idle_seconds = 1800;
+      }
+      for (const key13 in data44) {
+        if (!(
+          key13 === 'max_sessions' ||
+          key13 === 'max_sessions_per_caller' ||
+          key13 === 'max_waits_per_caller' ||
+          key13 === 'session_idle_seconds'
+        )) {
           const err95 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err95];
@@ -6581,11 +6599,11 @@ function validate29(
           errors++;
         }
       }
-      let data45 = data42.max_waits_per_caller;
+      let data45 = data44.max_sessions;
       if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
         const err96 = {
-          instancePath: instancePath + '/mcp/max_waits_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6600,8 +6618,8 @@ function validate29(
       if (typeof data45 == 'number' && isFinite(data45)) {
         if (data45 < 1 || isNaN(data45)) {
           const err97 = {
-            instancePath: instancePath + '/mcp/max_waits_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6614,11 +6632,11 @@ function validate29(
           errors++;
         }
       }
-      let data46 = data42.session_idle_seconds;
+      let data46 = data44.max_sessions_per_caller;
       if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
         const err98 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6631,13 +6649,13 @@ function validate29(
         errors++;
       }
       if (typeof data46 == 'number' && isFinite(data46)) {
-        if (data46 < 5 || isNaN(data46)) {
+        if (data46 < 1 || isNaN(data46)) {
           const err99 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err99];
@@ -6647,37 +6665,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err100 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err100];
-      } else {
-        vErrors.push(err100);
+      let data47 = data44.max_waits_per_caller;
+      if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+        const err100 = {
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err100];
+        } else {
+          vErrors.push(err100);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data47 = data.rate_limits;
-    if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
-      if (data47.read === undefined) {
-        data47.read = {};
-      }
-      if (data47.replay === undefined) {
-        data47.replay = {};
-      }
-      for (const key14 in data47) {
-        if (!(key14 === 'read' || key14 === 'replay')) {
+      if (typeof data47 == 'number' && isFinite(data47)) {
+        if (data47 < 1 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err101];
@@ -6687,39 +6698,30 @@ function validate29(
           errors++;
         }
       }
-      let data48 = data47.read;
-      if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
-        if (data48.capacity === undefined) {
-          data48.capacity = 120;
+      let data48 = data44.session_idle_seconds;
+      if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+        const err102 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err102];
+        } else {
+          vErrors.push(err102);
         }
-        if (data48.refill_per_second === undefined) {
-          data48.refill_per_second = 20;
-        }
-        for (const key15 in data48) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err102 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err102];
-            } else {
-              vErrors.push(err102);
-            }
-            errors++;
-          }
-        }
-        let data49 = data48.capacity;
-        if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
+        errors++;
+      }
+      if (typeof data48 == 'number' && isFinite(data48)) {
+        if (data48 < 5 || isNaN(data48)) {
           const err103 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err103];
@@ -6728,86 +6730,96 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data49 == 'number' && isFinite(data49)) {
-          if (data49 < 1 || isNaN(data49)) {
-            const err104 = {
+      }
+    } else {
+      const err104 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err104];
+      } else {
+        vErrors.push(err104);
+      }
+      errors++;
+    }
+    let data49 = data.rate_limits;
+    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+      if (data49.read === undefined) {
+        data49.read = {};
+      }
+      if (data49.replay === undefined) {
+        data49.replay = {};
+      }
+      for (const key14 in data49) {
+        if (!(key14 === 'read' || key14 === 'replay')) {
+          const err105 = {
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err105];
+          } else {
+            vErrors.push(err105);
+          }
+          errors++;
+        }
+      }
+      let data50 = data49.read;
+      if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+        if (data50.capacity === undefined) {
+          data50.capacity = 120;
+        }
+        if (data50.refill_per_second === undefined) {
+          data50.refill_per_second = 20;
+        }
+        for (const key15 in data50) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
+            const err106 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err106];
+            } else {
+              vErrors.push(err106);
+            }
+            errors++;
+          }
+        }
+        let data51 = data50.capacity;
+        if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+          const err107 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err107];
+          } else {
+            vErrors.push(err107);
+          }
+          errors++;
+        }
+        if (typeof data51 == 'number' && isFinite(data51)) {
+          if (data51 < 1 || isNaN(data51)) {
+            const err108 = {
               instancePath: instancePath + '/rate_limits/read/capacity',
               schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err104];
-            } else {
-              vErrors.push(err104);
-            }
-            errors++;
-          }
-        }
-        let data50 = data48.refill_per_second;
-        if (typeof data50 == 'number' && isFinite(data50)) {
-          if (data50 <= 0 || isNaN(data50)) {
-            const err105 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err105];
-            } else {
-              vErrors.push(err105);
-            }
-            errors++;
-          }
-        } else {
-          const err106 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err106];
-          } else {
-            vErrors.push(err106);
-          }
-          errors++;
-        }
-      } else {
-        const err107 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err107];
-        } else {
-          vErrors.push(err107);
-        }
-        errors++;
-      }
-      let data51 = data47.replay;
-      if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
-        if (data51.capacity === undefined) {
-          data51.capacity = 10;
-        }
-        if (data51.refill_per_second === undefined) {
-          data51.refill_per_second = 0.5;
-        }
-        for (const key16 in data51) {
-          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err108 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key16 },
-              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err108];
@@ -6817,9 +6829,81 @@ function validate29(
             errors++;
           }
         }
-        let data52 = data51.capacity;
-        if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
-          const err109 = {
+        let data52 = data50.refill_per_second;
+        if (typeof data52 == 'number' && isFinite(data52)) {
+          if (data52 <= 0 || isNaN(data52)) {
+            const err109 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err109];
+            } else {
+              vErrors.push(err109);
+            }
+            errors++;
+          }
+        } else {
+          const err110 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err110];
+          } else {
+            vErrors.push(err110);
+          }
+          errors++;
+        }
+      } else {
+        const err111 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err111];
+        } else {
+          vErrors.push(err111);
+        }
+        errors++;
+      }
+      let data53 = data49.replay;
+      if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+        if (data53.capacity === undefined) {
+          data53.capacity = 10;
+        }
+        if (data53.refill_per_second === undefined) {
+          data53.refill_per_second = 0.5;
+        }
+        for (const key16 in data53) {
+          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
+            const err112 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key16 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err112];
+            } else {
+              vErrors.push(err112);
+            }
+            errors++;
+          }
+        }
+        let data54 = data53.capacity;
+        if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))) {
+          const err113 = {
             instancePath: instancePath + '/rate_limits/replay/capacity',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
@@ -6827,15 +6911,15 @@ function validate29(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err109];
+            vErrors = [err113];
           } else {
-            vErrors.push(err109);
+            vErrors.push(err113);
           }
           errors++;
         }
-        if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 < 1 || isNaN(data52)) {
-            const err110 = {
+        if (typeof data54 == 'number' && isFinite(data54)) {
+          if (data54 < 1 || isNaN(data54)) {
+            const err114 = {
               instancePath: instancePath + '/rate_limits/replay/capacity',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
               keyword: 'minimum',
@@ -6843,17 +6927,17 @@ function validate29(
               message: 'must be >= 1',
             };
             if (vErrors === null) {
-              vErrors = [err110];
+              vErrors = [err114];
             } else {
-              vErrors.push(err110);
+              vErrors.push(err114);
             }
             errors++;
           }
         }
-        let data53 = data51.refill_per_second;
-        if (typeof data53 == 'number' && isFinite(data53)) {
-          if (data53 <= 0 || isNaN(data53)) {
-            const err111 = {
+        let data55 = data53.refill_per_second;
+        if (typeof data55 == 'number' && isFinite(data55)) {
+          if (data55 <= 0 || isNaN(data55)) {
+            const err115 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6861,14 +6945,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err115];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err115);
             }
             errors++;
           }
         } else {
-          const err112 = {
+          const err116 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -6876,14 +6960,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err112];
+            vErrors = [err116];
           } else {
-            vErrors.push(err112);
+            vErrors.push(err116);
           }
           errors++;
         }
       } else {
-        const err113 = {
+        const err117 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -6891,14 +6975,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err113];
+          vErrors = [err117];
         } else {
-          vErrors.push(err113);
+          vErrors.push(err117);
         }
         errors++;
       }
     } else {
-      const err114 = {
+      const err118 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -6906,20 +6990,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err114];
+        vErrors = [err118];
       } else {
-        vErrors.push(err114);
+        vErrors.push(err118);
       }
       errors++;
     }
-    let data54 = data.metrics;
-    if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-      if (data54.require_auth === undefined) {
-        data54.require_auth = true;
+    let data56 = data.metrics;
+    if (data56 && typeof data56 == 'object' && !Array.isArray(data56)) {
+      if (data56.require_auth === undefined) {
+        data56.require_auth = true;
       }
-      for (const key17 in data54) {
+      for (const key17 in data56) {
         if (!(key17 === 'require_auth')) {
-          const err115 = {
+          const err119 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -6927,15 +7011,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err115];
+            vErrors = [err119];
           } else {
-            vErrors.push(err115);
+            vErrors.push(err119);
           }
           errors++;
         }
       }
-      if (typeof data54.require_auth !== 'boolean') {
-        const err116 = {
+      if (typeof data56.require_auth !== 'boolean') {
+        const err120 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -6943,14 +7027,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err116];
+          vErrors = [err120];
         } else {
-          vErrors.push(err116);
+          vErrors.push(err120);
         }
         errors++;
       }
     } else {
-      const err117 = {
+      const err121 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -6958,14 +7042,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err117];
+        vErrors = [err121];
       } else {
-        vErrors.push(err117);
+        vErrors.push(err121);
       }
       errors++;
     }
   } else {
-    const err118 = {
+    const err122 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6973,9 +7057,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err118];
+      vErrors = [err122];
     } else {
-      vErrors.push(err118);
+      vErrors.push(err122);
     }
     errors++;
   }
