@@ -12,10 +12,8 @@
  * search does not use its GIN index (from 20,000 events up; below that a sequential scan is the
  * planner's honest choice).
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
+import { openBenchDatabase } from './bench-database.ts';
 import { createLogger } from '../src/log/logger.ts';
 import {
   createDatabasePool,
@@ -25,7 +23,6 @@ import {
   type ListQuery,
   type NewEvent,
 } from '../src/store/index.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import { buildListSql, resolveListQuery } from '../src/store/list-query.ts';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 100_000);
@@ -115,45 +112,8 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] ?? 0;
 }
 
-async function openBenchDatabase(): Promise<{ url: string; close(): Promise<void> }> {
-  const base = process.env.DATABASE_URL?.trim();
-  if (base) {
-    const name = `sb_bench_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(base);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      close: async () => {
-        const again = new pg.Client({ connectionString: base });
-        await again.connect();
-        await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await again.end();
-      },
-    };
-  }
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-'));
-  // mkdtemp makes the directory private; run as root, the server runs as `postgres` and must enter it.
-  await chmod(dataDir, 0o755);
-  const server: EmbeddedPostgres = await startEmbeddedPostgres({
-    dataDir,
-    logger,
-    settings: ['fsync=off', 'synchronous_commit=off'],
-  });
-  return {
-    url: server.url,
-    close: async () => {
-      await server.stop();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function main(): Promise<number> {
-  const database = await openBenchDatabase();
+  const database = await openBenchDatabase(logger);
   const pool = await createDatabasePool(database.url, { maximumPoolSize: 4 });
   const explainClient = new pg.Client({ connectionString: database.url });
   let failures = 0;

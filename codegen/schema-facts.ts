@@ -101,6 +101,10 @@ const VALUES: Record<string, ValueFact> = {
     source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_minute',
     doc: 'Rejected deliveries stored per source address per minute.',
   },
+  SEARCH_TIMEOUT_MS: {
+    source: 'config.schema.json#/properties/api/properties/search_timeout_ms',
+    doc: 'How long one payload search may run.',
+  },
   TOLERANCE_SECONDS: {
     source: 'config.schema.json#/$defs/provider/properties/tolerance_seconds',
     doc: 'Allowed clock skew of signed timestamps.',

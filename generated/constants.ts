@@ -138,6 +138,9 @@ export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as cons
 /** Rejected deliveries stored per source address per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
 export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;
 
+/** How long one payload search may run. From schemas/config.schema.json#/properties/api/properties/search_timeout_ms. */
+export const SEARCH_TIMEOUT_MS = { minimum: 1, maximum: 600000, default: 3000 } as const;
+
 /** Allowed clock skew of signed timestamps. From schemas/config.schema.json#/$defs/provider/properties/tolerance_seconds. */
 export const TOLERANCE_SECONDS = { minimum: 1, default: 300 } as const;
 

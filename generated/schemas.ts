@@ -735,6 +735,12 @@ export const SCHEMAS = {
             type: 'boolean',
             default: false,
           },
+          strict: {
+            description:
+              'Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).',
+            type: 'boolean',
+            default: false,
+          },
           public_url: {
             description:
               "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
@@ -755,6 +761,14 @@ export const SCHEMAS = {
             type: 'integer',
             minimum: 1,
             default: 20,
+          },
+          search_timeout_ms: {
+            description:
+              'How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.',
+            type: 'integer',
+            minimum: 1,
+            maximum: 600000,
+            default: 3000,
           },
         },
         default: {},

@@ -299,6 +299,10 @@ export interface SwitchboardConfig {
      */
     trust_proxy?: boolean;
     /**
+     * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
+     */
+    strict?: boolean;
+    /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */
     public_url?: string;
@@ -308,6 +312,10 @@ export interface SwitchboardConfig {
      * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
      */
     max_streams_per_caller?: number;
+    /**
+     * How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.
+     */
+    search_timeout_ms?: number;
   };
   ingest?: {
     /**
@@ -1569,6 +1577,10 @@ export interface SwitchboardConfigWithDefaults {
      */
     trust_proxy: boolean;
     /**
+     * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
+     */
+    strict: boolean;
+    /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */
     public_url?: string;
@@ -1578,6 +1590,10 @@ export interface SwitchboardConfigWithDefaults {
      * Most /api/stream connections one token may hold open at once; past it, 429 rate_limited with Retry-After.
      */
     max_streams_per_caller: number;
+    /**
+     * How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.
+     */
+    search_timeout_ms: number;
   };
   ingest: {
     /**

@@ -2180,6 +2180,12 @@ const schema48 = {
           type: 'boolean',
           default: false,
         },
+        strict: {
+          description:
+            'Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).',
+          type: 'boolean',
+          default: false,
+        },
         public_url: {
           description:
             "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
@@ -2200,6 +2206,14 @@ const schema48 = {
           type: 'integer',
           minimum: 1,
           default: 20,
+        },
+        search_timeout_ms: {
+          description:
+            'How long one payload search (q or match, in GET /api/events and list_webhook_events) may run; past it the search is stopped and answered 400 invalid_argument, naming the limit.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 600000,
+          default: 3000,
         },
       },
       default: {},
@@ -6124,12 +6138,16 @@ function validate29(
       if (data31.trust_proxy === undefined) {
         data31.trust_proxy = false;
       }
+      if (data31.strict === undefined) {
+        data31.strict = false;
+      }
       for (const key10 in data31) {
         if (!(
           key10 === 'host' ||
           key10 === 'port' ||
           key10 === 'allowed_hosts' ||
           key10 === 'trust_proxy' ||
+          key10 === 'strict' ||
           key10 === 'public_url'
         )) {
           const err69 = {
@@ -6294,31 +6312,31 @@ function validate29(
         }
         errors++;
       }
+      if (typeof data31.strict !== 'boolean') {
+        const err79 = {
+          instancePath: instancePath + '/server/strict',
+          schemaPath: '#/properties/server/properties/strict/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err79];
+        } else {
+          vErrors.push(err79);
+        }
+        errors++;
+      }
       if (data31.public_url !== undefined) {
-        let data37 = data31.public_url;
-        if (typeof data37 === 'string') {
-          if (!pattern7.test(data37)) {
-            const err79 = {
+        let data38 = data31.public_url;
+        if (typeof data38 === 'string') {
+          if (!pattern7.test(data38)) {
+            const err80 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/pattern',
               keyword: 'pattern',
               params: { pattern: '^https?://[^?#]+$' },
               message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
-            };
-            if (vErrors === null) {
-              vErrors = [err79];
-            } else {
-              vErrors.push(err79);
-            }
-            errors++;
-          }
-          if (!formats8(data37)) {
-            const err80 = {
-              instancePath: instancePath + '/server/public_url',
-              schemaPath: '#/properties/server/properties/public_url/format',
-              keyword: 'format',
-              params: { format: 'uri' },
-              message: 'must match format "' + 'uri' + '"',
             };
             if (vErrors === null) {
               vErrors = [err80];
@@ -6327,8 +6345,23 @@ function validate29(
             }
             errors++;
           }
+          if (!formats8(data38)) {
+            const err81 = {
+              instancePath: instancePath + '/server/public_url',
+              schemaPath: '#/properties/server/properties/public_url/format',
+              keyword: 'format',
+              params: { format: 'uri' },
+              message: 'must match format "' + 'uri' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
         } else {
-          const err81 = {
+          const err82 = {
             instancePath: instancePath + '/server/public_url',
             schemaPath: '#/properties/server/properties/public_url/type',
             keyword: 'type',
@@ -6336,15 +6369,15 @@ function validate29(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err82];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err82);
           }
           errors++;
         }
       }
     } else {
-      const err82 = {
+      const err83 = {
         instancePath: instancePath + '/server',
         schemaPath: '#/properties/server/type',
         keyword: 'type',
@@ -6352,20 +6385,23 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err82];
+        vErrors = [err83];
       } else {
-        vErrors.push(err82);
+        vErrors.push(err83);
       }
       errors++;
     }
-    let data38 = data.api;
-    if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-      if (data38.max_streams_per_caller === undefined) {
-        data38.max_streams_per_caller = 20;
+    let data39 = data.api;
+    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+      if (data39.max_streams_per_caller === undefined) {
+        data39.max_streams_per_caller = 20;
       }
-      for (const key11 in data38) {
-        if (!(key11 === 'max_streams_per_caller')) {
-          const err83 = {
+      if (data39.search_timeout_ms === undefined) {
+        data39.search_timeout_ms = 3000;
+      }
+      for (const key11 in data39) {
+        if (!(key11 === 'max_streams_per_caller' || key11 === 'search_timeout_ms')) {
+          const err84 = {
             instancePath: instancePath + '/api',
             schemaPath: '#/properties/api/additionalProperties',
             keyword: 'additionalProperties',
@@ -6373,16 +6409,16 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err84];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err84);
           }
           errors++;
         }
       }
-      let data39 = data38.max_streams_per_caller;
-      if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39) && isFinite(data39))) {
-        const err84 = {
+      let data40 = data39.max_streams_per_caller;
+      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
+        const err85 = {
           instancePath: instancePath + '/api/max_streams_per_caller',
           schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
@@ -6390,15 +6426,15 @@ function validate29(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err85];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err85);
         }
         errors++;
       }
-      if (typeof data39 == 'number' && isFinite(data39)) {
-        if (data39 < 1 || isNaN(data39)) {
-          const err85 = {
+      if (typeof data40 == 'number' && isFinite(data40)) {
+        if (data40 < 1 || isNaN(data40)) {
+          const err86 = {
             instancePath: instancePath + '/api/max_streams_per_caller',
             schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
             keyword: 'minimum',
@@ -6406,71 +6442,49 @@ function validate29(
             message: 'must be >= 1',
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err86];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err86);
           }
           errors++;
         }
       }
-    } else {
-      const err86 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err86];
-      } else {
-        vErrors.push(err86);
-      }
-      errors++;
-    }
-    let data40 = data.ingest;
-    if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
-      if (data40.record_rejected_per_minute === undefined) {
-        data40.record_rejected_per_minute = 60;
-      }
-      for (const key12 in data40) {
-        if (!(key12 === 'record_rejected_per_minute')) {
-          const err87 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err87];
-          } else {
-            vErrors.push(err87);
-          }
-          errors++;
-        }
-      }
-      let data41 = data40.record_rejected_per_minute;
+      let data41 = data39.search_timeout_ms;
       if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
-        const err88 = {
-          instancePath: instancePath + '/ingest/record_rejected_per_minute',
-          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+        const err87 = {
+          instancePath: instancePath + '/api/search_timeout_ms',
+          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err87];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err87);
         }
         errors++;
       }
       if (typeof data41 == 'number' && isFinite(data41)) {
+        if (data41 > 600000 || isNaN(data41)) {
+          const err88 = {
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 600000 },
+            message: 'must be <= 600000',
+          };
+          if (vErrors === null) {
+            vErrors = [err88];
+          } else {
+            vErrors.push(err88);
+          }
+          errors++;
+        }
         if (data41 < 1 || isNaN(data41)) {
           const err89 = {
-            instancePath: instancePath + '/ingest/record_rejected_per_minute',
-            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6485,8 +6499,8 @@ function validate29(
       }
     } else {
       const err90 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
@@ -6498,24 +6512,18 @@ function validate29(
       }
       errors++;
     }
-    let data42 = data.mcp;
+    let data42 = data.ingest;
     if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-      if (data42.max_sessions === undefined) {
-        data42.max_sessions = 100;
+      if (data42.record_rejected_per_minute === undefined) {
+        data42.record_rejected_per_minute = 60;
       }
-      if (data42.max_sessions_per_caller === undefined) {
-        data42.max_sessions_per_caller = 10;
-      }
-      if (data42.session_idle_seconds === undefined) {
-        data42.session_idle_seconds = 1800;
-      }
-      for (const key13 in data42) {
-        if (!(key13 === 'max_sessions' || key13 === 'max_sessions_per_caller' || key13 === 'session_idle_seconds')) {
+      for (const key12 in data42) {
+        if (!(key12 === 'record_rejected_per_minute')) {
           const err91 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
+            params: { additionalProperty: key12 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
@@ -6526,11 +6534,11 @@ function validate29(
           errors++;
         }
       }
-      let data43 = data42.max_sessions;
+      let data43 = data42.record_rejected_per_minute;
       if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
         const err92 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
+          instancePath: instancePath + '/ingest/record_rejected_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6545,8 +6553,8 @@ function validate29(
       if (typeof data43 == 'number' && isFinite(data43)) {
         if (data43 < 1 || isNaN(data43)) {
           const err93 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            instancePath: instancePath + '/ingest/record_rejected_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6559,30 +6567,40 @@ function validate29(
           errors++;
         }
       }
-      let data44 = data42.max_sessions_per_caller;
-      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-        const err94 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err94];
-        } else {
-          vErrors.push(err94);
-        }
-        errors++;
+    } else {
+      const err94 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err94];
+      } else {
+        vErrors.push(err94);
       }
-      if (typeof data44 == 'number' && isFinite(data44)) {
-        if (data44 < 1 || isNaN(data44)) {
+      errors++;
+    }
+    let data44 = data.mcp;
+    if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
+      if (data44.max_sessions === undefined) {
+        data44.max_sessions = 100;
+      }
+      if (data44.max_sessions_per_caller === undefined) {
+        data44.max_sessions_per_caller = 10;
+      }
+      if (data44.session_idle_seconds === undefined) {
+        data44.session_idle_seconds = 1800;
+      }
+      for (const key13 in data44) {
+        if (!(key13 === 'max_sessions' || key13 === 'max_sessions_per_caller' || key13 === 'session_idle_seconds')) {
           const err95 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err95];
@@ -6592,11 +6610,11 @@ function validate29(
           errors++;
         }
       }
-      let data45 = data42.session_idle_seconds;
+      let data45 = data44.max_sessions;
       if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
         const err96 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6609,13 +6627,13 @@ function validate29(
         errors++;
       }
       if (typeof data45 == 'number' && isFinite(data45)) {
-        if (data45 < 5 || isNaN(data45)) {
+        if (data45 < 1 || isNaN(data45)) {
           const err97 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err97];
@@ -6625,37 +6643,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err98 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err98];
-      } else {
-        vErrors.push(err98);
+      let data46 = data44.max_sessions_per_caller;
+      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
+        const err98 = {
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err98];
+        } else {
+          vErrors.push(err98);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data46 = data.rate_limits;
-    if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-      if (data46.read === undefined) {
-        data46.read = {};
-      }
-      if (data46.replay === undefined) {
-        data46.replay = {};
-      }
-      for (const key14 in data46) {
-        if (!(key14 === 'read' || key14 === 'replay')) {
+      if (typeof data46 == 'number' && isFinite(data46)) {
+        if (data46 < 1 || isNaN(data46)) {
           const err99 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err99];
@@ -6665,39 +6676,30 @@ function validate29(
           errors++;
         }
       }
-      let data47 = data46.read;
-      if (data47 && typeof data47 == 'object' && !Array.isArray(data47)) {
-        if (data47.capacity === undefined) {
-          data47.capacity = 120;
+      let data47 = data44.session_idle_seconds;
+      if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
+        const err100 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err100];
+        } else {
+          vErrors.push(err100);
         }
-        if (data47.refill_per_second === undefined) {
-          data47.refill_per_second = 20;
-        }
-        for (const key15 in data47) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err100 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err100];
-            } else {
-              vErrors.push(err100);
-            }
-            errors++;
-          }
-        }
-        let data48 = data47.capacity;
-        if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+        errors++;
+      }
+      if (typeof data47 == 'number' && isFinite(data47)) {
+        if (data47 < 5 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err101];
@@ -6706,86 +6708,96 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data48 == 'number' && isFinite(data48)) {
-          if (data48 < 1 || isNaN(data48)) {
-            const err102 = {
+      }
+    } else {
+      const err102 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err102];
+      } else {
+        vErrors.push(err102);
+      }
+      errors++;
+    }
+    let data48 = data.rate_limits;
+    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+      if (data48.read === undefined) {
+        data48.read = {};
+      }
+      if (data48.replay === undefined) {
+        data48.replay = {};
+      }
+      for (const key14 in data48) {
+        if (!(key14 === 'read' || key14 === 'replay')) {
+          const err103 = {
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err103];
+          } else {
+            vErrors.push(err103);
+          }
+          errors++;
+        }
+      }
+      let data49 = data48.read;
+      if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+        if (data49.capacity === undefined) {
+          data49.capacity = 120;
+        }
+        if (data49.refill_per_second === undefined) {
+          data49.refill_per_second = 20;
+        }
+        for (const key15 in data49) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
+            const err104 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err104];
+            } else {
+              vErrors.push(err104);
+            }
+            errors++;
+          }
+        }
+        let data50 = data49.capacity;
+        if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+          const err105 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err105];
+          } else {
+            vErrors.push(err105);
+          }
+          errors++;
+        }
+        if (typeof data50 == 'number' && isFinite(data50)) {
+          if (data50 < 1 || isNaN(data50)) {
+            const err106 = {
               instancePath: instancePath + '/rate_limits/read/capacity',
               schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err102];
-            } else {
-              vErrors.push(err102);
-            }
-            errors++;
-          }
-        }
-        let data49 = data47.refill_per_second;
-        if (typeof data49 == 'number' && isFinite(data49)) {
-          if (data49 <= 0 || isNaN(data49)) {
-            const err103 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err103];
-            } else {
-              vErrors.push(err103);
-            }
-            errors++;
-          }
-        } else {
-          const err104 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err104];
-          } else {
-            vErrors.push(err104);
-          }
-          errors++;
-        }
-      } else {
-        const err105 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err105];
-        } else {
-          vErrors.push(err105);
-        }
-        errors++;
-      }
-      let data50 = data46.replay;
-      if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-        if (data50.capacity === undefined) {
-          data50.capacity = 10;
-        }
-        if (data50.refill_per_second === undefined) {
-          data50.refill_per_second = 0.5;
-        }
-        for (const key16 in data50) {
-          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err106 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key16 },
-              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err106];
@@ -6795,9 +6807,81 @@ function validate29(
             errors++;
           }
         }
-        let data51 = data50.capacity;
-        if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
-          const err107 = {
+        let data51 = data49.refill_per_second;
+        if (typeof data51 == 'number' && isFinite(data51)) {
+          if (data51 <= 0 || isNaN(data51)) {
+            const err107 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err107];
+            } else {
+              vErrors.push(err107);
+            }
+            errors++;
+          }
+        } else {
+          const err108 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err108];
+          } else {
+            vErrors.push(err108);
+          }
+          errors++;
+        }
+      } else {
+        const err109 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err109];
+        } else {
+          vErrors.push(err109);
+        }
+        errors++;
+      }
+      let data52 = data48.replay;
+      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
+        if (data52.capacity === undefined) {
+          data52.capacity = 10;
+        }
+        if (data52.refill_per_second === undefined) {
+          data52.refill_per_second = 0.5;
+        }
+        for (const key16 in data52) {
+          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
+            const err110 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key16 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err110];
+            } else {
+              vErrors.push(err110);
+            }
+            errors++;
+          }
+        }
+        let data53 = data52.capacity;
+        if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
+          const err111 = {
             instancePath: instancePath + '/rate_limits/replay/capacity',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
@@ -6805,15 +6889,15 @@ function validate29(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err107];
+            vErrors = [err111];
           } else {
-            vErrors.push(err107);
+            vErrors.push(err111);
           }
           errors++;
         }
-        if (typeof data51 == 'number' && isFinite(data51)) {
-          if (data51 < 1 || isNaN(data51)) {
-            const err108 = {
+        if (typeof data53 == 'number' && isFinite(data53)) {
+          if (data53 < 1 || isNaN(data53)) {
+            const err112 = {
               instancePath: instancePath + '/rate_limits/replay/capacity',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
               keyword: 'minimum',
@@ -6821,17 +6905,17 @@ function validate29(
               message: 'must be >= 1',
             };
             if (vErrors === null) {
-              vErrors = [err108];
+              vErrors = [err112];
             } else {
-              vErrors.push(err108);
+              vErrors.push(err112);
             }
             errors++;
           }
         }
-        let data52 = data50.refill_per_second;
-        if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 <= 0 || isNaN(data52)) {
-            const err109 = {
+        let data54 = data52.refill_per_second;
+        if (typeof data54 == 'number' && isFinite(data54)) {
+          if (data54 <= 0 || isNaN(data54)) {
+            const err113 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6839,14 +6923,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err109];
+              vErrors = [err113];
             } else {
-              vErrors.push(err109);
+              vErrors.push(err113);
             }
             errors++;
           }
         } else {
-          const err110 = {
+          const err114 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -6854,14 +6938,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err110];
+            vErrors = [err114];
           } else {
-            vErrors.push(err110);
+            vErrors.push(err114);
           }
           errors++;
         }
       } else {
-        const err111 = {
+        const err115 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -6869,14 +6953,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err111];
+          vErrors = [err115];
         } else {
-          vErrors.push(err111);
+          vErrors.push(err115);
         }
         errors++;
       }
     } else {
-      const err112 = {
+      const err116 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -6884,20 +6968,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err112];
+        vErrors = [err116];
       } else {
-        vErrors.push(err112);
+        vErrors.push(err116);
       }
       errors++;
     }
-    let data53 = data.metrics;
-    if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-      if (data53.require_auth === undefined) {
-        data53.require_auth = true;
+    let data55 = data.metrics;
+    if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
+      if (data55.require_auth === undefined) {
+        data55.require_auth = true;
       }
-      for (const key17 in data53) {
+      for (const key17 in data55) {
         if (!(key17 === 'require_auth')) {
-          const err113 = {
+          const err117 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -6905,15 +6989,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err113];
+            vErrors = [err117];
           } else {
-            vErrors.push(err113);
+            vErrors.push(err117);
           }
           errors++;
         }
       }
-      if (typeof data53.require_auth !== 'boolean') {
-        const err114 = {
+      if (typeof data55.require_auth !== 'boolean') {
+        const err118 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -6921,14 +7005,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err114];
+          vErrors = [err118];
         } else {
-          vErrors.push(err114);
+          vErrors.push(err118);
         }
         errors++;
       }
     } else {
-      const err115 = {
+      const err119 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -6936,14 +7020,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err115];
+        vErrors = [err119];
       } else {
-        vErrors.push(err115);
+        vErrors.push(err119);
       }
       errors++;
     }
   } else {
-    const err116 = {
+    const err120 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6951,9 +7035,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err116];
+      vErrors = [err120];
     } else {
-      vErrors.push(err116);
+      vErrors.push(err120);
     }
     errors++;
   }

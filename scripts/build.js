@@ -1,7 +1,14 @@
 #!/usr/bin/env node
 /**
- * `npm run build` (and `prepare`, so `npm ci` and `npm pack` build too): compiles src/ to dist/
- * with tsc, builds the web UI, and copies what the code reads at run time beside it.
+ * `npm run build` (and `preprepare`, so `npm ci` builds too; `prepack`, so `npm pack` packs a fresh
+ * build): compiles src/ to dist/ with tsc, builds the web UI, and copies what the code reads at run
+ * time beside it.
+ *
+ * Why `preprepare` and not `prepare`: npm 11.19 and later list a `prepare` script of a package
+ * installed from a tarball among the "install scripts not yet covered by allowScripts", and warn
+ * during the README's global install, although a tarball install never runs it. npm ci and npm
+ * install run the project's own preprepare exactly as they run prepare, and nothing of a
+ * dependency's, so the package has no script that an install would run or list.
  *
  *   dist/src/**          every src/**\/*.ts compiled (with source maps), and every other file in
  *                        src/ (SQL migrations, trigger samples, the built UI in src/ui/dist/);
@@ -16,10 +23,11 @@
  *
  * tsc only emits here (noCheck in tsconfig.build.json): `npm run typecheck` checks the types, in CI
  * before anything is built. Plain JavaScript, so that it runs before anything is compiled. Without the devDependencies
- * (npm ci --omit=dev), `--if-possible` skips the build with a note instead of failing.
+ * (npm ci --omit=dev), `--if-possible` skips the build with a note instead of failing. `--if-stale`
+ * builds only when a source is newer than dist/ (npm pack right after npm ci packs that build).
  */
 import { spawnSync } from 'node:child_process';
-import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -73,7 +81,43 @@ async function copyRuntimeFiles(from, to, skip) {
   return copied;
 }
 
+/** Newest modification time of the files below dir (skipping folders named in skip), in ms. */
+async function newestBelow(dir, skip = []) {
+  let newest = 0;
+  for (const file of await filesBelow(dir, skip)) {
+    newest = Math.max(newest, (await stat(path.join(dir, file))).mtimeMs);
+  }
+  return newest;
+}
+
+/** True when dist/ is missing or older than something it is built from. */
+async function isStale() {
+  let built;
+  try {
+    built = (await stat(path.join(out, 'package.json'))).mtimeMs;
+  } catch {
+    return true;
+  }
+  const inputs = [
+    await newestBelow(path.join(root, 'src'), ['ui/dist']),
+    await newestBelow(path.join(root, 'generated')),
+    ...(await Promise.all(
+      ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.js'].map(async (file) =>
+        stat(path.join(root, file)).then(
+          (s) => s.mtimeMs,
+          () => 0,
+        ),
+      ),
+    )),
+  ];
+  return inputs.some((time) => time > built);
+}
+
 async function main() {
+  if (process.argv.includes('--if-stale') && !(await isStale())) {
+    process.stdout.write('build: dist/ is up to date\n');
+    return;
+  }
   const missing = ['typescript', 'tsx', 'esbuild'].filter((name) => !resolves(name));
   if (missing.length > 0) {
     const note = `build: ${missing.join(', ')} not installed (devDependencies); dist/ not built`;

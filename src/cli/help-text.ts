@@ -1,21 +1,6 @@
-export const HELP_TEXT = `switchboard: receive, verify and store webhooks and queue messages; inspect and replay them over MCP.
+import { COMMANDS, type CommandSpec } from './commands.ts';
 
-Usage:
-  switchboard [serve] [--config PATH] [--host HOST] [--port PORT]
-      Start the server (default command). Host defaults to 127.0.0.1, port to $PORT or 8080.
-  switchboard migrate [--config PATH]
-      Apply database migrations and exit.
-  switchboard token create <name> | token list | token revoke <name>
-      Manage the bearer tokens that MCP and the HTTP API accept.
-  switchboard trigger <provider> [sample] [--url BASE_URL] [--config PATH]
-      Send a realistic sample event, signed with the provider's configured secret,
-      to a running switchboard (default http://127.0.0.1:8080).
-  switchboard listen <server-url> --forward-to <url> [options]
-      Forward a remote switchboard's new events to a local app, exact bytes, nothing lost
-      across disconnects and restarts (see switchboard listen --help).
-  switchboard --help | --version
-
-Configuration:
+const ENVIRONMENT = `Configuration:
   --config PATH, or SWITCHBOARD_CONFIG, or ./switchboard.yaml if present.
   DATABASE_URL                  PostgreSQL to use; without it an embedded PostgreSQL runs in the data dir.
   SWITCHBOARD_DATA_DIR          Data directory (default ./.switchboard).
@@ -23,13 +8,46 @@ Configuration:
   REDIS_URL                     Redis for queue providers (default redis://127.0.0.1:6379).
   SWITCHBOARD_DRAIN_TIMEOUT_MS  How long SIGTERM waits for in-flight requests before cutting
                                 connections, in ms (0 to 600000; default 10000).
-  LOG_LEVEL                     pino level (default info).
+  LOG_LEVEL                     pino level (default info). Logs are one-line text on a terminal, JSON otherwise.
 
 switchboard listen also reads:
   SWITCHBOARD_SIGN_SECRET       The secret to sign forwarded events with (--sign-secret).
   XDG_STATE_HOME                Where checkpoints go (default $HOME/.local/state).
   NO_COLOR                      Set to print without colours on a terminal.
 `;
+
+/** Lines of `text` indented by `by` spaces. */
+const indent = (text: string, by: number): string =>
+  text
+    .split('\n')
+    .map((line) => `${' '.repeat(by)}${line}`)
+    .join('\n');
+
+/**
+ * `switchboard --help`: every command with its usage and summary, then the environment.
+ * `runAs` is how this process is run here (invocation.ts), e.g. `npm start --` in a clone.
+ */
+export function generalHelp(runAs: string): string {
+  const commands = COMMANDS.map((c) => `  switchboard ${c.usage}\n${indent(c.summary, 6)}`).join('\n');
+  return (
+    'switchboard: receive, verify and store webhooks and queue messages; inspect and replay them over MCP.\n\n' +
+    `Usage (run here as: ${runAs} <command> [options]):\n${commands}\n  switchboard --help | --version\n\n` +
+    `${ENVIRONMENT}`
+  );
+}
+
+/** `switchboard help <command>` and `switchboard <command> --help`. */
+export function commandHelp(spec: CommandSpec, runAs: string): string {
+  const options = Object.entries(spec.options).map(([name, o]) => {
+    const flag = `${o.short === undefined ? '' : `-${o.short}, `}--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
+    return `  ${flag.padEnd(22)} ${o.description}`;
+  });
+  return (
+    `Usage: switchboard ${spec.usage}\n  (run here as: ${runAs} ${spec.command} …)\n\n${spec.summary}\n` +
+    (spec.details === undefined ? '' : `\n${spec.details}\n`) +
+    `\nOptions:\n${[...options, `  ${'-h, --help'.padEnd(22)} This help.`].join('\n')}\n`
+  );
+}
 
 export const LISTEN_USAGE = `Usage: switchboard listen <server-url> --forward-to <url> [options]
 

@@ -1,23 +1,23 @@
-import { parseArgs } from 'node:util';
+/**
+ * The command line: picks the command, checks its arguments against the command table
+ * (commands.ts) and only then loads what the command runs. A usage error is answered before any
+ * module of the server, the config validators or the database is loaded.
+ */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config-error.ts';
-import type { ResolvedConfig } from '../config/resolve-config.ts';
-import type { Logger, LoggerOptions } from '../log/logger.ts';
-import { HELP_TEXT } from './help-text.ts';
+import { EXIT_USAGE, parseCommandLine, UsageError } from './command-line.ts';
+import { commandNamed, COMMANDS } from './commands.ts';
+import { commandHelp, generalHelp } from './help-text.ts';
+import { commandHint } from './invocation.ts';
+import type { CliIo } from './cli-io.ts';
 
-/** Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config. */
-const EXIT_USAGE = 2;
-
-class UsageError extends Error {}
-
-interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
-
-const defaultIo: Io = {
+const defaultIo: CliIo = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
+  env: process.env,
+  stdinIsTty: process.stdin.isTTY === true,
+  stdoutIsTty: process.stdout.isTTY === true,
+  stderrIsTty: process.stderr.isTTY === true,
 };
 
 function version(): string {
@@ -25,115 +25,89 @@ function version(): string {
   return pkg.version;
 }
 
-function parsePort(raw: string | undefined, what: string): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535)
-    throw new UsageError(`${what}: ${JSON.stringify(raw)} is not a port number`);
-  return Number(raw);
+/** The command and its arguments: the first argument, unless it is an option (serve is the default). */
+function splitCommand(argv: readonly string[]): { command: string; args: readonly string[] } {
+  const [first, ...rest] = argv;
+  if (first === undefined || first.startsWith('-')) return { command: 'serve', args: argv };
+  return { command: first, args: rest };
 }
 
-/**
- * The config loader (with its compiled validators) and the logger are loaded by the commands that
- * use them, so that --help and --version start in a fraction of the time.
- */
-async function readConfig(flagPath: string | undefined): Promise<ResolvedConfig> {
-  const { loadConfig } = await import('../config/load-config.ts');
-  return loadConfig({ flagPath, env: process.env, cwd: process.cwd() });
-}
-
-async function newLogger(options?: LoggerOptions): Promise<Logger> {
-  const { createLogger } = await import('../log/logger.ts');
-  return createLogger(options);
-}
-
-export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
-  let logger: Logger | undefined;
-  if (argv[0] === 'listen') {
+async function runCommand(command: string, args: readonly string[], io: CliIo): Promise<number> {
+  const spec = commandNamed(command);
+  if (spec === undefined) {
+    throw new UsageError(
+      `unknown command ${JSON.stringify(command)}; the commands are ${COMMANDS.map((c) => c.command).join(', ')}`,
+    );
+  }
+  if (command === 'listen') {
     // listen has flags of its own (repeatable filters); it parses them itself.
     const { runListenCommand } = await import('./listen-command.ts');
-    return runListenCommand(argv.slice(1), {
-      out: io.out,
-      err: io.err,
-      env: process.env,
-      isTty: process.stdout.isTTY,
-    });
+    return runListenCommand(args, { out: io.out, err: io.err, env: io.env, isTty: io.stdoutIsTty });
   }
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        config: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        url: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-    });
-    if (values.help) {
-      io.out(HELP_TEXT);
+  const parsed = parseCommandLine(spec, args);
+  if (parsed.help) {
+    io.out(commandHelp(spec, commandHint('')));
+    return 0;
+  }
+  switch (command) {
+    case 'help': {
+      const [topic] = parsed.positionals;
+      if (topic === undefined) {
+        io.out(generalHelp(commandHint('')));
+        return 0;
+      }
+      const about = commandNamed(topic);
+      if (about === undefined) throw new UsageError(`no command named ${JSON.stringify(topic)}`, 'help');
+      if (topic === 'listen') {
+        const { LISTEN_USAGE } = await import('./help-text.ts');
+        io.out(LISTEN_USAGE);
+      } else io.out(commandHelp(about, commandHint('')));
       return 0;
     }
-    if (values.version) {
+    case 'serve':
+      return (await import('./serve-command.ts')).runServeCommand(parsed, io);
+    case 'migrate':
+      return (await import('./serve-command.ts')).runMigrateCommand(parsed, io);
+    case 'token':
+      return (await import('./token-command.ts')).runTokenCommand(parsed, io);
+    case 'trigger':
+      return (await import('./trigger-command.ts')).runTriggerCommand(parsed, io);
+    case 'data':
+      return (await import('./data-command.ts')).runDataCommand(parsed, io);
+    default:
+      throw new Error(`command ${command} is in the table but has no handler`);
+  }
+}
+
+/** Runs one command line. `given` replaces parts of the process's own io (tests pass out and err). */
+export async function main(
+  argv: readonly string[],
+  given: Pick<CliIo, 'out' | 'err'> & Partial<CliIo> = defaultIo,
+): Promise<number> {
+  const io: CliIo = { ...defaultIo, ...given };
+  try {
+    if (argv[0] === '--help' || argv[0] === '-h') {
+      io.out(generalHelp(commandHint('')));
+      return 0;
+    }
+    if (argv[0] === '--version' || argv[0] === '-v') {
       io.out(`${version()}\n`);
       return 0;
     }
-    const [command = 'serve', ...rest] = positionals;
-    switch (command) {
-      case 'serve': {
-        if (rest.length > 0) throw new UsageError(`serve takes no arguments (got ${rest.join(' ')})`);
-        const config = await readConfig(values.config);
-        logger = await newLogger();
-        const { runServer } = await import('../server/run-server.ts');
-        return await runServer({
-          config,
-          logger,
-          // The config's own values are the schema's defaults unless the file sets them.
-          host: values.host ?? config.server.host,
-          port: parsePort(values.port, '--port') ?? parsePort(process.env.PORT, 'PORT') ?? config.server.port,
-          out: io.out,
-        });
-      }
-      case 'migrate': {
-        const config = await readConfig(values.config);
-        logger = await newLogger();
-        const { runMigrate } = await import('../server/run-server.ts');
-        await runMigrate({ config, logger, out: io.out });
-        return 0;
-      }
-      case 'token': {
-        const [action, name, ...extra] = rest;
-        if (extra.length > 0) throw new UsageError('token takes: create <name> | list | revoke <name>');
-        logger = await newLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-        const { runTokenCommand } = await import('../server/run-server.ts');
-        return await runTokenCommand({ action, name, logger, out: io.out, err: io.err });
-      }
-      case 'trigger': {
-        const [provider, sample, ...extra] = rest;
-        if (provider === undefined || extra.length > 0)
-          throw new UsageError('usage: switchboard trigger <provider> [sample]');
-        const config = await readConfig(values.config);
-        const { runTrigger } = await import('../server/run-trigger.ts');
-        return await runTrigger({ config, provider, sample, baseUrl: values.url, out: io.out, err: io.err });
-      }
-      default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}; see switchboard --help`);
-    }
+    const { command, args } = splitCommand(argv);
+    return await runCommand(command, args, io);
   } catch (err: unknown) {
+    if (err instanceof UsageError) {
+      const help = commandHint(err.command === undefined ? '--help' : `${err.command} --help`);
+      io.err(`switchboard: ${err.message}\nSee: ${help}\n`);
+      return EXIT_USAGE;
+    }
     if (err instanceof ConfigError) {
       io.err(`switchboard: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    if (
-      err instanceof UsageError ||
-      (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))
-    ) {
-      io.err(`switchboard: ${err.message}\n`);
-      return EXIT_USAGE;
-    }
-    if (logger) logger.fatal({ err }, 'switchboard stopped on an error');
+    // Reported once, here, in plain text. serve has also logged an unexpected one with its stack
+    // (isOperatorError tells them apart); the message of an expected one is the whole story.
     io.err(`switchboard: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }

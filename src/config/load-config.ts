@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isCollection, parseDocument, visit } from 'yaml';
 import { ConfigError } from './config-error.ts';
-import { interpolateEnv } from './interpolate-env.ts';
+import { interpolateEnv, type UnsetVariable } from './interpolate-env.ts';
 import { resolveConfig, type ResolvedConfig } from './resolve-config.ts';
 
 export interface ConfigSource {
@@ -24,13 +24,16 @@ export function findConfigPath(source: ConfigSource): string | null {
   return existsSync(fallback) ? fallback : null;
 }
 
-export function loadConfig(source: ConfigSource): ResolvedConfig & { path: string | null } {
+/** The config, and the ${VAR}s it uses that are not set (the caller warns, or refuses with --strict). */
+export type LoadedConfig = ResolvedConfig & { unsetVariables: UnsetVariable[] };
+
+export function loadConfig(source: ConfigSource): LoadedConfig & { path: string | null } {
   const path = findConfigPath(source);
   const text = path === null ? '' : readFileSync(path, 'utf8');
   return { ...parseConfig(text, source.env), path };
 }
 
-export function parseConfig(text: string, env: NodeJS.ProcessEnv): ResolvedConfig {
+export function parseConfig(text: string, env: NodeJS.ProcessEnv): LoadedConfig {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = doc.errors[0];
   if (first) {
@@ -57,5 +60,7 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv): ResolvedConfi
     const message = err instanceof Error ? err.message : String(err);
     throw new ConfigError(`invalid YAML: ${message.split('\n')[0] ?? message}`);
   }
-  return resolveConfig(interpolateEnv(raw, env));
+  const unsetVariables: UnsetVariable[] = [];
+  const config = resolveConfig(interpolateEnv(raw, env, '', unsetVariables));
+  return { ...config, unsetVariables };
 }

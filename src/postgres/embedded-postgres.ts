@@ -29,7 +29,8 @@ import {
   type PostgresAccount,
 } from './postgres-account.ts';
 import { bundledInstall, reachableInstall, type PostgresInstall } from './postgres-install.ts';
-import { runInitdb, STAGING_PREFIX, stagingName, startPostgres, SUPERUSER } from './postgres-processes.ts';
+import { runInitdb, STAGING_PREFIX, stagingName, startPostgres } from './postgres-processes.ts';
+import { connectionUrl, PASSWORD_FILE, writeRunningRecord } from './running-record.ts';
 
 export { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
 
@@ -71,8 +72,8 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-const CLUSTER_DIR = 'postgres';
-const PASSWORD_FILE = 'postgres.password';
+/** The cluster's folder in the data directory (unless it was placed elsewhere, see placeCluster). */
+export const CLUSTER_DIR = 'postgres';
 /** Written in the data dir when the cluster lives elsewhere: that cluster's absolute path. */
 export const CLUSTER_LOCATION_FILE = 'postgres.location';
 export const DEFAULT_SYSTEM_DIR = '/var/lib/switchboard';
@@ -125,22 +126,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await handle.stop();
       throw error;
     }
+    // Other commands on this data directory (switchboard token) connect through this record.
+    const record = await writeRunningRecord(dataDir, { port: server.port, database }).catch(async (error: unknown) => {
+      await handle.stop();
+      throw error;
+    });
     logger.info({ port: server.port, clusterDir, pid: server.child.pid }, 'embedded PostgreSQL started');
     return {
       url: connectionUrl(server.port, password, database),
       port: server.port,
       clusterDir,
       pid: server.child.pid ?? 0,
-      stop: handle.stop,
+      stop: async () => {
+        await record.remove();
+        await handle.stop();
+      },
     };
   } catch (error) {
     await lock.release();
     throw error;
   }
-}
-
-function connectionUrl(port: number, password: string, database: string): string {
-  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -68,7 +68,9 @@ export function startQueueSources(options: QueueSourcesOptions): QueueSources {
         : startPubSubSource({ provider, redisUrl, committer, logger, backoff });
     sources.set(provider.name, source);
   }
-  logger.info({ providers: [...sources.keys()], redis: redactUrl(redisUrl) }, 'queue sources started');
+  // With no queue provider no Redis connection is made at all: say so, rather than list none.
+  if (sources.size === 0) logger.info('no queue providers; Redis not used');
+  else logger.info({ providers: [...sources.keys()], redis: redactUrl(redisUrl) }, 'queue sources started');
 
   return {
     connectionOf: (name) => sources.get(name)?.state(),

@@ -1,11 +1,9 @@
-/** What the CLI's serve, migrate and token commands run. */
+/** What the CLI's serve and migrate commands run. */
 import { ConfigError } from '../config/config-error.ts';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
-import { DataDirInUseError } from '../postgres/data-dir-lock.ts';
-import { createTokenRepository, databaseOptionsFromEnv, openDatabase } from '../store/index.ts';
-import { runTokenCommand as runTokens } from '../auth/index.ts';
-import { startSwitchboard } from './start-switchboard.ts';
+import { databaseOptionsFromEnv, openDatabase } from '../store/index.ts';
+import { startSwitchboard, type RunningSwitchboard } from './start-switchboard.ts';
 
 export interface ServeOptions {
   config: ResolvedConfig;
@@ -13,6 +11,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   out: (text: string) => void;
+  /** Once it serves: the CLI prints where, what it serves and the first token (cli/startup-banner.ts). */
+  onStarted?: (running: RunningSwitchboard) => Promise<void>;
   /** Resolves when the server should stop; default the first SIGINT or SIGTERM. */
   stopSignal?: Promise<unknown>;
 }
@@ -96,15 +96,8 @@ async function serve(
     redisUrl: process.env.REDIS_URL || undefined,
     ...(setup.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: setup.drainTimeoutMs }),
   });
-  options.out(`switchboard listening on ${running.url}\n`);
-  options.out(
-    `  web UI:  ${running.url}/\n  MCP:     ${running.mcpUrl}\n  webhooks: ${running.url}/hooks/<provider>\n`,
-  );
-  if (running.initialToken.created && running.initialToken.token !== undefined) {
-    options.out(
-      `\nCreated the first API token (shown once, also saved to ${running.initialToken.path}):\n  ${running.initialToken.token}\n\n`,
-    );
-  }
+  if (options.onStarted) await options.onStarted(running);
+  else options.out(`switchboard listening on ${running.url}\n`);
   options.logger.info({ url: running.url, mcp: running.mcpUrl }, 'switchboard started');
   await stop;
   options.logger.info('shutting down');
@@ -122,32 +115,4 @@ export async function runMigrate(options: {
   const database = await openDatabase({ databaseUrl, dataDir, logger: options.logger, migrate: true });
   await database.close();
   options.out('migrations applied\n');
-}
-
-export async function runTokenCommand(options: {
-  action: string | undefined;
-  name: string | undefined;
-  logger: Logger;
-  out: (text: string) => void;
-  err: (text: string) => void;
-}): Promise<number> {
-  const { databaseUrl, dataDir } = databaseOptionsFromEnv();
-  let database;
-  try {
-    database = await openDatabase({ databaseUrl, dataDir, logger: options.logger });
-  } catch (err) {
-    if (err instanceof DataDirInUseError) {
-      options.err(
-        `switchboard: ${err.message}\nThe embedded database can be used by one process at a time: stop the server to manage tokens, or run both with DATABASE_URL.\n`,
-      );
-      return 1;
-    }
-    throw err;
-  }
-  try {
-    const args = [options.action, options.name].filter((a): a is string => a !== undefined);
-    return await runTokens(args, createTokenRepository(database.pool), { out: options.out, err: options.err });
-  } finally {
-    await database.close();
-  }
 }

@@ -55,7 +55,10 @@ export function buildStores({ config, pool }: SurfaceDeps): Stores {
   // that same statement announces the new events on the live bus (store/announcement.ts).
   const forwardRulesFor = forwardRuleMatcher(config.forward);
   return {
-    store: createEventStore(pool, forwardRulesFor ? { forwardRulesFor } : {}),
+    store: createEventStore(pool, {
+      ...(forwardRulesFor ? { forwardRulesFor } : {}),
+      searchTimeoutMs: config.api.searchTimeoutMs,
+    }),
     deliveries: createDeliveryRepository(pool),
     tokens: createTokenRepository(pool),
     replayAttempts: createReplayAttemptRepository(pool),

@@ -21,6 +21,7 @@ import { invalidArgument } from '../errors/app-error.ts';
 import { decodeCursor, queryFingerprint } from './cursor.ts';
 import { normalizeEventId } from './event-id.ts';
 import { apiSummaryRow } from './event-mapping.ts';
+import { buildSearchSql } from './search-query.ts';
 import type { ListQuery } from './event-store.ts';
 import { parseTimestampInput, rfc3339FromMicros, utcColumn, type Rounding } from './timestamps.ts';
 
@@ -258,79 +259,21 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
   if (query.from !== null) conditions.push(sql.fragment`events.received_at >= ${query.from}::timestamptz`);
   if (query.to !== null) conditions.push(sql.fragment`events.received_at < ${query.to}::timestamptz`);
   if (query.verified !== null) conditions.push(sql.fragment`events.verified = ${query.verified}`);
-  const where = (extra: FragmentSqlToken[]): FragmentSqlToken => {
-    const all = [...conditions, ...extra];
-    return all.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(all, sql.fragment` AND `)}`;
-  };
   const columns = sql.fragment`events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
       ${receivedAtUtc('events')} AS received_at_utc, events.summary`;
   const limit = query.limit + 1;
   // Both directions walk the same (…, received_at DESC, id DESC) indexes, oldest_first backwards.
   const direction = query.order === 'oldest_first' ? sql.fragment`ASC` : sql.fragment`DESC`;
-  const orderBy = {
-    events: sql.fragment`ORDER BY events.received_at ${direction}, events.id ${direction}`,
-    queued: sql.fragment`ORDER BY queued.received_at ${direction}, queued.id ${direction}`,
-    found: sql.fragment`ORDER BY found.received_at ${direction}, found.id ${direction}`,
-  };
-
-  if (query.q === null && query.match === null) {
-    // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
-    // mistaken for the sort key, or the index order would be lost to a sort.
-    return sql.type(apiSummaryRow)`
-      SELECT ${columns}
-      FROM events
-      ${where([])}
-      ${orderBy.events}
-      LIMIT ${limit}
-    `;
+  if (query.q !== null || query.match !== null) {
+    return buildSearchSql({ conditions, columns, direction, limit, q: query.q, match: query.match });
   }
-
-  // A payload search reads two disjoint sets, each cut to one page before they are merged:
-  // - indexed events, through event_search's GIN indexes. As its own query with its own ORDER BY
-  //   and LIMIT, the planner keeps the choice it had when the columns lived on events: a bitmap
-  //   scan of the GIN index for a rare term, or a walk down the received_at index probing
-  //   event_search for a common one;
-  // - events still queued for the indexer, matched on the fly so a search never misses an event
-  //   that was just acknowledged. The queue drives (OFFSET 0 keeps the per-entry lookup from being
-  //   flattened into a join the planner could turn into a scan of all events), so this costs one
-  //   lookup per queued event however large events is.
-  const indexed: FragmentSqlToken[] = [];
-  const pending: FragmentSqlToken[] = [];
-  if (query.q !== null) {
-    indexed.push(sql.fragment`event_search.payload_tsv @@ websearch_to_tsquery('simple', ${query.q})`);
-    pending.push(
-      sql.fragment`switchboard_payload_tsvector(events.payload) @@ websearch_to_tsquery('simple', ${query.q})`,
-    );
-  }
-  if (query.match !== null) {
-    indexed.push(sql.fragment`event_search.payload_json @> ${query.match}::jsonb`);
-    pending.push(sql.fragment`switchboard_payload_jsonb(events.payload) @> ${query.match}::jsonb`);
-  }
+  // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
+  // mistaken for the sort key, or the index order would be lost to a sort.
   return sql.type(apiSummaryRow)`
-    SELECT found.id, found.provider, found.event_type, found.trust_mode, found.verified, found.payload_size, found.received_at_utc, found.summary
-    FROM (
-      (
-        SELECT ${columns}, events.received_at
-        FROM events JOIN event_search ON event_search.event_id = events.id
-        ${where(indexed)}
-        ${orderBy.events}
-        LIMIT ${limit}
-      )
-      UNION ALL
-      (
-        SELECT queued.*
-        FROM event_search_queue
-        CROSS JOIN LATERAL (
-          SELECT ${columns}, events.received_at
-          FROM events
-          ${where([sql.fragment`events.id = event_search_queue.event_id`, ...pending])}
-          OFFSET 0
-        ) AS queued
-        ${orderBy.queued}
-        LIMIT ${limit}
-      )
-    ) AS found
-    ${orderBy.found}
+    SELECT ${columns}
+    FROM events
+    ${conditions.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}`}
+    ORDER BY events.received_at ${direction}, events.id ${direction}
     LIMIT ${limit}
   `;
 }

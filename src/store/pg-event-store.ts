@@ -46,6 +46,7 @@ import {
   type ListPosition,
   type ResolvedListQuery,
 } from './list-query.ts';
+import { runSearch } from './search-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
 
 export interface PgEventStore extends EventStore {
@@ -198,11 +199,14 @@ export interface EventStoreOptions {
    * row written in the same statement as the event. Absent (or no match), the insert is unchanged.
    */
   forwardRulesFor?: (event: NewEvent) => readonly string[];
+  /** How long a payload search (q, match) may run before it answers invalid_argument (api.search_timeout_ms). */
+  searchTimeoutMs?: number;
 }
 
 export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
   assertStorePool(pool);
   const { forwardRulesFor } = options;
+  const { searchTimeoutMs } = options;
 
   /**
    * One INSERT … SELECT FROM unnest(…) for the batch, answering the rows it inserted; a row that
@@ -372,7 +376,9 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
     shape: (row: ApiSummaryRow) => T,
   ): Promise<{ events: T[]; next_cursor?: string }> {
     const resolved = await resolveBounds(resolveListQuery(query));
-    const rows = await pool.any(buildListSql(resolved));
+    const listSql = buildListSql(resolved);
+    const searching = resolved.q !== null || resolved.match !== null;
+    const rows = searching ? await runSearch(pool, listSql, searchTimeoutMs) : await pool.any(listSql);
     const page = rows.slice(0, resolved.limit);
     const last = page.at(-1);
     if (rows.length <= resolved.limit || !last) return { events: page.map(shape) };

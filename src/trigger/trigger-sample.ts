@@ -8,6 +8,60 @@ export { allSamples, listSamples, type TriggerSampleInfo } from '../presets/samp
 /** Where `switchboard trigger` sends by default: the address switchboard binds by default. */
 export const DEFAULT_TRIGGER_BASE_URL = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
 
+/** Nothing answered at the URL: the message names it and the cause (refused, timeout, DNS). */
+export class TriggerUnreachableError extends Error {
+  readonly url: string;
+
+  constructor(url: string, cause: unknown, timeoutMs: number) {
+    super(`could not reach switchboard at ${url}: ${describeFetchFailure(cause, timeoutMs)}`, { cause });
+    this.name = 'TriggerUnreachableError';
+    this.url = url;
+  }
+}
+
+/** The first error code along an error's cause chain (undici puts the socket's under `cause`). */
+function errorCode(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
+    if ('code' in current && typeof current.code === 'string') return current.code;
+    // A host with several addresses (localhost: ::1 and 127.0.0.1) fails with one error per address.
+    if (current instanceof AggregateError) {
+      const inner = current.errors.map(errorCode).find((code) => code !== undefined);
+      if (inner !== undefined) return inner;
+    }
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** Why a fetch got no answer, in words. */
+export function describeFetchFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+    return `no answer within ${timeoutMs / 1000} s (timeout)`;
+  }
+  const code = errorCode(error);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused: nothing listens there';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return `the host name was not found (DNS, ${code})`;
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the connection was closed before an answer came';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'the connection timed out';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `the host cannot be reached (${code})`;
+    default: {
+      const message = error instanceof Error ? error.message : String(error);
+      return code === undefined ? message : `${message} (${code})`;
+    }
+  }
+}
+
 export interface TriggerOptions {
   provider: ProviderConfig;
   /** A sample name from listSamples (case-insensitive); default the preset's first sample. */
@@ -67,13 +121,18 @@ export async function triggerSample(options: TriggerOptions): Promise<TriggerRes
   const prepared = await prepareTrigger(provider, options.sample, (options.now ?? Date.now)());
   const url = joinUrl(options.baseUrl ?? DEFAULT_TRIGGER_BASE_URL, provider.route);
   const doFetch = options.fetch ?? fetch;
-  const response = await doFetch(url, {
-    method: 'POST',
-    headers: prepared.headers,
-    body: new Uint8Array(prepared.body),
-    signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-  });
-  return { status: response.status, body: await response.text(), sample: prepared.sample, url };
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  try {
+    const response = await doFetch(url, {
+      method: 'POST',
+      headers: prepared.headers,
+      body: new Uint8Array(prepared.body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return { status: response.status, body: await response.text(), sample: prepared.sample, url };
+  } catch (error) {
+    throw new TriggerUnreachableError(url, error, timeoutMs);
+  }
 }
 
 function joinUrl(base: string, route: string): string {

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,6 +49,8 @@ describe('config file', () => {
   it('interpolates defaults and literal dollars', () => {
     const config = parseConfig('providers:\n  a: { preset: github, secret: ["${X:-fallback}", "$${Y}"] }\n', {});
     expect(config.providers[0]).toMatchObject({ secrets: ['fallback', '${Y}'] });
+    // Neither a default nor a literal dollar is an unset variable.
+    expect(config.unsetVariables).toEqual([]);
   });
 
   it('names the key and the problem for schema errors', () => {
@@ -127,6 +129,17 @@ describe('config file', () => {
     expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, allowedHosts: [], trustProxy: false });
     // Handed to the retention job as written.
     expect(config.retention).toEqual({ max_age: '7d', interval_seconds: 3600 });
+  });
+
+  it('reads the example config the README points to: a sandbox to try, and GitHub from the environment', async () => {
+    const text = await readFile(join(import.meta.dirname, '../../switchboard.example.yaml'), 'utf8');
+    const config = parseConfig(text, {});
+    expect(config.providers.map((p) => [p.name, p.trustMode])).toEqual([
+      ['sandbox', 'open'],
+      ['github', 'signed'],
+    ]);
+    expect(config.unsetVariables).toEqual([{ variable: 'GITHUB_WEBHOOK_SECRET', key: 'providers.github.secret' }]);
+    expect(parseConfig(text, { GITHUB_WEBHOOK_SECRET: 'dev' }).unsetVariables).toEqual([]);
   });
 
   it('reports invalid YAML without a stack trace', () => {

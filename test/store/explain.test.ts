@@ -7,6 +7,7 @@ import { encodeCursor } from '../../src/store/cursor.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { microsFromRfc3339 } from '../../src/store/timestamps.ts';
 import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
+import { searchSettings } from '../../src/store/search-query.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { seedEvents } from '../support/seed.ts';
@@ -42,10 +43,12 @@ function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
 
-async function explain(query: QuerySqlToken): Promise<PlanNode[]> {
-  const result = await db.pool.oneFirst(
-    sql.type(z.object({ 'QUERY PLAN': planSchema }))`EXPLAIN (FORMAT JSON) ${query}`,
-  );
+/** The plan of a list query; a search (q, match) planned as the store runs it, under its settings. */
+async function explain(query: QuerySqlToken, options: { search?: boolean } = {}): Promise<PlanNode[]> {
+  const result = await db.pool.transaction(async (transaction) => {
+    if (options.search === true) await transaction.query(searchSettings(30_000));
+    return transaction.oneFirst(sql.type(z.object({ 'QUERY PLAN': planSchema }))`EXPLAIN (FORMAT JSON) ${query}`);
+  });
   const [first] = result;
   if (!first) throw new Error('no plan');
   return nodes(first.Plan);
@@ -118,9 +121,11 @@ describe('list query plans (10,000 events)', () => {
   });
 
   it('uses the GIN indexes for payload search and JSON containment', async () => {
-    const q = await explain(buildListSql(resolved({ q: 'user123' })));
+    const q = await explain(buildListSql(resolved({ q: 'user123' })), { search: true });
     expect(q.map((node) => node['Index Name'])).toContain('event_search_tsv_idx');
-    const match = await explain(buildListSql(resolved({ match: { sender: { login: 'user123' } } })));
+    const match = await explain(buildListSql(resolved({ match: { sender: { login: 'user123' } } })), {
+      search: true,
+    });
     expect(match.map((node) => node['Index Name'])).toContain('event_search_json_idx');
   });
 
@@ -141,16 +146,18 @@ describe('list query plans (10,000 events)', () => {
     ];
     for (const search of searches) {
       for (const withCursor of [false, true]) {
-        const plan = await explain(buildListSql(resolved(search, undefined, withCursor)));
+        const plan = await explain(buildListSql(resolved(search, undefined, withCursor)), { search: true });
         const scans = plan.filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
         expect(scans, JSON.stringify(search)).not.toContain('events');
         expect(scans, JSON.stringify(search)).not.toContain('event_search');
       }
     }
     // A common term walks the received_at index instead of collecting every match and sorting them.
-    const common = await explain(buildListSql(resolved({ q: 'opened' })));
+    const common = await explain(buildListSql(resolved({ q: 'opened' })), { search: true });
     expect(common.map((node) => node['Index Name'])).toContain('events_received_idx');
-    const commonOldest = await explain(buildListSql(resolved({ q: 'opened', order: 'oldest_first' })));
+    const commonOldest = await explain(buildListSql(resolved({ q: 'opened', order: 'oldest_first' })), {
+      search: true,
+    });
     expect(commonOldest.map((node) => node['Index Name'])).toContain('events_received_idx');
   });
 });

@@ -4,10 +4,17 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Provider } from '../../generated/types.ts';
 import { PRESET_NAMES } from '../../generated/constants.ts';
-import { allSamples, listSamples, prepareTrigger, triggerSample } from '../../src/trigger/trigger-sample.ts';
+import { createServer, type Socket } from 'node:net';
+import {
+  allSamples,
+  listSamples,
+  prepareTrigger,
+  triggerSample,
+  TriggerUnreachableError,
+} from '../../src/trigger/trigger-sample.ts';
 import { startHarness, type Harness } from '../ingest/ingest-harness.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
-import { startConsumer } from '../support/local-server.ts';
+import { closedPort, startConsumer } from '../support/local-server.ts';
 
 const WHSEC = `whsec_${Buffer.from('trigger-standard-webhooks-key-32').toString('base64')}`;
 
@@ -159,6 +166,37 @@ describe('switchboard trigger', () => {
       expect(result).toMatchObject({ status: 202, body: '{"ok":true}', url: relay.url('/sb/hooks/open') });
     } finally {
       await relay.close();
+    }
+  });
+
+  it('names the URL and the cause when nothing answers: refused, or a timeout', async () => {
+    const port = await closedPort();
+    const refused = await triggerSample({ provider: provider('open'), baseUrl: `http://127.0.0.1:${port}` }).catch(
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(TriggerUnreachableError);
+    expect((refused as Error).message).toBe(
+      `could not reach switchboard at http://127.0.0.1:${port}/hooks/open: connection refused: nothing listens there`,
+    );
+
+    // A server that accepts the connection and never answers.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+    try {
+      const timedOut = await triggerSample({
+        provider: provider('open'),
+        baseUrl: `http://127.0.0.1:${silentPort}`,
+        timeoutMs: 300,
+      }).catch((err: unknown) => err);
+      expect(timedOut).toBeInstanceOf(TriggerUnreachableError);
+      expect((timedOut as Error).message).toBe(
+        `could not reach switchboard at http://127.0.0.1:${silentPort}/hooks/open: no answer within 0.3 s (timeout)`,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 });

@@ -1,0 +1,93 @@
+/**
+ * Where a data directory's embedded cluster is, how much room it takes, and removing it
+ * (`switchboard data info | rm`). Running as root, a cluster may live under
+ * /var/lib/switchboard/clusters/<id>/ (placeCluster in embedded-postgres.ts) and would outlive
+ * its project directory; this is how it is found and removed.
+ */
+import { lstat, readdir, readFile, rm, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { acquireDataDirLock } from './data-dir-lock.ts';
+import { CLUSTER_DIR, CLUSTER_LOCATION_FILE } from './embedded-postgres.ts';
+import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
+import { PASSWORD_FILE, RUNNING_RECORD_FILE } from './running-record.ts';
+
+export interface ClusterPlace {
+  /** The cluster's folder (whether or not it exists yet). */
+  clusterDir: string;
+  /** Recorded in postgres.location: the cluster lives outside the data directory. */
+  relocated: boolean;
+  /** For a relocated cluster, the folder made for it (clusters/<id>), removed with it. */
+  home: string | null;
+}
+
+export async function clusterPlace(dataDir: string): Promise<ClusterPlace> {
+  const recorded = await readFile(path.join(dataDir, CLUSTER_LOCATION_FILE), 'utf8').then(
+    (text) => text.trim(),
+    () => null,
+  );
+  if (recorded === null || recorded === '') {
+    return { clusterDir: path.join(dataDir, CLUSTER_DIR), relocated: false, home: null };
+  }
+  // Only a folder of the shape placeCluster makes (…/clusters/<id>/postgres) is removed whole.
+  const home = path.dirname(recorded);
+  const shaped =
+    path.isAbsolute(recorded) &&
+    path.basename(recorded) === CLUSTER_DIR &&
+    path.basename(path.dirname(home)) === 'clusters';
+  return { clusterDir: recorded, relocated: true, home: shaped ? home : null };
+}
+
+/** Bytes on disk below a path (like du), not following links; null when it does not exist. */
+export async function diskUsage(target: string): Promise<number | null> {
+  let stats;
+  try {
+    stats = await lstat(target);
+  } catch {
+    return null;
+  }
+  let total = stats.blocks * 512;
+  if (stats.isDirectory()) {
+    for (const entry of await readdir(target).catch(() => []))
+      total += (await diskUsage(path.join(target, entry))) ?? 0;
+  }
+  return total;
+}
+
+/** The files of the data directory that belong to the cluster (its password and records). */
+const CLUSTER_FILES = [CLUSTER_LOCATION_FILE, PASSWORD_FILE, RUNNING_RECORD_FILE];
+
+/**
+ * Removes the data directory's embedded cluster wherever it lives, with its password and
+ * records, and the API token files (their hashes were in that cluster). Takes the data
+ * directory's lock first, so it refuses (DataDirInUseError) while a switchboard runs on it.
+ * Returns what was removed.
+ */
+export async function removeCluster(dataDir: string, extraFiles: readonly string[] = []): Promise<string[]> {
+  const lock = await acquireDataDirLock(dataDir);
+  const removed: string[] = [];
+  try {
+    const place = await clusterPlace(dataDir);
+    if (place.relocated && place.home === null) {
+      throw new EmbeddedPostgresError(
+        `${path.join(dataDir, CLUSTER_LOCATION_FILE)} names ${JSON.stringify(place.clusterDir)}, which is not a cluster ` +
+          'folder switchboard made (…/clusters/<id>/postgres); remove it yourself if it is one',
+      );
+    }
+    const folder = place.home ?? place.clusterDir;
+    if ((await diskUsage(folder)) !== null) {
+      await rm(folder, { recursive: true, force: true });
+      removed.push(folder);
+    }
+    for (const name of [...CLUSTER_FILES, ...extraFiles]) {
+      const file = path.join(dataDir, name);
+      if ((await diskUsage(file)) === null) continue;
+      await rm(file, { force: true });
+      removed.push(file);
+    }
+  } finally {
+    await lock.release();
+  }
+  // The data directory goes too when nothing else is left in it (no config or file of the user's).
+  await rmdir(dataDir).catch(() => undefined);
+  return removed;
+}

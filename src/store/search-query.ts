@@ -1,0 +1,189 @@
+/**
+ * A payload search (q, match) as SQL whose cost follows the events it finds, not the size of the
+ * table, whatever the planner's statistics say.
+ *
+ * Left to itself the planner picks between two plans from its estimate of how many events match:
+ * walking the received_at index and probing each event's search row (right for a common term:
+ * the first page is found after a few rows), or collecting the GIN index's matches and sorting
+ * them (right for a rare one). A term missing from its statistics (an OR of rare words, anything
+ * after a bulk insert that autovacuum has not analysed yet) is estimated at up to 1% of the table,
+ * so it was walked: 100,077 probes at 100,000 events for `zq0 or zq1`, which matches nothing.
+ *
+ * So the statement measures instead of estimating, in three steps, each run only if the one
+ * before it did not settle the page (an uncorrelated condition becomes a one-time filter, so a
+ * skipped step costs nothing):
+ *
+ * 1. Walk the newest RECENT_ROWS_PER_ROW × (limit + 1) events that pass the other filters and
+ *    probe their search rows. If that finds the page, or those were all the events there are,
+ *    the page is complete: a common or recent term costs at most that walk.
+ * 2. Otherwise the term is rare here; collect its matches from the GIN index, at most
+ *    MAX_CANDIDATES + 1 of them. If they are at most MAX_CANDIDATES, join them to events, filter
+ *    and sort: the cost follows the matches.
+ * 3. Otherwise (many matches, none of them recent) walk on until the page is full; the walk
+ *    finds it after about (limit + 1) × table size / matches rows.
+ *
+ * Every shape is forced by the SQL itself, except the GIN scan of step 2, which a LIMIT tempts
+ * the planner to replace with a sequential scan; the search runs with enable_seqscan off (see
+ * SEARCH_SETTINGS) so that a misjudged term cannot read the whole table. Events still queued for
+ * the indexer are matched on the fly as before (one lookup per queued event) and merged in.
+ */
+import { sql, StatementTimeoutError, type DatabasePool, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
+import { SEARCH_TIMEOUT_MS } from '../../generated/constants.ts';
+import { invalidArgument } from '../errors/app-error.ts';
+import { apiSummaryRow, type ApiSummaryRow } from './event-mapping.ts';
+
+/** Step 1 walks this many events per row of the page (51 rows: 1,020 events). */
+export const RECENT_ROWS_PER_ROW = 20;
+
+/** Step 2 takes the GIN index's matches when there are at most this many. */
+export const MAX_CANDIDATES = 8_000;
+
+/**
+ * The search's own transaction settings (SET LOCAL, gone at its end):
+ * - a statement timeout, so no search holds a connection for long whatever it asks for;
+ * - no JIT: compiling costs tens to hundreds of milliseconds, and stale statistics (a bulk
+ *   insert autovacuum has not analysed yet) made every search's estimated cost cross the JIT
+ *   threshold, adding 340 ms to searches that take a few;
+ * - no sequential scans: every step of the search has an index path, and a sequential scan is
+ *   only ever chosen on a wrong estimate (see above).
+ */
+export function searchSettings(timeoutMs: number): QuerySqlToken {
+  return sql.unsafe`
+    SELECT set_config('statement_timeout', ${String(Math.max(1, Math.round(timeoutMs)))}, true),
+      set_config('jit', 'off', true),
+      set_config('enable_seqscan', 'off', true)
+  `;
+}
+
+/**
+ * Runs a search under searchSettings. Hitting the timeout is the caller's to fix (a rarer term,
+ * a provider, a time range), so it answers invalid_argument, saying so.
+ */
+export async function runSearch(
+  pool: DatabasePool,
+  query: QuerySqlToken<typeof apiSummaryRow>,
+  timeoutMs: number = SEARCH_TIMEOUT_MS.default,
+): Promise<readonly ApiSummaryRow[]> {
+  try {
+    return await pool.transaction(async (transaction) => {
+      await transaction.query(searchSettings(timeoutMs));
+      return transaction.any(query);
+    });
+  } catch (error) {
+    if (!(error instanceof StatementTimeoutError)) throw error;
+    throw invalidArgument(
+      `the search (q, match) took longer than its limit of ${timeoutMs} ms (api.search_timeout_ms) and was stopped: ` +
+        'too costly for this many events. Narrow it with provider, event_type or a time range (since/until, ' +
+        'from/to), or search for rarer words',
+    );
+  }
+}
+
+/** The part of a list query a search needs from list-query.ts. */
+export interface SearchParts {
+  /** The filters other than the payload search (provider, type, bounds, cursor, verified). */
+  conditions: readonly FragmentSqlToken[];
+  /** The listed columns of `events`. */
+  columns: FragmentSqlToken;
+  direction: FragmentSqlToken;
+  /** The page size plus one. */
+  limit: number;
+  q: string | null;
+  match: string | null;
+}
+
+function whereAll(conditions: readonly FragmentSqlToken[]): FragmentSqlToken {
+  return conditions.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}`;
+}
+
+/** The payload search over an event's search row (indexed) and over its payload (queued). */
+function matchConditions(parts: SearchParts): { indexed: FragmentSqlToken; pending: FragmentSqlToken[] } {
+  const indexed: FragmentSqlToken[] = [];
+  const pending: FragmentSqlToken[] = [];
+  if (parts.q !== null) {
+    indexed.push(sql.fragment`event_search.payload_tsv @@ websearch_to_tsquery('simple', ${parts.q})`);
+    pending.push(
+      sql.fragment`switchboard_payload_tsvector(events.payload) @@ websearch_to_tsquery('simple', ${parts.q})`,
+    );
+  }
+  if (parts.match !== null) {
+    indexed.push(sql.fragment`event_search.payload_json @> ${parts.match}::jsonb`);
+    pending.push(sql.fragment`switchboard_payload_jsonb(events.payload) @> ${parts.match}::jsonb`);
+  }
+  return { indexed: sql.fragment`${sql.join(indexed, sql.fragment` AND `)}`, pending };
+}
+
+export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSummaryRow> {
+  const { columns, direction, limit } = parts;
+  const { indexed, pending } = matchConditions(parts);
+  const recentRows = RECENT_ROWS_PER_ROW * limit;
+  const where = (extra: FragmentSqlToken[]): FragmentSqlToken => whereAll([...parts.conditions, ...extra]);
+  const orderBy = {
+    events: sql.fragment`ORDER BY events.received_at ${direction}, events.id ${direction}`,
+    recent: sql.fragment`ORDER BY recent.received_at ${direction}, recent.id ${direction}`,
+    queued: sql.fragment`ORDER BY queued.received_at ${direction}, queued.id ${direction}`,
+    found: sql.fragment`ORDER BY found.received_at ${direction}, found.id ${direction}`,
+  };
+  // A scalar subquery, not a join: it cannot be flattened, so the walk stays a walk (one
+  // primary-key probe per event) whatever the planner thinks of the term. NULL (not indexed yet)
+  // does not match; the queued branch finds those.
+  const probe = (id: FragmentSqlToken): FragmentSqlToken =>
+    sql.fragment`(SELECT ${indexed} FROM event_search WHERE event_search.event_id = ${id})`;
+  const walked = sql.fragment`(SELECT enough FROM walked)`;
+  const few = sql.fragment`(SELECT yes FROM few)`;
+
+  return sql.type(apiSummaryRow)`
+    WITH recent AS MATERIALIZED (
+      SELECT events.id, events.received_at FROM events ${where([])} ${orderBy.events} LIMIT ${recentRows}
+    ), recent_hits AS MATERIALIZED (
+      SELECT recent.id FROM recent WHERE ${probe(sql.fragment`recent.id`)} ${orderBy.recent} LIMIT ${limit}
+    ), walked AS MATERIALIZED (
+      SELECT (SELECT count(*) FROM recent_hits) >= ${limit} OR (SELECT count(*) FROM recent) < ${recentRows} AS enough
+    ), candidates AS MATERIALIZED (
+      SELECT event_search.event_id FROM event_search WHERE ${indexed} AND NOT ${walked} LIMIT ${MAX_CANDIDATES + 1}
+    ), few AS MATERIALIZED (
+      SELECT count(*) <= ${MAX_CANDIDATES} AS yes FROM candidates
+    )
+    SELECT found.id, found.provider, found.event_type, found.trust_mode, found.verified, found.payload_size, found.received_at_utc, found.summary
+    FROM (
+      (
+        SELECT ${columns}, events.received_at
+        FROM recent_hits JOIN events ON events.id = recent_hits.id
+        WHERE ${walked}
+        ${orderBy.events}
+        LIMIT ${limit}
+      )
+      UNION ALL
+      (
+        SELECT ${columns}, events.received_at
+        FROM candidates JOIN events ON events.id = candidates.event_id
+        ${where([sql.fragment`NOT ${walked}`, few])}
+        ${orderBy.events}
+        LIMIT ${limit}
+      )
+      UNION ALL
+      (
+        SELECT ${columns}, events.received_at
+        FROM events
+        ${where([sql.fragment`NOT ${walked}`, sql.fragment`NOT ${few}`, probe(sql.fragment`events.id`)])}
+        ${orderBy.events}
+        LIMIT ${limit}
+      )
+      UNION ALL
+      (
+        SELECT queued.*
+        FROM event_search_queue
+        CROSS JOIN LATERAL (
+          SELECT ${columns}, events.received_at
+          FROM events
+          ${where([sql.fragment`events.id = event_search_queue.event_id`, ...pending])}
+          OFFSET 0
+        ) AS queued
+        ${orderBy.queued}
+        LIMIT ${limit}
+      )
+    ) AS found
+    ${orderBy.found}
+    LIMIT ${limit}
+  `;
+}
