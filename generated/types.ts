@@ -6,11 +6,13 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.
+ * A verification preset: one per provider of the catalog (44), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); paddle: Paddle Billing; pagerduty: PagerDuty; razorpay: Razorpay; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
+  | 'box'
   | 'cal-com'
+  | 'calendly'
   | 'circleci'
   | 'coinbase-commerce'
   | 'docusign'
@@ -20,26 +22,37 @@ export type PresetName =
   | 'github'
   | 'gitlab'
   | 'gocardless'
+  | 'hubspot'
   | 'intercom'
   | 'jira'
   | 'launchdarkly'
   | 'lemon-squeezy'
   | 'linear'
   | 'meta'
+  | 'mux'
   | 'notion'
   | 'open'
+  | 'paddle'
   | 'pagerduty'
   | 'razorpay'
+  | 'sanity'
   | 'segment'
   | 'sentry'
   | 'shopify'
   | 'slack'
+  | 'square'
   | 'standard-webhooks'
   | 'stripe'
+  | 'tiktok'
   | 'token'
+  | 'trello'
+  | 'twitch'
   | 'typeform'
   | 'vercel'
-  | 'woocommerce';
+  | 'woocommerce'
+  | 'workos'
+  | 'zendesk'
+  | 'zoom';
 /**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *
