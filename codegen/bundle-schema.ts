@@ -7,7 +7,15 @@ export type SchemaRegistry = Map<string, JsonObject>;
 export interface BundleOptions {
   /** Output schemas drop nested descriptions to keep tools/list inside the agent's context budget. */
   keepNestedDescriptions: boolean;
+  /**
+   * Output schemas drop string and array length bounds too, for the same budget: a client that
+   * validates a result against a looser schema can only accept more, and the server validates
+   * every result against the full schema (with its bounds) before sending it.
+   */
+  keepLengthBounds: boolean;
 }
+
+const LENGTH_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
 
 const DROPPED_WHEN_INLINED = new Set(['$schema', '$id', '$comment']);
 
@@ -58,6 +66,7 @@ function walk(
   for (const [key, value] of Object.entries(current)) {
     if (depth > 0 && DROPPED_WHEN_INLINED.has(key)) continue;
     if (depth > 0 && !options.keepNestedDescriptions && (key === 'description' || key === 'title')) continue;
+    if (!options.keepLengthBounds && LENGTH_BOUNDS.has(key)) continue;
     // Under properties/$defs the keys are names, not keywords: never treat them as such.
     if ((key === 'properties' || key === '$defs') && isObject(value)) {
       out[key] = Object.fromEntries(

@@ -67,14 +67,15 @@ export function catalogSource(entries: readonly CatalogEntry[], header: string):
     '/** Every provider of the catalog, by preset name (schemas/providers/<name>.json). */',
     `export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>> = ${JSON.stringify(byName)};`,
     '',
-    '/** How many presets check something (every preset but open): the count README.md gives. */',
+    "/** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */",
     `export const VERIFYING_PRESET_COUNT = ${verifyingCount(entries)};`,
     '',
   ].join('\n');
 }
 
+/** Providers switchboard verifies: every entry but switchboard's own schemes (generic-hmac, token, open). */
 export function verifyingCount(entries: readonly CatalogEntry[]): number {
-  return entries.filter((e) => e.scheme.kind !== 'open').length;
+  return entries.filter((e) => e.proof.by !== 'switchboard').length;
 }
 
 type Scheme = ProviderCatalogEntry['scheme'];

@@ -44,6 +44,12 @@ interface ToolMeta {
   title: string;
   description: string;
   annotations: Record<string, boolean>;
+  /** Inputs only the MCP tool takes, not the HTTP API route that shares its input schema. */
+  mcp_only_inputs?: string[];
+}
+
+async function loadToolMeta(): Promise<ToolMeta[]> {
+  return (JSON.parse(await readFile(join(schemasDir, 'tools/tools.json'), 'utf8')) as { tools: ToolMeta[] }).tools;
 }
 
 async function listSchemaFiles(dir: string): Promise<string[]> {
@@ -169,10 +175,13 @@ function withoutRootText(schema: JsonObject): JsonObject {
   return rest;
 }
 
-async function generateManifest(schemas: LoadedSchema[], registry: SchemaRegistry): Promise<string> {
-  const meta = JSON.parse(await readFile(join(schemasDir, 'tools/tools.json'), 'utf8')) as { tools: ToolMeta[] };
+async function generateManifest(
+  schemas: LoadedSchema[],
+  registry: SchemaRegistry,
+  meta: readonly ToolMeta[],
+): Promise<string> {
   const byFile = new Map(schemas.map((s) => [s.file, s]));
-  const tools = meta.tools.map((tool) => {
+  const tools = meta.map((tool) => {
     const base = `tools/${tool.name.replaceAll('_', '-')}`;
     const input = byFile.get(`${base}.input.schema.json`);
     const output = byFile.get(`${base}.output.schema.json`);
@@ -184,8 +193,12 @@ async function generateManifest(schemas: LoadedSchema[], registry: SchemaRegistr
       annotations: tool.annotations,
       // Clients resolve no $refs across files, so each tool carries its schemas self-contained.
       // The tool's own title and description already say what the schemas' root text says.
-      inputSchema: withoutRootText(bundleSchema(input.schema, registry, { keepNestedDescriptions: true })),
-      outputSchema: withoutRootText(bundleSchema(output.schema, registry, { keepNestedDescriptions: false })),
+      inputSchema: withoutRootText(
+        bundleSchema(input.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true }),
+      ),
+      outputSchema: withoutRootText(
+        bundleSchema(output.schema, registry, { keepNestedDescriptions: false, keepLengthBounds: false }),
+      ),
     };
   });
   const names = tools.map((t) => JSON.stringify(t.name)).join(' | ');
@@ -204,12 +217,20 @@ async function generateManifest(schemas: LoadedSchema[], registry: SchemaRegistr
     '',
     `export const TOOL_MANIFEST: readonly ToolManifestEntry[] = ${JSON.stringify(tools)};`,
     '',
+    '/** Inputs only the MCP tool takes: the HTTP API route sharing its input schema does not (schemas/tools/tools.json). */',
+    `export const MCP_ONLY_INPUTS: Readonly<Partial<Record<ToolName, readonly string[]>>> = ${JSON.stringify(
+      Object.fromEntries(meta.flatMap((tool) => (tool.mcp_only_inputs ? [[tool.name, tool.mcp_only_inputs]] : []))),
+    )};`,
+    '',
   ].join('\n');
   return format(src, 'typescript');
 }
 
 function generateSchemaIndex(schemas: LoadedSchema[], registry: SchemaRegistry): Promise<string> {
-  const entries = schemas.map((s) => [titleOf(s), bundleSchema(s.schema, registry, { keepNestedDescriptions: true })]);
+  const entries = schemas.map((s) => [
+    titleOf(s),
+    bundleSchema(s.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true }),
+  ]);
   const src = [
     header('schemas/*.schema.json'),
     '/** Every schema, bundled self-contained (cross-file $refs inlined), keyed by title. */',
@@ -265,13 +286,15 @@ export async function buildOutputs(write = false): Promise<Map<string, string>> 
   const validators = await generateValidators(schemas);
   outputs.set(join(generatedDir, 'validators.js'), validators.js);
   outputs.set(join(generatedDir, 'validators.d.ts'), validators.dts);
-  outputs.set(join(generatedDir, 'tool-manifest.ts'), await generateManifest(schemas, registry));
+  const toolMeta = await loadToolMeta();
+  outputs.set(join(generatedDir, 'tool-manifest.ts'), await generateManifest(schemas, registry, toolMeta));
   outputs.set(join(generatedDir, 'schemas.ts'), await generateSchemaIndex(schemas, registry));
   outputs.set(
     join(generatedDir, 'constants.ts'),
     await format(constantsSource(registry, header('schemas/*.schema.json (codegen/schema-facts.ts)')), 'typescript'),
   );
-  outputs.set(openApiPath, await format(JSON.stringify(buildOpenApi(registry)), 'json'));
+  const listMcpOnly = toolMeta.find((tool) => tool.name === 'list_webhook_events')?.mcp_only_inputs ?? [];
+  outputs.set(openApiPath, await format(JSON.stringify(buildOpenApi(registry, listMcpOnly)), 'json'));
   outputs.set(specPath, embedSchemasInSpec(await readFile(specPath, 'utf8'), schemas));
   return outputs;
 }

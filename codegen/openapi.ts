@@ -6,7 +6,7 @@ const BASE = 'https://switchboard.dev/schemas/';
 function component(registry: SchemaRegistry, file: string): JsonObject {
   const schema = registry.get(`${BASE}${file}`);
   if (!schema) throw new Error(`openapi: schema ${file} not found`);
-  return bundleSchema(schema, registry, { keepNestedDescriptions: true });
+  return bundleSchema(schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true });
 }
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
@@ -59,7 +59,8 @@ const deliveryIdParam: JsonObject = {
   schema: { type: 'string', format: 'uuid' },
 };
 
-export function buildOpenApi(registry: SchemaRegistry): JsonObject {
+/** `listMcpOnlyInputs`: list_webhook_events inputs GET /api/events does not take (wait_ms). */
+export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readonly string[]): JsonObject {
   // The query parameters of /api/events: list_webhook_events' filters, then the search the API adds.
   const queryParams = (file: string): JsonObject[] => {
     const props = (component(registry, file).properties ?? {}) as JsonObject;
@@ -72,7 +73,10 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
   // their query-string forms replace the tool's JSON-typed ones.
   const searchParams = queryParams('search-events-query.schema.json');
   const searchNames = new Set(searchParams.map((p) => p.name));
-  const listParams = queryParams('tools/list-webhook-events.input.schema.json').filter((p) => !searchNames.has(p.name));
+  const apiOmits = new Set<JsonValue | undefined>(listMcpOnlyInputs);
+  const listParams = queryParams('tools/list-webhook-events.input.schema.json').filter(
+    (p) => !searchNames.has(p.name) && !apiOmits.has(p.name),
+  );
   // The replay body is the tool's input without the id, which the path carries.
   const replayInput = component(registry, 'tools/replay-webhook-event.input.schema.json');
   const { id: _id, ...replayBodyProps } = (replayInput.properties ?? {}) as JsonObject;
@@ -95,7 +99,7 @@ export function buildOpenApi(registry: SchemaRegistry): JsonObject {
       title: 'switchboard HTTP API',
       version: '1',
       description:
-        "The JSON API behind the web UI. It serves the MCP tools' shapes, from the same schemas; its event lists add each event's one-line summary (ApiEventSummary), which MCP leaves out to keep agents' context small. Every endpoint needs Authorization: Bearer <token>.",
+        "The JSON API behind the web UI. It serves the MCP tools' shapes, from the same schemas; its event lists carry each event's one-line summary whole (ApiEventSummary), where MCP cuts it to keep agents' context small. Every endpoint needs Authorization: Bearer <token>.",
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     security: [{ bearer: [] }],

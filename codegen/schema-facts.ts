@@ -74,6 +74,11 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'ReplayErrorCode',
     doc: 'The codes a replay attempt can end with (the MCP tool codes of SPEC-0005).',
   },
+  REPLAY_SIGNED: {
+    source: 'replay-result.schema.json#/properties/signed',
+    type: 'ReplaySigned',
+    doc: 'What proves a replay: a fresh signature, the original headers, or nothing.',
+  },
   REPLAY_ERROR_REASONS: {
     source: 'replay-history.schema.json#/properties/attempts/items/properties/error_reason',
     type: 'ReplayErrorReason',
@@ -114,6 +119,10 @@ const VALUES: Record<string, ValueFact> = {
   EVENT_SUMMARY_LIMITS: {
     source: 'api-event-summary.schema.json#/properties/summary',
     doc: "An event's one-line summary of its payload.",
+  },
+  LIST_WAIT_MS: {
+    source: 'tools/list-webhook-events.input.schema.json#/properties/wait_ms',
+    doc: 'How long list_webhook_events may wait for a first matching event.',
   },
   EVENT_REQUEST_METHOD_LIMITS: {
     source: 'event-detail.schema.json#/properties/request/properties/method',

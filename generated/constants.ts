@@ -9,7 +9,9 @@ export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfi
 /** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
   'bitbucket',
+  'box',
   'cal-com',
+  'calendly',
   'circleci',
   'coinbase-commerce',
   'docusign',
@@ -19,26 +21,37 @@ export const PRESET_NAMES = [
   'github',
   'gitlab',
   'gocardless',
+  'hubspot',
   'intercom',
   'jira',
   'launchdarkly',
   'lemon-squeezy',
   'linear',
   'meta',
+  'mux',
   'notion',
   'open',
+  'paddle',
   'pagerduty',
   'razorpay',
+  'sanity',
   'segment',
   'sentry',
   'shopify',
   'slack',
+  'square',
   'standard-webhooks',
   'stripe',
+  'tiktok',
   'token',
+  'trello',
+  'twitch',
   'typeform',
   'vercel',
   'woocommerce',
+  'workos',
+  'zendesk',
+  'zoom',
 ] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
@@ -95,6 +108,10 @@ export const REPLAY_ERROR_CODES = [
 ] as const;
 export type ReplayErrorCode = (typeof REPLAY_ERROR_CODES)[number];
 
+/** What proves a replay: a fresh signature, the original headers, or nothing. From schemas/replay-result.schema.json#/properties/signed. */
+export const REPLAY_SIGNED = ['resigned', 'original', 'unsigned'] as const;
+export type ReplaySigned = (typeof REPLAY_SIGNED)[number];
+
 /** Why a replay attempt did not deliver, as the history says it. From schemas/replay-history.schema.json#/properties/attempts/items/properties/error_reason. */
 export const REPLAY_ERROR_REASONS = [
   'failed_check',
@@ -139,6 +156,9 @@ export const EVENT_TYPE_LIMITS = { maxLength: 200 } as const;
 
 /** An event's one-line summary of its payload. From schemas/api-event-summary.schema.json#/properties/summary. */
 export const EVENT_SUMMARY_LIMITS = { minLength: 1, maxLength: 120 } as const;
+
+/** How long list_webhook_events may wait for a first matching event. From schemas/tools/list-webhook-events.input.schema.json#/properties/wait_ms. */
+export const LIST_WAIT_MS = { minimum: 0, maximum: 30000, default: 0 } as const;
 
 /** The stored method of the original request. From schemas/event-detail.schema.json#/properties/request/properties/method. */
 export const EVENT_REQUEST_METHOD_LIMITS = { minLength: 1, maxLength: 16 } as const;

@@ -17,7 +17,7 @@ export const SCHEMAS = {
         items: {
           title: 'ApiEventSummary',
           description:
-            "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+            "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
           type: 'object',
           additionalProperties: false,
           required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -81,7 +81,7 @@ export const SCHEMAS = {
   ApiEventSummary: {
     title: 'ApiEventSummary',
     description:
-      "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+      "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
     type: 'object',
     additionalProperties: false,
     required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -299,11 +299,13 @@ export const SCHEMAS = {
             preset: {
               title: 'PresetName',
               description:
-                'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
+                'A verification preset: one per provider of the catalog (44), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); paddle: Paddle Billing; pagerduty: PagerDuty; razorpay: Razorpay; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
               type: 'string',
               enum: [
                 'bitbucket',
+                'box',
                 'cal-com',
+                'calendly',
                 'circleci',
                 'coinbase-commerce',
                 'docusign',
@@ -313,26 +315,37 @@ export const SCHEMAS = {
                 'github',
                 'gitlab',
                 'gocardless',
+                'hubspot',
                 'intercom',
                 'jira',
                 'launchdarkly',
                 'lemon-squeezy',
                 'linear',
                 'meta',
+                'mux',
                 'notion',
                 'open',
+                'paddle',
                 'pagerduty',
                 'razorpay',
+                'sanity',
                 'segment',
                 'sentry',
                 'shopify',
                 'slack',
+                'square',
                 'standard-webhooks',
                 'stripe',
+                'tiktok',
                 'token',
+                'trello',
+                'twitch',
                 'typeform',
                 'vercel',
                 'woocommerce',
+                'workos',
+                'zendesk',
+                'zoom',
               ],
             },
             family: {
@@ -791,6 +804,13 @@ export const SCHEMAS = {
             minimum: 1,
             default: 10,
           },
+          max_waits_per_caller: {
+            description:
+              'Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.',
+            type: 'integer',
+            minimum: 1,
+            default: 10,
+          },
           session_idle_seconds: {
             type: 'integer',
             minimum: 5,
@@ -846,11 +866,13 @@ export const SCHEMAS = {
           preset: {
             title: 'PresetName',
             description:
-              'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
+              'A verification preset: one per provider of the catalog (44), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); paddle: Paddle Billing; pagerduty: PagerDuty; razorpay: Razorpay; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
             type: 'string',
             enum: [
               'bitbucket',
+              'box',
               'cal-com',
+              'calendly',
               'circleci',
               'coinbase-commerce',
               'docusign',
@@ -860,26 +882,37 @@ export const SCHEMAS = {
               'github',
               'gitlab',
               'gocardless',
+              'hubspot',
               'intercom',
               'jira',
               'launchdarkly',
               'lemon-squeezy',
               'linear',
               'meta',
+              'mux',
               'notion',
               'open',
+              'paddle',
               'pagerduty',
               'razorpay',
+              'sanity',
               'segment',
               'sentry',
               'shopify',
               'slack',
+              'square',
               'standard-webhooks',
               'stripe',
+              'tiktok',
               'token',
+              'trello',
+              'twitch',
               'typeform',
               'vercel',
               'woocommerce',
+              'workos',
+              'zendesk',
+              'zoom',
             ],
           },
           family: {
@@ -1269,7 +1302,7 @@ export const SCHEMAS = {
   ErrorEnvelope: {
     title: 'ErrorEnvelope',
     description:
-      'The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use only the first five.',
+      "The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.",
     type: 'object',
     additionalProperties: false,
     required: ['error'],
@@ -1609,7 +1642,7 @@ export const SCHEMAS = {
   EventSummary: {
     title: 'EventSummary',
     description:
-      'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+      'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
     type: 'object',
     additionalProperties: false,
     required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -1647,6 +1680,20 @@ export const SCHEMAS = {
         description: 'When switchboard committed the event, RFC 3339 with microseconds.',
         type: 'string',
         format: 'date-time',
+      },
+      summary: {
+        description:
+          "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+        anyOf: [
+          {
+            description:
+              "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+            type: 'string',
+            minLength: 1,
+            maxLength: 120,
+          },
+          { type: 'null' },
+        ],
       },
     },
   },
@@ -1857,11 +1904,13 @@ export const SCHEMAS = {
     $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
     title: 'PresetName',
     description:
-      'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
+      'A verification preset: one per provider of the catalog (44), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); paddle: Paddle Billing; pagerduty: PagerDuty; razorpay: Razorpay; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
     type: 'string',
     enum: [
       'bitbucket',
+      'box',
       'cal-com',
+      'calendly',
       'circleci',
       'coinbase-commerce',
       'docusign',
@@ -1871,26 +1920,37 @@ export const SCHEMAS = {
       'github',
       'gitlab',
       'gocardless',
+      'hubspot',
       'intercom',
       'jira',
       'launchdarkly',
       'lemon-squeezy',
       'linear',
       'meta',
+      'mux',
       'notion',
       'open',
+      'paddle',
       'pagerduty',
       'razorpay',
+      'sanity',
       'segment',
       'sentry',
       'shopify',
       'slack',
+      'square',
       'standard-webhooks',
       'stripe',
+      'tiktok',
       'token',
+      'trello',
+      'twitch',
       'typeform',
       'vercel',
       'woocommerce',
+      'workos',
+      'zendesk',
+      'zoom',
     ],
   },
   ProviderCatalogEntry: {
@@ -2734,7 +2794,7 @@ export const SCHEMAS = {
         items: {
           title: 'EventSummary',
           description:
-            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
           type: 'object',
           additionalProperties: false,
           required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -2772,6 +2832,20 @@ export const SCHEMAS = {
               description: 'When switchboard committed the event, RFC 3339 with microseconds.',
               type: 'string',
               format: 'date-time',
+            },
+            summary: {
+              description:
+                "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+              anyOf: [
+                {
+                  description:
+                    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 120,
+                },
+                { type: 'null' },
+              ],
             },
           },
         },
@@ -2900,6 +2974,18 @@ export const SCHEMAS = {
         description:
           "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
         type: 'string',
+      },
+      signed: {
+        description:
+          "What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).",
+        type: 'string',
+        enum: ['resigned', 'original', 'unsigned'],
+      },
+      signature_headers: {
+        description:
+          'Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.',
+        type: 'array',
+        items: { type: 'string' },
       },
       response_content_type: {
         description: 'The Content-Type the target answered with, when it sent one.',
@@ -3182,7 +3268,7 @@ export const SCHEMAS = {
   ListWebhookEventsInput: {
     title: 'ListWebhookEventsInput',
     description:
-      'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
+      'Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.',
     type: 'object',
     additionalProperties: false,
     properties: {
@@ -3194,7 +3280,7 @@ export const SCHEMAS = {
       },
       event_type: {
         description:
-          'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
+          'Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
         type: 'string',
         minLength: 1,
         maxLength: 200,
@@ -3211,7 +3297,7 @@ export const SCHEMAS = {
         minLength: 1,
         maxLength: 64,
       },
-      verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+      verified: { description: 'Only verified (true) or unverified (false) events.', type: 'boolean' },
       q: { description: 'Full-text search of payloads.', type: 'string', minLength: 1, maxLength: 200 },
       match: {
         description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
@@ -3225,11 +3311,13 @@ export const SCHEMAS = {
         default: 'newest_first',
       },
       limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
-      cursor: {
-        description: 'next_cursor of the previous page (same filters and order).',
-        type: 'string',
-        minLength: 1,
-        maxLength: 512,
+      cursor: { description: 'next_cursor of the previous page.', type: 'string', minLength: 1, maxLength: 512 },
+      wait_ms: {
+        description: 'If the page is empty, wait up to this long for a matching event.',
+        type: 'integer',
+        minimum: 0,
+        maximum: 30000,
+        default: 0,
       },
     },
   },
@@ -3247,7 +3335,7 @@ export const SCHEMAS = {
         items: {
           title: 'EventSummary',
           description:
-            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+            'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
           type: 'object',
           additionalProperties: false,
           required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -3286,6 +3374,20 @@ export const SCHEMAS = {
               type: 'string',
               format: 'date-time',
             },
+            summary: {
+              description:
+                "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+              anyOf: [
+                {
+                  description:
+                    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 120,
+                },
+                { type: 'null' },
+              ],
+            },
           },
         },
       },
@@ -3311,7 +3413,7 @@ export const SCHEMAS = {
       },
       unsigned: {
         description:
-          'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
+          'Send no signature or token; required for an event that failed its check on arrival (passed_check false).',
         type: 'boolean',
         default: false,
       },
@@ -3348,6 +3450,18 @@ export const SCHEMAS = {
         description:
           "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
         type: 'string',
+      },
+      signed: {
+        description:
+          "What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).",
+        type: 'string',
+        enum: ['resigned', 'original', 'unsigned'],
+      },
+      signature_headers: {
+        description:
+          'Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.',
+        type: 'array',
+        items: { type: 'string' },
       },
       response_content_type: {
         description: 'The Content-Type the target answered with, when it sent one.',

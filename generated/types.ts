@@ -6,11 +6,13 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.
+ * A verification preset: one per provider of the catalog (44), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); paddle: Paddle Billing; pagerduty: PagerDuty; razorpay: Razorpay; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
+  | 'box'
   | 'cal-com'
+  | 'calendly'
   | 'circleci'
   | 'coinbase-commerce'
   | 'docusign'
@@ -20,26 +22,37 @@ export type PresetName =
   | 'github'
   | 'gitlab'
   | 'gocardless'
+  | 'hubspot'
   | 'intercom'
   | 'jira'
   | 'launchdarkly'
   | 'lemon-squeezy'
   | 'linear'
   | 'meta'
+  | 'mux'
   | 'notion'
   | 'open'
+  | 'paddle'
   | 'pagerduty'
   | 'razorpay'
+  | 'sanity'
   | 'segment'
   | 'sentry'
   | 'shopify'
   | 'slack'
+  | 'square'
   | 'standard-webhooks'
   | 'stripe'
+  | 'tiktok'
   | 'token'
+  | 'trello'
+  | 'twitch'
   | 'typeform'
   | 'vercel'
-  | 'woocommerce';
+  | 'woocommerce'
+  | 'workos'
+  | 'zendesk'
+  | 'zoom';
 /**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *
@@ -67,7 +80,7 @@ export interface ApiEventList {
   next_cursor?: string;
 }
 /**
- * One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.
+ * One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.
  */
 export interface ApiEventSummary {
   /**
@@ -319,6 +332,10 @@ export interface SwitchboardConfig {
      * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
      */
     max_sessions_per_caller?: number;
+    /**
+     * Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.
+     */
+    max_waits_per_caller?: number;
     /**
      * A session with no request in progress for this long is ended.
      */
@@ -618,7 +635,7 @@ export interface DeliveryAttempt {
   response_content_type?: string;
 }
 /**
- * The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use only the first five.
+ * The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.
  */
 export interface ErrorEnvelope {
   error: {
@@ -759,7 +776,7 @@ export interface EventRequest {
   response_status: number;
 }
 /**
- * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.
+ * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.
  */
 export interface EventSummary {
   /**
@@ -787,6 +804,10 @@ export interface EventSummary {
    * When switchboard committed the event, RFC 3339 with microseconds.
    */
   received_at: string;
+  /**
+   * The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.
+   */
+  summary?: string | null;
 }
 /**
  * GET /api/forwards: every forward rule of the config, in the config's order, with its health.
@@ -1261,6 +1282,14 @@ export interface ReplayResult {
    */
   response_excerpt?: string;
   /**
+   * What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).
+   */
+  signed?: 'resigned' | 'original' | 'unsigned';
+  /**
+   * Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.
+   */
+  signature_headers?: string[];
+  /**
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
@@ -1383,7 +1412,7 @@ export interface ListProvidersOutput {
   replay_default_target?: string | null;
 }
 /**
- * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
+ * Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInput {
   /**
@@ -1391,7 +1420,7 @@ export interface ListWebhookEventsInput {
    */
   provider?: string;
   /**
-   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
+   * Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
@@ -1403,7 +1432,7 @@ export interface ListWebhookEventsInput {
    */
   until?: string;
   /**
-   * Only verified (true) or only unverified (false) events.
+   * Only verified (true) or unverified (false) events.
    */
   verified?: boolean;
   /**
@@ -1425,9 +1454,13 @@ export interface ListWebhookEventsInput {
    */
   limit?: number;
   /**
-   * next_cursor of the previous page (same filters and order).
+   * next_cursor of the previous page.
    */
   cursor?: string;
+  /**
+   * If the page is empty, wait up to this long for a matching event.
+   */
+  wait_ms?: number;
 }
 /**
  * One page of event summaries in the order asked for: newest first (received_at, then id, descending) or oldest first (ascending). next_cursor is present only when more events match.
@@ -1455,7 +1488,7 @@ export interface ReplayWebhookEventInput {
    */
   target_url?: string;
   /**
-   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
+   * Send no signature or token; required for an event that failed its check on arrival (passed_check false).
    */
   unsigned?: boolean;
 }
@@ -1487,6 +1520,14 @@ export interface ReplayWebhookEventOutput {
    * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
    */
   response_excerpt?: string;
+  /**
+   * What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).
+   */
+  signed?: 'resigned' | 'original' | 'unsigned';
+  /**
+   * Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.
+   */
+  signature_headers?: string[];
   /**
    * The Content-Type the target answered with, when it sent one.
    */
@@ -1597,6 +1638,10 @@ export interface SwitchboardConfigWithDefaults {
      * Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.
      */
     max_sessions_per_caller: number;
+    /**
+     * Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.
+     */
+    max_waits_per_caller: number;
     /**
      * A session with no request in progress for this long is ended.
      */
@@ -1843,7 +1888,7 @@ export interface GetWebhookEventInputWithDefaults {
 }
 
 /**
- * Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.
+ * Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.
  */
 export interface ListWebhookEventsInputWithDefaults {
   /**
@@ -1851,7 +1896,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   provider?: string;
   /**
-   * Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
+   * Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.
    */
   event_type?: string;
   /**
@@ -1863,7 +1908,7 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   until?: string;
   /**
-   * Only verified (true) or only unverified (false) events.
+   * Only verified (true) or unverified (false) events.
    */
   verified?: boolean;
   /**
@@ -1885,9 +1930,13 @@ export interface ListWebhookEventsInputWithDefaults {
    */
   limit: number;
   /**
-   * next_cursor of the previous page (same filters and order).
+   * next_cursor of the previous page.
    */
   cursor?: string;
+  /**
+   * If the page is empty, wait up to this long for a matching event.
+   */
+  wait_ms: number;
 }
 
 /**
@@ -1903,7 +1952,7 @@ export interface ReplayWebhookEventInputWithDefaults {
    */
   target_url?: string;
   /**
-   * No signature or token. Required for an event that failed its check on arrival (passed_check false).
+   * Send no signature or token; required for an event that failed its check on arrival (passed_check false).
    */
   unsigned: boolean;
 }

@@ -19,7 +19,7 @@ const schema31 = {
     next_cursor: { $ref: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor' },
   },
 };
-const schema43 = {
+const schema44 = {
   description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
   type: 'string',
 };
@@ -28,7 +28,7 @@ const schema32 = {
   $id: 'https://switchboard.dev/schemas/api-event-summary.schema.json',
   title: 'ApiEventSummary',
   description:
-    "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary leaves the summary out, to keep an agent's list within its context budget.",
+    "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -55,18 +55,18 @@ const schema32 = {
     },
   },
 };
-const schema35 = {
+const schema36 = {
   description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
   type: 'string',
   format: 'uuid',
 };
-const schema36 = {
+const schema37 = {
   description: 'Name of the configured provider (webhook route or queue source) that received the event.',
   type: 'string',
   minLength: 1,
   maxLength: 64,
 };
-const schema37 = {
+const schema38 = {
   description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
   type: 'string',
   maxLength: 200,
@@ -80,13 +80,13 @@ const schema34 = {
   type: 'string',
   enum: ['signed', 'token', 'open', 'queue'],
 };
-const schema39 = {
+const schema40 = {
   description:
     'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
   type: 'boolean',
 };
-const schema40 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
-const schema41 = {
+const schema41 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
+const schema42 = {
   description: 'When switchboard committed the event, RFC 3339 with microseconds.',
   type: 'string',
   format: 'date-time',
@@ -705,7 +705,7 @@ validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 export const validateApiEventSummary = validate21;
 
 export const validateApiProviderDetail = validate26;
-const schema44 = {
+const schema45 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
   title: 'ApiProviderDetail',
@@ -727,7 +727,7 @@ const schema44 = {
     },
   },
 };
-const schema56 = {
+const schema57 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -758,7 +758,7 @@ const schema56 = {
     },
   },
 };
-const schema45 = {
+const schema46 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
   title: 'ProviderStatus',
@@ -893,7 +893,7 @@ function validate27(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema45.properties, key0)) {
+      if (!func1.call(schema46.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -980,7 +980,7 @@ function validate27(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.family.enum },
+          params: { allowedValues: schema46.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1080,7 +1080,7 @@ function validate27(
           instancePath: instancePath + '/secret_status',
           schemaPath: '#/properties/secret_status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.secret_status.enum },
+          params: { allowedValues: schema46.properties.secret_status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1164,7 +1164,7 @@ function validate27(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.mode.enum },
+          params: { allowedValues: schema46.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1197,7 +1197,7 @@ function validate27(
           instancePath: instancePath + '/connection',
           schemaPath: '#/properties/connection/enum',
           keyword: 'enum',
-          params: { allowedValues: schema45.properties.connection.enum },
+          params: { allowedValues: schema46.properties.connection.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1402,7 +1402,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema56.properties.algorithm.enum },
+            params: { allowedValues: schema57.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1433,7 +1433,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema56.properties.encoding.enum },
+            params: { allowedValues: schema57.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1513,7 +1513,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema56.properties.timestamp_format.enum },
+            params: { allowedValues: schema57.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1544,7 +1544,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema56.properties.secret_encoding.enum },
+            params: { allowedValues: schema57.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1625,7 +1625,7 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate32;
-const schema57 = {
+const schema58 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -2069,7 +2069,7 @@ function validate32(
 validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSwitchboardConfig = validate29;
-const schema48 = {
+const schema49 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -2245,6 +2245,13 @@ const schema48 = {
         max_sessions_per_caller: {
           description:
             'Most MCP sessions one token may hold open at once; past it, initialize gets 429 rate_limited with Retry-After.',
+          type: 'integer',
+          minimum: 1,
+          default: 10,
+        },
+        max_waits_per_caller: {
+          description:
+            'Most list_webhook_events calls one token may have waiting (wait_ms) at once; past it, a call with wait_ms gets rate_limited.',
           type: 'integer',
           minimum: 1,
           default: 10,
@@ -2580,7 +2587,7 @@ const schema48 = {
     },
   },
 };
-const schema55 = {
+const schema56 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -2682,7 +2689,7 @@ const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern10 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
 const pattern12 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const pattern7 = new RegExp('^https?://[^?#]+$', 'u');
-const schema49 = {
+const schema50 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -2861,17 +2868,19 @@ const schema49 = {
     properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
   },
 };
-const schema50 = {
+const schema51 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/preset-name.schema.json',
   $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
   title: 'PresetName',
   description:
-    'A verification preset: one per provider of the catalog (31), plus token and open. bitbucket: Bitbucket Cloud; cal-com: Cal.com; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); notion: Notion; open: Anything (nothing checked); pagerduty: PagerDuty; razorpay: Razorpay; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; standard-webhooks: Standard Webhooks; stripe: Stripe; token: Any token sender; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce.',
+    'A verification preset: one per provider of the catalog (44), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); paddle: Paddle Billing; pagerduty: PagerDuty; razorpay: Razorpay; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
   type: 'string',
   enum: [
     'bitbucket',
+    'box',
     'cal-com',
+    'calendly',
     'circleci',
     'coinbase-commerce',
     'docusign',
@@ -2881,29 +2890,40 @@ const schema50 = {
     'github',
     'gitlab',
     'gocardless',
+    'hubspot',
     'intercom',
     'jira',
     'launchdarkly',
     'lemon-squeezy',
     'linear',
     'meta',
+    'mux',
     'notion',
     'open',
+    'paddle',
     'pagerduty',
     'razorpay',
+    'sanity',
     'segment',
     'sentry',
     'shopify',
     'slack',
+    'square',
     'standard-webhooks',
     'stripe',
+    'tiktok',
     'token',
+    'trello',
+    'twitch',
     'typeform',
     'vercel',
     'woocommerce',
+    'workos',
+    'zendesk',
+    'zoom',
   ],
 };
-const schema51 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const schema52 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern8 = new RegExp('^(header:.+|/.*)$', 'u');
 const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
@@ -3357,7 +3377,7 @@ function validate30(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema49.properties, key0)) {
+      if (!func1.call(schema50.properties, key0)) {
         const err22 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -3392,7 +3412,9 @@ function validate30(
       }
       if (!(
         data16 === 'bitbucket' ||
+        data16 === 'box' ||
         data16 === 'cal-com' ||
+        data16 === 'calendly' ||
         data16 === 'circleci' ||
         data16 === 'coinbase-commerce' ||
         data16 === 'docusign' ||
@@ -3402,32 +3424,43 @@ function validate30(
         data16 === 'github' ||
         data16 === 'gitlab' ||
         data16 === 'gocardless' ||
+        data16 === 'hubspot' ||
         data16 === 'intercom' ||
         data16 === 'jira' ||
         data16 === 'launchdarkly' ||
         data16 === 'lemon-squeezy' ||
         data16 === 'linear' ||
         data16 === 'meta' ||
+        data16 === 'mux' ||
         data16 === 'notion' ||
         data16 === 'open' ||
+        data16 === 'paddle' ||
         data16 === 'pagerduty' ||
         data16 === 'razorpay' ||
+        data16 === 'sanity' ||
         data16 === 'segment' ||
         data16 === 'sentry' ||
         data16 === 'shopify' ||
         data16 === 'slack' ||
+        data16 === 'square' ||
         data16 === 'standard-webhooks' ||
         data16 === 'stripe' ||
+        data16 === 'tiktok' ||
         data16 === 'token' ||
+        data16 === 'trello' ||
+        data16 === 'twitch' ||
         data16 === 'typeform' ||
         data16 === 'vercel' ||
-        data16 === 'woocommerce'
+        data16 === 'woocommerce' ||
+        data16 === 'workos' ||
+        data16 === 'zendesk' ||
+        data16 === 'zoom'
       )) {
         const err24 = {
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema50.enum },
+          params: { allowedValues: schema51.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3460,7 +3493,7 @@ function validate30(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.family.enum },
+          params: { allowedValues: schema50.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3493,7 +3526,7 @@ function validate30(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.trust_mode.enum },
+          params: { allowedValues: schema50.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4426,7 +4459,7 @@ function validate30(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4457,7 +4490,7 @@ function validate30(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4537,7 +4570,7 @@ function validate30(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4568,7 +4601,7 @@ function validate30(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema49.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema50.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4702,7 +4735,7 @@ function validate30(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema49.properties.mode.enum },
+          params: { allowedValues: schema50.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -4829,7 +4862,7 @@ function validate29(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema48.properties, key0)) {
+      if (!func1.call(schema49.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -5259,7 +5292,7 @@ function validate29(
             errors++;
           }
           for (const key7 in data11) {
-            if (!func1.call(schema55.properties, key7)) {
+            if (!func1.call(schema56.properties, key7)) {
               const err22 = {
                 instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -6564,11 +6597,19 @@ function validate29(
       if (data44.max_sessions_per_caller === undefined) {
         data44.max_sessions_per_caller = 10;
       }
+      if (data44.max_waits_per_caller === undefined) {
+        data44.max_waits_per_caller = 10;
+      }
       if (data44.session_idle_seconds === undefined) {
         data44.session_idle_seconds = 1800;
       }
       for (const key13 in data44) {
-        if (!(key13 === 'max_sessions' || key13 === 'max_sessions_per_caller' || key13 === 'session_idle_seconds')) {
+        if (!(
+          key13 === 'max_sessions' ||
+          key13 === 'max_sessions_per_caller' ||
+          key13 === 'max_waits_per_caller' ||
+          key13 === 'session_idle_seconds'
+        )) {
           const err95 = {
             instancePath: instancePath + '/mcp',
             schemaPath: '#/properties/mcp/additionalProperties',
@@ -6650,11 +6691,11 @@ function validate29(
           errors++;
         }
       }
-      let data47 = data44.session_idle_seconds;
+      let data47 = data44.max_waits_per_caller;
       if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
         const err100 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6667,13 +6708,13 @@ function validate29(
         errors++;
       }
       if (typeof data47 == 'number' && isFinite(data47)) {
-        if (data47 < 5 || isNaN(data47)) {
+        if (data47 < 1 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err101];
@@ -6683,37 +6724,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err102 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err102];
-      } else {
-        vErrors.push(err102);
+      let data48 = data44.session_idle_seconds;
+      if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
+        const err102 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err102];
+        } else {
+          vErrors.push(err102);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data48 = data.rate_limits;
-    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
-      if (data48.read === undefined) {
-        data48.read = {};
-      }
-      if (data48.replay === undefined) {
-        data48.replay = {};
-      }
-      for (const key14 in data48) {
-        if (!(key14 === 'read' || key14 === 'replay')) {
+      if (typeof data48 == 'number' && isFinite(data48)) {
+        if (data48 < 5 || isNaN(data48)) {
           const err103 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err103];
@@ -6723,39 +6757,37 @@ function validate29(
           errors++;
         }
       }
-      let data49 = data48.read;
-      if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-        if (data49.capacity === undefined) {
-          data49.capacity = 120;
-        }
-        if (data49.refill_per_second === undefined) {
-          data49.refill_per_second = 20;
-        }
-        for (const key15 in data49) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err104 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err104];
-            } else {
-              vErrors.push(err104);
-            }
-            errors++;
-          }
-        }
-        let data50 = data49.capacity;
-        if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+    } else {
+      const err104 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err104];
+      } else {
+        vErrors.push(err104);
+      }
+      errors++;
+    }
+    let data49 = data.rate_limits;
+    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+      if (data49.read === undefined) {
+        data49.read = {};
+      }
+      if (data49.replay === undefined) {
+        data49.replay = {};
+      }
+      for (const key14 in data49) {
+        if (!(key14 === 'read' || key14 === 'replay')) {
           const err105 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -6764,14 +6796,23 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data50 == 'number' && isFinite(data50)) {
-          if (data50 < 1 || isNaN(data50)) {
+      }
+      let data50 = data49.read;
+      if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+        if (data50.capacity === undefined) {
+          data50.capacity = 120;
+        }
+        if (data50.refill_per_second === undefined) {
+          data50.refill_per_second = 20;
+        }
+        for (const key15 in data50) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
             const err106 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err106];
@@ -6781,10 +6822,43 @@ function validate29(
             errors++;
           }
         }
-        let data51 = data49.refill_per_second;
+        let data51 = data50.capacity;
+        if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+          const err107 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err107];
+          } else {
+            vErrors.push(err107);
+          }
+          errors++;
+        }
         if (typeof data51 == 'number' && isFinite(data51)) {
-          if (data51 <= 0 || isNaN(data51)) {
-            const err107 = {
+          if (data51 < 1 || isNaN(data51)) {
+            const err108 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err108];
+            } else {
+              vErrors.push(err108);
+            }
+            errors++;
+          }
+        }
+        let data52 = data50.refill_per_second;
+        if (typeof data52 == 'number' && isFinite(data52)) {
+          if (data52 <= 0 || isNaN(data52)) {
+            const err109 = {
               instancePath: instancePath + '/rate_limits/read/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6792,14 +6866,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err107];
+              vErrors = [err109];
             } else {
-              vErrors.push(err107);
+              vErrors.push(err109);
             }
             errors++;
           }
         } else {
-          const err108 = {
+          const err110 = {
             instancePath: instancePath + '/rate_limits/read/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
@@ -6807,14 +6881,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err108];
+            vErrors = [err110];
           } else {
-            vErrors.push(err108);
+            vErrors.push(err110);
           }
           errors++;
         }
       } else {
-        const err109 = {
+        const err111 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -6822,61 +6896,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err109];
+          vErrors = [err111];
         } else {
-          vErrors.push(err109);
+          vErrors.push(err111);
         }
         errors++;
       }
-      let data52 = data48.replay;
-      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-        if (data52.capacity === undefined) {
-          data52.capacity = 10;
+      let data53 = data49.replay;
+      if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+        if (data53.capacity === undefined) {
+          data53.capacity = 10;
         }
-        if (data52.refill_per_second === undefined) {
-          data52.refill_per_second = 0.5;
+        if (data53.refill_per_second === undefined) {
+          data53.refill_per_second = 0.5;
         }
-        for (const key16 in data52) {
+        for (const key16 in data53) {
           if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err110 = {
+            const err112 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key16 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err110];
-            } else {
-              vErrors.push(err110);
-            }
-            errors++;
-          }
-        }
-        let data53 = data52.capacity;
-        if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
-          const err111 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err111];
-          } else {
-            vErrors.push(err111);
-          }
-          errors++;
-        }
-        if (typeof data53 == 'number' && isFinite(data53)) {
-          if (data53 < 1 || isNaN(data53)) {
-            const err112 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err112];
@@ -6886,10 +6927,43 @@ function validate29(
             errors++;
           }
         }
-        let data54 = data52.refill_per_second;
+        let data54 = data53.capacity;
+        if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))) {
+          const err113 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err113];
+          } else {
+            vErrors.push(err113);
+          }
+          errors++;
+        }
         if (typeof data54 == 'number' && isFinite(data54)) {
-          if (data54 <= 0 || isNaN(data54)) {
-            const err113 = {
+          if (data54 < 1 || isNaN(data54)) {
+            const err114 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err114];
+            } else {
+              vErrors.push(err114);
+            }
+            errors++;
+          }
+        }
+        let data55 = data53.refill_per_second;
+        if (typeof data55 == 'number' && isFinite(data55)) {
+          if (data55 <= 0 || isNaN(data55)) {
+            const err115 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6897,14 +6971,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err113];
+              vErrors = [err115];
             } else {
-              vErrors.push(err113);
+              vErrors.push(err115);
             }
             errors++;
           }
         } else {
-          const err114 = {
+          const err116 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -6912,14 +6986,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err114];
+            vErrors = [err116];
           } else {
-            vErrors.push(err114);
+            vErrors.push(err116);
           }
           errors++;
         }
       } else {
-        const err115 = {
+        const err117 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -6927,14 +7001,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err115];
+          vErrors = [err117];
         } else {
-          vErrors.push(err115);
+          vErrors.push(err117);
         }
         errors++;
       }
     } else {
-      const err116 = {
+      const err118 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -6942,20 +7016,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err116];
+        vErrors = [err118];
       } else {
-        vErrors.push(err116);
+        vErrors.push(err118);
       }
       errors++;
     }
-    let data55 = data.metrics;
-    if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
-      if (data55.require_auth === undefined) {
-        data55.require_auth = true;
+    let data56 = data.metrics;
+    if (data56 && typeof data56 == 'object' && !Array.isArray(data56)) {
+      if (data56.require_auth === undefined) {
+        data56.require_auth = true;
       }
-      for (const key17 in data55) {
+      for (const key17 in data56) {
         if (!(key17 === 'require_auth')) {
-          const err117 = {
+          const err119 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -6963,15 +7037,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err117];
+            vErrors = [err119];
           } else {
-            vErrors.push(err117);
+            vErrors.push(err119);
           }
           errors++;
         }
       }
-      if (typeof data55.require_auth !== 'boolean') {
-        const err118 = {
+      if (typeof data56.require_auth !== 'boolean') {
+        const err120 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -6979,14 +7053,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err118];
+          vErrors = [err120];
         } else {
-          vErrors.push(err118);
+          vErrors.push(err120);
         }
         errors++;
       }
     } else {
-      const err119 = {
+      const err121 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -6994,14 +7068,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err119];
+        vErrors = [err121];
       } else {
-        vErrors.push(err119);
+        vErrors.push(err121);
       }
       errors++;
     }
   } else {
-    const err120 = {
+    const err122 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7009,9 +7083,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err120];
+      vErrors = [err122];
     } else {
-      vErrors.push(err120);
+      vErrors.push(err122);
     }
     errors++;
   }
@@ -7021,7 +7095,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateDelivery = validate33;
-const schema61 = {
+const schema62 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -7106,17 +7180,17 @@ const schema61 = {
     },
   },
 };
-const schema64 = {
+const schema65 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema67 = {
+const schema68 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
   type: 'string',
 };
-const schema68 = {
+const schema69 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
@@ -7272,7 +7346,7 @@ function validate33(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema61.properties, key0)) {
+      if (!func1.call(schema62.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -7418,7 +7492,7 @@ function validate33(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema61.properties.state.enum },
+          params: { allowedValues: schema62.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8199,12 +8273,12 @@ function validate33(
 validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate36;
-const schema69 = {
+const schema70 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
   description:
-    'The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use only the first five.',
+    "The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.",
   type: 'object',
   additionalProperties: false,
   required: ['error'],
@@ -8374,7 +8448,7 @@ function validate36(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema69.properties.error.properties.code.enum },
+              params: { allowedValues: schema70.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -8489,7 +8563,7 @@ function validate36(
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDeliveries = validate37;
-const schema70 = {
+const schema71 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -8654,7 +8728,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate39;
-const schema72 = {
+const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -8755,14 +8829,14 @@ const schema72 = {
     },
   },
 };
-const schema80 = {
+const schema35 = {
   description:
     "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
   type: 'string',
   minLength: 1,
   maxLength: 120,
 };
-const schema81 = {
+const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -8772,7 +8846,7 @@ const schema81 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema82 = {
+const schema83 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -9002,7 +9076,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema72.properties, key0)) {
+      if (!func1.call(schema73.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9844,7 +9918,7 @@ function validate39(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema82.properties.encoding.enum },
+              params: { allowedValues: schema83.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -10443,7 +10517,7 @@ function validate41(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema82.properties.encoding.enum },
+          params: { allowedValues: schema83.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -10497,7 +10571,7 @@ const schema33 = {
   $id: 'https://switchboard.dev/schemas/event-summary.schema.json',
   title: 'EventSummary',
   description:
-    'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers: call get_webhook_event with the id for those. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
+    'A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.',
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
@@ -10529,6 +10603,11 @@ const schema33 = {
       description: 'When switchboard committed the event, RFC 3339 with microseconds.',
       type: 'string',
       format: 'date-time',
+    },
+    summary: {
+      description:
+        "The one line the UI shows for this event (ApiEventSummary's summary), cut at a whole character and ending in … where the whole EventSummary would pass 300 bytes of JSON (never to less than 32 bytes); null when the event has none.",
+      anyOf: [{ $ref: 'api-event-summary.schema.json#/properties/summary' }, { type: 'null' }],
     },
   },
 };
@@ -10660,7 +10739,8 @@ function validate22(
         key0 === 'trust_mode' ||
         key0 === 'verified' ||
         key0 === 'payload_size' ||
-        key0 === 'received_at'
+        key0 === 'received_at' ||
+        key0 === 'summary'
       )) {
         const err7 = {
           instancePath,
@@ -10913,8 +10993,104 @@ function validate22(
         errors++;
       }
     }
+    if (data.summary !== undefined) {
+      let data7 = data.summary;
+      const _errs18 = errors;
+      let valid2 = false;
+      const _errs19 = errors;
+      if (typeof data7 === 'string') {
+        if (func2(data7) > 120) {
+          const err22 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 120 },
+            message: 'must NOT have more than 120 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+        if (func2(data7) < 1) {
+          const err23 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: 'api-event-summary.schema.json#/properties/summary/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      var _valid0 = _errs19 === errors;
+      valid2 = valid2 || _valid0;
+      const _errs22 = errors;
+      if (data7 !== null) {
+        const err25 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: '#/properties/summary/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      var _valid0 = _errs22 === errors;
+      valid2 = valid2 || _valid0;
+      if (!valid2) {
+        const err26 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: '#/properties/summary/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      } else {
+        errors = _errs18;
+        if (vErrors !== null) {
+          if (_errs18) {
+            vErrors.length = _errs18;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
   } else {
-    const err22 = {
+    const err27 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -10922,9 +11098,9 @@ function validate22(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err22];
+      vErrors = [err27];
     } else {
-      vErrors.push(err22);
+      vErrors.push(err27);
     }
     errors++;
   }
@@ -10934,7 +11110,7 @@ function validate22(
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardList = validate42;
-const schema85 = {
+const schema86 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -10944,7 +11120,7 @@ const schema85 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema63 = {
+const schema64 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -11196,7 +11372,7 @@ function validate42(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema63.properties, key1)) {
+              if (!func1.call(schema64.properties, key1)) {
                 const err11 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -11681,7 +11857,7 @@ function validate42(
 validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardRetryDeadResult = validate43;
-const schema87 = {
+const schema88 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -11998,7 +12174,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema63.properties, key0)) {
+      if (!func1.call(schema64.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -12451,7 +12627,7 @@ function validate34(
 validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListenCheckpoint = validate44;
-const schema89 = {
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -13017,7 +13193,9 @@ function validate45(
   }
   if (!(
     data === 'bitbucket' ||
+    data === 'box' ||
     data === 'cal-com' ||
+    data === 'calendly' ||
     data === 'circleci' ||
     data === 'coinbase-commerce' ||
     data === 'docusign' ||
@@ -13027,32 +13205,43 @@ function validate45(
     data === 'github' ||
     data === 'gitlab' ||
     data === 'gocardless' ||
+    data === 'hubspot' ||
     data === 'intercom' ||
     data === 'jira' ||
     data === 'launchdarkly' ||
     data === 'lemon-squeezy' ||
     data === 'linear' ||
     data === 'meta' ||
+    data === 'mux' ||
     data === 'notion' ||
     data === 'open' ||
+    data === 'paddle' ||
     data === 'pagerduty' ||
     data === 'razorpay' ||
+    data === 'sanity' ||
     data === 'segment' ||
     data === 'sentry' ||
     data === 'shopify' ||
     data === 'slack' ||
+    data === 'square' ||
     data === 'standard-webhooks' ||
     data === 'stripe' ||
+    data === 'tiktok' ||
     data === 'token' ||
+    data === 'trello' ||
+    data === 'twitch' ||
     data === 'typeform' ||
     data === 'vercel' ||
-    data === 'woocommerce'
+    data === 'woocommerce' ||
+    data === 'workos' ||
+    data === 'zendesk' ||
+    data === 'zoom'
   )) {
     const err1 = {
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema50.enum },
+      params: { allowedValues: schema51.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -13068,7 +13257,7 @@ function validate45(
 validate45.evaluated = { dynamicProps: false, dynamicItems: false };
 
 export const validateProviderCatalogEntry = validate46;
-const schema94 = {
+const schema95 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -13399,14 +13588,14 @@ const schema94 = {
     },
   },
 };
-const schema105 = {
+const schema106 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema108 = {
+const schema109 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -13435,7 +13624,7 @@ const schema108 = {
 const pattern20 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
 const pattern30 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
 const pattern31 = new RegExp('^[a-z0-9-]+$', 'u');
-const schema95 = {
+const schema96 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -13450,7 +13639,7 @@ const schema95 = {
     { $ref: '#/$defs/codeScheme' },
   ],
 };
-const schema96 = {
+const schema97 = {
   description: 'An HMAC over a template of the request.',
   type: 'object',
   additionalProperties: false,
@@ -13516,7 +13705,7 @@ const schema96 = {
     },
   },
 };
-const schema97 = {
+const schema98 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -13532,7 +13721,7 @@ const schema97 = {
     },
   },
 };
-const schema98 = {
+const schema99 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -13550,7 +13739,7 @@ const schema98 = {
     },
   },
 };
-const schema99 = {
+const schema100 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -13563,7 +13752,7 @@ const schema99 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema100 = {
+const schema101 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -13591,7 +13780,7 @@ const schema100 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema101 = {
+const schema102 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -13606,7 +13795,7 @@ const schema101 = {
     },
   },
 };
-const schema102 = {
+const schema103 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -13614,7 +13803,7 @@ const schema102 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema103 = {
+const schema104 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -13627,7 +13816,7 @@ const schema103 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema104 = {
+const schema105 = {
   description:
     'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
   type: 'object',
@@ -13803,7 +13992,7 @@ function validate47(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema96.properties.algorithm.enum },
+          params: { allowedValues: schema97.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13836,7 +14025,7 @@ function validate47(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema96.properties.encoding.enum },
+          params: { allowedValues: schema97.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13869,7 +14058,7 @@ function validate47(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema96.properties.key.enum },
+          params: { allowedValues: schema97.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14028,7 +14217,7 @@ function validate47(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema96.properties.signature.properties.format.enum },
+              params: { allowedValues: schema97.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -14095,7 +14284,7 @@ function validate47(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema96.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema97.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -14330,7 +14519,7 @@ function validate47(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema96.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema97.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -14487,7 +14676,7 @@ function validate47(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema97.properties.key.enum },
+          params: { allowedValues: schema98.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14714,7 +14903,7 @@ function validate47(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema98.properties.encoding.enum },
+            params: { allowedValues: schema99.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -14815,7 +15004,7 @@ function validate47(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema98.properties.public_key_encoding.enum },
+            params: { allowedValues: schema99.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -15359,7 +15548,7 @@ function validate47(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema100.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema101.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -15552,7 +15741,7 @@ function validate47(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema101.properties.variant.enum },
+                  params: { allowedValues: schema102.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -15724,7 +15913,7 @@ function validate47(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema103.properties.kind.enum },
+                      params: { allowedValues: schema104.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -16223,7 +16412,7 @@ function validate46(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema94.properties, key0)) {
+      if (!func1.call(schema95.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -16884,7 +17073,7 @@ function validate46(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema108.properties.fresh.additionalProperties.enum },
+                      params: { allowedValues: schema109.properties.fresh.additionalProperties.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -16972,7 +17161,7 @@ function validate46(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema94.properties.handshake.enum },
+          params: { allowedValues: schema95.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -17128,7 +17317,7 @@ function validate46(
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/enum',
               keyword: 'enum',
-              params: { allowedValues: schema94.properties.proof.properties.by.enum },
+              params: { allowedValues: schema95.properties.proof.properties.by.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -17314,7 +17503,7 @@ validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 export const validateProviderStatus = validate27;
 
 export const validateRecentEventsResource = validate49;
-const schema109 = {
+const schema110 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -17442,7 +17631,7 @@ function validate49(
 validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayHistory = validate51;
-const schema110 = {
+const schema111 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -17724,7 +17913,7 @@ function validate51(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema110.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema111.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -18251,7 +18440,7 @@ function validate51(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema110.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema111.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -18337,7 +18526,7 @@ function validate51(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema110.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema111.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -18401,7 +18590,7 @@ function validate51(
 validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate35;
-const schema65 = {
+const schema66 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -18431,6 +18620,18 @@ const schema65 = {
       description:
         "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
       type: 'string',
+    },
+    signed: {
+      description:
+        "What proves the replay: resigned (a fresh signature, or the token, made with the provider's configured secret), original (an asymmetric scheme's original signature headers, sent as they arrived, since switchboard holds only the public key) or unsigned (nothing: unsigned was asked for, or the event, its provider or the configuration allows none).",
+      type: 'string',
+      enum: ['resigned', 'original', 'unsigned'],
+    },
+    signature_headers: {
+      description:
+        'Names of the signature or token headers this replay set, lower-case; never their values. Empty when unsigned.',
+      type: 'array',
+      items: { type: 'string' },
     },
     response_content_type: {
       description: 'The Content-Type the target answered with, when it sent one.',
@@ -18530,15 +18731,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'id' ||
-        key0 === 'target_url' ||
-        key0 === 'delivered' ||
-        key0 === 'response_status' ||
-        key0 === 'response_ms' ||
-        key0 === 'response_excerpt' ||
-        key0 === 'response_content_type'
-      )) {
+      if (!func1.call(schema66.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -18787,31 +18980,30 @@ function validate35(
         errors++;
       }
     }
-    if (data.response_content_type !== undefined) {
-      let data6 = data.response_content_type;
-      if (typeof data6 === 'string') {
-        if (func2(data6) > 200) {
-          const err19 = {
-            instancePath: instancePath + '/response_content_type',
-            schemaPath: '#/properties/response_content_type/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 200 },
-            message: 'must NOT have more than 200 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err19];
-          } else {
-            vErrors.push(err19);
-          }
-          errors++;
-        }
-      } else {
-        const err20 = {
-          instancePath: instancePath + '/response_content_type',
-          schemaPath: '#/properties/response_content_type/type',
+    if (data.signed !== undefined) {
+      let data6 = data.signed;
+      if (typeof data6 !== 'string') {
+        const err19 = {
+          instancePath: instancePath + '/signed',
+          schemaPath: '#/properties/signed/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+      if (!(data6 === 'resigned' || data6 === 'original' || data6 === 'unsigned')) {
+        const err20 = {
+          instancePath: instancePath + '/signed',
+          schemaPath: '#/properties/signed/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema66.properties.signed.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err20];
@@ -18821,8 +19013,79 @@ function validate35(
         errors++;
       }
     }
+    if (data.signature_headers !== undefined) {
+      let data7 = data.signature_headers;
+      if (Array.isArray(data7)) {
+        const len0 = data7.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data7[i0] !== 'string') {
+            const err21 = {
+              instancePath: instancePath + '/signature_headers/' + i0,
+              schemaPath: '#/properties/signature_headers/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err22 = {
+          instancePath: instancePath + '/signature_headers',
+          schemaPath: '#/properties/signature_headers/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+    }
+    if (data.response_content_type !== undefined) {
+      let data9 = data.response_content_type;
+      if (typeof data9 === 'string') {
+        if (func2(data9) > 200) {
+          const err23 = {
+            instancePath: instancePath + '/response_content_type',
+            schemaPath: '#/properties/response_content_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err23];
+          } else {
+            vErrors.push(err23);
+          }
+          errors++;
+        }
+      } else {
+        const err24 = {
+          instancePath: instancePath + '/response_content_type',
+          schemaPath: '#/properties/response_content_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err21 = {
+    const err25 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -18830,9 +19093,9 @@ function validate35(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err21];
+      vErrors = [err25];
     } else {
-      vErrors.push(err21);
+      vErrors.push(err25);
     }
     errors++;
   }
@@ -18842,7 +19105,7 @@ function validate35(
 validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSearchEventsQuery = validate52;
-const schema114 = {
+const schema115 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -19083,7 +19346,7 @@ function validate52(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema114.properties.verified.enum },
+          params: { allowedValues: schema115.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -19115,7 +19378,7 @@ function validate52(
 validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventInput = validate53;
-const schema115 = {
+const schema116 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -19287,7 +19550,7 @@ function validate53(
 validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventOutput = validate54;
-const schema116 = {
+const schema117 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -19318,7 +19581,7 @@ function validate54(
 validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersInput = validate56;
-const schema117 = {
+const schema118 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -19378,7 +19641,7 @@ function validate56(
 validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersOutput = validate57;
-const schema118 = {
+const schema119 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -19578,12 +19841,12 @@ function validate57(
 validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsInput = validate59;
-const schema119 = {
+const schema120 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
   description:
-    'Filters and paging for list_webhook_events (and GET /api/events). All fields are optional; the filters given all apply.',
+    'Filters and paging for list_webhook_events (and GET /api/events, which has no wait_ms). All fields are optional; the filters given all apply.',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -19595,7 +19858,7 @@ const schema119 = {
     },
     event_type: {
       description:
-        'Case-sensitive. Without a dot it also matches dotted sub-types (issues: issues.opened); with one, only itself. / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
+        'Case-sensitive; without a dot it also matches dotted sub-types (issues: issues.opened). / is not a separator (orders/create). Queue events take theirs from event_type_from, else the channel or stream.',
       type: 'string',
       minLength: 1,
       maxLength: 200,
@@ -19612,7 +19875,7 @@ const schema119 = {
       minLength: 1,
       maxLength: 64,
     },
-    verified: { description: 'Only verified (true) or only unverified (false) events.', type: 'boolean' },
+    verified: { description: 'Only verified (true) or unverified (false) events.', type: 'boolean' },
     q: { $ref: '../search-events-query.schema.json#/properties/q', description: 'Full-text search of payloads.' },
     match: {
       description: 'JSON object the payload must contain, e.g. {"action":"opened"}.',
@@ -19626,15 +19889,17 @@ const schema119 = {
       default: 'newest_first',
     },
     limit: { description: 'Page size.', type: 'integer', minimum: 1, maximum: 200, default: 50 },
-    cursor: {
-      description: 'next_cursor of the previous page (same filters and order).',
-      type: 'string',
-      minLength: 1,
-      maxLength: 512,
+    cursor: { description: 'next_cursor of the previous page.', type: 'string', minLength: 1, maxLength: 512 },
+    wait_ms: {
+      description: 'If the page is empty, wait up to this long for a matching event.',
+      type: 'integer',
+      minimum: 0,
+      maximum: 30000,
+      default: 0,
     },
   },
 };
-const schema120 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema121 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
 function validate59(
   data,
@@ -19656,8 +19921,11 @@ function validate59(
     if (data.limit === undefined) {
       data.limit = 50;
     }
+    if (data.wait_ms === undefined) {
+      data.wait_ms = 0;
+    }
     for (const key0 in data) {
-      if (!func1.call(schema119.properties, key0)) {
+      if (!func1.call(schema120.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -19975,7 +20243,7 @@ function validate59(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema119.properties.order.enum },
+        params: { allowedValues: schema120.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -20082,8 +20350,56 @@ function validate59(
         errors++;
       }
     }
+    let data10 = data.wait_ms;
+    if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
+      const err26 = {
+        instancePath: instancePath + '/wait_ms',
+        schemaPath: '#/properties/wait_ms/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err26];
+      } else {
+        vErrors.push(err26);
+      }
+      errors++;
+    }
+    if (typeof data10 == 'number' && isFinite(data10)) {
+      if (data10 > 30000 || isNaN(data10)) {
+        const err27 = {
+          instancePath: instancePath + '/wait_ms',
+          schemaPath: '#/properties/wait_ms/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 30000 },
+          message: 'must be <= 30000',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+      if (data10 < 0 || isNaN(data10)) {
+        const err28 = {
+          instancePath: instancePath + '/wait_ms',
+          schemaPath: '#/properties/wait_ms/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err28];
+        } else {
+          vErrors.push(err28);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err26 = {
+    const err29 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -20091,9 +20407,9 @@ function validate59(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err26];
+      vErrors = [err29];
     } else {
-      vErrors.push(err26);
+      vErrors.push(err29);
     }
     errors++;
   }
@@ -20103,7 +20419,7 @@ function validate59(
 validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
-const schema42 = {
+const schema43 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -20254,7 +20570,7 @@ function validate24(
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventInput = validate60;
-const schema121 = {
+const schema122 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -20272,7 +20588,7 @@ const schema121 = {
     },
     unsigned: {
       description:
-        'No signature or token. Required for an event that failed its check on arrival (passed_check false).',
+        'Send no signature or token; required for an event that failed its check on arrival (passed_check false).',
       type: 'boolean',
       default: false,
     },
@@ -20447,7 +20763,7 @@ function validate60(
 validate60.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventOutput = validate61;
-const schema122 = {
+const schema123 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',

@@ -29,6 +29,10 @@ export const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
  */
 export const BEARER_HINT = 'send Authorization: Bearer <token>; create one with switchboard token create';
 
+/** What to do about a token that was sent but is not valid: the 401's message and error_description. */
+export const INVALID_TOKEN_HINT =
+  'the bearer token is not valid (unknown or revoked); create one with switchboard token create';
+
 /** The presented bearer token, or undefined. Only the Authorization header counts: never a cookie or the query. */
 export function bearerToken(ctx: Context): string | undefined {
   const header = ctx.get('authorization');
@@ -86,20 +90,13 @@ export function watchCaller(ctx: Context, onRevoked: () => void): () => void {
 
 /**
  * The 401 (RFC 6750 §3): no token sent gets the challenge and what to send, with no error code;
- * a token that is not valid adds error="invalid_token".
+ * a token that is not valid adds error="invalid_token", and its error_description says so.
  */
 function unauthenticated(presented: boolean): AppError {
-  const error = presented ? ', error="invalid_token"' : '';
-  return new AppError(
-    'unauthenticated',
-    presented
-      ? 'the bearer token is not valid (unknown or revoked); create one with switchboard token create'
-      : `authentication required: ${BEARER_HINT}`,
-    {
-      headers: {
-        'WWW-Authenticate': `${WWW_AUTHENTICATE}${error}, error_description="${BEARER_HINT}"`,
-        'Cache-Control': 'no-store',
-      },
-    },
-  );
+  const challenge = presented
+    ? `${WWW_AUTHENTICATE}, error="invalid_token", error_description="${INVALID_TOKEN_HINT}"`
+    : `${WWW_AUTHENTICATE}, error_description="${BEARER_HINT}"`;
+  return new AppError('unauthenticated', presented ? INVALID_TOKEN_HINT : `authentication required: ${BEARER_HINT}`, {
+    headers: { 'WWW-Authenticate': challenge, 'Cache-Control': 'no-store' },
+  });
 }

@@ -19,6 +19,7 @@ import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';
 import { MCP_MAX_BODY_BYTES, readMcpBody } from './mcp-body.ts';
+import { createEventWaits } from './event-waits.ts';
 import { createMcpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
 import { oauthRefusals } from './oauth-refusals.ts';
 import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
@@ -29,9 +30,9 @@ const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 export interface McpSurfaceDeps
   extends
-    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs' | 'abandonedAfterMs'>,
+    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'>,
     Pick<SwitchboardToolsDeps, 'replayDefaultTarget' | 'replayRate'> {
-  store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
+  store: Pick<EventStore, 'get' | 'listWithSummaries' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** The shared replay path; it charges the caller's replay bucket itself. */
   replay: ReplayService;
@@ -43,7 +44,7 @@ export interface McpSurfaceDeps
   authenticate: Middleware;
   logger: Logger;
   /** ResolvedConfig.mcp. */
-  sessions: McpSessionsOptions['limits'];
+  sessions: McpSessionsOptions['limits'] & { maxWaitsPerCaller: number };
   /** Reported as serverInfo.version; default package.json's. */
   version?: string;
   /** Default 1 MiB. */
@@ -56,6 +57,8 @@ export interface McpSurface {
   /** Ends every session (open SSE streams close); new sessions are refused from then on. */
   closeAll(): Promise<void>;
   sessionCount(): number;
+  /** list_webhook_events calls waiting (wait_ms) now, for one token name or all. */
+  waitingCalls(caller?: string): number;
 }
 
 function packageVersion(): string {
@@ -72,9 +75,10 @@ const missingSessionId = (ctx: Context): void =>
 export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const log = deps.logger.child({ component: 'mcp' });
   const maxBodyBytes = deps.maxBodyBytes ?? MCP_MAX_BODY_BYTES;
+  const waits = createEventWaits({ bus: deps.bus, maxWaitsPerCaller: deps.sessions.maxWaitsPerCaller });
   const sessions = createMcpSessions({
     server: {
-      tools: createSwitchboardTools({ ...deps, logger: log }),
+      tools: createSwitchboardTools({ ...deps, waits, logger: log }),
       resource: { store: deps.store, checkReadLimit: deps.checkReadLimit, logger: log },
       version: deps.version ?? packageVersion(),
     },
@@ -84,7 +88,6 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     log,
     notifyIntervalMs: deps.notifyIntervalMs,
     keepAliveMs: deps.keepAliveMs,
-    abandonedAfterMs: deps.abandonedAfterMs,
   });
 
   const handlePost = async (ctx: Context, caller: Caller): Promise<void> => {
@@ -113,7 +116,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
 
   const chain = compose([deps.checkHost, deps.authenticate, route]);
   // Where OAuth clients go after a 401: answered in OAuth's own error format, saying what to send.
-  const refuseOAuth = oauthRefusals();
+  const refuseOAuth = oauthRefusals(deps.checkHost, deps.authenticate);
 
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {
@@ -139,5 +142,14 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     }
   };
 
-  return { middleware, sessionCount: () => sessions.count(), closeAll: () => sessions.closeAll() };
+  return {
+    middleware,
+    sessionCount: () => sessions.count(),
+    waitingCalls: (caller) => waits.waiting(caller),
+    async closeAll() {
+      // Sessions first: each answers its waiting calls (unavailable) before it closes.
+      await sessions.closeAll();
+      waits.close();
+    },
+  };
 }

@@ -1,32 +1,46 @@
 /**
  * The session table of /mcp. Each session is its own Server + StreamableHTTPServerTransport pair,
  * so server-initiated notifications (resource updates) have a stream to travel on. Sessions are
- * capped in number, bound to the token name that opened them, expired when idle and ended by
- * DELETE, by their transport closing, or by closeAll at shutdown.
+ * capped in number, bound to the token that opened them, expired when quiet, evicted when idle and
+ * a new one needs the slot, and ended by DELETE, by their transport closing, by their token's
+ * revocation, or by closeAll at shutdown. A call still running when its session ends (a
+ * list_webhook_events wait) is answered first, with why, before the session closes.
  */
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Context } from 'koa';
 import { watchCaller } from '../auth/require-bearer.ts';
 import type { Caller } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, unavailable } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { createCoalescingNotifier, type CoalescingNotifier } from './coalescing-notifier.ts';
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.ts';
 import { jsonRpcError } from './http-responses.ts';
 import { RECENT_EVENTS_URI } from './recent-events-resource.ts';
+import { leastRecentlyUsedIdle } from './session-eviction.ts';
 
 export const RESOURCE_NOTIFY_INTERVAL_MS = 250;
 const RETRY_AFTER_FULL_SECONDS = 5;
 /**
- * A session that has sent nothing for this long and holds no stream is taken to be abandoned once
- * its caller is at the per-caller cap. Health checks (`claude mcp list`, mcp-remote, the Inspector
- * CLI) open a session and exit without DELETE; without this, ten of them in one idle period lock
- * their token out. A burst of new sessions still meets the cap: only quiet ones are reclaimed.
+ * How long a closing session gives its running calls to deliver the answer they were just told to
+ * send (a wait ends at once when its session does); past it the session closes regardless.
  */
-export const ABANDONED_SESSION_MS = 60_000;
+const ANSWER_GRACE_MS = 2_000;
+
+/** Why a session ended, as the calls it was still running are answered. */
+const ENDINGS = {
+  revoked: () =>
+    new AppError(
+      'unauthenticated',
+      'the bearer token was revoked, which ended this session; create one with switchboard token create',
+    ),
+  deleted: () => unavailable('the session was ended (HTTP DELETE) before this call returned; start a new session'),
+  shutdown: () => unavailable('switchboard is shutting down; start a new session once it is back'),
+  other: () => unavailable('the session ended before this call returned; start a new session'),
+} as const;
 
 export interface McpSessionsOptions {
   server: McpServerDeps;
@@ -41,14 +55,14 @@ export interface McpSessionsOptions {
   notifyIntervalMs?: number;
   /** SSE keep-alive comment interval; default the SDK's (15 s). */
   keepAliveMs?: number;
-  /** Quiet time after which a caller at its cap gets its oldest such session reclaimed; default ABANDONED_SESSION_MS. */
-  abandonedAfterMs?: number;
 }
 
 export interface McpSessions {
   /**
-   * Starts a session with an initialize request; throws rate_limited when the caller holds its
-   * share, answers 503 when the table is full or closing.
+   * Starts a session with an initialize request. At a cap, the least recently used idle session
+   * (the caller's own at the per-caller cap, anyone's at the overall cap) is closed to make room;
+   * throws rate_limited when every session of the caller is in use, answers 503 when every session
+   * is in use or the table is closing.
    */
   open(ctx: Context, caller: Caller, body: unknown): Promise<void>;
   /** Hands a request to the caller's session with that id, or answers 404 Session not found. */
@@ -58,7 +72,7 @@ export interface McpSessions {
   closeAll(): Promise<void>;
 }
 
-interface Session {
+export interface Session {
   id: string;
   /** The token that opened it: only that token (by identity, not name) may use it. */
   readonly caller: Caller;
@@ -72,10 +86,14 @@ interface Session {
    * session_idle_seconds has left its session idle, whether or not a stream is open.
    */
   inflight: number;
-  /** Open GET streams: a client holding one is listening, so its session is not abandoned. */
+  /** Open GET streams: a client holding one is listening, so its session is never evicted. */
   streams: number;
-  /** When the client last sent a request (or one finished). */
+  /** When the client last sent a request (or one finished): the order of eviction and expiry. */
   lastActive: number;
+  /** Ends running calls, with the error they are answered with, when the session ends. */
+  readonly ending: AbortController;
+  /** One promise per POST in progress, settled when its response has closed. */
+  readonly posts: Set<Promise<void>>;
   /** Ends the watch on the caller's token. */
   stopWatching: () => void;
   closed: boolean;
@@ -86,17 +104,33 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const idleMs = limits.sessionIdleSeconds * 1000;
   const now = (): number => performance.now();
   const sessions = new Map<string, Session>();
-  /** Sessions being initialized: they count against the cap before they have an id. */
+  /** Sessions being initialized: they count against the caps before they have an id. */
   let reserved = 0;
   let closing = false;
 
-  const closeSession = async (session: Session, why: string): Promise<void> => {
+  /** Tells the session's running calls why it ends, and gives their answers a moment to leave. */
+  const answerRunningCalls = async (session: Session, ending: AppError): Promise<void> => {
+    if (!session.ending.signal.aborted) session.ending.abort(ending);
+    if (session.posts.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(session.posts),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ANSWER_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+  };
+
+  const closeSession = async (session: Session, why: string, ending: AppError = ENDINGS.other()): Promise<void> => {
     if (session.closed) return;
+    // Out of the table at once (before any await): its slot is free and its id unknown from here.
     session.closed = true;
     session.stopWatching();
     session.notifier.cancel();
     if (sessions.get(session.id) === session) sessions.delete(session.id);
     log.debug({ sessionId: session.id, caller: session.caller.name, why }, 'MCP session ended');
+    await answerRunningCalls(session, ending);
     await session.server.close().catch((err: unknown) => log.warn({ err }, 'closing an MCP session failed'));
   };
 
@@ -124,6 +158,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       });
     } else {
       session.inflight += 1;
+      if (ctx.method === 'POST') trackPost(session, ctx.res);
       ctx.res.once('close', () => {
         session.inflight -= 1;
         session.lastActive = now();
@@ -132,7 +167,11 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     await session.transport.handleRequest(ctx.req, ctx.res, body);
   };
 
-  const full = (): boolean => sessions.size + reserved >= limits.maxSessions;
+  const trackPost = (session: Session, res: ServerResponse): void => {
+    const closed = new Promise<void>((resolve) => res.once('close', resolve));
+    session.posts.add(closed);
+    void closed.then(() => session.posts.delete(closed));
+  };
 
   /** Sessions a caller holds, being initialized included. */
   const reservedBy = new Map<string, number>();
@@ -142,62 +181,78 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     return count;
   };
   const reserve = (caller: Caller, delta: 1 | -1): void => {
+    reserved += delta;
     const next = (reservedBy.get(caller.id) ?? 0) + delta;
     if (next > 0) reservedBy.set(caller.id, next);
     else reservedBy.delete(caller.id);
   };
 
-  const abandonedAfterMs = options.abandonedAfterMs ?? ABANDONED_SESSION_MS;
-  /** Ends the caller's longest-quiet session that has no request in flight, no stream, and has been quiet long enough. */
-  const reclaimAbandoned = async (caller: Caller): Promise<void> => {
-    const cutoff = now() - abandonedAfterMs;
-    let oldest: Session | undefined;
-    for (const session of sessions.values()) {
-      if (session.caller.id !== caller.id || session.inflight > 0 || session.streams > 0) continue;
-      if (session.lastActive >= cutoff) continue;
-      if (oldest === undefined || session.lastActive < oldest.lastActive) oldest = session;
+  /**
+   * Makes room for one more session of the caller, or says why there is none. Eviction takes the
+   * victim out of the table synchronously, so concurrent initializes cannot both count its slot.
+   */
+  const admit = (caller: Caller): { evicted: Promise<void>[] } | 'caller_full' | 'full' => {
+    const evicted: Promise<void>[] = [];
+    if (sessionsOf(caller) >= limits.maxSessionsPerCaller) {
+      const victim = leastRecentlyUsedIdle(sessions.values(), (session) => session.caller.id === caller.id);
+      if (victim === undefined) return 'caller_full';
+      evicted.push(closeSession(victim, 'evicted: least recently used idle session of a token at its cap'));
     }
-    if (oldest !== undefined) await closeSession(oldest, 'abandoned: its caller opened a new one at the cap');
+    if (sessions.size + reserved >= limits.maxSessions) {
+      // Any token's idle session may go; an active one (a call running, a stream open) never does.
+      const victim = leastRecentlyUsedIdle(sessions.values(), () => true);
+      if (victim === undefined) return 'full';
+      evicted.push(closeSession(victim, 'evicted: least recently used idle session at the overall cap'));
+    }
+    return { evicted };
   };
 
   const open = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
     // A session holds memory and a stream; starting one costs a read, like a call does.
     options.checkReadLimit(caller.name);
-    const perCaller = limits.maxSessionsPerCaller;
-    if (!closing && sessionsOf(caller) >= perCaller) expireIdle();
-    if (!closing && sessionsOf(caller) >= perCaller) await reclaimAbandoned(caller);
-    if (!closing && sessionsOf(caller) >= perCaller) {
+    if (!closing) expireIdle();
+    const admission = closing ? 'full' : admit(caller);
+    if (admission === 'caller_full') {
       // One caller must not be able to take the slots every other caller needs.
       throw new AppError(
         'rate_limited',
-        `this token already holds ${perCaller} MCP sessions (mcp.max_sessions_per_caller); end an unused one (HTTP DELETE) or retry later`,
+        `this token already holds ${limits.maxSessionsPerCaller} MCP sessions (mcp.max_sessions_per_caller), each with a request in progress or a GET stream open; end one (HTTP DELETE) or retry later`,
         { retryAfterSeconds: RETRY_AFTER_FULL_SECONDS },
       );
     }
-    if (!closing && full()) expireIdle();
-    if (closing || full()) {
+    if (admission === 'full') {
       ctx.set('Retry-After', String(RETRY_AFTER_FULL_SECONDS));
-      const why = closing ? 'the server is shutting down' : `too many MCP sessions (limit ${limits.maxSessions})`;
+      const why = closing
+        ? 'the server is shutting down'
+        : `too many MCP sessions (limit ${limits.maxSessions}), each with a request in progress or a GET stream open`;
       jsonRpcError(ctx, 503, -32000, `${why}; end an unused session (HTTP DELETE) or retry later`);
       return;
     }
-    reserved += 1;
     reserve(caller, 1);
+    await Promise.all(admission.evicted);
+    await startSession(ctx, caller, body);
+  };
+
+  /** Builds the session's server and transport and hands it the initialize request; the slot is reserved. */
+  const startSession = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
     let registered = false;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         session.id = id;
         sessions.set(id, session);
-        reserved -= 1;
         reserve(caller, -1);
         registered = true;
         log.debug({ sessionId: id, caller: caller.name }, 'MCP session started');
       },
+      // Awaited by the transport before it closes on DELETE: running calls are answered first.
+      onsessionclosed: () => answerRunningCalls(session, ENDINGS.deleted()),
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     });
+    const ending = new AbortController();
     const server = createMcpServer(options.server, {
       caller: caller.name,
+      signal: ending.signal,
       subscribe: (uri) => {
         if (uri === RECENT_EVENTS_URI) session.subscribed = true;
       },
@@ -214,8 +269,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       inflight: 0,
       streams: 0,
       lastActive: now(),
+      ending,
+      posts: new Set(),
       // A revoked token's sessions end, GET streams and subscriptions with them.
-      stopWatching: watchCaller(ctx, () => void closeSession(session, 'token revoked')),
+      stopWatching: watchCaller(ctx, () => void closeSession(session, 'token revoked', ENDINGS.revoked())),
       closed: false,
       notifier: createCoalescingNotifier(() => {
         server
@@ -232,12 +289,11 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       await handOver(ctx, session, body);
     } finally {
       if (!registered) {
-        reserved -= 1;
         reserve(caller, -1);
         await closeSession(session, 'initialize failed');
       } else if (closing) {
         // closeAll ran while this session was being set up, so it was not among those it ended.
-        await closeSession(session, 'shutdown');
+        await closeSession(session, 'shutdown', ENDINGS.shutdown());
       }
     }
   };
@@ -261,7 +317,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       closing = true;
       clearInterval(sweeper);
       unsubscribeBus();
-      await Promise.all([...sessions.values()].map((session) => closeSession(session, 'shutdown')));
+      await Promise.all([...sessions.values()].map((session) => closeSession(session, 'shutdown', ENDINGS.shutdown())));
     },
   };
 }

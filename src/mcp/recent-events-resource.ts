@@ -6,6 +6,7 @@ import { AppError, internalError, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/event-store.ts';
+import { toMcpEventSummary } from './event-summaries.ts';
 import { unexpectedFailure } from './switchboard-tools.ts';
 import { JsonRpcFailure, resourceError } from './tool-results.ts';
 
@@ -21,7 +22,7 @@ export const RECENT_EVENTS_LISTING: Resource = {
 };
 
 export interface RecentEventsDeps {
-  store: Pick<EventStore, 'list'>;
+  store: Pick<EventStore, 'listWithSummaries'>;
   checkReadLimit: (caller: string) => void;
   logger: Logger;
 }
@@ -41,8 +42,8 @@ export async function readRecentEvents(
   assertKnownResource(uri);
   try {
     deps.checkReadLimit(caller);
-    const page = await deps.store.list({ limit: RECENT_EVENTS_LIMIT });
-    const body: RecentEventsResource = { events: page.events };
+    const page = await deps.store.listWithSummaries({ limit: RECENT_EVENTS_LIMIT });
+    const body: RecentEventsResource = { events: page.events.map(toMcpEventSummary) };
     if (!validateRecentEventsResource(body)) {
       const { error, correlationId } = internalError();
       deps.logger.error(

@@ -29,15 +29,17 @@ import {
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
-import { listEvents } from '../providers/list-events.ts';
+import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/event-store.ts';
 import { listQueryFromInput, toEventDetail } from '../store/index.ts';
+import { toMcpEventSummary } from './event-summaries.ts';
+import type { EventWaits } from './event-waits.ts';
 import { toolError, toolSuccess } from './tool-results.ts';
 
 export interface SwitchboardToolsDeps {
-  store: Pick<EventStore, 'get' | 'list' | 'providerHasEvents'>;
+  store: Pick<EventStore, 'get' | 'listWithSummaries' | 'providerHasEvents'>;
   providers: ProviderDirectory;
   /** Applies the replay rate limit and writes the audit trail itself (shared with /api). */
   replay: ReplayService;
@@ -48,6 +50,19 @@ export interface SwitchboardToolsDeps {
   replayDefaultTarget: string | undefined;
   /** ResolvedConfig.rateLimits.replay: replay_webhook_event's description states it. */
   replayRate: ReplayRate;
+  /** list_webhook_events' wait_ms: the live bus, and the per-caller limit on waiting calls. */
+  waits: Pick<EventWaits, 'readOrWait'>;
+}
+
+/** Who is calling, and what ends the call early. */
+export interface ToolCall {
+  /** The token name: the identity for rate limits and audit. */
+  readonly caller: string;
+  /**
+   * Aborts when the client cancels the call, or when its session or token ends; in the latter
+   * case the reason is the AppError the call is answered with (unauthenticated, unavailable).
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface ReplayRate {
@@ -68,7 +83,7 @@ export function describeRate(rate: ReplayRate): string {
 export interface SwitchboardTools {
   /** The tools/list result: built once, it never changes while the process runs. */
   readonly list: Tool[];
-  call(name: string, args: Record<string, unknown> | undefined, caller: string): Promise<CallToolResult>;
+  call(name: string, args: Record<string, unknown> | undefined, call: ToolCall): Promise<CallToolResult>;
   has(name: string): boolean;
 }
 
@@ -77,7 +92,7 @@ interface ToolDefinition<Input, Output> {
   validateOutput: GeneratedValidator<Output>;
   /** Reads draw from the read bucket here; replay's bucket is the ReplayService's to charge. */
   readonly chargesRead: boolean;
-  run(input: Input, caller: string): Promise<Output>;
+  run(input: Input, call: ToolCall): Promise<Output>;
 }
 
 type AnyDefinition = ToolDefinition<never, unknown>;
@@ -128,7 +143,20 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateListWebhookEventsInput,
       validateOutput: validateListWebhookEventsOutput,
       chargesRead: true,
-      run: (input) => listEvents(deps, listQueryFromInput(input)),
+      run: (input, call) => {
+        const query = listQueryFromInput(input);
+        return deps.waits.readOrWait({
+          caller: call.caller,
+          // Past a newest-first cursor the pages hold older events, which cannot arrive later.
+          waitMs: input.cursor !== undefined && input.order === 'newest_first' ? 0 : input.wait_ms,
+          signal: call.signal,
+          read: async () => {
+            const page = await listEventsWithSummaries(deps, query);
+            return { ...page, events: page.events.map(toMcpEventSummary) };
+          },
+          isEmpty: (page) => page.events.length === 0,
+        });
+      },
     }),
     get_webhook_event: define({
       validateInput: validateGetWebhookEventInput,
@@ -144,11 +172,11 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
       validateInput: validateReplayWebhookEventInput,
       validateOutput: validateReplayWebhookEventOutput,
       chargesRead: false,
-      run: (input, caller) =>
+      run: (input, call) =>
         deps.replay.replay({
           eventId: input.id,
           targetUrl: input.target_url,
-          caller,
+          caller: call.caller,
           unsigned: input.unsigned === true,
         }),
     }),
@@ -169,7 +197,8 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
   return {
     list,
     has: isToolName,
-    async call(name, args, caller) {
+    async call(name, args, call) {
+      const { caller } = call;
       if (!isToolName(name)) throw new Error(`unknown tool ${name}`);
       const definition = definitions[name];
       try {
@@ -178,7 +207,7 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
         if (!definition.validateInput(input)) {
           return toolError(invalidArgument(describeSchemaErrors(definition.validateInput.errors, 'arguments')));
         }
-        const output = await definition.run(input, caller);
+        const output = await definition.run(input, call);
         if (!definition.validateOutput(output)) {
           const { error, correlationId } = internalError();
           log.error(
@@ -194,6 +223,9 @@ export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardT
         }
         return toolSuccess(output as Record<string, unknown>);
       } catch (err) {
+        // The session or token ended while the call waited: said with the code that tells the
+        // client what happened (unauthenticated: the token was revoked), not the nearest tool code.
+        if (call.signal.aborted && err === call.signal.reason && err instanceof AppError) return toolError(err, 'wire');
         if (err instanceof AppError && err.code !== 'internal') return toolError(err);
         return toolError(unexpectedFailure(log, err, { tool: name, caller }, 'MCP tool failed'));
       }

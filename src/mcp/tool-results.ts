@@ -14,12 +14,13 @@ export function toolSuccess(value: Record<string, unknown>): CallToolResult {
 }
 
 /**
- * A tool error is a result with isError and the envelope as text only. It carries no
+ * A tool error is a result with isError and the envelope as text only, in the five tool codes;
+ * 'wire' keeps the error's own code, for a call ended by its session or token ending. It carries no
  * structuredContent on purpose: the official client validates any structuredContent against
  * the tool's outputSchema even when isError is set, and an envelope is not an event list.
  */
-export function toolError(error: AppError): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(errorEnvelope(error, 'tool')) }], isError: true };
+export function toolError(error: AppError, codes: 'tool' | 'wire' = 'tool'): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(errorEnvelope(error, codes)) }], isError: true };
 }
 
 /**

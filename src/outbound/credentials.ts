@@ -2,8 +2,12 @@ import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/index.ts';
 
-/** What a delivery carries to prove itself, for the log (never the value). */
-export type CredentialKind = 'signature' | 'token' | 'none';
+/**
+ * What a delivery carries to prove itself, for the log and the replay result (never the value):
+ * a fresh signature, the configured token, the stored event's original signature headers (an
+ * asymmetric scheme, which switchboard cannot sign: it holds only the public key), or nothing.
+ */
+export type CredentialKind = 'signature' | 'token' | 'original' | 'none';
 
 export interface DeliveryCredentials {
   kind: CredentialKind;

@@ -66,6 +66,8 @@ export interface DeliveryTrace {
   targetUrl: string | null;
   resolvedIp: string | null;
   credentials: CredentialKind | undefined;
+  /** The names (lower-case) of the headers the credentials set; never their values. */
+  credentialHeaders?: readonly string[];
 }
 
 export interface DeliverRequest {
@@ -139,7 +141,10 @@ export function createOutbound(options: OutboundOptions): Outbound {
           nowMs: now(),
           arrival: event,
         });
-    if (request.trace) request.trace.credentials = credentials.kind;
+    if (request.trace) {
+      request.trace.credentials = credentials.kind;
+      request.trace.credentialHeaders = Object.keys(credentials.headers).map((name) => name.toLowerCase());
+    }
     if (
       credentials.kind === 'none' &&
       !request.unsigned &&

@@ -232,7 +232,9 @@ export async function sampleDelivery(
 ): Promise<SampleDelivery | undefined> {
   const definition = findSample(preset.name, sampleName);
   if (definition === undefined) return undefined;
-  const doc = record(JSON.parse(await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8')));
+  const parsed: unknown = JSON.parse(await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8'));
+  // An array payload (HubSpot sends a batch) is kept as it is; prepare() reaches into it by pointer.
+  const doc = Array.isArray(parsed) ? (parsed as unknown as JsonObject) : record(parsed);
   const senderHeaders = definition.prepare(doc, { nowMs, uid: randomUUID() });
   const body = Buffer.from(JSON.stringify(doc), 'utf8');
   const headers: Record<string, string> = { 'content-type': 'application/json', ...senderHeaders };

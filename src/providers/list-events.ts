@@ -1,10 +1,10 @@
-import type { ApiEventList, ListWebhookEventsOutput } from '../../generated/types.ts';
+import type { ApiEventList } from '../../generated/types.ts';
 import { notFound } from '../errors/app-error.ts';
 import type { EventStore, ListQuery } from '../store/event-store.ts';
 import type { ProviderDirectory } from './provider-directory.ts';
 
 export interface ListEventsDeps {
-  store: Pick<EventStore, 'list' | 'providerHasEvents'>;
+  store: Pick<EventStore, 'listWithSummaries' | 'providerHasEvents'>;
   providers: ProviderDirectory;
 }
 
@@ -26,17 +26,8 @@ async function assertKnownProvider(
   }
 }
 
-/** The event list of list_webhook_events. */
-export async function listEvents(deps: ListEventsDeps, query: ListQuery): Promise<ListWebhookEventsOutput> {
-  await assertKnownProvider(deps, query.provider);
-  return deps.store.list(query);
-}
-
-/** The event list of GET /api/events: the same page, each event with its one-line summary. */
-export async function listEventsWithSummaries(
-  deps: { store: Pick<EventStore, 'listWithSummaries' | 'providerHasEvents'>; providers: ProviderDirectory },
-  query: ListQuery,
-): Promise<ApiEventList> {
+/** The event list of GET /api/events and list_webhook_events: each event with its one-line summary (MCP cuts it shorter). */
+export async function listEventsWithSummaries(deps: ListEventsDeps, query: ListQuery): Promise<ApiEventList> {
   await assertKnownProvider(deps, query.provider);
   return deps.store.listWithSummaries(query);
 }

@@ -19,6 +19,8 @@ export interface AttemptState {
   targetUrl: string | null;
   resolvedIp: string | null;
   credentials: CredentialKind | undefined;
+  /** The names of the headers the credentials set (deliver-event fills it in). */
+  credentialHeaders?: readonly string[];
   /** The caller asked for no signature or token (`unsigned: true`). */
   unsigned: boolean;
   /**

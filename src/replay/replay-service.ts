@@ -6,6 +6,7 @@ import type { EventStore, ReplayAttemptRepository, StoredEvent } from '../store/
 import { createOutbound, type Outbound, type OutboundOptions } from '../outbound/deliver-event.ts';
 import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
 import { chooseReplayTarget, replayError } from './replay-target.ts';
+import { replaySigned } from './replay-signed.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 
 /** The sending options replay passes through to its own Outbound when it is not given one (tests). */
@@ -112,6 +113,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
       delivered: true,
       response_status: outcome.status,
       response_ms: outcome.ms,
+      signed: replaySigned(state.credentials),
+      signature_headers: [...(state.credentialHeaders ?? [])],
       ...(outcome.excerpt === undefined ? {} : { response_excerpt: outcome.excerpt }),
       ...(outcome.contentType === undefined ? {} : { response_content_type: outcome.contentType }),
     };

@@ -43,7 +43,7 @@ export interface SurfaceOverrides {
   ingest?: Pick<IngestSurfaceOptions, 'now' | 'groupCommit' | 'commitTimeoutMs'>;
   /** /api/stream tuning (a short heartbeat, a small backfill). */
   stream?: Pick<NonNullable<ApiSurfaceDeps['stream']>, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes'>;
-  mcp?: Pick<McpSurfaceDeps, 'notifyIntervalMs' | 'keepAliveMs' | 'abandonedAfterMs'>;
+  mcp?: Pick<McpSurfaceDeps, 'notifyIntervalMs' | 'keepAliveMs'>;
   /** Watch the sending path's DNS lookups and connections. */
   outbound?: Pick<OutboundOptions, 'resolver' | 'onConnect'>;
   /** Surfaces tried before all others (tests of authentication on a route of their own). */

@@ -55,7 +55,10 @@ export const detailRow = apiSummaryRow.extend({
 });
 export type DetailRow = z.infer<typeof detailRow>;
 
-export function summaryFromRow(row: SummaryRow): EventSummary {
+/** The EventSummary fields every surface shares; each surface adds its own one-line summary, or none. */
+export type SummaryFields = Omit<EventSummary, 'summary'>;
+
+export function summaryFromRow(row: SummaryRow): SummaryFields {
   return {
     id: row.id,
     provider: row.provider,
@@ -114,7 +117,7 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
   };
 }
 
-export function toEventSummary(stored: StoredEvent): EventSummary {
+export function toEventSummary(stored: StoredEvent): SummaryFields {
   return {
     id: stored.id,
     provider: stored.provider,

@@ -98,9 +98,9 @@ export interface EventStore {
   insert(event: NewEvent): Promise<InsertResult>;
   insertMany(events: readonly NewEvent[]): Promise<InsertResult[]>;
   get(id: string): Promise<StoredEvent | null>;
-  /** A page of summaries as MCP lists them. */
+  /** A page of summaries without the one-line summary (MCP and the HTTP API both list listWithSummaries' page). */
   list(query: ListQuery): Promise<ListWebhookEventsOutput>;
-  /** The same page, each event with its one-line summary, as the HTTP API lists it. */
+  /** The same page, each event with its one-line summary: the HTTP API lists it, MCP with the line cut (src/mcp/event-summaries.ts). */
   listWithSummaries(query: ListQuery): Promise<ApiEventList>;
   /** Whether any stored event came from this provider (configured now or not). */
   providerHasEvents(provider: string): Promise<boolean>;

@@ -4,7 +4,7 @@
  */
 import type { Server } from 'node:http';
 import { sql } from 'slonik';
-import type { Provider } from '../../generated/types.ts';
+import type { Provider, SwitchboardConfig } from '../../generated/types.ts';
 import type { PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import type { IngestSurfaceOptions } from '../../src/ingest/ingest-surface.ts';
@@ -29,6 +29,8 @@ export interface Harness {
 
 export interface HarnessOptions extends Partial<Pick<IngestSurfaceOptions, 'now' | 'groupCommit' | 'commitTimeoutMs'>> {
   providers: Record<string, Provider>;
+  /** The rest of the config file (ingest limits, server.public_url…), besides the providers. */
+  config?: Omit<SwitchboardConfig, 'providers'>;
   /** Serve with this store instead of the fresh database's (e.g. one whose database goes away). */
   store?: EventStore;
   db?: TestDatabase;
@@ -39,7 +41,7 @@ export interface HarnessOptions extends Partial<Pick<IngestSurfaceOptions, 'now'
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const db = options.db ?? (await freshDatabase({ maximumPoolSize: 10 }));
-  const resolved = resolveConfig({ providers: options.providers });
+  const resolved = resolveConfig({ ...options.config, providers: options.providers });
   const config = { ...resolved, server: { ...resolved.server, trustProxy: options.trustProxy ?? false } };
   const served = await serveSurfaces({
     config,

@@ -15,6 +15,9 @@ import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
 import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
 
 const HINT = 'send Authorization: Bearer <token>; create one with switchboard token create';
+const INVALID = 'the bearer token is not valid (unknown or revoked); create one with switchboard token create';
+const NO_OAUTH =
+  'switchboard does not use OAuth: send Authorization: Bearer <token> with a token it knows (if you sent one, it is unknown or revoked); create one with switchboard token create';
 
 let h: Harness;
 beforeAll(async () => {
@@ -38,21 +41,16 @@ describe('the 401', () => {
     expect(basic.headers['www-authenticate']).toBe(`Bearer realm="switchboard", error_description="${HINT}"`);
   });
 
-  it('Wrong token is answered invalid_token: the same challenge with error="invalid_token"', async () => {
+  it('Wrong token is answered invalid_token: the challenge adds error="invalid_token", and its error_description says the token is not valid', async () => {
     const { token: revoked } = await h.tokens.create('revoked-soon');
     await h.tokens.revoke('revoked-soon');
     for (const token of ['sbt_not-a-real-token', revoked]) {
       const response = await initialize({ authorization: `Bearer ${token}` });
       expect(response.status).toBe(401);
       expect(response.headers['www-authenticate']).toBe(
-        `Bearer realm="switchboard", error="invalid_token", error_description="${HINT}"`,
+        `Bearer realm="switchboard", error="invalid_token", error_description="${INVALID}"`,
       );
-      expect(JSON.parse(response.body)).toEqual({
-        error: {
-          code: 'unauthenticated',
-          message: 'the bearer token is not valid (unknown or revoked); create one with switchboard token create',
-        },
-      });
+      expect(JSON.parse(response.body)).toEqual({ error: { code: 'unauthenticated', message: INVALID } });
       expect(response.body).not.toContain(token);
     }
   });
@@ -101,13 +99,48 @@ describe('clients that look for OAuth', () => {
     );
     await client.close().catch(() => undefined);
     expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toContain(`switchboard does not use OAuth: ${HINT}`);
+    expect((failure as Error).message).toContain(NO_OAUTH);
     // It never got as far as sending anyone to a browser.
     expect(provider.redirectedTo).toEqual([]);
   });
 
+  it('OAuth registration says whether the token sent was the problem: a client that forwards its bearer token (as mcp-remote does) is told it is not valid', async () => {
+    // The official SDK client sends requestInit's headers with its OAuth requests too.
+    const client = new Client({ name: 'oauth-minded-with-token', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(h.url, {
+      authProvider: oauthProvider(),
+      requestInit: { headers: { Authorization: 'Bearer sbt_not-a-real-token' } },
+    });
+    const failure = await client.connect(transport).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await client.close().catch(() => undefined);
+    expect((failure as Error).message).toContain(
+      'switchboard does not use OAuth, and the bearer token sent is not valid (unknown or revoked); create one with switchboard token create',
+    );
+    // Raw: each case says what it found, and a foreign host is refused before any token is checked.
+    const register = (headers: Record<string, string>) =>
+      rawRequest(h.port, {
+        method: 'POST',
+        path: '/register',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{}',
+      });
+    const described = async (headers: Record<string, string>): Promise<string> =>
+      (JSON.parse((await register(headers)).body) as { error_description: string }).error_description;
+    expect(await described({})).toBe(NO_OAUTH);
+    expect(await described({ authorization: 'Bearer sbt_not-a-real-token' })).toMatch(/token sent is not valid/);
+    expect(await described({ authorization: `Bearer ${h.token}` })).toMatch(
+      /token sent is valid: send it as Authorization/,
+    );
+    const foreign = await register({ authorization: `Bearer ${h.token}`, host: 'evil.example.com' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).not.toContain('valid');
+  });
+
   it('answers the registration, authorization and token endpoints with an OAuth error response, and serves no OAuth metadata', async () => {
-    const expected = { error: 'invalid_request', error_description: `switchboard does not use OAuth: ${HINT}` };
+    const expected = { error: 'invalid_request', error_description: NO_OAUTH };
     for (const [method, path] of [
       ['POST', '/register'],
       ['GET', '/authorize'],

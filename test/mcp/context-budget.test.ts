@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
 import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
 import { deliverGithub } from './support/webhooks.ts';
+import { EVENT_SUMMARY_LIMITS } from '../../generated/constants.ts';
 
 /** What an agent pays, in context, to learn the tools and to see one event in a list. */
 // 8 KB for the whole tools/list result, and 4 KB for the part a model reads (each tool's name,
@@ -33,7 +34,7 @@ interface ListedTool {
 }
 
 describe('agent context budget', () => {
-  it('Tool listing stays within the agent context budget: the whole tools/list response under 8 KB, names, descriptions and input schemas under 4 KB, one event summary under 300 bytes', async () => {
+  it('Tool listing stays within the agent context budget: the whole tools/list response under 8 KB, names, descriptions and input schemas under 4 KB, one event summary under 300 bytes even with the longest one-line summary', async () => {
     const auth = { authorization: `Bearer ${h.token}` };
     const init = await rawRequest(h.port, { headers: { ...MCP_HEADERS, ...auth }, body: JSON.stringify(INITIALIZE) });
     const session = { 'mcp-session-id': String(init.headers['mcp-session-id']), 'mcp-protocol-version': '2025-06-18' };
@@ -50,23 +51,31 @@ describe('agent context budget', () => {
     const modelRead = tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
     const modelBytes = Buffer.byteLength(JSON.stringify(modelRead));
 
-    // A realistic, long-ish summary: GitHub's longest common event type.
-    const delivered = await deliverGithub(h.origin, '{"action":"review_requested"}', {
-      event: 'pull_request_review_comment',
-    });
+    // A realistic, long-ish event type (GitHub's longest common one, with its action), and the
+    // longest one-line summary the contract allows: 120 characters of three bytes each.
+    const delivered = await deliverGithub(
+      h.origin,
+      JSON.stringify({
+        action: 'review_requested',
+        repository: { full_name: 'acme/widgets' },
+        pull_request: { number: 1347, title: '修正'.repeat(100) },
+      }),
+      { event: 'pull_request_review_comment' },
+    );
     const client = await h.connect();
     const page = await client.callTool({ name: 'list_webhook_events', arguments: { limit: 1 } });
-    const [summary] = (page.structuredContent as { events: Array<{ id: string }> }).events;
+    const [summary] = (page.structuredContent as { events: Array<{ id: string; summary: string | null }> }).events;
     expect(summary?.id).toBe(delivered.id);
+    const [line] = await h.store.summaries([delivered.id]);
+    expect([...(line?.summary ?? '')].length).toBe(EVENT_SUMMARY_LIMITS.maxLength);
+    expect(summary?.summary?.endsWith('…')).toBe(true);
     const summaryBytes = Buffer.byteLength(JSON.stringify(summary));
-    // The HTTP API's one-line summary (up to 120 characters) would not fit: this event with a
-    // summary of that length is what it would cost, so MCP's EventSummary leaves it out.
-    expect(summary).not.toHaveProperty('summary');
-    const withSummaryBytes = Buffer.byteLength(JSON.stringify({ ...summary, summary: 'x'.repeat(120) }));
-    expect(withSummaryBytes).toBeGreaterThan(EVENT_SUMMARY_BUDGET_BYTES);
+    // The whole line would not have fitted: this is what MCP's cut saves.
+    const withWholeLineBytes = Buffer.byteLength(JSON.stringify({ ...summary, summary: line?.summary }));
+    expect(withWholeLineBytes).toBeGreaterThan(EVENT_SUMMARY_BUDGET_BYTES);
 
     process.stdout.write(
-      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}); names, descriptions and input schemas ${modelBytes} bytes (budget ${MODEL_READ_BUDGET_BYTES}); one EventSummary ${summaryBytes} bytes (budget ${EVENT_SUMMARY_BUDGET_BYTES}; ${withSummaryBytes} with a 120-character summary)\n`,
+      `context budget: tools/list ${toolsBytes} bytes (budget ${TOOLS_LIST_BUDGET_BYTES}); names, descriptions and input schemas ${modelBytes} bytes (budget ${MODEL_READ_BUDGET_BYTES}); one EventSummary ${summaryBytes} bytes with the longest summary, cut (budget ${EVENT_SUMMARY_BUDGET_BYTES}; ${withWholeLineBytes} with the whole line)\n`,
     );
     for (const tool of modelRead) {
       process.stdout.write(

@@ -47,7 +47,7 @@ describe('portable schemas', () => {
     expect(typeLists(tools, 'tools', [])).toEqual([]);
     const get = tools.find((t) => t.name === 'get_webhook_event');
     expect((get?.outputSchema?.properties as Record<string, unknown>).external_id).toEqual({
-      anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
+      anyOf: [{ type: 'string' }, { type: 'null' }],
     });
     // An open delivery has no external id: null passes the client's own outputSchema validation.
     const { id } = await deliverOpen(h.origin, '{"type":"ping"}');

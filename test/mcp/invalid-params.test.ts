@@ -35,9 +35,9 @@ async function connectRaw(): Promise<{
       },
       resource: {
         store: {
-          list: () => {
-            calls.push('store.list');
-            return Promise.resolve({ events: [], nextCursor: null });
+          listWithSummaries: () => {
+            calls.push('store.listWithSummaries');
+            return Promise.resolve({ events: [] });
           },
         },
         checkReadLimit: () => undefined,
@@ -47,6 +47,7 @@ async function connectRaw(): Promise<{
     },
     {
       caller: 'test',
+      signal: new AbortController().signal,
       subscribe: (uri) => calls.push(`subscribe ${uri}`),
       unsubscribe: (uri) => calls.push(`unsubscribe ${uri}`),
     },
@@ -141,7 +142,11 @@ describe('request params that break the request schema', () => {
     expect((await raw.ask('resources/subscribe', { uri: RECENT_EVENTS_URI })).error).toBeUndefined();
     expect((await raw.ask('tools/list', { cursor: 'x' })).error).toBeUndefined();
     expect((await raw.ask('ping')).error).toBeUndefined();
-    expect(raw.calls).toEqual(['tools/call list_providers', 'store.list', `subscribe ${RECENT_EVENTS_URI}`]);
+    expect(raw.calls).toEqual([
+      'tools/call list_providers',
+      'store.listWithSummaries',
+      `subscribe ${RECENT_EVENTS_URI}`,
+    ]);
     expect((await raw.ask('prompts/get', { name: 5 })).error?.code).toBe(ErrorCode.MethodNotFound);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDetail, ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
 import { systemResolver } from '../../src/outbound/target-policy/index.ts';
+import { replaySigned } from '../../src/replay/replay-signed.ts';
 import { createReplayAttemptRepository } from '../../src/store/index.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import {
@@ -14,6 +15,7 @@ import {
   startSwitchboard,
   type Harness,
 } from './support/switchboard-harness.ts';
+import { expectReplaySigned } from './support/replay-signing.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverToken } from './support/webhooks.ts';
 
@@ -277,6 +279,49 @@ describe('trust is never laundered by replay', () => {
     });
     await callOk(client, 'replay_webhook_event', { id: token.id, target_url: consumer.url() });
     expect(consumer.requests.at(-1)?.headers['x-webhook-token']).toBe(HOOK_TOKEN);
+  });
+});
+
+describe('what replay signed', () => {
+  it('Replay says what proves it: resigned with the header names set, never their values; unsigned when asked for, for a forgery, or for an open event', async () => {
+    const client = await h.connect();
+    const replay = (args: Record<string, unknown>): Promise<ReplayResult> =>
+      callOk<ReplayResult>(client, 'replay_webhook_event', { target_url: consumer.url(), ...args });
+
+    const genuine = await deliverGithub(h.origin, '{"action":"labeled"}', { event: 'issues' });
+    const resigned = await replay({ id: genuine.id });
+    expect(validateReplayWebhookEventOutput(resigned)).toBe(true);
+    expectReplaySigned(resigned, consumer.requests.at(-1), { signed: 'resigned', headers: ['x-hub-signature-256'] });
+    const token = await deliverToken(h.origin, '{"type":"deploy"}', 'application/json');
+    const withToken = await replay({ id: token.id });
+    expectReplaySigned(withToken, consumer.requests.at(-1), { signed: 'resigned', headers: ['x-webhook-token'] });
+    expect(JSON.stringify(withToken)).not.toContain(HOOK_TOKEN);
+
+    const asked = await replay({ id: genuine.id, unsigned: true });
+    expectReplaySigned(asked, consumer.requests.at(-1), { signed: 'unsigned', headers: [] });
+    expect(consumer.requests.at(-1)?.headers['x-hub-signature-256']).toBeUndefined();
+    const forged = await deliverGithub(h.origin, '{"action":"deleted"}', { event: 'issues', secret: 'not-the-secret' });
+    expect(forged.status).toBe(401);
+    const forgedId = (await h.store.list({ provider: 'github', limit: 1 })).events[0]?.id ?? '';
+    expect(await callOk<EventDetail>(client, 'get_webhook_event', { id: forgedId })).toMatchObject({
+      passed_check: false,
+    });
+    expectReplaySigned(await replay({ id: forgedId, unsigned: true }), consumer.requests.at(-1), {
+      signed: 'unsigned',
+      headers: [],
+    });
+    const open = await deliverOpen(h.origin, '{"type":"ping"}');
+    expectReplaySigned(await replay({ id: open.id }), consumer.requests.at(-1), { signed: 'unsigned', headers: [] });
+  });
+});
+
+describe('what the replay result calls each credential', () => {
+  it("maps a fresh signature or token to resigned, an asymmetric scheme's original headers to original, and nothing to unsigned", () => {
+    expect(replaySigned('signature')).toBe('resigned');
+    expect(replaySigned('token')).toBe('resigned');
+    expect(replaySigned('original')).toBe('original');
+    expect(replaySigned('none')).toBe('unsigned');
+    expect(replaySigned(undefined)).toBe('unsigned');
   });
 });
 

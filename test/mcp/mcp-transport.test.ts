@@ -1,7 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '../../generated/validators.js';
-import { INITIALIZE, MCP_HEADERS, openRawStream, rawRequest, type RawResponse } from './support/raw-http.ts';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  INITIALIZE,
+  MCP_HEADERS,
+  openRawStream,
+  rawRequest,
+  type RawResponse,
+  type RawStream,
+} from './support/raw-http.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
@@ -133,9 +141,19 @@ describe('hardened transport', () => {
           headers: { ...MCP_HEADERS, authorization: `Bearer ${strict.token}` },
           body: JSON.stringify(INITIALIZE),
         });
-      expect((await strictInit()).status).toBe(200);
+      const first = await strictInit();
+      expect(first.status).toBe(200);
+      // An active session (its GET stream open) is never evicted, so the cap holds.
+      const held = await openRawStream(strict.port, {
+        authorization: `Bearer ${strict.token}`,
+        accept: 'text/event-stream',
+        'mcp-session-id': String(first.headers['mcp-session-id']),
+        'mcp-protocol-version': '2025-06-18',
+      });
+      expect(held.status).toBe(200);
       record(await strictInit(), 503);
       record(await strictInit(), 429);
+      held.close();
       expect(seen.get(429)?.['retry-after']).toMatch(/^\d+$/);
       expect(seen.get(503)?.['retry-after']).toMatch(/^\d+$/);
     } finally {
@@ -378,76 +396,116 @@ describe('sessions', () => {
     }
   });
 
-  it('caps sessions per caller: past max_sessions_per_caller initialize gets 429 with the envelope and Retry-After, and other tokens still get in', async () => {
-    const capped = await startSwitchboard({
-      db: h.db,
-      config: { mcp: { max_sessions: 10, max_sessions_per_caller: 3, session_idle_seconds: 600 } },
-    });
+  it('One-shot sessions never lock a token out: 30 sessions in a row with one token, none ended by DELETE, all succeed, the least recently used idle one making room', async () => {
+    const oneShot = await startSwitchboard({ db: h.db });
     try {
+      const perCaller = oneShot.config.mcp.maxSessionsPerCaller;
+      const opened: string[] = [];
+      for (let i = 0; i < 30; i += 1) {
+        // What the Inspector CLI or a script does: connect, call once, exit without DELETE.
+        const client = await oneShot.connect();
+        const page = await client.callTool({ name: 'list_providers', arguments: {} });
+        expect(page.isError, `session ${i + 1}`).toBeUndefined();
+        const transport = client.transport;
+        if (transport instanceof StreamableHTTPClientTransport) opened.push(transport.sessionId ?? '');
+        await client.close();
+      }
+      expect(oneShot.surface.sessionCount()).toBe(perCaller);
+      // The oldest were evicted (404: start a new session), the newest kept.
+      expect((await ping(oneShot, opened[0] ?? '', 1)).status).toBe(404);
+      expect((await ping(oneShot, opened[29] ?? '', 2)).status).toBe(200);
+    } finally {
+      await oneShot.close();
+    }
+  });
+
+  it('Active sessions are never evicted: with 10 streams held the 11th initialize gets 429 with the envelope and Retry-After, other tokens still get in, and a stream that ends frees its session', async () => {
+    const capped = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 20 } } });
+    try {
+      const perCaller = capped.config.mcp.maxSessionsPerCaller;
+      expect(perCaller).toBe(10);
+      const streams: RawStream[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < perCaller; i += 1) {
+        const id = await openSessionWith(capped, capped.token);
+        ids.push(id);
+        const stream = await openRawStream(capped.port, { ...sessionHeaders(capped, id), accept: 'text/event-stream' });
+        expect(stream.status).toBe(200);
+        streams.push(stream);
+      }
       const init = (token: string): Promise<RawResponse> =>
         rawRequest(capped.port, {
           headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
           body: JSON.stringify(INITIALIZE),
         });
-      const statuses: number[] = [];
-      for (let i = 0; i < 12; i += 1) statuses.push((await init(capped.token)).status);
-      expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429, 429, 429, 429, 429]);
       const refused = await init(capped.token);
       expect(refused.status).toBe(429);
       expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/);
       const envelope: unknown = JSON.parse(refused.body);
       expect(validateErrorEnvelope(envelope)).toBe(true);
       expect(envelope).toMatchObject({
-        error: { code: 'rate_limited', message: expect.stringMatching(/3 MCP sessions/) },
+        error: { code: 'rate_limited', message: expect.stringMatching(/10 MCP sessions .* GET stream open/) },
       });
-      expect(capped.surface.sessionCount()).toBe(3);
+      expect(capped.surface.sessionCount()).toBe(perCaller);
       // One caller could not take the other slots.
       const { token: other } = await capped.tokens.create('other-caller');
       expect((await init(other)).status).toBe(200);
-      expect(capped.surface.sessionCount()).toBe(4);
+      // Once a stream ends, its session is idle: the next initialize evicts it, and only it.
+      streams[3]?.close();
+      // The server hears the stream end shortly after the client drops it.
+      let admitted = await init(capped.token);
+      for (let attempt = 0; admitted.status === 429 && attempt < 20; attempt += 1) {
+        await sleep(50);
+        admitted = await init(capped.token);
+      }
+      expect(admitted.status).toBe(200);
+      expect((await ping(capped, ids[3] ?? '', 1)).status).toBe(404);
+      for (const [i, id] of ids.entries())
+        if (i !== 3) expect((await ping(capped, id, 2)).status, `session ${i}`).toBe(200);
+      for (const stream of streams) stream.close();
     } finally {
       await capped.close();
     }
   });
 
-  it("reclaims a capped caller's abandoned session (quiet, no stream, nothing in flight) so health checks that never DELETE do not lock the token out", async () => {
-    const capped = await startSwitchboard({
-      db: h.db,
-      config: { mcp: { max_sessions: 10, max_sessions_per_caller: 2, session_idle_seconds: 600 } },
-      abandonedAfterMs: 300,
-    });
+  it("The overall cap evicts the least recently used idle session of any token, never another token's active one", async () => {
+    const full = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 3 } } });
     try {
-      const listening = await openSessionWith(capped, capped.token);
-      const headers = { ...sessionHeaders(capped, listening), authorization: `Bearer ${capped.token}` };
-      const stream = await openRawStream(capped.port, { ...headers, accept: 'text/event-stream' });
-      expect(stream.status).toBe(200);
-      const quiet = await openSessionWith(capped, capped.token);
-      const init = (): Promise<RawResponse> =>
-        rawRequest(capped.port, {
-          headers: { ...MCP_HEADERS, authorization: `Bearer ${capped.token}` },
-          body: JSON.stringify(INITIALIZE),
-        });
-      // A burst still meets the cap: neither session has been quiet long enough.
-      expect((await init()).status).toBe(429);
-      await sleep(400);
-      // Now the quiet one is reclaimed; the one holding a GET stream is kept.
-      expect((await init()).status).toBe(200);
-      expect(capped.surface.sessionCount()).toBe(2);
-      const gone = await rawRequest(capped.port, {
-        headers: { ...MCP_HEADERS, ...sessionHeaders(capped, quiet), authorization: `Bearer ${capped.token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      const { token: other } = await full.tokens.create('second-caller');
+      const { token: third } = await full.tokens.create('third-caller');
+      const idle = await openSessionWith(full, full.token);
+      const listening = await openSessionWith(full, full.token);
+      const theirs = await openSessionWith(full, other);
+      const held = [
+        await openRawStream(full.port, { ...sessionHeaders(full, listening), accept: 'text/event-stream' }),
+        await openRawStream(full.port, {
+          ...sessionHeaders(full, theirs),
+          authorization: `Bearer ${other}`,
+          accept: 'text/event-stream',
+        }),
+      ];
+      // A third token at the overall cap: the one idle session (another token's) makes room.
+      const newcomer = await openSessionWith(full, third);
+      expect(full.surface.sessionCount()).toBe(3);
+      expect((await ping(full, idle, 1)).status).toBe(404);
+      held.push(
+        await openRawStream(full.port, {
+          ...sessionHeaders(full, newcomer),
+          authorization: `Bearer ${third}`,
+          accept: 'text/event-stream',
+        }),
+      );
+      // Every session active: 503, and nobody's session was closed for it.
+      const refused = await rawRequest(full.port, {
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${full.token}` },
+        body: JSON.stringify(INITIALIZE),
       });
-      expect(gone.status).toBe(404);
-      const kept = await rawRequest(capped.port, {
-        headers: { ...MCP_HEADERS, ...headers },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }),
-      });
-      expect(kept.status).toBe(200);
-      // With the listening session busy and the new one fresh, the next burst meets the cap again.
-      expect((await init()).status).toBe(429);
-      stream.close();
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+      expect(full.surface.sessionCount()).toBe(3);
+      for (const stream of held) stream.close();
     } finally {
-      await capped.close();
+      await full.close();
     }
   });
 

@@ -17,9 +17,12 @@ beforeAll(async () => {
   // The real store, with its answers bent out of the contract the way a bug in a mapper would.
   const drifting: EventStore = {
     ...real,
-    list: async (query) => {
-      const page = await real.list(query);
-      return { ...page, events: page.events.map((e) => ({ ...e, payload: 'leaked body' })) };
+    listWithSummaries: async (query) => {
+      const page = await real.listWithSummaries(query);
+      return {
+        ...page,
+        events: page.events.map((e) => ({ ...e, trust_mode: 'trusted-by-vibes' as 'signed', summary: 'leaked body' })),
+      };
     },
     get: async (id) => {
       const stored = await real.get(id);

@@ -3,6 +3,8 @@ import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import type { GenericHmacOptions } from '../../src/presets/generic-hmac-preset.ts';
+import type { PresetName } from '../../generated/constants.ts';
+import { usesUrl } from '../../src/presets/preset-options.ts';
 import { presetFor, type PresetOptions } from '../../src/presets/preset-registry.ts';
 import type { HeaderBag, Preset, VerifyInput, VerifyOutcome } from '../../src/presets/preset-types.ts';
 
@@ -34,6 +36,12 @@ export type PresetFragment = Omit<PresetOptions, 'hmac'> & {
 /** presetFor with a config fragment, the way config resolution calls it (hmac defaults filled in). */
 export function presetOf(options: PresetFragment): Preset {
   return presetFor({ ...options, hmac: options.hmac === undefined ? undefined : hmacOptions(options.hmac) });
+}
+
+/** Any preset by name, with the options it cannot be built without (hmac, a public URL). */
+export function presetNamed(name: PresetName): Preset {
+  if (name === 'generic-hmac') return presetOf({ preset: name, hmac: { header: 'X-Sig' } });
+  return presetOf(usesUrl(name) ? { preset: name, public_url: 'https://hooks.example.com/hooks/x' } : { preset: name });
 }
 
 /** A copy with one byte changed, so the bytes differ from what was signed. */

@@ -17,7 +17,7 @@ import { slackPreset } from '../../src/presets/slack-preset.ts';
 import { stripePreset } from '../../src/presets/stripe-preset.ts';
 import { genericSummary, money, summaryLine } from '../../src/presets/summary.ts';
 import { gitlabPreset } from '../../src/presets/token-preset.ts';
-import { BINARY_BODY, githubDefinitions, githubExample, NOW_MS, presetOf } from './fixtures.ts';
+import { BINARY_BODY, githubDefinitions, githubExample, NOW_MS, presetNamed, presetOf } from './fixtures.ts';
 
 const summarize = (preset: Preset, body: unknown, headers: HeaderBag = {}): string | null =>
   preset.summarize(new LazyBody(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))), headers);
@@ -52,7 +52,7 @@ describe('the summary of each sender', () => {
     };
     const seen: string[] = [];
     for (const name of PRESET_NAMES) {
-      const preset = presetOf({ preset: name, ...(name === 'generic-hmac' ? { hmac: { header: 'X-Sig' } } : {}) });
+      const preset = presetNamed(name);
       for (const { name: sampleName } of listSamples(name)) {
         const delivery = await sampleDelivery(preset, sampleName, undefined, NOW_MS);
         if (delivery === undefined) throw new Error(`no ${name} ${sampleName}`);

@@ -110,6 +110,8 @@ describe('what is sent', () => {
       delivered: true,
       response_status: 200,
       response_ms: expect.any(Number),
+      signed: 'resigned',
+      signature_headers: ['x-hub-signature-256'],
       response_excerpt: 'ok',
     });
     expect(validateReplayResult(result)).toBe(true);

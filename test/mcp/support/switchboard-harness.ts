@@ -45,7 +45,6 @@ export interface HarnessOptions {
   /** Ids published to the bus by the ingest surface are real; tests may also publish. */
   notifyIntervalMs?: number;
   keepAliveMs?: number;
-  abandonedAfterMs?: number;
   /** Idle time before a session ends, under the schema's 5 s minimum so a test need not wait that long. */
   sessionIdleSeconds?: number;
   /** Wraps the real sending path's resolver and connector, to observe DNS lookups and connections. */
@@ -140,7 +139,6 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
       mcp: {
         notifyIntervalMs: options.notifyIntervalMs,
         keepAliveMs: options.keepAliveMs,
-        abandonedAfterMs: options.abandonedAfterMs,
       },
     },
   });

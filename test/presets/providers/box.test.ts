@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { boxCase } from './box.case.ts';
+
+describeProvider(boxCase);

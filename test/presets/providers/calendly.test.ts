@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { calendlyCase } from './calendly.case.ts';
+
+describeProvider(calendlyCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { hubspotCase } from './hubspot.case.ts';
+
+describeProvider(hubspotCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { muxCase } from './mux.case.ts';
+
+describeProvider(muxCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { paddleCase } from './paddle.case.ts';
+
+describeProvider(paddleCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { squareCase } from './square.case.ts';
+
+describeProvider(squareCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { workosCase } from './workos.case.ts';
+
+describeProvider(workosCase);
