@@ -5,16 +5,18 @@
  *   - slowloris heads: many sockets trickling header lines are cut once headersTimeout passes;
  *   - slow bodies: complete heads whose bodies trickle are cut once requestTimeout passes, and
  *     nothing is stored;
- *   - many parallel MCP initializations: exactly max_sessions succeed, the rest get 503 with
- *     Retry-After, and a slot freed by DELETE can be taken again;
+ *   - many parallel MCP initializations: never more than max_sessions are alive (an idle one
+ *     makes room for a new one); with every slot holding a stream the next gets 503 with
+ *     Retry-After, and a stream that ends frees its slot;
  * and all the while the server keeps answering health checks and storing deliveries promptly.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { openStream } from '../support/http-client.ts';
 import { dripUntilClosed, openRaw } from '../support/raw-socket.ts';
 import { fuzzConfig, startInProcessTarget, tableSnapshot, type FuzzTarget } from './support/target.ts';
-import { postInitialize } from '../support/wire.ts';
+import { MCP_HEADERS, postInitialize } from '../support/wire.ts';
 
 const TIMEOUTS = { headersTimeoutMs: 1_500, requestTimeoutMs: 3_000, keepAliveTimeoutMs: 1_000, checkIntervalMs: 250 };
 const MAX_SESSIONS = 8;
@@ -53,6 +55,26 @@ async function probe(boundMs: number): Promise<number> {
   const took = performance.now() - started;
   expect(took, 'health + delivery while slow clients hold sockets').toBeLessThan(boundMs);
   return took;
+}
+
+function sessionHeaders(id: string): Record<string, string> {
+  return { authorization: `Bearer ${target.token}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+}
+
+/** The sessions among `ids` the server still holds: a ping answers 200 there and 404 where one was evicted. */
+async function liveSessions(ids: string[]): Promise<string[]> {
+  const alive: string[] = [];
+  for (const [n, id] of ids.entries()) {
+    const answer = await fetch(`${target.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...sessionHeaders(id) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: n + 1, method: 'ping' }),
+    });
+    await answer.text();
+    expect([200, 404]).toContain(answer.status);
+    if (answer.status === 200) alive.push(id);
+  }
+  return alive;
 }
 
 describe('slow clients and parallel sessions', () => {
@@ -110,39 +132,58 @@ describe('slow clients and parallel sessions', () => {
     const initialize = (): Promise<Response> => postInitialize(`${target.url}/mcp`, target.token, 'parallel');
     const answers = await Promise.all(Array.from({ length: 40 }, () => initialize()));
     const bodies = await Promise.all(answers.map((a) => a.text()));
+    // An idle session (no call running, no stream open) makes room for a new one, so most are
+    // admitted; only an initialize that finds every slot busy with another initialize is refused.
     const opened = answers.filter((a) => a.status === 200).map((a) => a.headers.get('mcp-session-id') ?? '');
-    const refused = answers.filter((a) => a.status === 503);
-    expect(opened).toHaveLength(MAX_SESSIONS);
-    expect(new Set(opened).size).toBe(MAX_SESSIONS);
-    expect(refused).toHaveLength(40 - MAX_SESSIONS);
-    for (const answer of refused) expect(answer.headers.get('retry-after')).toBe('5');
-    for (const [i, body] of bodies.entries()) {
-      if (answers[i]?.status === 503)
-        expect(JSON.parse(body)).toMatchObject({
-          jsonrpc: '2.0',
-          error: { code: -32000, message: expect.stringMatching(/too many MCP sessions/) },
-        });
+    for (const [i, answer] of answers.entries()) {
+      expect([200, 503]).toContain(answer.status);
+      if (answer.status !== 503) continue;
+      expect(answer.headers.get('retry-after')).toBe('5');
+      expect(JSON.parse(bodies[i] ?? '')).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringMatching(/too many MCP sessions/) },
+      });
     }
+    expect(opened.length).toBeGreaterThanOrEqual(MAX_SESSIONS);
+    expect(new Set(opened).size).toBe(opened.length);
+    // However many were admitted, never more than the cap are alive: the rest were evicted (404).
+    const alive = await liveSessions(opened);
+    expect(alive.length).toBeGreaterThan(0);
+    expect(alive.length).toBeLessThanOrEqual(MAX_SESSIONS);
     await probe(1_500);
 
-    // Freeing a slot lets a new session in; the cap holds again right after.
-    const del = await fetch(`${target.url}/mcp`, {
-      method: 'DELETE',
-      headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': opened[0] ?? '' },
-    });
-    expect(del.status).toBe(200);
-    const again = await initialize();
-    expect(again.status).toBe(200);
-    await again.text();
+    // Busy sessions are never evicted: with a stream open on every slot, the next initialize is refused.
+    const held: string[] = [...alive];
+    while (held.length < MAX_SESSIONS) {
+      const answer = await initialize();
+      expect(answer.status).toBe(200);
+      await answer.text();
+      held.push(answer.headers.get('mcp-session-id') ?? '');
+    }
+    const streams = await Promise.all(
+      held.map((id) => openStream(target.port, { ...sessionHeaders(id), accept: 'text/event-stream' }, '/mcp')),
+    );
+    for (const stream of streams) expect(stream.status).toBe(200);
     const full = await initialize();
     expect(full.status).toBe(503);
+    expect(full.headers.get('retry-after')).toBe('5');
     await full.text();
+    await probe(1_500);
 
-    for (const id of [...opened.slice(1), again.headers.get('mcp-session-id') ?? '']) {
-      await fetch(`${target.url}/mcp`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${target.token}`, 'mcp-session-id': id },
-      }).then((r) => r.text());
+    // A stream that ends leaves its session idle: the next initialize takes that slot, and only it.
+    streams[0]?.close();
+    let again = await initialize();
+    for (let attempt = 0; again.status === 503 && attempt < 40; attempt += 1) {
+      await again.text();
+      await delay(50);
+      again = await initialize();
+    }
+    expect(again.status).toBe(200);
+    await again.text();
+    expect(await liveSessions(held)).toEqual(held.slice(1));
+    for (const stream of streams) stream.close();
+    for (const id of [...held.slice(1), again.headers.get('mcp-session-id') ?? '']) {
+      await fetch(`${target.url}/mcp`, { method: 'DELETE', headers: sessionHeaders(id) }).then((r) => r.text());
     }
     expect(target.faults()).toEqual([]);
   });
