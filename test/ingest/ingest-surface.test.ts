@@ -382,6 +382,26 @@ describe('routes and methods', () => {
     expect(childLoggers).toBe(1);
   });
 
+  it("stores an open provider's credential headers redacted (26.14)", async () => {
+    const res = await post(`${harness.url}/custom/open-hook`, '{"type":"x"}', {
+      authorization: `Bearer ${TOKEN}`,
+      'x-gitlab-token': TOKEN,
+      'x-hub-signature-256': `sha256=${TOKEN}`,
+      cookie: `session=${TOKEN}`,
+      'x-custom': 'kept',
+    });
+    expect(res.status).toBe(200);
+    const stored = await harness.store.get(acceptedId(res));
+    expect(stored?.headers).toMatchObject({
+      authorization: '[redacted]',
+      'x-gitlab-token': '[redacted]',
+      'x-hub-signature-256': '[redacted]',
+      cookie: '[redacted]',
+      'x-custom': 'kept',
+    });
+    expect(JSON.stringify(stored?.headers)).not.toContain(TOKEN);
+  });
+
   it('records the socket address as source_ip', async () => {
     const res = await post(`${harness.url}/custom/open-hook`, '{}', { 'x-forwarded-for': '203.0.113.9' });
     expect((await harness.store.get(acceptedId(res)))?.sourceIp).toBe('127.0.0.1');
