@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
@@ -44,6 +45,28 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness?.close();
 });
+
+/** POSTs `rounds` bodies of `bytes` with Node's fetch from a child process; each answer's status and error code, or fetch's error. */
+async function fetchInChild(url: string, bytes: number, rounds: number): Promise<string[]> {
+  const script = `
+    const out = [];
+    for (let i = 0; i < ${rounds}; i++) {
+      try {
+        const res = await fetch(${JSON.stringify(url)}, { method: 'POST', body: Buffer.alloc(${bytes} + i, 0x61),
+          headers: { 'content-type': 'application/json' } });
+        const body = await res.json();
+        out.push(res.status + ' ' + body.error.code);
+      } catch (error) { out.push(String(error.cause?.code ?? error)); }
+    }
+    process.stdout.write(JSON.stringify(out));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await once(child, 'close');
+  return JSON.parse(output) as string[];
+}
 
 const port = (): number => (harness.server.address() as AddressInfo).port;
 
@@ -262,6 +285,16 @@ describe('body size limit', () => {
     expect(res.headers['connection']).toBe('close');
     expect(JSON.parse(res.body.toString())).toMatchObject({ error: { code: 'payload_too_large' } });
     expect(await countRows()).toBe(before);
+  });
+
+  it("lets Node's fetch read the 413 for a 6 MiB POST over the default 5 MiB limit (26.15)", async () => {
+    // fetch runs in its own process, as a sender's would: in this one it shares the event loop
+    // with the server and wins the race a real client loses. Without a lingering close the socket
+    // is gone while fetch is still sending, and it reports EPIPE or a reset instead of the answer.
+    const before = (await harness.rows('open')).length;
+    const statuses = await fetchInChild(`${harness.url}/custom/open-hook`, 6 * 1024 * 1024, 6);
+    expect(statuses).toEqual(Array(6).fill('413 payload_too_large'));
+    expect(await harness.rows('open')).toHaveLength(before);
   });
 
   it('answers 413 to a chunked body once it passes the limit, while the client is still sending', async () => {
