@@ -164,7 +164,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       externalId: outcome.ok ? identity.externalId : null,
       contentType: ctx.req.headers['content-type'] ?? null,
       sourceIp: clientIp(ctx),
-      headers: sanitizeHeaders(ctx.req.rawHeaders, { sensitiveHeaders: preset.sensitiveHeaders }),
+      headers: sanitizeHeaders(ctx.req.rawHeaders, {
+        sensitiveHeaders: preset.sensitiveHeaders,
+        keepHeaders: preset.originalHeaders ?? [],
+      }),
       payload: body,
       summary: safeSummarize(preset, parsed, ctx.req.headers),
       // The status this handler answers below once the row has committed: 200, or the 401 of a

@@ -84,7 +84,9 @@ export function EventList(props: EventListProps): JSX.Element {
   const sentinel = useRef<HTMLLIElement>(null);
   const onLoadMore = useRef(props.onLoadMore);
   onLoadMore.current = props.onLoadMore;
-  const now = useNow(CLOCK_TICK_MS);
+  // The tick moves relative times along; a render for new rows reads the clock afresh, so a live
+  // row is not drawn against a time up to a tick old.
+  const now = Math.max(useNow(CLOCK_TICK_MS), Date.now());
 
   // Pages on scroll: when the sentinel under the last row comes into view, fetch the next page.
   useEffect(() => {
