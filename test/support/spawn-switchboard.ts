@@ -40,6 +40,11 @@ export interface SpawnSwitchboardOptions {
   extraArgs?: readonly string[];
   /** How long start-up may take; default 60 s (tsx compiles on first start, embedded initdb is slow). */
   startTimeoutMs?: number;
+  /**
+   * Run it as the leader of a process group of its own, as a shell runs a foreground command, so
+   * that a test can signal the whole group the way a terminal's Ctrl-C does (kill(-pid, SIGINT)).
+   */
+  processGroup?: boolean;
 }
 
 export interface ChildExit {
@@ -138,7 +143,7 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
       String(options.port ?? 0),
       ...(options.extraArgs ?? []),
     ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup ?? false },
   );
   if (child.pid === undefined) throw new Error('switchboard child did not start');
   running.add(child);
