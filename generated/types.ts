@@ -6,7 +6,7 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (50), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (53), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
@@ -16,6 +16,7 @@ export type PresetName =
   | 'circleci'
   | 'clerk'
   | 'coinbase-commerce'
+  | 'discord'
   | 'docusign'
   | 'dropbox'
   | 'generic-hmac'
@@ -42,6 +43,7 @@ export type PresetName =
   | 'resend'
   | 'sanity'
   | 'segment'
+  | 'sendgrid'
   | 'sentry'
   | 'shopify'
   | 'slack'
@@ -49,6 +51,7 @@ export type PresetName =
   | 'standard-webhooks'
   | 'stripe'
   | 'svix'
+  | 'telnyx'
   | 'tiktok'
   | 'token'
   | 'trello'
@@ -59,6 +62,14 @@ export type PresetName =
   | 'workos'
   | 'zendesk'
   | 'zoom';
+/**
+ * What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.
+ */
+export type ServerRole = 'all' | 'ingest' | 'worker';
+/**
+ * The role this process serves (server.role or --role).
+ */
+export type ServerRole1 = 'all' | 'ingest' | 'worker';
 /**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *
@@ -71,6 +82,10 @@ export type Templates = [string, ...string[]];
  * @minItems 1
  */
 export type Templates1 = [string, ...string[]];
+/**
+ * What one switchboard process runs. all: everything (one process is a whole switchboard). ingest: the webhook routes, queue sources, /api, /mcp and the UI. worker: forward dispatch, search indexing and retention. Any number of each can share one PostgreSQL.
+ */
+export type ServerRole2 = 'all' | 'ingest' | 'worker';
 
 /**
  * One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.
@@ -308,6 +323,7 @@ export interface SwitchboardConfig {
      * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
      */
     strict?: boolean;
+    role?: ServerRole;
     /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */
@@ -871,6 +887,16 @@ export interface ForwardRetryDeadResult {
    */
   rule: string;
   retried: number;
+}
+/**
+ * GET /healthz: public liveness. Says whether the database answers and which role this process runs; never anything about events.
+ */
+export interface Health {
+  /**
+   * ok (200) when the database answers, db down (503) when it does not.
+   */
+  status: 'ok' | 'db down';
+  role: ServerRole1;
 }
 /**
  * Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).
@@ -1622,6 +1648,7 @@ export interface SwitchboardConfigWithDefaults {
      * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
      */
     strict: boolean;
+    role: ServerRole;
     /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */

@@ -36,8 +36,15 @@ export interface SpawnSwitchboardOptions {
   env?: Record<string, string>;
   /** Default 0: a free port, read back from the "listening on" line. */
   port?: number;
+  /** More arguments after `serve --config … --host … --port …` (e.g. --role worker). */
+  extraArgs?: readonly string[];
   /** How long start-up may take; default 60 s (tsx compiles on first start, embedded initdb is slow). */
   startTimeoutMs?: number;
+  /**
+   * Run it as the leader of a process group of its own, as a shell runs a foreground command, so
+   * that a test can signal the whole group the way a terminal's Ctrl-C does (kill(-pid, SIGINT)).
+   */
+  processGroup?: boolean;
 }
 
 export interface ChildExit {
@@ -134,8 +141,9 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
       '127.0.0.1',
       '--port',
       String(options.port ?? 0),
+      ...(options.extraArgs ?? []),
     ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup ?? false },
   );
   if (child.pid === undefined) throw new Error('switchboard child did not start');
   running.add(child);
