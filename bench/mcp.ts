@@ -37,18 +37,16 @@ import { createPostgresEventBus } from '../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createApp } from '../src/http/create-app.ts';
 import { createLogger } from '../src/log/logger.ts';
-import { createMcpSurface } from '../src/mcp/index.ts';
+import { createMcpSurface } from '../src/mcp/create-mcp-surface.ts';
 import { createProviderDirectory } from '../src/providers/provider-directory.ts';
 import { createReplayService } from '../src/replay/replay-service.ts';
 import { createDatabasePool, redactUrl } from '../src/store/database.ts';
 import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
-import {
-  createEventStore,
-  createReplayAttemptRepository,
-  createTokenRepository,
-  isDatabaseUp,
-  migrate,
-} from '../src/store/index.ts';
+import { createEventStore } from '../src/store/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../src/store/replay-attempt-repository.ts';
+import { createTokenRepository } from '../src/store/token-repository.ts';
+import { isDatabaseUp } from '../src/store/database.ts';
+import { migrate } from '../src/store/migrate.ts';
 import { seedEvents } from '../test/support/seed.ts';
 
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });

@@ -143,6 +143,29 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     forward_headers: ['circleci-event-type'],
     proof: { by: 'example', example: 'https://circleci.com/docs/webhooks/' },
   },
+  clerk: {
+    name: 'clerk',
+    title: 'Clerk',
+    docs: 'https://clerk.com/docs/webhooks/sync-data',
+    scheme: { kind: 'standard-webhooks', key: 'whsec' },
+    identify: { event_type: ['{/type}'], external_id: ['{header:svix-id}', '{header:webhook-id}'] },
+    summary: ['{/data/email_addresses/0/email_address}', '{/data/id}'],
+    samples: [
+      {
+        name: 'user.created',
+        description: 'a user signed up',
+        file: 'clerk-user-created.json',
+        headers: { 'svix-id': 'msg_{uuid}', 'User-Agent': 'Svix-Webhooks/1.99.1' },
+        fresh: { '/timestamp': 'now_ms' },
+      },
+    ],
+    forward_headers: ['webhook-id', 'svix-id'],
+    proof: {
+      by: 'package-signs',
+      package: 'svix',
+      note: 'Clerk delivers its webhooks through Svix and documents verifying them with the svix package.',
+    },
+  },
   'coinbase-commerce': {
     name: 'coinbase-commerce',
     title: 'Coinbase Commerce',
@@ -593,6 +616,32 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     forward_headers: ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'],
     proof: { by: 'switchboard' },
   },
+  openai: {
+    name: 'openai',
+    title: 'OpenAI',
+    docs: 'https://platform.openai.com/docs/guides/webhooks',
+    scheme: { kind: 'standard-webhooks', key: 'whsec' },
+    identify: { event_type: ['{/type}'], external_id: ['{/id}', '{header:webhook-id}'] },
+    summary: ['{/data/id}'],
+    samples: [
+      {
+        name: 'response.completed',
+        description: 'a background response completed',
+        file: 'openai-response-completed.json',
+        headers: {
+          'webhook-id': 'msg_{uuid}',
+          'User-Agent': 'OpenAI/1.0 (+https://platform.openai.com/docs/webhooks)',
+        },
+        fresh: { '/id': 'uuid', '/created_at': 'now_unix' },
+      },
+    ],
+    forward_headers: ['webhook-id', 'svix-id'],
+    proof: {
+      by: 'package-verifies',
+      package: 'openai',
+      note: 'client.webhooks.unwrap accepts deliveries that the standardwebhooks package signs.',
+    },
+  },
   paddle: {
     name: 'paddle',
     title: 'Paddle Billing',
@@ -650,6 +699,30 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     forward_headers: ['x-webhook-subscription'],
     proof: { by: 'example', example: 'https://developer.pagerduty.com/docs/webhooks/webhook-signatures' },
   },
+  polar: {
+    name: 'polar',
+    title: 'Polar',
+    docs: 'https://docs.polar.sh/integrate/webhooks/delivery',
+    scheme: { kind: 'standard-webhooks', key: 'utf8' },
+    identify: { event_type: ['{/type}'], external_id: ['{header:webhook-id}'] },
+    summary: ['{/data/id}', '{/data/status}'],
+    samples: [
+      {
+        name: 'order.paid',
+        description: 'an order paid',
+        file: 'polar-order-paid.json',
+        headers: { 'webhook-id': 'msg_{uuid}', 'User-Agent': 'python-httpx/0.27' },
+        fresh: { '/timestamp': 'now_iso' },
+      },
+    ],
+    forward_headers: ['webhook-id', 'svix-id'],
+    proof: {
+      by: 'package-verifies',
+      package: '@polar-sh/sdk',
+      note: "validateEvent from @polar-sh/sdk/webhooks accepts deliveries that the standardwebhooks package signs with the secret's text as key.",
+    },
+    notes: "Polar's secret is used as it is written (its text is the key), not base64-decoded.",
+  },
   razorpay: {
     name: 'razorpay',
     title: 'Razorpay',
@@ -674,6 +747,54 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     forward_headers: ['x-razorpay-event-id'],
     proof: { by: 'package-verifies', package: 'razorpay' },
+  },
+  replicate: {
+    name: 'replicate',
+    title: 'Replicate',
+    docs: 'https://replicate.com/docs/topics/webhooks/verify-webhook',
+    scheme: { kind: 'standard-webhooks', key: 'whsec' },
+    identify: { event_type: ['prediction.{/status}'], external_id: ['{header:webhook-id}'] },
+    summary: ['{/model}', '{/id}'],
+    samples: [
+      {
+        name: 'prediction.succeeded',
+        description: 'a prediction finished',
+        file: 'replicate-prediction-succeeded.json',
+        headers: { 'webhook-id': 'msg_{uuid}', 'User-Agent': 'Replicate-Webhook' },
+        fresh: { '/completed_at': 'now_iso' },
+      },
+    ],
+    forward_headers: ['webhook-id', 'svix-id'],
+    proof: {
+      by: 'package-verifies',
+      package: 'replicate',
+      note: 'validateWebhook accepts deliveries that the standardwebhooks package signs.',
+    },
+    notes:
+      'A prediction carries no event type: it is named prediction.<status> (starting, processing, succeeded, failed, canceled).',
+  },
+  resend: {
+    name: 'resend',
+    title: 'Resend',
+    docs: 'https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests',
+    scheme: { kind: 'standard-webhooks', key: 'whsec' },
+    identify: { event_type: ['{/type}'], external_id: ['{header:svix-id}', '{header:webhook-id}'] },
+    summary: ['{/data/subject}', '{/data/to/0}'],
+    samples: [
+      {
+        name: 'email.delivered',
+        description: 'an email delivered',
+        file: 'resend-email-delivered.json',
+        headers: { 'svix-id': 'msg_{uuid}', 'User-Agent': 'Svix-Webhooks/1.99.1' },
+        fresh: { '/created_at': 'now_iso' },
+      },
+    ],
+    forward_headers: ['webhook-id', 'svix-id'],
+    proof: {
+      by: 'package-verifies',
+      package: 'resend',
+      note: 'resend.webhooks.verify accepts deliveries that the svix package signs, as Resend sends through Svix.',
+    },
   },
   sanity: {
     name: 'sanity',
@@ -885,6 +1006,27 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     },
     forward_headers: [],
     proof: { by: 'package-signs', package: 'stripe' },
+  },
+  svix: {
+    name: 'svix',
+    title: 'Svix',
+    docs: 'https://docs.svix.com/receiving/verifying-payloads/how-manual',
+    scheme: { kind: 'standard-webhooks', key: 'whsec' },
+    identify: { event_type: ['{/type}', '{/eventType}'], external_id: ['{header:svix-id}', '{header:webhook-id}'] },
+    summary: ['{/data/id}', '{/data/status}'],
+    samples: [
+      {
+        name: 'invoice.paid',
+        description: 'an invoice paid, sent through Svix',
+        file: 'svix-invoice-paid.json',
+        headers: { 'svix-id': 'msg_{uuid}', 'User-Agent': 'Svix-Webhooks/1.99.1' },
+        fresh: { '/timestamp': 'now_iso' },
+      },
+    ],
+    forward_headers: ['webhook-id', 'svix-id'],
+    proof: { by: 'package-signs', package: 'svix' },
+    notes:
+      'Svix sends svix-* headers; its newer endpoints send the same scheme under webhook-* names, and both are accepted.',
   },
   tiktok: {
     name: 'tiktok',
@@ -1232,4 +1374,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 44;
+export const VERIFYING_PRESET_COUNT = 50;

@@ -4,7 +4,7 @@ import { validateListWebhookEventsInput } from '../../generated/validators.js';
 import { invalidArgument } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ListQuery } from '../store/event-store.ts';
-import { listQueryFromInput } from '../store/index.ts';
+import { listQueryFromInput } from '../store/list-query.ts';
 
 /** The list_webhook_events inputs that travel as plain strings (limit is read as a number). */
 const LIST_KEYS = ['provider', 'event_type', 'since', 'until', 'order', 'limit', 'cursor'] as const;

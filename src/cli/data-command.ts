@@ -26,7 +26,7 @@ async function modules() {
     import('../postgres/cluster-files.ts'),
     import('../postgres/running-record.ts'),
     import('../store/database.ts'),
-    import('../auth/index.ts'),
+    import('../auth/ensure-initial-token.ts'),
     import('../log/redact-url.ts'),
     import('./startup-banner.ts'),
   ]);

@@ -7,9 +7,9 @@ import { access, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { UnsetVariable } from '../config/interpolate-env.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/resolve-config.ts';
-import { TOKEN_FILE_NAME, type InitialTokenResult } from '../auth/index.ts';
+import { TOKEN_FILE_NAME, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { RunningSwitchboard } from '../server/start-switchboard.ts';
-import { databaseOptionsFromEnv } from '../store/index.ts';
+import { databaseOptionsFromEnv } from '../store/database.ts';
 
 /** Left beside the token file by a start that created the first token but failed before showing it. */
 export const TOKEN_UNSHOWN_FILE = `${TOKEN_FILE_NAME}.unshown`;

@@ -28,8 +28,17 @@ function checkArguments(positionals: readonly string[]): { action: Action; name:
 
 export async function runTokenCommand(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
   const { action, name } = checkArguments(parsed.positionals);
-  const [{ createLogger }, { databaseOptionsFromEnv, openDatabase, createTokenRepository }, { runTokenCommand: run }] =
-    await Promise.all([import('../log/logger.ts'), import('../store/index.ts'), import('../auth/index.ts')]);
+  const [
+    { createLogger },
+    { databaseOptionsFromEnv, openDatabase },
+    { createTokenRepository },
+    { runTokenCommand: run },
+  ] = await Promise.all([
+    import('../log/logger.ts'),
+    import('../store/database.ts'),
+    import('../store/token-repository.ts'),
+    import('../auth/token-commands.ts'),
+  ]);
   // The token and the table go to stdout; log lines to stderr.
   const logger = createLogger({ level: io.env.LOG_LEVEL ?? 'warn', pretty: io.stderrIsTty, fd: 2 });
   const { databaseUrl, dataDir } = databaseOptionsFromEnv(io.env);

@@ -7,14 +7,10 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../config/config-error.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { DeliveryFailure } from '../outbound/delivery-failure.ts';
-import {
-  checkTarget,
-  parseTarget,
-  wouldLoopBack,
-  type Resolver,
-  type SelfAddress,
-  type TargetPolicy,
-} from '../outbound/target-policy/index.ts';
+import { checkTarget, type Resolver } from '../outbound/target-policy/resolve-target.ts';
+import { parseTarget } from '../outbound/target-policy/target-url.ts';
+import { wouldLoopBack, type SelfAddress } from '../outbound/target-policy/self-loop.ts';
+import type { TargetPolicy } from '../outbound/target-policy/target-policy.ts';
 
 export interface CheckForwardTargetsOptions {
   policy: TargetPolicy;

@@ -12,7 +12,13 @@ import { failedItsCheck, type ForwardRuleConfig } from '../config/forward-rules.
 import type { DeliverResult, Outbound } from '../outbound/deliver-event.ts';
 import type { DeliveryFailure } from '../outbound/delivery-failure.ts';
 import { displayTarget } from '../outbound/send-request.ts';
-import type { AttemptRecord, ClaimedDelivery, DeliveryRepository, SettleOutcome, Settlement } from '../store/index.ts';
+import type {
+  AttemptRecord,
+  ClaimedDelivery,
+  DeliveryRepository,
+  SettleOutcome,
+  Settlement,
+} from '../store/delivery-repository.ts';
 import { nextAttemptDelayMs } from './backoff.ts';
 
 export const DELIVERY_HEADER = 'x-switchboard-delivery';

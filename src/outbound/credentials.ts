@@ -1,6 +1,6 @@
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import type { StoredEvent } from '../store/index.ts';
+import type { StoredEvent } from '../store/event-store.ts';
 
 /**
  * What a delivery carries to prove itself, for the log and the replay result (never the value):

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import type { StoredEvent } from '../store/index.ts';
+import type { StoredEvent } from '../store/event-store.ts';
 import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
 import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
 import {
@@ -18,19 +18,12 @@ import {
 } from './outgoing-headers.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { sendRequest, type SendOutcome } from './send-request.ts';
-import {
-  checkTarget,
-  createGuardedDispatcher,
-  createTargetPolicy,
-  normaliseIp,
-  parseTarget,
-  type CheckedTarget,
-  type ConnectAttempt,
-  type RawConnector,
-  type Resolver,
-  type SelfAddress,
-  type TargetPolicy,
-} from './target-policy/index.ts';
+import { checkTarget, type CheckedTarget, type Resolver } from './target-policy/resolve-target.ts';
+import { createGuardedDispatcher, type ConnectAttempt, type RawConnector } from './target-policy/guarded-dispatcher.ts';
+import { createTargetPolicy, type TargetPolicy } from './target-policy/target-policy.ts';
+import { normaliseIp } from './target-policy/ip-address.ts';
+import { parseTarget } from './target-policy/target-url.ts';
+import type { SelfAddress } from './target-policy/self-loop.ts';
 
 export interface OutboundOptions {
   providers: readonly ProviderConfig[];

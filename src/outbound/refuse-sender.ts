@@ -1,6 +1,7 @@
 import { refused } from './delivery-failure.ts';
-import type { StoredEvent } from '../store/index.ts';
-import { normaliseIp, type CheckedTarget } from './target-policy/index.ts';
+import type { StoredEvent } from '../store/event-store.ts';
+import { normaliseIp } from './target-policy/ip-address.ts';
+import type { CheckedTarget } from './target-policy/resolve-target.ts';
 
 const isLoopback = (address: string): boolean => address === '::1' || address.startsWith('127.');
 

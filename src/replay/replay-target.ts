@@ -5,7 +5,7 @@
 import { AppError } from '../errors/app-error.ts';
 import { DeliveryFailure } from '../outbound/delivery-failure.ts';
 import { displayTarget } from '../outbound/send-request.ts';
-import { parseTarget } from '../outbound/target-policy/index.ts';
+import { parseTarget } from '../outbound/target-policy/target-url.ts';
 
 /**
  * The sending path's failure in replay's words: a refusal is the caller's invalid_argument, a

@@ -7,20 +7,18 @@
 import type Koa from 'koa';
 import type { Logger } from '../log/logger.ts';
 import { createApp } from '../http/create-app.ts';
-import {
-  isDatabaseUp,
-  type DeliveryRepository,
-  type PgEventStore,
-  type ReplayAttemptRepository,
-  type TokenRepository,
-} from '../store/index.ts';
+import { isDatabaseUp } from '../store/database.ts';
+import type { DeliveryRepository } from '../store/delivery-repository.ts';
+import type { PgEventStore } from '../store/pg-event-store.ts';
+import type { ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
+import type { TokenRepository } from '../store/token-repository.ts';
 import { createPostgresEventBus, type PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { createProviderDirectory } from '../providers/provider-directory.ts';
-import type { RateLimiter } from '../auth/index.ts';
+import type { RateLimiter } from '../auth/rate-limiter.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
-import type { SelfAddress } from '../outbound/target-policy/index.ts';
-import type { McpSurface } from '../mcp/index.ts';
+import type { SelfAddress } from '../outbound/target-policy/self-loop.ts';
+import type { McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createUiSurface } from '../ui/create-ui-surface.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { metricsRoute, observePool } from '../metrics/metrics-route.ts';

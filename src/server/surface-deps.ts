@@ -3,11 +3,11 @@ import type { Middleware } from 'koa';
 import type { DatabasePool } from 'slonik';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
-import type { EventStore } from '../store/index.ts';
+import type { EventStore } from '../store/event-store.ts';
 import type { QueueConnectionState } from '../providers/provider-directory.ts';
 import type { OutboundOptions } from '../outbound/deliver-event.ts';
 import type { IngestSurfaceOptions } from '../ingest/ingest-surface.ts';
-import type { McpSurfaceDeps } from '../mcp/index.ts';
+import type { McpSurfaceDeps } from '../mcp/create-mcp-surface.ts';
 import type { ApiSurfaceDeps } from '../api/create-api-surface.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 

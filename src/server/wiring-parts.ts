@@ -3,39 +3,30 @@
  * authentication, the sending path, forwarding and the two surfaces with the most wiring.
  */
 import type { Middleware } from 'koa';
-import {
-  createDeliveryRepository,
-  createEventStore,
-  createReplayAttemptRepository,
-  createTokenRepository,
-  startRetention,
-  startSearchIndexer,
-  type DeliveryRepository,
-  type EventStore,
-  type PgEventStore,
-  type ReplayAttemptRepository,
-  type TokenRepository,
-} from '../store/index.ts';
+import { createDeliveryRepository, type DeliveryRepository } from '../store/delivery-repository.ts';
+import { createEventStore, type PgEventStore } from '../store/pg-event-store.ts';
+import { createReplayAttemptRepository, type ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
+import { createTokenRepository, type TokenRepository } from '../store/token-repository.ts';
+import { startRetention } from '../store/retention.ts';
+import { startSearchIndexer } from '../store/search-indexer.ts';
+import type { EventStore } from '../store/event-store.ts';
 import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { startQueueSources, type QueueSources } from '../queue/queue-sources.ts';
 import type { QueueConnectionState } from '../providers/provider-directory.ts';
-import {
-  createHostCheck,
-  createRateLimiter,
-  createTokenService,
-  requireBearer,
-  type RateLimiter,
-} from '../auth/index.ts';
+import { createHostCheck } from '../auth/host-check.ts';
+import { createRateLimiter, type RateLimiter } from '../auth/rate-limiter.ts';
+import { createTokenService } from '../auth/token-service.ts';
+import { requireBearer } from '../auth/require-bearer.ts';
 import { createReplayService } from '../replay/replay-service.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { forwardRuleMatcher } from '../config/forward-rules.ts';
 import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
-import type { SelfAddress } from '../outbound/target-policy/index.ts';
+import type { SelfAddress } from '../outbound/target-policy/self-loop.ts';
 import { checkForwardTargets } from '../forward/check-forward-targets.ts';
 import { createForwardControl, type ForwardControl } from '../forward/forward-control.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
-import { createMcpSurface, type McpSurface } from '../mcp/index.ts';
+import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { Metrics } from '../metrics/metrics.ts';

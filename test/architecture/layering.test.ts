@@ -1,6 +1,6 @@
 /**
  * The module layering of docs/architecture.md, enforced: modules import only lower layers, every
- * folder of src/ has a layer, and no files import each other in a circle.
+ * folder of src/ has a layer, no folder has an index file, and no files import each other in a circle.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -128,6 +128,11 @@ describe('module layering (docs/architecture.md)', () => {
 
   it('has no import of a module on the same layer or above', () => {
     expect(layeringViolations(graph, layers)).toEqual([]);
+  });
+
+  it('has no index files: every import names the file that defines what it uses', () => {
+    const indexFiles = [...graph.keys()].filter((file) => /^index\.tsx?$/.test(file.split(sep).at(-1) ?? ''));
+    expect(indexFiles.map((file) => relative(root, file))).toEqual([]);
   });
 
   it('has no files that import each other in a circle', () => {

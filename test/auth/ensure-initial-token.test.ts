@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureInitialToken } from '../../src/auth/ensure-initial-token.ts';
 import { createTokenService } from '../../src/auth/token-service.ts';
-import { createTokenRepository, type TokenRepository } from '../../src/store/index.ts';
+import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
 import { sql } from 'slonik';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 

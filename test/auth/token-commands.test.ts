@@ -2,7 +2,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { formatTokenList, runTokenCommand } from '../../src/auth/token-commands.ts';
 import { createTokenService } from '../../src/auth/token-service.ts';
-import { createTokenRepository, type TokenRepository } from '../../src/store/index.ts';
+import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 let db: TestDatabase;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenService, ENV_TOKEN_CALLER } from '../../src/auth/token-service.ts';
-import { createTokenRepository, type TokenRepository } from '../../src/store/index.ts';
+import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 let db: TestDatabase;

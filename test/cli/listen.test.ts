@@ -13,7 +13,7 @@ import { verify as octokitVerify, sign as octokitSign } from '@octokit/webhooks-
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { createTokenRepository } from '../../src/store/index.ts';
+import { createTokenRepository } from '../../src/store/token-repository.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';

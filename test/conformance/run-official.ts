@@ -28,16 +28,13 @@ import { createPostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import { createApp } from '../../src/http/create-app.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createMcpSurface } from '../../src/mcp/index.ts';
+import { createMcpSurface } from '../../src/mcp/create-mcp-surface.ts';
 import { createProviderDirectory } from '../../src/providers/provider-directory.ts';
 import { createReplayService } from '../../src/replay/replay-service.ts';
-import {
-  createEventStore,
-  createReplayAttemptRepository,
-  createTokenRepository,
-  isDatabaseUp,
-  openDatabase,
-} from '../../src/store/index.ts';
+import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
+import { createTokenRepository } from '../../src/store/token-repository.ts';
+import { isDatabaseUp, openDatabase } from '../../src/store/database.ts';
 
 export const OFFICIAL_SCENARIOS = [
   'server-initialize',

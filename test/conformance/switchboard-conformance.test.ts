@@ -28,7 +28,7 @@ import {
   validateReplayWebhookEventOutput,
 } from '../../generated/validators.js';
 import { createDatabasePool } from '../../src/store/database.ts';
-import { createEventStore } from '../../src/store/index.ts';
+import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { newEvent } from '../support/events.ts';
 import {
   GITHUB_SECRET,

@@ -4,9 +4,9 @@ import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDetail, ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
-import { systemResolver } from '../../src/outbound/target-policy/index.ts';
+import { systemResolver } from '../../src/outbound/target-policy/resolve-target.ts';
 import { replaySigned } from '../../src/replay/replay-signed.ts';
-import { createReplayAttemptRepository } from '../../src/store/index.ts';
+import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import {
   GITHUB_SECRET,

@@ -7,8 +7,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutbound, type DeliverRequest } from '../../src/outbound/deliver-event.ts';
-import type { ConnectAttempt } from '../../src/outbound/target-policy/index.ts';
-import type { StoredEvent } from '../../src/store/index.ts';
+import type { ConnectAttempt } from '../../src/outbound/target-policy/guarded-dispatcher.ts';
+import type { StoredEvent } from '../../src/store/event-store.ts';
 import { silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { listenLocal } from '../support/local-server.ts';

@@ -22,7 +22,7 @@ import {
   seededRandom,
   type DeliveryOutcome,
 } from '../../bench/load-driver.ts';
-import { createTokenRepository } from '../../src/store/index.ts';
+import { createTokenRepository } from '../../src/store/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';

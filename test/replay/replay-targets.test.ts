@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectAttempt } from '../../src/outbound/target-policy/index.ts';
-import { createTargetPolicy } from '../../src/outbound/target-policy/index.ts';
+import type { ConnectAttempt } from '../../src/outbound/target-policy/guarded-dispatcher.ts';
+import { createTargetPolicy } from '../../src/outbound/target-policy/target-policy.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import {
   forbiddenResolver,

@@ -10,13 +10,12 @@ import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createReplayService, type ReplayServiceOptions } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import {
-  createEventStore,
   createReplayAttemptRepository,
-  type PgEventStore,
   type ReplayAttemptRepository,
-  type StoredEvent,
-} from '../../src/store/index.ts';
+} from '../../src/store/replay-attempt-repository.ts';
+import type { StoredEvent } from '../../src/store/event-store.ts';
 import type { TestDatabase } from '../support/database.ts';
 
 export interface Delivery {

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations, migrate, MigrationError } from '../../src/store/migrate.ts';
 import { splitSqlStatements } from '../../src/store/split-sql.ts';
-import { createEventStore, createReplayAttemptRepository } from '../../src/store/index.ts';
+import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 
 const appliedRow = z.object({ version: z.number(), name: z.string(), checksum: z.string(), applied_at: z.string() });

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListWebhookEventsOutput } from '../../generated/types.ts';
-import type { NewEvent } from '../../src/store/index.ts';
+import type { NewEvent } from '../../src/store/event-store.ts';
 import type { ApiTestServer } from '../api/api-test-server.ts';
 import { answerWith, type Consumer } from '../support/local-server.ts';
 import {

@@ -13,11 +13,12 @@ import type { RateLimiter } from '../../../src/auth/rate-limiter.ts';
 import type { PostgresEventBus } from '../../../src/bus/postgres-event-bus.ts';
 import { resolveConfig, type ResolvedConfig } from '../../../src/config/resolve-config.ts';
 import { createLogger, type Logger } from '../../../src/log/logger.ts';
-import type { McpSurface } from '../../../src/mcp/index.ts';
+import type { McpSurface } from '../../../src/mcp/create-mcp-surface.ts';
 import type { OutboundOptions } from '../../../src/outbound/deliver-event.ts';
 import type { ReplayService } from '../../../src/replay/replay-types.ts';
 import type { EventStore } from '../../../src/store/event-store.ts';
-import type { PgEventStore, TokenRepository } from '../../../src/store/index.ts';
+import type { PgEventStore } from '../../../src/store/pg-event-store.ts';
+import type { TokenRepository } from '../../../src/store/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
 import { serveSurfaces } from '../../support/serve-surfaces.ts';
 

@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request, type Dispatcher } from 'undici';
+import { checkTarget } from '../../../src/outbound/target-policy/resolve-target.ts';
 import {
-  checkTarget,
   createGuardedDispatcher,
-  createTargetPolicy,
-  parseTarget,
   prepareDelivery,
   type ConnectAttempt,
-} from '../../../src/outbound/target-policy/index.ts';
+} from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
+import { createTargetPolicy } from '../../../src/outbound/target-policy/target-policy.ts';
+import { parseTarget } from '../../../src/outbound/target-policy/target-url.ts';
 import {
   expectRefused,
   forbiddenResolver,

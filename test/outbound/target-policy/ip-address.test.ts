@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseHost, normaliseIp, parseCidr } from '../../../src/outbound/target-policy/index.ts';
+import { normaliseHost, normaliseIp, parseCidr } from '../../../src/outbound/target-policy/ip-address.ts';
 
 describe('normaliseHost', () => {
   it.each([

@@ -2,10 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetch, request, type Dispatcher } from 'undici';
 import {
   createGuardedDispatcher,
-  createTargetPolicy,
   prepareDelivery,
   type ConnectAttempt,
-} from '../../../src/outbound/target-policy/index.ts';
+} from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
+import { createTargetPolicy } from '../../../src/outbound/target-policy/target-policy.ts';
 import { expectRefused, startServer, type TestServer } from './test-helpers.ts';
 
 /*

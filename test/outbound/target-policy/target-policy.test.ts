@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/config-error.ts';
 import { DeliveryFailure } from '../../../src/outbound/delivery-failure.ts';
-import { checkTarget, createTargetPolicy, parseTarget } from '../../../src/outbound/target-policy/index.ts';
+import { checkTarget } from '../../../src/outbound/target-policy/resolve-target.ts';
+import { createTargetPolicy } from '../../../src/outbound/target-policy/target-policy.ts';
+import { parseTarget } from '../../../src/outbound/target-policy/target-url.ts';
 import { expectRefused, forbiddenResolver } from './test-helpers.ts';
 
 const defaults = createTargetPolicy({ allow: [] });

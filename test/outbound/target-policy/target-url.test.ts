@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTarget } from '../../../src/outbound/target-policy/index.ts';
+import { parseTarget } from '../../../src/outbound/target-policy/target-url.ts';
 import { expectRefused } from './test-helpers.ts';
 
 describe('parseTarget: scheme', () => {

@@ -3,7 +3,8 @@ import { connect as netConnect } from 'node:net';
 import { expect } from 'vitest';
 import type { buildConnector } from 'undici';
 import { DeliveryFailure, type DeliveryFailureReason } from '../../../src/outbound/delivery-failure.ts';
-import type { RawConnector, ResolvedAddress, Resolver } from '../../../src/outbound/target-policy/index.ts';
+import type { RawConnector } from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
+import type { ResolvedAddress, Resolver } from '../../../src/outbound/target-policy/resolve-target.ts';
 import { listenLocal } from '../../support/local-server.ts';
 
 /** The only host a test socket is ever opened to, whatever address the guard asked for. */

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { clerkCase } from './clerk.case.ts';
+
+describeProvider(clerkCase);

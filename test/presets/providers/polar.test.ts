@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { polarCase } from './polar.case.ts';
+
+describeProvider(polarCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { replicateCase } from './replicate.case.ts';
+
+describeProvider(replicateCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { resendCase } from './resend.case.ts';
+
+describeProvider(resendCase);

@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { svixCase } from './svix.case.ts';
+
+describeProvider(svixCase);
