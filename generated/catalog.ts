@@ -190,6 +190,32 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'package-verifies', package: 'coinbase-commerce-node' },
   },
+  discord: {
+    name: 'discord',
+    title: 'Discord (interactions and webhook events)',
+    docs: 'https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers',
+    scheme: {
+      kind: 'ed25519',
+      signature_header: 'X-Signature-Ed25519',
+      encoding: 'hex',
+      timestamp_header: 'X-Signature-Timestamp',
+      signed: '{timestamp}{body}',
+      public_key_encoding: 'hex',
+    },
+    identify: {
+      event_type: ['{/event/type}', 'command.{/data/name}', 'interaction.{/type}'],
+      external_id: ['{/id}', '{/event/timestamp}'],
+    },
+    summary: ['{/data/name}', '{/guild_id}', '{/member/user/username}'],
+    handshake: 'discord-ping',
+    proof: {
+      by: 'package-verifies',
+      package: 'discord-interactions',
+      note: 'verifyKey accepts deliveries signed with a node:crypto Ed25519 key, whose public half is configured in hex.',
+    },
+    notes:
+      "public_key is the application's public key from the Developer Portal (64 hex digits). Interactions are named command.<name> or interaction.<type>; webhook events by event.type.",
+  },
   docusign: {
     name: 'docusign',
     title: 'DocuSign Connect',
@@ -872,6 +898,26 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'example', example: 'https://segment.com/docs/connections/destinations/catalog/webhooks/' },
   },
+  sendgrid: {
+    name: 'sendgrid',
+    title: 'SendGrid Event Webhook',
+    docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
+    scheme: {
+      kind: 'ecdsa-p256',
+      signature_header: 'X-Twilio-Email-Event-Webhook-Signature',
+      timestamp_header: 'X-Twilio-Email-Event-Webhook-Timestamp',
+      signed: '{timestamp}{body}',
+    },
+    identify: { event_type: ['{/0/event}'], external_id: ['{/0/sg_event_id}'] },
+    summary: ['{/0/email}', '{/0/sg_message_id}'],
+    proof: {
+      by: 'package-verifies',
+      package: '@sendgrid/eventwebhook',
+      note: 'EventWebhook.verifySignature accepts deliveries signed with a node:crypto P-256 key, whose public half is configured as SendGrid shows it (base64 DER).',
+    },
+    notes:
+      'A delivery is a batch of events; it is named after the first. public_key is the verification key from Mail Settings, Signed Event Webhook.',
+  },
   sentry: {
     name: 'sentry',
     title: 'Sentry',
@@ -1027,6 +1073,27 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     proof: { by: 'package-signs', package: 'svix' },
     notes:
       'Svix sends svix-* headers; its newer endpoints send the same scheme under webhook-* names, and both are accepted.',
+  },
+  telnyx: {
+    name: 'telnyx',
+    title: 'Telnyx',
+    docs: 'https://developers.telnyx.com/docs/messaging/messages/receiving-webhooks',
+    scheme: {
+      kind: 'ed25519',
+      signature_header: 'telnyx-signature-ed25519',
+      encoding: 'base64',
+      timestamp_header: 'telnyx-timestamp',
+      signed: '{timestamp}|{body}',
+      public_key_encoding: 'base64',
+    },
+    identify: { event_type: ['{/data/event_type}'], external_id: ['{/data/id}'] },
+    summary: ['{/data/payload/from/phone_number}', '{/data/payload/id}'],
+    proof: {
+      by: 'package-verifies',
+      package: 'telnyx',
+      note: 'client.webhooks.unwrap accepts deliveries signed with a node:crypto Ed25519 key, whose public half is configured in base64.',
+    },
+    notes: 'public_key is the base64 key from Mission Control (Keys & Credentials, Public Key).',
   },
   tiktok: {
     name: 'tiktok',
@@ -1374,4 +1441,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 50;
+export const VERIFYING_PRESET_COUNT = 53;

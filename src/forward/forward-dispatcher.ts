@@ -33,7 +33,7 @@ export interface ForwardDispatcherDeps {
   rules: readonly ForwardRuleConfig[];
   /** Each rule's `to`, parsed and checked at start-up (checkForwardTargets). */
   targets: ReadonlyMap<string, URL>;
-  deliveries: Pick<DeliveryRepository, 'claim' | 'settleMany'>;
+  deliveries: Pick<DeliveryRepository, 'claim' | 'settleMany' | 'dueNow'>;
   outbound: Pick<Outbound, 'deliver'>;
   /** The live bus: called with a listener, returns the unsubscribe. */
   subscribe: (listener: () => void) => () => void;
@@ -95,6 +95,8 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     again: boolean;
     retryTimer: NodeJS.Timeout | undefined;
     retryAt: number;
+    /** Deliveries of this rule may be waiting out a backoff (true at start: an earlier run's may). */
+    backedOff: boolean;
   }
 
   const workers = new Map<string, Worker>();
@@ -109,6 +111,7 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
       again: false,
       retryTimer: undefined,
       retryAt: Infinity,
+      backedOff: true,
     });
   }
 
@@ -219,12 +222,32 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
         },
         'forward attempt failed; retrying later',
       );
+      worker.backedOff = true;
       if (!stopping) wakeAt(worker, settlement.retryInMs);
+    } else if (settlement.state === 'delivered' && worker.backedOff && !stopping) {
+      worker.backedOff = false;
+      await recovered(worker);
     } else if (settlement.state === 'dead') {
       deps.logger.warn(
         { rule: rule.name, deliveryId: delivery.id, attempts: delivery.attempt, error: record.error },
         'forward delivery is dead after max_attempts',
       );
+    }
+  }
+
+  /**
+   * The consumer answered again: whatever waits out a backoff is due now, so the backlog drains at
+   * the rule's concurrency (in order, when ordered) within a claim of the first success instead
+   * of each delivery waiting out its own, by then long, backoff.
+   */
+  async function recovered(worker: Worker): Promise<void> {
+    try {
+      const due = await deps.deliveries.dueNow(worker.rule.name);
+      if (due > 0) deps.logger.info({ rule: worker.rule.name, due }, 'forward target answered again; retrying now');
+    } catch (error) {
+      // The next success tries again; meanwhile the backoffs run as they would have.
+      worker.backedOff = true;
+      deps.logger.warn({ err: error, rule: worker.rule.name }, 'could not make waiting forward deliveries due');
     }
   }
 

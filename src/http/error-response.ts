@@ -4,12 +4,16 @@ import { AppError, ERROR_REGISTRY, internalError, unavailable, type ErrorCode } 
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { errorEnvelope } from '../errors/error-envelope.ts';
 import type { Logger } from '../log/logger.ts';
+import { lingerOnClose } from './lingering-close.ts';
 
 /** The HTTP serialiser of the error registry: status, the headers the error carries, the envelope. */
 export function sendError(ctx: Context, error: AppError): void {
   ctx.status = error.status;
   if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
   ctx.set(error.headers as Record<string, string>);
+  // Closing before the client has sent its body: read and drop the rest for a while, so the
+  // answer is not lost to a reset.
+  if (error.headers['Connection'] === 'close') lingerOnClose(ctx.req);
   ctx.body = errorEnvelope(error, 'wire');
 }
 

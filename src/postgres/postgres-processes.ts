@@ -44,6 +44,11 @@ function spawnBinary(
   return spawn(binary(install, name), args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: childEnvironment(),
+    // The server runs in a process group of its own: Ctrl-C in a terminal signals the foreground
+    // group, and PostgreSQL would answer that SIGINT itself (a fast shutdown, FATAL lines for each
+    // open connection) while switchboard still uses it. switchboard alone stops it, after draining.
+    // initdb stays in switchboard's group, so that Ctrl-C during the first start stops it too.
+    detached: name === 'postgres',
     ...(account ? { uid: account.uid, gid: account.gid } : {}),
   });
 }

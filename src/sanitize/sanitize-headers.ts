@@ -1,6 +1,6 @@
 import type { EventHeaders } from '../../generated/types.ts';
 // The header lists are shared with the sending path and switchboard listen, which never send what is dropped or redacted here.
-import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS } from '../shared/header-names.ts';
+import { ALWAYS_SENSITIVE_HEADERS, CREDENTIAL_LIKE_HEADER, HOP_BY_HOP_HEADERS } from '../shared/header-names.ts';
 
 export const REDACTED = '[redacted]';
 
@@ -33,6 +33,12 @@ export interface SanitizeOptions {
    * because their "headers" are message fields, where a field called `connection` is just data.
    */
   dropHopByHop?: boolean;
+  /**
+   * Names stored as received even though they look like a credential: an asymmetric preset's
+   * original signature headers, which are public proofs rather than secrets and which replay
+   * sends back unchanged (Preset.originalHeaders).
+   */
+  keepHeaders?: readonly string[];
 }
 
 /**
@@ -46,6 +52,10 @@ export interface SanitizeOptions {
 export function sanitizeHeaders(rawHeaders: readonly string[], options: SanitizeOptions = {}): EventHeaders {
   const sensitive = sensitiveNames(options.sensitiveHeaders);
   const dropHopByHop = options.dropHopByHop ?? true;
+  const keep = options.keepHeaders ?? [];
+  // Under every preset, open included: a name that looks like a credential is redacted too.
+  const redacted = (name: string): boolean =>
+    sensitive.has(name) || (CREDENTIAL_LIKE_HEADER.test(name) && !keep.includes(name));
 
   // Names a Connection header lists beyond the standard hop-by-hop ones (usually none: Node's
   // clients send "keep-alive"), so the common request builds no set of its own.
@@ -67,7 +77,7 @@ export function sanitizeHeaders(rawHeaders: readonly string[], options: Sanitize
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] ?? '').toLowerCase();
     if (!STORED_NAME.test(name) || drop(name)) continue;
-    const value = sensitive.has(name) ? REDACTED : withoutNul(rawHeaders[i + 1] ?? '');
+    const value = redacted(name) ? REDACTED : withoutNul(rawHeaders[i + 1] ?? '');
     const values = collected.get(name);
     if (values === undefined) collected.set(name, [value]);
     else values.push(value);

@@ -88,6 +88,11 @@ export interface DeliveryRepository {
   retry(id: string): Promise<RetryOutcome>;
   /** Every dead delivery of the rule becomes pending now; answers how many. */
   retryDead(rule: string): Promise<number>;
+  /**
+   * Every delivery of the rule waiting out a backoff becomes due now; answers how many. Called
+   * when the consumer answered again, so a backlog drains at once instead of retry by retry.
+   */
+  dueNow(rule: string): Promise<number>;
   setPaused(rule: string, paused: boolean): Promise<void>;
   health(rules: readonly string[]): Promise<RuleHealth[]>;
   /** Each listed event's forwarding across its rules; events no rule took are absent. */
@@ -369,6 +374,16 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
       const rows = await pool.any(sql.type(z.object({ id: z.string() }))`
         UPDATE deliveries SET state = 'pending', next_attempt_at = clock_timestamp(), budget_start = deliveries.attempt_count
         WHERE deliveries.rule = ${rule} AND deliveries.state = 'dead'
+        RETURNING deliveries.id
+      `);
+      return rows.length;
+    },
+
+    async dueNow(rule) {
+      // Only 'failed' rows wait on a backoff: a 'delivering' row's next_attempt_at is its claim's expiry.
+      const rows = await pool.any(sql.type(z.object({ id: z.string() }))`
+        UPDATE deliveries SET next_attempt_at = clock_timestamp()
+        WHERE deliveries.rule = ${rule} AND deliveries.state = 'failed' AND deliveries.next_attempt_at > clock_timestamp()
         RETURNING deliveries.id
       `);
       return rows.length;

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
@@ -44,6 +45,28 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness?.close();
 });
+
+/** POSTs `rounds` bodies of `bytes` with Node's fetch from a child process; each answer's status and error code, or fetch's error. */
+async function fetchInChild(url: string, bytes: number, rounds: number): Promise<string[]> {
+  const script = `
+    const out = [];
+    for (let i = 0; i < ${rounds}; i++) {
+      try {
+        const res = await fetch(${JSON.stringify(url)}, { method: 'POST', body: Buffer.alloc(${bytes} + i, 0x61),
+          headers: { 'content-type': 'application/json' } });
+        const body = await res.json();
+        out.push(res.status + ' ' + body.error.code);
+      } catch (error) { out.push(String(error.cause?.code ?? error)); }
+    }
+    process.stdout.write(JSON.stringify(out));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await once(child, 'close');
+  return JSON.parse(output) as string[];
+}
 
 const port = (): number => (harness.server.address() as AddressInfo).port;
 
@@ -264,6 +287,16 @@ describe('body size limit', () => {
     expect(await countRows()).toBe(before);
   });
 
+  it("lets Node's fetch read the 413 for a 6 MiB POST over the default 5 MiB limit (26.15)", async () => {
+    // fetch runs in its own process, as a sender's would: in this one it shares the event loop
+    // with the server and wins the race a real client loses. Without a lingering close the socket
+    // is gone while fetch is still sending, and it reports EPIPE or a reset instead of the answer.
+    const before = (await harness.rows('open')).length;
+    const statuses = await fetchInChild(`${harness.url}/custom/open-hook`, 6 * 1024 * 1024, 6);
+    expect(statuses).toEqual(Array(6).fill('413 payload_too_large'));
+    expect(await harness.rows('open')).toHaveLength(before);
+  });
+
   it('answers 413 to a chunked body once it passes the limit, while the client is still sending', async () => {
     const before = await countRows();
     const signed = await githubDelivery('irrelevant');
@@ -380,6 +413,26 @@ describe('routes and methods', () => {
     expect(childLoggers).toBe(0);
     expect((await post(`${harness.url}/hooks/github`, body, { 'x-github-event': 'issues' })).status).toBe(400);
     expect(childLoggers).toBe(1);
+  });
+
+  it("stores an open provider's credential headers redacted (26.14)", async () => {
+    const res = await post(`${harness.url}/custom/open-hook`, '{"type":"x"}', {
+      authorization: `Bearer ${TOKEN}`,
+      'x-gitlab-token': TOKEN,
+      'x-hub-signature-256': `sha256=${TOKEN}`,
+      cookie: `session=${TOKEN}`,
+      'x-custom': 'kept',
+    });
+    expect(res.status).toBe(200);
+    const stored = await harness.store.get(acceptedId(res));
+    expect(stored?.headers).toMatchObject({
+      authorization: '[redacted]',
+      'x-gitlab-token': '[redacted]',
+      'x-hub-signature-256': '[redacted]',
+      cookie: '[redacted]',
+      'x-custom': 'kept',
+    });
+    expect(JSON.stringify(stored?.headers)).not.toContain(TOKEN);
   });
 
   it('records the socket address as source_ip', async () => {

@@ -85,6 +85,55 @@ describe('sanitizeHeaders', () => {
     expect(headers).toEqual({ 'x-my-token': REDACTED, 'svix-signature': REDACTED });
   });
 
+  it('redacts the common credential names under every preset, open included (26.14)', () => {
+    const raw = [
+      'Authorization',
+      'Bearer real-token',
+      'Cookie',
+      'sid=1',
+      'X-Gitlab-Token',
+      'gl-token',
+      'X-Relay-Token',
+      'relay',
+      'X-Hub-Signature-256',
+      'sha256=ab',
+      'Stripe-Signature',
+      't=1,v1=ab',
+      'X-Webhook-Secret',
+      's3cret',
+      'X-Api-Key',
+      'key',
+      'X-Token-Count',
+      '3',
+      'X-Event',
+      'push',
+    ];
+    const expected = {
+      authorization: REDACTED,
+      cookie: REDACTED,
+      'x-gitlab-token': REDACTED,
+      'x-relay-token': REDACTED,
+      'x-hub-signature-256': REDACTED,
+      'stripe-signature': REDACTED,
+      'x-webhook-secret': REDACTED,
+      'x-api-key': REDACTED,
+      'x-token-count': '3',
+      'x-event': 'push',
+    };
+    // The open preset names no sensitive header; neither does a queue source.
+    expect(sanitizeHeaders(raw)).toEqual(expected);
+    expect(sanitizeHeaders(raw, { sensitiveHeaders: [] })).toEqual(expected);
+    expect(sanitizeHeaders(raw, { dropHopByHop: false })).toEqual(expected);
+  });
+
+  it("keeps an asymmetric preset's original signature headers, which replay sends back unchanged", () => {
+    const headers = sanitizeHeaders(['Webhook-Signature', 'v1a,abc', 'X-Other-Signature', 'x'], {
+      sensitiveHeaders: [],
+      keepHeaders: ['webhook-signature'],
+    });
+    expect(headers).toEqual({ 'webhook-signature': 'v1a,abc', 'x-other-signature': REDACTED });
+  });
+
   it('drops names outside the stored-name pattern instead of normalising them', () => {
     const headers = sanitizeHeaders(['X Bad', '1', 'x-good', '2', 'Ünicode', '3', '', '4', 'a:b', '5', 'x(y)', '6']);
     expect(headers).toEqual({ 'x-good': '2' });

@@ -20,7 +20,7 @@ export interface HttpRequestOptions {
   path?: string;
   headers?: OutgoingHttpHeaders;
   /** Sent as is; with `chunked`, written in pieces without a Content-Length. */
-  body?: Buffer | string;
+  body?: Buffer | string | undefined;
   chunked?: boolean;
   /** Stop reading the response after this many ms (SSE streams never end on their own). */
   readForMs?: number;

@@ -38,6 +38,11 @@ export interface SpawnSwitchboardOptions {
   port?: number;
   /** How long start-up may take; default 60 s (tsx compiles on first start, embedded initdb is slow). */
   startTimeoutMs?: number;
+  /**
+   * Run it as the leader of a process group of its own, as a shell runs a foreground command, so
+   * that a test can signal the whole group the way a terminal's Ctrl-C does (kill(-pid, SIGINT)).
+   */
+  processGroup?: boolean;
 }
 
 export interface ChildExit {
@@ -135,7 +140,7 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
       '--port',
       String(options.port ?? 0),
     ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup ?? false },
   );
   if (child.pid === undefined) throw new Error('switchboard child did not start');
   running.add(child);

@@ -145,7 +145,13 @@ describe('issue 18 helpers', () => {
     expect(ago(3 * 3_600_000 + 5)).toBe('3 h ago');
     expect(ago(5 * 86_400_000)).toBe('5 d ago');
     expect(ago(8 * 86_400_000)).toMatch(/^2025-06-02 \d{2}:\d{2}:\d{2}$/);
-    // A clock ahead of the browser's shows the time rather than "in the future".
+    // Issue 26.16: a live row a little ahead of the clock tick it is drawn with (or of the
+    // browser's clock) is "just now", not a clock time.
+    expect(ago(-3)).toBe('just now');
+    expect(ago(-999)).toBe('just now');
+    expect(ago(-14_000)).toBe('just now');
+    expect(ago(-59_000)).toBe('just now');
+    // A clock a minute or more ahead of the browser's shows the time rather than "in the future".
     expect(ago(-60_000)).toMatch(/^\d{2}:\d{2}:\d{2}$/);
   });
 

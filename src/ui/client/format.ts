@@ -27,13 +27,19 @@ export function formatFullTime(iso: string): string {
 
 /**
  * How long ago, as a person says it: "just now", "42 s ago", "2 min ago", "3 h ago", "5 d ago";
- * beyond a week (or in the future, a clock that disagrees) the date and time instead.
+ * beyond a week the date and time instead. A small negative age is "just now" too: the list's
+ * clock ticks every few seconds, so a live row is often ahead of the `now` it is drawn with, and
+ * the server's clock may run a little ahead of the browser's. Only a clock that disagrees by a
+ * minute or more shows the time rather than "in the future".
  */
+/** How far ahead of the browser's clock a time may be and still read "just now". */
+const FUTURE_TOLERANCE_SECONDS = 60;
+
 export function formatRelative(iso: string, now: number = Date.now()): string {
   const at = Date.parse(iso);
   if (Number.isNaN(at)) return iso;
   const seconds = Math.floor((now - at) / 1000);
-  if (seconds < -5 || seconds >= 7 * 86_400) return formatTime(iso, new Date(now));
+  if (seconds <= -FUTURE_TOLERANCE_SECONDS || seconds >= 7 * 86_400) return formatTime(iso, new Date(now));
   if (seconds < 10) return 'just now';
   if (seconds < 60) return `${seconds} s ago`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;

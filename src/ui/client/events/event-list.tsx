@@ -23,7 +23,7 @@ interface EventListProps {
    * A small mark at the end of a row, next to its time, for views that add a state to each event
    * (forwarding's delivery state, say). Nothing by default.
    */
-  mark?: (event: ApiEventSummary) => ComponentChildren;
+  mark?: ((event: ApiEventSummary) => ComponentChildren) | undefined;
 }
 
 export const rowId = (id: string): string => `ev-${id}`;
@@ -84,7 +84,9 @@ export function EventList(props: EventListProps): JSX.Element {
   const sentinel = useRef<HTMLLIElement>(null);
   const onLoadMore = useRef(props.onLoadMore);
   onLoadMore.current = props.onLoadMore;
-  const now = useNow(CLOCK_TICK_MS);
+  // The tick moves relative times along; a render for new rows reads the clock afresh, so a live
+  // row is not drawn against a time up to a tick old.
+  const now = Math.max(useNow(CLOCK_TICK_MS), Date.now());
 
   // Pages on scroll: when the sentinel under the last row comes into view, fetch the next page.
   useEffect(() => {
