@@ -148,7 +148,7 @@ function signJwt(c: Compiled, input: SignInput): Record<string, string> {
 
 export interface JwtOptions {
   /** The URL the provider calls, for a scheme whose token names it (QStash's sub). */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
 }
 
 export function createJwtScheme(scheme: JwtScheme, options: JwtOptions = {}): SchemeParts {
