@@ -141,6 +141,9 @@ export type ReplayErrorReason = (typeof REPLAY_ERROR_REASONS)[number];
 export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
+/** What one switchboard process runs (server.role, --role). From schemas/server-role.schema.json#. */
+export const SERVER_ROLES = ['all', 'ingest', 'worker'] as const;
+
 /** An event's forwarding across its rules, as the list marks it. From schemas/api-event-summary.schema.json#/properties/forward_state. */
 export const FORWARD_STATES = ['delivered', 'pending', 'failed'] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
@@ -150,6 +153,9 @@ export const SERVER_HOST = { minLength: 1, default: '127.0.0.1' } as const;
 
 /** The port bound by default. From schemas/config.schema.json#/properties/server/properties/port. */
 export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as const;
+
+/** The role a process runs when neither --role nor server.role names one. From schemas/config.schema.json#/properties/server/properties/role. */
+export const SERVER_ROLE = { default: 'all' } as const;
 
 /** Rejected deliveries stored per source address per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
 export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;

@@ -753,6 +753,14 @@ export const SCHEMAS = {
             type: 'boolean',
             default: false,
           },
+          role: {
+            title: 'ServerRole',
+            description:
+              'What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.',
+            type: 'string',
+            enum: ['all', 'ingest', 'worker'],
+            default: 'all',
+          },
           public_url: {
             description:
               "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
@@ -1875,6 +1883,27 @@ export const SCHEMAS = {
         description:
           'True while the rule is paused: its deliveries wait, none is sent. Kept in the database, so every instance and a restart see it.',
         type: 'boolean',
+      },
+    },
+  },
+  Health: {
+    title: 'Health',
+    description:
+      'GET /healthz: public liveness. Says whether the database answers and which role this process runs; never anything about events.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['status', 'role'],
+    properties: {
+      status: {
+        description: 'ok (200) when the database answers, db down (503) when it does not.',
+        type: 'string',
+        enum: ['ok', 'db down'],
+      },
+      role: {
+        title: 'ServerRole',
+        description: 'The role this process serves (server.role or --role).',
+        type: 'string',
+        enum: ['all', 'ingest', 'worker'],
       },
     },
   },
@@ -3048,6 +3077,13 @@ export const SCHEMAS = {
       to: { description: 'Received before this time.', type: 'string', format: 'date-time' },
       verified: { description: 'Only verified (or only unverified) events.', type: 'string', enum: ['true', 'false'] },
     },
+  },
+  ServerRole: {
+    title: 'ServerRole',
+    description:
+      'What one switchboard process runs. all: everything (one process is a whole switchboard). ingest: the webhook routes, queue sources, /api, /mcp and the UI. worker: forward dispatch, search indexing and retention. Any number of each can share one PostgreSQL.',
+    type: 'string',
+    enum: ['all', 'ingest', 'worker'],
   },
   GetWebhookEventInput: {
     title: 'GetWebhookEventInput',

@@ -66,6 +66,14 @@ export type PresetName =
   | 'zendesk'
   | 'zoom';
 /**
+ * What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.
+ */
+export type ServerRole = 'all' | 'ingest' | 'worker';
+/**
+ * The role this process serves (server.role or --role).
+ */
+export type ServerRole1 = 'all' | 'ingest' | 'worker';
+/**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *
  * @minItems 1
@@ -77,6 +85,10 @@ export type Templates = [string, ...string[]];
  * @minItems 1
  */
 export type Templates1 = [string, ...string[]];
+/**
+ * What one switchboard process runs. all: everything (one process is a whole switchboard). ingest: the webhook routes, queue sources, /api, /mcp and the UI. worker: forward dispatch, search indexing and retention. Any number of each can share one PostgreSQL.
+ */
+export type ServerRole2 = 'all' | 'ingest' | 'worker';
 
 /**
  * One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.
@@ -314,6 +326,7 @@ export interface SwitchboardConfig {
      * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
      */
     strict?: boolean;
+    role?: ServerRole;
     /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */
@@ -877,6 +890,16 @@ export interface ForwardRetryDeadResult {
    */
   rule: string;
   retried: number;
+}
+/**
+ * GET /healthz: public liveness. Says whether the database answers and which role this process runs; never anything about events.
+ */
+export interface Health {
+  /**
+   * ok (200) when the database answers, db down (503) when it does not.
+   */
+  status: 'ok' | 'db down';
+  role: ServerRole1;
 }
 /**
  * Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).
@@ -1620,6 +1643,7 @@ export interface SwitchboardConfigWithDefaults {
      * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
      */
     strict: boolean;
+    role: ServerRole;
     /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */

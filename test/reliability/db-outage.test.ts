@@ -86,7 +86,7 @@ async function health(): Promise<{ status: number; body: unknown }> {
 describe('database outage', () => {
   it('answers 503 while PostgreSQL is unreachable and recovers by itself within 5 s', async () => {
     expect((await deliverOne(1)).status).toBe(200);
-    expect(await health()).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok', role: 'all' } });
     expect((await callTool(mcp, 'list_webhook_events', { limit: 5 })).ok).toBe(true);
 
     const acknowledged = new Map<string, Buffer>();
@@ -246,7 +246,7 @@ async function checkWhileDown(): Promise<void> {
     },
     { timeoutMs: 5_000, intervalMs: 100 },
   );
-  expect(downHealth.body).toEqual({ status: 'db down' });
+  expect(downHealth.body).toEqual({ status: 'db down', role: 'all' });
 
   // A direct delivery: 503 with Retry-After.
   const direct = await deliverOne(2);
