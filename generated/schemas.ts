@@ -245,7 +245,7 @@ export const SCHEMAS = {
   ApiReplayHeaders: {
     title: 'ApiReplayHeaders',
     description:
-      "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+      "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
     type: 'object',
     additionalProperties: false,
     required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
@@ -272,6 +272,12 @@ export const SCHEMAS = {
         description:
           'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
         anyOf: [{ type: 'boolean' }, { type: 'null' }],
+      },
+      original_headers: {
+        description:
+          'Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.',
+        type: 'object',
+        additionalProperties: { type: 'string' },
       },
       headers: {
         description:

@@ -1630,7 +1630,7 @@ const schema59 = {
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
   description:
-    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
@@ -1642,6 +1642,12 @@ const schema59 = {
       description:
         'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
       anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    original_headers: {
+      description:
+        'Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.',
+      type: 'object',
+      additionalProperties: { type: 'string' },
     },
     headers: {
       description:
@@ -1747,6 +1753,7 @@ function validate32(
         key0 === 'provider' ||
         key0 === 'trust_mode' ||
         key0 === 'passed_check' ||
+        key0 === 'original_headers' ||
         key0 === 'headers'
       )) {
         const err5 = {
@@ -1945,18 +1952,14 @@ function validate32(
         }
       }
     }
-    if (data.headers !== undefined) {
-      let data4 = data.headers;
+    if (data.original_headers !== undefined) {
+      let data4 = data.original_headers;
       if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
         for (const key1 in data4) {
-          let data5 = data4[key1];
-          const _errs21 = errors;
-          let valid6 = false;
-          const _errs22 = errors;
-          if (typeof data5 !== 'string') {
+          if (typeof data4[key1] !== 'string') {
             const err16 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/original_headers/additionalProperties/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1968,35 +1971,38 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs22 === errors;
-          valid6 = valid6 || _valid1;
-          const _errs24 = errors;
-          if (Array.isArray(data5)) {
-            const len0 = data5.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data5[i0] !== 'string') {
-                const err17 = {
-                  instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err17];
-                } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-            }
-          } else {
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/original_headers',
+          schemaPath: '#/properties/original_headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data6 = data.headers;
+      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+        for (const key2 in data6) {
+          let data7 = data6[key2];
+          const _errs26 = errors;
+          let valid7 = false;
+          const _errs27 = errors;
+          if (typeof data7 !== 'string') {
             const err18 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err18];
@@ -2005,27 +2011,64 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs24 === errors;
-          valid6 = valid6 || _valid1;
-          if (!valid6) {
-            const err19 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+          var _valid1 = _errs27 === errors;
+          valid7 = valid7 || _valid1;
+          const _errs29 = errors;
+          if (Array.isArray(data7)) {
+            const len0 = data7.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data7[i0] !== 'string') {
+                const err19 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err20 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err20];
+            } else {
+              vErrors.push(err20);
+            }
+            errors++;
+          }
+          var _valid1 = _errs29 === errors;
+          valid7 = valid7 || _valid1;
+          if (!valid7) {
+            const err21 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/properties/headers/additionalProperties/anyOf',
               keyword: 'anyOf',
               params: {},
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err19];
+              vErrors = [err21];
             } else {
-              vErrors.push(err19);
+              vErrors.push(err21);
             }
             errors++;
           } else {
-            errors = _errs21;
+            errors = _errs26;
             if (vErrors !== null) {
-              if (_errs21) {
-                vErrors.length = _errs21;
+              if (_errs26) {
+                vErrors.length = _errs26;
               } else {
                 vErrors = null;
               }
@@ -2033,7 +2076,7 @@ function validate32(
           }
         }
       } else {
-        const err20 = {
+        const err22 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/properties/headers/type',
           keyword: 'type',
@@ -2041,15 +2084,15 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err20];
+          vErrors = [err22];
         } else {
-          vErrors.push(err20);
+          vErrors.push(err22);
         }
         errors++;
       }
     }
   } else {
-    const err21 = {
+    const err23 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2057,9 +2100,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err21];
+      vErrors = [err23];
     } else {
-      vErrors.push(err21);
+      vErrors.push(err23);
     }
     errors++;
   }
