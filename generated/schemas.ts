@@ -1326,7 +1326,7 @@ export const SCHEMAS = {
             },
             response_excerpt: {
               description:
-                "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
               type: 'string',
             },
             response_content_type: {
@@ -1483,7 +1483,7 @@ export const SCHEMAS = {
                   },
                   response_excerpt: {
                     description:
-                      "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                      "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
                     type: 'string',
                   },
                   response_content_type: {
@@ -2973,7 +2973,7 @@ export const SCHEMAS = {
             response_ms: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
             response_excerpt: {
               description:
-                "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
               type: 'string',
             },
             response_content_type: {
@@ -3046,7 +3046,7 @@ export const SCHEMAS = {
       },
       response_excerpt: {
         description:
-          "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+          "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
         type: 'string',
       },
       signed: {
@@ -3065,6 +3065,11 @@ export const SCHEMAS = {
         description: 'The Content-Type the target answered with, when it sent one.',
         type: 'string',
         maxLength: 200,
+      },
+      history_recorded: {
+        description:
+          'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+        type: 'boolean',
       },
     },
   },
@@ -3529,7 +3534,7 @@ export const SCHEMAS = {
       },
       response_excerpt: {
         description:
-          "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+          "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
         type: 'string',
       },
       signed: {
@@ -3548,6 +3553,11 @@ export const SCHEMAS = {
         description: 'The Content-Type the target answered with, when it sent one.',
         type: 'string',
         maxLength: 200,
+      },
+      history_recorded: {
+        description:
+          'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+        type: 'boolean',
       },
     },
   },

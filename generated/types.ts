@@ -658,7 +658,7 @@ export interface DeliveryAttempt {
    */
   error: string | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1267,7 +1267,7 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1320,7 +1320,7 @@ export interface ReplayResult {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1335,6 +1335,10 @@ export interface ReplayResult {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 /**
  * How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.
@@ -1559,7 +1563,7 @@ export interface ReplayWebhookEventOutput {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1574,6 +1578,10 @@ export interface ReplayWebhookEventOutput {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 
 /**

@@ -7306,7 +7306,7 @@ const schema66 = {
 };
 const schema69 = {
   description:
-    "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+    "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
 const schema70 = {
@@ -18917,7 +18917,7 @@ const schema67 = {
     },
     response_excerpt: {
       description:
-        "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+        "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
       type: 'string',
     },
     signed: {
@@ -18936,6 +18936,11 @@ const schema67 = {
       description: 'The Content-Type the target answered with, when it sent one.',
       type: 'string',
       maxLength: 200,
+    },
+    history_recorded: {
+      description:
+        'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+      type: 'boolean',
     },
   },
 };
@@ -19383,8 +19388,25 @@ function validate35(
         errors++;
       }
     }
+    if (data.history_recorded !== undefined) {
+      if (typeof data.history_recorded !== 'boolean') {
+        const err25 = {
+          instancePath: instancePath + '/history_recorded',
+          schemaPath: '#/properties/history_recorded/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err25 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -19392,9 +19414,9 @@ function validate35(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err25];
+      vErrors = [err26];
     } else {
-      vErrors.push(err25);
+      vErrors.push(err26);
     }
     errors++;
   }
