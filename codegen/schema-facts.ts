@@ -89,6 +89,10 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'DeliveryState',
     doc: "A forward delivery's state.",
   },
+  SERVER_ROLES: {
+    source: 'server-role.schema.json#',
+    doc: 'What one switchboard process runs (server.role, --role).',
+  },
   FORWARD_STATES: {
     source: 'api-event-summary.schema.json#/properties/forward_state',
     type: 'ForwardState',
@@ -102,6 +106,10 @@ const VALUES: Record<string, ValueFact> = {
     doc: 'The address bound by default.',
   },
   SERVER_PORT: { source: 'config.schema.json#/properties/server/properties/port', doc: 'The port bound by default.' },
+  SERVER_ROLE: {
+    source: 'config.schema.json#/properties/server/properties/role',
+    doc: 'The role a process runs when neither --role nor server.role names one.',
+  },
   RECORD_REJECTED_PER_MINUTE: {
     source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_minute',
     doc: 'Rejected deliveries stored per source address per minute.',

@@ -190,6 +190,32 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'package-verifies', package: 'coinbase-commerce-node' },
   },
+  discord: {
+    name: 'discord',
+    title: 'Discord (interactions and webhook events)',
+    docs: 'https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers',
+    scheme: {
+      kind: 'ed25519',
+      signature_header: 'X-Signature-Ed25519',
+      encoding: 'hex',
+      timestamp_header: 'X-Signature-Timestamp',
+      signed: '{timestamp}{body}',
+      public_key_encoding: 'hex',
+    },
+    identify: {
+      event_type: ['{/event/type}', 'command.{/data/name}', 'interaction.{/type}'],
+      external_id: ['{/id}', '{/event/timestamp}'],
+    },
+    summary: ['{/data/name}', '{/guild_id}', '{/member/user/username}'],
+    handshake: 'discord-ping',
+    proof: {
+      by: 'package-verifies',
+      package: 'discord-interactions',
+      note: 'verifyKey accepts deliveries signed with a node:crypto Ed25519 key, whose public half is configured in hex.',
+    },
+    notes:
+      "public_key is the application's public key from the Developer Portal (64 hex digits). Interactions are named command.<name> or interaction.<type>; webhook events by event.type.",
+  },
   docusign: {
     name: 'docusign',
     title: 'DocuSign Connect',
@@ -554,6 +580,34 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'package-verifies', package: '@mux/mux-node' },
   },
+  netlify: {
+    name: 'netlify',
+    title: 'Netlify',
+    docs: 'https://docs.netlify.com/site-deploys/deploy-notifications/#payload-signature',
+    scheme: {
+      kind: 'jwt-hs256',
+      header: 'X-Webhook-Signature',
+      issuer: 'netlify',
+      body_hash: { claim: 'sha256', encoding: 'hex' },
+    },
+    identify: { event_type: ['{header:X-Netlify-Event}', 'deploy.{/state}'], external_id: ['{/id}:{/state}'] },
+    summary: ['{/name}', '{/branch}', '{/state}', '{/title}'],
+    samples: [
+      {
+        name: 'deploy.ready',
+        description: 'a deploy that succeeded',
+        file: 'netlify-deploy-ready.json',
+        headers: { 'User-Agent': 'Netlify' },
+        fresh: { '/id': 'uuid', '/updated_at': 'now_iso' },
+      },
+    ],
+    proof: {
+      by: 'example',
+      example: 'https://docs.netlify.com/site-deploys/deploy-notifications/#payload-signature',
+      note: "Netlify's published check (jsonwebtoken, issuer netlify, HS256, then the body's SHA-256 against the sha256 claim).",
+    },
+    notes: 'Set a JWS secret on the outgoing webhook in Netlify and give the same value as secret.',
+  },
   notion: {
     name: 'notion',
     title: 'Notion',
@@ -844,6 +898,26 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'example', example: 'https://segment.com/docs/connections/destinations/catalog/webhooks/' },
   },
+  sendgrid: {
+    name: 'sendgrid',
+    title: 'SendGrid Event Webhook',
+    docs: 'https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features',
+    scheme: {
+      kind: 'ecdsa-p256',
+      signature_header: 'X-Twilio-Email-Event-Webhook-Signature',
+      timestamp_header: 'X-Twilio-Email-Event-Webhook-Timestamp',
+      signed: '{timestamp}{body}',
+    },
+    identify: { event_type: ['{/0/event}'], external_id: ['{/0/sg_event_id}'] },
+    summary: ['{/0/email}', '{/0/sg_message_id}'],
+    proof: {
+      by: 'package-verifies',
+      package: '@sendgrid/eventwebhook',
+      note: 'EventWebhook.verifySignature accepts deliveries signed with a node:crypto P-256 key, whose public half is configured as SendGrid shows it (base64 DER).',
+    },
+    notes:
+      'A delivery is a batch of events; it is named after the first. public_key is the verification key from Mail Settings, Signed Event Webhook.',
+  },
   sentry: {
     name: 'sentry',
     title: 'Sentry',
@@ -1000,6 +1074,27 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     notes:
       'Svix sends svix-* headers; its newer endpoints send the same scheme under webhook-* names, and both are accepted.',
   },
+  telnyx: {
+    name: 'telnyx',
+    title: 'Telnyx',
+    docs: 'https://developers.telnyx.com/docs/messaging/messages/receiving-webhooks',
+    scheme: {
+      kind: 'ed25519',
+      signature_header: 'telnyx-signature-ed25519',
+      encoding: 'base64',
+      timestamp_header: 'telnyx-timestamp',
+      signed: '{timestamp}|{body}',
+      public_key_encoding: 'base64',
+    },
+    identify: { event_type: ['{/data/event_type}'], external_id: ['{/data/id}'] },
+    summary: ['{/data/payload/from/phone_number}', '{/data/payload/id}'],
+    proof: {
+      by: 'package-verifies',
+      package: 'telnyx',
+      note: 'client.webhooks.unwrap accepts deliveries signed with a node:crypto Ed25519 key, whose public half is configured in base64.',
+    },
+    notes: 'public_key is the base64 key from Mission Control (Keys & Credentials, Public Key).',
+  },
   tiktok: {
     name: 'tiktok',
     title: 'TikTok for Developers',
@@ -1126,6 +1221,40 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'example', example: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/' },
   },
+  'upstash-qstash': {
+    name: 'upstash-qstash',
+    title: 'Upstash QStash',
+    docs: 'https://upstash.com/docs/qstash/howto/signature',
+    scheme: {
+      kind: 'jwt-hs256',
+      header: 'Upstash-Signature',
+      issuer: 'Upstash',
+      body_hash: { claim: 'body', encoding: 'base64url' },
+      subject_url: true,
+      expires: true,
+    },
+    identify: {
+      event_type: ['{header:Upstash-Topic-Name}', '{/type}', '{/event}'],
+      external_id: ['{header:Upstash-Message-Id}'],
+    },
+    samples: [
+      {
+        name: 'message',
+        description: 'a published message',
+        file: 'upstash-qstash-message.json',
+        headers: { 'Upstash-Message-Id': 'msg_{uuid}', 'Upstash-Retried': '0', 'User-Agent': 'Upstash-QStash' },
+        fresh: { '/id': 'uuid', '/created_at': 'now_iso' },
+      },
+    ],
+    forward_headers: ['upstash-message-id', 'upstash-retried', 'upstash-schedule-id', 'upstash-topic-name'],
+    proof: {
+      by: 'package-verifies',
+      package: '@upstash/qstash',
+      note: "The package's Receiver checks switchboard's signer, then switchboard's re-signed replays.",
+    },
+    notes:
+      'Give the current signing key first and the next one second (rotation). The token names the URL QStash called: with public_url (or server.public_url) set, a token for another URL is refused.',
+  },
   vercel: {
     name: 'vercel',
     title: 'Vercel',
@@ -1149,6 +1278,39 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       },
     ],
     proof: { by: 'example', example: 'https://vercel.com/docs/webhooks/webhooks-api' },
+  },
+  vonage: {
+    name: 'vonage',
+    title: 'Vonage',
+    docs: 'https://developer.vonage.com/en/getting-started/concepts/webhooks#validating-signed-webhooks',
+    scheme: {
+      kind: 'jwt-hs256',
+      header: 'Authorization',
+      bearer: true,
+      issuer: 'Vonage',
+      body_hash: { claim: 'payload_hash', encoding: 'hex' },
+      issued_at: true,
+    },
+    identify: {
+      event_type: ['{/channel}.status.{/status}', '{/channel}.{/message_type}', '{/status}'],
+      external_id: ['{/message_uuid}:{/status}', '{/message_uuid}'],
+    },
+    summary: ['{/channel}', '{/from}', '{/to}', '{/status}', '{/text}'],
+    samples: [
+      {
+        name: 'sms.text',
+        description: 'an inbound SMS (Messages API)',
+        file: 'vonage-inbound-sms.json',
+        headers: { 'User-Agent': 'Vonage' },
+        fresh: { '/message_uuid': 'uuid', '/timestamp': 'now_iso' },
+      },
+    ],
+    proof: {
+      by: 'package-verifies',
+      package: '@vonage/jwt',
+      note: 'verifySignature from @vonage/jwt checks the token, and the payload_hash is compared as Vonage documents.',
+    },
+    notes: "The secret is the application's signature secret (HS256). The token's iat is held to tolerance_seconds.",
   },
   woocommerce: {
     name: 'woocommerce',
@@ -1279,4 +1441,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 47;
+export const VERIFYING_PRESET_COUNT = 53;

@@ -15,6 +15,7 @@ export const PRESET_NAMES = [
   'circleci',
   'clerk',
   'coinbase-commerce',
+  'discord',
   'docusign',
   'dropbox',
   'generic-hmac',
@@ -30,6 +31,7 @@ export const PRESET_NAMES = [
   'linear',
   'meta',
   'mux',
+  'netlify',
   'notion',
   'open',
   'openai',
@@ -41,6 +43,7 @@ export const PRESET_NAMES = [
   'resend',
   'sanity',
   'segment',
+  'sendgrid',
   'sentry',
   'shopify',
   'slack',
@@ -48,12 +51,15 @@ export const PRESET_NAMES = [
   'standard-webhooks',
   'stripe',
   'svix',
+  'telnyx',
   'tiktok',
   'token',
   'trello',
   'twitch',
   'typeform',
+  'upstash-qstash',
   'vercel',
+  'vonage',
   'woocommerce',
   'workos',
   'zendesk',
@@ -135,6 +141,9 @@ export type ReplayErrorReason = (typeof REPLAY_ERROR_REASONS)[number];
 export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
+/** What one switchboard process runs (server.role, --role). From schemas/server-role.schema.json#. */
+export const SERVER_ROLES = ['all', 'ingest', 'worker'] as const;
+
 /** An event's forwarding across its rules, as the list marks it. From schemas/api-event-summary.schema.json#/properties/forward_state. */
 export const FORWARD_STATES = ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
@@ -144,6 +153,9 @@ export const SERVER_HOST = { minLength: 1, default: '127.0.0.1' } as const;
 
 /** The port bound by default. From schemas/config.schema.json#/properties/server/properties/port. */
 export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as const;
+
+/** The role a process runs when neither --role nor server.role names one. From schemas/config.schema.json#/properties/server/properties/role. */
+export const SERVER_ROLE = { default: 'all' } as const;
 
 /** Rejected deliveries stored per source address per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
 export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;

@@ -251,7 +251,7 @@ export const SCHEMAS = {
   ApiReplayHeaders: {
     title: 'ApiReplayHeaders',
     description:
-      "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+      "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
     type: 'object',
     additionalProperties: false,
     required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
@@ -279,6 +279,12 @@ export const SCHEMAS = {
           'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
         anyOf: [{ type: 'boolean' }, { type: 'null' }],
       },
+      original_headers: {
+        description:
+          'Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.',
+        type: 'object',
+        additionalProperties: { type: 'string' },
+      },
       headers: {
         description:
           'Lower-cased header names and their values, as a replay sends them before any signature or token is added.',
@@ -305,7 +311,7 @@ export const SCHEMAS = {
             preset: {
               title: 'PresetName',
               description:
-                'A verification preset: one per provider of the catalog (50), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+                'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
               type: 'string',
               enum: [
                 'bitbucket',
@@ -315,6 +321,7 @@ export const SCHEMAS = {
                 'circleci',
                 'clerk',
                 'coinbase-commerce',
+                'discord',
                 'docusign',
                 'dropbox',
                 'generic-hmac',
@@ -330,6 +337,7 @@ export const SCHEMAS = {
                 'linear',
                 'meta',
                 'mux',
+                'netlify',
                 'notion',
                 'open',
                 'openai',
@@ -341,6 +349,7 @@ export const SCHEMAS = {
                 'resend',
                 'sanity',
                 'segment',
+                'sendgrid',
                 'sentry',
                 'shopify',
                 'slack',
@@ -348,12 +357,15 @@ export const SCHEMAS = {
                 'standard-webhooks',
                 'stripe',
                 'svix',
+                'telnyx',
                 'tiktok',
                 'token',
                 'trello',
                 'twitch',
                 'typeform',
+                'upstash-qstash',
                 'vercel',
+                'vonage',
                 'woocommerce',
                 'workos',
                 'zendesk',
@@ -753,6 +765,14 @@ export const SCHEMAS = {
             type: 'boolean',
             default: false,
           },
+          role: {
+            title: 'ServerRole',
+            description:
+              'What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.',
+            type: 'string',
+            enum: ['all', 'ingest', 'worker'],
+            default: 'all',
+          },
           public_url: {
             description:
               "The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.",
@@ -878,7 +898,7 @@ export const SCHEMAS = {
           preset: {
             title: 'PresetName',
             description:
-              'A verification preset: one per provider of the catalog (50), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+              'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
             type: 'string',
             enum: [
               'bitbucket',
@@ -888,6 +908,7 @@ export const SCHEMAS = {
               'circleci',
               'clerk',
               'coinbase-commerce',
+              'discord',
               'docusign',
               'dropbox',
               'generic-hmac',
@@ -903,6 +924,7 @@ export const SCHEMAS = {
               'linear',
               'meta',
               'mux',
+              'netlify',
               'notion',
               'open',
               'openai',
@@ -914,6 +936,7 @@ export const SCHEMAS = {
               'resend',
               'sanity',
               'segment',
+              'sendgrid',
               'sentry',
               'shopify',
               'slack',
@@ -921,12 +944,15 @@ export const SCHEMAS = {
               'standard-webhooks',
               'stripe',
               'svix',
+              'telnyx',
               'tiktok',
               'token',
               'trello',
               'twitch',
               'typeform',
+              'upstash-qstash',
               'vercel',
+              'vonage',
               'woocommerce',
               'workos',
               'zendesk',
@@ -1304,7 +1330,7 @@ export const SCHEMAS = {
             },
             response_excerpt: {
               description:
-                "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
               type: 'string',
             },
             response_content_type: {
@@ -1461,7 +1487,7 @@ export const SCHEMAS = {
                   },
                   response_excerpt: {
                     description:
-                      "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                      "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
                     type: 'string',
                   },
                   response_content_type: {
@@ -1886,6 +1912,27 @@ export const SCHEMAS = {
       },
     },
   },
+  Health: {
+    title: 'Health',
+    description:
+      'GET /healthz: public liveness. Says whether the database answers and which role this process runs; never anything about events.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['status', 'role'],
+    properties: {
+      status: {
+        description: 'ok (200) when the database answers, db down (503) when it does not.',
+        type: 'string',
+        enum: ['ok', 'db down'],
+      },
+      role: {
+        title: 'ServerRole',
+        description: 'The role this process serves (server.role or --role).',
+        type: 'string',
+        enum: ['all', 'ingest', 'worker'],
+      },
+    },
+  },
   ListenCheckpoint: {
     title: 'ListenCheckpoint',
     description:
@@ -1936,7 +1983,7 @@ export const SCHEMAS = {
     $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
     title: 'PresetName',
     description:
-      'A verification preset: one per provider of the catalog (50), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+      'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
     type: 'string',
     enum: [
       'bitbucket',
@@ -1946,6 +1993,7 @@ export const SCHEMAS = {
       'circleci',
       'clerk',
       'coinbase-commerce',
+      'discord',
       'docusign',
       'dropbox',
       'generic-hmac',
@@ -1961,6 +2009,7 @@ export const SCHEMAS = {
       'linear',
       'meta',
       'mux',
+      'netlify',
       'notion',
       'open',
       'openai',
@@ -1972,6 +2021,7 @@ export const SCHEMAS = {
       'resend',
       'sanity',
       'segment',
+      'sendgrid',
       'sentry',
       'shopify',
       'slack',
@@ -1979,12 +2029,15 @@ export const SCHEMAS = {
       'standard-webhooks',
       'stripe',
       'svix',
+      'telnyx',
       'tiktok',
       'token',
       'trello',
       'twitch',
       'typeform',
+      'upstash-qstash',
       'vercel',
+      'vonage',
       'woocommerce',
       'workos',
       'zendesk',
@@ -2937,7 +2990,7 @@ export const SCHEMAS = {
             response_ms: { anyOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
             response_excerpt: {
               description:
-                "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+                "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
               type: 'string',
             },
             response_content_type: {
@@ -3010,7 +3063,7 @@ export const SCHEMAS = {
       },
       response_excerpt: {
         description:
-          "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+          "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
         type: 'string',
       },
       signed: {
@@ -3029,6 +3082,11 @@ export const SCHEMAS = {
         description: 'The Content-Type the target answered with, when it sent one.',
         type: 'string',
         maxLength: 200,
+      },
+      history_recorded: {
+        description:
+          'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+        type: 'boolean',
       },
     },
   },
@@ -3050,6 +3108,13 @@ export const SCHEMAS = {
       to: { description: 'Received before this time.', type: 'string', format: 'date-time' },
       verified: { description: 'Only verified (or only unverified) events.', type: 'string', enum: ['true', 'false'] },
     },
+  },
+  ServerRole: {
+    title: 'ServerRole',
+    description:
+      'What one switchboard process runs. all: everything (one process is a whole switchboard). ingest: the webhook routes, queue sources, /api, /mcp and the UI. worker: forward dispatch, search indexing and retention. Any number of each can share one PostgreSQL.',
+    type: 'string',
+    enum: ['all', 'ingest', 'worker'],
   },
   GetWebhookEventInput: {
     title: 'GetWebhookEventInput',
@@ -3486,7 +3551,7 @@ export const SCHEMAS = {
       },
       response_excerpt: {
         description:
-          "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+          "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
         type: 'string',
       },
       signed: {
@@ -3505,6 +3570,11 @@ export const SCHEMAS = {
         description: 'The Content-Type the target answered with, when it sent one.',
         type: 'string',
         maxLength: 200,
+      },
+      history_recorded: {
+        description:
+          'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+        type: 'boolean',
       },
     },
   },

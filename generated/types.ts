@@ -6,7 +6,7 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (50), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
@@ -16,6 +16,7 @@ export type PresetName =
   | 'circleci'
   | 'clerk'
   | 'coinbase-commerce'
+  | 'discord'
   | 'docusign'
   | 'dropbox'
   | 'generic-hmac'
@@ -31,6 +32,7 @@ export type PresetName =
   | 'linear'
   | 'meta'
   | 'mux'
+  | 'netlify'
   | 'notion'
   | 'open'
   | 'openai'
@@ -42,6 +44,7 @@ export type PresetName =
   | 'resend'
   | 'sanity'
   | 'segment'
+  | 'sendgrid'
   | 'sentry'
   | 'shopify'
   | 'slack'
@@ -49,16 +52,27 @@ export type PresetName =
   | 'standard-webhooks'
   | 'stripe'
   | 'svix'
+  | 'telnyx'
   | 'tiktok'
   | 'token'
   | 'trello'
   | 'twitch'
   | 'typeform'
+  | 'upstash-qstash'
   | 'vercel'
+  | 'vonage'
   | 'woocommerce'
   | 'workos'
   | 'zendesk'
   | 'zoom';
+/**
+ * What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.
+ */
+export type ServerRole = 'all' | 'ingest' | 'worker';
+/**
+ * The role this process serves (server.role or --role).
+ */
+export type ServerRole1 = 'all' | 'ingest' | 'worker';
 /**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *
@@ -71,6 +85,10 @@ export type Templates = [string, ...string[]];
  * @minItems 1
  */
 export type Templates1 = [string, ...string[]];
+/**
+ * What one switchboard process runs. all: everything (one process is a whole switchboard). ingest: the webhook routes, queue sources, /api, /mcp and the UI. worker: forward dispatch, search indexing and retention. Any number of each can share one PostgreSQL.
+ */
+export type ServerRole2 = 'all' | 'ingest' | 'worker';
 
 /**
  * One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.
@@ -215,7 +233,7 @@ export interface Hmac {
   secret_encoding?: 'utf8' | 'base64' | 'hex';
 }
 /**
- * What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.
+ * What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.
  */
 export interface ApiReplayHeaders {
   /**
@@ -231,6 +249,12 @@ export interface ApiReplayHeaders {
    * Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.
    */
   passed_check: boolean | null;
+  /**
+   * Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.
+   */
+  original_headers?: {
+    [k: string]: string | undefined;
+  };
   /**
    * Lower-cased header names and their values, as a replay sends them before any signature or token is added.
    */
@@ -312,6 +336,7 @@ export interface SwitchboardConfig {
      * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
      */
     strict?: boolean;
+    role?: ServerRole;
     /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */
@@ -636,7 +661,7 @@ export interface DeliveryAttempt {
    */
   error: string | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -879,6 +904,16 @@ export interface ForwardRetryDeadResult {
    */
   rule: string;
   retried: number;
+}
+/**
+ * GET /healthz: public liveness. Says whether the database answers and which role this process runs; never anything about events.
+ */
+export interface Health {
+  /**
+   * ok (200) when the database answers, db down (503) when it does not.
+   */
+  status: 'ok' | 'db down';
+  role: ServerRole1;
 }
 /**
  * Where switchboard listen stopped, for one server and filter set: $XDG_STATE_HOME/switchboard/listen-<hash>.json (mode 0600). A restarted listen resumes after last_event_id when updated_at is recent enough (24 hours).
@@ -1239,7 +1274,7 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1292,7 +1327,7 @@ export interface ReplayResult {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1307,6 +1342,10 @@ export interface ReplayResult {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 /**
  * How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.
@@ -1531,7 +1570,7 @@ export interface ReplayWebhookEventOutput {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1546,6 +1585,10 @@ export interface ReplayWebhookEventOutput {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 
 /**
@@ -1622,6 +1665,7 @@ export interface SwitchboardConfigWithDefaults {
      * Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).
      */
     strict: boolean;
+    role: ServerRole;
     /**
      * The base URL senders reach switchboard at (https://hooks.example.com), when it is not the bind address: presets that sign the URL use it plus the provider's route.
      */

@@ -24,6 +24,7 @@ export declare const validateEventSummary: GeneratedValidator<T.EventSummary>;
 export declare const validateForwardList: GeneratedValidator<T.ForwardList>;
 export declare const validateForwardRetryDeadResult: GeneratedValidator<T.ForwardRetryDeadResult>;
 export declare const validateForwardRuleStatus: GeneratedValidator<T.ForwardRuleStatus>;
+export declare const validateHealth: GeneratedValidator<T.Health>;
 export declare const validateListenCheckpoint: GeneratedValidator<T.ListenCheckpoint>;
 export declare const validatePresetName: GeneratedValidator<T.PresetName>;
 export declare const validateProviderCatalogEntry: GeneratedValidator<T.ProviderCatalogEntry>;
@@ -32,6 +33,7 @@ export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEv
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;
 export declare const validateReplayResult: GeneratedValidator<T.ReplayResult>;
 export declare const validateSearchEventsQuery: GeneratedValidator<T.SearchEventsQuery>;
+export declare const validateServerRole: GeneratedValidator<T.ServerRole>;
 export declare const validateGetWebhookEventInput: GeneratedValidator<T.GetWebhookEventInputWithDefaults>;
 export declare const validateGetWebhookEventOutput: GeneratedValidator<T.GetWebhookEventOutput>;
 export declare const validateListProvidersInput: GeneratedValidator<T.ListProvidersInput>;

@@ -739,7 +739,7 @@ const schema45 = {
     },
   },
 };
-const schema57 = {
+const schema58 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -1416,7 +1416,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema57.properties.algorithm.enum },
+            params: { allowedValues: schema58.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1447,7 +1447,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema57.properties.encoding.enum },
+            params: { allowedValues: schema58.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1527,7 +1527,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema57.properties.timestamp_format.enum },
+            params: { allowedValues: schema58.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1558,7 +1558,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema57.properties.secret_encoding.enum },
+            params: { allowedValues: schema58.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1673,12 +1673,12 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate32;
-const schema58 = {
+const schema59 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
   description:
-    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
@@ -1690,6 +1690,12 @@ const schema58 = {
       description:
         'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
       anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    original_headers: {
+      description:
+        'Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.',
+      type: 'object',
+      additionalProperties: { type: 'string' },
     },
     headers: {
       description:
@@ -1795,6 +1801,7 @@ function validate32(
         key0 === 'provider' ||
         key0 === 'trust_mode' ||
         key0 === 'passed_check' ||
+        key0 === 'original_headers' ||
         key0 === 'headers'
       )) {
         const err5 = {
@@ -1993,18 +2000,14 @@ function validate32(
         }
       }
     }
-    if (data.headers !== undefined) {
-      let data4 = data.headers;
+    if (data.original_headers !== undefined) {
+      let data4 = data.original_headers;
       if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
         for (const key1 in data4) {
-          let data5 = data4[key1];
-          const _errs21 = errors;
-          let valid6 = false;
-          const _errs22 = errors;
-          if (typeof data5 !== 'string') {
+          if (typeof data4[key1] !== 'string') {
             const err16 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/original_headers/additionalProperties/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2016,35 +2019,38 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs22 === errors;
-          valid6 = valid6 || _valid1;
-          const _errs24 = errors;
-          if (Array.isArray(data5)) {
-            const len0 = data5.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data5[i0] !== 'string') {
-                const err17 = {
-                  instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err17];
-                } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-            }
-          } else {
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/original_headers',
+          schemaPath: '#/properties/original_headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data6 = data.headers;
+      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+        for (const key2 in data6) {
+          let data7 = data6[key2];
+          const _errs26 = errors;
+          let valid7 = false;
+          const _errs27 = errors;
+          if (typeof data7 !== 'string') {
             const err18 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err18];
@@ -2053,27 +2059,64 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs24 === errors;
-          valid6 = valid6 || _valid1;
-          if (!valid6) {
-            const err19 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+          var _valid1 = _errs27 === errors;
+          valid7 = valid7 || _valid1;
+          const _errs29 = errors;
+          if (Array.isArray(data7)) {
+            const len0 = data7.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data7[i0] !== 'string') {
+                const err19 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err20 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err20];
+            } else {
+              vErrors.push(err20);
+            }
+            errors++;
+          }
+          var _valid1 = _errs29 === errors;
+          valid7 = valid7 || _valid1;
+          if (!valid7) {
+            const err21 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/properties/headers/additionalProperties/anyOf',
               keyword: 'anyOf',
               params: {},
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err19];
+              vErrors = [err21];
             } else {
-              vErrors.push(err19);
+              vErrors.push(err21);
             }
             errors++;
           } else {
-            errors = _errs21;
+            errors = _errs26;
             if (vErrors !== null) {
-              if (_errs21) {
-                vErrors.length = _errs21;
+              if (_errs26) {
+                vErrors.length = _errs26;
               } else {
                 vErrors = null;
               }
@@ -2081,7 +2124,7 @@ function validate32(
           }
         }
       } else {
-        const err20 = {
+        const err22 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/properties/headers/type',
           keyword: 'type',
@@ -2089,15 +2132,15 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err20];
+          vErrors = [err22];
         } else {
-          vErrors.push(err20);
+          vErrors.push(err22);
         }
         errors++;
       }
     }
   } else {
-    const err21 = {
+    const err23 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2105,9 +2148,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err21];
+      vErrors = [err23];
     } else {
-      vErrors.push(err21);
+      vErrors.push(err23);
     }
     errors++;
   }
@@ -2233,6 +2276,12 @@ const schema49 = {
             'Refuse to start (exit 2) when the config uses a ${VAR} that is not set, instead of warning (as --strict does).',
           type: 'boolean',
           default: false,
+        },
+        role: {
+          description:
+            'What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.',
+          $ref: 'server-role.schema.json',
+          default: 'all',
         },
         public_url: {
           description:
@@ -2733,6 +2782,15 @@ const schema56 = {
     },
   },
 };
+const schema57 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/server-role.schema.json',
+  title: 'ServerRole',
+  description:
+    'What one switchboard process runs. all: everything (one process is a whole switchboard). ingest: the webhook routes, queue sources, /api, /mcp and the UI. worker: forward dispatch, search indexing and retention. Any number of each can share one PostgreSQL.',
+  type: 'string',
+  enum: ['all', 'ingest', 'worker'],
+};
 const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern10 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
 const pattern12 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
@@ -2922,7 +2980,7 @@ const schema51 = {
   $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
   title: 'PresetName',
   description:
-    'A verification preset: one per provider of the catalog (50), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+    'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
   type: 'string',
   enum: [
     'bitbucket',
@@ -2932,6 +2990,7 @@ const schema51 = {
     'circleci',
     'clerk',
     'coinbase-commerce',
+    'discord',
     'docusign',
     'dropbox',
     'generic-hmac',
@@ -2947,6 +3006,7 @@ const schema51 = {
     'linear',
     'meta',
     'mux',
+    'netlify',
     'notion',
     'open',
     'openai',
@@ -2958,6 +3018,7 @@ const schema51 = {
     'resend',
     'sanity',
     'segment',
+    'sendgrid',
     'sentry',
     'shopify',
     'slack',
@@ -2965,12 +3026,15 @@ const schema51 = {
     'standard-webhooks',
     'stripe',
     'svix',
+    'telnyx',
     'tiktok',
     'token',
     'trello',
     'twitch',
     'typeform',
+    'upstash-qstash',
     'vercel',
+    'vonage',
     'woocommerce',
     'workos',
     'zendesk',
@@ -3472,6 +3536,7 @@ function validate30(
         data16 === 'circleci' ||
         data16 === 'clerk' ||
         data16 === 'coinbase-commerce' ||
+        data16 === 'discord' ||
         data16 === 'docusign' ||
         data16 === 'dropbox' ||
         data16 === 'generic-hmac' ||
@@ -3487,6 +3552,7 @@ function validate30(
         data16 === 'linear' ||
         data16 === 'meta' ||
         data16 === 'mux' ||
+        data16 === 'netlify' ||
         data16 === 'notion' ||
         data16 === 'open' ||
         data16 === 'openai' ||
@@ -3498,6 +3564,7 @@ function validate30(
         data16 === 'resend' ||
         data16 === 'sanity' ||
         data16 === 'segment' ||
+        data16 === 'sendgrid' ||
         data16 === 'sentry' ||
         data16 === 'shopify' ||
         data16 === 'slack' ||
@@ -3505,12 +3572,15 @@ function validate30(
         data16 === 'standard-webhooks' ||
         data16 === 'stripe' ||
         data16 === 'svix' ||
+        data16 === 'telnyx' ||
         data16 === 'tiktok' ||
         data16 === 'token' ||
         data16 === 'trello' ||
         data16 === 'twitch' ||
         data16 === 'typeform' ||
+        data16 === 'upstash-qstash' ||
         data16 === 'vercel' ||
+        data16 === 'vonage' ||
         data16 === 'woocommerce' ||
         data16 === 'workos' ||
         data16 === 'zendesk' ||
@@ -6208,6 +6278,9 @@ function validate29(
       if (data31.strict === undefined) {
         data31.strict = false;
       }
+      if (data31.role === undefined) {
+        data31.role = 'all';
+      }
       for (const key10 in data31) {
         if (!(
           key10 === 'host' ||
@@ -6215,6 +6288,7 @@ function validate29(
           key10 === 'allowed_hosts' ||
           key10 === 'trust_proxy' ||
           key10 === 'strict' ||
+          key10 === 'role' ||
           key10 === 'public_url'
         )) {
           const err69 = {
@@ -6394,11 +6468,42 @@ function validate29(
         }
         errors++;
       }
+      let data38 = data31.role;
+      if (typeof data38 !== 'string') {
+        const err80 = {
+          instancePath: instancePath + '/server/role',
+          schemaPath: 'server-role.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err80];
+        } else {
+          vErrors.push(err80);
+        }
+        errors++;
+      }
+      if (!(data38 === 'all' || data38 === 'ingest' || data38 === 'worker')) {
+        const err81 = {
+          instancePath: instancePath + '/server/role',
+          schemaPath: 'server-role.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema57.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err81];
+        } else {
+          vErrors.push(err81);
+        }
+        errors++;
+      }
       if (data31.public_url !== undefined) {
-        let data38 = data31.public_url;
-        if (typeof data38 === 'string') {
-          if (!pattern7.test(data38)) {
-            const err80 = {
+        let data39 = data31.public_url;
+        if (typeof data39 === 'string') {
+          if (!pattern7.test(data39)) {
+            const err82 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/pattern',
               keyword: 'pattern',
@@ -6406,14 +6511,14 @@ function validate29(
               message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err80];
+              vErrors = [err82];
             } else {
-              vErrors.push(err80);
+              vErrors.push(err82);
             }
             errors++;
           }
-          if (!formats8(data38)) {
-            const err81 = {
+          if (!formats8(data39)) {
+            const err83 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/format',
               keyword: 'format',
@@ -6421,59 +6526,19 @@ function validate29(
               message: 'must match format "' + 'uri' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err81];
+              vErrors = [err83];
             } else {
-              vErrors.push(err81);
+              vErrors.push(err83);
             }
             errors++;
           }
         } else {
-          const err82 = {
+          const err84 = {
             instancePath: instancePath + '/server/public_url',
             schemaPath: '#/properties/server/properties/public_url/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err82];
-          } else {
-            vErrors.push(err82);
-          }
-          errors++;
-        }
-      }
-    } else {
-      const err83 = {
-        instancePath: instancePath + '/server',
-        schemaPath: '#/properties/server/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err83];
-      } else {
-        vErrors.push(err83);
-      }
-      errors++;
-    }
-    let data39 = data.api;
-    if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
-      if (data39.max_streams_per_caller === undefined) {
-        data39.max_streams_per_caller = 20;
-      }
-      if (data39.search_timeout_ms === undefined) {
-        data39.search_timeout_ms = 3000;
-      }
-      for (const key11 in data39) {
-        if (!(key11 === 'max_streams_per_caller' || key11 === 'search_timeout_ms')) {
-          const err84 = {
-            instancePath: instancePath + '/api',
-            schemaPath: '#/properties/api/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key11 },
-            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err84];
@@ -6483,30 +6548,37 @@ function validate29(
           errors++;
         }
       }
-      let data40 = data39.max_streams_per_caller;
-      if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40) && isFinite(data40))) {
-        const err85 = {
-          instancePath: instancePath + '/api/max_streams_per_caller',
-          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err85];
-        } else {
-          vErrors.push(err85);
-        }
-        errors++;
+    } else {
+      const err85 = {
+        instancePath: instancePath + '/server',
+        schemaPath: '#/properties/server/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err85];
+      } else {
+        vErrors.push(err85);
       }
-      if (typeof data40 == 'number' && isFinite(data40)) {
-        if (data40 < 1 || isNaN(data40)) {
+      errors++;
+    }
+    let data40 = data.api;
+    if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
+      if (data40.max_streams_per_caller === undefined) {
+        data40.max_streams_per_caller = 20;
+      }
+      if (data40.search_timeout_ms === undefined) {
+        data40.search_timeout_ms = 3000;
+      }
+      for (const key11 in data40) {
+        if (!(key11 === 'max_streams_per_caller' || key11 === 'search_timeout_ms')) {
           const err86 = {
-            instancePath: instancePath + '/api/max_streams_per_caller',
-            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/api',
+            schemaPath: '#/properties/api/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key11 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err86];
@@ -6516,11 +6588,11 @@ function validate29(
           errors++;
         }
       }
-      let data41 = data39.search_timeout_ms;
+      let data41 = data40.max_streams_per_caller;
       if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
         const err87 = {
-          instancePath: instancePath + '/api/search_timeout_ms',
-          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
+          instancePath: instancePath + '/api/max_streams_per_caller',
+          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6533,13 +6605,13 @@ function validate29(
         errors++;
       }
       if (typeof data41 == 'number' && isFinite(data41)) {
-        if (data41 > 600000 || isNaN(data41)) {
+        if (data41 < 1 || isNaN(data41)) {
           const err88 = {
-            instancePath: instancePath + '/api/search_timeout_ms',
-            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 600000 },
-            message: 'must be <= 600000',
+            instancePath: instancePath + '/api/max_streams_per_caller',
+            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err88];
@@ -6548,50 +6620,46 @@ function validate29(
           }
           errors++;
         }
-        if (data41 < 1 || isNaN(data41)) {
-          const err89 = {
+      }
+      let data42 = data40.search_timeout_ms;
+      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
+        const err89 = {
+          instancePath: instancePath + '/api/search_timeout_ms',
+          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err89];
+        } else {
+          vErrors.push(err89);
+        }
+        errors++;
+      }
+      if (typeof data42 == 'number' && isFinite(data42)) {
+        if (data42 > 600000 || isNaN(data42)) {
+          const err90 = {
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 600000 },
+            message: 'must be <= 600000',
+          };
+          if (vErrors === null) {
+            vErrors = [err90];
+          } else {
+            vErrors.push(err90);
+          }
+          errors++;
+        }
+        if (data42 < 1 || isNaN(data42)) {
+          const err91 = {
             instancePath: instancePath + '/api/search_timeout_ms',
             schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err89];
-          } else {
-            vErrors.push(err89);
-          }
-          errors++;
-        }
-      }
-    } else {
-      const err90 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err90];
-      } else {
-        vErrors.push(err90);
-      }
-      errors++;
-    }
-    let data42 = data.ingest;
-    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-      if (data42.record_rejected_per_minute === undefined) {
-        data42.record_rejected_per_minute = 60;
-      }
-      for (const key12 in data42) {
-        if (!(key12 === 'record_rejected_per_minute')) {
-          const err91 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
-            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err91];
@@ -6601,30 +6669,34 @@ function validate29(
           errors++;
         }
       }
-      let data43 = data42.record_rejected_per_minute;
-      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
-        const err92 = {
-          instancePath: instancePath + '/ingest/record_rejected_per_minute',
-          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err92];
-        } else {
-          vErrors.push(err92);
-        }
-        errors++;
+    } else {
+      const err92 = {
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err92];
+      } else {
+        vErrors.push(err92);
       }
-      if (typeof data43 == 'number' && isFinite(data43)) {
-        if (data43 < 1 || isNaN(data43)) {
+      errors++;
+    }
+    let data43 = data.ingest;
+    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+      if (data43.record_rejected_per_minute === undefined) {
+        data43.record_rejected_per_minute = 60;
+      }
+      for (const key12 in data43) {
+        if (!(key12 === 'record_rejected_per_minute')) {
           const err93 = {
-            instancePath: instancePath + '/ingest/record_rejected_per_minute',
-            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key12 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err93];
@@ -6634,48 +6706,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err94 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err94];
-      } else {
-        vErrors.push(err94);
+      let data44 = data43.record_rejected_per_minute;
+      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+        const err94 = {
+          instancePath: instancePath + '/ingest/record_rejected_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err94];
+        } else {
+          vErrors.push(err94);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data44 = data.mcp;
-    if (data44 && typeof data44 == 'object' && !Array.isArray(data44)) {
-      if (data44.max_sessions === undefined) {
-        data44.max_sessions = 100;
-      }
-      if (data44.max_sessions_per_caller === undefined) {
-        data44.max_sessions_per_caller = 10;
-      }
-      if (data44.max_waits_per_caller === undefined) {
-        data44.max_waits_per_caller = 10;
-      }
-      if (data44.session_idle_seconds === undefined) {
-        data44.session_idle_seconds = 1800;
-      }
-      for (const key13 in data44) {
-        if (!(
-          key13 === 'max_sessions' ||
-          key13 === 'max_sessions_per_caller' ||
-          key13 === 'max_waits_per_caller' ||
-          key13 === 'session_idle_seconds'
-        )) {
+      if (typeof data44 == 'number' && isFinite(data44)) {
+        if (data44 < 1 || isNaN(data44)) {
           const err95 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/ingest/record_rejected_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err95];
@@ -6685,30 +6739,48 @@ function validate29(
           errors++;
         }
       }
-      let data45 = data44.max_sessions;
-      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
-        const err96 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err96];
-        } else {
-          vErrors.push(err96);
-        }
-        errors++;
+    } else {
+      const err96 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err96];
+      } else {
+        vErrors.push(err96);
       }
-      if (typeof data45 == 'number' && isFinite(data45)) {
-        if (data45 < 1 || isNaN(data45)) {
+      errors++;
+    }
+    let data45 = data.mcp;
+    if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
+      if (data45.max_sessions === undefined) {
+        data45.max_sessions = 100;
+      }
+      if (data45.max_sessions_per_caller === undefined) {
+        data45.max_sessions_per_caller = 10;
+      }
+      if (data45.max_waits_per_caller === undefined) {
+        data45.max_waits_per_caller = 10;
+      }
+      if (data45.session_idle_seconds === undefined) {
+        data45.session_idle_seconds = 1800;
+      }
+      for (const key13 in data45) {
+        if (!(
+          key13 === 'max_sessions' ||
+          key13 === 'max_sessions_per_caller' ||
+          key13 === 'max_waits_per_caller' ||
+          key13 === 'session_idle_seconds'
+        )) {
           const err97 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err97];
@@ -6718,11 +6790,11 @@ function validate29(
           errors++;
         }
       }
-      let data46 = data44.max_sessions_per_caller;
+      let data46 = data45.max_sessions;
       if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
         const err98 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6737,8 +6809,8 @@ function validate29(
       if (typeof data46 == 'number' && isFinite(data46)) {
         if (data46 < 1 || isNaN(data46)) {
           const err99 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6751,11 +6823,11 @@ function validate29(
           errors++;
         }
       }
-      let data47 = data44.max_waits_per_caller;
+      let data47 = data45.max_sessions_per_caller;
       if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
         const err100 = {
-          instancePath: instancePath + '/mcp/max_waits_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6770,8 +6842,8 @@ function validate29(
       if (typeof data47 == 'number' && isFinite(data47)) {
         if (data47 < 1 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/mcp/max_waits_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6784,11 +6856,11 @@ function validate29(
           errors++;
         }
       }
-      let data48 = data44.session_idle_seconds;
+      let data48 = data45.max_waits_per_caller;
       if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
         const err102 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6801,13 +6873,13 @@ function validate29(
         errors++;
       }
       if (typeof data48 == 'number' && isFinite(data48)) {
-        if (data48 < 5 || isNaN(data48)) {
+        if (data48 < 1 || isNaN(data48)) {
           const err103 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err103];
@@ -6817,37 +6889,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err104 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err104];
-      } else {
-        vErrors.push(err104);
+      let data49 = data45.session_idle_seconds;
+      if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
+        const err104 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err104];
+        } else {
+          vErrors.push(err104);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data49 = data.rate_limits;
-    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-      if (data49.read === undefined) {
-        data49.read = {};
-      }
-      if (data49.replay === undefined) {
-        data49.replay = {};
-      }
-      for (const key14 in data49) {
-        if (!(key14 === 'read' || key14 === 'replay')) {
+      if (typeof data49 == 'number' && isFinite(data49)) {
+        if (data49 < 5 || isNaN(data49)) {
           const err105 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -6857,39 +6922,37 @@ function validate29(
           errors++;
         }
       }
-      let data50 = data49.read;
-      if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-        if (data50.capacity === undefined) {
-          data50.capacity = 120;
-        }
-        if (data50.refill_per_second === undefined) {
-          data50.refill_per_second = 20;
-        }
-        for (const key15 in data50) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err106 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err106];
-            } else {
-              vErrors.push(err106);
-            }
-            errors++;
-          }
-        }
-        let data51 = data50.capacity;
-        if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+    } else {
+      const err106 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err106];
+      } else {
+        vErrors.push(err106);
+      }
+      errors++;
+    }
+    let data50 = data.rate_limits;
+    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
+      if (data50.read === undefined) {
+        data50.read = {};
+      }
+      if (data50.replay === undefined) {
+        data50.replay = {};
+      }
+      for (const key14 in data50) {
+        if (!(key14 === 'read' || key14 === 'replay')) {
           const err107 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err107];
@@ -6898,14 +6961,23 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data51 == 'number' && isFinite(data51)) {
-          if (data51 < 1 || isNaN(data51)) {
+      }
+      let data51 = data50.read;
+      if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
+        if (data51.capacity === undefined) {
+          data51.capacity = 120;
+        }
+        if (data51.refill_per_second === undefined) {
+          data51.refill_per_second = 20;
+        }
+        for (const key15 in data51) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
             const err108 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err108];
@@ -6915,10 +6987,43 @@ function validate29(
             errors++;
           }
         }
-        let data52 = data50.refill_per_second;
+        let data52 = data51.capacity;
+        if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+          const err109 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err109];
+          } else {
+            vErrors.push(err109);
+          }
+          errors++;
+        }
         if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 <= 0 || isNaN(data52)) {
-            const err109 = {
+          if (data52 < 1 || isNaN(data52)) {
+            const err110 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err110];
+            } else {
+              vErrors.push(err110);
+            }
+            errors++;
+          }
+        }
+        let data53 = data51.refill_per_second;
+        if (typeof data53 == 'number' && isFinite(data53)) {
+          if (data53 <= 0 || isNaN(data53)) {
+            const err111 = {
               instancePath: instancePath + '/rate_limits/read/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6926,14 +7031,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err109];
+              vErrors = [err111];
             } else {
-              vErrors.push(err109);
+              vErrors.push(err111);
             }
             errors++;
           }
         } else {
-          const err110 = {
+          const err112 = {
             instancePath: instancePath + '/rate_limits/read/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
@@ -6941,14 +7046,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err110];
+            vErrors = [err112];
           } else {
-            vErrors.push(err110);
+            vErrors.push(err112);
           }
           errors++;
         }
       } else {
-        const err111 = {
+        const err113 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -6956,61 +7061,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err111];
+          vErrors = [err113];
         } else {
-          vErrors.push(err111);
+          vErrors.push(err113);
         }
         errors++;
       }
-      let data53 = data49.replay;
-      if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-        if (data53.capacity === undefined) {
-          data53.capacity = 10;
+      let data54 = data50.replay;
+      if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+        if (data54.capacity === undefined) {
+          data54.capacity = 10;
         }
-        if (data53.refill_per_second === undefined) {
-          data53.refill_per_second = 0.5;
+        if (data54.refill_per_second === undefined) {
+          data54.refill_per_second = 0.5;
         }
-        for (const key16 in data53) {
+        for (const key16 in data54) {
           if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err112 = {
+            const err114 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key16 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err112];
-            } else {
-              vErrors.push(err112);
-            }
-            errors++;
-          }
-        }
-        let data54 = data53.capacity;
-        if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54) && isFinite(data54))) {
-          const err113 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err113];
-          } else {
-            vErrors.push(err113);
-          }
-          errors++;
-        }
-        if (typeof data54 == 'number' && isFinite(data54)) {
-          if (data54 < 1 || isNaN(data54)) {
-            const err114 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err114];
@@ -7020,10 +7092,43 @@ function validate29(
             errors++;
           }
         }
-        let data55 = data53.refill_per_second;
+        let data55 = data54.capacity;
+        if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
+          const err115 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err115];
+          } else {
+            vErrors.push(err115);
+          }
+          errors++;
+        }
         if (typeof data55 == 'number' && isFinite(data55)) {
-          if (data55 <= 0 || isNaN(data55)) {
-            const err115 = {
+          if (data55 < 1 || isNaN(data55)) {
+            const err116 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err116];
+            } else {
+              vErrors.push(err116);
+            }
+            errors++;
+          }
+        }
+        let data56 = data54.refill_per_second;
+        if (typeof data56 == 'number' && isFinite(data56)) {
+          if (data56 <= 0 || isNaN(data56)) {
+            const err117 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7031,14 +7136,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err115];
+              vErrors = [err117];
             } else {
-              vErrors.push(err115);
+              vErrors.push(err117);
             }
             errors++;
           }
         } else {
-          const err116 = {
+          const err118 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -7046,14 +7151,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err116];
+            vErrors = [err118];
           } else {
-            vErrors.push(err116);
+            vErrors.push(err118);
           }
           errors++;
         }
       } else {
-        const err117 = {
+        const err119 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -7061,14 +7166,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err117];
+          vErrors = [err119];
         } else {
-          vErrors.push(err117);
+          vErrors.push(err119);
         }
         errors++;
       }
     } else {
-      const err118 = {
+      const err120 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -7076,20 +7181,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err118];
+        vErrors = [err120];
       } else {
-        vErrors.push(err118);
+        vErrors.push(err120);
       }
       errors++;
     }
-    let data56 = data.metrics;
-    if (data56 && typeof data56 == 'object' && !Array.isArray(data56)) {
-      if (data56.require_auth === undefined) {
-        data56.require_auth = true;
+    let data57 = data.metrics;
+    if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
+      if (data57.require_auth === undefined) {
+        data57.require_auth = true;
       }
-      for (const key17 in data56) {
+      for (const key17 in data57) {
         if (!(key17 === 'require_auth')) {
-          const err119 = {
+          const err121 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -7097,15 +7202,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err119];
+            vErrors = [err121];
           } else {
-            vErrors.push(err119);
+            vErrors.push(err121);
           }
           errors++;
         }
       }
-      if (typeof data56.require_auth !== 'boolean') {
-        const err120 = {
+      if (typeof data57.require_auth !== 'boolean') {
+        const err122 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -7113,14 +7218,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err120];
+          vErrors = [err122];
         } else {
-          vErrors.push(err120);
+          vErrors.push(err122);
         }
         errors++;
       }
     } else {
-      const err121 = {
+      const err123 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -7128,14 +7233,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err121];
+        vErrors = [err123];
       } else {
-        vErrors.push(err121);
+        vErrors.push(err123);
       }
       errors++;
     }
   } else {
-    const err122 = {
+    const err124 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7143,9 +7248,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err122];
+      vErrors = [err124];
     } else {
-      vErrors.push(err122);
+      vErrors.push(err124);
     }
     errors++;
   }
@@ -7155,7 +7260,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateDelivery = validate33;
-const schema62 = {
+const schema63 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -7240,17 +7345,17 @@ const schema62 = {
     },
   },
 };
-const schema65 = {
+const schema66 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema68 = {
+const schema69 = {
   description:
-    "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+    "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
-const schema69 = {
+const schema70 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
@@ -7406,7 +7511,7 @@ function validate33(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema62.properties, key0)) {
+      if (!func1.call(schema63.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -7552,7 +7657,7 @@ function validate33(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema62.properties.state.enum },
+          params: { allowedValues: schema63.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8333,7 +8438,7 @@ function validate33(
 validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate36;
-const schema70 = {
+const schema71 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -8508,7 +8613,7 @@ function validate36(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema70.properties.error.properties.code.enum },
+              params: { allowedValues: schema71.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -8623,7 +8728,7 @@ function validate36(
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDeliveries = validate37;
-const schema71 = {
+const schema72 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -8788,7 +8893,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate39;
-const schema73 = {
+const schema74 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -8896,7 +9001,7 @@ const schema35 = {
   minLength: 1,
   maxLength: 120,
 };
-const schema82 = {
+const schema83 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -8906,7 +9011,7 @@ const schema82 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema83 = {
+const schema84 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -9136,7 +9241,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema73.properties, key0)) {
+      if (!func1.call(schema74.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9978,7 +10083,7 @@ function validate39(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema83.properties.encoding.enum },
+              params: { allowedValues: schema84.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -10577,7 +10682,7 @@ function validate41(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema83.properties.encoding.enum },
+          params: { allowedValues: schema84.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -11170,7 +11275,7 @@ function validate22(
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardList = validate42;
-const schema86 = {
+const schema87 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -11180,7 +11285,7 @@ const schema86 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema64 = {
+const schema65 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -11454,7 +11559,7 @@ function validate42(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema64.properties, key1)) {
+              if (!func1.call(schema65.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -11974,7 +12079,7 @@ function validate42(
 validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardRetryDeadResult = validate43;
-const schema88 = {
+const schema89 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -12306,7 +12411,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema64.properties, key0)) {
+      if (!func1.call(schema65.properties, key0)) {
         const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -12793,8 +12898,175 @@ function validate34(
 }
 validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListenCheckpoint = validate44;
-const schema90 = {
+export const validateHealth = validate44;
+const schema91 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/health.schema.json',
+  title: 'Health',
+  description:
+    'GET /healthz: public liveness. Says whether the database answers and which role this process runs; never anything about events.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'role'],
+  properties: {
+    status: {
+      description: 'ok (200) when the database answers, db down (503) when it does not.',
+      type: 'string',
+      enum: ['ok', 'db down'],
+    },
+    role: { description: 'The role this process serves (server.role or --role).', $ref: 'server-role.schema.json' },
+  },
+};
+
+function validate44(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/health.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate44.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.status === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'status' },
+        message: "must have required property '" + 'status' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.role === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'role' },
+        message: "must have required property '" + 'role' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'status' || key0 === 'role')) {
+        const err2 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err2];
+        } else {
+          vErrors.push(err2);
+        }
+        errors++;
+      }
+    }
+    if (data.status !== undefined) {
+      let data0 = data.status;
+      if (typeof data0 !== 'string') {
+        const err3 = {
+          instancePath: instancePath + '/status',
+          schemaPath: '#/properties/status/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+      if (!(data0 === 'ok' || data0 === 'db down')) {
+        const err4 = {
+          instancePath: instancePath + '/status',
+          schemaPath: '#/properties/status/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema91.properties.status.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.role !== undefined) {
+      let data1 = data.role;
+      if (typeof data1 !== 'string') {
+        const err5 = {
+          instancePath: instancePath + '/role',
+          schemaPath: 'server-role.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+      if (!(data1 === 'all' || data1 === 'ingest' || data1 === 'worker')) {
+        const err6 = {
+          instancePath: instancePath + '/role',
+          schemaPath: 'server-role.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema57.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err7 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err7];
+    } else {
+      vErrors.push(err7);
+    }
+    errors++;
+  }
+  validate44.errors = vErrors;
+  return errors === 0;
+}
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateListenCheckpoint = validate45;
+const schema93 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -12827,13 +13099,13 @@ const schema90 = {
   },
 };
 
-function validate44(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13323,20 +13595,20 @@ function validate44(
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validatePresetName = validate45;
+export const validatePresetName = validate46;
 
-function validate45(
+function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate46.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13366,6 +13638,7 @@ function validate45(
     data === 'circleci' ||
     data === 'clerk' ||
     data === 'coinbase-commerce' ||
+    data === 'discord' ||
     data === 'docusign' ||
     data === 'dropbox' ||
     data === 'generic-hmac' ||
@@ -13381,6 +13654,7 @@ function validate45(
     data === 'linear' ||
     data === 'meta' ||
     data === 'mux' ||
+    data === 'netlify' ||
     data === 'notion' ||
     data === 'open' ||
     data === 'openai' ||
@@ -13392,6 +13666,7 @@ function validate45(
     data === 'resend' ||
     data === 'sanity' ||
     data === 'segment' ||
+    data === 'sendgrid' ||
     data === 'sentry' ||
     data === 'shopify' ||
     data === 'slack' ||
@@ -13399,12 +13674,15 @@ function validate45(
     data === 'standard-webhooks' ||
     data === 'stripe' ||
     data === 'svix' ||
+    data === 'telnyx' ||
     data === 'tiktok' ||
     data === 'token' ||
     data === 'trello' ||
     data === 'twitch' ||
     data === 'typeform' ||
+    data === 'upstash-qstash' ||
     data === 'vercel' ||
+    data === 'vonage' ||
     data === 'woocommerce' ||
     data === 'workos' ||
     data === 'zendesk' ||
@@ -13424,13 +13702,13 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { dynamicProps: false, dynamicItems: false };
+validate46.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateProviderCatalogEntry = validate46;
-const schema95 = {
+export const validateProviderCatalogEntry = validate47;
+const schema98 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -13761,14 +14039,14 @@ const schema95 = {
     },
   },
 };
-const schema106 = {
+const schema109 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema109 = {
+const schema112 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -13797,7 +14075,7 @@ const schema109 = {
 const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
 const pattern31 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
 const pattern32 = new RegExp('^[a-z0-9-]+$', 'u');
-const schema96 = {
+const schema99 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -13812,7 +14090,7 @@ const schema96 = {
     { $ref: '#/$defs/codeScheme' },
   ],
 };
-const schema97 = {
+const schema100 = {
   description: 'An HMAC over a template of the request.',
   type: 'object',
   additionalProperties: false,
@@ -13878,7 +14156,7 @@ const schema97 = {
     },
   },
 };
-const schema98 = {
+const schema101 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -13894,7 +14172,7 @@ const schema98 = {
     },
   },
 };
-const schema99 = {
+const schema102 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -13912,7 +14190,7 @@ const schema99 = {
     },
   },
 };
-const schema100 = {
+const schema103 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -13925,7 +14203,7 @@ const schema100 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema101 = {
+const schema104 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -13953,7 +14231,7 @@ const schema101 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema102 = {
+const schema105 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -13968,7 +14246,7 @@ const schema102 = {
     },
   },
 };
-const schema103 = {
+const schema106 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -13976,7 +14254,7 @@ const schema103 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema104 = {
+const schema107 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -13989,7 +14267,7 @@ const schema104 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema105 = {
+const schema108 = {
   description:
     'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
   type: 'object',
@@ -14007,13 +14285,13 @@ const pattern22 = new RegExp('^[A-Za-z0-9-]+$', 'u');
 const pattern23 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
 const pattern30 = new RegExp('^/.+$', 'u');
 
-function validate47(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14165,7 +14443,7 @@ function validate47(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema97.properties.algorithm.enum },
+          params: { allowedValues: schema100.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14198,7 +14476,7 @@ function validate47(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema97.properties.encoding.enum },
+          params: { allowedValues: schema100.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14231,7 +14509,7 @@ function validate47(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema97.properties.key.enum },
+          params: { allowedValues: schema100.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14390,7 +14668,7 @@ function validate47(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema97.properties.signature.properties.format.enum },
+              params: { allowedValues: schema100.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -14457,7 +14735,7 @@ function validate47(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema97.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema100.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -14692,7 +14970,7 @@ function validate47(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema97.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema100.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -14849,7 +15127,7 @@ function validate47(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema98.properties.key.enum },
+          params: { allowedValues: schema101.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15076,7 +15354,7 @@ function validate47(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema99.properties.encoding.enum },
+            params: { allowedValues: schema102.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -15177,7 +15455,7 @@ function validate47(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema99.properties.public_key_encoding.enum },
+            params: { allowedValues: schema102.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -15721,7 +15999,7 @@ function validate47(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema101.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema104.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -15914,7 +16192,7 @@ function validate47(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema102.properties.variant.enum },
+                  params: { allowedValues: schema105.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -16086,7 +16364,7 @@ function validate47(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema104.properties.kind.enum },
+                      params: { allowedValues: schema107.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -16489,19 +16767,19 @@ function validate47(
       }
     }
   }
-  validate47.errors = vErrors;
+  validate48.errors = vErrors;
   evaluated0.props = props0;
   return errors === 0;
 }
-validate47.evaluated = { dynamicProps: true, dynamicItems: false };
+validate48.evaluated = { dynamicProps: true, dynamicItems: false };
 
-function validate46(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-catalog-entry.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -16585,7 +16863,7 @@ function validate46(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema95.properties, key0)) {
+      if (!func1.call(schema98.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -16720,7 +16998,7 @@ function validate46(
     }
     if (data.scheme !== undefined) {
       if (
-        !validate47(data.scheme, {
+        !validate48(data.scheme, {
           instancePath: instancePath + '/scheme',
           parentData: data,
           parentDataProperty: 'scheme',
@@ -16728,7 +17006,7 @@ function validate46(
           dynamicAnchors,
         })
       ) {
-        vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
         errors = vErrors.length;
       }
     }
@@ -17246,7 +17524,7 @@ function validate46(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema109.properties.fresh.additionalProperties.enum },
+                      params: { allowedValues: schema112.properties.fresh.additionalProperties.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -17334,7 +17612,7 @@ function validate46(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema95.properties.handshake.enum },
+          params: { allowedValues: schema98.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -17490,7 +17768,7 @@ function validate46(
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/enum',
               keyword: 'enum',
-              params: { allowedValues: schema95.properties.proof.properties.by.enum },
+              params: { allowedValues: schema98.properties.proof.properties.by.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -17668,15 +17946,15 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateProviderStatus = validate27;
 
-export const validateRecentEventsResource = validate49;
-const schema110 = {
+export const validateRecentEventsResource = validate50;
+const schema113 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -17688,13 +17966,13 @@ const schema110 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate49(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -17798,13 +18076,13 @@ function validate49(
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate51;
-const schema111 = {
+export const validateReplayHistory = validate52;
+const schema114 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -17882,13 +18160,13 @@ const schema111 = {
   },
 };
 
-function validate51(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate51.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -18086,7 +18364,7 @@ function validate51(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema111.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema114.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -18613,7 +18891,7 @@ function validate51(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema111.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema114.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -18699,7 +18977,7 @@ function validate51(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema111.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema114.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -18757,13 +19035,13 @@ function validate51(
     }
     errors++;
   }
-  validate51.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate35;
-const schema66 = {
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -18791,7 +19069,7 @@ const schema66 = {
     },
     response_excerpt: {
       description:
-        "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+        "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
       type: 'string',
     },
     signed: {
@@ -18810,6 +19088,11 @@ const schema66 = {
       description: 'The Content-Type the target answered with, when it sent one.',
       type: 'string',
       maxLength: 200,
+    },
+    history_recorded: {
+      description:
+        'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+      type: 'boolean',
     },
   },
 };
@@ -18904,7 +19187,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema66.properties, key0)) {
+      if (!func1.call(schema67.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -19175,7 +19458,7 @@ function validate35(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema66.properties.signed.enum },
+          params: { allowedValues: schema67.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -19257,8 +19540,25 @@ function validate35(
         errors++;
       }
     }
+    if (data.history_recorded !== undefined) {
+      if (typeof data.history_recorded !== 'boolean') {
+        const err25 = {
+          instancePath: instancePath + '/history_recorded',
+          schemaPath: '#/properties/history_recorded/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err25 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -19266,9 +19566,9 @@ function validate35(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err25];
+      vErrors = [err26];
     } else {
-      vErrors.push(err25);
+      vErrors.push(err26);
     }
     errors++;
   }
@@ -19277,8 +19577,8 @@ function validate35(
 }
 validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate52;
-const schema115 = {
+export const validateSearchEventsQuery = validate53;
+const schema118 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -19300,13 +19600,13 @@ const schema115 = {
   },
 };
 
-function validate52(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19519,7 +19819,7 @@ function validate52(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema115.properties.verified.enum },
+          params: { allowedValues: schema118.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -19545,13 +19845,63 @@ function validate52(
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate53;
-const schema116 = {
+export const validateServerRole = validate54;
+
+function validate54(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/server-role.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate54.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (typeof data !== 'string') {
+    const err0 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'string' },
+      message: 'must be string',
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (!(data === 'all' || data === 'ingest' || data === 'worker')) {
+    const err1 = {
+      instancePath,
+      schemaPath: '#/enum',
+      keyword: 'enum',
+      params: { allowedValues: schema57.enum },
+      message: 'must be equal to one of the allowed values',
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate54.errors = vErrors;
+  return errors === 0;
+}
+validate54.evaluated = { dynamicProps: false, dynamicItems: false };
+
+export const validateGetWebhookEventInput = validate55;
+const schema120 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -19571,13 +19921,13 @@ const schema116 = {
   },
 };
 
-function validate53(
+function validate55(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate55.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19717,13 +20067,13 @@ function validate53(
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate54;
-const schema117 = {
+export const validateGetWebhookEventOutput = validate56;
+const schema121 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -19731,13 +20081,13 @@ const schema117 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate54(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate54.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19748,13 +20098,13 @@ function validate54(
     vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
     errors = vErrors.length;
   }
-  validate54.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate56;
-const schema118 = {
+export const validateListProvidersInput = validate58;
+const schema122 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -19764,13 +20114,13 @@ const schema118 = {
   properties: {},
 };
 
-function validate56(
+function validate58(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate58.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19808,13 +20158,13 @@ function validate56(
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate57;
-const schema119 = {
+export const validateListProvidersOutput = validate59;
+const schema123 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -19832,13 +20182,13 @@ const schema119 = {
   },
 };
 
-function validate57(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate57.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20008,13 +20358,13 @@ function validate57(
     }
     errors++;
   }
-  validate57.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate59;
-const schema120 = {
+export const validateListWebhookEventsInput = validate61;
+const schema124 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -20072,15 +20422,15 @@ const schema120 = {
     },
   },
 };
-const schema121 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema125 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate59(
+function validate61(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate59.evaluated;
+  const evaluated0 = validate61.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20098,7 +20448,7 @@ function validate59(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema120.properties, key0)) {
+      if (!func1.call(schema124.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -20416,7 +20766,7 @@ function validate59(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema120.properties.order.enum },
+        params: { allowedValues: schema124.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -20586,10 +20936,10 @@ function validate59(
     }
     errors++;
   }
-  validate59.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
 const schema43 = {
@@ -20742,8 +21092,8 @@ function validate24(
 }
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate60;
-const schema122 = {
+export const validateReplayWebhookEventInput = validate62;
+const schema126 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -20768,13 +21118,13 @@ const schema122 = {
   },
 };
 
-function validate60(
+function validate62(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate60.evaluated;
+  const evaluated0 = validate62.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20930,13 +21280,13 @@ function validate60(
     }
     errors++;
   }
-  validate60.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
 }
-validate60.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate61;
-const schema123 = {
+export const validateReplayWebhookEventOutput = validate63;
+const schema127 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -20944,13 +21294,13 @@ const schema123 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate61(
+function validate63(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate61.evaluated;
+  const evaluated0 = validate63.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20961,20 +21311,20 @@ function validate61(
     vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
     errors = vErrors.length;
   }
-  validate61.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
 }
-validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate63.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate63;
+export const validateTrustMode = validate65;
 
-function validate63(
+function validate65(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate63.evaluated;
+  const evaluated0 = validate65.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21011,7 +21361,7 @@ function validate63(
     }
     errors++;
   }
-  validate63.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-validate63.evaluated = { dynamicProps: false, dynamicItems: false };
+validate65.evaluated = { dynamicProps: false, dynamicItems: false };

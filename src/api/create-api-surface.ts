@@ -22,7 +22,7 @@ import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { ForwardControl } from '../forward/forward-control.ts';
-import { secretHeadersOf } from '../outbound/credentials.ts';
+import { deliveryCredentials, secretHeadersOf } from '../outbound/credentials.ts';
 import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
@@ -160,6 +160,16 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     // What a replay sends before its credentials: the caller signs with its own secret, if at all.
     const selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
     const copied = selectStoredHeaders(stored.headers, selection);
+    // An asymmetric scheme's original signature travels with an event that passed its check: it
+    // is the sender's public proof, which the caller could not make itself (deliveryCredentials
+    // decides, with the same rules as replay and forwarding; a symmetric signature never comes here).
+    const credentials = deliveryCredentials(provider, {
+      body: stored.payload,
+      storedHeaders: stored.headers,
+      nowMs: Date.now(),
+      arrival: stored,
+    });
+    const original = credentials.kind === 'original' ? { original_headers: credentials.headers } : {};
     const body: ApiReplayHeaders = {
       id: stored.id,
       provider: stored.provider,
@@ -171,6 +181,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
         copied,
         credentials: {},
       }),
+      ...original,
     };
     ctx.body = body;
   });

@@ -5,7 +5,8 @@
  * Nothing here is slow to load: usage errors are answered before any module of the server loads.
  */
 import { parseArgs } from 'node:util';
-import { SERVER_PORT } from '../../generated/constants.ts';
+import { SERVER_PORT, SERVER_ROLES } from '../../generated/constants.ts';
+import type { ServerRole } from '../../generated/types.ts';
 
 /** Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config. */
 export const EXIT_USAGE = 2;
@@ -105,4 +106,14 @@ export function parsePort(raw: string | undefined, what: string, command: string
     throw new UsageError(`${what}: ${JSON.stringify(raw)} is not a port number (${minimum} to ${maximum})`, command);
   }
   return Number(raw);
+}
+
+/** A role from --role; undefined when not given. */
+export function parseRole(raw: string | undefined, command: string): ServerRole | undefined {
+  if (raw === undefined) return undefined;
+  const role = SERVER_ROLES.find((r) => r === raw);
+  if (role === undefined) {
+    throw new UsageError(`--role: ${JSON.stringify(raw)} is not a role (${SERVER_ROLES.join(', ')})`, command);
+  }
+  return role;
 }

@@ -21,11 +21,13 @@ const CONFIG: OptionSpec = {
 export const COMMANDS: readonly CommandSpec[] = [
   {
     command: 'serve',
-    usage: '[serve] [--config PATH] [--host HOST] [--port PORT] [--strict]',
+    usage: '[serve] [--config PATH] [--host HOST] [--port PORT] [--role all|ingest|worker] [--strict]',
     summary: 'Start the server (the default command). Host defaults to 127.0.0.1, port to $PORT or 8080.',
     details:
       'Prints where it listens, the providers and forward rules it serves, and the first API token on\n' +
-      'the first start. An unset ${VAR} in the config is warned about; --strict refuses to start instead.',
+      'the first start. An unset ${VAR} in the config is warned about; --strict refuses to start instead.\n' +
+      '--role splits the work between processes on one PostgreSQL: ingest serves webhooks, queue sources,\n' +
+      '/api, /mcp and the UI; worker forwards, indexes for search and applies retention (docs/scaling.md).',
     options: {
       config: CONFIG,
       host: { type: 'string', value: 'HOST', description: 'Address to bind (overrides server.host).' },
@@ -33,6 +35,11 @@ export const COMMANDS: readonly CommandSpec[] = [
         type: 'string',
         value: 'PORT',
         description: 'Port to bind, 0 for any free one (overrides PORT and server.port).',
+      },
+      role: {
+        type: 'string',
+        value: 'all|ingest|worker',
+        description: 'What this process runs (overrides server.role; default all).',
       },
       strict: {
         type: 'boolean',

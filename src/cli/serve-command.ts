@@ -8,7 +8,7 @@ import type { UnsetVariable } from '../config/interpolate-env.ts';
 import type { LoadedConfig } from '../config/load-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { isOperatorError, type CliIo } from './cli-io.ts';
-import { parsePort, type ParsedCommandLine } from './command-line.ts';
+import { parsePort, parseRole, type ParsedCommandLine } from './command-line.ts';
 import { commandHint } from './invocation.ts';
 
 async function readConfig(flag: string | boolean | undefined, io: CliIo): Promise<LoadedConfig> {
@@ -34,7 +34,9 @@ export async function runServeCommand(parsed: ParsedCommandLine, io: CliIo): Pro
   const { values } = parsed;
   const flagPort = parsePort(values.port as string | undefined, '--port', 'serve');
   const envPort = flagPort === undefined ? parsePort(io.env.PORT, 'PORT', 'serve') : undefined;
-  const config = await readConfig(values.config, io);
+  const flagRole = parseRole(values.role as string | undefined, 'serve');
+  const loaded = await readConfig(values.config, io);
+  const config = flagRole === undefined ? loaded : { ...loaded, server: { ...loaded.server, role: flagRole } };
   const strict = values.strict === true || config.server.strict;
   const problems = unsetVariableProblems(config.unsetVariables);
   if (strict && problems.length > 0) {

@@ -55,13 +55,24 @@ export function startupBanner(input: {
 }): string {
   const { config, running } = input;
   const unset = config.unsetVariables ?? [];
-  const lines = [
-    `switchboard listening on ${running.url}`,
-    `  web UI:   ${running.url}/`,
-    `  MCP:      ${running.mcpUrl}`,
-    `  webhooks: ${running.url}/hooks/<provider>`,
-    '',
-  ];
+  const role = config.server.role;
+  const lines =
+    role === 'worker'
+      ? [
+          `switchboard listening on ${running.url}`,
+          '  role:     worker (forward dispatch, search indexing, retention; serves /healthz and /metrics)',
+          '',
+        ]
+      : [
+          `switchboard listening on ${running.url}`,
+          `  web UI:   ${running.url}/`,
+          `  MCP:      ${running.mcpUrl}`,
+          `  webhooks: ${running.url}/hooks/<provider>`,
+          ...(role === 'ingest'
+            ? ['  role:     ingest (forwarding, search indexing and retention run on worker processes)']
+            : []),
+          '',
+        ];
   if (config.providers.length === 0) {
     lines.push(NO_PROVIDERS_HINT);
   } else {

@@ -7,7 +7,7 @@ import { resolveConfig, type ResolvedConfig } from './resolve-config.ts';
 
 export interface ConfigSource {
   /** --config PATH */
-  flagPath?: string;
+  flagPath?: string | undefined;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }

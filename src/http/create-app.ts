@@ -1,4 +1,6 @@
 import Koa, { type Middleware } from 'koa';
+import { SERVER_ROLE } from '../../generated/constants.ts';
+import type { ServerRole } from '../../generated/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { notFound } from '../errors/app-error.ts';
 import { errorHandler } from './error-handler.ts';
@@ -10,6 +12,8 @@ import { healthRoute } from './health-route.ts';
 export interface AppOptions {
   logger: Logger;
   isDatabaseUp: () => Promise<boolean>;
+  /** What this process runs, as /healthz reports it; default the schema's (all). */
+  role?: ServerRole;
   /** Take the client address from X-Forwarded-For. */
   trustProxy: boolean;
   /** Surfaces (ingest, MCP, API, UI, metrics), tried in order after the shared middleware. */
@@ -41,7 +45,7 @@ export function createApp(options: AppOptions): Koa {
   app.use(requestId(options.logger));
   app.use(securityHeaders());
   app.use(errorHandler(options.logger));
-  app.use(healthRoute(options.isDatabaseUp));
+  app.use(healthRoute(options.isDatabaseUp, options.role ?? SERVER_ROLE.default));
   for (const surface of options.surfaces) app.use(surface);
   app.use((ctx) => sendError(ctx, notFound(`no route for ${ctx.method} ${ctx.path}`)));
   return app;

@@ -1,9 +1,15 @@
 import type { Middleware } from 'koa';
+import type { ServerRole } from '../../generated/types.ts';
+import type { Health } from '../../generated/types.ts';
 import { methodNotAllowed } from '../errors/app-error.ts';
 import { sendError } from './error-response.ts';
 
-/** Public liveness: says only whether the database answers, never anything about events. */
-export function healthRoute(isDatabaseUp: () => Promise<boolean>): Middleware {
+/**
+ * Public liveness (schemas/health.schema.json): whether the database answers and which role this
+ * process runs, so a load balancer or an orchestrator can tell ingest from worker processes.
+ * Never anything about events.
+ */
+export function healthRoute(isDatabaseUp: () => Promise<boolean>, role: ServerRole): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/healthz') {
       await next();
@@ -16,6 +22,7 @@ export function healthRoute(isDatabaseUp: () => Promise<boolean>): Middleware {
     const up = await isDatabaseUp().catch(() => false);
     ctx.set('Cache-Control', 'no-store');
     ctx.status = up ? 200 : 503;
-    ctx.body = { status: up ? 'ok' : 'db down' };
+    const body: Health = { status: up ? 'ok' : 'db down', role };
+    ctx.body = body;
   };
 }

@@ -28,7 +28,7 @@ import type {
   VerifyOutcome,
 } from '../presets/preset-types.ts';
 import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
-import { createGroupCommitter, type GroupCommitter } from '../store/group-commit.ts';
+import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
@@ -39,10 +39,10 @@ export interface IngestSurfaceOptions {
   store: EventStore;
   logger: Logger;
   /** Milliseconds since the epoch; injectable so tests can move the clock. */
-  now?: () => number;
-  groupCommit?: { maxBatch?: number; maxConcurrentFlushes?: number };
+  now?: (() => number) | undefined;
+  groupCommit?: Pick<GroupCommitOptions, 'maxBatch' | 'maxConcurrentFlushes'> | undefined;
   /** After this long without a commit the delivery is answered 503; default 10 s. */
-  commitTimeoutMs?: number;
+  commitTimeoutMs?: number | undefined;
   /** Retry-After sent with 503; default 5. */
   retryAfterSeconds?: number;
   /** Told why a delivery failed verification (for metrics); never given the secret or signature. */

@@ -52,9 +52,9 @@ export interface McpSessionsOptions {
   checkReadLimit: (caller: string) => void;
   log: Logger;
   /** Least time between two resource-updated notifications to one session; default 250 ms. */
-  notifyIntervalMs?: number;
+  notifyIntervalMs?: number | undefined;
   /** SSE keep-alive comment interval; default the SDK's (15 s). */
-  keepAliveMs?: number;
+  keepAliveMs?: number | undefined;
 }
 
 export interface McpSessions {

@@ -41,7 +41,7 @@ export interface EmbeddedPostgresOptions {
   /** Database created on first start and named in the URL. Default `switchboard`. */
   database?: string;
   /** Pin the port (tests restart on the same one); by default a free port is picked each start. */
-  port?: number;
+  port?: number | undefined;
   /** Extra server settings as `name=value`. */
   settings?: readonly string[];
   /**

@@ -116,8 +116,8 @@ export function genericIdentity(body: DeliveryBody, headers: HeaderBag): EventId
 }
 
 export interface IdentityOverrides {
-  eventTypeFrom?: FieldSource;
-  externalIdFrom?: FieldSource;
+  eventTypeFrom?: FieldSource | undefined;
+  externalIdFrom?: FieldSource | undefined;
 }
 
 /**

@@ -10,8 +10,10 @@ import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import type { PresetName } from '../../generated/constants.ts';
 import type { ProviderCatalogEntry, ProviderWithDefaults } from '../../generated/types.ts';
 
-export type PresetOptionKeys = Pick<
-  ProviderWithDefaults,
+/** Keys of a provider's config, each optional in the schema, as config hands them on: absent or undefined. */
+export type ProviderKeys<K extends keyof ProviderWithDefaults> = { [P in K]?: ProviderWithDefaults[P] | undefined };
+
+export type PresetOptionKeys = ProviderKeys<
   'secret' | 'token' | 'public_key' | 'public_url' | 'verify_token' | 'username' | 'password' | 'token_header' | 'hmac'
 >;
 

@@ -1,6 +1,6 @@
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
-import type { ProviderCatalogEntry, ProviderWithDefaults } from '../../generated/types.ts';
+import type { ProviderCatalogEntry } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { catalogIdentify, catalogSummarize } from './catalog-identity.ts';
 import { createGenericHmacPreset } from './generic-hmac-preset.ts';
@@ -18,8 +18,9 @@ import {
 import { stripePreset } from './stripe-preset.ts';
 import { createGenericTokenPreset, createTokenPreset, gitlabPreset } from './token-preset.ts';
 import type { CredentialKind, Preset } from './preset-types.ts';
-import { presetOptionProblem } from './preset-options.ts';
+import { presetOptionProblem, type ProviderKeys } from './preset-options.ts';
 import { createHmacScheme } from './schemes/hmac-scheme.ts';
+import { createJwtScheme } from './schemes/jwt-scheme.ts';
 import { createEcdsaScheme, createEd25519Scheme } from './schemes/public-key-schemes.ts';
 
 export function isPresetName(value: unknown): value is PresetName {
@@ -36,8 +37,7 @@ export function catalogEntry(name: PresetName): ProviderCatalogEntry {
  * validation leaves it (defaults filled in); `preset` is the one resolved from preset or trust_mode,
  * and `public_url` the URL the provider calls (its own, or server.public_url plus the route).
  */
-export type PresetOptions = Pick<
-  ProviderWithDefaults,
+export type PresetOptions = ProviderKeys<
   'token_header' | 'hmac' | 'event_type_from' | 'external_id_from' | 'public_url' | 'public_key' | 'secret'
 > & {
   preset: PresetName;
@@ -107,6 +107,8 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
   switch (scheme.kind) {
     case 'hmac':
       return createHmacScheme(scheme, where, { publicUrl: options.public_url });
+    case 'jwt-hs256':
+      return createJwtScheme(scheme, { publicUrl: options.public_url });
     case 'standard-webhooks':
       return standardWebhooksScheme(scheme.key ?? 'whsec', credentialOf(entry, options) === 'public_key');
     case 'ed25519':

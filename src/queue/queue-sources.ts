@@ -18,7 +18,7 @@ export interface QueueSourcesOptions {
   /** Every configured provider; only enabled queue providers are started. */
   providers: readonly ProviderConfig[];
   /** Default REDIS_URL, else redis://127.0.0.1:6379. */
-  redisUrl?: string;
+  redisUrl?: string | undefined;
   store: EventStore;
   logger: Logger;
   /** Consumer name within stream consumer groups; default switchboard-<hostname>. Keep it stable. */

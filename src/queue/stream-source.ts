@@ -18,14 +18,14 @@ export interface StreamSourceOptions {
    */
   consumer: string;
   /** Entries per XREADGROUP. */
-  batchSize?: number;
+  batchSize?: number | undefined;
   /** How long one XREADGROUP waits for new entries. */
-  blockMs?: number;
+  blockMs?: number | undefined;
   /**
    * Pending entries of other consumers idle this long are claimed, so messages held by a consumer
    * name that never comes back (a renamed host) are not stranded.
    */
-  claimIdleMs?: number;
+  claimIdleMs?: number | undefined;
 }
 
 interface StreamEntry {

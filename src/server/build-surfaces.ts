@@ -24,6 +24,7 @@ import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
 import { countStreams } from '../metrics/instrument.ts';
 import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
+import { roleParts } from './server-role.ts';
 import {
   apiSurface,
   buildAuth,
@@ -100,26 +101,34 @@ async function assemble(
   const forwarding = forwardingControl(deps, stores.deliveries, sending.outbound, bus, metrics);
   const mcp = mcpSurface(deps, { store: served, providers: directory, replay: sending.replay, bus, auth });
   const streams = new AbortController();
+  // A worker serves only /healthz and /metrics: nothing reaches it from senders or users.
+  const runs = roleParts(config.server.role);
+  const requestSurfaces = runs.ingest
+    ? [
+        ingestSurface(deps, served, metrics),
+        mcp.middleware,
+        countStreams(metrics),
+        apiSurface(deps, {
+          stores: { ...stores, store: served },
+          providers: directory,
+          replay: sending.replay,
+          bus,
+          auth,
+          forward: forwarding.control,
+          signal: streams.signal,
+        }),
+      ]
+    : [];
   const app = createApp({
     logger,
     isDatabaseUp: overrides.isDatabaseUp ?? (() => isDatabaseUp(pool)),
+    role: config.server.role,
     trustProxy: config.server.trustProxy,
     surfaces: [
       ...(overrides.surfacesFirst?.(auth) ?? []),
-      ingestSurface(deps, served, metrics),
-      mcp.middleware,
-      countStreams(metrics),
-      apiSurface(deps, {
-        stores: { ...stores, store: served },
-        providers: directory,
-        replay: sending.replay,
-        bus,
-        auth,
-        forward: forwarding.control,
-        signal: streams.signal,
-      }),
+      ...requestSurfaces,
       metricsRoute({ metrics, authenticate: config.metrics.requireAuth ? auth.authenticate : undefined }),
-      createUiSurface({ distDir: deps.uiDistDir }),
+      ...(runs.ingest ? [createUiSurface({ distDir: deps.uiDistDir })] : []),
     ],
   });
   const stopObserving = observePool(metrics, pool, () => mcp.sessionCount());

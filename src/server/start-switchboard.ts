@@ -31,9 +31,9 @@ export interface StartOptions {
   /** Override SERVER_TIMEOUTS (tests shorten them to watch slow clients being cut off). */
   serverTimeouts?: Partial<ServerTimeouts>;
   /** Where the built UI is; default the package's own (browser tests build a fresh one). */
-  uiDistDir?: string;
+  uiDistDir?: string | undefined;
   /** How the CLI is run here, for the UI's hints; default `switchboard`. */
-  cliCommand?: string;
+  cliCommand?: string | undefined;
 }
 
 export interface RunningSwitchboard {

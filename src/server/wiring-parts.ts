@@ -33,6 +33,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import { observeForwarding } from '../metrics/metrics-route.ts';
 import { countRateLimited, instrumentIngest, instrumentReplay } from '../metrics/instrument.ts';
 import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
+import { roleParts } from './server-role.ts';
 
 export interface Stores {
   store: PgEventStore;
@@ -140,8 +141,8 @@ export function ingestSurface(deps: SurfaceDeps, store: EventStore, metrics: Met
 }
 
 /**
- * Queue consumers, retention and search indexing, unless a harness runs without them. Returns how
- * the provider directory learns each queue provider's connection state.
+ * Queue consumers (ingest's), retention and search indexing (a worker's), unless a harness runs
+ * without them. Returns how the provider directory learns each queue provider's connection state.
  */
 export function startJobs(
   deps: SurfaceDeps,
@@ -151,6 +152,16 @@ export function startJobs(
   const fixed = deps.overrides?.withoutJobs;
   if (fixed !== undefined) return () => fixed.queueConnection;
   const { config, logger, pool } = deps;
+  const runs = roleParts(config.server.role);
+  if (runs.worker) {
+    // Several workers share these through the database: retention runs under an advisory lock,
+    // the indexer takes its batches with SKIP LOCKED.
+    const retention = startRetention({ pool, config: config.retention, logger });
+    cleanups.push(() => retention.stop());
+    const searchIndexer = startSearchIndexer({ pool, logger });
+    cleanups.push(() => searchIndexer.stop());
+  }
+  if (!runs.ingest) return () => undefined;
   const queues: QueueSources = startQueueSources({
     providers: config.providers,
     redisUrl: deps.redisUrl,
@@ -158,10 +169,6 @@ export function startJobs(
     logger,
   });
   cleanups.push(() => queues.stop());
-  const retention = startRetention({ pool, config: config.retention, logger });
-  cleanups.push(() => retention.stop());
-  const searchIndexer = startSearchIndexer({ pool, logger });
-  cleanups.push(() => searchIndexer.stop());
   return (name) => queues.connectionOf(name);
 }
 
@@ -192,7 +199,9 @@ export function forwardingControl(
   return {
     control,
     start: async (self) => {
-      if (config.forward.length === 0) return;
+      // An ingest process queues deliveries (the outbox rows commit with their events) and answers
+      // /api/forwards; worker processes send them.
+      if (config.forward.length === 0 || !roleParts(config.server.role).worker) return;
       // Checked once the port is known, so a rule pointing at switchboard itself is refused (exit 2).
       const targets = await checkForwardTargets(config.forward, {
         policy: outbound.policy,

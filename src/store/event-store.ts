@@ -73,25 +73,25 @@ export interface InsertResult {
  * checks: listQueryFromInput), plus the from/to window only the HTTP API has.
  */
 export interface ListQuery {
-  provider?: string;
-  eventType?: string;
+  provider?: string | undefined;
+  eventType?: string | undefined;
   /** Exclusive lower bound: an ISO-8601 time or an event id. */
-  since?: string;
+  since?: string | undefined;
   /** Inclusive upper bound: an ISO-8601 time or an event id. */
-  until?: string;
+  until?: string | undefined;
   /** Default newest_first; the cursor continues in the order it was made in. */
-  order?: ListOrder;
-  limit?: number;
-  cursor?: string;
+  order?: ListOrder | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
   /** Full-text search over payloads. */
-  q?: string;
+  q?: string | undefined;
   /** JSON containment filter on the payload. */
-  match?: Record<string, unknown>;
+  match?: Record<string, unknown> | undefined;
   /** HTTP API only: received_at >= from. */
-  from?: string;
+  from?: string | undefined;
   /** HTTP API only: received_at < to. */
-  to?: string;
-  verified?: boolean;
+  to?: string | undefined;
+  verified?: boolean | undefined;
 }
 
 export interface EventStore {

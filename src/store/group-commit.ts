@@ -6,12 +6,12 @@ export interface GroupCommitOptions {
   store: Pick<EventStore, 'insertMany'>;
   logger: Logger;
   /** Most events in one INSERT statement. */
-  maxBatch?: number;
+  maxBatch?: number | undefined;
   /**
    * Batches in flight at once. More than one lets the next statement travel to the database while
    * the previous commit waits for its WAL flush; PostgreSQL then flushes their commits together.
    */
-  maxConcurrentFlushes?: number;
+  maxConcurrentFlushes?: number | undefined;
 }
 
 export interface GroupCommitter {

@@ -2,9 +2,13 @@
  * Retention: a background job that deletes events older than max_age and beyond the newest
  * max_events. It deletes in small batches, each its own short statement, so ingest and readers
  * never wait behind one long delete; replay attempts go with their events (ON DELETE CASCADE).
+ *
+ * Every worker process runs this job; a run holds a session advisory lock, so one instance prunes
+ * at a time and the others skip that interval. The lock goes with its connection: an instance that
+ * dies mid-run leaves nothing held, and the next interval of any other instance takes over.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { SwitchboardConfigWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
@@ -27,6 +31,8 @@ export interface RetentionOptions {
 export interface RetentionResult {
   deletedByAge: number;
   deletedByCount: number;
+  /** Present when another instance held the retention lock, so this run deleted nothing. */
+  skipped?: true;
 }
 
 export interface RetentionJob {
@@ -60,6 +66,9 @@ export function parseDuration(text: string): number {
 
 const keyRow = z.object({ received_at_utc: z.string(), id: z.string() });
 
+/** The advisory lock one retention run holds (hashtext of a name no other lock uses). */
+const RETENTION_LOCK = sql.fragment`hashtext('switchboard-retention')`;
+
 export function startRetention(options: RetentionOptions): RetentionJob {
   const { pool, logger } = options;
   const { config } = options;
@@ -80,7 +89,10 @@ export function startRetention(options: RetentionOptions): RetentionJob {
   let timer: NodeJS.Timeout | null = null;
 
   /** Deletes every event at or before the key (in list order), oldest first, a batch at a time. */
-  async function deleteThrough(cutoff: { receivedAt: string; id: string | null }): Promise<number> {
+  async function deleteThrough(
+    db: CommonQueryMethods,
+    cutoff: { receivedAt: string; id: string | null },
+  ): Promise<number> {
     let total = 0;
     while (!stopped) {
       // The subselect walks events_received_idx from the oldest end and stops after batchSize rows,
@@ -89,7 +101,7 @@ export function startRetention(options: RetentionOptions): RetentionJob {
         cutoff.id === null
           ? sql.fragment`events.received_at < ${cutoff.receivedAt}::timestamptz`
           : sql.fragment`(events.received_at, events.id) <= (${cutoff.receivedAt}::timestamptz, ${cutoff.id}::uuid)`;
-      const result = await pool.query(sql.unsafe`
+      const result = await db.query(sql.unsafe`
         DELETE FROM events
         WHERE events.id IN (
           SELECT events.id FROM events
@@ -106,24 +118,39 @@ export function startRetention(options: RetentionOptions): RetentionJob {
     return total;
   }
 
-  async function prune(): Promise<RetentionResult> {
+  /** One run, on one connection: the lock is a session's, so the deletes run where it is held. */
+  function prune(): Promise<RetentionResult> {
+    return pool.connect(async (connection) => {
+      const locked = await connection.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
+        SELECT pg_try_advisory_lock(${RETENTION_LOCK}) AS locked
+      `);
+      if (!locked) return { deletedByAge: 0, deletedByCount: 0, skipped: true };
+      try {
+        return await pruneOn(connection);
+      } finally {
+        await connection.query(sql.unsafe`SELECT pg_advisory_unlock(${RETENTION_LOCK})`);
+      }
+    });
+  }
+
+  async function pruneOn(db: CommonQueryMethods): Promise<RetentionResult> {
     const result: RetentionResult = { deletedByAge: 0, deletedByCount: 0 };
     if (maxAgeMs !== null) {
       // The database's clock decides what is old, the same clock that stamped received_at.
-      const cutoff = await pool.oneFirst(sql.type(z.object({ cutoff: z.string() }))`
+      const cutoff = await db.oneFirst(sql.type(z.object({ cutoff: z.string() }))`
         SELECT ${utcText(sql.fragment`(now() - make_interval(secs => ${maxAgeMs / 1000}))`)} AS cutoff
       `);
-      result.deletedByAge = await deleteThrough({ receivedAt: cutoff, id: null });
+      result.deletedByAge = await deleteThrough(db, { receivedAt: cutoff, id: null });
     }
     if (maxEvents !== null && !stopped) {
       // The newest event that no longer fits; it and everything older go.
-      const key = await pool.maybeOne(sql.type(keyRow)`
+      const key = await db.maybeOne(sql.type(keyRow)`
         SELECT ${utcColumn('events', 'received_at')} AS received_at_utc, events.id
         FROM events
         ORDER BY events.received_at DESC, events.id DESC
         OFFSET ${maxEvents} LIMIT 1
       `);
-      if (key) result.deletedByCount = await deleteThrough({ receivedAt: key.received_at_utc, id: key.id });
+      if (key) result.deletedByCount = await deleteThrough(db, { receivedAt: key.received_at_utc, id: key.id });
     }
     if (result.deletedByAge + result.deletedByCount > 0) logger.info(result, 'retention deleted events');
     return result;

@@ -65,9 +65,9 @@ export function describeFetchFailure(error: unknown, timeoutMs: number): string 
 export interface TriggerOptions {
   provider: ProviderConfig;
   /** A sample name from listSamples (case-insensitive); default the preset's first sample. */
-  sample?: string;
+  sample?: string | undefined;
   /** Where switchboard listens; default DEFAULT_TRIGGER_BASE_URL. A path prefix is kept. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   fetch?: typeof fetch;
   now?: () => number;
   timeoutMs?: number;

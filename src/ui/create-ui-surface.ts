@@ -31,7 +31,7 @@ export const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 export interface UiSurfaceOptions {
   /** Built assets; default src/ui/dist. */
-  distDir?: string;
+  distDir?: string | undefined;
   /**
    * Build the UI on the first request when distDir holds no build and esbuild is installed
    * (default false: `npm run build` builds it, and the package ships it). Without a build, /

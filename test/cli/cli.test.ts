@@ -197,6 +197,7 @@ describe('arguments are checked before anything starts', () => {
     [['token', 'forget', 'x'], 'token takes create <name>, list or revoke <name>, not "forget"', 'token'],
     [['serve', '--port', 'abc'], '--port: "abc" is not a port number (0 to 65535)', 'serve'],
     [['--port', 'abc'], '--port: "abc" is not a port number (0 to 65535)', 'serve'],
+    [['serve', '--role', 'both'], '--role: "both" is not a role (all, ingest, worker)', 'serve'],
     [['serve', '--nope'], 'unknown option --nope', 'serve'],
     [['--nope'], 'unknown option --nope', 'serve'],
     [['serve', '--port'], '--port needs a value (PORT)', 'serve'],

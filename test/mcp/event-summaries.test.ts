@@ -189,7 +189,7 @@ describe('summary on EventSummary', () => {
         return cut === summary || (cut.endsWith('…') && summary.startsWith(cut.slice(0, -1)));
       }),
     );
-    expect(toMcpEventSummary({ ...SAMPLE, summary: undefined }).summary).toBeNull();
+    expect(toMcpEventSummary(SAMPLE).summary).toBeNull();
     // Fields that leave no room still leave the event 32 bytes of its line.
     const crowded = toMcpEventSummary({ ...SAMPLE, event_type: 'x'.repeat(200), summary: 'y'.repeat(120) });
     expect(crowded.summary).toBe(`${'y'.repeat(MIN_SUMMARY_BYTES - 3)}…`);

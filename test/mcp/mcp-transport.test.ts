@@ -295,7 +295,7 @@ describe('hardened transport', () => {
   it('keeps /healthz public while /mcp needs a token', async () => {
     const health = await fetch(`${h.origin}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', role: 'all' });
     const mcp = await fetch(h.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
     expect(mcp.status).toBe(401);
   });

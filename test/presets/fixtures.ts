@@ -35,7 +35,8 @@ export type PresetFragment = Omit<PresetOptions, 'hmac'> & {
 
 /** presetFor with a config fragment, the way config resolution calls it (hmac defaults filled in). */
 export function presetOf(options: PresetFragment): Preset {
-  return presetFor({ ...options, hmac: options.hmac === undefined ? undefined : hmacOptions(options.hmac) });
+  const { hmac, ...rest } = options;
+  return presetFor({ ...rest, ...(hmac === undefined ? {} : { hmac: hmacOptions(hmac) }) });
 }
 
 /** Any preset by name, with the options it cannot be built without (hmac, a public URL). */

@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -86,7 +87,7 @@ async function health(): Promise<{ status: number; body: unknown }> {
 describe('database outage', () => {
   it('answers 503 while PostgreSQL is unreachable and recovers by itself within 5 s', async () => {
     expect((await deliverOne(1)).status).toBe(200);
-    expect(await health()).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok', role: 'all' } });
     expect((await callTool(mcp, 'list_webhook_events', { limit: 5 })).ok).toBe(true);
 
     const acknowledged = new Map<string, Buffer>();
@@ -163,9 +164,11 @@ describe('database outage', () => {
     // Every acknowledged delivery is stored, byte for byte (read directly, not through the proxy).
     const ids = [...acknowledged.keys()];
     const rows = await db.pool.any(
-      sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
+      sql.type(
+        z.object({ id: z.string(), payload: z.instanceof(Buffer) }),
+      )`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
     );
-    const stored = new Map(rows.map((r) => [String(r.id), r.payload as Buffer]));
+    const stored = new Map(rows.map((r) => [String(r.id), r.payload]));
     expect(ids.filter((id) => !stored.get(id)?.equals(acknowledged.get(id) ?? Buffer.alloc(0)))).toEqual([]);
 
     expect(child.isRunning()).toBe(true);
@@ -246,7 +249,7 @@ async function checkWhileDown(): Promise<void> {
     },
     { timeoutMs: 5_000, intervalMs: 100 },
   );
-  expect(downHealth.body).toEqual({ status: 'db down' });
+  expect(downHealth.body).toEqual({ status: 'db down', role: 'all' });
 
   // A direct delivery: 503 with Retry-After.
   const direct = await deliverOne(2);

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDatabasePool } from '../../src/store/database.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { parseDuration, startRetention, type RetentionConfig, type RetentionJob } from '../../src/store/retention.ts';
@@ -121,6 +122,66 @@ describe('retention', () => {
     await job({ max_age: '1d' }).runOnce();
     expect(await replays.listForEvent(gone)).toEqual([]);
     expect(await replays.listForEvent(kept)).toHaveLength(1);
+  });
+
+  it('prunes on one instance at a time: a run skips while another instance holds the retention lock', async () => {
+    await eventsMinutesApart(20, 120);
+    // Another instance mid-run: it holds the lock on a connection of its own.
+    const other = await createDatabasePool(db.url, { maximumPoolSize: 1 });
+    try {
+      await other.connect(async (connection) => {
+        await connection.query(sql.unsafe`SELECT pg_advisory_lock(hashtext('switchboard-retention'))`);
+        expect(await job({ max_age: '60m' }).runOnce()).toEqual({ deletedByAge: 0, deletedByCount: 0, skipped: true });
+        expect(await remainingIds()).toHaveLength(20);
+        await connection.query(sql.unsafe`SELECT pg_advisory_unlock(hashtext('switchboard-retention'))`);
+      });
+      expect(await job({ max_age: '60m' }).runOnce()).toEqual({ deletedByAge: 20, deletedByCount: 0 });
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('takes over when the instance holding the lock dies: the lock goes with its connection', async () => {
+    await eventsMinutesApart(9, 120);
+    const other = await createDatabasePool(db.url, { maximumPoolSize: 1 });
+    try {
+      const pid = await other.connect(async (connection) => {
+        await connection.query(sql.unsafe`SELECT pg_advisory_lock(hashtext('switchboard-retention'))`);
+        return connection.oneFirst(sql.type(z.object({ pid: z.number() }))`SELECT pg_backend_pid() AS pid`);
+      });
+      // Returned to its pool, the connection still holds the session lock: a run now skips.
+      expect((await job({ max_age: '60m' }).runOnce()).skipped).toBe(true);
+      await db.pool.query(sql.unsafe`SELECT pg_terminate_backend(${pid})`);
+      await expect
+        .poll(async () => job({ max_age: '60m' }).runOnce(), { timeout: 5_000 })
+        .toEqual({
+          deletedByAge: 9,
+          deletedByCount: 0,
+        });
+    } finally {
+      await other.end().catch(() => undefined);
+    }
+  });
+
+  it('two instances pruning at once delete each event once between them', async () => {
+    await eventsMinutesApart(60, 120);
+    const other = await createDatabasePool(db.url, { maximumPoolSize: 2 });
+    try {
+      const second = startRetention({
+        pool: other,
+        config: { interval_seconds: 3_600, max_age: '60m' },
+        logger: silentLogger,
+        batchSize: 7,
+        initialDelayMs: 3_600_000,
+      });
+      jobs.push(second);
+      const results = await Promise.all([job({ max_age: '60m' }).runOnce(), second.runOnce()]);
+      expect(results.reduce((sum, r) => sum + r.deletedByAge, 0)).toBe(60);
+      expect(await remainingIds()).toEqual([]);
+      await second.stop();
+    } finally {
+      await other.end();
+    }
   });
 
   it('does nothing without limits, never overlaps runs, and runs on its timer', async () => {

@@ -20,7 +20,7 @@ export interface HttpRequestOptions {
   path?: string;
   headers?: OutgoingHttpHeaders;
   /** Sent as is; with `chunked`, written in pieces without a Content-Length. */
-  body?: Buffer | string;
+  body?: Buffer | string | undefined;
   chunked?: boolean;
   /** Stop reading the response after this many ms (SSE streams never end on their own). */
   readForMs?: number;
@@ -46,7 +46,13 @@ export function httpRequest(port: number, options: HttpRequestOptions = {}): Pro
           if (timer !== undefined) clearTimeout(timer);
           const bytes = Buffer.concat(chunks);
           const body = bytes.toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, body, json: () => JSON.parse(body) });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            bytes,
+            body,
+            json: (): unknown => JSON.parse(body),
+          });
         };
         if (options.readForMs !== undefined) {
           timer = setTimeout(() => {

@@ -36,6 +36,8 @@ export interface SpawnSwitchboardOptions {
   env?: Record<string, string>;
   /** Default 0: a free port, read back from the "listening on" line. */
   port?: number;
+  /** More arguments after `serve --config … --host … --port …` (e.g. --role worker). */
+  extraArgs?: readonly string[];
   /** How long start-up may take; default 60 s (tsx compiles on first start, embedded initdb is slow). */
   startTimeoutMs?: number;
   /**
@@ -139,6 +141,7 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
       '127.0.0.1',
       '--port',
       String(options.port ?? 0),
+      ...(options.extraArgs ?? []),
     ],
     { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup ?? false },
   );

@@ -175,7 +175,7 @@ function signHmac(c: Compiled, input: SignInput): Record<string, string> {
 
 export interface HmacOptions {
   /** Where the provider sends (public URL + route), for templates that sign {url}. */
-  publicUrl?: string;
+  publicUrl?: string | undefined;
 }
 
 export function createHmacScheme(scheme: HmacScheme, where: string, options: HmacOptions = {}): SchemeParts {

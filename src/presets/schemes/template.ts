@@ -45,9 +45,9 @@ export function parseSignedTemplate(template: string, where: string): SignedPart
 
 export interface SignedValues {
   body: Buffer;
-  timestamp?: string;
-  url?: string;
-  method?: string;
+  timestamp?: string | undefined;
+  url?: string | undefined;
+  method?: string | undefined;
   headers: ReadonlyMap<string, string>;
 }
 

@@ -13,8 +13,8 @@ export function ResponseExcerpt({
   excerpt,
   contentType,
 }: {
-  excerpt?: string;
-  contentType?: string;
+  excerpt?: string | undefined;
+  contentType?: string | undefined;
 }): JSX.Element | null {
   if (excerpt === undefined && contentType === undefined) return null;
   return (

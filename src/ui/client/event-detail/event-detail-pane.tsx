@@ -27,7 +27,7 @@ interface DetailProps {
   onTab: (tab: string) => void;
   onClose: () => void;
   /** More tabs after the built-in ones (forwarding's delivery state, for instance). */
-  extraTabs?: (event: EventDetail) => DetailTab[];
+  extraTabs?: ((event: EventDetail) => DetailTab[]) | undefined;
 }
 
 export function EventDetailPane(props: DetailProps): JSX.Element {

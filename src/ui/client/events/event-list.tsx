@@ -23,7 +23,7 @@ interface EventListProps {
    * A small mark at the end of a row, next to its time, for views that add a state to each event
    * (forwarding's delivery state, say). Nothing by default.
    */
-  mark?: (event: ApiEventSummary) => ComponentChildren;
+  mark?: ((event: ApiEventSummary) => ComponentChildren) | undefined;
 }
 
 export const rowId = (id: string): string => `ev-${id}`;

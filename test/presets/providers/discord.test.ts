@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { discordCase } from './discord.case.ts';
+
+describeProvider(discordCase);

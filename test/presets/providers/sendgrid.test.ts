@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { sendgridCase } from './sendgrid.case.ts';
+
+describeProvider(sendgridCase);

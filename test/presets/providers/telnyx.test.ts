@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { telnyxCase } from './telnyx.case.ts';
+
+describeProvider(telnyxCase);
