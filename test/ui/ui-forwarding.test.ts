@@ -140,7 +140,7 @@ describe.skipIf(unavailable !== null)('forwarding in the web UI', () => {
         state: el.getAttribute('data-forward-state'),
         label: el.getAttribute('aria-label'),
         glyph: el.textContent,
-        tone: el.className.split(' ').find((c: string) => c.startsWith('fwd-') && c !== 'fwd-mark'),
+        tone: (el.getAttribute('class') ?? '').split(' ').find((c: string) => c.startsWith('fwd-') && c !== 'fwd-mark'),
         color: getComputedStyle(el).color,
         border: getComputedStyle(el).borderStyle,
       }));
