@@ -6,7 +6,7 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (53), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
@@ -32,6 +32,7 @@ export type PresetName =
   | 'linear'
   | 'meta'
   | 'mux'
+  | 'netlify'
   | 'notion'
   | 'open'
   | 'openai'
@@ -57,7 +58,9 @@ export type PresetName =
   | 'trello'
   | 'twitch'
   | 'typeform'
+  | 'upstash-qstash'
   | 'vercel'
+  | 'vonage'
   | 'woocommerce'
   | 'workos'
   | 'zendesk'
@@ -654,7 +657,7 @@ export interface DeliveryAttempt {
    */
   error: string | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1263,7 +1266,7 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1316,7 +1319,7 @@ export interface ReplayResult {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1331,6 +1334,10 @@ export interface ReplayResult {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 /**
  * How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.
@@ -1555,7 +1562,7 @@ export interface ReplayWebhookEventOutput {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1570,6 +1577,10 @@ export interface ReplayWebhookEventOutput {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 
 /**

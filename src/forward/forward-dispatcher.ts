@@ -120,29 +120,48 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
    * while its statement runs wait for it and then go in one statement. No attempt waits longer
    * than one settle statement, and at load a batch costs one round trip instead of one each.
    */
-  let settleQueue: Array<{ outcome: SettleOutcome; done: (error?: Error) => void }> = [];
+  type QueuedSettle = { outcome: SettleOutcome; done: (error?: Error) => void };
+  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+  let settleQueue: QueuedSettle[] = [];
   let settling = false;
   function flushSettles(): void {
     if (settling || settleQueue.length === 0) return;
     settling = true;
     const batch = settleQueue;
     settleQueue = [];
-    deps.deliveries
-      .settleMany(batch.map((item) => item.outcome))
-      .then(
-        () => {
-          for (const item of batch) item.done();
-        },
-        (error: unknown) => {
-          const reason = error instanceof Error ? error : new Error(String(error));
-          for (const item of batch) item.done(reason);
-        },
-      )
-      .finally(() => {
-        settling = false;
-        flushSettles();
-      });
+    void settleBatch(batch).finally(() => {
+      settling = false;
+      flushSettles();
+    });
   }
+
+  /**
+   * One statement for the batch; if it fails, row by row, so one row the database refuses (or a
+   * row whose delivery went away) never blocks another: a healthy delivery left unsettled would be
+   * claimed again at its claim timeout and sent twice.
+   */
+  async function settleBatch(batch: readonly QueuedSettle[]): Promise<void> {
+    try {
+      await deps.deliveries.settleMany(batch.map((item) => item.outcome));
+      for (const item of batch) item.done();
+      return;
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]?.done(asError(error));
+        return;
+      }
+      deps.logger.warn({ err: error, attempts: batch.length }, 'settling a batch failed; settling its rows one by one');
+    }
+    for (const item of batch) {
+      try {
+        await deps.deliveries.settleMany([item.outcome]);
+        item.done();
+      } catch (error) {
+        item.done(asError(error));
+      }
+    }
+  }
+
   function settle(outcome: SettleOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
       settleQueue.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
