@@ -862,6 +862,17 @@ export const SCHEMAS = {
               refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 20 },
             },
           },
+          write: {
+            description:
+              "Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.",
+            type: 'object',
+            additionalProperties: false,
+            default: {},
+            properties: {
+              capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 20 },
+              refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 2 },
+            },
+          },
           replay: {
             description: 'Replays, which make outbound requests.',
             type: 'object',

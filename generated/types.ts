@@ -391,6 +391,19 @@ export interface SwitchboardConfig {
       refill_per_second?: number;
     };
     /**
+     * Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.
+     */
+    write?: {
+      /**
+       * Burst size.
+       */
+      capacity?: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second?: number;
+    };
+    /**
      * Replays, which make outbound requests.
      */
     replay?: {
@@ -1706,6 +1719,19 @@ export interface SwitchboardConfigWithDefaults {
      * Reads: list, get, resource reads, /api reads.
      */
     read: {
+      /**
+       * Burst size.
+       */
+      capacity: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second: number;
+    };
+    /**
+     * Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.
+     */
+    write: {
       /**
        * Burst size.
        */

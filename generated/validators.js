@@ -2329,6 +2329,17 @@ const schema49 = {
             refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 20 },
           },
         },
+        write: {
+          description:
+            "Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.",
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 20 },
+            refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 2 },
+          },
+        },
         replay: {
           description: 'Replays, which make outbound requests.',
           type: 'object',
@@ -6896,11 +6907,14 @@ function validate29(
       if (data50.read === undefined) {
         data50.read = {};
       }
+      if (data50.write === undefined) {
+        data50.write = {};
+      }
       if (data50.replay === undefined) {
         data50.replay = {};
       }
       for (const key14 in data50) {
-        if (!(key14 === 'read' || key14 === 'replay')) {
+        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
           const err107 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
@@ -7021,19 +7035,19 @@ function validate29(
         }
         errors++;
       }
-      let data54 = data50.replay;
+      let data54 = data50.write;
       if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
         if (data54.capacity === undefined) {
-          data54.capacity = 10;
+          data54.capacity = 20;
         }
         if (data54.refill_per_second === undefined) {
-          data54.refill_per_second = 0.5;
+          data54.refill_per_second = 2;
         }
         for (const key16 in data54) {
           if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
             const err114 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              instancePath: instancePath + '/rate_limits/write',
+              schemaPath: '#/properties/rate_limits/properties/write/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key16 },
               message: 'must NOT have additional properties',
@@ -7049,8 +7063,8 @@ function validate29(
         let data55 = data54.capacity;
         if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
           const err115 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            instancePath: instancePath + '/rate_limits/write/capacity',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -7065,8 +7079,8 @@ function validate29(
         if (typeof data55 == 'number' && isFinite(data55)) {
           if (data55 < 1 || isNaN(data55)) {
             const err116 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              instancePath: instancePath + '/rate_limits/write/capacity',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
@@ -7083,8 +7097,8 @@ function validate29(
         if (typeof data56 == 'number' && isFinite(data56)) {
           if (data56 <= 0 || isNaN(data56)) {
             const err117 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              instancePath: instancePath + '/rate_limits/write/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
               params: { comparison: '>', limit: 0 },
               message: 'must be > 0',
@@ -7098,8 +7112,8 @@ function validate29(
           }
         } else {
           const err118 = {
-            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/write/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/type',
             keyword: 'type',
             params: { type: 'number' },
             message: 'must be number',
@@ -7113,8 +7127,8 @@ function validate29(
         }
       } else {
         const err119 = {
-          instancePath: instancePath + '/rate_limits/replay',
-          schemaPath: '#/properties/rate_limits/properties/replay/type',
+          instancePath: instancePath + '/rate_limits/write',
+          schemaPath: '#/properties/rate_limits/properties/write/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
@@ -7126,34 +7140,39 @@ function validate29(
         }
         errors++;
       }
-    } else {
-      const err120 = {
-        instancePath: instancePath + '/rate_limits',
-        schemaPath: '#/properties/rate_limits/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err120];
-      } else {
-        vErrors.push(err120);
-      }
-      errors++;
-    }
-    let data57 = data.metrics;
-    if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
-      if (data57.require_auth === undefined) {
-        data57.require_auth = true;
-      }
-      for (const key17 in data57) {
-        if (!(key17 === 'require_auth')) {
+      let data57 = data50.replay;
+      if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
+        if (data57.capacity === undefined) {
+          data57.capacity = 10;
+        }
+        if (data57.refill_per_second === undefined) {
+          data57.refill_per_second = 0.5;
+        }
+        for (const key17 in data57) {
+          if (!(key17 === 'capacity' || key17 === 'refill_per_second')) {
+            const err120 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key17 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err120];
+            } else {
+              vErrors.push(err120);
+            }
+            errors++;
+          }
+        }
+        let data58 = data57.capacity;
+        if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
           const err121 = {
-            instancePath: instancePath + '/metrics',
-            schemaPath: '#/properties/metrics/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key17 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err121];
@@ -7162,9 +7181,109 @@ function validate29(
           }
           errors++;
         }
+        if (typeof data58 == 'number' && isFinite(data58)) {
+          if (data58 < 1 || isNaN(data58)) {
+            const err122 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err122];
+            } else {
+              vErrors.push(err122);
+            }
+            errors++;
+          }
+        }
+        let data59 = data57.refill_per_second;
+        if (typeof data59 == 'number' && isFinite(data59)) {
+          if (data59 <= 0 || isNaN(data59)) {
+            const err123 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err123];
+            } else {
+              vErrors.push(err123);
+            }
+            errors++;
+          }
+        } else {
+          const err124 = {
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err124];
+          } else {
+            vErrors.push(err124);
+          }
+          errors++;
+        }
+      } else {
+        const err125 = {
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err125];
+        } else {
+          vErrors.push(err125);
+        }
+        errors++;
       }
-      if (typeof data57.require_auth !== 'boolean') {
-        const err122 = {
+    } else {
+      const err126 = {
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err126];
+      } else {
+        vErrors.push(err126);
+      }
+      errors++;
+    }
+    let data60 = data.metrics;
+    if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+      if (data60.require_auth === undefined) {
+        data60.require_auth = true;
+      }
+      for (const key18 in data60) {
+        if (!(key18 === 'require_auth')) {
+          const err127 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key18 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err127];
+          } else {
+            vErrors.push(err127);
+          }
+          errors++;
+        }
+      }
+      if (typeof data60.require_auth !== 'boolean') {
+        const err128 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -7172,14 +7291,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err122];
+          vErrors = [err128];
         } else {
-          vErrors.push(err122);
+          vErrors.push(err128);
         }
         errors++;
       }
     } else {
-      const err123 = {
+      const err129 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -7187,14 +7306,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err123];
+        vErrors = [err129];
       } else {
-        vErrors.push(err123);
+        vErrors.push(err129);
       }
       errors++;
     }
   } else {
-    const err124 = {
+    const err130 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7202,9 +7321,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err124];
+      vErrors = [err130];
     } else {
-      vErrors.push(err124);
+      vErrors.push(err130);
     }
     errors++;
   }
