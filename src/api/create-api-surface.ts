@@ -39,6 +39,11 @@ export interface ApiConfig {
   replay: { default_target: string | null };
   /** The caller name replay history records for the server's own SWITCHBOARD_TOKEN. */
   server_token_caller: string;
+  /**
+   * How to run switchboard's CLI where this server runs (`switchboard`, `npx @switchboard-dev/switchboard`
+   * or, in a clone, `npm start --`): the UI's hints and copy buttons start with it.
+   */
+  cli_command: string;
 }
 
 export interface ApiSurfaceDeps {
@@ -52,6 +57,8 @@ export interface ApiSurfaceDeps {
   replay: ReplayService;
   /** ResolvedConfig.replay.defaultTarget, shown in the UI's replay field. */
   replayDefaultTarget: string | undefined;
+  /** ApiConfig.cli_command; default `switchboard`, the installed package's command. */
+  cliCommand?: string;
   /** createHostCheck(...), the one /mcp uses (DNS-rebinding protection); runs before authentication. */
   checkHost: Middleware;
   /** requireBearer(tokenService): 401 with WWW-Authenticate without a valid bearer token, else sets ctx.state.caller. */
@@ -251,6 +258,7 @@ function addProviderRoutes(router: Router, deps: ApiSurfaceDeps): void {
     const config: ApiConfig = {
       replay: { default_target: deps.replayDefaultTarget ?? null },
       server_token_caller: ENV_TOKEN_CALLER,
+      cli_command: deps.cliCommand ?? 'switchboard',
     };
     ctx.body = config;
   });
