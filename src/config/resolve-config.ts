@@ -34,6 +34,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   publicUrl?: string;
   /** meta: the verify token its GET handshake must carry. */
   verifyToken?: string;
+  /** Token providers: the variable of a `token: ${VAR}` in the file (its name; load-config.ts sets it). */
+  tokenVariable?: string;
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;
@@ -157,6 +159,10 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
     event_type_from: p.event_type_from,
     external_id_from: p.external_id_from,
     public_url: publicUrl,
+    // Which credentials are given decides the credential kind: Standard Webhooks with whpk_ keys
+    // only is asymmetric (it checks v1a and cannot sign).
+    ...(p.secret === undefined ? {} : { secret: p.secret }),
+    ...(p.public_key === undefined ? {} : { public_key: p.public_key }),
   });
   const trustMode = preset.trustMode;
   if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
