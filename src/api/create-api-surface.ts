@@ -23,7 +23,7 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { ForwardControl } from '../forward/forward-control.ts';
 import { replayHeadersOf } from '../replay/replay-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
-import { normalizeEventId } from '../store/event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import type { EventStore } from '../store/event-store.ts';
 import type { ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
 import { toEventDetail } from '../store/event-mapping.ts';
