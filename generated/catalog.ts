@@ -1160,6 +1160,39 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     notes:
       'Signs the callback URL: set public_url (or server.public_url) to the callbackURL the webhook was created with.',
   },
+  twilio: {
+    name: 'twilio',
+    title: 'Twilio',
+    docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
+    scheme: { kind: 'twilio' },
+    identify: {
+      event_type: ['message.{form:MessageStatus}', 'message.{form:SmsStatus}', 'call.{form:CallStatus}', '{/type}'],
+      external_id: [
+        '{form:MessageSid}:{form:MessageStatus}',
+        '{form:MessageSid}:{form:SmsStatus}',
+        '{form:CallSid}:{form:CallStatus}',
+        '{header:I-Twilio-Idempotency-Token}',
+      ],
+    },
+    summary: ['{form:From}', '{form:To}', '{form:Body}'],
+    samples: [
+      {
+        name: 'message.received',
+        description: 'an inbound SMS (form fields)',
+        file: 'twilio-message-received.txt',
+        headers: { 'I-Twilio-Idempotency-Token': '{uuid}', 'User-Agent': 'TwilioProxy/1.1' },
+        fresh: { '/MessageSid': 'uuid' },
+      },
+    ],
+    forward_headers: ['i-twilio-idempotency-token'],
+    proof: {
+      by: 'package-signs',
+      package: 'twilio',
+      note: 'getExpectedTwilioSignature signs, validateRequest and validateRequestWithBody (bodySHA256) verify.',
+    },
+    notes:
+      'Signs the URL Twilio was given: set public_url (or server.public_url) to it. The Auth Token is the secret (SHA-1); a shared key with algorithm=HMAC_SHA256 in X-Twilio-Webhooks-Signature-Settings is checked with SHA-256.',
+  },
   twitch: {
     name: 'twitch',
     title: 'Twitch EventSub',
@@ -1441,4 +1474,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 53;
+export const VERIFYING_PRESET_COUNT = 54;

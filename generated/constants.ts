@@ -55,6 +55,7 @@ export const PRESET_NAMES = [
   'tiktok',
   'token',
   'trello',
+  'twilio',
   'twitch',
   'typeform',
   'upstash-qstash',

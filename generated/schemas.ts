@@ -305,7 +305,7 @@ export const SCHEMAS = {
             preset: {
               title: 'PresetName',
               description:
-                'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+                'A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
               type: 'string',
               enum: [
                 'bitbucket',
@@ -355,6 +355,7 @@ export const SCHEMAS = {
                 'tiktok',
                 'token',
                 'trello',
+                'twilio',
                 'twitch',
                 'typeform',
                 'upstash-qstash',
@@ -868,6 +869,17 @@ export const SCHEMAS = {
               refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 20 },
             },
           },
+          write: {
+            description:
+              "Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.",
+            type: 'object',
+            additionalProperties: false,
+            default: {},
+            properties: {
+              capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 20 },
+              refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 2 },
+            },
+          },
           replay: {
             description: 'Replays, which make outbound requests.',
             type: 'object',
@@ -899,7 +911,7 @@ export const SCHEMAS = {
           preset: {
             title: 'PresetName',
             description:
-              'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+              'A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
             type: 'string',
             enum: [
               'bitbucket',
@@ -949,6 +961,7 @@ export const SCHEMAS = {
               'tiktok',
               'token',
               'trello',
+              'twilio',
               'twitch',
               'typeform',
               'upstash-qstash',
@@ -1970,7 +1983,7 @@ export const SCHEMAS = {
     $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
     title: 'PresetName',
     description:
-      'A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+      'A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
     type: 'string',
     enum: [
       'bitbucket',
@@ -2020,6 +2033,7 @@ export const SCHEMAS = {
       'tiktok',
       'token',
       'trello',
+      'twilio',
       'twitch',
       'typeform',
       'upstash-qstash',

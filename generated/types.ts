@@ -6,7 +6,7 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (56), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
@@ -56,6 +56,7 @@ export type PresetName =
   | 'tiktok'
   | 'token'
   | 'trello'
+  | 'twilio'
   | 'twitch'
   | 'typeform'
   | 'upstash-qstash'
@@ -384,6 +385,19 @@ export interface SwitchboardConfig {
      * Reads: list, get, resource reads, /api reads.
      */
     read?: {
+      /**
+       * Burst size.
+       */
+      capacity?: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second?: number;
+    };
+    /**
+     * Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.
+     */
+    write?: {
       /**
        * Burst size.
        */
@@ -1713,6 +1727,19 @@ export interface SwitchboardConfigWithDefaults {
      * Reads: list, get, resource reads, /api reads.
      */
     read: {
+      /**
+       * Burst size.
+       */
+      capacity: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second: number;
+    };
+    /**
+     * Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.
+     */
+    write: {
       /**
        * Burst size.
        */

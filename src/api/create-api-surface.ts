@@ -60,6 +60,8 @@ export interface ApiSurfaceDeps {
   authenticate: Middleware;
   /** rateLimiter.checkRead: takes one token from the caller's read bucket, throws rate_limited when empty. */
   checkReadLimit: (caller: string) => void;
+  /** rateLimiter.checkWrite: the same from the write bucket, for the routes that change something. */
+  checkWriteLimit: (caller: string) => void;
   /** Stream tuning (tests shorten the heartbeat); signal ends every open stream at shutdown. */
   stream?: Pick<EventStreamOptions, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes' | 'signal'>;
   /** ResolvedConfig.api.maxStreamsPerCaller: open /api/stream connections per token. */
@@ -215,7 +217,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   router.post('/deliveries/:id/retry', async (ctx) => {
-    deps.checkReadLimit(callerOf(ctx));
+    deps.checkWriteLimit(callerOf(ctx));
     const id = normalizeEventId(ctx.params['id'] ?? '');
     if (id === null) throw invalidArgument('id: expected a delivery id (a UUID)');
     if (!deps.forward) throw notFound(`no delivery with id ${id}`);
@@ -237,7 +239,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   };
 
   router.post('/forwards/:name/retry-dead', async (ctx) => {
-    deps.checkReadLimit(callerOf(ctx));
+    deps.checkWriteLimit(callerOf(ctx));
     const { control, name } = forwardRule(ctx);
     const body: ForwardRetryDeadResult = await control.retryDead(name);
     ctx.body = body;
@@ -248,7 +250,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     ['resume', false],
   ] as const) {
     router.post(`/forwards/:name/${action}`, async (ctx) => {
-      deps.checkReadLimit(callerOf(ctx));
+      deps.checkWriteLimit(callerOf(ctx));
       const { control, name } = forwardRule(ctx);
       const body: ForwardRuleStatus = await control.setPaused(name, paused);
       ctx.body = body;
@@ -303,7 +305,8 @@ export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
   const methods: Middleware = router.allowedMethods() as Middleware;
 
   const rateLimit: Middleware = async (ctx, next) => {
-    // Replays draw from the replay bucket inside the ReplayService, as MCP's do.
+    // A POST changes something and spends its own bucket in its route: the write bucket, or for
+    // a replay the replay bucket inside the ReplayService, as MCP's do.
     if (ctx.method !== 'POST') deps.checkReadLimit(callerOf(ctx));
     await next();
   };

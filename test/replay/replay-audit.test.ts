@@ -326,7 +326,11 @@ describe('rate limiting', () => {
     const eventId = await newEventId();
     let clockMs = 0;
     const limiter = createRateLimiter({
-      limits: { read: { capacity: 100, refillPerSecond: 10 }, replay: { capacity: 2, refillPerSecond: 0.5 } },
+      limits: {
+        read: { capacity: 100, refillPerSecond: 10 },
+        write: { capacity: 100, refillPerSecond: 10 },
+        replay: { capacity: 2, refillPerSecond: 0.5 },
+      },
       now: () => clockMs,
     });
     const before = consumer.requests.length;
