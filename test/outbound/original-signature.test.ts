@@ -5,6 +5,7 @@
  * provider's own package (discord-interactions, @sendgrid/eventwebhook). One composed server on
  * 127.0.0.1, consumers on 127.0.0.1.
  */
+import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { EventWebhook } from '@sendgrid/eventwebhook';
@@ -21,6 +22,24 @@ import { startComposedServer, type ComposedServer } from '../support/composed-se
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 
 const TOKEN = 'original-signature-test-token-0123456789';
+
+/** A Standard Webhooks v1a signer: Ed25519 over `{id}.{timestamp}.{body}`, the key published as whpk_. */
+const SVIX_KEY = (() => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  return { privateKey, publicKey, whpk: `whpk_${raw.toString('base64')}` };
+})();
+
+function v1aDelivery(): Signed {
+  const body = Buffer.from(JSON.stringify({ type: 'invoice.paid', data: { id: 'inv_v1a' } }));
+  const id = `msg_${Date.now()}`;
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const signature = sign(null, Buffer.concat([Buffer.from(`${id}.${timestamp}.`), body]), SVIX_KEY.privateKey);
+  return {
+    body,
+    headers: { 'svix-id': id, 'svix-timestamp': timestamp, 'svix-signature': `v1a,${signature.toString('base64')}` },
+  };
+}
 
 const header = (req: RecordedRequest | undefined, name: string): string =>
   String((Array.isArray(req?.headers[name]) ? req?.headers[name][0] : req?.headers[name]) ?? '');
@@ -59,6 +78,7 @@ describe('asymmetric presets are re-sent with their original signature headers',
         'providers:',
         `  discord: { preset: discord, public_key: "${discordCase.secret}" }`,
         `  sendgrid: { preset: sendgrid, public_key: "${sendgridCase.secret}" }`,
+        `  svix: { preset: svix, public_key: "${SVIX_KEY.whpk}" }`,
         'forward:',
         `  app: { to: "${forwarded.url()}", providers: [discord, sendgrid] }`,
         `  audit: { to: "${everything.url()}", providers: [discord], include_unverified: true }`,
@@ -188,5 +208,24 @@ describe('asymmetric presets are re-sent with their original signature headers',
     expect(sendgridAccepts({ method: 'POST', url: '/', headers: sent, rawHeaders: [], body: genuine.body })).toBe(true);
     // A server answer that claims original headers for an event that did not pass is not trusted.
     expect(originalCredentials({ ...info.body, passed_check: false })).toBeNull();
+  });
+
+  it('a Standard Webhooks member configured with a whpk_ key only is replayed with its original v1a headers', async () => {
+    const genuine = v1aDelivery();
+    const { status, id } = await ingest('svix', genuine);
+    expect(status).toBe(200);
+    const replayed = await api<ReplayResult>(`/api/events/${id}/replay`, {
+      method: 'POST',
+      body: { target_url: target.url() },
+    });
+    expect(replayed.body).toMatchObject({ delivered: true, signed: 'original' });
+    const received = arrivals(target, id).at(-1);
+    const message = Buffer.concat([
+      Buffer.from(`${header(received, 'svix-id')}.${header(received, 'svix-timestamp')}.`),
+      received?.body ?? Buffer.alloc(0),
+    ]);
+    const signature = Buffer.from(header(received, 'svix-signature').replace(/^v1a,/, ''), 'base64');
+    expect(header(received, 'svix-timestamp')).toBe(genuine.headers['svix-timestamp']);
+    expect(verify(null, message, SVIX_KEY.publicKey, signature)).toBe(true);
   });
 });
