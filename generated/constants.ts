@@ -146,7 +146,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export const SERVER_ROLES = ['all', 'ingest', 'worker'] as const;
 
 /** An event's forwarding across its rules, as the list marks it. From schemas/api-event-summary.schema.json#/properties/forward_state. */
-export const FORWARD_STATES = ['delivered', 'pending', 'failed'] as const;
+export const FORWARD_STATES = ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
 
 /** The address bound by default. From schemas/config.schema.json#/properties/server/properties/host. */

@@ -65,9 +65,9 @@ export const SCHEMAS = {
             },
             forward_state: {
               description:
-                "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+                "How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
               type: 'string',
-              enum: ['delivered', 'pending', 'failed'],
+              enum: ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'],
             },
           },
         },
@@ -129,9 +129,9 @@ export const SCHEMAS = {
       },
       forward_state: {
         description:
-          "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+          "How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
         type: 'string',
-        enum: ['delivered', 'pending', 'failed'],
+        enum: ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'],
       },
     },
   },
@@ -239,6 +239,12 @@ export const SCHEMAS = {
         description: 'Token providers: the lower-cased header the token travels in.',
         type: 'string',
         minLength: 1,
+      },
+      token_variable: {
+        description:
+          'Token providers whose config reads the token from one environment variable (token: ${NAME}): that variable\'s name, never its value, so a test command can send "$NAME".',
+        type: 'string',
+        pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
       },
     },
   },
@@ -1774,6 +1780,7 @@ export const SCHEMAS = {
             'name',
             'to',
             'pending',
+            'retrying',
             'dead',
             'delivered_last_hour',
             'oldest_pending_age',
@@ -1795,6 +1802,12 @@ export const SCHEMAS = {
             pending: {
               description:
                 'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+              type: 'integer',
+              minimum: 0,
+            },
+            retrying: {
+              description:
+                'Of the pending deliveries, those whose last attempt failed and that wait for their next one: the rule is retrying now exactly when this is above 0. Its health comes from this and dead, never from last_error, which stays after the consumer recovered.',
               type: 'integer',
               minimum: 0,
             },
@@ -1858,6 +1871,7 @@ export const SCHEMAS = {
       'name',
       'to',
       'pending',
+      'retrying',
       'dead',
       'delivered_last_hour',
       'oldest_pending_age',
@@ -1879,6 +1893,12 @@ export const SCHEMAS = {
       pending: {
         description:
           'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+        type: 'integer',
+        minimum: 0,
+      },
+      retrying: {
+        description:
+          'Of the pending deliveries, those whose last attempt failed and that wait for their next one: the rule is retrying now exactly when this is above 0. Its health comes from this and dead, never from last_error, which stays after the consumer recovered.',
         type: 'integer',
         minimum: 0,
       },

@@ -138,9 +138,9 @@ export interface ApiEventSummary {
    */
   summary?: string;
   /**
-   * How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).
+   * How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).
    */
-  forward_state?: 'delivered' | 'pending' | 'failed';
+  forward_state?: 'delivered' | 'delivered_unsigned' | 'pending' | 'failed' | 'dead';
 }
 /**
  * One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen with SWITCHBOARD_SIGN_SECRET) can sign exactly as the provider would. Never a secret.
@@ -152,6 +152,10 @@ export interface ApiProviderDetail {
    * Token providers: the lower-cased header the token travels in.
    */
   token_header?: string;
+  /**
+   * Token providers whose config reads the token from one environment variable (token: ${NAME}): that variable's name, never its value, so a test command can send "$NAME".
+   */
+  token_variable?: string;
 }
 /**
  * One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.
@@ -880,6 +884,10 @@ export interface ForwardRuleStatus {
    * Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.
    */
   pending: number;
+  /**
+   * Of the pending deliveries, those whose last attempt failed and that wait for their next one: the rule is retrying now exactly when this is above 0. Its health comes from this and dead, never from last_error, which stays after the consumer recovered.
+   */
+  retrying: number;
   /**
    * Deliveries that used up max_attempts; they wait for a manual retry.
    */

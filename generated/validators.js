@@ -49,9 +49,9 @@ const schema32 = {
     },
     forward_state: {
       description:
-        "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+        "How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
       type: 'string',
-      enum: ['delivered', 'pending', 'failed'],
+      enum: ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'],
     },
   },
 };
@@ -534,7 +534,13 @@ function validate21(
         }
         errors++;
       }
-      if (!(data8 === 'delivered' || data8 === 'pending' || data8 === 'failed')) {
+      if (!(
+        data8 === 'delivered' ||
+        data8 === 'delivered_unsigned' ||
+        data8 === 'pending' ||
+        data8 === 'failed' ||
+        data8 === 'dead'
+      )) {
         const err26 = {
           instancePath: instancePath + '/forward_state',
           schemaPath: '#/properties/forward_state/enum',
@@ -724,6 +730,12 @@ const schema45 = {
       description: 'Token providers: the lower-cased header the token travels in.',
       type: 'string',
       minLength: 1,
+    },
+    token_variable: {
+      description:
+        'Token providers whose config reads the token from one environment variable (token: ${NAME}): that variable\'s name, never its value, so a test command can send "$NAME".',
+      type: 'string',
+      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
     },
   },
 };
@@ -1228,6 +1240,8 @@ function validate27(
 }
 validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
+const pattern14 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
+
 function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -1258,7 +1272,7 @@ function validate26(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header')) {
+      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header' || key0 === 'token_variable')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1604,8 +1618,42 @@ function validate26(
         errors++;
       }
     }
+    if (data.token_variable !== undefined) {
+      let data11 = data.token_variable;
+      if (typeof data11 === 'string') {
+        if (!pattern14.test(data11)) {
+          const err20 = {
+            instancePath: instancePath + '/token_variable',
+            schemaPath: '#/properties/token_variable/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+            message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/token_variable',
+          schemaPath: '#/properties/token_variable/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err20 = {
+    const err22 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1613,9 +1661,9 @@ function validate26(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err20];
+      vErrors = [err22];
     } else {
-      vErrors.push(err20);
+      vErrors.push(err22);
     }
     errors++;
   }
@@ -9145,7 +9193,7 @@ const schema84 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const pattern16 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+const pattern17 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
 function validate39(
   data,
@@ -9978,7 +10026,7 @@ function validate39(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern16.test(key1)) {
+            if (!pattern17.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -10560,7 +10608,7 @@ function validate40(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern16.test(key0)) {
+        if (!pattern17.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -11413,6 +11461,7 @@ const schema65 = {
     'name',
     'to',
     'pending',
+    'retrying',
     'dead',
     'delivered_last_hour',
     'oldest_pending_age',
@@ -11430,6 +11479,12 @@ const schema65 = {
     pending: {
       description:
         'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+      type: 'integer',
+      minimum: 0,
+    },
+    retrying: {
+      description:
+        'Of the pending deliveries, those whose last attempt failed and that wait for their next one: the rule is retrying now exactly when this is above 0. Its health comes from this and dead, never from last_error, which stays after the consumer recovered.',
       type: 'integer',
       minimum: 0,
     },
@@ -11562,13 +11617,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.dead === undefined) {
+            if (data1.retrying === undefined) {
               const err5 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'dead' },
-                message: "must have required property '" + 'dead' + "'",
+                params: { missingProperty: 'retrying' },
+                message: "must have required property '" + 'retrying' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err5];
@@ -11577,13 +11632,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.delivered_last_hour === undefined) {
+            if (data1.dead === undefined) {
               const err6 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'delivered_last_hour' },
-                message: "must have required property '" + 'delivered_last_hour' + "'",
+                params: { missingProperty: 'dead' },
+                message: "must have required property '" + 'dead' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err6];
@@ -11592,13 +11647,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.oldest_pending_age === undefined) {
+            if (data1.delivered_last_hour === undefined) {
               const err7 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'oldest_pending_age' },
-                message: "must have required property '" + 'oldest_pending_age' + "'",
+                params: { missingProperty: 'delivered_last_hour' },
+                message: "must have required property '" + 'delivered_last_hour' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err7];
@@ -11607,13 +11662,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.last_error === undefined) {
+            if (data1.oldest_pending_age === undefined) {
               const err8 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'last_error' },
-                message: "must have required property '" + 'last_error' + "'",
+                params: { missingProperty: 'oldest_pending_age' },
+                message: "must have required property '" + 'oldest_pending_age' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -11622,13 +11677,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.last_error_at === undefined) {
+            if (data1.last_error === undefined) {
               const err9 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'last_error_at' },
-                message: "must have required property '" + 'last_error_at' + "'",
+                params: { missingProperty: 'last_error' },
+                message: "must have required property '" + 'last_error' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -11637,13 +11692,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.paused === undefined) {
+            if (data1.last_error_at === undefined) {
               const err10 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'paused' },
-                message: "must have required property '" + 'paused' + "'",
+                params: { missingProperty: 'last_error_at' },
+                message: "must have required property '" + 'last_error_at' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err10];
@@ -11652,9 +11707,24 @@ function validate42(
               }
               errors++;
             }
+            if (data1.paused === undefined) {
+              const err11 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'paused' },
+                message: "must have required property '" + 'paused' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err11];
+              } else {
+                vErrors.push(err11);
+              }
+              errors++;
+            }
             for (const key1 in data1) {
               if (!func1.call(schema65.properties, key1)) {
-                const err11 = {
+                const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -11662,9 +11732,9 @@ function validate42(
                   message: 'must NOT have additional properties',
                 };
                 if (vErrors === null) {
-                  vErrors = [err11];
+                  vErrors = [err12];
                 } else {
-                  vErrors.push(err11);
+                  vErrors.push(err12);
                 }
                 errors++;
               }
@@ -11673,7 +11743,7 @@ function validate42(
               let data2 = data1.name;
               if (typeof data2 === 'string') {
                 if (!pattern10.test(data2)) {
-                  const err12 = {
+                  const err13 = {
                     instancePath: instancePath + '/rules/' + i0 + '/name',
                     schemaPath: 'forward-rule-status.schema.json/properties/name/pattern',
                     keyword: 'pattern',
@@ -11681,33 +11751,16 @@ function validate42(
                     message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
                   };
                   if (vErrors === null) {
-                    vErrors = [err12];
+                    vErrors = [err13];
                   } else {
-                    vErrors.push(err12);
+                    vErrors.push(err13);
                   }
                   errors++;
                 }
               } else {
-                const err13 = {
+                const err14 = {
                   instancePath: instancePath + '/rules/' + i0 + '/name',
                   schemaPath: 'forward-rule-status.schema.json/properties/name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err13];
-                } else {
-                  vErrors.push(err13);
-                }
-                errors++;
-              }
-            }
-            if (data1.to !== undefined) {
-              if (typeof data1.to !== 'string') {
-                const err14 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/to',
-                  schemaPath: 'forward-rule-status.schema.json/properties/to/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
@@ -11720,15 +11773,14 @@ function validate42(
                 errors++;
               }
             }
-            if (data1.pending !== undefined) {
-              let data4 = data1.pending;
-              if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+            if (data1.to !== undefined) {
+              if (typeof data1.to !== 'string') {
                 const err15 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/pending',
-                  schemaPath: 'forward-rule-status.schema.json/properties/pending/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/to',
+                  schemaPath: 'forward-rule-status.schema.json/properties/to/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err15];
@@ -11737,9 +11789,27 @@ function validate42(
                 }
                 errors++;
               }
+            }
+            if (data1.pending !== undefined) {
+              let data4 = data1.pending;
+              if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+                const err16 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/pending',
+                  schemaPath: 'forward-rule-status.schema.json/properties/pending/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err16];
+                } else {
+                  vErrors.push(err16);
+                }
+                errors++;
+              }
               if (typeof data4 == 'number' && isFinite(data4)) {
                 if (data4 < 0 || isNaN(data4)) {
-                  const err16 = {
+                  const err17 = {
                     instancePath: instancePath + '/rules/' + i0 + '/pending',
                     schemaPath: 'forward-rule-status.schema.json/properties/pending/minimum',
                     keyword: 'minimum',
@@ -11747,18 +11817,53 @@ function validate42(
                     message: 'must be >= 0',
                   };
                   if (vErrors === null) {
-                    vErrors = [err16];
+                    vErrors = [err17];
                   } else {
-                    vErrors.push(err16);
+                    vErrors.push(err17);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.retrying !== undefined) {
+              let data5 = data1.retrying;
+              if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+                const err18 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/retrying',
+                  schemaPath: 'forward-rule-status.schema.json/properties/retrying/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err18];
+                } else {
+                  vErrors.push(err18);
+                }
+                errors++;
+              }
+              if (typeof data5 == 'number' && isFinite(data5)) {
+                if (data5 < 0 || isNaN(data5)) {
+                  const err19 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/retrying',
+                    schemaPath: 'forward-rule-status.schema.json/properties/retrying/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err19];
+                  } else {
+                    vErrors.push(err19);
                   }
                   errors++;
                 }
               }
             }
             if (data1.dead !== undefined) {
-              let data5 = data1.dead;
-              if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
-                const err17 = {
+              let data6 = data1.dead;
+              if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
+                const err20 = {
                   instancePath: instancePath + '/rules/' + i0 + '/dead',
                   schemaPath: 'forward-rule-status.schema.json/properties/dead/type',
                   keyword: 'type',
@@ -11766,75 +11871,17 @@ function validate42(
                   message: 'must be integer',
                 };
                 if (vErrors === null) {
-                  vErrors = [err17];
+                  vErrors = [err20];
                 } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-              if (typeof data5 == 'number' && isFinite(data5)) {
-                if (data5 < 0 || isNaN(data5)) {
-                  const err18 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/dead',
-                    schemaPath: 'forward-rule-status.schema.json/properties/dead/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err18];
-                  } else {
-                    vErrors.push(err18);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1.delivered_last_hour !== undefined) {
-              let data6 = data1.delivered_last_hour;
-              if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
-                const err19 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
-                  schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
+                  vErrors.push(err20);
                 }
                 errors++;
               }
               if (typeof data6 == 'number' && isFinite(data6)) {
                 if (data6 < 0 || isNaN(data6)) {
-                  const err20 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
-                    schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err20];
-                  } else {
-                    vErrors.push(err20);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1.oldest_pending_age !== undefined) {
-              let data7 = data1.oldest_pending_age;
-              const _errs19 = errors;
-              let valid5 = false;
-              const _errs20 = errors;
-              if (typeof data7 == 'number' && isFinite(data7)) {
-                if (data7 < 0 || isNaN(data7)) {
                   const err21 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                    schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/minimum',
+                    instancePath: instancePath + '/rules/' + i0 + '/dead',
+                    schemaPath: 'forward-rule-status.schema.json/properties/dead/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
@@ -11846,13 +11893,17 @@ function validate42(
                   }
                   errors++;
                 }
-              } else {
+              }
+            }
+            if (data1.delivered_last_hour !== undefined) {
+              let data7 = data1.delivered_last_hour;
+              if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7) && isFinite(data7))) {
                 const err22 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
+                  schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/type',
                   keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
                 };
                 if (vErrors === null) {
                   vErrors = [err22];
@@ -11861,79 +11912,70 @@ function validate42(
                 }
                 errors++;
               }
-              var _valid0 = _errs20 === errors;
-              valid5 = valid5 || _valid0;
+              if (typeof data7 == 'number' && isFinite(data7)) {
+                if (data7 < 0 || isNaN(data7)) {
+                  const err23 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
+                    schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err23];
+                  } else {
+                    vErrors.push(err23);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.oldest_pending_age !== undefined) {
+              let data8 = data1.oldest_pending_age;
+              const _errs21 = errors;
+              let valid5 = false;
               const _errs22 = errors;
-              if (data7 !== null) {
-                const err23 = {
+              if (typeof data8 == 'number' && isFinite(data8)) {
+                if (data8 < 0 || isNaN(data8)) {
+                  const err24 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                    schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err24];
+                  } else {
+                    vErrors.push(err24);
+                  }
+                  errors++;
+                }
+              } else {
+                const err25 = {
                   instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/1/type',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
+                  params: { type: 'number' },
+                  message: 'must be number',
                 };
                 if (vErrors === null) {
-                  vErrors = [err23];
+                  vErrors = [err25];
                 } else {
-                  vErrors.push(err23);
+                  vErrors.push(err25);
                 }
                 errors++;
               }
               var _valid0 = _errs22 === errors;
               valid5 = valid5 || _valid0;
-              if (!valid5) {
-                const err24 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                };
-                if (vErrors === null) {
-                  vErrors = [err24];
-                } else {
-                  vErrors.push(err24);
-                }
-                errors++;
-              } else {
-                errors = _errs19;
-                if (vErrors !== null) {
-                  if (_errs19) {
-                    vErrors.length = _errs19;
-                  } else {
-                    vErrors = null;
-                  }
-                }
-              }
-            }
-            if (data1.last_error !== undefined) {
-              let data8 = data1.last_error;
-              const _errs25 = errors;
-              let valid6 = false;
-              const _errs26 = errors;
-              if (typeof data8 === 'string') {
-                if (func2(data8) > 500) {
-                  const err25 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                    schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/maxLength',
-                    keyword: 'maxLength',
-                    params: { limit: 500 },
-                    message: 'must NOT have more than 500 characters',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err25];
-                  } else {
-                    vErrors.push(err25);
-                  }
-                  errors++;
-                }
-              } else {
+              const _errs24 = errors;
+              if (data8 !== null) {
                 const err26 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/1/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -11942,16 +11984,15 @@ function validate42(
                 }
                 errors++;
               }
-              var _valid1 = _errs26 === errors;
-              valid6 = valid6 || _valid1;
-              const _errs28 = errors;
-              if (data8 !== null) {
+              var _valid0 = _errs24 === errors;
+              valid5 = valid5 || _valid0;
+              if (!valid5) {
                 const err27 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err27];
@@ -11959,62 +12000,63 @@ function validate42(
                   vErrors.push(err27);
                 }
                 errors++;
-              }
-              var _valid1 = _errs28 === errors;
-              valid6 = valid6 || _valid1;
-              if (!valid6) {
-                const err28 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                };
-                if (vErrors === null) {
-                  vErrors = [err28];
-                } else {
-                  vErrors.push(err28);
-                }
-                errors++;
               } else {
-                errors = _errs25;
+                errors = _errs21;
                 if (vErrors !== null) {
-                  if (_errs25) {
-                    vErrors.length = _errs25;
+                  if (_errs21) {
+                    vErrors.length = _errs21;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data1.last_error_at !== undefined) {
-              let data9 = data1.last_error_at;
-              const _errs31 = errors;
-              let valid7 = false;
-              const _errs32 = errors;
+            if (data1.last_error !== undefined) {
+              let data9 = data1.last_error;
+              const _errs27 = errors;
+              let valid6 = false;
+              const _errs28 = errors;
               if (typeof data9 === 'string') {
-                if (!formats2.validate(data9)) {
-                  const err29 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                    schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/format',
-                    keyword: 'format',
-                    params: { format: 'date-time' },
-                    message: 'must match format "' + 'date-time' + '"',
+                if (func2(data9) > 500) {
+                  const err28 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                    schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 500 },
+                    message: 'must NOT have more than 500 characters',
                   };
                   if (vErrors === null) {
-                    vErrors = [err29];
+                    vErrors = [err28];
                   } else {
-                    vErrors.push(err29);
+                    vErrors.push(err28);
                   }
                   errors++;
                 }
               } else {
-                const err30 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/type',
+                const err29 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err29];
+                } else {
+                  vErrors.push(err29);
+                }
+                errors++;
+              }
+              var _valid1 = _errs28 === errors;
+              valid6 = valid6 || _valid1;
+              const _errs30 = errors;
+              if (data9 !== null) {
+                const err30 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err30];
@@ -12023,16 +12065,15 @@ function validate42(
                 }
                 errors++;
               }
-              var _valid2 = _errs32 === errors;
-              valid7 = valid7 || _valid2;
-              const _errs34 = errors;
-              if (data9 !== null) {
+              var _valid1 = _errs30 === errors;
+              valid6 = valid6 || _valid1;
+              if (!valid6) {
                 const err31 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err31];
@@ -12040,42 +12081,45 @@ function validate42(
                   vErrors.push(err31);
                 }
                 errors++;
-              }
-              var _valid2 = _errs34 === errors;
-              valid7 = valid7 || _valid2;
-              if (!valid7) {
-                const err32 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                };
-                if (vErrors === null) {
-                  vErrors = [err32];
-                } else {
-                  vErrors.push(err32);
-                }
-                errors++;
               } else {
-                errors = _errs31;
+                errors = _errs27;
                 if (vErrors !== null) {
-                  if (_errs31) {
-                    vErrors.length = _errs31;
+                  if (_errs27) {
+                    vErrors.length = _errs27;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data1.paused !== undefined) {
-              if (typeof data1.paused !== 'boolean') {
+            if (data1.last_error_at !== undefined) {
+              let data10 = data1.last_error_at;
+              const _errs33 = errors;
+              let valid7 = false;
+              const _errs34 = errors;
+              if (typeof data10 === 'string') {
+                if (!formats2.validate(data10)) {
+                  const err32 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                    schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err32];
+                  } else {
+                    vErrors.push(err32);
+                  }
+                  errors++;
+                }
+              } else {
                 const err33 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/paused',
-                  schemaPath: 'forward-rule-status.schema.json/properties/paused/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err33];
@@ -12084,9 +12128,70 @@ function validate42(
                 }
                 errors++;
               }
+              var _valid2 = _errs34 === errors;
+              valid7 = valid7 || _valid2;
+              const _errs36 = errors;
+              if (data10 !== null) {
+                const err34 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
+              }
+              var _valid2 = _errs36 === errors;
+              valid7 = valid7 || _valid2;
+              if (!valid7) {
+                const err35 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
+              } else {
+                errors = _errs33;
+                if (vErrors !== null) {
+                  if (_errs33) {
+                    vErrors.length = _errs33;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.paused !== undefined) {
+              if (typeof data1.paused !== 'boolean') {
+                const err36 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/paused',
+                  schemaPath: 'forward-rule-status.schema.json/properties/paused/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
             }
           } else {
-            const err34 = {
+            const err37 = {
               instancePath: instancePath + '/rules/' + i0,
               schemaPath: 'forward-rule-status.schema.json/type',
               keyword: 'type',
@@ -12094,15 +12199,15 @@ function validate42(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err34];
+              vErrors = [err37];
             } else {
-              vErrors.push(err34);
+              vErrors.push(err37);
             }
             errors++;
           }
         }
       } else {
-        const err35 = {
+        const err38 = {
           instancePath: instancePath + '/rules',
           schemaPath: '#/properties/rules/type',
           keyword: 'type',
@@ -12110,15 +12215,15 @@ function validate42(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err35];
+          vErrors = [err38];
         } else {
-          vErrors.push(err35);
+          vErrors.push(err38);
         }
         errors++;
       }
     }
   } else {
-    const err36 = {
+    const err39 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -12126,9 +12231,9 @@ function validate42(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err36];
+      vErrors = [err39];
     } else {
-      vErrors.push(err36);
+      vErrors.push(err39);
     }
     errors++;
   }
@@ -12364,13 +12469,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.dead === undefined) {
+    if (data.retrying === undefined) {
       const err3 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'dead' },
-        message: "must have required property '" + 'dead' + "'",
+        params: { missingProperty: 'retrying' },
+        message: "must have required property '" + 'retrying' + "'",
       };
       if (vErrors === null) {
         vErrors = [err3];
@@ -12379,13 +12484,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.delivered_last_hour === undefined) {
+    if (data.dead === undefined) {
       const err4 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'delivered_last_hour' },
-        message: "must have required property '" + 'delivered_last_hour' + "'",
+        params: { missingProperty: 'dead' },
+        message: "must have required property '" + 'dead' + "'",
       };
       if (vErrors === null) {
         vErrors = [err4];
@@ -12394,13 +12499,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.oldest_pending_age === undefined) {
+    if (data.delivered_last_hour === undefined) {
       const err5 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'oldest_pending_age' },
-        message: "must have required property '" + 'oldest_pending_age' + "'",
+        params: { missingProperty: 'delivered_last_hour' },
+        message: "must have required property '" + 'delivered_last_hour' + "'",
       };
       if (vErrors === null) {
         vErrors = [err5];
@@ -12409,13 +12514,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.last_error === undefined) {
+    if (data.oldest_pending_age === undefined) {
       const err6 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'last_error' },
-        message: "must have required property '" + 'last_error' + "'",
+        params: { missingProperty: 'oldest_pending_age' },
+        message: "must have required property '" + 'oldest_pending_age' + "'",
       };
       if (vErrors === null) {
         vErrors = [err6];
@@ -12424,13 +12529,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.last_error_at === undefined) {
+    if (data.last_error === undefined) {
       const err7 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'last_error_at' },
-        message: "must have required property '" + 'last_error_at' + "'",
+        params: { missingProperty: 'last_error' },
+        message: "must have required property '" + 'last_error' + "'",
       };
       if (vErrors === null) {
         vErrors = [err7];
@@ -12439,13 +12544,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.paused === undefined) {
+    if (data.last_error_at === undefined) {
       const err8 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'paused' },
-        message: "must have required property '" + 'paused' + "'",
+        params: { missingProperty: 'last_error_at' },
+        message: "must have required property '" + 'last_error_at' + "'",
       };
       if (vErrors === null) {
         vErrors = [err8];
@@ -12454,9 +12559,24 @@ function validate34(
       }
       errors++;
     }
+    if (data.paused === undefined) {
+      const err9 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'paused' },
+        message: "must have required property '" + 'paused' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err9];
+      } else {
+        vErrors.push(err9);
+      }
+      errors++;
+    }
     for (const key0 in data) {
       if (!func1.call(schema65.properties, key0)) {
-        const err9 = {
+        const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -12464,9 +12584,9 @@ function validate34(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err9];
+          vErrors = [err10];
         } else {
-          vErrors.push(err9);
+          vErrors.push(err10);
         }
         errors++;
       }
@@ -12475,7 +12595,7 @@ function validate34(
       let data0 = data.name;
       if (typeof data0 === 'string') {
         if (!pattern10.test(data0)) {
-          const err10 = {
+          const err11 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
             keyword: 'pattern',
@@ -12483,33 +12603,16 @@ function validate34(
             message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err10];
+            vErrors = [err11];
           } else {
-            vErrors.push(err10);
+            vErrors.push(err11);
           }
           errors++;
         }
       } else {
-        const err11 = {
+        const err12 = {
           instancePath: instancePath + '/name',
           schemaPath: '#/properties/name/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-    if (data.to !== undefined) {
-      if (typeof data.to !== 'string') {
-        const err12 = {
-          instancePath: instancePath + '/to',
-          schemaPath: '#/properties/to/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -12522,15 +12625,14 @@ function validate34(
         errors++;
       }
     }
-    if (data.pending !== undefined) {
-      let data2 = data.pending;
-      if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
+    if (data.to !== undefined) {
+      if (typeof data.to !== 'string') {
         const err13 = {
-          instancePath: instancePath + '/pending',
-          schemaPath: '#/properties/pending/type',
+          instancePath: instancePath + '/to',
+          schemaPath: '#/properties/to/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err13];
@@ -12539,9 +12641,27 @@ function validate34(
         }
         errors++;
       }
+    }
+    if (data.pending !== undefined) {
+      let data2 = data.pending;
+      if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
+        const err14 = {
+          instancePath: instancePath + '/pending',
+          schemaPath: '#/properties/pending/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
       if (typeof data2 == 'number' && isFinite(data2)) {
         if (data2 < 0 || isNaN(data2)) {
-          const err14 = {
+          const err15 = {
             instancePath: instancePath + '/pending',
             schemaPath: '#/properties/pending/minimum',
             keyword: 'minimum',
@@ -12549,18 +12669,53 @@ function validate34(
             message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err14];
+            vErrors = [err15];
           } else {
-            vErrors.push(err14);
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.retrying !== undefined) {
+      let data3 = data.retrying;
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+        const err16 = {
+          instancePath: instancePath + '/retrying',
+          schemaPath: '#/properties/retrying/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+      if (typeof data3 == 'number' && isFinite(data3)) {
+        if (data3 < 0 || isNaN(data3)) {
+          const err17 = {
+            instancePath: instancePath + '/retrying',
+            schemaPath: '#/properties/retrying/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
           }
           errors++;
         }
       }
     }
     if (data.dead !== undefined) {
-      let data3 = data.dead;
-      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
-        const err15 = {
+      let data4 = data.dead;
+      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+        const err18 = {
           instancePath: instancePath + '/dead',
           schemaPath: '#/properties/dead/type',
           keyword: 'type',
@@ -12568,75 +12723,17 @@ function validate34(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err18];
         } else {
-          vErrors.push(err15);
-        }
-        errors++;
-      }
-      if (typeof data3 == 'number' && isFinite(data3)) {
-        if (data3 < 0 || isNaN(data3)) {
-          const err16 = {
-            instancePath: instancePath + '/dead',
-            schemaPath: '#/properties/dead/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.delivered_last_hour !== undefined) {
-      let data4 = data.delivered_last_hour;
-      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
-        const err17 = {
-          instancePath: instancePath + '/delivered_last_hour',
-          schemaPath: '#/properties/delivered_last_hour/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
+          vErrors.push(err18);
         }
         errors++;
       }
       if (typeof data4 == 'number' && isFinite(data4)) {
         if (data4 < 0 || isNaN(data4)) {
-          const err18 = {
-            instancePath: instancePath + '/delivered_last_hour',
-            schemaPath: '#/properties/delivered_last_hour/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err18];
-          } else {
-            vErrors.push(err18);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.oldest_pending_age !== undefined) {
-      let data5 = data.oldest_pending_age;
-      const _errs13 = errors;
-      let valid1 = false;
-      const _errs14 = errors;
-      if (typeof data5 == 'number' && isFinite(data5)) {
-        if (data5 < 0 || isNaN(data5)) {
           const err19 = {
-            instancePath: instancePath + '/oldest_pending_age',
-            schemaPath: '#/properties/oldest_pending_age/anyOf/0/minimum',
+            instancePath: instancePath + '/dead',
+            schemaPath: '#/properties/dead/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
@@ -12648,13 +12745,17 @@ function validate34(
           }
           errors++;
         }
-      } else {
+      }
+    }
+    if (data.delivered_last_hour !== undefined) {
+      let data5 = data.delivered_last_hour;
+      if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
         const err20 = {
-          instancePath: instancePath + '/oldest_pending_age',
-          schemaPath: '#/properties/oldest_pending_age/anyOf/0/type',
+          instancePath: instancePath + '/delivered_last_hour',
+          schemaPath: '#/properties/delivered_last_hour/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
           vErrors = [err20];
@@ -12663,79 +12764,70 @@ function validate34(
         }
         errors++;
       }
-      var _valid0 = _errs14 === errors;
-      valid1 = valid1 || _valid0;
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err21 = {
+            instancePath: instancePath + '/delivered_last_hour',
+            schemaPath: '#/properties/delivered_last_hour/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err21];
+          } else {
+            vErrors.push(err21);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.oldest_pending_age !== undefined) {
+      let data6 = data.oldest_pending_age;
+      const _errs15 = errors;
+      let valid1 = false;
       const _errs16 = errors;
-      if (data5 !== null) {
-        const err21 = {
+      if (typeof data6 == 'number' && isFinite(data6)) {
+        if (data6 < 0 || isNaN(data6)) {
+          const err22 = {
+            instancePath: instancePath + '/oldest_pending_age',
+            schemaPath: '#/properties/oldest_pending_age/anyOf/0/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      } else {
+        const err23 = {
           instancePath: instancePath + '/oldest_pending_age',
-          schemaPath: '#/properties/oldest_pending_age/anyOf/1/type',
+          schemaPath: '#/properties/oldest_pending_age/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
+          params: { type: 'number' },
+          message: 'must be number',
         };
         if (vErrors === null) {
-          vErrors = [err21];
+          vErrors = [err23];
         } else {
-          vErrors.push(err21);
+          vErrors.push(err23);
         }
         errors++;
       }
       var _valid0 = _errs16 === errors;
       valid1 = valid1 || _valid0;
-      if (!valid1) {
-        const err22 = {
-          instancePath: instancePath + '/oldest_pending_age',
-          schemaPath: '#/properties/oldest_pending_age/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err22];
-        } else {
-          vErrors.push(err22);
-        }
-        errors++;
-      } else {
-        errors = _errs13;
-        if (vErrors !== null) {
-          if (_errs13) {
-            vErrors.length = _errs13;
-          } else {
-            vErrors = null;
-          }
-        }
-      }
-    }
-    if (data.last_error !== undefined) {
-      let data6 = data.last_error;
-      const _errs19 = errors;
-      let valid2 = false;
-      const _errs20 = errors;
-      if (typeof data6 === 'string') {
-        if (func2(data6) > 500) {
-          const err23 = {
-            instancePath: instancePath + '/last_error',
-            schemaPath: '#/properties/last_error/anyOf/0/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 500 },
-            message: 'must NOT have more than 500 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err23];
-          } else {
-            vErrors.push(err23);
-          }
-          errors++;
-        }
-      } else {
+      const _errs18 = errors;
+      if (data6 !== null) {
         const err24 = {
-          instancePath: instancePath + '/last_error',
-          schemaPath: '#/properties/last_error/anyOf/0/type',
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err24];
@@ -12744,16 +12836,15 @@ function validate34(
         }
         errors++;
       }
-      var _valid1 = _errs20 === errors;
-      valid2 = valid2 || _valid1;
-      const _errs22 = errors;
-      if (data6 !== null) {
+      var _valid0 = _errs18 === errors;
+      valid1 = valid1 || _valid0;
+      if (!valid1) {
         const err25 = {
-          instancePath: instancePath + '/last_error',
-          schemaPath: '#/properties/last_error/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err25];
@@ -12761,62 +12852,63 @@ function validate34(
           vErrors.push(err25);
         }
         errors++;
-      }
-      var _valid1 = _errs22 === errors;
-      valid2 = valid2 || _valid1;
-      if (!valid2) {
-        const err26 = {
-          instancePath: instancePath + '/last_error',
-          schemaPath: '#/properties/last_error/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err26];
-        } else {
-          vErrors.push(err26);
-        }
-        errors++;
       } else {
-        errors = _errs19;
+        errors = _errs15;
         if (vErrors !== null) {
-          if (_errs19) {
-            vErrors.length = _errs19;
+          if (_errs15) {
+            vErrors.length = _errs15;
           } else {
             vErrors = null;
           }
         }
       }
     }
-    if (data.last_error_at !== undefined) {
-      let data7 = data.last_error_at;
-      const _errs25 = errors;
-      let valid3 = false;
-      const _errs26 = errors;
+    if (data.last_error !== undefined) {
+      let data7 = data.last_error;
+      const _errs21 = errors;
+      let valid2 = false;
+      const _errs22 = errors;
       if (typeof data7 === 'string') {
-        if (!formats2.validate(data7)) {
-          const err27 = {
-            instancePath: instancePath + '/last_error_at',
-            schemaPath: '#/properties/last_error_at/anyOf/0/format',
-            keyword: 'format',
-            params: { format: 'date-time' },
-            message: 'must match format "' + 'date-time' + '"',
+        if (func2(data7) > 500) {
+          const err26 = {
+            instancePath: instancePath + '/last_error',
+            schemaPath: '#/properties/last_error/anyOf/0/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 500 },
+            message: 'must NOT have more than 500 characters',
           };
           if (vErrors === null) {
-            vErrors = [err27];
+            vErrors = [err26];
           } else {
-            vErrors.push(err27);
+            vErrors.push(err26);
           }
           errors++;
         }
       } else {
-        const err28 = {
-          instancePath: instancePath + '/last_error_at',
-          schemaPath: '#/properties/last_error_at/anyOf/0/type',
+        const err27 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+      var _valid1 = _errs22 === errors;
+      valid2 = valid2 || _valid1;
+      const _errs24 = errors;
+      if (data7 !== null) {
+        const err28 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err28];
@@ -12825,16 +12917,15 @@ function validate34(
         }
         errors++;
       }
-      var _valid2 = _errs26 === errors;
-      valid3 = valid3 || _valid2;
-      const _errs28 = errors;
-      if (data7 !== null) {
+      var _valid1 = _errs24 === errors;
+      valid2 = valid2 || _valid1;
+      if (!valid2) {
         const err29 = {
-          instancePath: instancePath + '/last_error_at',
-          schemaPath: '#/properties/last_error_at/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err29];
@@ -12842,42 +12933,45 @@ function validate34(
           vErrors.push(err29);
         }
         errors++;
-      }
-      var _valid2 = _errs28 === errors;
-      valid3 = valid3 || _valid2;
-      if (!valid3) {
-        const err30 = {
-          instancePath: instancePath + '/last_error_at',
-          schemaPath: '#/properties/last_error_at/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err30];
-        } else {
-          vErrors.push(err30);
-        }
-        errors++;
       } else {
-        errors = _errs25;
+        errors = _errs21;
         if (vErrors !== null) {
-          if (_errs25) {
-            vErrors.length = _errs25;
+          if (_errs21) {
+            vErrors.length = _errs21;
           } else {
             vErrors = null;
           }
         }
       }
     }
-    if (data.paused !== undefined) {
-      if (typeof data.paused !== 'boolean') {
+    if (data.last_error_at !== undefined) {
+      let data8 = data.last_error_at;
+      const _errs27 = errors;
+      let valid3 = false;
+      const _errs28 = errors;
+      if (typeof data8 === 'string') {
+        if (!formats2.validate(data8)) {
+          const err30 = {
+            instancePath: instancePath + '/last_error_at',
+            schemaPath: '#/properties/last_error_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err30];
+          } else {
+            vErrors.push(err30);
+          }
+          errors++;
+        }
+      } else {
         const err31 = {
-          instancePath: instancePath + '/paused',
-          schemaPath: '#/properties/paused/type',
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err31];
@@ -12886,9 +12980,70 @@ function validate34(
         }
         errors++;
       }
+      var _valid2 = _errs28 === errors;
+      valid3 = valid3 || _valid2;
+      const _errs30 = errors;
+      if (data8 !== null) {
+        const err32 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+      var _valid2 = _errs30 === errors;
+      valid3 = valid3 || _valid2;
+      if (!valid3) {
+        const err33 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err33];
+        } else {
+          vErrors.push(err33);
+        }
+        errors++;
+      } else {
+        errors = _errs27;
+        if (vErrors !== null) {
+          if (_errs27) {
+            vErrors.length = _errs27;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.paused !== undefined) {
+      if (typeof data.paused !== 'boolean') {
+        const err34 = {
+          instancePath: instancePath + '/paused',
+          schemaPath: '#/properties/paused/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
     }
   } else {
-    const err32 = {
+    const err35 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -12896,9 +13051,9 @@ function validate34(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err32];
+      vErrors = [err35];
     } else {
-      vErrors.push(err32);
+      vErrors.push(err35);
     }
     errors++;
   }
@@ -14082,9 +14237,9 @@ const schema112 = {
     },
   },
 };
-const pattern20 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
-const pattern30 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
-const pattern31 = new RegExp('^[a-z0-9-]+$', 'u');
+const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
+const pattern31 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
+const pattern32 = new RegExp('^[a-z0-9-]+$', 'u');
 const schema99 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
@@ -14291,9 +14446,9 @@ const schema108 = {
     timestamped: { type: 'boolean' },
   },
 };
-const pattern21 = new RegExp('^[A-Za-z0-9-]+$', 'u');
-const pattern22 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
-const pattern29 = new RegExp('^/.+$', 'u');
+const pattern22 = new RegExp('^[A-Za-z0-9-]+$', 'u');
+const pattern23 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
+const pattern30 = new RegExp('^/.+$', 'u');
 
 function validate48(
   data,
@@ -14609,7 +14764,7 @@ function validate48(
             for (let i0 = 0; i0 < len0; i0++) {
               let data6 = data5[i0];
               if (typeof data6 === 'string') {
-                if (!pattern21.test(data6)) {
+                if (!pattern22.test(data6)) {
                   const err17 = {
                     instancePath: instancePath + '/signature/headers/' + i0,
                     schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
@@ -14927,7 +15082,7 @@ function validate48(
         if (data13.from !== undefined) {
           let data14 = data13.from;
           if (typeof data14 === 'string') {
-            if (!pattern22.test(data14)) {
+            if (!pattern23.test(data14)) {
               const err36 = {
                 instancePath: instancePath + '/timestamp/from',
                 schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
@@ -15311,7 +15466,7 @@ function validate48(
       if (data.signature_header !== undefined) {
         let data21 = data.signature_header;
         if (typeof data21 === 'string') {
-          if (!pattern21.test(data21)) {
+          if (!pattern22.test(data21)) {
             const err58 = {
               instancePath: instancePath + '/signature_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/pattern',
@@ -15378,7 +15533,7 @@ function validate48(
       if (data.timestamp_header !== undefined) {
         let data23 = data.timestamp_header;
         if (typeof data23 === 'string') {
-          if (!pattern21.test(data23)) {
+          if (!pattern22.test(data23)) {
             const err62 = {
               instancePath: instancePath + '/timestamp_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/pattern',
@@ -15602,7 +15757,7 @@ function validate48(
         if (data.signature_header !== undefined) {
           let data27 = data.signature_header;
           if (typeof data27 === 'string') {
-            if (!pattern21.test(data27)) {
+            if (!pattern22.test(data27)) {
               const err75 = {
                 instancePath: instancePath + '/signature_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/pattern',
@@ -15636,7 +15791,7 @@ function validate48(
         if (data.timestamp_header !== undefined) {
           let data28 = data.timestamp_header;
           if (typeof data28 === 'string') {
-            if (!pattern21.test(data28)) {
+            if (!pattern22.test(data28)) {
               const err77 = {
                 instancePath: instancePath + '/timestamp_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/pattern',
@@ -15821,7 +15976,7 @@ function validate48(
           if (data.header !== undefined) {
             let data31 = data.header;
             if (typeof data31 === 'string') {
-              if (!pattern21.test(data31)) {
+              if (!pattern22.test(data31)) {
                 const err87 = {
                   instancePath: instancePath + '/header',
                   schemaPath: '#/$defs/jwtScheme/properties/header/pattern',
@@ -16388,7 +16543,7 @@ function validate48(
                 if (data.header !== undefined) {
                   let data44 = data.header;
                   if (typeof data44 === 'string') {
-                    if (!pattern21.test(data44)) {
+                    if (!pattern22.test(data44)) {
                       const err119 = {
                         instancePath: instancePath + '/header',
                         schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
@@ -16439,7 +16594,7 @@ function validate48(
                 if (data.pointer !== undefined) {
                   let data46 = data.pointer;
                   if (typeof data46 === 'string') {
-                    if (!pattern29.test(data46)) {
+                    if (!pattern30.test(data46)) {
                       const err122 = {
                         instancePath: instancePath + '/pointer',
                         schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
@@ -16892,7 +17047,7 @@ function validate47(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern20.test(data0)) {
+        if (!pattern21.test(data0)) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -17439,7 +17594,7 @@ function validate47(
             if (data12.file !== undefined) {
               let data15 = data12.file;
               if (typeof data15 === 'string') {
-                if (!pattern30.test(data15)) {
+                if (!pattern31.test(data15)) {
                   const err37 = {
                     instancePath: instancePath + '/samples/' + i3 + '/file',
                     schemaPath: '#/$defs/sample/properties/file/pattern',
@@ -17640,7 +17795,7 @@ function validate47(
         for (let i4 = 0; i4 < len4; i4++) {
           let data22 = data21[i4];
           if (typeof data22 === 'string') {
-            if (!pattern31.test(data22)) {
+            if (!pattern32.test(data22)) {
               const err48 = {
                 instancePath: instancePath + '/forward_headers/' + i4,
                 schemaPath: '#/properties/forward_headers/items/pattern',

@@ -34,6 +34,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   publicUrl?: string;
   /** meta: the verify token its GET handshake must carry. */
   verifyToken?: string;
+  /** Token providers: the variable of a `token: ${VAR}` in the file (its name; load-config.ts sets it). */
+  tokenVariable?: string;
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;

@@ -281,6 +281,7 @@ export function apiSurface(
     bus: parts.bus,
     replay: parts.replay,
     replayDefaultTarget: config.replay.defaultTarget,
+    ...(deps.cliCommand === undefined ? {} : { cliCommand: deps.cliCommand }),
     checkHost: parts.auth.checkHost,
     authenticate: parts.auth.authenticate,
     checkReadLimit: parts.auth.checkRead,
