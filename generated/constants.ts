@@ -8,10 +8,12 @@ export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfi
 
 /** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
+  'basic-auth',
   'bitbucket',
   'box',
   'cal-com',
   'calendly',
+  'chargebee',
   'circleci',
   'clerk',
   'coinbase-commerce',
@@ -38,6 +40,7 @@ export const PRESET_NAMES = [
   'paddle',
   'pagerduty',
   'polar',
+  'postmark',
   'razorpay',
   'replicate',
   'resend',

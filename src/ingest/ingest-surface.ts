@@ -75,6 +75,8 @@ export interface IngestAccepted {
  * method (405), declared length (413), required headers (400), body size while reading (413),
  * signature or token (401). A 200 is sent only after the event's row has committed; a database
  * failure is a 503 so the provider retries.
+ * Over 80 lines: the ingest pipeline in its order (limit, read, verify, identify, store, answer)
+ * over state its stages share; splitting it would hide that order.
  */
 export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   const now = options.now ?? Date.now;
@@ -107,6 +109,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         .catch((err: unknown) => log().warn({ err, eventId: late.event.id }, 'could not record the 503 answered'));
     });
 
+  // Over 80 lines: one arrival in the pipeline's order (route, limit, read, verify, identify,
+  // store, answer); each stage hands the next what it learned, and the order is the contract.
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
     if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) {
