@@ -14,6 +14,8 @@ declare module 'koa' {
 
 export interface RequireBearerOptions {
   logger?: Logger;
+  /** How the CLI runs where this server runs (`switchboard`, `npx @switchboard-dev/switchboard`); default `switchboard`. */
+  cliCommand?: string | undefined;
 }
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
@@ -27,11 +29,22 @@ export const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
  * its message. Clients that know only OAuth print error_description; without it they go looking
  * for an authorization server switchboard does not have.
  */
-export const BEARER_HINT = 'send Authorization: Bearer <token>; create one with switchboard token create';
+export function bearerHint(cliCommand = 'switchboard'): string {
+  return `send Authorization: Bearer <token>; ${tokenCreateHint(cliCommand)}`;
+}
 
 /** What to do about a token that was sent but is not valid: the 401's message and error_description. */
-export const INVALID_TOKEN_HINT =
-  'the bearer token is not valid (unknown or revoked); create one with switchboard token create';
+export function invalidTokenHint(cliCommand = 'switchboard'): string {
+  return `the bearer token is not valid (unknown or revoked); ${tokenCreateHint(cliCommand)}`;
+}
+
+/**
+ * Names the token command in the form that runs where the server runs: a bare `switchboard` only
+ * exists with the package installed, and an unscoped `npx switchboard` would fetch someone else's.
+ */
+export function tokenCreateHint(cliCommand = 'switchboard'): string {
+  return `create one with ${cliCommand} token create`;
+}
 
 /** The presented bearer token, or undefined. Only the Authorization header counts: never a cookie or the query. */
 export function bearerToken(ctx: Context): string | undefined {
@@ -57,7 +70,7 @@ export function requireBearer(tokens: TokenService, options: RequireBearerOption
         { ip: ctx.ip, method: ctx.method, path: ctx.path, presented: token !== undefined },
         'request refused: no valid bearer token',
       );
-      throw unauthenticated(token !== undefined);
+      throw unauthenticated(token !== undefined, options.cliCommand);
     }
     ctx.state.caller = caller;
     ctx.state.watchCaller = (onRevoked) => tokens.watch(caller, onRevoked);
@@ -92,11 +105,13 @@ export function watchCaller(ctx: Context, onRevoked: () => void): () => void {
  * The 401 (RFC 6750 §3): no token sent gets the challenge and what to send, with no error code;
  * a token that is not valid adds error="invalid_token", and its error_description says so.
  */
-function unauthenticated(presented: boolean): AppError {
+function unauthenticated(presented: boolean, cliCommand: string | undefined): AppError {
+  const invalid = invalidTokenHint(cliCommand);
+  const hint = bearerHint(cliCommand);
   const challenge = presented
-    ? `${WWW_AUTHENTICATE}, error="invalid_token", error_description="${INVALID_TOKEN_HINT}"`
-    : `${WWW_AUTHENTICATE}, error_description="${BEARER_HINT}"`;
-  return new AppError('unauthenticated', presented ? INVALID_TOKEN_HINT : `authentication required: ${BEARER_HINT}`, {
+    ? `${WWW_AUTHENTICATE}, error="invalid_token", error_description="${invalid}"`
+    : `${WWW_AUTHENTICATE}, error_description="${hint}"`;
+  return new AppError('unauthenticated', presented ? invalid : `authentication required: ${hint}`, {
     headers: { 'WWW-Authenticate': challenge, 'Cache-Control': 'no-store' },
   });
 }

@@ -30,7 +30,7 @@ const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 export interface McpSurfaceDeps
   extends
-    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs'>,
+    Pick<McpSessionsOptions, 'bus' | 'notifyIntervalMs' | 'keepAliveMs' | 'cliCommand'>,
     Pick<SwitchboardToolsDeps, 'replayDefaultTarget' | 'replayRate'> {
   store: Pick<EventStore, 'get' | 'listWithSummaries' | 'providerHasEvents'>;
   providers: ProviderDirectory;
@@ -90,6 +90,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
     log,
     notifyIntervalMs: deps.notifyIntervalMs,
     keepAliveMs: deps.keepAliveMs,
+    cliCommand: deps.cliCommand,
   });
 
   const handlePost = async (ctx: Context, caller: Caller): Promise<void> => {
@@ -118,7 +119,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
 
   const chain = compose([deps.checkHost, deps.authenticate, route]);
   // Where OAuth clients go after a 401: answered in OAuth's own error format, saying what to send.
-  const refuseOAuth = oauthRefusals(deps.checkHost, deps.authenticate);
+  const refuseOAuth = oauthRefusals(deps.checkHost, deps.authenticate, deps.cliCommand);
 
   const middleware: Middleware = async (ctx, next) => {
     if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {

@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Context } from 'koa';
-import { watchCaller } from '../auth/require-bearer.ts';
+import { tokenCreateHint, watchCaller } from '../auth/require-bearer.ts';
 import type { Caller } from '../auth/token-service.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, unavailable } from '../errors/app-error.ts';
@@ -32,10 +32,10 @@ const ANSWER_GRACE_MS = 2_000;
 
 /** Why a session ended, as the calls it was still running are answered. */
 const ENDINGS = {
-  revoked: () =>
+  revoked: (cliCommand?: string) =>
     new AppError(
       'unauthenticated',
-      'the bearer token was revoked, which ended this session; create one with switchboard token create',
+      `the bearer token was revoked, which ended this session; ${tokenCreateHint(cliCommand)}`,
     ),
   deleted: () => unavailable('the session was ended (HTTP DELETE) before this call returned; start a new session'),
   shutdown: () => unavailable('switchboard is shutting down; start a new session once it is back'),
@@ -55,6 +55,8 @@ export interface McpSessionsOptions {
   notifyIntervalMs?: number | undefined;
   /** SSE keep-alive comment interval; default the SDK's (15 s). */
   keepAliveMs?: number | undefined;
+  /** How the CLI runs where this server runs, for the revoked-token message; default `switchboard`. */
+  cliCommand?: string | undefined;
 }
 
 export interface McpSessions {
@@ -274,7 +276,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       ending,
       posts: new Set(),
       // A revoked token's sessions end, GET streams and subscriptions with them.
-      stopWatching: watchCaller(ctx, () => void closeSession(session, 'token revoked', ENDINGS.revoked())),
+      stopWatching: watchCaller(
+        ctx,
+        () => void closeSession(session, 'token revoked', ENDINGS.revoked(options.cliCommand)),
+      ),
       closed: false,
       notifier: createCoalescingNotifier(() => {
         server

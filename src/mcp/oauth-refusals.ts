@@ -16,7 +16,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import compose from 'koa-compose';
-import { bearerToken } from '../auth/require-bearer.ts';
+import { bearerToken, tokenCreateHint } from '../auth/require-bearer.ts';
 import { AppError } from '../errors/app-error.ts';
 import { MCP_SECURITY_HEADERS } from './http-responses.ts';
 
@@ -25,25 +25,28 @@ export const OAUTH_FALLBACK_PATHS: ReadonlySet<string> = new Set(['/register', '
 
 export type PresentedToken = 'none' | 'invalid' | 'valid';
 
-/** What each refusal says, by the bearer token the request carried. */
-export const OAUTH_REFUSALS: Readonly<Record<PresentedToken, { error: string; error_description: string }>> = {
-  // Clients that do not forward their token here (the Inspector) may still have sent one with the
-  // MCP request, so this one cannot tell a missing token from a wrong one, and says both.
-  none: {
-    error: 'invalid_request',
-    error_description: `switchboard does not use OAuth: send Authorization: Bearer <token> with a token it knows (if you sent one, it is unknown or revoked); create one with switchboard token create`,
-  },
-  invalid: {
-    error: 'invalid_request',
-    error_description:
-      'switchboard does not use OAuth, and the bearer token sent is not valid (unknown or revoked); create one with switchboard token create',
-  },
-  valid: {
-    error: 'invalid_request',
-    error_description:
-      'switchboard does not use OAuth, and the bearer token sent is valid: send it as Authorization: Bearer <token> with the MCP request itself',
-  },
-};
+/** What each refusal says, by the bearer token the request carried; cliCommand as in requireBearer. */
+export function oauthRefusalBodies(
+  cliCommand?: string,
+): Readonly<Record<PresentedToken, { error: string; error_description: string }>> {
+  return {
+    // Clients that do not forward their token here (the Inspector) may still have sent one with the
+    // MCP request, so this one cannot tell a missing token from a wrong one, and says both.
+    none: {
+      error: 'invalid_request',
+      error_description: `switchboard does not use OAuth: send Authorization: Bearer <token> with a token it knows (if you sent one, it is unknown or revoked); ${tokenCreateHint(cliCommand)}`,
+    },
+    invalid: {
+      error: 'invalid_request',
+      error_description: `switchboard does not use OAuth, and the bearer token sent is not valid (unknown or revoked); ${tokenCreateHint(cliCommand)}`,
+    },
+    valid: {
+      error: 'invalid_request',
+      error_description:
+        'switchboard does not use OAuth, and the bearer token sent is valid: send it as Authorization: Bearer <token> with the MCP request itself',
+    },
+  };
+}
 
 /**
  * `checkHost` and `authenticate` are those of /mcp: the host is checked first, as there (a token
@@ -51,7 +54,8 @@ export const OAUTH_REFUSALS: Readonly<Record<PresentedToken, { error: string; er
  * token authenticate refuses is invalid, one it passes is valid. Any other failure (the database
  * is down) goes up, to be answered as it is on /mcp.
  */
-export function oauthRefusals(checkHost: Middleware, authenticate: Middleware): Middleware {
+export function oauthRefusals(checkHost: Middleware, authenticate: Middleware, cliCommand?: string): Middleware {
+  const bodies = oauthRefusalBodies(cliCommand);
   const presented = async (ctx: Context): Promise<PresentedToken> => {
     if (bearerToken(ctx) === undefined) return 'none';
     try {
@@ -65,7 +69,7 @@ export function oauthRefusals(checkHost: Middleware, authenticate: Middleware): 
   const refuse = compose([
     checkHost,
     async (ctx: Context) => {
-      const refusal = OAUTH_REFUSALS[await presented(ctx)];
+      const refusal = bodies[await presented(ctx)];
       ctx.status = 400;
       ctx.body = refusal;
     },

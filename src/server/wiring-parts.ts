@@ -75,7 +75,7 @@ export function buildAuth(deps: SurfaceDeps, tokens: TokenRepository, metrics: M
     limiter,
     checkRead: countRateLimited(limiter.checkRead, 'read', metrics),
     checkWrite: countRateLimited(limiter.checkWrite, 'write', metrics),
-    authenticate: requireBearer(tokenService, { logger }),
+    authenticate: requireBearer(tokenService, { logger, cliCommand: deps.cliCommand }),
     checkHost: createHostCheck({ bindHost: deps.bindHost, allowedHosts: config.server.allowedHosts }),
   };
 }
@@ -256,6 +256,7 @@ export function mcpSurface(deps: SurfaceDeps, parts: ReadParts & { store: EventS
     checkHost: parts.auth.checkHost,
     authenticate: parts.auth.authenticate,
     logger: deps.logger,
+    cliCommand: deps.cliCommand,
     sessions: config.mcp,
     replayDefaultTarget: config.replay.defaultTarget,
     replayRate: config.rateLimits.replay,

@@ -56,6 +56,28 @@ describe('the 401', () => {
   });
 });
 
+describe('the command the hints name', () => {
+  it('The hints name the command that runs where the server runs: npx @switchboard-dev/switchboard when the package is not installed', async () => {
+    const npx = await startSwitchboard({ cliCommand: 'npx @switchboard-dev/switchboard' });
+    try {
+      const send = (headers: Record<string, string>, path = '/mcp') =>
+        rawRequest(npx.port, { path, headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(INITIALIZE) });
+      const missing = await send({});
+      const wrong = await send({ authorization: 'Bearer sbt_not-a-real-token' });
+      const register = await send({}, '/register');
+      expect([missing.status, wrong.status, register.status]).toEqual([401, 401, 400]);
+      for (const answer of [missing, wrong, register]) {
+        expect(answer.body).toContain('create one with npx @switchboard-dev/switchboard token create');
+        expect(answer.body).not.toContain('with switchboard token create');
+      }
+      expect(missing.headers['www-authenticate']).toContain('npx @switchboard-dev/switchboard token create');
+      expect(wrong.headers['www-authenticate']).toContain('npx @switchboard-dev/switchboard token create');
+    } finally {
+      await npx.close();
+    }
+  });
+});
+
 /** An OAuth client as the SDK expects one: it has nothing stored and would open a browser. */
 function oauthProvider(): OAuthClientProvider & { redirectedTo: URL[] } {
   let client: OAuthClientInformationMixed | undefined;

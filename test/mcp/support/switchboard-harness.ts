@@ -37,6 +37,8 @@ export const STANDARD_PROVIDERS: NonNullable<SwitchboardConfig['providers']> = {
 };
 
 export interface HarnessOptions {
+  /** How the CLI runs where the server runs (the hints in 401s name it); default `switchboard`. */
+  cliCommand?: string;
   config?: SwitchboardConfig;
   /** Serve with this store instead of the fresh database's (e.g. one whose pool is closed). */
   store?: EventStore;
@@ -132,6 +134,7 @@ export async function startSwitchboard(options: HarnessOptions = {}): Promise<Ha
     pool: db.pool,
     databaseUrl: db.url,
     envToken: options.envToken,
+    ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
     overrides: {
       withoutJobs: { queueConnection: 'connected' },
       ...(options.store ? { store: options.store } : {}),
