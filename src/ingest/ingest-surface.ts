@@ -282,7 +282,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       request: arrivalRequest(ctx, status),
     };
     const recorded = !refused || provider.recordRejected;
-    if (recorded && rejectBudget.take(event.sourceIp ?? 'unknown').allowed) {
+    if (recorded && mayRecordReject(provider.name, event.sourceIp)) {
       try {
         await store(event, log);
       } catch (err: unknown) {
