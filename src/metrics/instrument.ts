@@ -36,15 +36,16 @@ export function instrumentIngest(
     });
     if (passedOn) return;
     const label = provider ?? 'unknown';
-    const body = ctx.body as { duplicate?: unknown; challenge?: unknown } | undefined;
+    const body = ctx.body as { duplicate?: unknown } | undefined;
+    const handshake = (ctx.state as { handshake?: unknown }).handshake === true;
     const outcome =
-      ctx.status === 200
-        ? body?.challenge !== undefined
-          ? 'handshake'
-          : body?.duplicate === true
+      handshake && ctx.status < 300
+        ? 'handshake'
+        : ctx.status === 200
+          ? body?.duplicate === true
             ? 'duplicate'
             : 'stored'
-        : (INGEST_OUTCOME[ctx.status] ?? `status_${ctx.status}`);
+          : (INGEST_OUTCOME[ctx.status] ?? `status_${ctx.status}`);
     metrics.deliveries.inc({ provider: label, outcome });
     if (provider !== undefined) metrics.ingestLatency.observe({ provider }, (performance.now() - started) / 1000);
   };
