@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { ApiEventSummary } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
-import { normalizeEventId } from '../store/event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import type { EventStore } from '../store/event-store.ts';
 
 export interface EventStreamOptions {

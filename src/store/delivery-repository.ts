@@ -18,7 +18,7 @@ import {
 import type { Delivery, DeliveryAttempt } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
-import { normalizeEventId } from './event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import { detailRow, storedEventFromRow } from './event-mapping.ts';
 import type { StoredEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';

@@ -30,7 +30,7 @@ import { ANNOUNCE_INSERTED } from './announcement.ts';
 import { encodeByteaArray } from './bytea-array.ts';
 import { encodeCursor } from './cursor.ts';
 import { assertStorePool } from './database.ts';
-import { normalizeEventId } from './event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import {
   apiSummaryFromRow,
   apiSummaryRow,
