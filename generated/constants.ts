@@ -163,8 +163,11 @@ export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as cons
 /** The role a process runs when neither --role nor server.role names one. From schemas/config.schema.json#/properties/server/properties/role. */
 export const SERVER_ROLE = { default: 'all' } as const;
 
-/** Rejected deliveries stored per source address per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
+/** Rejected deliveries stored per source (IPv4 address or IPv6 /64) per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
 export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;
+
+/** Rejected deliveries stored per provider per minute, whatever their sources. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_provider_per_minute. */
+export const RECORD_REJECTED_PER_PROVIDER_PER_MINUTE = { minimum: 1, default: 600 } as const;
 
 /** How long one payload search may run. From schemas/config.schema.json#/properties/api/properties/search_timeout_ms. */
 export const SEARCH_TIMEOUT_MS = { minimum: 1, maximum: 600000, default: 3000 } as const;

@@ -817,10 +817,17 @@ export const SCHEMAS = {
         properties: {
           record_rejected_per_minute: {
             description:
-              'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+              'Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.',
             type: 'integer',
             minimum: 1,
             default: 60,
+          },
+          record_rejected_per_provider_per_minute: {
+            description:
+              'Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.',
+            type: 'integer',
+            minimum: 1,
+            default: 600,
           },
         },
         default: {},

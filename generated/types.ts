@@ -360,9 +360,13 @@ export interface SwitchboardConfig {
   };
   ingest?: {
     /**
-     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     * Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.
      */
     record_rejected_per_minute?: number;
+    /**
+     * Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.
+     */
+    record_rejected_per_provider_per_minute?: number;
   };
   mcp?: {
     /**
@@ -1702,9 +1706,13 @@ export interface SwitchboardConfigWithDefaults {
   };
   ingest: {
     /**
-     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     * Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.
      */
     record_rejected_per_minute: number;
+    /**
+     * Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.
+     */
+    record_rejected_per_provider_per_minute: number;
   };
   mcp: {
     /**

@@ -2321,10 +2321,17 @@ const schema49 = {
       properties: {
         record_rejected_per_minute: {
           description:
-            'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+            'Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.',
           type: 'integer',
           minimum: 1,
           default: 60,
+        },
+        record_rejected_per_provider_per_minute: {
+          description:
+            'Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.',
+          type: 'integer',
+          minimum: 1,
+          default: 600,
         },
       },
       default: {},
@@ -6712,8 +6719,11 @@ function validate29(
       if (data43.record_rejected_per_minute === undefined) {
         data43.record_rejected_per_minute = 60;
       }
+      if (data43.record_rejected_per_provider_per_minute === undefined) {
+        data43.record_rejected_per_provider_per_minute = 600;
+      }
       for (const key12 in data43) {
-        if (!(key12 === 'record_rejected_per_minute')) {
+        if (!(key12 === 'record_rejected_per_minute' || key12 === 'record_rejected_per_provider_per_minute')) {
           const err93 = {
             instancePath: instancePath + '/ingest',
             schemaPath: '#/properties/ingest/additionalProperties',
@@ -6762,48 +6772,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err96 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err96];
-      } else {
-        vErrors.push(err96);
+      let data45 = data43.record_rejected_per_provider_per_minute;
+      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+        const err96 = {
+          instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err96];
+        } else {
+          vErrors.push(err96);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data45 = data.mcp;
-    if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
-      if (data45.max_sessions === undefined) {
-        data45.max_sessions = 100;
-      }
-      if (data45.max_sessions_per_caller === undefined) {
-        data45.max_sessions_per_caller = 10;
-      }
-      if (data45.max_waits_per_caller === undefined) {
-        data45.max_waits_per_caller = 10;
-      }
-      if (data45.session_idle_seconds === undefined) {
-        data45.session_idle_seconds = 1800;
-      }
-      for (const key13 in data45) {
-        if (!(
-          key13 === 'max_sessions' ||
-          key13 === 'max_sessions_per_caller' ||
-          key13 === 'max_waits_per_caller' ||
-          key13 === 'session_idle_seconds'
-        )) {
+      if (typeof data45 == 'number' && isFinite(data45)) {
+        if (data45 < 1 || isNaN(data45)) {
           const err97 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err97];
@@ -6813,30 +6805,48 @@ function validate29(
           errors++;
         }
       }
-      let data46 = data45.max_sessions;
-      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
-        const err98 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err98];
-        } else {
-          vErrors.push(err98);
-        }
-        errors++;
+    } else {
+      const err98 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err98];
+      } else {
+        vErrors.push(err98);
       }
-      if (typeof data46 == 'number' && isFinite(data46)) {
-        if (data46 < 1 || isNaN(data46)) {
+      errors++;
+    }
+    let data46 = data.mcp;
+    if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
+      if (data46.max_sessions === undefined) {
+        data46.max_sessions = 100;
+      }
+      if (data46.max_sessions_per_caller === undefined) {
+        data46.max_sessions_per_caller = 10;
+      }
+      if (data46.max_waits_per_caller === undefined) {
+        data46.max_waits_per_caller = 10;
+      }
+      if (data46.session_idle_seconds === undefined) {
+        data46.session_idle_seconds = 1800;
+      }
+      for (const key13 in data46) {
+        if (!(
+          key13 === 'max_sessions' ||
+          key13 === 'max_sessions_per_caller' ||
+          key13 === 'max_waits_per_caller' ||
+          key13 === 'session_idle_seconds'
+        )) {
           const err99 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err99];
@@ -6846,11 +6856,11 @@ function validate29(
           errors++;
         }
       }
-      let data47 = data45.max_sessions_per_caller;
+      let data47 = data46.max_sessions;
       if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
         const err100 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6865,8 +6875,8 @@ function validate29(
       if (typeof data47 == 'number' && isFinite(data47)) {
         if (data47 < 1 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6879,11 +6889,11 @@ function validate29(
           errors++;
         }
       }
-      let data48 = data45.max_waits_per_caller;
+      let data48 = data46.max_sessions_per_caller;
       if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
         const err102 = {
-          instancePath: instancePath + '/mcp/max_waits_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6898,8 +6908,8 @@ function validate29(
       if (typeof data48 == 'number' && isFinite(data48)) {
         if (data48 < 1 || isNaN(data48)) {
           const err103 = {
-            instancePath: instancePath + '/mcp/max_waits_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6912,11 +6922,11 @@ function validate29(
           errors++;
         }
       }
-      let data49 = data45.session_idle_seconds;
+      let data49 = data46.max_waits_per_caller;
       if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
         const err104 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6929,13 +6939,13 @@ function validate29(
         errors++;
       }
       if (typeof data49 == 'number' && isFinite(data49)) {
-        if (data49 < 5 || isNaN(data49)) {
+        if (data49 < 1 || isNaN(data49)) {
           const err105 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -6945,40 +6955,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err106 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err106];
-      } else {
-        vErrors.push(err106);
+      let data50 = data46.session_idle_seconds;
+      if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+        const err106 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err106];
+        } else {
+          vErrors.push(err106);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data50 = data.rate_limits;
-    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-      if (data50.read === undefined) {
-        data50.read = {};
-      }
-      if (data50.write === undefined) {
-        data50.write = {};
-      }
-      if (data50.replay === undefined) {
-        data50.replay = {};
-      }
-      for (const key14 in data50) {
-        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
+      if (typeof data50 == 'number' && isFinite(data50)) {
+        if (data50 < 5 || isNaN(data50)) {
           const err107 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err107];
@@ -6988,39 +6988,40 @@ function validate29(
           errors++;
         }
       }
-      let data51 = data50.read;
-      if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
-        if (data51.capacity === undefined) {
-          data51.capacity = 120;
-        }
-        if (data51.refill_per_second === undefined) {
-          data51.refill_per_second = 20;
-        }
-        for (const key15 in data51) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err108 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err108];
-            } else {
-              vErrors.push(err108);
-            }
-            errors++;
-          }
-        }
-        let data52 = data51.capacity;
-        if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+    } else {
+      const err108 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err108];
+      } else {
+        vErrors.push(err108);
+      }
+      errors++;
+    }
+    let data51 = data.rate_limits;
+    if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
+      if (data51.read === undefined) {
+        data51.read = {};
+      }
+      if (data51.write === undefined) {
+        data51.write = {};
+      }
+      if (data51.replay === undefined) {
+        data51.replay = {};
+      }
+      for (const key14 in data51) {
+        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
           const err109 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err109];
@@ -7029,14 +7030,23 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 < 1 || isNaN(data52)) {
+      }
+      let data52 = data51.read;
+      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
+        if (data52.capacity === undefined) {
+          data52.capacity = 120;
+        }
+        if (data52.refill_per_second === undefined) {
+          data52.refill_per_second = 20;
+        }
+        for (const key15 in data52) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
             const err110 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err110];
@@ -7046,10 +7056,43 @@ function validate29(
             errors++;
           }
         }
-        let data53 = data51.refill_per_second;
+        let data53 = data52.capacity;
+        if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
+          const err111 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err111];
+          } else {
+            vErrors.push(err111);
+          }
+          errors++;
+        }
         if (typeof data53 == 'number' && isFinite(data53)) {
-          if (data53 <= 0 || isNaN(data53)) {
-            const err111 = {
+          if (data53 < 1 || isNaN(data53)) {
+            const err112 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err112];
+            } else {
+              vErrors.push(err112);
+            }
+            errors++;
+          }
+        }
+        let data54 = data52.refill_per_second;
+        if (typeof data54 == 'number' && isFinite(data54)) {
+          if (data54 <= 0 || isNaN(data54)) {
+            const err113 = {
               instancePath: instancePath + '/rate_limits/read/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7057,14 +7100,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err113];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err113);
             }
             errors++;
           }
         } else {
-          const err112 = {
+          const err114 = {
             instancePath: instancePath + '/rate_limits/read/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
@@ -7072,14 +7115,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err112];
+            vErrors = [err114];
           } else {
-            vErrors.push(err112);
+            vErrors.push(err114);
           }
           errors++;
         }
       } else {
-        const err113 = {
+        const err115 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -7087,61 +7130,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err113];
+          vErrors = [err115];
         } else {
-          vErrors.push(err113);
+          vErrors.push(err115);
         }
         errors++;
       }
-      let data54 = data50.write;
-      if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-        if (data54.capacity === undefined) {
-          data54.capacity = 20;
+      let data55 = data51.write;
+      if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
+        if (data55.capacity === undefined) {
+          data55.capacity = 20;
         }
-        if (data54.refill_per_second === undefined) {
-          data54.refill_per_second = 2;
+        if (data55.refill_per_second === undefined) {
+          data55.refill_per_second = 2;
         }
-        for (const key16 in data54) {
+        for (const key16 in data55) {
           if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err114 = {
+            const err116 = {
               instancePath: instancePath + '/rate_limits/write',
               schemaPath: '#/properties/rate_limits/properties/write/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key16 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err114];
-            } else {
-              vErrors.push(err114);
-            }
-            errors++;
-          }
-        }
-        let data55 = data54.capacity;
-        if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
-          const err115 = {
-            instancePath: instancePath + '/rate_limits/write/capacity',
-            schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err115];
-          } else {
-            vErrors.push(err115);
-          }
-          errors++;
-        }
-        if (typeof data55 == 'number' && isFinite(data55)) {
-          if (data55 < 1 || isNaN(data55)) {
-            const err116 = {
-              instancePath: instancePath + '/rate_limits/write/capacity',
-              schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err116];
@@ -7151,10 +7161,43 @@ function validate29(
             errors++;
           }
         }
-        let data56 = data54.refill_per_second;
+        let data56 = data55.capacity;
+        if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+          const err117 = {
+            instancePath: instancePath + '/rate_limits/write/capacity',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err117];
+          } else {
+            vErrors.push(err117);
+          }
+          errors++;
+        }
         if (typeof data56 == 'number' && isFinite(data56)) {
-          if (data56 <= 0 || isNaN(data56)) {
-            const err117 = {
+          if (data56 < 1 || isNaN(data56)) {
+            const err118 = {
+              instancePath: instancePath + '/rate_limits/write/capacity',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err118];
+            } else {
+              vErrors.push(err118);
+            }
+            errors++;
+          }
+        }
+        let data57 = data55.refill_per_second;
+        if (typeof data57 == 'number' && isFinite(data57)) {
+          if (data57 <= 0 || isNaN(data57)) {
+            const err119 = {
               instancePath: instancePath + '/rate_limits/write/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7162,14 +7205,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err117];
+              vErrors = [err119];
             } else {
-              vErrors.push(err117);
+              vErrors.push(err119);
             }
             errors++;
           }
         } else {
-          const err118 = {
+          const err120 = {
             instancePath: instancePath + '/rate_limits/write/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/type',
             keyword: 'type',
@@ -7177,14 +7220,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err118];
+            vErrors = [err120];
           } else {
-            vErrors.push(err118);
+            vErrors.push(err120);
           }
           errors++;
         }
       } else {
-        const err119 = {
+        const err121 = {
           instancePath: instancePath + '/rate_limits/write',
           schemaPath: '#/properties/rate_limits/properties/write/type',
           keyword: 'type',
@@ -7192,61 +7235,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err119];
+          vErrors = [err121];
         } else {
-          vErrors.push(err119);
+          vErrors.push(err121);
         }
         errors++;
       }
-      let data57 = data50.replay;
-      if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
-        if (data57.capacity === undefined) {
-          data57.capacity = 10;
+      let data58 = data51.replay;
+      if (data58 && typeof data58 == 'object' && !Array.isArray(data58)) {
+        if (data58.capacity === undefined) {
+          data58.capacity = 10;
         }
-        if (data57.refill_per_second === undefined) {
-          data57.refill_per_second = 0.5;
+        if (data58.refill_per_second === undefined) {
+          data58.refill_per_second = 0.5;
         }
-        for (const key17 in data57) {
+        for (const key17 in data58) {
           if (!(key17 === 'capacity' || key17 === 'refill_per_second')) {
-            const err120 = {
+            const err122 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key17 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err120];
-            } else {
-              vErrors.push(err120);
-            }
-            errors++;
-          }
-        }
-        let data58 = data57.capacity;
-        if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-          const err121 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err121];
-          } else {
-            vErrors.push(err121);
-          }
-          errors++;
-        }
-        if (typeof data58 == 'number' && isFinite(data58)) {
-          if (data58 < 1 || isNaN(data58)) {
-            const err122 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err122];
@@ -7256,10 +7266,43 @@ function validate29(
             errors++;
           }
         }
-        let data59 = data57.refill_per_second;
+        let data59 = data58.capacity;
+        if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+          const err123 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err123];
+          } else {
+            vErrors.push(err123);
+          }
+          errors++;
+        }
         if (typeof data59 == 'number' && isFinite(data59)) {
-          if (data59 <= 0 || isNaN(data59)) {
-            const err123 = {
+          if (data59 < 1 || isNaN(data59)) {
+            const err124 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err124];
+            } else {
+              vErrors.push(err124);
+            }
+            errors++;
+          }
+        }
+        let data60 = data58.refill_per_second;
+        if (typeof data60 == 'number' && isFinite(data60)) {
+          if (data60 <= 0 || isNaN(data60)) {
+            const err125 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7267,14 +7310,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err123];
+              vErrors = [err125];
             } else {
-              vErrors.push(err123);
+              vErrors.push(err125);
             }
             errors++;
           }
         } else {
-          const err124 = {
+          const err126 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -7282,14 +7325,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err124];
+            vErrors = [err126];
           } else {
-            vErrors.push(err124);
+            vErrors.push(err126);
           }
           errors++;
         }
       } else {
-        const err125 = {
+        const err127 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -7297,14 +7340,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err125];
+          vErrors = [err127];
         } else {
-          vErrors.push(err125);
+          vErrors.push(err127);
         }
         errors++;
       }
     } else {
-      const err126 = {
+      const err128 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -7312,20 +7355,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err126];
+        vErrors = [err128];
       } else {
-        vErrors.push(err126);
+        vErrors.push(err128);
       }
       errors++;
     }
-    let data60 = data.metrics;
-    if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
-      if (data60.require_auth === undefined) {
-        data60.require_auth = true;
+    let data61 = data.metrics;
+    if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
+      if (data61.require_auth === undefined) {
+        data61.require_auth = true;
       }
-      for (const key18 in data60) {
+      for (const key18 in data61) {
         if (!(key18 === 'require_auth')) {
-          const err127 = {
+          const err129 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -7333,15 +7376,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err127];
+            vErrors = [err129];
           } else {
-            vErrors.push(err127);
+            vErrors.push(err129);
           }
           errors++;
         }
       }
-      if (typeof data60.require_auth !== 'boolean') {
-        const err128 = {
+      if (typeof data61.require_auth !== 'boolean') {
+        const err130 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -7349,14 +7392,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err128];
+          vErrors = [err130];
         } else {
-          vErrors.push(err128);
+          vErrors.push(err130);
         }
         errors++;
       }
     } else {
-      const err129 = {
+      const err131 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -7364,14 +7407,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err129];
+        vErrors = [err131];
       } else {
-        vErrors.push(err129);
+        vErrors.push(err131);
       }
       errors++;
     }
   } else {
-    const err130 = {
+    const err132 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7379,9 +7422,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err130];
+      vErrors = [err132];
     } else {
-      vErrors.push(err130);
+      vErrors.push(err132);
     }
     errors++;
   }

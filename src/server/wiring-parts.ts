@@ -136,6 +136,7 @@ export function ingestSurface(deps: SurfaceDeps, store: EventStore, metrics: Met
     logger,
     onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
     recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
+    recordRejectedPerProviderPerMinute: config.ingest.recordRejectedPerProviderPerMinute,
     onRejectNotRecorded: (provider) => metrics.rejectedNotRecorded.inc({ provider }),
     ...deps.overrides?.ingest,
   });

@@ -23,7 +23,7 @@ describe('every catalog preset on the wire', () => {
     harness = await startHarness({
       providers: Object.fromEntries(ALL_CASES.map((c) => [c.preset, providerConfig(c)])),
       // Every case sends its rejected deliveries from 127.0.0.1: all of them must be recorded.
-      config: { ingest: { record_rejected_per_minute: 10_000 } },
+      config: { ingest: { record_rejected_per_minute: 10_000, record_rejected_per_provider_per_minute: 10_000 } },
     });
   });
 
