@@ -207,16 +207,26 @@ async function receivedAt(databaseUrl: string): Promise<Map<string, number>> {
   }
 }
 
+interface CpuMicros {
+  user: number;
+  system: number;
+}
+
 /**
- * User + system CPU microseconds a switchboard process has used so far: its own process.cpuUsage(),
- * which prom-client exports on /metrics (microsecond resolution, unlike /proc's 10 ms ticks).
+ * User and system CPU microseconds a switchboard process has used so far: its own
+ * process.cpuUsage(), which prom-client exports on /metrics (microsecond resolution, unlike
+ * /proc's 10 ms ticks). System time is mostly the socket writes and reads to PostgreSQL and the
+ * consumer, which on loopback include the kernel's delivery to the other end.
  */
-async function cpuMicros(server: SpawnedSwitchboard): Promise<number> {
+async function cpuMicros(server: SpawnedSwitchboard): Promise<CpuMicros> {
   const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.token ?? ''}` } });
   const text = await response.text();
-  const seconds = /^switchboard_process_cpu_seconds_total (\S+)$/m.exec(text)?.[1];
-  if (seconds === undefined) throw new Error('no switchboard_process_cpu_seconds_total on /metrics');
-  return Number(seconds) * 1_000_000;
+  const read = (name: string): number => {
+    const seconds = new RegExp(`^switchboard_process_cpu_${name}_seconds_total (\\S+)$`, 'm').exec(text)?.[1];
+    if (seconds === undefined) throw new Error(`no switchboard_process_cpu_${name}_seconds_total on /metrics`);
+    return Number(seconds) * 1_000_000;
+  };
+  return { user: read('user'), system: read('system') };
 }
 
 const stealText = (before: CpuTicks | undefined): string => {
@@ -287,7 +297,9 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
     await forwardControl(ingest, 'resume');
     const drained = await waitUntil(() => ids.every((id) => consumer.arrivals.has(id)), 300_000);
     const drainMs = nowMs() - before.at;
-    const cpuUsed = (await cpuMicros(worker)) - before.cpu;
+    const cpuAfter = await cpuMicros(worker);
+    const user = cpuAfter.user - before.cpu.user;
+    const system = cpuAfter.system - before.cpu.system;
     const steal = stealText(ticks);
     await sleep(1_500); // Let the last statements' counters flush.
     const after = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
@@ -295,7 +307,8 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
     out(
       `cost per delivery, --role worker draining ${ids.length} queued events (${(drainMs / 1000).toFixed(2)} s` +
         `${drained ? '' : ', NOT ALL DELIVERED'}, ${steal}): ` +
-        `${(cpuUsed / ids.length).toFixed(0)} µs CPU (target ≤ 400), ` +
+        `${((user + system) / ids.length).toFixed(0)} µs CPU (target ≤ 400; user ${(user / ids.length).toFixed(0)}, ` +
+        `system ${(system / ids.length).toFixed(0)}), ` +
         `${(xacts / ids.length).toFixed(3)} database transactions (target ≤ 0.5; idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted)`,
     );
     if (CPU_PROF_DIR !== undefined) {
