@@ -10,6 +10,7 @@
  * (printed with fast-check's seed and path to replay it) or if the server stops answering.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { inspect } from 'node:util';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -127,7 +128,7 @@ async function main(): Promise<number> {
     const cause =
       failure instanceof Error && failure.cause instanceof Error ? `\ncaused by: ${failure.cause.message}` : '';
     process.stdout.write(
-      `FAIL\n${failure instanceof Error ? failure.message : String(failure ?? '')}${cause}\n${faults.join('\n')}\n`,
+      `FAIL\n${failure instanceof Error ? failure.message : inspect(failure)}${cause}\n${faults.join('\n')}\n`,
     );
     return 1;
   }

@@ -120,7 +120,8 @@ async function listenOn(handler: Parameters<typeof createServer>[1]): Promise<Se
 
 /** Serves a hand-made Koa app on a loopback port; stop() closes it, then runs `andThen`. */
 async function serveKoa(app: Koa, andThen: () => Promise<void>): Promise<{ port: number; stop: () => Promise<void> }> {
-  const server = await listenOn(app.callback());
+  const handle = app.callback();
+  const server = await listenOn((req, res) => void handle(req, res));
   return {
     port: (server.address() as AddressInfo).port,
     stop: async () => {

@@ -123,7 +123,8 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
     trustProxy: false,
     surfaces: [surface.middleware],
   });
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -140,9 +141,10 @@ async function runEchoChild(): Promise<void> {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } }],
     }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => ({
-      content: [{ type: 'text', text: String(request.params.arguments?.text ?? '') }],
-    }));
+    server.setRequestHandler(CallToolRequestSchema, (request) => {
+      const text = request.params.arguments?.text;
+      return { content: [{ type: 'text', text: typeof text === 'string' ? text : '' }] };
+    });
     return server;
   };
   const readBody = async (req: IncomingMessage): Promise<unknown> => {

@@ -580,6 +580,34 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'package-verifies', package: '@mux/mux-node' },
   },
+  netlify: {
+    name: 'netlify',
+    title: 'Netlify',
+    docs: 'https://docs.netlify.com/site-deploys/deploy-notifications/#payload-signature',
+    scheme: {
+      kind: 'jwt-hs256',
+      header: 'X-Webhook-Signature',
+      issuer: 'netlify',
+      body_hash: { claim: 'sha256', encoding: 'hex' },
+    },
+    identify: { event_type: ['{header:X-Netlify-Event}', 'deploy.{/state}'], external_id: ['{/id}:{/state}'] },
+    summary: ['{/name}', '{/branch}', '{/state}', '{/title}'],
+    samples: [
+      {
+        name: 'deploy.ready',
+        description: 'a deploy that succeeded',
+        file: 'netlify-deploy-ready.json',
+        headers: { 'User-Agent': 'Netlify' },
+        fresh: { '/id': 'uuid', '/updated_at': 'now_iso' },
+      },
+    ],
+    proof: {
+      by: 'example',
+      example: 'https://docs.netlify.com/site-deploys/deploy-notifications/#payload-signature',
+      note: "Netlify's published check (jsonwebtoken, issuer netlify, HS256, then the body's SHA-256 against the sha256 claim).",
+    },
+    notes: 'Set a JWS secret on the outgoing webhook in Netlify and give the same value as secret.',
+  },
   notion: {
     name: 'notion',
     title: 'Notion',
@@ -1132,6 +1160,39 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     notes:
       'Signs the callback URL: set public_url (or server.public_url) to the callbackURL the webhook was created with.',
   },
+  twilio: {
+    name: 'twilio',
+    title: 'Twilio',
+    docs: 'https://www.twilio.com/docs/usage/webhooks/webhooks-security',
+    scheme: { kind: 'twilio' },
+    identify: {
+      event_type: ['message.{form:MessageStatus}', 'message.{form:SmsStatus}', 'call.{form:CallStatus}', '{/type}'],
+      external_id: [
+        '{form:MessageSid}:{form:MessageStatus}',
+        '{form:MessageSid}:{form:SmsStatus}',
+        '{form:CallSid}:{form:CallStatus}',
+        '{header:I-Twilio-Idempotency-Token}',
+      ],
+    },
+    summary: ['{form:From}', '{form:To}', '{form:Body}'],
+    samples: [
+      {
+        name: 'message.received',
+        description: 'an inbound SMS (form fields)',
+        file: 'twilio-message-received.txt',
+        headers: { 'I-Twilio-Idempotency-Token': '{uuid}', 'User-Agent': 'TwilioProxy/1.1' },
+        fresh: { '/MessageSid': 'uuid' },
+      },
+    ],
+    forward_headers: ['i-twilio-idempotency-token'],
+    proof: {
+      by: 'package-signs',
+      package: 'twilio',
+      note: 'getExpectedTwilioSignature signs, validateRequest and validateRequestWithBody (bodySHA256) verify.',
+    },
+    notes:
+      'Signs the URL Twilio was given: set public_url (or server.public_url) to it. The Auth Token is the secret (SHA-1); a shared key with algorithm=HMAC_SHA256 in X-Twilio-Webhooks-Signature-Settings is checked with SHA-256.',
+  },
   twitch: {
     name: 'twitch',
     title: 'Twitch EventSub',
@@ -1193,6 +1254,40 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'example', example: 'https://www.typeform.com/developers/webhooks/secure-your-webhooks/' },
   },
+  'upstash-qstash': {
+    name: 'upstash-qstash',
+    title: 'Upstash QStash',
+    docs: 'https://upstash.com/docs/qstash/howto/signature',
+    scheme: {
+      kind: 'jwt-hs256',
+      header: 'Upstash-Signature',
+      issuer: 'Upstash',
+      body_hash: { claim: 'body', encoding: 'base64url' },
+      subject_url: true,
+      expires: true,
+    },
+    identify: {
+      event_type: ['{header:Upstash-Topic-Name}', '{/type}', '{/event}'],
+      external_id: ['{header:Upstash-Message-Id}'],
+    },
+    samples: [
+      {
+        name: 'message',
+        description: 'a published message',
+        file: 'upstash-qstash-message.json',
+        headers: { 'Upstash-Message-Id': 'msg_{uuid}', 'Upstash-Retried': '0', 'User-Agent': 'Upstash-QStash' },
+        fresh: { '/id': 'uuid', '/created_at': 'now_iso' },
+      },
+    ],
+    forward_headers: ['upstash-message-id', 'upstash-retried', 'upstash-schedule-id', 'upstash-topic-name'],
+    proof: {
+      by: 'package-verifies',
+      package: '@upstash/qstash',
+      note: "The package's Receiver checks switchboard's signer, then switchboard's re-signed replays.",
+    },
+    notes:
+      'Give the current signing key first and the next one second (rotation). The token names the URL QStash called: with public_url (or server.public_url) set, a token for another URL is refused.',
+  },
   vercel: {
     name: 'vercel',
     title: 'Vercel',
@@ -1216,6 +1311,39 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       },
     ],
     proof: { by: 'example', example: 'https://vercel.com/docs/webhooks/webhooks-api' },
+  },
+  vonage: {
+    name: 'vonage',
+    title: 'Vonage',
+    docs: 'https://developer.vonage.com/en/getting-started/concepts/webhooks#validating-signed-webhooks',
+    scheme: {
+      kind: 'jwt-hs256',
+      header: 'Authorization',
+      bearer: true,
+      issuer: 'Vonage',
+      body_hash: { claim: 'payload_hash', encoding: 'hex' },
+      issued_at: true,
+    },
+    identify: {
+      event_type: ['{/channel}.status.{/status}', '{/channel}.{/message_type}', '{/status}'],
+      external_id: ['{/message_uuid}:{/status}', '{/message_uuid}'],
+    },
+    summary: ['{/channel}', '{/from}', '{/to}', '{/status}', '{/text}'],
+    samples: [
+      {
+        name: 'sms.text',
+        description: 'an inbound SMS (Messages API)',
+        file: 'vonage-inbound-sms.json',
+        headers: { 'User-Agent': 'Vonage' },
+        fresh: { '/message_uuid': 'uuid', '/timestamp': 'now_iso' },
+      },
+    ],
+    proof: {
+      by: 'package-verifies',
+      package: '@vonage/jwt',
+      note: 'verifySignature from @vonage/jwt checks the token, and the payload_hash is compared as Vonage documents.',
+    },
+    notes: "The secret is the application's signature secret (HS256). The token's iat is held to tolerance_seconds.",
   },
   woocommerce: {
     name: 'woocommerce',
@@ -1346,4 +1474,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 50;
+export const VERIFYING_PRESET_COUNT = 54;

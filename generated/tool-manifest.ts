@@ -219,6 +219,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         signed: { type: 'string', enum: ['resigned', 'original', 'unsigned'] },
         signature_headers: { type: 'array', items: { type: 'string' } },
         response_content_type: { type: 'string' },
+        history_recorded: { type: 'boolean' },
       },
     },
   },

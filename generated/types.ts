@@ -6,7 +6,7 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (53), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
   | 'bitbucket'
@@ -32,6 +32,7 @@ export type PresetName =
   | 'linear'
   | 'meta'
   | 'mux'
+  | 'netlify'
   | 'notion'
   | 'open'
   | 'openai'
@@ -55,9 +56,12 @@ export type PresetName =
   | 'tiktok'
   | 'token'
   | 'trello'
+  | 'twilio'
   | 'twitch'
   | 'typeform'
+  | 'upstash-qstash'
   | 'vercel'
+  | 'vonage'
   | 'woocommerce'
   | 'workos'
   | 'zendesk'
@@ -226,7 +230,7 @@ export interface Hmac {
   secret_encoding?: 'utf8' | 'base64' | 'hex';
 }
 /**
- * What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.
+ * What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.
  */
 export interface ApiReplayHeaders {
   /**
@@ -242,6 +246,12 @@ export interface ApiReplayHeaders {
    * Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.
    */
   passed_check: boolean | null;
+  /**
+   * Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.
+   */
+  original_headers?: {
+    [k: string]: string | undefined;
+  };
   /**
    * Lower-cased header names and their values, as a replay sends them before any signature or token is added.
    */
@@ -371,6 +381,19 @@ export interface SwitchboardConfig {
      * Reads: list, get, resource reads, /api reads.
      */
     read?: {
+      /**
+       * Burst size.
+       */
+      capacity?: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second?: number;
+    };
+    /**
+     * Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.
+     */
+    write?: {
       /**
        * Burst size.
        */
@@ -648,7 +671,7 @@ export interface DeliveryAttempt {
    */
   error: string | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1257,7 +1280,7 @@ export interface ReplayAttempt {
   response_status: number | null;
   response_ms: number | null;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1310,7 +1333,7 @@ export interface ReplayResult {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1325,6 +1348,10 @@ export interface ReplayResult {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 /**
  * How GET /api/events takes, as query-string values, the search inputs of list_webhook_events (q; match as JSON text; verified as true or false), and the from/to window only the HTTP API has.
@@ -1549,7 +1576,7 @@ export interface ReplayWebhookEventOutput {
    */
   response_ms: number;
   /**
-   * Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.
+   * Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \xNN, NUL as \u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.
    */
   response_excerpt?: string;
   /**
@@ -1564,6 +1591,10 @@ export interface ReplayWebhookEventOutput {
    * The Content-Type the target answered with, when it sent one.
    */
   response_content_type?: string;
+  /**
+   * false when this replay could not be written to the replay history (the server logged why); absent when it was.
+   */
+  history_recorded?: boolean;
 }
 
 /**
@@ -1688,6 +1719,19 @@ export interface SwitchboardConfigWithDefaults {
      * Reads: list, get, resource reads, /api reads.
      */
     read: {
+      /**
+       * Burst size.
+       */
+      capacity: number;
+      /**
+       * Sustained rate.
+       */
+      refill_per_second: number;
+    };
+    /**
+     * Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.
+     */
+    write: {
       /**
        * Burst size.
        */

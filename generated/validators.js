@@ -1630,7 +1630,7 @@ const schema59 = {
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
   description:
-    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret, and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
+    "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
   type: 'object',
   additionalProperties: false,
   required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
@@ -1642,6 +1642,12 @@ const schema59 = {
       description:
         'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
       anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    original_headers: {
+      description:
+        'Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.',
+      type: 'object',
+      additionalProperties: { type: 'string' },
     },
     headers: {
       description:
@@ -1747,6 +1753,7 @@ function validate32(
         key0 === 'provider' ||
         key0 === 'trust_mode' ||
         key0 === 'passed_check' ||
+        key0 === 'original_headers' ||
         key0 === 'headers'
       )) {
         const err5 = {
@@ -1945,18 +1952,14 @@ function validate32(
         }
       }
     }
-    if (data.headers !== undefined) {
-      let data4 = data.headers;
+    if (data.original_headers !== undefined) {
+      let data4 = data.original_headers;
       if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
         for (const key1 in data4) {
-          let data5 = data4[key1];
-          const _errs21 = errors;
-          let valid6 = false;
-          const _errs22 = errors;
-          if (typeof data5 !== 'string') {
+          if (typeof data4[key1] !== 'string') {
             const err16 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/original_headers/additionalProperties/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1968,35 +1971,38 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs22 === errors;
-          valid6 = valid6 || _valid1;
-          const _errs24 = errors;
-          if (Array.isArray(data5)) {
-            const len0 = data5.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data5[i0] !== 'string') {
-                const err17 = {
-                  instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err17];
-                } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-            }
-          } else {
+        }
+      } else {
+        const err17 = {
+          instancePath: instancePath + '/original_headers',
+          schemaPath: '#/properties/original_headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data6 = data.headers;
+      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+        for (const key2 in data6) {
+          let data7 = data6[key2];
+          const _errs26 = errors;
+          let valid7 = false;
+          const _errs27 = errors;
+          if (typeof data7 !== 'string') {
             const err18 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err18];
@@ -2005,27 +2011,64 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs24 === errors;
-          valid6 = valid6 || _valid1;
-          if (!valid6) {
-            const err19 = {
-              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+          var _valid1 = _errs27 === errors;
+          valid7 = valid7 || _valid1;
+          const _errs29 = errors;
+          if (Array.isArray(data7)) {
+            const len0 = data7.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data7[i0] !== 'string') {
+                const err19 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err20 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err20];
+            } else {
+              vErrors.push(err20);
+            }
+            errors++;
+          }
+          var _valid1 = _errs29 === errors;
+          valid7 = valid7 || _valid1;
+          if (!valid7) {
+            const err21 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/properties/headers/additionalProperties/anyOf',
               keyword: 'anyOf',
               params: {},
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err19];
+              vErrors = [err21];
             } else {
-              vErrors.push(err19);
+              vErrors.push(err21);
             }
             errors++;
           } else {
-            errors = _errs21;
+            errors = _errs26;
             if (vErrors !== null) {
-              if (_errs21) {
-                vErrors.length = _errs21;
+              if (_errs26) {
+                vErrors.length = _errs26;
               } else {
                 vErrors = null;
               }
@@ -2033,7 +2076,7 @@ function validate32(
           }
         }
       } else {
-        const err20 = {
+        const err22 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/properties/headers/type',
           keyword: 'type',
@@ -2041,15 +2084,15 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err20];
+          vErrors = [err22];
         } else {
-          vErrors.push(err20);
+          vErrors.push(err22);
         }
         errors++;
       }
     }
   } else {
-    const err21 = {
+    const err23 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2057,9 +2100,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err21];
+      vErrors = [err23];
     } else {
-      vErrors.push(err21);
+      vErrors.push(err23);
     }
     errors++;
   }
@@ -2284,6 +2327,17 @@ const schema49 = {
           properties: {
             capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 120 },
             refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 20 },
+          },
+        },
+        write: {
+          description:
+            "Changes through /api: retrying a delivery, retrying a forward rule's dead deliveries, pausing and resuming a rule. They spend this bucket, not the read one.",
+          type: 'object',
+          additionalProperties: false,
+          default: {},
+          properties: {
+            capacity: { description: 'Burst size.', type: 'integer', minimum: 1, default: 20 },
+            refill_per_second: { description: 'Sustained rate.', type: 'number', exclusiveMinimum: 0, default: 2 },
           },
         },
         replay: {
@@ -2889,7 +2943,7 @@ const schema51 = {
   $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
   title: 'PresetName',
   description:
-    'A verification preset: one per provider of the catalog (53), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twitch: Twitch EventSub; typeform: Typeform; vercel: Vercel; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+    'A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
   type: 'string',
   enum: [
     'bitbucket',
@@ -2915,6 +2969,7 @@ const schema51 = {
     'linear',
     'meta',
     'mux',
+    'netlify',
     'notion',
     'open',
     'openai',
@@ -2938,9 +2993,12 @@ const schema51 = {
     'tiktok',
     'token',
     'trello',
+    'twilio',
     'twitch',
     'typeform',
+    'upstash-qstash',
     'vercel',
+    'vonage',
     'woocommerce',
     'workos',
     'zendesk',
@@ -3458,6 +3516,7 @@ function validate30(
         data16 === 'linear' ||
         data16 === 'meta' ||
         data16 === 'mux' ||
+        data16 === 'netlify' ||
         data16 === 'notion' ||
         data16 === 'open' ||
         data16 === 'openai' ||
@@ -3481,9 +3540,12 @@ function validate30(
         data16 === 'tiktok' ||
         data16 === 'token' ||
         data16 === 'trello' ||
+        data16 === 'twilio' ||
         data16 === 'twitch' ||
         data16 === 'typeform' ||
+        data16 === 'upstash-qstash' ||
         data16 === 'vercel' ||
+        data16 === 'vonage' ||
         data16 === 'woocommerce' ||
         data16 === 'workos' ||
         data16 === 'zendesk' ||
@@ -6845,11 +6907,14 @@ function validate29(
       if (data50.read === undefined) {
         data50.read = {};
       }
+      if (data50.write === undefined) {
+        data50.write = {};
+      }
       if (data50.replay === undefined) {
         data50.replay = {};
       }
       for (const key14 in data50) {
-        if (!(key14 === 'read' || key14 === 'replay')) {
+        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
           const err107 = {
             instancePath: instancePath + '/rate_limits',
             schemaPath: '#/properties/rate_limits/additionalProperties',
@@ -6970,19 +7035,19 @@ function validate29(
         }
         errors++;
       }
-      let data54 = data50.replay;
+      let data54 = data50.write;
       if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
         if (data54.capacity === undefined) {
-          data54.capacity = 10;
+          data54.capacity = 20;
         }
         if (data54.refill_per_second === undefined) {
-          data54.refill_per_second = 0.5;
+          data54.refill_per_second = 2;
         }
         for (const key16 in data54) {
           if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
             const err114 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              instancePath: instancePath + '/rate_limits/write',
+              schemaPath: '#/properties/rate_limits/properties/write/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key16 },
               message: 'must NOT have additional properties',
@@ -6998,8 +7063,8 @@ function validate29(
         let data55 = data54.capacity;
         if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
           const err115 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            instancePath: instancePath + '/rate_limits/write/capacity',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -7014,8 +7079,8 @@ function validate29(
         if (typeof data55 == 'number' && isFinite(data55)) {
           if (data55 < 1 || isNaN(data55)) {
             const err116 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              instancePath: instancePath + '/rate_limits/write/capacity',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
@@ -7032,8 +7097,8 @@ function validate29(
         if (typeof data56 == 'number' && isFinite(data56)) {
           if (data56 <= 0 || isNaN(data56)) {
             const err117 = {
-              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              instancePath: instancePath + '/rate_limits/write/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
               params: { comparison: '>', limit: 0 },
               message: 'must be > 0',
@@ -7047,8 +7112,8 @@ function validate29(
           }
         } else {
           const err118 = {
-            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            instancePath: instancePath + '/rate_limits/write/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/type',
             keyword: 'type',
             params: { type: 'number' },
             message: 'must be number',
@@ -7062,8 +7127,8 @@ function validate29(
         }
       } else {
         const err119 = {
-          instancePath: instancePath + '/rate_limits/replay',
-          schemaPath: '#/properties/rate_limits/properties/replay/type',
+          instancePath: instancePath + '/rate_limits/write',
+          schemaPath: '#/properties/rate_limits/properties/write/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
@@ -7075,34 +7140,39 @@ function validate29(
         }
         errors++;
       }
-    } else {
-      const err120 = {
-        instancePath: instancePath + '/rate_limits',
-        schemaPath: '#/properties/rate_limits/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err120];
-      } else {
-        vErrors.push(err120);
-      }
-      errors++;
-    }
-    let data57 = data.metrics;
-    if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
-      if (data57.require_auth === undefined) {
-        data57.require_auth = true;
-      }
-      for (const key17 in data57) {
-        if (!(key17 === 'require_auth')) {
+      let data57 = data50.replay;
+      if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
+        if (data57.capacity === undefined) {
+          data57.capacity = 10;
+        }
+        if (data57.refill_per_second === undefined) {
+          data57.refill_per_second = 0.5;
+        }
+        for (const key17 in data57) {
+          if (!(key17 === 'capacity' || key17 === 'refill_per_second')) {
+            const err120 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key17 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err120];
+            } else {
+              vErrors.push(err120);
+            }
+            errors++;
+          }
+        }
+        let data58 = data57.capacity;
+        if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
           const err121 = {
-            instancePath: instancePath + '/metrics',
-            schemaPath: '#/properties/metrics/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key17 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err121];
@@ -7111,9 +7181,109 @@ function validate29(
           }
           errors++;
         }
+        if (typeof data58 == 'number' && isFinite(data58)) {
+          if (data58 < 1 || isNaN(data58)) {
+            const err122 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err122];
+            } else {
+              vErrors.push(err122);
+            }
+            errors++;
+          }
+        }
+        let data59 = data57.refill_per_second;
+        if (typeof data59 == 'number' && isFinite(data59)) {
+          if (data59 <= 0 || isNaN(data59)) {
+            const err123 = {
+              instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err123];
+            } else {
+              vErrors.push(err123);
+            }
+            errors++;
+          }
+        } else {
+          const err124 = {
+            instancePath: instancePath + '/rate_limits/replay/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err124];
+          } else {
+            vErrors.push(err124);
+          }
+          errors++;
+        }
+      } else {
+        const err125 = {
+          instancePath: instancePath + '/rate_limits/replay',
+          schemaPath: '#/properties/rate_limits/properties/replay/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err125];
+        } else {
+          vErrors.push(err125);
+        }
+        errors++;
       }
-      if (typeof data57.require_auth !== 'boolean') {
-        const err122 = {
+    } else {
+      const err126 = {
+        instancePath: instancePath + '/rate_limits',
+        schemaPath: '#/properties/rate_limits/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err126];
+      } else {
+        vErrors.push(err126);
+      }
+      errors++;
+    }
+    let data60 = data.metrics;
+    if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+      if (data60.require_auth === undefined) {
+        data60.require_auth = true;
+      }
+      for (const key18 in data60) {
+        if (!(key18 === 'require_auth')) {
+          const err127 = {
+            instancePath: instancePath + '/metrics',
+            schemaPath: '#/properties/metrics/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key18 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err127];
+          } else {
+            vErrors.push(err127);
+          }
+          errors++;
+        }
+      }
+      if (typeof data60.require_auth !== 'boolean') {
+        const err128 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -7121,14 +7291,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err122];
+          vErrors = [err128];
         } else {
-          vErrors.push(err122);
+          vErrors.push(err128);
         }
         errors++;
       }
     } else {
-      const err123 = {
+      const err129 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -7136,14 +7306,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err123];
+        vErrors = [err129];
       } else {
-        vErrors.push(err123);
+        vErrors.push(err129);
       }
       errors++;
     }
   } else {
-    const err124 = {
+    const err130 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7151,9 +7321,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err124];
+      vErrors = [err130];
     } else {
-      vErrors.push(err124);
+      vErrors.push(err130);
     }
     errors++;
   }
@@ -7255,7 +7425,7 @@ const schema66 = {
 };
 const schema69 = {
   description:
-    "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+    "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
 const schema70 = {
@@ -13450,6 +13620,7 @@ function validate46(
     data === 'linear' ||
     data === 'meta' ||
     data === 'mux' ||
+    data === 'netlify' ||
     data === 'notion' ||
     data === 'open' ||
     data === 'openai' ||
@@ -13473,9 +13644,12 @@ function validate46(
     data === 'tiktok' ||
     data === 'token' ||
     data === 'trello' ||
+    data === 'twilio' ||
     data === 'twitch' ||
     data === 'typeform' ||
+    data === 'upstash-qstash' ||
     data === 'vercel' ||
+    data === 'vonage' ||
     data === 'woocommerce' ||
     data === 'workos' ||
     data === 'zendesk' ||
@@ -18862,7 +19036,7 @@ const schema67 = {
     },
     response_excerpt: {
       description:
-        "Up to the first 2 KiB of the target's answer as text, ending in … when cut; absent when the answer was empty or not UTF-8 text.",
+        "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
       type: 'string',
     },
     signed: {
@@ -18881,6 +19055,11 @@ const schema67 = {
       description: 'The Content-Type the target answered with, when it sent one.',
       type: 'string',
       maxLength: 200,
+    },
+    history_recorded: {
+      description:
+        'false when this replay could not be written to the replay history (the server logged why); absent when it was.',
+      type: 'boolean',
     },
   },
 };
@@ -19328,8 +19507,25 @@ function validate35(
         errors++;
       }
     }
+    if (data.history_recorded !== undefined) {
+      if (typeof data.history_recorded !== 'boolean') {
+        const err25 = {
+          instancePath: instancePath + '/history_recorded',
+          schemaPath: '#/properties/history_recorded/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err25 = {
+    const err26 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -19337,9 +19533,9 @@ function validate35(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err25];
+      vErrors = [err26];
     } else {
-      vErrors.push(err25);
+      vErrors.push(err26);
     }
     errors++;
   }

@@ -22,7 +22,7 @@ import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { ForwardControl } from '../forward/forward-control.ts';
-import { secretHeadersOf } from '../outbound/credentials.ts';
+import { deliveryCredentials, secretHeadersOf } from '../outbound/credentials.ts';
 import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../store/event-id.ts';
@@ -60,6 +60,8 @@ export interface ApiSurfaceDeps {
   authenticate: Middleware;
   /** rateLimiter.checkRead: takes one token from the caller's read bucket, throws rate_limited when empty. */
   checkReadLimit: (caller: string) => void;
+  /** rateLimiter.checkWrite: the same from the write bucket, for the routes that change something. */
+  checkWriteLimit: (caller: string) => void;
   /** Stream tuning (tests shorten the heartbeat); signal ends every open stream at shutdown. */
   stream?: Pick<EventStreamOptions, 'heartbeatMs' | 'maxBackfill' | 'maxBufferedBytes' | 'signal'>;
   /** ResolvedConfig.api.maxStreamsPerCaller: open /api/stream connections per token. */
@@ -153,6 +155,16 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     // What a replay sends before its credentials: the caller signs with its own secret, if at all.
     const selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
     const copied = selectStoredHeaders(stored.headers, selection);
+    // An asymmetric scheme's original signature travels with an event that passed its check: it
+    // is the sender's public proof, which the caller could not make itself (deliveryCredentials
+    // decides, with the same rules as replay and forwarding; a symmetric signature never comes here).
+    const credentials = deliveryCredentials(provider, {
+      body: stored.payload,
+      storedHeaders: stored.headers,
+      nowMs: Date.now(),
+      arrival: stored,
+    });
+    const original = credentials.kind === 'original' ? { original_headers: credentials.headers } : {};
     const body: ApiReplayHeaders = {
       id: stored.id,
       provider: stored.provider,
@@ -164,6 +176,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
         copied,
         credentials: {},
       }),
+      ...original,
     };
     ctx.body = body;
   });
@@ -204,7 +217,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   });
 
   router.post('/deliveries/:id/retry', async (ctx) => {
-    deps.checkReadLimit(callerOf(ctx));
+    deps.checkWriteLimit(callerOf(ctx));
     const id = normalizeEventId(ctx.params['id'] ?? '');
     if (id === null) throw invalidArgument('id: expected a delivery id (a UUID)');
     if (!deps.forward) throw notFound(`no delivery with id ${id}`);
@@ -226,7 +239,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   };
 
   router.post('/forwards/:name/retry-dead', async (ctx) => {
-    deps.checkReadLimit(callerOf(ctx));
+    deps.checkWriteLimit(callerOf(ctx));
     const { control, name } = forwardRule(ctx);
     const body: ForwardRetryDeadResult = await control.retryDead(name);
     ctx.body = body;
@@ -237,7 +250,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     ['resume', false],
   ] as const) {
     router.post(`/forwards/:name/${action}`, async (ctx) => {
-      deps.checkReadLimit(callerOf(ctx));
+      deps.checkWriteLimit(callerOf(ctx));
       const { control, name } = forwardRule(ctx);
       const body: ForwardRuleStatus = await control.setPaused(name, paused);
       ctx.body = body;
@@ -292,7 +305,8 @@ export function createApiSurface(deps: ApiSurfaceDeps): Middleware {
   const methods: Middleware = router.allowedMethods() as Middleware;
 
   const rateLimit: Middleware = async (ctx, next) => {
-    // Replays draw from the replay bucket inside the ReplayService, as MCP's do.
+    // A POST changes something and spends its own bucket in its route: the write bucket, or for
+    // a replay the replay bucket inside the ReplayService, as MCP's do.
     if (ctx.method !== 'POST') deps.checkReadLimit(callerOf(ctx));
     await next();
   };

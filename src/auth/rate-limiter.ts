@@ -1,7 +1,7 @@
 import { AppError } from '../errors/app-error.ts';
 import type { BucketConfig } from '../config/resolve-config.ts';
 
-export type RateClass = 'read' | 'replay';
+export type RateClass = 'read' | 'write' | 'replay';
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -21,6 +21,8 @@ export interface RateLimiter {
   check(caller: string, rateClass: RateClass): void;
   /** check(caller, 'read'), bound, for wiring into surfaces. */
   readonly checkRead: (caller: string) => void;
+  /** check(caller, 'write'), bound: the changes /api makes (retry, retry-dead, pause, resume). */
+  readonly checkWrite: (caller: string) => void;
   /** check(caller, 'replay'), bound, for wiring into the ReplayService. */
   readonly checkReplay: (caller: string) => void;
   /** Buckets currently held in memory. */
@@ -141,10 +143,13 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const check = (caller: string, rateClass: RateClass): void => {
     const decision = take(caller, rateClass);
     if (!decision.allowed) {
-      const what = rateClass === 'replay' ? 'replay' : 'read';
-      throw new AppError('rate_limited', `${what} rate limit reached; retry after ${decision.retryAfterSeconds} s`, {
-        retryAfterSeconds: decision.retryAfterSeconds,
-      });
+      throw new AppError(
+        'rate_limited',
+        `${rateClass} rate limit reached; retry after ${decision.retryAfterSeconds} s`,
+        {
+          retryAfterSeconds: decision.retryAfterSeconds,
+        },
+      );
     }
   };
 
@@ -152,6 +157,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     take,
     check,
     checkRead: (caller) => check(caller, 'read'),
+    checkWrite: (caller) => check(caller, 'write'),
     checkReplay: (caller) => check(caller, 'replay'),
     size,
     prune,

@@ -157,6 +157,10 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
     event_type_from: p.event_type_from,
     external_id_from: p.external_id_from,
     public_url: publicUrl,
+    // Which credentials are given decides the credential kind: Standard Webhooks with whpk_ keys
+    // only is asymmetric (it checks v1a and cannot sign).
+    ...(p.secret === undefined ? {} : { secret: p.secret }),
+    ...(p.public_key === undefined ? {} : { public_key: p.public_key }),
   });
   const trustMode = preset.trustMode;
   if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {

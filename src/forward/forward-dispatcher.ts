@@ -39,6 +39,14 @@ const SETTLE_HOLD_MS = 20;
 
 export type AttemptOutcome = 'delivered' | 'failed' | 'dead';
 
+/** A finished attempt waiting to be settled, and how its waiter learns the settle committed. */
+interface QueuedSettle {
+  outcome: SettleOutcome;
+  done: (error?: Error) => void;
+}
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 export interface ForwardDispatcherDeps {
   rules: readonly ForwardRuleConfig[];
   /** Each rule's `to`, parsed and checked at start-up (checkForwardTargets). */
@@ -103,7 +111,7 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     /** Attempts sending now; a finished one frees its slot as it joins `finished`. */
     running: number;
     /** Finished attempts waiting for the next cycle to settle them. */
-    finished: Array<{ outcome: SettleOutcome; done: (error?: Error) => void }>;
+    finished: QueuedSettle[];
     /** A cycle's statement is running. */
     cycling: boolean;
     again: boolean;
@@ -275,6 +283,28 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     inFlight.add(run);
   }
 
+  /**
+   * After a cycle's statement failed: its attempts are settled row by row, so one row the
+   * database refuses (or a row whose delivery went away) never blocks another. A healthy
+   * delivery left unsettled would be claimed again at its claim timeout and sent twice.
+   */
+  async function settleOneByOne(batch: readonly QueuedSettle[], error: unknown): Promise<void> {
+    if (batch.length === 0) return;
+    if (batch.length === 1) {
+      batch[0]?.done(asError(error));
+      return;
+    }
+    deps.logger.warn({ err: error, attempts: batch.length }, 'settling a batch failed; settling its rows one by one');
+    for (const item of batch) {
+      try {
+        await deps.deliveries.settleAndClaim([item.outcome], null);
+        item.done();
+      } catch (rowError) {
+        item.done(asError(rowError));
+      }
+    }
+  }
+
   const roomOf = (worker: Worker): number =>
     worker.rule.ordered ? (worker.running === 0 ? 1 : 0) : worker.rule.concurrency - worker.running;
 
@@ -326,15 +356,14 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
           if (limit > 0 && claimed.length === limit) worker.again = true;
         },
         (error: unknown) => {
-          // Nothing of the statement happened: the batch's claims expire and are claimed again.
-          const reason = error instanceof Error ? error : new Error(String(error));
-          for (const item of batch) item.done(reason);
+          // Nothing of the statement happened; the poll claims again.
           if (batch.length === 0) {
             deps.logger.warn(
               { err: error, rule: worker.rule.name },
               'could not claim forward deliveries; the poll retries',
             );
           }
+          return settleOneByOne(batch, error);
         },
       )
       .finally(() => {

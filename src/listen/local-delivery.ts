@@ -10,7 +10,7 @@ import { EVENT_ID_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/h
 import { retryAfterMs } from '../shared/retry-after.ts';
 import { AnswerTooLargeError, describeLimit } from './bounded-body.ts';
 import type { ListenPrinter } from './listen-output.ts';
-import { credentialsFor, secretHeadersOf, signingFor, type Signing } from './local-signer.ts';
+import { credentialsFor, originalCredentials, secretHeadersOf, signingFor, type Signing } from './local-signer.ts';
 import type { ListenPosition } from './position.ts';
 import { LISTEN_BACKOFF, type RunControl } from './run-control.ts';
 import { ServerAnswerError, describeNetworkError, type ServerClient } from './server-client.ts';
@@ -91,6 +91,9 @@ function headersFor(
   const contentType = info.headers['content-type'];
   if (typeof contentType === 'string' && SENDABLE_HEADER_VALUE.test(contentType)) headers['content-type'] = contentType;
   headers[EVENT_ID_HEADER] = event.id;
+  // An asymmetric scheme's event goes with its original signature (no secret needed or usable).
+  const original = originalCredentials(info);
+  if (original !== null) return { headers: { ...headers, ...original }, signed: true };
   if (secret === undefined || !sign) return { headers, signed: false };
   const credentials = credentialsFor({ signing: provider.signing, event: info, body, secret, nowMs: Date.now() });
   for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;

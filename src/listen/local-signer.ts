@@ -7,6 +7,7 @@
  */
 import type { ApiProviderDetail, ApiReplayHeaders, Hmac, ProviderWithDefaults } from '../../generated/types.ts';
 import { isPresetName, presetFor } from '../presets/preset-registry.ts';
+import { SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import type { Preset } from '../presets/preset-types.ts';
 
 export type Signing =
@@ -98,4 +99,20 @@ export function credentialsFor(input: {
       headers: event.headers,
     }),
   };
+}
+
+/**
+ * The original signature headers the server gave for an asymmetric scheme's event (Ed25519, ECDSA,
+ * Standard Webhooks v1a), sent unchanged: nobody but the provider can sign such an event, so its
+ * own proof is what the local app checks. Null unless the event passed its check on arrival (the
+ * server sends them only then; listen checks again rather than trust the answer).
+ */
+export function originalCredentials(event: ApiReplayHeaders): Record<string, string> | null {
+  if (event.passed_check !== true || event.trust_mode !== 'signed' || event.original_headers === undefined) return null;
+  const out: Record<string, string> = {};
+  for (const [rawName, value] of Object.entries(event.original_headers)) {
+    const name = rawName.toLowerCase();
+    if (typeof value === 'string' && !isNeverSent(name) && SENDABLE_HEADER_VALUE.test(value)) out[name] = value;
+  }
+  return Object.keys(out).length === 0 ? null : out;
 }

@@ -6,6 +6,7 @@ import type { Middleware } from 'koa';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
+import type { RateClass } from '../auth/rate-limiter.ts';
 import type { Metrics } from './metrics.ts';
 
 const INGEST_OUTCOME: Record<number, string> = {
@@ -64,7 +65,7 @@ export function instrumentReplay(replay: ReplayService, metrics: Metrics): Repla
 }
 
 /** Wraps a limiter check so each refusal is counted under its bucket class. */
-export function countRateLimited(check: (caller: string) => void, rateClass: 'read' | 'replay', metrics: Metrics) {
+export function countRateLimited(check: (caller: string) => void, rateClass: RateClass, metrics: Metrics) {
   return (caller: string): void => {
     try {
       check(caller);

@@ -67,7 +67,7 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
     rateLimited: counter(
       'rate_limited_total',
       ['class'],
-      'Requests refused by a rate limit, by bucket class (read, replay).',
+      'Requests refused by a rate limit, by bucket class (read, write, replay).',
     ),
     sseClients: new Gauge({ name: 'switchboard_sse_clients', help: 'Open /api/stream connections.', registers }),
     forwardDeliveries: counter(

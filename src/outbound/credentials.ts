@@ -1,5 +1,8 @@
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
+import type { Preset } from '../presets/preset-types.ts';
+import { REDACTED } from '../sanitize/sanitize-headers.ts';
+import { SENDABLE_HEADER_VALUE } from '../shared/header-names.ts';
 import type { StoredEvent } from '../store/event-store.ts';
 
 /**
@@ -51,6 +54,13 @@ export function deliveryCredentials(config: ProviderConfig | undefined, input: C
     return none(`stored as a ${input.arrival.trustMode} event; the provider is ${config.trustMode} now`);
   }
   if (input.arrival.passedCheck !== true) return none('the event did not pass its check on arrival');
+  if (preset.credential === 'public_key') {
+    // switchboard holds only the public key: the proof it can send is the sender's own.
+    const headers = originalSignatureHeaders(preset, input.storedHeaders);
+    return Object.keys(headers).length === 0
+      ? none('the original signature headers were not stored')
+      : { kind: 'original', reason: undefined, headers };
+  }
   const [secret] = config.secrets;
   if (secret === undefined) return none(config.trustMode === 'token' ? 'no token configured' : 'no secret configured');
 
@@ -61,4 +71,23 @@ export function deliveryCredentials(config: ProviderConfig | undefined, input: C
   if (preset.sign === undefined) return none(`preset ${preset.name} cannot sign`);
   const headers = preset.sign({ body: input.body, secret, nowMs: input.nowMs, headers: input.storedHeaders });
   return { kind: 'signature', reason: undefined, headers };
+}
+
+/**
+ * An asymmetric preset's original signature headers (and the timestamp they sign), as stored. They
+ * are public proofs, stored as received (ingest keeps Preset.originalHeaders unredacted); one that
+ * is missing, redacted, repeated or unsendable is left out, and the consumer's check then fails
+ * rather than passing on something switchboard made up. The caller decides whether the event
+ * earned them (deliveryCredentials: it passed its check on arrival).
+ */
+export function originalSignatureHeaders(
+  preset: Pick<Preset, 'originalHeaders'>,
+  stored: EventHeaders,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of preset.originalHeaders ?? []) {
+    const value = stored[name];
+    if (typeof value === 'string' && value !== REDACTED && SENDABLE_HEADER_VALUE.test(value)) out[name] = value;
+  }
+  return out;
 }

@@ -10,6 +10,7 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/event-store.ts';
 import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
 import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
+import { credentialNeedles, redactCredentials } from './redact-credentials.ts';
 import {
   assembleDeliveryHeaders,
   deliveryHeaderSelection,
@@ -124,7 +125,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
   // The route table ingest serves, custom routes included: a delivery into any of them re-ingests.
   const webhookRoutes = options.providers.flatMap((p) => (p.family === 'webhook' ? [p.route] : []));
 
-  function headersFor(request: DeliverRequest, provider: ProviderConfig | undefined): OutgoingHeaders {
+  /** The headers to send, and what an excerpt of the answer must not show (redactCredentials). */
+  function headersFor(
+    request: DeliverRequest,
+    provider: ProviderConfig | undefined,
+  ): { headers: OutgoingHeaders; needles: string[] } {
     const { event } = request;
     const credentials: DeliveryCredentials = request.unsigned
       ? { kind: 'none', reason: 'unsigned', headers: {} }
@@ -157,7 +162,8 @@ export function createOutbound(options: OutboundOptions): Outbound {
       credentials: credentials.headers,
     });
     for (const [name, value] of Object.entries(request.extraHeaders ?? {})) headers[name.toLowerCase()] = value;
-    return headers;
+    const secrets = provider?.family === 'webhook' ? provider.secrets : [];
+    return { headers, needles: credentialNeedles(secrets, Object.values(credentials.headers)) };
   }
 
   async function send(request: DeliverRequest): Promise<DeliverOutcome> {
@@ -218,17 +224,20 @@ export function createOutbound(options: OutboundOptions): Outbound {
     try {
       assertNotSender(target, event);
       // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
-      const outcome = await sendRequest({
+      const { headers, needles } = headersFor(request, provider);
+      const sent = await sendRequest({
         url: target.url,
         dispatcher,
         body: event.payload,
-        headers: headersFor(request, provider),
+        headers,
         timeoutMs: request.timeoutMs,
         ...(request.signal ? { signal: request.signal } : {}),
         ...(options.responseBodyLimitBytes === undefined
           ? {}
           : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
       });
+      // A consumer that echoes its request must not hand the credentials to whoever reads the excerpt.
+      const outcome = { ...sent, excerpt: redactCredentials(sent.excerpt, needles) };
       if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
         // Something answered, but not with HTTP as the contract knows it.
         throw failed('no_answer', `the target answered with status ${outcome.status}, which is not an HTTP status`);

@@ -26,7 +26,7 @@ export interface SendOutcome {
   status: number;
   /** From the start of the request to the response's status line. */
   ms: number;
-  /** The first RESPONSE_EXCERPT_BYTES of the answer as text, with "…" when cut; absent when it is not UTF-8 or empty. */
+  /** The first RESPONSE_EXCERPT_BYTES of the answer as storable text (responseExcerpt), with "…" when cut; absent when empty. */
   excerpt: string | undefined;
   /** The answer's Content-Type header, when it sent one. */
   contentType: string | undefined;
@@ -145,8 +145,10 @@ async function drainBounded(
 }
 
 /**
- * The answer's first bytes as text, cut at the last whole UTF-8 character, or undefined when they
- * are not UTF-8 (a binary answer says nothing an agent or a person can read as an excerpt).
+ * The answer's first bytes as text that can be stored and shown: cut at the last whole UTF-8
+ * character, each byte that is not part of valid UTF-8 written as `\xNN`, and NUL (which
+ * PostgreSQL text cannot hold) as `\u0000`. One such byte in a consumer's answer once failed
+ * the statement that settled a whole batch of deliveries. Undefined when the answer was empty.
  */
 export function responseExcerpt(head: Buffer, more: boolean): string | undefined {
   if (head.length === 0) return undefined;
@@ -155,9 +157,55 @@ export function responseExcerpt(head: Buffer, more: boolean): string | undefined
     // stream: true holds back a character split by the cut instead of calling it invalid.
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(head, { stream: more });
   } catch {
-    return undefined;
+    text = escapeInvalidUtf8(head, more);
   }
+  if (text.includes('\u0000')) text = text.replaceAll('\u0000', '\\u0000');
   return more ? `${text}…` : text;
+}
+
+/** The length of the well-formed UTF-8 sequence at `at` (RFC 3629), 0 when none starts there, -1 when cut off by the end. */
+function utf8SequenceLength(bytes: Buffer, at: number): number {
+  const lead = bytes[at] ?? 0;
+  if (lead < 0x80) return 1;
+  let length: number;
+  let low = 0x80;
+  let high = 0xbf;
+  if (lead >= 0xc2 && lead <= 0xdf) length = 2;
+  else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead === 0xe0) low = 0xa0;
+    if (lead === 0xed) high = 0x9f; // no surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead === 0xf0) low = 0x90;
+    if (lead === 0xf4) high = 0x8f;
+  } else return 0;
+  for (let k = 1; k < length; k += 1) {
+    const next = bytes[at + k];
+    if (next === undefined) return -1;
+    if (next < (k === 1 ? low : 0x80) || next > (k === 1 ? high : 0xbf)) return 0;
+  }
+  return length;
+}
+
+/** Valid runs decoded, every other byte as `\xNN`; a character cut off by the excerpt's end is dropped. */
+function escapeInvalidUtf8(bytes: Buffer, more: boolean): string {
+  let out = '';
+  let runStart = 0;
+  let at = 0;
+  while (at < bytes.length) {
+    const length = utf8SequenceLength(bytes, at);
+    if (length > 0) {
+      at += length;
+      continue;
+    }
+    out += bytes.toString('utf8', runStart, at);
+    if (length === -1 && more) return out;
+    out += `\\x${(bytes[at] ?? 0).toString(16).padStart(2, '0')}`;
+    at += 1;
+    runStart = at;
+  }
+  return out + bytes.toString('utf8', runStart, at);
 }
 
 /**

@@ -20,7 +20,9 @@ import { createGenericTokenPreset, createTokenPreset, gitlabPreset } from './tok
 import type { CredentialKind, Preset } from './preset-types.ts';
 import { presetOptionProblem, type ProviderKeys } from './preset-options.ts';
 import { createHmacScheme } from './schemes/hmac-scheme.ts';
+import { createJwtScheme } from './schemes/jwt-scheme.ts';
 import { createEcdsaScheme, createEd25519Scheme } from './schemes/public-key-schemes.ts';
+import { createTwilioScheme } from './schemes/twilio-scheme.ts';
 
 export function isPresetName(value: unknown): value is PresetName {
   return typeof value === 'string' && (PRESET_NAMES as readonly string[]).includes(value);
@@ -106,6 +108,10 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
   switch (scheme.kind) {
     case 'hmac':
       return createHmacScheme(scheme, where, { publicUrl: options.public_url });
+    case 'twilio':
+      return createTwilioScheme(where, options.public_url);
+    case 'jwt-hs256':
+      return createJwtScheme(scheme, { publicUrl: options.public_url });
     case 'standard-webhooks':
       return standardWebhooksScheme(scheme.key ?? 'whsec', credentialOf(entry, options) === 'public_key');
     case 'ed25519':

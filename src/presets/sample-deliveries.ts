@@ -214,6 +214,14 @@ export interface SampleDelivery {
   body: Buffer;
 }
 
+/** A form sample's fields, encoded as the sender posts them. */
+function formBody(doc: JsonObject): string {
+  const fields = new URLSearchParams();
+  for (const [name, value] of Object.entries(doc))
+    fields.append(name, typeof value === 'string' ? value : JSON.stringify(value));
+  return fields.toString();
+}
+
 /** The sample of that name (case-insensitive), or the preset's first; undefined when it has none such. */
 function findSample(preset: PresetName, name: string | undefined): SampleDefinition | undefined {
   const available = samplesOf(preset);
@@ -232,12 +240,16 @@ export async function sampleDelivery(
 ): Promise<SampleDelivery | undefined> {
   const definition = findSample(preset.name, sampleName);
   if (definition === undefined) return undefined;
-  const parsed: unknown = JSON.parse(await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8'));
+  const text = await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8');
+  // A .txt sample is form fields (Twilio posts a form): its fields are freshened by name (/Name).
+  const form = definition.file.endsWith('.txt');
+  const parsed: unknown = form ? Object.fromEntries(new URLSearchParams(text.trim())) : JSON.parse(text);
   // An array payload (HubSpot sends a batch) is kept as it is; prepare() reaches into it by pointer.
   const doc = Array.isArray(parsed) ? (parsed as unknown as JsonObject) : record(parsed);
   const senderHeaders = definition.prepare(doc, { nowMs, uid: randomUUID() });
-  const body = Buffer.from(JSON.stringify(doc), 'utf8');
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...senderHeaders };
+  const body = Buffer.from(form ? formBody(doc) : JSON.stringify(doc), 'utf8');
+  const contentType = form ? 'application/x-www-form-urlencoded' : 'application/json';
+  const headers: Record<string, string> = { 'content-type': contentType, ...senderHeaders };
   if (credential !== undefined && preset.sign !== undefined) {
     Object.assign(headers, preset.sign({ body, secret: credential, nowMs, headers }));
   } else if (credential !== undefined && preset.tokenHeader !== undefined) {

@@ -46,8 +46,11 @@ export interface AttemptResult {
   unexpected?: unknown;
 }
 
+/** Whether the attempt's row is in replay_attempts; 'failed' when writing it failed (and was logged). */
+export type AuditRecorded = 'yes' | 'no-event-row' | 'failed';
+
 export interface ReplayAuditor {
-  settle(state: AttemptState, result: AttemptResult): Promise<void>;
+  settle(state: AttemptState, result: AttemptResult): Promise<AuditRecorded>;
 }
 
 /** The code the audit row and replay history carry: one of the replay (tool) codes. */
@@ -78,9 +81,10 @@ export function errorReasonOf(error: unknown, stage: AttemptStage): ReplayErrorR
 }
 
 /**
- * Writes the audit row and the log line for one attempt. A failure to write the row is logged and
- * swallowed: for a delivered replay the request has already left, and turning that into an error
- * would invite the caller to send it again.
+ * Writes the audit row and the log line for one attempt. A failure to write the row is logged as
+ * an error and answered as 'failed', never thrown: for a delivered replay the request has already
+ * left, and turning that into an error would invite the caller to send it again. The replay's
+ * result says instead that its history row is missing.
  */
 export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'record'>, logger: Logger): ReplayAuditor {
   return {
@@ -100,7 +104,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
         errorReason: result.errorReason,
         unsigned: state.unsigned,
       };
-      let recorded: 'yes' | 'no-event-row' | 'failed' = 'yes';
+      let recorded: AuditRecorded = 'yes';
       if (state.eventExists === false) {
         recorded = 'no-event-row';
       } else {
@@ -147,6 +151,7 @@ export function createReplayAuditor(attempts: Pick<ReplayAttemptRepository, 'rec
           { ...fields, error: result.message },
           `replay ${result.errorCode === 'replay_failed' ? 'failed' : 'refused'}`,
         );
+      return recorded;
     },
   };
 }

@@ -157,7 +157,7 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         });
         throw error;
       }
-      await auditor.settle(state, {
+      const recorded = await auditor.settle(state, {
         delivered: true,
         responseStatus: result.response_status,
         responseMs: result.response_ms,
@@ -167,7 +167,8 @@ export function createReplayService(deps: ReplayServiceDeps): ReplayService {
         errorReason: null,
         message: undefined,
       });
-      return result;
+      // Delivered, but missing from the history any token holder reads: the caller is told.
+      return recorded === 'failed' ? { ...result, history_recorded: false } : result;
     },
   };
 }

@@ -60,6 +60,7 @@ export function buildStores({ config, pool }: SurfaceDeps): Stores {
 export interface Auth {
   limiter: RateLimiter;
   checkRead: (caller: string) => void;
+  checkWrite: (caller: string) => void;
   authenticate: Middleware;
   checkHost: Middleware;
 }
@@ -73,6 +74,7 @@ export function buildAuth(deps: SurfaceDeps, tokens: TokenRepository, metrics: M
   return {
     limiter,
     checkRead: countRateLimited(limiter.checkRead, 'read', metrics),
+    checkWrite: countRateLimited(limiter.checkWrite, 'write', metrics),
     authenticate: requireBearer(tokenService, { logger }),
     checkHost: createHostCheck({ bindHost: deps.bindHost, allowedHosts: config.server.allowedHosts }),
   };
@@ -281,6 +283,7 @@ export function apiSurface(
     checkHost: parts.auth.checkHost,
     authenticate: parts.auth.authenticate,
     checkReadLimit: parts.auth.checkRead,
+    checkWriteLimit: parts.auth.checkWrite,
     stream: { signal: parts.signal, ...deps.overrides?.stream },
     maxStreamsPerCaller: config.api.maxStreamsPerCaller,
     forward: parts.forward,

@@ -19,6 +19,7 @@ import { normalizeEventId } from './event-id.ts';
 import { claimedRowFrom } from './claimed-row.ts';
 import type { StoredEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
+import { storable, storableOrNull } from './storable-text.ts';
 import { utcColumn } from './timestamps.ts';
 
 export interface ClaimedDelivery {
@@ -197,13 +198,16 @@ function settleCtes(outcomes: readonly SettleOutcome[]): FragmentSqlToken {
           column((o) => o.attempt.ms),
           'float8',
         )}, ${sql.array(
-          column((o) => (o.attempt.error === null ? null : o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength))),
+          column((o) =>
+            o.attempt.error === null ? null : storable(o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength)),
+          ),
           'text',
         )}, ${sql.array(
-          column((o) => o.attempt.excerpt),
+          // A consumer's answer is outside bytes: text PostgreSQL refuses must not fail the batch.
+          column((o) => storableOrNull(o.attempt.excerpt)),
           'text',
         )}, ${sql.array(
-          column((o) => o.attempt.contentType),
+          column((o) => storableOrNull(o.attempt.contentType)),
           'text',
         )}
       ) AS t(id, claim, attempt, rule, state, retry_ms, started_at, status, ms, error, excerpt, content_type)

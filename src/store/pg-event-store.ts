@@ -48,6 +48,7 @@ import {
 } from './list-query.ts';
 import { runSearch } from './search-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
+import { storable, storableOrNull } from './storable-text.ts';
 
 export interface PgEventStore extends EventStore {
   /** The newest events, as the recent-events resource shows them. */
@@ -66,25 +67,6 @@ const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.bool
 type InsertedRow = z.infer<typeof insertedRow>;
 
 const positionRow = z.object({ id: z.string(), received_at_utc: z.string() });
-
-// Lone surrogates become U+FFFD, exactly what UTF-8 encoding would do to them anyway.
-// NUL or any surrogate: only such a value can need storable()'s replacements.
-// eslint-disable-next-line no-control-regex -- finding U+0000 is the point
-const MAY_NEED_REPLACING = /[\u0000\uD800-\uDFFF]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * PostgreSQL text and jsonb cannot hold NUL, and jsonb rejects the escape JSON.stringify writes
- * for a lone surrogate. Such characters can only come from a payload field (a queue message's
- * type, say) and would fail the whole batch, so they become U+FFFD instead.
- */
-function storable(value: string): string {
-  // Almost every value has neither: one scan answers that, without building new strings.
-  if (!MAY_NEED_REPLACING.test(value)) return value;
-  return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
-}
-
-const storableOrNull = (value: string | null): string | null => (value === null ? null : storable(value));
 
 function storableHeaders(headers: EventHeaders): string {
   const entries: Array<[string, string | string[]]> = [];

@@ -13,6 +13,7 @@ import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeEventId } from './event-id.ts';
 import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
+import { storableOrNull } from './storable-text.ts';
 
 export interface NewReplayAttempt {
   eventId: string;
@@ -112,7 +113,8 @@ export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttempt
               unsigned, response_excerpt, response_content_type, error_reason)
           VALUES (${uuidv7()}, ${eventId}, ${attempt.caller}, ${attempt.targetUrl}, ${attempt.resolvedIp}, ${startedAt},
             ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode},
-            ${attempt.unsigned}, ${attempt.responseExcerpt}, ${attempt.responseContentType}, ${attempt.errorReason ?? null})
+            ${attempt.unsigned}, ${storableOrNull(attempt.responseExcerpt)}, ${storableOrNull(attempt.responseContentType)},
+            ${attempt.errorReason ?? null})
           RETURNING ${ATTEMPT_COLUMNS}
         `),
         );

@@ -1,6 +1,7 @@
 import { SERVER_HOST, SERVER_PORT } from '../../generated/constants.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import { catalogEntry } from '../presets/preset-registry.ts';
 import { listSamples, sampleDelivery, type SampleDelivery } from '../presets/sample-deliveries.ts';
 
 export { allSamples, listSamples, type TriggerSampleInfo } from '../presets/sample-deliveries.ts';
@@ -91,6 +92,7 @@ export async function prepareTrigger(
   sampleName: string | undefined,
   nowMs: number,
 ): Promise<SampleDelivery> {
+  if (provider.preset.credential === 'public_key') throw cannotSignAsymmetric(provider);
   const secret = provider.secrets[0];
   if (secret === undefined && (provider.trustMode === 'signed' || provider.trustMode === 'token')) {
     throw invalidArgument(
@@ -108,6 +110,21 @@ export async function prepareTrigger(
     );
   }
   return prepared;
+}
+
+/**
+ * An asymmetric preset checks the provider's signature with its public key; the private key never
+ * leaves the provider, so no sample switchboard makes could pass. Says so, and what works instead.
+ */
+function cannotSignAsymmetric(provider: WebhookProviderConfig): Error {
+  const { scheme } = catalogEntry(provider.presetName);
+  const algorithm =
+    scheme.kind === 'ecdsa-p256' ? 'an ECDSA P-256' : scheme.kind === 'ed25519' ? 'an Ed25519' : 'a v1a Ed25519';
+  return invalidArgument(
+    `provider ${provider.name} (preset ${provider.presetName}) checks ${algorithm} signature with the provider's public key; ` +
+      'only the provider holds the private key, so switchboard cannot sign a sample for it. ' +
+      "Send a test event from the provider's dashboard instead, or replay a stored one (it keeps its original signature).",
+  );
 }
 
 /** Sends one sample event to a running switchboard, as `switchboard trigger <provider> [sample]` does. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import type {
   ApiEventList,
   EventDetail,
@@ -429,6 +430,33 @@ describe('providers, config and reads', () => {
       // Another caller has a bucket of its own.
       const other = await limited.createToken('other');
       expect((await call(limited, '/api/events', { token: other })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('spends the write bucket on the routes that change something, not the read one', async () => {
+    const limited = await startApiTestServer({
+      readLimit: { capacity: 1, refillPerSecond: 0.01 },
+      writeLimit: { capacity: 4, refillPerSecond: 0.01 },
+    });
+    try {
+      // No forward rule here: each change is looked for, answered 404, and still spends its token.
+      const changes = [
+        `/api/deliveries/${randomUUID()}/retry`,
+        '/api/forwards/nightly/retry-dead',
+        '/api/forwards/nightly/pause',
+        '/api/forwards/nightly/resume',
+      ];
+      for (const path of changes) expectEnvelope(await call(limited, path, { method: 'POST' }), 404, 'not_found');
+      // Four changes left the one read token alone...
+      expect((await call(limited, '/api/events')).status).toBe(200);
+      // ...and the fifth change finds the write bucket empty, whatever the read bucket holds.
+      const refused = await call(limited, '/api/forwards/nightly/pause', { method: 'POST' });
+      expectEnvelope(refused, 429, 'rate_limited');
+      expect((refused.json() as { error: { message: string } }).error.message).toMatch(/^write rate limit reached/);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expectEnvelope(await call(limited, '/api/providers'), 429, 'rate_limited');
     } finally {
       await limited.close();
     }

@@ -292,7 +292,7 @@ describe('GET /api/stream', () => {
       }
       // Heartbeats keep writing to the dead sockets for a while.
       await sleep(500);
-      const loud = lines.filter((l) => typeof l['level'] === 'number' && (l['level'] as number) >= 40);
+      const loud = lines.filter((l) => typeof l['level'] === 'number' && l['level'] >= 40);
       expect(loud).toEqual([]);
       const gone = lines.filter((l) => l['msg'] === 'client went away');
       expect(gone.length).toBeGreaterThan(0);

@@ -48,6 +48,7 @@ export interface ApiTestServerOptions {
   maxBackfill?: number;
   readLimit?: BucketConfig;
   replayLimit?: BucketConfig;
+  writeLimit?: BucketConfig;
   /** Where the UI surface finds its build (browser tests build into a temp dir). */
   uiDistDir?: string;
   /** Captures the SQL the store runs (for EXPLAIN). */
@@ -90,6 +91,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
       ...parsed.rateLimits,
       read: options.readLimit ?? { capacity: 10_000, refillPerSecond: 1000 },
       replay: options.replayLimit ?? { capacity: 1000, refillPerSecond: 100 },
+      write: options.writeLimit ?? { capacity: 1000, refillPerSecond: 100 },
     },
   };
   let proxy: ControlledProxy | undefined;

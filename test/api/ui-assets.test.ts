@@ -25,7 +25,8 @@ async function startUiOnly(distDir: string, buildIfMissing: boolean): Promise<Ui
     trustProxy: false,
     surfaces: [createUiSurface({ distDir, buildIfMissing })],
   });
-  const listening = await listenLocal(app.callback());
+  const handle = app.callback();
+  const listening = await listenLocal((req, res) => void handle(req, res));
   return { port: listening.port, token: '', close: () => listening.close() };
 }
 

@@ -9,12 +9,17 @@ function clock(): { now: () => number; advance: (ms: number) => void } {
   return { now: () => t, advance: (ms) => (t += ms) };
 }
 
-const limits = { read: { capacity: 5, refillPerSecond: 2 }, replay: { capacity: 2, refillPerSecond: 0.5 } };
+const limits = {
+  read: { capacity: 5, refillPerSecond: 2 },
+  write: { capacity: 3, refillPerSecond: 1 },
+  replay: { capacity: 2, refillPerSecond: 0.5 },
+};
 
 describe('rate limiter', () => {
-  it('defaults to 120 reads burst at 20/s and 10 replays burst at one per 2 s', () => {
+  it('defaults to 120 reads burst at 20/s, 20 changes at 2/s and 10 replays burst at one per 2 s', () => {
     expect(resolveConfig({}).rateLimits).toEqual({
       read: { capacity: 120, refillPerSecond: 20 },
+      write: { capacity: 20, refillPerSecond: 2 },
       replay: { capacity: 10, refillPerSecond: 0.5 },
     });
     expect(
@@ -98,7 +103,7 @@ describe('rate limiter', () => {
         fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 1, maxLength: 200 }),
         (bucket, gaps) => {
           const c = clock();
-          const limiter = createRateLimiter({ limits: { read: bucket, replay: bucket }, now: c.now });
+          const limiter = createRateLimiter({ limits: { read: bucket, write: bucket, replay: bucket }, now: c.now });
           let model = bucket.capacity;
           let allowed = 0;
           let elapsed = 0;
@@ -130,12 +135,12 @@ describe('rate limiter', () => {
   });
 
   it('refuses a configuration with an empty or never-refilling bucket', () => {
-    expect(() =>
-      createRateLimiter({ limits: { read: { capacity: 0, refillPerSecond: 1 }, replay: limits.replay } }),
-    ).toThrow(/capacity/);
-    expect(() =>
-      createRateLimiter({ limits: { read: limits.read, replay: { capacity: 1, refillPerSecond: 0 } } }),
-    ).toThrow(/refill/);
+    expect(() => createRateLimiter({ limits: { ...limits, read: { capacity: 0, refillPerSecond: 1 } } })).toThrow(
+      /capacity/,
+    );
+    expect(() => createRateLimiter({ limits: { ...limits, replay: { capacity: 1, refillPerSecond: 0 } } })).toThrow(
+      /refill/,
+    );
   });
 });
 

@@ -11,7 +11,10 @@ const ENV_TOKEN = 'env-token-for-tests-0123456789abcdef';
 /** /whoami behind the same host check and requireBearer as /mcp: answers the caller's name. */
 const whoami = ({ authenticate, checkHost }: { authenticate: Middleware; checkHost: Middleware }): Middleware[] => [
   async (ctx, next) => {
-    if (ctx.path !== '/whoami') return next();
+    if (ctx.path !== '/whoami') {
+      await next();
+      return;
+    }
     await checkHost(ctx, async () => {
       await authenticate(ctx, async () => {
         ctx.body = { caller: callerOf(ctx) };

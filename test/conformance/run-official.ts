@@ -175,7 +175,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       trustProxy: false,
       surfaces: [surface.middleware],
     });
-    const server = createServer(app.callback());
+    const handle = app.callback();
+    const server = createServer((req, res) => void handle(req, res));
     appPort = await listen(server);
     closers.unshift(async () => {
       await surface.closeAll();

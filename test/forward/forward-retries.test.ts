@@ -78,7 +78,9 @@ describe('forwarding through failures', () => {
 
   afterAll(async () => {
     await server?.close();
-    await Promise.all([revived, firstFails, failing, throttling, ordered, pausable].map((c) => c?.close()));
+    await Promise.all(
+      [revived, firstFails, failing, throttling, ordered, pausable].map((c) => c?.close() ?? Promise.resolve()),
+    );
   });
 
   it('keeps retrying with backoff while the consumer is down, then delivers everything once it is up', async () => {

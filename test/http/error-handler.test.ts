@@ -43,7 +43,8 @@ beforeAll(async () => {
     if (thrown === undefined) throw new Error(`no case for ${ctx.path}`);
     throw thrown();
   });
-  server = createServer(app.callback());
+  const handle = app.callback();
+  server = createServer((req, res) => void handle(req, res));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

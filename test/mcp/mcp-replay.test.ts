@@ -177,15 +177,19 @@ describe('what the consumer answered', () => {
     expect(Buffer.byteLength((long.response_excerpt ?? '').slice(0, -1))).toBeLessThanOrEqual(2048);
     expect(long.response_excerpt?.startsWith('ééé')).toBe(true);
 
-    // An answer that is not UTF-8 text has no excerpt; the content type still comes through.
+    // Bytes that are not UTF-8 are written \xNN and NUL \u0000 (issue 26.2: storable excerpts).
     consumer.handle((_req, res) => {
       res.statusCode = 502;
       res.setHeader('content-type', 'application/octet-stream');
       res.end(Buffer.from([0xff, 0xfe, 0x00, 0xc3, 0x28]));
     });
     const binary = await callOk<ReplayResult>(client, 'replay_webhook_event', { id, target_url: consumer.url() });
-    expect(binary).toMatchObject({ response_status: 502, response_content_type: 'application/octet-stream' });
-    expect(binary).not.toHaveProperty('response_excerpt');
+    expect(binary).toMatchObject({
+      response_status: 502,
+      response_content_type: 'application/octet-stream',
+      response_excerpt: '\\xff\\xfe\\u0000\\xc3(',
+    });
+    expect((await attempts.listForEvent(id))[0]?.response_excerpt).toBe(binary.response_excerpt);
   });
 });
 

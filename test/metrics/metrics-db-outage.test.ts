@@ -20,7 +20,7 @@ describe('/metrics while the database is down', () => {
 
   beforeAll(async () => {
     const db = await createEmptyDatabase();
-    drop = db.drop;
+    drop = () => db.drop();
     const target = new URL(db.url);
     proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
     running = await startSwitchboard({

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promise
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DataDirInUseError, isProcessAlive, LOCK_FILE_NAME } from '../../src/postgres/data-dir-lock.ts';
@@ -163,7 +164,7 @@ describe('openDatabase with DATABASE_URL', () => {
       const ping = () => target.pool.oneFirst(sql.unsafe`SELECT 1 AS one`);
       await Promise.all([ping(), ping(), ping()]);
       const admin = await createDatabasePool(inject('databaseUrl'), { maximumPoolSize: 1 });
-      const killed = await admin.oneFirst(sql.unsafe`
+      const killed = await admin.oneFirst(sql.type(z.object({ count: z.number() }))`
         SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity WHERE datname = ${target.name}
       `);
       await admin.end();

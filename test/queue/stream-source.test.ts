@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database.ts';
@@ -46,7 +47,9 @@ describe.runIf(available)('redis streams source', () => {
   /** Stored events of a provider per external id, to check exactly-once. */
   const countsByExternalId = async (provider: string): Promise<Map<string, number>> => {
     const rows = await db.pool.any(
-      sql.unsafe`SELECT external_id, count(*)::int AS n FROM events WHERE provider = ${provider} GROUP BY external_id`,
+      sql.type(
+        z.object({ external_id: z.string().nullable(), n: z.number() }),
+      )`SELECT external_id, count(*)::int AS n FROM events WHERE provider = ${provider} GROUP BY external_id`,
     );
     return new Map(rows.map((r) => [String(r['external_id']), Number(r['n'])]));
   };

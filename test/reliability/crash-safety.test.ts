@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runGithubLoad, seededRandom, type DeliveryOutcome, type GithubDelivery } from '../../bench/load-driver.ts';
@@ -78,9 +79,11 @@ async function produce(signal: AbortSignal, sent: Map<string, Buffer>, next: () 
 
 async function storedPayloads(ids: readonly string[]): Promise<Map<string, Buffer>> {
   const rows = await db.pool.any(
-    sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array([...ids], 'uuid')})`,
+    sql.type(
+      z.object({ id: z.string(), payload: z.instanceof(Buffer) }),
+    )`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array([...ids], 'uuid')})`,
   );
-  return new Map(rows.map((row) => [String(row.id), row.payload as Buffer]));
+  return new Map(rows.map((row) => [String(row.id), row.payload]));
 }
 
 describe('crash safety under SIGKILL', () => {
@@ -188,12 +191,14 @@ describe('crash safety under SIGKILL', () => {
 
     // No torn or foreign rows: every stored github row is a delivery that was sent, with its bytes.
     const rows = await db.pool.any(
-      sql.unsafe`SELECT external_id, payload, verified FROM events WHERE provider = 'github'`,
+      sql.type(
+        z.object({ external_id: z.string().nullable(), payload: z.instanceof(Buffer), verified: z.boolean() }),
+      )`SELECT external_id, payload, verified FROM events WHERE provider = 'github'`,
     );
     for (const row of rows) {
       const delivery = sentDeliveries.get(String(row.external_id));
       expect(delivery, `stored row for unknown delivery ${String(row.external_id)}`).toBeDefined();
-      expect((row.payload as Buffer).equals(delivery?.body ?? Buffer.alloc(0))).toBe(true);
+      expect(row.payload.equals(delivery?.body ?? Buffer.alloc(0))).toBe(true);
       expect(row.verified).toBe(true);
     }
     expect(rows.length).toBeGreaterThanOrEqual(acknowledged.size);
@@ -205,18 +210,22 @@ describe('crash safety under SIGKILL', () => {
       'every stream message to be stored',
       async () => {
         const count = await db.pool.oneFirst(
-          sql.unsafe`SELECT count(*)::int FROM events WHERE provider = 'jobs' AND external_id = ANY(${sql.array(streamIds, 'text')})`,
+          sql.type(
+            z.object({ count: z.number() }),
+          )`SELECT count(*)::int FROM events WHERE provider = 'jobs' AND external_id = ANY(${sql.array(streamIds, 'text')})`,
         );
         return Number(count) === streamIds.length ? true : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 250 },
     );
     const streamRows = await db.pool.any(
-      sql.unsafe`SELECT external_id, payload FROM events WHERE provider = 'jobs' AND external_id = ANY(${sql.array(streamIds, 'text')})`,
+      sql.type(
+        z.object({ external_id: z.string().nullable(), payload: z.instanceof(Buffer) }),
+      )`SELECT external_id, payload FROM events WHERE provider = 'jobs' AND external_id = ANY(${sql.array(streamIds, 'text')})`,
     );
     expect(streamRows).toHaveLength(streamIds.length);
     for (const row of streamRows) {
-      expect((row.payload as Buffer).equals(streamSent.get(String(row.external_id)) ?? Buffer.alloc(0))).toBe(true);
+      expect(row.payload.equals(streamSent.get(String(row.external_id)) ?? Buffer.alloc(0))).toBe(true);
     }
     // Nothing left unacknowledged in the group once everything is stored.
     await waitFor(

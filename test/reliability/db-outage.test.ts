@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -163,9 +164,11 @@ describe('database outage', () => {
     // Every acknowledged delivery is stored, byte for byte (read directly, not through the proxy).
     const ids = [...acknowledged.keys()];
     const rows = await db.pool.any(
-      sql.unsafe`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
+      sql.type(
+        z.object({ id: z.string(), payload: z.instanceof(Buffer) }),
+      )`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
     );
-    const stored = new Map(rows.map((r) => [String(r.id), r.payload as Buffer]));
+    const stored = new Map(rows.map((r) => [String(r.id), r.payload]));
     expect(ids.filter((id) => !stored.get(id)?.equals(acknowledged.get(id) ?? Buffer.alloc(0)))).toEqual([]);
 
     expect(child.isRunning()).toBe(true);

@@ -12,6 +12,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeGithubDelivery, makePayload, seededRandom } from '../../bench/load-driver.ts';
@@ -163,8 +164,10 @@ describe('graceful shutdown on SIGTERM', () => {
     // Keep-alive clients are told to go elsewhere for their next request.
     expect(answer?.headers.connection).toBe('close');
     const id = (JSON.parse(answer?.body.toString() ?? '{}') as { id?: string }).id ?? '';
-    const stored = await db.pool.maybeOne(sql.unsafe`SELECT payload FROM events WHERE id = ${id}::uuid`);
-    expect((stored?.payload as Buffer | undefined)?.equals(finishing.body)).toBe(true);
+    const stored = await db.pool.maybeOne(
+      sql.type(z.object({ payload: z.instanceof(Buffer) }))`SELECT payload FROM events WHERE id = ${id}::uuid`,
+    );
+    expect(stored?.payload?.equals(finishing.body)).toBe(true);
 
     // The stuck one does not hold shutdown past the drain timeout: its connection is cut.
     const exit = await waitForExit(child, DRAIN_TIMEOUT_MS + 15_000);
@@ -173,7 +176,9 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(await b.response, 'the never-finished request gets no acknowledgement').toBeNull();
     expect(tookMs).toBeGreaterThanOrEqual(DRAIN_TIMEOUT_MS - 200);
     expect(tookMs).toBeLessThan(DRAIN_TIMEOUT_MS + 10_000);
-    const notStored = await db.pool.maybeOne(sql.unsafe`SELECT id FROM events WHERE external_id = ${stuck.deliveryId}`);
+    const notStored = await db.pool.maybeOne(
+      sql.type(z.object({ id: z.string() }))`SELECT id FROM events WHERE external_id = ${stuck.deliveryId}`,
+    );
     expect(notStored).toBeNull();
 
     const lines = child.logLines();

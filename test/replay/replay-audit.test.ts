@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { v7 as uuidv7 } from 'uuid';
-import { validateReplayHistory } from '../../generated/validators.js';
+import { validateReplayHistory, validateReplayResult } from '../../generated/validators.js';
 import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
@@ -275,6 +275,9 @@ describe('audit trail', () => {
     const before = consumer.requests.length;
     const result = await service.replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
     expect(result.delivered).toBe(true);
+    // The result says its history row is missing (26.2), and still matches its contract.
+    expect(result.history_recorded).toBe(false);
+    expect(validateReplayResult(result)).toBe(true);
     expect(consumer.requests.length).toBe(before + 1);
     const errorLine = (kit.logs.lines as (LogLine & { eventId?: string })[]).find(
       (l) => l.msg === 'replay attempt could not be recorded in replay_attempts' && l.eventId === eventId,
@@ -284,12 +287,50 @@ describe('audit trail', () => {
   });
 });
 
+describe('an audit row the database refuses (26.2)', () => {
+  it('says so in the replay result and logs an error, while a recorded replay says nothing', async () => {
+    // A real PostgreSQL error on the insert, for one caller only.
+    await db.pool.query(sql.unsafe`
+      CREATE FUNCTION refuse_history_caller() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.caller = 'no-history' THEN RAISE EXCEPTION 'refused for the test'; END IF;
+        RETURN NEW;
+      END $$
+    `);
+    await db.pool.query(sql.unsafe`
+      CREATE TRIGGER refuse_history_caller BEFORE INSERT ON replay_attempts
+      FOR EACH ROW EXECUTE FUNCTION refuse_history_caller()
+    `);
+    try {
+      const eventId = await newEventId();
+      const lost = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'no-history' });
+      expect(lost).toMatchObject({ delivered: true, history_recorded: false });
+      expect(validateReplayResult(lost)).toBe(true);
+      const kept = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
+      expect(kept).not.toHaveProperty('history_recorded');
+      expect((await kit.attempts.listForEvent(eventId)).map((a) => a.caller)).toEqual(['agent']);
+      expect(
+        (kit.logs.lines as (LogLine & { eventId?: string; level?: number })[]).filter(
+          (l) => l.msg === 'replay attempt could not be recorded in replay_attempts' && l.eventId === eventId,
+        ),
+      ).toMatchObject([{ level: 50 }]);
+    } finally {
+      await db.pool.query(sql.unsafe`DROP TRIGGER refuse_history_caller ON replay_attempts`);
+      await db.pool.query(sql.unsafe`DROP FUNCTION refuse_history_caller()`);
+    }
+  });
+});
+
 describe('rate limiting', () => {
   it('Exhausted bucket returns rate_limited: the real token bucket, checked first, with retry_after, and no DNS or outbound request', async () => {
     const eventId = await newEventId();
     let clockMs = 0;
     const limiter = createRateLimiter({
-      limits: { read: { capacity: 100, refillPerSecond: 10 }, replay: { capacity: 2, refillPerSecond: 0.5 } },
+      limits: {
+        read: { capacity: 100, refillPerSecond: 10 },
+        write: { capacity: 100, refillPerSecond: 10 },
+        replay: { capacity: 2, refillPerSecond: 0.5 },
+      },
       now: () => clockMs,
     });
     const before = consumer.requests.length;

@@ -310,13 +310,13 @@ describe('outcomes', () => {
     expect(validateReplayResult(result)).toBe(true);
   });
 
-  it('leaves the excerpt out for an empty or binary answer, and the content type out when none was sent', async () => {
+  it('escapes a binary answer (\\xNN, NUL as \\u0000), leaves the excerpt out for an empty one, and the content type out when none was sent', async () => {
     consumer.handle((_req, res) => {
       res.setHeader('content-type', 'application/octet-stream');
       res.end(Buffer.from([0xff, 0xfe, 0x00, 0x80]));
     });
     const binary = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'agent' });
-    expect(binary).not.toHaveProperty('response_excerpt');
+    expect(binary.response_excerpt).toBe('\\xff\\xfe\\u0000\\x80');
     expect(binary.response_content_type).toBe('application/octet-stream');
     consumer.handle((_req, res) => {
       res.statusCode = 204;

@@ -61,7 +61,7 @@ beforeAll(async () => {
   kit = replayHarness(db, providers);
   verifier = () => true;
   consumer = await startConsumer('127.0.0.1', (req, res) => {
-    Promise.resolve()
+    void Promise.resolve()
       .then(() => verifier(req))
       .catch(() => false)
       .then((ok) => {

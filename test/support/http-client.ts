@@ -46,7 +46,13 @@ export function httpRequest(port: number, options: HttpRequestOptions = {}): Pro
           if (timer !== undefined) clearTimeout(timer);
           const bytes = Buffer.concat(chunks);
           const body = bytes.toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, bytes, body, json: () => JSON.parse(body) });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            bytes,
+            body,
+            json: (): unknown => JSON.parse(body),
+          });
         };
         if (options.readForMs !== undefined) {
           timer = setTimeout(() => {

@@ -471,8 +471,8 @@ for (const viewport of VIEWPORTS) {
 
     /** Nothing on the page scrolls sideways: every view fits the viewport's width. */
     async function expectNoSidewaysScroll(): Promise<void> {
-      const wider = await page.$$eval('html, .list-pane, .detail-pane, .page', (els) =>
-        els.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.className || el.tagName),
+      const wider = await page.$$eval('html, .list-pane, .detail-pane, .page', (els: Element[]) =>
+        els.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => el.getAttribute('class') || el.tagName),
       );
       expect(wider).toEqual([]);
     }

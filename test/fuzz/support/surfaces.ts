@@ -16,6 +16,7 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
 import fc from 'fast-check';
+import { z } from 'zod';
 import { sql } from 'slonik';
 import { request } from 'undici';
 import { parseConfig } from '../../../src/config/load-config.ts';
@@ -121,7 +122,8 @@ function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp 
     if (m?.error?.code === -32603) fail(`${what}: JSON-RPC internal error: ${String(m.error.message)}`);
     if (m?.error?.code === 'internal') fail(`${what}: internal error envelope: ${String(m.error.message)}`);
     if (m?.result?.isError === true) {
-      const text = String(m.result.content?.[0]?.text ?? '');
+      const first = m.result.content?.[0]?.text;
+      const text = typeof first === 'string' ? first : JSON.stringify(first ?? '');
       if (/"code"\s*:\s*"internal"/.test(text)) fail(`${what}: tool answered internal: ${text.slice(0, 400)}`);
     }
   }
@@ -960,15 +962,17 @@ export const webhookSurface: Surface<WebhookCase> = {
         fail(`a valid ${input.provider} delivery was refused: ${answer.status} ${answer.text.slice(0, 300)}`);
       const { id, duplicate } = JSON.parse(answer.text) as { id: string; duplicate: boolean };
       const row = await target.pool.one(
-        sql.unsafe`SELECT payload, provider, external_id FROM events WHERE id = ${id}::uuid`,
+        sql.type(
+          z.object({ payload: z.instanceof(Buffer), provider: z.string(), external_id: z.string().nullable() }),
+        )`SELECT payload, provider, external_id FROM events WHERE id = ${id}::uuid`,
       );
       if (duplicate) {
         // A retry of a stored delivery: answered with the first row, and nothing added.
         if (row.provider !== input.provider || row.external_id === null)
           fail(`duplicate answered with an unrelated row ${id}`);
         sameSnapshot('duplicate delivery', before, await tableSnapshot(target.pool), ['events']);
-      } else if (!(row.payload as Buffer).equals(input.body)) {
-        fail(`stored bytes differ from the bytes sent (${(row.payload as Buffer).length} vs ${input.body.length})`);
+      } else if (!row.payload.equals(input.body)) {
+        fail(`stored bytes differ from the bytes sent (${row.payload.length} vs ${input.body.length})`);
       }
       if (!duplicate && deliveryId !== undefined && input.provider === 'github' && !state.deliveries.has(deliveryId)) {
         // Remembered so later cases can resend the same delivery id (a provider's retry).

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
 import { sql, type DatabasePool } from 'slonik';
 import { Agent, request } from 'undici';
 import type { SwitchboardConfig } from '../../../generated/types.ts';
@@ -159,7 +160,9 @@ export async function tableSnapshot(
         count(*)::text || ':' || md5(coalesce(string_agg(t.xmin::text || '/' || t.ctid::text, ',' ORDER BY t.ctid), '')) AS digest
       FROM ${sql.identifier([table])} AS t`,
   );
-  const rows = await pool.any(sql.unsafe`${sql.join(parts, sql.fragment` UNION ALL `)}`);
+  const rows = await pool.any(
+    sql.type(z.object({ name: z.string(), digest: z.string() }))`${sql.join(parts, sql.fragment` UNION ALL `)}`,
+  );
   return Object.fromEntries(rows.map((row) => [String(row.name), String(row.digest)]));
 }
 

@@ -100,7 +100,7 @@ function recordingFetch(record: (text: string) => void): typeof fetch {
     const [forClient, forRecord] = response.body.tee();
     void (async () => {
       const decoder = new TextDecoder();
-      const reader = forRecord.getReader();
+      const reader = (forRecord as ReadableStream<Uint8Array>).getReader();
       for (;;) {
         const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true as const }));
         if (done) break;

@@ -13,7 +13,7 @@ import type { ProviderCase } from './provider-case.ts';
 function providerConfig(c: ProviderCase): Provider {
   const credential =
     c.credential === 'password' ? { username: 'switchboard', password: c.secret } : { [c.credential]: c.secret };
-  return { preset: c.preset, ...credential, ...c.config } as Provider;
+  return { preset: c.preset, ...credential, ...c.config };
 }
 
 describe('every catalog preset on the wire', () => {

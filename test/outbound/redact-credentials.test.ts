@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { credentialNeedles, redactCredentials } from '../../src/outbound/redact-credentials.ts';
+import { responseExcerpt } from '../../src/outbound/send-request.ts';
+
+describe('credentials in a response excerpt (26.1)', () => {
+  const token = 'tok_0123456789abcdef';
+  const hex = 'a'.repeat(20) + 'b'.repeat(44);
+  const needles = credentialNeedles([token, 'whsec_signing-secret'], [`Bearer ${token}`, `t=1700000000,v1=${hex}`]);
+
+  it('replaces each credential, its parts and their JSON or URL spellings, wherever they appear', () => {
+    const excerpt = [
+      `authorization: Bearer ${token}`,
+      `got v1=${hex}`,
+      `just the hex ${hex}`,
+      JSON.stringify({ secret: 'whsec_signing-secret' }),
+      `url=${encodeURIComponent(`t=1700000000,v1=${hex}`)}`,
+    ].join('\n');
+    const redacted = redactCredentials(excerpt, needles) ?? '';
+    for (const secret of [token, hex, 'whsec_signing-secret']) expect(redacted).not.toContain(secret);
+    // The whole header value goes first; its parts go wherever they appear alone.
+    expect(redacted).toContain('authorization: [redacted]');
+    expect(redacted).toContain('got [redacted]');
+    expect(redacted).toContain('just the hex [redacted]');
+  });
+
+  it('redacts the start of a credential cut off by the excerpt end', () => {
+    expect(redactCredentials(`token is ${token.slice(0, 9)}…`, needles)).toBe('token is [redacted]…');
+    // Not cut: a matching tail is just text.
+    expect(redactCredentials(`token is ${token.slice(0, 9)}`, needles)).toBe(`token is ${token.slice(0, 9)}`);
+  });
+});
+
+describe('storable excerpts (26.2)', () => {
+  it('writes NUL as \\u0000 and each byte that is not UTF-8 as \\xNN, keeping the valid text', () => {
+    const head = Buffer.concat([Buffer.from('ok\u0000é'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('€ done')]);
+    expect(responseExcerpt(head, false)).toBe('ok\\u0000é\\xff\\xc3(€ done');
+  });
+
+  it('drops a character the cut split, and escapes one the answer itself left unfinished', () => {
+    const euro = Buffer.from('€');
+    const cut = Buffer.concat([Buffer.from([0xff]), Buffer.from('a'), euro.subarray(0, 2)]);
+    expect(responseExcerpt(cut, true)).toBe('\\xffa…');
+    expect(responseExcerpt(cut, false)).toBe('\\xffa\\xe2\\x82');
+    // Surrogates and overlong forms are not UTF-8 either.
+    expect(responseExcerpt(Buffer.from([0xed, 0xa0, 0x80, 0xc0, 0xaf]), false)).toBe('\\xed\\xa0\\x80\\xc0\\xaf');
+  });
+});

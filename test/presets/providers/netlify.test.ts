@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { netlifyCase } from './netlify.case.ts';
+
+describeProvider(netlifyCase);

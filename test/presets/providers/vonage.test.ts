@@ -1,0 +1,4 @@
+import { describeProvider } from './provider-case.ts';
+import { vonageCase } from './vonage.case.ts';
+
+describeProvider(vonageCase);
