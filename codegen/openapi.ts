@@ -311,12 +311,13 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
         ApiConfig: {
           title: 'ApiConfig',
           description:
-            'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured. server_token_caller is the caller name the replay history records for SWITCHBOARD_TOKEN, which the UI shows as "server token".',
+            'Server settings the web UI shows. default_target is replay.default_target, or null when none is configured. server_token_caller is the caller name the replay history records for SWITCHBOARD_TOKEN, which the UI shows as "server token". cli_command is how to run the CLI where the server runs (switchboard, npx @switchboard-dev/switchboard, or npm start -- in a clone), which the UI\'s hints and copy buttons start with.',
           type: 'object',
           additionalProperties: false,
-          required: ['replay', 'server_token_caller'],
+          required: ['replay', 'server_token_caller', 'cli_command'],
           properties: {
             server_token_caller: { type: 'string', minLength: 1 },
+            cli_command: { type: 'string', minLength: 1 },
             replay: {
               type: 'object',
               additionalProperties: false,

@@ -112,7 +112,11 @@ const VALUES: Record<string, ValueFact> = {
   },
   RECORD_REJECTED_PER_MINUTE: {
     source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_minute',
-    doc: 'Rejected deliveries stored per source address per minute.',
+    doc: 'Rejected deliveries stored per source (IPv4 address or IPv6 /64) per minute.',
+  },
+  RECORD_REJECTED_PER_PROVIDER_PER_MINUTE: {
+    source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_provider_per_minute',
+    doc: 'Rejected deliveries stored per provider per minute, whatever their sources.',
   },
   SEARCH_TIMEOUT_MS: {
     source: 'config.schema.json#/properties/api/properties/search_timeout_ms',

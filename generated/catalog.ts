@@ -5,6 +5,15 @@ import type { PresetName, ProviderCatalogEntry } from './types.ts';
 
 /** Every provider of the catalog, by preset name (schemas/providers/<name>.json). */
 export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>> = {
+  'basic-auth': {
+    name: 'basic-auth',
+    title: 'Any HTTP Basic sender',
+    docs: 'https://www.rfc-editor.org/rfc/rfc7617',
+    scheme: { kind: 'basic' },
+    forward_headers: ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'],
+    proof: { by: 'switchboard', note: 'HTTP Basic (RFC 7617): the user name and password, compared in constant time.' },
+    notes: 'Give username and password; password may be a list (rotation). Nothing is signed: use it only over HTTPS.',
+  },
   bitbucket: {
     name: 'bitbucket',
     title: 'Bitbucket Cloud',
@@ -117,6 +126,29 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       },
     ],
     proof: { by: 'example', example: 'https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures' },
+  },
+  chargebee: {
+    name: 'chargebee',
+    title: 'Chargebee',
+    docs: 'https://www.chargebee.com/docs/2.0/webhook_settings.html#basic-authentication',
+    scheme: { kind: 'basic' },
+    identify: { event_type: ['{/event_type}'], external_id: ['{/id}'] },
+    summary: ['{/content/subscription/id}', '{/content/customer/email}', '{/content/invoice/id}'],
+    samples: [
+      {
+        name: 'subscription_created',
+        description: 'a subscription created',
+        file: 'chargebee-subscription-created.json',
+        headers: { 'User-Agent': 'ChargeBee' },
+        fresh: { '/id': 'uuid', '/occurred_at': 'now_unix' },
+      },
+    ],
+    proof: {
+      by: 'example',
+      example: 'https://www.chargebee.com/docs/2.0/webhook_settings.html#basic-authentication',
+      note: "Chargebee sends the webhook's configured user name and password as HTTP Basic.",
+    },
+    notes: 'Turn on basic authentication for the webhook in Chargebee and give the same username and password here.',
   },
   circleci: {
     name: 'circleci',
@@ -748,6 +780,29 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       note: "validateEvent from @polar-sh/sdk/webhooks accepts deliveries that the standardwebhooks package signs with the secret's text as key.",
     },
     notes: "Polar's secret is used as it is written (its text is the key), not base64-decoded.",
+  },
+  postmark: {
+    name: 'postmark',
+    title: 'Postmark',
+    docs: 'https://postmarkapp.com/developer/webhooks/webhooks-overview#protecting-your-webhook',
+    scheme: { kind: 'basic' },
+    identify: { event_type: ['{/RecordType}'], external_id: ['{/MessageID}:{/RecordType}'] },
+    summary: ['{/RecordType}', '{/Recipient}', '{/Email}', '{/Subject}'],
+    samples: [
+      {
+        name: 'Delivery',
+        description: 'a message delivered',
+        file: 'postmark-delivery.json',
+        headers: { 'User-Agent': 'Postmark' },
+        fresh: { '/MessageID': 'uuid', '/DeliveredAt': 'now_iso' },
+      },
+    ],
+    proof: {
+      by: 'example',
+      example: 'https://postmarkapp.com/developer/webhooks/webhooks-overview#protecting-your-webhook',
+      note: 'Postmark sends the user name and password written in the webhook URL as HTTP Basic.',
+    },
+    notes: 'Put https://username:password@ in the webhook URL in Postmark, and the same username and password here.',
   },
   razorpay: {
     name: 'razorpay',
@@ -1474,4 +1529,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 54;
+export const VERIFYING_PRESET_COUNT = 56;

@@ -8,10 +8,12 @@ export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfi
 
 /** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
+  'basic-auth',
   'bitbucket',
   'box',
   'cal-com',
   'calendly',
+  'chargebee',
   'circleci',
   'clerk',
   'coinbase-commerce',
@@ -38,6 +40,7 @@ export const PRESET_NAMES = [
   'paddle',
   'pagerduty',
   'polar',
+  'postmark',
   'razorpay',
   'replicate',
   'resend',
@@ -146,7 +149,7 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 export const SERVER_ROLES = ['all', 'ingest', 'worker'] as const;
 
 /** An event's forwarding across its rules, as the list marks it. From schemas/api-event-summary.schema.json#/properties/forward_state. */
-export const FORWARD_STATES = ['delivered', 'pending', 'failed'] as const;
+export const FORWARD_STATES = ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
 
 /** The address bound by default. From schemas/config.schema.json#/properties/server/properties/host. */
@@ -158,8 +161,11 @@ export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as cons
 /** The role a process runs when neither --role nor server.role names one. From schemas/config.schema.json#/properties/server/properties/role. */
 export const SERVER_ROLE = { default: 'all' } as const;
 
-/** Rejected deliveries stored per source address per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
+/** Rejected deliveries stored per source (IPv4 address or IPv6 /64) per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
 export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;
+
+/** Rejected deliveries stored per provider per minute, whatever their sources. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_provider_per_minute. */
+export const RECORD_REJECTED_PER_PROVIDER_PER_MINUTE = { minimum: 1, default: 600 } as const;
 
 /** How long one payload search may run. From schemas/config.schema.json#/properties/api/properties/search_timeout_ms. */
 export const SEARCH_TIMEOUT_MS = { minimum: 1, maximum: 600000, default: 3000 } as const;

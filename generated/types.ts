@@ -6,13 +6,15 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (60), plus token and open. basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName =
+  | 'basic-auth'
   | 'bitbucket'
   | 'box'
   | 'cal-com'
   | 'calendly'
+  | 'chargebee'
   | 'circleci'
   | 'clerk'
   | 'coinbase-commerce'
@@ -39,6 +41,7 @@ export type PresetName =
   | 'paddle'
   | 'pagerduty'
   | 'polar'
+  | 'postmark'
   | 'razorpay'
   | 'replicate'
   | 'resend'
@@ -138,9 +141,9 @@ export interface ApiEventSummary {
    */
   summary?: string;
   /**
-   * How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).
+   * How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).
    */
-  forward_state?: 'delivered' | 'pending' | 'failed';
+  forward_state?: 'delivered' | 'delivered_unsigned' | 'pending' | 'failed' | 'dead';
 }
 /**
  * One provider as GET /api/providers/{name} shows it: its ProviderStatus, plus how its preset signs or where it takes its token, so a client holding its own secret (switchboard listen with SWITCHBOARD_SIGN_SECRET) can sign exactly as the provider would. Never a secret.
@@ -152,6 +155,10 @@ export interface ApiProviderDetail {
    * Token providers: the lower-cased header the token travels in.
    */
   token_header?: string;
+  /**
+   * Token providers whose config reads the token from one environment variable (token: ${NAME}): that variable's name, never its value, so a test command can send "$NAME".
+   */
+  token_variable?: string;
 }
 /**
  * One configured provider and whether it can verify what it receives. secret_status reports only whether a secret is set, never the secret. Webhook providers have a route; queue providers have a channel and a connection state.
@@ -351,9 +358,13 @@ export interface SwitchboardConfig {
   };
   ingest?: {
     /**
-     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     * Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.
      */
     record_rejected_per_minute?: number;
+    /**
+     * Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.
+     */
+    record_rejected_per_provider_per_minute?: number;
   };
   mcp?: {
     /**
@@ -876,6 +887,10 @@ export interface ForwardRuleStatus {
    * Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.
    */
   pending: number;
+  /**
+   * Of the pending deliveries, those whose last attempt failed and that wait for their next one: the rule is retrying now exactly when this is above 0. Its health comes from this and dead, never from last_error, which stays after the consumer recovered.
+   */
+  retrying: number;
   /**
    * Deliveries that used up max_attempts; they wait for a manual retry.
    */
@@ -1689,9 +1704,13 @@ export interface SwitchboardConfigWithDefaults {
   };
   ingest: {
     /**
-     * Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.
+     * Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.
      */
     record_rejected_per_minute: number;
+    /**
+     * Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.
+     */
+    record_rejected_per_provider_per_minute: number;
   };
   mcp: {
     /**

@@ -49,9 +49,9 @@ const schema32 = {
     },
     forward_state: {
       description:
-        "How this event's forwarding stands across the rules that took it: failed when any delivery is failed or dead, else pending while any is pending or delivering, else delivered. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+        "How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
       type: 'string',
-      enum: ['delivered', 'pending', 'failed'],
+      enum: ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'],
     },
   },
 };
@@ -534,7 +534,13 @@ function validate21(
         }
         errors++;
       }
-      if (!(data8 === 'delivered' || data8 === 'pending' || data8 === 'failed')) {
+      if (!(
+        data8 === 'delivered' ||
+        data8 === 'delivered_unsigned' ||
+        data8 === 'pending' ||
+        data8 === 'failed' ||
+        data8 === 'dead'
+      )) {
         const err26 = {
           instancePath: instancePath + '/forward_state',
           schemaPath: '#/properties/forward_state/enum',
@@ -724,6 +730,12 @@ const schema45 = {
       description: 'Token providers: the lower-cased header the token travels in.',
       type: 'string',
       minLength: 1,
+    },
+    token_variable: {
+      description:
+        'Token providers whose config reads the token from one environment variable (token: ${NAME}): that variable\'s name, never its value, so a test command can send "$NAME".',
+      type: 'string',
+      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
     },
   },
 };
@@ -1228,6 +1240,8 @@ function validate27(
 }
 validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
+const pattern14 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
+
 function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -1258,7 +1272,7 @@ function validate26(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header')) {
+      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header' || key0 === 'token_variable')) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1604,8 +1618,42 @@ function validate26(
         errors++;
       }
     }
+    if (data.token_variable !== undefined) {
+      let data11 = data.token_variable;
+      if (typeof data11 === 'string') {
+        if (!pattern14.test(data11)) {
+          const err20 = {
+            instancePath: instancePath + '/token_variable',
+            schemaPath: '#/properties/token_variable/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+            message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/token_variable',
+          schemaPath: '#/properties/token_variable/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err20 = {
+    const err22 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1613,9 +1661,9 @@ function validate26(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err20];
+      vErrors = [err22];
     } else {
-      vErrors.push(err20);
+      vErrors.push(err22);
     }
     errors++;
   }
@@ -2273,10 +2321,17 @@ const schema49 = {
       properties: {
         record_rejected_per_minute: {
           description:
-            'Most rejected deliveries stored per source address per minute (a token bucket of this size, refilled at this rate); past it the sender still gets 401 but nothing is stored.',
+            'Most rejected deliveries stored per source per minute (a token bucket of this size, refilled at this rate); a source is an IPv4 address or an IPv6 /64, so rotating addresses within one network does not reset it. Past it the sender still gets 401 but nothing is stored.',
           type: 'integer',
           minimum: 1,
           default: 60,
+        },
+        record_rejected_per_provider_per_minute: {
+          description:
+            'Most rejected deliveries stored per provider per minute, whatever their sources (a token bucket of this size, refilled at this rate): the cap for senders that rotate through many networks.',
+          type: 'integer',
+          minimum: 1,
+          default: 600,
         },
       },
       default: {},
@@ -2943,13 +2998,15 @@ const schema51 = {
   $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
   title: 'PresetName',
   description:
-    'A verification preset: one per provider of the catalog (57), plus token and open. bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+    'A verification preset: one per provider of the catalog (60), plus token and open. basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
   type: 'string',
   enum: [
+    'basic-auth',
     'bitbucket',
     'box',
     'cal-com',
     'calendly',
+    'chargebee',
     'circleci',
     'clerk',
     'coinbase-commerce',
@@ -2976,6 +3033,7 @@ const schema51 = {
     'paddle',
     'pagerduty',
     'polar',
+    'postmark',
     'razorpay',
     'replicate',
     'resend',
@@ -3493,10 +3551,12 @@ function validate30(
         errors++;
       }
       if (!(
+        data16 === 'basic-auth' ||
         data16 === 'bitbucket' ||
         data16 === 'box' ||
         data16 === 'cal-com' ||
         data16 === 'calendly' ||
+        data16 === 'chargebee' ||
         data16 === 'circleci' ||
         data16 === 'clerk' ||
         data16 === 'coinbase-commerce' ||
@@ -3523,6 +3583,7 @@ function validate30(
         data16 === 'paddle' ||
         data16 === 'pagerduty' ||
         data16 === 'polar' ||
+        data16 === 'postmark' ||
         data16 === 'razorpay' ||
         data16 === 'replicate' ||
         data16 === 'resend' ||
@@ -6654,8 +6715,11 @@ function validate29(
       if (data43.record_rejected_per_minute === undefined) {
         data43.record_rejected_per_minute = 60;
       }
+      if (data43.record_rejected_per_provider_per_minute === undefined) {
+        data43.record_rejected_per_provider_per_minute = 600;
+      }
       for (const key12 in data43) {
-        if (!(key12 === 'record_rejected_per_minute')) {
+        if (!(key12 === 'record_rejected_per_minute' || key12 === 'record_rejected_per_provider_per_minute')) {
           const err93 = {
             instancePath: instancePath + '/ingest',
             schemaPath: '#/properties/ingest/additionalProperties',
@@ -6704,48 +6768,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err96 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err96];
-      } else {
-        vErrors.push(err96);
+      let data45 = data43.record_rejected_per_provider_per_minute;
+      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
+        const err96 = {
+          instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err96];
+        } else {
+          vErrors.push(err96);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data45 = data.mcp;
-    if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
-      if (data45.max_sessions === undefined) {
-        data45.max_sessions = 100;
-      }
-      if (data45.max_sessions_per_caller === undefined) {
-        data45.max_sessions_per_caller = 10;
-      }
-      if (data45.max_waits_per_caller === undefined) {
-        data45.max_waits_per_caller = 10;
-      }
-      if (data45.session_idle_seconds === undefined) {
-        data45.session_idle_seconds = 1800;
-      }
-      for (const key13 in data45) {
-        if (!(
-          key13 === 'max_sessions' ||
-          key13 === 'max_sessions_per_caller' ||
-          key13 === 'max_waits_per_caller' ||
-          key13 === 'session_idle_seconds'
-        )) {
+      if (typeof data45 == 'number' && isFinite(data45)) {
+        if (data45 < 1 || isNaN(data45)) {
           const err97 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err97];
@@ -6755,30 +6801,48 @@ function validate29(
           errors++;
         }
       }
-      let data46 = data45.max_sessions;
-      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
-        const err98 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err98];
-        } else {
-          vErrors.push(err98);
-        }
-        errors++;
+    } else {
+      const err98 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err98];
+      } else {
+        vErrors.push(err98);
       }
-      if (typeof data46 == 'number' && isFinite(data46)) {
-        if (data46 < 1 || isNaN(data46)) {
+      errors++;
+    }
+    let data46 = data.mcp;
+    if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
+      if (data46.max_sessions === undefined) {
+        data46.max_sessions = 100;
+      }
+      if (data46.max_sessions_per_caller === undefined) {
+        data46.max_sessions_per_caller = 10;
+      }
+      if (data46.max_waits_per_caller === undefined) {
+        data46.max_waits_per_caller = 10;
+      }
+      if (data46.session_idle_seconds === undefined) {
+        data46.session_idle_seconds = 1800;
+      }
+      for (const key13 in data46) {
+        if (!(
+          key13 === 'max_sessions' ||
+          key13 === 'max_sessions_per_caller' ||
+          key13 === 'max_waits_per_caller' ||
+          key13 === 'session_idle_seconds'
+        )) {
           const err99 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err99];
@@ -6788,11 +6852,11 @@ function validate29(
           errors++;
         }
       }
-      let data47 = data45.max_sessions_per_caller;
+      let data47 = data46.max_sessions;
       if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
         const err100 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6807,8 +6871,8 @@ function validate29(
       if (typeof data47 == 'number' && isFinite(data47)) {
         if (data47 < 1 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6821,11 +6885,11 @@ function validate29(
           errors++;
         }
       }
-      let data48 = data45.max_waits_per_caller;
+      let data48 = data46.max_sessions_per_caller;
       if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
         const err102 = {
-          instancePath: instancePath + '/mcp/max_waits_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6840,8 +6904,8 @@ function validate29(
       if (typeof data48 == 'number' && isFinite(data48)) {
         if (data48 < 1 || isNaN(data48)) {
           const err103 = {
-            instancePath: instancePath + '/mcp/max_waits_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6854,11 +6918,11 @@ function validate29(
           errors++;
         }
       }
-      let data49 = data45.session_idle_seconds;
+      let data49 = data46.max_waits_per_caller;
       if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
         const err104 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -6871,13 +6935,13 @@ function validate29(
         errors++;
       }
       if (typeof data49 == 'number' && isFinite(data49)) {
-        if (data49 < 5 || isNaN(data49)) {
+        if (data49 < 1 || isNaN(data49)) {
           const err105 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -6887,40 +6951,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err106 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err106];
-      } else {
-        vErrors.push(err106);
+      let data50 = data46.session_idle_seconds;
+      if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
+        const err106 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err106];
+        } else {
+          vErrors.push(err106);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data50 = data.rate_limits;
-    if (data50 && typeof data50 == 'object' && !Array.isArray(data50)) {
-      if (data50.read === undefined) {
-        data50.read = {};
-      }
-      if (data50.write === undefined) {
-        data50.write = {};
-      }
-      if (data50.replay === undefined) {
-        data50.replay = {};
-      }
-      for (const key14 in data50) {
-        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
+      if (typeof data50 == 'number' && isFinite(data50)) {
+        if (data50 < 5 || isNaN(data50)) {
           const err107 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err107];
@@ -6930,39 +6984,40 @@ function validate29(
           errors++;
         }
       }
-      let data51 = data50.read;
-      if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
-        if (data51.capacity === undefined) {
-          data51.capacity = 120;
-        }
-        if (data51.refill_per_second === undefined) {
-          data51.refill_per_second = 20;
-        }
-        for (const key15 in data51) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err108 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err108];
-            } else {
-              vErrors.push(err108);
-            }
-            errors++;
-          }
-        }
-        let data52 = data51.capacity;
-        if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+    } else {
+      const err108 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err108];
+      } else {
+        vErrors.push(err108);
+      }
+      errors++;
+    }
+    let data51 = data.rate_limits;
+    if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
+      if (data51.read === undefined) {
+        data51.read = {};
+      }
+      if (data51.write === undefined) {
+        data51.write = {};
+      }
+      if (data51.replay === undefined) {
+        data51.replay = {};
+      }
+      for (const key14 in data51) {
+        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
           const err109 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err109];
@@ -6971,14 +7026,23 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data52 == 'number' && isFinite(data52)) {
-          if (data52 < 1 || isNaN(data52)) {
+      }
+      let data52 = data51.read;
+      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
+        if (data52.capacity === undefined) {
+          data52.capacity = 120;
+        }
+        if (data52.refill_per_second === undefined) {
+          data52.refill_per_second = 20;
+        }
+        for (const key15 in data52) {
+          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
             const err110 = {
-              instancePath: instancePath + '/rate_limits/read/capacity',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key15 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err110];
@@ -6988,10 +7052,43 @@ function validate29(
             errors++;
           }
         }
-        let data53 = data51.refill_per_second;
+        let data53 = data52.capacity;
+        if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
+          const err111 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err111];
+          } else {
+            vErrors.push(err111);
+          }
+          errors++;
+        }
         if (typeof data53 == 'number' && isFinite(data53)) {
-          if (data53 <= 0 || isNaN(data53)) {
-            const err111 = {
+          if (data53 < 1 || isNaN(data53)) {
+            const err112 = {
+              instancePath: instancePath + '/rate_limits/read/capacity',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err112];
+            } else {
+              vErrors.push(err112);
+            }
+            errors++;
+          }
+        }
+        let data54 = data52.refill_per_second;
+        if (typeof data54 == 'number' && isFinite(data54)) {
+          if (data54 <= 0 || isNaN(data54)) {
+            const err113 = {
               instancePath: instancePath + '/rate_limits/read/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -6999,14 +7096,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err113];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err113);
             }
             errors++;
           }
         } else {
-          const err112 = {
+          const err114 = {
             instancePath: instancePath + '/rate_limits/read/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
             keyword: 'type',
@@ -7014,14 +7111,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err112];
+            vErrors = [err114];
           } else {
-            vErrors.push(err112);
+            vErrors.push(err114);
           }
           errors++;
         }
       } else {
-        const err113 = {
+        const err115 = {
           instancePath: instancePath + '/rate_limits/read',
           schemaPath: '#/properties/rate_limits/properties/read/type',
           keyword: 'type',
@@ -7029,61 +7126,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err113];
+          vErrors = [err115];
         } else {
-          vErrors.push(err113);
+          vErrors.push(err115);
         }
         errors++;
       }
-      let data54 = data50.write;
-      if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-        if (data54.capacity === undefined) {
-          data54.capacity = 20;
+      let data55 = data51.write;
+      if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
+        if (data55.capacity === undefined) {
+          data55.capacity = 20;
         }
-        if (data54.refill_per_second === undefined) {
-          data54.refill_per_second = 2;
+        if (data55.refill_per_second === undefined) {
+          data55.refill_per_second = 2;
         }
-        for (const key16 in data54) {
+        for (const key16 in data55) {
           if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err114 = {
+            const err116 = {
               instancePath: instancePath + '/rate_limits/write',
               schemaPath: '#/properties/rate_limits/properties/write/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key16 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err114];
-            } else {
-              vErrors.push(err114);
-            }
-            errors++;
-          }
-        }
-        let data55 = data54.capacity;
-        if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
-          const err115 = {
-            instancePath: instancePath + '/rate_limits/write/capacity',
-            schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err115];
-          } else {
-            vErrors.push(err115);
-          }
-          errors++;
-        }
-        if (typeof data55 == 'number' && isFinite(data55)) {
-          if (data55 < 1 || isNaN(data55)) {
-            const err116 = {
-              instancePath: instancePath + '/rate_limits/write/capacity',
-              schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err116];
@@ -7093,10 +7157,43 @@ function validate29(
             errors++;
           }
         }
-        let data56 = data54.refill_per_second;
+        let data56 = data55.capacity;
+        if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
+          const err117 = {
+            instancePath: instancePath + '/rate_limits/write/capacity',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err117];
+          } else {
+            vErrors.push(err117);
+          }
+          errors++;
+        }
         if (typeof data56 == 'number' && isFinite(data56)) {
-          if (data56 <= 0 || isNaN(data56)) {
-            const err117 = {
+          if (data56 < 1 || isNaN(data56)) {
+            const err118 = {
+              instancePath: instancePath + '/rate_limits/write/capacity',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err118];
+            } else {
+              vErrors.push(err118);
+            }
+            errors++;
+          }
+        }
+        let data57 = data55.refill_per_second;
+        if (typeof data57 == 'number' && isFinite(data57)) {
+          if (data57 <= 0 || isNaN(data57)) {
+            const err119 = {
               instancePath: instancePath + '/rate_limits/write/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7104,14 +7201,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err117];
+              vErrors = [err119];
             } else {
-              vErrors.push(err117);
+              vErrors.push(err119);
             }
             errors++;
           }
         } else {
-          const err118 = {
+          const err120 = {
             instancePath: instancePath + '/rate_limits/write/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/type',
             keyword: 'type',
@@ -7119,14 +7216,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err118];
+            vErrors = [err120];
           } else {
-            vErrors.push(err118);
+            vErrors.push(err120);
           }
           errors++;
         }
       } else {
-        const err119 = {
+        const err121 = {
           instancePath: instancePath + '/rate_limits/write',
           schemaPath: '#/properties/rate_limits/properties/write/type',
           keyword: 'type',
@@ -7134,61 +7231,28 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err119];
+          vErrors = [err121];
         } else {
-          vErrors.push(err119);
+          vErrors.push(err121);
         }
         errors++;
       }
-      let data57 = data50.replay;
-      if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
-        if (data57.capacity === undefined) {
-          data57.capacity = 10;
+      let data58 = data51.replay;
+      if (data58 && typeof data58 == 'object' && !Array.isArray(data58)) {
+        if (data58.capacity === undefined) {
+          data58.capacity = 10;
         }
-        if (data57.refill_per_second === undefined) {
-          data57.refill_per_second = 0.5;
+        if (data58.refill_per_second === undefined) {
+          data58.refill_per_second = 0.5;
         }
-        for (const key17 in data57) {
+        for (const key17 in data58) {
           if (!(key17 === 'capacity' || key17 === 'refill_per_second')) {
-            const err120 = {
+            const err122 = {
               instancePath: instancePath + '/rate_limits/replay',
               schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key17 },
               message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err120];
-            } else {
-              vErrors.push(err120);
-            }
-            errors++;
-          }
-        }
-        let data58 = data57.capacity;
-        if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
-          const err121 = {
-            instancePath: instancePath + '/rate_limits/replay/capacity',
-            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err121];
-          } else {
-            vErrors.push(err121);
-          }
-          errors++;
-        }
-        if (typeof data58 == 'number' && isFinite(data58)) {
-          if (data58 < 1 || isNaN(data58)) {
-            const err122 = {
-              instancePath: instancePath + '/rate_limits/replay/capacity',
-              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err122];
@@ -7198,10 +7262,43 @@ function validate29(
             errors++;
           }
         }
-        let data59 = data57.refill_per_second;
+        let data59 = data58.capacity;
+        if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
+          const err123 = {
+            instancePath: instancePath + '/rate_limits/replay/capacity',
+            schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err123];
+          } else {
+            vErrors.push(err123);
+          }
+          errors++;
+        }
         if (typeof data59 == 'number' && isFinite(data59)) {
-          if (data59 <= 0 || isNaN(data59)) {
-            const err123 = {
+          if (data59 < 1 || isNaN(data59)) {
+            const err124 = {
+              instancePath: instancePath + '/rate_limits/replay/capacity',
+              schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err124];
+            } else {
+              vErrors.push(err124);
+            }
+            errors++;
+          }
+        }
+        let data60 = data58.refill_per_second;
+        if (typeof data60 == 'number' && isFinite(data60)) {
+          if (data60 <= 0 || isNaN(data60)) {
+            const err125 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7209,14 +7306,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err123];
+              vErrors = [err125];
             } else {
-              vErrors.push(err123);
+              vErrors.push(err125);
             }
             errors++;
           }
         } else {
-          const err124 = {
+          const err126 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -7224,14 +7321,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err124];
+            vErrors = [err126];
           } else {
-            vErrors.push(err124);
+            vErrors.push(err126);
           }
           errors++;
         }
       } else {
-        const err125 = {
+        const err127 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -7239,14 +7336,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err125];
+          vErrors = [err127];
         } else {
-          vErrors.push(err125);
+          vErrors.push(err127);
         }
         errors++;
       }
     } else {
-      const err126 = {
+      const err128 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -7254,20 +7351,20 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err126];
+        vErrors = [err128];
       } else {
-        vErrors.push(err126);
+        vErrors.push(err128);
       }
       errors++;
     }
-    let data60 = data.metrics;
-    if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
-      if (data60.require_auth === undefined) {
-        data60.require_auth = true;
+    let data61 = data.metrics;
+    if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
+      if (data61.require_auth === undefined) {
+        data61.require_auth = true;
       }
-      for (const key18 in data60) {
+      for (const key18 in data61) {
         if (!(key18 === 'require_auth')) {
-          const err127 = {
+          const err129 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
@@ -7275,15 +7372,15 @@ function validate29(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err127];
+            vErrors = [err129];
           } else {
-            vErrors.push(err127);
+            vErrors.push(err129);
           }
           errors++;
         }
       }
-      if (typeof data60.require_auth !== 'boolean') {
-        const err128 = {
+      if (typeof data61.require_auth !== 'boolean') {
+        const err130 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -7291,14 +7388,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err128];
+          vErrors = [err130];
         } else {
-          vErrors.push(err128);
+          vErrors.push(err130);
         }
         errors++;
       }
     } else {
-      const err129 = {
+      const err131 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -7306,14 +7403,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err129];
+        vErrors = [err131];
       } else {
-        vErrors.push(err129);
+        vErrors.push(err131);
       }
       errors++;
     }
   } else {
-    const err130 = {
+    const err132 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7321,9 +7418,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err130];
+      vErrors = [err132];
     } else {
-      vErrors.push(err130);
+      vErrors.push(err132);
     }
     errors++;
   }
@@ -9102,7 +9199,7 @@ const schema84 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const pattern16 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+const pattern17 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
 function validate39(
   data,
@@ -9935,7 +10032,7 @@ function validate39(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern16.test(key1)) {
+            if (!pattern17.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -10517,7 +10614,7 @@ function validate40(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern16.test(key0)) {
+        if (!pattern17.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -11370,6 +11467,7 @@ const schema65 = {
     'name',
     'to',
     'pending',
+    'retrying',
     'dead',
     'delivered_last_hour',
     'oldest_pending_age',
@@ -11387,6 +11485,12 @@ const schema65 = {
     pending: {
       description:
         'Deliveries not yet delivered and not dead: waiting for their first attempt, in flight, or waiting to be retried.',
+      type: 'integer',
+      minimum: 0,
+    },
+    retrying: {
+      description:
+        'Of the pending deliveries, those whose last attempt failed and that wait for their next one: the rule is retrying now exactly when this is above 0. Its health comes from this and dead, never from last_error, which stays after the consumer recovered.',
       type: 'integer',
       minimum: 0,
     },
@@ -11519,13 +11623,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.dead === undefined) {
+            if (data1.retrying === undefined) {
               const err5 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'dead' },
-                message: "must have required property '" + 'dead' + "'",
+                params: { missingProperty: 'retrying' },
+                message: "must have required property '" + 'retrying' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err5];
@@ -11534,13 +11638,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.delivered_last_hour === undefined) {
+            if (data1.dead === undefined) {
               const err6 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'delivered_last_hour' },
-                message: "must have required property '" + 'delivered_last_hour' + "'",
+                params: { missingProperty: 'dead' },
+                message: "must have required property '" + 'dead' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err6];
@@ -11549,13 +11653,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.oldest_pending_age === undefined) {
+            if (data1.delivered_last_hour === undefined) {
               const err7 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'oldest_pending_age' },
-                message: "must have required property '" + 'oldest_pending_age' + "'",
+                params: { missingProperty: 'delivered_last_hour' },
+                message: "must have required property '" + 'delivered_last_hour' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err7];
@@ -11564,13 +11668,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.last_error === undefined) {
+            if (data1.oldest_pending_age === undefined) {
               const err8 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'last_error' },
-                message: "must have required property '" + 'last_error' + "'",
+                params: { missingProperty: 'oldest_pending_age' },
+                message: "must have required property '" + 'oldest_pending_age' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err8];
@@ -11579,13 +11683,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.last_error_at === undefined) {
+            if (data1.last_error === undefined) {
               const err9 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'last_error_at' },
-                message: "must have required property '" + 'last_error_at' + "'",
+                params: { missingProperty: 'last_error' },
+                message: "must have required property '" + 'last_error' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err9];
@@ -11594,13 +11698,13 @@ function validate42(
               }
               errors++;
             }
-            if (data1.paused === undefined) {
+            if (data1.last_error_at === undefined) {
               const err10 = {
                 instancePath: instancePath + '/rules/' + i0,
                 schemaPath: 'forward-rule-status.schema.json/required',
                 keyword: 'required',
-                params: { missingProperty: 'paused' },
-                message: "must have required property '" + 'paused' + "'",
+                params: { missingProperty: 'last_error_at' },
+                message: "must have required property '" + 'last_error_at' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err10];
@@ -11609,9 +11713,24 @@ function validate42(
               }
               errors++;
             }
+            if (data1.paused === undefined) {
+              const err11 = {
+                instancePath: instancePath + '/rules/' + i0,
+                schemaPath: 'forward-rule-status.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'paused' },
+                message: "must have required property '" + 'paused' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err11];
+              } else {
+                vErrors.push(err11);
+              }
+              errors++;
+            }
             for (const key1 in data1) {
               if (!func1.call(schema65.properties, key1)) {
-                const err11 = {
+                const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
                   keyword: 'additionalProperties',
@@ -11619,9 +11738,9 @@ function validate42(
                   message: 'must NOT have additional properties',
                 };
                 if (vErrors === null) {
-                  vErrors = [err11];
+                  vErrors = [err12];
                 } else {
-                  vErrors.push(err11);
+                  vErrors.push(err12);
                 }
                 errors++;
               }
@@ -11630,7 +11749,7 @@ function validate42(
               let data2 = data1.name;
               if (typeof data2 === 'string') {
                 if (!pattern10.test(data2)) {
-                  const err12 = {
+                  const err13 = {
                     instancePath: instancePath + '/rules/' + i0 + '/name',
                     schemaPath: 'forward-rule-status.schema.json/properties/name/pattern',
                     keyword: 'pattern',
@@ -11638,33 +11757,16 @@ function validate42(
                     message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
                   };
                   if (vErrors === null) {
-                    vErrors = [err12];
+                    vErrors = [err13];
                   } else {
-                    vErrors.push(err12);
+                    vErrors.push(err13);
                   }
                   errors++;
                 }
               } else {
-                const err13 = {
+                const err14 = {
                   instancePath: instancePath + '/rules/' + i0 + '/name',
                   schemaPath: 'forward-rule-status.schema.json/properties/name/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err13];
-                } else {
-                  vErrors.push(err13);
-                }
-                errors++;
-              }
-            }
-            if (data1.to !== undefined) {
-              if (typeof data1.to !== 'string') {
-                const err14 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/to',
-                  schemaPath: 'forward-rule-status.schema.json/properties/to/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
@@ -11677,15 +11779,14 @@ function validate42(
                 errors++;
               }
             }
-            if (data1.pending !== undefined) {
-              let data4 = data1.pending;
-              if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+            if (data1.to !== undefined) {
+              if (typeof data1.to !== 'string') {
                 const err15 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/pending',
-                  schemaPath: 'forward-rule-status.schema.json/properties/pending/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/to',
+                  schemaPath: 'forward-rule-status.schema.json/properties/to/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err15];
@@ -11694,9 +11795,27 @@ function validate42(
                 }
                 errors++;
               }
+            }
+            if (data1.pending !== undefined) {
+              let data4 = data1.pending;
+              if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+                const err16 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/pending',
+                  schemaPath: 'forward-rule-status.schema.json/properties/pending/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err16];
+                } else {
+                  vErrors.push(err16);
+                }
+                errors++;
+              }
               if (typeof data4 == 'number' && isFinite(data4)) {
                 if (data4 < 0 || isNaN(data4)) {
-                  const err16 = {
+                  const err17 = {
                     instancePath: instancePath + '/rules/' + i0 + '/pending',
                     schemaPath: 'forward-rule-status.schema.json/properties/pending/minimum',
                     keyword: 'minimum',
@@ -11704,18 +11823,53 @@ function validate42(
                     message: 'must be >= 0',
                   };
                   if (vErrors === null) {
-                    vErrors = [err16];
+                    vErrors = [err17];
                   } else {
-                    vErrors.push(err16);
+                    vErrors.push(err17);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.retrying !== undefined) {
+              let data5 = data1.retrying;
+              if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+                const err18 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/retrying',
+                  schemaPath: 'forward-rule-status.schema.json/properties/retrying/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err18];
+                } else {
+                  vErrors.push(err18);
+                }
+                errors++;
+              }
+              if (typeof data5 == 'number' && isFinite(data5)) {
+                if (data5 < 0 || isNaN(data5)) {
+                  const err19 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/retrying',
+                    schemaPath: 'forward-rule-status.schema.json/properties/retrying/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err19];
+                  } else {
+                    vErrors.push(err19);
                   }
                   errors++;
                 }
               }
             }
             if (data1.dead !== undefined) {
-              let data5 = data1.dead;
-              if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
-                const err17 = {
+              let data6 = data1.dead;
+              if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
+                const err20 = {
                   instancePath: instancePath + '/rules/' + i0 + '/dead',
                   schemaPath: 'forward-rule-status.schema.json/properties/dead/type',
                   keyword: 'type',
@@ -11723,75 +11877,17 @@ function validate42(
                   message: 'must be integer',
                 };
                 if (vErrors === null) {
-                  vErrors = [err17];
+                  vErrors = [err20];
                 } else {
-                  vErrors.push(err17);
-                }
-                errors++;
-              }
-              if (typeof data5 == 'number' && isFinite(data5)) {
-                if (data5 < 0 || isNaN(data5)) {
-                  const err18 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/dead',
-                    schemaPath: 'forward-rule-status.schema.json/properties/dead/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err18];
-                  } else {
-                    vErrors.push(err18);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1.delivered_last_hour !== undefined) {
-              let data6 = data1.delivered_last_hour;
-              if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
-                const err19 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
-                  schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
+                  vErrors.push(err20);
                 }
                 errors++;
               }
               if (typeof data6 == 'number' && isFinite(data6)) {
                 if (data6 < 0 || isNaN(data6)) {
-                  const err20 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
-                    schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 0 },
-                    message: 'must be >= 0',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err20];
-                  } else {
-                    vErrors.push(err20);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data1.oldest_pending_age !== undefined) {
-              let data7 = data1.oldest_pending_age;
-              const _errs19 = errors;
-              let valid5 = false;
-              const _errs20 = errors;
-              if (typeof data7 == 'number' && isFinite(data7)) {
-                if (data7 < 0 || isNaN(data7)) {
                   const err21 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                    schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/minimum',
+                    instancePath: instancePath + '/rules/' + i0 + '/dead',
+                    schemaPath: 'forward-rule-status.schema.json/properties/dead/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 0 },
                     message: 'must be >= 0',
@@ -11803,13 +11899,17 @@ function validate42(
                   }
                   errors++;
                 }
-              } else {
+              }
+            }
+            if (data1.delivered_last_hour !== undefined) {
+              let data7 = data1.delivered_last_hour;
+              if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7) && isFinite(data7))) {
                 const err22 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
+                  schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/type',
                   keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
                 };
                 if (vErrors === null) {
                   vErrors = [err22];
@@ -11818,79 +11918,70 @@ function validate42(
                 }
                 errors++;
               }
-              var _valid0 = _errs20 === errors;
-              valid5 = valid5 || _valid0;
+              if (typeof data7 == 'number' && isFinite(data7)) {
+                if (data7 < 0 || isNaN(data7)) {
+                  const err23 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/delivered_last_hour',
+                    schemaPath: 'forward-rule-status.schema.json/properties/delivered_last_hour/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err23];
+                  } else {
+                    vErrors.push(err23);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data1.oldest_pending_age !== undefined) {
+              let data8 = data1.oldest_pending_age;
+              const _errs21 = errors;
+              let valid5 = false;
               const _errs22 = errors;
-              if (data7 !== null) {
-                const err23 = {
+              if (typeof data8 == 'number' && isFinite(data8)) {
+                if (data8 < 0 || isNaN(data8)) {
+                  const err24 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                    schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 0 },
+                    message: 'must be >= 0',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err24];
+                  } else {
+                    vErrors.push(err24);
+                  }
+                  errors++;
+                }
+              } else {
+                const err25 = {
                   instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/1/type',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
+                  params: { type: 'number' },
+                  message: 'must be number',
                 };
                 if (vErrors === null) {
-                  vErrors = [err23];
+                  vErrors = [err25];
                 } else {
-                  vErrors.push(err23);
+                  vErrors.push(err25);
                 }
                 errors++;
               }
               var _valid0 = _errs22 === errors;
               valid5 = valid5 || _valid0;
-              if (!valid5) {
-                const err24 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
-                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                };
-                if (vErrors === null) {
-                  vErrors = [err24];
-                } else {
-                  vErrors.push(err24);
-                }
-                errors++;
-              } else {
-                errors = _errs19;
-                if (vErrors !== null) {
-                  if (_errs19) {
-                    vErrors.length = _errs19;
-                  } else {
-                    vErrors = null;
-                  }
-                }
-              }
-            }
-            if (data1.last_error !== undefined) {
-              let data8 = data1.last_error;
-              const _errs25 = errors;
-              let valid6 = false;
-              const _errs26 = errors;
-              if (typeof data8 === 'string') {
-                if (func2(data8) > 500) {
-                  const err25 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                    schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/maxLength',
-                    keyword: 'maxLength',
-                    params: { limit: 500 },
-                    message: 'must NOT have more than 500 characters',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err25];
-                  } else {
-                    vErrors.push(err25);
-                  }
-                  errors++;
-                }
-              } else {
+              const _errs24 = errors;
+              if (data8 !== null) {
                 const err26 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf/1/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err26];
@@ -11899,16 +11990,15 @@ function validate42(
                 }
                 errors++;
               }
-              var _valid1 = _errs26 === errors;
-              valid6 = valid6 || _valid1;
-              const _errs28 = errors;
-              if (data8 !== null) {
+              var _valid0 = _errs24 === errors;
+              valid5 = valid5 || _valid0;
+              if (!valid5) {
                 const err27 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
+                  instancePath: instancePath + '/rules/' + i0 + '/oldest_pending_age',
+                  schemaPath: 'forward-rule-status.schema.json/properties/oldest_pending_age/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err27];
@@ -11916,62 +12006,63 @@ function validate42(
                   vErrors.push(err27);
                 }
                 errors++;
-              }
-              var _valid1 = _errs28 === errors;
-              valid6 = valid6 || _valid1;
-              if (!valid6) {
-                const err28 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                };
-                if (vErrors === null) {
-                  vErrors = [err28];
-                } else {
-                  vErrors.push(err28);
-                }
-                errors++;
               } else {
-                errors = _errs25;
+                errors = _errs21;
                 if (vErrors !== null) {
-                  if (_errs25) {
-                    vErrors.length = _errs25;
+                  if (_errs21) {
+                    vErrors.length = _errs21;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data1.last_error_at !== undefined) {
-              let data9 = data1.last_error_at;
-              const _errs31 = errors;
-              let valid7 = false;
-              const _errs32 = errors;
+            if (data1.last_error !== undefined) {
+              let data9 = data1.last_error;
+              const _errs27 = errors;
+              let valid6 = false;
+              const _errs28 = errors;
               if (typeof data9 === 'string') {
-                if (!formats2.validate(data9)) {
-                  const err29 = {
-                    instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                    schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/format',
-                    keyword: 'format',
-                    params: { format: 'date-time' },
-                    message: 'must match format "' + 'date-time' + '"',
+                if (func2(data9) > 500) {
+                  const err28 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                    schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 500 },
+                    message: 'must NOT have more than 500 characters',
                   };
                   if (vErrors === null) {
-                    vErrors = [err29];
+                    vErrors = [err28];
                   } else {
-                    vErrors.push(err29);
+                    vErrors.push(err28);
                   }
                   errors++;
                 }
               } else {
-                const err30 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/type',
+                const err29 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/0/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err29];
+                } else {
+                  vErrors.push(err29);
+                }
+                errors++;
+              }
+              var _valid1 = _errs28 === errors;
+              valid6 = valid6 || _valid1;
+              const _errs30 = errors;
+              if (data9 !== null) {
+                const err30 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err30];
@@ -11980,16 +12071,15 @@ function validate42(
                 }
                 errors++;
               }
-              var _valid2 = _errs32 === errors;
-              valid7 = valid7 || _valid2;
-              const _errs34 = errors;
-              if (data9 !== null) {
+              var _valid1 = _errs30 === errors;
+              valid6 = valid6 || _valid1;
+              if (!valid6) {
                 const err31 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err31];
@@ -11997,42 +12087,45 @@ function validate42(
                   vErrors.push(err31);
                 }
                 errors++;
-              }
-              var _valid2 = _errs34 === errors;
-              valid7 = valid7 || _valid2;
-              if (!valid7) {
-                const err32 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
-                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                };
-                if (vErrors === null) {
-                  vErrors = [err32];
-                } else {
-                  vErrors.push(err32);
-                }
-                errors++;
               } else {
-                errors = _errs31;
+                errors = _errs27;
                 if (vErrors !== null) {
-                  if (_errs31) {
-                    vErrors.length = _errs31;
+                  if (_errs27) {
+                    vErrors.length = _errs27;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data1.paused !== undefined) {
-              if (typeof data1.paused !== 'boolean') {
+            if (data1.last_error_at !== undefined) {
+              let data10 = data1.last_error_at;
+              const _errs33 = errors;
+              let valid7 = false;
+              const _errs34 = errors;
+              if (typeof data10 === 'string') {
+                if (!formats2.validate(data10)) {
+                  const err32 = {
+                    instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                    schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err32];
+                  } else {
+                    vErrors.push(err32);
+                  }
+                  errors++;
+                }
+              } else {
                 const err33 = {
-                  instancePath: instancePath + '/rules/' + i0 + '/paused',
-                  schemaPath: 'forward-rule-status.schema.json/properties/paused/type',
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/0/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err33];
@@ -12041,9 +12134,70 @@ function validate42(
                 }
                 errors++;
               }
+              var _valid2 = _errs34 === errors;
+              valid7 = valid7 || _valid2;
+              const _errs36 = errors;
+              if (data10 !== null) {
+                const err34 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
+                };
+                if (vErrors === null) {
+                  vErrors = [err34];
+                } else {
+                  vErrors.push(err34);
+                }
+                errors++;
+              }
+              var _valid2 = _errs36 === errors;
+              valid7 = valid7 || _valid2;
+              if (!valid7) {
+                const err35 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/last_error_at',
+                  schemaPath: 'forward-rule-status.schema.json/properties/last_error_at/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err35];
+                } else {
+                  vErrors.push(err35);
+                }
+                errors++;
+              } else {
+                errors = _errs33;
+                if (vErrors !== null) {
+                  if (_errs33) {
+                    vErrors.length = _errs33;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
+            if (data1.paused !== undefined) {
+              if (typeof data1.paused !== 'boolean') {
+                const err36 = {
+                  instancePath: instancePath + '/rules/' + i0 + '/paused',
+                  schemaPath: 'forward-rule-status.schema.json/properties/paused/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                };
+                if (vErrors === null) {
+                  vErrors = [err36];
+                } else {
+                  vErrors.push(err36);
+                }
+                errors++;
+              }
             }
           } else {
-            const err34 = {
+            const err37 = {
               instancePath: instancePath + '/rules/' + i0,
               schemaPath: 'forward-rule-status.schema.json/type',
               keyword: 'type',
@@ -12051,15 +12205,15 @@ function validate42(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err34];
+              vErrors = [err37];
             } else {
-              vErrors.push(err34);
+              vErrors.push(err37);
             }
             errors++;
           }
         }
       } else {
-        const err35 = {
+        const err38 = {
           instancePath: instancePath + '/rules',
           schemaPath: '#/properties/rules/type',
           keyword: 'type',
@@ -12067,15 +12221,15 @@ function validate42(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err35];
+          vErrors = [err38];
         } else {
-          vErrors.push(err35);
+          vErrors.push(err38);
         }
         errors++;
       }
     }
   } else {
-    const err36 = {
+    const err39 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -12083,9 +12237,9 @@ function validate42(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err36];
+      vErrors = [err39];
     } else {
-      vErrors.push(err36);
+      vErrors.push(err39);
     }
     errors++;
   }
@@ -12321,13 +12475,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.dead === undefined) {
+    if (data.retrying === undefined) {
       const err3 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'dead' },
-        message: "must have required property '" + 'dead' + "'",
+        params: { missingProperty: 'retrying' },
+        message: "must have required property '" + 'retrying' + "'",
       };
       if (vErrors === null) {
         vErrors = [err3];
@@ -12336,13 +12490,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.delivered_last_hour === undefined) {
+    if (data.dead === undefined) {
       const err4 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'delivered_last_hour' },
-        message: "must have required property '" + 'delivered_last_hour' + "'",
+        params: { missingProperty: 'dead' },
+        message: "must have required property '" + 'dead' + "'",
       };
       if (vErrors === null) {
         vErrors = [err4];
@@ -12351,13 +12505,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.oldest_pending_age === undefined) {
+    if (data.delivered_last_hour === undefined) {
       const err5 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'oldest_pending_age' },
-        message: "must have required property '" + 'oldest_pending_age' + "'",
+        params: { missingProperty: 'delivered_last_hour' },
+        message: "must have required property '" + 'delivered_last_hour' + "'",
       };
       if (vErrors === null) {
         vErrors = [err5];
@@ -12366,13 +12520,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.last_error === undefined) {
+    if (data.oldest_pending_age === undefined) {
       const err6 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'last_error' },
-        message: "must have required property '" + 'last_error' + "'",
+        params: { missingProperty: 'oldest_pending_age' },
+        message: "must have required property '" + 'oldest_pending_age' + "'",
       };
       if (vErrors === null) {
         vErrors = [err6];
@@ -12381,13 +12535,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.last_error_at === undefined) {
+    if (data.last_error === undefined) {
       const err7 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'last_error_at' },
-        message: "must have required property '" + 'last_error_at' + "'",
+        params: { missingProperty: 'last_error' },
+        message: "must have required property '" + 'last_error' + "'",
       };
       if (vErrors === null) {
         vErrors = [err7];
@@ -12396,13 +12550,13 @@ function validate34(
       }
       errors++;
     }
-    if (data.paused === undefined) {
+    if (data.last_error_at === undefined) {
       const err8 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
-        params: { missingProperty: 'paused' },
-        message: "must have required property '" + 'paused' + "'",
+        params: { missingProperty: 'last_error_at' },
+        message: "must have required property '" + 'last_error_at' + "'",
       };
       if (vErrors === null) {
         vErrors = [err8];
@@ -12411,9 +12565,24 @@ function validate34(
       }
       errors++;
     }
+    if (data.paused === undefined) {
+      const err9 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'paused' },
+        message: "must have required property '" + 'paused' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err9];
+      } else {
+        vErrors.push(err9);
+      }
+      errors++;
+    }
     for (const key0 in data) {
       if (!func1.call(schema65.properties, key0)) {
-        const err9 = {
+        const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -12421,9 +12590,9 @@ function validate34(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err9];
+          vErrors = [err10];
         } else {
-          vErrors.push(err9);
+          vErrors.push(err10);
         }
         errors++;
       }
@@ -12432,7 +12601,7 @@ function validate34(
       let data0 = data.name;
       if (typeof data0 === 'string') {
         if (!pattern10.test(data0)) {
-          const err10 = {
+          const err11 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
             keyword: 'pattern',
@@ -12440,33 +12609,16 @@ function validate34(
             message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err10];
+            vErrors = [err11];
           } else {
-            vErrors.push(err10);
+            vErrors.push(err11);
           }
           errors++;
         }
       } else {
-        const err11 = {
+        const err12 = {
           instancePath: instancePath + '/name',
           schemaPath: '#/properties/name/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-    }
-    if (data.to !== undefined) {
-      if (typeof data.to !== 'string') {
-        const err12 = {
-          instancePath: instancePath + '/to',
-          schemaPath: '#/properties/to/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -12479,15 +12631,14 @@ function validate34(
         errors++;
       }
     }
-    if (data.pending !== undefined) {
-      let data2 = data.pending;
-      if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
+    if (data.to !== undefined) {
+      if (typeof data.to !== 'string') {
         const err13 = {
-          instancePath: instancePath + '/pending',
-          schemaPath: '#/properties/pending/type',
+          instancePath: instancePath + '/to',
+          schemaPath: '#/properties/to/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err13];
@@ -12496,9 +12647,27 @@ function validate34(
         }
         errors++;
       }
+    }
+    if (data.pending !== undefined) {
+      let data2 = data.pending;
+      if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
+        const err14 = {
+          instancePath: instancePath + '/pending',
+          schemaPath: '#/properties/pending/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
       if (typeof data2 == 'number' && isFinite(data2)) {
         if (data2 < 0 || isNaN(data2)) {
-          const err14 = {
+          const err15 = {
             instancePath: instancePath + '/pending',
             schemaPath: '#/properties/pending/minimum',
             keyword: 'minimum',
@@ -12506,18 +12675,53 @@ function validate34(
             message: 'must be >= 0',
           };
           if (vErrors === null) {
-            vErrors = [err14];
+            vErrors = [err15];
           } else {
-            vErrors.push(err14);
+            vErrors.push(err15);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.retrying !== undefined) {
+      let data3 = data.retrying;
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+        const err16 = {
+          instancePath: instancePath + '/retrying',
+          schemaPath: '#/properties/retrying/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+      if (typeof data3 == 'number' && isFinite(data3)) {
+        if (data3 < 0 || isNaN(data3)) {
+          const err17 = {
+            instancePath: instancePath + '/retrying',
+            schemaPath: '#/properties/retrying/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
           }
           errors++;
         }
       }
     }
     if (data.dead !== undefined) {
-      let data3 = data.dead;
-      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
-        const err15 = {
+      let data4 = data.dead;
+      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+        const err18 = {
           instancePath: instancePath + '/dead',
           schemaPath: '#/properties/dead/type',
           keyword: 'type',
@@ -12525,75 +12729,17 @@ function validate34(
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err18];
         } else {
-          vErrors.push(err15);
-        }
-        errors++;
-      }
-      if (typeof data3 == 'number' && isFinite(data3)) {
-        if (data3 < 0 || isNaN(data3)) {
-          const err16 = {
-            instancePath: instancePath + '/dead',
-            schemaPath: '#/properties/dead/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.delivered_last_hour !== undefined) {
-      let data4 = data.delivered_last_hour;
-      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
-        const err17 = {
-          instancePath: instancePath + '/delivered_last_hour',
-          schemaPath: '#/properties/delivered_last_hour/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
+          vErrors.push(err18);
         }
         errors++;
       }
       if (typeof data4 == 'number' && isFinite(data4)) {
         if (data4 < 0 || isNaN(data4)) {
-          const err18 = {
-            instancePath: instancePath + '/delivered_last_hour',
-            schemaPath: '#/properties/delivered_last_hour/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err18];
-          } else {
-            vErrors.push(err18);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.oldest_pending_age !== undefined) {
-      let data5 = data.oldest_pending_age;
-      const _errs13 = errors;
-      let valid1 = false;
-      const _errs14 = errors;
-      if (typeof data5 == 'number' && isFinite(data5)) {
-        if (data5 < 0 || isNaN(data5)) {
           const err19 = {
-            instancePath: instancePath + '/oldest_pending_age',
-            schemaPath: '#/properties/oldest_pending_age/anyOf/0/minimum',
+            instancePath: instancePath + '/dead',
+            schemaPath: '#/properties/dead/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
@@ -12605,13 +12751,17 @@ function validate34(
           }
           errors++;
         }
-      } else {
+      }
+    }
+    if (data.delivered_last_hour !== undefined) {
+      let data5 = data.delivered_last_hour;
+      if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
         const err20 = {
-          instancePath: instancePath + '/oldest_pending_age',
-          schemaPath: '#/properties/oldest_pending_age/anyOf/0/type',
+          instancePath: instancePath + '/delivered_last_hour',
+          schemaPath: '#/properties/delivered_last_hour/type',
           keyword: 'type',
-          params: { type: 'number' },
-          message: 'must be number',
+          params: { type: 'integer' },
+          message: 'must be integer',
         };
         if (vErrors === null) {
           vErrors = [err20];
@@ -12620,79 +12770,70 @@ function validate34(
         }
         errors++;
       }
-      var _valid0 = _errs14 === errors;
-      valid1 = valid1 || _valid0;
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err21 = {
+            instancePath: instancePath + '/delivered_last_hour',
+            schemaPath: '#/properties/delivered_last_hour/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err21];
+          } else {
+            vErrors.push(err21);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.oldest_pending_age !== undefined) {
+      let data6 = data.oldest_pending_age;
+      const _errs15 = errors;
+      let valid1 = false;
       const _errs16 = errors;
-      if (data5 !== null) {
-        const err21 = {
+      if (typeof data6 == 'number' && isFinite(data6)) {
+        if (data6 < 0 || isNaN(data6)) {
+          const err22 = {
+            instancePath: instancePath + '/oldest_pending_age',
+            schemaPath: '#/properties/oldest_pending_age/anyOf/0/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      } else {
+        const err23 = {
           instancePath: instancePath + '/oldest_pending_age',
-          schemaPath: '#/properties/oldest_pending_age/anyOf/1/type',
+          schemaPath: '#/properties/oldest_pending_age/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
+          params: { type: 'number' },
+          message: 'must be number',
         };
         if (vErrors === null) {
-          vErrors = [err21];
+          vErrors = [err23];
         } else {
-          vErrors.push(err21);
+          vErrors.push(err23);
         }
         errors++;
       }
       var _valid0 = _errs16 === errors;
       valid1 = valid1 || _valid0;
-      if (!valid1) {
-        const err22 = {
-          instancePath: instancePath + '/oldest_pending_age',
-          schemaPath: '#/properties/oldest_pending_age/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err22];
-        } else {
-          vErrors.push(err22);
-        }
-        errors++;
-      } else {
-        errors = _errs13;
-        if (vErrors !== null) {
-          if (_errs13) {
-            vErrors.length = _errs13;
-          } else {
-            vErrors = null;
-          }
-        }
-      }
-    }
-    if (data.last_error !== undefined) {
-      let data6 = data.last_error;
-      const _errs19 = errors;
-      let valid2 = false;
-      const _errs20 = errors;
-      if (typeof data6 === 'string') {
-        if (func2(data6) > 500) {
-          const err23 = {
-            instancePath: instancePath + '/last_error',
-            schemaPath: '#/properties/last_error/anyOf/0/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 500 },
-            message: 'must NOT have more than 500 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err23];
-          } else {
-            vErrors.push(err23);
-          }
-          errors++;
-        }
-      } else {
+      const _errs18 = errors;
+      if (data6 !== null) {
         const err24 = {
-          instancePath: instancePath + '/last_error',
-          schemaPath: '#/properties/last_error/anyOf/0/type',
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf/1/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err24];
@@ -12701,16 +12842,15 @@ function validate34(
         }
         errors++;
       }
-      var _valid1 = _errs20 === errors;
-      valid2 = valid2 || _valid1;
-      const _errs22 = errors;
-      if (data6 !== null) {
+      var _valid0 = _errs18 === errors;
+      valid1 = valid1 || _valid0;
+      if (!valid1) {
         const err25 = {
-          instancePath: instancePath + '/last_error',
-          schemaPath: '#/properties/last_error/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
+          instancePath: instancePath + '/oldest_pending_age',
+          schemaPath: '#/properties/oldest_pending_age/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err25];
@@ -12718,62 +12858,63 @@ function validate34(
           vErrors.push(err25);
         }
         errors++;
-      }
-      var _valid1 = _errs22 === errors;
-      valid2 = valid2 || _valid1;
-      if (!valid2) {
-        const err26 = {
-          instancePath: instancePath + '/last_error',
-          schemaPath: '#/properties/last_error/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err26];
-        } else {
-          vErrors.push(err26);
-        }
-        errors++;
       } else {
-        errors = _errs19;
+        errors = _errs15;
         if (vErrors !== null) {
-          if (_errs19) {
-            vErrors.length = _errs19;
+          if (_errs15) {
+            vErrors.length = _errs15;
           } else {
             vErrors = null;
           }
         }
       }
     }
-    if (data.last_error_at !== undefined) {
-      let data7 = data.last_error_at;
-      const _errs25 = errors;
-      let valid3 = false;
-      const _errs26 = errors;
+    if (data.last_error !== undefined) {
+      let data7 = data.last_error;
+      const _errs21 = errors;
+      let valid2 = false;
+      const _errs22 = errors;
       if (typeof data7 === 'string') {
-        if (!formats2.validate(data7)) {
-          const err27 = {
-            instancePath: instancePath + '/last_error_at',
-            schemaPath: '#/properties/last_error_at/anyOf/0/format',
-            keyword: 'format',
-            params: { format: 'date-time' },
-            message: 'must match format "' + 'date-time' + '"',
+        if (func2(data7) > 500) {
+          const err26 = {
+            instancePath: instancePath + '/last_error',
+            schemaPath: '#/properties/last_error/anyOf/0/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 500 },
+            message: 'must NOT have more than 500 characters',
           };
           if (vErrors === null) {
-            vErrors = [err27];
+            vErrors = [err26];
           } else {
-            vErrors.push(err27);
+            vErrors.push(err26);
           }
           errors++;
         }
       } else {
-        const err28 = {
-          instancePath: instancePath + '/last_error_at',
-          schemaPath: '#/properties/last_error_at/anyOf/0/type',
+        const err27 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+      var _valid1 = _errs22 === errors;
+      valid2 = valid2 || _valid1;
+      const _errs24 = errors;
+      if (data7 !== null) {
+        const err28 = {
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err28];
@@ -12782,16 +12923,15 @@ function validate34(
         }
         errors++;
       }
-      var _valid2 = _errs26 === errors;
-      valid3 = valid3 || _valid2;
-      const _errs28 = errors;
-      if (data7 !== null) {
+      var _valid1 = _errs24 === errors;
+      valid2 = valid2 || _valid1;
+      if (!valid2) {
         const err29 = {
-          instancePath: instancePath + '/last_error_at',
-          schemaPath: '#/properties/last_error_at/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
+          instancePath: instancePath + '/last_error',
+          schemaPath: '#/properties/last_error/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
           vErrors = [err29];
@@ -12799,42 +12939,45 @@ function validate34(
           vErrors.push(err29);
         }
         errors++;
-      }
-      var _valid2 = _errs28 === errors;
-      valid3 = valid3 || _valid2;
-      if (!valid3) {
-        const err30 = {
-          instancePath: instancePath + '/last_error_at',
-          schemaPath: '#/properties/last_error_at/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
-        };
-        if (vErrors === null) {
-          vErrors = [err30];
-        } else {
-          vErrors.push(err30);
-        }
-        errors++;
       } else {
-        errors = _errs25;
+        errors = _errs21;
         if (vErrors !== null) {
-          if (_errs25) {
-            vErrors.length = _errs25;
+          if (_errs21) {
+            vErrors.length = _errs21;
           } else {
             vErrors = null;
           }
         }
       }
     }
-    if (data.paused !== undefined) {
-      if (typeof data.paused !== 'boolean') {
+    if (data.last_error_at !== undefined) {
+      let data8 = data.last_error_at;
+      const _errs27 = errors;
+      let valid3 = false;
+      const _errs28 = errors;
+      if (typeof data8 === 'string') {
+        if (!formats2.validate(data8)) {
+          const err30 = {
+            instancePath: instancePath + '/last_error_at',
+            schemaPath: '#/properties/last_error_at/anyOf/0/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err30];
+          } else {
+            vErrors.push(err30);
+          }
+          errors++;
+        }
+      } else {
         const err31 = {
-          instancePath: instancePath + '/paused',
-          schemaPath: '#/properties/paused/type',
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf/0/type',
           keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err31];
@@ -12843,9 +12986,70 @@ function validate34(
         }
         errors++;
       }
+      var _valid2 = _errs28 === errors;
+      valid3 = valid3 || _valid2;
+      const _errs30 = errors;
+      if (data8 !== null) {
+        const err32 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+      var _valid2 = _errs30 === errors;
+      valid3 = valid3 || _valid2;
+      if (!valid3) {
+        const err33 = {
+          instancePath: instancePath + '/last_error_at',
+          schemaPath: '#/properties/last_error_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err33];
+        } else {
+          vErrors.push(err33);
+        }
+        errors++;
+      } else {
+        errors = _errs27;
+        if (vErrors !== null) {
+          if (_errs27) {
+            vErrors.length = _errs27;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.paused !== undefined) {
+      if (typeof data.paused !== 'boolean') {
+        const err34 = {
+          instancePath: instancePath + '/paused',
+          schemaPath: '#/properties/paused/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
     }
   } else {
-    const err32 = {
+    const err35 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -12853,9 +13057,9 @@ function validate34(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err32];
+      vErrors = [err35];
     } else {
-      vErrors.push(err32);
+      vErrors.push(err35);
     }
     errors++;
   }
@@ -13597,10 +13801,12 @@ function validate46(
     errors++;
   }
   if (!(
+    data === 'basic-auth' ||
     data === 'bitbucket' ||
     data === 'box' ||
     data === 'cal-com' ||
     data === 'calendly' ||
+    data === 'chargebee' ||
     data === 'circleci' ||
     data === 'clerk' ||
     data === 'coinbase-commerce' ||
@@ -13627,6 +13833,7 @@ function validate46(
     data === 'paddle' ||
     data === 'pagerduty' ||
     data === 'polar' ||
+    data === 'postmark' ||
     data === 'razorpay' ||
     data === 'replicate' ||
     data === 'resend' ||
@@ -14039,9 +14246,9 @@ const schema112 = {
     },
   },
 };
-const pattern20 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
-const pattern30 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
-const pattern31 = new RegExp('^[a-z0-9-]+$', 'u');
+const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
+const pattern31 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
+const pattern32 = new RegExp('^[a-z0-9-]+$', 'u');
 const schema99 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
@@ -14248,9 +14455,9 @@ const schema108 = {
     timestamped: { type: 'boolean' },
   },
 };
-const pattern21 = new RegExp('^[A-Za-z0-9-]+$', 'u');
-const pattern22 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
-const pattern29 = new RegExp('^/.+$', 'u');
+const pattern22 = new RegExp('^[A-Za-z0-9-]+$', 'u');
+const pattern23 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
+const pattern30 = new RegExp('^/.+$', 'u');
 
 function validate48(
   data,
@@ -14566,7 +14773,7 @@ function validate48(
             for (let i0 = 0; i0 < len0; i0++) {
               let data6 = data5[i0];
               if (typeof data6 === 'string') {
-                if (!pattern21.test(data6)) {
+                if (!pattern22.test(data6)) {
                   const err17 = {
                     instancePath: instancePath + '/signature/headers/' + i0,
                     schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
@@ -14884,7 +15091,7 @@ function validate48(
         if (data13.from !== undefined) {
           let data14 = data13.from;
           if (typeof data14 === 'string') {
-            if (!pattern22.test(data14)) {
+            if (!pattern23.test(data14)) {
               const err36 = {
                 instancePath: instancePath + '/timestamp/from',
                 schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
@@ -15268,7 +15475,7 @@ function validate48(
       if (data.signature_header !== undefined) {
         let data21 = data.signature_header;
         if (typeof data21 === 'string') {
-          if (!pattern21.test(data21)) {
+          if (!pattern22.test(data21)) {
             const err58 = {
               instancePath: instancePath + '/signature_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/pattern',
@@ -15335,7 +15542,7 @@ function validate48(
       if (data.timestamp_header !== undefined) {
         let data23 = data.timestamp_header;
         if (typeof data23 === 'string') {
-          if (!pattern21.test(data23)) {
+          if (!pattern22.test(data23)) {
             const err62 = {
               instancePath: instancePath + '/timestamp_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/pattern',
@@ -15559,7 +15766,7 @@ function validate48(
         if (data.signature_header !== undefined) {
           let data27 = data.signature_header;
           if (typeof data27 === 'string') {
-            if (!pattern21.test(data27)) {
+            if (!pattern22.test(data27)) {
               const err75 = {
                 instancePath: instancePath + '/signature_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/pattern',
@@ -15593,7 +15800,7 @@ function validate48(
         if (data.timestamp_header !== undefined) {
           let data28 = data.timestamp_header;
           if (typeof data28 === 'string') {
-            if (!pattern21.test(data28)) {
+            if (!pattern22.test(data28)) {
               const err77 = {
                 instancePath: instancePath + '/timestamp_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/pattern',
@@ -15778,7 +15985,7 @@ function validate48(
           if (data.header !== undefined) {
             let data31 = data.header;
             if (typeof data31 === 'string') {
-              if (!pattern21.test(data31)) {
+              if (!pattern22.test(data31)) {
                 const err87 = {
                   instancePath: instancePath + '/header',
                   schemaPath: '#/$defs/jwtScheme/properties/header/pattern',
@@ -16345,7 +16552,7 @@ function validate48(
                 if (data.header !== undefined) {
                   let data44 = data.header;
                   if (typeof data44 === 'string') {
-                    if (!pattern21.test(data44)) {
+                    if (!pattern22.test(data44)) {
                       const err119 = {
                         instancePath: instancePath + '/header',
                         schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
@@ -16396,7 +16603,7 @@ function validate48(
                 if (data.pointer !== undefined) {
                   let data46 = data.pointer;
                   if (typeof data46 === 'string') {
-                    if (!pattern29.test(data46)) {
+                    if (!pattern30.test(data46)) {
                       const err122 = {
                         instancePath: instancePath + '/pointer',
                         schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
@@ -16849,7 +17056,7 @@ function validate47(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern20.test(data0)) {
+        if (!pattern21.test(data0)) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -17396,7 +17603,7 @@ function validate47(
             if (data12.file !== undefined) {
               let data15 = data12.file;
               if (typeof data15 === 'string') {
-                if (!pattern30.test(data15)) {
+                if (!pattern31.test(data15)) {
                   const err37 = {
                     instancePath: instancePath + '/samples/' + i3 + '/file',
                     schemaPath: '#/$defs/sample/properties/file/pattern',
@@ -17597,7 +17804,7 @@ function validate47(
         for (let i4 = 0; i4 < len4; i4++) {
           let data22 = data21[i4];
           if (typeof data22 === 'string') {
-            if (!pattern31.test(data22)) {
+            if (!pattern32.test(data22)) {
               const err48 = {
                 instancePath: instancePath + '/forward_headers/' + i4,
                 schemaPath: '#/properties/forward_headers/items/pattern',

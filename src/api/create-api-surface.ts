@@ -4,7 +4,6 @@ import compose from 'koa-compose';
 import { validateReplayWebhookEventInput } from '../../generated/validators.js';
 import type {
   ApiEventSummary,
-  ApiReplayHeaders,
   Delivery,
   EventDeliveries,
   ForwardList,
@@ -22,10 +21,9 @@ import { listEventsWithSummaries } from '../providers/list-events.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { ForwardControl } from '../forward/forward-control.ts';
-import { deliveryCredentials, secretHeadersOf } from '../outbound/credentials.ts';
-import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
+import { replayHeadersOf } from '../replay/replay-headers.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
-import { normalizeEventId } from '../store/event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import type { EventStore } from '../store/event-store.ts';
 import type { ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
 import { toEventDetail } from '../store/event-mapping.ts';
@@ -41,6 +39,11 @@ export interface ApiConfig {
   replay: { default_target: string | null };
   /** The caller name replay history records for the server's own SWITCHBOARD_TOKEN. */
   server_token_caller: string;
+  /**
+   * How to run switchboard's CLI where this server runs (`switchboard`, `npx @switchboard-dev/switchboard`
+   * or, in a clone, `npm start --`): the UI's hints and copy buttons start with it.
+   */
+  cli_command: string;
 }
 
 export interface ApiSurfaceDeps {
@@ -54,6 +57,8 @@ export interface ApiSurfaceDeps {
   replay: ReplayService;
   /** ResolvedConfig.replay.defaultTarget, shown in the UI's replay field. */
   replayDefaultTarget: string | undefined;
+  /** ApiConfig.cli_command; default `switchboard`, the installed package's command. */
+  cliCommand?: string;
   /** createHostCheck(...), the one /mcp uses (DNS-rebinding protection); runs before authentication. */
   checkHost: Middleware;
   /** requireBearer(tokenService): 401 with WWW-Authenticate without a valid bearer token, else sets ctx.state.caller. */
@@ -109,11 +114,8 @@ function isApiPath(path: string): boolean {
   return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
 }
 
-function buildRouter(deps: ApiSurfaceDeps): Router {
-  const router = new Router({ prefix: API_PREFIX });
-  const live = createLiveSummaries({ store: deps.store, bus: deps.bus });
-  const takeStreamSlot = streamSlots(deps.maxStreamsPerCaller);
-
+/** The events: list, one, its bytes, what a replay would send, replaying it, its replays and deliveries. */
+function addEventRoutes(router: Router, deps: ApiSurfaceDeps): void {
   const existing = async (id: string): Promise<ApiEventSummary> => {
     const [summary] = await deps.store.summaries([id]);
     if (!summary) throw notFound(`no event with id ${id}`);
@@ -152,33 +154,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const stored = await deps.store.get(id);
     if (!stored) throw notFound(`no event with id ${id}`);
     const provider = deps.providerConfigs.find((p) => p.name === stored.provider);
-    // What a replay sends before its credentials: the caller signs with its own secret, if at all.
-    const selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
-    const copied = selectStoredHeaders(stored.headers, selection);
-    // An asymmetric scheme's original signature travels with an event that passed its check: it
-    // is the sender's public proof, which the caller could not make itself (deliveryCredentials
-    // decides, with the same rules as replay and forwarding; a symmetric signature never comes here).
-    const credentials = deliveryCredentials(provider, {
-      body: stored.payload,
-      storedHeaders: stored.headers,
-      nowMs: Date.now(),
-      arrival: stored,
-    });
-    const original = credentials.kind === 'original' ? { original_headers: credentials.headers } : {};
-    const body: ApiReplayHeaders = {
-      id: stored.id,
-      provider: stored.provider,
-      trust_mode: stored.trustMode,
-      passed_check: stored.passedCheck,
-      headers: assembleDeliveryHeaders({
-        eventId: stored.id,
-        contentType: stored.contentType,
-        copied,
-        credentials: {},
-      }),
-      ...original,
-    };
-    ctx.body = body;
+    ctx.body = replayHeadersOf(stored, provider, Date.now());
   });
 
   router.post('/events/:id/replay', async (ctx) => {
@@ -215,7 +191,10 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const body: EventDeliveries = { event_id: id, deliveries: deps.forward ? await deps.forward.deliveriesOf(id) : [] };
     ctx.body = body;
   });
+}
 
+/** Forwarding's rules and deliveries; each change spends the caller's write bucket. */
+function addForwardRoutes(router: Router, deps: ApiSurfaceDeps): void {
   router.post('/deliveries/:id/retry', async (ctx) => {
     deps.checkWriteLimit(callerOf(ctx));
     const id = normalizeEventId(ctx.params['id'] ?? '');
@@ -256,7 +235,10 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
       ctx.body = body;
     });
   }
+}
 
+/** The providers and the settings the UI reads. */
+function addProviderRoutes(router: Router, deps: ApiSurfaceDeps): void {
   router.get('/providers', (ctx) => {
     const body: ListProvidersOutput = {
       providers: deps.providers.list(),
@@ -276,10 +258,16 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
     const config: ApiConfig = {
       replay: { default_target: deps.replayDefaultTarget ?? null },
       server_token_caller: ENV_TOKEN_CALLER,
+      cli_command: deps.cliCommand ?? 'switchboard',
     };
     ctx.body = config;
   });
+}
 
+/** The live stream: a slot per caller, a backfill from Last-Event-ID, then new events. */
+function addStreamRoute(router: Router, deps: ApiSurfaceDeps): void {
+  const live = createLiveSummaries({ store: deps.store, bus: deps.bus });
+  const takeStreamSlot = streamSlots(deps.maxStreamsPerCaller);
   router.get('/stream', async (ctx) => {
     takeStreamSlot(ctx);
     await serveEventStream(
@@ -288,7 +276,14 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
       lastEventId(ctx),
     );
   });
+}
 
+function buildRouter(deps: ApiSurfaceDeps): Router {
+  const router = new Router({ prefix: API_PREFIX });
+  addEventRoutes(router, deps);
+  addForwardRoutes(router, deps);
+  addProviderRoutes(router, deps);
+  addStreamRoute(router, deps);
   return router;
 }
 

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { ApiEventSummary } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
-import { normalizeEventId } from '../store/event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import type { EventStore } from '../store/event-store.ts';
 
 export interface EventStreamOptions {
@@ -151,6 +151,8 @@ async function backfill(options: EventStreamOptions, since: string, max: number)
  * failure on resume is a proper 503 rather than a stream that opens and dies. Any later store
  * failure ends the stream: the client resumes with Last-Event-ID, which beats silently skipping
  * an event.
+ * Over 80 lines: one response's life (backfill, live events, heartbeat, back-pressure, end) over
+ * the state every part of it changes.
  */
 export async function serveEventStream(
   ctx: Context,

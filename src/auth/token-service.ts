@@ -68,6 +68,8 @@ const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  * HTTP request, and a database round trip per message would cost an agent more than the tool call
  * it authenticates. Only successes are cached, so a stream of bad guesses cannot fill the cache,
  * and the cache is bounded (least recently used first out).
+ * Over 80 lines: one closure over the token cache and its recheck timers that lookup, revocation
+ * watch and close share.
  */
 export function createTokenService(options: TokenServiceOptions): TokenService {
   const envDigest = options.envToken ? digest(options.envToken) : undefined;

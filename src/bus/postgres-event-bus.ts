@@ -36,6 +36,8 @@ export interface PostgresEventBus extends EventBus {
  *
  * Notifications sent while the listener is down are not replayed: the bus is a "something new
  * arrived" signal, and consumers that must not miss anything read the store.
+ * Over 80 lines: one closure over the LISTEN connection, its reconnect backoff and the subscribers
+ * that every callback shares.
  */
 export function createPostgresEventBus(options: PostgresEventBusOptions): PostgresEventBus {
   const channel = ANNOUNCE_CHANNEL;

@@ -9,6 +9,7 @@ import type { LoadedConfig } from '../config/load-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { isOperatorError, type CliIo } from './cli-io.ts';
 import { parsePort, parseRole, type ParsedCommandLine } from './command-line.ts';
+import { commandHint } from './invocation.ts';
 
 async function readConfig(flag: string | boolean | undefined, io: CliIo): Promise<LoadedConfig> {
   const { loadConfig } = await import('../config/load-config.ts');
@@ -62,6 +63,7 @@ export async function runServeCommand(parsed: ParsedCommandLine, io: CliIo): Pro
       host: (values.host as string | undefined) ?? config.server.host,
       port: flagPort ?? envPort ?? config.server.port,
       out: io.out,
+      cliCommand: commandHint(''),
       // One write, so that whoever waits for the "listening on" line gets the whole banner with it.
       onStarted: async (running) =>
         io.out(startupBanner({ config, running }) + (await token.shown(running.initialToken))),

@@ -9,6 +9,12 @@ export interface UnsetVariable {
   key: string;
 }
 
+/** NAME when the value is exactly one `${NAME}` (or `${NAME:-default}`), else undefined. */
+export function wholePlaceholder(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  return /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}$/.exec(value.trim())?.[1];
+}
+
 /**
  * Replaces ${VAR} (and ${VAR:-default}) in every string so secrets live in the environment, not
  * in the file. `$$` is a literal `$`. An unset variable becomes an empty string, so a provider

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isCollection, parseDocument, visit } from 'yaml';
 import { ConfigError } from './config-error.ts';
-import { interpolateEnv, type UnsetVariable } from './interpolate-env.ts';
+import { interpolateEnv, wholePlaceholder, type UnsetVariable } from './interpolate-env.ts';
 import { resolveConfig, type ResolvedConfig } from './resolve-config.ts';
 
 export interface ConfigSource {
@@ -62,5 +62,22 @@ export function parseConfig(text: string, env: NodeJS.ProcessEnv): LoadedConfig 
   }
   const unsetVariables: UnsetVariable[] = [];
   const config = resolveConfig(interpolateEnv(raw, env, '', unsetVariables));
-  return { ...config, unsetVariables };
+  return { ...withTokenVariables(config, raw), unsetVariables };
+}
+
+/**
+ * Notes which token providers take their token from one `${VAR}` of the file, so that the test
+ * command the UI offers sends "$VAR" (the variable's name, never its value) rather than a made-up one.
+ */
+function withTokenVariables(config: ResolvedConfig, raw: unknown): ResolvedConfig {
+  const section = (raw as { providers?: Record<string, { token?: unknown } | null> } | null)?.providers;
+  return {
+    ...config,
+    providers: config.providers.map((p) => {
+      if (p.family !== 'webhook' || p.trustMode !== 'token') return p;
+      const token = section?.[p.name]?.token;
+      const variable = wholePlaceholder(Array.isArray(token) ? token[0] : token);
+      return variable === undefined ? p : { ...p, tokenVariable: variable };
+    }),
+  };
 }

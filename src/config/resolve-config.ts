@@ -34,6 +34,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   publicUrl?: string;
   /** meta: the verify token its GET handshake must carry. */
   verifyToken?: string;
+  /** Token providers: the variable of a `token: ${VAR}` in the file (its name; load-config.ts sets it). */
+  tokenVariable?: string;
   toleranceSeconds: number;
   maxBodyBytes: number;
   recordRejected: boolean;
@@ -104,6 +106,8 @@ function publicUrlOf(p: ProviderWithDefaults, route: string, serverUrl: string |
   return serverUrl === undefined ? undefined : `${serverUrl.replace(/\/+$/, '')}${route}`;
 }
 
+// Over 80 lines: one branch per provider family, each reading its keys in the schema's order with
+// the error naming the key.
 function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: string | undefined): ProviderConfig {
   const at = `providers.${name}`;
   const base: ProviderBase = {

@@ -33,6 +33,7 @@ export function createForwardControl(deps: ForwardControlDeps): ForwardControl {
     name: health.rule,
     to: recordedTarget(byName.get(health.rule)?.to ?? ''),
     pending: health.pending,
+    retrying: health.retrying,
     dead: health.dead,
     delivered_last_hour: health.deliveredLastHour,
     oldest_pending_age: health.oldestPendingAge,

@@ -95,6 +95,9 @@ function attemptRecord(result: DeliverResult, startedAt: Date, elapsedMs: number
   };
 }
 
+// Over 80 lines: one closure over the state its claim loop, wake-ups, pause and stop all share
+// (timers, claims in flight, the stop signal); sending is outbound's and the rows are the
+// repository's.
 export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDispatcher {
   const random = deps.random ?? Math.random;
   const pollMs = deps.pollIntervalMs ?? POLL_INTERVAL_MS;

@@ -13,7 +13,7 @@ import {
   payloadTooLarge,
 } from '../errors/app-error.ts';
 import { sendError } from '../http/error-response.ts';
-import { RECORD_REJECTED_PER_MINUTE } from '../../generated/constants.ts';
+import { RECORD_REJECTED_PER_MINUTE, RECORD_REJECTED_PER_PROVIDER_PER_MINUTE } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
@@ -32,6 +32,7 @@ import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } fr
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
+import { rejectSourceKey } from './reject-source-key.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
@@ -49,6 +50,8 @@ export interface IngestSurfaceOptions {
   onRejected?: (provider: string, reason: VerifyFailureReason) => void;
   /** ResolvedConfig.ingest.recordRejectedPerMinute: rejected deliveries stored per source address. */
   recordRejectedPerMinute?: number;
+  /** ResolvedConfig.ingest.recordRejectedPerProviderPerMinute: rejected deliveries stored per provider. */
+  recordRejectedPerProviderPerMinute?: number;
   /** Told when a rejected delivery was not stored because its source address was over that rate. */
   onRejectNotRecorded?: (provider: string) => void;
 }
@@ -72,16 +75,23 @@ export interface IngestAccepted {
  * method (405), declared length (413), required headers (400), body size while reading (413),
  * signature or token (401). A 200 is sent only after the event's row has committed; a database
  * failure is a 503 so the provider retries.
+ * Over 80 lines: the ingest pipeline in its order (limit, read, verify, identify, store, answer)
+ * over state its stages share; splitting it would hide that order.
  */
 export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   const now = options.now ?? Date.now;
   const commitTimeoutMs = options.commitTimeoutMs ?? 10_000;
   const retryAfterSeconds = options.retryAfterSeconds ?? DATABASE_RETRY_AFTER_SECONDS;
   const routes = buildRoutes(options.providers);
-  // A rejected delivery costs its sender nothing but is written to disk, so each source address
-  // gets a bucket: a burst of perMinute, refilled at perMinute a minute.
+  // A rejected delivery costs its sender nothing but is written to disk, so each source (an IPv4
+  // address, an IPv6 /64: one host's share) gets a bucket, a burst of perMinute refilled at
+  // perMinute a minute, and each provider one more for senders rotating through many networks.
   const perMinute = options.recordRejectedPerMinute ?? RECORD_REJECTED_PER_MINUTE.default;
-  const rejectBudget = createKeyedRateLimiter({ capacity: perMinute, refillPerSecond: perMinute / 60 });
+  const perProvider = options.recordRejectedPerProviderPerMinute ?? RECORD_REJECTED_PER_PROVIDER_PER_MINUTE.default;
+  const sourceBudget = createKeyedRateLimiter({ capacity: perMinute, refillPerSecond: perMinute / 60 });
+  const providerBudget = createKeyedRateLimiter({ capacity: perProvider, refillPerSecond: perProvider / 60 });
+  const mayRecordReject = (provider: string, sourceIp: string | null): boolean =>
+    sourceBudget.take(rejectSourceKey(sourceIp)).allowed && providerBudget.take(provider).allowed;
   const committer: GroupCommitter = createGroupCommitter({
     store: options.store,
     logger: options.logger,
@@ -99,6 +109,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         .catch((err: unknown) => log().warn({ err, eventId: late.event.id }, 'could not record the 503 answered'));
     });
 
+  // Over 80 lines: one arrival in the pipeline's order (route, limit, read, verify, identify,
+  // store, answer); each stage hands the next what it learned, and the order is the contract.
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
     if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) {
@@ -178,9 +190,9 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (!outcome.ok) {
       options.onRejected?.(provider.name, outcome.reason);
       log().info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
-      if (provider.recordRejected && !rejectBudget.take(event.sourceIp ?? 'unknown').allowed) {
+      if (provider.recordRejected && !mayRecordReject(provider.name, event.sourceIp)) {
         options.onRejectNotRecorded?.(provider.name);
-        log().debug({ provider: provider.name }, 'rejected delivery not recorded: source over its rate');
+        log().debug({ provider: provider.name }, 'rejected delivery not recorded: source or provider over its rate');
       } else if (provider.recordRejected) {
         // Awaited so that the 401 is sent after the record exists, but its failure does not change
         // the answer: the delivery is refused either way, and a 503 would only invite retries of

@@ -99,6 +99,8 @@ export interface Session {
   closed: boolean;
 }
 
+// Over 80 lines: one closure over the session table, which admission, least-recently-used eviction,
+// idle expiry, revocation and close all change together.
 export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const { log, limits } = options;
   const idleMs = limits.sessionIdleSeconds * 1000;

@@ -137,6 +137,8 @@ export function toolListing(entry: ToolManifestEntry, values: ErrorParams = {}):
   };
 }
 
+// Over 80 lines: the four tools' handlers side by side over the dependencies they share, as the
+// tool manifest lists them.
 export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardTools {
   const log = deps.logger;
   const definitions: Record<ToolName, AnyDefinition> = {

@@ -65,6 +65,14 @@ export function deliveryCredentials(config: ProviderConfig | undefined, input: C
   if (secret === undefined) return none(config.trustMode === 'token' ? 'no token configured' : 'no secret configured');
 
   if (config.trustMode === 'token') {
+    // HTTP Basic makes its header from the credential (username:password) rather than sending it as is.
+    if (preset.sign !== undefined) {
+      return {
+        kind: 'token',
+        reason: undefined,
+        headers: preset.sign({ body: input.body, secret, nowMs: input.nowMs }),
+      };
+    }
     if (preset.tokenHeader === undefined) return none('token preset without a token header');
     return { kind: 'token', reason: undefined, headers: { [preset.tokenHeader]: secret } };
   }

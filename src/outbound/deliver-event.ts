@@ -117,6 +117,8 @@ interface KeptConnection {
   dispatcher: Dispatcher;
 }
 
+// Over 80 lines: one closure over the policy, dispatcher and timings every delivery uses; its
+// send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
   // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
@@ -166,6 +168,8 @@ export function createOutbound(options: OutboundOptions): Outbound {
     return { headers, needles: credentialNeedles(secrets, Object.values(credentials.headers)) };
   }
 
+  // Over 80 lines: one delivery in its order (check, resolve, connect, send, read), each stage
+  // recorded for the failure it may end in.
   async function send(request: DeliverRequest): Promise<DeliverOutcome> {
     const { event, trace } = request;
     const provider = providers.get(event.provider);

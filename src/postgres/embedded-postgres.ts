@@ -9,6 +9,10 @@
  * copied once to a root-owned cache it can reach, and the cluster is placed under
  * /var/lib/switchboard, with its place recorded in <dataDir>/postgres.location. That is all
  * decided before anything is spawned.
+ *
+ * Over 400 lines: the server's life in its order (place, initdb, start, wait, stop) over one
+ * data directory's state; installing, the account, processes, the lock and the port are their
+ * own modules already.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';

@@ -20,6 +20,7 @@ import { createGenericTokenPreset, createTokenPreset, gitlabPreset } from './tok
 import type { CredentialKind, Preset } from './preset-types.ts';
 import { presetOptionProblem, type ProviderKeys } from './preset-options.ts';
 import { createHmacScheme } from './schemes/hmac-scheme.ts';
+import { createBasicScheme } from './schemes/credential-schemes.ts';
 import { createJwtScheme } from './schemes/jwt-scheme.ts';
 import { createEcdsaScheme, createEd25519Scheme } from './schemes/public-key-schemes.ts';
 import { createTwilioScheme } from './schemes/twilio-scheme.ts';
@@ -110,6 +111,8 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
       return createHmacScheme(scheme, where, { publicUrl: options.public_url });
     case 'twilio':
       return createTwilioScheme(where, options.public_url);
+    case 'basic':
+      return createBasicScheme();
     case 'jwt-hs256':
       return createJwtScheme(scheme, { publicUrl: options.public_url });
     case 'standard-webhooks':

@@ -193,6 +193,7 @@ const CODE_SAMPLES: Readonly<Partial<Record<PresetName, readonly SampleDefinitio
   ],
   'generic-hmac': [GENERIC],
   token: [GENERIC],
+  'basic-auth': [GENERIC],
   open: [GENERIC],
 };
 

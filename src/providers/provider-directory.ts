@@ -52,6 +52,7 @@ export function createProviderDirectory(
         provider: statusOf(p),
         ...(p.hmac === undefined ? {} : { hmac: p.hmac }),
         ...(tokenHeader === undefined ? {} : { token_header: tokenHeader }),
+        ...(tokenHeader === undefined || p.tokenVariable === undefined ? {} : { token_variable: p.tokenVariable }),
       };
     },
   };

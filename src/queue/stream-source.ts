@@ -40,6 +40,8 @@ interface StreamEntry {
  * read and acknowledgement leaves it pending, and it is read again from the pending list. Because
  * the external id defaults to the stream entry id, a re-read entry that had in fact been stored is
  * recognised as a duplicate and stored once.
+ * Over 80 lines: one closure over a consumer's state (connection, pending entries, backoff) that
+ * its read loop, reclaim and stop share.
  */
 export function startStreamSource(options: StreamSourceOptions): QueueSource {
   const { provider, committer } = options;

@@ -9,20 +9,20 @@ import { displayTarget, recordedTarget } from '../outbound/send-request.ts';
 /** How far an attempt got (deliver-event's stages); AttemptResult.errorReason depends on it. */
 export type AttemptStage = DeliveryStage;
 
-/** Everything learned about one replay attempt, filled in as the attempt gets further. */
-export interface AttemptState {
+/**
+ * Everything learned about one replay attempt, filled in as the attempt gets further. What the
+ * audit row records is the repository's own field, so the two cannot drift apart.
+ */
+export interface AttemptState extends Pick<
+  NewReplayAttempt,
+  'eventId' | 'caller' | 'targetUrl' | 'resolvedIp' | 'unsigned'
+> {
   stage: AttemptStage;
-  eventId: string;
-  caller: string;
   startedAt: string;
   provider: string | undefined;
-  targetUrl: string | null;
-  resolvedIp: string | null;
   credentials: CredentialKind | undefined;
   /** The names of the headers the credentials set (deliver-event fills it in). */
   credentialHeaders?: readonly string[];
-  /** The caller asked for no signature or token (`unsigned: true`). */
-  unsigned: boolean;
   /**
    * False when the event id is known to have no row (not_found, malformed id): the
    * replay_attempts row references events, so such an attempt can only be logged.
@@ -30,14 +30,11 @@ export interface AttemptState {
   eventExists: boolean | undefined;
 }
 
-export interface AttemptResult {
-  delivered: boolean;
-  responseStatus: number | null;
-  responseMs: number | null;
-  /** The start of the consumer's answer as text (send-replay's excerpt), or null. */
-  responseExcerpt: string | null;
-  responseContentType: string | null;
-  errorCode: ReplayErrorCode | null;
+/** How the attempt ended: the audit row's outcome fields (the repository's), plus what only the log gets. */
+export interface AttemptResult extends Pick<
+  NewReplayAttempt,
+  'delivered' | 'responseStatus' | 'responseMs' | 'responseExcerpt' | 'responseContentType' | 'errorCode'
+> {
   /** Why it did not deliver, for the history (errorReasonOf); null when it delivered. */
   errorReason: ReplayErrorReason | null;
   /** The error's message, for the log; AppError messages carry no secrets by construction. */

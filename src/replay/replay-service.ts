@@ -51,6 +51,8 @@ function failedArrivalMessage(event: Pick<StoredEvent, 'trustMode' | 'passedChec
  * unsigned replay), target chosen and parsed (no network), target resolved and
  * checked against the policy (DNS only) and against the event's sender, then one POST pinned to
  * the checked address. Every attempt, whatever its outcome, ends in the audit table and the log.
+ * Over 80 lines: the one replay path in its order (limit, look up, choose target, send, audit) over
+ * the dependencies every step shares.
  */
 export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const now = deps.now ?? Date.now;

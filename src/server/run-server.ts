@@ -15,6 +15,8 @@ export interface ServeOptions {
   onStarted?: (running: RunningSwitchboard) => Promise<void>;
   /** Resolves when the server should stop; default the first SIGINT or SIGTERM. */
   stopSignal?: Promise<unknown>;
+  /** How the CLI is run here (cli/invocation.ts), for the UI's hints. */
+  cliCommand?: string;
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -95,6 +97,7 @@ async function serve(
     envToken: process.env.SWITCHBOARD_TOKEN || undefined,
     redisUrl: process.env.REDIS_URL || undefined,
     ...(setup.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: setup.drainTimeoutMs }),
+    ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
   });
   if (options.onStarted) await options.onStarted(running);
   else options.out(`switchboard listening on ${running.url}\n`);

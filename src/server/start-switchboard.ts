@@ -32,6 +32,8 @@ export interface StartOptions {
   serverTimeouts?: Partial<ServerTimeouts>;
   /** Where the built UI is; default the package's own (browser tests build a fresh one). */
   uiDistDir?: string | undefined;
+  /** How the CLI is run here, for the UI's hints; default `switchboard`. */
+  cliCommand?: string | undefined;
 }
 
 export interface RunningSwitchboard {
@@ -70,6 +72,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       redisUrl: options.redisUrl,
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.uiDistDir === undefined ? {} : { uiDistDir: options.uiDistDir }),
+      ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
     });
     cleanups.push(() => surfaces.close(drainTimeoutMs));
     const initialToken = await ensureInitialToken({

@@ -27,6 +27,8 @@ export interface SurfaceDeps {
   metrics?: Metrics;
   /** Where the built UI is; default the package's own (browser tests build a fresh one). */
   uiDistDir?: string;
+  /** How the CLI is run where this server runs, for the UI's hints (cli/invocation.ts decides). */
+  cliCommand?: string;
   /** Test seams: the product passes none. */
   overrides?: SurfaceOverrides;
 }

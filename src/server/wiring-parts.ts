@@ -136,6 +136,7 @@ export function ingestSurface(deps: SurfaceDeps, store: EventStore, metrics: Met
     logger,
     onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
     recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
+    recordRejectedPerProviderPerMinute: config.ingest.recordRejectedPerProviderPerMinute,
     onRejectNotRecorded: (provider) => metrics.rejectedNotRecorded.inc({ provider }),
     ...deps.overrides?.ingest,
   });
@@ -280,6 +281,7 @@ export function apiSurface(
     bus: parts.bus,
     replay: parts.replay,
     replayDefaultTarget: config.replay.defaultTarget,
+    ...(deps.cliCommand === undefined ? {} : { cliCommand: deps.cliCommand }),
     checkHost: parts.auth.checkHost,
     authenticate: parts.auth.authenticate,
     checkReadLimit: parts.auth.checkRead,

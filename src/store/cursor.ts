@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../errors/app-error.ts';
-import { normalizeEventId } from './event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import { MAX_MICROS, MIN_MICROS } from './timestamps.ts';
 
 export interface CursorPosition {

@@ -12,7 +12,7 @@ import type {
   EventSummary,
   TrustMode,
 } from '../../generated/types.ts';
-import { isEventId } from './event-id.ts';
+import { isEventId } from '../shared/event-id.ts';
 import type { ArrivalRequest, StoredEvent } from './event-store.ts';
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

@@ -19,7 +19,7 @@ import {
 import type { ListWebhookEventsInput } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { decodeCursor, queryFingerprint } from './cursor.ts';
-import { normalizeEventId } from './event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import { apiSummaryRow } from './event-mapping.ts';
 import { buildSearchSql } from './search-query.ts';
 import type { ListQuery } from './event-store.ts';

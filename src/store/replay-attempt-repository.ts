@@ -11,7 +11,7 @@ import {
 } from '../../generated/constants.ts';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
-import { normalizeEventId } from './event-id.ts';
+import { normalizeEventId } from '../shared/event-id.ts';
 import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
 import { storableOrNull } from './storable-text.ts';
 

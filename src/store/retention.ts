@@ -69,6 +69,8 @@ const keyRow = z.object({ received_at_utc: z.string(), id: z.string() });
 /** The advisory lock one retention run holds (hashtext of a name no other lock uses). */
 const RETENTION_LOCK = sql.fragment`hashtext('switchboard-retention')`;
 
+// Over 80 lines: one closure over the job's timer, lock and last result that its sweep, schedule
+// and stop share.
 export function startRetention(options: RetentionOptions): RetentionJob {
   const { pool, logger } = options;
   const { config } = options;

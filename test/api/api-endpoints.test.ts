@@ -416,6 +416,7 @@ describe('providers, config and reads', () => {
     expect(await getJson(server, '/api/config')).toEqual({
       replay: { default_target: consumer.url() },
       server_token_caller: ENV_TOKEN_CALLER,
+      cli_command: 'switchboard',
     });
   });
 

@@ -17,6 +17,8 @@ import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy
 
 export const GITHUB_SECRET = 'gh-test-secret';
 export const CI_TOKEN = 'ci-shared-token';
+/** The variable the test config reads the ci provider's token from (`token: ${SB_TEST_CI_TOKEN}`). */
+export const CI_TOKEN_VARIABLE = 'SB_TEST_CI_TOKEN';
 
 /** Providers of every trust mode, so each badge can be produced; `extra` is appended as is. */
 export function testConfigYaml(defaultTarget?: string, extra: readonly string[] = []): string {
@@ -28,7 +30,7 @@ export function testConfigYaml(defaultTarget?: string, extra: readonly string[] 
     '    record_rejected: true',
     '  ci:',
     '    trust_mode: token',
-    `    token: ${CI_TOKEN}`,
+    `    token: \${${CI_TOKEN_VARIABLE}}`,
     '    event_type_from: /type',
     '  hooks:',
     '    trust_mode: open',
@@ -51,6 +53,8 @@ export interface ApiTestServerOptions {
   writeLimit?: BucketConfig;
   /** Where the UI surface finds its build (browser tests build into a temp dir). */
   uiDistDir?: string;
+  /** GET /api/config cli_command: how the UI's hints run the CLI (default the product's, switchboard). */
+  cliCommand?: string;
   /** Captures the SQL the store runs (for EXPLAIN). */
   interceptors?: readonly Interceptor[];
   /** Reach PostgreSQL through a TCP proxy the test can take down (database-down tests). */
@@ -84,7 +88,9 @@ export interface ApiTestServer {
 export async function startApiTestServer(options: ApiTestServerOptions = {}): Promise<ApiTestServer> {
   const db = await freshDatabase({ interceptors: options.interceptors ?? [] });
   const logger = options.logger ?? silentLogger;
-  const parsed = parseConfig(testConfigYaml(options.defaultTarget, options.extraConfig), {});
+  const parsed = parseConfig(testConfigYaml(options.defaultTarget, options.extraConfig), {
+    [CI_TOKEN_VARIABLE]: CI_TOKEN,
+  });
   const config: ResolvedConfig = {
     ...parsed,
     rateLimits: {
@@ -112,6 +118,7 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     databaseUrl: db.url,
     envToken: options.envToken,
     ...(options.uiDistDir === undefined ? {} : { uiDistDir: options.uiDistDir }),
+    ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
     overrides: {
       withoutJobs: { queueConnection: 'connecting' },
       stream: {

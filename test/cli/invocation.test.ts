@@ -2,7 +2,8 @@
  * How the CLI names itself in hints (invocation.ts), on real folder layouts: a clone, the package
  * installed with its bin on PATH, and the package reached some other way.
  */
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -51,5 +52,32 @@ describe('the command a hint names', () => {
       prefix: 'npx @switchboard-dev/switchboard',
     });
     expect(detectInvocation({ PATH: '' }, tmpdir(), module).prefix).toBe('npx @switchboard-dev/switchboard');
+  });
+});
+
+describe('the command every hint and doc names', () => {
+  it('is never a bare `npx switchboard` in src/, docs/ or the README (that name is not this package)', async () => {
+    const repo = join(import.meta.dirname, '../..');
+    // The files git tracks (or would): built output such as src/ui/dist/ is made from these.
+    const files = execFileSync(
+      'git',
+      ['ls-files', '--cached', '--others', '--exclude-standard', 'src', 'docs', 'README.md'],
+      {
+        cwd: repo,
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter((file) => file !== '');
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'src/ui/client/sign-in/sign-in.tsx', 'docs/ui.md']));
+    const bare = /\bnpx\s+(?:-y\s+|--yes\s+)?switchboard\b/;
+    const found: string[] = [];
+    for (const file of files) {
+      const lines = (await readFile(join(repo, file), 'utf8').catch(() => '')).split('\n');
+      lines.forEach((line, i) => {
+        if (bare.test(line)) found.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(found).toEqual([]);
   });
 });

@@ -22,7 +22,8 @@ describe('recorded rejects', () => {
         'providers:',
         '  github: { preset: github, secret: the-real-secret }',
         '  small: { preset: github, secret: the-real-secret, record_rejected_max_bytes: 100 }',
-        'ingest: { record_rejected_per_minute: 3 }',
+        '  rotating: { preset: github, secret: the-real-secret }',
+        'ingest: { record_rejected_per_minute: 3, record_rejected_per_provider_per_minute: 8 }',
         // Each test sends from its own (forwarded) address, so their budgets do not mix.
         'server: { trust_proxy: true }',
         '',
@@ -98,5 +99,23 @@ describe('recorded rejects', () => {
     const text = await metrics.text();
     expect(text).toContain('switchboard_rejected_not_recorded_total{provider="github"} 2');
     expect(text).toContain('switchboard_webhook_deliveries_total{provider="github",outcome="rejected"} 7');
+  });
+
+  it('keys the per-source budget by IPv4 address and IPv6 /64, and caps each provider whatever the sources (26.11)', async () => {
+    const stored = async (): Promise<number> => (await rejectedFrom('rotating')).length;
+    // Rotating through one /64 is one source: 3 stored, however the addresses are written.
+    const sameNetwork = ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::9', '2001:0db8:0001:0002:0:0:0:a'];
+    for (const from of sameNetwork) expect((await junk('/hooks/rotating', Buffer.from('{}'), from)).status).toBe(401);
+    expect(await stored()).toBe(3);
+    // Another /64 is another source.
+    expect((await junk('/hooks/rotating', Buffer.from('{}'), '2001:db8:1:3::1')).status).toBe(401);
+    expect(await stored()).toBe(4);
+    // Rotating IPv4 addresses: each is a source, but the provider stores at most 8 a minute.
+    for (let n = 1; n <= 10; n += 1) {
+      expect((await junk('/hooks/rotating', Buffer.from('{}'), `127.0.2.${n}`)).status).toBe(401);
+    }
+    expect(await stored()).toBe(8);
+    const metrics = await fetch(`${running.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await metrics.text()).toContain('switchboard_rejected_not_recorded_total{provider="rotating"} 7');
   });
 });

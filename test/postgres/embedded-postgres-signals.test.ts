@@ -44,7 +44,10 @@ async function postmasterOf(server: SpawnedSwitchboard): Promise<{ pid: number; 
 
 describe('the embedded PostgreSQL and signals', () => {
   const made: string[] = [];
+  const servers: SpawnedSwitchboard[] = [];
   afterAll(async () => {
+    // A failed expectation leaves its server running: stop it (SIGTERM stops its PostgreSQL too).
+    for (const server of servers) if (server.isRunning()) await server.stop();
     for (const dir of made) await rm(dir, { recursive: true, force: true });
   });
 
@@ -53,8 +56,8 @@ describe('the embedded PostgreSQL and signals', () => {
     made.push(dataDir);
     // Reachable by the postgres user when this runs as root, so the cluster stays in the data directory.
     await chmod(dataDir, 0o755);
-    const start = () =>
-      spawnSwitchboard({
+    const start = async () => {
+      const server = await spawnSwitchboard({
         config: { providers: { sandbox: { trust_mode: 'open' } } },
         databaseUrl: null,
         dataDir,
@@ -62,6 +65,9 @@ describe('the embedded PostgreSQL and signals', () => {
         processGroup: true,
         startTimeoutMs: 120_000,
       });
+      servers.push(server);
+      return server;
+    };
 
     const first = await start();
     const postmaster = await postmasterOf(first);

@@ -54,7 +54,11 @@ describe('preset registry', () => {
       // A catalog preset's trust mode follows from what it checks with: a key is signed, a credential is token.
       const expected = TRUST_MODE[name] ?? (preset.credential === 'token' ? 'token' : 'signed');
       expect(preset.trustMode).toBe(expected);
-      expect(typeof preset.sign === 'function').toBe(preset.credential === 'secret' && !BODY_SIGNED.has(name));
+      // HTTP Basic "signs" too: it makes its Authorization header from username:password.
+      const basic = PROVIDER_CATALOG[name].scheme.kind === 'basic';
+      expect(typeof preset.sign === 'function').toBe(
+        (preset.credential === 'secret' && !BODY_SIGNED.has(name)) || basic,
+      );
     }
   });
 

@@ -42,6 +42,7 @@ const providers = providersFrom({
   'token-default': { trust_mode: 'token', token: SECRETS.token },
   'token-unsent': { trust_mode: 'token', token: SECRETS.token, replay: { resign: false } },
   gitlab: { preset: 'gitlab', token: SECRETS.gitlab },
+  postmark: { preset: 'postmark', username: 'hooks', password: ['postmark-pass-new', 'postmark-pass-old'] },
   open: { trust_mode: 'open' },
 });
 
@@ -323,6 +324,13 @@ describe('tokens and open providers', () => {
     const { status, received } = await replay(id);
     expect(status).toBe(200);
     expect(received.headers['x-gitlab-event']).toBe('Push Hook');
+  });
+
+  it('an HTTP Basic provider (postmark) replays with Authorization: Basic of the first password', async () => {
+    const id = await storeSigned('postmark', Buffer.from('{"RecordType":"Delivery","MessageID":"m-1"}'), []);
+    verifier = (req) =>
+      req.headers.authorization === `Basic ${Buffer.from('hooks:postmark-pass-new').toString('base64')}`;
+    expect((await replay(id)).status).toBe(200);
   });
 
   it('replay.resign false on a token provider sends no token', async () => {

@@ -93,13 +93,29 @@ describe('presentation helpers', () => {
         { ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' },
         'http://127.0.0.1:8080',
       ),
-    ).toBe('npx switchboard trigger gh');
+    ).toBe('switchboard trigger gh');
     expect(
       triggerCommand(
         { ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' },
         'http://127.0.0.1:9000',
       ),
-    ).toBe('npx switchboard trigger gh --url http://127.0.0.1:9000');
+    ).toBe('switchboard trigger gh --url http://127.0.0.1:9000');
+    expect(
+      triggerCommand(
+        { ...base, name: 'gh', family: 'webhook', trust_mode: 'signed', route: '/hooks/gh' },
+        'http://127.0.0.1:8080',
+        'npm start --',
+      ),
+    ).toBe('npm start -- trigger gh');
+    // A token: double quotes, so the shell expands the config's own variable (or WEBHOOK_TOKEN).
+    const tokenProvider = { ...base, name: 'ci', family: 'webhook', trust_mode: 'token', route: '/hooks/ci' } as const;
+    expect(
+      triggerCommand(tokenProvider, 'http://h:1', 'switchboard', {
+        token_header: 'x-ci-token',
+        token_variable: 'CI_TOKEN',
+      }),
+    ).toContain(` -H "x-ci-token: $CI_TOKEN" `);
+    expect(triggerCommand(tokenProvider, 'http://h:1')).toContain(` -H "X-Webhook-Token: $WEBHOOK_TOKEN" `);
     expect(
       triggerCommand({ ...base, name: 'o', family: 'webhook', trust_mode: 'open', route: '/hooks/o' }, 'http://h:1'),
     ).toMatch(/^curl -X POST http:\/\/h:1\/hooks\/o /);

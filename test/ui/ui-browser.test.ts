@@ -3,12 +3,15 @@
  * webhooks sent the way `switchboard trigger` sends them. Screenshots land in
  * test-results/screenshots/.
  */
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListWebhookEventsOutput } from '../../generated/types.ts';
 import type { NewEvent } from '../../src/store/event-store.ts';
-import type { ApiTestServer } from '../api/api-test-server.ts';
+import { CI_TOKEN, CI_TOKEN_VARIABLE, type ApiTestServer } from '../api/api-test-server.ts';
+import { NPX_CLI } from '../../src/ui/client/cli-command.ts';
 import { answerWith, type Consumer } from '../support/local-server.ts';
 import {
   call,
@@ -88,6 +91,8 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
   beforeAll(async () => {
     session = await startUiSession({
       context: { viewport: { width: 1440, height: 900 } },
+      // As a server run through npx says (GET /api/config cli_command): the hints must follow it.
+      server: { cliCommand: NPX_CLI },
       // Provoked on purpose here: the 401 (wrong token), the 502 (unreachable replay target) and
       // the dropped event stream.
       provoked: /status of (401|502) |ERR_INCOMPLETE_CHUNKED_ENCODING/,
@@ -117,6 +122,11 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
   it('sign-in asks for the token once, keeps it in sessionStorage and sends it as a bearer header', async () => {
     await page.waitForSelector('h1#signin-title');
+    // Where the first token is, and commands that work with and without the package installed.
+    const hint = await page.textContent('[data-testid="token-hint"]');
+    expect(hint).toContain('.switchboard/token');
+    expect(hint).toContain('switchboard token create <name>');
+    expect(hint).toContain('npx @switchboard-dev/switchboard token create <name>');
     await screenshot(page, '01-sign-in');
     await page.fill('#token', 'sbt_wrong');
     await page.click('button[type=submit]');
@@ -360,6 +370,14 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
       JSON.stringify({ type: 'order.created', order: { id: 2, total: 250, items: ['a', 'b'] }, coupon: 'X' }),
     );
     await page.waitForSelector(row(second));
+    // Before a base is chosen, the page says what to do, not that nothing was found.
+    await page.click('nav a:has-text("Diff")');
+    await page.waitForSelector('[data-testid="diff-empty"]');
+    expect(await page.textContent('[data-testid="diff-empty"]')).toMatch(/Pick a base event above/);
+    expect(await page.textContent('#diff-b option')).toBe('Choose a base event first');
+    expect(await page.textContent('main')).not.toMatch(/No other/);
+    await screenshot(page, '12-diff-empty');
+    await page.click('nav a:has-text("Events")');
     await openEvent(second);
     await page.click('a:has-text("Compare")');
     await page.waitForSelector('.diff-stats');
@@ -389,10 +407,70 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
     const github = await page.textContent('[data-provider="github"]');
     expect(github).toMatch(/POST \/hooks\/github/);
     expect(github).toMatch(/Secret set/);
-    expect(github).toContain(`npx switchboard trigger github --url ${server.url}`);
+    expect(github).toContain(`npx @switchboard-dev/switchboard trigger github --url ${server.url}`);
     expect(await page.textContent('[data-provider="orders"]')).toMatch(/orders \(pubsub\).*connecting/s);
-    expect(await page.textContent('[data-provider="ci"]')).toMatch(/curl -X POST/);
+    // The token travels in double quotes under the config's own variable (token: ${SB_TEST_CI_TOKEN}).
+    await page.waitForFunction(() =>
+      document.querySelector('[data-provider="ci"] .command-text')?.textContent?.includes('$SB_TEST_CI_TOKEN'),
+    );
+    const commands = Object.fromEntries(
+      await page.$$eval('[data-provider]', (cards) =>
+        cards.map((card) => [
+          card.getAttribute('data-provider') ?? '',
+          card.querySelector('.command-text')?.textContent ?? '',
+        ]),
+      ),
+    );
+    expect(commands.ci).toContain(`-H "x-webhook-token: $${CI_TOKEN_VARIABLE}"`);
+    // Every copy command is valid shell, and its variables are the config's.
+    for (const [name, command] of Object.entries(commands)) {
+      expect(() => execFileSync('bash', ['-n', '-c', command]), `${name}: ${command}`).not.toThrow();
+      for (const variable of command.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)) {
+        expect(variable[1], `${name}: ${command}`).toBe(CI_TOKEN_VARIABLE);
+      }
+    }
+    // Pasted into a shell where the variable is set, the token command stores a verified delivery.
+    const before = (await getJson<ListWebhookEventsOutput>(server, '/api/events?provider=ci')).events.length;
+    // Not execFileSync: the server runs in this process, and must answer while curl waits.
+    const { stdout } = await promisify(execFile)(
+      'bash',
+      ['-c', `${commands.ci ?? ''} -sS --max-time 10 -o /dev/null -w '%{http_code}'`],
+      { env: { ...process.env, [CI_TOKEN_VARIABLE]: CI_TOKEN }, encoding: 'utf8', timeout: 15_000 },
+    );
+    expect(stdout).toBe('200');
+    expect((await getJson<ListWebhookEventsOutput>(server, '/api/events?provider=ci')).events.length).toBe(before + 1);
     await screenshot(page, '14-providers');
+  });
+
+  it('at 1440×900 in UTC: the list takes the width until an event opens; the detail shows the whole id and the zone once', async () => {
+    const utc = await session.browser.newContext({ viewport: { width: 1440, height: 900 }, timezoneId: 'UTC' });
+    await utc.addInitScript((token) => sessionStorage.setItem('switchboard.token', token), server.token);
+    const wide = await utc.newPage();
+    wide.setDefaultTimeout(8000);
+    try {
+      await wide.goto(`${server.url}/#/events`);
+      await wide.waitForSelector('[data-event-id]');
+      // No event open: no empty detail pane beside a narrow list.
+      expect(await wide.$eval('.list-pane', (el) => el.getBoundingClientRect().width)).toBeGreaterThan(1400);
+      expect(await wide.isVisible('.detail-pane')).toBe(false);
+      const id = (await wide.getAttribute('[data-event-id]', 'data-event-id')) ?? '';
+      await wide.click(`[data-event-id="${id}"]`);
+      await wide.waitForSelector('[data-testid="detail-time"]');
+      expect(await wide.$eval('.list-pane', (el) => el.getBoundingClientRect().width)).toBeLessThan(700);
+      // The id in full: its text is the whole id and nothing of it is cut off.
+      const shown = await wide.$eval('[data-testid="event-id"]', (el) => ({
+        text: el.textContent,
+        cut: el.scrollWidth > el.clientWidth || Array.from(el.children).some((c) => c.scrollWidth > c.clientWidth),
+      }));
+      expect(shown).toEqual({ text: id, cut: false });
+      // The zone once: "… 22:11:05.901 UTC", not "UTC (UTC)".
+      expect(await wide.textContent('[data-testid="detail-time"]')).toMatch(
+        /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC$/,
+      );
+      await screenshot(wide, '15-wide-detail');
+    } finally {
+      await utc.close();
+    }
   });
 
   it('shows the connection state and signs out', async () => {
@@ -506,7 +584,7 @@ for (const viewport of VIEWPORTS) {
     it('5. with nothing stored and no filter, the list says "No events yet" and how to send one', async () => {
       await page.waitForSelector('[data-testid="empty-none"]');
       expect(await page.textContent('[data-testid="empty-none"] .empty-title')).toBe('No events yet');
-      expect(await page.textContent('[data-testid="empty-none"]')).toMatch(/npx switchboard trigger <provider>/);
+      expect(await page.textContent('[data-testid="empty-none"]')).toMatch(/run switchboard trigger <provider>/);
       expect(await page.$('[data-testid="empty-filtered"], [data-testid="clear-filters"]')).toBeNull();
     });
 

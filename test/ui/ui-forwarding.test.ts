@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildUi } from '../../src/ui/build-ui.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
-import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { browserUnavailableReason, launchBrowser, screenshot } from './browser.ts';
 
 const TOKEN = 'ui-forwarding-token';
@@ -76,8 +76,13 @@ describe.skipIf(unavailable !== null)('forwarding in the web UI', () => {
       config: [
         'providers:',
         '  hooks: { trust_mode: open, event_type_from: /type }',
+        '  relay: { trust_mode: token, token: relay-token-0123456789, event_type_from: /type }',
         'forward:',
         `  local-app: { to: "${app.url('/webhooks')}" }`,
+        // Takes forged relay events too: they go out unsigned.
+        `  unverified-app: { to: "${app.url('/unverified')}", providers: [relay], include_unverified: true }`,
+        // Nothing listens: its deliveries keep failing and wait a minute between attempts.
+        `  retry-app: { to: "http://127.0.0.1:${await closedPort()}/down", event_types: [retry], backoff: { initial_ms: 60000, max_ms: 60000 } }`,
         `  flaky-app: { to: "${flaky.url('/hooks?key=s3cret')}", event_types: [order], max_attempts: 2, backoff: { initial_ms: 50, max_ms: 100 } }`,
         '',
       ].join('\n'),
@@ -110,18 +115,56 @@ describe.skipIf(unavailable !== null)('forwarding in the web UI', () => {
   it('marks each row delivered or failed, and the detail shows every rule with its attempts and the consumer answer', async () => {
     const delivered = await send('ping');
     const failing = await send('order.created');
+    const retrying = await send('retry');
+    // A forged delivery: answered 401, and stored (record_rejected is the default) as failing its check.
+    const forgedResponse = await fetch(`${composed.running.url}/hooks/relay`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Webhook-Token': 'not-the-token' },
+      body: JSON.stringify({ type: 'deploy' }),
+    });
+    expect(forgedResponse.status).toBe(401);
+    const forged = (await api<{ events: { id: string }[] }>('/api/events?provider=relay')).events[0]?.id ?? '';
     await settle(delivered, { 'local-app': 'delivered' });
     await settle(failing, { 'local-app': 'delivered', 'flaky-app': 'dead' });
+    await settle(retrying, { 'local-app': 'delivered', 'retry-app': 'failed' });
+    await settle(forged, { 'unverified-app': 'delivered' });
 
     page = await openPage({ width: 1440, height: 900 }, '#/events');
     await page.waitForSelector(`[data-event-id="${failing}"] [data-forward-state]`);
     expect(await page.getAttribute(`[data-event-id="${delivered}"] [data-forward-state]`, 'data-forward-state')).toBe(
       'delivered',
     );
-    expect(await page.getAttribute(`[data-event-id="${failing}"] [data-forward-state]`, 'data-forward-state')).toBe(
-      'failed',
-    );
-    expect(await page.getAttribute(`[data-event-id="${failing}"] .fwd-mark`, 'aria-label')).toBe('Forwarding failed');
+    // Dead and retrying look different, and neither looks like the other.
+    const markOf = async (id: string) =>
+      page.$eval(`[data-event-id="${id}"] .fwd-mark`, (el) => ({
+        state: el.getAttribute('data-forward-state'),
+        label: el.getAttribute('aria-label'),
+        glyph: el.textContent,
+        tone: (el.getAttribute('class') ?? '').split(' ').find((c: string) => c.startsWith('fwd-') && c !== 'fwd-mark'),
+        color: getComputedStyle(el).color,
+        border: getComputedStyle(el).borderStyle,
+      }));
+    await page.waitForSelector(`[data-event-id="${forged}"] [data-forward-state]`);
+    const [ok, dead, retry, unsigned] = await Promise.all([delivered, failing, retrying, forged].map(markOf));
+    expect(dead).toMatchObject({
+      state: 'dead',
+      label: 'Forwarding dead: retry it by hand',
+      glyph: '!',
+      tone: 'fwd-bad',
+    });
+    expect(retry).toMatchObject({
+      state: 'failed',
+      label: 'Forwarding failed, retrying',
+      glyph: '↻',
+      tone: 'fwd-warn',
+    });
+    expect(retry?.color).not.toBe(dead?.color);
+    // A forged event an include_unverified rule delivered: not the plain green check.
+    expect(ok).toMatchObject({ state: 'delivered', glyph: '✓', tone: 'fwd-good', border: 'solid' });
+    expect(unsigned).toMatchObject({ state: 'delivered_unsigned', tone: 'fwd-unsigned', border: 'dashed' });
+    expect(unsigned?.label).toMatch(/sent unsigned/);
+    expect(unsigned?.color).not.toBe(ok?.color);
+    expect(app.requests.find((r) => r.url === '/unverified')?.headers['x-webhook-token']).toBeUndefined();
 
     await page.click(`[data-event-id="${failing}"]`);
     await page.click('[role="tab"]:has-text("Forwarding")');
@@ -166,6 +209,11 @@ describe.skipIf(unavailable !== null)('forwarding in the web UI', () => {
     expect(await card.locator('.facts dd').first().textContent()).toBe(`${flaky.url('/hooks')}?…`);
     expect(await page.content()).not.toContain('s3cret');
     expect(await page.locator('[data-rule="local-app"] [data-testid="rule-state"]').textContent()).toBe('Healthy');
+    // Health from what stands now: a delivery waiting for its retry.
+    expect(await page.locator('[data-rule="retry-app"] [data-testid="rule-state"]').textContent()).toBe('Retrying');
+    expect(await page.locator('[data-rule="retry-app"] [data-testid="rule-pending"]').textContent()).toBe(
+      '1 (1 retrying)',
+    );
     await screenshot(page, 'forwarding-page');
 
     // Pause: the rule says so, and a new event waits instead of being sent.
@@ -192,6 +240,11 @@ describe.skipIf(unavailable !== null)('forwarding in the web UI', () => {
       () => document.querySelector('[data-rule="flaky-app"] [data-testid="rule-dead"]')?.textContent === '0',
     );
     expect(await card.locator('[data-testid="retry-dead"]').isDisabled()).toBe(true);
+    // The consumer recovered: its last error still shows, but the rule is healthy, not "Retrying".
+    await page.waitForFunction(
+      () => document.querySelector('[data-rule="flaky-app"] [data-testid="rule-state"]')?.textContent === 'Healthy',
+    );
+    expect(await card.locator('[data-testid="rule-last-error"]').textContent()).toMatch(/500/);
     await page.close();
   });
 

@@ -1,6 +1,7 @@
 import { LIST_LIMIT } from '../../../generated/constants.ts';
 import type {
   ApiEventList,
+  ApiProviderDetail,
   Delivery,
   EventDeliveries,
   EventDetail,
@@ -17,6 +18,8 @@ export interface UiConfig {
   replay: { default_target: string | null };
   /** The caller name the replay history gives the server's own token (SWITCHBOARD_TOKEN). */
   server_token_caller: string;
+  /** How to run the CLI where the server runs; hints and copy buttons start with it (cli-command.ts). */
+  cli_command: string;
 }
 
 /** An error envelope from the API, or a transport failure (status 0). */
@@ -164,6 +167,10 @@ export class ApiClient {
 
   providers(): Promise<ListProvidersOutput> {
     return this.json('/api/providers');
+  }
+
+  providerDetail(name: string): Promise<ApiProviderDetail> {
+    return this.json(`/api/providers/${encodeURIComponent(name)}`);
   }
 
   config(): Promise<UiConfig> {

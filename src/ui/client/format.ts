@@ -73,7 +73,9 @@ function zoneName(): string | null {
 export function formatZonedTime(iso: string): { local: string; utc: string } {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return { local: iso, utc: iso };
-  const zone = zoneName();
+  // A zone that is UTC by another name would only repeat the offset: "… UTC", never "UTC (UTC)".
+  const name = zoneName();
+  const zone = name !== null && /^(Etc\/)?(UTC|UCT|GMT|Universal|Zulu)$/i.test(name) ? null : name;
   const utcParts = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z$/.exec(iso);
   return {
     local: `${formatFullTime(iso)} ${utcOffset(d)}${zone === null ? '' : ` (${zone})`}`,

@@ -8,11 +8,11 @@ import type { Provider } from '../../../generated/types.ts';
 import { acceptedId, post, startHarness, type Harness } from '../../ingest/ingest-harness.ts';
 import { flipByte } from '../fixtures.ts';
 import { ALL_CASES } from './all-cases.ts';
-import type { ProviderCase } from './provider-case.ts';
+import { BASIC_USERNAME, type ProviderCase } from './provider-case.ts';
 
 function providerConfig(c: ProviderCase): Provider {
   const credential =
-    c.credential === 'password' ? { username: 'switchboard', password: c.secret } : { [c.credential]: c.secret };
+    c.credential === 'password' ? { username: BASIC_USERNAME, password: c.secret } : { [c.credential]: c.secret };
   return { preset: c.preset, ...credential, ...c.config };
 }
 
@@ -23,7 +23,7 @@ describe('every catalog preset on the wire', () => {
     harness = await startHarness({
       providers: Object.fromEntries(ALL_CASES.map((c) => [c.preset, providerConfig(c)])),
       // Every case sends its rejected deliveries from 127.0.0.1: all of them must be recorded.
-      config: { ingest: { record_rejected_per_minute: 10_000 } },
+      config: { ingest: { record_rejected_per_minute: 10_000, record_rejected_per_provider_per_minute: 10_000 } },
     });
   });
 
@@ -44,10 +44,12 @@ describe('every catalog preset on the wire', () => {
       const ok = await post(url(c), genuine.body, genuine.headers);
       expect(ok.status, ok.text).toBe(200);
       const stored = await harness.store.get(acceptedId(ok));
-      expect(stored).toMatchObject({ verified: true, eventType: c.eventType });
+      // A credential (HTTP Basic, a token) passes its check but is not a signature: never "verified".
+      const signed = c.credential === 'secret' || c.credential === 'public_key';
+      expect(stored).toMatchObject({ verified: signed, passedCheck: true, eventType: c.eventType });
 
       const failures = [
-        { ...genuine, body: flipByte(genuine.body) },
+        ...(c.bodyUnsigned === true ? [] : [{ ...genuine, body: flipByte(genuine.body) }]),
         await c.deliver(c.wrongSecret, Date.now()),
         ...(c.timestamped ? [await c.deliver(c.secret, Date.now() - 3_600_000)] : []),
       ];

@@ -59,6 +59,26 @@ function LineDiff({ lines }: { lines: readonly DiffLine[] }): JSX.Element {
   );
 }
 
+/** The second picker's first line: what to do, never "none found" before anything was looked for. */
+function comparedPrompt(a: string | null, family: string, count: number, loaded: boolean): string {
+  if (!a) return 'Choose a base event first';
+  if (count > 0) return `Choose another ${family} event…`;
+  return loaded ? `No other ${family} event yet`.replace('  ', ' ') : 'Loading…';
+}
+
+/** The page before a base is chosen: what the pickers are for and what to do. */
+function DiffEmpty(): JSX.Element {
+  return (
+    <div class="empty" data-testid="diff-empty">
+      <p class="empty-title">Choose two events to compare</p>
+      <p>
+        Pick a base event above; the second list then offers the other events of its family. Or open an event in the
+        list and press <strong>Compare</strong>.
+      </p>
+    </div>
+  );
+}
+
 /** The two pickers: a base event, then another of its family. */
 function DiffPickers(props: {
   a: string | null;
@@ -66,9 +86,11 @@ function DiffPickers(props: {
   family: string;
   bases: readonly ApiEventSummary[];
   candidates: readonly ApiEventSummary[];
+  /** Whether the base's family has been asked for yet. */
+  familyLoaded: boolean;
   navigate: Navigate;
 }): JSX.Element {
-  const { a, b, family, bases, candidates, navigate } = props;
+  const { a, b, family, bases, candidates, familyLoaded, navigate } = props;
   return (
     <div class="diff-pickers">
       <label for="diff-a" class="field-label">
@@ -92,9 +114,7 @@ function DiffPickers(props: {
         disabled={!a}
         onChange={(e) => navigate(`#/diff/${a ?? ''}/${e.currentTarget.value}`)}
       >
-        <option value="">
-          {candidates.length ? `Choose another ${family} event…` : `No other ${family || ''} event found`.trim()}
-        </option>
+        <option value="">{comparedPrompt(a, family, candidates.length, familyLoaded)}</option>
         {candidates.map((e) => (
           <option key={e.id} value={e.id}>
             {candidateLabel(e)}
@@ -116,7 +136,7 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
   // The other side comes from the base's whole family (pull_request.opened against
   // pull_request.closed), asked of the server so that events not loaded in the list count too.
   const family = familyOf(left?.event_type ?? events.find((e) => e.id === a)?.event_type ?? '');
-  const { value: familyPage } = useLoaded(
+  const { value: familyPage, error: familyError } = useLoaded(
     () =>
       family === ''
         ? Promise.resolve(null)
@@ -143,8 +163,17 @@ export function DiffView({ api, events, a, b, navigate }: DiffProps): JSX.Elemen
       title="Compare payloads"
       lead="Two events of the same family (pull_request.opened against pull_request.closed, say), JSON keys sorted so only real differences show."
     >
-      <DiffPickers a={a} b={b} family={family} bases={bases} candidates={candidates} navigate={navigate} />
+      <DiffPickers
+        a={a}
+        b={b}
+        family={family}
+        bases={bases}
+        candidates={candidates}
+        familyLoaded={family === '' ? pair !== null : familyPage !== null || familyError !== null}
+        navigate={navigate}
+      />
       <ErrorAlert error={error} />
+      {a ? null : <DiffEmpty />}
       {left && right && left.event_type !== right.event_type ? (
         <p class="notice">{`Different types: ${left.event_type} vs ${right.event_type}.`}</p>
       ) : null}

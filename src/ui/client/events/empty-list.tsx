@@ -1,4 +1,6 @@
 import type { JSX } from 'preact';
+import { useContext } from 'preact/hooks';
+import { CliCommand } from '../cli-command.ts';
 
 /** An empty list says why: nothing matches the filters, or nothing has arrived yet (and how to send one). */
 export function EmptyList({
@@ -8,6 +10,7 @@ export function EmptyList({
   filtered: boolean;
   onClearFilters: () => void;
 }): JSX.Element {
+  const cli = useContext(CliCommand);
   if (filtered) {
     return (
       <div class="empty" data-testid="empty-filtered">
@@ -23,8 +26,8 @@ export function EmptyList({
     <div class="empty" data-testid="empty-none">
       <p class="empty-title">No events yet</p>
       <p>
-        Send a webhook to one of your provider routes, or run <code>npx switchboard trigger &lt;provider&gt;</code>. It
-        will appear here within a second.
+        Send a webhook to one of your provider routes, or run <code>{`${cli} trigger <provider>`}</code> where your
+        switchboard.yaml is. It will appear here within a second.
       </p>
     </div>
   );

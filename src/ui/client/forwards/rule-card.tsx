@@ -12,11 +12,14 @@ function ageWords(seconds: number | null): string {
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
-/** The rule's health in a word and a tone. */
+/**
+ * The rule's health in a word and a tone, from what stands now (dead and retrying deliveries),
+ * never from last_error, which stays after the consumer has recovered.
+ */
 function ruleState(rule: ForwardRuleStatus): { words: string; tone: string } {
   if (rule.paused) return { words: 'Paused', tone: 'warn' };
   if (rule.dead > 0) return { words: 'Has dead deliveries', tone: 'bad' };
-  if (rule.last_error !== null) return { words: 'Retrying', tone: 'warn' };
+  if (rule.retrying > 0) return { words: 'Retrying', tone: 'warn' };
   return { words: 'Healthy', tone: 'good' };
 }
 
@@ -43,7 +46,10 @@ function RuleFacts({ rule }: { rule: ForwardRuleStatus }): JSX.Element {
         {rule.to}
       </dd>
       <dt>Pending</dt>
-      <dd data-testid="rule-pending">{String(rule.pending)}</dd>
+      <dd data-testid="rule-pending">
+        {String(rule.pending)}
+        {rule.retrying > 0 ? <span class="muted">{` (${rule.retrying} retrying)`}</span> : null}
+      </dd>
       <dt>Oldest pending</dt>
       <dd data-testid="rule-oldest">{ageWords(rule.oldest_pending_age)}</dd>
       <dt>Dead</dt>

@@ -1,9 +1,13 @@
 import type { JSX } from 'preact';
+import { useContext } from 'preact/hooks';
 import type { ProviderStatus } from '../../../../generated/types.ts';
+import type { ApiClient } from '../api-client.ts';
+import { CliCommand } from '../cli-command.ts';
 import { CopyButton } from '../components/copy-button.tsx';
 import { ErrorAlert } from '../components/load-status.tsx';
 import { Page } from '../components/page.tsx';
 import { ProviderTrustBadge } from '../components/trust-badge.tsx';
+import { useLoaded } from '../hooks/use-polled.ts';
 import { triggerCommand } from './trigger-command.ts';
 
 const SECRET_TEXT: Record<ProviderStatus['secret_status'], string> = {
@@ -23,8 +27,23 @@ function connectionTone(connection: ProviderStatus['connection']): string {
   return connection === 'connecting' ? 'pill-warn' : 'pill-bad';
 }
 
-function ProviderCard({ provider: p, origin }: { provider: ProviderStatus; origin: string }): JSX.Element {
-  const command = triggerCommand(p, origin);
+function ProviderCard({
+  api,
+  provider: p,
+  origin,
+}: {
+  api: ApiClient;
+  provider: ProviderStatus;
+  origin: string;
+}): JSX.Element {
+  const cli = useContext(CliCommand);
+  // A token provider's header and the variable its config reads the token from.
+  const detail = useLoaded(
+    () => (p.trust_mode === 'token' ? api.providerDetail(p.name) : Promise.resolve(null)),
+    [api, p.name, p.trust_mode],
+    'Could not load the provider.',
+  );
+  const command = triggerCommand(p, origin, cli, detail.value ?? undefined);
   return (
     <li class={`provider-card${p.enabled ? '' : ' is-disabled'}`} data-provider={p.name}>
       <div class="provider-head">
@@ -67,9 +86,11 @@ function ProviderCard({ provider: p, origin }: { provider: ProviderStatus; origi
 
 /** The Providers page: each provider's route or channel, trust, secret and a test command. */
 export function ProvidersView({
+  api,
   providers,
   error,
 }: {
+  api: ApiClient;
   providers: readonly ProviderStatus[] | null;
   error: string | null;
 }): JSX.Element {
@@ -90,7 +111,7 @@ export function ProvidersView({
       ) : (
         <ul class="provider-grid" aria-label="Configured providers">
           {providers.map((p) => (
-            <ProviderCard key={p.name} provider={p} origin={location.origin} />
+            <ProviderCard key={p.name} api={api} provider={p} origin={location.origin} />
           ))}
         </ul>
       )}

@@ -10,6 +10,7 @@ import { forwardMark } from '../forwards/forward-mark.tsx';
 import { ForwardsView } from '../forwards/forwards-view.tsx';
 import { useListKeys } from '../hooks/use-list-keys.ts';
 import { useRoute } from '../hooks/use-route.ts';
+import { CliCommand, INSTALLED_CLI } from '../cli-command.ts';
 import { ProvidersView } from '../providers/providers-view.tsx';
 import { TopBar } from './top-bar.tsx';
 import { useServerFacts } from './use-server-facts.ts';
@@ -58,28 +59,30 @@ export function Shell({ token, onSignOut }: { token: string; onSignOut: (notice:
   );
 
   return (
-    <div class="shell">
-      <TopBar route={route} live={feed.live} onRetryLive={feed.retryLive} onSignOut={() => onSignOut(null)} />
-      {route.view === 'providers' ? (
-        <ProvidersView providers={server.providers} error={server.providersError} />
-      ) : route.view === 'forwards' ? (
-        <ForwardsView api={api} />
-      ) : route.view === 'diff' ? (
-        <DiffView api={api} events={feed.events} a={route.a} b={route.b} navigate={navigate} />
-      ) : (
-        <EventsView
-          feed={feed}
-          filters={filters}
-          onFilters={setFilters}
-          providers={server.providers ?? []}
-          selectedId={selectedId}
-          onSelect={setSelectedId}
-          openId={openId}
-          navigate={navigate}
-          mark={forwardMark}
-          renderDetail={renderDetail}
-        />
-      )}
-    </div>
+    <CliCommand.Provider value={server.cliCommand ?? INSTALLED_CLI}>
+      <div class="shell">
+        <TopBar route={route} live={feed.live} onRetryLive={feed.retryLive} onSignOut={() => onSignOut(null)} />
+        {route.view === 'providers' ? (
+          <ProvidersView api={api} providers={server.providers} error={server.providersError} />
+        ) : route.view === 'forwards' ? (
+          <ForwardsView api={api} />
+        ) : route.view === 'diff' ? (
+          <DiffView api={api} events={feed.events} a={route.a} b={route.b} navigate={navigate} />
+        ) : (
+          <EventsView
+            feed={feed}
+            filters={filters}
+            onFilters={setFilters}
+            providers={server.providers ?? []}
+            selectedId={selectedId}
+            onSelect={setSelectedId}
+            openId={openId}
+            navigate={navigate}
+            mark={forwardMark}
+            renderDetail={renderDetail}
+          />
+        )}
+      </div>
+    </CliCommand.Provider>
   );
 }

@@ -11,6 +11,8 @@ export interface ServerFacts {
   defaultTarget: string | null;
   /** The caller name of the server's own token, shown as "server token" in the replay history. */
   serverTokenCaller: string | null;
+  /** How to run the CLI where the server runs, once known (GET /api/config cli_command). */
+  cliCommand: string | null;
   /** Whether any forward rule is configured: the detail then has a Forwarding tab. */
   forwarding: boolean;
   providers: ProviderStatus[] | null;
@@ -27,6 +29,7 @@ export function useServerFacts(api: ApiClient): ServerFacts {
   return {
     defaultTarget: config.value?.replay.default_target ?? null,
     serverTokenCaller: config.value?.server_token_caller ?? null,
+    cliCommand: config.value?.cli_command ?? null,
     forwarding: (forwards.value?.rules.length ?? 0) > 0,
     providers: providers.value?.providers ?? null,
     providersError: providers.error,

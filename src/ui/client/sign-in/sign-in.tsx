@@ -1,6 +1,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiClient, ApiError } from '../api-client.ts';
+import { INSTALLED_CLI, NPX_CLI } from '../cli-command.ts';
 
 function signInError(err: unknown): string {
   if (err instanceof ApiError && err.status === 401) {
@@ -75,9 +76,11 @@ export function SignIn({
         <button type="submit" class="btn btn-primary btn-block" disabled={busy}>
           {busy ? 'Checking…' : 'Sign in'}
         </button>
-        <p id="token-hint" class="hint">
-          Create a token with <code>npx switchboard token create &lt;name&gt;</code>. It is kept in this tab only
-          (sessionStorage) and sent as a bearer header; no cookies.
+        <p id="token-hint" class="hint" data-testid="token-hint">
+          The first start saved a token in <code>.switchboard/token</code> (in <code>SWITCHBOARD_DATA_DIR</code> when
+          set), beside where the server runs. Create another with <code>{`${INSTALLED_CLI} token create <name>`}</code>,
+          or <code>{`${NPX_CLI} token create <name>`}</code> where the package is not installed; it works while the
+          server runs. The token is kept in this tab only (sessionStorage) and sent as a bearer header; no cookies.
         </p>
       </form>
     </main>
