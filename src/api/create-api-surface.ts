@@ -30,9 +30,9 @@ import { toEventDetail } from '../store/event-mapping.ts';
 import { createLiveSummaries, lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
 import { parseListQuery } from './list-query.ts';
 import { readJsonBody } from './read-json-body.ts';
+import { apiInputKeys } from './tool-inputs.ts';
 import { rawDownloadHeaders } from './raw-download.ts';
-
-export const API_PREFIX = '/api';
+import { API_PREFIX, isUnder } from '../shared/route-prefixes.ts';
 
 /** GET /api/config: what the UI needs to know about the server. Never a secret. */
 export interface ApiConfig {
@@ -76,6 +76,8 @@ export interface ApiSurfaceDeps {
 }
 
 const REPLAY_BODY_LIMIT = 16 * 1024;
+/** replay_webhook_event's inputs but the id, which the path carries. */
+const REPLAY_BODY_KEYS = apiInputKeys('replay_webhook_event').filter((key) => key !== 'id');
 /** A slot frees when a stream closes, which the client decides; this is when to look again. */
 const STREAM_SLOT_RETRY_SECONDS = 5;
 
@@ -111,7 +113,7 @@ function eventId(ctx: { params: Record<string, string | undefined> }): string {
 }
 
 function isApiPath(path: string): boolean {
-  return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+  return isUnder(path, API_PREFIX);
 }
 
 /** The events: list, one, its bytes, what a replay would send, replaying it, its replays and deliveries. */
@@ -162,9 +164,11 @@ function addEventRoutes(router: Router, deps: ApiSurfaceDeps): void {
     const body = await readJsonBody(ctx, REPLAY_BODY_LIMIT);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw invalidArgument('body: expected a JSON object');
-    const extra = Object.keys(body).filter((k) => k !== 'target_url' && k !== 'unsigned');
+    const extra = Object.keys(body).filter((k) => !REPLAY_BODY_KEYS.includes(k));
     if (extra.length > 0) {
-      throw invalidArgument(`body: unknown field ${extra[0] ?? ''}; only target_url and unsigned are accepted`);
+      throw invalidArgument(
+        `body: unknown field ${extra[0] ?? ''}; only ${REPLAY_BODY_KEYS.join(' and ')} are accepted`,
+      );
     }
     const input = { id, ...(body as { target_url?: unknown; unsigned?: unknown }) };
     if (!validateReplayWebhookEventInput(input)) {

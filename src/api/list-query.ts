@@ -5,14 +5,17 @@ import { invalidArgument } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ListQuery } from '../store/event-store.ts';
 import { listQueryFromInput } from '../store/list-query.ts';
+import { apiInputKeys } from './tool-inputs.ts';
 
-/** The list_webhook_events inputs that travel as plain strings (limit is read as a number). */
-const LIST_KEYS = ['provider', 'event_type', 'since', 'until', 'order', 'limit', 'cursor'] as const;
-/** The search inputs, in their query-string forms (schemas/search-events-query.schema.json). */
-const SEARCH_KEYS = ['q', 'match', 'verified'] as const;
+/** The list_webhook_events inputs the API takes, from the tool's schema. */
+const INPUT_KEYS = apiInputKeys('list_webhook_events');
+/** The search inputs, each read from its own query-string form below. */
+const SEARCH_KEYS: ReadonlySet<string> = new Set(['q', 'match', 'verified']);
+/** The inputs that travel as plain strings (limit is read as a number). */
+const LIST_KEYS = INPUT_KEYS.filter((key) => !SEARCH_KEYS.has(key));
 /** The window only the HTTP API has. */
 const WINDOW_KEYS = ['from', 'to'] as const;
-const KNOWN = new Set<string>([...LIST_KEYS, ...SEARCH_KEYS, ...WINDOW_KEYS]);
+const KNOWN = new Set<string>([...INPUT_KEYS, ...WINDOW_KEYS]);
 
 // The bounds of schemas/search-events-query.schema.json, which the OpenAPI document publishes.
 const { maxLength: Q_MAX } = SEARCH_TEXT_LIMITS;
