@@ -8,6 +8,7 @@ export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfi
 
 /** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
+  'adyen',
   'basic-auth',
   'bitbucket',
   'box',
@@ -31,6 +32,7 @@ export const PRESET_NAMES = [
   'launchdarkly',
   'lemon-squeezy',
   'linear',
+  'mailgun',
   'meta',
   'mux',
   'netlify',

@@ -311,9 +311,10 @@ export const SCHEMAS = {
             preset: {
               title: 'PresetName',
               description:
-                'A verification preset: one per provider of the catalog (60), plus token and open. basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+                'A verification preset: one per provider of the catalog (62), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
               type: 'string',
               enum: [
+                'adyen',
                 'basic-auth',
                 'bitbucket',
                 'box',
@@ -337,6 +338,7 @@ export const SCHEMAS = {
                 'launchdarkly',
                 'lemon-squeezy',
                 'linear',
+                'mailgun',
                 'meta',
                 'mux',
                 'netlify',
@@ -920,9 +922,10 @@ export const SCHEMAS = {
           preset: {
             title: 'PresetName',
             description:
-              'A verification preset: one per provider of the catalog (60), plus token and open. basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+              'A verification preset: one per provider of the catalog (62), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
             type: 'string',
             enum: [
+              'adyen',
               'basic-auth',
               'bitbucket',
               'box',
@@ -946,6 +949,7 @@ export const SCHEMAS = {
               'launchdarkly',
               'lemon-squeezy',
               'linear',
+              'mailgun',
               'meta',
               'mux',
               'netlify',
@@ -2009,9 +2013,10 @@ export const SCHEMAS = {
     $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
     title: 'PresetName',
     description:
-      'A verification preset: one per provider of the catalog (60), plus token and open. basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
+      'A verification preset: one per provider of the catalog (62), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.',
     type: 'string',
     enum: [
+      'adyen',
       'basic-auth',
       'bitbucket',
       'box',
@@ -2035,6 +2040,7 @@ export const SCHEMAS = {
       'launchdarkly',
       'lemon-squeezy',
       'linear',
+      'mailgun',
       'meta',
       'mux',
       'netlify',
