@@ -144,7 +144,7 @@ export const REPLAY_ERROR_REASONS = [
 export type ReplayErrorReason = (typeof REPLAY_ERROR_REASONS)[number];
 
 /** A forward delivery's state. From schemas/delivery.schema.json#/properties/state. */
-export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead'] as const;
+export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead', 'cancelled'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** What one switchboard process runs (server.role, --role). From schemas/server-role.schema.json#. */

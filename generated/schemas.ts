@@ -1309,10 +1309,11 @@ export const SCHEMAS = {
       },
       state: {
         description:
-          'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+          'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry; cancelled: its forward rule is no longer configured (cancel_reason says so), and it is never sent again.',
         type: 'string',
-        enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
+        enum: ['pending', 'delivering', 'delivered', 'failed', 'dead', 'cancelled'],
       },
+      cancel_reason: { description: 'Why a cancelled delivery was cancelled; present only then.', type: 'string' },
       attempt_count: {
         description: 'Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.',
         type: 'integer',
@@ -1466,9 +1467,13 @@ export const SCHEMAS = {
             },
             state: {
               description:
-                'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+                'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry; cancelled: its forward rule is no longer configured (cancel_reason says so), and it is never sent again.',
               type: 'string',
-              enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
+              enum: ['pending', 'delivering', 'delivered', 'failed', 'dead', 'cancelled'],
+            },
+            cancel_reason: {
+              description: 'Why a cancelled delivery was cancelled; present only then.',
+              type: 'string',
             },
             attempt_count: {
               description: 'Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.',

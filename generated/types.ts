@@ -641,9 +641,13 @@ export interface Delivery {
    */
   rule: string;
   /**
-   * pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.
+   * pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry; cancelled: its forward rule is no longer configured (cancel_reason says so), and it is never sent again.
    */
-  state: 'pending' | 'delivering' | 'delivered' | 'failed' | 'dead';
+  state: 'pending' | 'delivering' | 'delivered' | 'failed' | 'dead' | 'cancelled';
+  /**
+   * Why a cancelled delivery was cancelled; present only then.
+   */
+  cancel_reason?: string;
   /**
    * Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.
    */

@@ -7463,10 +7463,11 @@ const schema63 = {
     rule: { $ref: 'forward-rule-status.schema.json#/properties/name' },
     state: {
       description:
-        'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry.',
+        'pending: waiting for its first attempt, or made due again by a manual retry; delivering: an attempt is in flight; delivered: the consumer answered 2xx; failed: the last attempt failed and a retry is scheduled (next_attempt_at); dead: max_attempts failed, it waits for a manual retry; cancelled: its forward rule is no longer configured (cancel_reason says so), and it is never sent again.',
       type: 'string',
-      enum: ['pending', 'delivering', 'delivered', 'failed', 'dead'],
+      enum: ['pending', 'delivering', 'delivered', 'failed', 'dead', 'cancelled'],
     },
+    cancel_reason: { description: 'Why a cancelled delivery was cancelled; present only then.', type: 'string' },
     attempt_count: {
       description: 'Attempts made so far; the next one is sent with X-Switchboard-Attempt: attempt_count + 1.',
       type: 'integer',
@@ -7825,7 +7826,8 @@ function validate33(
         data3 === 'delivering' ||
         data3 === 'delivered' ||
         data3 === 'failed' ||
-        data3 === 'dead'
+        data3 === 'dead' ||
+        data3 === 'cancelled'
       )) {
         const err17 = {
           instancePath: instancePath + '/state',
@@ -7842,15 +7844,14 @@ function validate33(
         errors++;
       }
     }
-    if (data.attempt_count !== undefined) {
-      let data4 = data.attempt_count;
-      if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4) && isFinite(data4))) {
+    if (data.cancel_reason !== undefined) {
+      if (typeof data.cancel_reason !== 'string') {
         const err18 = {
-          instancePath: instancePath + '/attempt_count',
-          schemaPath: '#/properties/attempt_count/type',
+          instancePath: instancePath + '/cancel_reason',
+          schemaPath: '#/properties/cancel_reason/type',
           keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err18];
@@ -7859,34 +7860,32 @@ function validate33(
         }
         errors++;
       }
-      if (typeof data4 == 'number' && isFinite(data4)) {
-        if (data4 < 0 || isNaN(data4)) {
-          const err19 = {
+    }
+    if (data.attempt_count !== undefined) {
+      let data5 = data.attempt_count;
+      if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+        const err19 = {
+          instancePath: instancePath + '/attempt_count',
+          schemaPath: '#/properties/attempt_count/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err20 = {
             instancePath: instancePath + '/attempt_count',
             schemaPath: '#/properties/attempt_count/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 0 },
             message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err19];
-          } else {
-            vErrors.push(err19);
-          }
-          errors++;
-        }
-      }
-    }
-    if (data.created_at !== undefined) {
-      let data5 = data.created_at;
-      if (typeof data5 === 'string') {
-        if (!formats2.validate(data5)) {
-          const err20 = {
-            instancePath: instancePath + '/created_at',
-            schemaPath: '#/properties/created_at/format',
-            keyword: 'format',
-            params: { format: 'date-time' },
-            message: 'must match format "' + 'date-time' + '"',
           };
           if (vErrors === null) {
             vErrors = [err20];
@@ -7895,8 +7894,28 @@ function validate33(
           }
           errors++;
         }
+      }
+    }
+    if (data.created_at !== undefined) {
+      let data6 = data.created_at;
+      if (typeof data6 === 'string') {
+        if (!formats2.validate(data6)) {
+          const err21 = {
+            instancePath: instancePath + '/created_at',
+            schemaPath: '#/properties/created_at/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err21];
+          } else {
+            vErrors.push(err21);
+          }
+          errors++;
+        }
       } else {
-        const err21 = {
+        const err22 = {
           instancePath: instancePath + '/created_at',
           schemaPath: '#/properties/created_at/type',
           keyword: 'type',
@@ -7904,21 +7923,21 @@ function validate33(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err21];
+          vErrors = [err22];
         } else {
-          vErrors.push(err21);
+          vErrors.push(err22);
         }
         errors++;
       }
     }
     if (data.next_attempt_at !== undefined) {
-      let data6 = data.next_attempt_at;
-      const _errs17 = errors;
+      let data7 = data.next_attempt_at;
+      const _errs19 = errors;
       let valid3 = false;
-      const _errs18 = errors;
-      if (typeof data6 === 'string') {
-        if (!formats2.validate(data6)) {
-          const err22 = {
+      const _errs20 = errors;
+      if (typeof data7 === 'string') {
+        if (!formats2.validate(data7)) {
+          const err23 = {
             instancePath: instancePath + '/next_attempt_at',
             schemaPath: '#/properties/next_attempt_at/anyOf/0/format',
             keyword: 'format',
@@ -7926,37 +7945,19 @@ function validate33(
             message: 'must match format "' + 'date-time' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err22];
+            vErrors = [err23];
           } else {
-            vErrors.push(err22);
+            vErrors.push(err23);
           }
           errors++;
         }
       } else {
-        const err23 = {
+        const err24 = {
           instancePath: instancePath + '/next_attempt_at',
           schemaPath: '#/properties/next_attempt_at/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err23];
-        } else {
-          vErrors.push(err23);
-        }
-        errors++;
-      }
-      var _valid0 = _errs18 === errors;
-      valid3 = valid3 || _valid0;
-      const _errs20 = errors;
-      if (data6 !== null) {
-        const err24 = {
-          instancePath: instancePath + '/next_attempt_at',
-          schemaPath: '#/properties/next_attempt_at/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err24];
@@ -7967,13 +7968,14 @@ function validate33(
       }
       var _valid0 = _errs20 === errors;
       valid3 = valid3 || _valid0;
-      if (!valid3) {
+      const _errs22 = errors;
+      if (data7 !== null) {
         const err25 = {
           instancePath: instancePath + '/next_attempt_at',
-          schemaPath: '#/properties/next_attempt_at/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
+          schemaPath: '#/properties/next_attempt_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err25];
@@ -7981,11 +7983,28 @@ function validate33(
           vErrors.push(err25);
         }
         errors++;
+      }
+      var _valid0 = _errs22 === errors;
+      valid3 = valid3 || _valid0;
+      if (!valid3) {
+        const err26 = {
+          instancePath: instancePath + '/next_attempt_at',
+          schemaPath: '#/properties/next_attempt_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
       } else {
-        errors = _errs17;
+        errors = _errs19;
         if (vErrors !== null) {
-          if (_errs17) {
-            vErrors.length = _errs17;
+          if (_errs19) {
+            vErrors.length = _errs19;
           } else {
             vErrors = null;
           }
@@ -7993,13 +8012,13 @@ function validate33(
       }
     }
     if (data.delivered_at !== undefined) {
-      let data7 = data.delivered_at;
-      const _errs23 = errors;
+      let data8 = data.delivered_at;
+      const _errs25 = errors;
       let valid4 = false;
-      const _errs24 = errors;
-      if (typeof data7 === 'string') {
-        if (!formats2.validate(data7)) {
-          const err26 = {
+      const _errs26 = errors;
+      if (typeof data8 === 'string') {
+        if (!formats2.validate(data8)) {
+          const err27 = {
             instancePath: instancePath + '/delivered_at',
             schemaPath: '#/properties/delivered_at/anyOf/0/format',
             keyword: 'format',
@@ -8007,37 +8026,19 @@ function validate33(
             message: 'must match format "' + 'date-time' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err26];
+            vErrors = [err27];
           } else {
-            vErrors.push(err26);
+            vErrors.push(err27);
           }
           errors++;
         }
       } else {
-        const err27 = {
+        const err28 = {
           instancePath: instancePath + '/delivered_at',
           schemaPath: '#/properties/delivered_at/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err27];
-        } else {
-          vErrors.push(err27);
-        }
-        errors++;
-      }
-      var _valid1 = _errs24 === errors;
-      valid4 = valid4 || _valid1;
-      const _errs26 = errors;
-      if (data7 !== null) {
-        const err28 = {
-          instancePath: instancePath + '/delivered_at',
-          schemaPath: '#/properties/delivered_at/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err28];
@@ -8048,13 +8049,14 @@ function validate33(
       }
       var _valid1 = _errs26 === errors;
       valid4 = valid4 || _valid1;
-      if (!valid4) {
+      const _errs28 = errors;
+      if (data8 !== null) {
         const err29 = {
           instancePath: instancePath + '/delivered_at',
-          schemaPath: '#/properties/delivered_at/anyOf',
-          keyword: 'anyOf',
-          params: {},
-          message: 'must match a schema in anyOf',
+          schemaPath: '#/properties/delivered_at/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err29];
@@ -8062,11 +8064,28 @@ function validate33(
           vErrors.push(err29);
         }
         errors++;
+      }
+      var _valid1 = _errs28 === errors;
+      valid4 = valid4 || _valid1;
+      if (!valid4) {
+        const err30 = {
+          instancePath: instancePath + '/delivered_at',
+          schemaPath: '#/properties/delivered_at/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
       } else {
-        errors = _errs23;
+        errors = _errs25;
         if (vErrors !== null) {
-          if (_errs23) {
-            vErrors.length = _errs23;
+          if (_errs25) {
+            vErrors.length = _errs25;
           } else {
             vErrors = null;
           }
@@ -8074,34 +8093,19 @@ function validate33(
       }
     }
     if (data.attempts !== undefined) {
-      let data8 = data.attempts;
-      if (Array.isArray(data8)) {
-        const len0 = data8.length;
+      let data9 = data.attempts;
+      if (Array.isArray(data9)) {
+        const len0 = data9.length;
         for (let i0 = 0; i0 < len0; i0++) {
-          let data9 = data8[i0];
-          if (data9 && typeof data9 == 'object' && !Array.isArray(data9)) {
-            if (data9.attempt === undefined) {
-              const err30 = {
+          let data10 = data9[i0];
+          if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
+            if (data10.attempt === undefined) {
+              const err31 = {
                 instancePath: instancePath + '/attempts/' + i0,
                 schemaPath: '#/properties/attempts/items/required',
                 keyword: 'required',
                 params: { missingProperty: 'attempt' },
                 message: "must have required property '" + 'attempt' + "'",
-              };
-              if (vErrors === null) {
-                vErrors = [err30];
-              } else {
-                vErrors.push(err30);
-              }
-              errors++;
-            }
-            if (data9.started_at === undefined) {
-              const err31 = {
-                instancePath: instancePath + '/attempts/' + i0,
-                schemaPath: '#/properties/attempts/items/required',
-                keyword: 'required',
-                params: { missingProperty: 'started_at' },
-                message: "must have required property '" + 'started_at' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err31];
@@ -8110,13 +8114,13 @@ function validate33(
               }
               errors++;
             }
-            if (data9.status === undefined) {
+            if (data10.started_at === undefined) {
               const err32 = {
                 instancePath: instancePath + '/attempts/' + i0,
                 schemaPath: '#/properties/attempts/items/required',
                 keyword: 'required',
-                params: { missingProperty: 'status' },
-                message: "must have required property '" + 'status' + "'",
+                params: { missingProperty: 'started_at' },
+                message: "must have required property '" + 'started_at' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err32];
@@ -8125,13 +8129,13 @@ function validate33(
               }
               errors++;
             }
-            if (data9.ms === undefined) {
+            if (data10.status === undefined) {
               const err33 = {
                 instancePath: instancePath + '/attempts/' + i0,
                 schemaPath: '#/properties/attempts/items/required',
                 keyword: 'required',
-                params: { missingProperty: 'ms' },
-                message: "must have required property '" + 'ms' + "'",
+                params: { missingProperty: 'status' },
+                message: "must have required property '" + 'status' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err33];
@@ -8140,13 +8144,13 @@ function validate33(
               }
               errors++;
             }
-            if (data9.error === undefined) {
+            if (data10.ms === undefined) {
               const err34 = {
                 instancePath: instancePath + '/attempts/' + i0,
                 schemaPath: '#/properties/attempts/items/required',
                 keyword: 'required',
-                params: { missingProperty: 'error' },
-                message: "must have required property '" + 'error' + "'",
+                params: { missingProperty: 'ms' },
+                message: "must have required property '" + 'ms' + "'",
               };
               if (vErrors === null) {
                 vErrors = [err34];
@@ -8155,7 +8159,22 @@ function validate33(
               }
               errors++;
             }
-            for (const key1 in data9) {
+            if (data10.error === undefined) {
+              const err35 = {
+                instancePath: instancePath + '/attempts/' + i0,
+                schemaPath: '#/properties/attempts/items/required',
+                keyword: 'required',
+                params: { missingProperty: 'error' },
+                message: "must have required property '" + 'error' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err35];
+              } else {
+                vErrors.push(err35);
+              }
+              errors++;
+            }
+            for (const key1 in data10) {
               if (!(
                 key1 === 'attempt' ||
                 key1 === 'started_at' ||
@@ -8165,30 +8184,12 @@ function validate33(
                 key1 === 'response_excerpt' ||
                 key1 === 'response_content_type'
               )) {
-                const err35 = {
+                const err36 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
                   keyword: 'additionalProperties',
                   params: { additionalProperty: key1 },
                   message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err35];
-                } else {
-                  vErrors.push(err35);
-                }
-                errors++;
-              }
-            }
-            if (data9.attempt !== undefined) {
-              let data10 = data9.attempt;
-              if (!(typeof data10 == 'number' && !(data10 % 1) && !isNaN(data10) && isFinite(data10))) {
-                const err36 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/attempt',
-                  schemaPath: '#/properties/attempts/items/properties/attempt/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
                 };
                 if (vErrors === null) {
                   vErrors = [err36];
@@ -8197,34 +8198,32 @@ function validate33(
                 }
                 errors++;
               }
-              if (typeof data10 == 'number' && isFinite(data10)) {
-                if (data10 < 1 || isNaN(data10)) {
-                  const err37 = {
+            }
+            if (data10.attempt !== undefined) {
+              let data11 = data10.attempt;
+              if (!(typeof data11 == 'number' && !(data11 % 1) && !isNaN(data11) && isFinite(data11))) {
+                const err37 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/attempt',
+                  schemaPath: '#/properties/attempts/items/properties/attempt/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err37];
+                } else {
+                  vErrors.push(err37);
+                }
+                errors++;
+              }
+              if (typeof data11 == 'number' && isFinite(data11)) {
+                if (data11 < 1 || isNaN(data11)) {
+                  const err38 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/attempt',
                     schemaPath: '#/properties/attempts/items/properties/attempt/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err37];
-                  } else {
-                    vErrors.push(err37);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data9.started_at !== undefined) {
-              let data11 = data9.started_at;
-              if (typeof data11 === 'string') {
-                if (!formats2.validate(data11)) {
-                  const err38 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
-                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
-                    keyword: 'format',
-                    params: { format: 'date-time' },
-                    message: 'must match format "' + 'date-time' + '"',
                   };
                   if (vErrors === null) {
                     vErrors = [err38];
@@ -8233,34 +8232,33 @@ function validate33(
                   }
                   errors++;
                 }
+              }
+            }
+            if (data10.started_at !== undefined) {
+              let data12 = data10.started_at;
+              if (typeof data12 === 'string') {
+                if (!formats2.validate(data12)) {
+                  const err39 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/started_at',
+                    schemaPath: '#/properties/attempts/items/properties/started_at/format',
+                    keyword: 'format',
+                    params: { format: 'date-time' },
+                    message: 'must match format "' + 'date-time' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err39];
+                  } else {
+                    vErrors.push(err39);
+                  }
+                  errors++;
+                }
               } else {
-                const err39 = {
+                const err40 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/started_at',
                   schemaPath: '#/properties/attempts/items/properties/started_at/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err39];
-                } else {
-                  vErrors.push(err39);
-                }
-                errors++;
-              }
-            }
-            if (data9.status !== undefined) {
-              let data12 = data9.status;
-              const _errs38 = errors;
-              let valid8 = false;
-              const _errs39 = errors;
-              if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12) && isFinite(data12))) {
-                const err40 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/status',
-                  schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
                 };
                 if (vErrors === null) {
                   vErrors = [err40];
@@ -8269,29 +8267,35 @@ function validate33(
                 }
                 errors++;
               }
-              if (typeof data12 == 'number' && isFinite(data12)) {
-                if (data12 > 599 || isNaN(data12)) {
-                  const err41 = {
+            }
+            if (data10.status !== undefined) {
+              let data13 = data10.status;
+              const _errs40 = errors;
+              let valid8 = false;
+              const _errs41 = errors;
+              if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13) && isFinite(data13))) {
+                const err41 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/status',
+                  schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err41];
+                } else {
+                  vErrors.push(err41);
+                }
+                errors++;
+              }
+              if (typeof data13 == 'number' && isFinite(data13)) {
+                if (data13 > 599 || isNaN(data13)) {
+                  const err42 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/status',
                     schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 599 },
                     message: 'must be <= 599',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err41];
-                  } else {
-                    vErrors.push(err41);
-                  }
-                  errors++;
-                }
-                if (data12 < 100 || isNaN(data12)) {
-                  const err42 = {
-                    instancePath: instancePath + '/attempts/' + i0 + '/status',
-                    schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 100 },
-                    message: 'must be >= 100',
                   };
                   if (vErrors === null) {
                     vErrors = [err42];
@@ -8300,12 +8304,27 @@ function validate33(
                   }
                   errors++;
                 }
+                if (data13 < 100 || isNaN(data13)) {
+                  const err43 = {
+                    instancePath: instancePath + '/attempts/' + i0 + '/status',
+                    schemaPath: '#/properties/attempts/items/properties/status/anyOf/0/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 100 },
+                    message: 'must be >= 100',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err43];
+                  } else {
+                    vErrors.push(err43);
+                  }
+                  errors++;
+                }
               }
-              var _valid2 = _errs39 === errors;
+              var _valid2 = _errs41 === errors;
               valid8 = valid8 || _valid2;
-              const _errs41 = errors;
-              if (data12 !== null) {
-                const err43 = {
+              const _errs43 = errors;
+              if (data13 !== null) {
+                const err44 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/status',
                   schemaPath: '#/properties/attempts/items/properties/status/anyOf/1/type',
                   keyword: 'type',
@@ -8313,16 +8332,16 @@ function validate33(
                   message: 'must be null',
                 };
                 if (vErrors === null) {
-                  vErrors = [err43];
+                  vErrors = [err44];
                 } else {
-                  vErrors.push(err43);
+                  vErrors.push(err44);
                 }
                 errors++;
               }
-              var _valid2 = _errs41 === errors;
+              var _valid2 = _errs43 === errors;
               valid8 = valid8 || _valid2;
               if (!valid8) {
-                const err44 = {
+                const err45 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/status',
                   schemaPath: '#/properties/attempts/items/properties/status/anyOf',
                   keyword: 'anyOf',
@@ -8330,30 +8349,30 @@ function validate33(
                   message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
-                  vErrors = [err44];
+                  vErrors = [err45];
                 } else {
-                  vErrors.push(err44);
+                  vErrors.push(err45);
                 }
                 errors++;
               } else {
-                errors = _errs38;
+                errors = _errs40;
                 if (vErrors !== null) {
-                  if (_errs38) {
-                    vErrors.length = _errs38;
+                  if (_errs40) {
+                    vErrors.length = _errs40;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data9.ms !== undefined) {
-              let data13 = data9.ms;
-              const _errs44 = errors;
+            if (data10.ms !== undefined) {
+              let data14 = data10.ms;
+              const _errs46 = errors;
               let valid9 = false;
-              const _errs45 = errors;
-              if (typeof data13 == 'number' && isFinite(data13)) {
-                if (data13 < 0 || isNaN(data13)) {
-                  const err45 = {
+              const _errs47 = errors;
+              if (typeof data14 == 'number' && isFinite(data14)) {
+                if (data14 < 0 || isNaN(data14)) {
+                  const err46 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/ms',
                     schemaPath: '#/properties/attempts/items/properties/ms/anyOf/0/minimum',
                     keyword: 'minimum',
@@ -8361,37 +8380,19 @@ function validate33(
                     message: 'must be >= 0',
                   };
                   if (vErrors === null) {
-                    vErrors = [err45];
+                    vErrors = [err46];
                   } else {
-                    vErrors.push(err45);
+                    vErrors.push(err46);
                   }
                   errors++;
                 }
               } else {
-                const err46 = {
+                const err47 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/ms',
                   schemaPath: '#/properties/attempts/items/properties/ms/anyOf/0/type',
                   keyword: 'type',
                   params: { type: 'number' },
                   message: 'must be number',
-                };
-                if (vErrors === null) {
-                  vErrors = [err46];
-                } else {
-                  vErrors.push(err46);
-                }
-                errors++;
-              }
-              var _valid3 = _errs45 === errors;
-              valid9 = valid9 || _valid3;
-              const _errs47 = errors;
-              if (data13 !== null) {
-                const err47 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/ms',
-                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err47];
@@ -8402,13 +8403,14 @@ function validate33(
               }
               var _valid3 = _errs47 === errors;
               valid9 = valid9 || _valid3;
-              if (!valid9) {
+              const _errs49 = errors;
+              if (data14 !== null) {
                 const err48 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/ms',
-                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
+                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err48];
@@ -8416,25 +8418,42 @@ function validate33(
                   vErrors.push(err48);
                 }
                 errors++;
+              }
+              var _valid3 = _errs49 === errors;
+              valid9 = valid9 || _valid3;
+              if (!valid9) {
+                const err49 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/ms',
+                  schemaPath: '#/properties/attempts/items/properties/ms/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err49];
+                } else {
+                  vErrors.push(err49);
+                }
+                errors++;
               } else {
-                errors = _errs44;
+                errors = _errs46;
                 if (vErrors !== null) {
-                  if (_errs44) {
-                    vErrors.length = _errs44;
+                  if (_errs46) {
+                    vErrors.length = _errs46;
                   } else {
                     vErrors = null;
                   }
                 }
               }
             }
-            if (data9.error !== undefined) {
-              let data14 = data9.error;
-              const _errs50 = errors;
+            if (data10.error !== undefined) {
+              let data15 = data10.error;
+              const _errs52 = errors;
               let valid10 = false;
-              const _errs51 = errors;
-              if (typeof data14 === 'string') {
-                if (func2(data14) > 500) {
-                  const err49 = {
+              const _errs53 = errors;
+              if (typeof data15 === 'string') {
+                if (func2(data15) > 500) {
+                  const err50 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/error',
                     schemaPath: '#/properties/attempts/items/properties/error/anyOf/0/maxLength',
                     keyword: 'maxLength',
@@ -8442,37 +8461,19 @@ function validate33(
                     message: 'must NOT have more than 500 characters',
                   };
                   if (vErrors === null) {
-                    vErrors = [err49];
+                    vErrors = [err50];
                   } else {
-                    vErrors.push(err49);
+                    vErrors.push(err50);
                   }
                   errors++;
                 }
               } else {
-                const err50 = {
+                const err51 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error',
                   schemaPath: '#/properties/attempts/items/properties/error/anyOf/0/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err50];
-                } else {
-                  vErrors.push(err50);
-                }
-                errors++;
-              }
-              var _valid4 = _errs51 === errors;
-              valid10 = valid10 || _valid4;
-              const _errs53 = errors;
-              if (data14 !== null) {
-                const err51 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/error',
-                  schemaPath: '#/properties/attempts/items/properties/error/anyOf/1/type',
-                  keyword: 'type',
-                  params: { type: 'null' },
-                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err51];
@@ -8483,13 +8484,14 @@ function validate33(
               }
               var _valid4 = _errs53 === errors;
               valid10 = valid10 || _valid4;
-              if (!valid10) {
+              const _errs55 = errors;
+              if (data15 !== null) {
                 const err52 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/error',
-                  schemaPath: '#/properties/attempts/items/properties/error/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
+                  schemaPath: '#/properties/attempts/items/properties/error/anyOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'null' },
+                  message: 'must be null',
                 };
                 if (vErrors === null) {
                   vErrors = [err52];
@@ -8497,25 +8499,16 @@ function validate33(
                   vErrors.push(err52);
                 }
                 errors++;
-              } else {
-                errors = _errs50;
-                if (vErrors !== null) {
-                  if (_errs50) {
-                    vErrors.length = _errs50;
-                  } else {
-                    vErrors = null;
-                  }
-                }
               }
-            }
-            if (data9.response_excerpt !== undefined) {
-              if (typeof data9.response_excerpt !== 'string') {
+              var _valid4 = _errs55 === errors;
+              valid10 = valid10 || _valid4;
+              if (!valid10) {
                 const err53 = {
-                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
-                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
+                  instancePath: instancePath + '/attempts/' + i0 + '/error',
+                  schemaPath: '#/properties/attempts/items/properties/error/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
                 };
                 if (vErrors === null) {
                   vErrors = [err53];
@@ -8523,13 +8516,39 @@ function validate33(
                   vErrors.push(err53);
                 }
                 errors++;
+              } else {
+                errors = _errs52;
+                if (vErrors !== null) {
+                  if (_errs52) {
+                    vErrors.length = _errs52;
+                  } else {
+                    vErrors = null;
+                  }
+                }
               }
             }
-            if (data9.response_content_type !== undefined) {
-              let data16 = data9.response_content_type;
-              if (typeof data16 === 'string') {
-                if (func2(data16) > 200) {
-                  const err54 = {
+            if (data10.response_excerpt !== undefined) {
+              if (typeof data10.response_excerpt !== 'string') {
+                const err54 = {
+                  instancePath: instancePath + '/attempts/' + i0 + '/response_excerpt',
+                  schemaPath: 'replay-result.schema.json#/properties/response_excerpt/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err54];
+                } else {
+                  vErrors.push(err54);
+                }
+                errors++;
+              }
+            }
+            if (data10.response_content_type !== undefined) {
+              let data17 = data10.response_content_type;
+              if (typeof data17 === 'string') {
+                if (func2(data17) > 200) {
+                  const err55 = {
                     instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
                     schemaPath: 'replay-result.schema.json#/properties/response_content_type/maxLength',
                     keyword: 'maxLength',
@@ -8537,14 +8556,14 @@ function validate33(
                     message: 'must NOT have more than 200 characters',
                   };
                   if (vErrors === null) {
-                    vErrors = [err54];
+                    vErrors = [err55];
                   } else {
-                    vErrors.push(err54);
+                    vErrors.push(err55);
                   }
                   errors++;
                 }
               } else {
-                const err55 = {
+                const err56 = {
                   instancePath: instancePath + '/attempts/' + i0 + '/response_content_type',
                   schemaPath: 'replay-result.schema.json#/properties/response_content_type/type',
                   keyword: 'type',
@@ -8552,15 +8571,15 @@ function validate33(
                   message: 'must be string',
                 };
                 if (vErrors === null) {
-                  vErrors = [err55];
+                  vErrors = [err56];
                 } else {
-                  vErrors.push(err55);
+                  vErrors.push(err56);
                 }
                 errors++;
               }
             }
           } else {
-            const err56 = {
+            const err57 = {
               instancePath: instancePath + '/attempts/' + i0,
               schemaPath: '#/properties/attempts/items/type',
               keyword: 'type',
@@ -8568,15 +8587,15 @@ function validate33(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err56];
+              vErrors = [err57];
             } else {
-              vErrors.push(err56);
+              vErrors.push(err57);
             }
             errors++;
           }
         }
       } else {
-        const err57 = {
+        const err58 = {
           instancePath: instancePath + '/attempts',
           schemaPath: '#/properties/attempts/type',
           keyword: 'type',
@@ -8584,15 +8603,15 @@ function validate33(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err57];
+          vErrors = [err58];
         } else {
-          vErrors.push(err57);
+          vErrors.push(err58);
         }
         errors++;
       }
     }
   } else {
-    const err58 = {
+    const err59 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -8600,9 +8619,9 @@ function validate33(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err58];
+      vErrors = [err59];
     } else {
-      vErrors.push(err58);
+      vErrors.push(err59);
     }
     errors++;
   }
