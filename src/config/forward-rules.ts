@@ -19,6 +19,8 @@ export interface ForwardCandidate {
   trustMode: TrustMode;
   verified: boolean;
   passedCheck?: boolean | null;
+  /** A registration handshake: no rule takes it. */
+  handshake?: boolean;
 }
 
 export function resolveForwardRules(
@@ -64,6 +66,7 @@ function typeMatches(filter: string, eventType: string): boolean {
 }
 
 export function ruleTakes(rule: ForwardRuleConfig, event: ForwardCandidate): boolean {
+  if (event.handshake === true) return false;
   if (rule.providers !== undefined && !rule.providers.includes(event.provider)) return false;
   if (rule.eventTypes !== undefined && !rule.eventTypes.some((t) => typeMatches(t, event.eventType))) return false;
   return rule.includeUnverified || !failedItsCheck(event);

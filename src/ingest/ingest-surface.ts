@@ -17,7 +17,7 @@ import { RECORD_REJECTED_PER_MINUTE, RECORD_REJECTED_PER_PROVIDER_PER_MINUTE } f
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
-import { slackUrlVerificationChallenge } from '../presets/slack-preset.ts';
+import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../presets/handshakes.ts';
 import { LazyBody } from '../presets/identify.ts';
 import type {
   DeliveryBody,
@@ -33,6 +33,7 @@ import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import { rejectSourceKey } from './reject-source-key.ts';
+import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
@@ -62,7 +63,6 @@ const REJECTED = ERROR_REGISTRY.unauthenticated.status;
 const UNAVAILABLE = ERROR_REGISTRY.unavailable.status;
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
-export const HOOKS_PREFIX = '/hooks/';
 
 /** Accepted and stored (or found already stored). */
 export interface IngestAccepted {
@@ -113,7 +113,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   // store, answer); each stage hands the next what it learned, and the order is the contract.
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
-    if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) {
+    if (provider === undefined && !ctx.path.startsWith(`${HOOKS_PREFIX}/`)) {
       await next();
       return;
     }
@@ -126,6 +126,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     // accepted webhook logs nothing.
     const log = (): Logger => ctx.state.log;
 
+    if (ctx.method === 'GET' && preset.handshake !== undefined) {
+      const answer = getHandshake(preset.handshake, new URLSearchParams(ctx.querystring), provider.verifyToken);
+      if (answer !== null) return answerGetHandshake(ctx, provider, answer);
+    }
     if (ctx.method !== 'POST') {
       return sendError(ctx, methodNotAllowed(ctx.method, ctx.path, ['POST']));
     }
@@ -151,14 +155,15 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     const body = read.body;
     const nowMs = now();
 
-    const outcome = safeVerify(preset, {
+    const verifyInput = {
       body,
       headers: ctx.req.headers,
       secrets: provider.secrets,
       toleranceSeconds: provider.toleranceSeconds,
       nowMs,
       query: ctx.querystring,
-    });
+    };
+    const outcome = safeVerify(preset, verifyInput);
     // One parse of the body, shared by identify() and summarize().
     const parsed = new LazyBody(body);
     const identity = safeIdentify(preset, body, ctx.req.headers, parsed);
@@ -204,21 +209,28 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       return sendError(ctx, new AppError('unauthenticated', `verification failed: ${outcome.detail}`));
     }
 
-    if (preset.name === 'slack') {
-      const challenge = slackUrlVerificationChallenge(body, ctx.req.headers);
-      if (challenge !== null) {
-        // The handshake is protocol, not an event: it is answered (after the signature passed) and
-        // not stored, so it never shows up in event lists or replays.
-        log().info({ provider: provider.name }, 'answered slack url_verification');
-        ctx.status = 200;
-        ctx.body = { challenge };
-        return;
-      }
-    }
+    // A signed handshake (it passed its check above) is answered once its event is stored: the
+    // event's type names it, and forward rules skip it (NewEvent.handshake).
+    const handshake =
+      preset.handshake === undefined
+        ? null
+        : postHandshake(preset.handshake, parsed, ctx.req.headers, () =>
+            provider.secrets.find((secret) => safeVerify(preset, { ...verifyInput, secrets: [secret] }).ok),
+          );
+    const stored: NewEvent =
+      handshake === null
+        ? event
+        : {
+            ...event,
+            eventType: handshake.eventType,
+            handshake: true,
+            verifyDetail: `${outcome.detail}; ${handshake.detail}`,
+            request: arrivalRequest(ctx, handshake.status),
+          };
 
     let result: InsertResult;
     try {
-      result = await store(event, log);
+      result = await store(stored, log);
     } catch (err: unknown) {
       const reference = randomUUID();
       log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
@@ -230,10 +242,82 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         }),
       );
     }
+    if (handshake !== null) {
+      log().info({ provider: provider.name, eventId: result.event.id }, handshake.detail);
+      return sendHandshakeAnswer(ctx, handshake);
+    }
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };
     ctx.status = ACCEPTED;
     ctx.body = accepted;
   };
+
+  /**
+   * A GET handshake (Meta's subscribe, Dropbox's challenge): stored as an event of its own type
+   * that never passed a check (the GET is not signed), answered after the row commits. Storing
+   * costs the sender nothing, so it draws on the same per-source budget as rejected deliveries:
+   * over it, the handshake is still answered but not recorded.
+   */
+  async function answerGetHandshake(
+    ctx: Context,
+    provider: WebhookProviderConfig,
+    answer: HandshakeAnswer | HandshakeRefusal,
+  ): Promise<void> {
+    const log = (): Logger => ctx.state.log;
+    const refused = 'refused' in answer;
+    const status = refused ? ERROR_REGISTRY.forbidden.status : answer.status;
+    const event: NewEvent = {
+      provider: provider.name,
+      eventType: answer.eventType,
+      trustMode: provider.trustMode,
+      verified: false,
+      passedCheck: false,
+      handshake: true,
+      verifyDetail: answer.detail,
+      externalId: null,
+      contentType: null,
+      sourceIp: clientIp(ctx),
+      headers: sanitizeHeaders(ctx.req.rawHeaders, { sensitiveHeaders: provider.preset.sensitiveHeaders }),
+      payload: Buffer.alloc(0),
+      summary: null,
+      request: arrivalRequest(ctx, status),
+    };
+    const recorded = !refused || provider.recordRejected;
+    if (recorded && mayRecordReject(provider.name, event.sourceIp)) {
+      try {
+        await store(event, log);
+      } catch (err: unknown) {
+        // A refusal is answered either way; an answer is not, since the provider retries a 503.
+        log().warn({ err, provider: provider.name }, 'could not record handshake');
+        if (!refused) {
+          return sendError(
+            ctx,
+            new AppError('unavailable', 'handshake not recorded: database unavailable; retry later', {
+              retryAfterSeconds,
+              cause: err,
+            }),
+          );
+        }
+      }
+    }
+    log().info({ provider: provider.name, refused }, answer.detail);
+    if (refused) return sendError(ctx, new AppError('forbidden', answer.detail));
+    sendHandshakeAnswer(ctx, answer);
+  }
+}
+
+/** The handshake's answer as the provider expects it: JSON, plain text (nosniff), or 204. */
+function sendHandshakeAnswer(ctx: Context, answer: HandshakeAnswer): void {
+  // For the deliveries metric (metrics/instrument.ts), which counts handshakes apart.
+  ctx.state.handshake = true;
+  ctx.status = answer.status;
+  if (answer.body === null) return;
+  if ('json' in answer.body) {
+    ctx.body = answer.body.json;
+    return;
+  }
+  ctx.type = 'text/plain; charset=utf-8';
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.body = answer.body.text;
 }
 
 /**

@@ -8,6 +8,7 @@ import { AppError } from '../errors/app-error.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { RateClass } from '../auth/rate-limiter.ts';
 import type { Metrics } from './metrics.ts';
+import { API_PREFIX } from '../shared/route-prefixes.ts';
 
 const INGEST_OUTCOME: Record<number, string> = {
   400: 'bad_request',
@@ -35,15 +36,16 @@ export function instrumentIngest(
     });
     if (passedOn) return;
     const label = provider ?? 'unknown';
-    const body = ctx.body as { duplicate?: unknown; challenge?: unknown } | undefined;
+    const body = ctx.body as { duplicate?: unknown } | undefined;
+    const handshake = (ctx.state as { handshake?: unknown }).handshake === true;
     const outcome =
-      ctx.status === 200
-        ? body?.challenge !== undefined
-          ? 'handshake'
-          : body?.duplicate === true
+      handshake && ctx.status < 300
+        ? 'handshake'
+        : ctx.status === 200
+          ? body?.duplicate === true
             ? 'duplicate'
             : 'stored'
-        : (INGEST_OUTCOME[ctx.status] ?? `status_${ctx.status}`);
+          : (INGEST_OUTCOME[ctx.status] ?? `status_${ctx.status}`);
     metrics.deliveries.inc({ provider: label, outcome });
     if (provider !== undefined) metrics.ingestLatency.observe({ provider }, (performance.now() - started) / 1000);
   };
@@ -79,7 +81,7 @@ export function countRateLimited(check: (caller: string) => void, rateClass: Rat
 /** Tracks open /api/stream connections: they end when the response closes. */
 export function countStreams(metrics: Metrics): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== '/api/stream' || ctx.method !== 'GET') {
+    if (ctx.path !== `${API_PREFIX}/stream` || ctx.method !== 'GET') {
       await next();
       return;
     }

@@ -41,6 +41,11 @@ export interface NewEvent {
   summary?: string | null;
   /** Webhooks only: the request it arrived in. Queue messages have none. */
   request?: ArrivalRequest;
+  /**
+   * A provider's registration handshake (presets/handshakes.ts), stored like any event but never
+   * forwarded: it is protocol between the provider and switchboard, not something a consumer acts on.
+   */
+  handshake?: boolean;
 }
 
 /** A stored event: what was written, with the id, size and arrival time the store gave it. */

@@ -495,13 +495,15 @@ describe('slack url_verification', () => {
       }),
     );
 
-  it('answers a signed handshake with the challenge and does not store it', async () => {
+  it('answers a signed handshake with the challenge and stores it as a url_verification event', async () => {
     const body = handshake();
     const before = (await harness.rows('slack')).length;
     const res = await post(`${harness.url}/hooks/slack`, body, slackHeaders(body));
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ challenge: (JSON.parse(body.toString()) as { challenge: string }).challenge });
-    expect(await harness.rows('slack')).toHaveLength(before);
+    const rows = await harness.rows('slack');
+    expect(rows).toHaveLength(before + 1);
+    expect(rows.at(-1)).toMatchObject({ eventType: 'url_verification', verified: true });
   });
 
   it('refuses a handshake with a bad signature instead of echoing the challenge', async () => {
