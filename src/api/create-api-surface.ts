@@ -32,8 +32,7 @@ import { parseListQuery } from './list-query.ts';
 import { readJsonBody } from './read-json-body.ts';
 import { apiInputKeys } from './tool-inputs.ts';
 import { rawDownloadHeaders } from './raw-download.ts';
-
-export const API_PREFIX = '/api';
+import { API_PREFIX, isUnder } from '../shared/route-prefixes.ts';
 
 /** GET /api/config: what the UI needs to know about the server. Never a secret. */
 export interface ApiConfig {
@@ -114,7 +113,7 @@ function eventId(ctx: { params: Record<string, string | undefined> }): string {
 }
 
 function isApiPath(path: string): boolean {
-  return path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
+  return isUnder(path, API_PREFIX);
 }
 
 /** The events: list, one, its bytes, what a replay would send, replaying it, its replays and deliveries. */

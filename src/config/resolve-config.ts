@@ -9,6 +9,7 @@ import type { Preset } from '../presets/preset-types.ts';
 import { camelCased, type CamelCased } from './camel-keys.ts';
 import { ConfigError } from './config-error.ts';
 import { resolveForwardRules, type ForwardRuleConfig } from './forward-rules.ts';
+import { API_PREFIX, HOOKS_PREFIX, isUnder, MCP_PATH } from '../shared/route-prefixes.ts';
 
 interface ProviderBase {
   name: string;
@@ -147,7 +148,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
   const presetName: PresetName = p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
   const problem = presetOptionProblem(presetName, p);
   if (problem !== null) throw new ConfigError(`${at}.${problem.key}: ${problem.message}`);
-  const route = p.route ?? `/hooks/${name}`;
+  const route = p.route ?? `${HOOKS_PREFIX}/${name}`;
   const publicUrl = usesUrl(presetName) ? publicUrlOf(p, route, serverUrl) : undefined;
   if (signsUrl(presetName) && publicUrl === undefined) {
     throw new ConfigError(
@@ -238,7 +239,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   const routes = new Map<string, string>();
   for (const p of providers) {
     if (p.family !== 'webhook') continue;
-    if (p.route === '/mcp' || p.route.startsWith('/mcp/') || p.route.startsWith('/api/') || p.route === '/api') {
+    if (isUnder(p.route, MCP_PATH) || isUnder(p.route, API_PREFIX)) {
       throw new ConfigError(`providers.${p.name}.route: ${p.route} is reserved for switchboard itself`);
     }
     const clash = routes.get(p.route);

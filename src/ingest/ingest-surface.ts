@@ -33,6 +33,7 @@ import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import { rejectSourceKey } from './reject-source-key.ts';
+import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
@@ -62,7 +63,6 @@ const REJECTED = ERROR_REGISTRY.unauthenticated.status;
 const UNAVAILABLE = ERROR_REGISTRY.unavailable.status;
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
-export const HOOKS_PREFIX = '/hooks/';
 
 /** Accepted and stored (or found already stored). */
 export interface IngestAccepted {
@@ -113,7 +113,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
   // store, answer); each stage hands the next what it learned, and the order is the contract.
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
-    if (provider === undefined && !ctx.path.startsWith(HOOKS_PREFIX)) {
+    if (provider === undefined && !ctx.path.startsWith(`${HOOKS_PREFIX}/`)) {
       await next();
       return;
     }

@@ -23,9 +23,9 @@ import { createEventWaits } from './event-waits.ts';
 import { createMcpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
 import { oauthRefusals } from './oauth-refusals.ts';
 import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
+import { isUnder, MCP_PATH } from '../shared/route-prefixes.ts';
 
 export { MCP_MAX_BODY_BYTES } from './mcp-body.ts';
-export const MCP_PATH = '/mcp';
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 export interface McpSurfaceDeps
@@ -121,7 +121,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const refuseOAuth = oauthRefusals(deps.checkHost, deps.authenticate);
 
   const middleware: Middleware = async (ctx, next) => {
-    if (ctx.path !== MCP_PATH && !ctx.path.startsWith(`${MCP_PATH}/`)) {
+    if (!isUnder(ctx.path, MCP_PATH)) {
       await refuseOAuth(ctx, next);
       return;
     }

@@ -8,6 +8,7 @@ import { AppError } from '../errors/app-error.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { RateClass } from '../auth/rate-limiter.ts';
 import type { Metrics } from './metrics.ts';
+import { API_PREFIX } from '../shared/route-prefixes.ts';
 
 const INGEST_OUTCOME: Record<number, string> = {
   400: 'bad_request',
@@ -80,7 +81,7 @@ export function countRateLimited(check: (caller: string) => void, rateClass: Rat
 /** Tracks open /api/stream connections: they end when the response closes. */
 export function countStreams(metrics: Metrics): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== '/api/stream' || ctx.method !== 'GET') {
+    if (ctx.path !== `${API_PREFIX}/stream` || ctx.method !== 'GET') {
       await next();
       return;
     }

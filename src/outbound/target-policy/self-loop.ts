@@ -1,5 +1,6 @@
 import { networkInterfaces } from 'node:os';
 import { normaliseHost, normaliseIp } from './ip-address.ts';
+import { HOOKS_PREFIX, isUnder, MCP_PATH } from '../../shared/route-prefixes.ts';
 
 /** One address switchboard itself listens on (`server.host` / `server.port`). */
 export interface SelfAddress {
@@ -62,7 +63,7 @@ const withoutTrailingSlash = (view: string): string => view.replace(/(?<=.)\/+$/
 
 export function isLoopPronePath(path: string, routes: readonly string[] = []): boolean {
   const view = routerView(path);
-  if (view === '/mcp' || view.startsWith('/mcp/') || view === '/hooks' || view.startsWith('/hooks/')) return true;
+  if (isUnder(view, MCP_PATH) || isUnder(view, HOOKS_PREFIX)) return true;
   const exact = withoutTrailingSlash(view);
   return routes.some((route) => withoutTrailingSlash(routerView(route)) === exact);
 }
