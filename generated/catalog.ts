@@ -5,6 +5,42 @@ import type { PresetName, ProviderCatalogEntry } from './types.ts';
 
 /** Every provider of the catalog, by preset name (schemas/providers/<name>.json). */
 export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>> = {
+  adyen: {
+    name: 'adyen',
+    title: 'Adyen',
+    docs: 'https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures/',
+    scheme: { kind: 'body-signature', variant: 'adyen' },
+    identify: {
+      event_type: ['{/notificationItems/0/NotificationRequestItem/eventCode}'],
+      external_id: [
+        '{/notificationItems/0/NotificationRequestItem/pspReference}:{/notificationItems/0/NotificationRequestItem/eventCode}:{/notificationItems/0/NotificationRequestItem/success}',
+      ],
+    },
+    summary: [
+      '{/notificationItems/0/NotificationRequestItem/merchantReference}',
+      '{/notificationItems/0/NotificationRequestItem/pspReference}',
+      '{/notificationItems/0/NotificationRequestItem/amount/currency}',
+    ],
+    samples: [
+      {
+        name: 'AUTHORISATION',
+        description: 'a card payment authorised',
+        file: 'adyen-authorisation.json',
+        headers: { 'User-Agent': 'Adyen HttpClient 1.0' },
+        fresh: {
+          '/notificationItems/0/NotificationRequestItem/pspReference': 'uuid',
+          '/notificationItems/0/NotificationRequestItem/eventDate': 'now_iso',
+        },
+      },
+    ],
+    proof: {
+      by: 'package-signs',
+      package: '@adyen/api-library',
+      note: 'HmacValidator.calculateHmac signs each notification item and validateHMAC checks it.',
+    },
+    notes:
+      "The secret is the HMAC key in hex, as the Customer Area shows it. Every notification item must pass. Adyen signs the item's references, amount, event code and success, not the rest of the body.",
+  },
   'basic-auth': {
     name: 'basic-auth',
     title: 'Any HTTP Basic sender',
@@ -554,6 +590,32 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       example: 'https://linear.app/developers/webhooks',
       note: "Linear's documented HMAC of the raw body and webhookTimestamp check.",
     },
+  },
+  mailgun: {
+    name: 'mailgun',
+    title: 'Mailgun',
+    docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/tracking-messages/#securing-webhooks',
+    scheme: { kind: 'body-signature', variant: 'mailgun' },
+    identify: {
+      event_type: ['{/event-data/event}', '{form:event}'],
+      external_id: ['{/event-data/id}', '{/signature/token}'],
+    },
+    summary: ['{/event-data/recipient}', '{/event-data/message/headers/subject}'],
+    samples: [
+      {
+        name: 'delivered',
+        description: 'a message delivered',
+        file: 'mailgun-delivered.json',
+        headers: { 'User-Agent': 'mailgun/treq-16.12.0' },
+        fresh: { '/event-data/id': 'uuid', '/event-data/timestamp': 'now_unix' },
+      },
+    ],
+    proof: {
+      by: 'example',
+      example: 'https://documentation.mailgun.com/docs/mailgun/user-manual/tracking-messages/#securing-webhooks',
+      note: "Mailgun's documented check: hex HMAC-SHA256 of timestamp and token with the webhook signing key.",
+    },
+    notes: 'The secret is the HTTP webhook signing key. Mailgun signs the timestamp and token, not the event data.',
   },
   meta: {
     name: 'meta',
@@ -1529,4 +1591,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 56;
+export const VERIFYING_PRESET_COUNT = 58;

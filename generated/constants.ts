@@ -8,6 +8,7 @@ export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfi
 
 /** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
+  'adyen',
   'basic-auth',
   'bitbucket',
   'box',
@@ -31,6 +32,7 @@ export const PRESET_NAMES = [
   'launchdarkly',
   'lemon-squeezy',
   'linear',
+  'mailgun',
   'meta',
   'mux',
   'netlify',
@@ -142,7 +144,7 @@ export const REPLAY_ERROR_REASONS = [
 export type ReplayErrorReason = (typeof REPLAY_ERROR_REASONS)[number];
 
 /** A forward delivery's state. From schemas/delivery.schema.json#/properties/state. */
-export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead'] as const;
+export const DELIVERY_STATES = ['pending', 'delivering', 'delivered', 'failed', 'dead', 'cancelled'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 /** What one switchboard process runs (server.role, --role). From schemas/server-role.schema.json#. */

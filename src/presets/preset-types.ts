@@ -104,6 +104,11 @@ export interface Preset {
   readonly verify: (input: VerifyInput) => VerifyOutcome;
   /** Token presets: the lower-cased header a sender puts the token in (replay and trigger use it too). */
   readonly tokenHeader?: string;
+  /**
+   * Presets whose signature travels in the body (Mailgun, Adyen): the bytes with a fresh signature
+   * inside. Trigger uses it for its samples; replay and forwarding send the stored bytes as they are.
+   */
+  readonly signBody?: (input: SignInput) => Buffer;
   /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
   readonly sign?: (input: SignInput) => Record<string, string>;
   readonly identify: Identify;

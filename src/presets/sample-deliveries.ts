@@ -248,7 +248,11 @@ export async function sampleDelivery(
   // An array payload (HubSpot sends a batch) is kept as it is; prepare() reaches into it by pointer.
   const doc = Array.isArray(parsed) ? (parsed as unknown as JsonObject) : record(parsed);
   const senderHeaders = definition.prepare(doc, { nowMs, uid: randomUUID() });
-  const body = Buffer.from(form ? formBody(doc) : JSON.stringify(doc), 'utf8');
+  const made = Buffer.from(form ? formBody(doc) : JSON.stringify(doc), 'utf8');
+  const body =
+    credential !== undefined && preset.signBody !== undefined
+      ? preset.signBody({ body: made, secret: credential, nowMs })
+      : made;
   const contentType = form ? 'application/x-www-form-urlencoded' : 'application/json';
   const headers: Record<string, string> = { 'content-type': contentType, ...senderHeaders };
   if (credential !== undefined && preset.sign !== undefined) {

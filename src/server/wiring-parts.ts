@@ -204,7 +204,14 @@ export function forwardingControl(
     start: async (self) => {
       // An ingest process queues deliveries (the outbox rows commit with their events) and answers
       // /api/forwards; worker processes send them.
-      if (config.forward.length === 0 || !roleParts(config.server.role).worker) return;
+      if (!roleParts(config.server.role).worker) return;
+      // A rule removed from the config leaves no delivery pending forever, nor one a later rule
+      // of the same name would send to its own target (26.5).
+      const cancelled = await deliveries.cancelUnconfigured(config.forward.map((rule) => rule.name));
+      for (const [rule, count] of cancelled) {
+        logger.warn({ rule, cancelled: count }, 'cancelled the open deliveries of a forward rule no longer configured');
+      }
+      if (config.forward.length === 0) return;
       // Checked once the port is known, so a rule pointing at switchboard itself is refused (exit 2).
       const targets = await checkForwardTargets(config.forward, {
         policy: outbound.policy,

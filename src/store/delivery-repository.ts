@@ -101,6 +101,12 @@ export interface DeliveryRepository {
   dueNow(rule: string): Promise<number>;
   setPaused(rule: string, paused: boolean): Promise<void>;
   health(rules: readonly string[]): Promise<RuleHealth[]>;
+  /**
+   * At start-up: every delivery of a rule not in `rules` that is not delivered becomes cancelled,
+   * with the reason, and the pause state of such rules is forgotten, so a rule of the same name
+   * added later starts afresh. Answers how many were cancelled, per rule.
+   */
+  cancelUnconfigured(rules: readonly string[]): Promise<Map<string, number>>;
   /** Each listed event's forwarding across its rules; events no rule took are absent. */
   forwardStates(eventIds: readonly string[]): Promise<Map<string, ForwardState>>;
 }
@@ -125,6 +131,7 @@ const deliveryRow = z.object({
   created_at: z.string(),
   next_attempt_at: z.string().nullable(),
   delivered_at: z.string().nullable(),
+  cancel_reason: z.string().nullable(),
 });
 
 const attemptRow = z.object({
@@ -153,7 +160,7 @@ const healthRow = z.object({
 const DELIVERY_COLUMNS = sql.fragment`deliveries.id, deliveries.event_id, deliveries.rule, deliveries.state,
   deliveries.attempt_count, ${utcColumn('deliveries', 'created_at')} AS created_at,
   CASE WHEN deliveries.state IN ('pending', 'failed') THEN ${utcColumn('deliveries', 'next_attempt_at')} END AS next_attempt_at,
-  ${utcColumn('deliveries', 'delivered_at')} AS delivered_at`;
+  ${utcColumn('deliveries', 'delivered_at')} AS delivered_at, deliveries.cancel_reason`;
 
 function attemptFromRow(row: z.infer<typeof attemptRow>): DeliveryAttempt {
   return {
@@ -194,7 +201,11 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
       list.push(attemptFromRow(row));
       byDelivery.set(row.delivery_id, list);
     }
-    return rows.map((row) => ({ ...row, attempts: byDelivery.get(row.id) ?? [] }));
+    return rows.map(({ cancel_reason: reason, ...row }) => ({
+      ...row,
+      ...(reason === null ? {} : { cancel_reason: reason }),
+      attempts: byDelivery.get(row.id) ?? [],
+    }));
   }
 
   async function get(id: string): Promise<Delivery | null> {
@@ -442,6 +453,26 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
       }));
     },
 
+    async cancelUnconfigured(rules) {
+      const configured = sql.array([...rules], 'text');
+      return pool.transaction(async (tx) => {
+        const rows = await tx.any(sql.type(z.object({ rule: z.string(), cancelled: z.coerce.number() }))`
+          WITH cancelled AS (
+            UPDATE deliveries SET state = 'cancelled', claim = NULL, next_attempt_at = NULL,
+              cancel_reason = 'forward rule ' || deliveries.rule || ' is no longer configured'
+            WHERE deliveries.state IN ('pending', 'delivering', 'failed', 'dead')
+              AND NOT (deliveries.rule = ANY(${configured}))
+            RETURNING deliveries.rule
+          )
+          SELECT cancelled.rule, count(*) AS cancelled FROM cancelled GROUP BY cancelled.rule
+        `);
+        await tx.query(
+          sql.unsafe`DELETE FROM forward_rule_state WHERE NOT (forward_rule_state.rule = ANY(${configured}))`,
+        );
+        return new Map(rows.map((row) => [row.rule, row.cancelled]));
+      });
+    },
+
     async forwardStates(eventIds) {
       const uuids = eventIds.map(uuidOrNull).filter((id): id is string => id !== null);
       if (uuids.length === 0) return new Map();
@@ -455,7 +486,7 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
               OR (events.trust_mode = 'token' AND events.passed_check IS NOT TRUE)) THEN 'delivered_unsigned'
             ELSE 'delivered' END AS forward_state
         FROM deliveries JOIN events ON events.id = deliveries.event_id
-        WHERE deliveries.event_id = ANY(${sql.array(uuids, 'uuid')})
+        WHERE deliveries.event_id = ANY(${sql.array(uuids, 'uuid')}) AND deliveries.state <> 'cancelled'
         GROUP BY deliveries.event_id
       `);
       return new Map(rows.map((row) => [row.event_id, row.forward_state]));

@@ -99,7 +99,7 @@ export async function prepareTrigger(
       `provider ${provider.name} has no ${provider.trustMode === 'signed' ? 'secret' : 'token'} configured, so the sample cannot be ${provider.trustMode === 'signed' ? 'signed' : 'authenticated'}`,
     );
   }
-  if (provider.trustMode === 'signed' && provider.preset.sign === undefined) {
+  if (provider.trustMode === 'signed' && provider.preset.sign === undefined && provider.preset.signBody === undefined) {
     throw invalidArgument(`preset ${provider.presetName} cannot sign`);
   }
   const prepared = await sampleDelivery(provider.preset, sampleName, secret, nowMs);

@@ -140,3 +140,76 @@ describe('graceful shutdown', () => {
     expect(released.errors).toEqual(['interrupted by shutdown']);
   });
 });
+
+describe('a forward rule removed from the config (26.5)', () => {
+  let down: Consumer;
+  let fresh: Consumer;
+  afterAll(async () => {
+    await Promise.all([down, fresh].map((c) => c?.close()));
+  });
+
+  const api = async <T>(
+    running: RunningSwitchboard,
+    path: string,
+    method = 'GET',
+  ): Promise<{ status: number; body: T }> => {
+    const res = await fetch(`${running.url}${path}`, {
+      method,
+      headers: { authorization: 'Bearer forward-startup-token-0123456789' },
+    });
+    return { status: res.status, body: (await res.json()) as T };
+  };
+
+  it('cancels its open deliveries at start-up with the reason, and a rule re-added under its name sees only newer events', async () => {
+    down = await startConsumer('127.0.0.1', (_req, res) => {
+      res.statusCode = 503;
+      res.end('down');
+    });
+    fresh = await startConsumer();
+    const rule = (to: string, extra = ''): string =>
+      `${PROVIDERS}forward:\n  gone: { to: "${to}", backoff: { initial_ms: 60000, max_ms: 60000 }${extra} }\n`;
+    let running = await start(rule(down.url()));
+    const old = (await (
+      await fetch(`${running.url}/hooks/sandbox`, { method: 'POST', body: '{"type":"old"}' })
+    ).json()) as {
+      id: string;
+    };
+    await eventually(() => down.requests.length >= 1, 'the first attempt');
+    await api(running, '/api/forwards/gone/pause', 'POST');
+    await running.close();
+
+    // Started without the rule: its open delivery is cancelled, with the reason, and stays so.
+    running = await start(PROVIDERS);
+    const listed = await api<{ deliveries: Array<{ id: string; state: string; cancel_reason?: string }> }>(
+      running,
+      `/api/events/${old.id}/deliveries`,
+    );
+    expect(listed.body.deliveries).toMatchObject([
+      { state: 'cancelled', cancel_reason: 'forward rule gone is no longer configured' },
+    ]);
+    const retried = await api<{ error?: { code: string } }>(
+      running,
+      `/api/deliveries/${listed.body.deliveries[0]?.id ?? ''}/retry`,
+      'POST',
+    );
+    expect(retried.status).not.toBe(200);
+    await running.close();
+
+    // Re-added under the same name with a new target: not paused, the old event never sent there.
+    running = await start(rule(fresh.url()));
+    const forwards = await api<{ rules: Array<{ name: string; paused: boolean; pending: number }> }>(
+      running,
+      '/api/forwards',
+    );
+    expect(forwards.body.rules).toMatchObject([{ name: 'gone', paused: false, pending: 0 }]);
+    const newer = (await (
+      await fetch(`${running.url}/hooks/sandbox`, { method: 'POST', body: '{"type":"new"}' })
+    ).json()) as {
+      id: string;
+    };
+    await eventually(() => fresh.requests.length >= 1, 'the newer event at the new target');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(fresh.requests.map((r) => r.headers['x-switchboard-replay'])).toEqual([newer.id]);
+    await running.close();
+  });
+});

@@ -18,6 +18,7 @@ const STATE_WORDS: Readonly<Record<Delivery['state'], { words: string; tone: str
   delivered: { words: 'Delivered', tone: 'good' },
   failed: { words: 'Retrying', tone: 'warn' },
   dead: { words: 'Dead', tone: 'bad' },
+  cancelled: { words: 'Cancelled', tone: 'neutral' },
 };
 
 function AttemptResult({ attempt: a }: { attempt: DeliveryAttempt }): JSX.Element {
@@ -32,6 +33,7 @@ function AttemptResult({ attempt: a }: { attempt: DeliveryAttempt }): JSX.Elemen
 }
 
 function stateNote(d: Delivery): string {
+  if (d.state === 'cancelled') return d.cancel_reason === undefined ? '' : `: ${d.cancel_reason}`;
   if (d.state === 'delivered' && d.delivered_at !== null) {
     return ` after ${d.attempt_count} attempt${d.attempt_count === 1 ? '' : 's'}, ${formatTime(d.delivered_at)}`;
   }
@@ -89,9 +91,9 @@ function DeliveryCard({ delivery: d, api, onChanged }: { delivery: Delivery; api
   );
 }
 
-const settled = (d: Delivery): boolean => d.state === 'delivered' || d.state === 'dead';
+const settled = (d: Delivery): boolean => d.state === 'delivered' || d.state === 'dead' || d.state === 'cancelled';
 
-/** Refreshes itself until every delivery is delivered or dead. */
+/** Refreshes itself until every delivery is delivered, dead or cancelled. */
 export function DeliveriesPanel({ api, eventId }: { api: ApiClient; eventId: string }): JSX.Element {
   const { value, error, reload } = usePolled(() => api.deliveries(eventId), [api, eventId], {
     failure: 'Could not load the deliveries.',
