@@ -11,19 +11,26 @@
  *   3. the backlog drain rate after a consumer outage: the consumer stops, load continues at the
  *      same rate for the outage, the consumer comes back on the same port, and the backlog's size
  *      over the time from its return to the last arrival is printed;
- *   4. what one delivery costs, measured rather than timed (robust on a loaded machine): with the
- *      rule paused, events queue up; then it is resumed and, over the drain, the switchboard
- *      process's CPU time (/proc/<pid>/stat) and the database's committed transactions
+ *   4. what one delivery costs, counted rather than timed, so a loaded machine changes it little:
+ *      an `--role ingest` process queues events for a paused rule, then the rule is resumed and a
+ *      `--role worker` process drains them. Over the drain, the worker's CPU time (its
+ *      process.cpuUsage(), read from its /metrics) and the database's committed transactions
  *      (pg_stat_database.xact_commit, less the idle rate measured just before) are divided by the
- *      deliveries. Every dispatcher statement runs on its own, so transactions are its round trips.
+ *      deliveries: µs CPU per delivery (target ≤ 400) and transactions per delivery (≤ 0.5).
+ *      Every dispatcher statement runs on its own, so transactions are its round trips.
+ *      --cpu-prof DIR runs that worker under `node --cpu-prof`; summarise the profile with
+ *      `npx tsx bench/cpu-profile-summary.ts DIR/<file>.cpuprofile --per <deliveries>`.
  *
- *   npx tsx bench/forward.ts [--seconds 10] [--lag-seconds 20] [--outage-seconds 60] [--rate 200] [--cost-events 2000]
+ *   npx tsx bench/forward.ts [--seconds 10] [--rounds 3] [--lag-seconds 20] [--outage-seconds 60] [--rate 200] [--cost-events 4000]
  *   npx tsx bench/forward.ts --seconds 3 --lag-seconds 5 --outage-seconds 5     # a short run
+ *   npx tsx bench/forward.ts --only cost [--cpu-prof /tmp/prof]                # the counts alone
+ *
+ * Sections 1 and 4 print the machine's steal over their runs; wall-clock figures (1 to 3) mean
+ * something only on a quiet machine.
  *
  * DATABASE_URL's server is used when set (a database per server run, created and dropped);
  * otherwise an embedded PostgreSQL (default, durable settings) runs in a temp directory.
  */
-import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -33,6 +40,7 @@ import pg from 'pg';
 import { createLogger } from '../src/log/logger.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import { randomToken, spawnSwitchboard, type SpawnedSwitchboard } from '../test/support/spawn-switchboard.ts';
+import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
 import { percentile, runGithubLoad } from './load-driver.ts';
 
 const { values: flags } = parseArgs({
@@ -44,9 +52,15 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '32' },
     concurrency: { type: 'string', default: '8' },
     'backoff-max-ms': { type: 'string', default: '5000' },
-    'cost-events': { type: 'string', default: '2000' },
+    'cost-events': { type: 'string', default: '4000' },
+    rounds: { type: 'string', default: '3' },
+    only: { type: 'string', default: 'ingest,lag,outage,cost' },
+    'cpu-prof': { type: 'string' },
   },
 });
+const ROUNDS = Number(flags.rounds);
+const SECTIONS = new Set((flags.only ?? '').split(',').map((name) => name.trim()));
+const CPU_PROF_DIR = flags['cpu-prof'];
 const SECONDS = Number(flags.seconds);
 const LAG_SECONDS = Number(flags['lag-seconds']);
 const OUTAGE_SECONDS = Number(flags['outage-seconds']);
@@ -57,6 +71,7 @@ const BACKOFF_MAX_MS = Number(flags['backoff-max-ms']);
 const COST_EVENTS = Number(flags['cost-events']);
 const WARM_UP_MS = 3_000;
 const SECRET = 'bench-forward-secret';
+const TOKEN = randomToken();
 const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -168,7 +183,7 @@ async function withServer<T>(
   const server = await spawnSwitchboard({
     config: configFor(consumerPort),
     databaseUrl,
-    token: randomToken(),
+    token: TOKEN,
     logLevel: 'warn',
   });
   try {
@@ -192,13 +207,32 @@ async function receivedAt(databaseUrl: string): Promise<Map<string, number>> {
   }
 }
 
-/** User + system CPU microseconds of a process so far (/proc/<pid>/stat, clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
-  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
-  const afterName = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1) ?? '';
-  const fields = afterName.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+interface CpuMicros {
+  user: number;
+  system: number;
 }
+
+/**
+ * User and system CPU microseconds a switchboard process has used so far: its own
+ * process.cpuUsage(), which prom-client exports on /metrics (microsecond resolution, unlike
+ * /proc's 10 ms ticks). System time is mostly the socket writes and reads to PostgreSQL and the
+ * consumer, which on loopback include the kernel's delivery to the other end.
+ */
+async function cpuMicros(server: SpawnedSwitchboard): Promise<CpuMicros> {
+  const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.token ?? ''}` } });
+  const text = await response.text();
+  const read = (name: string): number => {
+    const seconds = new RegExp(`^switchboard_process_cpu_${name}_seconds_total (\\S+)$`, 'm').exec(text)?.[1];
+    if (seconds === undefined) throw new Error(`no switchboard_process_cpu_${name}_seconds_total on /metrics`);
+    return Number(seconds) * 1_000_000;
+  };
+  return { user: read('user'), system: read('system') };
+}
+
+const stealText = (before: CpuTicks | undefined): string => {
+  const share = stealShare(before, cpuTicks());
+  return share === undefined ? 'steal unknown' : `steal ${(share * 100).toFixed(1)} %`;
+};
 
 /** Transactions committed in the server's database so far (statistics flush within a second). */
 async function committedTransactions(databaseUrl: string): Promise<number> {
@@ -224,36 +258,68 @@ async function forwardControl(server: SpawnedSwitchboard, action: 'pause' | 'res
   if (!response.ok) throw new Error(`${action} answered ${response.status}`);
 }
 
-/** Section 4: CPU and database transactions per delivery, over a drain of a paused backlog. */
-async function costPerDelivery(server: SpawnedSwitchboard, databaseUrl: string, consumer: Consumer): Promise<void> {
-  await forwardControl(server, 'pause');
-  const load = await runGithubLoad({
-    baseUrl: server.url,
-    secret: SECRET,
-    ratePerSecond: RATE,
-    concurrency: 64,
-    durationMs: (COST_EVENTS / RATE) * 1000,
-  });
-  const ids = load.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
-  // The idle rate (search indexer, gauges, these reads): subtracted from the drain's count.
-  await sleep(2_000);
-  const idleFrom = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
-  await sleep(3_000);
-  const idleTo = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
-  const idlePerMs = (idleTo.xacts - idleFrom.xacts) / (idleTo.at - idleFrom.at);
-  const before = { at: nowMs(), cpu: cpuMicros(server.pid), xacts: await committedTransactions(databaseUrl) };
-  await forwardControl(server, 'resume');
-  const drained = await waitUntil(() => ids.every((id) => consumer.arrivals.has(id)), 120_000);
-  const cpuUsed = cpuMicros(server.pid) - before.cpu;
-  const drainMs = nowMs() - before.at;
-  await sleep(1_500); // Let the last statements' counters flush.
-  const after = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
-  const xacts = after.xacts - before.xacts - idlePerMs * (after.at - before.at);
-  out(
-    `cost per delivery (${ids.length} queued while paused, drained in ${(drainMs / 1000).toFixed(2)} s${drained ? '' : ', NOT ALL DELIVERED'}): ` +
-      `${(cpuUsed / ids.length).toFixed(0)} µs CPU in the switchboard process, ` +
-      `${(xacts / ids.length).toFixed(2)} database transactions (idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted)`,
-  );
+/**
+ * Section 4: a worker's CPU and the database's transactions per delivery, over the drain of a
+ * backlog queued by an ingest process while the rule was paused.
+ */
+async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): Promise<void> {
+  const databaseUrl = await databases.create();
+  const spawn = (role: 'ingest' | 'worker', nodeArgs: readonly string[] = []) =>
+    spawnSwitchboard({
+      config: configFor(consumer.port),
+      databaseUrl,
+      token: TOKEN,
+      logLevel: 'warn',
+      extraArgs: ['--role', role],
+      nodeArgs,
+    });
+  const ingest = await spawn('ingest');
+  let worker: SpawnedSwitchboard | undefined;
+  try {
+    await forwardControl(ingest, 'pause');
+    const load = await runGithubLoad({
+      baseUrl: ingest.url,
+      secret: SECRET,
+      concurrency: CONNECTIONS,
+      durationMs: 600_000,
+      maxRequests: COST_EVENTS,
+    });
+    const ids = load.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
+    worker = await spawn('worker', CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`]);
+    // The idle rate (both processes' gauges and pollers, these reads): subtracted from the drain's.
+    await sleep(2_000);
+    const idleFrom = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
+    await sleep(3_000);
+    const idleTo = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
+    const idlePerMs = (idleTo.xacts - idleFrom.xacts) / (idleTo.at - idleFrom.at);
+    const ticks = cpuTicks();
+    const before = { at: nowMs(), cpu: await cpuMicros(worker), xacts: await committedTransactions(databaseUrl) };
+    await forwardControl(ingest, 'resume');
+    const drained = await waitUntil(() => ids.every((id) => consumer.arrivals.has(id)), 300_000);
+    const drainMs = nowMs() - before.at;
+    const cpuAfter = await cpuMicros(worker);
+    const user = cpuAfter.user - before.cpu.user;
+    const system = cpuAfter.system - before.cpu.system;
+    const steal = stealText(ticks);
+    await sleep(1_500); // Let the last statements' counters flush.
+    const after = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
+    const xacts = after.xacts - before.xacts - idlePerMs * (after.at - before.at);
+    out(
+      `cost per delivery, --role worker draining ${ids.length} queued events (${(drainMs / 1000).toFixed(2)} s` +
+        `${drained ? '' : ', NOT ALL DELIVERED'}, ${steal}): ` +
+        `${((user + system) / ids.length).toFixed(0)} µs CPU (target ≤ 400; user ${(user / ids.length).toFixed(0)}, ` +
+        `system ${(system / ids.length).toFixed(0)}), ` +
+        `${(xacts / ids.length).toFixed(3)} database transactions (target ≤ 0.5; idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted)`,
+    );
+    if (CPU_PROF_DIR !== undefined) {
+      out(`  profile: the worker writes it to ${CPU_PROF_DIR} as it exits; summarise with --per ${ids.length}`);
+    }
+  } finally {
+    await worker?.stop();
+    worker?.cleanup();
+    await ingest.stop();
+    ingest.cleanup();
+  }
 }
 
 async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -278,39 +344,70 @@ async function ingestRound(server: SpawnedSwitchboard): Promise<number> {
 
 async function main(): Promise<void> {
   out(
-    `forward bench: ingest ${SECONDS} s × 2 rounds each at ${CONNECTIONS} connections; lag ${LAG_SECONDS} s at ${RATE}/s; ` +
-      `outage ${OUTAGE_SECONDS} s at ${RATE}/s; rule concurrency ${CONCURRENCY}, backoff 1000…${BACKOFF_MAX_MS} ms, max_attempts 1000`,
+    `forward bench (${[...SECTIONS].join(', ')}): ingest ${SECONDS} s × ${ROUNDS} rotated rounds each at ${CONNECTIONS} connections; ` +
+      `lag ${LAG_SECONDS} s at ${RATE}/s; outage ${OUTAGE_SECONDS} s at ${RATE}/s; cost over ${COST_EVENTS} events; ` +
+      `rule concurrency ${CONCURRENCY}, backoff 1000…${BACKOFF_MAX_MS} ms, max_attempts 1000`,
   );
   const databases = await openDatabases();
   const consumer = new Consumer();
   await consumer.start();
   try {
-    // 1. Ingest with and without a rule, alternated so drift in the machine's load hits both.
-    const none: number[] = [];
-    const ruled: number[] = [];
-    for (let round = 0; round < 2; round += 1) {
-      none.push(await withServer(databases, undefined, ingestRound));
-      ruled.push(await withServer(databases, consumer.port, ingestRound));
-    }
-    const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    out(`ingest, no rule:   ${mean(none).toFixed(0)} events/s (rounds ${none.map((x) => x.toFixed(0)).join(', ')})`);
-    out(`ingest, one rule:  ${mean(ruled).toFixed(0)} events/s (rounds ${ruled.map((x) => x.toFixed(0)).join(', ')})`);
-    out(`ingest ratio (one rule / none): ${(mean(ruled) / mean(none)).toFixed(2)} (target ≥ 0.8)`);
+    if (SECTIONS.has('ingest')) await ingestWithAndWithoutRule(databases, consumer);
+    if (SECTIONS.has('lag') || SECTIONS.has('outage')) await lagAndOutage(databases, consumer);
+    if (SECTIONS.has('cost')) await costPerDelivery(databases, consumer);
+  } finally {
+    await consumer.stop();
+    await databases.close();
+  }
+}
 
-    // 2 and 3 on one server: lag with the consumer up, then the outage and the drain.
-    await withServer(databases, consumer.port, async (server, databaseUrl) => {
-      // Warm-up at the same rate, not measured: a server that has just started is still opening
-      // its pools, its bus subscription and its first connection to the consumer.
-      const warmUp = await runGithubLoad({
-        baseUrl: server.url,
-        secret: SECRET,
-        ratePerSecond: RATE,
-        concurrency: 64,
-        durationMs: WARM_UP_MS,
-      });
-      const warmIds = warmUp.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
-      await waitUntil(() => warmIds.every((id) => consumer.arrivals.has(id)), 30_000);
-      consumer.arrivals.clear();
+/**
+ * Section 1: `--role all` with one rule against none, in rotated order (none first in odd rounds,
+ * the rule first in even ones) so drift in the machine's load hits both; the median of the
+ * per-round ratios.
+ */
+async function ingestWithAndWithoutRule(databases: BenchDatabases, consumer: Consumer): Promise<void> {
+  const ticks = cpuTicks();
+  const none: number[] = [];
+  const ruled: number[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const plain = () => withServer(databases, undefined, ingestRound);
+    const withRule = () => withServer(databases, consumer.port, ingestRound);
+    if (round % 2 === 0) {
+      none.push(await plain());
+      ruled.push(await withRule());
+    } else {
+      ruled.push(await withRule());
+      none.push(await plain());
+    }
+  }
+  const ratios = ruled.map((r, i) => r / (none[i] ?? Number.NaN)).sort((a, b) => a - b);
+  const median = ratios[Math.floor(ratios.length / 2)] ?? Number.NaN;
+  const rounds = (xs: readonly number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+  out(`ingest, no rule:   rounds ${rounds(none)} events/s`);
+  out(`ingest, one rule:  rounds ${rounds(ruled)} events/s`);
+  out(
+    `ingest ratio, one rule / none (--role all): per round ${ratios.map((r) => r.toFixed(2)).join(', ')}; ` +
+      `median ${median.toFixed(2)} (target ≥ 0.85; ${stealText(ticks)})`,
+  );
+}
+
+/** Sections 2 and 3 on one server: lag with the consumer up, then the outage and the drain. */
+async function lagAndOutage(databases: BenchDatabases, consumer: Consumer): Promise<void> {
+  await withServer(databases, consumer.port, async (server, databaseUrl) => {
+    // Warm-up at the same rate, not measured: a server that has just started is still opening
+    // its pools, its bus subscription and its first connection to the consumer.
+    const warmUp = await runGithubLoad({
+      baseUrl: server.url,
+      secret: SECRET,
+      ratePerSecond: RATE,
+      concurrency: 64,
+      durationMs: WARM_UP_MS,
+    });
+    const warmIds = warmUp.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
+    await waitUntil(() => warmIds.every((id) => consumer.arrivals.has(id)), 30_000);
+    consumer.arrivals.clear();
+    if (SECTIONS.has('lag')) {
       const lagLoad = await runGithubLoad({
         baseUrl: server.url,
         secret: SECRET,
@@ -344,7 +441,8 @@ async function main(): Promise<void> {
         `delivery lag from the 2xx answer: p50 ${percentile(fromAck, 50).toFixed(1)} ms, ` +
           `p99 ${percentile(fromAck, 99).toFixed(1)} ms (the lag from the commit lies between this and the above)`,
       );
-
+    }
+    if (SECTIONS.has('outage')) {
       const port = consumer.port;
       await consumer.stop();
       const outageLoad = await runGithubLoad({
@@ -369,13 +467,8 @@ async function main(): Promise<void> {
           `after the consumer returned, all ${drained ? '' : 'NOT '}delivered in ${seconds.toFixed(2)} s: ` +
           `drain rate ${(backlog.length / Math.max(seconds, 0.001)).toFixed(0)} events/s`,
       );
-
-      await costPerDelivery(server, databaseUrl, consumer);
-    });
-  } finally {
-    await consumer.stop();
-    await databases.close();
-  }
+    }
+  });
 }
 
 main().catch((error: unknown) => {

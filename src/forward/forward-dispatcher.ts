@@ -4,6 +4,11 @@
  * notification). Each rule keeps at most `concurrency` attempts in flight (one when ordered), and
  * claims only as many rows as it can send, so a consumer down for hours costs rows in the
  * database, not memory.
+ *
+ * Each rule talks to the database in cycles: one statement settles the attempts that finished
+ * since the last one and claims the next due rows (docs/adr/forward-cost-per-delivery.md). Under
+ * load a cycle waits until half the rule's slots are free (for at most SETTLE_HOLD_MS), so each
+ * statement carries several deliveries; a rule with nothing in flight claims at once.
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -26,14 +31,27 @@ export const ATTEMPT_HEADER = 'x-switchboard-attempt';
 
 /** Fallback poll: due retries and rows the bus did not announce are found at least this often. */
 const POLL_INTERVAL_MS = 1_000;
+/**
+ * Longest a finished attempt waits to be settled while its rule's other attempts are still in
+ * flight, so that one statement settles several. Far below any claim_timeout_ms.
+ */
+const SETTLE_HOLD_MS = 20;
 
 export type AttemptOutcome = 'delivered' | 'failed' | 'dead';
+
+/** A finished attempt waiting to be settled, and how its waiter learns the settle committed. */
+interface QueuedSettle {
+  outcome: SettleOutcome;
+  done: (error?: Error) => void;
+}
+
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 export interface ForwardDispatcherDeps {
   rules: readonly ForwardRuleConfig[];
   /** Each rule's `to`, parsed and checked at start-up (checkForwardTargets). */
   targets: ReadonlyMap<string, URL>;
-  deliveries: Pick<DeliveryRepository, 'claim' | 'settleMany' | 'dueNow'>;
+  deliveries: Pick<DeliveryRepository, 'settleAndClaim' | 'dueNow'>;
   outbound: Pick<Outbound, 'deliver'>;
   /** The live bus: called with a listener, returns the unsubscribe. */
   subscribe: (listener: () => void) => () => void;
@@ -93,9 +111,14 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
   interface Worker {
     rule: ForwardRuleConfig;
     url: URL;
+    /** Attempts sending now; a finished one frees its slot as it joins `finished`. */
     running: number;
-    claiming: boolean;
+    /** Finished attempts waiting for the next cycle to settle them. */
+    finished: QueuedSettle[];
+    /** A cycle's statement is running. */
+    cycling: boolean;
     again: boolean;
+    holdTimer: NodeJS.Timeout | undefined;
     retryTimer: NodeJS.Timeout | undefined;
     retryAt: number;
     /** Deliveries of this rule may be waiting out a backoff (true at start: an earlier run's may). */
@@ -110,65 +133,21 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
       rule,
       url,
       running: 0,
-      claiming: false,
+      finished: [],
+      cycling: false,
       again: false,
+      holdTimer: undefined,
       retryTimer: undefined,
       retryAt: Infinity,
       backedOff: true,
     });
   }
 
-  /**
-   * Finished attempts are settled together: the first settles at once, and those that finish
-   * while its statement runs wait for it and then go in one statement. No attempt waits longer
-   * than one settle statement, and at load a batch costs one round trip instead of one each.
-   */
-  type QueuedSettle = { outcome: SettleOutcome; done: (error?: Error) => void };
-  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
-  let settleQueue: QueuedSettle[] = [];
-  let settling = false;
-  function flushSettles(): void {
-    if (settling || settleQueue.length === 0) return;
-    settling = true;
-    const batch = settleQueue;
-    settleQueue = [];
-    void settleBatch(batch).finally(() => {
-      settling = false;
-      flushSettles();
-    });
-  }
-
-  /**
-   * One statement for the batch; if it fails, row by row, so one row the database refuses (or a
-   * row whose delivery went away) never blocks another: a healthy delivery left unsettled would be
-   * claimed again at its claim timeout and sent twice.
-   */
-  async function settleBatch(batch: readonly QueuedSettle[]): Promise<void> {
-    try {
-      await deps.deliveries.settleMany(batch.map((item) => item.outcome));
-      for (const item of batch) item.done();
-      return;
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.done(asError(error));
-        return;
-      }
-      deps.logger.warn({ err: error, attempts: batch.length }, 'settling a batch failed; settling its rows one by one');
-    }
-    for (const item of batch) {
-      try {
-        await deps.deliveries.settleMany([item.outcome]);
-        item.done();
-      } catch (error) {
-        item.done(asError(error));
-      }
-    }
-  }
-
-  function settle(outcome: SettleOutcome): Promise<void> {
+  /** A finished attempt's outcome, settled by the rule's next cycle; resolves once it committed. */
+  function settle(worker: Worker, outcome: SettleOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
-      settleQueue.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      flushSettles();
+      worker.finished.push({ outcome, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      cycle(worker);
     });
   }
 
@@ -181,12 +160,27 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     worker.retryTimer = setTimeout(() => {
       worker.retryTimer = undefined;
       worker.retryAt = Infinity;
-      pump(worker);
+      cycle(worker);
     }, delayMs + 5);
     worker.retryTimer.unref();
   }
 
+  /** One attempt and its settle; its slot is given back once, when the consumer answered at the latest. */
   async function attempt(worker: Worker, delivery: ClaimedDelivery): Promise<void> {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      worker.running -= 1;
+    };
+    try {
+      await attemptAndSettle(worker, delivery, release);
+    } finally {
+      release();
+    }
+  }
+
+  async function attemptAndSettle(worker: Worker, delivery: ClaimedDelivery, release: () => void): Promise<void> {
     const { rule } = worker;
     const startedAt = new Date();
     const started = performance.now();
@@ -230,7 +224,9 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     // Cut short by shutdown: due again at once, for whichever instance runs next.
     if (cancel.signal.aborted && record.status === null) settlement = { state: 'failed', retryInMs: 0 };
     const seconds = (performance.now() - started) / 1000;
-    await settle({ delivery, attempt: record, settlement });
+    // The slot is free once the consumer answered; the settle goes with the rule's next claim.
+    release();
+    await settle(worker, { delivery, attempt: record, settlement });
     deps.onAttempt?.(rule.name, settlement.state, seconds);
     if (settlement.state === 'failed') {
       deps.logger.info(
@@ -284,51 +280,105 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
         );
       })
       .finally(() => {
-        worker.running -= 1;
         inFlight.delete(run);
-        pump(worker);
+        cycle(worker);
       });
     inFlight.add(run);
   }
 
-  function pump(worker: Worker): void {
-    if (stopping) return;
-    if (worker.claiming) {
+  /**
+   * After a cycle's statement failed: its attempts are settled row by row, so one row the
+   * database refuses (or a row whose delivery went away) never blocks another. A healthy
+   * delivery left unsettled would be claimed again at its claim timeout and sent twice.
+   */
+  async function settleOneByOne(batch: readonly QueuedSettle[], error: unknown): Promise<void> {
+    if (batch.length === 0) return;
+    if (batch.length === 1) {
+      batch[0]?.done(asError(error));
+      return;
+    }
+    deps.logger.warn({ err: error, attempts: batch.length }, 'settling a batch failed; settling its rows one by one');
+    for (const item of batch) {
+      try {
+        await deps.deliveries.settleAndClaim([item.outcome], null);
+        item.done();
+      } catch (rowError) {
+        item.done(asError(rowError));
+      }
+    }
+  }
+
+  const roomOf = (worker: Worker): number =>
+    worker.rule.ordered ? (worker.running === 0 ? 1 : 0) : worker.rule.concurrency - worker.running;
+
+  /**
+   * One round trip for the rule: settle what finished, claim what there is room for. With attempts
+   * still in flight, it claims only once half the slots are free, and settles early (without
+   * claiming) only after SETTLE_HOLD_MS, so under load each statement carries several deliveries.
+   */
+  function cycle(worker: Worker, force = false): void {
+    if (worker.cycling) {
       worker.again = true;
       return;
     }
-    const room = worker.rule.ordered ? (worker.running === 0 ? 1 : 0) : worker.rule.concurrency - worker.running;
-    if (room <= 0) return;
-    worker.claiming = true;
-    const claiming: Promise<void> = deps.deliveries
-      .claim({
-        rule: worker.rule.name,
-        limit: room,
-        claimTimeoutMs: worker.rule.claimTimeoutMs,
-        ordered: worker.rule.ordered,
-        claim: claimId,
-      })
-      .then((claimed) => {
-        for (const delivery of claimed) launch(worker, delivery);
-        // A full claim may have left more due rows behind.
-        if (claimed.length === room) worker.again = true;
-      })
-      .catch((error: unknown) => {
-        deps.logger.warn(
-          { err: error, rule: worker.rule.name },
-          'could not claim forward deliveries; the poll retries',
-        );
-      })
+    const room = stopping ? 0 : roomOf(worker);
+    const claimable = room > 0 && (worker.running === 0 || room >= Math.ceil(worker.rule.concurrency / 2));
+    if (!claimable && worker.finished.length === 0) return;
+    if (!claimable && !force && !stopping) {
+      worker.holdTimer ??= setTimeout(() => {
+        worker.holdTimer = undefined;
+        cycle(worker, true);
+      }, SETTLE_HOLD_MS);
+      return;
+    }
+    clearTimeout(worker.holdTimer);
+    worker.holdTimer = undefined;
+    const batch = worker.finished.splice(0);
+    const limit = claimable ? room : 0;
+    worker.cycling = true;
+    const request =
+      limit === 0
+        ? null
+        : {
+            rule: worker.rule.name,
+            limit,
+            claimTimeoutMs: worker.rule.claimTimeoutMs,
+            ordered: worker.rule.ordered,
+            claim: claimId,
+          };
+    const cycling: Promise<void> = deps.deliveries
+      .settleAndClaim(
+        batch.map((item) => item.outcome),
+        request,
+      )
+      .then(
+        (claimed) => {
+          for (const item of batch) item.done();
+          for (const delivery of claimed) launch(worker, delivery);
+          // A full claim may have left more due rows behind.
+          if (limit > 0 && claimed.length === limit) worker.again = true;
+        },
+        (error: unknown) => {
+          // Nothing of the statement happened; the poll claims again.
+          if (batch.length === 0) {
+            deps.logger.warn(
+              { err: error, rule: worker.rule.name },
+              'could not claim forward deliveries; the poll retries',
+            );
+          }
+          return settleOneByOne(batch, error);
+        },
+      )
       .finally(() => {
-        worker.claiming = false;
-        inFlight.delete(claiming);
-        if (worker.again) {
+        worker.cycling = false;
+        inFlight.delete(cycling);
+        if (worker.again || worker.finished.length > 0) {
           worker.again = false;
-          pump(worker);
+          cycle(worker);
         }
       });
     // Tracked like an attempt: what it claims during a shutdown is launched, then released.
-    inFlight.add(claiming);
+    inFlight.add(cycling);
   }
 
   /** Waits until nothing is in flight, including attempts launched while waiting. */
@@ -337,7 +387,7 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
   }
 
   const pumpAll = (): void => {
-    for (const worker of workers.values()) pump(worker);
+    for (const worker of workers.values()) cycle(worker);
   };
   const unsubscribe = deps.subscribe(pumpAll);
   const poll = setInterval(pumpAll, pollMs);
@@ -351,13 +401,15 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
         return;
       }
       const worker = workers.get(rule);
-      if (worker) pump(worker);
+      if (worker) cycle(worker);
     },
     async stop(drainMs) {
       stopping = true;
       unsubscribe();
       clearInterval(poll);
       for (const worker of workers.values()) clearTimeout(worker.retryTimer);
+      // Held settles go now: from here on every cycle settles at once.
+      for (const worker of workers.values()) cycle(worker, true);
       const drained = settleAll();
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => {

@@ -217,24 +217,42 @@ export async function sendRequest(input: SendRequestInput): Promise<SendOutcome>
   const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
   // One deadline for connect + send + status line + the bounded read, on top of undici's own
   // idle timeouts, so a consumer that trickles bytes cannot stretch the delivery past timeoutMs.
-  const deadline = AbortSignal.timeout(input.timeoutMs);
-  const signal = input.signal ? AbortSignal.any([deadline, input.signal]) : deadline;
+  // One controller and a timer rather than AbortSignal.timeout and AbortSignal.any: forwarding
+  // sends every event through here, and those two cost a measurable share of a delivery's CPU.
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException(`no answer within ${input.timeoutMs} ms`, 'TimeoutError')),
+    input.timeoutMs,
+  );
+  const cancel = input.signal;
+  const onCancel = (): void => deadline.abort(cancel?.reason);
+  if (cancel?.aborted) onCancel();
+  else cancel?.addEventListener('abort', onCancel, { once: true });
   const started = performance.now();
-  let response: Dispatcher.ResponseData;
   try {
-    response = await request(input.url, {
-      dispatcher: input.dispatcher,
-      method: 'POST',
-      body: input.body,
-      headers: input.headers,
-      headersTimeout: input.timeoutMs,
-      bodyTimeout: input.timeoutMs,
-      signal,
-    });
-  } catch (error) {
-    throw transportFailure(error, input.timeoutMs);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(input.url, {
+        dispatcher: input.dispatcher,
+        method: 'POST',
+        body: input.body,
+        headers: input.headers,
+        headersTimeout: input.timeoutMs,
+        bodyTimeout: input.timeoutMs,
+        signal: deadline.signal,
+      });
+    } catch (error) {
+      throw transportFailure(error, input.timeoutMs);
+    }
+    const ms = Math.round((performance.now() - started) * 100) / 100;
+    return await outcomeOf(response, ms, limit);
+  } finally {
+    clearTimeout(timer);
+    cancel?.removeEventListener('abort', onCancel);
   }
-  const ms = Math.round((performance.now() - started) * 100) / 100;
+}
+
+async function outcomeOf(response: Dispatcher.ResponseData, ms: number, limit: number): Promise<SendOutcome> {
   const { head, more } = await drainBounded(response.body, limit, RESPONSE_EXCERPT_BYTES);
   const contentType = response.headers['content-type'];
   const retryAfter = response.headers['retry-after'];

@@ -7,7 +7,7 @@
  * Over 400 lines: every statement of the outbox, beside the row shapes they share; claiming,
  * settling and health read the same columns and are checked together.
  */
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import {
   DELIVERY_ERROR_LIMITS,
@@ -19,7 +19,7 @@ import type { Delivery, DeliveryAttempt } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { assertStorePool } from './database.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
-import { detailRow, storedEventFromRow } from './event-mapping.ts';
+import { claimedRowFrom } from './claimed-row.ts';
 import type { StoredEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { storable, storableOrNull } from './storable-text.ts';
@@ -84,6 +84,12 @@ export type RetryOutcome =
 
 export interface DeliveryRepository {
   claim(request: ClaimRequest): Promise<ClaimedDelivery[]>;
+  /**
+   * Settles a batch of finished attempts of one rule and claims that rule's next due deliveries,
+   * in one statement when the rule is unordered (ordered: the settle, then the head's claim). No
+   * claim when request is null.
+   */
+  settleAndClaim(outcomes: readonly SettleOutcome[], request: ClaimRequest | null): Promise<ClaimedDelivery[]>;
   /** Records the attempt and, when the claim still holds, moves the delivery on. */
   settle(delivery: ClaimedDelivery, attempt: AttemptRecord, settlement: Settlement): Promise<void>;
   /** settle for many attempts in one statement: every attempt is recorded, each delivery moved on. */
@@ -112,15 +118,6 @@ export interface DeliveryRepository {
 }
 
 const OPEN_STATES = sql.fragment`('pending', 'delivering', 'failed')`;
-
-// The delivery's columns beside its event's, which the claim returns in the same statement.
-const claimedRow = detailRow.extend({
-  delivery_id: z.string(),
-  rule: z.string(),
-  attempt_count: z.number().int(),
-  budget_start: z.number().int(),
-  seq: z.coerce.number(),
-});
 
 const deliveryRow = z.object({
   id: z.string(),
@@ -176,6 +173,77 @@ function attemptFromRow(row: z.infer<typeof attemptRow>): DeliveryAttempt {
 
 const uuidOrNull = (id: string): string | null => normalizeEventId(id);
 
+/**
+ * The settling of a batch of finished attempts, as CTEs (input, settled, recorded) for a statement
+ * to start with: each delivery whose claim still holds moves on, and every attempt is recorded (a
+ * claim taken over still leaves its attempt in the history, as long as the delivery exists).
+ */
+function settleCtes(outcomes: readonly SettleOutcome[]): FragmentSqlToken {
+  const column = <T>(pick: (outcome: SettleOutcome) => T): T[] => outcomes.map(pick);
+  return sql.fragment`
+    input AS (
+      SELECT * FROM unnest(
+        ${sql.array(
+          column((o) => o.delivery.id),
+          'uuid',
+        )}, ${sql.array(
+          column((o) => o.delivery.claim),
+          'uuid',
+        )}, ${sql.array(
+          column((o) => o.delivery.attempt),
+          'int4',
+        )}, ${sql.array(
+          column((o) => o.delivery.rule),
+          'text',
+        )}, ${sql.array(
+          column((o) => o.settlement.state),
+          'text',
+        )}, ${sql.array(
+          column((o) => (o.settlement.state === 'failed' ? Math.max(0, Math.round(o.settlement.retryInMs)) : null)),
+          'int8',
+        )}, ${sql.array(
+          column((o) => o.attempt.startedAt.toISOString()),
+          'timestamptz',
+        )}, ${sql.array(
+          column((o) => o.attempt.status),
+          'int4',
+        )}, ${sql.array(
+          column((o) => o.attempt.ms),
+          'float8',
+        )}, ${sql.array(
+          column((o) =>
+            o.attempt.error === null ? null : storable(o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength)),
+          ),
+          'text',
+        )}, ${sql.array(
+          // A consumer's answer is outside bytes: text PostgreSQL refuses must not fail the batch.
+          column((o) => storableOrNull(o.attempt.excerpt)),
+          'text',
+        )}, ${sql.array(
+          column((o) => storableOrNull(o.attempt.contentType)),
+          'text',
+        )}
+      ) AS t(id, claim, attempt, rule, state, retry_ms, started_at, status, ms, error, excerpt, content_type)
+    ), settled AS (
+      UPDATE deliveries SET state = input.state, claim = NULL,
+        next_attempt_at = CASE WHEN input.state = 'failed'
+          THEN clock_timestamp() + input.retry_ms * interval '1 millisecond' END,
+        delivered_at = CASE WHEN input.state = 'delivered' THEN clock_timestamp() END
+      FROM input
+      WHERE deliveries.id = input.id AND deliveries.claim = input.claim
+      RETURNING deliveries.id
+    ), recorded AS (
+      INSERT INTO delivery_attempts
+        (delivery_id, attempt, rule, started_at, response_status, response_ms, error, response_excerpt, response_content_type)
+      SELECT input.id, input.attempt, input.rule, input.started_at, input.status, input.ms, input.error, input.excerpt,
+        input.content_type
+      FROM input
+      WHERE EXISTS (SELECT 1 FROM deliveries WHERE deliveries.id = input.id)
+      ON CONFLICT (delivery_id, attempt) DO NOTHING
+      RETURNING delivery_id
+    )`;
+}
+
 // Over 80 lines: a repository: one closure over the pool whose methods are each a short statement
 // of the outbox; its length is their number, and they share the row shapes above.
 export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository {
@@ -226,67 +294,9 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
    */
   async function settleMany(outcomes: readonly SettleOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
-    const column = <T>(pick: (outcome: SettleOutcome) => T): T[] => outcomes.map(pick);
     await pool.query(sql.unsafe`
-      WITH input AS (
-        SELECT * FROM unnest(
-          ${sql.array(
-            column((o) => o.delivery.id),
-            'uuid',
-          )}, ${sql.array(
-            column((o) => o.delivery.claim),
-            'uuid',
-          )}, ${sql.array(
-            column((o) => o.delivery.attempt),
-            'int4',
-          )}, ${sql.array(
-            column((o) => o.delivery.rule),
-            'text',
-          )}, ${sql.array(
-            column((o) => o.settlement.state),
-            'text',
-          )}, ${sql.array(
-            column((o) => (o.settlement.state === 'failed' ? Math.max(0, Math.round(o.settlement.retryInMs)) : null)),
-            'int8',
-          )}, ${sql.array(
-            column((o) => o.attempt.startedAt.toISOString()),
-            'timestamptz',
-          )}, ${sql.array(
-            column((o) => o.attempt.status),
-            'int4',
-          )}, ${sql.array(
-            column((o) => o.attempt.ms),
-            'float8',
-          )}, ${sql.array(
-            column((o) =>
-              o.attempt.error === null ? null : storable(o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength)),
-            ),
-            'text',
-          )}, ${sql.array(
-            // A consumer's answer is outside bytes: text PostgreSQL refuses must not fail the batch.
-            column((o) => storableOrNull(o.attempt.excerpt)),
-            'text',
-          )}, ${sql.array(
-            column((o) => storableOrNull(o.attempt.contentType)),
-            'text',
-          )}
-        ) AS t(id, claim, attempt, rule, state, retry_ms, started_at, status, ms, error, excerpt, content_type)
-      ), settled AS (
-        UPDATE deliveries SET state = input.state, claim = NULL,
-          next_attempt_at = CASE WHEN input.state = 'failed'
-            THEN clock_timestamp() + input.retry_ms * interval '1 millisecond' END,
-          delivered_at = CASE WHEN input.state = 'delivered' THEN clock_timestamp() END
-        FROM input
-        WHERE deliveries.id = input.id AND deliveries.claim = input.claim
-        RETURNING deliveries.id
-      )
-      INSERT INTO delivery_attempts
-        (delivery_id, attempt, rule, started_at, response_status, response_ms, error, response_excerpt, response_content_type)
-      SELECT input.id, input.attempt, input.rule, input.started_at, input.status, input.ms, input.error, input.excerpt,
-        input.content_type
-      FROM input
-      WHERE EXISTS (SELECT 1 FROM deliveries WHERE deliveries.id = input.id)
-      ON CONFLICT (delivery_id, attempt) DO NOTHING
+      WITH ${settleCtes(outcomes)}
+      SELECT count(*) FROM recorded
     `);
   }
 
@@ -304,58 +314,85 @@ export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository
       events.request_method, events.request_path, events.request_query, events.response_status
   `;
 
-  function claimedFromRows(rows: readonly z.infer<typeof claimedRow>[], claim: string): ClaimedDelivery[] {
-    return [...rows]
+  function claimedFromRows(rows: readonly unknown[], claim: string): ClaimedDelivery[] {
+    return rows
+      .map(claimedRowFrom)
       .sort((a, b) => a.seq - b.seq)
       .map((row) => ({
-        id: row.delivery_id,
-        eventId: row.id,
+        id: row.deliveryId,
+        eventId: row.event.id,
         rule: row.rule,
-        attempt: row.attempt_count,
-        budgetStart: row.budget_start,
+        attempt: row.attempt,
+        budgetStart: row.budgetStart,
         claim,
-        event: storedEventFromRow(row),
+        event: row.event,
       }));
   }
 
+  /** Due rows of an unordered rule, oldest first; rows being settled in the same statement excluded. */
+  const dueRows = (request: ClaimRequest, settling: boolean) => sql.fragment`
+    due AS (
+      SELECT deliveries.id FROM deliveries
+      WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
+        AND deliveries.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
+        ${settling ? sql.fragment`AND NOT EXISTS (SELECT 1 FROM input WHERE input.id = deliveries.id)` : sql.fragment``}
+      ORDER BY deliveries.seq
+      LIMIT ${request.limit}
+      FOR UPDATE SKIP LOCKED
+    )`;
+
+  // Ordered: only the head of the rule's queue, and only when it is due. SKIP LOCKED would hand a
+  // second instance the next row while the head is locked, so instances take turns on an advisory
+  // lock instead; the head stays "delivering" (not due) while one is in flight.
+  const claimOrdered = (request: ClaimRequest): Promise<ClaimedDelivery[]> =>
+    pool.transaction(async (tx) => {
+      const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
+        SELECT pg_try_advisory_xact_lock(hashtext(${`switchboard-forward:${request.rule}`})) AS locked
+      `);
+      if (!locked) return [];
+      const rows = await tx.any(sql.unsafe`
+        WITH head AS (
+          SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
+          WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
+          ORDER BY deliveries.seq
+          LIMIT 1
+          FOR UPDATE
+        ), due AS (
+          SELECT head.id FROM head WHERE head.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
+        )
+        ${claimUpdate(request)}
+      `);
+      return claimedFromRows(rows, request.claim);
+    });
+
+  async function claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    if (request.ordered) return claimOrdered(request);
+    const rows = await pool.any(sql.unsafe`
+      WITH ${dueRows(request, false)}
+      ${claimUpdate(request)}
+    `);
+    return claimedFromRows(rows, request.claim);
+  }
+
   return {
-    async claim(request) {
-      if (!request.ordered) {
-        const rows = await pool.any(sql.type(claimedRow)`
-          WITH due AS (
-            SELECT deliveries.id FROM deliveries
-            WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
-              AND deliveries.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
-            ORDER BY deliveries.seq
-            LIMIT ${request.limit}
-            FOR UPDATE SKIP LOCKED
-          )
-          ${claimUpdate(request)}
-        `);
-        return claimedFromRows(rows, request.claim);
+    claim,
+
+    async settleAndClaim(outcomes, request) {
+      if (request === null || request.limit <= 0) {
+        await settleMany(outcomes);
+        return [];
       }
-      // Ordered: only the head of the rule's queue, and only when it is due. SKIP LOCKED would
-      // hand a second instance the next row while the head is locked, so instances take turns
-      // on an advisory lock instead; the head stays "delivering" (not due) while one is in flight.
-      return pool.transaction(async (tx) => {
-        const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
-          SELECT pg_try_advisory_xact_lock(hashtext(${`switchboard-forward:${request.rule}`})) AS locked
-        `);
-        if (!locked) return [];
-        const rows = await tx.any(sql.type(claimedRow)`
-          WITH head AS (
-            SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
-            WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
-            ORDER BY deliveries.seq
-            LIMIT 1
-            FOR UPDATE
-          ), due AS (
-            SELECT head.id FROM head WHERE head.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
-          )
-          ${claimUpdate(request)}
-        `);
-        return claimedFromRows(rows, request.claim);
-      });
+      if (request.ordered || outcomes.length === 0) {
+        // Ordered: the head must be settled before the next one is claimed.
+        await settleMany(outcomes);
+        return claim(request);
+      }
+      // One statement, one transaction: the batch's attempts settle and the next rows are claimed.
+      const rows = await pool.any(sql.unsafe`
+        WITH ${settleCtes(outcomes)}, ${dueRows(request, true)}
+        ${claimUpdate(request)}
+      `);
+      return claimedFromRows(rows, request.claim);
     },
 
     settle(delivery, attempt, settlement) {

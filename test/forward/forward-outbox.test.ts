@@ -3,6 +3,7 @@
  * (and only for matching rules), go with it under retention, are claimed once across claimers,
  * come back when a claim expires, and back off with full jitter.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { parseConfig } from '../../src/config/load-config.ts';
 import { nextAttemptDelayMs } from '../../src/forward/backoff.ts';
 import { backoffDelayMs } from '../../src/shared/backoff.ts';
 import { retryAfterMs } from '../../src/shared/retry-after.ts';
+import { createDatabasePool } from '../../src/store/database.ts';
 import { createDeliveryRepository, type DeliveryRepository } from '../../src/store/delivery-repository.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { startRetention } from '../../src/store/retention.ts';
@@ -268,6 +270,53 @@ describe('the outbox', () => {
     ]);
     expect(settledD?.state).toBe('delivering');
     expect(settledD?.attempts).toHaveLength(1);
+  });
+
+  it('settles a batch and claims the next due rows in one statement, never claiming a row it settles', async () => {
+    const matcher = forwardRuleMatcher(rules);
+    if (!matcher) throw new Error('no matcher');
+    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    await store.insertMany(Array.from({ length: 6 }, () => newEvent({ eventType: 'push' })));
+    const claim = crypto.randomUUID();
+    // Claims that expire at once: the rows are due again while they are being settled.
+    const first = await deliveries.claim({ rule: 'all', limit: 3, claimTimeoutMs: 1, ordered: false, claim });
+    expect(first).toHaveLength(3);
+    await delay(20);
+    const statements: string[] = [];
+    const counted = await createDatabasePool(db.url, {
+      maximumPoolSize: 1,
+      interceptors: [
+        {
+          name: 'count-statements',
+          beforeQueryExecution: (_context, query) => {
+            statements.push(query.sql);
+            return null;
+          },
+        },
+      ],
+    });
+    try {
+      const next = await createDeliveryRepository(counted).settleAndClaim(
+        first.map((delivery) => ({
+          delivery,
+          attempt: { startedAt: new Date(), status: 200, ms: 2, error: null, excerpt: null, contentType: null },
+          settlement: { state: 'delivered' as const },
+        })),
+        { rule: 'all', limit: 10, claimTimeoutMs: 30_000, ordered: false, claim },
+      );
+      expect(statements).toHaveLength(1);
+      const settledIds = new Set(first.map((delivery) => delivery.id));
+      expect(next).toHaveLength(3);
+      expect(next.some((delivery) => settledIds.has(delivery.id))).toBe(false);
+      expect(next.map((delivery) => delivery.attempt)).toEqual([1, 1, 1]);
+      for (const delivery of first) expect((await deliveries.get(delivery.id))?.state).toBe('delivered');
+      expect(await count('delivery_attempts')).toBe(3);
+      // The claimed rows bring their events, as a claim alone does.
+      const stored = await store.get(next[0]?.eventId ?? '');
+      expect(next[0]?.event.payload.equals(stored?.payload ?? Buffer.alloc(0))).toBe(true);
+    } finally {
+      await counted.end();
+    }
   });
 });
 

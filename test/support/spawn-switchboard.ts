@@ -36,6 +36,8 @@ export interface SpawnSwitchboardOptions {
   env?: Record<string, string>;
   /** Default 0: a free port, read back from the "listening on" line. */
   port?: number;
+  /** Node's own flags, before the entry point (e.g. --cpu-prof, which NODE_OPTIONS may not carry). */
+  nodeArgs?: readonly string[];
   /** More arguments after `serve --config … --host … --port …` (e.g. --role worker). */
   extraArgs?: readonly string[];
   /** How long start-up may take; default 60 s (tsx compiles on first start, embedded initdb is slow). */
@@ -133,6 +135,7 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       ...SWITCHBOARD_FROM_SOURCE,
       'serve',
       '--config',

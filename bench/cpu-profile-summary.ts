@@ -1,0 +1,86 @@
+/**
+ * Summarises a V8 CPU profile (`node --cpu-prof`) as flat self-time tables: by package or source
+ * file, and by function. The flame graph of a forward drain is wide and shallow, so the self time
+ * of each part says where a delivery's CPU goes more plainly than the tree does.
+ *
+ *   npx tsx bench/cpu-profile-summary.ts PROFILE.cpuprofile [--top 25] [--per N]
+ *
+ * --per N divides every figure by N (the deliveries the profile covers) and prints µs per delivery.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const { values, positionals } = parseArgs({
+  options: { top: { type: 'string', default: '25' }, per: { type: 'string' } },
+  allowPositionals: true,
+});
+const file = positionals[0];
+if (file === undefined) throw new Error('usage: cpu-profile-summary.ts PROFILE.cpuprofile [--top N] [--per N]');
+const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+const top = Number(values.top);
+const per = values.per === undefined ? undefined : Number(values.per);
+
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const selfUs = new Map<number, number>();
+profile.samples.forEach((id, index) => {
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
+});
+
+/** Where a frame's code lives: a package, a file of src/, Node's own code, or V8's pseudo-frames. */
+function place(url: string, name: string): string {
+  if (url === '') return `(${name || 'native'})`;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg?.[1] !== undefined) return pkg[1];
+  if (url.startsWith('node:')) return url;
+  const src = /\/(src\/.+)$/.exec(url);
+  return src?.[1] ?? url;
+}
+
+const byPlace = new Map<string, number>();
+const byFunction = new Map<string, number>();
+let total = 0;
+let idle = 0;
+for (const [id, us] of selfUs) {
+  const node = byId.get(id);
+  if (!node) continue;
+  const { functionName, url, lineNumber } = node.callFrame;
+  if (functionName === '(idle)') {
+    idle += us;
+    continue;
+  }
+  total += us;
+  const where = place(url, functionName);
+  byPlace.set(where, (byPlace.get(where) ?? 0) + us);
+  const fn = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+  byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
+}
+
+const show = (us: number): string =>
+  per === undefined ? `${(us / 1000).toFixed(1)} ms` : `${(us / per).toFixed(1)} µs/delivery`;
+const table = (title: string, rows: Map<string, number>): void => {
+  process.stdout.write(`\n${title}\n`);
+  for (const [name, us] of [...rows].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    process.stdout.write(`  ${((100 * us) / total).toFixed(1).padStart(5)} %  ${show(us).padStart(18)}  ${name}\n`);
+  }
+};
+process.stdout.write(
+  `${file}: ${(total / 1000).toFixed(0)} ms on CPU, ${(idle / 1000).toFixed(0)} ms idle` +
+    (per === undefined ? '' : `; ${show(total)} over ${per} deliveries`) +
+    '\n',
+);
+table('self time by package or file', byPlace);
+table('self time by function', byFunction);
