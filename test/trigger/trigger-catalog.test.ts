@@ -15,7 +15,7 @@ import { ALL_CASES } from '../presets/providers/all-cases.ts';
 import type { ProviderCase } from '../presets/providers/provider-case.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
-const config = (c: ProviderCase): Provider => ({ preset: c.preset, [c.credential]: c.secret, ...c.config }) as Provider;
+const config = (c: ProviderCase): Provider => ({ preset: c.preset, [c.credential]: c.secret, ...c.config });
 
 const SIGNING = ALL_CASES.filter((c) => c.credential === 'secret');
 const ASYMMETRIC = ALL_CASES.filter((c) => c.credential === 'public_key');
