@@ -6,9 +6,75 @@
  */
 export type TrustMode = 'signed' | 'token' | 'open' | 'queue';
 /**
- * A verification preset: one per provider of the catalog (62), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * The verification preset (a catalog name, schemas/preset-name.schema.json), when one is set.
  */
 export type PresetName =
+  | 'adyen'
+  | 'basic-auth'
+  | 'bitbucket'
+  | 'box'
+  | 'cal-com'
+  | 'calendly'
+  | 'chargebee'
+  | 'circleci'
+  | 'clerk'
+  | 'coinbase-commerce'
+  | 'discord'
+  | 'docusign'
+  | 'dropbox'
+  | 'generic-hmac'
+  | 'gitea'
+  | 'github'
+  | 'gitlab'
+  | 'gocardless'
+  | 'hubspot'
+  | 'intercom'
+  | 'jira'
+  | 'launchdarkly'
+  | 'lemon-squeezy'
+  | 'linear'
+  | 'mailgun'
+  | 'meta'
+  | 'mux'
+  | 'netlify'
+  | 'notion'
+  | 'open'
+  | 'openai'
+  | 'paddle'
+  | 'pagerduty'
+  | 'polar'
+  | 'postmark'
+  | 'razorpay'
+  | 'replicate'
+  | 'resend'
+  | 'sanity'
+  | 'segment'
+  | 'sendgrid'
+  | 'sentry'
+  | 'shopify'
+  | 'slack'
+  | 'square'
+  | 'standard-webhooks'
+  | 'stripe'
+  | 'svix'
+  | 'telnyx'
+  | 'tiktok'
+  | 'token'
+  | 'trello'
+  | 'twilio'
+  | 'twitch'
+  | 'typeform'
+  | 'upstash-qstash'
+  | 'vercel'
+  | 'vonage'
+  | 'woocommerce'
+  | 'workos'
+  | 'zendesk'
+  | 'zoom';
+/**
+ * A verification preset: one per provider of the catalog (62), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ */
+export type PresetName1 =
   | 'adyen'
   | 'basic-auth'
   | 'bitbucket'
@@ -174,10 +240,7 @@ export interface ProviderStatus {
    * webhook: received over HTTP. queue: read from Redis.
    */
   family: 'webhook' | 'queue';
-  /**
-   * The verification preset, e.g. github or stripe, when one is set.
-   */
-  preset?: string;
+  preset?: PresetName;
   trust_mode: TrustMode;
   /**
    * False when the provider is configured but switched off; its route answers 404.
@@ -438,7 +501,7 @@ export interface SwitchboardConfig {
   };
 }
 export interface Provider {
-  preset?: PresetName;
+  preset?: PresetName1;
   /**
    * webhook (HTTP deliveries) or queue (Redis); default queue when trust_mode is queue, else webhook.
    */

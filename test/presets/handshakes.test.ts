@@ -32,6 +32,21 @@ describe('handshakes', () => {
     ).toBeNull();
   });
 
+  it('discord: an interactions PING gets a PONG, a webhook events PING (type 0) gets 204 with no body', () => {
+    expect(postHandshake('discord-ping', body({ type: 1, id: '1', application_id: '2' }), {}, noSecret)).toMatchObject({
+      eventType: 'ping',
+      status: 200,
+      body: { json: { type: 1 } },
+    });
+    expect(
+      postHandshake('discord-ping', body({ version: 1, application_id: '2', type: 0 }), {}, noSecret),
+    ).toMatchObject({
+      eventType: 'ping',
+      status: 204,
+      body: null,
+    });
+  });
+
   it('a zoom validation is answered only with the secret the request verified with', () => {
     const validation = body({ event: 'endpoint.url_validation', payload: { plainToken: 'tok' } });
     expect(postHandshake('zoom-url-validation', validation, {}, noSecret)).toBeNull();
