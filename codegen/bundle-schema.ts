@@ -13,7 +13,15 @@ export interface BundleOptions {
    * every result against the full schema (with its bounds) before sending it.
    */
   keepLengthBounds: boolean;
+  /**
+   * Output schemas drop enums longer than LONG_ENUM values (the catalog's preset names), for the
+   * same budget and on the same ground: the value's type stays, and the server validates every
+   * result against the full enum before sending it.
+   */
+  keepLongEnums: boolean;
 }
+
+const LONG_ENUM = 16;
 
 const LENGTH_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
 
@@ -67,6 +75,7 @@ function walk(
     if (depth > 0 && DROPPED_WHEN_INLINED.has(key)) continue;
     if (depth > 0 && !options.keepNestedDescriptions && (key === 'description' || key === 'title')) continue;
     if (!options.keepLengthBounds && LENGTH_BOUNDS.has(key)) continue;
+    if (!options.keepLongEnums && key === 'enum' && Array.isArray(value) && value.length > LONG_ENUM) continue;
     // Under properties/$defs the keys are names, not keywords: never treat them as such.
     if ((key === 'properties' || key === '$defs') && isObject(value)) {
       out[key] = Object.fromEntries(

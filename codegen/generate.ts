@@ -194,10 +194,18 @@ async function generateManifest(
       // Clients resolve no $refs across files, so each tool carries its schemas self-contained.
       // The tool's own title and description already say what the schemas' root text says.
       inputSchema: withoutRootText(
-        bundleSchema(input.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true }),
+        bundleSchema(input.schema, registry, {
+          keepNestedDescriptions: true,
+          keepLengthBounds: true,
+          keepLongEnums: true,
+        }),
       ),
       outputSchema: withoutRootText(
-        bundleSchema(output.schema, registry, { keepNestedDescriptions: false, keepLengthBounds: false }),
+        bundleSchema(output.schema, registry, {
+          keepNestedDescriptions: false,
+          keepLengthBounds: false,
+          keepLongEnums: false,
+        }),
       ),
     };
   });
@@ -229,7 +237,7 @@ async function generateManifest(
 function generateSchemaIndex(schemas: LoadedSchema[], registry: SchemaRegistry): Promise<string> {
   const entries = schemas.map((s) => [
     titleOf(s),
-    bundleSchema(s.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true }),
+    bundleSchema(s.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true, keepLongEnums: true }),
   ]);
   const src = [
     header('schemas/*.schema.json'),

@@ -27,6 +27,8 @@ export interface EventStreamOptions {
 }
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
+/** See where it is set: four listeners of switchboard's and seven of Node's pipeline, with room. */
+const SSE_RESPONSE_CLOSE_LISTENERS = 16;
 const DEFAULT_MAX_BACKFILL = 1000;
 const DEFAULT_MAX_BUFFERED = 1024 * 1024;
 const BACKFILL_PAGE = 200;
@@ -236,6 +238,10 @@ export async function serveEventStream(
     'Cache-Control': 'no-store',
     'X-Accel-Buffering': 'no',
   });
+  // A stream's response carries a fixed set of 'close' listeners, not a growing one: the server's
+  // unanswered-response tracking, the stream slot, this stream, its gauge, and the seven Node's
+  // pipeline adds when koa pipes the body. That passes the default warning threshold of ten.
+  ctx.res.setMaxListeners(SSE_RESPONSE_CLOSE_LISTENERS);
   ctx.body = out;
   write(`retry: ${RECONNECT_MS}\n: connected\n\n`);
   if (resumeFrom !== undefined) sent.add(resumeFrom);

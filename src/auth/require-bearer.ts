@@ -40,7 +40,7 @@ export function invalidTokenHint(cliCommand = 'switchboard'): string {
 
 /**
  * Names the token command in the form that runs where the server runs: a bare `switchboard` only
- * exists with the package installed, and an unscoped `npx switchboard` would fetch someone else's.
+ * exists with the package installed, and npx of the unscoped name would fetch someone else's package.
  */
 export function tokenCreateHint(cliCommand = 'switchboard'): string {
   return `create one with ${cliCommand} token create`;

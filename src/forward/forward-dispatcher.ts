@@ -10,6 +10,7 @@
  * load a cycle waits until half the rule's slots are free (for at most SETTLE_HOLD_MS), so each
  * statement carries several deliveries; a rule with nothing in flight claims at once.
  */
+import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -105,6 +106,12 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
   // expired (another instance took over) no longer matches.
   const claimId = randomUUID();
   const cancel = new AbortController();
+  // Every attempt in flight listens on this one signal (and stops listening when it ends), so the
+  // listeners number the rules' concurrency summed, not Node's default leak threshold of ten.
+  setMaxListeners(
+    deps.rules.reduce((sum, rule) => sum + (rule.ordered ? 1 : rule.concurrency), 1),
+    cancel.signal,
+  );
   let stopping = false;
   const inFlight = new Set<Promise<void>>();
 

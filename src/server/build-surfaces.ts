@@ -4,6 +4,7 @@
  * reverse. The product (start-switchboard.ts) and every test harness build through here, the
  * harnesses with overrides (surface-deps.ts), so a change to the wiring is made once.
  */
+import { setMaxListeners } from 'node:events';
 import type Koa from 'koa';
 import type { Logger } from '../log/logger.ts';
 import { createApp } from '../http/create-app.ts';
@@ -101,6 +102,9 @@ async function assemble(
   const forwarding = forwardingControl(deps, stores.deliveries, sending.outbound, bus, metrics);
   const mcp = mcpSurface(deps, { store: served, providers: directory, replay: sending.replay, bus, auth });
   const streams = new AbortController();
+  // Each open /api/stream listens on this one signal until it closes; their number is bounded per
+  // token by api.max_streams_per_caller and by the tokens that exist, not by Node's default of ten.
+  setMaxListeners(0, streams.signal);
   // A worker serves only /healthz and /metrics: nothing reaches it from senders or users.
   const runs = roleParts(config.server.role);
   const requestSurfaces = runs.ingest

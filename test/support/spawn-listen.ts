@@ -40,9 +40,14 @@ export function spawnListen(args: readonly string[], env: Record<string, string>
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
   const exited = new Promise<ChildExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let done = false;
-  void exited.then(() => (done = true));
-  // A failed test must not leave a listener running.
-  process.once('exit', () => child.kill('SIGKILL'));
+  // A failed test must not leave a listener running; once it has exited there is nothing to kill,
+  // and the hook goes too (one per spawned child would pile up on process).
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => {
+    done = true;
+    process.off('exit', killOnExit);
+  });
   return {
     stdout: () => out,
     stderr: () => err,
