@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { isoSeconds, samplePayload } from './timed-case.ts';
 
 interface BoxWebhooks {
@@ -24,17 +24,13 @@ export const boxCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('box-file-uploaded.json');
     const ts = isoSeconds(atMs);
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'box-delivery-id': randomUUID(),
-        'box-delivery-timestamp': ts,
-        'box-signature-version': '1',
-        'box-signature-algorithm': 'HmacSHA256',
-        'box-signature-primary': hmac('sha256', secret, [body, ts], 'base64'),
-      },
-    };
+    return jsonDelivery(body, {
+      'box-delivery-id': randomUUID(),
+      'box-delivery-timestamp': ts,
+      'box-signature-version': '1',
+      'box-signature-algorithm': 'HmacSHA256',
+      'box-signature-primary': hmac('sha256', secret, [body, ts], 'base64'),
+    });
   },
   async accepts({ body, headers }, secret) {
     return WebhooksManager.validateMessage(body.toString('utf8'), headers, secret);

@@ -3,7 +3,7 @@
  * webhook signing key (Calendly's documented scheme, computed here independently of src/).
  * https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures
  */
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload, unixSeconds } from './timed-case.ts';
 
 const header = (body: Buffer, secret: string, t: string): string =>
@@ -16,13 +16,9 @@ export const calendlyCase: ProviderCase = {
   wrongSecret: 'calendly-signing-key-wrong',
   deliver(secret, atMs) {
     const body = samplePayload('calendly-invitee-created.json');
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'calendly-webhook-signature': header(body, secret, unixSeconds(atMs)),
-      },
-    };
+    return jsonDelivery(body, {
+      'calendly-webhook-signature': header(body, secret, unixSeconds(atMs)),
+    });
   },
   accepts({ body, headers }, secret) {
     const sent = headers['calendly-webhook-signature'] ?? '';

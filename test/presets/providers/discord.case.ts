@@ -6,7 +6,7 @@
  */
 import { verifyKey } from 'discord-interactions';
 import { ed25519Pair, signWith } from './key-pairs.ts';
-import type { ProviderCase, Signed } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase, type Signed } from './provider-case.ts';
 import { unixSeconds } from './timed-case.ts';
 
 const current = ed25519Pair('hex');
@@ -30,15 +30,11 @@ export function discordDelivery(publicKey: string, atMs: number, payload?: objec
   );
   const timestamp = unixSeconds(atMs);
   const signature = signWith(publicKey, Buffer.concat([Buffer.from(timestamp), body]));
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-signature-ed25519': signature.toString('hex'),
-      'x-signature-timestamp': timestamp,
-      'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)',
-    },
-  };
+  return jsonDelivery(body, {
+    'x-signature-ed25519': signature.toString('hex'),
+    'x-signature-timestamp': timestamp,
+    'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)',
+  });
 }
 
 export const discordCase: ProviderCase = {

@@ -5,7 +5,7 @@
  * https://developers.hubspot.com/docs/guides/apps/authentication/validating-requests
  */
 import { Signature } from '@hubspot/api-client';
-import { hmac, PUBLIC_URL, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase, PUBLIC_URL } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 const URL = `${PUBLIC_URL}hubspot`;
@@ -19,14 +19,10 @@ export const hubspotCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('hubspot-contact-creation.json');
     const ts = String(Math.floor(atMs));
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-hubspot-request-timestamp': ts,
-        'x-hubspot-signature-v3': hmac('sha256', secret, ['POST', URL, body, ts], 'base64'),
-      },
-    };
+    return jsonDelivery(body, {
+      'x-hubspot-request-timestamp': ts,
+      'x-hubspot-signature-v3': hmac('sha256', secret, ['POST', URL, body, ts], 'base64'),
+    });
   },
   accepts({ body, headers }, secret) {
     try {

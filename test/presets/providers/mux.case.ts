@@ -4,7 +4,7 @@
  * https://docs.mux.com/core/verify-webhook-signatures
  */
 import Mux from '@mux/mux-node';
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload, unixSeconds } from './timed-case.ts';
 
 const mux = new Mux({ tokenId: 'test', tokenSecret: 'test' });
@@ -17,13 +17,9 @@ export const muxCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('mux-video-asset-ready.json');
     const t = unixSeconds(atMs);
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'mux-signature': `t=${t},v1=${hmac('sha256', secret, [`${t}.`, body], 'hex')}`,
-      },
-    };
+    return jsonDelivery(body, {
+      'mux-signature': `t=${t},v1=${hmac('sha256', secret, [`${t}.`, body], 'hex')}`,
+    });
   },
   async accepts({ body, headers }, secret) {
     return mux.webhooks.verifySignature(body.toString('utf8'), headers, secret).then(

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import jsonwebtoken from 'jsonwebtoken';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 const sha256Hex = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
@@ -23,10 +23,7 @@ export const netlifyCase: ProviderCase = {
       algorithm: 'HS256',
       noTimestamp: true,
     });
-    return {
-      body,
-      headers: { 'content-type': 'application/json', 'x-webhook-signature': token, 'user-agent': 'Netlify' },
-    };
+    return jsonDelivery(body, { 'x-webhook-signature': token, 'user-agent': 'Netlify' });
   },
   accepts({ body, headers }, secret) {
     try {

@@ -5,7 +5,7 @@
  * https://developer.paddle.com/webhooks/signature-verification
  */
 import { Paddle } from '@paddle/paddle-node-sdk';
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload, unixSeconds } from './timed-case.ts';
 
 const paddle = new Paddle('pdl_sdbx_apikey_test');
@@ -18,13 +18,9 @@ export const paddleCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('paddle-transaction-completed.json');
     const ts = unixSeconds(atMs);
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'paddle-signature': `ts=${ts};h1=${hmac('sha256', secret, [`${ts}:`, body], 'hex')}`,
-      },
-    };
+    return jsonDelivery(body, {
+      'paddle-signature': `ts=${ts};h1=${hmac('sha256', secret, [`${ts}:`, body], 'hex')}`,
+    });
   },
   async accepts({ body, headers }, secret) {
     return paddle.webhooks.isSignatureValid(body.toString('utf8'), secret, headers['paddle-signature'] ?? '');

@@ -3,8 +3,10 @@
  * (by its own npm package where that package signs; otherwise by switchboard's test signer, which
  * the case first shows the provider's package accepts, or by the provider's documented scheme
  * computed here, independently of src/), and the provider's own verifier, which must accept
- * switchboard's re-signed replay. describeProvider() runs the pure checks; the wire test
- * (catalog-wire.test.ts) runs every case through one real server.
+ * switchboard's re-signed replay. describeProvider() runs the pure checks on every case
+ * (provider-cases.test.ts); the wire test (catalog-wire.test.ts) runs every case through one real
+ * server. A new case is a `<preset>.case.ts` here (or a row of a table such as body-hmac.case.ts):
+ * all-cases.ts finds it, and both tests run it.
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +48,12 @@ export interface ProviderCase {
 }
 
 export const PUBLIC_URL = 'https://hooks.example.com/hooks/';
+
+/** A JSON delivery: the body with its content type and the provider's headers. */
+export const jsonDelivery = (body: Buffer, headers: Record<string, string>): Signed => ({
+  body,
+  headers: { 'content-type': 'application/json', ...headers },
+});
 
 export function hmac(
   algorithm: 'sha1' | 'sha256' | 'sha512',

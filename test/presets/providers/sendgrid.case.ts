@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { p256Pair, signWith } from './key-pairs.ts';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { unixSeconds } from './timed-case.ts';
 
 const current = p256Pair();
@@ -44,15 +44,11 @@ export const sendgridCase: ProviderCase = {
     );
     const timestamp = unixSeconds(atMs);
     const signature = signWith(publicKey, Buffer.concat([Buffer.from(timestamp), body]));
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-twilio-email-event-webhook-signature': signature.toString('base64'),
-        'x-twilio-email-event-webhook-timestamp': timestamp,
-        'user-agent': 'SendGrid Event API',
-      },
-    };
+    return jsonDelivery(body, {
+      'x-twilio-email-event-webhook-signature': signature.toString('base64'),
+      'x-twilio-email-event-webhook-timestamp': timestamp,
+      'user-agent': 'SendGrid Event API',
+    });
   },
   accepts({ body, headers }, publicKey) {
     try {

@@ -6,7 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { hmac, PUBLIC_URL, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase, PUBLIC_URL } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 interface Helper {
@@ -32,13 +32,9 @@ export const squareCase: ProviderCase = {
   wrongSecret: 'square-signature-key-wrong',
   deliver(secret) {
     const body = samplePayload('square-payment-created.json');
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-square-hmacsha256-signature': hmac('sha256', secret, [URL, body], 'base64'),
-      },
-    };
+    return jsonDelivery(body, {
+      'x-square-hmacsha256-signature': hmac('sha256', secret, [URL, body], 'base64'),
+    });
   },
   accepts({ body, headers }, secret) {
     return WebhooksHelper.verifySignature({

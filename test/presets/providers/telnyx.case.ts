@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import Telnyx from 'telnyx';
 import { ed25519Pair, signWith } from './key-pairs.ts';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { isoSeconds, unixSeconds } from './timed-case.ts';
 
 const current = ed25519Pair('base64');
@@ -41,14 +41,10 @@ export const telnyxCase: ProviderCase = {
     );
     const timestamp = unixSeconds(atMs);
     const signature = signWith(publicKey, Buffer.concat([Buffer.from(`${timestamp}|`), body]));
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'telnyx-signature-ed25519': signature.toString('base64'),
-        'telnyx-timestamp': timestamp,
-      },
-    };
+    return jsonDelivery(body, {
+      'telnyx-signature-ed25519': signature.toString('base64'),
+      'telnyx-timestamp': timestamp,
+    });
   },
   accepts: ({ body, headers }, publicKey) =>
     telnyx.webhooks.unwrap(body.toString('utf8'), { headers, key: publicKey }).then(

@@ -3,7 +3,7 @@
  * client secret (TikTok's documented scheme, computed here independently of src/).
  * https://developers.tiktok.com/doc/webhooks-verification
  */
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload, unixSeconds } from './timed-case.ts';
 
 const header = (body: Buffer, secret: string, t: string): string =>
@@ -16,10 +16,7 @@ export const tiktokCase: ProviderCase = {
   wrongSecret: 'tiktok-client-secret-wrong',
   deliver(secret, atMs) {
     const body = samplePayload('tiktok-video-publish-complete.json');
-    return {
-      body,
-      headers: { 'content-type': 'application/json', 'tiktok-signature': header(body, secret, unixSeconds(atMs)) },
-    };
+    return jsonDelivery(body, { 'tiktok-signature': header(body, secret, unixSeconds(atMs)) });
   },
   accepts({ body, headers }, secret) {
     const sent = headers['tiktok-signature'] ?? '';

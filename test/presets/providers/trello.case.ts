@@ -3,7 +3,7 @@
  * the application secret (Trello's documented scheme, computed independently of src/).
  * https://developer.atlassian.com/cloud/trello/guides/rest-api/webhooks/
  */
-import { hmac, PUBLIC_URL, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase, PUBLIC_URL } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 const CALLBACK = `${PUBLIC_URL}trello`;
@@ -16,13 +16,9 @@ export const trelloCase: ProviderCase = {
   wrongSecret: 'trello-app-secret-wrong',
   deliver(secret) {
     const body = samplePayload('trello-createcard.json');
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-trello-webhook': hmac('sha1', secret, [body, CALLBACK], 'base64'),
-      },
-    };
+    return jsonDelivery(body, {
+      'x-trello-webhook': hmac('sha1', secret, [body, CALLBACK], 'base64'),
+    });
   },
   accepts({ body, headers }, secret) {
     return headers['x-trello-webhook'] === hmac('sha1', secret, [body, CALLBACK], 'base64');

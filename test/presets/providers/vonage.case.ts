@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { verifySignature } from '@vonage/jwt';
 import jsonwebtoken from 'jsonwebtoken';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 const sha256Hex = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
@@ -29,7 +29,7 @@ export const vonageCase: ProviderCase = {
       application_id: 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab',
     };
     const token = jsonwebtoken.sign(claims, secret, { algorithm: 'HS256' });
-    return { body, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } };
+    return jsonDelivery(body, { authorization: `Bearer ${token}` });
   },
   accepts({ body, headers }, secret) {
     const token = (headers['authorization'] ?? '').replace(/^Bearer /, '');

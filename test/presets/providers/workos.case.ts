@@ -4,7 +4,7 @@
  * https://workos.com/docs/events/data-syncing/webhooks
  */
 import { WorkOS } from '@workos-inc/node';
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 const workos = new WorkOS('sk_test_switchboard');
@@ -17,13 +17,9 @@ export const workosCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('workos-user-created.json');
     const t = String(Math.floor(atMs));
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'workos-signature': `t=${t}, v1=${hmac('sha256', secret, [`${t}.`, body], 'hex')}`,
-      },
-    };
+    return jsonDelivery(body, {
+      'workos-signature': `t=${t}, v1=${hmac('sha256', secret, [`${t}.`, body], 'hex')}`,
+    });
   },
   async accepts({ body, headers }, secret) {
     // WorkOS signs JSON.stringify of the parsed payload: the same bytes for a compact body.

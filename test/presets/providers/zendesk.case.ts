@@ -3,7 +3,7 @@
  * `X-Zendesk-Webhook-Signature-Timestamp` (Zendesk's documented scheme, computed independently).
  * https://developer.zendesk.com/documentation/webhooks/verifying/
  */
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { isoSeconds, samplePayload } from './timed-case.ts';
 
 export const zendeskCase: ProviderCase = {
@@ -15,14 +15,10 @@ export const zendeskCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('zendesk-zen-event-type-ticket-created.json');
     const ts = isoSeconds(atMs);
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-zendesk-webhook-signature-timestamp': ts,
-        'x-zendesk-webhook-signature': hmac('sha256', secret, [ts, body], 'base64'),
-      },
-    };
+    return jsonDelivery(body, {
+      'x-zendesk-webhook-signature-timestamp': ts,
+      'x-zendesk-webhook-signature': hmac('sha256', secret, [ts, body], 'base64'),
+    });
   },
   accepts({ body, headers }, secret) {
     const ts = headers['x-zendesk-webhook-signature-timestamp'] ?? '';

@@ -3,7 +3,7 @@
  * timestamp in `x-zm-request-timestamp` (Zoom's documented scheme, computed independently).
  * https://developers.zoom.us/docs/api/webhooks/
  */
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { samplePayload, unixSeconds } from './timed-case.ts';
 
 export const zoomCase: ProviderCase = {
@@ -14,14 +14,10 @@ export const zoomCase: ProviderCase = {
   deliver(secret, atMs) {
     const body = samplePayload('zoom-meeting-started.json');
     const ts = unixSeconds(atMs);
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-zm-request-timestamp': ts,
-        'x-zm-signature': `v0=${hmac('sha256', secret, [`v0:${ts}:`, body], 'hex')}`,
-      },
-    };
+    return jsonDelivery(body, {
+      'x-zm-request-timestamp': ts,
+      'x-zm-signature': `v0=${hmac('sha256', secret, [`v0:${ts}:`, body], 'hex')}`,
+    });
   },
   accepts({ body, headers }, secret) {
     const ts = headers['x-zm-request-timestamp'] ?? '';
