@@ -8,7 +8,14 @@ import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/event-store.ts';
-import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
+import { withOriginalQuery } from '../shared/delivery-query.ts';
+import {
+  deliveryCredentials,
+  originalQueryOf,
+  secretHeadersOf,
+  type CredentialKind,
+  type DeliveryCredentials,
+} from './credentials.ts';
 import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
 import { credentialNeedles, redactCredentials } from './redact-credentials.ts';
 import {
@@ -131,6 +138,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
   function headersFor(
     request: DeliverRequest,
     provider: ProviderConfig | undefined,
+    url: URL,
   ): { headers: OutgoingHeaders; needles: string[] } {
     const { event } = request;
     const credentials: DeliveryCredentials = request.unsigned
@@ -140,6 +148,8 @@ export function createOutbound(options: OutboundOptions): Outbound {
           storedHeaders: event.headers,
           nowMs: now(),
           arrival: event,
+          // A preset that signs the URL signs the query this delivery carries (shared/delivery-query.ts).
+          query: provider?.family === 'webhook' && provider.publicUrl !== undefined ? url.search.slice(1) : undefined,
         });
     if (request.trace) {
       request.trace.credentials = credentials.kind;
@@ -173,9 +183,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
   async function send(request: DeliverRequest): Promise<DeliverOutcome> {
     const { event, trace } = request;
     const provider = providers.get(event.provider);
+    const original = originalQueryOf(provider, event);
+    const url = original === undefined ? request.url : withOriginalQuery(request.url, original);
     if (trace) {
       trace.stage = 'resolve';
-      trace.targetUrl = request.url.href;
+      trace.targetUrl = url.href;
     }
     const observed = observePolicy(policy);
     const selfAddresses = options.selfAddresses().map((self) => ({
@@ -191,7 +203,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
     };
     // Resolved and checked on every delivery, a kept connection included: a name that now points
     // somewhere the policy refuses is refused here, before any socket is used.
-    const target = await checkTarget(parseTarget(request.url.href), checkOptions).catch((error: unknown) => {
+    const target = await checkTarget(parseTarget(url.href), checkOptions).catch((error: unknown) => {
       if (trace) {
         trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
         // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
@@ -228,7 +240,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
     try {
       assertNotSender(target, event);
       // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
-      const { headers, needles } = headersFor(request, provider);
+      const { headers, needles } = headersFor(request, provider, url);
       const sent = await sendRequest({
         url: target.url,
         dispatcher,
