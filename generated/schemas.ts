@@ -303,6 +303,12 @@ export const SCHEMAS = {
           },
         },
       },
+      public_url: {
+        description:
+          'Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the URL the provider calls (public_url, or server.public_url plus the route), which a client signing for the provider signs over.',
+        type: 'string',
+        format: 'uri',
+      },
       token_header: {
         description: 'Token providers: the lower-cased header the token travels in.',
         type: 'string',
@@ -346,6 +352,12 @@ export const SCHEMAS = {
         description:
           'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
         anyOf: [{ type: 'boolean' }, { type: 'null' }],
+      },
+      query: {
+        description:
+          "Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the query string the delivery arrived with, without its '?', as stored (secret-looking values redacted). A client appends it to its target after the target's own and signs over the query it then sends, as replay and forwarding do. Absent for other presets and when the delivery had none.",
+        type: 'string',
+        minLength: 1,
       },
       original_headers: {
         description:

@@ -726,6 +726,12 @@ const schema45 = {
       $ref: 'config.schema.json#/$defs/provider/properties/hmac',
       description: 'generic-hmac providers: how the signature is made, as configured (defaults filled in).',
     },
+    public_url: {
+      description:
+        'Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the URL the provider calls (public_url, or server.public_url plus the route), which a client signing for the provider signs over.',
+      type: 'string',
+      format: 'uri',
+    },
     token_header: {
       description: 'Token providers: the lower-cased header the token travels in.',
       type: 'string',
@@ -1395,6 +1401,7 @@ function validate27(
 }
 validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
+const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 const pattern14 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 
 function validate26(
@@ -1427,7 +1434,13 @@ function validate26(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header' || key0 === 'token_variable')) {
+      if (!(
+        key0 === 'provider' ||
+        key0 === 'hmac' ||
+        key0 === 'public_url' ||
+        key0 === 'token_header' ||
+        key0 === 'token_variable'
+      )) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1739,16 +1752,16 @@ function validate26(
         errors++;
       }
     }
-    if (data.token_header !== undefined) {
-      let data10 = data.token_header;
+    if (data.public_url !== undefined) {
+      let data10 = data.public_url;
       if (typeof data10 === 'string') {
-        if (func2(data10) < 1) {
+        if (!formats8(data10)) {
           const err18 = {
-            instancePath: instancePath + '/token_header',
-            schemaPath: '#/properties/token_header/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/public_url',
+            schemaPath: '#/properties/public_url/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
           };
           if (vErrors === null) {
             vErrors = [err18];
@@ -1759,8 +1772,8 @@ function validate26(
         }
       } else {
         const err19 = {
-          instancePath: instancePath + '/token_header',
-          schemaPath: '#/properties/token_header/type',
+          instancePath: instancePath + '/public_url',
+          schemaPath: '#/properties/public_url/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -1773,16 +1786,16 @@ function validate26(
         errors++;
       }
     }
-    if (data.token_variable !== undefined) {
-      let data11 = data.token_variable;
+    if (data.token_header !== undefined) {
+      let data11 = data.token_header;
       if (typeof data11 === 'string') {
-        if (!pattern14.test(data11)) {
+        if (func2(data11) < 1) {
           const err20 = {
-            instancePath: instancePath + '/token_variable',
-            schemaPath: '#/properties/token_variable/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-            message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+            instancePath: instancePath + '/token_header',
+            schemaPath: '#/properties/token_header/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err20];
@@ -1793,8 +1806,8 @@ function validate26(
         }
       } else {
         const err21 = {
-          instancePath: instancePath + '/token_variable',
-          schemaPath: '#/properties/token_variable/type',
+          instancePath: instancePath + '/token_header',
+          schemaPath: '#/properties/token_header/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -1807,8 +1820,42 @@ function validate26(
         errors++;
       }
     }
+    if (data.token_variable !== undefined) {
+      let data12 = data.token_variable;
+      if (typeof data12 === 'string') {
+        if (!pattern14.test(data12)) {
+          const err22 = {
+            instancePath: instancePath + '/token_variable',
+            schemaPath: '#/properties/token_variable/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+            message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      } else {
+        const err23 = {
+          instancePath: instancePath + '/token_variable',
+          schemaPath: '#/properties/token_variable/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err22 = {
+    const err24 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1816,9 +1863,9 @@ function validate26(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err22];
+      vErrors = [err24];
     } else {
-      vErrors.push(err22);
+      vErrors.push(err24);
     }
     errors++;
   }
@@ -1845,6 +1892,12 @@ const schema60 = {
       description:
         'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
       anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    query: {
+      description:
+        "Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the query string the delivery arrived with, without its '?', as stored (secret-looking values redacted). A client appends it to its target after the target's own and signs over the query it then sends, as replay and forwarding do. Absent for other presets and when the delivery had none.",
+      type: 'string',
+      minLength: 1,
     },
     original_headers: {
       description:
@@ -1956,6 +2009,7 @@ function validate32(
         key0 === 'provider' ||
         key0 === 'trust_mode' ||
         key0 === 'passed_check' ||
+        key0 === 'query' ||
         key0 === 'original_headers' ||
         key0 === 'headers'
       )) {
@@ -2155,33 +2209,31 @@ function validate32(
         }
       }
     }
-    if (data.original_headers !== undefined) {
-      let data4 = data.original_headers;
-      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-        for (const key1 in data4) {
-          if (typeof data4[key1] !== 'string') {
-            const err16 = {
-              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/original_headers/additionalProperties/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err16];
-            } else {
-              vErrors.push(err16);
-            }
-            errors++;
+    if (data.query !== undefined) {
+      let data4 = data.query;
+      if (typeof data4 === 'string') {
+        if (func2(data4) < 1) {
+          const err16 = {
+            instancePath: instancePath + '/query',
+            schemaPath: '#/properties/query/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
           }
+          errors++;
         }
       } else {
         const err17 = {
-          instancePath: instancePath + '/original_headers',
-          schemaPath: '#/properties/original_headers/type',
+          instancePath: instancePath + '/query',
+          schemaPath: '#/properties/query/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err17];
@@ -2191,18 +2243,14 @@ function validate32(
         errors++;
       }
     }
-    if (data.headers !== undefined) {
-      let data6 = data.headers;
-      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
-        for (const key2 in data6) {
-          let data7 = data6[key2];
-          const _errs26 = errors;
-          let valid7 = false;
-          const _errs27 = errors;
-          if (typeof data7 !== 'string') {
+    if (data.original_headers !== undefined) {
+      let data5 = data.original_headers;
+      if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
+        for (const key1 in data5) {
+          if (typeof data5[key1] !== 'string') {
             const err18 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/original_headers/additionalProperties/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2214,35 +2262,38 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs27 === errors;
-          valid7 = valid7 || _valid1;
+        }
+      } else {
+        const err19 = {
+          instancePath: instancePath + '/original_headers',
+          schemaPath: '#/properties/original_headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data7 = data.headers;
+      if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
+        for (const key2 in data7) {
+          let data8 = data7[key2];
+          const _errs28 = errors;
+          let valid7 = false;
           const _errs29 = errors;
-          if (Array.isArray(data7)) {
-            const len0 = data7.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data7[i0] !== 'string') {
-                const err19 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
-                }
-                errors++;
-              }
-            }
-          } else {
+          if (typeof data8 !== 'string') {
             const err20 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err20];
@@ -2253,8 +2304,45 @@ function validate32(
           }
           var _valid1 = _errs29 === errors;
           valid7 = valid7 || _valid1;
+          const _errs31 = errors;
+          if (Array.isArray(data8)) {
+            const len0 = data8.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data8[i0] !== 'string') {
+                const err21 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err21];
+                } else {
+                  vErrors.push(err21);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err22 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err22];
+            } else {
+              vErrors.push(err22);
+            }
+            errors++;
+          }
+          var _valid1 = _errs31 === errors;
+          valid7 = valid7 || _valid1;
           if (!valid7) {
-            const err21 = {
+            const err23 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/properties/headers/additionalProperties/anyOf',
               keyword: 'anyOf',
@@ -2262,16 +2350,16 @@ function validate32(
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err21];
+              vErrors = [err23];
             } else {
-              vErrors.push(err21);
+              vErrors.push(err23);
             }
             errors++;
           } else {
-            errors = _errs26;
+            errors = _errs28;
             if (vErrors !== null) {
-              if (_errs26) {
-                vErrors.length = _errs26;
+              if (_errs28) {
+                vErrors.length = _errs28;
               } else {
                 vErrors = null;
               }
@@ -2279,7 +2367,7 @@ function validate32(
           }
         }
       } else {
-        const err22 = {
+        const err24 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/properties/headers/type',
           keyword: 'type',
@@ -2287,15 +2375,15 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err22];
+          vErrors = [err24];
         } else {
-          vErrors.push(err22);
+          vErrors.push(err24);
         }
         errors++;
       }
     }
   } else {
-    const err23 = {
+    const err25 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2303,9 +2391,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err23];
+      vErrors = [err25];
     } else {
-      vErrors.push(err23);
+      vErrors.push(err25);
     }
     errors++;
   }
@@ -3150,7 +3238,6 @@ const schema51 = {
 const schema53 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern8 = new RegExp('^(header:.+|/.*)$', 'u');
-const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
 function validate30(
   data,

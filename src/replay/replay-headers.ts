@@ -1,6 +1,6 @@
 import type { ApiReplayHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { deliveryCredentials, secretHeadersOf } from '../outbound/credentials.ts';
+import { deliveryCredentials, originalQueryOf, secretHeadersOf } from '../outbound/credentials.ts';
 import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { StoredEvent } from '../store/event-store.ts';
 
@@ -25,6 +25,7 @@ export function replayHeadersOf(
     nowMs,
     arrival: stored,
   });
+  const query = originalQueryOf(provider, stored);
   return {
     id: stored.id,
     provider: stored.provider,
@@ -36,6 +37,7 @@ export function replayHeadersOf(
       copied,
       credentials: {},
     }),
+    ...(query === undefined ? {} : { query }),
     ...(credentials.kind === 'original' ? { original_headers: credentials.headers } : {}),
   };
 }

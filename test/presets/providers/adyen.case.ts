@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { jsonDelivery, type ProviderCase } from './provider-case.ts';
+import { bodyCheck, jsonDelivery, type ProviderCase } from './provider-case.ts';
 
 export type AdyenItem = Record<string, unknown> & { additionalData?: Record<string, string> };
 interface HmacValidatorClass {
@@ -49,13 +49,7 @@ export const adyenCase: ProviderCase = {
   secret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
   wrongSecret: '0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF',
   deliver: (secret) => jsonDelivery(adyenBody([adyenItem(secret)]), {}),
-  accepts: ({ body }, secret) => {
-    try {
-      return adyenAccepts(body, secret);
-    } catch {
-      return false;
-    }
-  },
+  accepts: bodyCheck(adyenAccepts),
   timestamped: false,
   requiredHeader: null,
   eventType: 'AUTHORISATION',

@@ -10,7 +10,7 @@ import coinbase from 'coinbase-commerce-node';
 import { verifySignature } from 'gocardless-nodejs/webhooks';
 import Razorpay from 'razorpay';
 import type { PresetName } from '../../../generated/constants.ts';
-import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase, sharedSecret } from './provider-case.ts';
 import { samplePayload, unixSeconds } from './timed-case.ts';
 
 type Algorithm = 'sha1' | 'sha256';
@@ -131,9 +131,7 @@ function bodyHmacCase([preset, sample, header, written, eventType]: Row): Provid
   const verifier = PACKAGE_VERIFIERS[preset];
   return {
     preset,
-    credential: 'secret',
-    secret: `${preset}-signing-secret-current`,
-    wrongSecret: `${preset}-signing-secret-wrong`,
+    ...sharedSecret(`${preset}-signing-secret`),
     deliver(secret, atMs) {
       const body = samplePayload(`${preset}-${sample}.json`);
       return jsonDelivery(body, { ...OTHER_HEADERS[preset]?.(atMs), [name]: sign(body, secret) });

@@ -5,7 +5,7 @@
  * https://documentation.mailgun.com/docs/mailgun/user-manual/tracking-messages/#securing-webhooks
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
+import { bodyCheck, hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { unixSeconds } from './timed-case.ts';
 
 export function mailgunBody(key: string, atMs: number, token = randomBytes(25).toString('hex')): Buffer {
@@ -38,13 +38,7 @@ export const mailgunCase: ProviderCase = {
   secret: 'key-mailgun-signing-0123456789abcdef',
   wrongSecret: 'key-mailgun-signing-wrong-fedcba9876',
   deliver: (secret, atMs) => jsonDelivery(mailgunBody(secret, atMs), {}),
-  accepts: ({ body }, secret) => {
-    try {
-      return mailgunAccepts(body, secret);
-    } catch {
-      return false;
-    }
-  },
+  accepts: bodyCheck(mailgunAccepts),
   timestamped: true,
   requiredHeader: null,
   eventType: 'delivered',

@@ -5,14 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { encodeSignatureHeader, isValidSignature } from '@sanity/webhook';
-import { jsonDelivery, type ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase, sharedSecret } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 export const sanityCase: ProviderCase = {
   preset: 'sanity',
-  credential: 'secret',
-  secret: 'sanity-webhook-secret-current',
-  wrongSecret: 'sanity-webhook-secret-wrong',
+  ...sharedSecret('sanity-webhook-secret'),
   async deliver(secret, atMs) {
     const body = samplePayload('sanity-post-create.json');
     return jsonDelivery(body, {

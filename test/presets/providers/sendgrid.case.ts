@@ -7,9 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
-import { p256Pair, signWith } from './key-pairs.ts';
+import { p256Pair, signTimestamped } from './key-pairs.ts';
 import { jsonDelivery, type ProviderCase } from './provider-case.ts';
-import { unixSeconds } from './timed-case.ts';
 
 const current = p256Pair();
 const other = p256Pair();
@@ -42,8 +41,7 @@ export const sendgridCase: ProviderCase = {
         },
       ]),
     );
-    const timestamp = unixSeconds(atMs);
-    const signature = signWith(publicKey, Buffer.concat([Buffer.from(timestamp), body]));
+    const { timestamp, signature } = signTimestamped(publicKey, atMs, body);
     return jsonDelivery(body, {
       'x-twilio-email-event-webhook-signature': signature.toString('base64'),
       'x-twilio-email-event-webhook-timestamp': timestamp,

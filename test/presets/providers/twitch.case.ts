@@ -4,7 +4,7 @@
  * https://dev.twitch.tv/docs/eventsub/handling-webhook-events/
  */
 import { randomUUID } from 'node:crypto';
-import { hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase, sharedSecret } from './provider-case.ts';
 import { isoSeconds, samplePayload } from './timed-case.ts';
 
 const signature = (body: Buffer, secret: string, id: string, ts: string): string =>
@@ -12,9 +12,7 @@ const signature = (body: Buffer, secret: string, id: string, ts: string): string
 
 export const twitchCase: ProviderCase = {
   preset: 'twitch',
-  credential: 'secret',
-  secret: 'twitch-eventsub-secret-current',
-  wrongSecret: 'twitch-eventsub-secret-wrong',
+  ...sharedSecret('twitch-eventsub-secret'),
   deliver(secret, atMs) {
     const body = samplePayload('twitch-channel-follow.json');
     const id = randomUUID();
