@@ -323,6 +323,10 @@ export interface ApiReplayHeaders {
    */
   passed_check: boolean | null;
   /**
+   * Whether the event is its provider's registration handshake (Slack's url_verification, Discord's PING, Zoom's endpoint.url_validation, Twitch's webhook_callback_verification, Meta's and Dropbox's GET challenges), which switchboard answered itself: forward rules never take one, and a client that forwards events on (switchboard listen) skips it too.
+   */
+  handshake: boolean;
+  /**
    * Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the query string the delivery arrived with, without its '?', as stored (secret-looking values redacted). A client appends it to its target after the target's own and signs over the query it then sends, as replay and forwarding do. Absent for other presets and when the delivery had none.
    */
   query?: string;

@@ -1883,7 +1883,7 @@ const schema60 = {
     "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
+  required: ['id', 'provider', 'trust_mode', 'passed_check', 'handshake', 'headers'],
   properties: {
     id: { $ref: 'event-summary.schema.json#/properties/id' },
     provider: { $ref: 'event-summary.schema.json#/properties/provider' },
@@ -1892,6 +1892,11 @@ const schema60 = {
       description:
         'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
       anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    handshake: {
+      description:
+        "Whether the event is its provider's registration handshake (Slack's url_verification, Discord's PING, Zoom's endpoint.url_validation, Twitch's webhook_callback_verification, Meta's and Dropbox's GET challenges), which switchboard answered itself: forward rules never take one, and a client that forwards events on (switchboard listen) skips it too.",
+      type: 'boolean',
     },
     query: {
       description:
@@ -1988,8 +1993,23 @@ function validate32(
       }
       errors++;
     }
-    if (data.headers === undefined) {
+    if (data.handshake === undefined) {
       const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'handshake' },
+        message: "must have required property '" + 'handshake' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (data.headers === undefined) {
+      const err5 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -1997,9 +2017,9 @@ function validate32(
         message: "must have required property '" + 'headers' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err4];
+        vErrors = [err5];
       } else {
-        vErrors.push(err4);
+        vErrors.push(err5);
       }
       errors++;
     }
@@ -2009,11 +2029,12 @@ function validate32(
         key0 === 'provider' ||
         key0 === 'trust_mode' ||
         key0 === 'passed_check' ||
+        key0 === 'handshake' ||
         key0 === 'query' ||
         key0 === 'original_headers' ||
         key0 === 'headers'
       )) {
-        const err5 = {
+        const err6 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -2021,9 +2042,9 @@ function validate32(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err5];
+          vErrors = [err6];
         } else {
-          vErrors.push(err5);
+          vErrors.push(err6);
         }
         errors++;
       }
@@ -2032,7 +2053,7 @@ function validate32(
       let data0 = data.id;
       if (typeof data0 === 'string') {
         if (!formats0.test(data0)) {
-          const err6 = {
+          const err7 = {
             instancePath: instancePath + '/id',
             schemaPath: 'event-summary.schema.json#/properties/id/format',
             keyword: 'format',
@@ -2040,14 +2061,14 @@ function validate32(
             message: 'must match format "' + 'uuid' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err6];
+            vErrors = [err7];
           } else {
-            vErrors.push(err6);
+            vErrors.push(err7);
           }
           errors++;
         }
       } else {
-        const err7 = {
+        const err8 = {
           instancePath: instancePath + '/id',
           schemaPath: 'event-summary.schema.json#/properties/id/type',
           keyword: 'type',
@@ -2055,9 +2076,9 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err7];
+          vErrors = [err8];
         } else {
-          vErrors.push(err7);
+          vErrors.push(err8);
         }
         errors++;
       }
@@ -2066,27 +2087,12 @@ function validate32(
       let data1 = data.provider;
       if (typeof data1 === 'string') {
         if (func2(data1) > 64) {
-          const err8 = {
+          const err9 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
             keyword: 'maxLength',
             params: { limit: 64 },
             message: 'must NOT have more than 64 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err9 = {
-            instancePath: instancePath + '/provider',
-            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err9];
@@ -2095,28 +2101,25 @@ function validate32(
           }
           errors++;
         }
+        if (func2(data1) < 1) {
+          const err10 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
       } else {
-        const err10 = {
+        const err11 = {
           instancePath: instancePath + '/provider',
           schemaPath: 'event-summary.schema.json#/properties/provider/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data2 = data.trust_mode;
-      if (typeof data2 !== 'string') {
-        const err11 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: 'trust-mode.schema.json/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -2128,8 +2131,26 @@ function validate32(
         }
         errors++;
       }
-      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
+    }
+    if (data.trust_mode !== undefined) {
+      let data2 = data.trust_mode;
+      if (typeof data2 !== 'string') {
         const err12 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
+        const err13 = {
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
@@ -2137,9 +2158,9 @@ function validate32(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err12];
+          vErrors = [err13];
         } else {
-          vErrors.push(err12);
+          vErrors.push(err13);
         }
         errors++;
       }
@@ -2150,30 +2171,12 @@ function validate32(
       let valid4 = false;
       const _errs13 = errors;
       if (typeof data3 !== 'boolean') {
-        const err13 = {
+        const err14 = {
           instancePath: instancePath + '/passed_check',
           schemaPath: '#/properties/passed_check/anyOf/0/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
-        } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
-      var _valid0 = _errs13 === errors;
-      valid4 = valid4 || _valid0;
-      const _errs15 = errors;
-      if (data3 !== null) {
-        const err14 = {
-          instancePath: instancePath + '/passed_check',
-          schemaPath: '#/properties/passed_check/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err14];
@@ -2182,10 +2185,28 @@ function validate32(
         }
         errors++;
       }
+      var _valid0 = _errs13 === errors;
+      valid4 = valid4 || _valid0;
+      const _errs15 = errors;
+      if (data3 !== null) {
+        const err15 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
       var _valid0 = _errs15 === errors;
       valid4 = valid4 || _valid0;
       if (!valid4) {
-        const err15 = {
+        const err16 = {
           instancePath: instancePath + '/passed_check',
           schemaPath: '#/properties/passed_check/anyOf',
           keyword: 'anyOf',
@@ -2193,9 +2214,9 @@ function validate32(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err16];
         } else {
-          vErrors.push(err15);
+          vErrors.push(err16);
         }
         errors++;
       } else {
@@ -2209,31 +2230,14 @@ function validate32(
         }
       }
     }
-    if (data.query !== undefined) {
-      let data4 = data.query;
-      if (typeof data4 === 'string') {
-        if (func2(data4) < 1) {
-          const err16 = {
-            instancePath: instancePath + '/query',
-            schemaPath: '#/properties/query/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err16];
-          } else {
-            vErrors.push(err16);
-          }
-          errors++;
-        }
-      } else {
+    if (data.handshake !== undefined) {
+      if (typeof data.handshake !== 'boolean') {
         const err17 = {
-          instancePath: instancePath + '/query',
-          schemaPath: '#/properties/query/type',
+          instancePath: instancePath + '/handshake',
+          schemaPath: '#/properties/handshake/type',
           keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
         };
         if (vErrors === null) {
           vErrors = [err17];
@@ -2243,33 +2247,31 @@ function validate32(
         errors++;
       }
     }
-    if (data.original_headers !== undefined) {
-      let data5 = data.original_headers;
-      if (data5 && typeof data5 == 'object' && !Array.isArray(data5)) {
-        for (const key1 in data5) {
-          if (typeof data5[key1] !== 'string') {
-            const err18 = {
-              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/original_headers/additionalProperties/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err18];
-            } else {
-              vErrors.push(err18);
-            }
-            errors++;
+    if (data.query !== undefined) {
+      let data5 = data.query;
+      if (typeof data5 === 'string') {
+        if (func2(data5) < 1) {
+          const err18 = {
+            instancePath: instancePath + '/query',
+            schemaPath: '#/properties/query/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
           }
+          errors++;
         }
       } else {
         const err19 = {
-          instancePath: instancePath + '/original_headers',
-          schemaPath: '#/properties/original_headers/type',
+          instancePath: instancePath + '/query',
+          schemaPath: '#/properties/query/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err19];
@@ -2279,18 +2281,14 @@ function validate32(
         errors++;
       }
     }
-    if (data.headers !== undefined) {
-      let data7 = data.headers;
-      if (data7 && typeof data7 == 'object' && !Array.isArray(data7)) {
-        for (const key2 in data7) {
-          let data8 = data7[key2];
-          const _errs28 = errors;
-          let valid7 = false;
-          const _errs29 = errors;
-          if (typeof data8 !== 'string') {
+    if (data.original_headers !== undefined) {
+      let data6 = data.original_headers;
+      if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+        for (const key1 in data6) {
+          if (typeof data6[key1] !== 'string') {
             const err20 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/original_headers/additionalProperties/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2302,35 +2300,38 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs29 === errors;
-          valid7 = valid7 || _valid1;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/original_headers',
+          schemaPath: '#/properties/original_headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data8 = data.headers;
+      if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
+        for (const key2 in data8) {
+          let data9 = data8[key2];
+          const _errs30 = errors;
+          let valid7 = false;
           const _errs31 = errors;
-          if (Array.isArray(data8)) {
-            const len0 = data8.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data8[i0] !== 'string') {
-                const err21 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err21];
-                } else {
-                  vErrors.push(err21);
-                }
-                errors++;
-              }
-            }
-          } else {
+          if (typeof data9 !== 'string') {
             const err22 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
               keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err22];
@@ -2341,8 +2342,45 @@ function validate32(
           }
           var _valid1 = _errs31 === errors;
           valid7 = valid7 || _valid1;
+          const _errs33 = errors;
+          if (Array.isArray(data9)) {
+            const len0 = data9.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data9[i0] !== 'string') {
+                const err23 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err23];
+                } else {
+                  vErrors.push(err23);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err24 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err24];
+            } else {
+              vErrors.push(err24);
+            }
+            errors++;
+          }
+          var _valid1 = _errs33 === errors;
+          valid7 = valid7 || _valid1;
           if (!valid7) {
-            const err23 = {
+            const err25 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/properties/headers/additionalProperties/anyOf',
               keyword: 'anyOf',
@@ -2350,16 +2388,16 @@ function validate32(
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err23];
+              vErrors = [err25];
             } else {
-              vErrors.push(err23);
+              vErrors.push(err25);
             }
             errors++;
           } else {
-            errors = _errs28;
+            errors = _errs30;
             if (vErrors !== null) {
-              if (_errs28) {
-                vErrors.length = _errs28;
+              if (_errs30) {
+                vErrors.length = _errs30;
               } else {
                 vErrors = null;
               }
@@ -2367,7 +2405,7 @@ function validate32(
           }
         }
       } else {
-        const err24 = {
+        const err26 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/properties/headers/type',
           keyword: 'type',
@@ -2375,15 +2413,15 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err24];
+          vErrors = [err26];
         } else {
-          vErrors.push(err24);
+          vErrors.push(err26);
         }
         errors++;
       }
     }
   } else {
-    const err25 = {
+    const err27 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2391,9 +2429,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err25];
+      vErrors = [err27];
     } else {
-      vErrors.push(err25);
+      vErrors.push(err27);
     }
     errors++;
   }

@@ -223,6 +223,9 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
   async function fetchEvent(event: ApiEventSummary): Promise<Fetched | { skip: string }> {
     try {
       const info = await control.fromServer(`GET event ${event.id}`, () => client.replayHeaders(event.id));
+      // Forward rules never take a handshake (the server says which events are): neither does listen.
+      if (info.handshake)
+        return { skip: 'it is a registration handshake, which switchboard answered for the provider' };
       if (info.passed_check === false && !options.includeUnverified)
         return { skip: 'it failed its check on arrival (--include-unverified sends it unsigned)' };
       const raw = await control.fromServer(`GET event ${event.id} raw`, () => client.raw(event.id));

@@ -3,6 +3,7 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import { deliveryCredentials, originalQueryOf, secretHeadersOf } from '../outbound/credentials.ts';
 import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { StoredEvent } from '../store/event-store.ts';
+import { isHandshakeEvent } from './handshake-event.ts';
 
 /**
  * What a replay of a stored event sends before its credentials, for a caller that replays it
@@ -31,6 +32,7 @@ export function replayHeadersOf(
     provider: stored.provider,
     trust_mode: stored.trustMode,
     passed_check: stored.passedCheck,
+    handshake: isHandshakeEvent(stored, provider),
     headers: assembleDeliveryHeaders({
       eventId: stored.id,
       contentType: stored.contentType,
