@@ -8,7 +8,14 @@ import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/event-store.ts';
-import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
+import { withOriginalQuery } from '../shared/delivery-query.ts';
+import {
+  deliveryCredentials,
+  originalQueryOf,
+  secretHeadersOf,
+  type CredentialKind,
+  type DeliveryCredentials,
+} from './credentials.ts';
 import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
 import { credentialNeedles, redactCredentials } from './redact-credentials.ts';
 import {
@@ -192,6 +199,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
           storedHeaders: event.headers,
           nowMs: now(),
           arrival: event,
+          // A preset that signs the URL signs the query this delivery carries (shared/delivery-query.ts).
+          query:
+            provider?.family === 'webhook' && provider.publicUrl !== undefined
+              ? request.url.search.slice(1)
+              : undefined,
         });
     if (request.trace) {
       request.trace.credentials = credentials.kind;
@@ -414,8 +426,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
   }
 
   async function deliver(request: DeliverRequest): Promise<DeliverResult> {
+    // A preset that signs its URL: the delivery carries the query the event arrived with.
+    const original = originalQueryOf(providers.get(request.event.provider), request.event);
+    const carried = original === undefined ? request : { ...request, url: withOriginalQuery(request.url, original) };
     try {
-      return { ok: true, ...(await send(request)) };
+      return { ok: true, ...(await send(carried)) };
     } catch (error) {
       if (error instanceof DeliveryFailure) return { ok: false, failure: error };
       throw error;
