@@ -41,7 +41,11 @@ function presetOf(detail: ApiProviderDetail): Preset | string {
   const hmac = detail.hmac === undefined ? undefined : filledHmac(detail.hmac);
   if (detail.hmac !== undefined && hmac === undefined) return 'the server sent incomplete hmac options';
   try {
-    return presetFor({ preset: provider.preset, ...(hmac === undefined ? {} : { hmac }) });
+    return presetFor({
+      preset: provider.preset,
+      ...(hmac === undefined ? {} : { hmac }),
+      ...(detail.public_url === undefined ? {} : { public_url: detail.public_url }),
+    });
   } catch (err: unknown) {
     return err instanceof Error ? err.message : String(err);
   }
@@ -90,6 +94,8 @@ export function credentialsFor(input: {
   body: Buffer;
   secret: string;
   nowMs: number;
+  /** URL-signing presets: the query string the delivery carries (shared/delivery-query.ts). */
+  query?: string | undefined;
 }): { headers: Record<string, string>; body?: Buffer } | { headers: Record<string, never>; reason: string } {
   const { signing, event } = input;
   if (event.passed_check !== true) return { headers: {}, reason: 'it did not pass its check on arrival' };
@@ -111,6 +117,7 @@ export function credentialsFor(input: {
       secret: input.secret,
       nowMs: input.nowMs,
       headers: event.headers,
+      ...(input.query === undefined ? {} : { query: input.query }),
     }),
   };
 }

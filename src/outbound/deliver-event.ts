@@ -8,7 +8,14 @@ import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/event-store.ts';
-import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
+import { withOriginalQuery } from '../shared/delivery-query.ts';
+import {
+  deliveryCredentials,
+  originalQueryOf,
+  secretHeadersOf,
+  type CredentialKind,
+  type DeliveryCredentials,
+} from './credentials.ts';
 import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
 import { credentialNeedles, redactCredentials } from './redact-credentials.ts';
 import {
@@ -169,8 +176,8 @@ function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number):
 const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
   addresses !== null && answer.length === addresses.length && answer.every((a, i) => a.address === addresses[i]);
 
-// Over 80 lines: one closure over the policy, dispatcher and timings every delivery uses; its
-// send() is the one delivery path, stage by stage.
+// Over 80 lines: one closure over the policy, the kept connections and verdicts, and the header
+// selections every delivery uses; its send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
   // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
@@ -192,6 +199,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
           storedHeaders: event.headers,
           nowMs: now(),
           arrival: event,
+          // A preset that signs the URL signs the query this delivery carries (shared/delivery-query.ts).
+          query:
+            provider?.family === 'webhook' && provider.publicUrl !== undefined
+              ? request.url.search.slice(1)
+              : undefined,
         });
     if (request.trace) {
       request.trace.credentials = credentials.kind;
@@ -418,8 +430,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
   }
 
   async function deliver(request: DeliverRequest): Promise<DeliverResult> {
+    // A preset that signs its URL: the delivery carries the query the event arrived with.
+    const original = originalQueryOf(providers.get(request.event.provider), request.event);
+    const carried = original === undefined ? request : { ...request, url: withOriginalQuery(request.url, original) };
     try {
-      return { ok: true, ...(await send(request)) };
+      return { ok: true, ...(await send(carried)) };
     } catch (error) {
       if (error instanceof DeliveryFailure) return { ok: false, failure: error };
       throw error;

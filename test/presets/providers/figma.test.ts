@@ -184,6 +184,7 @@ describe('figma on the wire: stored without the passcode, replayed with it only 
       provider: 'figma',
       trust_mode: e.trustMode,
       passed_check: e.passedCheck,
+      handshake: false,
       headers: {},
     });
     const secret = 'laptop-figma-passcode';
