@@ -176,8 +176,8 @@ function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number):
 const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
   addresses !== null && answer.length === addresses.length && answer.every((a, i) => a.address === addresses[i]);
 
-// Over 80 lines: one closure over the policy, dispatcher and timings every delivery uses; its
-// send() is the one delivery path, stage by stage.
+// Over 80 lines: one closure over the policy, the kept connections and verdicts, and the header
+// selections every delivery uses; its send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
   // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
