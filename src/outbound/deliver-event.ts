@@ -190,7 +190,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
   function headersFor(
     request: DeliverRequest,
     provider: ProviderConfig | undefined,
-  ): { headers: OutgoingHeaders; needles: () => string[] } {
+  ): { headers: OutgoingHeaders; body: Buffer; needles: () => string[] } {
     const { event } = request;
     const credentials: DeliveryCredentials = request.unsigned
       ? { kind: 'none', reason: 'unsigned', headers: {} }
@@ -229,7 +229,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
     for (const [name, value] of Object.entries(request.extraHeaders ?? {})) headers[name.toLowerCase()] = value;
     const secrets = provider?.family === 'webhook' ? provider.secrets : [];
     // Worked out only when the consumer's answer left an excerpt to redact.
-    return { headers, needles: () => credentialNeedles(secrets, Object.values(credentials.headers)) };
+    return {
+      headers,
+      body: credentials.body ?? event.payload,
+      needles: () => credentialNeedles(secrets, Object.values(credentials.headers)),
+    };
   }
 
   /** Which stored headers may be copied depends on the provider alone: worked out once for each. */
@@ -393,11 +397,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
     try {
       assertNotSender(target, event);
       // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
-      const { headers, needles } = headersFor(request, provider);
+      const { headers, body, needles } = headersFor(request, provider);
       const sent = await sendRequest({
         target: requestTarget,
         dispatcher,
-        body: event.payload,
+        body,
         headers,
         timeoutMs: request.timeoutMs,
         ...(request.signal ? { signal: request.signal } : {}),
