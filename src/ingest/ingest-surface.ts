@@ -19,20 +19,13 @@ import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts
 import { findMissingHeader } from '../presets/headers.ts';
 import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../presets/handshakes.ts';
 import { LazyBody } from '../presets/identify.ts';
-import type {
-  DeliveryBody,
-  EventIdentity,
-  HeaderBag,
-  Preset,
-  VerifyFailureReason,
-  VerifyOutcome,
-} from '../presets/preset-types.ts';
-import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
+import type { VerifyFailureReason } from '../presets/preset-types.ts';
 import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import { rejectSourceKey } from './reject-source-key.ts';
+import { safeIdentify, safeSummarize, safeVerify } from './preset-calls.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 
 export interface IngestSurfaceOptions {
@@ -352,37 +345,6 @@ function buildRoutes(providers: readonly ProviderConfig[]): Map<string, WebhookP
  */
 function tooLarge(ctx: Context, provider: WebhookProviderConfig): void {
   sendError(ctx, payloadTooLarge(provider.maxBodyBytes, { closeConnection: true }));
-}
-
-/** Presets must not throw, but one that does must cost a 401 rather than a 500 with a stack. */
-function safeVerify(preset: Preset, input: Parameters<Preset['verify']>[0]): VerifyOutcome {
-  try {
-    return preset.verify(input);
-  } catch {
-    return { ok: false, reason: 'malformed_header', detail: 'verification failed on malformed input' };
-  }
-}
-
-function safeIdentify(preset: Preset, body: Buffer, headers: HeaderBag, parsed: DeliveryBody): EventIdentity {
-  let identity: EventIdentity;
-  try {
-    identity = preset.identify(body, headers, parsed);
-  } catch {
-    identity = { eventType: 'unknown', externalId: null };
-  }
-  return {
-    eventType: cleanEventType(identity.eventType) ?? 'unknown',
-    externalId: identity.externalId === null ? null : cleanExternalId(identity.externalId),
-  };
-}
-
-/** A summary is a convenience: a preset that throws on odd input costs the event its summary, nothing more. */
-function safeSummarize(preset: Preset, parsed: DeliveryBody, headers: HeaderBag): string | null {
-  try {
-    return preset.summarize(parsed, headers);
-  } catch {
-    return null;
-  }
 }
 
 /**

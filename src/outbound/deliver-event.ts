@@ -9,22 +9,9 @@ import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/event-store.ts';
 import { withOriginalQuery } from '../shared/delivery-query.ts';
-import {
-  deliveryCredentials,
-  originalQueryOf,
-  secretHeadersOf,
-  type CredentialKind,
-  type DeliveryCredentials,
-} from './credentials.ts';
-import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
-import { credentialNeedles, redactCredentials } from './redact-credentials.ts';
-import {
-  assembleDeliveryHeaders,
-  deliveryHeaderSelection,
-  selectStoredHeaders,
-  type DeliveryHeaderSelection,
-  type OutgoingHeaders,
-} from './outgoing-headers.ts';
+import { originalQueryOf, type CredentialKind } from './credentials.ts';
+import { DeliveryFailure, failed } from './delivery-failure.ts';
+import { redactCredentials } from './redact-credentials.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { sendRequest, type SendOutcome } from './send-request.ts';
 import {
@@ -36,6 +23,16 @@ import {
 } from './target-policy/resolve-target.ts';
 import { createGuardedDispatcher, type ConnectAttempt, type RawConnector } from './target-policy/guarded-dispatcher.ts';
 import { createTargetPolicy, type TargetPolicy } from './target-policy/target-policy.ts';
+import { observePolicy } from './target-policy/observe-policy.ts';
+import {
+  answerExpiry,
+  requestTargetOf,
+  sameAnswer,
+  type KeptConnection,
+  type KeptVerdict,
+  type RequestTarget,
+} from './kept-verdicts.ts';
+import { createDeliveryHeaders } from './delivery-headers.ts';
 import { normaliseIp } from './target-policy/ip-address.ts';
 import { parseTarget } from './target-policy/target-url.ts';
 import type { SelfAddress } from './target-policy/self-loop.ts';
@@ -126,56 +123,6 @@ export interface Outbound {
   close(): Promise<void>;
 }
 
-/** A pinned dispatcher kept open for one keepAliveKey, and the checked pin it serves. */
-interface KeptConnection {
-  pin: string;
-  /** The verdict it was last used under: the same one needs no new pin. */
-  verdict: KeptVerdict;
-  dispatcher: Dispatcher;
-}
-
-/**
- * A keepAliveKey's last verdict: the checked target and everything it was checked against. It is
- * used again only for the same URL and the same self addresses, and only until the resolver's
- * answer may have changed: an IP literal never resolves; a name is asked again once its answer's
- * TTL ran out, or on every delivery when the resolver gives none (the system resolver), and a
- * different answer is checked again from scratch. A failed send drops it.
- */
-interface KeptVerdict {
-  href: string;
-  /** What options.selfAddresses() returned when checked; a new list (after listen) means a new check. */
-  rawSelf: readonly SelfAddress[];
-  selfAddresses: readonly SelfAddress[];
-  target: CheckedTarget;
-  requestTarget: RequestTarget;
-  /** The resolver's addresses, in order; null for an IP literal. */
-  answer: readonly string[] | null;
-  /** When to ask the resolver again (ms since the epoch). */
-  resolveAfter: number;
-}
-
-/** The origin and path (with the query) a request goes to. */
-interface RequestTarget {
-  origin: string;
-  path: string;
-}
-
-function requestTargetOf(target: CheckedTarget): RequestTarget {
-  const url = new URL(target.url);
-  return { origin: url.origin, path: `${url.pathname}${url.search}` };
-}
-
-/** Until when an answer may be used without asking again: its shortest TTL; now when it gives none. */
-function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number): number {
-  if (answer === null) return Infinity;
-  let ttl = Infinity;
-  for (const entry of answer) ttl = Math.min(ttl, entry.ttl ?? 0);
-  return ttl === Infinity ? nowMs : nowMs + ttl * 1000;
-}
-
-const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
-  addresses !== null && answer.length === addresses.length && answer.every((a, i) => a.address === addresses[i]);
-
 // Over 80 lines: one closure over the policy, the kept connections and verdicts, and the header
 // selections every delivery uses; its send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
@@ -186,66 +133,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
   // The route table ingest serves, custom routes included: a delivery into any of them re-ingests.
   const webhookRoutes = options.providers.flatMap((p) => (p.family === 'webhook' ? [p.route] : []));
 
-  /** The headers to send, and what an excerpt of the answer must not show (redactCredentials). */
-  function headersFor(
-    request: DeliverRequest,
-    provider: ProviderConfig | undefined,
-  ): { headers: OutgoingHeaders; body: Buffer; needles: () => string[] } {
-    const { event } = request;
-    const credentials: DeliveryCredentials = request.unsigned
-      ? { kind: 'none', reason: 'unsigned', headers: {} }
-      : deliveryCredentials(provider, {
-          body: event.payload,
-          storedHeaders: event.headers,
-          nowMs: now(),
-          arrival: event,
-          // A preset that signs the URL signs the query this delivery carries (shared/delivery-query.ts).
-          query:
-            provider?.family === 'webhook' && provider.publicUrl !== undefined
-              ? request.url.search.slice(1)
-              : undefined,
-        });
-    if (request.trace) {
-      request.trace.credentials = credentials.kind;
-      request.trace.credentialHeaders = Object.keys(credentials.headers).map((name) => name.toLowerCase());
-    }
-    if (
-      credentials.kind === 'none' &&
-      !request.unsigned &&
-      provider?.family === 'webhook' &&
-      provider.trustMode !== 'open'
-    ) {
-      options.logger.debug(
-        { eventId: event.id, provider: event.provider, reason: credentials.reason },
-        'event sent without credentials',
-      );
-    }
-    const headers = assembleDeliveryHeaders({
-      eventId: event.id,
-      contentType: event.contentType,
-      copied: selectStoredHeaders(event.headers, selectionFor(provider)),
-      credentials: credentials.headers,
-    });
-    for (const [name, value] of Object.entries(request.extraHeaders ?? {})) headers[name.toLowerCase()] = value;
-    const secrets = provider?.family === 'webhook' ? provider.secrets : [];
-    // Worked out only when the consumer's answer left an excerpt to redact.
-    return {
-      headers,
-      body: credentials.body ?? event.payload,
-      needles: () => credentialNeedles(secrets, Object.values(credentials.headers)),
-    };
-  }
-
-  /** Which stored headers may be copied depends on the provider alone: worked out once for each. */
-  const selections = new Map<ProviderConfig | undefined, DeliveryHeaderSelection>();
-  function selectionFor(provider: ProviderConfig | undefined): DeliveryHeaderSelection {
-    let selection = selections.get(provider);
-    if (selection === undefined) {
-      selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
-      selections.set(provider, selection);
-    }
-    return selection;
-  }
+  const headersFor = createDeliveryHeaders({ now, logger: options.logger });
 
   /** switchboard's own addresses as the loop check sees them: with every webhook route served. */
   const withRoutes = (selfAddresses: readonly SelfAddress[]): SelfAddress[] =>
@@ -458,31 +346,4 @@ export function createOutbound(options: OutboundOptions): Outbound {
   }
 
   return { deliver, policy, webhookRoutes, close };
-}
-
-/**
- * Wraps the policy to remember what it decided, so a refused attempt's record can name the
- * address that was refused: the policy's error carries it only inside a sentence.
- */
-function observePolicy(inner: TargetPolicy): {
-  policy: TargetPolicy;
-  refused: () => string | undefined;
-  allowed: () => string | undefined;
-} {
-  let refusedAddress: string | undefined;
-  let allowed: string | undefined;
-  const policy: TargetPolicy = {
-    check(hostname, address) {
-      const verdict = inner.check(hostname, address);
-      if (verdict.allowed) allowed ??= verdict.address;
-      else refusedAddress ??= verdict.address;
-      return verdict;
-    },
-    assertAllowed(hostname, address) {
-      const verdict = policy.check(hostname, address);
-      if (!verdict.allowed) throw refused('target_not_allowed', verdict.detail);
-      return { address: verdict.address, family: verdict.family };
-    },
-  };
-  return { policy, refused: () => refusedAddress, allowed: () => allowed };
 }

@@ -251,6 +251,7 @@ describe('arguments are checked before anything starts', () => {
       expect(ours.filter((file) => !file.startsWith('src/cli/')).sort(), args.join(' ')).toEqual([
         'generated/constants.ts',
         'src/config/config-error.ts',
+        'src/shared/package-names.ts',
       ]);
       // No library of the server either (slonik, pg, pino, ajv, koa…): only tsx itself.
       expect(loaded.filter((url) => url.includes('/node_modules/') && !url.includes('/node_modules/tsx/'))).toEqual([]);

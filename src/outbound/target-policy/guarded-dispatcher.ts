@@ -106,11 +106,19 @@ const errorCode = (error: Error): string | undefined =>
  * It guards only requests it is passed to explicitly (`{ dispatcher }`); the global one is not.
  */
 export function createGuardedDispatcher(options: GuardedDispatcherOptions): Dispatcher {
+  const { pinned } = options;
+  const agent = new Agent({ connect: guardedConnector(options) });
+  if (!pinned) return agent;
+  return agent.compose(pinToTarget(pinned, options.selfAddresses ?? []));
+}
+
+/** Connects only to checked addresses: the pinned set, or the policy's verdict on a fresh resolve. */
+function guardedConnector(options: GuardedDispatcherOptions): RawConnector {
   const { policy, pinned } = options;
   const resolver = options.resolver ?? systemResolver;
   const raw = options.connect ?? buildConnector({ timeout: options.connectTimeoutMs ?? 10_000 });
 
-  const guardedConnect: RawConnector = (opts, callback) => {
+  return (opts, callback) => {
     const open = async (): Promise<void> => {
       const protocol = connectProtocol(opts.protocol);
       const port = opts.port ? Number(opts.port) : protocol === 'https:' ? 443 : 80;
@@ -155,17 +163,22 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
       callback(error instanceof Error ? error : new Error(String(error)), null);
     });
   };
+}
 
-  const agent = new Agent({ connect: guardedConnect });
-  if (!pinned) return agent;
-
-  const selfAddresses = options.selfAddresses ?? [];
+/**
+ * The checks a pinned dispatcher makes on every dispatch, synchronously: it serves one origin,
+ * and the loop check needs the request path, which the connector never sees.
+ */
+function pinToTarget(
+  pinned: CheckedTarget,
+  selfAddresses: readonly SelfAddress[],
+): Dispatcher.DispatcherComposeInterceptor {
   // Sync checks at dispatch time: a pinned dispatcher serves one origin, and the loop check needs
   // the request path, which the connector never sees.
   // The origin and path last let through: the checks depend on nothing else (the pin and the self
   // addresses are this dispatcher's own), and a kept dispatcher sends one rule's target each time.
   let passed: { origin: unknown; path: string } | undefined;
-  const pinToTarget: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+  return (dispatch) => (opts, handler) => {
     if (passed !== undefined && passed.origin === opts.origin && passed.path === opts.path) {
       return dispatch(opts, handler);
     }
@@ -186,7 +199,6 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
     passed = typeof opts.origin === 'string' ? { origin: opts.origin, path: opts.path } : undefined;
     return dispatch(opts, handler);
   };
-  return agent.compose(pinToTarget);
 }
 
 export interface PrepareDeliveryOptions {
