@@ -5,7 +5,7 @@
  * Over 400 lines: the store's statements stay beside the row shapes and column order they share;
  * the list query, cursors, search and mapping are already modules of their own.
  */
-import { sql, type DatabasePool } from 'slonik';
+import { sql, UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import {
@@ -50,6 +50,7 @@ import {
   type ResolvedListQuery,
 } from './list-query.ts';
 import { runSearch } from './search-query.ts';
+import { lookUpNearIdTime } from './id-time-bound.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
 import { storable, storableOrNull } from './storable-text.ts';
 
@@ -70,6 +71,11 @@ const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.bool
 type InsertedRow = z.infer<typeof insertedRow>;
 
 const positionRow = z.object({ id: z.string(), received_at_utc: z.string() });
+
+const EVENT_RECEIVED_AT = sql.fragment`events.received_at`;
+
+/** The unique key a provider's retry collides with (migration 0011). */
+const EXTERNAL_ID_KEY = 'event_external_ids_pkey';
 
 function storableHeaders(headers: EventHeaders): string {
   const entries: Array<[string, string | string[]]> = [];
@@ -238,9 +244,14 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
         ${column((event) => storableOrNull(event.request?.path ?? null), 'text')},
         ${column((event) => storableOrNull(event.request?.query ?? null), 'text')},
         ${column((event) => event.request?.responseStatus ?? null, 'int2')}
+      ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id)
+      -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
+      -- trigger, since a partitioned table cannot hold a unique key without received_at).
+      WHERE input.external_id IS NULL OR NOT EXISTS (
+        SELECT 1 FROM event_external_ids
+        WHERE event_external_ids.provider = input.provider AND event_external_ids.external_id = input.external_id
       )
-      ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
-      RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
+      RETURNING events.id, events.received_at, ${receivedAtUtc('events')} AS received_at_utc
     `;
     // The outbox: a delivery row per matching forward rule, in the same statement (so the same
     // transaction) as its event; an event that collided with a stored one queues nothing new.
@@ -251,17 +262,27 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
       deliveries.length === 0
         ? sql.fragment``
         : sql.fragment`, queued AS (
-            INSERT INTO deliveries (id, event_id, rule)
-            SELECT queue.id, queue.event_id, queue.rule
+            INSERT INTO deliveries (id, event_id, event_received_at, rule)
+            SELECT queue.id, queue.event_id, inserted.received_at, queue.rule
             FROM ${sql.unnest(deliveries, ['uuid', 'uuid', 'text'])} AS queue(id, event_id, rule)
             JOIN inserted ON inserted.id = queue.event_id
           )`;
     // Every insert announces the events it newly stores (announcement.ts): the one way readers and
     // other instances hear of them.
-    const rows = await pool.any(sql.type(positionRow)`
-      WITH inserted AS (${insert})${queue}
-      SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
-    `);
+    let rows: readonly z.infer<typeof positionRow>[];
+    try {
+      rows = await pool.any(sql.type(positionRow)`
+        WITH inserted AS (${insert})${queue}
+        SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
+      `);
+    } catch (error) {
+      // A concurrent transaction stored the same delivery after this statement's snapshot: the
+      // key trigger refused the batch, and the caller looks the stored event up and inserts the rest.
+      if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint === EXTERNAL_ID_KEY) {
+        return new Map();
+      }
+      throw error;
+    }
     const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
     const inserted = new Map<number, InsertedRow>();
     events.forEach(({ ord, event }, index) => {
@@ -296,7 +317,9 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
       SELECT input.ord, true AS duplicate, events.id, events.provider, events.event_type, events.trust_mode,
         events.verified, events.payload_size, ${receivedAtUtc('events')} AS received_at_utc
       FROM ${sql.unnest(tuples, ['int4', 'text', 'text'])} AS input(ord, provider, external_id)
-      JOIN events ON events.provider = input.provider AND events.external_id = input.external_id
+      JOIN event_external_ids ON event_external_ids.provider = input.provider
+        AND event_external_ids.external_id = input.external_id
+      JOIN events ON events.id = event_external_ids.event_id AND events.received_at = event_external_ids.received_at
     `);
     return new Map(rows.map((row) => [row.ord, row]));
   }
@@ -341,9 +364,12 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
 
   /** The position of the event a since or until names; invalid_argument when there is none. */
   async function positionOf(eventId: string, field: 'since' | 'until'): Promise<ListPosition> {
-    const row = await pool.maybeOne(sql.type(positionRow)`
-      SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events WHERE events.id = ${eventId}
-    `);
+    const row = await lookUpNearIdTime(EVENT_RECEIVED_AT, eventId, (near) =>
+      pool.maybeOne(sql.type(positionRow)`
+        SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events
+        WHERE events.id = ${eventId} AND ${near}
+      `),
+    );
     if (!row) throw invalidArgument(`${field}: no event with id ${eventId}`);
     return { receivedAt: row.received_at_utc, id: row.id };
   }
@@ -391,14 +417,16 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
     async get(id: string): Promise<StoredEvent | null> {
       const uuid = normalizeEventId(id);
       if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
-      const row = await pool.maybeOne(sql.type(detailRow)`
+      const row = await lookUpNearIdTime(EVENT_RECEIVED_AT, uuid, (near) =>
+        pool.maybeOne(sql.type(detailRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
           ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
           events.source_ip, events.headers, events.payload, events.summary,
           events.request_method, events.request_path, events.request_query, events.response_status
         FROM events
-        WHERE events.id = ${uuid}
-      `);
+        WHERE events.id = ${uuid} AND ${near}
+      `),
+      );
       return row ? storedEventFromRow(row) : null;
     },
 
