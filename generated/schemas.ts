@@ -303,6 +303,12 @@ export const SCHEMAS = {
           },
         },
       },
+      public_url: {
+        description:
+          'Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the URL the provider calls (public_url, or server.public_url plus the route), which a client signing for the provider signs over.',
+        type: 'string',
+        format: 'uri',
+      },
       token_header: {
         description: 'Token providers: the lower-cased header the token travels in.',
         type: 'string',
@@ -322,7 +328,7 @@ export const SCHEMAS = {
       "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
+    required: ['id', 'provider', 'trust_mode', 'passed_check', 'handshake', 'headers'],
     properties: {
       id: {
         description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
@@ -346,6 +352,17 @@ export const SCHEMAS = {
         description:
           'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
         anyOf: [{ type: 'boolean' }, { type: 'null' }],
+      },
+      handshake: {
+        description:
+          "Whether the event is its provider's registration handshake (Slack's url_verification, Discord's PING, Zoom's endpoint.url_validation, Twitch's webhook_callback_verification, Meta's and Dropbox's GET challenges), which switchboard answered itself: forward rules never take one, and a client that forwards events on (switchboard listen) skips it too.",
+        type: 'boolean',
+      },
+      query: {
+        description:
+          "Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the query string the delivery arrived with, without its '?', as stored (secret-looking values redacted). A client appends it to its target after the target's own and signs over the query it then sends, as replay and forwarding do. Absent for other presets and when the delivery had none.",
+        type: 'string',
+        minLength: 1,
       },
       original_headers: {
         description:

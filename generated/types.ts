@@ -228,6 +228,10 @@ export interface ApiProviderDetail {
   provider: ProviderStatus;
   hmac?: Hmac;
   /**
+   * Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the URL the provider calls (public_url, or server.public_url plus the route), which a client signing for the provider signs over.
+   */
+  public_url?: string;
+  /**
    * Token providers: the lower-cased header the token travels in.
    */
   token_header?: string;
@@ -326,6 +330,14 @@ export interface ApiReplayHeaders {
    * Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.
    */
   passed_check: boolean | null;
+  /**
+   * Whether the event is its provider's registration handshake (Slack's url_verification, Discord's PING, Zoom's endpoint.url_validation, Twitch's webhook_callback_verification, Meta's and Dropbox's GET challenges), which switchboard answered itself: forward rules never take one, and a client that forwards events on (switchboard listen) skips it too.
+   */
+  handshake: boolean;
+  /**
+   * Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the query string the delivery arrived with, without its '?', as stored (secret-looking values redacted). A client appends it to its target after the target's own and signs over the query it then sends, as replay and forwarding do. Absent for other presets and when the delivery had none.
+   */
+  query?: string;
   /**
    * Asymmetric presets (Ed25519, ECDSA, Standard Webhooks with whpk_ keys only), for an event that passed its check on arrival: the original signature headers (and the timestamp they sign) as they arrived, which a client sends unchanged since nobody but the provider can sign. Absent otherwise.
    */

@@ -726,6 +726,12 @@ const schema45 = {
       $ref: 'config.schema.json#/$defs/provider/properties/hmac',
       description: 'generic-hmac providers: how the signature is made, as configured (defaults filled in).',
     },
+    public_url: {
+      description:
+        'Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the URL the provider calls (public_url, or server.public_url plus the route), which a client signing for the provider signs over.',
+      type: 'string',
+      format: 'uri',
+    },
     token_header: {
       description: 'Token providers: the lower-cased header the token travels in.',
       type: 'string',
@@ -1395,6 +1401,7 @@ function validate27(
 }
 validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
+const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 const pattern14 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 
 function validate26(
@@ -1427,7 +1434,13 @@ function validate26(
       errors++;
     }
     for (const key0 in data) {
-      if (!(key0 === 'provider' || key0 === 'hmac' || key0 === 'token_header' || key0 === 'token_variable')) {
+      if (!(
+        key0 === 'provider' ||
+        key0 === 'hmac' ||
+        key0 === 'public_url' ||
+        key0 === 'token_header' ||
+        key0 === 'token_variable'
+      )) {
         const err1 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1739,16 +1752,16 @@ function validate26(
         errors++;
       }
     }
-    if (data.token_header !== undefined) {
-      let data10 = data.token_header;
+    if (data.public_url !== undefined) {
+      let data10 = data.public_url;
       if (typeof data10 === 'string') {
-        if (func2(data10) < 1) {
+        if (!formats8(data10)) {
           const err18 = {
-            instancePath: instancePath + '/token_header',
-            schemaPath: '#/properties/token_header/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
+            instancePath: instancePath + '/public_url',
+            schemaPath: '#/properties/public_url/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
           };
           if (vErrors === null) {
             vErrors = [err18];
@@ -1759,8 +1772,8 @@ function validate26(
         }
       } else {
         const err19 = {
-          instancePath: instancePath + '/token_header',
-          schemaPath: '#/properties/token_header/type',
+          instancePath: instancePath + '/public_url',
+          schemaPath: '#/properties/public_url/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -1773,16 +1786,16 @@ function validate26(
         errors++;
       }
     }
-    if (data.token_variable !== undefined) {
-      let data11 = data.token_variable;
+    if (data.token_header !== undefined) {
+      let data11 = data.token_header;
       if (typeof data11 === 'string') {
-        if (!pattern14.test(data11)) {
+        if (func2(data11) < 1) {
           const err20 = {
-            instancePath: instancePath + '/token_variable',
-            schemaPath: '#/properties/token_variable/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-            message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+            instancePath: instancePath + '/token_header',
+            schemaPath: '#/properties/token_header/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err20];
@@ -1793,8 +1806,8 @@ function validate26(
         }
       } else {
         const err21 = {
-          instancePath: instancePath + '/token_variable',
-          schemaPath: '#/properties/token_variable/type',
+          instancePath: instancePath + '/token_header',
+          schemaPath: '#/properties/token_header/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -1807,8 +1820,42 @@ function validate26(
         errors++;
       }
     }
+    if (data.token_variable !== undefined) {
+      let data12 = data.token_variable;
+      if (typeof data12 === 'string') {
+        if (!pattern14.test(data12)) {
+          const err22 = {
+            instancePath: instancePath + '/token_variable',
+            schemaPath: '#/properties/token_variable/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+            message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err22];
+          } else {
+            vErrors.push(err22);
+          }
+          errors++;
+        }
+      } else {
+        const err23 = {
+          instancePath: instancePath + '/token_variable',
+          schemaPath: '#/properties/token_variable/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err22 = {
+    const err24 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1816,9 +1863,9 @@ function validate26(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err22];
+      vErrors = [err24];
     } else {
-      vErrors.push(err22);
+      vErrors.push(err24);
     }
     errors++;
   }
@@ -1836,7 +1883,7 @@ const schema61 = {
     "What a client needs to send one stored event on by itself (switchboard listen does): the stored headers a replay of it copies (the provider's event and delivery headers, the sender's user agent, its Content-Type and X-Switchboard-Replay), never a signature, token or other secret (an asymmetric scheme's original signature, a public proof, comes apart in original_headers), and whether the event passed its provider's check on arrival. The exact bytes are at GET /api/events/{id}/raw.",
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'provider', 'trust_mode', 'passed_check', 'headers'],
+  required: ['id', 'provider', 'trust_mode', 'passed_check', 'handshake', 'headers'],
   properties: {
     id: { $ref: 'event-summary.schema.json#/properties/id' },
     provider: { $ref: 'event-summary.schema.json#/properties/provider' },
@@ -1845,6 +1892,17 @@ const schema61 = {
       description:
         'Signed and token events: whether the delivery passed its check on arrival (only then may a client sign it, or attach a token). Null for open and queue events, which are not checked.',
       anyOf: [{ type: 'boolean' }, { type: 'null' }],
+    },
+    handshake: {
+      description:
+        "Whether the event is its provider's registration handshake (Slack's url_verification, Discord's PING, Zoom's endpoint.url_validation, Twitch's webhook_callback_verification, Meta's and Dropbox's GET challenges), which switchboard answered itself: forward rules never take one, and a client that forwards events on (switchboard listen) skips it too.",
+      type: 'boolean',
+    },
+    query: {
+      description:
+        "Presets that sign the URL they are called at (Twilio, Square, HubSpot, Trello, QStash): the query string the delivery arrived with, without its '?', as stored (secret-looking values redacted). A client appends it to its target after the target's own and signs over the query it then sends, as replay and forwarding do. Absent for other presets and when the delivery had none.",
+      type: 'string',
+      minLength: 1,
     },
     original_headers: {
       description:
@@ -1935,8 +1993,23 @@ function validate32(
       }
       errors++;
     }
-    if (data.headers === undefined) {
+    if (data.handshake === undefined) {
       const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'handshake' },
+        message: "must have required property '" + 'handshake' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (data.headers === undefined) {
+      const err5 = {
         instancePath,
         schemaPath: '#/required',
         keyword: 'required',
@@ -1944,9 +2017,9 @@ function validate32(
         message: "must have required property '" + 'headers' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err4];
+        vErrors = [err5];
       } else {
-        vErrors.push(err4);
+        vErrors.push(err5);
       }
       errors++;
     }
@@ -1956,10 +2029,12 @@ function validate32(
         key0 === 'provider' ||
         key0 === 'trust_mode' ||
         key0 === 'passed_check' ||
+        key0 === 'handshake' ||
+        key0 === 'query' ||
         key0 === 'original_headers' ||
         key0 === 'headers'
       )) {
-        const err5 = {
+        const err6 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
@@ -1967,9 +2042,9 @@ function validate32(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err5];
+          vErrors = [err6];
         } else {
-          vErrors.push(err5);
+          vErrors.push(err6);
         }
         errors++;
       }
@@ -1978,7 +2053,7 @@ function validate32(
       let data0 = data.id;
       if (typeof data0 === 'string') {
         if (!formats0.test(data0)) {
-          const err6 = {
+          const err7 = {
             instancePath: instancePath + '/id',
             schemaPath: 'event-summary.schema.json#/properties/id/format',
             keyword: 'format',
@@ -1986,14 +2061,14 @@ function validate32(
             message: 'must match format "' + 'uuid' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err6];
+            vErrors = [err7];
           } else {
-            vErrors.push(err6);
+            vErrors.push(err7);
           }
           errors++;
         }
       } else {
-        const err7 = {
+        const err8 = {
           instancePath: instancePath + '/id',
           schemaPath: 'event-summary.schema.json#/properties/id/type',
           keyword: 'type',
@@ -2001,9 +2076,9 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err7];
+          vErrors = [err8];
         } else {
-          vErrors.push(err7);
+          vErrors.push(err8);
         }
         errors++;
       }
@@ -2012,27 +2087,12 @@ function validate32(
       let data1 = data.provider;
       if (typeof data1 === 'string') {
         if (func2(data1) > 64) {
-          const err8 = {
+          const err9 = {
             instancePath: instancePath + '/provider',
             schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
             keyword: 'maxLength',
             params: { limit: 64 },
             message: 'must NOT have more than 64 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err8];
-          } else {
-            vErrors.push(err8);
-          }
-          errors++;
-        }
-        if (func2(data1) < 1) {
-          const err9 = {
-            instancePath: instancePath + '/provider',
-            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err9];
@@ -2041,28 +2101,25 @@ function validate32(
           }
           errors++;
         }
+        if (func2(data1) < 1) {
+          const err10 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
       } else {
-        const err10 = {
+        const err11 = {
           instancePath: instancePath + '/provider',
           schemaPath: 'event-summary.schema.json#/properties/provider/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.trust_mode !== undefined) {
-      let data2 = data.trust_mode;
-      if (typeof data2 !== 'string') {
-        const err11 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: 'trust-mode.schema.json/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -2074,8 +2131,26 @@ function validate32(
         }
         errors++;
       }
-      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
+    }
+    if (data.trust_mode !== undefined) {
+      let data2 = data.trust_mode;
+      if (typeof data2 !== 'string') {
         const err12 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+      if (!(data2 === 'signed' || data2 === 'token' || data2 === 'open' || data2 === 'queue')) {
+        const err13 = {
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
@@ -2083,9 +2158,9 @@ function validate32(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err12];
+          vErrors = [err13];
         } else {
-          vErrors.push(err12);
+          vErrors.push(err13);
         }
         errors++;
       }
@@ -2096,30 +2171,12 @@ function validate32(
       let valid4 = false;
       const _errs13 = errors;
       if (typeof data3 !== 'boolean') {
-        const err13 = {
+        const err14 = {
           instancePath: instancePath + '/passed_check',
           schemaPath: '#/properties/passed_check/anyOf/0/type',
           keyword: 'type',
           params: { type: 'boolean' },
           message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err13];
-        } else {
-          vErrors.push(err13);
-        }
-        errors++;
-      }
-      var _valid0 = _errs13 === errors;
-      valid4 = valid4 || _valid0;
-      const _errs15 = errors;
-      if (data3 !== null) {
-        const err14 = {
-          instancePath: instancePath + '/passed_check',
-          schemaPath: '#/properties/passed_check/anyOf/1/type',
-          keyword: 'type',
-          params: { type: 'null' },
-          message: 'must be null',
         };
         if (vErrors === null) {
           vErrors = [err14];
@@ -2128,10 +2185,28 @@ function validate32(
         }
         errors++;
       }
+      var _valid0 = _errs13 === errors;
+      valid4 = valid4 || _valid0;
+      const _errs15 = errors;
+      if (data3 !== null) {
+        const err15 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: '#/properties/passed_check/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
       var _valid0 = _errs15 === errors;
       valid4 = valid4 || _valid0;
       if (!valid4) {
-        const err15 = {
+        const err16 = {
           instancePath: instancePath + '/passed_check',
           schemaPath: '#/properties/passed_check/anyOf',
           keyword: 'anyOf',
@@ -2139,9 +2214,9 @@ function validate32(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err15];
+          vErrors = [err16];
         } else {
-          vErrors.push(err15);
+          vErrors.push(err16);
         }
         errors++;
       } else {
@@ -2155,33 +2230,14 @@ function validate32(
         }
       }
     }
-    if (data.original_headers !== undefined) {
-      let data4 = data.original_headers;
-      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-        for (const key1 in data4) {
-          if (typeof data4[key1] !== 'string') {
-            const err16 = {
-              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/original_headers/additionalProperties/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err16];
-            } else {
-              vErrors.push(err16);
-            }
-            errors++;
-          }
-        }
-      } else {
+    if (data.handshake !== undefined) {
+      if (typeof data.handshake !== 'boolean') {
         const err17 = {
-          instancePath: instancePath + '/original_headers',
-          schemaPath: '#/properties/original_headers/type',
+          instancePath: instancePath + '/handshake',
+          schemaPath: '#/properties/handshake/type',
           keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
         };
         if (vErrors === null) {
           vErrors = [err17];
@@ -2191,58 +2247,51 @@ function validate32(
         errors++;
       }
     }
-    if (data.headers !== undefined) {
-      let data6 = data.headers;
+    if (data.query !== undefined) {
+      let data5 = data.query;
+      if (typeof data5 === 'string') {
+        if (func2(data5) < 1) {
+          const err18 = {
+            instancePath: instancePath + '/query',
+            schemaPath: '#/properties/query/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err18];
+          } else {
+            vErrors.push(err18);
+          }
+          errors++;
+        }
+      } else {
+        const err19 = {
+          instancePath: instancePath + '/query',
+          schemaPath: '#/properties/query/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+    if (data.original_headers !== undefined) {
+      let data6 = data.original_headers;
       if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
-        for (const key2 in data6) {
-          let data7 = data6[key2];
-          const _errs26 = errors;
-          let valid7 = false;
-          const _errs27 = errors;
-          if (typeof data7 !== 'string') {
-            const err18 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+        for (const key1 in data6) {
+          if (typeof data6[key1] !== 'string') {
+            const err20 = {
+              instancePath: instancePath + '/original_headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/original_headers/additionalProperties/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err18];
-            } else {
-              vErrors.push(err18);
-            }
-            errors++;
-          }
-          var _valid1 = _errs27 === errors;
-          valid7 = valid7 || _valid1;
-          const _errs29 = errors;
-          if (Array.isArray(data7)) {
-            const len0 = data7.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data7[i0] !== 'string') {
-                const err19 = {
-                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
-                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err19];
-                } else {
-                  vErrors.push(err19);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err20 = {
-              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
             };
             if (vErrors === null) {
               vErrors = [err20];
@@ -2251,10 +2300,87 @@ function validate32(
             }
             errors++;
           }
-          var _valid1 = _errs29 === errors;
+        }
+      } else {
+        const err21 = {
+          instancePath: instancePath + '/original_headers',
+          schemaPath: '#/properties/original_headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data8 = data.headers;
+      if (data8 && typeof data8 == 'object' && !Array.isArray(data8)) {
+        for (const key2 in data8) {
+          let data9 = data8[key2];
+          const _errs30 = errors;
+          let valid7 = false;
+          const _errs31 = errors;
+          if (typeof data9 !== 'string') {
+            const err22 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err22];
+            } else {
+              vErrors.push(err22);
+            }
+            errors++;
+          }
+          var _valid1 = _errs31 === errors;
+          valid7 = valid7 || _valid1;
+          const _errs33 = errors;
+          if (Array.isArray(data9)) {
+            const len0 = data9.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data9[i0] !== 'string') {
+                const err23 = {
+                  instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i0,
+                  schemaPath: '#/properties/headers/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err23];
+                } else {
+                  vErrors.push(err23);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err24 = {
+              instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/properties/headers/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err24];
+            } else {
+              vErrors.push(err24);
+            }
+            errors++;
+          }
+          var _valid1 = _errs33 === errors;
           valid7 = valid7 || _valid1;
           if (!valid7) {
-            const err21 = {
+            const err25 = {
               instancePath: instancePath + '/headers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/properties/headers/additionalProperties/anyOf',
               keyword: 'anyOf',
@@ -2262,16 +2388,16 @@ function validate32(
               message: 'must match a schema in anyOf',
             };
             if (vErrors === null) {
-              vErrors = [err21];
+              vErrors = [err25];
             } else {
-              vErrors.push(err21);
+              vErrors.push(err25);
             }
             errors++;
           } else {
-            errors = _errs26;
+            errors = _errs30;
             if (vErrors !== null) {
-              if (_errs26) {
-                vErrors.length = _errs26;
+              if (_errs30) {
+                vErrors.length = _errs30;
               } else {
                 vErrors = null;
               }
@@ -2279,7 +2405,7 @@ function validate32(
           }
         }
       } else {
-        const err22 = {
+        const err26 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/properties/headers/type',
           keyword: 'type',
@@ -2287,15 +2413,15 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err22];
+          vErrors = [err26];
         } else {
-          vErrors.push(err22);
+          vErrors.push(err26);
         }
         errors++;
       }
     }
   } else {
-    const err23 = {
+    const err27 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2303,9 +2429,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err23];
+      vErrors = [err27];
     } else {
-      vErrors.push(err23);
+      vErrors.push(err27);
     }
     errors++;
   }
@@ -3172,7 +3298,6 @@ const schema51 = {
 const schema53 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern8 = new RegExp('^(header:.+|/.*)$', 'u');
-const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
 
 function validate30(
   data,

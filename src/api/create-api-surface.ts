@@ -33,6 +33,7 @@ import { readJsonBody } from './read-json-body.ts';
 import { apiInputKeys } from './tool-inputs.ts';
 import { rawDownloadHeaders } from './raw-download.ts';
 import { API_PREFIX, isUnder } from '../shared/route-prefixes.ts';
+import { BIN_NAME } from '../shared/package-names.ts';
 
 /** GET /api/config: what the UI needs to know about the server. Never a secret. */
 export interface ApiConfig {
@@ -262,7 +263,7 @@ function addProviderRoutes(router: Router, deps: ApiSurfaceDeps): void {
     const config: ApiConfig = {
       replay: { default_target: deps.replayDefaultTarget ?? null },
       server_token_caller: ENV_TOKEN_CALLER,
-      cli_command: deps.cliCommand ?? 'switchboard',
+      cli_command: deps.cliCommand ?? BIN_NAME,
     };
     ctx.body = config;
   });

@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import { AppError } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { BIN_NAME } from '../shared/package-names.ts';
 import type { Caller, TokenService } from './token-service.ts';
 
 declare module 'koa' {
@@ -29,12 +30,12 @@ export const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
  * its message. Clients that know only OAuth print error_description; without it they go looking
  * for an authorization server switchboard does not have.
  */
-export function bearerHint(cliCommand = 'switchboard'): string {
+export function bearerHint(cliCommand = BIN_NAME): string {
   return `send Authorization: Bearer <token>; ${tokenCreateHint(cliCommand)}`;
 }
 
 /** What to do about a token that was sent but is not valid: the 401's message and error_description. */
-export function invalidTokenHint(cliCommand = 'switchboard'): string {
+export function invalidTokenHint(cliCommand = BIN_NAME): string {
   return `the bearer token is not valid (unknown or revoked); ${tokenCreateHint(cliCommand)}`;
 }
 
@@ -42,7 +43,7 @@ export function invalidTokenHint(cliCommand = 'switchboard'): string {
  * Names the token command in the form that runs where the server runs: a bare `switchboard` only
  * exists with the package installed, and npx of the unscoped name would fetch someone else's package.
  */
-export function tokenCreateHint(cliCommand = 'switchboard'): string {
+export function tokenCreateHint(cliCommand = BIN_NAME): string {
   return `create one with ${cliCommand} token create`;
 }
 

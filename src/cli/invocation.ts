@@ -11,9 +11,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-export const PACKAGE_NAME = '@switchboard-dev/switchboard';
-export const BIN_NAME = 'switchboard';
+import { BIN_NAME, PACKAGE_NAME } from '../shared/package-names.ts';
 
 export type Invocation = 'clone' | 'outside-clone' | 'installed' | 'npx';
 

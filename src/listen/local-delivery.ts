@@ -6,6 +6,7 @@
  */
 import { Agent, request } from 'undici';
 import type { ApiEventSummary, ApiReplayHeaders } from '../../generated/types.ts';
+import { withOriginalQuery } from '../shared/delivery-query.ts';
 import { EVENT_ID_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import { retryAfterMs } from '../shared/retry-after.ts';
 import { AnswerTooLargeError, describeLimit } from './bounded-body.ts';
@@ -60,6 +61,8 @@ interface ProviderFacts {
   signing: Signing;
   /** Its signature and token headers: never copied from the server's answer. */
   secretHeaders: readonly string[];
+  /** Its preset signs the URL it is called at (the server gave its public URL): the query is signed too. */
+  signsUrl: boolean;
 }
 
 interface Fetched {
@@ -68,6 +71,11 @@ interface Fetched {
   provider: ProviderFacts;
   /** Whether to sign: a secret was given and the event did not fail its check on arrival. */
   sign: boolean;
+  /**
+   * Where this event goes: the target, with the query string the delivery arrived with appended
+   * for a preset that signs its URL (which is then signed over the query it carries).
+   */
+  url: URL;
 }
 
 /**
@@ -78,7 +86,7 @@ interface Fetched {
  */
 function headersFor(
   event: ApiEventSummary,
-  { info, body, provider, sign }: Fetched,
+  { info, body, provider, sign, url }: Fetched,
   secret: string | undefined,
 ): { headers: OutgoingHeaders; signed: boolean } {
   const headers: OutgoingHeaders = {};
@@ -95,7 +103,14 @@ function headersFor(
   const original = originalCredentials(info);
   if (original !== null) return { headers: { ...headers, ...original }, signed: true };
   if (secret === undefined || !sign) return { headers, signed: false };
-  const credentials = credentialsFor({ signing: provider.signing, event: info, body, secret, nowMs: Date.now() });
+  const credentials = credentialsFor({
+    signing: provider.signing,
+    event: info,
+    body,
+    secret,
+    nowMs: Date.now(),
+    query: provider.signsUrl ? url.search.slice(1) : undefined,
+  });
   for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
   return { headers, signed: Object.keys(credentials.headers).length > 0 };
 }
@@ -116,7 +131,7 @@ async function deliver(
     let error: string | null = null;
     let retryAfter: number | undefined;
     try {
-      const response = await request(options.target, {
+      const response = await request(fetched.url, {
         method: 'POST',
         headers,
         body: fetched.body,
@@ -187,10 +202,18 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
     let facts: ProviderFacts;
     try {
       const detail = await control.fromServer(`GET /api/providers/${name}`, () => client.provider(name));
-      facts = { signing: signingFor(detail), secretHeaders: secretHeadersOf(detail) };
+      facts = {
+        signing: signingFor(detail),
+        secretHeaders: secretHeadersOf(detail),
+        signsUrl: detail.public_url !== undefined,
+      };
     } catch (err: unknown) {
       if (!(err instanceof ServerAnswerError && err.status === 404)) throw err;
-      facts = { signing: { kind: 'none', reason: 'provider no longer configured' }, secretHeaders: [] };
+      facts = {
+        signing: { kind: 'none', reason: 'provider no longer configured' },
+        secretHeaders: [],
+        signsUrl: false,
+      };
     }
     providers.set(name, facts);
     return facts;
@@ -200,12 +223,22 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
   async function fetchEvent(event: ApiEventSummary): Promise<Fetched | { skip: string }> {
     try {
       const info = await control.fromServer(`GET event ${event.id}`, () => client.replayHeaders(event.id));
+      // Forward rules never take a handshake (the server says which events are): neither does listen.
+      if (info.handshake)
+        return { skip: 'it is a registration handshake, which switchboard answered for the provider' };
       if (info.passed_check === false && !options.includeUnverified)
         return { skip: 'it failed its check on arrival (--include-unverified sends it unsigned)' };
       const raw = await control.fromServer(`GET event ${event.id} raw`, () => client.raw(event.id));
       const provider = await providerFacts(event.provider);
       // An event that failed its check goes unsigned, whatever secret was given.
-      return { info, body: raw.bytes, provider, sign: options.signSecret !== undefined && info.passed_check !== false };
+      const url = info.query === undefined ? new URL(options.target) : withOriginalQuery(options.target, info.query);
+      return {
+        info,
+        body: raw.bytes,
+        provider,
+        sign: options.signSecret !== undefined && info.passed_check !== false,
+        url,
+      };
     } catch (err: unknown) {
       if (err instanceof ServerAnswerError && err.status === 404) return { skip: 'no longer stored on the server' };
       if (err instanceof AnswerTooLargeError)

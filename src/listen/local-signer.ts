@@ -3,7 +3,8 @@
  * each forwarded event itself, with the scheme of the event's provider preset (as the server
  * reports it) and the developer's own secret. The secret is passed to the preset exactly as the
  * provider's `secret` (or `token`) in switchboard.yaml is, so `whsec_…` means to Standard Webhooks
- * and to Stripe here what it means there.
+ * and to Stripe here what it means there; for HTTP Basic it is `username:password`, the pair the
+ * server's own check compares.
  */
 import type { ApiProviderDetail, ApiReplayHeaders, Hmac, ProviderWithDefaults } from '../../generated/types.ts';
 import { isPresetName, presetFor } from '../presets/preset-registry.ts';
@@ -36,7 +37,11 @@ function presetOf(detail: ApiProviderDetail): Preset | string {
   const hmac = detail.hmac === undefined ? undefined : filledHmac(detail.hmac);
   if (detail.hmac !== undefined && hmac === undefined) return 'the server sent incomplete hmac options';
   try {
-    return presetFor({ preset: provider.preset, ...(hmac === undefined ? {} : { hmac }) });
+    return presetFor({
+      preset: provider.preset,
+      ...(hmac === undefined ? {} : { hmac }),
+      ...(detail.public_url === undefined ? {} : { public_url: detail.public_url }),
+    });
   } catch (err: unknown) {
     return err instanceof Error ? err.message : String(err);
   }
@@ -47,12 +52,14 @@ export function signingFor(detail: ApiProviderDetail): Signing {
   const { provider } = detail;
   if (provider.trust_mode === 'queue' || provider.trust_mode === 'open')
     return { kind: 'none', reason: `${provider.trust_mode} provider` };
-  if (provider.trust_mode === 'token') {
-    return detail.token_header === undefined
-      ? { kind: 'none', reason: 'the server did not say which header carries the token' }
-      : { kind: 'token', header: detail.token_header };
-  }
   const preset = presetOf(detail);
+  if (provider.trust_mode === 'token') {
+    if (detail.token_header !== undefined) return { kind: 'token', header: detail.token_header };
+    // HTTP Basic (basic-auth, postmark, chargebee) has no token header: its preset makes the
+    // Authorization header from the secret, given as `username:password`.
+    if (typeof preset !== 'string' && preset.sign !== undefined) return { kind: 'signature', preset };
+    return { kind: 'none', reason: 'the server did not say which header carries the token' };
+  }
   if (typeof preset === 'string') return { kind: 'none', reason: preset };
   return preset.sign === undefined
     ? { kind: 'none', reason: `preset ${preset.name} cannot sign` }
@@ -81,6 +88,8 @@ export function credentialsFor(input: {
   body: Buffer;
   secret: string;
   nowMs: number;
+  /** URL-signing presets: the query string the delivery carries (shared/delivery-query.ts). */
+  query?: string | undefined;
 }): { headers: Record<string, string> } | { headers: Record<string, never>; reason: string } {
   const { signing, event } = input;
   if (event.passed_check !== true) return { headers: {}, reason: 'it did not pass its check on arrival' };
@@ -89,7 +98,8 @@ export function credentialsFor(input: {
     if (event.trust_mode !== 'token') return { headers: {}, reason: `stored as a ${event.trust_mode} event` };
     return { headers: { [signing.header]: input.secret } };
   }
-  if (event.trust_mode !== 'signed' || signing.preset.sign === undefined)
+  // A signed preset signs a signed event; HTTP Basic, a token preset, attaches its header to a token event.
+  if (event.trust_mode !== signing.preset.trustMode || signing.preset.sign === undefined)
     return { headers: {}, reason: `stored as a ${event.trust_mode} event` };
   return {
     headers: signing.preset.sign({
@@ -97,6 +107,7 @@ export function credentialsFor(input: {
       secret: input.secret,
       nowMs: input.nowMs,
       headers: event.headers,
+      ...(input.query === undefined ? {} : { query: input.query }),
     }),
   };
 }

@@ -11,10 +11,6 @@ import { jsonRpcError } from './http-responses.ts';
 
 export const MCP_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Read after an oversized body before the connection is dropped instead. */
-const DISCARD_LIMIT_BYTES = 8 * 1024 * 1024;
-const DISCARD_TIMEOUT_MS = 5_000;
-
 /** A POST body, parsed; or nothing, when the request has already been answered with why not. */
 export type McpBody = { ok: true; body: unknown } | { ok: false };
 
@@ -51,32 +47,10 @@ export async function readMcpBody(ctx: Context, maxBodyBytes: number): Promise<M
 }
 
 /**
- * Answers 413 without ever parsing the body, then reads and drops whatever the client is still
- * sending (up to a bound) so the connection can deliver the answer: closing a socket with unread
- * input makes the kernel send a reset, which can destroy the 413 before the client reads it.
+ * Answers 413 without ever parsing the body. The rest of an oversized body is not worth reading,
+ * so the connection closes after the answer, lingering (http/lingering-close.ts) so the 413 is not
+ * lost to a reset while the client is still sending: the same close ingest makes.
  */
 function refuseTooLarge(ctx: Context, limitBytes: number): void {
-  const req = ctx.req;
-  if (!req.complete) {
-    let discarded = 0;
-    const stop = (): void => {
-      clearTimeout(timer);
-      req.off('data', onData);
-      req.socket.destroy();
-    };
-    const onData = (chunk: Buffer): void => {
-      discarded += chunk.length;
-      if (discarded > DISCARD_LIMIT_BYTES) stop();
-    };
-    const timer = setTimeout(stop, DISCARD_TIMEOUT_MS);
-    timer.unref();
-    req.on('data', onData);
-    req.once('end', () => {
-      clearTimeout(timer);
-      req.off('data', onData);
-    });
-    req.once('close', () => clearTimeout(timer));
-    req.resume();
-  }
-  sendError(ctx, payloadTooLarge(limitBytes));
+  sendError(ctx, payloadTooLarge(limitBytes, { closeConnection: true }));
 }

@@ -32,6 +32,23 @@ export interface CredentialInput {
   nowMs: number;
   /** The stored event's trust mode and check outcome: credentials go only with a passed check. */
   arrival: Pick<StoredEvent, 'trustMode' | 'passedCheck'>;
+  /** URL-signing presets: the query string the delivery carries (signedQueryOf), which is signed. */
+  query?: string | undefined;
+}
+
+/**
+ * The query string a delivery of this stored event arrived with, for a preset that signs the URL
+ * it was called at (config resolution gives those, and only those, a public URL); undefined for
+ * other presets or when the delivery had none. Secret-looking values were redacted on arrival, so
+ * what a delivery carries and signs is the query as stored (shared/delivery-query.ts).
+ */
+export function originalQueryOf(
+  config: ProviderConfig | undefined,
+  stored: Pick<StoredEvent, 'request'>,
+): string | undefined {
+  if (config?.family !== 'webhook' || config.publicUrl === undefined) return undefined;
+  const query = stored.request?.query ?? '';
+  return query === '' ? undefined : query;
 }
 
 /**
@@ -77,7 +94,13 @@ export function deliveryCredentials(config: ProviderConfig | undefined, input: C
     return { kind: 'token', reason: undefined, headers: { [preset.tokenHeader]: secret } };
   }
   if (preset.sign === undefined) return none(`preset ${preset.name} cannot sign`);
-  const headers = preset.sign({ body: input.body, secret, nowMs: input.nowMs, headers: input.storedHeaders });
+  const headers = preset.sign({
+    body: input.body,
+    secret,
+    nowMs: input.nowMs,
+    headers: input.storedHeaders,
+    ...(input.query === undefined ? {} : { query: input.query }),
+  });
   return { kind: 'signature', reason: undefined, headers };
 }
 

@@ -8,18 +8,32 @@ import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/event-store.ts';
-import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
+import { withOriginalQuery } from '../shared/delivery-query.ts';
+import {
+  deliveryCredentials,
+  originalQueryOf,
+  secretHeadersOf,
+  type CredentialKind,
+  type DeliveryCredentials,
+} from './credentials.ts';
 import { DeliveryFailure, failed, refused } from './delivery-failure.ts';
 import { credentialNeedles, redactCredentials } from './redact-credentials.ts';
 import {
   assembleDeliveryHeaders,
   deliveryHeaderSelection,
   selectStoredHeaders,
+  type DeliveryHeaderSelection,
   type OutgoingHeaders,
 } from './outgoing-headers.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { sendRequest, type SendOutcome } from './send-request.ts';
-import { checkTarget, type CheckedTarget, type Resolver } from './target-policy/resolve-target.ts';
+import {
+  checkTarget,
+  systemResolver,
+  type CheckedTarget,
+  type ResolvedAddress,
+  type Resolver,
+} from './target-policy/resolve-target.ts';
 import { createGuardedDispatcher, type ConnectAttempt, type RawConnector } from './target-policy/guarded-dispatcher.ts';
 import { createTargetPolicy, type TargetPolicy } from './target-policy/target-policy.ts';
 import { normaliseIp } from './target-policy/ip-address.ts';
@@ -78,8 +92,9 @@ export interface DeliverRequest {
   trace?: DeliveryTrace;
   /**
    * Keep the pinned connection open for the next delivery with the same key (forwarding passes
-   * one per rule). The target is still resolved and checked on every delivery; the connection is
-   * reused only while that check lands on exactly the same checked addresses, and every new
+   * one per rule). The target's check is kept only while its inputs hold (KeptVerdict: a name is
+   * asked again per delivery or per TTL, and a changed answer is checked afresh); the connection
+   * is reused only while that check lands on exactly the same checked addresses, and every new
    * connection is checked again at connect time. Without a key, one connection per delivery.
    */
   keepAliveKey?: string;
@@ -114,8 +129,52 @@ export interface Outbound {
 /** A pinned dispatcher kept open for one keepAliveKey, and the checked pin it serves. */
 interface KeptConnection {
   pin: string;
+  /** The verdict it was last used under: the same one needs no new pin. */
+  verdict: KeptVerdict;
   dispatcher: Dispatcher;
 }
+
+/**
+ * A keepAliveKey's last verdict: the checked target and everything it was checked against. It is
+ * used again only for the same URL and the same self addresses, and only until the resolver's
+ * answer may have changed: an IP literal never resolves; a name is asked again once its answer's
+ * TTL ran out, or on every delivery when the resolver gives none (the system resolver), and a
+ * different answer is checked again from scratch. A failed send drops it.
+ */
+interface KeptVerdict {
+  href: string;
+  /** What options.selfAddresses() returned when checked; a new list (after listen) means a new check. */
+  rawSelf: readonly SelfAddress[];
+  selfAddresses: readonly SelfAddress[];
+  target: CheckedTarget;
+  requestTarget: RequestTarget;
+  /** The resolver's addresses, in order; null for an IP literal. */
+  answer: readonly string[] | null;
+  /** When to ask the resolver again (ms since the epoch). */
+  resolveAfter: number;
+}
+
+/** The origin and path (with the query) a request goes to. */
+interface RequestTarget {
+  origin: string;
+  path: string;
+}
+
+function requestTargetOf(target: CheckedTarget): RequestTarget {
+  const url = new URL(target.url);
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
+/** Until when an answer may be used without asking again: its shortest TTL; now when it gives none. */
+function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number): number {
+  if (answer === null) return Infinity;
+  let ttl = Infinity;
+  for (const entry of answer) ttl = Math.min(ttl, entry.ttl ?? 0);
+  return ttl === Infinity ? nowMs : nowMs + ttl * 1000;
+}
+
+const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
+  addresses !== null && answer.length === addresses.length && answer.every((a, i) => a.address === addresses[i]);
 
 // Over 80 lines: one closure over the policy, dispatcher and timings every delivery uses; its
 // send() is the one delivery path, stage by stage.
@@ -131,7 +190,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
   function headersFor(
     request: DeliverRequest,
     provider: ProviderConfig | undefined,
-  ): { headers: OutgoingHeaders; needles: string[] } {
+  ): { headers: OutgoingHeaders; needles: () => string[] } {
     const { event } = request;
     const credentials: DeliveryCredentials = request.unsigned
       ? { kind: 'none', reason: 'unsigned', headers: {} }
@@ -140,6 +199,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
           storedHeaders: event.headers,
           nowMs: now(),
           arrival: event,
+          // A preset that signs the URL signs the query this delivery carries (shared/delivery-query.ts).
+          query:
+            provider?.family === 'webhook' && provider.publicUrl !== undefined
+              ? request.url.search.slice(1)
+              : undefined,
         });
     if (request.trace) {
       request.trace.credentials = credentials.kind;
@@ -156,42 +220,46 @@ export function createOutbound(options: OutboundOptions): Outbound {
         'event sent without credentials',
       );
     }
-    const selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
     const headers = assembleDeliveryHeaders({
       eventId: event.id,
       contentType: event.contentType,
-      copied: selectStoredHeaders(event.headers, selection),
+      copied: selectStoredHeaders(event.headers, selectionFor(provider)),
       credentials: credentials.headers,
     });
     for (const [name, value] of Object.entries(request.extraHeaders ?? {})) headers[name.toLowerCase()] = value;
     const secrets = provider?.family === 'webhook' ? provider.secrets : [];
-    return { headers, needles: credentialNeedles(secrets, Object.values(credentials.headers)) };
+    // Worked out only when the consumer's answer left an excerpt to redact.
+    return { headers, needles: () => credentialNeedles(secrets, Object.values(credentials.headers)) };
   }
 
-  // Over 80 lines: one delivery in its order (check, resolve, connect, send, read), each stage
-  // recorded for the failure it may end in.
-  async function send(request: DeliverRequest): Promise<DeliverOutcome> {
-    const { event, trace } = request;
-    const provider = providers.get(event.provider);
-    if (trace) {
-      trace.stage = 'resolve';
-      trace.targetUrl = request.url.href;
+  /** Which stored headers may be copied depends on the provider alone: worked out once for each. */
+  const selections = new Map<ProviderConfig | undefined, DeliveryHeaderSelection>();
+  function selectionFor(provider: ProviderConfig | undefined): DeliveryHeaderSelection {
+    let selection = selections.get(provider);
+    if (selection === undefined) {
+      selection = deliveryHeaderSelection(provider, secretHeadersOf(provider));
+      selections.set(provider, selection);
     }
+    return selection;
+  }
+
+  /** switchboard's own addresses as the loop check sees them: with every webhook route served. */
+  const withRoutes = (selfAddresses: readonly SelfAddress[]): SelfAddress[] =>
+    selfAddresses.map((self) => ({ ...self, routes: [...(self.routes ?? []), ...webhookRoutes] }));
+
+  /**
+   * The full check, stage by stage, for a delivery whose connection is not kept (replay): the
+   * target is resolved and checked, and its refusal records the address it was about.
+   */
+  async function checkOnce(request: DeliverRequest): Promise<{ target: CheckedTarget; dispatcher: Dispatcher }> {
+    const { trace } = request;
     const observed = observePolicy(policy);
-    const selfAddresses = options.selfAddresses().map((self) => ({
-      ...self,
-      routes: [...(self.routes ?? []), ...webhookRoutes],
-    }));
-    const checkOptions = {
+    const selfAddresses = withRoutes(options.selfAddresses());
+    const target = await checkTarget(parseTarget(request.url.href), {
       policy: observed.policy,
       selfAddresses,
-      connectTimeoutMs: request.timeoutMs,
       ...(options.resolver ? { resolver: options.resolver } : {}),
-      ...(options.connect ? { connect: options.connect } : {}),
-    };
-    // Resolved and checked on every delivery, a kept connection included: a name that now points
-    // somewhere the policy refuses is refused here, before any socket is used.
-    const target = await checkTarget(parseTarget(request.url.href), checkOptions).catch((error: unknown) => {
+    }).catch((error: unknown) => {
       if (trace) {
         trace.resolvedIp = observed.refused() ?? observed.allowed() ?? null;
         // A "not-an-ip" refusal remembers whatever the resolver returned; only real addresses are kept.
@@ -199,27 +267,124 @@ export function createOutbound(options: OutboundOptions): Outbound {
       }
       throw error;
     });
-    const key = request.keepAliveKey;
-    // The pin a kept connection may serve: same origin, same checked addresses, same self addresses.
-    const pin = JSON.stringify([target.origin, target.addresses, selfAddresses]);
-    let kept = key === undefined ? undefined : keptConnections.get(key);
-    if (kept !== undefined && kept.pin !== pin) {
-      dropKept(key);
-      kept = undefined;
+    const dispatcher = guardedDispatcher(target, selfAddresses, request.timeoutMs, (connection) => {
+      if (trace) trace.resolvedIp = connection.address;
+    });
+    return { target, dispatcher };
+  }
+
+  function guardedDispatcher(
+    target: CheckedTarget,
+    selfAddresses: readonly SelfAddress[],
+    connectTimeoutMs: number,
+    onConnect?: (connection: ConnectAttempt) => void,
+  ): Dispatcher {
+    return createGuardedDispatcher({
+      // The policy itself, not a delivery's observer: a kept dispatcher outlives the delivery.
+      policy,
+      pinned: target,
+      selfAddresses,
+      connectTimeoutMs,
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+      ...(options.connect ? { connect: options.connect } : {}),
+      onConnect: (connection) => {
+        onConnect?.(connection);
+        options.onConnect?.(connection);
+      },
+    });
+  }
+
+  const keptVerdicts = new Map<string, KeptVerdict>();
+
+  /**
+   * The verdict for a kept connection's delivery: the last one while it still holds (see
+   * KeptVerdict), else a fresh check. Every new connection is still checked at connect time.
+   */
+  async function keptVerdict(request: DeliverRequest, key: string): Promise<KeptVerdict> {
+    const rawSelf = options.selfAddresses();
+    const href = request.url.href;
+    const last = keptVerdicts.get(key);
+    if (last === undefined || last.href !== href || last.rawSelf !== rawSelf) return freshVerdict(key, href, rawSelf);
+    if (now() < last.resolveAfter) return last;
+    let answer: readonly ResolvedAddress[];
+    try {
+      answer = await (options.resolver ?? systemResolver)(last.target.hostname);
+    } catch {
+      // Checked again from scratch, which words the failure.
+      return freshVerdict(key, href, rawSelf);
     }
-    const dispatcher =
-      kept?.dispatcher ??
-      createGuardedDispatcher({
-        ...checkOptions,
-        // The policy itself, not this delivery's observer: a kept dispatcher outlives the delivery.
-        policy,
-        pinned: target,
-        onConnect: (connection) => {
-          if (trace && key === undefined) trace.resolvedIp = connection.address;
-          options.onConnect?.(connection);
-        },
-      });
-    if (key !== undefined && kept === undefined) keptConnections.set(key, { pin, dispatcher });
+    if (!sameAnswer(answer, last.answer)) return freshVerdict(key, href, rawSelf, answer);
+    last.resolveAfter = answerExpiry(answer, now());
+    return last;
+  }
+
+  /** Checks the target from scratch (with `answer` as the resolver's, when it was just asked). */
+  async function freshVerdict(
+    key: string,
+    href: string,
+    rawSelf: readonly SelfAddress[],
+    answer?: readonly ResolvedAddress[],
+  ): Promise<KeptVerdict> {
+    keptVerdicts.delete(key);
+    const resolver = options.resolver ?? systemResolver;
+    // What the resolver answered, if the host is a name (an IP literal never asks it).
+    const seen: { answer: readonly ResolvedAddress[] | null } = { answer: null };
+    const recording: Resolver = async (hostname) => {
+      seen.answer = answer ?? (await resolver(hostname));
+      return seen.answer;
+    };
+    const selfAddresses = withRoutes(rawSelf);
+    const target = await checkTarget(parseTarget(href), { policy, selfAddresses, resolver: recording });
+    const resolved = seen.answer;
+    const verdict: KeptVerdict = {
+      href,
+      rawSelf,
+      selfAddresses,
+      target,
+      requestTarget: requestTargetOf(target),
+      answer: resolved === null ? null : resolved.map((a) => a.address),
+      resolveAfter: answerExpiry(resolved, now()),
+    };
+    keptVerdicts.set(key, verdict);
+    return verdict;
+  }
+
+  /** The kept connection for a verdict: the key's open one while it serves the same pin, else a new one. */
+  function keptDispatcher(key: string, verdict: KeptVerdict, connectTimeoutMs: number): Dispatcher {
+    const kept = keptConnections.get(key);
+    if (kept !== undefined && kept.verdict === verdict) return kept.dispatcher;
+    // The pin a kept connection may serve: same origin, same checked addresses, same self addresses.
+    const pin = JSON.stringify([verdict.target.origin, verdict.target.addresses, verdict.selfAddresses]);
+    if (kept !== undefined && kept.pin === pin) {
+      kept.verdict = verdict;
+      return kept.dispatcher;
+    }
+    if (kept !== undefined) dropKept(key);
+    const dispatcher = guardedDispatcher(verdict.target, verdict.selfAddresses, connectTimeoutMs);
+    keptConnections.set(key, { pin, verdict, dispatcher });
+    return dispatcher;
+  }
+
+  async function send(request: DeliverRequest): Promise<DeliverOutcome> {
+    const { event, trace } = request;
+    const provider = providers.get(event.provider);
+    if (trace) {
+      trace.stage = 'resolve';
+      trace.targetUrl = request.url.href;
+    }
+    // A traced delivery (replay) is checked in full, so its record names what was refused.
+    const key = trace === undefined ? request.keepAliveKey : undefined;
+    let target: CheckedTarget;
+    let requestTarget: RequestTarget;
+    let dispatcher: Dispatcher;
+    if (key === undefined) {
+      ({ target, dispatcher } = await checkOnce(request));
+      requestTarget = requestTargetOf(target);
+    } else {
+      const verdict = await keptVerdict(request, key);
+      ({ target, requestTarget } = verdict);
+      dispatcher = keptDispatcher(key, verdict, request.timeoutMs);
+    }
     if (trace) {
       trace.targetUrl = target.url;
       trace.resolvedIp = target.resolvedIp;
@@ -230,7 +395,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
       // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
       const { headers, needles } = headersFor(request, provider);
       const sent = await sendRequest({
-        url: target.url,
+        target: requestTarget,
         dispatcher,
         body: event.payload,
         headers,
@@ -241,15 +406,19 @@ export function createOutbound(options: OutboundOptions): Outbound {
           : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
       });
       // A consumer that echoes its request must not hand the credentials to whoever reads the excerpt.
-      const outcome = { ...sent, excerpt: redactCredentials(sent.excerpt, needles) };
+      const excerpt = sent.excerpt === undefined ? undefined : redactCredentials(sent.excerpt, needles());
+      const outcome = { ...sent, excerpt };
       if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
         // Something answered, but not with HTTP as the contract knows it.
         throw failed('no_answer', `the target answered with status ${outcome.status}, which is not an HTTP status`);
       }
       return { ...outcome, target };
     } catch (error) {
-      // A failed connection is not kept: the next attempt starts on a fresh one.
-      if (key !== undefined) dropKept(key);
+      // A failed connection is not kept, nor is its verdict: the next attempt checks and connects afresh.
+      if (key !== undefined) {
+        dropKept(key);
+        keptVerdicts.delete(key);
+      }
       throw error;
     } finally {
       if (key === undefined) dispatcher.destroy().catch(() => undefined);
@@ -257,8 +426,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
   }
 
   async function deliver(request: DeliverRequest): Promise<DeliverResult> {
+    // A preset that signs its URL: the delivery carries the query the event arrived with.
+    const original = originalQueryOf(providers.get(request.event.provider), request.event);
+    const carried = original === undefined ? request : { ...request, url: withOriginalQuery(request.url, original) };
     try {
-      return { ok: true, ...(await send(request)) };
+      return { ok: true, ...(await send(carried)) };
     } catch (error) {
       if (error instanceof DeliveryFailure) return { ok: false, failure: error };
       throw error;
@@ -277,6 +449,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
   async function close(): Promise<void> {
     const all = [...keptConnections.values()];
     keptConnections.clear();
+    keptVerdicts.clear();
     await Promise.all(all.map((kept) => kept.dispatcher.destroy().catch(() => undefined)));
   }
 

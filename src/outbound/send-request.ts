@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { RESPONSE_CONTENT_TYPE_LIMITS } from '../../generated/constants.ts';
 import { DeliveryFailure, failed, type DeliveryFailureReason } from './delivery-failure.ts';
 import type { OutgoingHeaders } from './outgoing-headers.ts';
@@ -8,7 +8,8 @@ import type { OutgoingHeaders } from './outgoing-headers.ts';
 export const DEFAULT_RESPONSE_BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface SendRequestInput {
-  url: string;
+  /** Where the request goes: the checked target's origin, and its path with the query. */
+  target: { origin: string; path: string };
   /** The pinned, policy-checked dispatcher; the caller closes it. */
   dispatcher: Dispatcher;
   body: Buffer;
@@ -117,34 +118,6 @@ export function transportFailure(error: unknown, timeoutMs: number): DeliveryFai
 }
 
 /**
- * Reads a little of the answer, then drops the stream. Reading lets a consumer finish writing its
- * response instead of seeing a reset; the bound keeps a consumer that streams forever (or a huge
- * file) from holding the delivery. Failures here are ignored: the status line already arrived.
- * Returns the first excerptBytes read (and whether there was more), for the excerpt.
- */
-async function drainBounded(
-  body: Dispatcher.ResponseData['body'],
-  limit: number,
-  excerptBytes: number,
-): Promise<{ head: Buffer; more: boolean }> {
-  let seen = 0;
-  const kept: Buffer[] = [];
-  try {
-    for await (const chunk of body) {
-      const bytes = chunk as Buffer;
-      if (seen < excerptBytes) kept.push(bytes.subarray(0, excerptBytes - seen));
-      seen += bytes.length;
-      if (seen >= limit) break;
-    }
-  } catch {
-    // Aborted by the deadline or reset by the consumer after it answered: the outcome stands.
-  } finally {
-    body.destroy();
-  }
-  return { head: Buffer.concat(kept), more: seen > excerptBytes };
-}
-
-/**
  * The answer's first bytes as text that can be stored and shown: cut at the last whole UTF-8
  * character, each byte that is not part of valid UTF-8 written as `\xNN`, and NUL (which
  * PostgreSQL text cannot hold) as `\u0000`. One such byte in a consumer's answer once failed
@@ -209,61 +182,171 @@ function escapeInvalidUtf8(bytes: Buffer, more: boolean): string {
 }
 
 /**
- * One POST of the stored bytes. Redirects are not followed (undici's request() never does unless
- * a redirect interceptor is composed on, and the guarded dispatcher has none), so a 3xx comes back
- * as the outcome. Any HTTP answer is an outcome; only transport failures throw (a DeliveryFailure).
+ * Calls `listener` when `signal` aborts; returns the unsubscribe. Every attempt in flight shares
+ * the one shutdown signal, so one listener on it serves them all: an EventTarget listener per
+ * request was a measurable share of a forwarded delivery's CPU.
  */
-export async function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
-  const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
-  // One deadline for connect + send + status line + the bounded read, on top of undici's own
-  // idle timeouts, so a consumer that trickles bytes cannot stretch the delivery past timeoutMs.
-  // One controller and a timer rather than AbortSignal.timeout and AbortSignal.any: forwarding
-  // sends every event through here, and those two cost a measurable share of a delivery's CPU.
-  const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new DOMException(`no answer within ${input.timeoutMs} ms`, 'TimeoutError')),
-    input.timeoutMs,
-  );
-  const cancel = input.signal;
-  const onCancel = (): void => deadline.abort(cancel?.reason);
-  if (cancel?.aborted) onCancel();
-  else cancel?.addEventListener('abort', onCancel, { once: true });
-  const started = performance.now();
-  try {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await request(input.url, {
-        dispatcher: input.dispatcher,
-        method: 'POST',
-        body: input.body,
-        headers: input.headers,
-        headersTimeout: input.timeoutMs,
-        bodyTimeout: input.timeoutMs,
-        signal: deadline.signal,
-      });
-    } catch (error) {
-      throw transportFailure(error, input.timeoutMs);
-    }
-    const ms = Math.round((performance.now() - started) * 100) / 100;
-    return await outcomeOf(response, ms, limit);
-  } finally {
-    clearTimeout(timer);
-    cancel?.removeEventListener('abort', onCancel);
+function onAbort(signal: AbortSignal, listener: () => void): () => void {
+  let listeners = abortListeners.get(signal);
+  if (listeners === undefined) {
+    const set = new Set<() => void>();
+    listeners = set;
+    abortListeners.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const each of [...set]) each();
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  const set = listeners;
+  set.add(listener);
+  return () => void set.delete(listener);
+}
+const abortListeners = new WeakMap<AbortSignal, Set<() => void>>();
+
+const firstValue = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
+
+/**
+ * Reads the answer straight off undici's parser: the status line and headers, then at most
+ * `limit` bytes of the body, of which the first RESPONSE_EXCERPT_BYTES are kept. Reading lets a
+ * consumer finish writing its response instead of seeing a reset; the bound keeps a consumer that
+ * streams forever (or a huge file) from holding the delivery. A dispatch handler rather than
+ * `request()`: no Readable and no async iterator per response (docs/adr/forward-cost-per-delivery.md).
+ */
+class OutcomeHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  /** Set when the deadline or the shutdown came before undici handed over the controller. */
+  private abortReason: Error | undefined;
+  private status = 0;
+  private ms = 0;
+  private headers: Record<string, string | string[] | undefined> = {};
+  private readonly kept: Buffer[] = [];
+  private seen = 0;
+  private answered = false;
+  private done = false;
+
+  constructor(
+    private readonly started: number,
+    private readonly limit: number,
+    private readonly timeoutMs: number,
+    private readonly resolve: (outcome: SendOutcome) => void,
+    private readonly reject: (failure: DeliveryFailure) => void,
+  ) {}
+
+  abort(reason: Error): void {
+    if (this.controller === undefined) this.abortReason ??= reason;
+    else this.controller.abort(reason);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortReason !== undefined) controller.abort(this.abortReason);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.ms = Math.round((performance.now() - this.started) * 100) / 100;
+    this.status = statusCode;
+    this.headers = headers;
+    this.answered = true;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.seen < RESPONSE_EXCERPT_BYTES) this.kept.push(chunk.subarray(0, RESPONSE_EXCERPT_BYTES - this.seen));
+    this.seen += chunk.length;
+    if (this.seen < this.limit) return;
+    // Enough read: the outcome stands, the rest of the answer is dropped with its connection.
+    this.finish();
+    controller.abort(new Error('response body limit reached'));
+  }
+
+  onResponseEnd(): void {
+    this.finish();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    // After the status line (aborted by the deadline, reset by the consumer): the outcome stands.
+    if (this.answered) this.finish();
+    else this.fail(error);
+  }
+
+  fail(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.reject(transportFailure(error, this.timeoutMs));
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    const head = this.kept.length === 1 ? (this.kept[0] ?? Buffer.alloc(0)) : Buffer.concat(this.kept);
+    this.resolve({
+      status: this.status,
+      ms: this.ms,
+      excerpt: responseExcerpt(head, this.seen > RESPONSE_EXCERPT_BYTES),
+      contentType: firstValue(this.headers['content-type'])?.slice(0, RESPONSE_CONTENT_TYPE_LIMITS.maxLength),
+      retryAfter: firstValue(this.headers['retry-after']),
+    });
   }
 }
 
-async function outcomeOf(response: Dispatcher.ResponseData, ms: number, limit: number): Promise<SendOutcome> {
-  const { head, more } = await drainBounded(response.body, limit, RESPONSE_EXCERPT_BYTES);
-  const contentType = response.headers['content-type'];
-  const retryAfter = response.headers['retry-after'];
-  return {
-    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-    status: response.statusCode,
-    ms,
-    excerpt: responseExcerpt(head, more),
-    contentType: (Array.isArray(contentType) ? contentType[0] : contentType)?.slice(
-      0,
-      RESPONSE_CONTENT_TYPE_LIMITS.maxLength,
-    ),
-  };
+/**
+ * One POST of the stored bytes. Redirects are not followed (the guarded dispatcher has no
+ * redirect interceptor, and a bare dispatch never follows one), so a 3xx comes back as the
+ * outcome. Any HTTP answer is an outcome; only transport failures reject (a DeliveryFailure).
+ */
+export function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
+  const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
+  const { origin, path } = input.target;
+  return new Promise<SendOutcome>((resolve, reject) => {
+    let unsubscribe: (() => void) | undefined;
+    const settle =
+      <T>(then: (value: T) => void) =>
+      (value: T): void => {
+        clearTimeout(timer);
+        unsubscribe?.();
+        then(value);
+      };
+    const handler = new OutcomeHandler(performance.now(), limit, input.timeoutMs, settle(resolve), settle(reject));
+    // One deadline for connect + send + status line + the bounded read, on top of undici's own
+    // idle timeouts, so a consumer that trickles bytes cannot stretch the delivery past timeoutMs.
+    const timer = setTimeout(
+      () => handler.abort(new DOMException(`no answer within ${input.timeoutMs} ms`, 'TimeoutError')),
+      input.timeoutMs,
+    );
+    const cancel = input.signal;
+    if (cancel !== undefined) {
+      const onCancel = (): void => handler.abort(asAbortReason(cancel.reason));
+      if (cancel.aborted) onCancel();
+      else unsubscribe = onAbort(cancel, onCancel);
+    }
+    try {
+      input.dispatcher.dispatch(
+        {
+          origin,
+          path,
+          method: 'POST',
+          body: input.body,
+          headers: input.headers,
+          headersTimeout: input.timeoutMs,
+          bodyTimeout: input.timeoutMs,
+        },
+        handler,
+      );
+    } catch (error) {
+      // The pinned dispatcher refuses synchronously (another origin, a loop path).
+      handler.fail(error);
+    }
+  });
 }
+
+/** A shutdown's reason as an Error, so transportFailure reads it as an abort. */
+const asAbortReason = (reason: unknown): Error =>
+  reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');

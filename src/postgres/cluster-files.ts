@@ -1,13 +1,13 @@
 /**
  * Where a data directory's embedded cluster is, how much room it takes, and removing it
  * (`switchboard data info | rm`). Running as root, a cluster may live under
- * /var/lib/switchboard/clusters/<id>/ (placeCluster in embedded-postgres.ts) and would outlive
+ * /var/lib/switchboard/clusters/<id>/ (placeCluster in cluster-placement.ts) and would outlive
  * its project directory; this is how it is found and removed.
  */
 import { lstat, readdir, readFile, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { acquireDataDirLock } from './data-dir-lock.ts';
-import { CLUSTER_DIR, CLUSTER_LOCATION_FILE } from './embedded-postgres.ts';
+import { CLUSTER_DIR, CLUSTER_LOCATION_FILE } from './cluster-placement.ts';
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 import { PASSWORD_FILE, RUNNING_RECORD_FILE } from './running-record.ts';
 

@@ -4,37 +4,26 @@
  * port on 127.0.0.1 (never 5432, so it cannot shadow or collide with a real server), no Unix
  * socket, and a random password kept in <dataDir>/postgres.password.
  *
- * As root, PostgreSQL runs as the postgres user, which must reach both the binaries and the
- * cluster. When a mode 0700 parent (root's home, a mkdtemp folder) shuts it out, the binaries are
- * copied once to a root-owned cache it can reach, and the cluster is placed under
- * /var/lib/switchboard, with its place recorded in <dataDir>/postgres.location. That is all
- * decided before anything is spawned.
- *
- * Over 400 lines: the server's life in its order (place, initdb, start, wait, stop) over one
- * data directory's state; installing, the account, processes, the lock and the port are their
- * own modules already.
+ * This file is the server's life in its order (place, initdb, start, wait, stop) over one data
+ * directory's state. Where things live (cluster-placement), installing, the account, processes,
+ * the log tail, the process-wide lifetime, the lock and the port are modules of their own.
  */
 import type { ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createPool, sql } from 'slonik';
 import type { Logger } from '../log/logger.ts';
-import { acquireDataDirLock, DataDirInUseError, isProcessAlive, type DataDirLock } from './data-dir-lock.ts';
-import { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
+import { acquireDataDirLock, DataDirInUseError, isProcessAlive } from './data-dir-lock.ts';
+import { DEFAULT_SYSTEM_DIR, pathExists, placeCluster, placeInstall } from './cluster-placement.ts';
+import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 import { findFreePort } from './free-port.ts';
-import {
-  describeBlocked,
-  ensureRootFolder,
-  firstBlocked,
-  postgresAccount,
-  SEARCH,
-  type PostgresAccount,
-} from './postgres-account.ts';
-import { bundledInstall, reachableInstall, type PostgresInstall } from './postgres-install.ts';
+import { postgresAccount, type PostgresAccount } from './postgres-account.ts';
+import { bundledInstall, type PostgresInstall } from './postgres-install.ts';
+import { createLogTail, describeFailure, type LogTail } from './postgres-log-tail.ts';
 import { runInitdb, STAGING_PREFIX, stagingName, startPostgres } from './postgres-processes.ts';
 import { connectionUrl, PASSWORD_FILE, writeRunningRecord } from './running-record.ts';
+import { trackServer } from './server-lifetime.ts';
 
 export { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
 
@@ -76,11 +65,6 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-/** The cluster's folder in the data directory (unless it was placed elsewhere, see placeCluster). */
-export const CLUSTER_DIR = 'postgres';
-/** Written in the data dir when the cluster lives elsewhere: that cluster's absolute path. */
-export const CLUSTER_LOCATION_FILE = 'postgres.location';
-export const DEFAULT_SYSTEM_DIR = '/var/lib/switchboard';
 const PORT_ATTEMPTS = 5;
 const NOT_DURABLE_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
 /**
@@ -108,7 +92,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const install = await placeInstall(found, { account, dataDir, systemDir, logger });
     const clusterDir = await placeCluster({ account, dataDir, systemDir, logger });
     await refuseRunningPostmaster(clusterDir, logger);
-    const initialised = await exists(path.join(clusterDir, 'PG_VERSION'));
+    const initialised = await pathExists(path.join(clusterDir, 'PG_VERSION'));
     const password = await readOrCreatePassword(dataDir, clusterDir, initialised);
     const log = createLogTail(logger);
     if (!initialised) {
@@ -149,125 +133,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } catch (error) {
     await lock.release();
     throw error;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-interface Placement {
-  account: PostgresAccount | null;
-  dataDir: string;
-  systemDir: string;
-  logger: Logger;
-}
-
-/** The two ways out, for every error that says the postgres user cannot reach something. */
-const WAYS_OUT =
-  'Set SWITCHBOARD_DATA_DIR to a directory outside any mode 0700 parent (for example ' +
-  'SWITCHBOARD_DATA_DIR=/var/lib/switchboard/data), or run switchboard as a normal user ' +
-  '(or set DATABASE_URL to use a PostgreSQL server of your own).';
-
-/**
- * The binaries, or a copy the postgres user can run: kept in the system directory, else beside
- * the data directory, so one copy serves every data directory on the machine.
- */
-async function placeInstall(found: PostgresInstall, placement: Placement): Promise<PostgresInstall> {
-  const { account } = placement;
-  if (!account) return found;
-  const result = await reachableInstall(found, {
-    account,
-    cacheRoots: [placement.systemDir, path.dirname(placement.dataDir)],
-    logger: placement.logger,
-  });
-  if ('install' in result) return result.install;
-  throw new PostgresUnreachableError(
-    `running as root, the embedded PostgreSQL runs as the ${account.name} user, which cannot reach ${result.unreachable}; ` +
-      `and no copy it can reach could be made (${result.attempts.join('; ')}). ${WAYS_OUT}`,
-  );
-}
-
-/**
- * Where the cluster lives: <dataDir>/postgres, unless switchboard runs as root and the postgres
- * user cannot get into the data directory. The cluster then goes to
- * <systemDir>/clusters/<id>/postgres, and that place is recorded in the data directory before
- * initdb runs, so every later start (and a start after a crash mid-initdb) finds it.
- */
-async function placeCluster(placement: Placement): Promise<string> {
-  const { account, dataDir, logger } = placement;
-  const recordFile = path.join(dataDir, CLUSTER_LOCATION_FILE);
-  const recorded = await readFile(recordFile, 'utf8').then(
-    (text) => text.trim(),
-    () => null,
-  );
-  if (recorded !== null) {
-    if (!path.isAbsolute(recorded) || !(await exists(path.dirname(recorded)))) {
-      throw new EmbeddedPostgresError(
-        `${recordFile} says the embedded cluster is in ${JSON.stringify(recorded)}, which does not exist; ` +
-          `restore it, or remove ${recordFile} to start with a new, empty cluster`,
-      );
-    }
-    return recorded;
-  }
-  if (!account) return path.join(dataDir, CLUSTER_DIR);
-  // PostgreSQL is given the real path, so the folders a symlinked data dir points into are checked.
-  const realDataDir = await realpath(dataDir);
-  const inside = path.join(realDataDir, CLUSTER_DIR);
-  const blocked = await firstBlocked(account, path.dirname(realDataDir), SEARCH);
-  if (!blocked) {
-    await ensureSearchable(realDataDir, logger);
-    return inside;
-  }
-  const reason = describeBlocked(account, blocked);
-  if (await exists(inside)) {
-    throw new PostgresUnreachableError(
-      `running as root, the embedded PostgreSQL runs as the ${account.name} user, which cannot reach the cluster in ` +
-        `${inside}: ${reason}. Make ${blocked.path} searchable for it (chmod o+x), or move the data directory. ${WAYS_OUT}`,
-    );
-  }
-  const clusters = path.join(placement.systemDir, 'clusters');
-  const home = path.join(clusters, clusterId(realDataDir));
-  const problem = (await ensureRootFolder(clusters)) ?? (await ensureRootFolder(home));
-  const homeBlocked = problem === null ? await firstBlocked(account, home, SEARCH) : null;
-  if (problem !== null || homeBlocked !== null) {
-    throw new PostgresUnreachableError(
-      `running as root, the embedded PostgreSQL runs as the ${account.name} user, which cannot reach the data ` +
-        `directory ${dataDir} (${reason}), and no cluster directory it can reach could be made in ` +
-        `${placement.systemDir} (${problem ?? describeBlocked(account, homeBlocked as NonNullable<typeof homeBlocked>)}). ${WAYS_OUT}`,
-    );
-  }
-  const clusterDir = path.join(home, CLUSTER_DIR);
-  const staged = `${recordFile}.${randomBytes(4).toString('hex')}`;
-  await writeFile(staged, `${clusterDir}\n`, { mode: 0o600 });
-  await rename(staged, recordFile);
-  logger.info(
-    { dataDir, clusterDir, reason },
-    'the postgres user cannot reach the data directory; the cluster lives elsewhere',
-  );
-  return clusterDir;
-}
-
-/** Names the data directory it belongs to (hashed), and is unique even if that is reused. */
-function clusterId(dataDir: string): string {
-  const owner = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
-  return `${owner}-${randomBytes(4).toString('hex')}`;
-}
-
-/**
- * As root, PostgreSQL runs as the `postgres` user, which must be able to walk into the data
- * directory to reach its cluster. Adding the search bit exposes no file names or contents.
- */
-async function ensureSearchable(dataDir: string, logger: Logger): Promise<void> {
-  const { mode } = await stat(dataDir);
-  if ((mode & 0o001) === 0) {
-    await chmod(dataDir, (mode & 0o7777) | 0o011);
-    logger.info({ dataDir }, 'made the data directory traversable for the postgres user');
   }
 }
 
@@ -330,27 +195,6 @@ async function readOrCreatePassword(dataDir: string, clusterDir: string, initial
   return password;
 }
 
-interface LogTail {
-  readonly onLog: (message: string) => void;
-  lines(): string[];
-}
-
-/** PostgreSQL's own output goes to the logger at debug and is kept for error messages. */
-function createLogTail(logger: Logger): LogTail {
-  const tail: string[] = [];
-  const onLog = (message: string): void => {
-    for (const raw of message.split('\n')) {
-      const line = raw.trim();
-      if (line === '') continue;
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-      if (/\b(FATAL|PANIC)\b/.test(line)) logger.warn({ postgres: line }, 'embedded PostgreSQL');
-      else logger.debug({ postgres: line }, 'embedded PostgreSQL');
-    }
-  };
-  return { onLog, lines: () => [...tail] };
-}
-
 /**
  * initdb runs in a staging folder that is renamed into place only when it succeeded, so a crash
  * mid-initdb never leaves a half-made cluster that later starts would trip over.
@@ -364,7 +208,7 @@ async function initialiseCluster(input: {
   timeoutMs: number;
   durable: boolean;
 }): Promise<void> {
-  if (await exists(input.clusterDir)) {
+  if (await pathExists(input.clusterDir)) {
     throw new EmbeddedPostgresError(
       `${input.clusterDir} exists but is not a PostgreSQL data directory (no PG_VERSION); move it away and start again`,
     );
@@ -388,7 +232,7 @@ async function initialiseCluster(input: {
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
     throw new EmbeddedPostgresError(
-      `could not initialise the embedded PostgreSQL cluster: ${describe(error, input.log)}`,
+      `could not initialise the embedded PostgreSQL cluster: ${describeFailure(error, input.log)}`,
       { cause: error },
     );
   }
@@ -427,11 +271,11 @@ async function startServer(input: {
       }
       if (/lock file "postmaster\.pid" already exists/.test(output)) {
         throw new DataDirInUseError(
-          `another PostgreSQL is running on ${input.clusterDir}: ${describe(error, input.log)}`,
+          `another PostgreSQL is running on ${input.clusterDir}: ${describeFailure(error, input.log)}`,
           null,
         );
       }
-      throw new EmbeddedPostgresError(`embedded PostgreSQL did not start: ${describe(error, input.log)}`, {
+      throw new EmbeddedPostgresError(`embedded PostgreSQL did not start: ${describeFailure(error, input.log)}`, {
         cause: error,
       });
     }
@@ -439,30 +283,6 @@ async function startServer(input: {
   throw new EmbeddedPostgresError(
     `embedded PostgreSQL found no free port after ${PORT_ATTEMPTS} attempts (${lastError})`,
   );
-}
-
-function describe(error: unknown, log: LogTail): string {
-  const message = error instanceof Error ? error.message : '';
-  const relevant = log
-    .lines()
-    .filter((line) => /FATAL|PANIC|ERROR|HINT|DETAIL|could not|initdb:/i.test(line) && !message.includes(line))
-    .slice(-6);
-  return [message, ...relevant].filter((part) => part !== '').join(' | ') || 'no output';
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      onTimeout?.();
-      reject(new Error(`${what} timed out after ${ms} ms`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 async function ensureDatabase(port: number, password: string, database: string): Promise<void> {
@@ -473,85 +293,4 @@ async function ensureDatabase(port: number, password: string, database: string):
   } finally {
     await pool.end();
   }
-}
-
-// -- lifetime -------------------------------------------------------------------------------
-
-interface RunningServer {
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-const running = new Set<RunningServer>();
-const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-
-const isRunning = (child: ChildProcess): boolean => child.exitCode === null && child.signalCode === null;
-
-/** Last resort when the process exits without close(): a fast shutdown needs no event loop. */
-const onExit = (): void => {
-  for (const server of running) {
-    if (isRunning(server.child)) server.child.kill('SIGINT');
-  }
-};
-
-/**
- * Killing switchboard with SIGTERM when the application installed no handler of its own would
- * end Node without an 'exit' event and orphan the cluster. So while a cluster runs, a handler
- * keeps the default behaviour (die by that signal) but stops the cluster first. When the
- * application listens for the signal itself, it owns shutdown and calls close(); we stay out.
- */
-const onSignal = (signal: NodeJS.Signals): void => {
-  if (process.listenerCount(signal) > 1) return;
-  void Promise.allSettled([...running].map((server) => server.stop())).then(() => {
-    process.removeListener(signal, onSignal);
-    process.kill(process.pid, signal);
-  });
-};
-
-function trackServer(child: ChildProcess, lock: DataDirLock, logger: Logger): { readonly stop: () => Promise<void> } {
-  let stopping: Promise<void> | null = null;
-  child.once('exit', (code, signal) => {
-    if (!stopping) logger.error({ code, signal }, 'embedded PostgreSQL exited unexpectedly');
-  });
-
-  const server: RunningServer = {
-    child,
-    stop: () => {
-      stopping ??= (async () => {
-        try {
-          await stopChild(child, logger);
-        } finally {
-          running.delete(server);
-          if (running.size === 0) {
-            process.removeListener('exit', onExit);
-            for (const signal of SIGNALS) process.removeListener(signal, onSignal);
-          }
-          await lock.release();
-        }
-      })();
-      return stopping;
-    },
-  };
-
-  if (running.size === 0) {
-    process.on('exit', onExit);
-    for (const signal of SIGNALS) process.on(signal, onSignal);
-  }
-  running.add(server);
-  return server;
-}
-
-async function stopChild(child: ChildProcess, logger: Logger): Promise<void> {
-  if (!isRunning(child)) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGINT');
-  try {
-    await withTimeout(exited, 30_000, 'fast shutdown');
-  } catch {
-    // Immediate shutdown: no checkpoint, but WAL replay on the next start makes it consistent.
-    logger.warn({ pid: child.pid }, 'embedded PostgreSQL ignored fast shutdown; sending SIGQUIT');
-    if (isRunning(child)) child.kill('SIGQUIT');
-    await withTimeout(exited, 10_000, 'immediate shutdown').catch(() => undefined);
-  }
-  logger.info({ pid: child.pid }, 'embedded PostgreSQL stopped');
 }

@@ -51,6 +51,8 @@ export function createProviderDirectory(
       return {
         provider: statusOf(p),
         ...(p.hmac === undefined ? {} : { hmac: p.hmac }),
+        // Not a secret: it is what the provider is given, and a client signing as it signs over it.
+        ...(p.publicUrl === undefined ? {} : { public_url: p.publicUrl }),
         ...(tokenHeader === undefined ? {} : { token_header: tokenHeader }),
         ...(tokenHeader === undefined || p.tokenVariable === undefined ? {} : { token_variable: p.tokenVariable }),
       };

@@ -1,8 +1,9 @@
 import type { ApiReplayHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { deliveryCredentials, secretHeadersOf } from '../outbound/credentials.ts';
+import { deliveryCredentials, originalQueryOf, secretHeadersOf } from '../outbound/credentials.ts';
 import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
 import type { StoredEvent } from '../store/event-store.ts';
+import { isHandshakeEvent } from './handshake-event.ts';
 
 /**
  * What a replay of a stored event sends before its credentials, for a caller that replays it
@@ -25,17 +26,20 @@ export function replayHeadersOf(
     nowMs,
     arrival: stored,
   });
+  const query = originalQueryOf(provider, stored);
   return {
     id: stored.id,
     provider: stored.provider,
     trust_mode: stored.trustMode,
     passed_check: stored.passedCheck,
+    handshake: isHandshakeEvent(stored, provider),
     headers: assembleDeliveryHeaders({
       eventId: stored.id,
       contentType: stored.contentType,
       copied,
       credentials: {},
     }),
+    ...(query === undefined ? {} : { query }),
     ...(credentials.kind === 'original' ? { original_headers: credentials.headers } : {}),
   };
 }

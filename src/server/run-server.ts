@@ -24,7 +24,7 @@ const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 /**
  * Resolves on the first SIGINT or SIGTERM. The listeners stay installed until shutdown is over
  * (dispose): events.once() would remove its listener before the process's other listeners run, and
- * the embedded PostgreSQL's fallback handler (postgres/embedded-postgres.ts onSignal) reads "no other
+ * the embedded PostgreSQL's fallback handler (postgres/server-lifetime.ts onSignal) reads "no other
  * listener" as "nobody owns shutdown" — it then stopped the database under the draining server
  * and re-raised the signal, so in-flight deliveries failed and the exit was by signal, not 0.
  * A second signal during shutdown is only logged: shutdown is already bounded by the drain timeout.

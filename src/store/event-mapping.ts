@@ -35,6 +35,9 @@ export const summaryRow = z.object({
 });
 export type SummaryRow = z.infer<typeof summaryRow>;
 
+/** An event's place in the list order (received_at, then id), as inserts answer and since/until name it. */
+export const positionRow = z.object({ id: z.string(), received_at_utc: z.string() });
+
 /** A summary row with the one-line summary, as the HTTP API lists events. */
 export const apiSummaryRow = summaryRow.extend({ summary: z.string().nullable() });
 export type ApiSummaryRow = z.infer<typeof apiSummaryRow>;

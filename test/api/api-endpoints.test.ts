@@ -20,6 +20,7 @@ import {
   sendToken,
   type RawResponse,
 } from './http-helpers.ts';
+import { SUMMARY_FIELDS } from '../support/events.ts';
 
 let server: ApiTestServer;
 let consumer: Consumer;
@@ -105,16 +106,7 @@ describe('GET /api/events', () => {
     expect(all.events[0]?.id).toBe(tokenId);
     expect(all.events.map((e) => e.id)).toEqual(expect.arrayContaining([githubId, binaryId, tokenId]));
     // MCP's summary fields, plus the one-line summary of the payload (absent when there is none).
-    expect(Object.keys(all.events[0] ?? {}).sort()).toEqual([
-      'event_type',
-      'id',
-      'payload_size',
-      'provider',
-      'received_at',
-      'summary',
-      'trust_mode',
-      'verified',
-    ]);
+    expect(Object.keys(all.events[0] ?? {}).sort()).toEqual(SUMMARY_FIELDS);
     expect(all.events[0]?.summary).toBe('branch: main');
     expect(all.events.find((e) => e.id === githubId)?.summary).toBe('Codertocat/Hello-World · master · Initial commit');
     expect(all.events.find((e) => e.id === binaryId)).not.toHaveProperty('summary');

@@ -13,6 +13,7 @@ import {
   waitFor,
   type SseConnection,
 } from './http-helpers.ts';
+import { SUMMARY_FIELDS } from '../support/events.ts';
 
 let server: ApiTestServer;
 const HEARTBEAT_MS = 150;
@@ -47,16 +48,7 @@ describe('GET /api/stream', () => {
       expect(summary).toMatchObject({ id, provider: 'github', trust_mode: 'signed', verified: true });
       // The API's summary shape: MCP's fields plus the one-line summary of the payload.
       expect(summary.summary).toBe('Codertocat/Hello-World · master · Initial commit');
-      expect(Object.keys(summary).sort()).toEqual([
-        'event_type',
-        'id',
-        'payload_size',
-        'provider',
-        'received_at',
-        'summary',
-        'trust_mode',
-        'verified',
-      ]);
+      expect(Object.keys(summary).sort()).toEqual(SUMMARY_FIELDS);
     } finally {
       conn.close();
     }

@@ -1,25 +1,17 @@
 import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ensureInitialToken } from '../../src/auth/ensure-initial-token.ts';
 import { createTokenService } from '../../src/auth/token-service.ts';
-import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
-import { sql } from 'slonik';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import type { TokenRepository } from '../../src/store/token-repository.ts';
+import { useTokenDatabase } from './token-database.ts';
 
-let db: TestDatabase;
 let tokens: TokenRepository;
 let dataDir: string;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  tokens = createTokenRepository(db.pool);
-});
-afterAll(() => db?.close());
+useTokenDatabase((repository) => (tokens = repository), { emptied: true });
 
 beforeEach(async () => {
-  await db.pool.query(sql.unsafe`DELETE FROM api_tokens`);
   dataDir = path.join(await mkdtemp(path.join(tmpdir(), 'switchboard-token-')), 'data');
   return () => rm(path.dirname(dataDir), { recursive: true, force: true });
 });

@@ -1,21 +1,11 @@
-import { sql } from 'slonik';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatTokenList, runTokenCommand } from '../../src/auth/token-commands.ts';
 import { createTokenService } from '../../src/auth/token-service.ts';
-import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import type { TokenRepository } from '../../src/store/token-repository.ts';
+import { useTokenDatabase } from './token-database.ts';
 
-let db: TestDatabase;
 let tokens: TokenRepository;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  tokens = createTokenRepository(db.pool);
-});
-afterAll(() => db?.close());
-beforeEach(async () => {
-  await db.pool.query(sql.unsafe`DELETE FROM api_tokens`);
-});
+useTokenDatabase((repository) => (tokens = repository), { emptied: true });
 
 async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

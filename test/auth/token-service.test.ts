@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTokenService, ENV_TOKEN_CALLER } from '../../src/auth/token-service.ts';
-import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import type { TokenRepository } from '../../src/store/token-repository.ts';
+import { useTokenDatabase } from './token-database.ts';
 
-let db: TestDatabase;
 let tokens: TokenRepository;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  tokens = createTokenRepository(db.pool);
-});
-afterAll(() => db?.close());
+useTokenDatabase((repository) => (tokens = repository), { emptied: false });
 
 /** The repository, counting how often it is asked. */
 function counting(repository: TokenRepository): {

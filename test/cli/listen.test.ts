@@ -5,8 +5,7 @@
  * through the providers' own libraries.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { verify as octokitVerify, sign as octokitSign } from '@octokit/webhooks-methods';
@@ -14,8 +13,9 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { createTokenRepository } from '../../src/store/token-repository.ts';
-import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
-import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
+import { startListenWire, type ListenWire } from '../listen/support/listen-wire.ts';
+import type { ComposedServer } from '../support/composed-server.ts';
+import { closedPort, type Consumer } from '../support/local-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 
@@ -26,13 +26,13 @@ const STRIPE_SECRET = 'whsec_c2VydmVyLXNpZGUtc3RyaXBlLXNlY3JldA==';
 const LAPTOP_SECRET = 'whsec_bGFwdG9wLXNpZGUtZGV2LXNlY3JldA==';
 const stripe = new Stripe('sk_test_listen');
 
+let wire: ListenWire;
 let composed: ComposedServer;
 let server: string;
-const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  composed = await startComposedServer({
-    envToken: TOKEN,
+  wire = await startListenWire({
+    token: TOKEN,
     // A read limit a 50-event catch-up runs into, so the test sees listen wait for Retry-After;
     // allowed_hosts lets listen in through the TCP proxy, as behind a reverse proxy.
     config: [
@@ -47,35 +47,17 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   });
-  server = composed.running.url;
+  ({ composed, server } = wire);
 });
 
 afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await composed.close();
+  await wire?.close();
 });
 
-async function stateDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'sb-listen-state-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function consumer(): Promise<Consumer> {
-  const c = await startConsumer();
-  cleanups.push(() => c.close());
-  return c;
-}
-
-async function post(path: string, body: string, headers: Record<string, string>): Promise<number> {
-  const res = await fetch(`${server}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
+const stateDir = (): Promise<string> => wire.stateDir();
+const consumer = (): Promise<Consumer> => wire.consumer();
+const post = (path: string, body: string, headers: Record<string, string>): Promise<number> =>
+  wire.post(path, body, headers);
 
 async function sendGithub(body: string, options: { event?: string; forged?: boolean } = {}): Promise<void> {
   const status = await post('/hooks/github', body, {
@@ -99,23 +81,13 @@ async function sendOpen(body: string): Promise<void> {
   expect(await post('/hooks/sandbox', body, {})).toBe(200);
 }
 
-function listenFor(
+const listenFor = (
   target: Consumer,
   args: readonly string[],
   state: string,
   serverUrl = server,
   env: Record<string, string> = {},
-): ListenChild {
-  const child = spawnListen([serverUrl, '--forward-to', target.url('/webhooks'), ...args], {
-    SWITCHBOARD_TOKEN: TOKEN,
-    XDG_STATE_HOME: state,
-    ...env,
-  });
-  cleanups.push(async () => {
-    await child.stop('SIGKILL');
-  });
-  return child;
-}
+): ListenChild => wire.listen(target, args, state, serverUrl, env);
 
 async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -176,7 +148,7 @@ describe('switchboard listen', () => {
     const child = spawnListen([server, '--forward-to', target.url(), '--token-file', join(state, 'token')], {
       XDG_STATE_HOME: state,
     });
-    cleanups.push(async () => {
+    wire.defer(async () => {
       await child.stop('SIGKILL');
     });
     await child.waitFor(/^Ready!/m);
@@ -278,7 +250,7 @@ describe('switchboard listen', () => {
   it('loses nothing across a dropped connection: 50 events sent while it is down arrive once, in order', async () => {
     const target = await consumer();
     const proxy = await startControlledProxy('127.0.0.1', Number(new URL(server).port));
-    cleanups.push(() => proxy.close());
+    wire.defer(() => proxy.close());
     const child = listenFor(target, [], await stateDir(), proxy.via(server));
     await child.waitFor(/^Ready!/m);
     await sendOpen('{"n":0}');

@@ -3,9 +3,13 @@
  * Zoom's endpoint.url_validation, Twitch's webhook_callback_verification, Slack's url_verification
  * (each signed, answered only after its check passed), Meta's GET subscribe with its verify token
  * and Dropbox's GET challenge. Each answered handshake is stored as an event whose type names it,
- * and a forward rule that takes every event of these providers skips it; every other GET is 405.
+ * and a forward rule that takes every event of these providers skips it, as `switchboard listen`
+ * does (it asks the server, which decides with the same functions); every other GET is 405.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../forward/forward-kit.ts';
 import { discordCase, discordDelivery } from '../presets/providers/discord.case.ts';
@@ -13,6 +17,7 @@ import { hmac } from '../presets/providers/provider-case.ts';
 import { isoSeconds } from '../presets/providers/timed-case.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { spawnListen } from '../support/spawn-listen.ts';
 
 const TOKEN = 'handshake-test-token-0123456789abcdef';
 const ZOOM_SECRET = 'zoom-secret-token-handshake';
@@ -30,6 +35,7 @@ interface StoredEvent {
 }
 
 describe('registration handshakes', () => {
+  const since = new Date(Date.now() - 1000).toISOString();
   let server: ComposedServer;
   let consumer: Consumer;
   let url: string;
@@ -215,4 +221,43 @@ describe('registration handshakes', () => {
       'the forwarded event',
     );
   });
+
+  it('switchboard listen skips every handshake too, even with --include-unverified, and sends the rest', async () => {
+    const res = await fetch(`${url}/api/events?order=oldest_first&limit=100`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const stored = ((await res.json()) as { events: StoredEvent[] }).events;
+    // What the forward rule skipped: the events it made no delivery for.
+    const skippedByForwarding: string[] = [];
+    for (const event of stored) {
+      const deliveries = await fetch(`${url}/api/events/${event.id}/deliveries`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      if (((await deliveries.json()) as { deliveries: unknown[] }).deliveries.length === 0)
+        skippedByForwarding.push(event.id);
+    }
+    const handshakeTypes = ['ping', 'endpoint.url_validation', 'webhook_callback_verification', 'url_verification'];
+    expect(new Set(stored.filter((e) => skippedByForwarding.includes(e.id)).map((e) => e.event_type))).toEqual(
+      new Set([...handshakeTypes, 'hub.subscribe', 'challenge']),
+    );
+
+    const local = await startConsumer();
+    const state = await mkdtemp(join(tmpdir(), 'sb-handshake-listen-'));
+    const child = spawnListen([url, '--forward-to', local.url(), '--since', since, '--include-unverified'], {
+      SWITCHBOARD_TOKEN: TOKEN,
+      XDG_STATE_HOME: state,
+    });
+    try {
+      const rest = stored.length - skippedByForwarding.length;
+      await eventually(() => local.requests.length >= rest, `the ${rest} events that are not handshakes`);
+      await child.waitFor(new RegExp(`(skipped: it is a registration handshake[^]*){${skippedByForwarding.length}}`));
+      const sent = local.requests.map((r) => r.headers['x-switchboard-replay']);
+      expect(sent).toEqual(stored.filter((e) => !skippedByForwarding.includes(e.id)).map((e) => e.id));
+      expect(child.stdout().match(/skipped: it is a registration handshake/g)).toHaveLength(skippedByForwarding.length);
+    } finally {
+      await child.stop('SIGKILL');
+      await local.close();
+      await rm(state, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

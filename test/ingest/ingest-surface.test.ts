@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, type AddressInfo } from 'node:net';
@@ -7,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import { acceptedId, post, startHarness, type Harness } from './ingest-harness.ts';
 import { chunked, trickle } from '../support/raw-socket.ts';
+import { fetchInChild } from '../support/fetch-in-child.ts';
 
 const GITHUB_SECRET = 'github-secret-for-surface-tests';
 const SLACK_SECRET = 'slack-signing-secret-for-tests';
@@ -45,28 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await harness?.close();
 });
-
-/** POSTs `rounds` bodies of `bytes` with Node's fetch from a child process; each answer's status and error code, or fetch's error. */
-async function fetchInChild(url: string, bytes: number, rounds: number): Promise<string[]> {
-  const script = `
-    const out = [];
-    for (let i = 0; i < ${rounds}; i++) {
-      try {
-        const res = await fetch(${JSON.stringify(url)}, { method: 'POST', body: Buffer.alloc(${bytes} + i, 0x61),
-          headers: { 'content-type': 'application/json' } });
-        const body = await res.json();
-        out.push(res.status + ' ' + body.error.code);
-      } catch (error) { out.push(String(error.cause?.code ?? error)); }
-    }
-    process.stdout.write(JSON.stringify(out));`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await once(child, 'close');
-  return JSON.parse(output) as string[];
-}
 
 const port = (): number => (harness.server.address() as AddressInfo).port;
 

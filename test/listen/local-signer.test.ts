@@ -48,6 +48,7 @@ function event(name: string, passed: boolean | null, headers: Record<string, str
     provider: name,
     trust_mode: provider.trustMode,
     passed_check: passed,
+    handshake: false,
     headers,
   };
 }

@@ -24,17 +24,7 @@ import {
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverStripe, deliverToken } from './support/webhooks.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
-
-const SUMMARY_FIELDS = [
-  'event_type',
-  'id',
-  'payload_size',
-  'provider',
-  'received_at',
-  'summary',
-  'trust_mode',
-  'verified',
-];
+import { SUMMARY_FIELDS } from '../support/events.ts';
 
 let h: Harness;
 let client: Client;

@@ -12,6 +12,7 @@ import {
 } from './support/raw-http.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
+import { fetchInChild } from '../support/fetch-in-child.ts';
 import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
 import { deliverOpen } from './support/webhooks.ts';
 
@@ -194,6 +195,16 @@ describe('hardened transport', () => {
     });
     expect(atLimit.status).toBe(200);
     expect(h.surface.sessionCount()).toBe(before + 1);
+  });
+
+  it("Oversized body closes the connection with a lingering close, so Node's fetch of a 6 MiB POST reads the 413", async () => {
+    // fetch runs in a child process, as a real client would; it is still sending when the 413 is
+    // written, so the answer survives only if the server reads on after it instead of resetting.
+    const statuses = await fetchInChild(`http://127.0.0.1:${h.port}/mcp`, 6 * MIB, 4, {
+      ...MCP_HEADERS,
+      ...auth,
+    });
+    expect(statuses).toEqual(Array(4).fill('413 payload_too_large'));
   });
 
   it('Foreign Host header is refused: a foreign Host or Origin gets 403, the bind address and allowed_hosts get through', async () => {

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPool, sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_LOCATION_FILE } from '../../src/postgres/cluster-placement.ts';
 import {
-  CLUSTER_LOCATION_FILE,
   PostgresUnreachableError,
   startEmbeddedPostgres,
   type EmbeddedPostgres,

@@ -1,20 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { v7 as uuidv7 } from 'uuid';
 import { validateReplayHistory, validateReplayResult } from '../../generated/validators.js';
 import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
 import { AppError } from '../../src/errors/app-error.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
 import { forbiddenResolver } from '../outbound/target-policy/test-helpers.ts';
 import {
   countingLimiter,
   expectAppError,
-  replayHarness,
+  useReplaySuite,
   storeDelivery,
   type ReplayHarness,
 } from './replay-test-kit.ts';
-import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
+import { closedPort, type Consumer } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 /* Every attempt leaves a replay_attempts row and a log line, whatever became of it. */
@@ -24,17 +24,7 @@ const providers = providersFrom({ github: { preset: 'github', secret: 'audit-sec
 let db: TestDatabase;
 let kit: ReplayHarness;
 let consumer: Consumer;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  kit = replayHarness(db, providers);
-  consumer = await startConsumer();
-});
-
-afterAll(async () => {
-  await consumer.close();
-  await db.close();
-});
+useReplaySuite(providers, (suite) => ({ db, kit, consumer } = suite));
 
 async function newEventId(): Promise<string> {
   const body = Buffer.from(JSON.stringify({ action: 'opened', at: Math.random() }));

@@ -1,11 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { validateReplayResult } from '../../generated/validators.js';
 import { EVENT_ID_HEADER } from '../../src/outbound/outgoing-headers.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { NEVER_SENT } from '../outbound/never-sent.ts';
-import { expectAppError, replayHarness, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
+import { expectAppError, useReplaySuite, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
@@ -21,20 +20,9 @@ const providers = providersFrom({
   sensors: { family: 'queue', channel: 'sensors' },
 });
 
-let db: TestDatabase;
 let kit: ReplayHarness;
 let consumer: Consumer;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  kit = replayHarness(db, providers);
-  consumer = await startConsumer();
-});
-
-afterAll(async () => {
-  await consumer.close();
-  await db.close();
-});
+useReplaySuite(providers, (suite) => ({ kit, consumer } = suite));
 
 afterEach(() => {
   consumer.requests.length = 0;

@@ -31,12 +31,7 @@ beforeAll(async () => {
   kit = replayHarness(db, providers);
   consumer = await startConsumer('127.0.0.1');
   forbidden = await startConsumer('127.0.0.2');
-  eventId = (
-    await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
-      rawHeaders: [],
-      body: Buffer.from('{"x":1}'),
-    })
-  ).id;
+  eventId = await hooksEvent('{"x":1}');
 });
 
 afterAll(async () => {
@@ -50,12 +45,36 @@ afterEach(() => {
   consumer.handle((_req, res) => res.end('ok'));
 });
 
+type ServiceOptions = NonNullable<Parameters<ReplayHarness['service']>[0]>;
+
+/** A service with no default target that may send to `allow`, resolving and connecting as it is told. */
+function servicePinnedTo(
+  allow: string[],
+  resolver: NonNullable<ServiceOptions['resolver']>,
+  connector: { connect: NonNullable<ServiceOptions['connect']> },
+) {
+  return kit.service({
+    replay: { defaultTarget: undefined, timeoutMs: 3_000 },
+    allow,
+    resolver,
+    connect: connector.connect,
+  });
+}
+
+/** An event of the open `hooks` provider, received from `sourceIp` (the kit's default otherwise). */
+async function hooksEvent(body: string, sourceIp?: string): Promise<string> {
+  const delivery = { rawHeaders: [], body: Buffer.from(body), ...(sourceIp === undefined ? {} : { sourceIp }) };
+  return (await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), delivery)).id;
+}
+
 /** Records every DNS lookup, connection and socket the service asks for. */
 function networkSpy(): {
   resolver: ReturnType<typeof forbiddenResolver>;
   connector: ReturnType<typeof refusingConnector>;
   connects: ConnectAttempt[];
   nothingHappened: () => void;
+  /** A service that resolves, connects and approves connections through the spy. */
+  service: (overrides?: ServiceOptions) => ReturnType<ReplayHarness['service']>;
 } {
   const resolver = forbiddenResolver();
   const connector = refusingConnector();
@@ -71,6 +90,13 @@ function networkSpy(): {
       expect(connects, 'connections approved').toEqual([]);
       expect(consumer.connections, 'connections received').toBe(connectionsBefore);
     },
+    service: (overrides = {}) =>
+      kit.service({
+        resolver: resolver.resolver,
+        connect: connector.connect,
+        onConnect: (a) => connects.push(a),
+        ...overrides,
+      }),
   };
 }
 
@@ -79,11 +105,7 @@ describe('choosing the target', () => {
     'No target and no default is an error, not a guess (target_url %j)',
     async (targetUrl) => {
       const spy = networkSpy();
-      const service = kit.service({
-        resolver: spy.resolver.resolver,
-        connect: spy.connector.connect,
-        onConnect: (a) => spy.connects.push(a),
-      });
+      const service = spy.service();
       await expectAppError(
         service.replay({ eventId, targetUrl, caller: 'agent' }),
         'invalid_argument',
@@ -103,11 +125,7 @@ describe('choosing the target', () => {
     'dict://127.0.0.1:11211/stats',
   ])('Non-http scheme is rejected before any request: %s', async (targetUrl) => {
     const spy = networkSpy();
-    const service = kit.service({
-      resolver: spy.resolver.resolver,
-      connect: spy.connector.connect,
-      onConnect: (a) => spy.connects.push(a),
-    });
+    const service = spy.service();
     await expectAppError(
       service.replay({ eventId, targetUrl, caller: 'agent' }),
       'invalid_argument',
@@ -118,11 +136,7 @@ describe('choosing the target', () => {
 
   it('Non-http scheme is rejected before any request: a non-http default target too', async () => {
     const spy = networkSpy();
-    const service = kit.service({
-      replay: { defaultTarget: 'file:///var/run/secrets', timeoutMs: 3_000 },
-      resolver: spy.resolver.resolver,
-      connect: spy.connector.connect,
-    });
+    const service = spy.service({ replay: { defaultTarget: 'file:///var/run/secrets', timeoutMs: 3_000 } });
     await expectAppError(
       service.replay({ eventId, targetUrl: undefined, caller: 'agent' }),
       'invalid_argument',
@@ -140,14 +154,14 @@ describe('choosing the target', () => {
     'http://[::1/',
   ])('a malformed target is invalid_argument before any request: %j', async (targetUrl) => {
     const spy = networkSpy();
-    const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
+    const service = spy.service();
     await expectAppError(service.replay({ eventId, targetUrl, caller: 'agent' }), 'invalid_argument', /malformed/);
     spy.nothingHappened();
   });
 
   it('a target with credentials is invalid_argument before any request, and the credentials are stored nowhere', async () => {
     const spy = networkSpy();
-    const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
+    const service = spy.service();
     await expectAppError(
       service.replay({ eventId, targetUrl: `http://admin:hunter2@127.0.0.1:${consumer.port}/`, caller: 'creds-test' }),
       'invalid_argument',
@@ -249,12 +263,7 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   it('an allowed host name is resolved once and connected to at the checked address', async () => {
     const resolver = scriptedResolver(['10.20.30.40']);
     const connector = standInConnector(consumer.port);
-    const service = kit.service({
-      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
-      allow: ['consumer.internal'],
-      resolver: resolver.resolver,
-      connect: connector.connect,
-    });
+    const service = servicePinnedTo(['consumer.internal'], resolver.resolver, connector);
     const result = await service.replay({
       eventId,
       targetUrl: `http://consumer.internal:${consumer.port}/hook`,
@@ -275,12 +284,7 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   it('a rebinding name is resolved once: the second answer (metadata) is never asked for or used', async () => {
     const resolver = scriptedResolver(['10.0.0.5'], ['169.254.169.254']);
     const connector = standInConnector(consumer.port);
-    const service = kit.service({
-      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
-      allow: ['rebind.test'],
-      resolver: resolver.resolver,
-      connect: connector.connect,
-    });
+    const service = servicePinnedTo(['rebind.test'], resolver.resolver, connector);
     await service.replay({ eventId, targetUrl: `http://rebind.test:${consumer.port}/`, caller: 'agent' });
     expect(resolver.calls).toHaveLength(1);
     expect(connector.attempts.map((a) => a.hostname)).toEqual(['10.0.0.5']);
@@ -295,12 +299,7 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
     async ({ address, allow, rule }) => {
       const resolver = scriptedResolver([address]);
       const connector = refusingConnector();
-      const service = kit.service({
-        replay: { defaultTarget: undefined, timeoutMs: 3_000 },
-        allow,
-        resolver: resolver.resolver,
-        connect: connector.connect,
-      });
+      const service = servicePinnedTo(allow, resolver.resolver, connector);
       await expectAppError(
         service.replay({ eventId, targetUrl: 'http://metadata.evil.test/latest/meta-data/', caller: 'agent' }),
         'invalid_argument',
@@ -311,21 +310,10 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   );
 
   it('never sends a replay back to the address the event came from', async () => {
-    const fromSender = (
-      await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
-        rawHeaders: [],
-        body: Buffer.from('{}'),
-        sourceIp: '::ffff:198.51.100.20',
-      })
-    ).id;
+    const fromSender = await hooksEvent('{}', '::ffff:198.51.100.20');
     const resolver = scriptedResolver(['10.9.9.9', '198.51.100.20']);
     const connector = refusingConnector();
-    const service = kit.service({
-      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
-      allow: ['sender.test'],
-      resolver: resolver.resolver,
-      connect: connector.connect,
-    });
+    const service = servicePinnedTo(['sender.test'], resolver.resolver, connector);
     await expectAppError(
       service.replay({ eventId: fromSender, targetUrl: 'http://sender.test/webhooks', caller: 'agent' }),
       'invalid_argument',
@@ -335,20 +323,14 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
   });
 
   it('a delivery from loopback (a local test sender) can still be replayed to a loopback consumer', async () => {
-    const local = (
-      await storeDelivery(kit.store, webhookProvider(providers, 'hooks'), {
-        rawHeaders: [],
-        body: Buffer.from('{}'),
-        sourceIp: '127.0.0.1',
-      })
-    ).id;
+    const local = await hooksEvent('{}', '127.0.0.1');
     const result = await kit.service().replay({ eventId: local, targetUrl: consumer.url(), caller: 'agent' });
     expect(result.delivered).toBe(true);
   });
 
   it('an IP literal outside loopback and outbound.allow is refused with no DNS and no socket', async () => {
     const spy = networkSpy();
-    const service = kit.service({ resolver: spy.resolver.resolver, connect: spy.connector.connect });
+    const service = spy.service();
     await expectAppError(
       service.replay({ eventId, targetUrl: 'http://169.254.169.254/latest/meta-data/', caller: 'agent' }),
       'invalid_argument',
@@ -364,14 +346,13 @@ describe('non-loopback targets, through an injected resolver and a loopback stan
 
   it('Unreachable target is replay_failed: a name that does not resolve', async () => {
     const connector = refusingConnector();
-    const service = kit.service({
-      replay: { defaultTarget: undefined, timeoutMs: 3_000 },
-      allow: ['gone.test'],
-      resolver: async () => {
+    const service = servicePinnedTo(
+      ['gone.test'],
+      async () => {
         throw Object.assign(new Error('getaddrinfo ENOTFOUND gone.test'), { code: 'ENOTFOUND' });
       },
-      connect: connector.connect,
-    });
+      connector,
+    );
     await expectAppError(
       service.replay({ eventId, targetUrl: 'http://gone.test/', caller: 'agent' }),
       'replay_failed',

@@ -3,7 +3,7 @@
  * events built the way ingest builds them (sanitized headers, redacted signatures), and a service
  * wired to a real database.
  */
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ProviderConfig } from '../../src/config/resolve-config.ts';
 import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
 import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
@@ -16,7 +16,8 @@ import {
   type ReplayAttemptRepository,
 } from '../../src/store/replay-attempt-repository.ts';
 import type { StoredEvent } from '../../src/store/event-store.ts';
-import type { TestDatabase } from '../support/database.ts';
+import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { startConsumer, type Consumer } from '../support/local-server.ts';
 
 export interface Delivery {
   /** Name, value pairs as a sender put them on the wire (signature headers included). */
@@ -127,6 +128,27 @@ export interface ReplayHarness {
   logs: LogCapture;
   /** A service sending on its own path, allowed `allow` (default none) besides loopback. */
   service(overrides?: Partial<ReplayServiceOptions> & { allow?: readonly string[] }): ReplayService;
+}
+
+export interface ReplaySuite {
+  db: TestDatabase;
+  kit: ReplayHarness;
+  /** A consumer on 127.0.0.1 that records what arrives. */
+  consumer: Consumer;
+}
+
+/** Registers a suite's hooks: a fresh database, a replay harness on it and a consumer, closed after all. */
+export function useReplaySuite(providers: readonly ProviderConfig[], use: (suite: ReplaySuite) => void): void {
+  let suite: ReplaySuite | undefined;
+  beforeAll(async () => {
+    const db = await freshDatabase();
+    suite = { db, kit: replayHarness(db, providers), consumer: await startConsumer() };
+    use(suite);
+  });
+  afterAll(async () => {
+    await suite?.consumer.close();
+    await suite?.db.close();
+  });
 }
 
 export function replayHarness(db: TestDatabase, providers: readonly ProviderConfig[]): ReplayHarness {

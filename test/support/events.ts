@@ -3,6 +3,18 @@ import { sql, type DatabasePool } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import type { NewEvent } from '../../src/store/event-store.ts';
 
+/** The fields of an event summary, sorted, as list_webhook_events (MCP) and /api/events answer them. */
+export const SUMMARY_FIELDS: readonly string[] = [
+  'event_type',
+  'id',
+  'payload_size',
+  'provider',
+  'received_at',
+  'summary',
+  'trust_mode',
+  'verified',
+];
+
 let counter = 0;
 
 export function newEvent(overrides: Partial<NewEvent> = {}): NewEvent {

@@ -1,62 +1,151 @@
 /**
- * `switchboard trigger` for the catalog, on the wire: for every catalog case whose preset signs
- * with a secret, the sample trigger sends to a real server on 127.0.0.1 is stored verified, and
- * the provider's own verifier (its package, or its documented scheme) accepts the very request
- * trigger made. An asymmetric preset refuses with a message that says why and what to do instead.
+ * `switchboard trigger` for the whole catalog, on the wire. The presets come from the catalog
+ * (PRESET_NAMES), not from a list written here, so a preset added later is covered the day it is
+ * added: every preset with a shared credential (a secret, a token, HTTP Basic) sends a sample
+ * through the real CLI to a real server on 127.0.0.1, which stores it having passed its check;
+ * every public-key preset prints why switchboard cannot sign for it, exits 2 and sends nothing.
+ * Where a catalog case exists, the provider's own verifier (its package, or its documented scheme)
+ * accepts the very request trigger made.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
+import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
 import type { Provider } from '../../generated/types.ts';
-import { PRESET_NAMES } from '../../generated/constants.ts';
+import { main } from '../../src/cli/main.ts';
+import { signsUrl } from '../../src/presets/preset-options.ts';
 import { catalogEntry, credentialOf } from '../../src/presets/preset-registry.ts';
 import { listSamples } from '../../src/presets/sample-deliveries.ts';
 import { prepareTrigger, triggerSample } from '../../src/trigger/trigger-sample.ts';
 import { startHarness, type Harness } from '../ingest/ingest-harness.ts';
 import { ALL_CASES } from '../presets/providers/all-cases.ts';
-import type { ProviderCase } from '../presets/providers/provider-case.ts';
+import { BASIC_USERNAME, PUBLIC_URL, type ProviderCase } from '../presets/providers/provider-case.ts';
+import { closedPort } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
-const config = (c: ProviderCase): Provider => ({ preset: c.preset, [c.credential]: c.secret, ...c.config });
+const caseOf = (preset: PresetName): ProviderCase | undefined => ALL_CASES.find((c) => c.preset === preset);
 
-const SIGNING = ALL_CASES.filter((c) => c.credential === 'secret');
-const ASYMMETRIC = ALL_CASES.filter((c) => c.credential === 'public_key');
+const credentialConfig = (c: ProviderCase): Partial<Provider> =>
+  c.credential === 'password' ? { username: BASIC_USERNAME, password: c.secret } : { [c.credential]: c.secret };
 
-describe('switchboard trigger for catalog presets', () => {
+/**
+ * What a preset needs that its catalog scheme does not say how to make up: generic-hmac's own
+ * scheme, and Standard Webhooks' whsec_ key format. Every other preset is configured from its case
+ * or from its catalog scheme alone (configFor), so a new preset needs no line here.
+ */
+const SPECIAL: Partial<Record<PresetName, Partial<Provider>>> = {
+  'generic-hmac': { secret: 'trigger-generic-secret', hmac: { header: 'X-Signature', encoding: 'hex' } },
+  'standard-webhooks': { secret: `whsec_${Buffer.from('trigger-catalog-standard-webhooks').toString('base64')}` },
+};
+
+/** A working config for a preset: its catalog case's, else one made from its catalog scheme. */
+function configFor(preset: PresetName): Provider {
+  const c = caseOf(preset);
+  if (c !== undefined) return { preset, ...credentialConfig(c), ...c.config };
+  const special = SPECIAL[preset];
+  if (special !== undefined) return { preset, ...special };
+  const url = signsUrl(preset) ? { public_url: `${PUBLIC_URL}${preset}` } : {};
+  if (PROVIDER_CATALOG[preset].scheme.kind === 'basic') return { preset, username: 'u', password: 'p', ...url };
+  switch (credentialOf(catalogEntry(preset))) {
+    case 'secret':
+      return { preset, secret: `trigger-${preset}-secret`, ...url };
+    case 'token':
+      return { preset, token: `trigger-${preset}-token`, ...url };
+    case 'public_key':
+    case 'none':
+      return { preset, ...url };
+  }
+}
+
+const asymmetric = (preset: PresetName): boolean => credentialOf(catalogEntry(preset)) === 'public_key';
+const SENDABLE = PRESET_NAMES.filter((p) => !asymmetric(p));
+const ASYMMETRIC = PRESET_NAMES.filter(asymmetric);
+
+/** A YAML config file (JSON is YAML) with these providers, for the CLI. */
+async function configFile(dir: string, presets: readonly PresetName[]): Promise<string> {
+  const file = join(dir, `${presets.length}.yaml`);
+  await writeFile(file, JSON.stringify({ providers: Object.fromEntries(presets.map((p) => [p, configFor(p)])) }));
+  return file;
+}
+
+function capture() {
+  let out = '';
+  let err = '';
+  return {
+    io: { out: (t: string) => void (out += t), err: (t: string) => void (err += t) },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+describe('switchboard trigger for every catalog preset', () => {
   let harness: Harness;
+  let dir: string;
 
   beforeAll(async () => {
-    harness = await startHarness({ providers: Object.fromEntries(SIGNING.map((c) => [c.preset, config(c)])) });
+    harness = await startHarness({ providers: Object.fromEntries(SENDABLE.map((p) => [p, configFor(p)])) });
+    dir = await mkdtemp(join(tmpdir(), 'sb-trigger-catalog-'));
   });
 
   afterAll(async () => {
     await harness?.close();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  const providerOf = (c: ProviderCase) => webhookProvider(providersFrom({ [c.preset]: config(c) }), c.preset);
-
-  it('every preset that signs with a secret has a sample to trigger', () => {
-    const symmetric = PRESET_NAMES.filter((name) => credentialOf(catalogEntry(name)) === 'secret');
-    expect(symmetric.filter((name) => listSamples(name).length === 0)).toEqual([]);
+  it('covers the whole catalog: a preset is either sendable or public-key, and every sendable one has a sample', () => {
+    expect(SENDABLE.length + ASYMMETRIC.length).toBe(PRESET_NAMES.length);
+    expect(SENDABLE).toEqual(expect.arrayContaining(['basic-auth', 'postmark', 'chargebee', 'twilio', 'token']));
+    expect(ASYMMETRIC).toEqual(expect.arrayContaining(['discord', 'sendgrid', 'telnyx']));
+    expect(SENDABLE.filter((name) => listSamples(name).length === 0)).toEqual([]);
+    expect(ASYMMETRIC.filter((name) => listSamples(name).length > 0)).toEqual([]);
   });
 
-  for (const c of SIGNING) {
-    it(`${c.preset}: the triggered sample is stored verified, and the provider's own verifier accepts it`, async () => {
-      const provider = providerOf(c);
-      const prepared = await prepareTrigger(provider, undefined, Date.now());
-      expect(await c.accepts({ body: prepared.body, headers: prepared.headers }, c.secret)).toBe(true);
-      expect(await c.accepts({ body: prepared.body, headers: prepared.headers }, c.wrongSecret)).toBe(false);
-
-      const result = await triggerSample({ provider, baseUrl: harness.url });
-      expect(result.status, result.body).toBe(200);
-      const { id } = JSON.parse(result.body) as { id: string };
-      expect(await harness.store.get(id)).toMatchObject({ verified: true, provider: c.preset });
+  for (const preset of SENDABLE) {
+    it(`${preset}: \`switchboard trigger\` sends a sample that the server stores as having passed its check`, async () => {
+      const file = await configFile(dir, [preset]);
+      const c = capture();
+      const code = await main(['trigger', preset, '--config', file, '--url', harness.url], c.io);
+      expect(code, c.out() + c.err()).toBe(0);
+      const printed = /: 200 (\{.*\})\n$/.exec(c.out());
+      expect(printed, c.out()).not.toBeNull();
+      const { id } = JSON.parse(printed?.[1] ?? '{}') as { id: string };
+      const stored = await harness.store.get(id);
+      const trustMode = resolvedTrustMode(preset);
+      // An open preset checks nothing; every other one passed its own check (verified, for signed ones).
+      expect(stored, preset).toMatchObject({
+        provider: preset,
+        trustMode,
+        passedCheck: trustMode === 'open' ? null : true,
+        verified: trustMode === 'signed',
+      });
     });
   }
 
-  for (const c of ASYMMETRIC) {
-    it(`${c.preset}: trigger says it cannot sign for a public-key preset, and sends nothing`, async () => {
-      await expect(triggerSample({ provider: providerOf(c), baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(
-        /public key; only the provider holds the private key, so switchboard cannot sign a sample/,
+  for (const preset of ASYMMETRIC) {
+    it(`${preset}: \`switchboard trigger\` prints why it cannot sign for a public-key preset, and sends nothing`, async () => {
+      const file = await configFile(dir, [preset]);
+      const port = await closedPort();
+      const c = capture();
+      expect(await main(['trigger', preset, '--config', file, '--url', `http://127.0.0.1:${port}`], c.io)).toBe(2);
+      expect(c.out()).toBe('');
+      expect(c.err()).toMatch(
+        new RegExp(
+          `^switchboard: provider ${preset} \\(preset ${preset}\\) checks an? [\\w -]+ signature with the provider's public key; ` +
+            'only the provider holds the private key, so switchboard cannot sign a sample for it\\. ' +
+            "Send a test event from the provider's dashboard instead, or replay a stored one",
+        ),
       );
+    });
+  }
+
+  for (const c of ALL_CASES.filter((k) => !asymmetric(k.preset))) {
+    it(`${c.preset}: the provider's own verifier accepts the sample trigger makes`, async () => {
+      const provider = webhookProvider(providersFrom({ [c.preset]: configFor(c.preset) }), c.preset);
+      const prepared = await prepareTrigger(provider, undefined, Date.now());
+      expect(await c.accepts({ body: prepared.body, headers: prepared.headers }, c.secret)).toBe(true);
+      expect(await c.accepts({ body: prepared.body, headers: prepared.headers }, c.wrongSecret)).toBe(false);
     });
   }
 
@@ -64,5 +153,10 @@ describe('switchboard trigger for catalog presets', () => {
     const whpk = `whpk_${Buffer.alloc(32, 7).toString('base64')}`;
     const provider = webhookProvider(providersFrom({ clerk: { preset: 'clerk', public_key: whpk } }), 'clerk');
     await expect(prepareTrigger(provider, undefined, Date.now())).rejects.toThrow(/a v1a Ed25519 signature/);
+    await expect(triggerSample({ provider, baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(/cannot sign a sample/);
   });
 });
+
+function resolvedTrustMode(preset: PresetName): string {
+  return webhookProvider(providersFrom({ [preset]: configFor(preset) }), preset).trustMode;
+}

@@ -162,7 +162,13 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
   const selfAddresses = options.selfAddresses ?? [];
   // Sync checks at dispatch time: a pinned dispatcher serves one origin, and the loop check needs
   // the request path, which the connector never sees.
+  // The origin and path last let through: the checks depend on nothing else (the pin and the self
+  // addresses are this dispatcher's own), and a kept dispatcher sends one rule's target each time.
+  let passed: { origin: unknown; path: string } | undefined;
   const pinToTarget: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+    if (passed !== undefined && passed.origin === opts.origin && passed.path === opts.path) {
+      return dispatch(opts, handler);
+    }
     const origin = opts.origin === undefined ? undefined : new URL(String(opts.origin)).origin;
     if (origin !== pinned.origin) {
       throw refused(
@@ -176,6 +182,8 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Disp
         selfAddresses,
       );
     }
+    // Only a string origin is remembered: a URL object could change after it was checked.
+    passed = typeof opts.origin === 'string' ? { origin: opts.origin, path: opts.path } : undefined;
     return dispatch(opts, handler);
   };
   return agent.compose(pinToTarget);

@@ -7,6 +7,11 @@ import type { TargetPolicy } from './target-policy.ts';
 export interface ResolvedAddress {
   address: string;
   family: number;
+  /**
+   * Seconds the answer may be used for (a DNS record's TTL), when the resolver knows it. The
+   * system resolver (getaddrinfo) does not say, so its answers are asked for again each delivery.
+   */
+  ttl?: number;
 }
 
 /** Turns a host name into every address it currently stands for. Injectable so tests never hit DNS. */

@@ -89,6 +89,7 @@ export function fakeEvent(
       provider,
       trust_mode: trustMode,
       passed_check: passedCheck,
+      handshake: false,
       headers: { 'content-type': 'application/json', 'x-switchboard-replay': id },
     },
     body,

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { ProviderCase } from './provider-case.ts';
+import { bodyCheck, jsonDelivery, type ProviderCase } from './provider-case.ts';
 
 export type AdyenItem = Record<string, unknown> & { additionalData?: Record<string, string> };
 interface HmacValidatorClass {
@@ -48,14 +48,8 @@ export const adyenCase: ProviderCase = {
   credential: 'secret',
   secret: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
   wrongSecret: '0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF',
-  deliver: (secret) => ({ body: adyenBody([adyenItem(secret)]), headers: { 'content-type': 'application/json' } }),
-  accepts: ({ body }, secret) => {
-    try {
-      return adyenAccepts(body, secret);
-    } catch {
-      return false;
-    }
-  },
+  deliver: (secret) => jsonDelivery(adyenBody([adyenItem(secret)]), {}),
+  accepts: bodyCheck(adyenAccepts),
   timestamped: false,
   requiredHeader: null,
   eventType: 'AUTHORISATION',

@@ -5,9 +5,8 @@
  * https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint-validating-security-request-headers
  */
 import { verifyKey } from 'discord-interactions';
-import { ed25519Pair, signWith } from './key-pairs.ts';
-import type { ProviderCase, Signed } from './provider-case.ts';
-import { unixSeconds } from './timed-case.ts';
+import { ed25519Pair, signTimestamped } from './key-pairs.ts';
+import { jsonDelivery, type ProviderCase, type Signed } from './provider-case.ts';
 
 const current = ed25519Pair('hex');
 const other = ed25519Pair('hex');
@@ -28,17 +27,12 @@ export function discordDelivery(publicKey: string, atMs: number, payload?: objec
       },
     ),
   );
-  const timestamp = unixSeconds(atMs);
-  const signature = signWith(publicKey, Buffer.concat([Buffer.from(timestamp), body]));
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-signature-ed25519': signature.toString('hex'),
-      'x-signature-timestamp': timestamp,
-      'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)',
-    },
-  };
+  const { timestamp, signature } = signTimestamped(publicKey, atMs, body);
+  return jsonDelivery(body, {
+    'x-signature-ed25519': signature.toString('hex'),
+    'x-signature-timestamp': timestamp,
+    'user-agent': 'Discord-Interactions/1.0 (+https://discord.com)',
+  });
 }
 
 export const discordCase: ProviderCase = {

@@ -4,6 +4,7 @@
  * the private key up by it.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { unixSeconds } from './timed-case.ts';
 
 export interface PublishedKey {
   /** The public key as config takes it. */
@@ -28,6 +29,15 @@ export function ed25519Pair(encoding: 'hex' | 'base64'): PublishedKey {
 export function p256Pair(): PublishedKey {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   return remember(publicKey.export({ format: 'der', type: 'spki' }).toString('base64'), privateKey);
+}
+
+/**
+ * A signature over `{timestamp}{separator}{body}` with the private half of a published key, the
+ * timestamp in unix seconds as Discord, SendGrid and Telnyx send it.
+ */
+export function signTimestamped(publicText: string, atMs: number, body: Buffer, separator = '') {
+  const timestamp = unixSeconds(atMs);
+  return { timestamp, signature: signWith(publicText, Buffer.concat([Buffer.from(`${timestamp}${separator}`), body])) };
 }
 
 /** Signs with the private half of a published key: Ed25519, or ECDSA SHA-256 (DER). */

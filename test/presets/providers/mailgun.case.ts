@@ -5,7 +5,7 @@
  * https://documentation.mailgun.com/docs/mailgun/user-manual/tracking-messages/#securing-webhooks
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { bodyCheck, hmac, jsonDelivery, type ProviderCase } from './provider-case.ts';
 import { unixSeconds } from './timed-case.ts';
 
 export function mailgunBody(key: string, atMs: number, token = randomBytes(25).toString('hex')): Buffer {
@@ -37,14 +37,8 @@ export const mailgunCase: ProviderCase = {
   credential: 'secret',
   secret: 'key-mailgun-signing-0123456789abcdef',
   wrongSecret: 'key-mailgun-signing-wrong-fedcba9876',
-  deliver: (secret, atMs) => ({ body: mailgunBody(secret, atMs), headers: { 'content-type': 'application/json' } }),
-  accepts: ({ body }, secret) => {
-    try {
-      return mailgunAccepts(body, secret);
-    } catch {
-      return false;
-    }
-  },
+  deliver: (secret, atMs) => jsonDelivery(mailgunBody(secret, atMs), {}),
+  accepts: bodyCheck(mailgunAccepts),
   timestamped: true,
   requiredHeader: null,
   eventType: 'delivered',

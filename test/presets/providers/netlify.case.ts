@@ -5,28 +5,20 @@
  * the claim) is run here as published.
  * https://docs.netlify.com/site-deploys/deploy-notifications/#payload-signature
  */
-import { createHash } from 'node:crypto';
 import jsonwebtoken from 'jsonwebtoken';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase, sha256Hex, sharedSecret } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
-
-const sha256Hex = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
 
 export const netlifyCase: ProviderCase = {
   preset: 'netlify',
-  credential: 'secret',
-  secret: 'netlify-jws-secret-current',
-  wrongSecret: 'netlify-jws-secret-wrong',
+  ...sharedSecret('netlify-jws-secret'),
   deliver(secret) {
     const body = samplePayload('netlify-deploy-ready.json');
     const token = jsonwebtoken.sign({ iss: 'netlify', sha256: sha256Hex(body) }, secret, {
       algorithm: 'HS256',
       noTimestamp: true,
     });
-    return {
-      body,
-      headers: { 'content-type': 'application/json', 'x-webhook-signature': token, 'user-agent': 'Netlify' },
-    };
+    return jsonDelivery(body, { 'x-webhook-signature': token, 'user-agent': 'Netlify' });
   },
   accepts({ body, headers }, secret) {
     try {

@@ -3,10 +3,12 @@
  * (by its own npm package where that package signs; otherwise by switchboard's test signer, which
  * the case first shows the provider's package accepts, or by the provider's documented scheme
  * computed here, independently of src/), and the provider's own verifier, which must accept
- * switchboard's re-signed replay. describeProvider() runs the pure checks; the wire test
- * (catalog-wire.test.ts) runs every case through one real server.
+ * switchboard's re-signed replay. describeProvider() runs the pure checks on every case
+ * (provider-cases.test.ts); the wire test (catalog-wire.test.ts) runs every case through one real
+ * server. A new case is a `<preset>.case.ts` here (or a row of a table such as body-hmac.case.ts):
+ * all-cases.ts finds it, and both tests run it.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PresetName } from '../../../generated/constants.ts';
 import type { Provider } from '../../../generated/types.ts';
@@ -47,6 +49,30 @@ export interface ProviderCase {
 
 export const PUBLIC_URL = 'https://hooks.example.com/hooks/';
 
+/** A shared secret as config takes it, and a wrong one, both named after `name`. */
+export const sharedSecret = (name: string) =>
+  ({ credential: 'secret', secret: `${name}-current`, wrongSecret: `${name}-wrong` }) as const;
+
+/**
+ * The provider's check of a signature carried inside the body (Adyen, Mailgun): a body that does not
+ * parse is not accepted.
+ */
+export const bodyCheck =
+  (check: (body: Buffer, secret: string) => boolean) =>
+  ({ body }: Signed, secret: string): boolean => {
+    try {
+      return check(body, secret);
+    } catch {
+      return false;
+    }
+  };
+
+/** A JSON delivery: the body with its content type and the provider's headers. */
+export const jsonDelivery = (body: Buffer, headers: Record<string, string>): Signed => ({
+  body,
+  headers: { 'content-type': 'application/json', ...headers },
+});
+
 export function hmac(
   algorithm: 'sha1' | 'sha256' | 'sha512',
   key: string | Buffer,
@@ -57,6 +83,9 @@ export function hmac(
   for (const part of parts) mac.update(part);
   return mac.digest(encoding);
 }
+
+/** Hex SHA-256 of a body, as the JWT schemes (Netlify, Vonage) put it in a claim. */
+export const sha256Hex = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
 
 export function presetFor(c: ProviderCase): Preset {
   const publicUrl = typeof c.config?.public_url === 'string' ? { public_url: c.config.public_url } : {};

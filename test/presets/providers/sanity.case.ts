@@ -5,25 +5,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { encodeSignatureHeader, isValidSignature } from '@sanity/webhook';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase, sharedSecret } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 export const sanityCase: ProviderCase = {
   preset: 'sanity',
-  credential: 'secret',
-  secret: 'sanity-webhook-secret-current',
-  wrongSecret: 'sanity-webhook-secret-wrong',
+  ...sharedSecret('sanity-webhook-secret'),
   async deliver(secret, atMs) {
     const body = samplePayload('sanity-post-create.json');
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'sanity-operation': 'create',
-        'idempotency-key': randomUUID(),
-        'sanity-webhook-signature': await encodeSignatureHeader(body.toString('utf8'), Math.floor(atMs), secret),
-      },
-    };
+    return jsonDelivery(body, {
+      'sanity-operation': 'create',
+      'idempotency-key': randomUUID(),
+      'sanity-webhook-signature': await encodeSignatureHeader(body.toString('utf8'), Math.floor(atMs), secret),
+    });
   },
   async accepts({ body, headers }, secret) {
     return isValidSignature(body.toString('utf8'), headers['sanity-webhook-signature'] ?? '', secret);

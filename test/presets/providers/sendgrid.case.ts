@@ -7,9 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventWebhook } from '@sendgrid/eventwebhook';
-import { p256Pair, signWith } from './key-pairs.ts';
-import type { ProviderCase } from './provider-case.ts';
-import { unixSeconds } from './timed-case.ts';
+import { p256Pair, signTimestamped } from './key-pairs.ts';
+import { jsonDelivery, type ProviderCase } from './provider-case.ts';
 
 const current = p256Pair();
 const other = p256Pair();
@@ -42,17 +41,12 @@ export const sendgridCase: ProviderCase = {
         },
       ]),
     );
-    const timestamp = unixSeconds(atMs);
-    const signature = signWith(publicKey, Buffer.concat([Buffer.from(timestamp), body]));
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'x-twilio-email-event-webhook-signature': signature.toString('base64'),
-        'x-twilio-email-event-webhook-timestamp': timestamp,
-        'user-agent': 'SendGrid Event API',
-      },
-    };
+    const { timestamp, signature } = signTimestamped(publicKey, atMs, body);
+    return jsonDelivery(body, {
+      'x-twilio-email-event-webhook-signature': signature.toString('base64'),
+      'x-twilio-email-event-webhook-timestamp': timestamp,
+      'user-agent': 'SendGrid Event API',
+    });
   },
   accepts({ body, headers }, publicKey) {
     try {

@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import Telnyx from 'telnyx';
-import { ed25519Pair, signWith } from './key-pairs.ts';
-import type { ProviderCase } from './provider-case.ts';
-import { isoSeconds, unixSeconds } from './timed-case.ts';
+import { ed25519Pair, signTimestamped } from './key-pairs.ts';
+import { jsonDelivery, type ProviderCase } from './provider-case.ts';
+import { isoSeconds } from './timed-case.ts';
 
 const current = ed25519Pair('base64');
 const other = ed25519Pair('base64');
@@ -39,16 +39,11 @@ export const telnyxCase: ProviderCase = {
         meta: { attempt: 1, delivered_to: 'https://hooks.example.com/hooks/telnyx' },
       }),
     );
-    const timestamp = unixSeconds(atMs);
-    const signature = signWith(publicKey, Buffer.concat([Buffer.from(`${timestamp}|`), body]));
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'telnyx-signature-ed25519': signature.toString('base64'),
-        'telnyx-timestamp': timestamp,
-      },
-    };
+    const { timestamp, signature } = signTimestamped(publicKey, atMs, body, '|');
+    return jsonDelivery(body, {
+      'telnyx-signature-ed25519': signature.toString('base64'),
+      'telnyx-timestamp': timestamp,
+    });
   },
   accepts: ({ body, headers }, publicKey) =>
     telnyx.webhooks.unwrap(body.toString('utf8'), { headers, key: publicKey }).then(

@@ -1,6 +1,6 @@
 /**
- * Helpers for the cases whose deliveries carry a timestamp: the sample's payload made fresh, and
- * the clock in the formats providers write.
+ * Helpers for the cases' deliveries: a sample's payload made fresh, and the clock in the formats
+ * providers write.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

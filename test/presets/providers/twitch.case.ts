@@ -4,7 +4,7 @@
  * https://dev.twitch.tv/docs/eventsub/handling-webhook-events/
  */
 import { randomUUID } from 'node:crypto';
-import { hmac, type ProviderCase } from './provider-case.ts';
+import { hmac, jsonDelivery, type ProviderCase, sharedSecret } from './provider-case.ts';
 import { isoSeconds, samplePayload } from './timed-case.ts';
 
 const signature = (body: Buffer, secret: string, id: string, ts: string): string =>
@@ -12,24 +12,18 @@ const signature = (body: Buffer, secret: string, id: string, ts: string): string
 
 export const twitchCase: ProviderCase = {
   preset: 'twitch',
-  credential: 'secret',
-  secret: 'twitch-eventsub-secret-current',
-  wrongSecret: 'twitch-eventsub-secret-wrong',
+  ...sharedSecret('twitch-eventsub-secret'),
   deliver(secret, atMs) {
     const body = samplePayload('twitch-channel-follow.json');
     const id = randomUUID();
     // Twitch writes RFC 3339 with nanoseconds.
     const ts = isoSeconds(atMs).replace('Z', '.123456789Z');
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'twitch-eventsub-message-id': id,
-        'twitch-eventsub-message-timestamp': ts,
-        'twitch-eventsub-message-type': 'notification',
-        'twitch-eventsub-message-signature': signature(body, secret, id, ts),
-      },
-    };
+    return jsonDelivery(body, {
+      'twitch-eventsub-message-id': id,
+      'twitch-eventsub-message-timestamp': ts,
+      'twitch-eventsub-message-type': 'notification',
+      'twitch-eventsub-message-signature': signature(body, secret, id, ts),
+    });
   },
   accepts({ body, headers }, secret) {
     const id = headers['twitch-eventsub-message-id'] ?? '';

@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Receiver } from '@upstash/qstash';
 import jsonwebtoken from 'jsonwebtoken';
-import { PUBLIC_URL, type ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase, PUBLIC_URL, sharedSecret } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 const URL = `${PUBLIC_URL}upstash-qstash`;
@@ -15,9 +15,7 @@ const URL = `${PUBLIC_URL}upstash-qstash`;
 export const upstashQstashCase: ProviderCase = {
   preset: 'upstash-qstash',
   config: { public_url: URL },
-  credential: 'secret',
-  secret: 'sig_qstash_current_7d3Kc9',
-  wrongSecret: 'sig_qstash_wrong_0aa1b2',
+  ...sharedSecret('upstash-qstash-signing-key'),
   deliver(secret, atMs) {
     const body = samplePayload('upstash-qstash-message.json');
     const now = Math.floor(atMs / 1000);
@@ -30,14 +28,10 @@ export const upstashQstashCase: ProviderCase = {
       jti: `jwt_${randomUUID()}`,
       body: createHash('sha256').update(body).digest('base64url'),
     };
-    return {
-      body,
-      headers: {
-        'content-type': 'application/json',
-        'upstash-message-id': `msg_${randomUUID()}`,
-        'upstash-signature': jsonwebtoken.sign(claims, secret, { algorithm: 'HS256' }),
-      },
-    };
+    return jsonDelivery(body, {
+      'upstash-message-id': `msg_${randomUUID()}`,
+      'upstash-signature': jsonwebtoken.sign(claims, secret, { algorithm: 'HS256' }),
+    });
   },
   async accepts({ body, headers }, secret) {
     const receiver = new Receiver({ currentSigningKey: secret, nextSigningKey: `${secret}-next`, devMode: false });

@@ -5,19 +5,15 @@
  * is first shown to pass both.
  * https://developer.vonage.com/en/getting-started/concepts/webhooks#validating-signed-webhooks
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { verifySignature } from '@vonage/jwt';
 import jsonwebtoken from 'jsonwebtoken';
-import type { ProviderCase } from './provider-case.ts';
+import { jsonDelivery, type ProviderCase, sha256Hex, sharedSecret } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
-
-const sha256Hex = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
 
 export const vonageCase: ProviderCase = {
   preset: 'vonage',
-  credential: 'secret',
-  secret: 'vonage-signature-secret-current-0123456789',
-  wrongSecret: 'vonage-signature-secret-wrong-9876543210',
+  ...sharedSecret('vonage-signature-secret-0123456789'),
   deliver(secret, atMs) {
     const body = samplePayload('vonage-inbound-sms.json');
     const claims = {
@@ -29,7 +25,7 @@ export const vonageCase: ProviderCase = {
       application_id: 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab',
     };
     const token = jsonwebtoken.sign(claims, secret, { algorithm: 'HS256' });
-    return { body, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } };
+    return jsonDelivery(body, { authorization: `Bearer ${token}` });
   },
   accepts({ body, headers }, secret) {
     const token = (headers['authorization'] ?? '').replace(/^Bearer /, '');

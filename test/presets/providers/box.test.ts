@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { boxCase } from './box.case.ts';
-
-describeProvider(boxCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { calComCase } from './cal-com.case.ts';
-
-describeProvider(calComCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { chargebeeCase } from './chargebee.case.ts';
-
-describeProvider(chargebeeCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { clerkCase } from './clerk.case.ts';
-
-describeProvider(clerkCase);

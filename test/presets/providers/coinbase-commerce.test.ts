@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { coinbaseCommerceCase } from './coinbase-commerce.case.ts';
-
-describeProvider(coinbaseCommerceCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { docusignCase } from './docusign.case.ts';
-
-describeProvider(docusignCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { intercomCase } from './intercom.case.ts';
-
-describeProvider(intercomCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { jiraCase } from './jira.case.ts';
-
-describeProvider(jiraCase);

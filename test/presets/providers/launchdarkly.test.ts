@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { launchdarklyCase } from './launchdarkly.case.ts';
-
-describeProvider(launchdarklyCase);

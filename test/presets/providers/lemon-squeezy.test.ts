@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { lemonSqueezyCase } from './lemon-squeezy.case.ts';
-
-describeProvider(lemonSqueezyCase);

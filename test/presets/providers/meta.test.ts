@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { metaCase } from './meta.case.ts';
-
-describeProvider(metaCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { muxCase } from './mux.case.ts';
-
-describeProvider(muxCase);

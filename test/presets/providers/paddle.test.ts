@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { paddleCase } from './paddle.case.ts';
-
-describeProvider(paddleCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { pagerdutyCase } from './pagerduty.case.ts';
-
-describeProvider(pagerdutyCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { polarCase } from './polar.case.ts';
-
-describeProvider(polarCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { postmarkCase } from './postmark.case.ts';
-
-describeProvider(postmarkCase);

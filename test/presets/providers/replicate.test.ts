@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { replicateCase } from './replicate.case.ts';
-
-describeProvider(replicateCase);

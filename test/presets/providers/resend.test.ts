@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { resendCase } from './resend.case.ts';
-
-describeProvider(resendCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { segmentCase } from './segment.case.ts';
-
-describeProvider(segmentCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { sentryCase } from './sentry.case.ts';
-
-describeProvider(sentryCase);

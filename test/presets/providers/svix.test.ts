@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { svixCase } from './svix.case.ts';
-
-describeProvider(svixCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { twitchCase } from './twitch.case.ts';
-
-describeProvider(twitchCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { typeformCase } from './typeform.case.ts';
-
-describeProvider(typeformCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { woocommerceCase } from './woocommerce.case.ts';
-
-describeProvider(woocommerceCase);

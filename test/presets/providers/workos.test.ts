@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { workosCase } from './workos.case.ts';
-
-describeProvider(workosCase);

@@ -1,4 +1,0 @@
-import { describeProvider } from './provider-case.ts';
-import { zoomCase } from './zoom.case.ts';
-
-describeProvider(zoomCase);
