@@ -343,6 +343,29 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     handshake: 'dropbox-challenge',
     proof: { by: 'example', example: 'https://www.dropbox.com/developers/reference/webhooks' },
   },
+  figma: {
+    name: 'figma',
+    title: 'Figma',
+    docs: 'https://developers.figma.com/docs/rest-api/webhooks-security',
+    scheme: { kind: 'passcode', pointer: '/passcode' },
+    identify: { event_type: ['{/event_type}'] },
+    summary: ['{/file_name}', '{/file_key}', '{/triggered_by/handle}'],
+    samples: [
+      {
+        name: 'FILE_UPDATE',
+        description: 'a file edited',
+        file: 'figma-file-update.json',
+        fresh: { '/timestamp': 'now_iso' },
+      },
+    ],
+    proof: {
+      by: 'example',
+      example: 'https://developers.figma.com/docs/rest-api/webhooks-events',
+      note: "Figma's published FILE_UPDATE and PING payloads; Figma signs nothing, it echoes the passcode set on the webhook.",
+    },
+    notes:
+      "Give the webhook's passcode as secret (a list while rotating). Nothing is signed, so the body is not covered. The stored body has the passcode blanked; replay, forwarding and listen put the configured one back, only for an event that passed its check.",
+  },
   'generic-hmac': {
     name: 'generic-hmac',
     title: 'Any HMAC sender',
@@ -1591,4 +1614,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 58;
+export const VERIFYING_PRESET_COUNT = 59;

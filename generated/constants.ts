@@ -21,6 +21,7 @@ export const PRESET_NAMES = [
   'discord',
   'docusign',
   'dropbox',
+  'figma',
   'generic-hmac',
   'gitea',
   'github',

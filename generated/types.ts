@@ -22,6 +22,7 @@ export type PresetName =
   | 'discord'
   | 'docusign'
   | 'dropbox'
+  | 'figma'
   | 'generic-hmac'
   | 'gitea'
   | 'github'
@@ -72,7 +73,7 @@ export type PresetName =
   | 'zendesk'
   | 'zoom';
 /**
- * A verification preset: one per provider of the catalog (62), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
+ * A verification preset: one per provider of the catalog (63), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; figma: Figma; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName1 =
   | 'adyen'
@@ -88,6 +89,7 @@ export type PresetName1 =
   | 'discord'
   | 'docusign'
   | 'dropbox'
+  | 'figma'
   | 'generic-hmac'
   | 'gitea'
   | 'github'

@@ -11,6 +11,7 @@ import type {
   ForwardRuleStatus,
   ListProvidersOutput,
   ReplayHistory,
+  ReplayWebhookEventInput,
 } from '../../generated/types.ts';
 import { callerFrom, callerOf, watchCaller } from '../auth/require-bearer.ts';
 import { ENV_TOKEN_CALLER } from '../auth/token-service.ts';
@@ -171,7 +172,7 @@ function addEventRoutes(router: Router, deps: ApiSurfaceDeps): void {
         `body: unknown field ${extra[0] ?? ''}; only ${REPLAY_BODY_KEYS.join(' and ')} are accepted`,
       );
     }
-    const input = { id, ...(body as { target_url?: unknown; unsigned?: unknown }) };
+    const input = { id, ...(body as Partial<Record<keyof ReplayWebhookEventInput, unknown>>) };
     if (!validateReplayWebhookEventInput(input)) {
       throw invalidArgument(describeSchemaErrors(validateReplayWebhookEventInput.errors, 'body'));
     }

@@ -1,5 +1,6 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { SEARCH_MATCH_LIMITS, SEARCH_TEXT_LIMITS } from '../../generated/constants.ts';
+import type { ListWebhookEventsInput, SearchEventsQuery } from '../../generated/types.ts';
 import { validateListWebhookEventsInput } from '../../generated/validators.js';
 import { invalidArgument } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
@@ -9,13 +10,30 @@ import { apiInputKeys } from './tool-inputs.ts';
 
 /** The list_webhook_events inputs the API takes, from the tool's schema. */
 const INPUT_KEYS = apiInputKeys('list_webhook_events');
-/** The search inputs, each read from its own query-string form below. */
-const SEARCH_KEYS: ReadonlySet<string> = new Set(['q', 'match', 'verified']);
+
+/** The query-string forms of schemas/search-events-query.schema.json that are not tool inputs. */
+type WindowKey = Exclude<keyof SearchEventsQuery, keyof ListWebhookEventsInput>;
+
+/**
+ * How each key of schemas/search-events-query.schema.json is read from its query-string form, in
+ * the schema's order. Typed over the generated SearchEventsQuery, so a key the schema gains or
+ * loses fails to compile here rather than being silently ignored or refused.
+ */
+const QUERY_FORMS: { readonly [K in keyof Required<SearchEventsQuery>]: (text: string) => unknown } = {
+  q: searchText,
+  match: matchObject,
+  from: (text) => timestamp('from', text),
+  to: (text) => timestamp('to', text),
+  verified: verifiedFlag,
+};
+const FORM_KEYS = Object.keys(QUERY_FORMS) as ReadonlyArray<keyof SearchEventsQuery>;
+/** The forms that are tool inputs too (q, match, verified): read, then checked by the tool's validator. */
+const SEARCH_KEYS = FORM_KEYS.filter((key) => INPUT_KEYS.includes(key));
+/** The rest (from, to): the window only the HTTP API has. */
+const WINDOW_KEYS = FORM_KEYS.filter((key): key is WindowKey => !SEARCH_KEYS.includes(key));
 /** The inputs that travel as plain strings (limit is read as a number). */
-const LIST_KEYS = INPUT_KEYS.filter((key) => !SEARCH_KEYS.has(key));
-/** The window only the HTTP API has. */
-const WINDOW_KEYS = ['from', 'to'] as const;
-const KNOWN = new Set<string>([...INPUT_KEYS, ...WINDOW_KEYS]);
+const LIST_KEYS = INPUT_KEYS.filter((key) => !(SEARCH_KEYS as readonly string[]).includes(key));
+const KNOWN = new Set<string>([...INPUT_KEYS, ...FORM_KEYS]);
 
 // The bounds of schemas/search-events-query.schema.json, which the OpenAPI document publishes.
 const { maxLength: Q_MAX } = SEARCH_TEXT_LIMITS;
@@ -39,6 +57,17 @@ function timestamp(key: string, text: string): string {
     throw invalidArgument(`${key}: expected an RFC 3339 date-time such as 2025-01-31T12:00:00Z`);
   }
   return text;
+}
+
+function searchText(q: string): string {
+  if (q.trim().length === 0 || q.length > Q_MAX)
+    throw invalidArgument(`q: expected ${SEARCH_TEXT_LIMITS.minLength} to ${Q_MAX} characters`);
+  return q;
+}
+
+function verifiedFlag(verified: string): boolean {
+  if (verified !== 'true' && verified !== 'false') throw invalidArgument('verified: expected true or false');
+  return verified === 'true';
 }
 
 function matchObject(text: string): Record<string, unknown> {
@@ -72,28 +101,19 @@ export function parseListQuery(query: ParsedUrlQuery): ListQuery {
     const value = single(query, key);
     if (value !== undefined) input[key] = key === 'limit' ? limitValue(value) : value;
   }
-  const q = single(query, 'q');
-  if (q !== undefined) {
-    if (q.trim().length === 0 || q.length > Q_MAX)
-      throw invalidArgument(`q: expected ${SEARCH_TEXT_LIMITS.minLength} to ${Q_MAX} characters`);
-    input.q = q;
-  }
-  const match = single(query, 'match');
-  if (match !== undefined) input.match = matchObject(match);
-  const verified = single(query, 'verified');
-  if (verified !== undefined) {
-    if (verified !== 'true' && verified !== 'false') throw invalidArgument('verified: expected true or false');
-    input.verified = verified === 'true';
+  for (const key of SEARCH_KEYS) {
+    const value = single(query, key);
+    if (value !== undefined) input[key] = QUERY_FORMS[key](value);
   }
   if (!validateListWebhookEventsInput(input)) {
     throw invalidArgument(describeSchemaErrors(validateListWebhookEventsInput.errors, 'query'));
   }
   const result = listQueryFromInput(input);
 
-  const from = single(query, 'from');
-  if (from !== undefined) result.from = timestamp('from', from);
-  const to = single(query, 'to');
-  if (to !== undefined) result.to = timestamp('to', to);
+  for (const key of WINDOW_KEYS) {
+    const value = single(query, key);
+    if (value !== undefined) result[key] = QUERY_FORMS[key](value) as string;
+  }
   if (result.from !== undefined && result.to !== undefined && Date.parse(result.from) >= Date.parse(result.to)) {
     throw invalidArgument('from: must be earlier than to');
   }

@@ -18,6 +18,8 @@ const CONFIG: OptionSpec = {
   description: 'The config file (else SWITCHBOARD_CONFIG, else ./switchboard.yaml if present).',
 };
 
+// Shape repeat by intent: the entries are alike because each is one command's data in the same
+// fields; there is no logic in them to share.
 export const COMMANDS: readonly CommandSpec[] = [
   {
     command: 'serve',

@@ -154,6 +154,15 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     }
     const body = read.body;
     const nowMs = now();
+    // A credential the body carries (Figma's passcode) is looked for as a header is: without it the
+    // delivery is 400 and not recorded. Only verify() sees it; what is stored, named and summarised
+    // is the delivery with that value blanked and every other byte as received.
+    const { bodyCredential } = preset;
+    if (bodyCredential !== undefined && !bodyCredential.present(body)) {
+      log().info({ provider: provider.name, missing: bodyCredential.name }, 'webhook refused: missing credential');
+      return sendError(ctx, invalidArgument(`missing ${bodyCredential.name}`));
+    }
+    const kept = bodyCredential === undefined ? body : bodyCredential.redact(body);
 
     const verifyInput = {
       body,
@@ -165,8 +174,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     };
     const outcome = safeVerify(preset, verifyInput);
     // One parse of the body, shared by identify() and summarize().
-    const parsed = new LazyBody(body);
-    const identity = safeIdentify(preset, body, ctx.req.headers, parsed);
+    const parsed = new LazyBody(kept);
+    const identity = safeIdentify(preset, kept, ctx.req.headers, parsed);
     const event: NewEvent = {
       provider: provider.name,
       eventType: identity.eventType,
@@ -185,7 +194,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         sensitiveHeaders: preset.sensitiveHeaders,
         keepHeaders: preset.originalHeaders ?? [],
       }),
-      payload: body,
+      payload: kept,
       summary: safeSummarize(preset, parsed, ctx.req.headers),
       // The status this handler answers below once the row has committed: 200, or the 401 of a
       // delivery that failed its check (stored only for inspection).

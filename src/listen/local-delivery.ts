@@ -88,7 +88,7 @@ function headersFor(
   event: ApiEventSummary,
   { info, body, provider, sign, url }: Fetched,
   secret: string | undefined,
-): { headers: OutgoingHeaders; signed: boolean } {
+): { headers: OutgoingHeaders; body: Buffer; signed: boolean } {
   const headers: OutgoingHeaders = {};
   for (const [rawName, value] of Object.entries(info.headers)) {
     const name = rawName.toLowerCase();
@@ -101,8 +101,8 @@ function headersFor(
   headers[EVENT_ID_HEADER] = event.id;
   // An asymmetric scheme's event goes with its original signature (no secret needed or usable).
   const original = originalCredentials(info);
-  if (original !== null) return { headers: { ...headers, ...original }, signed: true };
-  if (secret === undefined || !sign) return { headers, signed: false };
+  if (original !== null) return { headers: { ...headers, ...original }, body, signed: true };
+  if (secret === undefined || !sign) return { headers, body, signed: false };
   const credentials = credentialsFor({
     signing: provider.signing,
     event: info,
@@ -112,7 +112,9 @@ function headersFor(
     query: provider.signsUrl ? url.search.slice(1) : undefined,
   });
   for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
-  return { headers, signed: Object.keys(credentials.headers).length > 0 };
+  // A body credential (Figma's passcode) comes back as the body with it put in.
+  const sent = 'body' in credentials && credentials.body !== undefined ? credentials.body : body;
+  return { headers, body: sent, signed: Object.keys(credentials.headers).length > 0 || sent !== body };
 }
 
 /** POSTs the event to the local app until it answers 2xx or the attempts run out, printing each attempt. */
@@ -125,7 +127,7 @@ async function deliver(
   const { control, printer, summary } = options;
   for (let attempt = 1; ; attempt++) {
     control.stopIfAsked();
-    const { headers, signed } = headersFor(event, fetched, options.signSecret);
+    const { headers, body, signed } = headersFor(event, fetched, options.signSecret);
     const started = performance.now();
     let status: number | null = null;
     let error: string | null = null;
@@ -134,7 +136,7 @@ async function deliver(
       const response = await request(fetched.url, {
         method: 'POST',
         headers,
-        body: fetched.body,
+        body,
         dispatcher: agent,
         signal: control.signal,
         headersTimeout: TARGET_TIMEOUT_MS,
@@ -178,6 +180,8 @@ async function deliver(
   }
 }
 
+// Over 80 lines: one closure over the run's state (the ids dealt with, the providers learned, the
+// agent to the local app) that each of its steps, from filter to checkpoint, reads and changes.
 export function createLocalDelivery(options: LocalDeliveryOptions): LocalDelivery {
   const { client, control, printer, position, summary } = options;
   const agent = new Agent({ connect: { timeout: TARGET_TIMEOUT_MS } });

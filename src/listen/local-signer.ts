@@ -12,7 +12,11 @@ import { SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import type { Preset } from '../presets/preset-types.ts';
 
 export type Signing =
-  { kind: 'signature'; preset: Preset } | { kind: 'token'; header: string } | { kind: 'none'; reason: string };
+  | { kind: 'signature'; preset: Preset }
+  | { kind: 'token'; header: string }
+  // A credential that travels in the body (Figma's passcode): the server stores it blanked.
+  | { kind: 'body'; restore: NonNullable<Preset['bodyCredential']>['restore'] }
+  | { kind: 'none'; reason: string };
 
 type HmacOptions = NonNullable<ProviderWithDefaults['hmac']>;
 
@@ -58,6 +62,8 @@ export function signingFor(detail: ApiProviderDetail): Signing {
     // HTTP Basic (basic-auth, postmark, chargebee) has no token header: its preset makes the
     // Authorization header from the secret, given as `username:password`.
     if (typeof preset !== 'string' && preset.sign !== undefined) return { kind: 'signature', preset };
+    if (typeof preset !== 'string' && preset.bodyCredential !== undefined)
+      return { kind: 'body', restore: preset.bodyCredential.restore };
     return { kind: 'none', reason: 'the server did not say which header carries the token' };
   }
   if (typeof preset === 'string') return { kind: 'none', reason: preset };
@@ -90,10 +96,14 @@ export function credentialsFor(input: {
   nowMs: number;
   /** URL-signing presets: the query string the delivery carries (shared/delivery-query.ts). */
   query?: string | undefined;
-}): { headers: Record<string, string> } | { headers: Record<string, never>; reason: string } {
+}): { headers: Record<string, string>; body?: Buffer } | { headers: Record<string, never>; reason: string } {
   const { signing, event } = input;
   if (event.passed_check !== true) return { headers: {}, reason: 'it did not pass its check on arrival' };
   if (signing.kind === 'none') return { headers: {}, reason: signing.reason };
+  if (signing.kind === 'body') {
+    if (event.trust_mode !== 'token') return { headers: {}, reason: `stored as a ${event.trust_mode} event` };
+    return { headers: {}, body: signing.restore(input.body, input.secret) };
+  }
   if (signing.kind === 'token') {
     if (event.trust_mode !== 'token') return { headers: {}, reason: `stored as a ${event.trust_mode} event` };
     return { headers: { [signing.header]: input.secret } };

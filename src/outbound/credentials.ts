@@ -17,6 +17,11 @@ export interface DeliveryCredentials {
   /** Why nothing was attached, when kind is none. */
   reason: string | undefined;
   headers: Record<string, string>;
+  /**
+   * The bytes to send instead of the stored ones, for a preset whose credential travels in the
+   * body (Figma's passcode, blanked when stored): the stored body with the configured one put back.
+   */
+  body?: Buffer;
 }
 
 /** Lower-cased names whose stored values are secrets or signatures: a delivery must never copy them. */
@@ -82,6 +87,9 @@ export function deliveryCredentials(config: ProviderConfig | undefined, input: C
   if (secret === undefined) return none(config.trustMode === 'token' ? 'no token configured' : 'no secret configured');
 
   if (config.trustMode === 'token') {
+    if (preset.bodyCredential !== undefined) {
+      return { kind: 'token', reason: undefined, headers: {}, body: preset.bodyCredential.restore(input.body, secret) };
+    }
     // HTTP Basic makes its header from the credential (username:password) rather than sending it as is.
     if (preset.sign !== undefined) {
       return {

@@ -176,8 +176,8 @@ function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number):
 const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
   addresses !== null && answer.length === addresses.length && answer.every((a, i) => a.address === addresses[i]);
 
-// Over 80 lines: one closure over the policy, dispatcher and timings every delivery uses; its
-// send() is the one delivery path, stage by stage.
+// Over 80 lines: one closure over the policy, the kept connections and verdicts, and the header
+// selections every delivery uses; its send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
   // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
@@ -190,7 +190,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
   function headersFor(
     request: DeliverRequest,
     provider: ProviderConfig | undefined,
-  ): { headers: OutgoingHeaders; needles: () => string[] } {
+  ): { headers: OutgoingHeaders; body: Buffer; needles: () => string[] } {
     const { event } = request;
     const credentials: DeliveryCredentials = request.unsigned
       ? { kind: 'none', reason: 'unsigned', headers: {} }
@@ -229,7 +229,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
     for (const [name, value] of Object.entries(request.extraHeaders ?? {})) headers[name.toLowerCase()] = value;
     const secrets = provider?.family === 'webhook' ? provider.secrets : [];
     // Worked out only when the consumer's answer left an excerpt to redact.
-    return { headers, needles: () => credentialNeedles(secrets, Object.values(credentials.headers)) };
+    return {
+      headers,
+      body: credentials.body ?? event.payload,
+      needles: () => credentialNeedles(secrets, Object.values(credentials.headers)),
+    };
   }
 
   /** Which stored headers may be copied depends on the provider alone: worked out once for each. */
@@ -393,11 +397,11 @@ export function createOutbound(options: OutboundOptions): Outbound {
     try {
       assertNotSender(target, event);
       // Signed last thing before sending, so a timestamped signature is as fresh as it can be.
-      const { headers, needles } = headersFor(request, provider);
+      const { headers, body, needles } = headersFor(request, provider);
       const sent = await sendRequest({
         target: requestTarget,
         dispatcher,
-        body: event.payload,
+        body,
         headers,
         timeoutMs: request.timeoutMs,
         ...(request.signal ? { signal: request.signal } : {}),

@@ -36,8 +36,10 @@ function credentialKeys(entry: ProviderCatalogEntry): readonly CredentialKey[] {
     case 'basic':
       return ['username', 'password'];
     case 'token':
-    case 'passcode':
       return ['token'];
+    // Figma calls it a passcode; it is the provider's shared secret, so config names it secret.
+    case 'passcode':
+      return ['secret'];
     case 'open':
       return [];
     default:

@@ -21,7 +21,7 @@ import type { CredentialKind, Preset } from './preset-types.ts';
 import { presetOptionProblem, type ProviderKeys } from './preset-options.ts';
 import { createHmacScheme } from './schemes/hmac-scheme.ts';
 import { createBodySignatureScheme } from './schemes/body-signature-scheme.ts';
-import { createBasicScheme } from './schemes/credential-schemes.ts';
+import { createBasicScheme, createPasscodeScheme } from './schemes/credential-schemes.ts';
 import { createJwtScheme } from './schemes/jwt-scheme.ts';
 import { createEcdsaScheme, createEd25519Scheme } from './schemes/public-key-schemes.ts';
 import { createTwilioScheme } from './schemes/twilio-scheme.ts';
@@ -101,7 +101,7 @@ function codePreset(options: PresetOptions): Preset | undefined {
 }
 
 type Verification = Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders' | 'verify'> &
-  Partial<Pick<Preset, 'sign' | 'signBody' | 'originalHeaders' | 'checkCredential' | 'tokenHeader'>>;
+  Partial<Pick<Preset, 'sign' | 'signBody' | 'bodyCredential' | 'originalHeaders' | 'checkCredential' | 'tokenHeader'>>;
 
 /** A catalog provider's verification, from its scheme and that scheme's parameters. */
 function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions): Verification {
@@ -114,6 +114,8 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
       return createTwilioScheme(where, options.public_url);
     case 'basic':
       return createBasicScheme();
+    case 'passcode':
+      return createPasscodeScheme(scheme.pointer ?? '/passcode');
     case 'body-signature':
       return createBodySignatureScheme(scheme);
     case 'jwt-hs256':

@@ -88,12 +88,17 @@ export interface Preset {
   /** The registration handshake this provider sends, answered by ingest (presets/handshakes.ts). */
   readonly handshake?: HandshakeKind;
   /**
-   * Presets whose credential travels in the body (figma's passcode): the bytes to store, with the
-   * credential's value replaced, and the inverse for a replay that passed its check.
+   * Presets whose credential travels in the body (figma's passcode). Ingest refuses a body without
+   * it (400, not recorded, as a missing header is) and stores redact()'s bytes: the delivery with
+   * the credential's value blanked and nothing else changed. restore() puts the configured one back,
+   * for a replay, forward or listen of an event that passed its check on arrival (never another).
    */
   readonly bodyCredential?: {
-    redact(body: Buffer): Buffer;
-    restore(body: Buffer, credential: string): Buffer;
+    /** What a 400 says is missing. */
+    readonly name: string;
+    readonly present: (body: Buffer) => boolean;
+    readonly redact: (body: Buffer) => Buffer;
+    readonly restore: (body: Buffer, credential: string) => Buffer;
   };
   /** Every preset is one of the webhook trust modes; queue messages have no preset. */
   readonly trustMode: Exclude<TrustMode, 'queue'>;

@@ -81,6 +81,8 @@ export async function buildSurfaces(deps: SurfaceDeps): Promise<Surfaces> {
   }
 }
 
+// Over 80 lines: the wiring in dependency order, one step a line into wiring-parts.ts; split, the
+// order (which part needs which) would no longer read top to bottom.
 async function assemble(
   deps: SurfaceDeps,
   cleanups: Cleanup[],

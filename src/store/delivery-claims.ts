@@ -3,7 +3,13 @@
  * so instances sharing the database never claim the same row; an advisory lock for ordered
  * rules) and settling finished attempts, batched into as few statements as it can.
  */
-import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
+import {
+  sql,
+  type DatabasePool,
+  type FragmentSqlToken,
+  type PrimitiveValueExpression,
+  type TypeNameIdentifier,
+} from 'slonik';
 import { z } from 'zod';
 import { DELIVERY_ERROR_LIMITS } from '../../generated/constants.ts';
 import { claimedRowFrom } from './claimed-row.ts';
@@ -60,57 +66,44 @@ export interface DeliveryClaims {
   settleMany: (outcomes: readonly SettleOutcome[]) => Promise<void>;
 }
 
+/** The settling's input rows, a column each: its name, its type, and what each outcome puts in it. */
+const SETTLE_INPUT: ReadonlyArray<
+  readonly [name: string, type: TypeNameIdentifier, value: (outcome: SettleOutcome) => PrimitiveValueExpression]
+> = [
+  ['id', 'uuid', (o) => o.delivery.id],
+  ['claim', 'uuid', (o) => o.delivery.claim],
+  ['attempt', 'int4', (o) => o.delivery.attempt],
+  ['rule', 'text', (o) => o.delivery.rule],
+  ['state', 'text', (o) => o.settlement.state],
+  [
+    'retry_ms',
+    'int8',
+    (o) => (o.settlement.state === 'failed' ? Math.max(0, Math.round(o.settlement.retryInMs)) : null),
+  ],
+  ['started_at', 'timestamptz', (o) => o.attempt.startedAt.toISOString()],
+  ['status', 'int4', (o) => o.attempt.status],
+  ['ms', 'float8', (o) => o.attempt.ms],
+  [
+    'error',
+    'text',
+    (o) => (o.attempt.error === null ? null : storable(o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength))),
+  ],
+  // A consumer's answer is outside bytes: text PostgreSQL refuses must not fail the batch.
+  ['excerpt', 'text', (o) => storableOrNull(o.attempt.excerpt)],
+  ['content_type', 'text', (o) => storableOrNull(o.attempt.contentType)],
+];
+
 /**
  * The settling of a batch of finished attempts, as CTEs (input, settled, recorded) for a statement
  * to start with: each delivery whose claim still holds moves on, and every attempt is recorded (a
  * claim taken over still leaves its attempt in the history, as long as the delivery exists).
  */
 function settleCtes(outcomes: readonly SettleOutcome[]): FragmentSqlToken {
-  const column = <T>(pick: (outcome: SettleOutcome) => T): T[] => outcomes.map(pick);
+  const arrays = SETTLE_INPUT.map(([, type, value]) => sql.array(outcomes.map(value), type));
+  const names = SETTLE_INPUT.map(([name]) => sql.identifier([name]));
   return sql.fragment`
     input AS (
-      SELECT * FROM unnest(
-        ${sql.array(
-          column((o) => o.delivery.id),
-          'uuid',
-        )}, ${sql.array(
-          column((o) => o.delivery.claim),
-          'uuid',
-        )}, ${sql.array(
-          column((o) => o.delivery.attempt),
-          'int4',
-        )}, ${sql.array(
-          column((o) => o.delivery.rule),
-          'text',
-        )}, ${sql.array(
-          column((o) => o.settlement.state),
-          'text',
-        )}, ${sql.array(
-          column((o) => (o.settlement.state === 'failed' ? Math.max(0, Math.round(o.settlement.retryInMs)) : null)),
-          'int8',
-        )}, ${sql.array(
-          column((o) => o.attempt.startedAt.toISOString()),
-          'timestamptz',
-        )}, ${sql.array(
-          column((o) => o.attempt.status),
-          'int4',
-        )}, ${sql.array(
-          column((o) => o.attempt.ms),
-          'float8',
-        )}, ${sql.array(
-          column((o) =>
-            o.attempt.error === null ? null : storable(o.attempt.error.slice(0, DELIVERY_ERROR_LIMITS.maxLength)),
-          ),
-          'text',
-        )}, ${sql.array(
-          // A consumer's answer is outside bytes: text PostgreSQL refuses must not fail the batch.
-          column((o) => storableOrNull(o.attempt.excerpt)),
-          'text',
-        )}, ${sql.array(
-          column((o) => storableOrNull(o.attempt.contentType)),
-          'text',
-        )}
-      ) AS t(id, claim, attempt, rule, state, retry_ms, started_at, status, ms, error, excerpt, content_type)
+      SELECT * FROM unnest(${sql.join(arrays, sql.fragment`, `)}) AS t(${sql.join(names, sql.fragment`, `)})
     ), settled AS (
       UPDATE deliveries SET state = input.state, claim = NULL,
         next_attempt_at = CASE WHEN input.state = 'failed'

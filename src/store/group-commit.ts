@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
+import { commitBatch, waitInQueue, type BatchCommit, type Waiting } from '../shared/batch-commit.ts';
 import type { EventStore, InsertResult, NewEvent } from './event-store.ts';
 
 export interface GroupCommitOptions {
@@ -21,12 +22,6 @@ export interface GroupCommitter {
   drain(): Promise<void>;
 }
 
-interface Pending {
-  event: NewEvent;
-  resolve: (result: InsertResult) => void;
-  reject: (error: unknown) => void;
-}
-
 export const DEFAULT_MAX_BATCH = 256;
 export const DEFAULT_MAX_CONCURRENT_FLUSHES = 2;
 
@@ -42,7 +37,7 @@ export const DEFAULT_MAX_CONCURRENT_FLUSHES = 2;
 export function createGroupCommitter(options: GroupCommitOptions): GroupCommitter {
   const maxBatch = Math.max(1, options.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxInFlight = Math.max(1, options.maxConcurrentFlushes ?? DEFAULT_MAX_CONCURRENT_FLUSHES);
-  const queue: Pending[] = [];
+  const queue: Waiting<NewEvent, InsertResult>[] = [];
   let inFlight = 0;
   let scheduled = false;
   let idleWaiters: (() => void)[] = [];
@@ -63,10 +58,24 @@ export function createGroupCommitter(options: GroupCommitOptions): GroupCommitte
     for (const waiter of waiters) waiter();
   };
 
-  const flush = async (batch: Pending[]): Promise<void> => {
+  // One unstorable event must not take its neighbours down with it: a failed batch is retried
+  // event by event so only the bad one fails (not when the database is down: that fails them all).
+  const insert: BatchCommit<NewEvent, InsertResult> = {
+    all: (events) => options.store.insertMany(events),
+    one: async (event) => {
+      const [result] = await options.store.insertMany([event]);
+      if (result === undefined) throw new Error('insertMany returned no result for one event');
+      return result;
+    },
+    isolate: (error) => !isDatabaseUnavailable(error),
+    onIsolate: (error, size) =>
+      options.logger.warn({ err: error, batch: size }, 'batch insert failed; retrying events one by one'),
+  };
+
+  const flush = async (batch: Waiting<NewEvent, InsertResult>[]): Promise<void> => {
     inFlight += 1;
     try {
-      await commitBatch(batch);
+      await commitBatch(batch, insert);
     } finally {
       inFlight -= 1;
       schedule();
@@ -74,38 +83,11 @@ export function createGroupCommitter(options: GroupCommitOptions): GroupCommitte
     }
   };
 
-  const commitBatch = async (batch: Pending[]): Promise<void> => {
-    let results: InsertResult[];
-    try {
-      results = await options.store.insertMany(batch.map((p) => p.event));
-    } catch (error: unknown) {
-      if (batch.length > 1 && !isDatabaseUnavailable(error)) {
-        // One unstorable event must not take its neighbours down with it: retry them one by one so
-        // only the bad one fails.
-        options.logger.warn({ err: error, batch: batch.length }, 'batch insert failed; retrying events one by one');
-        await Promise.all(batch.map((p) => commitBatch([p])));
-        return;
-      }
-      for (const p of batch) p.reject(error);
-      return;
-    }
-    if (results.length !== batch.length) {
-      const error = new Error(`insertMany returned ${results.length} results for ${batch.length} events`);
-      for (const p of batch) p.reject(error);
-      return;
-    }
-    batch.forEach((p, i) => {
-      const result = results[i];
-      if (result !== undefined) p.resolve(result);
-    });
-  };
-
   return {
     submit(event) {
-      return new Promise<InsertResult>((resolve, reject) => {
-        queue.push({ event, resolve, reject });
-        schedule();
-      });
+      const committed = waitInQueue(queue, event);
+      schedule();
+      return committed;
     },
     drain() {
       if (queue.length === 0 && inFlight === 0) return Promise.resolve();

@@ -29,48 +29,51 @@ describe('codegen drift check', () => {
       env: { ...process.env, SWITCHBOARD_CODEGEN_ROOT: scratch },
     });
 
+  /** The check's failure (exit code and stderr), or null when it passes. */
+  const checkFailure = () =>
+    check().then(
+      () => null,
+      (err: { code: number; stderr: string }) => err,
+    );
+
+  /** Changes one JSON file of the scratch copy. */
+  async function editJson<T>(path: string, edit: (doc: T) => void): Promise<void> {
+    const file = join(scratch, path);
+    const doc = JSON.parse(await readFile(file, 'utf8')) as T;
+    edit(doc);
+    await writeFile(file, JSON.stringify(doc, null, 2));
+  }
+
   it('passes on the committed output', async () => {
     const { stdout } = await check();
     expect(stdout).toContain('up to date');
   });
 
   it('fails, naming the fix, when a schema changes without codegen', async () => {
-    const file = join(scratch, 'schemas/event-summary.schema.json');
-    const schema = JSON.parse(await readFile(file, 'utf8')) as { description: string };
-    schema.description += ' Changed.';
-    await writeFile(file, JSON.stringify(schema, null, 2));
-    const failure = await check().then(
-      () => null,
-      (err: { code: number; stderr: string }) => err,
-    );
+    await editJson<{ description: string }>('schemas/event-summary.schema.json', (schema) => {
+      schema.description += ' Changed.';
+    });
+    const failure = await checkFailure();
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('generated/types.ts');
     expect(failure?.stderr).toContain('run `npm run codegen`');
   });
 
   it('fails when a catalog entry changes without codegen, naming the provider table and the catalog', async () => {
-    const file = join(scratch, 'schemas/providers/github.json');
-    const entry = JSON.parse(await readFile(file, 'utf8')) as { title: string };
-    entry.title = 'GitHub (renamed)';
-    await writeFile(file, JSON.stringify(entry, null, 2));
-    const failure = await check().then(
-      () => null,
-      (err: { code: number; stderr: string }) => err,
-    );
+    await editJson<{ title: string }>('schemas/providers/github.json', (entry) => {
+      entry.title = 'GitHub (renamed)';
+    });
+    const failure = await checkFailure();
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('docs/providers.md');
     expect(failure?.stderr).toContain('generated/catalog.ts');
   }, 90_000);
 
   it('refuses a catalog entry that breaks the catalog schema, naming the file', async () => {
-    const file = join(scratch, 'schemas/providers/github.json');
-    const entry = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-    entry['scheme'] = { kind: 'hmac', algorithm: 'md5' };
-    await writeFile(file, JSON.stringify(entry, null, 2));
-    const failure = await check().then(
-      () => null,
-      (err: { code: number; stderr: string }) => err,
-    );
+    await editJson<Record<string, unknown>>('schemas/providers/github.json', (entry) => {
+      entry['scheme'] = { kind: 'hmac', algorithm: 'md5' };
+    });
+    const failure = await checkFailure();
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('schemas/providers/github.json');
   }, 90_000);

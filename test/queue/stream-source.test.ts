@@ -54,6 +54,34 @@ describe.runIf(available)('redis streams source', () => {
     return new Map(rows.map((r) => [String(r['external_id']), Number(r['n'])]));
   };
 
+  /** A stream with its group made and `total` entries in it, before any consumer starts. */
+  const filledStream = async (name: string, total: number): Promise<string> => {
+    const key = streamKey(name);
+    await h.redis.xgroup('CREATE', key, 'switchboard', '$', 'MKSTREAM');
+    const pipeline = h.redis.pipeline();
+    for (let i = 0; i < total; i += 1) pipeline.xadd(key, '*', 'payload', JSON.stringify({ i }));
+    await pipeline.exec();
+    return key;
+  };
+
+  /**
+   * Restarts the consumer `consumer` after a stop: all `total` entries of `provider` end up stored
+   * exactly once each, and none is left pending on `key`.
+   */
+  const restartStoresEachOnce = async (
+    providers: Parameters<typeof h.start>[0],
+    consumer: string,
+    [provider, key, total]: [provider: string, key: string, total: number],
+  ): Promise<void> => {
+    const second = await h.start(providers, { consumer, streamBatchSize: 100 });
+    await expect.poll(() => h.count(provider), { timeout: 20_000 }).toBe(total);
+    const counts = await countsByExternalId(provider);
+    expect(counts.size).toBe(total);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
+    await second.stop();
+  };
+
   it('stores entries with the payload field as exact bytes, other fields as headers, and acknowledges them', async () => {
     const key = streamKey('orders');
     const sources = await h.start(
@@ -92,12 +120,8 @@ describe.runIf(available)('redis streams source', () => {
   });
 
   it('loses nothing when switchboard stops mid-stream and a new instance starts', async () => {
-    const key = streamKey('restart');
-    await h.redis.xgroup('CREATE', key, 'switchboard', '$', 'MKSTREAM');
     const total = 1_500;
-    const pipeline = h.redis.pipeline();
-    for (let i = 0; i < total; i += 1) pipeline.xadd(key, '*', 'payload', JSON.stringify({ i }));
-    await pipeline.exec();
+    const key = await filledStream('restart', total);
 
     const providers = { restart: { family: 'queue' as const, channel: key, mode: 'streams' as const } };
     const first = await h.start(providers, { consumer: 'restart-consumer', streamBatchSize: 10 });
@@ -107,22 +131,12 @@ describe.runIf(available)('redis streams source', () => {
     const storedAtStop = await h.count('restart');
     expect(storedAtStop).toBeLessThan(total);
 
-    const second = await h.start(providers, { consumer: 'restart-consumer', streamBatchSize: 100 });
-    await expect.poll(async () => await h.count('restart'), { timeout: 20_000 }).toBe(total);
-    const counts = await countsByExternalId('restart');
-    expect(counts.size).toBe(total);
-    expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
-    await second.stop();
+    await restartStoresEachOnce(providers, 'restart-consumer', ['restart', key, total]);
   });
 
   it('loses nothing when stopped with entries pending because their commit failed', async () => {
-    const key = streamKey('pending-restart');
-    await h.redis.xgroup('CREATE', key, 'switchboard', '$', 'MKSTREAM');
     const total = 300;
-    const pipeline = h.redis.pipeline();
-    for (let i = 0; i < total; i += 1) pipeline.xadd(key, '*', 'payload', JSON.stringify({ i }));
-    await pipeline.exec();
+    const key = await filledStream('pending-restart', total);
 
     const target = new URL(db.url);
     const proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
@@ -144,13 +158,7 @@ describe.runIf(available)('redis streams source', () => {
       await proxy.close();
     }
 
-    const second = await h.start(providers, { consumer: 'pending-consumer', streamBatchSize: 100 });
-    await expect.poll(() => h.count('pendrestart'), { timeout: 20_000 }).toBe(total);
-    const counts = await countsByExternalId('pendrestart');
-    expect(counts.size).toBe(total);
-    expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    await expect.poll(() => pendingCount(key), { timeout: 5_000 }).toBe(0);
-    await second.stop();
+    await restartStoresEachOnce(providers, 'pending-consumer', ['pendrestart', key, total]);
   });
 
   it('stores entries a crashed consumer had read but never acknowledged', async () => {

@@ -11,55 +11,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
-import type { Provider } from '../../generated/types.ts';
 import { main } from '../../src/cli/main.ts';
-import { signsUrl } from '../../src/presets/preset-options.ts';
-import { catalogEntry, credentialOf } from '../../src/presets/preset-registry.ts';
 import { listSamples } from '../../src/presets/sample-deliveries.ts';
 import { prepareTrigger, triggerSample } from '../../src/trigger/trigger-sample.ts';
 import { startHarness, type Harness } from '../ingest/ingest-harness.ts';
 import { ALL_CASES } from '../presets/providers/all-cases.ts';
-import { BASIC_USERNAME, PUBLIC_URL, type ProviderCase } from '../presets/providers/provider-case.ts';
+import { configFor, isAsymmetric, resolvedTrustMode } from './catalog-configs.ts';
 import { closedPort } from '../support/local-server.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
-const caseOf = (preset: PresetName): ProviderCase | undefined => ALL_CASES.find((c) => c.preset === preset);
+const asymmetric = (preset: PresetName): boolean => isAsymmetric(preset);
 
-const credentialConfig = (c: ProviderCase): Partial<Provider> =>
-  c.credential === 'password' ? { username: BASIC_USERNAME, password: c.secret } : { [c.credential]: c.secret };
-
-/**
- * What a preset needs that its catalog scheme does not say how to make up: generic-hmac's own
- * scheme, and Standard Webhooks' whsec_ key format. Every other preset is configured from its case
- * or from its catalog scheme alone (configFor), so a new preset needs no line here.
- */
-const SPECIAL: Partial<Record<PresetName, Partial<Provider>>> = {
-  'generic-hmac': { secret: 'trigger-generic-secret', hmac: { header: 'X-Signature', encoding: 'hex' } },
-  'standard-webhooks': { secret: `whsec_${Buffer.from('trigger-catalog-standard-webhooks').toString('base64')}` },
-};
-
-/** A working config for a preset: its catalog case's, else one made from its catalog scheme. */
-function configFor(preset: PresetName): Provider {
-  const c = caseOf(preset);
-  if (c !== undefined) return { preset, ...credentialConfig(c), ...c.config };
-  const special = SPECIAL[preset];
-  if (special !== undefined) return { preset, ...special };
-  const url = signsUrl(preset) ? { public_url: `${PUBLIC_URL}${preset}` } : {};
-  if (PROVIDER_CATALOG[preset].scheme.kind === 'basic') return { preset, username: 'u', password: 'p', ...url };
-  switch (credentialOf(catalogEntry(preset))) {
-    case 'secret':
-      return { preset, secret: `trigger-${preset}-secret`, ...url };
-    case 'token':
-      return { preset, token: `trigger-${preset}-token`, ...url };
-    case 'public_key':
-    case 'none':
-      return { preset, ...url };
-  }
-}
-
-const asymmetric = (preset: PresetName): boolean => credentialOf(catalogEntry(preset)) === 'public_key';
 const SENDABLE = PRESET_NAMES.filter((p) => !asymmetric(p));
 const ASYMMETRIC = PRESET_NAMES.filter(asymmetric);
 
@@ -156,7 +119,3 @@ describe('switchboard trigger for every catalog preset', () => {
     await expect(triggerSample({ provider, baseUrl: 'http://127.0.0.1:9' })).rejects.toThrow(/cannot sign a sample/);
   });
 });
-
-function resolvedTrustMode(preset: PresetName): string {
-  return webhookProvider(providersFrom({ [preset]: configFor(preset) }), preset).trustMode;
-}

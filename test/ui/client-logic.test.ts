@@ -116,6 +116,10 @@ describe('presentation helpers', () => {
       }),
     ).toContain(` -H "x-ci-token: $CI_TOKEN" `);
     expect(triggerCommand(tokenProvider, 'http://h:1')).toContain(` -H "X-Webhook-Token: $WEBHOOK_TOKEN" `);
+    // HTTP Basic has no token header: switchboard trigger makes its Authorization header.
+    expect(triggerCommand({ ...tokenProvider, name: 'chargebee' }, 'http://h:1', 'switchboard', {})).toBe(
+      'switchboard trigger chargebee --url http://h:1',
+    );
     expect(
       triggerCommand({ ...base, name: 'o', family: 'webhook', trust_mode: 'open', route: '/hooks/o' }, 'http://h:1'),
     ).toMatch(/^curl -X POST http:\/\/h:1\/hooks\/o /);

@@ -6,10 +6,10 @@
  */
 import { headerValue } from '../headers.ts';
 import { malformedHeader, MISSING_SECRET, missingHeader, usableSecrets } from '../hmac.ts';
-import { isRecord, resolveJsonPointer } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
-import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
+import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import type { SchemeParts } from './hmac-scheme.ts';
+import { jsonValueRanges, replaceRanges } from './json-value-ranges.ts';
 
 const BASIC = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 
@@ -49,30 +49,51 @@ export function createBasicScheme(): SchemeParts {
   };
 }
 
-/** The passcode at the pointer of a JSON body, or null. */
+/** The value a consumer reads at the pointer (the last, if the key repeats), when it is a non-empty string. */
 function passcodeOf(body: Buffer, pointer: string): string | null {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    return null;
-  }
-  const value = isRecord(json) ? resolveJsonPointer(json, pointer) : undefined;
+  const ranges = jsonValueRanges(body, pointer);
+  const last = ranges?.at(-1);
+  if (last === undefined) return null;
+  const value: unknown = JSON.parse(body.subarray(last.start, last.end).toString('utf8'));
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-/** A passcode in the JSON body (Figma's `passcode`), against the configured tokens. */
-export function createPasscodeScheme(pointer: string): Omit<SchemeParts, 'sign'> {
+const BLANK = Buffer.from('""');
+
+/**
+ * A passcode in the JSON body (Figma's `passcode`), against the configured passcodes (rotation).
+ * It is a credential, not a signature: it travels in the clear inside what is stored, so the stored
+ * bytes have it blanked (every value at the pointer becomes `""`, nothing else changes), and a
+ * replay of an event that passed its check gets the configured passcode put back (restore).
+ */
+export function createPasscodeScheme(
+  pointer: string,
+): Omit<SchemeParts, 'sign'> & Required<Pick<Preset, 'bodyCredential' | 'signBody'>> {
+  const restore = (body: Buffer, passcode: string): Buffer => {
+    const ranges = jsonValueRanges(body, pointer);
+    return ranges === null ? body : replaceRanges(body, ranges, Buffer.from(JSON.stringify(passcode), 'utf8'));
+  };
   return {
     requiredHeaders: [],
     sensitiveHeaders: [],
     verify: (input) => {
-      const tokens = usableSecrets(input.secrets);
-      if (tokens.length === 0) return MISSING_SECRET;
+      const passcodes = usableSecrets(input.secrets);
+      if (passcodes.length === 0) return MISSING_SECRET;
       const offered = passcodeOf(input.body, pointer);
       if (offered === null)
         return { ok: false, reason: 'missing_header', detail: `no passcode at ${pointer} in the body` };
-      return matched('passcode', `body ${pointer}`, tokens, offered);
+      return matched('passcode', `body ${pointer}`, passcodes, offered);
     },
+    bodyCredential: {
+      name: `passcode (${pointer} in the JSON body)`,
+      present: (body) => passcodeOf(body, pointer) !== null,
+      redact: (body) => {
+        const ranges = jsonValueRanges(body, pointer);
+        return ranges === null ? body : replaceRanges(body, ranges, BLANK);
+      },
+      restore,
+    },
+    // switchboard trigger: the sample carries the passcode as Figma's own delivery would.
+    signBody: (input) => restore(input.body, input.secret),
   };
 }

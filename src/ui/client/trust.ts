@@ -19,6 +19,8 @@ const ICONS = { verified: 'shield-check', failed: 'shield-x', token: 'key', queu
  * The full label (screen readers, large badges) and the short one (list rows, small badges). The
  * short one still says "Unverified" in words: a colour or an icon alone is not enough to tell a
  * token or open event from a verified one at a glance.
+ *
+ * Shape repeat by intent: a table of words, alike in shape to other tables (no logic to share).
  */
 const LABELS: Readonly<Record<TrustLevel, readonly [label: string, short: string]>> = {
   verified: ['Verified signature', 'Verified'],

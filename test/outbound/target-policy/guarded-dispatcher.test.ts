@@ -42,105 +42,67 @@ const track = <T extends Dispatcher>(d: T): T => {
   return d;
 };
 
+/** A guarded dispatcher that may send to `allow` besides loopback, closed after the test. */
+const guarded = (allow: string[], options: Omit<Parameters<typeof createGuardedDispatcher>[0], 'policy'>) =>
+  track(createGuardedDispatcher({ policy: createTargetPolicy({ allow }), ...options }));
+
 describe('refused targets open no connection', () => {
-  const cases: { name: string; url: string; allow: string[]; dns: string[]; message: RegExp }[] = [
-    {
-      name: 'metadata IP',
-      url: 'http://169.254.169.254/latest/meta-data/',
-      allow: [],
-      dns: [],
-      message: /169\.254\.169\.254 is a link-local\/metadata address/,
-    },
-    {
-      name: 'mapped IPv6 metadata',
-      url: 'http://[::ffff:169.254.169.254]/',
-      allow: [],
-      dns: [],
-      message: /169\.254\.169\.254 is a link-local\/metadata/,
-    },
-    {
-      name: 'decimal metadata',
-      url: 'http://2852039166/',
-      allow: [],
-      dns: [],
-      message: /169\.254\.169\.254 is a link-local\/metadata/,
-    },
-    {
-      name: 'octal metadata',
-      url: 'http://0251.0376.0251.0376/',
-      allow: [],
-      dns: [],
-      message: /169\.254\.169\.254 is a link-local\/metadata/,
-    },
-    {
-      name: 'hex metadata',
-      url: 'http://0xa9fea9fe/',
-      allow: [],
-      dns: [],
-      message: /169\.254\.169\.254 is a link-local\/metadata/,
-    },
-    {
-      name: 'dotted hex metadata',
-      url: 'http://0xa9.0xfe.0xa9.0xfe/',
-      allow: [],
-      dns: [],
-      message: /169\.254\.169\.254 is a link-local\/metadata/,
-    },
-    {
-      name: 'IPv6 link-local',
-      url: 'http://[fe80::1]/',
-      allow: ['::/0'],
-      dns: [],
-      message: /fe80::1 is a link-local\/metadata/,
-    },
-    {
-      name: 'AWS IPv6 metadata',
-      url: 'http://[fd00:ec2::254]/',
-      allow: ['fd00::/8'],
-      dns: [],
-      message: /fd00:ec2::254 is a link-local\/metadata/,
-    },
-    {
-      name: 'private IP not on allow',
-      url: 'http://10.0.0.5:8080/hook',
-      allow: [],
-      dns: [],
-      message: /10\.0\.0\.5 is not on outbound\.allow \(loopback only by default\)/,
-    },
-    {
-      name: 'name resolving to metadata, name on allow',
-      url: 'http://metadata.test/',
-      allow: ['metadata.test'],
-      dns: ['169.254.169.254'],
-      message: /metadata\.test resolves to 169\.254\.169\.254, a link-local\/metadata address/,
-    },
-    {
-      name: 'name resolving to loopback and metadata',
-      url: 'http://mixed.test/',
-      allow: [],
-      dns: ['127.0.0.1', '169.254.169.254'],
-      message: /mixed\.test resolves to 169\.254\.169\.254/,
-    },
-    {
-      name: 'name resolving to private IP',
-      url: 'http://db.test/',
-      allow: [],
-      dns: ['10.0.0.5'],
-      message: /db\.test resolves to 10\.0\.0\.5, and neither is on outbound\.allow/,
-    },
+  const METADATA = /169\.254\.169\.254 is a link-local\/metadata/;
+  // name, URL, outbound.allow, what DNS answers, the refusal
+  const rows: [name: string, url: string, allow: string[], dns: string[], message: RegExp][] = [
+    [
+      'metadata IP',
+      'http://169.254.169.254/latest/meta-data/',
+      [],
+      [],
+      /169\.254\.169\.254 is a link-local\/metadata address/,
+    ],
+    ['mapped IPv6 metadata', 'http://[::ffff:169.254.169.254]/', [], [], METADATA],
+    ['decimal metadata', 'http://2852039166/', [], [], METADATA],
+    ['octal metadata', 'http://0251.0376.0251.0376/', [], [], METADATA],
+    ['hex metadata', 'http://0xa9fea9fe/', [], [], METADATA],
+    ['dotted hex metadata', 'http://0xa9.0xfe.0xa9.0xfe/', [], [], METADATA],
+    ['IPv6 link-local', 'http://[fe80::1]/', ['::/0'], [], /fe80::1 is a link-local\/metadata/],
+    ['AWS IPv6 metadata', 'http://[fd00:ec2::254]/', ['fd00::/8'], [], /fd00:ec2::254 is a link-local\/metadata/],
+    [
+      'private IP not on allow',
+      'http://10.0.0.5:8080/hook',
+      [],
+      [],
+      /10\.0\.0\.5 is not on outbound\.allow \(loopback only by default\)/,
+    ],
+    [
+      'name resolving to metadata, name on allow',
+      'http://metadata.test/',
+      ['metadata.test'],
+      ['169.254.169.254'],
+      /metadata\.test resolves to 169\.254\.169\.254, a link-local\/metadata address/,
+    ],
+    [
+      'name resolving to loopback and metadata',
+      'http://mixed.test/',
+      [],
+      ['127.0.0.1', '169.254.169.254'],
+      /mixed\.test resolves to 169\.254\.169\.254/,
+    ],
+    [
+      'name resolving to private IP',
+      'http://db.test/',
+      [],
+      ['10.0.0.5'],
+      /db\.test resolves to 10\.0\.0\.5, and neither is on outbound\.allow/,
+    ],
   ];
+  const cases = rows.map(([name, url, allow, dns, message]) => ({ name, url, allow, dns, message }));
 
   it.each(cases)('$name: the guarded dispatcher refuses before connecting', async ({ url, allow, dns, message }) => {
     const connector = refusingConnector();
     const attempts: ConnectAttempt[] = [];
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow }),
-        resolver: scriptedResolver(dns).resolver,
-        connect: connector.connect,
-        onConnect: (a) => attempts.push(a),
-      }),
-    );
+    const dispatcher = guarded(allow, {
+      resolver: scriptedResolver(dns).resolver,
+      connect: connector.connect,
+      onConnect: (a) => attempts.push(a),
+    });
     await expectRefused(request(url, { dispatcher, method: 'POST', body: '{}' }), message);
     expect(connector.attempts).toEqual([]);
     expect(attempts).toEqual([]);
@@ -200,15 +162,12 @@ describe('refused targets open no connection', () => {
 describe('resolution failures', () => {
   it('a name that does not resolve is a failure (could_not_resolve), with no connection', async () => {
     const connector = refusingConnector();
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: [] }),
-        resolver: async () => {
-          throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
-        },
-        connect: connector.connect,
-      }),
-    );
+    const dispatcher = guarded([], {
+      resolver: async () => {
+        throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
+      },
+      connect: connector.connect,
+    });
     await expect(request('http://nowhere.test/', { dispatcher })).rejects.toMatchObject({
       code: 'failed',
       reason: 'could_not_resolve',
@@ -227,13 +186,10 @@ describe('resolution failures', () => {
 describe('allowed targets connect to the checked address', () => {
   it('10.0.0.5 is reached (through the stand-in) once 10.0.0.0/8 is on outbound.allow', async () => {
     const connector = standInConnector(standIn.port);
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }),
-        resolver: forbiddenResolver().resolver,
-        connect: connector.connect,
-      }),
-    );
+    const dispatcher = guarded(['10.0.0.0/8'], {
+      resolver: forbiddenResolver().resolver,
+      connect: connector.connect,
+    });
     const res = await request('http://10.0.0.5:8080/hook', { dispatcher, method: 'POST', body: '{}' });
     expect(res.statusCode).toBe(200);
     expect(await res.body.text()).toBe('stand-in');
@@ -277,26 +233,20 @@ describe('allowed targets connect to the checked address', () => {
 
   it('metadata allowed by IP works; the same address allowed by host name does not', async () => {
     const byIp = standInConnector(standIn.port);
-    const ok = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: ['169.254.169.254'] }),
-        resolver: forbiddenResolver().resolver,
-        connect: byIp.connect,
-      }),
-    );
+    const ok = guarded(['169.254.169.254'], {
+      resolver: forbiddenResolver().resolver,
+      connect: byIp.connect,
+    });
     const res = await request('http://169.254.169.254/latest/meta-data/', { dispatcher: ok });
     expect(res.statusCode).toBe(200);
     await res.body.dump();
     expect(byIp.attempts.map((a) => a.hostname)).toEqual(['169.254.169.254']);
 
     const byName = refusingConnector();
-    const refused = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: ['metadata.test'] }),
-        resolver: scriptedResolver(['169.254.169.254']).resolver,
-        connect: byName.connect,
-      }),
-    );
+    const refused = guarded(['metadata.test'], {
+      resolver: scriptedResolver(['169.254.169.254']).resolver,
+      connect: byName.connect,
+    });
     await expectRefused(
       request('http://metadata.test/latest/meta-data/', { dispatcher: refused }),
       /metadata\.test resolves to 169\.254\.169\.254, a link-local\/metadata/,
@@ -307,14 +257,11 @@ describe('allowed targets connect to the checked address', () => {
   it('https keeps the original host name as SNI while connecting to the checked IP', async () => {
     const connector = refusingConnector();
     const attempts: ConnectAttempt[] = [];
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: ['10.0.0.0/8'] }),
-        resolver: scriptedResolver(['10.0.0.7']).resolver,
-        connect: connector.connect,
-        onConnect: (a) => attempts.push(a),
-      }),
-    );
+    const dispatcher = guarded(['10.0.0.0/8'], {
+      resolver: scriptedResolver(['10.0.0.7']).resolver,
+      connect: connector.connect,
+      onConnect: (a) => attempts.push(a),
+    });
     await expect(request('https://secure.test/hook', { dispatcher })).rejects.toThrow(/no socket is opened/);
     expect(connector.attempts).toMatchObject([{ hostname: '10.0.0.7', servername: 'secure.test', protocol: 'https:' }]);
     expect(attempts).toMatchObject([{ port: 443, servername: 'secure.test' }]);
@@ -322,20 +269,17 @@ describe('allowed targets connect to the checked address', () => {
 
   it('falls back to the next checked address only when nothing listens at the first', async () => {
     const tried: string[] = [];
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: [] }),
-        resolver: scriptedResolver(['::1', '127.0.0.1']).resolver,
-        connect: (opts, callback) => {
-          tried.push(opts.hostname);
-          if (opts.hostname === '::1') {
-            callback(Object.assign(new Error('connect ECONNREFUSED ::1'), { code: 'ECONNREFUSED' }), null);
-            return;
-          }
-          standInConnector(standIn.port).connect(opts, callback);
-        },
-      }),
-    );
+    const dispatcher = guarded([], {
+      resolver: scriptedResolver(['::1', '127.0.0.1']).resolver,
+      connect: (opts, callback) => {
+        tried.push(opts.hostname);
+        if (opts.hostname === '::1') {
+          callback(Object.assign(new Error('connect ECONNREFUSED ::1'), { code: 'ECONNREFUSED' }), null);
+          return;
+        }
+        standInConnector(standIn.port).connect(opts, callback);
+      },
+    });
     const res = await request('http://dual.test:3000/', { dispatcher });
     expect(res.statusCode).toBe(200);
     await res.body.dump();
@@ -347,13 +291,10 @@ describe('DNS rebinding', () => {
   it('unpinned: each connection resolves once and goes to the address that lookup approved', async () => {
     const dns = scriptedResolver(['10.0.0.5'], ['169.254.169.254']);
     const connector = standInConnector(standIn.port);
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: ['10.0.0.0/8', 'rebind.test'] }),
-        resolver: dns.resolver,
-        connect: connector.connect,
-      }),
-    );
+    const dispatcher = guarded(['10.0.0.0/8', 'rebind.test'], {
+      resolver: dns.resolver,
+      connect: connector.connect,
+    });
 
     // reset: true closes the socket after the response, forcing a fresh connection next time.
     const first = await request('http://rebind.test:8080/a', { dispatcher, reset: true });
@@ -412,13 +353,10 @@ describe('DNS rebinding', () => {
       resolvedIp: '169.254.169.254',
       addresses: [{ address: '169.254.169.254', family: 4 as const }],
     };
-    const dispatcher = track(
-      createGuardedDispatcher({
-        policy: createTargetPolicy({ allow: [] }),
-        pinned: forged,
-        connect: connector.connect,
-      }),
-    );
+    const dispatcher = guarded([], {
+      pinned: forged,
+      connect: connector.connect,
+    });
     await expectRefused(request(forged.url, { dispatcher }), /link-local\/metadata/);
     expect(connector.attempts).toEqual([]);
   });

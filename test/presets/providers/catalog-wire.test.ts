@@ -8,7 +8,7 @@ import type { Provider } from '../../../generated/types.ts';
 import { acceptedId, post, startHarness, type Harness } from '../../ingest/ingest-harness.ts';
 import { flipByte } from '../fixtures.ts';
 import { ALL_CASES } from './all-cases.ts';
-import { BASIC_USERNAME, type ProviderCase } from './provider-case.ts';
+import { BASIC_USERNAME, presetFor, type ProviderCase } from './provider-case.ts';
 
 function providerConfig(c: ProviderCase): Provider {
   const credential =
@@ -44,8 +44,8 @@ describe('every catalog preset on the wire', () => {
       const ok = await post(url(c), genuine.body, genuine.headers);
       expect(ok.status, ok.text).toBe(200);
       const stored = await harness.store.get(acceptedId(ok));
-      // A credential (HTTP Basic, a token) passes its check but is not a signature: never "verified".
-      const signed = c.credential === 'secret' || c.credential === 'public_key';
+      // A credential (HTTP Basic, a token, a passcode) passes its check but is not a signature: never "verified".
+      const signed = presetFor(c).trustMode === 'signed';
       expect(stored).toMatchObject({ verified: signed, passedCheck: true, eventType: c.eventType });
 
       const failures = [

@@ -147,7 +147,18 @@ export function describeProvider(c: ProviderCase): void {
       });
     }
 
-    if (preset.sign !== undefined) {
+    const { bodyCredential } = preset;
+    if (bodyCredential !== undefined) {
+      it('stores the delivery with its credential blanked, and a replay with it restored passes the provider’s check', async () => {
+        const original = await c.deliver(c.secret, Date.now());
+        const stored = bodyCredential.redact(original.body);
+        expect(stored.includes(c.secret)).toBe(false);
+        expect(await c.accepts({ ...original, body: stored }, c.secret)).toBe(false);
+        const replay = { ...original, body: bodyCredential.restore(stored, configured(c, c.secret)) };
+        expect(replay.body.equals(original.body)).toBe(true);
+        expect(await c.accepts(replay, c.secret)).toBe(true);
+      });
+    } else if (preset.sign !== undefined) {
       const sign = preset.sign;
       it('re-signs a replay that the provider’s own verifier accepts', async () => {
         const original = await c.deliver(c.secret, Date.now() - 120_000);

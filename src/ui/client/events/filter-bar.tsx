@@ -1,4 +1,4 @@
-import type { JSX } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ProviderStatus } from '../../../../generated/types.ts';
 import { EMPTY_FILTERS, type EventFilters } from '../api-client.ts';
@@ -38,31 +38,57 @@ function CustomRange({
 }): JSX.Element {
   return (
     <div class="filter-row">
-      <label for="f-from" class="inline-label">
-        From
-      </label>
-      <input
-        id="f-from"
-        type="datetime-local"
-        class="input grow"
-        value={filters.from}
-        onChange={(e) => set({ from: valueOf(e) })}
-      />
-      <label for="f-to" class="inline-label">
-        To
-      </label>
-      <input
-        id="f-to"
-        type="datetime-local"
-        class="input grow"
-        value={filters.to}
-        onChange={(e) => set({ to: valueOf(e) })}
-      />
+      <RangeEnd id="f-from" label="From" value={filters.from} onSet={(from) => set({ from })} />
+      <RangeEnd id="f-to" label="To" value={filters.to} onSet={(to) => set({ to })} />
     </div>
   );
 }
 
+/** One end of a custom range: a local date and time, labelled beside it. */
+function RangeEnd(props: { id: string; label: string; value: string; onSet: (value: string) => void }): JSX.Element {
+  return (
+    <>
+      <label for={props.id} class="inline-label">
+        {props.label}
+      </label>
+      <input
+        id={props.id}
+        type="datetime-local"
+        class="input grow"
+        value={props.value}
+        onChange={(e) => props.onSet(valueOf(e))}
+      />
+    </>
+  );
+}
+
 type SetFilters = (patch: Partial<EventFilters>) => void;
+
+/** A filter's select, named for screen readers by a label only they see. */
+function LabelledSelect(props: {
+  id: string;
+  label: string;
+  grow?: boolean;
+  value: string;
+  onChoose: (value: string) => void;
+  children: ComponentChildren;
+}): JSX.Element {
+  return (
+    <>
+      <label class="sr-only" for={props.id}>
+        {props.label}
+      </label>
+      <select
+        id={props.id}
+        class={props.grow === true ? 'input grow' : 'input'}
+        value={props.value}
+        onChange={(e) => props.onChoose(valueOf(e))}
+      >
+        {props.children}
+      </select>
+    </>
+  );
+}
 
 /** Provider and event type: the type is typed (with suggestions) and applied once typing pauses. */
 function SourceRow(props: {
@@ -75,14 +101,13 @@ function SourceRow(props: {
 }): JSX.Element {
   return (
     <div class="filter-row">
-      <label class="sr-only" for="f-provider">
-        Provider
-      </label>
-      <select
+      {/* Shape repeat by intent: each filter's select is the one LabelledSelect, given its own props. */}
+      <LabelledSelect
         id="f-provider"
-        class="input grow"
+        label="Provider"
+        grow
         value={props.filters.provider}
-        onChange={(e) => props.set({ provider: valueOf(e) })}
+        onChoose={(provider) => props.set({ provider })}
       >
         <option value="">All providers</option>
         {props.providers.map((p) => (
@@ -90,7 +115,7 @@ function SourceRow(props: {
             {p.name}
           </option>
         ))}
-      </select>
+      </LabelledSelect>
       <label class="sr-only" for="f-type">
         Event type
       </label>
@@ -120,23 +145,17 @@ function TrustTimeRow(props: {
 }): JSX.Element {
   return (
     <div class="filter-row">
-      <label class="sr-only" for="f-verified">
-        Verification
-      </label>
-      <select
+      <LabelledSelect
         id="f-verified"
-        class="input"
+        label="Verification"
         value={props.filters.verified}
-        onChange={(e) => props.set({ verified: valueOf(e) as EventFilters['verified'] })}
+        onChoose={(verified) => props.set({ verified: verified as EventFilters['verified'] })}
       >
         <option value="">Any trust</option>
         <option value="true">Verified only</option>
         <option value="false">Unverified only</option>
-      </select>
-      <label class="sr-only" for="f-range">
-        Time range
-      </label>
-      <select id="f-range" class="input" value={props.range} onChange={(e) => props.onRange(valueOf(e))}>
+      </LabelledSelect>
+      <LabelledSelect id="f-range" label="Time range" value={props.range} onChoose={props.onRange}>
         <option value="">Any time</option>
         {RANGES.map((r) => (
           <option key={r.value} value={r.value}>
@@ -144,7 +163,7 @@ function TrustTimeRow(props: {
           </option>
         ))}
         <option value="custom">Custom range…</option>
-      </select>
+      </LabelledSelect>
     </div>
   );
 }
@@ -191,6 +210,7 @@ export function FilterBar({ filters, providers, eventTypes, onChange }: FilterBa
           onInput={(e) => setQ(valueOf(e))}
         />
       </div>
+      {/* Shape repeat by intent: props handed on by name, alike in shape to other views' (no logic to share). */}
       <SourceRow
         filters={filters}
         set={set}

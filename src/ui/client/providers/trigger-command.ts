@@ -27,7 +27,10 @@ export function triggerCommand(p: ProviderStatus, origin: string, cli = INSTALLE
       ? `redis-cli XADD ${p.channel ?? p.name} '*' payload ${shellQuote(SAMPLE)}`
       : `redis-cli PUBLISH ${p.channel ?? p.name} ${shellQuote(SAMPLE)}`;
   }
-  if (p.trust_mode === 'signed') return `${cli} trigger ${p.name}${base}`;
+  // A token preset the server names no token header for (HTTP Basic: basic-auth, postmark,
+  // chargebee) makes its header from its credentials, which `switchboard trigger` does.
+  const headerless = p.trust_mode === 'token' && token !== undefined && token.token_header === undefined;
+  if (p.trust_mode === 'signed' || headerless) return `${cli} trigger ${p.name}${base}`;
   const header =
     p.trust_mode === 'token'
       ? ` -H "${token?.token_header ?? 'X-Webhook-Token'}: $${token?.token_variable ?? FALLBACK_TOKEN_VARIABLE}"`

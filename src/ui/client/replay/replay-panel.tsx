@@ -58,6 +58,7 @@ export function ReplayPanel({
           {unsignedRule}
         </p>
       ) : null}
+      {/* Shape repeat by intent: props handed on by name, alike in shape to other views' (no logic to share). */}
       <ReplayForm
         target={target}
         onTarget={setTarget}

@@ -69,6 +69,7 @@ export function Shell({ token, onSignOut }: { token: string; onSignOut: (notice:
         ) : route.view === 'diff' ? (
           <DiffView api={api} events={feed.events} a={route.a} b={route.b} navigate={navigate} />
         ) : (
+          // Shape repeat by intent: props handed on by name, alike in shape to other views' (no logic to share).
           <EventsView
             feed={feed}
             filters={filters}

@@ -1,0 +1,14 @@
+/**
+ * basic-auth, any HTTP Basic sender: the user name and password as `Authorization: Basic
+ * base64(user:password)`, checked by a receiver written from RFC 7617 (basic-case.ts), on a generic
+ * JSON event. https://www.rfc-editor.org/rfc/rfc7617
+ */
+import { basicCase } from './basic-case.ts';
+import type { ProviderCase } from './provider-case.ts';
+import { samplePayload } from './timed-case.ts';
+
+export const basicAuthCase: ProviderCase = {
+  ...basicCase('basic-auth', () => samplePayload('generic-event.json'), 'order.shipped'),
+  secret: 'basic-auth-webhook-password',
+  wrongSecret: 'basic-auth-wrong-password',
+};
