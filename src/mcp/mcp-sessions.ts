@@ -7,7 +7,6 @@
  * list_webhook_events wait) is answered first, with why, before the session closes.
  */
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Context } from 'koa';
@@ -20,16 +19,11 @@ import { createCoalescingNotifier, type CoalescingNotifier } from './coalescing-
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.ts';
 import { jsonRpcError } from './http-responses.ts';
 import { RECENT_EVENTS_URI } from './recent-events-resource.ts';
-import { leastRecentlyUsedIdle } from './session-eviction.ts';
+import { createSessionSlots } from './session-eviction.ts';
+import { answerRunningCalls, handOver } from './session-requests.ts';
 
 export const RESOURCE_NOTIFY_INTERVAL_MS = 250;
 const RETRY_AFTER_FULL_SECONDS = 5;
-/**
- * How long a closing session gives its running calls to deliver the answer they were just told to
- * send (a wait ends at once when its session does); past it the session closes regardless.
- */
-const ANSWER_GRACE_MS = 2_000;
-
 /** Why a session ended, as the calls it was still running are answered. */
 const ENDINGS = {
   revoked: (cliCommand?: string) =>
@@ -101,30 +95,16 @@ export interface Session {
   closed: boolean;
 }
 
-// Over 80 lines: one closure over the session table, which admission, least-recently-used eviction,
-// idle expiry, revocation and close all change together.
+// Over 80 lines: one closure over the session table, which starting, idle expiry, revocation and
+// close all change together; counting slots (session-eviction.ts) and a request's time in its
+// session (session-requests.ts) are apart.
 export function createMcpSessions(options: McpSessionsOptions): McpSessions {
   const { log, limits } = options;
   const idleMs = limits.sessionIdleSeconds * 1000;
   const now = (): number => performance.now();
   const sessions = new Map<string, Session>();
-  /** Sessions being initialized: they count against the caps before they have an id. */
-  let reserved = 0;
+  const slots = createSessionSlots(sessions, limits);
   let closing = false;
-
-  /** Tells the session's running calls why it ends, and gives their answers a moment to leave. */
-  const answerRunningCalls = async (session: Session, ending: AppError): Promise<void> => {
-    if (!session.ending.signal.aborted) session.ending.abort(ending);
-    if (session.posts.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(session.posts),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, ANSWER_GRACE_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-  };
 
   const closeSession = async (session: Session, why: string, ending: AppError = ENDINGS.other()): Promise<void> => {
     if (session.closed) return;
@@ -151,71 +131,11 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     for (const session of sessions.values()) if (session.subscribed) session.notifier.trigger();
   });
 
-  /** Hands the raw request to the session's transport; headers set on ctx so far are on the raw response already. */
-  const handOver = async (ctx: Context, session: Session, body: unknown): Promise<void> => {
-    ctx.respond = false;
-    session.lastActive = now();
-    if (ctx.method === 'GET') {
-      session.streams += 1;
-      ctx.res.once('close', () => {
-        session.streams -= 1;
-      });
-    } else {
-      session.inflight += 1;
-      if (ctx.method === 'POST') trackPost(session, ctx.res);
-      ctx.res.once('close', () => {
-        session.inflight -= 1;
-        session.lastActive = now();
-      });
-    }
-    await session.transport.handleRequest(ctx.req, ctx.res, body);
-  };
-
-  const trackPost = (session: Session, res: ServerResponse): void => {
-    const closed = new Promise<void>((resolve) => res.once('close', resolve));
-    session.posts.add(closed);
-    void closed.then(() => session.posts.delete(closed));
-  };
-
-  /** Sessions a caller holds, being initialized included. */
-  const reservedBy = new Map<string, number>();
-  const sessionsOf = (caller: Caller): number => {
-    let count = reservedBy.get(caller.id) ?? 0;
-    for (const session of sessions.values()) if (session.caller.id === caller.id) count += 1;
-    return count;
-  };
-  const reserve = (caller: Caller, delta: 1 | -1): void => {
-    reserved += delta;
-    const next = (reservedBy.get(caller.id) ?? 0) + delta;
-    if (next > 0) reservedBy.set(caller.id, next);
-    else reservedBy.delete(caller.id);
-  };
-
-  /**
-   * Makes room for one more session of the caller, or says why there is none. Eviction takes the
-   * victim out of the table synchronously, so concurrent initializes cannot both count its slot.
-   */
-  const admit = (caller: Caller): { evicted: Promise<void>[] } | 'caller_full' | 'full' => {
-    const evicted: Promise<void>[] = [];
-    if (sessionsOf(caller) >= limits.maxSessionsPerCaller) {
-      const victim = leastRecentlyUsedIdle(sessions.values(), (session) => session.caller.id === caller.id);
-      if (victim === undefined) return 'caller_full';
-      evicted.push(closeSession(victim, 'evicted: least recently used idle session of a token at its cap'));
-    }
-    if (sessions.size + reserved >= limits.maxSessions) {
-      // Any token's idle session may go; an active one (a call running, a stream open) never does.
-      const victim = leastRecentlyUsedIdle(sessions.values(), () => true);
-      if (victim === undefined) return 'full';
-      evicted.push(closeSession(victim, 'evicted: least recently used idle session at the overall cap'));
-    }
-    return { evicted };
-  };
-
   const open = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
     // A session holds memory and a stream; starting one costs a read, like a call does.
     options.checkReadLimit(caller.name);
     if (!closing) expireIdle();
-    const admission = closing ? 'full' : admit(caller);
+    const admission = closing ? 'full' : slots.admit(caller.id, (victim, why) => closeSession(victim, why));
     if (admission === 'caller_full') {
       // One caller must not be able to take the slots every other caller needs.
       throw new AppError(
@@ -232,7 +152,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       jsonRpcError(ctx, 503, -32000, `${why}; end an unused session (HTTP DELETE) or retry later`);
       return;
     }
-    reserve(caller, 1);
+    slots.reserve(caller.id, 1);
     await Promise.all(admission.evicted);
     await startSession(ctx, caller, body);
   };
@@ -245,7 +165,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       onsessioninitialized: (id) => {
         session.id = id;
         sessions.set(id, session);
-        reserve(caller, -1);
+        slots.reserve(caller.id, -1);
         registered = true;
         log.debug({ sessionId: id, caller: caller.name }, 'MCP session started');
       },
@@ -293,10 +213,10 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
     // Set after connect, which wraps the transport's callbacks: DELETE, idle expiry and closeAll all end here.
     server.onclose = () => void closeSession(session, 'closed');
     try {
-      await handOver(ctx, session, body);
+      await handOver(ctx, session, body, now);
     } finally {
       if (!registered) {
-        reserve(caller, -1);
+        slots.reserve(caller.id, -1);
         await closeSession(session, 'initialize failed');
       } else if (closing) {
         // closeAll ran while this session was being set up, so it was not among those it ended.
@@ -313,7 +233,7 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       jsonRpcError(ctx, 404, -32001, 'Session not found');
       return;
     }
-    await handOver(ctx, session, body);
+    await handOver(ctx, session, body, now);
   };
 
   return {
