@@ -1,29 +1,8 @@
 import { headerValue } from './headers.ts';
-import { compareSha256, hexAfterPrefix, hmacEncoded, isOutcome, readSignature, signedPreset } from './hmac.ts';
 import { asIdentifier, isRecord, LazyBody } from './identify.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag } from './preset-types.ts';
+import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
 import { at, firstLine, numbered, shortRef, summaryLine, textOf } from './summary.ts';
-
-const SIGNATURE_HEADER = 'X-Hub-Signature-256';
-const PREFIX = 'sha256=';
-
-/**
- * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body. GitHub signs no
- * timestamp, so there is nothing to check for freshness; dedupe on X-GitHub-Delivery instead.
- * The legacy SHA-1 `X-Hub-Signature` is deliberately not accepted as a fallback: a sender that
- * offers only SHA-1 is either ancient or stripping the stronger header.
- */
-export function verifyGithub(input: VerifyInput): VerifyOutcome {
-  const signature = readSignature(input, SIGNATURE_HEADER);
-  if (isOutcome(signature)) return signature;
-  const candidate = hexAfterPrefix(signature.value, PREFIX, SIGNATURE_HEADER);
-  if (isOutcome(candidate)) return candidate;
-  return compareSha256(SIGNATURE_HEADER, signature.secrets, [candidate], [input.body], 'hex');
-}
-
-export function signGithub(input: SignInput): Record<string, string> {
-  return { 'x-hub-signature-256': PREFIX + hmacEncoded('sha256', input.secret, [input.body], 'hex') };
-}
 
 /** `pull_request.opened` style: the event header, plus the body's action when it has one. */
 export function identifyGithub(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
@@ -61,8 +40,12 @@ export function summarizeGithub(body: DeliveryBody): string | null {
   ]);
 }
 
-export const githubPreset = signedPreset(
-  'github',
-  { requiredHeaders: ['x-hub-signature-256'], sensitiveHeaders: ['x-hub-signature-256', 'x-hub-signature'] },
-  { verify: verifyGithub, sign: signGithub, identify: identifyGithub, summarize: summarizeGithub },
-);
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body, on the shared engine
+ * (schemas/providers/github.json). GitHub signs no timestamp; dedupe on X-GitHub-Delivery. The
+ * legacy SHA-1 `X-Hub-Signature` is deliberately not accepted as a fallback (a sender that offers
+ * only SHA-1 is either ancient or stripping the stronger header), but it is redacted when stored.
+ */
+export const githubPreset = catalogHmacPreset('github', { identify: identifyGithub, summarize: summarizeGithub }, [
+  'x-hub-signature',
+]);

@@ -7,13 +7,15 @@
  * of what the sender really signed.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { PROVIDER_CATALOG } from '../../../generated/catalog.ts';
+import type { PresetName } from '../../../generated/constants.ts';
 import type { HmacScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
 import { malformedHeader, MISSING_SECRET, missingHeader } from '../hmac.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
-import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
+import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding } from './keys.ts';
 import { parseSignedTemplate, signedHeaderNames, signedPieces, type SignedPart } from './template.ts';
 
@@ -206,5 +208,28 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
     sensitiveHeaders: scheme.signature.headers.map((h) => h.toLowerCase()),
     verify: (input) => verifyHmac(compiled, input),
     sign: (input) => signHmac(compiled, input),
+  };
+}
+
+/**
+ * A catalog HMAC provider whose event names and summaries are code of its own (GitHub, Shopify):
+ * its check is this engine with the catalog's parameters; `alsoSensitive` lists headers that carry
+ * a signature the scheme does not read (GitHub's legacy SHA-1), redacted when stored all the same.
+ */
+export function catalogHmacPreset(
+  name: PresetName,
+  code: Pick<Preset, 'identify' | 'summarize'>,
+  alsoSensitive: readonly string[] = [],
+): Preset {
+  const { scheme } = PROVIDER_CATALOG[name];
+  if (scheme.kind !== 'hmac') throw invalidArgument(`preset ${name}: the catalog does not describe an HMAC scheme`);
+  const parts = createHmacScheme(scheme, `preset ${name}`);
+  return {
+    name,
+    trustMode: 'signed',
+    credential: 'secret',
+    ...parts,
+    sensitiveHeaders: [...parts.sensitiveHeaders, ...alsoSensitive],
+    ...code,
   };
 }
