@@ -93,6 +93,11 @@ const ENUMS: Record<string, EnumFact> = {
     source: 'server-role.schema.json#',
     doc: 'What one switchboard process runs (server.role, --role).',
   },
+  PARTITION_UNITS: {
+    source: 'partition-unit.schema.json#',
+    type: 'PartitionUnit',
+    doc: 'The time range one partition of the events table covers (store.partition).',
+  },
   FORWARD_STATES: {
     source: 'api-event-summary.schema.json#/properties/forward_state',
     type: 'ForwardState',
@@ -109,6 +114,10 @@ const VALUES: Record<string, ValueFact> = {
   SERVER_ROLE: {
     source: 'config.schema.json#/properties/server/properties/role',
     doc: 'The role a process runs when neither --role nor server.role names one.',
+  },
+  STORE_PARTITION: {
+    source: 'config.schema.json#/properties/store/properties/partition',
+    doc: 'The partition unit when store.partition is not set.',
   },
   RECORD_REJECTED_PER_MINUTE: {
     source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_minute',

@@ -151,6 +151,10 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
 /** What one switchboard process runs (server.role, --role). From schemas/server-role.schema.json#. */
 export const SERVER_ROLES = ['all', 'ingest', 'worker'] as const;
 
+/** The time range one partition of the events table covers (store.partition). From schemas/partition-unit.schema.json#. */
+export const PARTITION_UNITS = ['day', 'week', 'month'] as const;
+export type PartitionUnit = (typeof PARTITION_UNITS)[number];
+
 /** An event's forwarding across its rules, as the list marks it. From schemas/api-event-summary.schema.json#/properties/forward_state. */
 export const FORWARD_STATES = ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
@@ -163,6 +167,9 @@ export const SERVER_PORT = { minimum: 0, maximum: 65535, default: 8080 } as cons
 
 /** The role a process runs when neither --role nor server.role names one. From schemas/config.schema.json#/properties/server/properties/role. */
 export const SERVER_ROLE = { default: 'all' } as const;
+
+/** The partition unit when store.partition is not set. From schemas/config.schema.json#/properties/store/properties/partition. */
+export const STORE_PARTITION = { default: 'day' } as const;
 
 /** Rejected deliveries stored per source (IPv4 address or IPv6 /64) per minute. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_minute. */
 export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;

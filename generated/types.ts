@@ -140,6 +140,10 @@ export type PresetName1 =
   | 'zendesk'
   | 'zoom';
 /**
+ * How much time one partition of the events table covers (day, week or month). A change applies to partitions created from then on; existing ones keep their range.
+ */
+export type PartitionUnit = 'day' | 'week' | 'month';
+/**
  * What this process runs (--role overrides it): all, or ingest (webhooks, queue sources, /api, /mcp, the UI) or worker (forward dispatch, search indexing, retention) for a split deployment on one PostgreSQL.
  */
 export type ServerRole = 'all' | 'ingest' | 'worker';
@@ -147,6 +151,10 @@ export type ServerRole = 'all' | 'ingest' | 'worker';
  * The role this process serves (server.role or --role).
  */
 export type ServerRole1 = 'all' | 'ingest' | 'worker';
+/**
+ * The time range one partition of the events table (and of the deliveries, delivery attempts, replay attempts and search rows that hang off its events) covers, in UTC: a day, an ISO week (from Monday) or a calendar month. Retention drops a whole partition once all of it is past max_age.
+ */
+export type PartitionUnit1 = 'day' | 'week' | 'month';
 /**
  * Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).
  *
@@ -397,6 +405,9 @@ export interface SwitchboardConfig {
      * How often the pruning job runs, in seconds (default 3600: hourly).
      */
     interval_seconds?: number;
+  };
+  store?: {
+    partition?: PartitionUnit;
   };
   server?: {
     /**
@@ -1747,6 +1758,9 @@ export interface SwitchboardConfigWithDefaults {
      * How often the pruning job runs, in seconds (default 3600: hourly).
      */
     interval_seconds: number;
+  };
+  store: {
+    partition: PartitionUnit;
   };
   server: {
     /**

@@ -26,6 +26,7 @@ export declare const validateForwardRetryDeadResult: GeneratedValidator<T.Forwar
 export declare const validateForwardRuleStatus: GeneratedValidator<T.ForwardRuleStatus>;
 export declare const validateHealth: GeneratedValidator<T.Health>;
 export declare const validateListenCheckpoint: GeneratedValidator<T.ListenCheckpoint>;
+export declare const validatePartitionUnit: GeneratedValidator<T.PartitionUnit>;
 export declare const validatePresetName: GeneratedValidator<T.PresetName>;
 export declare const validateProviderCatalogEntry: GeneratedValidator<T.ProviderCatalogEntry>;
 export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus>;

@@ -745,7 +745,7 @@ const schema45 = {
     },
   },
 };
-const schema59 = {
+const schema60 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -1586,7 +1586,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema59.properties.algorithm.enum },
+            params: { allowedValues: schema60.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1617,7 +1617,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema59.properties.encoding.enum },
+            params: { allowedValues: schema60.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1697,7 +1697,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema59.properties.timestamp_format.enum },
+            params: { allowedValues: schema60.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1728,7 +1728,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema59.properties.secret_encoding.enum },
+            params: { allowedValues: schema60.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1877,7 +1877,7 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate32;
-const schema60 = {
+const schema61 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -2525,6 +2525,19 @@ const schema50 = {
       },
       default: {},
     },
+    store: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        partition: {
+          description:
+            'How much time one partition of the events table covers (day, week or month). A change applies to partitions created from then on; existing ones keep their range.',
+          $ref: 'partition-unit.schema.json',
+          default: 'day',
+        },
+      },
+      default: {},
+    },
     server: {
       type: 'object',
       additionalProperties: false,
@@ -3084,6 +3097,15 @@ const schema57 = {
   },
 };
 const schema58 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/partition-unit.schema.json',
+  title: 'PartitionUnit',
+  description:
+    'The time range one partition of the events table (and of the deliveries, delivery attempts, replay attempts and search rows that hang off its events) covers, in UTC: a day, an ISO week (from Monday) or a calendar month. Retention drops a whole partition once all of it is past max_age.',
+  type: 'string',
+  enum: ['day', 'week', 'month'],
+};
+const schema59 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/server-role.schema.json',
   title: 'ServerRole',
@@ -5213,6 +5235,9 @@ function validate29(
     if (data.retention === undefined) {
       data.retention = {};
     }
+    if (data.store === undefined) {
+      data.store = {};
+    }
     if (data.server === undefined) {
       data.server = {};
     }
@@ -6501,39 +6526,16 @@ function validate29(
       }
       errors++;
     }
-    let data31 = data.server;
+    let data31 = data.store;
     if (data31 && typeof data31 == 'object' && !Array.isArray(data31)) {
-      if (data31.host === undefined) {
-        data31.host = '127.0.0.1';
-      }
-      if (data31.port === undefined) {
-        data31.port = 8080;
-      }
-      if (data31.allowed_hosts === undefined) {
-        data31.allowed_hosts = [];
-      }
-      if (data31.trust_proxy === undefined) {
-        data31.trust_proxy = false;
-      }
-      if (data31.strict === undefined) {
-        data31.strict = false;
-      }
-      if (data31.role === undefined) {
-        data31.role = 'all';
+      if (data31.partition === undefined) {
+        data31.partition = 'day';
       }
       for (const key10 in data31) {
-        if (!(
-          key10 === 'host' ||
-          key10 === 'port' ||
-          key10 === 'allowed_hosts' ||
-          key10 === 'trust_proxy' ||
-          key10 === 'strict' ||
-          key10 === 'role' ||
-          key10 === 'public_url'
-        )) {
+        if (!(key10 === 'partition')) {
           const err69 = {
-            instancePath: instancePath + '/server',
-            schemaPath: '#/properties/server/additionalProperties',
+            instancePath: instancePath + '/store',
+            schemaPath: '#/properties/store/additionalProperties',
             keyword: 'additionalProperties',
             params: { additionalProperty: key10 },
             message: 'must NOT have additional properties',
@@ -6546,30 +6548,29 @@ function validate29(
           errors++;
         }
       }
-      let data32 = data31.host;
-      if (typeof data32 === 'string') {
-        if (func2(data32) < 1) {
-          const err70 = {
-            instancePath: instancePath + '/server/host',
-            schemaPath: '#/properties/server/properties/host/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err70];
-          } else {
-            vErrors.push(err70);
-          }
-          errors++;
-        }
-      } else {
-        const err71 = {
-          instancePath: instancePath + '/server/host',
-          schemaPath: '#/properties/server/properties/host/type',
+      let data32 = data31.partition;
+      if (typeof data32 !== 'string') {
+        const err70 = {
+          instancePath: instancePath + '/store/partition',
+          schemaPath: 'partition-unit.schema.json/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err70];
+        } else {
+          vErrors.push(err70);
+        }
+        errors++;
+      }
+      if (!(data32 === 'day' || data32 === 'week' || data32 === 'month')) {
+        const err71 = {
+          instancePath: instancePath + '/store/partition',
+          schemaPath: 'partition-unit.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema58.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err71];
@@ -6578,30 +6579,57 @@ function validate29(
         }
         errors++;
       }
-      let data33 = data31.port;
-      if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
-        const err72 = {
-          instancePath: instancePath + '/server/port',
-          schemaPath: '#/properties/server/properties/port/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err72];
-        } else {
-          vErrors.push(err72);
-        }
-        errors++;
+    } else {
+      const err72 = {
+        instancePath: instancePath + '/store',
+        schemaPath: '#/properties/store/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err72];
+      } else {
+        vErrors.push(err72);
       }
-      if (typeof data33 == 'number' && isFinite(data33)) {
-        if (data33 > 65535 || isNaN(data33)) {
+      errors++;
+    }
+    let data33 = data.server;
+    if (data33 && typeof data33 == 'object' && !Array.isArray(data33)) {
+      if (data33.host === undefined) {
+        data33.host = '127.0.0.1';
+      }
+      if (data33.port === undefined) {
+        data33.port = 8080;
+      }
+      if (data33.allowed_hosts === undefined) {
+        data33.allowed_hosts = [];
+      }
+      if (data33.trust_proxy === undefined) {
+        data33.trust_proxy = false;
+      }
+      if (data33.strict === undefined) {
+        data33.strict = false;
+      }
+      if (data33.role === undefined) {
+        data33.role = 'all';
+      }
+      for (const key11 in data33) {
+        if (!(
+          key11 === 'host' ||
+          key11 === 'port' ||
+          key11 === 'allowed_hosts' ||
+          key11 === 'trust_proxy' ||
+          key11 === 'strict' ||
+          key11 === 'role' ||
+          key11 === 'public_url'
+        )) {
           const err73 = {
-            instancePath: instancePath + '/server/port',
-            schemaPath: '#/properties/server/properties/port/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 65535 },
-            message: 'must be <= 65535',
+            instancePath: instancePath + '/server',
+            schemaPath: '#/properties/server/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key11 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err73];
@@ -6610,13 +6638,16 @@ function validate29(
           }
           errors++;
         }
-        if (data33 < 0 || isNaN(data33)) {
+      }
+      let data34 = data33.host;
+      if (typeof data34 === 'string') {
+        if (func2(data34) < 1) {
           const err74 = {
-            instancePath: instancePath + '/server/port',
-            schemaPath: '#/properties/server/properties/port/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
+            instancePath: instancePath + '/server/host',
+            schemaPath: '#/properties/server/properties/host/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
             vErrors = [err74];
@@ -6625,15 +6656,77 @@ function validate29(
           }
           errors++;
         }
+      } else {
+        const err75 = {
+          instancePath: instancePath + '/server/host',
+          schemaPath: '#/properties/server/properties/host/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err75];
+        } else {
+          vErrors.push(err75);
+        }
+        errors++;
       }
-      let data34 = data31.allowed_hosts;
-      if (Array.isArray(data34)) {
-        const len4 = data34.length;
+      let data35 = data33.port;
+      if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
+        const err76 = {
+          instancePath: instancePath + '/server/port',
+          schemaPath: '#/properties/server/properties/port/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err76];
+        } else {
+          vErrors.push(err76);
+        }
+        errors++;
+      }
+      if (typeof data35 == 'number' && isFinite(data35)) {
+        if (data35 > 65535 || isNaN(data35)) {
+          const err77 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
+          };
+          if (vErrors === null) {
+            vErrors = [err77];
+          } else {
+            vErrors.push(err77);
+          }
+          errors++;
+        }
+        if (data35 < 0 || isNaN(data35)) {
+          const err78 = {
+            instancePath: instancePath + '/server/port',
+            schemaPath: '#/properties/server/properties/port/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err78];
+          } else {
+            vErrors.push(err78);
+          }
+          errors++;
+        }
+      }
+      let data36 = data33.allowed_hosts;
+      if (Array.isArray(data36)) {
+        const len4 = data36.length;
         for (let i6 = 0; i6 < len4; i6++) {
-          let data35 = data34[i6];
-          if (typeof data35 === 'string') {
-            if (func2(data35) < 1) {
-              const err75 = {
+          let data37 = data36[i6];
+          if (typeof data37 === 'string') {
+            if (func2(data37) < 1) {
+              const err79 = {
                 instancePath: instancePath + '/server/allowed_hosts/' + i6,
                 schemaPath: '#/properties/server/properties/allowed_hosts/items/minLength',
                 keyword: 'minLength',
@@ -6641,14 +6734,14 @@ function validate29(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err75];
+                vErrors = [err79];
               } else {
-                vErrors.push(err75);
+                vErrors.push(err79);
               }
               errors++;
             }
           } else {
-            const err76 = {
+            const err80 = {
               instancePath: instancePath + '/server/allowed_hosts/' + i6,
               schemaPath: '#/properties/server/properties/allowed_hosts/items/type',
               keyword: 'type',
@@ -6656,81 +6749,20 @@ function validate29(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err76];
+              vErrors = [err80];
             } else {
-              vErrors.push(err76);
+              vErrors.push(err80);
             }
             errors++;
           }
         }
       } else {
-        const err77 = {
+        const err81 = {
           instancePath: instancePath + '/server/allowed_hosts',
           schemaPath: '#/properties/server/properties/allowed_hosts/type',
           keyword: 'type',
           params: { type: 'array' },
           message: 'must be array',
-        };
-        if (vErrors === null) {
-          vErrors = [err77];
-        } else {
-          vErrors.push(err77);
-        }
-        errors++;
-      }
-      if (typeof data31.trust_proxy !== 'boolean') {
-        const err78 = {
-          instancePath: instancePath + '/server/trust_proxy',
-          schemaPath: '#/properties/server/properties/trust_proxy/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err78];
-        } else {
-          vErrors.push(err78);
-        }
-        errors++;
-      }
-      if (typeof data31.strict !== 'boolean') {
-        const err79 = {
-          instancePath: instancePath + '/server/strict',
-          schemaPath: '#/properties/server/properties/strict/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
-        };
-        if (vErrors === null) {
-          vErrors = [err79];
-        } else {
-          vErrors.push(err79);
-        }
-        errors++;
-      }
-      let data38 = data31.role;
-      if (typeof data38 !== 'string') {
-        const err80 = {
-          instancePath: instancePath + '/server/role',
-          schemaPath: 'server-role.schema.json/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err80];
-        } else {
-          vErrors.push(err80);
-        }
-        errors++;
-      }
-      if (!(data38 === 'all' || data38 === 'ingest' || data38 === 'worker')) {
-        const err81 = {
-          instancePath: instancePath + '/server/role',
-          schemaPath: 'server-role.schema.json/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema58.enum },
-          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err81];
@@ -6739,11 +6771,72 @@ function validate29(
         }
         errors++;
       }
-      if (data31.public_url !== undefined) {
-        let data39 = data31.public_url;
-        if (typeof data39 === 'string') {
-          if (!pattern7.test(data39)) {
-            const err82 = {
+      if (typeof data33.trust_proxy !== 'boolean') {
+        const err82 = {
+          instancePath: instancePath + '/server/trust_proxy',
+          schemaPath: '#/properties/server/properties/trust_proxy/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err82];
+        } else {
+          vErrors.push(err82);
+        }
+        errors++;
+      }
+      if (typeof data33.strict !== 'boolean') {
+        const err83 = {
+          instancePath: instancePath + '/server/strict',
+          schemaPath: '#/properties/server/properties/strict/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err83];
+        } else {
+          vErrors.push(err83);
+        }
+        errors++;
+      }
+      let data40 = data33.role;
+      if (typeof data40 !== 'string') {
+        const err84 = {
+          instancePath: instancePath + '/server/role',
+          schemaPath: 'server-role.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err84];
+        } else {
+          vErrors.push(err84);
+        }
+        errors++;
+      }
+      if (!(data40 === 'all' || data40 === 'ingest' || data40 === 'worker')) {
+        const err85 = {
+          instancePath: instancePath + '/server/role',
+          schemaPath: 'server-role.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema59.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err85];
+        } else {
+          vErrors.push(err85);
+        }
+        errors++;
+      }
+      if (data33.public_url !== undefined) {
+        let data41 = data33.public_url;
+        if (typeof data41 === 'string') {
+          if (!pattern7.test(data41)) {
+            const err86 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/pattern',
               keyword: 'pattern',
@@ -6751,14 +6844,14 @@ function validate29(
               message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err82];
+              vErrors = [err86];
             } else {
-              vErrors.push(err82);
+              vErrors.push(err86);
             }
             errors++;
           }
-          if (!formats8(data39)) {
-            const err83 = {
+          if (!formats8(data41)) {
+            const err87 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/format',
               keyword: 'format',
@@ -6766,92 +6859,19 @@ function validate29(
               message: 'must match format "' + 'uri' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err83];
+              vErrors = [err87];
             } else {
-              vErrors.push(err83);
+              vErrors.push(err87);
             }
             errors++;
           }
         } else {
-          const err84 = {
+          const err88 = {
             instancePath: instancePath + '/server/public_url',
             schemaPath: '#/properties/server/properties/public_url/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err84];
-          } else {
-            vErrors.push(err84);
-          }
-          errors++;
-        }
-      }
-    } else {
-      const err85 = {
-        instancePath: instancePath + '/server',
-        schemaPath: '#/properties/server/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err85];
-      } else {
-        vErrors.push(err85);
-      }
-      errors++;
-    }
-    let data40 = data.api;
-    if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
-      if (data40.max_streams_per_caller === undefined) {
-        data40.max_streams_per_caller = 20;
-      }
-      if (data40.search_timeout_ms === undefined) {
-        data40.search_timeout_ms = 3000;
-      }
-      for (const key11 in data40) {
-        if (!(key11 === 'max_streams_per_caller' || key11 === 'search_timeout_ms')) {
-          const err86 = {
-            instancePath: instancePath + '/api',
-            schemaPath: '#/properties/api/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key11 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err86];
-          } else {
-            vErrors.push(err86);
-          }
-          errors++;
-        }
-      }
-      let data41 = data40.max_streams_per_caller;
-      if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41) && isFinite(data41))) {
-        const err87 = {
-          instancePath: instancePath + '/api/max_streams_per_caller',
-          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err87];
-        } else {
-          vErrors.push(err87);
-        }
-        errors++;
-      }
-      if (typeof data41 == 'number' && isFinite(data41)) {
-        if (data41 < 1 || isNaN(data41)) {
-          const err88 = {
-            instancePath: instancePath + '/api/max_streams_per_caller',
-            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err88];
@@ -6861,30 +6881,37 @@ function validate29(
           errors++;
         }
       }
-      let data42 = data40.search_timeout_ms;
-      if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42) && isFinite(data42))) {
-        const err89 = {
-          instancePath: instancePath + '/api/search_timeout_ms',
-          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err89];
-        } else {
-          vErrors.push(err89);
-        }
-        errors++;
+    } else {
+      const err89 = {
+        instancePath: instancePath + '/server',
+        schemaPath: '#/properties/server/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err89];
+      } else {
+        vErrors.push(err89);
       }
-      if (typeof data42 == 'number' && isFinite(data42)) {
-        if (data42 > 600000 || isNaN(data42)) {
+      errors++;
+    }
+    let data42 = data.api;
+    if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
+      if (data42.max_streams_per_caller === undefined) {
+        data42.max_streams_per_caller = 20;
+      }
+      if (data42.search_timeout_ms === undefined) {
+        data42.search_timeout_ms = 3000;
+      }
+      for (const key12 in data42) {
+        if (!(key12 === 'max_streams_per_caller' || key12 === 'search_timeout_ms')) {
           const err90 = {
-            instancePath: instancePath + '/api/search_timeout_ms',
-            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 600000 },
-            message: 'must be <= 600000',
+            instancePath: instancePath + '/api',
+            schemaPath: '#/properties/api/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key12 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err90];
@@ -6893,83 +6920,76 @@ function validate29(
           }
           errors++;
         }
-        if (data42 < 1 || isNaN(data42)) {
-          const err91 = {
-            instancePath: instancePath + '/api/search_timeout_ms',
-            schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
-          };
-          if (vErrors === null) {
-            vErrors = [err91];
-          } else {
-            vErrors.push(err91);
-          }
-          errors++;
-        }
       }
-    } else {
-      const err92 = {
-        instancePath: instancePath + '/api',
-        schemaPath: '#/properties/api/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err92];
-      } else {
-        vErrors.push(err92);
-      }
-      errors++;
-    }
-    let data43 = data.ingest;
-    if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-      if (data43.record_rejected_per_minute === undefined) {
-        data43.record_rejected_per_minute = 60;
-      }
-      if (data43.record_rejected_per_provider_per_minute === undefined) {
-        data43.record_rejected_per_provider_per_minute = 600;
-      }
-      for (const key12 in data43) {
-        if (!(key12 === 'record_rejected_per_minute' || key12 === 'record_rejected_per_provider_per_minute')) {
-          const err93 = {
-            instancePath: instancePath + '/ingest',
-            schemaPath: '#/properties/ingest/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key12 },
-            message: 'must NOT have additional properties',
-          };
-          if (vErrors === null) {
-            vErrors = [err93];
-          } else {
-            vErrors.push(err93);
-          }
-          errors++;
-        }
-      }
-      let data44 = data43.record_rejected_per_minute;
-      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
-        const err94 = {
-          instancePath: instancePath + '/ingest/record_rejected_per_minute',
-          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+      let data43 = data42.max_streams_per_caller;
+      if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43) && isFinite(data43))) {
+        const err91 = {
+          instancePath: instancePath + '/api/max_streams_per_caller',
+          schemaPath: '#/properties/api/properties/max_streams_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
         };
         if (vErrors === null) {
-          vErrors = [err94];
+          vErrors = [err91];
         } else {
-          vErrors.push(err94);
+          vErrors.push(err91);
+        }
+        errors++;
+      }
+      if (typeof data43 == 'number' && isFinite(data43)) {
+        if (data43 < 1 || isNaN(data43)) {
+          const err92 = {
+            instancePath: instancePath + '/api/max_streams_per_caller',
+            schemaPath: '#/properties/api/properties/max_streams_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err92];
+          } else {
+            vErrors.push(err92);
+          }
+          errors++;
+        }
+      }
+      let data44 = data42.search_timeout_ms;
+      if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44) && isFinite(data44))) {
+        const err93 = {
+          instancePath: instancePath + '/api/search_timeout_ms',
+          schemaPath: '#/properties/api/properties/search_timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err93];
+        } else {
+          vErrors.push(err93);
         }
         errors++;
       }
       if (typeof data44 == 'number' && isFinite(data44)) {
+        if (data44 > 600000 || isNaN(data44)) {
+          const err94 = {
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 600000 },
+            message: 'must be <= 600000',
+          };
+          if (vErrors === null) {
+            vErrors = [err94];
+          } else {
+            vErrors.push(err94);
+          }
+          errors++;
+        }
         if (data44 < 1 || isNaN(data44)) {
           const err95 = {
-            instancePath: instancePath + '/ingest/record_rejected_per_minute',
-            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            instancePath: instancePath + '/api/search_timeout_ms',
+            schemaPath: '#/properties/api/properties/search_timeout_ms/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -6982,30 +7002,37 @@ function validate29(
           errors++;
         }
       }
-      let data45 = data43.record_rejected_per_provider_per_minute;
-      if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45) && isFinite(data45))) {
-        const err96 = {
-          instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
-          schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err96];
-        } else {
-          vErrors.push(err96);
-        }
-        errors++;
+    } else {
+      const err96 = {
+        instancePath: instancePath + '/api',
+        schemaPath: '#/properties/api/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err96];
+      } else {
+        vErrors.push(err96);
       }
-      if (typeof data45 == 'number' && isFinite(data45)) {
-        if (data45 < 1 || isNaN(data45)) {
+      errors++;
+    }
+    let data45 = data.ingest;
+    if (data45 && typeof data45 == 'object' && !Array.isArray(data45)) {
+      if (data45.record_rejected_per_minute === undefined) {
+        data45.record_rejected_per_minute = 60;
+      }
+      if (data45.record_rejected_per_provider_per_minute === undefined) {
+        data45.record_rejected_per_provider_per_minute = 600;
+      }
+      for (const key13 in data45) {
+        if (!(key13 === 'record_rejected_per_minute' || key13 === 'record_rejected_per_provider_per_minute')) {
           const err97 = {
-            instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
-            schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/ingest',
+            schemaPath: '#/properties/ingest/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key13 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err97];
@@ -7015,48 +7042,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err98 = {
-        instancePath: instancePath + '/ingest',
-        schemaPath: '#/properties/ingest/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err98];
-      } else {
-        vErrors.push(err98);
+      let data46 = data45.record_rejected_per_minute;
+      if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46) && isFinite(data46))) {
+        const err98 = {
+          instancePath: instancePath + '/ingest/record_rejected_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err98];
+        } else {
+          vErrors.push(err98);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data46 = data.mcp;
-    if (data46 && typeof data46 == 'object' && !Array.isArray(data46)) {
-      if (data46.max_sessions === undefined) {
-        data46.max_sessions = 100;
-      }
-      if (data46.max_sessions_per_caller === undefined) {
-        data46.max_sessions_per_caller = 10;
-      }
-      if (data46.max_waits_per_caller === undefined) {
-        data46.max_waits_per_caller = 10;
-      }
-      if (data46.session_idle_seconds === undefined) {
-        data46.session_idle_seconds = 1800;
-      }
-      for (const key13 in data46) {
-        if (!(
-          key13 === 'max_sessions' ||
-          key13 === 'max_sessions_per_caller' ||
-          key13 === 'max_waits_per_caller' ||
-          key13 === 'session_idle_seconds'
-        )) {
+      if (typeof data46 == 'number' && isFinite(data46)) {
+        if (data46 < 1 || isNaN(data46)) {
           const err99 = {
-            instancePath: instancePath + '/mcp',
-            schemaPath: '#/properties/mcp/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key13 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/ingest/record_rejected_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_minute/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err99];
@@ -7066,11 +7075,11 @@ function validate29(
           errors++;
         }
       }
-      let data47 = data46.max_sessions;
+      let data47 = data45.record_rejected_per_provider_per_minute;
       if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47) && isFinite(data47))) {
         const err100 = {
-          instancePath: instancePath + '/mcp/max_sessions',
-          schemaPath: '#/properties/mcp/properties/max_sessions/type',
+          instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
+          schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -7085,8 +7094,8 @@ function validate29(
       if (typeof data47 == 'number' && isFinite(data47)) {
         if (data47 < 1 || isNaN(data47)) {
           const err101 = {
-            instancePath: instancePath + '/mcp/max_sessions',
-            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
+            instancePath: instancePath + '/ingest/record_rejected_per_provider_per_minute',
+            schemaPath: '#/properties/ingest/properties/record_rejected_per_provider_per_minute/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -7099,30 +7108,48 @@ function validate29(
           errors++;
         }
       }
-      let data48 = data46.max_sessions_per_caller;
-      if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48) && isFinite(data48))) {
-        const err102 = {
-          instancePath: instancePath + '/mcp/max_sessions_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
-          keyword: 'type',
-          params: { type: 'integer' },
-          message: 'must be integer',
-        };
-        if (vErrors === null) {
-          vErrors = [err102];
-        } else {
-          vErrors.push(err102);
-        }
-        errors++;
+    } else {
+      const err102 = {
+        instancePath: instancePath + '/ingest',
+        schemaPath: '#/properties/ingest/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err102];
+      } else {
+        vErrors.push(err102);
       }
-      if (typeof data48 == 'number' && isFinite(data48)) {
-        if (data48 < 1 || isNaN(data48)) {
+      errors++;
+    }
+    let data48 = data.mcp;
+    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+      if (data48.max_sessions === undefined) {
+        data48.max_sessions = 100;
+      }
+      if (data48.max_sessions_per_caller === undefined) {
+        data48.max_sessions_per_caller = 10;
+      }
+      if (data48.max_waits_per_caller === undefined) {
+        data48.max_waits_per_caller = 10;
+      }
+      if (data48.session_idle_seconds === undefined) {
+        data48.session_idle_seconds = 1800;
+      }
+      for (const key14 in data48) {
+        if (!(
+          key14 === 'max_sessions' ||
+          key14 === 'max_sessions_per_caller' ||
+          key14 === 'max_waits_per_caller' ||
+          key14 === 'session_idle_seconds'
+        )) {
           const err103 = {
-            instancePath: instancePath + '/mcp/max_sessions_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 1 },
-            message: 'must be >= 1',
+            instancePath: instancePath + '/mcp',
+            schemaPath: '#/properties/mcp/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key14 },
+            message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
             vErrors = [err103];
@@ -7132,11 +7159,11 @@ function validate29(
           errors++;
         }
       }
-      let data49 = data46.max_waits_per_caller;
+      let data49 = data48.max_sessions;
       if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49) && isFinite(data49))) {
         const err104 = {
-          instancePath: instancePath + '/mcp/max_waits_per_caller',
-          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          instancePath: instancePath + '/mcp/max_sessions',
+          schemaPath: '#/properties/mcp/properties/max_sessions/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -7151,8 +7178,8 @@ function validate29(
       if (typeof data49 == 'number' && isFinite(data49)) {
         if (data49 < 1 || isNaN(data49)) {
           const err105 = {
-            instancePath: instancePath + '/mcp/max_waits_per_caller',
-            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            instancePath: instancePath + '/mcp/max_sessions',
+            schemaPath: '#/properties/mcp/properties/max_sessions/minimum',
             keyword: 'minimum',
             params: { comparison: '>=', limit: 1 },
             message: 'must be >= 1',
@@ -7165,11 +7192,11 @@ function validate29(
           errors++;
         }
       }
-      let data50 = data46.session_idle_seconds;
+      let data50 = data48.max_sessions_per_caller;
       if (!(typeof data50 == 'number' && !(data50 % 1) && !isNaN(data50) && isFinite(data50))) {
         const err106 = {
-          instancePath: instancePath + '/mcp/session_idle_seconds',
-          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          instancePath: instancePath + '/mcp/max_sessions_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/type',
           keyword: 'type',
           params: { type: 'integer' },
           message: 'must be integer',
@@ -7182,13 +7209,13 @@ function validate29(
         errors++;
       }
       if (typeof data50 == 'number' && isFinite(data50)) {
-        if (data50 < 5 || isNaN(data50)) {
+        if (data50 < 1 || isNaN(data50)) {
           const err107 = {
-            instancePath: instancePath + '/mcp/session_idle_seconds',
-            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            instancePath: instancePath + '/mcp/max_sessions_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_sessions_per_caller/minimum',
             keyword: 'minimum',
-            params: { comparison: '>=', limit: 5 },
-            message: 'must be >= 5',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err107];
@@ -7198,40 +7225,30 @@ function validate29(
           errors++;
         }
       }
-    } else {
-      const err108 = {
-        instancePath: instancePath + '/mcp',
-        schemaPath: '#/properties/mcp/type',
-        keyword: 'type',
-        params: { type: 'object' },
-        message: 'must be object',
-      };
-      if (vErrors === null) {
-        vErrors = [err108];
-      } else {
-        vErrors.push(err108);
+      let data51 = data48.max_waits_per_caller;
+      if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51) && isFinite(data51))) {
+        const err108 = {
+          instancePath: instancePath + '/mcp/max_waits_per_caller',
+          schemaPath: '#/properties/mcp/properties/max_waits_per_caller/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err108];
+        } else {
+          vErrors.push(err108);
+        }
+        errors++;
       }
-      errors++;
-    }
-    let data51 = data.rate_limits;
-    if (data51 && typeof data51 == 'object' && !Array.isArray(data51)) {
-      if (data51.read === undefined) {
-        data51.read = {};
-      }
-      if (data51.write === undefined) {
-        data51.write = {};
-      }
-      if (data51.replay === undefined) {
-        data51.replay = {};
-      }
-      for (const key14 in data51) {
-        if (!(key14 === 'read' || key14 === 'write' || key14 === 'replay')) {
+      if (typeof data51 == 'number' && isFinite(data51)) {
+        if (data51 < 1 || isNaN(data51)) {
           const err109 = {
-            instancePath: instancePath + '/rate_limits',
-            schemaPath: '#/properties/rate_limits/additionalProperties',
-            keyword: 'additionalProperties',
-            params: { additionalProperty: key14 },
-            message: 'must NOT have additional properties',
+            instancePath: instancePath + '/mcp/max_waits_per_caller',
+            schemaPath: '#/properties/mcp/properties/max_waits_per_caller/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
           };
           if (vErrors === null) {
             vErrors = [err109];
@@ -7241,39 +7258,30 @@ function validate29(
           errors++;
         }
       }
-      let data52 = data51.read;
-      if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-        if (data52.capacity === undefined) {
-          data52.capacity = 120;
+      let data52 = data48.session_idle_seconds;
+      if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52) && isFinite(data52))) {
+        const err110 = {
+          instancePath: instancePath + '/mcp/session_idle_seconds',
+          schemaPath: '#/properties/mcp/properties/session_idle_seconds/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err110];
+        } else {
+          vErrors.push(err110);
         }
-        if (data52.refill_per_second === undefined) {
-          data52.refill_per_second = 20;
-        }
-        for (const key15 in data52) {
-          if (!(key15 === 'capacity' || key15 === 'refill_per_second')) {
-            const err110 = {
-              instancePath: instancePath + '/rate_limits/read',
-              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key15 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err110];
-            } else {
-              vErrors.push(err110);
-            }
-            errors++;
-          }
-        }
-        let data53 = data52.capacity;
-        if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53) && isFinite(data53))) {
+        errors++;
+      }
+      if (typeof data52 == 'number' && isFinite(data52)) {
+        if (data52 < 5 || isNaN(data52)) {
           const err111 = {
-            instancePath: instancePath + '/rate_limits/read/capacity',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/mcp/session_idle_seconds',
+            schemaPath: '#/properties/mcp/properties/session_idle_seconds/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 5 },
+            message: 'must be >= 5',
           };
           if (vErrors === null) {
             vErrors = [err111];
@@ -7282,86 +7290,99 @@ function validate29(
           }
           errors++;
         }
-        if (typeof data53 == 'number' && isFinite(data53)) {
-          if (data53 < 1 || isNaN(data53)) {
-            const err112 = {
+      }
+    } else {
+      const err112 = {
+        instancePath: instancePath + '/mcp',
+        schemaPath: '#/properties/mcp/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err112];
+      } else {
+        vErrors.push(err112);
+      }
+      errors++;
+    }
+    let data53 = data.rate_limits;
+    if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+      if (data53.read === undefined) {
+        data53.read = {};
+      }
+      if (data53.write === undefined) {
+        data53.write = {};
+      }
+      if (data53.replay === undefined) {
+        data53.replay = {};
+      }
+      for (const key15 in data53) {
+        if (!(key15 === 'read' || key15 === 'write' || key15 === 'replay')) {
+          const err113 = {
+            instancePath: instancePath + '/rate_limits',
+            schemaPath: '#/properties/rate_limits/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key15 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err113];
+          } else {
+            vErrors.push(err113);
+          }
+          errors++;
+        }
+      }
+      let data54 = data53.read;
+      if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+        if (data54.capacity === undefined) {
+          data54.capacity = 120;
+        }
+        if (data54.refill_per_second === undefined) {
+          data54.refill_per_second = 20;
+        }
+        for (const key16 in data54) {
+          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
+            const err114 = {
+              instancePath: instancePath + '/rate_limits/read',
+              schemaPath: '#/properties/rate_limits/properties/read/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key16 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err114];
+            } else {
+              vErrors.push(err114);
+            }
+            errors++;
+          }
+        }
+        let data55 = data54.capacity;
+        if (!(typeof data55 == 'number' && !(data55 % 1) && !isNaN(data55) && isFinite(data55))) {
+          const err115 = {
+            instancePath: instancePath + '/rate_limits/read/capacity',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err115];
+          } else {
+            vErrors.push(err115);
+          }
+          errors++;
+        }
+        if (typeof data55 == 'number' && isFinite(data55)) {
+          if (data55 < 1 || isNaN(data55)) {
+            const err116 = {
               instancePath: instancePath + '/rate_limits/read/capacity',
               schemaPath: '#/properties/rate_limits/properties/read/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err112];
-            } else {
-              vErrors.push(err112);
-            }
-            errors++;
-          }
-        }
-        let data54 = data52.refill_per_second;
-        if (typeof data54 == 'number' && isFinite(data54)) {
-          if (data54 <= 0 || isNaN(data54)) {
-            const err113 = {
-              instancePath: instancePath + '/rate_limits/read/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err113];
-            } else {
-              vErrors.push(err113);
-            }
-            errors++;
-          }
-        } else {
-          const err114 = {
-            instancePath: instancePath + '/rate_limits/read/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err114];
-          } else {
-            vErrors.push(err114);
-          }
-          errors++;
-        }
-      } else {
-        const err115 = {
-          instancePath: instancePath + '/rate_limits/read',
-          schemaPath: '#/properties/rate_limits/properties/read/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err115];
-        } else {
-          vErrors.push(err115);
-        }
-        errors++;
-      }
-      let data55 = data51.write;
-      if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
-        if (data55.capacity === undefined) {
-          data55.capacity = 20;
-        }
-        if (data55.refill_per_second === undefined) {
-          data55.refill_per_second = 2;
-        }
-        for (const key16 in data55) {
-          if (!(key16 === 'capacity' || key16 === 'refill_per_second')) {
-            const err116 = {
-              instancePath: instancePath + '/rate_limits/write',
-              schemaPath: '#/properties/rate_limits/properties/write/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key16 },
-              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err116];
@@ -7371,9 +7392,81 @@ function validate29(
             errors++;
           }
         }
-        let data56 = data55.capacity;
-        if (!(typeof data56 == 'number' && !(data56 % 1) && !isNaN(data56) && isFinite(data56))) {
-          const err117 = {
+        let data56 = data54.refill_per_second;
+        if (typeof data56 == 'number' && isFinite(data56)) {
+          if (data56 <= 0 || isNaN(data56)) {
+            const err117 = {
+              instancePath: instancePath + '/rate_limits/read/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err117];
+            } else {
+              vErrors.push(err117);
+            }
+            errors++;
+          }
+        } else {
+          const err118 = {
+            instancePath: instancePath + '/rate_limits/read/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/read/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err118];
+          } else {
+            vErrors.push(err118);
+          }
+          errors++;
+        }
+      } else {
+        const err119 = {
+          instancePath: instancePath + '/rate_limits/read',
+          schemaPath: '#/properties/rate_limits/properties/read/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err119];
+        } else {
+          vErrors.push(err119);
+        }
+        errors++;
+      }
+      let data57 = data53.write;
+      if (data57 && typeof data57 == 'object' && !Array.isArray(data57)) {
+        if (data57.capacity === undefined) {
+          data57.capacity = 20;
+        }
+        if (data57.refill_per_second === undefined) {
+          data57.refill_per_second = 2;
+        }
+        for (const key17 in data57) {
+          if (!(key17 === 'capacity' || key17 === 'refill_per_second')) {
+            const err120 = {
+              instancePath: instancePath + '/rate_limits/write',
+              schemaPath: '#/properties/rate_limits/properties/write/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key17 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err120];
+            } else {
+              vErrors.push(err120);
+            }
+            errors++;
+          }
+        }
+        let data58 = data57.capacity;
+        if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58) && isFinite(data58))) {
+          const err121 = {
             instancePath: instancePath + '/rate_limits/write/capacity',
             schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/type',
             keyword: 'type',
@@ -7381,92 +7474,20 @@ function validate29(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err117];
+            vErrors = [err121];
           } else {
-            vErrors.push(err117);
+            vErrors.push(err121);
           }
           errors++;
         }
-        if (typeof data56 == 'number' && isFinite(data56)) {
-          if (data56 < 1 || isNaN(data56)) {
-            const err118 = {
+        if (typeof data58 == 'number' && isFinite(data58)) {
+          if (data58 < 1 || isNaN(data58)) {
+            const err122 = {
               instancePath: instancePath + '/rate_limits/write/capacity',
               schemaPath: '#/properties/rate_limits/properties/write/properties/capacity/minimum',
               keyword: 'minimum',
               params: { comparison: '>=', limit: 1 },
               message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err118];
-            } else {
-              vErrors.push(err118);
-            }
-            errors++;
-          }
-        }
-        let data57 = data55.refill_per_second;
-        if (typeof data57 == 'number' && isFinite(data57)) {
-          if (data57 <= 0 || isNaN(data57)) {
-            const err119 = {
-              instancePath: instancePath + '/rate_limits/write/refill_per_second',
-              schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/exclusiveMinimum',
-              keyword: 'exclusiveMinimum',
-              params: { comparison: '>', limit: 0 },
-              message: 'must be > 0',
-            };
-            if (vErrors === null) {
-              vErrors = [err119];
-            } else {
-              vErrors.push(err119);
-            }
-            errors++;
-          }
-        } else {
-          const err120 = {
-            instancePath: instancePath + '/rate_limits/write/refill_per_second',
-            schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err120];
-          } else {
-            vErrors.push(err120);
-          }
-          errors++;
-        }
-      } else {
-        const err121 = {
-          instancePath: instancePath + '/rate_limits/write',
-          schemaPath: '#/properties/rate_limits/properties/write/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err121];
-        } else {
-          vErrors.push(err121);
-        }
-        errors++;
-      }
-      let data58 = data51.replay;
-      if (data58 && typeof data58 == 'object' && !Array.isArray(data58)) {
-        if (data58.capacity === undefined) {
-          data58.capacity = 10;
-        }
-        if (data58.refill_per_second === undefined) {
-          data58.refill_per_second = 0.5;
-        }
-        for (const key17 in data58) {
-          if (!(key17 === 'capacity' || key17 === 'refill_per_second')) {
-            const err122 = {
-              instancePath: instancePath + '/rate_limits/replay',
-              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key17 },
-              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err122];
@@ -7476,9 +7497,81 @@ function validate29(
             errors++;
           }
         }
-        let data59 = data58.capacity;
-        if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59) && isFinite(data59))) {
-          const err123 = {
+        let data59 = data57.refill_per_second;
+        if (typeof data59 == 'number' && isFinite(data59)) {
+          if (data59 <= 0 || isNaN(data59)) {
+            const err123 = {
+              instancePath: instancePath + '/rate_limits/write/refill_per_second',
+              schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err123];
+            } else {
+              vErrors.push(err123);
+            }
+            errors++;
+          }
+        } else {
+          const err124 = {
+            instancePath: instancePath + '/rate_limits/write/refill_per_second',
+            schemaPath: '#/properties/rate_limits/properties/write/properties/refill_per_second/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err124];
+          } else {
+            vErrors.push(err124);
+          }
+          errors++;
+        }
+      } else {
+        const err125 = {
+          instancePath: instancePath + '/rate_limits/write',
+          schemaPath: '#/properties/rate_limits/properties/write/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err125];
+        } else {
+          vErrors.push(err125);
+        }
+        errors++;
+      }
+      let data60 = data53.replay;
+      if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+        if (data60.capacity === undefined) {
+          data60.capacity = 10;
+        }
+        if (data60.refill_per_second === undefined) {
+          data60.refill_per_second = 0.5;
+        }
+        for (const key18 in data60) {
+          if (!(key18 === 'capacity' || key18 === 'refill_per_second')) {
+            const err126 = {
+              instancePath: instancePath + '/rate_limits/replay',
+              schemaPath: '#/properties/rate_limits/properties/replay/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key18 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err126];
+            } else {
+              vErrors.push(err126);
+            }
+            errors++;
+          }
+        }
+        let data61 = data60.capacity;
+        if (!(typeof data61 == 'number' && !(data61 % 1) && !isNaN(data61) && isFinite(data61))) {
+          const err127 = {
             instancePath: instancePath + '/rate_limits/replay/capacity',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/type',
             keyword: 'type',
@@ -7486,15 +7579,15 @@ function validate29(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err123];
+            vErrors = [err127];
           } else {
-            vErrors.push(err123);
+            vErrors.push(err127);
           }
           errors++;
         }
-        if (typeof data59 == 'number' && isFinite(data59)) {
-          if (data59 < 1 || isNaN(data59)) {
-            const err124 = {
+        if (typeof data61 == 'number' && isFinite(data61)) {
+          if (data61 < 1 || isNaN(data61)) {
+            const err128 = {
               instancePath: instancePath + '/rate_limits/replay/capacity',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/capacity/minimum',
               keyword: 'minimum',
@@ -7502,17 +7595,17 @@ function validate29(
               message: 'must be >= 1',
             };
             if (vErrors === null) {
-              vErrors = [err124];
+              vErrors = [err128];
             } else {
-              vErrors.push(err124);
+              vErrors.push(err128);
             }
             errors++;
           }
         }
-        let data60 = data58.refill_per_second;
-        if (typeof data60 == 'number' && isFinite(data60)) {
-          if (data60 <= 0 || isNaN(data60)) {
-            const err125 = {
+        let data62 = data60.refill_per_second;
+        if (typeof data62 == 'number' && isFinite(data62)) {
+          if (data62 <= 0 || isNaN(data62)) {
+            const err129 = {
               instancePath: instancePath + '/rate_limits/replay/refill_per_second',
               schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/exclusiveMinimum',
               keyword: 'exclusiveMinimum',
@@ -7520,14 +7613,14 @@ function validate29(
               message: 'must be > 0',
             };
             if (vErrors === null) {
-              vErrors = [err125];
+              vErrors = [err129];
             } else {
-              vErrors.push(err125);
+              vErrors.push(err129);
             }
             errors++;
           }
         } else {
-          const err126 = {
+          const err130 = {
             instancePath: instancePath + '/rate_limits/replay/refill_per_second',
             schemaPath: '#/properties/rate_limits/properties/replay/properties/refill_per_second/type',
             keyword: 'type',
@@ -7535,14 +7628,14 @@ function validate29(
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err126];
+            vErrors = [err130];
           } else {
-            vErrors.push(err126);
+            vErrors.push(err130);
           }
           errors++;
         }
       } else {
-        const err127 = {
+        const err131 = {
           instancePath: instancePath + '/rate_limits/replay',
           schemaPath: '#/properties/rate_limits/properties/replay/type',
           keyword: 'type',
@@ -7550,14 +7643,14 @@ function validate29(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err127];
+          vErrors = [err131];
         } else {
-          vErrors.push(err127);
+          vErrors.push(err131);
         }
         errors++;
       }
     } else {
-      const err128 = {
+      const err132 = {
         instancePath: instancePath + '/rate_limits',
         schemaPath: '#/properties/rate_limits/type',
         keyword: 'type',
@@ -7565,36 +7658,36 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err128];
+        vErrors = [err132];
       } else {
-        vErrors.push(err128);
+        vErrors.push(err132);
       }
       errors++;
     }
-    let data61 = data.metrics;
-    if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
-      if (data61.require_auth === undefined) {
-        data61.require_auth = true;
+    let data63 = data.metrics;
+    if (data63 && typeof data63 == 'object' && !Array.isArray(data63)) {
+      if (data63.require_auth === undefined) {
+        data63.require_auth = true;
       }
-      for (const key18 in data61) {
-        if (!(key18 === 'require_auth')) {
-          const err129 = {
+      for (const key19 in data63) {
+        if (!(key19 === 'require_auth')) {
+          const err133 = {
             instancePath: instancePath + '/metrics',
             schemaPath: '#/properties/metrics/additionalProperties',
             keyword: 'additionalProperties',
-            params: { additionalProperty: key18 },
+            params: { additionalProperty: key19 },
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err129];
+            vErrors = [err133];
           } else {
-            vErrors.push(err129);
+            vErrors.push(err133);
           }
           errors++;
         }
       }
-      if (typeof data61.require_auth !== 'boolean') {
-        const err130 = {
+      if (typeof data63.require_auth !== 'boolean') {
+        const err134 = {
           instancePath: instancePath + '/metrics/require_auth',
           schemaPath: '#/properties/metrics/properties/require_auth/type',
           keyword: 'type',
@@ -7602,14 +7695,14 @@ function validate29(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err130];
+          vErrors = [err134];
         } else {
-          vErrors.push(err130);
+          vErrors.push(err134);
         }
         errors++;
       }
     } else {
-      const err131 = {
+      const err135 = {
         instancePath: instancePath + '/metrics',
         schemaPath: '#/properties/metrics/type',
         keyword: 'type',
@@ -7617,14 +7710,14 @@ function validate29(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err131];
+        vErrors = [err135];
       } else {
-        vErrors.push(err131);
+        vErrors.push(err135);
       }
       errors++;
     }
   } else {
-    const err132 = {
+    const err136 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -7632,9 +7725,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err132];
+      vErrors = [err136];
     } else {
-      vErrors.push(err132);
+      vErrors.push(err136);
     }
     errors++;
   }
@@ -7644,7 +7737,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateDelivery = validate33;
-const schema64 = {
+const schema65 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -7730,17 +7823,17 @@ const schema64 = {
     },
   },
 };
-const schema67 = {
+const schema68 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema70 = {
+const schema71 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
-const schema71 = {
+const schema72 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
@@ -7896,7 +7989,7 @@ function validate33(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema64.properties, key0)) {
+      if (!func1.call(schema65.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8043,7 +8136,7 @@ function validate33(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema64.properties.state.enum },
+          params: { allowedValues: schema65.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8841,7 +8934,7 @@ function validate33(
 validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate36;
-const schema72 = {
+const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -9016,7 +9109,7 @@ function validate36(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema72.properties.error.properties.code.enum },
+              params: { allowedValues: schema73.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -9131,7 +9224,7 @@ function validate36(
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDeliveries = validate37;
-const schema73 = {
+const schema74 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -9296,7 +9389,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate39;
-const schema75 = {
+const schema76 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -9404,7 +9497,7 @@ const schema35 = {
   minLength: 1,
   maxLength: 120,
 };
-const schema84 = {
+const schema85 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
   title: 'EventHeaders',
@@ -9414,7 +9507,7 @@ const schema84 = {
   propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
   additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
 };
-const schema85 = {
+const schema86 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
   title: 'EventPayload',
@@ -9644,7 +9737,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema75.properties, key0)) {
+      if (!func1.call(schema76.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -10486,7 +10579,7 @@ function validate39(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema85.properties.encoding.enum },
+              params: { allowedValues: schema86.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -11085,7 +11178,7 @@ function validate41(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema85.properties.encoding.enum },
+          params: { allowedValues: schema86.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -11678,7 +11771,7 @@ function validate22(
 validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardList = validate42;
-const schema88 = {
+const schema89 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -11688,7 +11781,7 @@ const schema88 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema66 = {
+const schema67 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -11962,7 +12055,7 @@ function validate42(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema66.properties, key1)) {
+              if (!func1.call(schema67.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -12482,7 +12575,7 @@ function validate42(
 validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardRetryDeadResult = validate43;
-const schema90 = {
+const schema91 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -12814,7 +12907,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema66.properties, key0)) {
+      if (!func1.call(schema67.properties, key0)) {
         const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -13302,7 +13395,7 @@ function validate34(
 validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateHealth = validate44;
-const schema92 = {
+const schema93 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/health.schema.json',
   title: 'Health',
@@ -13404,7 +13497,7 @@ function validate44(
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema92.properties.status.enum },
+          params: { allowedValues: schema93.properties.status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13437,7 +13530,7 @@ function validate44(
           instancePath: instancePath + '/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema58.enum },
+          params: { allowedValues: schema59.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13469,7 +13562,7 @@ function validate44(
 validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListenCheckpoint = validate45;
-const schema94 = {
+const schema95 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -14003,15 +14096,65 @@ function validate45(
 }
 validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validatePresetName = validate46;
+export const validatePartitionUnit = validate46;
 
 function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
-  /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
+  /*# sourceURL="https://switchboard.dev/schemas/partition-unit.schema.json" */ let vErrors = null;
   let errors = 0;
   const evaluated0 = validate46.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (typeof data !== 'string') {
+    const err0 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'string' },
+      message: 'must be string',
+    };
+    if (vErrors === null) {
+      vErrors = [err0];
+    } else {
+      vErrors.push(err0);
+    }
+    errors++;
+  }
+  if (!(data === 'day' || data === 'week' || data === 'month')) {
+    const err1 = {
+      instancePath,
+      schemaPath: '#/enum',
+      keyword: 'enum',
+      params: { allowedValues: schema58.enum },
+      message: 'must be equal to one of the allowed values',
+    };
+    if (vErrors === null) {
+      vErrors = [err1];
+    } else {
+      vErrors.push(err1);
+    }
+    errors++;
+  }
+  validate46.errors = vErrors;
+  return errors === 0;
+}
+validate46.evaluated = { dynamicProps: false, dynamicItems: false };
+
+export const validatePresetName = validate47;
+
+function validate47(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14112,13 +14255,13 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateProviderCatalogEntry = validate47;
-const schema99 = {
+export const validateProviderCatalogEntry = validate48;
+const schema101 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -14449,14 +14592,14 @@ const schema99 = {
     },
   },
 };
-const schema110 = {
+const schema112 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema113 = {
+const schema115 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -14485,7 +14628,7 @@ const schema113 = {
 const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
 const pattern31 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
 const pattern32 = new RegExp('^[a-z0-9-]+$', 'u');
-const schema100 = {
+const schema102 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -14500,7 +14643,7 @@ const schema100 = {
     { $ref: '#/$defs/codeScheme' },
   ],
 };
-const schema101 = {
+const schema103 = {
   description: 'An HMAC over a template of the request.',
   type: 'object',
   additionalProperties: false,
@@ -14566,7 +14709,7 @@ const schema101 = {
     },
   },
 };
-const schema102 = {
+const schema104 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -14582,7 +14725,7 @@ const schema102 = {
     },
   },
 };
-const schema103 = {
+const schema105 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -14600,7 +14743,7 @@ const schema103 = {
     },
   },
 };
-const schema104 = {
+const schema106 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -14613,7 +14756,7 @@ const schema104 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema105 = {
+const schema107 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -14641,7 +14784,7 @@ const schema105 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema106 = {
+const schema108 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -14656,7 +14799,7 @@ const schema106 = {
     },
   },
 };
-const schema107 = {
+const schema109 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -14664,7 +14807,7 @@ const schema107 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema108 = {
+const schema110 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -14677,7 +14820,7 @@ const schema108 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema109 = {
+const schema111 = {
   description:
     'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
   type: 'object',
@@ -14695,13 +14838,13 @@ const pattern22 = new RegExp('^[A-Za-z0-9-]+$', 'u');
 const pattern23 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
 const pattern30 = new RegExp('^/.+$', 'u');
 
-function validate48(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14853,7 +14996,7 @@ function validate48(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema101.properties.algorithm.enum },
+          params: { allowedValues: schema103.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14886,7 +15029,7 @@ function validate48(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema101.properties.encoding.enum },
+          params: { allowedValues: schema103.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -14919,7 +15062,7 @@ function validate48(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema101.properties.key.enum },
+          params: { allowedValues: schema103.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15078,7 +15221,7 @@ function validate48(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema101.properties.signature.properties.format.enum },
+              params: { allowedValues: schema103.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -15145,7 +15288,7 @@ function validate48(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema101.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema103.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -15380,7 +15523,7 @@ function validate48(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema101.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema103.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -15537,7 +15680,7 @@ function validate48(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema102.properties.key.enum },
+          params: { allowedValues: schema104.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15764,7 +15907,7 @@ function validate48(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema103.properties.encoding.enum },
+            params: { allowedValues: schema105.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -15865,7 +16008,7 @@ function validate48(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema103.properties.public_key_encoding.enum },
+            params: { allowedValues: schema105.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -16409,7 +16552,7 @@ function validate48(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema105.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema107.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -16602,7 +16745,7 @@ function validate48(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema106.properties.variant.enum },
+                  params: { allowedValues: schema108.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -16774,7 +16917,7 @@ function validate48(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema108.properties.kind.enum },
+                      params: { allowedValues: schema110.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -17177,19 +17320,19 @@ function validate48(
       }
     }
   }
-  validate48.errors = vErrors;
+  validate49.errors = vErrors;
   evaluated0.props = props0;
   return errors === 0;
 }
-validate48.evaluated = { dynamicProps: true, dynamicItems: false };
+validate49.evaluated = { dynamicProps: true, dynamicItems: false };
 
-function validate47(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-catalog-entry.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -17273,7 +17416,7 @@ function validate47(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema99.properties, key0)) {
+      if (!func1.call(schema101.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -17408,7 +17551,7 @@ function validate47(
     }
     if (data.scheme !== undefined) {
       if (
-        !validate48(data.scheme, {
+        !validate49(data.scheme, {
           instancePath: instancePath + '/scheme',
           parentData: data,
           parentDataProperty: 'scheme',
@@ -17416,7 +17559,7 @@ function validate47(
           dynamicAnchors,
         })
       ) {
-        vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+        vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
         errors = vErrors.length;
       }
     }
@@ -17934,7 +18077,7 @@ function validate47(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema113.properties.fresh.additionalProperties.enum },
+                      params: { allowedValues: schema115.properties.fresh.additionalProperties.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -18022,7 +18165,7 @@ function validate47(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema99.properties.handshake.enum },
+          params: { allowedValues: schema101.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18178,7 +18321,7 @@ function validate47(
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/enum',
               keyword: 'enum',
-              params: { allowedValues: schema99.properties.proof.properties.by.enum },
+              params: { allowedValues: schema101.properties.proof.properties.by.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18356,15 +18499,15 @@ function validate47(
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateProviderStatus = validate27;
 
-export const validateRecentEventsResource = validate50;
-const schema114 = {
+export const validateRecentEventsResource = validate51;
+const schema116 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -18376,13 +18519,13 @@ const schema114 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate50(
+function validate51(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate50.evaluated;
+  const evaluated0 = validate51.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -18486,13 +18629,13 @@ function validate50(
     }
     errors++;
   }
-  validate50.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
 }
-validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate52;
-const schema115 = {
+export const validateReplayHistory = validate53;
+const schema117 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -18570,13 +18713,13 @@ const schema115 = {
   },
 };
 
-function validate52(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -18774,7 +18917,7 @@ function validate52(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema115.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema117.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -19301,7 +19444,7 @@ function validate52(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema115.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema117.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -19387,7 +19530,7 @@ function validate52(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema115.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema117.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -19445,13 +19588,13 @@ function validate52(
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate35;
-const schema68 = {
+const schema69 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -19597,7 +19740,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema68.properties, key0)) {
+      if (!func1.call(schema69.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -19868,7 +20011,7 @@ function validate35(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema68.properties.signed.enum },
+          params: { allowedValues: schema69.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -19987,8 +20130,8 @@ function validate35(
 }
 validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate53;
-const schema119 = {
+export const validateSearchEventsQuery = validate54;
+const schema121 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -20010,13 +20153,13 @@ const schema119 = {
   },
 };
 
-function validate53(
+function validate54(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate54.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20229,7 +20372,7 @@ function validate53(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema119.properties.verified.enum },
+          params: { allowedValues: schema121.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -20255,20 +20398,20 @@ function validate53(
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateServerRole = validate54;
+export const validateServerRole = validate55;
 
-function validate54(
+function validate55(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/server-role.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate54.evaluated;
+  const evaluated0 = validate55.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20295,7 +20438,7 @@ function validate54(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema58.enum },
+      params: { allowedValues: schema59.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -20305,13 +20448,13 @@ function validate54(
     }
     errors++;
   }
-  validate54.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-validate54.evaluated = { dynamicProps: false, dynamicItems: false };
+validate55.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate55;
-const schema121 = {
+export const validateGetWebhookEventInput = validate56;
+const schema123 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -20331,13 +20474,13 @@ const schema121 = {
   },
 };
 
-function validate55(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate55.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20477,13 +20620,13 @@ function validate55(
     }
     errors++;
   }
-  validate55.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate56;
-const schema122 = {
+export const validateGetWebhookEventOutput = validate57;
+const schema124 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -20491,13 +20634,13 @@ const schema122 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate56(
+function validate57(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate57.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20508,13 +20651,13 @@ function validate56(
     vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
     errors = vErrors.length;
   }
-  validate56.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate58;
-const schema123 = {
+export const validateListProvidersInput = validate59;
+const schema125 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -20524,13 +20667,13 @@ const schema123 = {
   properties: {},
 };
 
-function validate58(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate58.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20568,13 +20711,13 @@ function validate58(
     }
     errors++;
   }
-  validate58.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate59;
-const schema124 = {
+export const validateListProvidersOutput = validate60;
+const schema126 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -20592,13 +20735,13 @@ const schema124 = {
   },
 };
 
-function validate59(
+function validate60(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate59.evaluated;
+  const evaluated0 = validate60.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20768,13 +20911,13 @@ function validate59(
     }
     errors++;
   }
-  validate59.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate60.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate61;
-const schema125 = {
+export const validateListWebhookEventsInput = validate62;
+const schema127 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -20832,15 +20975,15 @@ const schema125 = {
     },
   },
 };
-const schema126 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema128 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate61(
+function validate62(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate61.evaluated;
+  const evaluated0 = validate62.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20858,7 +21001,7 @@ function validate61(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema125.properties, key0)) {
+      if (!func1.call(schema127.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -21176,7 +21319,7 @@ function validate61(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema125.properties.order.enum },
+        params: { allowedValues: schema127.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -21346,10 +21489,10 @@ function validate61(
     }
     errors++;
   }
-  validate61.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
 }
-validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate24;
 const schema43 = {
@@ -21502,8 +21645,8 @@ function validate24(
 }
 validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate62;
-const schema127 = {
+export const validateReplayWebhookEventInput = validate63;
+const schema129 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -21528,13 +21671,13 @@ const schema127 = {
   },
 };
 
-function validate62(
+function validate63(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate62.evaluated;
+  const evaluated0 = validate63.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21690,13 +21833,13 @@ function validate62(
     }
     errors++;
   }
-  validate62.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
 }
-validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate63.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate63;
-const schema128 = {
+export const validateReplayWebhookEventOutput = validate64;
+const schema130 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -21704,13 +21847,13 @@ const schema128 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate63(
+function validate64(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate63.evaluated;
+  const evaluated0 = validate64.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21721,20 +21864,20 @@ function validate63(
     vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
     errors = vErrors.length;
   }
-  validate63.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-validate63.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate65;
+export const validateTrustMode = validate66;
 
-function validate65(
+function validate66(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate65.evaluated;
+  const evaluated0 = validate66.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21771,7 +21914,7 @@ function validate65(
     }
     errors++;
   }
-  validate65.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
 }
-validate65.evaluated = { dynamicProps: false, dynamicItems: false };
+validate66.evaluated = { dynamicProps: false, dynamicItems: false };

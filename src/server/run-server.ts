@@ -115,7 +115,13 @@ export async function runMigrate(options: {
   out: (text: string) => void;
 }): Promise<void> {
   const { databaseUrl, dataDir } = databaseOptionsFromEnv();
-  const database = await openDatabase({ databaseUrl, dataDir, logger: options.logger, migrate: true });
+  const database = await openDatabase({
+    databaseUrl,
+    dataDir,
+    logger: options.logger,
+    migrate: true,
+    partition: options.config.store.partition,
+  });
   await database.close();
   options.out('migrations applied\n');
 }

@@ -60,7 +60,12 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
   };
 
   try {
-    const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: options.dataDir, logger });
+    const database = await openDatabase({
+      databaseUrl: options.databaseUrl,
+      dataDir: options.dataDir,
+      logger,
+      partition: config.store.partition,
+    });
     cleanups.push(() => database.close());
     const surfaces = await buildSurfaces({
       config,

@@ -8,6 +8,7 @@ import { createEventStore, type PgEventStore } from '../store/pg-event-store.ts'
 import { createReplayAttemptRepository, type ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
 import { createTokenRepository, type TokenRepository } from '../store/token-repository.ts';
 import { startRetention } from '../store/retention.ts';
+import { startPartitionMaintenance } from '../store/partitions.ts';
 import { startSearchIndexer } from '../store/search-indexer.ts';
 import type { EventStore } from '../store/event-store.ts';
 import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
@@ -161,6 +162,8 @@ export function startJobs(
     // the indexer takes its batches with SKIP LOCKED.
     const retention = startRetention({ pool, config: config.retention, logger });
     cleanups.push(() => retention.stop());
+    const partitions = startPartitionMaintenance({ pool, unit: config.store.partition, logger });
+    cleanups.push(() => partitions.stop());
     const searchIndexer = startSearchIndexer({ pool, logger });
     cleanups.push(() => searchIndexer.stop());
   }

@@ -21,6 +21,7 @@ import {
   type EmbeddedPostgresOptions,
 } from '../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
+import type { PartitionUnit } from '../../generated/constants.ts';
 import { redactUrl } from '../log/redact-url.ts';
 
 export interface PoolOptions {
@@ -50,6 +51,8 @@ export interface OpenDatabaseOptions {
   logger: Logger;
   /** Apply pending migrations before returning. Default true. */
   migrate?: boolean;
+  /** store.partition, for the partitions migration makes. */
+  partition?: PartitionUnit;
   pool?: PoolOptions;
   /** With databaseUrl: how long to keep retrying while the server is not reachable yet. Default 30 s. */
   startupTimeoutMs?: number;
@@ -151,7 +154,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let pool: DatabasePool | null = null;
   try {
     pool = await connectWithRetry(url, options, embedded ? 0 : (options.startupTimeoutMs ?? 30_000));
-    if (options.migrate !== false) await migrate(pool, logger);
+    if (options.migrate !== false) await migrate(pool, logger, { partition: options.partition });
   } catch (error) {
     await pool?.end().catch(() => undefined);
     await embedded?.stop();

@@ -114,12 +114,12 @@ function settleCtes(outcomes: readonly SettleOutcome[]): FragmentSqlToken {
       RETURNING deliveries.id
     ), recorded AS (
       INSERT INTO delivery_attempts
-        (delivery_id, attempt, rule, started_at, response_status, response_ms, error, response_excerpt, response_content_type)
-      SELECT input.id, input.attempt, input.rule, input.started_at, input.status, input.ms, input.error, input.excerpt,
-        input.content_type
-      FROM input
-      WHERE EXISTS (SELECT 1 FROM deliveries WHERE deliveries.id = input.id)
-      ON CONFLICT (delivery_id, attempt) DO NOTHING
+        (delivery_id, event_received_at, attempt, rule, started_at, response_status, response_ms, error,
+          response_excerpt, response_content_type)
+      SELECT input.id, deliveries.event_received_at, input.attempt, input.rule, input.started_at, input.status,
+        input.ms, input.error, input.excerpt, input.content_type
+      FROM input JOIN deliveries ON deliveries.id = input.id
+      ON CONFLICT (delivery_id, attempt, event_received_at) DO NOTHING
       RETURNING delivery_id
     )`;
 }

@@ -3,7 +3,7 @@
  * (unnest of column arrays) that also queues each event's forward deliveries and announces what
  * it stored; retried deliveries (same provider and external id) come back as duplicates.
  */
-import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
+import { sql, UniqueIntegrityConstraintViolationError, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { EventHeaders } from '../../generated/types.ts';
@@ -14,6 +14,9 @@ import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { checkNewEvent } from './new-event-check.ts';
 import { storable, storableOrNull } from './storable-text.ts';
+
+/** The unique key a provider's retry collides with (migration 0011). */
+const EXTERNAL_ID_KEY = 'event_external_ids_pkey';
 
 /**
  * insertMany writes a batch in one statement up to these sizes and splits beyond them: the
@@ -93,17 +96,27 @@ async function insertRows(
     deliveries.length === 0
       ? sql.fragment``
       : sql.fragment`, queued AS (
-          INSERT INTO deliveries (id, event_id, rule)
-          SELECT queue.id, queue.event_id, queue.rule
+          INSERT INTO deliveries (id, event_id, event_received_at, rule)
+          SELECT queue.id, queue.event_id, inserted.received_at, queue.rule
           FROM ${sql.unnest(deliveries, ['uuid', 'uuid', 'text'])} AS queue(id, event_id, rule)
           JOIN inserted ON inserted.id = queue.event_id
         )`;
   // Every insert announces the events it newly stores (announcement.ts): the one way readers and
   // other instances hear of them.
-  const rows = await pool.any(sql.type(positionRow)`
-    WITH inserted AS (${insert})${queue}
-    SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
-  `);
+  let rows: readonly z.infer<typeof positionRow>[];
+  try {
+    rows = await pool.any(sql.type(positionRow)`
+      WITH inserted AS (${insert})${queue}
+      SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
+    `);
+  } catch (error) {
+    // A concurrent transaction stored the same delivery after this statement's snapshot: the
+    // key trigger refused the batch, and the caller looks the stored event up and inserts the rest.
+    if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint === EXTERNAL_ID_KEY) {
+      return new Map();
+    }
+    throw error;
+  }
   const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
   const inserted = new Map<number, InsertedRow>();
   events.forEach(({ ord, event }, index) => {
@@ -162,9 +175,14 @@ function insertStatement(
       ${column((event) => storableOrNull(event.request?.path ?? null), 'text')},
       ${column((event) => storableOrNull(event.request?.query ?? null), 'text')},
       ${column((event) => event.request?.responseStatus ?? null, 'int2')}
+    ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id)
+    -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
+    -- trigger, since a partitioned table cannot hold a unique key without received_at).
+    WHERE input.external_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM event_external_ids
+      WHERE event_external_ids.provider = input.provider AND event_external_ids.external_id = input.external_id
     )
-    ON CONFLICT (provider, external_id) WHERE external_id IS NOT NULL DO NOTHING
-    RETURNING events.id, ${receivedAtUtc('events')} AS received_at_utc
+    RETURNING events.id, events.received_at, ${receivedAtUtc('events')} AS received_at_utc
   `;
 }
 
@@ -181,7 +199,9 @@ async function findStored(
     SELECT input.ord, true AS duplicate, events.id, events.provider, events.event_type, events.trust_mode,
       events.verified, events.payload_size, ${receivedAtUtc('events')} AS received_at_utc
     FROM ${sql.unnest(tuples, ['int4', 'text', 'text'])} AS input(ord, provider, external_id)
-    JOIN events ON events.provider = input.provider AND events.external_id = input.external_id
+    JOIN event_external_ids ON event_external_ids.provider = input.provider
+      AND event_external_ids.external_id = input.external_id
+    JOIN events ON events.id = event_external_ids.event_id AND events.received_at = event_external_ids.received_at
   `);
   return new Map(rows.map((row) => [row.ord, row]));
 }

@@ -17,6 +17,7 @@ import {
 } from './list-query.ts';
 import { runSearch } from './search-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
+import { lookUpNearIdTime } from './id-time-bound.ts';
 
 /** Plain functions over the pool (no `this`): the store hands them on as its methods. */
 export interface EventPages {
@@ -28,9 +29,12 @@ export interface EventPages {
 export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | undefined): EventPages {
   /** The position of the event a since or until names; invalid_argument when there is none. */
   async function positionOf(eventId: string, field: 'since' | 'until'): Promise<ListPosition> {
-    const row = await pool.maybeOne(sql.type(positionRow)`
-      SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events WHERE events.id = ${eventId}
-    `);
+    const row = await lookUpNearIdTime(sql.fragment`events.received_at`, eventId, (near) =>
+      pool.maybeOne(sql.type(positionRow)`
+        SELECT events.id, ${receivedAtUtc('events')} AS received_at_utc FROM events
+        WHERE events.id = ${eventId} AND ${near}
+      `),
+    );
     if (!row) throw invalidArgument(`${field}: no event with id ${eventId}`);
     return { receivedAt: row.received_at_utc, id: row.id };
   }

@@ -7,9 +7,12 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabasePool, type DatabasePoolConnection, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
+import { STORE_PARTITION, type PartitionUnit } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
+import { upgradeToPartitions } from './partition-upgrade.ts';
+import { ensurePartitions, hasPartitions } from './partitions.ts';
 import { splitSqlStatements } from './split-sql.ts';
 
 export interface Migration {
@@ -23,6 +26,10 @@ export interface Migration {
 export interface MigrateOptions {
   /** Where the .sql files are; defaults to the migrations shipped next to this module. */
   directory?: string;
+  /** store.partition: the range of the partitions made at start (and by an upgrade). */
+  partition?: PartitionUnit | undefined;
+  /** Events per transaction when an older database is moved into partitions (partition-upgrade.ts). */
+  upgradeBatchEvents?: number;
 }
 
 export interface MigrateResult {
@@ -134,6 +141,7 @@ export async function migrate(
           'applied migration',
         );
       }
+      if (await hasPartitions(connection)) await preparePartitions(connection, logger, options);
       const current = Math.max(0, ...applied.map((row) => row.version), ...pending.map((m) => m.version));
       return { applied: pending.map((m) => m.version), current };
     } finally {
@@ -142,6 +150,30 @@ export async function migrate(
       await connection.query(sql.unsafe`RESET statement_timeout`);
     }
   });
+}
+
+/**
+ * After the schema: rows of an older database move into the partitions (in batches, see
+ * partition-upgrade.ts), and the partitions ahead of now exist before anything is written.
+ */
+async function preparePartitions(
+  connection: DatabasePoolConnection,
+  logger: Logger,
+  options: MigrateOptions,
+): Promise<void> {
+  const unit = options.partition ?? STORE_PARTITION.default;
+  await upgradeToPartitions(connection, {
+    unit,
+    logger,
+    ...(options.upgradeBatchEvents === undefined ? {} : { batchEvents: options.upgradeBatchEvents }),
+  });
+  try {
+    await ensurePartitions(connection, unit);
+  } catch (error) {
+    // Another instance's long query held the lock: the DEFAULT partition takes events meanwhile,
+    // and the worker's hourly run makes the partitions.
+    logger.warn({ err: error }, 'could not create event partitions at start; the worker will retry');
+  }
 }
 
 async function runStatements(tx: DatabaseTransactionConnection, statements: readonly string[]): Promise<void> {

@@ -11,6 +11,7 @@ import { normalizeEventId } from '../shared/event-id.ts';
 import { apiSummaryFromRow, apiSummaryRow, detailRow, storedEventFromRow } from './event-mapping.ts';
 import { createEventInsert } from './event-insert.ts';
 import { createEventPages } from './event-pages.ts';
+import { lookUpNearIdTime } from './id-time-bound.ts';
 import type { EventStore, InsertResult, NewEvent, StoredEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { HTTP_STATUS_TEXT, isHttpStatus } from './new-event-check.ts';
@@ -47,14 +48,16 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
     async get(id: string): Promise<StoredEvent | null> {
       const uuid = normalizeEventId(id);
       if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
-      const row = await pool.maybeOne(sql.type(detailRow)`
+      const row = await lookUpNearIdTime(sql.fragment`events.received_at`, uuid, (near) =>
+        pool.maybeOne(sql.type(detailRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
           ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
           events.source_ip, events.headers, events.payload, events.summary,
           events.request_method, events.request_path, events.request_query, events.response_status
         FROM events
-        WHERE events.id = ${uuid}
-      `);
+        WHERE events.id = ${uuid} AND ${near}
+      `),
+      );
       return row ? storedEventFromRow(row) : null;
     },
 

@@ -14,6 +14,7 @@ import { assertStorePool } from './database.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
 import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
 import { storableOrNull } from './storable-text.ts';
+import { lookUpNearIdTime } from './id-time-bound.ts';
 
 export interface NewReplayAttempt {
   eventId: string;
@@ -44,6 +45,8 @@ export interface ReplayAttemptRepository {
 }
 
 const errorCode = z.enum(REPLAY_ERROR_CODES);
+
+const EVENT_RECEIVED_AT = sql.fragment`events.received_at`;
 
 const attemptRow = z.object({
   id: z.string(),
@@ -106,18 +109,22 @@ export function createReplayAttemptRepository(pool: DatabasePool): ReplayAttempt
           ? sql.fragment`clock_timestamp()`
           : sql.fragment`${rfc3339FromMicros(parseTimestampInput(attempt.startedAt, 'started_at', 'floor'))}::timestamptz`;
       try {
-        return attemptFromRow(
-          await pool.one(sql.type(attemptRow)`
+        // The attempt is filed in its event's partition, so it needs the event's received_at.
+        const row = await lookUpNearIdTime(EVENT_RECEIVED_AT, eventId, (near) =>
+          pool.maybeOne(sql.type(attemptRow)`
           INSERT INTO replay_attempts
-            (id, event_id, caller, target_url, resolved_ip, started_at, delivered, response_status, response_ms, error_code,
-              unsigned, response_excerpt, response_content_type, error_reason)
-          VALUES (${uuidv7()}, ${eventId}, ${attempt.caller}, ${attempt.targetUrl}, ${attempt.resolvedIp}, ${startedAt},
-            ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs}, ${attempt.errorCode},
-            ${attempt.unsigned}, ${storableOrNull(attempt.responseExcerpt)}, ${storableOrNull(attempt.responseContentType)},
-            ${attempt.errorReason ?? null})
+            (id, event_id, event_received_at, caller, target_url, resolved_ip, started_at, delivered, response_status,
+              response_ms, error_code, unsigned, response_excerpt, response_content_type, error_reason)
+          SELECT ${uuidv7()}, events.id, events.received_at, ${attempt.caller}, ${attempt.targetUrl},
+            ${attempt.resolvedIp}, ${startedAt}, ${attempt.delivered}, ${attempt.responseStatus}, ${attempt.responseMs},
+            ${attempt.errorCode}, ${attempt.unsigned}, ${storableOrNull(attempt.responseExcerpt)},
+            ${storableOrNull(attempt.responseContentType)}, ${attempt.errorReason ?? null}
+          FROM events WHERE events.id = ${eventId} AND ${near}
           RETURNING ${ATTEMPT_COLUMNS}
         `),
         );
+        if (!row) throw notFound(`no event with id ${eventId}`);
+        return attemptFromRow(row);
       } catch (error) {
         if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound(`no event with id ${eventId}`);
         throw error;

@@ -1,7 +1,8 @@
 /**
  * Retention: a background job that deletes events older than max_age and beyond the newest
- * max_events. It deletes in small batches, each its own short statement, so ingest and readers
- * never wait behind one long delete; replay attempts go with their events (ON DELETE CASCADE).
+ * max_events. A time partition wholly past max_age is dropped (partitions.ts); other rows are
+ * deleted in small batches, each its own short statement, so ingest and readers never wait behind
+ * one long delete; replay attempts, deliveries and search rows go with their events (ON DELETE CASCADE).
  *
  * Every worker process runs this job; a run holds a session advisory lock, so one instance prunes
  * at a time and the others skip that interval. The lock goes with its connection: an instance that
@@ -13,6 +14,7 @@ import { z } from 'zod';
 import type { SwitchboardConfigWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
+import { dropPartitionsBefore, hasPartitions } from './partitions.ts';
 import { utcColumn, utcText } from './timestamps.ts';
 
 /** retention: as config validation leaves it, interval_seconds filled in from the schema. */
@@ -31,6 +33,8 @@ export interface RetentionOptions {
 export interface RetentionResult {
   deletedByAge: number;
   deletedByCount: number;
+  /** Partitions dropped whole because all of their range was past max_age (their rows are not counted above). */
+  droppedPartitions?: number;
   /** Present when another instance held the retention lock, so this run deleted nothing. */
   skipped?: true;
 }
@@ -105,8 +109,8 @@ export function startRetention(options: RetentionOptions): RetentionJob {
           : sql.fragment`(events.received_at, events.id) <= (${cutoff.receivedAt}::timestamptz, ${cutoff.id}::uuid)`;
       const result = await db.query(sql.unsafe`
         DELETE FROM events
-        WHERE events.id IN (
-          SELECT events.id FROM events
+        WHERE (events.id, events.received_at) IN (
+          SELECT events.id, events.received_at FROM events
           WHERE ${boundary}
           ORDER BY events.received_at, events.id
           LIMIT ${batchSize}
@@ -142,6 +146,15 @@ export function startRetention(options: RetentionOptions): RetentionJob {
       const cutoff = await db.oneFirst(sql.type(z.object({ cutoff: z.string() }))`
         SELECT ${utcText(sql.fragment`(now() - make_interval(secs => ${maxAgeMs / 1000}))`)} AS cutoff
       `);
+      // Whole partitions past the cutoff go first, at a cost that does not grow with their rows;
+      // what is left (the partition the cutoff falls in, the DEFAULT partition) goes by row.
+      if (await hasPartitions(db)) {
+        const dropped = await dropPartitionsBefore(db, cutoff, { batchSize, stopped: () => stopped });
+        if (dropped.partitions > 0) {
+          result.droppedPartitions = dropped.partitions;
+          logger.info(dropped, 'retention dropped event partitions');
+        }
+      }
       result.deletedByAge = await deleteThrough(db, { receivedAt: cutoff, id: null });
     }
     if (maxEvents !== null && !stopped) {

@@ -99,10 +99,11 @@ async function indexBatch(pool: DatabasePool, limit: number): Promise<BatchResul
       RETURNING event_id
     ),
     indexed AS (
-      INSERT INTO event_search (event_id, payload_json, payload_tsv)
-      SELECT events.id, switchboard_payload_jsonb(events.payload), switchboard_payload_tsvector(events.payload)
+      INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
+      SELECT events.id, events.received_at, switchboard_payload_jsonb(events.payload),
+        switchboard_payload_tsvector(events.payload)
       FROM taken JOIN events ON events.id = taken.event_id
-      ON CONFLICT (event_id) DO NOTHING
+      ON CONFLICT (event_id, event_received_at) DO NOTHING
     )
     SELECT
       (SELECT count(*)::int FROM taken) AS taken,

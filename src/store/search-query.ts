@@ -113,6 +113,8 @@ function matchConditions(parts: SearchParts): { indexed: FragmentSqlToken; pendi
   return { indexed: sql.fragment`${sql.join(indexed, sql.fragment` AND `)}`, pending };
 }
 
+// Over 80 lines: one statement whose four branches share the CTEs above them; split, the steps
+// could no longer skip each other inside one plan.
 export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSummaryRow> {
   const { columns, direction, limit } = parts;
   const { indexed, pending } = matchConditions(parts);
@@ -127,8 +129,10 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
   // A scalar subquery, not a join: it cannot be flattened, so the walk stays a walk (one
   // primary-key probe per event) whatever the planner thinks of the term. NULL (not indexed yet)
   // does not match; the queued branch finds those.
-  const probe = (id: FragmentSqlToken): FragmentSqlToken =>
-    sql.fragment`(SELECT ${indexed} FROM event_search WHERE event_search.event_id = ${id})`;
+  // The search row is in the partition of its event's received_at: naming it reads one partition.
+  const probe = (table: 'recent' | 'events'): FragmentSqlToken =>
+    sql.fragment`(SELECT ${indexed} FROM event_search WHERE event_search.event_id = ${sql.identifier([table, 'id'])}
+      AND event_search.event_received_at = ${sql.identifier([table, 'received_at'])})`;
   const walked = sql.fragment`(SELECT enough FROM walked)`;
   const few = sql.fragment`(SELECT yes FROM few)`;
 
@@ -136,11 +140,12 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
     WITH recent AS MATERIALIZED (
       SELECT events.id, events.received_at FROM events ${where([])} ${orderBy.events} LIMIT ${recentRows}
     ), recent_hits AS MATERIALIZED (
-      SELECT recent.id FROM recent WHERE ${probe(sql.fragment`recent.id`)} ${orderBy.recent} LIMIT ${limit}
+      SELECT recent.id, recent.received_at FROM recent WHERE ${probe('recent')} ${orderBy.recent} LIMIT ${limit}
     ), walked AS MATERIALIZED (
       SELECT (SELECT count(*) FROM recent_hits) >= ${limit} OR (SELECT count(*) FROM recent) < ${recentRows} AS enough
     ), candidates AS MATERIALIZED (
-      SELECT event_search.event_id FROM event_search WHERE ${indexed} AND NOT ${walked} LIMIT ${MAX_CANDIDATES + 1}
+      SELECT event_search.event_id, event_search.event_received_at FROM event_search
+      WHERE ${indexed} AND NOT ${walked} LIMIT ${MAX_CANDIDATES + 1}
     ), few AS MATERIALIZED (
       SELECT count(*) <= ${MAX_CANDIDATES} AS yes FROM candidates
     )
@@ -148,24 +153,35 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
     FROM (
       (
         SELECT ${columns}, events.received_at
-        FROM recent_hits JOIN events ON events.id = recent_hits.id
+        FROM recent_hits JOIN events ON events.id = recent_hits.id AND events.received_at = recent_hits.received_at
         WHERE ${walked}
         ${orderBy.events}
         LIMIT ${limit}
       )
       UNION ALL
       (
-        SELECT ${columns}, events.received_at
-        FROM candidates JOIN events ON events.id = candidates.event_id
-        ${where([sql.fragment`NOT ${walked}`, few])}
-        ${orderBy.events}
+        SELECT matched.*
+        FROM candidates
+        -- One key probe per candidate, in its partition: a join would let the planner merge the
+        -- few candidates against a walk of every partition's received_at index.
+        CROSS JOIN LATERAL (
+          SELECT ${columns}, events.received_at
+          FROM events
+          ${where([
+            sql.fragment`events.id = candidates.event_id`,
+            sql.fragment`events.received_at = candidates.event_received_at`,
+          ])}
+          OFFSET 0
+        ) AS matched
+        WHERE NOT ${walked} AND ${few}
+        ORDER BY matched.received_at ${direction}, matched.id ${direction}
         LIMIT ${limit}
       )
       UNION ALL
       (
         SELECT ${columns}, events.received_at
         FROM events
-        ${where([sql.fragment`NOT ${walked}`, sql.fragment`NOT ${few}`, probe(sql.fragment`events.id`)])}
+        ${where([sql.fragment`NOT ${walked}`, sql.fragment`NOT ${few}`, probe('events')])}
         ${orderBy.events}
         LIMIT ${limit}
       )

@@ -149,13 +149,13 @@ describe('search on GET /api/events', () => {
 });
 
 describe('search uses the GIN indexes', () => {
-  it('a selective q is a bitmap scan of event_search_tsv_idx', async () => {
+  it("a selective q is a bitmap scan of event_search_tsv_idx (its partitions' copies)", async () => {
     await list('q=zanzibar');
-    expect(await planOfLast('payload_tsv @@')).toMatch(/Bitmap Index Scan on event_search_tsv_idx/);
+    expect(await planOfLast('payload_tsv @@')).toMatch(/Bitmap Index Scan on event_search_\w+_payload_tsv_idx/);
   });
 
-  it('a selective match is a bitmap scan of event_search_json_idx', async () => {
+  it("a selective match is a bitmap scan of event_search_json_idx (its partitions' copies)", async () => {
     await list(`match=${encodeURIComponent('{"number":1234}')}`);
-    expect(await planOfLast('payload_json @>')).toMatch(/Bitmap Index Scan on event_search_json_idx/);
+    expect(await planOfLast('payload_json @>')).toMatch(/Bitmap Index Scan on event_search_\w+_payload_json_idx/);
   });
 });

@@ -104,7 +104,7 @@ describe('graceful shutdown', () => {
           coalesce(array_agg(delivery_attempts.error ORDER BY delivery_attempts.attempt) FILTER (WHERE delivery_attempts.error IS NOT NULL), '{}') AS errors
         FROM deliveries LEFT JOIN delivery_attempts ON delivery_attempts.delivery_id = deliveries.id
         WHERE deliveries.rule = 'slow'
-        GROUP BY deliveries.id
+        GROUP BY deliveries.id, deliveries.event_received_at
         ORDER BY deliveries.created_at DESC LIMIT 1
       `);
     } finally {

@@ -11,9 +11,11 @@ import { searchSettings } from '../../src/store/search-query.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { seedEvents } from '../support/seed.ts';
+import { partitionParents } from './partition-names.ts';
 
 let db: TestDatabase;
 let middle: { receivedAt: string; id: string };
+let parents: Map<string, string>;
 
 beforeAll(async () => {
   db = await freshDatabase();
@@ -25,6 +27,7 @@ beforeAll(async () => {
     FROM events ORDER BY received_at DESC, id DESC OFFSET 5000 LIMIT 1
   `);
   middle = { receivedAt: row.received_at_utc, id: row.id };
+  parents = await partitionParents(db.pool);
 }, 60_000);
 afterAll(() => db.close());
 
@@ -43,6 +46,17 @@ function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
 
+/** A partition's table or index, named as the partitioned table or index it belongs to. */
+function asParent(node: PlanNode): PlanNode {
+  const parentOf = (name: string | undefined) => (name === undefined ? undefined : (parents.get(name) ?? name));
+  const named: PlanNode = { ...node };
+  const index = parentOf(node['Index Name']);
+  const relation = parentOf(node['Relation Name']);
+  if (index !== undefined) named['Index Name'] = index;
+  if (relation !== undefined) named['Relation Name'] = relation;
+  return named;
+}
+
 /** The plan of a list query; a search (q, match) planned as the store runs it, under its settings. */
 async function explain(query: QuerySqlToken, options: { search?: boolean } = {}): Promise<PlanNode[]> {
   const result = await db.pool.transaction(async (transaction) => {
@@ -51,7 +65,7 @@ async function explain(query: QuerySqlToken, options: { search?: boolean } = {})
   });
   const [first] = result;
   if (!first) throw new Error('no plan');
-  return nodes(first.Plan);
+  return nodes(first.Plan).map(asParent);
 }
 
 /** since/until given as event ids, resolved (as the store does) to the position of the middle event. */

@@ -201,8 +201,8 @@ describe('migrations', () => {
       await insert({ summary: 'é'.repeat(120), ...request });
       await expect(
         pool.query(sql.unsafe`
-          INSERT INTO replay_attempts (id, event_id, caller, delivered, error_code, error_reason)
-          VALUES (gen_random_uuid(), ${old}, 'a', false, 'invalid_argument', 'because')
+          INSERT INTO replay_attempts (id, event_id, event_received_at, caller, delivered, error_code, error_reason)
+          SELECT gen_random_uuid(), id, received_at, 'a', false, 'invalid_argument', 'because' FROM events WHERE id = ${old}
         `),
       ).rejects.toMatchObject({ constraint: 'replay_attempts_error_reason_check' });
     });
@@ -252,7 +252,7 @@ describe('splitSqlStatements', () => {
 
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
     expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);

@@ -740,7 +740,9 @@ describe('upgrading a database with the generated search columns', () => {
       expect(columns).toEqual(['payload', 'payload_size']);
       const indexes = await pool.anyFirst(
         sql.type(z.object({ indexname: z.string() }))`
-          SELECT indexname FROM pg_indexes WHERE indexname LIKE '%payload%' OR indexname LIKE 'event_search%'
+          SELECT indexname FROM pg_indexes
+          JOIN pg_class ON pg_class.relname = pg_indexes.tablename AND NOT pg_class.relispartition
+          WHERE indexname LIKE '%payload%' OR indexname LIKE 'event_search%'
           ORDER BY indexname
         `,
       );

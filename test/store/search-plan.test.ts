@@ -13,6 +13,7 @@ import { buildListSql, resolveListQuery } from '../../src/store/list-query.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
 import { MAX_CANDIDATES, RECENT_ROWS_PER_ROW, searchSettings } from '../../src/store/search-query.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { partitionsOf } from './partition-names.ts';
 
 const EVENTS = 20_000;
 /** Words by where they occur (g is the event's number, 1 oldest): each takes another step of the search. */
@@ -35,8 +36,10 @@ let store: PgEventStore;
 beforeAll(async () => {
   db = await freshDatabase();
   store = createEventStore(db.pool);
-  await db.pool.query(sql.unsafe`ALTER TABLE events SET (autovacuum_enabled = false)`);
-  await db.pool.query(sql.unsafe`ALTER TABLE event_search SET (autovacuum_enabled = false)`);
+  // A partitioned table keeps no rows (and takes no storage parameters): its partitions do.
+  for (const partition of await partitionsOf(db.pool, ['events', 'event_search'])) {
+    await db.pool.query(sql.unsafe`ALTER TABLE ${sql.identifier([partition])} SET (autovacuum_enabled = false)`);
+  }
   const words = sql.join(
     WORDS.map(({ word, when }) => sql.fragment`CASE WHEN ${when} THEN ${word}::text ELSE '' END`),
     sql.fragment`, `,
@@ -53,8 +56,8 @@ beforeAll(async () => {
   `);
   // What the indexer does, in one statement.
   await db.pool.query(sql.unsafe`
-    INSERT INTO event_search (event_id, payload_json, payload_tsv)
-    SELECT id, switchboard_payload_jsonb(payload), switchboard_payload_tsvector(payload) FROM events
+    INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
+    SELECT id, received_at, switchboard_payload_jsonb(payload), switchboard_payload_tsvector(payload) FROM events
   `);
   await db.pool.query(sql.unsafe`DELETE FROM event_search_queue`);
 }, 120_000);

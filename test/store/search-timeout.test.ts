@@ -25,8 +25,8 @@ beforeAll(async () => {
   try {
     await seedEvents(pool, { count: 5_000, providers: 4 });
     await pool.query(sql.unsafe`
-      INSERT INTO event_search (event_id, payload_json, payload_tsv)
-      SELECT id, switchboard_payload_jsonb(payload), switchboard_payload_tsvector(payload) FROM events
+      INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
+      SELECT id, received_at, switchboard_payload_jsonb(payload), switchboard_payload_tsvector(payload) FROM events
     `);
     await pool.query(sql.unsafe`DELETE FROM event_search_queue`);
   } finally {
