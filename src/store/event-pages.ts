@@ -19,15 +19,6 @@ import { runSearch } from './search-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
 import { lookUpNearIdTime } from './id-time-bound.ts';
 
-/**
- * How far back a newest-first page looks first, before its upper end: a day, then a week. With
- * time partitions, a page without a lower time bound would plan and start every partition's index
- * scan, most of which it never reads; bounded to a recent window it touches one or two. Any window
- * that yields more rows than the page holds has found exactly the newest ones (every row outside
- * it is older), so the answer is the same; one that yields fewer is tried again without it.
- */
-const RECENT_WINDOWS_MS = [24 * 3_600_000, 7 * 24 * 3_600_000] as const;
-
 /** Plain functions over the pool (no `this`): the store hands them on as its methods. */
 export interface EventPages {
   list: (query: ListQuery) => Promise<ListWebhookEventsOutput>;
@@ -35,9 +26,6 @@ export interface EventPages {
 }
 
 /** searchTimeoutMs: how long a payload search (q, match) may run (api.search_timeout_ms). */
-const timeOf = (bound: ResolvedListQuery['since']): string | null =>
-  bound !== null && 'time' in bound ? bound.time : null;
-
 export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | undefined): EventPages {
   /** The position of the event a since or until names; invalid_argument when there is none. */
   async function positionOf(eventId: string, field: 'since' | 'until'): Promise<ListPosition> {
@@ -60,35 +48,6 @@ export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | u
     return { ...resolved, after, upTo };
   }
 
-  /** The rows of a list page (limit + 1 at most), looking in recent windows first (RECENT_WINDOWS_MS). */
-  async function listRows(
-    resolved: ResolvedListQuery,
-    listSql: ReturnType<typeof buildListSql>,
-  ): Promise<readonly ApiSummaryRow[]> {
-    if (resolved.order !== 'newest_first') return pool.any(listSql);
-    // The page's upper end, as near as it is known; any value gives the same answer (see above).
-    const upper = Math.min(
-      Date.now(),
-      ...[resolved.cursor?.receivedAt, resolved.upTo?.receivedAt, resolved.to, timeOf(resolved.until)]
-        .map((at) => (at === null || at === undefined ? NaN : Date.parse(at)))
-        .filter((ms) => Number.isFinite(ms)),
-    );
-    const lowest = Math.max(
-      ...[resolved.from, resolved.after?.receivedAt, timeOf(resolved.since)]
-        .map((at) => (at === null || at === undefined ? NaN : Date.parse(at)))
-        .filter((ms) => Number.isFinite(ms)),
-      -Infinity,
-    );
-    for (const windowMs of RECENT_WINDOWS_MS) {
-      const edge = upper - windowMs;
-      // The query's own lower bound is already as narrow: the window adds nothing.
-      if (edge <= lowest) break;
-      const rows = await pool.any(buildListSql({ ...resolved, from: new Date(edge).toISOString() }));
-      if (rows.length > resolved.limit) return rows;
-    }
-    return pool.any(listSql);
-  }
-
   /** One page in the list order, each row made into the caller's shape. */
   async function listPage<T>(
     query: ListQuery,
@@ -97,7 +56,7 @@ export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | u
     const resolved = await resolveBounds(resolveListQuery(query));
     const listSql = buildListSql(resolved);
     const searching = resolved.q !== null || resolved.match !== null;
-    const rows = searching ? await runSearch(pool, listSql, searchTimeoutMs) : await listRows(resolved, listSql);
+    const rows = searching ? await runSearch(pool, listSql, searchTimeoutMs) : await pool.any(listSql);
     const page = rows.slice(0, resolved.limit);
     const last = page.at(-1);
     if (rows.length <= resolved.limit || !last) return { events: page.map(shape) };

@@ -1,7 +1,6 @@
 /**
- * Newest-first pages look in a recent window first (a day, then a week before the page's upper
- * end) and fall back to the whole table only when the window cannot fill the page. Whatever the
- * spread of events over time, every page must be exactly the one the unbounded query gives.
+ * Newest-first pages over events spread across many days, and so many time partitions: walking
+ * every page by cursor gives every event exactly once, in the unbounded query's order.
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
@@ -53,7 +52,7 @@ async function walked(limit: number, provider?: string): Promise<string[]> {
   throw new Error('the walk did not end');
 }
 
-describe('newest-first pages over recent windows', () => {
+describe('newest-first pages across partitions', () => {
   it.each([1, 2, 3, 4, 5, 7, 17, 18, 50])('walk every event exactly once, in order, %i at a time', async (limit) => {
     expect(await walked(limit)).toEqual(await expected());
   });
