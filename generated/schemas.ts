@@ -310,6 +310,11 @@ export const SCHEMAS = {
         type: 'string',
         format: 'uri',
       },
+      verifies_with_public_key: {
+        description:
+          "Webhook providers: true when switchboard checks this provider's signatures with its public key (Ed25519 or ECDSA: discord, telnyx, sendgrid, or Standard Webhooks configured with public_key), so only the provider, holding the private key, can sign; nothing local can make a test event that passes (replay a received one instead, which keeps its original signature). False for every other webhook provider; absent for queues.",
+        type: 'boolean',
+      },
       token_header: {
         description: 'Token providers: the lower-cased header the token travels in.',
         type: 'string',

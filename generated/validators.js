@@ -732,6 +732,11 @@ const schema45 = {
       type: 'string',
       format: 'uri',
     },
+    verifies_with_public_key: {
+      description:
+        "Webhook providers: true when switchboard checks this provider's signatures with its public key (Ed25519 or ECDSA: discord, telnyx, sendgrid, or Standard Webhooks configured with public_key), so only the provider, holding the private key, can sign; nothing local can make a test event that passes (replay a received one instead, which keeps its original signature). False for every other webhook provider; absent for queues.",
+      type: 'boolean',
+    },
     token_header: {
       description: 'Token providers: the lower-cased header the token travels in.',
       type: 'string',
@@ -1440,6 +1445,7 @@ function validate26(
         key0 === 'provider' ||
         key0 === 'hmac' ||
         key0 === 'public_url' ||
+        key0 === 'verifies_with_public_key' ||
         key0 === 'token_header' ||
         key0 === 'token_variable'
       )) {
@@ -1788,11 +1794,28 @@ function validate26(
         errors++;
       }
     }
+    if (data.verifies_with_public_key !== undefined) {
+      if (typeof data.verifies_with_public_key !== 'boolean') {
+        const err20 = {
+          instancePath: instancePath + '/verifies_with_public_key',
+          schemaPath: '#/properties/verifies_with_public_key/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+    }
     if (data.token_header !== undefined) {
-      let data11 = data.token_header;
-      if (typeof data11 === 'string') {
-        if (func2(data11) < 1) {
-          const err20 = {
+      let data12 = data.token_header;
+      if (typeof data12 === 'string') {
+        if (func2(data12) < 1) {
+          const err21 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
             keyword: 'minLength',
@@ -1800,14 +1823,14 @@ function validate26(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err20];
+            vErrors = [err21];
           } else {
-            vErrors.push(err20);
+            vErrors.push(err21);
           }
           errors++;
         }
       } else {
-        const err21 = {
+        const err22 = {
           instancePath: instancePath + '/token_header',
           schemaPath: '#/properties/token_header/type',
           keyword: 'type',
@@ -1815,18 +1838,18 @@ function validate26(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err21];
+          vErrors = [err22];
         } else {
-          vErrors.push(err21);
+          vErrors.push(err22);
         }
         errors++;
       }
     }
     if (data.token_variable !== undefined) {
-      let data12 = data.token_variable;
-      if (typeof data12 === 'string') {
-        if (!pattern14.test(data12)) {
-          const err22 = {
+      let data13 = data.token_variable;
+      if (typeof data13 === 'string') {
+        if (!pattern14.test(data13)) {
+          const err23 = {
             instancePath: instancePath + '/token_variable',
             schemaPath: '#/properties/token_variable/pattern',
             keyword: 'pattern',
@@ -1834,14 +1857,14 @@ function validate26(
             message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err22];
+            vErrors = [err23];
           } else {
-            vErrors.push(err22);
+            vErrors.push(err23);
           }
           errors++;
         }
       } else {
-        const err23 = {
+        const err24 = {
           instancePath: instancePath + '/token_variable',
           schemaPath: '#/properties/token_variable/type',
           keyword: 'type',
@@ -1849,15 +1872,15 @@ function validate26(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err23];
+          vErrors = [err24];
         } else {
-          vErrors.push(err23);
+          vErrors.push(err24);
         }
         errors++;
       }
     }
   } else {
-    const err24 = {
+    const err25 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1865,9 +1888,9 @@ function validate26(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err24];
+      vErrors = [err25];
     } else {
-      vErrors.push(err24);
+      vErrors.push(err25);
     }
     errors++;
   }

@@ -50,6 +50,8 @@ export function createProviderDirectory(
       const tokenHeader = p.trustMode === 'token' ? p.preset.tokenHeader : undefined;
       return {
         provider: statusOf(p),
+        // Config, not the catalog alone: standard-webhooks turns public-key with `public_key: whpk_…`.
+        verifies_with_public_key: p.preset.credential === 'public_key',
         ...(p.hmac === undefined ? {} : { hmac: p.hmac }),
         // Not a secret: it is what the provider is given, and a client signing as it signs over it.
         ...(p.publicUrl === undefined ? {} : { public_url: p.publicUrl }),

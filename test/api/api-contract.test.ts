@@ -203,7 +203,10 @@ describe('real /api responses match docs/reference/openapi.json', () => {
     const p = '/api/providers/{name}';
     const github = await call(server, '/api/providers/github');
     expectDocumented(p, 'GET', github);
-    expect(github.json()).toEqual({ provider: expect.objectContaining({ name: 'github', preset: 'github' }) });
+    expect(github.json()).toEqual({
+      provider: expect.objectContaining({ name: 'github', preset: 'github' }),
+      verifies_with_public_key: false,
+    });
     const ci = await call(server, '/api/providers/ci');
     expectDocumented(p, 'GET', ci);
     expect(ci.json()).toMatchObject({ token_header: expect.any(String) });

@@ -2,7 +2,8 @@
  * The Providers page in Chromium, on a real switchboard configured with every preset of the
  * catalog (PRESET_NAMES, so a preset added later is covered the day it is added): each one has its
  * card, with its preset, the trust badge of the mode it resolves to, and a test command that works
- * for it (`switchboard trigger` for every preset trigger can send, HTTP Basic included).
+ * for it (`switchboard trigger` for every preset trigger can send, HTTP Basic included), or, for a
+ * preset checked with a public key, a line saying why none can be made locally.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -54,8 +55,10 @@ describe.skipIf(unavailable !== null)('the Providers page with the whole catalog
   });
 
   it('shows a card for every catalog preset, with its preset, its trust badge and a working test command', async () => {
-    // A token provider's card loads its detail (the header a token goes in) before its command settles.
+    // A token provider's card loads its detail (the header a token goes in) before its command
+    // settles; a signed one's says whether it is checked with a public key.
     const tokenPresets = PRESET_NAMES.filter((name) => resolvedTrustMode(name) === 'token');
+    const detailed = PRESET_NAMES.filter((name) => ['token', 'signed'].includes(resolvedTrustMode(name)));
     const details = new Set<string>();
     page.on('response', (response) => {
       const match = /\/api\/providers\/([^/?]+)$/.exec(new URL(response.url()).pathname);
@@ -65,19 +68,22 @@ describe.skipIf(unavailable !== null)('the Providers page with the whole catalog
     await page.click('nav a:has-text("Providers")');
     await page.waitForSelector('[data-provider]');
     const deadline = Date.now() + 20_000;
-    while (!tokenPresets.every((name) => details.has(name))) {
+    while (!detailed.every((name) => details.has(name))) {
       if (Date.now() > deadline)
-        throw new Error(`details never loaded: ${tokenPresets.filter((n) => !details.has(n)).join(', ')}`);
+        throw new Error(`details never loaded: ${detailed.filter((n) => !details.has(n)).join(', ')}`);
       await page.waitForTimeout(50);
     }
-    // The answers are in; the cards drop the header they show before (X-Webhook-Token, capitalised).
+    // The answers are in; the cards drop the header they show before (X-Webhook-Token, capitalised),
+    // and a public-key one its command.
+    const asymmetric = PRESET_NAMES.filter(isAsymmetric);
+    expect(asymmetric).toEqual(expect.arrayContaining(['discord', 'sendgrid', 'telnyx']));
     await page.waitForFunction(
-      (names) =>
-        names.every(
+      ([tokens, publicKeys]) =>
+        tokens.every(
           (n) =>
             !document.querySelector(`[data-provider="${n}"] .command-text`)?.textContent?.includes('X-Webhook-Token'),
-        ),
-      tokenPresets,
+        ) && publicKeys.every((n) => document.querySelector(`[data-provider="${n}"] .command-hint`) !== null),
+      [tokenPresets, asymmetric] as const,
     );
     const cards = Object.fromEntries(
       await page.$$eval('[data-provider]', (all) =>
@@ -87,6 +93,7 @@ describe.skipIf(unavailable !== null)('the Providers page with the whole catalog
             text: card.textContent ?? '',
             badge: card.querySelector('.badge-text')?.textContent ?? '',
             command: card.querySelector('.command-text')?.textContent ?? '',
+            hint: card.querySelector('.command-hint')?.textContent ?? '',
           },
         ]),
       ),
@@ -99,10 +106,18 @@ describe.skipIf(unavailable !== null)('the Providers page with the whole catalog
       expect(card?.text, name).toMatch(new RegExp(`Preset${name}`));
       expect(card?.badge, name).toBe(mode === 'signed' ? 'Signed' : trustLook(mode, false).short);
       // Every preset trigger can send gets the trigger command; only a token preset with a token
-      // header of its own and an open one get a curl line.
+      // header of its own and an open one get a curl line. A public-key one gets no command at all
+      // (trigger would only say it cannot), but why, and what to do instead.
       const trigger = `switchboard trigger ${name} --url ${composed.running.url}`;
-      if (mode === 'open' || name === 'token' || name === 'gitlab') expect(card?.command, name).toMatch(/^curl /);
-      else if (!isAsymmetric(name)) expect(card?.command, name).toBe(trigger);
+      if (isAsymmetric(name)) {
+        expect(card?.command, name).toBe('');
+        expect(card?.hint, name).toMatch(/cannot be triggered locally.*only the provider holds the private key/i);
+        expect(card?.hint, name).toContain('replay a received event');
+      } else {
+        expect(card?.hint, name).toBe('');
+        if (mode === 'open' || name === 'token' || name === 'gitlab') expect(card?.command, name).toMatch(/^curl /);
+        else expect(card?.command, name).toBe(trigger);
+      }
     }
     await screenshot(page, 'providers-catalog');
     expect(problems).toEqual([]);

@@ -37,13 +37,16 @@ function ProviderCard({
   origin: string;
 }): JSX.Element {
   const cli = useContext(CliCommand);
-  // A token provider's header and the variable its config reads the token from.
+  // A token provider's header and the variable its config reads the token from; for a signed one,
+  // whether it is checked with a public key (its config says, so the server does).
+  const needsDetail = p.trust_mode === 'token' || p.trust_mode === 'signed';
   const detail = useLoaded(
-    () => (p.trust_mode === 'token' ? api.providerDetail(p.name) : Promise.resolve(null)),
-    [api, p.name, p.trust_mode],
+    () => (needsDetail ? api.providerDetail(p.name) : Promise.resolve(null)),
+    [api, p.name, needsDetail],
     'Could not load the provider.',
   );
   const command = triggerCommand(p, origin, cli, detail.value ?? undefined);
+  const publicKey = detail.value?.verifies_with_public_key === true;
   return (
     <li class={`provider-card${p.enabled ? '' : ' is-disabled'}`} data-provider={p.name}>
       <div class="provider-head">
@@ -76,15 +79,23 @@ function ProviderCard({
           </>
         )}
       </dl>
-      <div class="command">
-        <code class="mono command-text">{command}</code>
-        <CopyButton text={() => command} label={`Copy the test command for ${p.name}`} />
-      </div>
+      {publicKey ? (
+        <p class="command-hint">
+          Cannot be triggered locally: switchboard checks this provider&apos;s signature with its public key, and only
+          the provider holds the private key. Send a test event from the provider, or replay a received event (it keeps
+          its original signature).
+        </p>
+      ) : (
+        <div class="command">
+          <code class="mono command-text">{command}</code>
+          <CopyButton text={() => command} label={`Copy the test command for ${p.name}`} />
+        </div>
+      )}
     </li>
   );
 }
 
-/** The Providers page: each provider's route or channel, trust, secret and a test command. */
+/** The Providers page: each provider's route or channel, trust, secret and a test command (or why there is none). */
 export function ProvidersView({
   api,
   providers,
