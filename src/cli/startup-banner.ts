@@ -3,13 +3,14 @@
  * or channel, trust mode and whether its secret is set, never the secret), where it forwards, how
  * to add a provider when there is none, and the first API token.
  */
-import { access, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { UnsetVariable } from '../config/interpolate-env.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/resolve-config.ts';
 import { TOKEN_FILE_NAME, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { RunningSwitchboard } from '../server/start-switchboard.ts';
 import { databaseOptionsFromEnv } from '../store/database.ts';
+import { pathExists } from '../shared/path-exists.ts';
 
 /** Left beside the token file by a start that created the first token but failed before showing it. */
 export const TOKEN_UNSHOWN_FILE = `${TOKEN_FILE_NAME}.unshown`;
@@ -97,13 +98,6 @@ export function startupBanner(input: {
   return `${lines.join('\n')}\n`;
 }
 
-async function exists(file: string): Promise<boolean> {
-  return access(file).then(
-    () => true,
-    () => false,
-  );
-}
-
 /**
  * The first token is created early in start-up, and a start can still fail after that (a forward
  * rule refused, exit 2): the token file then exists and the next start finds a token, so it would
@@ -117,10 +111,10 @@ export async function firstTokenNotice(env: NodeJS.ProcessEnv): Promise<{
   const { dataDir } = databaseOptionsFromEnv(env);
   const file = path.join(dataDir, TOKEN_FILE_NAME);
   const mark = path.join(dataDir, TOKEN_UNSHOWN_FILE);
-  const existedBefore = await exists(file);
+  const existedBefore = await pathExists(file);
   return {
     shown: async (initial) => {
-      const pending = await exists(mark);
+      const pending = await pathExists(mark);
       await rm(mark, { force: true });
       if (initial.created && initial.token !== undefined) {
         return `Created the first API token (shown once, also saved to ${initial.path}):\n  ${initial.token}\n\n`;
@@ -137,7 +131,7 @@ export async function firstTokenNotice(env: NodeJS.ProcessEnv): Promise<{
       );
     },
     failed: async () => {
-      if (!existedBefore && (await exists(file))) await writeFile(mark, '', { mode: 0o600 });
+      if (!existedBefore && (await pathExists(file))) await writeFile(mark, '', { mode: 0o600 });
     },
   };
 }

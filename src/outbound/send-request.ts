@@ -69,7 +69,11 @@ const stringProp = (value: unknown, key: 'code' | 'name'): string | undefined =>
   return typeof prop === 'string' ? prop : undefined;
 };
 
-/** Each transport code: what it means, and the failure's reason (connected, or never got that far). */
+/**
+ * Each transport code: what it means, and the failure's reason (connected, or never got that far).
+ *
+ * Shape repeat by intent: a table of words, alike in shape to other tables (no logic to share).
+ */
 const REASONS: Readonly<Record<string, readonly [text: string, reason: DeliveryFailureReason]>> = {
   ECONNREFUSED: ['connection refused', 'could_not_connect'],
   ECONNRESET: ['connection reset before an answer', 'no_answer'],

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmod, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../log/logger.ts';
+import { pathExists } from '../shared/path-exists.ts';
 import { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
 import { describeBlocked, ensureRootFolder, firstBlocked, SEARCH, type PostgresAccount } from './postgres-account.ts';
 import { reachableInstall, type PostgresInstall } from './postgres-install.ts';
@@ -18,15 +19,6 @@ export const CLUSTER_DIR = 'postgres';
 /** Written in the data dir when the cluster lives elsewhere: that cluster's absolute path. */
 export const CLUSTER_LOCATION_FILE = 'postgres.location';
 export const DEFAULT_SYSTEM_DIR = '/var/lib/switchboard';
-
-export async function pathExists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export interface Placement {
   account: PostgresAccount | null;

@@ -14,8 +14,9 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { createPool, sql } from 'slonik';
 import type { Logger } from '../log/logger.ts';
+import { pathExists } from '../shared/path-exists.ts';
 import { acquireDataDirLock, DataDirInUseError, isProcessAlive } from './data-dir-lock.ts';
-import { DEFAULT_SYSTEM_DIR, pathExists, placeCluster, placeInstall } from './cluster-placement.ts';
+import { DEFAULT_SYSTEM_DIR, placeCluster, placeInstall } from './cluster-placement.ts';
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 import { findFreePort } from './free-port.ts';
 import { postgresAccount, type PostgresAccount } from './postgres-account.ts';

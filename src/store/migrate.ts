@@ -2,6 +2,11 @@
  * Versioned SQL migrations from src/store/migrations: NNNN-name.sql, applied in order, each in its
  * own transaction, recorded in schema_migrations with a checksum. Applied at every start and by
  * `switchboard migrate`.
+ *
+ * Shape repeat by intent: a migration that rebuilds tables restates their definitions
+ * (0011-time-partitions.sql repeats columns and indexes of 0001, 0002, 0004 and 0007). A migration
+ * is frozen once applied, to the byte (the checksum above), so the files cannot share text or
+ * even gain a comment; each says what its own step did to the schema.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';

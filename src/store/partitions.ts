@@ -15,6 +15,7 @@ import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { PartitionUnit } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
+import { startPeriodicJob, withSessionLock } from './periodic-job.ts';
 
 /**
  * How far ahead partitions exist. A week of days (or a month of weeks, a quarter of months) means
@@ -151,51 +152,15 @@ export function startPartitionMaintenance(options: {
   intervalMs?: number;
 }): PartitionMaintenance {
   const { pool, unit, logger } = options;
-  let stopped = false;
-  let current: Promise<number | null> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-
-  const run = (): Promise<number | null> =>
-    pool.connect(async (connection) => {
-      const locked = await connection.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
-        SELECT pg_try_advisory_lock(${MAINTENANCE_LOCK}) AS locked
-      `);
-      if (!locked) return null;
-      try {
+  return startPeriodicJob({
+    run: () =>
+      withSessionLock(pool, MAINTENANCE_LOCK, async (connection) => {
         const created = await ensurePartitions(connection, unit);
         if (created > 0) logger.info({ created, unit }, 'created event partitions');
         return created;
-      } finally {
-        await connection.query(sql.unsafe`SELECT pg_advisory_unlock(${MAINTENANCE_LOCK})`);
-      }
-    });
-
-  function runOnce(): Promise<number | null> {
-    current ??= run().finally(() => {
-      current = null;
-    });
-    return current;
-  }
-
-  function schedule(): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) =>
-          logger.warn({ err: error }, 'partition maintenance failed; will retry next interval'),
-        )
-        .finally(schedule);
-    }, options.intervalMs ?? MAINTENANCE_INTERVAL_MS);
-    timer.unref();
-  }
-  schedule();
-
-  return {
-    runOnce,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await current?.catch(() => undefined);
-    },
-  };
+      }),
+    firstDelayMs: options.intervalMs ?? MAINTENANCE_INTERVAL_MS,
+    intervalMs: options.intervalMs ?? MAINTENANCE_INTERVAL_MS,
+    onError: (error) => logger.warn({ err: error }, 'partition maintenance failed; will retry next interval'),
+  });
 }

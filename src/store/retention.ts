@@ -15,6 +15,7 @@ import type { SwitchboardConfigWithDefaults } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import type { Logger } from '../log/logger.ts';
 import { dropPartitionsBefore, hasPartitions } from './partitions.ts';
+import { startPeriodicJob, withSessionLock } from './periodic-job.ts';
 import { utcColumn, utcText } from './timestamps.ts';
 
 /** retention: as config validation leaves it, interval_seconds filled in from the schema. */
@@ -73,8 +74,8 @@ const keyRow = z.object({ received_at_utc: z.string(), id: z.string() });
 /** The advisory lock one retention run holds (hashtext of a name no other lock uses). */
 const RETENTION_LOCK = sql.fragment`hashtext('switchboard-retention')`;
 
-// Over 80 lines: one closure over the job's timer, lock and last result that its sweep, schedule
-// and stop share.
+// Over 80 lines: one closure over the validated limits that the batched deletes and the run share
+// (the timer, single flight and lock are periodic-job.ts's).
 export function startRetention(options: RetentionOptions): RetentionJob {
   const { pool, logger } = options;
   const { config } = options;
@@ -90,17 +91,14 @@ export function startRetention(options: RetentionOptions): RetentionJob {
   const batchSize = options.batchSize ?? 1000;
   const enabled = maxAgeMs !== null || maxEvents !== null;
 
-  let stopped = false;
-  let current: Promise<RetentionResult> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-
   /** Deletes every event at or before the key (in list order), oldest first, a batch at a time. */
   async function deleteThrough(
     db: CommonQueryMethods,
     cutoff: { receivedAt: string; id: string | null },
+    stopping: AbortSignal,
   ): Promise<number> {
     let total = 0;
-    while (!stopped) {
+    while (!stopping.aborted) {
       // The subselect walks events_received_idx from the oldest end and stops after batchSize rows,
       // so each statement touches (and locks) only the rows it deletes.
       const boundary =
@@ -125,21 +123,12 @@ export function startRetention(options: RetentionOptions): RetentionJob {
   }
 
   /** One run, on one connection: the lock is a session's, so the deletes run where it is held. */
-  function prune(): Promise<RetentionResult> {
-    return pool.connect(async (connection) => {
-      const locked = await connection.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
-        SELECT pg_try_advisory_lock(${RETENTION_LOCK}) AS locked
-      `);
-      if (!locked) return { deletedByAge: 0, deletedByCount: 0, skipped: true };
-      try {
-        return await pruneOn(connection);
-      } finally {
-        await connection.query(sql.unsafe`SELECT pg_advisory_unlock(${RETENTION_LOCK})`);
-      }
-    });
+  async function prune(stopping: AbortSignal): Promise<RetentionResult> {
+    const result = await withSessionLock(pool, RETENTION_LOCK, (connection) => pruneOn(connection, stopping));
+    return result ?? { deletedByAge: 0, deletedByCount: 0, skipped: true };
   }
 
-  async function pruneOn(db: CommonQueryMethods): Promise<RetentionResult> {
+  async function pruneOn(db: CommonQueryMethods, stopping: AbortSignal): Promise<RetentionResult> {
     const result: RetentionResult = { deletedByAge: 0, deletedByCount: 0 };
     if (maxAgeMs !== null) {
       // The database's clock decides what is old, the same clock that stamped received_at.
@@ -149,15 +138,15 @@ export function startRetention(options: RetentionOptions): RetentionJob {
       // Whole partitions past the cutoff go first, at a cost that does not grow with their rows;
       // what is left (the partition the cutoff falls in, the DEFAULT partition) goes by row.
       if (await hasPartitions(db)) {
-        const dropped = await dropPartitionsBefore(db, cutoff, { batchSize, stopped: () => stopped });
+        const dropped = await dropPartitionsBefore(db, cutoff, { batchSize, stopped: () => stopping.aborted });
         if (dropped.partitions > 0) {
           result.droppedPartitions = dropped.partitions;
           logger.info(dropped, 'retention dropped event partitions');
         }
       }
-      result.deletedByAge = await deleteThrough(db, { receivedAt: cutoff, id: null });
+      result.deletedByAge = await deleteThrough(db, { receivedAt: cutoff, id: null }, stopping);
     }
-    if (maxEvents !== null && !stopped) {
+    if (maxEvents !== null && !stopping.aborted) {
       // The newest event that no longer fits; it and everything older go.
       const key = await db.maybeOne(sql.type(keyRow)`
         SELECT ${utcColumn('events', 'received_at')} AS received_at_utc, events.id
@@ -165,39 +154,21 @@ export function startRetention(options: RetentionOptions): RetentionJob {
         ORDER BY events.received_at DESC, events.id DESC
         OFFSET ${maxEvents} LIMIT 1
       `);
-      if (key) result.deletedByCount = await deleteThrough(db, { receivedAt: key.received_at_utc, id: key.id });
+      if (key) {
+        result.deletedByCount = await deleteThrough(db, { receivedAt: key.received_at_utc, id: key.id }, stopping);
+      }
     }
     if (result.deletedByAge + result.deletedByCount > 0) logger.info(result, 'retention deleted events');
     return result;
   }
 
-  function runOnce(): Promise<RetentionResult> {
-    if (!enabled) return Promise.resolve({ deletedByAge: 0, deletedByCount: 0 });
-    current ??= prune().finally(() => {
-      current = null;
-    });
-    return current;
+  if (!enabled) {
+    return { runOnce: () => Promise.resolve({ deletedByAge: 0, deletedByCount: 0 }), stop: () => Promise.resolve() };
   }
-
-  function schedule(ms: number): void {
-    if (stopped || !enabled) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((error: unknown) => logger.error({ err: error }, 'retention run failed; will retry next interval'))
-        .finally(() => schedule(intervalSeconds * 1000));
-    }, ms);
-    // Retention alone must not keep the process alive.
-    timer.unref();
-  }
-
-  schedule(options.initialDelayMs ?? 10_000);
-
-  return {
-    runOnce,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await current?.catch(() => undefined);
-    },
-  };
+  return startPeriodicJob({
+    run: prune,
+    firstDelayMs: options.initialDelayMs ?? 10_000,
+    intervalMs: intervalSeconds * 1000,
+    onError: (error) => logger.error({ err: error }, 'retention run failed; will retry next interval'),
+  });
 }

@@ -5,10 +5,11 @@
  * copies the result into dist/; the UI surface can call it when asked to build a missing UI.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { pathExists } from '../shared/path-exists.ts';
 
 export const UI_SOURCE_DIR = fileURLToPath(new URL('./client/', import.meta.url));
 export const DEFAULT_UI_DIST = fileURLToPath(new URL('./dist/', import.meta.url));
@@ -86,13 +87,6 @@ function indexHtml(
   ].join('\n');
 }
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** Builds into a fresh sibling directory and swaps it in, so a server never sees half a build. */
 export async function buildUi(options: BuildUiOptions = {}): Promise<UiManifest> {
   const outDir = options.outDir ?? DEFAULT_UI_DIST;
@@ -163,7 +157,7 @@ export async function buildUi(options: BuildUiOptions = {}): Promise<UiManifest>
 /** Reads a built UI's manifest, or null when there is none (not built, or built half-way by hand). */
 export async function readUiManifest(distDir: string = DEFAULT_UI_DIST): Promise<UiManifest | null> {
   const path = join(distDir, UI_MANIFEST);
-  if (!(await exists(path))) return null;
+  if (!(await pathExists(path))) return null;
   const parsed = JSON.parse(await readFile(path, 'utf8')) as UiManifest;
   return Array.isArray(parsed.assets) ? parsed : null;
 }
