@@ -10,10 +10,18 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/scale.ts --events 200000 --days 30
  *
  * Without DATABASE_URL an embedded PostgreSQL runs in a temporary directory. The database is
- * dropped at the end.
+ * dropped at the end, unless --keep (with DATABASE_URL): its name is printed, and a later run with
+ * --reuse <name> measures it again without seeding (10M events take over an hour to seed).
+ * --skip-retention leaves the oldest partition in place so that the database can be reused as it is.
+ *
+ * Seeding drops the secondary indexes (list, search, external-id time) and builds them again after
+ * the load, and indexes the events for search in bulk SQL: the same rows and indexes as ingest and
+ * the indexer would make, an order of magnitude sooner. A GIN index built in one go is packed
+ * tighter than one grown row by row, so the disk figure is a lower bound for the search part.
  */
 import { parseArgs } from 'node:util';
-import { sql, type DatabasePool } from 'slonik';
+import pg from 'pg';
+import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
 import { createDatabasePool } from '../src/store/database.ts';
@@ -22,18 +30,27 @@ import { migrate } from '../src/store/migrate.ts';
 import { ensurePartitions } from '../src/store/partitions.ts';
 import { createEventStore } from '../src/store/pg-event-store.ts';
 import { startRetention } from '../src/store/retention.ts';
-import { openBenchDatabase } from './bench-database.ts';
+import { openBenchDatabase, type BenchDatabase } from './bench-database.ts';
 
 const { values: args } = parseArgs({
   options: {
     events: { type: 'string', default: '200000' },
     days: { type: 'string', default: '30' },
     iterations: { type: 'string', default: '60' },
+    chunk: { type: 'string', default: '20000' },
+    keep: { type: 'boolean', default: false },
+    reuse: { type: 'string' },
+    'skip-retention': { type: 'boolean', default: false },
+    // A seed stopped half way (--keep): with --reuse, go on from this event number; --base is the
+    // seed's time base (ms), the first run's start, which it printed.
+    'resume-from': { type: 'string' },
+    base: { type: 'string' },
   },
 });
 const EVENTS = Number(args.events);
 const DAYS = Number(args.days);
 const ITERATIONS = Number(args.iterations);
+const CHUNK = Number(args.chunk);
 const DEEP = Math.min(100_000, EVENTS - 100);
 
 const logger = createLogger({ level: 'warn' });
@@ -57,54 +74,192 @@ async function time(fn: () => Promise<unknown>, iterations = ITERATIONS): Promis
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-/** Events over the last DAYS days, ~2 KiB each, UUIDv7 ids from their time, in chunks. */
-async function seed(pool: DatabasePool): Promise<void> {
-  const chunk = 5_000;
-  const spanMs = DAYS * 86_400_000;
-  for (let start = 1; start <= EVENTS; start += chunk) {
-    const end = Math.min(EVENTS, start + chunk - 1);
-    await pool.query(sql.unsafe`
-      INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type,
-        headers, payload, received_at)
-      SELECT
-        (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(md5(g::text), 1, 3) || '8'
-          || substr(md5(g::text), 4, 15))::uuid,
-        'provider-' || (g % 10), 'issues.opened', 'signed', true, 'hmac-sha256 valid', 'delivery-' || g,
-        'application/json', '{"content-type": "application/json"}'::jsonb,
-        convert_to(format(
-          '{"id":%s,"action":"opened","word":"w%s","sender":{"login":"user%s"},"body":"%s"}',
-          g, g % 50000, g % 1000, repeat(md5(g::text) || ' ', 55)), 'UTF8'),
-        t
-      FROM generate_series(${start}::bigint, ${end}::bigint) AS g,
-        LATERAL (SELECT now() - make_interval(secs => ${spanMs / 1000}) + g * make_interval(secs => ${spanMs / 1000 / EVENTS})) AS at(t)
-    `);
-    await pool.query(sql.unsafe`
-      WITH taken AS (DELETE FROM event_search_queue RETURNING event_id)
-      INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
-      SELECT events.id, events.received_at, switchboard_payload_jsonb(events.payload),
-        switchboard_payload_tsvector(events.payload)
-      FROM taken JOIN events ON events.id = taken.event_id
-    `);
-    process.stderr.write(`seeded ${end}/${EVENTS}\n`);
+/** Secondary indexes of the tables seeding fills (the primary keys stay: foreign keys need them). */
+const DEFERRED_INDEX_TABLES = ['events', 'event_search', 'event_external_ids'];
+
+/**
+ * Drops the secondary indexes and the foreign keys to events (checked row by row during a load,
+ * as one join when added), and keeps the statements that make them again in bench_deferred_ddl,
+ * so that a seed stopped half way can be resumed (--reuse, --resume-from).
+ */
+async function deferIndexes(pool: DatabasePool): Promise<void> {
+  await pool.query(sql.unsafe`CREATE TABLE bench_deferred_ddl (ord serial PRIMARY KEY, ddl text NOT NULL)`);
+  // The catalog writes a partitioned table's index as ON ONLY (the parent's alone); made again it
+  // must cover every partition.
+  await pool.query(sql.unsafe`
+    INSERT INTO bench_deferred_ddl (ddl)
+    SELECT replace(pg_get_indexdef(i.indexrelid), ' ON ONLY ', ' ON ') FROM pg_index i
+    WHERE i.indrelid = ANY(${sql.array(DEFERRED_INDEX_TABLES, 'text')}::regclass[]) AND NOT i.indisprimary
+      AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+  `);
+  await pool.query(sql.unsafe`
+    INSERT INTO bench_deferred_ddl (ddl)
+    SELECT format('ALTER TABLE %s ADD CONSTRAINT %I %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
+    FROM pg_constraint WHERE contype = 'f' AND confrelid = 'events'::regclass AND conparentid = 0
+      AND conrelid = ANY(${sql.array(['event_search', 'event_external_ids'], 'text')}::regclass[])
+  `);
+  await pool.query(sql.unsafe`
+    DO $$
+    DECLARE r record;
+    BEGIN
+      FOR r IN SELECT conrelid::regclass AS t, conname FROM pg_constraint WHERE contype = 'f'
+        AND confrelid = 'events'::regclass AND conparentid = 0
+        AND conrelid IN ('event_search'::regclass, 'event_external_ids'::regclass) LOOP
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.t, r.conname);
+      END LOOP;
+      FOR r IN SELECT i.indexrelid::regclass AS name FROM pg_index i
+        WHERE i.indrelid IN ('events'::regclass, 'event_search'::regclass, 'event_external_ids'::regclass)
+          AND NOT i.indisprimary AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid) LOOP
+        EXECUTE format('DROP INDEX %s', r.name);
+      END LOOP;
+    END
+    $$
+  `);
+}
+
+/** Makes again what deferIndexes dropped, one statement at a time, with room to sort in memory. */
+async function restoreIndexes(pool: DatabasePool, url: string): Promise<void> {
+  const statements = await pool.anyFirst(sql.type(z.object({ ddl: z.string() }))`
+    SELECT ddl FROM bench_deferred_ddl ORDER BY ord
+  `);
+  // pg, not slonik: the statements are the catalog's own text, not a template, and take minutes.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`SET maintenance_work_mem = '512MB'`);
+    await client.query(`SET statement_timeout = 0`);
+    for (const ddl of statements) {
+      await client.query(ddl);
+      process.stderr.write(`done: ${ddl.slice(0, 80)} (${new Date().toISOString()})\n`);
+    }
+    await client.query(`DROP TABLE bench_deferred_ddl`);
+  } finally {
+    await client.end();
   }
-  await pool.query(sql.unsafe`VACUUM ANALYZE`);
+}
+
+/**
+ * Events numbered from..EVENTS over the DAYS days before `base` (ms), ~2 KiB each, UUIDv7 ids
+ * from their time, in chunks, each indexed for search as the indexer would.
+ */
+async function seed(pool: DatabasePool, url: string, from: number, base: number): Promise<void> {
+  const spanMs = DAYS * 86_400_000;
+  if (from === 1) await deferIndexes(pool);
+  const at = (g: FragmentSqlToken) =>
+    sql.fragment`${new Date(base).toISOString()}::timestamptz - make_interval(secs => ${spanMs / 1000})
+      + ${g} * make_interval(secs => ${spanMs / 1000 / EVENTS})`;
+  let next = from;
+  let done = 0;
+  const started = Date.now();
+  // Two writers: the machine has two cores, and one statement leaves PostgreSQL waiting on its WAL.
+  const writer = async (): Promise<void> => {
+    for (let start = next; start <= EVENTS; start = next) {
+      next = start + CHUNK;
+      const end = Math.min(EVENTS, start + CHUNK - 1);
+      await pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`
+          INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type,
+            headers, payload, received_at)
+          SELECT
+            (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(md5(g::text), 1, 3) || '8'
+              || substr(md5(g::text), 4, 15))::uuid,
+            'provider-' || (g % 10), 'issues.opened', 'signed', true, 'hmac-sha256 valid', 'delivery-' || g,
+            'application/json', '{"content-type": "application/json"}'::jsonb,
+            convert_to(format(
+              '{"id":%s,"action":"opened","word":"w%s","sender":{"login":"user%s"},"body":"%s"}',
+              g, g % 50000, g % 1000, repeat(md5(g::text) || ' ', 55)), 'UTF8'),
+            t
+          FROM generate_series(${start}::bigint, ${end}::bigint) AS g, LATERAL (SELECT ${at(sql.fragment`g`)}) AS at(t)
+        `);
+        // What the indexer does for queued events, for this chunk's (the trigger queued them).
+        await tx.query(sql.unsafe`
+          WITH chunk AS (
+            SELECT id, received_at, payload FROM events
+            WHERE received_at >= ${at(sql.fragment`${start}::bigint`)} AND received_at <= ${at(sql.fragment`${end}::bigint`)}
+          ), taken AS (
+            DELETE FROM event_search_queue WHERE event_id IN (SELECT id FROM chunk)
+          )
+          INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
+          SELECT id, received_at, switchboard_payload_jsonb(payload), switchboard_payload_tsvector(payload) FROM chunk
+        `);
+      });
+      done += end - start + 1;
+      const rate = done / ((Date.now() - started) / 1000);
+      process.stderr.write(
+        `seeded ${start - 1 + (end - start + 1)}/${EVENTS}: ${done} this run (${rate.toFixed(0)}/s, ${new Date().toISOString()})\n`,
+      );
+    }
+  };
+  await Promise.all([writer(), writer()]);
+  await restoreIndexes(pool, url);
+  // ANALYZE, not VACUUM: at 10M events a vacuum reads everything again; autovacuum gets to it.
+  await pool.query(sql.unsafe`ANALYZE`);
+}
+
+/** Retention: max_age so that exactly the oldest full day partition is past it; one run of the job. */
+async function measureRetention(pool: DatabasePool): Promise<void> {
+  const oldestRows = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM events
+    WHERE received_at >= (SELECT min(lower_bound) FROM event_partitions WHERE lower_bound > now() - ${`${DAYS} days`}::interval)
+      AND received_at < (SELECT min(upper_bound) FROM event_partitions WHERE lower_bound > now() - ${`${DAYS} days`}::interval)
+  `);
+  const retention = startRetention({
+    pool,
+    config: { max_age: `${DAYS - 1}d`, interval_seconds: 3600 },
+    logger,
+    initialDelayMs: 3_600_000,
+    batchSize: 1000,
+  });
+  const started = process.hrtime.bigint();
+  const pruned = await retention.runOnce();
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  await retention.stop();
+  out(
+    `retention run              ${ms.toFixed(0)} ms: ${pruned.droppedPartitions ?? 0} partition(s) dropped ` +
+      `(a day holds ~${oldestRows} events), ${pruned.deletedByAge} rows deleted by row`,
+  );
+}
+
+/** The database to measure: a new one, or with --reuse one a --keep run left (never dropped here). */
+async function openDatabase(): Promise<BenchDatabase> {
+  const base = process.env.DATABASE_URL?.trim();
+  if ((args.keep || args.reuse) && !base) throw new Error('--keep and --reuse need DATABASE_URL');
+  if (args.reuse && base) {
+    const url = new URL(base);
+    url.pathname = `/${args.reuse}`;
+    return {
+      url: url.toString(),
+      where: `${url.hostname}:${url.port || 5432}, reused ${args.reuse}`,
+      close: async () => {},
+    };
+  }
+  const database = await openBenchDatabase(logger, 'sb_scale');
+  if (!args.keep) return database;
+  process.stderr.write(`keeping ${new URL(database.url).pathname.slice(1)}\n`);
+  return { ...database, close: async () => {} };
 }
 
 async function main(): Promise<void> {
-  const database = await openBenchDatabase(logger, 'sb_scale');
-  const pool = await createDatabasePool(database.url, { maximumPoolSize: 4 });
+  const database = await openDatabase();
+  // A seeding chunk takes tens of seconds on a loaded machine: no statement timeout here.
+  const pool = await createDatabasePool(database.url, { maximumPoolSize: 4, statementTimeoutMs: 3_600_000 });
   try {
-    await migrate(pool, logger);
-    for (let day = DAYS + 1; day >= 0; day -= 1) {
-      await ensurePartitions(pool, 'day', new Date(Date.now() - day * 86_400_000).toISOString());
-    }
     const seedStarted = Date.now();
-    await seed(pool);
+    if (!args.reuse) {
+      await migrate(pool, logger);
+      for (let day = DAYS + 1; day >= 0; day -= 1) {
+        await ensurePartitions(pool, 'day', new Date(Date.now() - day * 86_400_000).toISOString());
+      }
+      process.stderr.write(`seed base ${seedStarted}\n`);
+      await seed(pool, database.url, 1, seedStarted);
+    } else if (args['resume-from'] !== undefined) {
+      await seed(pool, database.url, Number(args['resume-from']), Number(args.base));
+    }
     const partitions = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM event_partitions
     `);
     out(`# bench/scale.ts: ${EVENTS} events over ${DAYS} days, ${partitions} day partitions (${database.where})`);
-    out(`seeded and indexed in ${((Date.now() - seedStarted) / 1000).toFixed(0)} s`);
+    if (!args.reuse) out(`seeded and indexed in ${((Date.now() - seedStarted) / 1000).toFixed(0)} s`);
 
     const store = createEventStore(pool);
     const first = await time(() => store.list({ limit: 50 }));
@@ -154,27 +309,7 @@ async function main(): Promise<void> {
         `external-id keys ${perMillion(sizes.keys).toFixed(2)})`,
     );
 
-    // Retention: max_age so that exactly the oldest full day partition is past it.
-    const oldestRows = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-      SELECT count(*)::int AS n FROM events
-      WHERE received_at >= (SELECT min(lower_bound) FROM event_partitions WHERE lower_bound > now() - ${`${DAYS} days`}::interval)
-        AND received_at < (SELECT min(upper_bound) FROM event_partitions WHERE lower_bound > now() - ${`${DAYS} days`}::interval)
-    `);
-    const retention = startRetention({
-      pool,
-      config: { max_age: `${DAYS - 1}d`, interval_seconds: 3600 },
-      logger,
-      initialDelayMs: 3_600_000,
-      batchSize: 1000,
-    });
-    const started = process.hrtime.bigint();
-    const pruned = await retention.runOnce();
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    await retention.stop();
-    out(
-      `retention run              ${ms.toFixed(0)} ms: ${pruned.droppedPartitions ?? 0} partition(s) dropped ` +
-        `(a day holds ~${oldestRows} events), ${pruned.deletedByAge} rows deleted by row`,
-    );
+    if (!args['skip-retention']) await measureRetention(pool);
   } finally {
     await pool.end();
     await database.close();

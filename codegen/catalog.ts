@@ -167,6 +167,13 @@ function timestamped(scheme: Scheme): boolean {
   return ['standard-webhooks', 'ed25519', 'ecdsa-p256'].includes(scheme.kind);
 }
 
+/** How fresh a delivery must be: the configured tolerance, and where the timestamp is when the body carries it. */
+function freshnessCell(scheme: Scheme): string {
+  if (!timestamped(scheme)) return 'none signed';
+  const from = scheme.kind === 'hmac' ? (scheme.timestamp?.from ?? '') : '';
+  return from.startsWith('/') ? `\`tolerance_seconds\` (body ${code(from)})` : '`tolerance_seconds`';
+}
+
 function proofCell(entry: ProviderCatalogEntry): string {
   const { proof } = entry;
   if (proof.by === 'switchboard') return "switchboard's own scheme";
@@ -180,8 +187,7 @@ function proofCell(entry: ProviderCatalogEntry): string {
 export function providersTable(entries: readonly CatalogEntry[]): string {
   const rows = entries.map((entry) => {
     const handshake = entry.handshake ?? '—';
-    const tolerance = timestamped(entry.scheme) ? '`tolerance_seconds`' : 'none signed';
-    return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${tolerance} | ${handshake} | ${proofCell(entry)} |`;
+    return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${proofCell(entry)} |`;
   });
   return [
     '| preset | provider | scheme | headers | freshness | handshake | proven by |',

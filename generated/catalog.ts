@@ -609,10 +609,12 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     },
     forward_headers: ['linear-delivery', 'linear-event'],
     proof: {
-      by: 'example',
-      example: 'https://linear.app/developers/webhooks',
-      note: "Linear's documented HMAC of the raw body and webhookTimestamp check.",
+      by: 'package-verifies',
+      package: '@linear/sdk',
+      note: "LinearWebhookClient.verify from @linear/sdk/webhooks checks the signature and the body's webhookTimestamp.",
     },
+    notes:
+      "The timestamp is the body's webhookTimestamp, so a replay carries the original time: a replay older than a consumer's tolerance is stale to it (Linear's own client allows a minute).",
   },
   mailgun: {
     name: 'mailgun',

@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { DigestEncoding, HmacAlgorithm } from '../../generated/constants.ts';
-import { headerValue } from './headers.ts';
 import { findMatchingKey } from './timing-safe.ts';
-import type { Preset, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { Preset, VerifyOutcome } from './preset-types.ts';
 
 /**
  * HMAC over the concatenation of parts. Text parts are UTF-8 encoded and Buffer parts are used
@@ -74,31 +73,6 @@ export function missingHeader(name: string): VerifyOutcome {
 export function malformedHeader(name: string, expected: string): VerifyOutcome {
   return { ok: false, reason: 'malformed_header', detail: `malformed ${name} (expected ${expected})` };
 }
-
-/** What a signed delivery offers to check: the usable secrets and the signature header's raw value. */
-export interface SignatureToCheck {
-  secrets: string[];
-  value: string;
-}
-
-/** The secrets and signature to check, or the outcome that ends verification before any HMAC. */
-export function readSignature(input: VerifyInput, header: string): SignatureToCheck | VerifyOutcome {
-  const secrets = usableSecrets(input.secrets);
-  if (secrets.length === 0) return MISSING_SECRET;
-  const value = headerValue(input.headers, header);
-  if (value === undefined) return missingHeader(header);
-  return { secrets, value };
-}
-
-/** The hex digest after a scheme's prefix (`sha256=`, `v0=`), or a malformed-header outcome. */
-export function hexAfterPrefix(value: string, prefix: string, header: string): string | VerifyOutcome {
-  const trimmed = value.trim();
-  if (!trimmed.startsWith(prefix)) return malformedHeader(header, `${prefix}<hex>`);
-  return normaliseHex(trimmed.slice(prefix.length));
-}
-
-export const isOutcome = <T extends object | string>(value: T | VerifyOutcome): value is VerifyOutcome =>
-  typeof value === 'object' && 'ok' in value;
 
 /** HMAC-SHA256 of `parts` under each key, against the digests the sender offered. */
 export function compareSha256<K extends string | Buffer>(

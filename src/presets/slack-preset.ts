@@ -1,47 +1,7 @@
-import { headerValue } from './headers.ts';
-import {
-  compareSha256,
-  hmacEncoded,
-  isOutcome,
-  malformedHeader,
-  missingHeader,
-  hexAfterPrefix,
-  readSignature,
-  signedPreset,
-} from './hmac.ts';
 import { asIdentifier, isRecord, LazyBody, parseJsonBody } from './identify.ts';
-import { freshSignature, parseUnixSeconds } from './timestamp.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag } from './preset-types.ts';
+import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
 import { firstLine, summaryLine, textOf } from './summary.ts';
-
-const SIGNATURE_HEADER = 'X-Slack-Signature';
-const TIMESTAMP_HEADER = 'X-Slack-Request-Timestamp';
-const PREFIX = 'v0=';
-
-/**
- * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:${ts}:${body}` keyed by the app's
- * signing secret, with the timestamp in X-Slack-Request-Timestamp. The same scheme covers Events
- * API JSON, slash commands and interactivity (form-encoded), since it signs raw bytes.
- */
-export function verifySlack(input: VerifyInput): VerifyOutcome {
-  const signature = readSignature(input, SIGNATURE_HEADER);
-  if (isOutcome(signature)) return signature;
-  const timestampHeader = headerValue(input.headers, TIMESTAMP_HEADER);
-  if (timestampHeader === undefined) return missingHeader(TIMESTAMP_HEADER);
-  const candidate = hexAfterPrefix(signature.value, PREFIX, SIGNATURE_HEADER);
-  if (isOutcome(candidate)) return candidate;
-  const seconds = parseUnixSeconds(timestampHeader);
-  if (seconds === null) return malformedHeader(TIMESTAMP_HEADER, 'unix seconds');
-  const parts = [`v0:${seconds}:`, input.body];
-  const outcome = compareSha256(SIGNATURE_HEADER, signature.secrets, [candidate], parts, 'hex');
-  return freshSignature(outcome, seconds, input, TIMESTAMP_HEADER);
-}
-
-export function signSlack(input: SignInput): Record<string, string> {
-  const timestamp = String(Math.floor(input.nowMs / 1000));
-  const signature = hmacEncoded('sha256', input.secret, [`v0:${timestamp}:`, input.body], 'hex');
-  return { 'x-slack-signature': PREFIX + signature, 'x-slack-request-timestamp': timestamp };
-}
 
 /**
  * Form-encoded bodies (slash commands, interactivity) are not JSON. Interactivity wraps its JSON in
@@ -120,8 +80,10 @@ export function summarizeSlack(body: DeliveryBody): string | null {
   ]);
 }
 
-export const slackPreset = signedPreset(
-  'slack',
-  { requiredHeaders: ['x-slack-signature', 'x-slack-request-timestamp'], sensitiveHeaders: ['x-slack-signature'] },
-  { verify: verifySlack, sign: signSlack, identify: identifySlack, summarize: summarizeSlack },
-);
+/**
+ * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:{ts}:{body}` keyed by the app's signing
+ * secret, the timestamp in X-Slack-Request-Timestamp, on the shared engine
+ * (schemas/providers/slack.json). The same scheme covers Events API JSON, slash commands and
+ * interactivity (form-encoded), since it signs raw bytes.
+ */
+export const slackPreset = catalogHmacPreset('slack', { identify: identifySlack, summarize: summarizeSlack });

@@ -1,6 +1,7 @@
 /**
  * Reading events page by page in the list order: the query resolved (since/until naming an event
- * become positions), one statement (a search under its time limit), and the cursor to the next page.
+ * become positions), the statements (a few partitions at a time, or a search under its time
+ * limit), and the cursor to the next page.
  */
 import { sql, type DatabasePool } from 'slonik';
 import type { ApiEventList, ListWebhookEventsOutput } from '../../generated/types.ts';
@@ -18,6 +19,7 @@ import {
 import { runSearch } from './search-query.ts';
 import { microsFromRfc3339 } from './timestamps.ts';
 import { lookUpNearIdTime } from './id-time-bound.ts';
+import { createTimeline, walkPartitions } from './partition-walk.ts';
 
 /** Plain functions over the pool (no `this`): the store hands them on as its methods. */
 export interface EventPages {
@@ -27,6 +29,7 @@ export interface EventPages {
 
 /** searchTimeoutMs: how long a payload search (q, match) may run (api.search_timeout_ms). */
 export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | undefined): EventPages {
+  const timeline = createTimeline(pool);
   /** The position of the event a since or until names; invalid_argument when there is none. */
   async function positionOf(eventId: string, field: 'since' | 'until'): Promise<ListPosition> {
     const row = await lookUpNearIdTime(sql.fragment`events.received_at`, eventId, (near) =>
@@ -54,9 +57,10 @@ export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | u
     shape: (row: ApiSummaryRow) => T,
   ): Promise<{ events: T[]; next_cursor?: string }> {
     const resolved = await resolveBounds(resolveListQuery(query));
-    const listSql = buildListSql(resolved);
     const searching = resolved.q !== null || resolved.match !== null;
-    const rows = searching ? await runSearch(pool, listSql, searchTimeoutMs) : await pool.any(listSql);
+    const rows = searching
+      ? await runSearch(pool, buildListSql(resolved), searchTimeoutMs)
+      : await walkPartitions(await timeline(), resolved, (bounded) => pool.any(buildListSql(bounded)));
     const page = rows.slice(0, resolved.limit);
     const last = page.at(-1);
     if (rows.length <= resolved.limit || !last) return { events: page.map(shape) };

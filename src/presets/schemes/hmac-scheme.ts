@@ -13,10 +13,11 @@ import type { HmacScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
 import { malformedHeader, MISSING_SECRET, missingHeader } from '../hmac.ts';
+import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
 import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
-import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding } from './keys.ts';
+import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding, type TimestampFormat } from './keys.ts';
 import { parseSignedTemplate, signedHeaderNames, signedPieces, type SignedPart } from './template.ts';
 
 export interface SchemeParts {
@@ -32,6 +33,8 @@ interface Compiled {
   key: KeyEncoding;
   headers: string[];
   timestampHeader: string | undefined;
+  /** A JSON pointer to the body's own timestamp (Linear's /webhookTimestamp), when it is there. */
+  bodyTimestamp: string | undefined;
   url: string | undefined;
 }
 
@@ -131,10 +134,39 @@ function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
   if (index === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${display})` };
   const rotation = keys.length > 1 ? `; secret ${index + 1} of ${keys.length}` : '';
   const passed: VerifyOutcome = { ok: true, detail: `hmac-${c.scheme.algorithm} valid (${display})${rotation}` };
+  if (c.bodyTimestamp !== undefined) return bodyFreshness(c, c.bodyTimestamp, input) ?? passed;
   if (timestampMs === null || source === undefined) return passed;
-  const now = c.scheme.timestamp?.format === 'unix' ? floorToSecondMs(input.nowMs) : input.nowMs;
   const label = c.timestampHeader ?? `${display} ${c.scheme.signature.timestamp_key ?? 't'}`;
-  return freshnessFailure(timestampMs, now, input.toleranceSeconds, label) ?? passed;
+  return fresh(c, timestampMs, input, label) ?? passed;
+}
+
+/** Null when the signed timestamp is within the configured tolerance, else why not. */
+function fresh(c: Compiled, timestampMs: number, input: VerifyInput, label: string): VerifyOutcome | null {
+  const now = c.scheme.timestamp?.format === 'unix' ? floorToSecondMs(input.nowMs) : input.nowMs;
+  return freshnessFailure(timestampMs, now, input.toleranceSeconds, label);
+}
+
+/** The body's value at `pointer` as a timestamp in `format` (a JSON number or a string), or null. */
+function bodyTimestampMs(body: Buffer, pointer: string, format: TimestampFormat): number | null {
+  const value = resolveJsonPointer(parseJsonBody(body), pointer);
+  if (typeof value === 'number') {
+    return Number.isSafeInteger(value) && value >= 0 ? parseTimestampMs(String(value), format) : null;
+  }
+  return typeof value === 'string' ? parseTimestampMs(value, format) : null;
+}
+
+/**
+ * Freshness of a timestamp the body carries (Linear's webhookTimestamp). The body is signed, so the
+ * timestamp is read only after the signature passed; a signed body without a usable one is refused,
+ * since the sender always writes it and without it the delivery could be replayed for ever.
+ */
+function bodyFreshness(c: Compiled, pointer: string, input: VerifyInput): VerifyOutcome | null {
+  const field = pointer.slice(1);
+  const timestampMs = bodyTimestampMs(input.body, pointer, c.scheme.timestamp?.format ?? 'unix');
+  if (timestampMs === null) {
+    return { ok: false, reason: 'stale_timestamp', detail: `${field} missing from body; freshness unverifiable` };
+  }
+  return fresh(c, timestampMs, input, `body ${field}`);
 }
 
 /**
@@ -196,6 +228,7 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
     key: scheme.key ?? 'utf8',
     headers: scheme.signature.headers,
     timestampHeader,
+    bodyTimestamp: from?.startsWith('/') === true ? from : undefined,
     url: options.publicUrl,
   };
   const required = [
@@ -212,7 +245,8 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
 }
 
 /**
- * A catalog HMAC provider whose event names and summaries are code of its own (GitHub, Shopify):
+ * A catalog HMAC provider whose event names and summaries are code of its own (GitHub, Shopify,
+ * Stripe, Slack, Linear):
  * its check is this engine with the catalog's parameters; `alsoSensitive` lists headers that carry
  * a signature the scheme does not read (GitHub's legacy SHA-1), redacted when stored all the same.
  */

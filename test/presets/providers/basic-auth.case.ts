@@ -11,4 +11,6 @@ export const basicAuthCase: ProviderCase = {
   ...basicCase('basic-auth', () => samplePayload('generic-event.json'), 'order.shipped'),
   secret: 'basic-auth-webhook-password',
   wrongSecret: 'basic-auth-wrong-password',
+  // Any sender's HTTP Basic, switchboard's own preset: the RFC's check proves it, not a provider's.
+  proof: 'switchboard',
 };

@@ -10,6 +10,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { PROVIDER_CATALOG } from '../../../generated/catalog.ts';
 import type { PresetName } from '../../../generated/constants.ts';
 import type { Provider } from '../../../generated/types.ts';
 import { findMissingHeader } from '../../../src/presets/headers.ts';
@@ -35,6 +36,11 @@ export interface ProviderCase {
   accepts(delivery: Signed, secret: string): Promise<boolean> | boolean;
   /** Whether a timestamp is signed (so a stale one must be refused). */
   timestamped: boolean;
+  /**
+   * The signed timestamp is inside the body (Linear's webhookTimestamp): a re-signed replay sends
+   * the stored bytes, so it is exactly as old as the original and cannot be made fresh.
+   */
+  timestampInBody?: boolean;
   /** A required header: without it the delivery is 400 before its body is read. */
   requiredHeader: string | null;
   eventType: string;
@@ -44,7 +50,7 @@ export interface ProviderCase {
    */
   bodyUnsigned?: boolean;
   /** What proves the case, as the catalog says it (checked against the catalog). */
-  proof: 'package-signs' | 'package-verifies' | 'example';
+  proof: 'package-signs' | 'package-verifies' | 'example' | 'switchboard';
 }
 
 export const PUBLIC_URL = 'https://hooks.example.com/hooks/';
@@ -112,6 +118,10 @@ export function describeProvider(c: ProviderCase): void {
   describe(`preset ${c.preset}`, () => {
     const preset = presetFor(c);
 
+    it('is proven the way the catalog says (docs/providers.md’s table is generated from it)', () => {
+      expect(c.proof).toBe(PROVIDER_CATALOG[c.preset].proof.by);
+    });
+
     it('verifies a delivery signed as the provider signs it, and names it', async () => {
       const delivery = await c.deliver(c.secret, Date.now());
       expect(await c.accepts(delivery, c.secret), 'the provider’s own verifier accepts the delivery').toBe(true);
@@ -160,14 +170,39 @@ export function describeProvider(c: ProviderCase): void {
       });
     } else if (preset.sign !== undefined) {
       const sign = preset.sign;
+      const resign = async (ageMs: number): Promise<Signed> => {
+        const original = await c.deliver(c.secret, Date.now() - ageMs);
+        const signed = sign({
+          body: original.body,
+          secret: configured(c, c.secret),
+          nowMs: Date.now(),
+          headers: original.headers,
+        });
+        return { body: original.body, headers: { ...original.headers, ...signed } };
+      };
       it('re-signs a replay that the provider’s own verifier accepts', async () => {
-        const original = await c.deliver(c.secret, Date.now() - 120_000);
-        const secret = configured(c, c.secret);
-        const signed = sign({ body: original.body, secret, nowMs: Date.now(), headers: original.headers });
-        const replay = { body: original.body, headers: { ...original.headers, ...signed } };
+        // A timestamp in the body is replayed as stored, so only a recent original can pass.
+        const replay = await resign(c.timestampInBody === true ? 0 : 120_000);
         expect(await c.accepts(replay, c.secret)).toBe(true);
-        expect(verifyNow(preset, replay, [secret])).toMatchObject({ ok: true });
+        expect(verifyNow(preset, replay, [configured(c, c.secret)])).toMatchObject({ ok: true });
         expect(await c.accepts(replay, c.wrongSecret)).toBe(false);
+      });
+      if (c.timestampInBody === true) {
+        it('re-signs an old delivery that both checks still find stale: its timestamp is in the body', async () => {
+          const replay = await resign(3_600_000);
+          expect(await c.accepts(replay, c.secret)).toBe(false);
+          expect(verifyNow(preset, replay, [c.secret])).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+        });
+      }
+    } else if (preset.tokenHeader !== undefined) {
+      const header = preset.tokenHeader;
+      it('replays with the configured token in its header, which the provider’s check accepts', async () => {
+        const original = await c.deliver(c.secret, Date.now());
+        const stored = Object.fromEntries(Object.entries(original.headers).filter(([k]) => k.toLowerCase() !== header));
+        expect(await c.accepts({ body: original.body, headers: stored }, c.secret)).toBe(false);
+        const replay = { body: original.body, headers: { ...stored, [header]: c.secret } };
+        expect(await c.accepts(replay, c.secret)).toBe(true);
+        expect(verifyNow(preset, replay, [c.secret])).toMatchObject({ ok: true });
       });
     } else {
       it('replays with the original signature, which the provider’s own verifier accepts', async () => {
