@@ -41,6 +41,8 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     reuse: { type: 'string' },
     'skip-retention': { type: 'boolean', default: false },
+    // For a database whose JSON index is not built (a seed cut short to measure in time).
+    'skip-match': { type: 'boolean', default: false },
     // A seed stopped half way (--keep): with --reuse, go on from this event number; --base is the
     // seed's time base (ms), the first run's start, which it printed.
     'resume-from': { type: 'string' },
@@ -193,6 +195,9 @@ async function seed(pool: DatabasePool, url: string, from: number, base: number)
   await Promise.all([writer(), writer()]);
   await restoreIndexes(pool, url);
   // ANALYZE, not VACUUM: at 10M events a vacuum reads everything again; autovacuum gets to it.
+  // But the search queue, emptied chunk by chunk, is vacuumed now: every search reads its key
+  // index, and 10M dead entries in it made a rare-word search take 5.3 s.
+  await pool.query(sql.unsafe`VACUUM ANALYZE event_search_queue`);
   await pool.query(sql.unsafe`ANALYZE`);
 }
 
@@ -287,6 +292,7 @@ async function main(): Promise<void> {
       ['phrase', { q: '"action opened"' }],
     ];
     for (const [label, query] of searches) {
+      if (label === 'match' && args['skip-match']) continue;
       const result = await time(() => store.list({ ...query, limit: 50 }));
       out(`search ${label.padEnd(8)}            p50 ${result.p50.toFixed(2)} ms  p99 ${result.p99.toFixed(2)} ms`);
     }

@@ -61,11 +61,6 @@ export function compareSignatures<K>(check: SignatureCheck<K>): VerifyOutcome {
   return { ok: true, detail: `hmac-${check.algorithm} valid (${check.header})${rotation}` };
 }
 
-/** Hex is case-insensitive on the wire; our own digests are lower-case. */
-export function normaliseHex(value: string): string {
-  return value.trim().toLowerCase();
-}
-
 export function missingHeader(name: string): VerifyOutcome {
   return { ok: false, reason: 'missing_header', detail: `missing header ${name}` };
 }

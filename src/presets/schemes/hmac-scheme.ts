@@ -36,6 +36,7 @@ interface Compiled {
   /** A JSON pointer to the body's own timestamp (Linear's /webhookTimestamp), when it is there. */
   bodyTimestamp: string | undefined;
   url: string | undefined;
+  isoMilliseconds: boolean;
 }
 
 /** The URL a provider signs: the public URL it was given, with the query it called with. */
@@ -182,10 +183,10 @@ function signHmac(c: Compiled, input: SignInput): Record<string, string> {
   for (const name of signedHeaderNames(c.parts)) {
     const value = (input.headers === undefined ? undefined : headerValue(input.headers, name)) ?? randomUUID();
     headerValues.set(name, value);
-    out[name] = value;
+    out[name.toLowerCase()] = value;
   }
   const format = c.scheme.timestamp?.format;
-  const timestamp = format === undefined ? undefined : formatTimestamp(input.nowMs, format);
+  const timestamp = format === undefined ? undefined : formatTimestamp(input.nowMs, format, c.isoMilliseconds);
   if (c.timestampHeader !== undefined && timestamp !== undefined) out[c.timestampHeader.toLowerCase()] = timestamp;
   const url = calledUrl(c.url, input.query);
   const mac = createHmac(c.scheme.algorithm, key);
@@ -210,6 +211,8 @@ function signHmac(c: Compiled, input: SignInput): Record<string, string> {
 export interface HmacOptions {
   /** Where the provider sends (public URL + route), for templates that sign {url}. */
   publicUrl?: string | undefined;
+  /** ISO 8601 timestamps are signed with milliseconds (generic-hmac's way) rather than whole seconds. */
+  isoMilliseconds?: boolean;
 }
 
 export function createHmacScheme(scheme: HmacScheme, where: string, options: HmacOptions = {}): SchemeParts {
@@ -230,6 +233,7 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
     timestampHeader,
     bodyTimestamp: from?.startsWith('/') === true ? from : undefined,
     url: options.publicUrl,
+    isoMilliseconds: options.isoMilliseconds === true,
   };
   const required = [
     scheme.signature.headers[0] ?? '',

@@ -35,9 +35,10 @@ export function parseTimestampMs(value: string, format: TimestampFormat): number
   return Number.isNaN(ms) ? null : ms;
 }
 
-/** Now in the format, whole seconds for ISO 8601 (as the providers write it). */
-export function formatTimestamp(nowMs: number, format: TimestampFormat): string {
+/** Now in the format; ISO 8601 in whole seconds (as the providers write it) unless `isoMilliseconds`. */
+export function formatTimestamp(nowMs: number, format: TimestampFormat, isoMilliseconds = false): string {
   if (format === 'unix') return String(Math.floor(nowMs / 1000));
   if (format === 'unix_ms') return String(Math.floor(nowMs));
+  if (isoMilliseconds) return new Date(Math.floor(nowMs)).toISOString();
   return new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

@@ -18,7 +18,8 @@ export type SignedPart =
   | { kind: 'method' }
   | { kind: 'header'; name: string };
 
-const SIGNED_PLACEHOLDER = /\{(body|timestamp|url|method|header:([A-Za-z0-9-]+))\}/g;
+// A header's name is any HTTP token (generic-hmac's users name their own; the catalog's are plainer).
+const SIGNED_PLACEHOLDER = /\{(body|timestamp|url|method|header:([!#$%&'*+.^_`|~0-9A-Za-z-]+))\}/g;
 
 /** A signed-content template; {body} must appear exactly once, since a signature that skips it proves nothing. */
 export function parseSignedTemplate(template: string, where: string): SignedPart[] {
@@ -33,7 +34,8 @@ export function parseSignedTemplate(template: string, where: string): SignedPart
     text(template.slice(last, match.index));
     last = match.index + match[0].length;
     const name = match[1] ?? '';
-    if (name.startsWith('header:')) parts.push({ kind: 'header', name: (match[2] ?? '').toLowerCase() });
+    // The header as written, so a detail names it as the sender's docs do; it is looked up case-insensitively.
+    if (name.startsWith('header:')) parts.push({ kind: 'header', name: match[2] ?? '' });
     else parts.push({ kind: name as 'body' | 'timestamp' | 'url' | 'method' });
   }
   text(template.slice(last));
