@@ -66,6 +66,13 @@ export interface DeliveryClaims {
   settleMany: (outcomes: readonly SettleOutcome[]) => Promise<void>;
 }
 
+/**
+ * The hot statements' rows, read as they come (claimed-row.ts checks the claim's column by
+ * column): a schema made once here, not the fresh z.any() every sql.unsafe builds, and one the
+ * result parser passes over (database.ts).
+ */
+const rawRows = z.unknown();
+
 /** The settling's input rows, a column each: its name, its type, and what each outcome puts in it. */
 const SETTLE_INPUT: ReadonlyArray<
   readonly [name: string, type: TypeNameIdentifier, value: (outcome: SettleOutcome) => PrimitiveValueExpression]
@@ -176,7 +183,7 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
    */
   async function settleMany(outcomes: readonly SettleOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
-    await pool.query(sql.unsafe`
+    await pool.query(sql.type(rawRows)`
       WITH ${settleCtes(outcomes)}
       SELECT count(*) FROM recorded
     `);
@@ -188,7 +195,7 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
         SELECT pg_try_advisory_xact_lock(hashtext(${`switchboard-forward:${request.rule}`})) AS locked
       `);
       if (!locked) return [];
-      const rows = await tx.any(sql.unsafe`
+      const rows = await tx.any(sql.type(rawRows)`
         WITH head AS (
           SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
           WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
@@ -205,7 +212,7 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
 
   async function claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (request.ordered) return claimOrdered(request);
-    const rows = await pool.any(sql.unsafe`
+    const rows = await pool.any(sql.type(rawRows)`
       WITH ${dueRows(request, false)}
       ${claimUpdate(request)}
     `);
@@ -225,7 +232,7 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
         return claim(request);
       }
       // One statement, one transaction: the batch's attempts settle and the next rows are claimed.
-      const rows = await pool.any(sql.unsafe`
+      const rows = await pool.any(sql.type(rawRows)`
         WITH ${settleCtes(outcomes)}, ${dueRows(request, true)}
         ${claimUpdate(request)}
       `);

@@ -3,10 +3,10 @@
  * attached nor break the bookkeeping of other deliveries. Consumers on 127.0.0.1; the server is the
  * composed product with real forward rules and replay.
  */
-import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery, ReplayHistory, ReplayResult } from '../../generated/types.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
+import { refuseInserts } from '../support/database.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 import {
   CI_TOKEN,
@@ -182,17 +182,12 @@ describe('a NUL byte in an answer (26.2)', () => {
     // any batch holding one fails as a NUL once made it fail.
     const pool = await createDatabasePool(server.composed.databaseUrl, { maximumPoolSize: 1 });
     try {
-      await pool.query(sql.unsafe`
-        CREATE FUNCTION refuse_broken_rule() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.rule = 'broken' THEN RAISE EXCEPTION 'refused for the test'; END IF;
-          RETURN NEW;
-        END $$
-      `);
-      await pool.query(sql.unsafe`
-        CREATE TRIGGER refuse_broken_rule BEFORE INSERT ON delivery_attempts
-        FOR EACH ROW EXECUTE FUNCTION refuse_broken_rule()
-      `);
+      await refuseInserts(pool, {
+        trigger: 'refuse_broken_rule',
+        table: 'delivery_attempts',
+        column: 'rule',
+        value: 'broken',
+      });
       const ids = await burst(40);
       await expectEachSentOnce('/webhook', ids);
       // The refused rule itself is still being tried: its rows never settle.

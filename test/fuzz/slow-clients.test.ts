@@ -16,7 +16,7 @@ import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { openStream } from '../support/http-client.ts';
 import { dripUntilClosed, openRaw } from '../support/raw-socket.ts';
 import { fuzzConfig, startInProcessTarget, tableSnapshot, type FuzzTarget } from './support/target.ts';
-import { MCP_HEADERS, postInitialize } from '../support/wire.ts';
+import { MCP_HEADERS, postInitialize, postJson } from '../support/wire.ts';
 
 const TIMEOUTS = { headersTimeoutMs: 1_500, requestTimeoutMs: 3_000, keepAliveTimeoutMs: 1_000, checkIntervalMs: 250 };
 const MAX_SESSIONS = 8;
@@ -46,11 +46,7 @@ async function probe(boundMs: number): Promise<number> {
   const started = performance.now();
   const health = await fetch(`${target.url}/healthz`);
   expect(health.status).toBe(200);
-  const stored = await fetch(`${target.url}/hooks/open`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"probe":true}',
-  });
+  const stored = await postJson(`${target.url}/hooks/open`, '{"probe":true}');
   expect(stored.status).toBe(200);
   const took = performance.now() - started;
   expect(took, 'health + delivery while slow clients hold sockets').toBeLessThan(boundMs);

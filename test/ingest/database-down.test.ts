@@ -10,7 +10,7 @@ import { createDatabasePool } from '../../src/store/database.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { post, startHarness, type Harness } from './ingest-harness.ts';
-import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
+import { proxyInFrontOf, type ControlledProxy } from '../support/tcp-proxy.ts';
 
 const SECRET = 'db-down-secret';
 
@@ -21,8 +21,7 @@ let harness: Harness;
 
 beforeAll(async () => {
   db = await freshDatabase();
-  const target = new URL(db.url);
-  proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
+  proxy = await proxyInFrontOf(db.url);
   proxiedPool = await createDatabasePool(proxy.via(db.url), { connectionTimeoutMs: 1_000, maximumPoolSize: 4 });
   harness = await startHarness({
     providers: { github: { preset: 'github', secret: SECRET } },

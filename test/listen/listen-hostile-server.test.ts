@@ -18,6 +18,7 @@ import {
   answerError,
   fakeEvent,
   flood,
+  PROVIDERS,
   startFakeSwitchboard,
   type FakeSwitchboard,
 } from './support/fake-switchboard.ts';
@@ -356,20 +357,7 @@ describe('listen against a misbehaving server', () => {
       fake.on('providers', (req, res) => {
         if (req.headers.authorization !== 'Bearer file-token') return answerError(res, 401, 'unauthenticated', 'bad');
         res.setHeader('content-type', 'application/json');
-        res.end(
-          JSON.stringify({
-            providers: [
-              {
-                name: 'github',
-                family: 'webhook',
-                preset: 'github',
-                trust_mode: 'signed',
-                enabled: true,
-                secret_status: 'configured',
-              },
-            ],
-          }),
-        );
+        res.end(JSON.stringify({ providers: PROVIDERS.filter((provider) => provider.name === 'github') }));
       });
       const ran = await runListen(
         ['--token-file', files.token, '--sign-secret-file', files.secret, '--since', BEFORE_EVERYTHING],

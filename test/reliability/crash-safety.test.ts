@@ -14,27 +14,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runGithubLoad, seededRandom, type DeliveryOutcome, type GithubDelivery } from '../../bench/load-driver.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { randomToken, spawnSwitchboard, waitForExit, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
+import { describe, expect, it } from 'vitest';
+import { seededRandom, type DeliveryOutcome, type GithubDelivery } from '../../bench/load-driver.ts';
+import { randomToken, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { waitFor } from './support/clients.ts';
+import { killUnderLoad } from './support/kill-under-load.ts';
+import { REDIS_URL, reliabilitySuite } from './support/suite.ts';
 
 const CYCLES = 20;
 const SEED = Number(process.env.CRASH_SEED ?? 20_240_817);
 const SECRET = `crash-secret-${randomBytes(8).toString('hex')}`;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const STREAM = `switchboard-crash-${randomBytes(6).toString('hex')}`;
 const GROUP = 'switchboard';
 
-let db: TestDatabase;
-let redis: Redis;
-let child: SpawnedSwitchboard | undefined;
 const token = randomToken();
-const dataDirs: string[] = [];
 
 const config = {
   providers: {
@@ -45,40 +40,25 @@ const config = {
   rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 } },
 };
 
-async function start(): Promise<SpawnedSwitchboard> {
-  const started = await spawnSwitchboard({ config, databaseUrl: db.url, token, redisUrl: REDIS_URL, logLevel: 'warn' });
-  dataDirs.push(started.dataDir);
-  return started;
+const suite = reliabilitySuite({ redis: { deleteAfter: [STREAM] }, end: 'kill' });
+
+function start(): Promise<SpawnedSwitchboard> {
+  return suite.spawn({ config, token, redisUrl: REDIS_URL, logLevel: 'warn' });
 }
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  await redis.connect();
-});
-
-afterAll(async () => {
-  child?.kill('SIGKILL');
-  await child?.exited;
-  child?.cleanup();
-  await redis?.del(STREAM).catch(() => undefined);
-  redis?.disconnect();
-  await db?.close();
-});
 
 /** XADDs one message every few milliseconds until the signal aborts; returns the entry ids and bytes. */
 async function produce(signal: AbortSignal, sent: Map<string, Buffer>, next: () => number): Promise<void> {
   while (!signal.aborted) {
     const n = next();
     const payload = Buffer.from(JSON.stringify({ type: 'job.created', n, note: `stream message ${n} ✓` }), 'utf8');
-    const id = await redis.xadd(STREAM, '*', 'payload', payload, 'n', String(n));
+    const id = await suite.redis.xadd(STREAM, '*', 'payload', payload, 'n', String(n));
     if (id !== null) sent.set(id, payload);
     await delay(4);
   }
 }
 
 async function storedPayloads(ids: readonly string[]): Promise<Map<string, Buffer>> {
-  const rows = await db.pool.any(
+  const rows = await suite.db.pool.any(
     sql.type(
       z.object({ id: z.string(), payload: z.instanceof(Buffer) }),
     )`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array([...ids], 'uuid')})`,
@@ -98,13 +78,13 @@ describe('crash safety under SIGKILL', () => {
     const totals = { sent: 0, ok: 0, non2xx: 0, failed: 0 };
     const cycleLog: string[] = [];
 
-    child = await start();
+    let child = await start();
     // The queue source creates its consumer group at `$`; anything added before that would be
     // (correctly) not its to read. Wait for the group before producing.
     await waitFor(
       'the stream consumer group',
       async () => {
-        const groups = (await redis.xinfo('GROUPS', STREAM).catch(() => [])) as unknown[];
+        const groups = (await suite.redis.xinfo('GROUPS', STREAM).catch(() => [])) as unknown[];
         return groups.length > 0 ? true : undefined;
       },
       { timeoutMs: 20_000 },
@@ -112,37 +92,21 @@ describe('crash safety under SIGKILL', () => {
 
     for (let cycle = 1; cycle <= CYCLES; cycle += 1) {
       const current = child;
-      if (current === undefined) throw new Error('no child');
       // ~0.5–1.5 s of load, killed at a random moment inside it.
       const killAfterMs = 500 + Math.floor(random() * 1000);
-      const stopLoad = new AbortController();
       const stopProducing = new AbortController();
       const producing = produce(stopProducing.signal, streamSent, () => (streamCounter += 1));
-      let firstAck: () => void = () => undefined;
-      const acked = new Promise<void>((resolve) => {
-        firstAck = resolve;
-      });
-      const load = runGithubLoad({
-        baseUrl: current.url,
+      const { exit, report } = await killUnderLoad(current, {
         secret: SECRET,
         concurrency: 16,
-        signal: stopLoad.signal,
         seed: SEED + cycle,
         requestTimeoutMs: 10_000,
+        killAfterMs,
         onOutcome: (o: DeliveryOutcome) => {
           sentDeliveries.set(o.delivery.deliveryId, o.delivery);
-          if (o.status === 200) firstAck();
         },
       });
-      await delay(killAfterMs);
-      // On a busy machine a fresh process can take longer than the window to answer its first
-      // request; a cycle that acknowledged nothing would test nothing, so the kill waits for one.
-      await Promise.race([acked, delay(20_000)]);
-      current.kill('SIGKILL');
-      const exit = await waitForExit(current, 10_000);
       expect(exit.signal).toBe('SIGKILL');
-      stopLoad.abort();
-      const report = await load;
       stopProducing.abort();
       await producing;
       current.cleanup();
@@ -190,7 +154,7 @@ describe('crash safety under SIGKILL', () => {
     }
 
     // No torn or foreign rows: every stored github row is a delivery that was sent, with its bytes.
-    const rows = await db.pool.any(
+    const rows = await suite.db.pool.any(
       sql.type(
         z.object({ external_id: z.string().nullable(), payload: z.instanceof(Buffer), verified: z.boolean() }),
       )`SELECT external_id, payload, verified FROM events WHERE provider = 'github'`,
@@ -209,7 +173,7 @@ describe('crash safety under SIGKILL', () => {
     await waitFor(
       'every stream message to be stored',
       async () => {
-        const count = await db.pool.oneFirst(
+        const count = await suite.db.pool.oneFirst(
           sql.type(
             z.object({ count: z.number() }),
           )`SELECT count(*)::int FROM events WHERE provider = 'jobs' AND external_id = ANY(${sql.array(streamIds, 'text')})`,
@@ -218,7 +182,7 @@ describe('crash safety under SIGKILL', () => {
       },
       { timeoutMs: 30_000, intervalMs: 250 },
     );
-    const streamRows = await db.pool.any(
+    const streamRows = await suite.db.pool.any(
       sql.type(
         z.object({ external_id: z.string().nullable(), payload: z.instanceof(Buffer) }),
       )`SELECT external_id, payload FROM events WHERE provider = 'jobs' AND external_id = ANY(${sql.array(streamIds, 'text')})`,
@@ -231,7 +195,7 @@ describe('crash safety under SIGKILL', () => {
     await waitFor(
       'the consumer group to have no pending entries',
       async () => {
-        const pending = (await redis.xpending(STREAM, GROUP)) as [number, ...unknown[]];
+        const pending = (await suite.redis.xpending(STREAM, GROUP)) as [number, ...unknown[]];
         return pending[0] === 0 ? true : undefined;
       },
       { timeoutMs: 10_000, intervalMs: 250 },

@@ -12,10 +12,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { z } from 'zod';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   makeGithubDelivery,
   makePayload,
@@ -24,42 +23,24 @@ import {
   type DeliveryOutcome,
 } from '../../bench/load-driver.ts';
 import { createTokenRepository } from '../../src/store/token-repository.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';
-import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
+import { reliabilitySuite } from './support/suite.ts';
 import { postGithubDelivery, postInitialize } from '../support/wire.ts';
 
 const SECRET = `outage-secret-${randomBytes(8).toString('hex')}`;
 const OUTAGE_MS = 3_000;
 const RECOVERY_BOUND_MS = 5_000;
 
-let db: TestDatabase;
-let proxy: ControlledProxy;
-let child: SpawnedSwitchboard;
-let mcp: Client;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  const target = new URL(db.url);
-  proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
-  child = await spawnSwitchboard({
+const suite = reliabilitySuite({
+  proxy: 'database',
+  child: {
     config: {
       providers: { github: { preset: 'github', secret: SECRET } },
       rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 } },
     },
-    databaseUrl: proxy.via(db.url),
     logLevel: 'warn',
-  });
-  mcp = await connectMcp(child.mcpUrl, child.token ?? '');
-});
-
-afterAll(async () => {
-  await mcp?.close().catch(() => undefined);
-  await child?.stop();
-  child?.cleanup();
-  await proxy?.close();
-  await db?.close();
+  },
+  mcp: true,
 });
 
 async function deliverOne(n: number): Promise<{
@@ -69,7 +50,7 @@ async function deliverOne(n: number): Promise<{
   retryAfter: string | null;
 }> {
   const delivery = await makeGithubDelivery(SECRET, makePayload(seededRandom(n), n));
-  const response = await postGithubDelivery(child.url, delivery);
+  const response = await postGithubDelivery(suite.child.url, delivery);
   const answer = (await response.json()) as { id?: string };
   return {
     status: response.status,
@@ -80,7 +61,7 @@ async function deliverOne(n: number): Promise<{
 }
 
 async function health(): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${child.url}/healthz`);
+  const response = await fetch(`${suite.child.url}/healthz`);
   return { status: response.status, body: await response.json() };
 }
 
@@ -88,13 +69,13 @@ describe('database outage', () => {
   it('answers 503 while PostgreSQL is unreachable and recovers by itself within 5 s', async () => {
     expect((await deliverOne(1)).status).toBe(200);
     expect(await health()).toEqual({ status: 200, body: { status: 'ok', role: 'all' } });
-    expect((await callTool(mcp, 'list_webhook_events', { limit: 5 })).ok).toBe(true);
+    expect((await callTool(suite.mcp, 'list_webhook_events', { limit: 5 })).ok).toBe(true);
 
     const acknowledged = new Map<string, Buffer>();
     const outcomes: DeliveryOutcome[] = [];
     const stopLoad = new AbortController();
     const load = runGithubLoad({
-      baseUrl: child.url,
+      baseUrl: suite.child.url,
       secret: SECRET,
       concurrency: 8,
       signal: stopLoad.signal,
@@ -110,7 +91,7 @@ describe('database outage', () => {
     let recoveredMs = Number.NaN;
     try {
       await delay(700);
-      await proxy.down();
+      await suite.proxy.down();
       downAt = performance.now();
       try {
         await checkWhileDown();
@@ -118,7 +99,7 @@ describe('database outage', () => {
         if (remaining > 0) await delay(remaining);
       } finally {
         // Whatever failed above, the rest of the file gets its database back.
-        await proxy.up();
+        await suite.proxy.up();
         upAt = performance.now();
       }
 
@@ -134,7 +115,7 @@ describe('database outage', () => {
       recoveredMs = performance.now() - upAt;
       expect(recoveredMs).toBeLessThan(RECOVERY_BOUND_MS);
       expect(
-        (await callTool(mcp, 'list_webhook_events', { limit: 5 })).ok,
+        (await callTool(suite.mcp, 'list_webhook_events', { limit: 5 })).ok,
         'tools answer again on the same MCP session',
       ).toBe(true);
       await delay(500);
@@ -163,7 +144,7 @@ describe('database outage', () => {
 
     // Every acknowledged delivery is stored, byte for byte (read directly, not through the proxy).
     const ids = [...acknowledged.keys()];
-    const rows = await db.pool.any(
+    const rows = await suite.db.pool.any(
       sql.type(
         z.object({ id: z.string(), payload: z.instanceof(Buffer) }),
       )`SELECT id::text AS id, payload FROM events WHERE id = ANY(${sql.array(ids, 'uuid')})`,
@@ -171,8 +152,8 @@ describe('database outage', () => {
     const stored = new Map(rows.map((r) => [String(r.id), r.payload]));
     expect(ids.filter((id) => !stored.get(id)?.equals(acknowledged.get(id) ?? Buffer.alloc(0)))).toEqual([]);
 
-    expect(child.isRunning()).toBe(true);
-    expect(child.output()).not.toMatch(/unhandledRejection|UnhandledPromiseRejection|uncaughtException/);
+    expect(suite.child.isRunning()).toBe(true);
+    expect(suite.child.output()).not.toMatch(/unhandledRejection|UnhandledPromiseRejection|uncaughtException/);
     console.info(
       `db outage: ${report.sent} deliveries (${report.ok} acked, ${report.non2xx} answered 503, ${report.failed} unanswered), ` +
         `${duringOutage.length} during the ${OUTAGE_MS} ms outage, all 503; recovered ${Math.round(recoveredMs)} ms after the database returned`,
@@ -182,7 +163,7 @@ describe('database outage', () => {
   it('resumes the live bus after the outage: a new event reaches /api/stream', async () => {
     // The LISTEN connection reconnects with its own backoff (documented in docs/reliability.md);
     // the 5 s bound above is for storing and health.
-    const stream = await openEventStream(child.url, child.token ?? '');
+    const stream = await openEventStream(suite.child.url, suite.child.token ?? '');
     try {
       expect(stream.status).toBe(200);
       let n = 100;
@@ -208,26 +189,26 @@ describe('database outage with managed tokens', () => {
     // A managed token is looked up in the database (then cached for a few seconds), unlike
     // SWITCHBOARD_TOKEN. This one is created directly and not used before the outage, so the
     // first lookup happens while the database is unreachable.
-    const { token } = await createTokenRepository(db.pool).create(`agent-${randomBytes(3).toString('hex')}`);
-    await proxy.down();
+    const { token } = await createTokenRepository(suite.db.pool).create(`agent-${randomBytes(3).toString('hex')}`);
+    await suite.proxy.down();
     try {
       await delay(200);
-      const mcpAnswer = await postInitialize(child.mcpUrl, token, 'managed');
+      const mcpAnswer = await postInitialize(suite.child.mcpUrl, token, 'managed');
       const mcpText = await mcpAnswer.text();
       expect(mcpAnswer.status, mcpText).toBe(503);
       expect(mcpAnswer.headers.get('retry-after')).toBe('5');
       expect(JSON.parse(mcpText)).toEqual({
         error: { code: 'unavailable', message: 'database unavailable; try again shortly' },
       });
-      const apiAnswer = await fetch(`${child.url}/api/events`, { headers: { authorization: `Bearer ${token}` } });
+      const apiAnswer = await fetch(`${suite.child.url}/api/events`, { headers: { authorization: `Bearer ${token}` } });
       expect(apiAnswer.status).toBe(503);
       await apiAnswer.arrayBuffer();
     } finally {
-      await proxy.up();
+      await suite.proxy.up();
     }
     const managed = await waitFor(
       'the managed token to work again',
-      () => connectMcp(child.mcpUrl, token, 'managed-token'),
+      () => connectMcp(suite.child.mcpUrl, token, 'managed-token'),
       {
         timeoutMs: RECOVERY_BOUND_MS,
         intervalMs: 200,
@@ -261,7 +242,7 @@ async function checkWhileDown(): Promise<void> {
     ['list_webhook_events', { limit: 5 }],
     ['get_webhook_event', { id: '01890000-0000-7000-8000-000000000000' }],
   ] as const) {
-    const outcome = await callTool(mcp, tool, args);
+    const outcome = await callTool(suite.mcp, tool, args);
     expect(outcome.ok, `${tool} during the outage`).toBe(false);
     if (!outcome.ok) {
       expect(outcome.error.code).toBe('internal');
@@ -272,5 +253,5 @@ async function checkWhileDown(): Promise<void> {
     }
   }
   // list_providers reads no table: it keeps working.
-  expect((await callTool(mcp, 'list_providers')).ok).toBe(true);
+  expect((await callTool(suite.mcp, 'list_providers')).ok).toBe(true);
 }

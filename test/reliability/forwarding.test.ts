@@ -12,34 +12,19 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeGithubDelivery, makePayload, runGithubLoad, seededRandom } from '../../bench/load-driver.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
-import { randomToken, spawnSwitchboard, waitForExit, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeGithubDelivery, makePayload, seededRandom } from '../../bench/load-driver.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { randomToken, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { postGithubDelivery } from '../support/wire.ts';
 import { waitFor } from './support/clients.ts';
+import { eventIdOf, forwardingConfig } from './support/forward-rule.ts';
+import { killUnderLoad } from './support/kill-under-load.ts';
+import { reliabilitySuite } from './support/suite.ts';
 
 const SECRET = `forward-secret-${randomBytes(8).toString('hex')}`;
 const SEED = Number(process.env.CRASH_SEED ?? 20_261_203);
 const token = randomToken();
-
-const configFor = (consumer: Consumer) => ({
-  providers: { github: { preset: 'github', secret: SECRET } },
-  forward: {
-    'local-app': {
-      to: consumer.url('/webhooks'),
-      concurrency: 8,
-      timeout_ms: 1_000,
-      // A killed instance's claims come back after 2 s instead of the default 30 s.
-      claim_timeout_ms: 2_000,
-      backoff: { initial_ms: 100, max_ms: 500 },
-    },
-  },
-  rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 } },
-});
-
-const eventIdOf = (req: RecordedRequest): string => String(req.headers['x-switchboard-replay'] ?? '');
 
 async function storedGithub(db: TestDatabase): Promise<Map<string, Buffer>> {
   const rows = await db.pool.any(
@@ -50,59 +35,31 @@ async function storedGithub(db: TestDatabase): Promise<Map<string, Buffer>> {
 }
 
 describe('forwarding across SIGKILLs', () => {
-  let db: TestDatabase;
-  let consumer: Consumer;
-  let child: SpawnedSwitchboard | undefined;
-
-  beforeAll(async () => {
-    db = await freshDatabase();
-    consumer = await startConsumer();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await child?.exited;
-    child?.cleanup();
-    await consumer?.close();
-    await db?.close();
-  });
+  const suite = reliabilitySuite({ consumer: true, end: 'kill' });
 
   it('delivers every committed event at least once after five kills and a restart', async () => {
+    const { db, consumer } = suite;
     const random = seededRandom(SEED);
     const acknowledged = new Set<string>();
-    const start = () => spawnSwitchboard({ config: configFor(consumer), databaseUrl: db.url, token, logLevel: 'warn' });
+    const start = () => suite.spawn({ config: forwardingConfig(consumer, SECRET), token, logLevel: 'warn' });
     for (let cycle = 1; cycle <= 5; cycle += 1) {
       const current = await start();
-      child = current;
-      const stop = new AbortController();
-      let firstAck: () => void = () => undefined;
-      const acked = new Promise<void>((resolve) => {
-        firstAck = resolve;
-      });
-      const load = runGithubLoad({
-        baseUrl: current.url,
+      const { exit } = await killUnderLoad(current, {
         secret: SECRET,
         concurrency: 8,
-        signal: stop.signal,
         seed: SEED + cycle,
         requestTimeoutMs: 10_000,
+        killAfterMs: 400 + Math.floor(random() * 800),
         onOutcome: (o) => {
-          if (o.status === 200 && o.id !== null) {
-            acknowledged.add(o.id);
-            firstAck();
-          }
+          if (o.status === 200 && o.id !== null) acknowledged.add(o.id);
         },
       });
-      await delay(400 + Math.floor(random() * 800));
-      await Promise.race([acked, delay(20_000)]);
-      current.kill('SIGKILL');
-      expect((await waitForExit(current, 10_000)).signal).toBe('SIGKILL');
-      stop.abort();
-      await load;
+      expect(exit.signal).toBe('SIGKILL');
       current.cleanup();
     }
     expect(acknowledged.size).toBeGreaterThan(20);
 
-    child = await start();
+    await start();
     const committed = await storedGithub(db);
     // Every acknowledged event is committed (ingest's own guarantee), and every committed one is forwarded.
     for (const id of acknowledged) expect(committed.has(id), `acknowledged ${id} is stored`).toBe(true);
@@ -137,28 +94,20 @@ describe('forwarding across SIGKILLs', () => {
 });
 
 describe('two instances on one database', () => {
-  let db: TestDatabase;
-  let consumer: Consumer;
+  const suite = reliabilitySuite({ consumer: true });
   let a: SpawnedSwitchboard;
   let b: SpawnedSwitchboard;
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    consumer = await startConsumer();
+    const config = forwardingConfig(suite.consumer, SECRET);
     [a, b] = await Promise.all([
-      spawnSwitchboard({ config: configFor(consumer), databaseUrl: db.url, token, logLevel: 'warn' }),
-      spawnSwitchboard({ config: configFor(consumer), databaseUrl: db.url, token, logLevel: 'warn' }),
+      suite.spawn({ config, token, logLevel: 'warn' }),
+      suite.spawn({ config, token, logLevel: 'warn' }),
     ]);
-  });
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-    a?.cleanup();
-    b?.cleanup();
-    await consumer?.close();
-    await db?.close();
   });
 
   it('delivers each event once when nothing fails, whichever instance received it', async () => {
+    const { consumer } = suite;
     const ids: string[] = [];
     const random = seededRandom(SEED);
     for (let n = 0; n < 120; n += 1) {

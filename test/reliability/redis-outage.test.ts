@@ -10,35 +10,21 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Redis } from 'ioredis';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runGithubLoad, type LoadReport } from '../../bench/load-driver.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
-import { callTool, connectMcp, waitFor } from './support/clients.ts';
-import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
+import { callTool, waitFor } from './support/clients.ts';
+import { reliabilitySuite } from './support/suite.ts';
 
 const SECRET = `redis-outage-secret-${randomBytes(8).toString('hex')}`;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SUFFIX = randomBytes(6).toString('hex');
 const STREAM = `switchboard-outage-stream-${SUFFIX}`;
 const CHANNEL = `switchboard-outage-channel-${SUFFIX}`;
 
-let db: TestDatabase;
-let proxy: ControlledProxy;
-let redis: Redis;
-let child: SpawnedSwitchboard;
-let mcp: Client;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  const target = new URL(REDIS_URL);
-  proxy = await startControlledProxy(target.hostname, Number(target.port || 6379));
-  redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2 });
-  await redis.connect();
-  child = await spawnSwitchboard({
+const suite = reliabilitySuite({
+  proxy: 'redis',
+  redis: { deleteAfter: [STREAM] },
+  child: {
     config: {
       providers: {
         github: { preset: 'github', secret: SECRET },
@@ -47,32 +33,36 @@ beforeAll(async () => {
       },
       rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 } },
     },
-    databaseUrl: db.url,
-    redisUrl: proxy.via(REDIS_URL),
     logLevel: 'warn',
-  });
-  mcp = await connectMcp(child.mcpUrl, child.token ?? '');
-});
-
-afterAll(async () => {
-  await mcp?.close().catch(() => undefined);
-  await child?.stop();
-  child?.cleanup();
-  await proxy?.close();
-  await redis?.del(STREAM).catch(() => undefined);
-  redis?.disconnect();
-  await db?.close();
+  },
+  mcp: true,
 });
 
 async function connections(): Promise<Record<string, string | undefined>> {
-  const outcome = await callTool(mcp, 'list_providers');
+  const outcome = await callTool(suite.mcp, 'list_providers');
   if (!outcome.ok) throw new Error(`list_providers failed: ${outcome.error.message}`);
   const providers = outcome.value.providers as Array<{ name: string; connection?: string }>;
   return Object.fromEntries(providers.map((p) => [p.name, p.connection]));
 }
 
+/** Waits until list_providers shows both queue providers' connection in this state. */
+function bothQueues(
+  state: 'connected' | 'disconnected',
+  what: string,
+  options: { timeoutMs: number; intervalMs: number },
+): Promise<Record<string, string | undefined>> {
+  return waitFor(
+    what,
+    async () => {
+      const c = await connections();
+      return c.jobs === state && c.pings === state ? c : undefined;
+    },
+    options,
+  );
+}
+
 async function storedQueueIds(provider: string, externalIds: readonly string[]): Promise<Set<string>> {
-  const rows = await db.pool.anyFirst(
+  const rows = await suite.db.pool.anyFirst(
     sql.unsafe`SELECT external_id FROM events WHERE provider = ${provider} AND external_id = ANY(${sql.array([...externalIds], 'text')})`,
   );
   return new Set(rows.map(String));
@@ -80,7 +70,7 @@ async function storedQueueIds(provider: string, externalIds: readonly string[]):
 
 async function storedPayloadCount(provider: string, marker: string): Promise<number> {
   return Number(
-    await db.pool.oneFirst(
+    await suite.db.pool.oneFirst(
       sql.unsafe`SELECT count(*)::int FROM events WHERE provider = ${provider} AND position(${marker}::bytea IN payload) > 0`,
     ),
   );
@@ -88,17 +78,10 @@ async function storedPayloadCount(provider: string, marker: string): Promise<num
 
 describe('Redis outage', () => {
   it('keeps HTTP ingestion untouched, shows the queue connection down, then reconnects and catches up', async () => {
-    await waitFor(
-      'queue providers connected',
-      async () => {
-        const c = await connections();
-        return c.jobs === 'connected' && c.pings === 'connected' ? c : undefined;
-      },
-      { timeoutMs: 15_000, intervalMs: 200 },
-    );
+    await bothQueues('connected', 'queue providers connected', { timeoutMs: 15_000, intervalMs: 200 });
 
     // Before: both sources store.
-    const beforeId = await redis.xadd(STREAM, '*', 'payload', '{"phase":"before"}');
+    const beforeId = await suite.redis.xadd(STREAM, '*', 'payload', '{"phase":"before"}');
     await waitFor(
       'the stream message before the outage',
       async () => ((await storedQueueIds('jobs', [beforeId ?? ''])).size === 1 ? true : undefined),
@@ -107,34 +90,36 @@ describe('Redis outage', () => {
       },
     );
 
-    await proxy.down();
+    await suite.proxy.down();
     const duringIds: string[] = [];
     let load: LoadReport | undefined;
     try {
-      await waitFor(
-        'list_providers to show the queue connections disconnected',
-        async () => {
-          const c = await connections();
-          return c.jobs === 'disconnected' && c.pings === 'disconnected' ? c : undefined;
-        },
-        { timeoutMs: 10_000, intervalMs: 100 },
-      );
+      await bothQueues('disconnected', 'list_providers to show the queue connections disconnected', {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
 
       // Stream messages keep arriving in Redis while switchboard cannot reach it.
       for (let i = 0; i < 25; i += 1) {
-        const id = await redis.xadd(STREAM, '*', 'payload', JSON.stringify({ phase: 'during', i }));
+        const id = await suite.redis.xadd(STREAM, '*', 'payload', JSON.stringify({ phase: 'during', i }));
         if (id !== null) duringIds.push(id);
       }
       // Published to nobody (switchboard is not subscribed right now): lost by design.
-      await redis.publish(CHANNEL, '{"phase":"during-outage-pubsub"}');
+      await suite.redis.publish(CHANNEL, '{"phase":"during-outage-pubsub"}');
 
       // HTTP ingestion does not depend on Redis at all.
-      load = await runGithubLoad({ baseUrl: child.url, secret: SECRET, concurrency: 4, maxRequests: 60, seed: 11 });
-      const health = await fetch(`${child.url}/healthz`);
+      load = await runGithubLoad({
+        baseUrl: suite.child.url,
+        secret: SECRET,
+        concurrency: 4,
+        maxRequests: 60,
+        seed: 11,
+      });
+      const health = await fetch(`${suite.child.url}/healthz`);
       expect(health.status).toBe(200);
       await delay(1_000);
     } finally {
-      await proxy.up();
+      await suite.proxy.up();
     }
     expect(
       load?.ok,
@@ -146,14 +131,10 @@ describe('Redis outage', () => {
     expect((await storedQueueIds('jobs', duringIds)).size, 'nothing could be read while Redis was unreachable').toBe(0);
 
     const upAt = performance.now();
-    await waitFor(
-      'list_providers to show the queue connections connected again',
-      async () => {
-        const c = await connections();
-        return c.jobs === 'connected' && c.pings === 'connected' ? c : undefined;
-      },
-      { timeoutMs: 20_000, intervalMs: 100 },
-    );
+    await bothQueues('connected', 'list_providers to show the queue connections connected again', {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+    });
     const reconnectMs = performance.now() - upAt;
 
     // Streams: everything added during the outage is stored after the reconnect.
@@ -171,7 +152,7 @@ describe('Redis outage', () => {
     await waitFor(
       'a pub/sub message published after the reconnect',
       async () => {
-        await redis.publish(CHANNEL, JSON.stringify({ phase: marker }));
+        await suite.redis.publish(CHANNEL, JSON.stringify({ phase: marker }));
         return (await storedPayloadCount('pings', marker)) > 0 ? true : undefined;
       },
       { timeoutMs: 10_000, intervalMs: 500 },
@@ -181,8 +162,8 @@ describe('Redis outage', () => {
       'pub/sub is at-most-once: nothing replays the outage',
     ).toBe(0);
 
-    expect(child.isRunning()).toBe(true);
-    expect(child.output()).not.toMatch(/unhandledRejection|UnhandledPromiseRejection|uncaughtException/);
+    expect(suite.child.isRunning()).toBe(true);
+    expect(suite.child.output()).not.toMatch(/unhandledRejection|UnhandledPromiseRejection|uncaughtException/);
     console.info(
       `redis outage: 60/60 webhooks acknowledged while Redis was down; queue sources connected again ${Math.round(reconnectMs)} ms after Redis returned; ` +
         `${duringIds.length} stream messages from the outage stored`,

@@ -12,34 +12,18 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeGithubDelivery, makePayload, runGithubLoad, seededRandom } from '../../bench/load-driver.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
-import { randomToken, spawnSwitchboard, waitForExit, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
+import { randomToken, waitForExit, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { postGithubDelivery } from '../support/wire.ts';
 import { waitFor } from './support/clients.ts';
+import { CLAIM_TIMEOUT_MS, eventIdOf, forwardingConfig } from './support/forward-rule.ts';
+import { reliabilitySuite, type ReliabilitySuite } from './support/suite.ts';
 
 const SECRET = `roles-secret-${randomBytes(8).toString('hex')}`;
 const SEED = 20_261_204;
-const CLAIM_TIMEOUT_MS = 2_000;
 const token = randomToken();
 
-const configFor = (consumer: Consumer) => ({
-  providers: { github: { preset: 'github', secret: SECRET } },
-  forward: {
-    'local-app': {
-      to: consumer.url('/webhooks'),
-      concurrency: 8,
-      timeout_ms: 1_000,
-      claim_timeout_ms: CLAIM_TIMEOUT_MS,
-      backoff: { initial_ms: 100, max_ms: 500 },
-    },
-  },
-  rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 } },
-});
-
-const eventIdOf = (req: RecordedRequest): string => String(req.headers['x-switchboard-replay'] ?? '');
 const count = z.object({ n: z.coerce.number() });
 
 /** The forward attempts a process made, from its own /metrics. */
@@ -53,11 +37,10 @@ async function attemptsMadeBy(child: SpawnedSwitchboard): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
-async function startRoles(db: TestDatabase, consumer: Consumer) {
+async function startRoles(suite: ReliabilitySuite) {
   const spawn = (role: string) =>
-    spawnSwitchboard({
-      config: configFor(consumer),
-      databaseUrl: db.url,
+    suite.spawn({
+      config: forwardingConfig(suite.consumer, SECRET),
       token,
       logLevel: 'warn',
       extraArgs: ['--role', role],
@@ -67,25 +50,14 @@ async function startRoles(db: TestDatabase, consumer: Consumer) {
 }
 
 describe('one ingest and two workers on one database', () => {
-  let db: TestDatabase;
-  let consumer: Consumer;
-  let children: SpawnedSwitchboard[] = [];
+  const suite = reliabilitySuite({ consumer: true });
   let ingest: SpawnedSwitchboard;
   let workers: SpawnedSwitchboard[];
 
   beforeAll(async () => {
-    db = await freshDatabase();
-    consumer = await startConsumer();
-    const started = await startRoles(db, consumer);
+    const started = await startRoles(suite);
     ingest = started.ingest;
     workers = [started.workerA, started.workerB];
-    children = [ingest, ...workers];
-  });
-  afterAll(async () => {
-    await Promise.all(children.map((child) => child.stop()));
-    for (const child of children) child.cleanup();
-    await consumer?.close();
-    await db?.close();
   });
 
   it('/healthz reports each process’s role, and a worker serves no webhook, /api or /mcp route', async () => {
@@ -103,6 +75,7 @@ describe('one ingest and two workers on one database', () => {
   });
 
   it('delivers every event exactly once when nothing fails, sent by the workers only, and indexes each', async () => {
+    const { db, consumer } = suite;
     const random = seededRandom(SEED);
     const ids: string[] = [];
     // A few at a time, so deliveries overlap and both workers claim while others are in flight.
@@ -150,29 +123,18 @@ describe('one ingest and two workers on one database', () => {
 });
 
 describe('a worker killed in the middle of a load', () => {
-  let db: TestDatabase;
-  let consumer: Consumer;
-  let children: SpawnedSwitchboard[] = [];
+  const suite = reliabilitySuite({ consumer: true, end: 'kill' });
 
-  beforeAll(async () => {
-    db = await freshDatabase();
-    consumer = await startConsumer();
+  beforeAll(() => {
     // A slow consumer, so the killed worker is holding claims in flight when it dies.
-    consumer.handle((_req, res) => {
+    suite.consumer.handle((_req, res) => {
       setTimeout(() => res.end('ok'), 40);
     });
   });
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await Promise.all(children.map((child) => child.exited));
-    for (const child of children) child.cleanup();
-    await consumer?.close();
-    await db?.close();
-  });
 
   it('loses nothing: its claims are taken over by the other worker once claim_timeout_ms runs out', async () => {
-    const { ingest, workerA, workerB } = await startRoles(db, consumer);
-    children = [ingest, workerA, workerB];
+    const { db, consumer } = suite;
+    const { ingest, workerA } = await startRoles(suite);
     const acknowledged = new Set<string>();
     const stop = new AbortController();
     const load = runGithubLoad({

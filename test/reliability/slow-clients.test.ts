@@ -7,32 +7,19 @@
  * MCP session cap.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SERVER_TIMEOUTS } from '../../src/server/start-switchboard.ts';
 import { dripUntilClosed, openRaw } from '../support/raw-socket.ts';
-import { freshDatabase, type TestDatabase } from '../support/database.ts';
-import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
+import { postJson } from '../support/wire.ts';
+import { reliabilitySuite } from './support/suite.ts';
 
-let db: TestDatabase;
-let child: SpawnedSwitchboard;
-
-beforeAll(async () => {
-  db = await freshDatabase();
-  child = await spawnSwitchboard({
-    config: { providers: { open: { trust_mode: 'open' } } },
-    databaseUrl: db.url,
-    logLevel: 'warn',
-  });
-});
-
-afterAll(async () => {
-  await child?.stop();
-  child?.cleanup();
-  await db?.close();
+const suite = reliabilitySuite({
+  child: { config: { providers: { open: { trust_mode: 'open' } } }, logLevel: 'warn' },
 });
 
 describe('slow clients against the production timeouts', () => {
   it('stays responsive under 250 slow sockets and cuts the slow heads after headersTimeout', async () => {
+    const { child } = suite;
     const heads = await Promise.all(Array.from({ length: 200 }, () => openRaw(child.port)));
     const bodies = await Promise.all(Array.from({ length: 50 }, () => openRaw(child.port)));
     const started = performance.now();
@@ -53,11 +40,7 @@ describe('slow clients against the production timeouts', () => {
       const t = performance.now();
       const health = await fetch(`${child.url}/healthz`);
       expect(health.status).toBe(200);
-      const delivery = await fetch(`${child.url}/hooks/open`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"ok":1}',
-      });
+      const delivery = await postJson(`${child.url}/hooks/open`, '{"ok":1}');
       expect(delivery.status).toBe(200);
       latencies.push(performance.now() - t);
       await delay(500);

@@ -5,7 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { validateReplayHistory, validateReplayResult } from '../../generated/validators.js';
 import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
 import { AppError } from '../../src/errors/app-error.ts';
-import type { TestDatabase } from '../support/database.ts';
+import { refuseInserts, type TestDatabase } from '../support/database.ts';
 import { forbiddenResolver } from '../outbound/target-policy/test-helpers.ts';
 import {
   countingLimiter,
@@ -280,17 +280,12 @@ describe('audit trail', () => {
 describe('an audit row the database refuses (26.2)', () => {
   it('says so in the replay result and logs an error, while a recorded replay says nothing', async () => {
     // A real PostgreSQL error on the insert, for one caller only.
-    await db.pool.query(sql.unsafe`
-      CREATE FUNCTION refuse_history_caller() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.caller = 'no-history' THEN RAISE EXCEPTION 'refused for the test'; END IF;
-        RETURN NEW;
-      END $$
-    `);
-    await db.pool.query(sql.unsafe`
-      CREATE TRIGGER refuse_history_caller BEFORE INSERT ON replay_attempts
-      FOR EACH ROW EXECUTE FUNCTION refuse_history_caller()
-    `);
+    const allow = await refuseInserts(db.pool, {
+      trigger: 'refuse_history_caller',
+      table: 'replay_attempts',
+      column: 'caller',
+      value: 'no-history',
+    });
     try {
       const eventId = await newEventId();
       const lost = await kit.service().replay({ eventId, targetUrl: consumer.url(), caller: 'no-history' });
@@ -305,8 +300,7 @@ describe('an audit row the database refuses (26.2)', () => {
         ),
       ).toMatchObject([{ level: 50 }]);
     } finally {
-      await db.pool.query(sql.unsafe`DROP TRIGGER refuse_history_caller ON replay_attempts`);
-      await db.pool.query(sql.unsafe`DROP FUNCTION refuse_history_caller()`);
+      await allow();
     }
   });
 });

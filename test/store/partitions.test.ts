@@ -101,6 +101,33 @@ describe('time partitions', () => {
     expect((await store.insert(newEvent({ externalId: 'far-future' }))).duplicate).toBe(true);
   });
 
+  it("an event's external-id key and deliveries follow it when it moves and go with it when it is deleted", async () => {
+    const keyOf = (externalId: string) =>
+      db.pool.maybeOne(sql.type(z.object({ event_id: z.string(), at: z.string() }))`
+        SELECT event_id, to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS at
+        FROM event_external_ids WHERE provider = 'github' AND external_id = ${externalId}
+      `);
+    const { event } = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
+    const other = (await store.insert(newEvent({ provider: 'github', externalId: 'left-alone' }))).event;
+    await moveTo(event.id, '2199-01-01T00:00:00Z');
+    expect(await keyOf('moved-then-deleted')).toEqual({ event_id: event.id, at: '2199-01-01' });
+    // The move is found by the key: the retry is a duplicate of the moved event.
+    const retry = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
+    expect(retry).toMatchObject({ duplicate: true, event: { id: event.id } });
+
+    // Its forward delivery (the store queues one for rule-a) moved with it.
+    expect(await partitionOf('deliveries', 'event_id', event.id)).toBe('deliveries_default');
+
+    await db.pool.query(sql.unsafe`DELETE FROM events WHERE id = ${event.id}`);
+    expect(await keyOf('moved-then-deleted')).toBeNull();
+    expect(await partitionOf('deliveries', 'event_id', event.id)).toBeNull();
+    expect(await partitionOf('deliveries', 'event_id', other.id)).not.toBeNull();
+    expect(await keyOf('left-alone')).toEqual({ event_id: other.id, at: utcDay(0) });
+    const again = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
+    expect(again.duplicate).toBe(false);
+    expect(again.event.id).not.toBe(event.id);
+  });
+
   it('retention drops whole partitions past max_age, deletes the rest by row, and a retry of a dropped event is new', async () => {
     for (const day of [-12, -11, -10]) await ensurePartitions(db.pool, 'day', `${utcDay(day)}T12:00:00Z`);
     const replays = createReplayAttemptRepository(db.pool);
@@ -166,6 +193,10 @@ describe('time partitions', () => {
       await db.pool.exists(sql.unsafe`SELECT 1 FROM event_external_ids WHERE external_id LIKE 'old-twelve%'`),
     ).toBe(false);
     expect(await db.pool.exists(sql.unsafe`SELECT 1 FROM events WHERE received_at < '2000-01-01'`)).toBe(false);
+    // Deleted by row, the 1999 event took its key with it (a trigger, not a foreign key: migration 0012).
+    expect(await db.pool.exists(sql.unsafe`SELECT 1 FROM event_external_ids WHERE external_id = 'far-past'`)).toBe(
+      false,
+    );
 
     // The provider retries the dropped event: it is stored again, as a new event.
     const again = await store.insert(newEvent({ externalId: 'old-twelveDaysAgo' }));

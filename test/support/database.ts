@@ -3,7 +3,7 @@
  * so no test ever sees another's rows.
  */
 import { randomBytes } from 'node:crypto';
-import { createPool, sql, type DatabasePool, type Interceptor } from 'slonik';
+import { createPool, sql, type CommonQueryMethods, type DatabasePool, type Interceptor } from 'slonik';
 import { inject } from 'vitest';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
@@ -72,5 +72,32 @@ export async function freshDatabase(options: FreshDatabaseOptions = {}): Promise
       closed ??= pool.end().finally(() => database.drop());
       return closed;
     },
+  };
+}
+
+/**
+ * Makes PostgreSQL refuse, with a real error ('refused for the test'), every row inserted into
+ * `table` whose `column` holds `value`: a BEFORE INSERT trigger named `trigger`. Answers how to
+ * take it away again.
+ */
+export async function refuseInserts(
+  db: CommonQueryMethods,
+  refusal: { trigger: string; table: string; column: string; value: string },
+): Promise<() => Promise<void>> {
+  await db.query(sql.unsafe`
+    CREATE OR REPLACE FUNCTION refuse_for_the_test() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF to_jsonb(NEW) ->> TG_ARGV[0] = TG_ARGV[1] THEN RAISE EXCEPTION 'refused for the test'; END IF;
+      RETURN NEW;
+    END $$
+  `);
+  const trigger = sql.identifier([refusal.trigger]);
+  const table = sql.identifier([refusal.table]);
+  await db.query(sql.unsafe`
+    CREATE TRIGGER ${trigger} BEFORE INSERT ON ${table} FOR EACH ROW
+    EXECUTE FUNCTION refuse_for_the_test(${sql.literalValue(refusal.column)}, ${sql.literalValue(refusal.value)})
+  `);
+  return async () => {
+    await db.query(sql.unsafe`DROP TRIGGER ${trigger} ON ${table}`);
   };
 }

@@ -19,6 +19,17 @@ export interface ControlledProxy {
   close(): Promise<void>;
 }
 
+/** The well-known ports a URL without one means. */
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'postgres:': 5432, 'postgresql:': 5432, 'redis:': 6379 };
+
+/** A proxy in front of the server a postgres:// or redis:// URL names; children reach it at `proxy.via(url)`. */
+export function proxyInFrontOf(url: string): Promise<ControlledProxy> {
+  const target = new URL(url);
+  const port = target.port === '' ? DEFAULT_PORTS[target.protocol] : Number(target.port);
+  if (port === undefined) throw new Error(`no default port for ${target.protocol} URLs; give one`);
+  return startControlledProxy(target.hostname, port);
+}
+
 export async function startControlledProxy(targetHost: string, targetPort: number): Promise<ControlledProxy> {
   const sockets = new Set<Socket>();
   let server: Server | undefined;

@@ -1,5 +1,6 @@
 /**
- * Requests several suites send over the wire: an MCP initialize, a signed GitHub delivery.
+ * Requests several suites send over the wire: an MCP initialize, a signed GitHub delivery, a JSON
+ * body to an open route.
  * No vitest import: bench/ may use these too.
  */
 import type { GithubDelivery } from '../../bench/load-driver.ts';
@@ -24,6 +25,11 @@ export function postInitialize(mcpUrl: string, token: string, clientName: string
     headers: { authorization: `Bearer ${token}`, ...MCP_HEADERS },
     body: JSON.stringify(initializeRequest(clientName)),
   });
+}
+
+/** POSTs a JSON body (given as text, sent as is) by fetch. */
+export function postJson(url: string, body: string): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 }
 
 /** POSTs a signed GitHub delivery (bench/load-driver.ts builds it) to /hooks/github. */

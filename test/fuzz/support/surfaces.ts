@@ -169,7 +169,13 @@ export async function openMcpSession(target: FuzzTarget): Promise<string> {
   const sessionId = init.headers['mcp-session-id'];
   if (init.status !== 200 || sessionId === undefined)
     throw new Error(`could not open an MCP session: ${init.status} ${init.text}`);
-  await send(
+  await postInSession(target, sessionId, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  return sessionId;
+}
+
+/** A JSON-RPC message POSTed to /mcp in an open session. */
+function postInSession(target: FuzzTarget, sessionId: string, message: unknown): ReturnType<typeof send> {
+  return send(
     target,
     'POST',
     '/mcp',
@@ -180,9 +186,8 @@ export async function openMcpSession(target: FuzzTarget): Promise<string> {
       'mcp-session-id': sessionId,
       'mcp-protocol-version': PROTOCOL_VERSION,
     },
-    JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    JSON.stringify(message),
   );
-  return sessionId;
 }
 
 async function closeSession(target: FuzzTarget, sessionId: string): Promise<void> {
@@ -577,24 +582,12 @@ export const toolsSurface: Surface<ToolCase> = {
   },
   run: async (target, state, input) => {
     const before = await tableSnapshot(target.pool, ['events', 'api_tokens', 'settings']);
-    const answer = await send(
-      target,
-      'POST',
-      '/mcp',
-      {
-        authorization: `Bearer ${target.token}`,
-        'content-type': 'application/json',
-        accept: MCP_ACCEPT,
-        'mcp-session-id': state.sessionId,
-        'mcp-protocol-version': PROTOCOL_VERSION,
-      },
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: input.name, arguments: input.args },
-      }),
-    );
+    const answer = await postInSession(target, state.sessionId, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: input.name, arguments: input.args },
+    });
     checkAnswer(`tools/call ${input.name}`, answer);
     if (answer.status !== 200) fail(`tools/call ${input.name}: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
     const [message] = jsonRpcMessages(answer) as Array<{

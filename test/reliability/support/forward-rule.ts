@@ -1,0 +1,27 @@
+/**
+ * The forward rule the forwarding and roles files run: signed GitHub deliveries forwarded to a
+ * loopback consumer, with short timeouts so a killed process's work comes back within seconds.
+ */
+import type { Consumer, RecordedRequest } from '../../support/local-server.ts';
+
+/** A killed instance's claims come back after 2 s instead of the default 30 s. */
+export const CLAIM_TIMEOUT_MS = 2_000;
+
+export function forwardingConfig(consumer: Consumer, secret: string): Record<string, unknown> {
+  return {
+    providers: { github: { preset: 'github', secret } },
+    forward: {
+      'local-app': {
+        to: consumer.url('/webhooks'),
+        concurrency: 8,
+        timeout_ms: 1_000,
+        claim_timeout_ms: CLAIM_TIMEOUT_MS,
+        backoff: { initial_ms: 100, max_ms: 500 },
+      },
+    },
+    rate_limits: { read: { capacity: 100_000, refill_per_second: 100_000 } },
+  };
+}
+
+/** The stored event a forwarded request carries. */
+export const eventIdOf = (req: RecordedRequest): string => String(req.headers['x-switchboard-replay'] ?? '');
