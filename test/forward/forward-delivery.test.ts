@@ -45,6 +45,9 @@ describe('forwarding to a consumer that is up', () => {
   };
   const arrivalsOf = (consumer: Consumer, eventId: string): RecordedRequest[] =>
     consumer.requests.filter((r) => header(r, 'x-switchboard-replay') === eventId);
+  /** Waits until the event has reached the consumer, then answers its first arrival there. */
+  const firstArrival = async (consumer: Consumer, eventId: string, what: string): Promise<RecordedRequest> =>
+    eventually(() => arrivalsOf(consumer, eventId)[0], what);
 
   beforeAll(async () => {
     [everything, pushes, invoices, unverified] = await Promise.all([
@@ -72,11 +75,7 @@ describe('forwarding to a consumer that is up', () => {
 
   it('delivers a GitHub event once, with the exact bytes, re-signed so @octokit/webhooks-methods verifies it', async () => {
     const sent = await sendGithub(server, 'push', { ref: 'refs/heads/main', n: 'ü' });
-    const [arrival] = await eventually(() => {
-      const got = arrivalsOf(everything, sent.id);
-      return got.length > 0 && got;
-    }, 'the GitHub event at the consumer');
-    if (!arrival) throw new Error('no arrival');
+    const arrival = await firstArrival(everything, sent.id, 'the GitHub event at the consumer');
     expect(arrival.body.toString('utf8')).toBe(sent.body);
     expect(
       await verifyGithub(GITHUB_SECRET, arrival.body.toString('utf8'), header(arrival, 'x-hub-signature-256') ?? ''),
@@ -106,15 +105,8 @@ describe('forwarding to a consumer that is up', () => {
   it('re-signs Stripe and Standard Webhooks events so stripe.webhooks.constructEvent and standardwebhooks accept them', async () => {
     const paid = await sendStripe(server, 'invoice.paid');
     const standard = await sendStandard(server, 'customer.created');
-    const [stripeArrival] = await eventually(() => {
-      const got = arrivalsOf(everything, paid.id);
-      return got.length > 0 && got;
-    }, 'the Stripe event');
-    const [standardArrival] = await eventually(() => {
-      const got = arrivalsOf(everything, standard.id);
-      return got.length > 0 && got;
-    }, 'the Standard Webhooks event');
-    if (!stripeArrival || !standardArrival) throw new Error('missing arrivals');
+    const stripeArrival = await firstArrival(everything, paid.id, 'the Stripe event');
+    const standardArrival = await firstArrival(everything, standard.id, 'the Standard Webhooks event');
     expect(stripeArrival.body.toString('utf8')).toBe(paid.body);
     const event = stripe.webhooks.constructEvent(
       stripeArrival.body,
@@ -134,18 +126,12 @@ describe('forwarding to a consumer that is up', () => {
   it('forwards open events without credentials and token events with their token', async () => {
     const open = await sendOpen(server, { type: 'build.done', n: 1 });
     const token = await sendToken(server, { type: 'deploy', n: 2 });
-    const [openArrival] = await eventually(() => {
-      const got = arrivalsOf(everything, open.id);
-      return got.length > 0 && got;
-    }, 'the open event');
-    const [tokenArrival] = await eventually(() => {
-      const got = arrivalsOf(everything, token.id);
-      return got.length > 0 && got;
-    }, 'the token event');
-    expect(openArrival?.body.toString('utf8')).toBe(open.body);
-    expect(openArrival?.headers['x-webhook-token']).toBeUndefined();
-    expect(tokenArrival?.body.toString('utf8')).toBe(token.body);
-    expect(tokenArrival?.headers['x-webhook-token']).toBe(CI_TOKEN);
+    const openArrival = await firstArrival(everything, open.id, 'the open event');
+    const tokenArrival = await firstArrival(everything, token.id, 'the token event');
+    expect(openArrival.body.toString('utf8')).toBe(open.body);
+    expect(openArrival.headers['x-webhook-token']).toBeUndefined();
+    expect(tokenArrival.body.toString('utf8')).toBe(token.body);
+    expect(tokenArrival.headers['x-webhook-token']).toBe(CI_TOKEN);
   });
 
   it('forwards queue events too (written through the same outbox the queue sources use)', async () => {
@@ -165,11 +151,8 @@ describe('forwarding to a consumer that is up', () => {
       ]);
       const id = result?.event.id ?? '';
       await server.post('/hooks/sandbox', '{"type":"nudge"}'); // wakes the dispatcher via the bus
-      const [arrival] = await eventually(() => {
-        const got = arrivalsOf(everything, id);
-        return got.length > 0 && got;
-      }, 'the queue event');
-      expect(arrival?.body.equals(payload)).toBe(true);
+      const arrival = await firstArrival(everything, id, 'the queue event');
+      expect(arrival.body.equals(payload)).toBe(true);
     } finally {
       await pool.end();
     }
@@ -210,10 +193,11 @@ describe('forwarding to a consumer that is up', () => {
     const stored = list.body.events.filter((e) => e.provider === 'github' || e.provider === 'ci').slice(0, 2);
     expect(stored).toHaveLength(2);
     for (const event of stored) {
-      const arrival = await eventually(() => {
-        const got = arrivalsOf(unverified, event.id);
-        return got.length > 0 && got[0];
-      }, `the failed ${event.provider} event at the include_unverified consumer`);
+      const arrival = await firstArrival(
+        unverified,
+        event.id,
+        `the failed ${event.provider} event at the include_unverified consumer`,
+      );
       // Sent as it came, with no fresh signature and no token.
       expect(arrival.headers['x-hub-signature-256']).toBeUndefined();
       expect(arrival.headers['x-webhook-token']).toBeUndefined();

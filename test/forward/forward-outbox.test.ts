@@ -37,6 +37,13 @@ beforeEach(async () => {
   await db.pool.query(sql.unsafe`TRUNCATE events CASCADE`);
 });
 
+/** An event store that writes a delivery for each of `rules` an inserted event matches. */
+function forwardingStore() {
+  const matcher = forwardRuleMatcher(rules);
+  if (!matcher) throw new Error('no matcher');
+  return createEventStore(db.pool, { forwardRulesFor: matcher });
+}
+
 const count = (table: 'deliveries' | 'delivery_attempts') =>
   db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM ${sql.identifier([table])}`);
 
@@ -94,9 +101,7 @@ describe('forward rules in the config', () => {
 
 describe('the outbox', () => {
   it('writes a delivery per matching rule in the event insert, and none for a duplicate or without rules', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     const [issue, push, again] = await store.insertMany([
       newEvent({ eventType: 'issues.opened', externalId: 'd-1' }),
       newEvent({ eventType: 'push', externalId: 'd-2' }),
@@ -117,9 +122,7 @@ describe('the outbox', () => {
   });
 
   it('deletes deliveries and attempts with their event (retention)', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     await store.insertMany([newEvent({ eventType: 'issues.opened' })]);
     const [claimed] = await deliveries.claim({
       rule: 'all',
@@ -149,9 +152,7 @@ describe('the outbox', () => {
   });
 
   it('claims each due delivery once across concurrent claimers, and again after its claim expires', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     await store.insertMany(Array.from({ length: 40 }, () => newEvent({ eventType: 'push' })));
     const claim = (id: string) =>
       deliveries.claim({ rule: 'all', limit: 7, claimTimeoutMs: 1_000, ordered: false, claim: id });
@@ -184,9 +185,7 @@ describe('the outbox', () => {
   });
 
   it('claims only the head of an ordered rule, and nothing while it is in flight', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     const stored = await store.insertMany(Array.from({ length: 3 }, () => newEvent({ eventType: 'push' })));
     const ordered = (claim: string) =>
       deliveries.claim({ rule: 'all', limit: 5, claimTimeoutMs: 30_000, ordered: true, claim });
@@ -196,9 +195,7 @@ describe('the outbox', () => {
   });
 
   it('brings each claimed event with the claim: the same stored bytes and headers a read would', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     await store.insertMany([
       newEvent({ eventType: 'push', payload: Buffer.from([0x7b, 0x00, 0xff, 0x7d]) }),
       newEvent({ eventType: 'push', headers: { 'x-github-event': 'push', 'x-many': ['a', 'b'] } }),
@@ -218,9 +215,7 @@ describe('the outbox', () => {
   });
 
   it('settles a batch in one statement: every attempt recorded, each delivery moved on, a stale claim left alone', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     await store.insertMany(Array.from({ length: 4 }, () => newEvent({ eventType: 'push' })));
     const claim = crypto.randomUUID();
     const [a, b, c, d] = await deliveries.claim({
@@ -273,9 +268,7 @@ describe('the outbox', () => {
   });
 
   it('settles a batch and claims the next due rows in one statement, never claiming a row it settles', async () => {
-    const matcher = forwardRuleMatcher(rules);
-    if (!matcher) throw new Error('no matcher');
-    const store = createEventStore(db.pool, { forwardRulesFor: matcher });
+    const store = forwardingStore();
     await store.insertMany(Array.from({ length: 6 }, () => newEvent({ eventType: 'push' })));
     const claim = crypto.randomUUID();
     // Claims that expire at once: the rows are due again while they are being settled.

@@ -31,6 +31,18 @@ describe('forwarding through failures', () => {
     const id = header(req, 'x-switchboard-delivery');
     seenAt.set(id, [...(seenAt.get(id) ?? []), Date.now()]);
   };
+  /** Waits until the event's first delivery is delivered, and answers it with the times its consumer saw it. */
+  const delivered = async (eventId: string, what: string): Promise<{ delivery: Delivery; times: number[] }> => {
+    const delivery = await eventually(
+      async () => {
+        const [first] = await server.deliveries(eventId);
+        return first?.state === 'delivered' && first;
+      },
+      what,
+      10_000,
+    );
+    return { delivery, times: seenAt.get(delivery.id) ?? [] };
+  };
 
   beforeAll(async () => {
     downPort = await closedPort();
@@ -127,18 +139,10 @@ describe('forwarding through failures', () => {
 
   it('sends the first retry within 2 s with the default backoff', async () => {
     const sent = await sendOpen(server, { type: 'flaky', n: 1 });
-    const [delivery] = await eventually(
-      async () => {
-        const list = await server.deliveries(sent.id);
-        return list[0]?.state === 'delivered' && list;
-      },
-      'the flaky event delivered',
-      10_000,
-    );
-    const times = seenAt.get(delivery?.id ?? '') ?? [];
+    const { delivery, times } = await delivered(sent.id, 'the flaky event delivered');
     expect(times).toHaveLength(2);
     expect((times[1] ?? 0) - (times[0] ?? 0)).toBeLessThan(2_000);
-    expect(delivery?.attempts.map((a) => [a.attempt, a.status])).toEqual([
+    expect(delivery.attempts.map((a) => [a.attempt, a.status])).toEqual([
       [1, 500],
       [2, 200],
     ]);
@@ -193,15 +197,7 @@ describe('forwarding through failures', () => {
 
   it('honours Retry-After on a 429 instead of its much shorter backoff', async () => {
     const sent = await sendOpen(server, { type: 'throttle', n: 1 });
-    const [delivery] = await eventually(
-      async () => {
-        const list = await server.deliveries(sent.id);
-        return list[0]?.state === 'delivered' && list;
-      },
-      'the throttled event delivered',
-      10_000,
-    );
-    const times = seenAt.get(delivery?.id ?? '') ?? [];
+    const { times } = await delivered(sent.id, 'the throttled event delivered');
     expect(times).toHaveLength(2);
     // Backoff alone would have retried within 10 ms; Retry-After: 1 asked for a second.
     expect((times[1] ?? 0) - (times[0] ?? 0)).toBeGreaterThanOrEqual(950);
