@@ -1116,9 +1116,9 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       'x-shopify-sub-topic',
     ],
     proof: {
-      by: 'example',
-      example: 'https://shopify.dev/docs/apps/build/webhooks/subscribe/https',
-      note: "Shopify's documented HMAC of the raw body, computed independently.",
+      by: 'package-verifies',
+      package: '@shopify/shopify-api',
+      note: "shopify.webhooks.validate (Web API adapter) accepts deliveries signed as Shopify documents it, and switchboard's re-signed replay.",
     },
   },
   slack: {
@@ -1136,9 +1136,9 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     handshake: 'slack-url-verification',
     forward_headers: [],
     proof: {
-      by: 'example',
-      example: 'https://api.slack.com/authentication/verifying-requests-from-slack',
-      note: "Slack's documented signing example, computed independently.",
+      by: 'package-verifies',
+      package: '@slack/bolt',
+      note: "isValidSlackRequest (the check Bolt's receivers run) accepts deliveries signed as Slack documents it, and switchboard's re-signed replay; Slack's own documented example passes the preset too.",
     },
   },
   square: {
