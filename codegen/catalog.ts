@@ -183,16 +183,20 @@ function proofCell(entry: ProviderCatalogEntry): string {
   return proof.by === 'package-signs' ? `${pkg} signs and verifies` : `${pkg} verifies switchboard's signer`;
 }
 
-/** The generated part of docs/providers.md: one row per preset. */
+/** The generated part of docs/providers.md: one row per preset, then each preset's notes. */
 export function providersTable(entries: readonly CatalogEntry[]): string {
   const rows = entries.map((entry) => {
     const handshake = entry.handshake ?? '—';
     return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${proofCell(entry)} |`;
   });
+  // Each entry's notes are what a user of that preset should know: they follow the table, so the
+  // table stays narrow enough to read.
+  const notes = entries.flatMap((entry) => (entry.notes === undefined ? [] : [`- \`${entry.name}\`: ${entry.notes}`]));
   return [
     '| preset | provider | scheme | headers | freshness | handshake | proven by |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
+    ...(notes.length === 0 ? [] : ['', 'Notes on each preset, from its catalog entry:', '', ...notes]),
   ].join('\n');
 }
 
