@@ -21,24 +21,41 @@ export type SignedPart =
 // A header's name is any HTTP token (generic-hmac's users name their own; the catalog's are plainer).
 const SIGNED_PLACEHOLDER = /\{(body|timestamp|url|method|header:([!#$%&'*+.^_`|~0-9A-Za-z-]+))\}/g;
 
-/** A signed-content template; {body} must appear exactly once, since a signature that skips it proves nothing. */
-export function parseSignedTemplate(template: string, where: string): SignedPart[] {
-  const parts: SignedPart[] = [];
+/**
+ * A template split into its literal text and its placeholders, each made by `part`. Text holding a
+ * brace is a placeholder this kind of template does not know, and is refused.
+ */
+function splitTemplate<P>(
+  template: string,
+  where: string,
+  placeholder: RegExp,
+  part: (match: RegExpMatchArray) => P,
+): (P | { kind: 'text'; text: string })[] {
+  const parts: (P | { kind: 'text'; text: string })[] = [];
   let last = 0;
   const text = (value: string): void => {
     if (value === '') return;
     if (/[{}]/.test(value)) throw invalidArgument(`${where}: unknown placeholder in "${template}"`);
     parts.push({ kind: 'text', text: value });
   };
-  for (const match of template.matchAll(SIGNED_PLACEHOLDER)) {
+  for (const match of template.matchAll(placeholder)) {
     text(template.slice(last, match.index));
     last = match.index + match[0].length;
-    const name = match[1] ?? '';
-    // The header as written, so a detail names it as the sender's docs do; it is looked up case-insensitively.
-    if (name.startsWith('header:')) parts.push({ kind: 'header', name: match[2] ?? '' });
-    else parts.push({ kind: name as 'body' | 'timestamp' | 'url' | 'method' });
+    parts.push(part(match));
   }
   text(template.slice(last));
+  return parts;
+}
+
+/** A signed-content template; {body} must appear exactly once, since a signature that skips it proves nothing. */
+export function parseSignedTemplate(template: string, where: string): SignedPart[] {
+  const parts = splitTemplate<SignedPart>(template, where, SIGNED_PLACEHOLDER, (match) => {
+    const name = match[1] ?? '';
+    // The header as written, so a detail names it as the sender's docs do; it is looked up case-insensitively.
+    return name.startsWith('header:')
+      ? { kind: 'header', name: match[2] ?? '' }
+      : { kind: name as 'body' | 'timestamp' | 'url' | 'method' };
+  });
   if (parts.filter((p) => p.kind === 'body').length !== 1) {
     throw invalidArgument(`${where}: "${template}" must sign {body} exactly once`);
   }
@@ -92,23 +109,12 @@ export type FieldTemplate = readonly FieldPart[];
 const FIELD_PLACEHOLDER = /\{(header:[^{}]+|form:[^{}]+|\/[^{}]*)\}/g;
 
 export function parseFieldTemplate(template: string, where: string): FieldTemplate {
-  const parts: FieldPart[] = [];
-  let last = 0;
-  const text = (value: string): void => {
-    if (value === '') return;
-    if (/[{}]/.test(value)) throw invalidArgument(`${where}: unknown placeholder in "${template}"`);
-    parts.push({ kind: 'text', text: value });
-  };
-  for (const match of template.matchAll(FIELD_PLACEHOLDER)) {
-    text(template.slice(last, match.index));
-    last = match.index + match[0].length;
+  return splitTemplate<FieldPart>(template, where, FIELD_PLACEHOLDER, (match) => {
     const spec = match[1] ?? '';
-    if (spec.startsWith('header:')) parts.push({ kind: 'header', name: spec.slice('header:'.length) });
-    else if (spec.startsWith('form:')) parts.push({ kind: 'form', name: spec.slice('form:'.length) });
-    else parts.push({ kind: 'pointer', pointer: spec });
-  }
-  text(template.slice(last));
-  return parts;
+    if (spec.startsWith('header:')) return { kind: 'header', name: spec.slice('header:'.length) };
+    if (spec.startsWith('form:')) return { kind: 'form', name: spec.slice('form:'.length) };
+    return { kind: 'pointer', pointer: spec };
+  });
 }
 
 /** A form-encoded body's fields, parsed at most once per delivery. */
