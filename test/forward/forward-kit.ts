@@ -58,7 +58,13 @@ export async function startForwardServer(config: string): Promise<ForwardServer>
     post: (path, body, headers = {}) =>
       fetch(`${url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } }),
     api,
-    deliveries: async (eventId) => (await api<EventDeliveries>(`/api/events/${eventId}/deliveries`)).body.deliveries,
+    deliveries: async (eventId) => {
+      const res = await api<EventDeliveries>(`/api/events/${eventId}/deliveries`);
+      // A refused read (429 when a poll outruns the read budget) must fail as itself, not as rows.
+      if (res.status !== 200)
+        throw new Error(`GET deliveries of ${eventId}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.deliveries;
+    },
     forwards: async () => (await api<ForwardList>('/api/forwards')).body,
     close: () => composed.close(),
   };
