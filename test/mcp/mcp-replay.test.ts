@@ -8,6 +8,7 @@ import { systemResolver } from '../../src/outbound/target-policy/resolve-target.
 import { replaySigned } from '../../src/replay/replay-signed.ts';
 import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
+import { postJson } from '../support/wire.ts';
 import {
   GITHUB_SECRET,
   HOOK_TOKEN,
@@ -368,11 +369,7 @@ describe('loop guard on a running switchboard', () => {
     });
     try {
       const client = await looped.connect();
-      const delivered = await fetch(`${looped.origin}/incoming/open`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"type":"loop"}',
-      });
+      const delivered = await postJson(`${looped.origin}/incoming/open`, '{"type":"loop"}');
       expect(delivered.status).toBe(200);
       const { id } = (await delivered.json()) as { id: string };
       const stored = async (): Promise<number> =>

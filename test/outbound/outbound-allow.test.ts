@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { startSwitchboard } from '../../src/server/start-switchboard.ts';
 import { createEmptyDatabase } from '../support/database.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { postJson } from '../support/wire.ts';
 import { eventually } from '../forward/forward-kit.ts';
 
 const TOKEN = 'outbound-allow-token-0123456789abcdef';
@@ -89,11 +90,7 @@ async function startWithAllow(allowYaml: string): Promise<Started> {
 
 /** Stores one event, waits for its forward, then replays it: both to 0.0.0.0. */
 async function forwardAndReplay(server: Started): Promise<void> {
-  const stored = await fetch(`${server.url}/hooks/sandbox`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"type":"ping"}',
-  });
+  const stored = await postJson(`${server.url}/hooks/sandbox`, '{"type":"ping"}');
   expect(stored.status).toBe(200);
   const { id } = (await stored.json()) as { id: string };
   await eventually(() => server.consumer.requests.some((r) => r.url === '/forwarded'), 'the forwarded event');

@@ -131,6 +131,9 @@ function checkAnswer(what: string, answer: Answer, options: { allow503?: RegExp 
     fail(`${what}: internal error in the answer: ${answer.text.slice(0, 400)}`);
 }
 
+/** The tables a read or a refused request must leave exactly as they were. */
+const STORED_TABLES = ['events', 'replay_attempts', 'api_tokens', 'settings'] as const;
+
 function sameSnapshot(
   what: string,
   before: Record<string, string>,
@@ -653,12 +656,7 @@ export const apiQuerySurface: Surface<QueryCase> = {
     const before = await tableSnapshot(target.pool);
     const answer = await send(target, 'GET', `/api/events?${query}`, { authorization: `Bearer ${target.token}` });
     checkAnswer(`GET /api/events?${query.slice(0, 200)}`, answer);
-    sameSnapshot('GET /api/events', before, await tableSnapshot(target.pool), [
-      'events',
-      'replay_attempts',
-      'api_tokens',
-      'settings',
-    ]);
+    sameSnapshot('GET /api/events', before, await tableSnapshot(target.pool), STORED_TABLES);
     return `${answer.status}`;
   },
 };
@@ -839,12 +837,7 @@ export const headersSurface: Surface<HeaderCase> = {
     });
     if (response.headers['mcp-session-id'] !== undefined)
       await closeSession(target, response.headers['mcp-session-id']);
-    sameSnapshot('raw request', before, await tableSnapshot(target.pool), [
-      'events',
-      'replay_attempts',
-      'api_tokens',
-      'settings',
-    ]);
+    sameSnapshot('raw request', before, await tableSnapshot(target.pool), STORED_TABLES);
     return `${response.status}`;
   },
 };
@@ -976,12 +969,7 @@ export const webhookSurface: Surface<WebhookCase> = {
     }
     if (answer.status < 400)
       fail(`a delivery that should be refused was accepted: ${input.provider} ${input.credential} → ${answer.status}`);
-    sameSnapshot(`refused ${input.provider} delivery`, before, await tableSnapshot(target.pool), [
-      'events',
-      'replay_attempts',
-      'api_tokens',
-      'settings',
-    ]);
+    sameSnapshot(`refused ${input.provider} delivery`, before, await tableSnapshot(target.pool), STORED_TABLES);
     return `${input.provider} ${answer.status}`;
   },
 };
