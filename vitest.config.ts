@@ -9,6 +9,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two test files at once on the 2-core CI machine: most of a file's time is spent waiting on
+    // PostgreSQL, child processes and sockets, and one worker (the default there) left a core idle.
+    maxWorkers: 2,
     reporters: ['default'],
   },
 });
