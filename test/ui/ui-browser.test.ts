@@ -874,8 +874,12 @@ for (const viewport of VIEWPORTS) {
       // The closest older event of the family is the base: the opened one.
       expect(await page.evaluate(() => location.hash)).toBe(`#/diff/${opened}/${closed}`);
       // Each candidate is offered with its type, summary and time, and only the family's are.
-      const label = (select: string, id: string): Promise<string | null> =>
-        page.$eval(`${select} option[value="${id}"]`, (el) => el.textContent);
+      // The pickers fill from the family's own request, which may answer after the diff shows.
+      const label = async (select: string, id: string): Promise<string | null> => {
+        const option = `${select} option[value="${id}"]`;
+        await page.waitForSelector(option, { state: 'attached' });
+        return page.$eval(option, (el) => el.textContent);
+      };
       const time = / — \d{2}:\d{2}:\d{2} · github · [0-9a-f]{8}$/;
       expect(await label('#diff-a', opened)).toMatch(/^pull_request\.opened — octo\/api · opened #42 · Add retries — /);
       expect(await label('#diff-a', opened)).toMatch(time);
