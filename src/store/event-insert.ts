@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { EventHeaders } from '../../generated/types.ts';
 import { ANNOUNCE_INSERTED } from './announcement.ts';
-import { encodeByteaArray } from './bytea-array.ts';
+import { encodeBinaryArray, type BinaryElementType } from './binary-array.ts';
 import { isCheckedTrustMode, positionRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
@@ -139,42 +139,55 @@ async function insertRows(
   return inserted;
 }
 
+/** The SQL type of an array of each element type, for the cast that tells PostgreSQL what a binary parameter is. */
+const ARRAY_TYPE: Record<BinaryElementType, FragmentSqlToken> = {
+  bytea: sql.fragment`bytea[]`,
+  text: sql.fragment`text[]`,
+  jsonb: sql.fragment`jsonb[]`,
+  uuid: sql.fragment`uuid[]`,
+  bool: sql.fragment`bool[]`,
+  int2: sql.fragment`int2[]`,
+  int4: sql.fragment`int4[]`,
+};
+
 /** The INSERT … SELECT FROM unnest(…) itself: one array parameter per column. */
 function insertStatement(
   events: ReadonlyArray<{ ord: number; event: NewEvent }>,
   known: { ids: string[]; providers: string[]; eventTypes: string[] },
 ): FragmentSqlToken {
-  // unnest turns the arrays back into rows.
-  const column = (
-    value: (event: NewEvent) => string | number | boolean | null,
-    type: 'text' | 'bool' | 'int2' | 'int4' | 'jsonb',
+  // unnest turns the arrays back into rows. Each array travels in binary (binary-array.ts).
+  const array = <T extends BinaryElementType>(type: T, values: Parameters<typeof encodeBinaryArray<T>>[1]) =>
+    sql.fragment`${sql.binary(encodeBinaryArray(type, values))}::${ARRAY_TYPE[type]}`;
+  const column = <T extends BinaryElementType>(
+    type: T,
+    value: (event: NewEvent) => Parameters<typeof encodeBinaryArray<T>>[1][number],
   ) =>
-    sql.array(
-      events.map(({ event }) => value(event)),
+    array(
       type,
+      events.map(({ event }) => value(event)),
     );
   return sql.fragment`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
       summary, request_method, request_path, request_query, response_status)
     SELECT * FROM unnest(
-      ${sql.array(known.ids, 'uuid')},
-      ${sql.array(known.providers, 'text')},
-      ${sql.array(known.eventTypes, 'text')},
-      ${column((event) => event.trustMode, 'text')},
-      ${column((event) => event.verified, 'bool')},
-      ${column(passedCheckToStore, 'bool')},
-      ${column((event) => storable(event.verifyDetail), 'text')},
-      ${column((event) => storableOrNull(event.externalId), 'text')},
-      ${column((event) => storableOrNull(event.contentType), 'text')},
-      ${column((event) => storableOrNull(event.sourceIp), 'text')},
-      ${column((event) => storableHeaders(event.headers), 'jsonb')},
-      ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[],
-      ${column((event) => event.receivedSize ?? null, 'int4')},
-      ${column((event) => storableOrNull(event.summary ?? null), 'text')},
-      ${column((event) => storableOrNull(event.request?.method ?? null), 'text')},
-      ${column((event) => storableOrNull(event.request?.path ?? null), 'text')},
-      ${column((event) => storableOrNull(event.request?.query ?? null), 'text')},
-      ${column((event) => event.request?.responseStatus ?? null, 'int2')}
+      ${array('uuid', known.ids)},
+      ${array('text', known.providers)},
+      ${array('text', known.eventTypes)},
+      ${column('text', (event) => event.trustMode)},
+      ${column('bool', (event) => event.verified)},
+      ${column('bool', passedCheckToStore)},
+      ${column('text', (event) => storable(event.verifyDetail))},
+      ${column('text', (event) => storableOrNull(event.externalId))},
+      ${column('text', (event) => storableOrNull(event.contentType))},
+      ${column('text', (event) => storableOrNull(event.sourceIp))},
+      ${column('jsonb', (event) => storableHeaders(event.headers))},
+      ${column('bytea', (event) => event.payload)},
+      ${column('int4', (event) => event.receivedSize ?? null)},
+      ${column('text', (event) => storableOrNull(event.summary ?? null))},
+      ${column('text', (event) => storableOrNull(event.request?.method ?? null))},
+      ${column('text', (event) => storableOrNull(event.request?.path ?? null))},
+      ${column('text', (event) => storableOrNull(event.request?.query ?? null))},
+      ${column('int2', (event) => event.request?.responseStatus ?? null)}
     ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id)
     -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
     -- trigger, since a partitioned table cannot hold a unique key without received_at).
