@@ -55,7 +55,13 @@ function elementSize(type: BinaryElementType, value: Buffer | string | number | 
   }
 }
 
-function writeElement(out: Buffer, offset: number, type: BinaryElementType, value: Buffer | string | number | boolean, size: number): void {
+function writeElement(
+  out: Buffer,
+  offset: number,
+  type: BinaryElementType,
+  value: Buffer | string | number | boolean,
+  size: number,
+): void {
   switch (type) {
     case 'bytea':
       (value as Buffer).copy(out, offset);
@@ -70,7 +76,8 @@ function writeElement(out: Buffer, offset: number, type: BinaryElementType, valu
     case 'uuid': {
       // The canonical 8-4-4-4-12 spelling; anything else fails here rather than in the database.
       const hex = (value as string).replaceAll('-', '');
-      if (hex.length !== 32 || out.write(hex, offset, 16, 'hex') !== 16) throw new Error(`not a uuid: ${String(value)}`);
+      if (hex.length !== 32 || out.write(hex, offset, 16, 'hex') !== 16)
+        throw new Error(`not a uuid: ${String(value)}`);
       return;
     }
     case 'bool':

@@ -60,9 +60,9 @@ describe('encodeBinaryArray', () => {
     expect(await roundTrip(encodeBinaryArray('bool', [true, false, null]), 'bool[]')).toEqual(['true', 'false', null]);
     expect(await roundTrip(encodeBinaryArray('int2', [200, -1, null]), 'int2[]')).toEqual(['200', '-1', null]);
     expect(await roundTrip(encodeBinaryArray('int4', [2_000_000, null]), 'int4[]')).toEqual(['2000000', null]);
-    expect(await roundTrip(encodeBinaryArray('bytea', [Buffer.from([0, 255, 10]), Buffer.alloc(0)]), 'bytea[]')).toEqual(
-      ['\\x00ff0a', '\\x'],
-    );
+    expect(
+      await roundTrip(encodeBinaryArray('bytea', [Buffer.from([0, 255, 10]), Buffer.alloc(0)]), 'bytea[]'),
+    ).toEqual(['\\x00ff0a', '\\x']);
   });
 
   it('sends an empty array', async () => {
