@@ -13,7 +13,7 @@ import { isCheckedTrustMode, positionRow, summaryFromRow, summaryRow } from './e
 import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { checkNewEvent } from './new-event-check.ts';
-import { storable, storableOrNull } from './storable-text.ts';
+import { needsReplacing, storable, storableOrNull } from './storable-text.ts';
 
 /** The unique key a provider's retry collides with (migration 0011). */
 const EXTERNAL_ID_KEY = 'event_external_ids_pkey';
@@ -30,6 +30,12 @@ const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.bool
 type InsertedRow = z.infer<typeof insertedRow>;
 
 function storableHeaders(headers: EventHeaders): string {
+  // Almost every delivery's headers need no replacement: then they are written as they are, without
+  // a copy (fromEntries below keeps a header named __proto__ as data; so does JSON.stringify of
+  // sanitizeHeaders' own object, whose properties are all own).
+  if (!Object.entries(headers).some(([name, value]) => needsReplacing(name) || valueNeedsReplacing(value))) {
+    return JSON.stringify(headers);
+  }
   const entries: Array<[string, string | string[]]> = [];
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value === 'string') {
@@ -44,6 +50,15 @@ function storableHeaders(headers: EventHeaders): string {
   // fromEntries defines own properties, so even a header named __proto__ is kept as data.
   return JSON.stringify(Object.fromEntries(entries));
 }
+
+/** Whether a header value is other than storable text as it is: one that storable() would change, or not a string. */
+function valueNeedsReplacing(value: unknown): boolean {
+  if (typeof value === 'string') return needsReplacing(value);
+  return (
+    !Array.isArray(value) || value.length < 2 || value.some((item) => typeof item !== 'string' || needsReplacing(item))
+  );
+}
+
 /** What goes in passed_check: the outcome, with the defaults NewEvent documents made explicit. */
 function passedCheckToStore(event: NewEvent): boolean | null {
   if (!isCheckedTrustMode(event.trustMode)) return null;
@@ -139,55 +154,46 @@ async function insertRows(
   return inserted;
 }
 
-/** The SQL type of an array of each element type, for the cast that tells PostgreSQL what a binary parameter is. */
-const ARRAY_TYPE: Record<BinaryElementType, FragmentSqlToken> = {
-  bytea: sql.fragment`bytea[]`,
-  text: sql.fragment`text[]`,
-  jsonb: sql.fragment`jsonb[]`,
-  uuid: sql.fragment`uuid[]`,
-  bool: sql.fragment`bool[]`,
-  int2: sql.fragment`int2[]`,
-  int4: sql.fragment`int4[]`,
-};
-
 /** The INSERT … SELECT FROM unnest(…) itself: one array parameter per column. */
 function insertStatement(
   events: ReadonlyArray<{ ord: number; event: NewEvent }>,
   known: { ids: string[]; providers: string[]; eventTypes: string[] },
 ): FragmentSqlToken {
-  // unnest turns the arrays back into rows. Each array travels in binary (binary-array.ts).
-  const array = <T extends BinaryElementType>(type: T, values: Parameters<typeof encodeBinaryArray<T>>[1]) =>
-    sql.fragment`${sql.binary(encodeBinaryArray(type, values))}::${ARRAY_TYPE[type]}`;
+  // unnest turns the arrays back into rows. Each array travels in binary (binary-array.ts), cast
+  // to its type in the statement; the casts are written out rather than built as fragments, since
+  // slonik's fragment handling costs more per statement than the arrays do.
   const column = <T extends BinaryElementType>(
     type: T,
     value: (event: NewEvent) => Parameters<typeof encodeBinaryArray<T>>[1][number],
   ) =>
-    array(
-      type,
-      events.map(({ event }) => value(event)),
+    sql.binary(
+      encodeBinaryArray(
+        type,
+        events.map(({ event }) => value(event)),
+      ),
     );
   return sql.fragment`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
       summary, request_method, request_path, request_query, response_status)
     SELECT * FROM unnest(
-      ${array('uuid', known.ids)},
-      ${array('text', known.providers)},
-      ${array('text', known.eventTypes)},
-      ${column('text', (event) => event.trustMode)},
-      ${column('bool', (event) => event.verified)},
-      ${column('bool', passedCheckToStore)},
-      ${column('text', (event) => storable(event.verifyDetail))},
-      ${column('text', (event) => storableOrNull(event.externalId))},
-      ${column('text', (event) => storableOrNull(event.contentType))},
-      ${column('text', (event) => storableOrNull(event.sourceIp))},
-      ${column('jsonb', (event) => storableHeaders(event.headers))},
-      ${column('bytea', (event) => event.payload)},
-      ${column('int4', (event) => event.receivedSize ?? null)},
-      ${column('text', (event) => storableOrNull(event.summary ?? null))},
-      ${column('text', (event) => storableOrNull(event.request?.method ?? null))},
-      ${column('text', (event) => storableOrNull(event.request?.path ?? null))},
-      ${column('text', (event) => storableOrNull(event.request?.query ?? null))},
-      ${column('int2', (event) => event.request?.responseStatus ?? null)}
+      ${sql.binary(encodeBinaryArray('uuid', known.ids))}::uuid[],
+      ${sql.binary(encodeBinaryArray('text', known.providers))}::text[],
+      ${sql.binary(encodeBinaryArray('text', known.eventTypes))}::text[],
+      ${column('text', (event) => event.trustMode)}::text[],
+      ${column('bool', (event) => event.verified)}::bool[],
+      ${column('bool', passedCheckToStore)}::bool[],
+      ${column('text', (event) => storable(event.verifyDetail))}::text[],
+      ${column('text', (event) => storableOrNull(event.externalId))}::text[],
+      ${column('text', (event) => storableOrNull(event.contentType))}::text[],
+      ${column('text', (event) => storableOrNull(event.sourceIp))}::text[],
+      ${column('jsonb', (event) => storableHeaders(event.headers))}::jsonb[],
+      ${column('bytea', (event) => event.payload)}::bytea[],
+      ${column('int4', (event) => event.receivedSize ?? null)}::int4[],
+      ${column('text', (event) => storableOrNull(event.summary ?? null))}::text[],
+      ${column('text', (event) => storableOrNull(event.request?.method ?? null))}::text[],
+      ${column('text', (event) => storableOrNull(event.request?.path ?? null))}::text[],
+      ${column('text', (event) => storableOrNull(event.request?.query ?? null))}::text[],
+      ${column('int2', (event) => event.request?.responseStatus ?? null)}::int2[]
     ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id)
     -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
     -- trigger, since a partitioned table cannot hold a unique key without received_at).
