@@ -288,6 +288,8 @@ async function main(): Promise<void> {
       ['rare', { q: 'w12345' }],
       ['common', { q: 'opened' }],
       ['OR', { q: 'w12345 or w23456' }],
+      // websearch_to_tsquery has no prefix operator: `w1234*` is the word w1234 (bounded-search.md).
+      ['prefix', { q: 'w1234*' }],
       ['match', { match: { sender: { login: 'user7' } } }],
       ['phrase', { q: '"action opened"' }],
     ];
@@ -306,7 +308,8 @@ async function main(): Promise<void> {
       SELECT
         (SELECT sum(pg_total_relation_size(inhrelid))::float8 FROM pg_inherits WHERE inhparent = 'events'::regclass) AS events,
         (SELECT sum(pg_total_relation_size(inhrelid))::float8 FROM pg_inherits WHERE inhparent = 'event_search'::regclass) AS search,
-        pg_total_relation_size('event_external_ids')::float8 AS keys
+        (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::float8 FROM pg_inherits
+          WHERE inhparent = 'event_external_ids'::regclass) + pg_total_relation_size('event_external_ids')::float8 AS keys
     `);
     const perMillion = (bytes: number) => ((bytes / EVENTS) * 1e6) / 2 ** 30;
     out(

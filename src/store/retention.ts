@@ -138,7 +138,7 @@ export function startRetention(options: RetentionOptions): RetentionJob {
       // Whole partitions past the cutoff go first, at a cost that does not grow with their rows;
       // what is left (the partition the cutoff falls in, the DEFAULT partition) goes by row.
       if (await hasPartitions(db)) {
-        const dropped = await dropPartitionsBefore(db, cutoff, { batchSize, stopped: () => stopping.aborted });
+        const dropped = await dropPartitionsBefore(db, cutoff, { stopped: () => stopping.aborted });
         if (dropped.partitions > 0) {
           result.droppedPartitions = dropped.partitions;
           logger.info(dropped, 'retention dropped event partitions');
