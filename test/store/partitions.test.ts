@@ -118,7 +118,10 @@ describe('time partitions', () => {
       `);
     const { event } = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
     const other = (await store.insert(newEvent({ provider: 'github', externalId: 'left-alone' }))).event;
+    while ((await indexQueuedEvents(db.pool, 100)) > 0);
     await moveTo(event.id, '2199-01-01T00:00:00Z');
+    // Its search row follows too (a trigger since migration 0014, not a foreign key).
+    expect(await partitionOf('event_search', 'event_id', event.id)).toBe('event_search_default');
     expect(await keyOf('moved-then-deleted')).toEqual({ event_id: event.id, at: '2199-01-01' });
     // The move is found by the key: the retry is a duplicate of the moved event.
     const retry = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
@@ -129,6 +132,8 @@ describe('time partitions', () => {
 
     await db.pool.query(sql.unsafe`DELETE FROM events WHERE id = ${event.id}`);
     expect(await keyOf('moved-then-deleted')).toBeNull();
+    expect(await partitionOf('event_search', 'event_id', event.id)).toBeNull();
+    expect(await partitionOf('event_search', 'event_id', other.id)).not.toBeNull();
     expect(await partitionOf('deliveries', 'event_id', event.id)).toBeNull();
     expect(await partitionOf('deliveries', 'event_id', other.id)).not.toBeNull();
     expect(await keyOf('left-alone')).toEqual({ event_id: other.id, at: utcDay(0) });
