@@ -3,7 +3,9 @@
  * attached nor break the bookkeeping of other deliveries. Consumers on 127.0.0.1; the server is the
  * composed product with real forward rules and replay.
  */
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { Delivery, ReplayHistory, ReplayResult } from '../../generated/types.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { refuseInserts } from '../support/database.ts';
@@ -140,6 +142,27 @@ describe('a NUL byte in an answer (26.2)', () => {
     );
   }
 
+  /** Each healthy delivery's recorded attempts, as their errors in order (null: delivered). */
+  async function attemptErrors(): Promise<Map<string, (string | null)[]>> {
+    const pool = await createDatabasePool(server.composed.databaseUrl, { maximumPoolSize: 1 });
+    try {
+      const rows = await pool.any(sql.type(z.object({ id: z.string(), errors: z.array(z.string().nullable()) }))`
+        SELECT d.id, array_agg(a.error ORDER BY a.attempt) AS errors
+        FROM deliveries d JOIN delivery_attempts a ON a.delivery_id = d.id
+        WHERE d.rule = 'healthy' GROUP BY d.id
+      `);
+      return new Map(rows.map((row) => [row.id, row.errors]));
+    } finally {
+      await pool.end();
+    }
+  }
+
+  /**
+   * Every healthy delivery is sent once. The one exception is not a double send: under load an
+   * answer can come after timeout_ms, and that attempt is recorded as failed and tried again
+   * (at least once). So each delivery reached the consumer exactly as often as its history
+   * records attempts, every attempt but the last timed out, and the last delivered it.
+   */
   async function expectEachSentOnce(path: string, ids: readonly string[]): Promise<void> {
     const arrived = (): number =>
       healthy.requests.filter((r) => r.url === path && ids.includes(header(r, 'x-switchboard-replay') ?? '')).length;
@@ -147,8 +170,17 @@ describe('a NUL byte in an answer (26.2)', () => {
     // Past the claim timeout (3 s) twice over: a delivery left unsettled would be sent again by now.
     await new Promise((resolve) => setTimeout(resolve, 6_500));
     const counts = sendsPerDelivery(path);
-    expect(arrived()).toBe(ids.length);
-    expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
+    const history = await attemptErrors();
+    const sentOtherThanRecorded = [...counts].filter(([id, sends]) => {
+      const errors = history.get(id) ?? [];
+      const timedOut = errors.slice(0, -1).every((error) => error?.startsWith('no answer within') === true);
+      return sends !== errors.length || !timedOut || errors.at(-1) !== null;
+    });
+    expect(sentOtherThanRecorded.map(([id, sends]) => ({ id, sends, errors: history.get(id) }))).toEqual([]);
+    const events = new Set(
+      healthy.requests.filter((r) => r.url === path).map((r) => header(r, 'x-switchboard-replay')),
+    );
+    expect(ids.filter((id) => !events.has(id))).toEqual([]);
   }
 
   it('stores the answer escaped, and every healthy delivery beside it is sent exactly once', async () => {
