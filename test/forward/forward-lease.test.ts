@@ -38,7 +38,7 @@ afterAll(async () => {
   await db?.close();
 });
 
-const attemptRows = z.object({ id: z.string(), state: z.string(), attempt_count: z.number(), attempts: z.number() });
+const attemptRows = z.object({ id: z.string(), state: z.string(), attempts: z.number() });
 
 describe('a claim held while its attempt is in flight', () => {
   it('is sent exactly once by two dispatchers when the consumer answers after the claim timeout', async () => {
@@ -71,7 +71,7 @@ describe('a claim held while its attempt is in flight', () => {
     try {
       const rows = () =>
         db.pool.any(sql.type(attemptRows)`
-          SELECT d.id, d.state, d.attempt_count,
+          SELECT d.id, d.state,
             (SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id) AS attempts
           FROM deliveries d ORDER BY d.seq
         `);
@@ -88,9 +88,9 @@ describe('a claim held while its attempt is in flight', () => {
         sends.set(id, (sends.get(id) ?? 0) + 1);
       }
       expect(eventIds.map((id) => sends.get(id) ?? 0)).toEqual(eventIds.map(() => 1));
-      expect((await rows()).map((row) => [row.state, row.attempt_count, row.attempts])).toEqual(
-        eventIds.map(() => ['delivered', 1, 1]),
-      );
+      // One attempt each. (Its number may have skipped one: a claim whose statement came back after
+      // its lease ran out is not sent, and the next claim counts on from it.)
+      expect((await rows()).map((row) => [row.state, row.attempts])).toEqual(eventIds.map(() => ['delivered', 1]));
     } finally {
       await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop(0)));
     }
