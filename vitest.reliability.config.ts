@@ -9,7 +9,10 @@ export default defineConfig({
   test: {
     include: ['test/reliability/**/*.test.ts'],
     exclude: ['node_modules/**'],
-    globalSetup: ['test/support/global-setup.ts'],
+    // The children run the built CLI, as the package ships it: a child started from source pays
+    // tsx's loader on each of the suite's ~40 starts (crash-safety alone restarts one 20 times).
+    globalSetup: ['test/support/global-setup.ts', 'test/reliability/support/fresh-dist.ts'],
+    env: { SWITCHBOARD_TEST_CHILD: 'dist' },
     testTimeout: 180_000,
     hookTimeout: 120_000,
     pool: 'forks',

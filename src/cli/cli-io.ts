@@ -16,9 +16,10 @@ export interface CliIo {
 /** Errors whose message is the whole story (what failed and what to do): one plain line, exit 1. */
 export async function isOperatorError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
-  const [{ DataDirInUseError }, { EmbeddedPostgresError }] = await Promise.all([
+  const [{ DataDirInUseError }, { EmbeddedPostgresError }, { PoolerError }] = await Promise.all([
     import('../postgres/data-dir-lock.ts'),
     import('../postgres/embedded-postgres-error.ts'),
+    import('../store/session-check.ts'),
   ]);
-  return err instanceof DataDirInUseError || err instanceof EmbeddedPostgresError;
+  return err instanceof DataDirInUseError || err instanceof EmbeddedPostgresError || err instanceof PoolerError;
 }

@@ -22,6 +22,7 @@ import {
   type EmbeddedPostgresOptions,
 } from '../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
+import { checkSessions, PoolerError, refusedStartupParameter } from './session-check.ts';
 import type { PartitionUnit } from '../../generated/constants.ts';
 import { redactUrl } from '../log/redact-url.ts';
 
@@ -157,6 +158,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   let pool: DatabasePool | null = null;
   try {
     pool = await connectWithRetry(url, options, embedded ? 0 : (options.startupTimeoutMs ?? 30_000));
+    // The embedded server is switchboard's own, with no pooler in front: nothing to check there.
+    if (embedded === null) await checkSessions(url);
     if (options.migrate !== false) await migrate(pool, logger, { partition: options.partition });
   } catch (error) {
     await pool?.end().catch(() => undefined);
@@ -215,6 +218,8 @@ async function connectWithRetry(url: string, options: OpenDatabaseOptions, timeo
     try {
       return await createDatabasePool(url, options.pool);
     } catch (error) {
+      const refused = refusedStartupParameter(error);
+      if (refused !== null) throw PoolerError.startupParameter(refused);
       const code = transientCode(error);
       if (code === null || Date.now() >= deadline) throw error;
       options.logger.warn({ database: redactUrl(url), code, attempt }, 'database not reachable yet; retrying');

@@ -107,15 +107,30 @@ function numbersIn(text: string): number[] {
   return out;
 }
 
+/** Each key's spellings, as plain text and as the pattern that finds it as a whole word. */
+const spellingsByKey = new Map<string, { text: string; pattern: RegExp }[]>();
+
+function spellingsOf(key: string): { text: string; pattern: RegExp }[] {
+  // Made once per key, not once per line and fact: the scan pairs every code line of src/ with
+  // every fact, and compiling these for each pair made the test take 30 s and more on a busy CI.
+  let spellings = spellingsByKey.get(key);
+  if (spellings === undefined) {
+    spellings = [
+      { text: key, pattern: new RegExp(`(?<![A-Za-z0-9])${escape(key)}(?![A-Za-z0-9])`) },
+      { text: camel(key), pattern: new RegExp(`(?<![A-Za-z0-9])${escape(camel(key))}(?![a-z0-9])`) },
+      { text: key.toUpperCase(), pattern: new RegExp(`${escape(key.toUpperCase())}(?![A-Z0-9])`) },
+    ];
+    spellingsByKey.set(key, spellings);
+  }
+  return spellings;
+}
+
 /** The rest of each line after one of the key's spellings (snake, camel, or inside an UPPER_SNAKE name). */
 function afterKey(line: string, key: string): string | undefined {
-  const spellings = [
-    new RegExp(`(?<![A-Za-z0-9])${escape(key)}(?![A-Za-z0-9])`),
-    new RegExp(`(?<![A-Za-z0-9])${escape(camel(key))}(?![a-z0-9])`),
-    new RegExp(`${escape(key.toUpperCase())}(?![A-Z0-9])`),
-  ];
-  for (const spelling of spellings) {
-    const match = spelling.exec(line);
+  for (const { text, pattern } of spellingsOf(key)) {
+    // A line without the spelling's text cannot match its pattern; most lines have none of them.
+    if (!line.includes(text)) continue;
+    const match = pattern.exec(line);
     if (match) return line.slice(match.index + match[0].length);
   }
   return undefined;

@@ -122,4 +122,42 @@ describe.skipIf(unavailable !== null)('the Providers page with the whole catalog
     await screenshot(page, 'providers-catalog');
     expect(problems).toEqual([]);
   }, 60_000);
+
+  it('shows no test command for a provider until its detail answers, so a public-key one never flashes one', async () => {
+    // Hold every provider detail request until released: the page is then as it is on a slow link.
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = 0;
+    await page.route(/\/api\/providers\/[^/?]+$/, async (route) => {
+      held += 1;
+      await released;
+      // A request still held when a failed run moves on belongs to a page already gone.
+      await route.continue().catch(() => undefined);
+    });
+    try {
+      await page.goto(`${composed.running.url}/`);
+      await page.click('nav a:has-text("Providers")');
+      await page.waitForSelector('[data-provider]');
+      const detailed = PRESET_NAMES.filter((name) => ['token', 'signed'].includes(resolvedTrustMode(name)));
+      await page.waitForFunction((n) => document.querySelectorAll('.command-pending').length === n, detailed.length);
+      expect(held).toBeGreaterThan(0);
+      const shown = await page.$$eval('[data-provider]', (all) =>
+        all
+          .filter((card) => card.querySelector('.command-text') !== null)
+          .map((card) => card.getAttribute('data-provider') ?? ''),
+      );
+      // Only the open preset, which needs no detail, has its command while the rest wait.
+      expect(shown.sort()).toEqual(PRESET_NAMES.filter((name) => !detailed.includes(name)).sort());
+      release();
+      await page.waitForFunction(() => document.querySelectorAll('.command-pending').length === 0);
+      expect(await page.$$eval('[data-provider="discord"] .command-text', (els) => els.length)).toBe(0);
+      expect(await page.textContent('[data-provider="discord"] .command-hint')).toMatch(/cannot be triggered locally/i);
+    } finally {
+      release();
+      await page.unroute(/\/api\/providers\/[^/?]+$/);
+    }
+    expect(problems).toEqual([]);
+  }, 60_000);
 });

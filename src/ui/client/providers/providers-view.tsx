@@ -47,6 +47,10 @@ function ProviderCard({
   );
   const command = triggerCommand(p, origin, cli, detail.value ?? undefined);
   const publicKey = detail.value?.verifies_with_public_key === true;
+  // Until the detail answers, a command would be a guess: a token header that may be wrong, or a
+  // trigger line for a provider checked with a public key, which cannot be triggered. If the
+  // detail fails, the command without it is still the best offer.
+  const pending = needsDetail && detail.value === null && detail.error === null;
   return (
     <li class={`provider-card${p.enabled ? '' : ' is-disabled'}`} data-provider={p.name}>
       <div class="provider-head">
@@ -79,7 +83,9 @@ function ProviderCard({
           </>
         )}
       </dl>
-      {publicKey ? (
+      {pending ? (
+        <p class="muted command-pending">Loading the test command…</p>
+      ) : publicKey ? (
         <p class="command-hint">
           Cannot be triggered locally: switchboard checks this provider&apos;s signature with its public key, and only
           the provider holds the private key. Send a test event from the provider, or replay a received event (it keeps
