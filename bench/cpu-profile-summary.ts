@@ -6,6 +6,8 @@
  *   npx tsx bench/cpu-profile-summary.ts PROFILE.cpuprofile [--top 25] [--per N]
  *
  * --per N divides every figure by N (the deliveries the profile covers) and prints µs per delivery.
+ * --inclusive adds a table of total time by function (self time plus what it called): what one
+ * step of a request path costs in all, e.g. signature verification or building the insert.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -25,11 +27,13 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' }, per: { type: 'string' } },
+  options: { top: { type: 'string', default: '25' }, per: { type: 'string' }, inclusive: { type: 'boolean' } },
   allowPositionals: true,
 });
 const file = positionals[0];
-if (file === undefined) throw new Error('usage: cpu-profile-summary.ts PROFILE.cpuprofile [--top N] [--per N]');
+if (file === undefined) {
+  throw new Error('usage: cpu-profile-summary.ts PROFILE.cpuprofile [--top N] [--per N] [--inclusive]');
+}
 const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
 const top = Number(values.top);
 const per = values.per === undefined ? undefined : Number(values.per);
@@ -50,6 +54,11 @@ function place(url: string, name: string): string {
   return src?.[1] ?? url;
 }
 
+const functionLabel = (node: ProfileNode): string => {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return `${functionName || '(anonymous)'} ${place(url, functionName)}:${lineNumber + 1}`;
+};
+
 const byPlace = new Map<string, number>();
 const byFunction = new Map<string, number>();
 let total = 0;
@@ -57,7 +66,7 @@ let idle = 0;
 for (const [id, us] of selfUs) {
   const node = byId.get(id);
   if (!node) continue;
-  const { functionName, url, lineNumber } = node.callFrame;
+  const { functionName, url } = node.callFrame;
   if (functionName === '(idle)') {
     idle += us;
     continue;
@@ -65,7 +74,7 @@ for (const [id, us] of selfUs) {
   total += us;
   const where = place(url, functionName);
   byPlace.set(where, (byPlace.get(where) ?? 0) + us);
-  const fn = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+  const fn = functionLabel(node);
   byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
 }
 
@@ -84,3 +93,23 @@ process.stdout.write(
 );
 table('self time by package or file', byPlace);
 table('self time by function', byFunction);
+
+if (values.inclusive) {
+  // Each sample counts once for every function on its stack (a recursive one only once).
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    if (byId.get(id)?.callFrame.functionName === '(idle)') continue;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const node = byId.get(at);
+      if (!node || node.callFrame.functionName === '(root)') continue;
+      const label = functionLabel(node);
+      if (seen.has(label)) continue;
+      seen.add(label);
+      inclusive.set(label, (inclusive.get(label) ?? 0) + us);
+    }
+  }
+  table('total time by function (itself and what it called)', inclusive);
+}

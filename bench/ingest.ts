@@ -5,6 +5,9 @@
  *   npx tsx bench/ingest.ts                       # the full run (about 9 minutes on a quiet machine, at most 14 quiet waits of 60 s more)
  *   npx tsx bench/ingest.ts --quick               # every phase, shortened (about 2 minutes)
  *   npx tsx bench/ingest.ts --keepup-seconds 60   # any phase's length can be set on its own
+ *   npx tsx bench/ingest.ts --populated-database postgres://…/sb_scale_…   # also switchboard against
+ *       a populated database (bench/scale.ts keeps one), in the throughput rounds; the rows this run
+ *       stores there are deleted again at the end
  *
  * The three servers, each a Node process of its own (forked from this file), each against a fresh
  * database of its own on DATABASE_URL's server (an embedded PostgreSQL when unset):
@@ -70,8 +73,10 @@ const MAX_STEAL = 0.1;
 /** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-type ServerKind = 'switchboard' | 'naive' | 'bare';
+/** `populated`: switchboard against the database --populated-database names (throughput only). */
+type ServerKind = 'switchboard' | 'naive' | 'bare' | 'populated';
 const KINDS: readonly ServerKind[] = ['switchboard', 'naive', 'bare'];
+const isSwitchboard = (kind: ServerKind): boolean => kind === 'switchboard' || kind === 'populated';
 
 // ---------------------------------------------------------------------------------------------
 // autocannon has no type declarations; this is the part of its API the benchmark uses.
@@ -136,7 +141,7 @@ async function serve(kind: ServerKind, databaseUrl: string): Promise<void> {
   const logger = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' });
   let port: number;
   let stop: () => Promise<void>;
-  if (kind === 'switchboard') {
+  if (isSwitchboard(kind)) {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-'));
     const running = await startSwitchboard({
       config: resolveConfig({ providers: { github: { preset: 'github', secret: SECRET } } }),
@@ -278,9 +283,15 @@ interface DatabaseWatch {
 async function watchDatabase(url: string, table: 'events' | 'deliveries'): Promise<DatabaseWatch> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
+  // Rows stored since the watch began: a populated database's millions are not counted (nor
+  // scanned: the received_at index or partition bound finds the new rows alone).
+  const since = (await client.query<{ at: string }>("SELECT (now() - interval '1 second')::text AS at")).rows[0]?.at;
   return {
     async stored() {
-      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+      const { rows } = await client.query<{ n: string }>(
+        `SELECT count(*) AS n FROM ${table} WHERE received_at >= $1::timestamptz`,
+        [since],
+      );
       return Number(rows[0]?.n ?? 0);
     },
     async searchBacklog() {
@@ -354,9 +365,7 @@ async function startServer(kind: ServerKind, databaseUrl: string | undefined): P
     });
   });
   const watch =
-    databaseUrl === undefined
-      ? null
-      : await watchDatabase(databaseUrl, kind === 'switchboard' ? 'events' : 'deliveries');
+    databaseUrl === undefined ? null : await watchDatabase(databaseUrl, isSwitchboard(kind) ? 'events' : 'deliveries');
   return { kind, child, port, watch };
 }
 
@@ -583,10 +592,13 @@ async function main(): Promise<void> {
       'keepup-seconds': { type: 'string' },
       'quiet-busy': { type: 'string', default: '0.15' },
       'quiet-max': { type: 'string', default: '60' },
+      // A populated switchboard database (bench/scale.ts keeps one): a fourth server, switchboard
+      // against it, joins the throughput rounds, to compare ingest there with the fresh database.
+      'populated-database': { type: 'string' },
     },
   });
   if (values.serve !== undefined) {
-    if (!(KINDS as readonly string[]).includes(values.serve)) throw new Error(`unknown server ${values.serve}`);
+    if (![...KINDS, 'populated'].includes(values.serve)) throw new Error(`unknown server ${values.serve}`);
     return serve(values.serve as ServerKind, values['database-url']);
   }
   const quick = values.quick;
@@ -603,11 +615,15 @@ async function main(): Promise<void> {
   const quietMax = Number(values['quiet-max']);
   const benchStarted = performance.now();
 
+  const populatedUrl = values['populated-database']?.trim() || undefined;
+  const kinds: readonly ServerKind[] = populatedUrl === undefined ? KINDS : [...KINDS, 'populated'];
   const databases = await createDatabases();
   const servers = new Map<ServerKind, RunningServer>();
+  const populatedSince = populatedUrl === undefined ? undefined : await serverNow(populatedUrl);
   try {
-    for (const kind of KINDS) {
-      servers.set(kind, await startServer(kind, kind === 'bare' ? undefined : databases.urls[kind]));
+    for (const kind of kinds) {
+      const url = kind === 'bare' ? undefined : kind === 'populated' ? populatedUrl : databases.urls[kind];
+      servers.set(kind, await startServer(kind, url));
     }
     const server = (kind: ServerKind): RunningServer => {
       const s = servers.get(kind);
@@ -636,6 +652,7 @@ async function main(): Promise<void> {
       });
 
     out(`database: ${databases.label}; a fresh database per server`);
+    if (populatedUrl !== undefined) out(`populated: switchboard against ${await describeDatabase(populatedUrl)}`);
     out(
       `load: ${PAYLOAD_BYTES}-byte signed GitHub deliveries; autocannon ${connections} connections, ${seconds} s per server, ` +
         `${rounds} rounds in rotated order; paced ${rate} req/s open loop, ${pacedSeconds} s per server, ${pacedRounds} round(s); ` +
@@ -644,8 +661,9 @@ async function main(): Promise<void> {
     out(`quiet machine before each run: busy < ${fmt(quietBusy * 100)} % for 1 s, waiting at most ${quietMax} s\n`);
 
     // Warm-up: JIT, connection pools, the first database pages.
-    for (const kind of KINDS) await cannon(kind, 3);
+    for (const kind of kinds) await cannon(kind, 3);
     await searchCatchUp(server('switchboard'), 120);
+    if (populatedUrl !== undefined) await searchCatchUp(server('populated'), 120);
 
     // 1. Throughput, rotated rounds.
     out('throughput (autocannon)');
@@ -655,7 +673,7 @@ async function main(): Promise<void> {
     );
     const runs: ThroughputRun[] = [];
     for (let round = 0; round < rounds; round += 1) {
-      for (const kind of rotate(KINDS, round)) {
+      for (const kind of rotate(kinds, round)) {
         const quiet = await waitForQuiet(quietBusy, quietMax);
         const { result, usage } = await measured(server(kind), () => cannon(kind, seconds));
         const run: ThroughputRun = {
@@ -666,7 +684,7 @@ async function main(): Promise<void> {
           steal: stealShare(usage.ticksBefore, usage.ticksAfter),
           quiet,
         };
-        if (kind === 'switchboard') run.catchUp = await searchCatchUp(server(kind), 300);
+        if (isSwitchboard(kind)) run.catchUp = await searchCatchUp(server(kind), 300);
         runs.push(run);
         out(
           `${String(round + 1).padEnd(6)}${kind.padEnd(13)}${fmt(result.requests.average).padStart(8)}` +
@@ -687,6 +705,7 @@ async function main(): Promise<void> {
       switchboardToNaive: keptRounds.map((r) => rateOf(r, 'switchboard') / rateOf(r, 'naive')),
       switchboardToBare: keptRounds.map((r) => rateOf(r, 'switchboard') / rateOf(r, 'bare')),
       naiveToBare: keptRounds.map((r) => rateOf(r, 'naive') / rateOf(r, 'bare')),
+      populatedToFresh: keptRounds.map((r) => rateOf(r, 'populated') / rateOf(r, 'switchboard')),
     };
     const list = (xs: number[]): string => xs.map((x) => fmt(x, 2)).join(' / ');
     out(
@@ -699,13 +718,18 @@ async function main(): Promise<void> {
       `  switchboard / bare:  ${list(ratios.switchboardToBare)}   median ${fmt(median(ratios.switchboardToBare), 2)}`,
     );
     out(`  naive / bare:        ${list(ratios.naiveToBare)}   median ${fmt(median(ratios.naiveToBare), 2)}`);
+    if (populatedUrl !== undefined) {
+      out(
+        `  populated / fresh switchboard: ${list(ratios.populatedToFresh)}   median ${fmt(median(ratios.populatedToFresh), 2)} (target >= 0.90)`,
+      );
+    }
 
     // CPU per stored delivery, over every throughput run of each server.
     out('\nCPU per stored delivery (µs, from /proc; PostgreSQL = the backends serving that server’s database)');
     out(
       `${'server'.padEnd(13)}${'stored'.padStart(9)}${'server'.padStart(9)}${'PostgreSQL'.padStart(12)}  PostgreSQL incl. search indexing after the run`,
     );
-    for (const kind of KINDS) {
+    for (const kind of kinds) {
       const mine = runs.filter((r) => r.kind === kind);
       const stored = mine.reduce((n, r) => n + r.usage.stored, 0);
       const requests = mine.reduce((n, r) => n + r.result['2xx'], 0);
@@ -718,7 +742,7 @@ async function main(): Promise<void> {
           `${perUnit(serverCpu, kind === 'bare' ? requests : stored).padStart(9)}` +
           `${(kind === 'bare' ? '–' : perUnit(postgresCpu, stored)).padStart(12)}` +
           `${(kind === 'bare' || stored === 0 ? '–' : fmt(commits / stored, 3)).padStart(16)}  ` +
-          (kind === 'switchboard' ? perUnit(postgresCpu + catchUp, stored) : '') +
+          (isSwitchboard(kind) ? perUnit(postgresCpu + catchUp, stored) : '') +
           (kind === 'bare' ? '(per request; nothing stored)' : ''),
       );
     }
@@ -874,6 +898,52 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers.values()) await stopServer(s);
     await databases.cleanup();
+    if (populatedUrl !== undefined && populatedSince !== undefined) await removeBenchRows(populatedUrl, populatedSince);
+  }
+}
+
+/** The database server's clock, so rows this run stores can be told from the ones it found. */
+async function serverNow(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ at: string }>('SELECT now()::text AS at')).rows[0]?.at ?? '';
+  } finally {
+    await client.end();
+  }
+}
+
+async function describeDatabase(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ events: string; size: string; partitions: string }>(
+      `SELECT (SELECT sum(greatest(c.reltuples, 0))::bigint FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+           WHERE i.inhparent = 'events'::regclass)::text AS events,
+         pg_size_pretty(pg_database_size(current_database())) AS size,
+         (SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass)::text AS partitions`,
+    );
+    const row = rows[0];
+    const estimate = row ? Number(row.events) : Number.NaN;
+    return `${redactUrl(url)}: about ${fmt(estimate)} events (planner estimate), ${row?.partitions ?? '?'} partitions of events, ${row?.size ?? '?'} on disk`;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The populated database is kept for other benches: the rows this run stored there are deleted
+ * again (their deliveries, keys and search rows go with them, by trigger and cascade; the run
+ * waited for its search queue to empty, so no entry is left).
+ */
+async function removeBenchRows(url: string, since: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('DELETE FROM events WHERE received_at >= $1::timestamptz', [since]);
+    out(`populated database: the ${fmt(rowCount ?? 0)} events this run stored there were deleted again`);
+  } finally {
+    await client.end();
   }
 }
 

@@ -72,23 +72,20 @@ export function sanitizeHeaders(rawHeaders: readonly string[], options: Sanitize
   const drop = (name: string): boolean => dropHopByHop && (HOP_BY_HOP.has(name) || alsoDropped.includes(name));
 
   // A Map keeps names such as __proto__ as plain data; Object.fromEntries then defines them as own
-  // properties instead of touching the prototype.
-  const collected = new Map<string, string[]>();
+  // properties instead of touching the prototype. A name seen once holds its value; a repeat turns
+  // it into the list of every value (the contract's shape: several values are a list of two or
+  // more), so the common request, with no repeats, allocates no list at all.
+  const collected = new Map<string, string | [string, string, ...string[]]>();
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] ?? '').toLowerCase();
     if (!STORED_NAME.test(name) || drop(name)) continue;
     const value = redacted(name) ? REDACTED : withoutNul(rawHeaders[i + 1] ?? '');
-    const values = collected.get(name);
-    if (values === undefined) collected.set(name, [value]);
-    else values.push(value);
+    const earlier = collected.get(name);
+    if (earlier === undefined) collected.set(name, value);
+    else if (typeof earlier === 'string') collected.set(name, [earlier, value]);
+    else earlier.push(value);
   }
-  const entries: [string, string | [string, string, ...string[]]][] = [];
-  for (const [name, values] of collected) {
-    const [first, second, ...rest] = values;
-    if (first === undefined) continue;
-    entries.push([name, second === undefined ? first : [first, second, ...rest]]);
-  }
-  return Object.fromEntries(entries);
+  return Object.fromEntries(collected);
 }
 
 /**

@@ -8,12 +8,12 @@ import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import type { EventHeaders } from '../../generated/types.ts';
 import { ANNOUNCE_INSERTED } from './announcement.ts';
-import { encodeByteaArray } from './bytea-array.ts';
+import { encodeBinaryArray, type BinaryElementType } from './binary-array.ts';
 import { isCheckedTrustMode, positionRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { checkNewEvent } from './new-event-check.ts';
-import { storable, storableOrNull } from './storable-text.ts';
+import { needsReplacing, storable, storableOrNull } from './storable-text.ts';
 
 /** The unique key a provider's retry collides with (migration 0011). */
 const EXTERNAL_ID_KEY = 'event_external_ids_pkey';
@@ -30,6 +30,12 @@ const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.bool
 type InsertedRow = z.infer<typeof insertedRow>;
 
 function storableHeaders(headers: EventHeaders): string {
+  // Almost every delivery's headers need no replacement: then they are written as they are, without
+  // a copy (fromEntries below keeps a header named __proto__ as data; so does JSON.stringify of
+  // sanitizeHeaders' own object, whose properties are all own).
+  if (!Object.entries(headers).some(([name, value]) => needsReplacing(name) || valueNeedsReplacing(value))) {
+    return JSON.stringify(headers);
+  }
   const entries: Array<[string, string | string[]]> = [];
   for (const [name, value] of Object.entries(headers)) {
     if (typeof value === 'string') {
@@ -44,6 +50,15 @@ function storableHeaders(headers: EventHeaders): string {
   // fromEntries defines own properties, so even a header named __proto__ is kept as data.
   return JSON.stringify(Object.fromEntries(entries));
 }
+
+/** Whether a header value is other than storable text as it is: one that storable() would change, or not a string. */
+function valueNeedsReplacing(value: unknown): boolean {
+  if (typeof value === 'string') return needsReplacing(value);
+  return (
+    !Array.isArray(value) || value.length < 2 || value.some((item) => typeof item !== 'string' || needsReplacing(item))
+  );
+}
+
 /** What goes in passed_check: the outcome, with the defaults NewEvent documents made explicit. */
 function passedCheckToStore(event: NewEvent): boolean | null {
   if (!isCheckedTrustMode(event.trustMode)) return null;
@@ -144,37 +159,41 @@ function insertStatement(
   events: ReadonlyArray<{ ord: number; event: NewEvent }>,
   known: { ids: string[]; providers: string[]; eventTypes: string[] },
 ): FragmentSqlToken {
-  // unnest turns the arrays back into rows.
-  const column = (
-    value: (event: NewEvent) => string | number | boolean | null,
-    type: 'text' | 'bool' | 'int2' | 'int4' | 'jsonb',
+  // unnest turns the arrays back into rows. Each array travels in binary (binary-array.ts), cast
+  // to its type in the statement; the casts are written out rather than built as fragments, since
+  // slonik's fragment handling costs more per statement than the arrays do.
+  const column = <T extends BinaryElementType>(
+    type: T,
+    value: (event: NewEvent) => Parameters<typeof encodeBinaryArray<T>>[1][number],
   ) =>
-    sql.array(
-      events.map(({ event }) => value(event)),
-      type,
+    sql.binary(
+      encodeBinaryArray(
+        type,
+        events.map(({ event }) => value(event)),
+      ),
     );
   return sql.fragment`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
       summary, request_method, request_path, request_query, response_status)
     SELECT * FROM unnest(
-      ${sql.array(known.ids, 'uuid')},
-      ${sql.array(known.providers, 'text')},
-      ${sql.array(known.eventTypes, 'text')},
-      ${column((event) => event.trustMode, 'text')},
-      ${column((event) => event.verified, 'bool')},
-      ${column(passedCheckToStore, 'bool')},
-      ${column((event) => storable(event.verifyDetail), 'text')},
-      ${column((event) => storableOrNull(event.externalId), 'text')},
-      ${column((event) => storableOrNull(event.contentType), 'text')},
-      ${column((event) => storableOrNull(event.sourceIp), 'text')},
-      ${column((event) => storableHeaders(event.headers), 'jsonb')},
-      ${sql.binary(encodeByteaArray(events.map(({ event }) => event.payload)))}::bytea[],
-      ${column((event) => event.receivedSize ?? null, 'int4')},
-      ${column((event) => storableOrNull(event.summary ?? null), 'text')},
-      ${column((event) => storableOrNull(event.request?.method ?? null), 'text')},
-      ${column((event) => storableOrNull(event.request?.path ?? null), 'text')},
-      ${column((event) => storableOrNull(event.request?.query ?? null), 'text')},
-      ${column((event) => event.request?.responseStatus ?? null, 'int2')}
+      ${sql.binary(encodeBinaryArray('uuid', known.ids))}::uuid[],
+      ${sql.binary(encodeBinaryArray('text', known.providers))}::text[],
+      ${sql.binary(encodeBinaryArray('text', known.eventTypes))}::text[],
+      ${column('text', (event) => event.trustMode)}::text[],
+      ${column('bool', (event) => event.verified)}::bool[],
+      ${column('bool', passedCheckToStore)}::bool[],
+      ${column('text', (event) => storable(event.verifyDetail))}::text[],
+      ${column('text', (event) => storableOrNull(event.externalId))}::text[],
+      ${column('text', (event) => storableOrNull(event.contentType))}::text[],
+      ${column('text', (event) => storableOrNull(event.sourceIp))}::text[],
+      ${column('jsonb', (event) => storableHeaders(event.headers))}::jsonb[],
+      ${column('bytea', (event) => event.payload)}::bytea[],
+      ${column('int4', (event) => event.receivedSize ?? null)}::int4[],
+      ${column('text', (event) => storableOrNull(event.summary ?? null))}::text[],
+      ${column('text', (event) => storableOrNull(event.request?.method ?? null))}::text[],
+      ${column('text', (event) => storableOrNull(event.request?.path ?? null))}::text[],
+      ${column('text', (event) => storableOrNull(event.request?.query ?? null))}::text[],
+      ${column('int2', (event) => event.request?.responseStatus ?? null)}::int2[]
     ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id)
     -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
     -- trigger, since a partitioned table cannot hold a unique key without received_at).

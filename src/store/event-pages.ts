@@ -58,9 +58,15 @@ export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | u
   ): Promise<{ events: T[]; next_cursor?: string }> {
     const resolved = await resolveBounds(resolveListQuery(query));
     const searching = resolved.q !== null || resolved.match !== null;
+    const slices = await timeline();
+    // A search walks the partitions as a list does: each statement plans and reads only its group.
     const rows = searching
-      ? await runSearch(pool, buildListSql(resolved), searchTimeoutMs)
-      : await walkPartitions(await timeline(), resolved, (bounded) => pool.any(buildListSql(bounded)));
+      ? await runSearch(
+          pool,
+          (read) => walkPartitions(slices, resolved, (bounded) => read(buildListSql(bounded))),
+          searchTimeoutMs,
+        )
+      : await walkPartitions(slices, resolved, (bounded) => pool.any(buildListSql(bounded)));
     const page = rows.slice(0, resolved.limit);
     const last = page.at(-1);
     if (rows.length <= resolved.limit || !last) return { events: page.map(shape) };

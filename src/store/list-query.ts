@@ -265,7 +265,16 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
   // Both directions walk the same (…, received_at DESC, id DESC) indexes, oldest_first backwards.
   const direction = query.order === 'oldest_first' ? sql.fragment`ASC` : sql.fragment`DESC`;
   if (query.q !== null || query.match !== null) {
-    return buildSearchSql({ conditions, columns, direction, limit, q: query.q, match: query.match });
+    return buildSearchSql({
+      conditions,
+      columns,
+      direction,
+      limit,
+      q: query.q,
+      match: query.match,
+      from: query.from,
+      to: query.to,
+    });
   }
   // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
   // mistaken for the sort key, or the index order would be lost to a sort.

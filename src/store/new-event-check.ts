@@ -58,10 +58,27 @@ export function checkNewEvent(event: NewEvent, index: number): void {
   if (typeof event.headers !== 'object' || event.headers === null) fail('headers must be an object');
   if (event.summary !== undefined && event.summary !== null) {
     const { minLength, maxLength } = EVENT_SUMMARY_LIMITS;
-    const length = typeof event.summary === 'string' ? [...event.summary].length : -1;
+    const length = typeof event.summary === 'string' ? codePoints(event.summary) : -1;
     if (length < minLength || length > maxLength) fail(`summary must be ${minLength} to ${maxLength} characters`);
   }
   if (event.request !== undefined) checkRequest(event.request, fail);
+}
+
+/** The length in code points (the schema's unit), without spreading the string into an array. */
+function codePoints(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one code point in two units.
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count -= 1;
+        i += 1;
+      }
+    }
+  }
+  return count;
 }
 
 function checkRequest(request: ArrivalRequest, fail: (message: string) => never): void {

@@ -10,7 +10,6 @@
  * Retention drops a partition once all of it is past max_age: a few catalog changes, whatever the
  * number of rows.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { PartitionUnit } from '../../generated/constants.ts';
@@ -33,7 +32,7 @@ const MAINTENANCE_LOCK = sql.fragment`hashtext('switchboard-partitions')`;
 const DDL_LOCK_TIMEOUT = sql.fragment`'2s'`;
 
 /** Tables with a partition per range, dependants first: the order they are dropped in. */
-const DEPENDANT_TABLES = ['delivery_attempts', 'event_search', 'replay_attempts'] as const;
+const DEPENDANT_TABLES = ['delivery_attempts', 'event_search', 'replay_attempts', 'event_external_ids'] as const;
 
 const partitionRow = z.object({ lower_bound: z.string(), upper_bound: z.string(), suffix: z.string() });
 type PartitionRow = z.infer<typeof partitionRow>;
@@ -73,15 +72,14 @@ export interface DroppedPartitions {
 }
 
 /**
- * Drops every partition whose whole range is before the cutoff, oldest first. The external-id
- * keys of its events are deleted first, in batches (they live in one unpartitioned table so that
- * a provider's retry is recognised whenever it comes); then one short transaction drops the five
- * tables' partitions.
+ * Drops every partition whose whole range is before the cutoff, oldest first, each in one short
+ * transaction with its external-id keys (migration 0013 put them in partitions of the same ranges):
+ * a few catalog changes, whatever the number of rows.
  */
 export async function dropPartitionsBefore(
   db: CommonQueryMethods,
   cutoff: string,
-  options: { batchSize: number; stopped: () => boolean },
+  options: { stopped: () => boolean },
 ): Promise<DroppedPartitions> {
   const expired = await db.any(sql.type(partitionRow)`
     SELECT lower_bound::text, upper_bound::text, suffix FROM event_partitions
@@ -90,31 +88,10 @@ export async function dropPartitionsBefore(
   const result: DroppedPartitions = { partitions: 0, eventsEstimate: 0 };
   for (const partition of expired) {
     if (options.stopped()) break;
-    await deleteExternalIds(db, partition, options);
-    if (options.stopped()) break;
     result.eventsEstimate += await dropPartition(db, partition);
     result.partitions += 1;
   }
   return result;
-}
-
-async function deleteExternalIds(
-  db: CommonQueryMethods,
-  partition: PartitionRow,
-  options: { batchSize: number; stopped: () => boolean },
-): Promise<void> {
-  while (!options.stopped()) {
-    const deleted = await db.query(sql.unsafe`
-      DELETE FROM event_external_ids
-      WHERE (provider, external_id) IN (
-        SELECT provider, external_id FROM event_external_ids
-        WHERE received_at >= ${partition.lower_bound}::timestamptz AND received_at < ${partition.upper_bound}::timestamptz
-        LIMIT ${options.batchSize}
-      )
-    `);
-    if (deleted.rowCount < options.batchSize) return;
-    await delay(0);
-  }
 }
 
 async function dropPartition(db: CommonQueryMethods, partition: PartitionRow): Promise<number> {

@@ -2,7 +2,8 @@
  * Retention: a background job that deletes events older than max_age and beyond the newest
  * max_events. A time partition wholly past max_age is dropped (partitions.ts); other rows are
  * deleted in small batches, each its own short statement, so ingest and readers never wait behind
- * one long delete; replay attempts, deliveries and search rows go with their events (ON DELETE CASCADE).
+ * one long delete; replay attempts, deliveries, search rows and external-id keys go with their events
+ * (a foreign key for replay attempts, statement triggers for the rest: migrations 0012, 0014).
  *
  * Every worker process runs this job; a run holds a session advisory lock, so one instance prunes
  * at a time and the others skip that interval. The lock goes with its connection: an instance that
@@ -138,7 +139,7 @@ export function startRetention(options: RetentionOptions): RetentionJob {
       // Whole partitions past the cutoff go first, at a cost that does not grow with their rows;
       // what is left (the partition the cutoff falls in, the DEFAULT partition) goes by row.
       if (await hasPartitions(db)) {
-        const dropped = await dropPartitionsBefore(db, cutoff, { batchSize, stopped: () => stopping.aborted });
+        const dropped = await dropPartitionsBefore(db, cutoff, { stopped: () => stopping.aborted });
         if (dropped.partitions > 0) {
           result.droppedPartitions = dropped.partitions;
           logger.info(dropped, 'retention dropped event partitions');

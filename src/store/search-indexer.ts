@@ -13,7 +13,7 @@
  * waits behind an fsync for derived data (docs/adr/ingest-performance.md).
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { Logger } from '../log/logger.ts';
 
@@ -76,20 +76,10 @@ export async function indexQueuedEvents(pool: DatabasePool, limit: number): Prom
   return (await indexQueuedBatch(pool, limit)).taken;
 }
 
+// Each event indexed is locked (FOR KEY SHARE, as a foreign key's check would): one deleted after
+// this statement's snapshot is skipped, so no search row outlives its event; one deleted after the
+// lock waits for this batch, and its delete trigger then takes the new row (migration 0013).
 async function indexQueuedBatch(pool: DatabasePool, limit: number): Promise<BatchResult> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await indexBatch(pool, limit);
-    } catch (error: unknown) {
-      // An event deleted (by retention) after this statement's snapshot was taken still joins, and
-      // its search row then fails the foreign key. The whole batch rolled back; the next attempt no
-      // longer sees that event and drops its queue entry instead.
-      if (!(error instanceof ForeignKeyIntegrityConstraintViolationError) || attempt >= 3) throw error;
-    }
-  }
-}
-
-async function indexBatch(pool: DatabasePool, limit: number): Promise<BatchResult> {
   const row = await pool.one(sql.type(takenRow)`
     WITH taken AS (
       DELETE FROM event_search_queue
@@ -103,6 +93,7 @@ async function indexBatch(pool: DatabasePool, limit: number): Promise<BatchResul
       SELECT events.id, events.received_at, switchboard_payload_jsonb(events.payload),
         switchboard_payload_tsvector(events.payload)
       FROM taken JOIN events ON events.id = taken.event_id
+      FOR KEY SHARE OF events
       ON CONFLICT (event_id, event_received_at) DO NOTHING
     )
     SELECT

@@ -55,27 +55,46 @@ export function searchSettings(timeoutMs: number): QuerySqlToken {
   `;
 }
 
+/** The statements of one search, each run by `read` in the search's transaction. */
+export type SearchReader = (query: QuerySqlToken<typeof apiSummaryRow>) => Promise<readonly ApiSummaryRow[]>;
+
+function searchTimedOut(timeoutMs: number): Error {
+  return invalidArgument(
+    `the search (q, match) took longer than its limit of ${timeoutMs} ms (api.search_timeout_ms) and was stopped: ` +
+      'too costly for this many events. Narrow it with provider, event_type or a time range (since/until, ' +
+      'from/to), or search for rarer words',
+  );
+}
+
 /**
- * Runs a search under searchSettings. Hitting the timeout is the caller's to fix (a rarer term,
- * a provider, a time range), so it answers invalid_argument, saying so.
+ * Runs a search under searchSettings: `search` reads its page with one statement per group of
+ * partitions (partition-walk.ts), all in one transaction. The limit is the whole search's: each
+ * statement after the first gets what is left of it. Hitting it is the caller's to fix (a rarer
+ * term, a provider, a time range), so it answers invalid_argument, saying so.
  */
-export async function runSearch(
+export async function runSearch<T>(
   pool: DatabasePool,
-  query: QuerySqlToken<typeof apiSummaryRow>,
+  search: (read: SearchReader) => Promise<T>,
   timeoutMs: number = SEARCH_TIMEOUT_MS.default,
-): Promise<readonly ApiSummaryRow[]> {
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
   try {
     return await pool.transaction(async (transaction) => {
       await transaction.query(searchSettings(timeoutMs));
-      return transaction.any(query);
+      let statements = 0;
+      return search(async (query) => {
+        if (statements > 0) {
+          const left = deadline - Date.now();
+          if (left <= 0) throw searchTimedOut(timeoutMs);
+          await transaction.query(sql.unsafe`SELECT set_config('statement_timeout', ${String(Math.ceil(left))}, true)`);
+        }
+        statements += 1;
+        return transaction.any(query);
+      });
     });
   } catch (error) {
     if (!(error instanceof StatementTimeoutError)) throw error;
-    throw invalidArgument(
-      `the search (q, match) took longer than its limit of ${timeoutMs} ms (api.search_timeout_ms) and was stopped: ` +
-        'too costly for this many events. Narrow it with provider, event_type or a time range (since/until, ' +
-        'from/to), or search for rarer words',
-    );
+    throw searchTimedOut(timeoutMs);
   }
 }
 
@@ -88,6 +107,13 @@ export interface SearchParts {
   direction: FragmentSqlToken;
   /** The page size plus one. */
   limit: number;
+  /**
+   * The query's received_at range [from, to), also among `conditions`. Named here so that the
+   * search rows are bounded by it too: with constant bounds the planner prunes both tables to the
+   * partitions of the range, which is how a search reads a group of partitions at a time.
+   */
+  from: string | null;
+  to: string | null;
   q: string | null;
   match: string | null;
 }
@@ -132,7 +158,16 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
   // The search row is in the partition of its event's received_at: naming it reads one partition.
   const probe = (table: 'recent' | 'events'): FragmentSqlToken =>
     sql.fragment`(SELECT ${indexed} FROM event_search WHERE event_search.event_id = ${sql.identifier([table, 'id'])}
-      AND event_search.event_received_at = ${sql.identifier([table, 'received_at'])})`;
+      AND event_search.event_received_at = ${sql.identifier([table, 'received_at'])} ${searchRange})`;
+  // The range again, on a column a join or probe reads by key: without it that read is planned
+  // over every partition, however narrow the range.
+  const inRange = (column: FragmentSqlToken): FragmentSqlToken => {
+    const bounds: FragmentSqlToken[] = [];
+    if (parts.from !== null) bounds.push(sql.fragment`${column} >= ${parts.from}::timestamptz`);
+    if (parts.to !== null) bounds.push(sql.fragment`${column} < ${parts.to}::timestamptz`);
+    return bounds.length === 0 ? sql.fragment`` : sql.fragment`AND ${sql.join(bounds, sql.fragment` AND `)}`;
+  };
+  const searchRange = inRange(sql.fragment`event_search.event_received_at`);
   const walked = sql.fragment`(SELECT enough FROM walked)`;
   const few = sql.fragment`(SELECT yes FROM few)`;
 
@@ -145,7 +180,7 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
       SELECT (SELECT count(*) FROM recent_hits) >= ${limit} OR (SELECT count(*) FROM recent) < ${recentRows} AS enough
     ), candidates AS MATERIALIZED (
       SELECT event_search.event_id, event_search.event_received_at FROM event_search
-      WHERE ${indexed} AND NOT ${walked} LIMIT ${MAX_CANDIDATES + 1}
+      WHERE ${indexed} ${searchRange} AND NOT ${walked} LIMIT ${MAX_CANDIDATES + 1}
     ), few AS MATERIALIZED (
       SELECT count(*) <= ${MAX_CANDIDATES} AS yes FROM candidates
     )
@@ -154,6 +189,7 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
       (
         SELECT ${columns}, events.received_at
         FROM recent_hits JOIN events ON events.id = recent_hits.id AND events.received_at = recent_hits.received_at
+          ${inRange(sql.fragment`events.received_at`)}
         WHERE ${walked}
         ${orderBy.events}
         LIMIT ${limit}

@@ -17,8 +17,11 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function storable(value: string): string {
   // Almost every value has neither: one scan answers that, without building new strings.
-  if (!MAY_NEED_REPLACING.test(value)) return value;
+  if (!needsReplacing(value)) return value;
   return value.replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD');
 }
+
+/** Whether storable() might change `value` (it holds NUL or a surrogate). */
+export const needsReplacing = (value: string): boolean => MAY_NEED_REPLACING.test(value);
 
 export const storableOrNull = (value: string | null): string | null => (value === null ? null : storable(value));

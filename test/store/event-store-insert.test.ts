@@ -147,10 +147,11 @@ describe('insert and get', () => {
           one: ['only'] as unknown as [string, string],
           none: [] as unknown as [string, string],
           two: ['a', 'b'],
+          odd: ['x\u0000', 'y'],
         },
       }),
     );
-    expect((await store.get(event.id))?.headers).toEqual({ one: 'only', two: ['a', 'b'] });
+    expect((await store.get(event.id))?.headers).toEqual({ one: 'only', two: ['a', 'b'], odd: ['x\uFFFD', 'y'] });
   });
 
   it('validates events before writing anything', async () => {

@@ -10,6 +10,7 @@ import { splitSqlStatements } from '../../src/store/split-sql.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
+import { newEvent } from '../support/events.ts';
 
 const appliedRow = z.object({ version: z.number(), name: z.string(), checksum: z.string(), applied_at: z.string() });
 
@@ -207,6 +208,65 @@ describe('migrations', () => {
       ).rejects.toMatchObject({ constraint: 'replay_attempts_error_reason_check' });
     });
 
+    it("0013 moves a populated database's external-id keys into time partitions; retries are still duplicates", async () => {
+      const upTo12 = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+      cleanups.push(() => rm(upTo12, { recursive: true, force: true }));
+      for (const m of (await loadMigrations()).filter((m) => m.version <= 12)) {
+        const file = `${String(m.version).padStart(4, '0')}-${m.name}.sql`;
+        await cp(path.join(DEFAULT_MIGRATIONS_DIRECTORY, file), path.join(upTo12, file));
+      }
+      const { pool } = await emptyPool();
+      await migrate(pool, silentLogger, { directory: upTo12 });
+      await pool.query(sql.unsafe`SELECT switchboard_ensure_partitions('day', now() - interval '3 days', now())`);
+      const store = createEventStore(pool);
+      const stored = new Map<string, string>();
+      for (const [externalId, at] of [
+        ['today', null],
+        ['three-days-ago', sql.fragment`now() - interval '3 days'`],
+        ['in-default', sql.fragment`'1999-01-01T00:00:00Z'::timestamptz`],
+      ] as const) {
+        const { event } = await store.insert(newEvent({ externalId }));
+        if (at !== null) await pool.query(sql.unsafe`UPDATE events SET received_at = ${at} WHERE id = ${event.id}`);
+        stored.set(externalId, event.id);
+      }
+      await store.insert(newEvent({ externalId: null }));
+
+      expect((await migrate(pool, silentLogger)).applied).toEqual([13, 14]);
+
+      // Every key is in the partition of its event's range, with its event.
+      const keys = await pool.any(sql.type(
+        z.object({ external_id: z.string(), event_id: z.string(), ok: z.boolean() }),
+      )`
+        SELECT k.external_id, k.event_id, k.tableoid::regclass::text = replace(e.tableoid::regclass::text, 'events_', 'event_external_ids_') AS ok
+        FROM event_external_ids k JOIN events e ON e.id = k.event_id AND e.received_at = k.received_at
+        ORDER BY k.external_id
+      `);
+      expect(keys).toEqual(
+        [...stored]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([externalId, id]) => ({ external_id: externalId, event_id: id, ok: true })),
+      );
+      expect(
+        await pool.exists(sql.unsafe`SELECT 1 FROM pg_class WHERE relname = 'event_external_ids_unpartitioned'`),
+      ).toBe(false);
+      for (const [externalId, id] of stored) {
+        expect(await store.insert(newEvent({ externalId }))).toMatchObject({ duplicate: true, event: { id } });
+      }
+      // A range made after the migration gets its keys partition and that partition's unique index.
+      await pool.query(
+        sql.unsafe`SELECT switchboard_ensure_partitions('day', now() + interval '20 days', now() + interval '20 days')`,
+      );
+      const later = await pool.oneFirst(sql.type(z.object({ suffix: z.string() }))`
+        SELECT suffix FROM event_partitions ORDER BY lower_bound DESC LIMIT 1
+      `);
+      expect(
+        await pool.exists(sql.unsafe`SELECT 1 FROM pg_indexes WHERE indexname = ${`event_external_ids_p${later}_key`}`),
+      ).toBe(true);
+      const fresh = await store.insert(newEvent({ externalId: 'after-the-migration' }));
+      expect(fresh.duplicate).toBe(false);
+      expect((await store.insert(newEvent({ externalId: 'after-the-migration' }))).duplicate).toBe(true);
+    });
+
     it('rejects badly named and duplicate migration files', async () => {
       const odd = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
       cleanups.push(() => rm(odd, { recursive: true, force: true }));
@@ -252,7 +312,7 @@ describe('splitSqlStatements', () => {
 
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
     expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);

@@ -4,20 +4,23 @@
  * delivery and delivery attempt is still there, in the partition of its event, and still found.
  * An upgrade interrupted part-way resumes at the next start.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { pino } from 'pino';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database.ts';
-import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations, migrate } from '../../src/store/migrate.ts';
+import { loadMigrations, migrate } from '../../src/store/migrate.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
+import {
+  addDeliveries,
+  migrationsThrough,
+  UNPARTITIONED_VERSION,
+  UUID_V7_OF_G_AT_T,
+} from '../support/unpartitioned-schema.ts';
 
 const EVENTS = 400;
 /** Events 1..INDEXED have search rows before the upgrade; the rest wait in the queue. */
@@ -30,16 +33,12 @@ afterAll(async () => {
 
 /** A database migrated through 0010 (the last unpartitioned schema). */
 async function databaseAt0010(): Promise<DatabasePool> {
-  const directory = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
-  cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  for (const m of (await loadMigrations()).filter((m) => m.version <= 10)) {
-    const file = `${String(m.version).padStart(4, '0')}-${m.name}.sql`;
-    await cp(path.join(DEFAULT_MIGRATIONS_DIRECTORY, file), path.join(directory, file));
-  }
+  const migrations = await migrationsThrough(UNPARTITIONED_VERSION);
+  cleanups.push(() => migrations.remove());
   const database = await createEmptyDatabase();
   const pool = await createDatabasePool(database.url, { maximumPoolSize: 3 });
   cleanups.push(() => pool.end().then(() => database.drop()));
-  expect((await migrate(pool, silentLogger, { directory })).current).toBe(10);
+  expect((await migrate(pool, silentLogger, { directory: migrations.directory })).current).toBe(10);
   return pool;
 }
 
@@ -52,10 +51,7 @@ async function populate(pool: DatabasePool): Promise<void> {
   await pool.query(sql.unsafe`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type,
       headers, payload, received_at, summary)
-    SELECT
-      (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(md5(g::text), 1, 3) || '8'
-        || substr(md5(g::text), 4, 15))::uuid,
-      'provider-' || (g % 3), 'push', 'open', false, 'no verification: open provider',
+    SELECT ${UUID_V7_OF_G_AT_T}, 'provider-' || (g % 3), 'push', 'open', false, 'no verification: open provider',
       CASE WHEN g % 2 = 0 THEN 'delivery-' || g END, 'application/json', '{"x-n": "1"}'::jsonb,
       convert_to(format('{"n":%s,"word":"marker%s","note":"legacy"}', g, g % 7), 'UTF8'),
       t, 'event ' || g
@@ -76,18 +72,7 @@ async function populate(pool: DatabasePool): Promise<void> {
     SELECT gen_random_uuid(), id, 'tester', 'http://127.0.0.1:9/', false, 502, 'no_answer', 'replay_failed'
     FROM events WHERE (convert_from(payload, 'UTF8')::jsonb ->> 'n')::int % 10 = 0
   `);
-  await pool.query(sql.unsafe`
-    INSERT INTO deliveries (id, event_id, rule, state, attempt_count)
-    SELECT gen_random_uuid(), id, rule, CASE WHEN rule = 'a' THEN 'delivered' ELSE 'pending' END,
-      CASE WHEN rule = 'a' THEN 1 ELSE 0 END
-    FROM events, unnest(ARRAY['a', 'b']) AS rule
-    WHERE (convert_from(payload, 'UTF8')::jsonb ->> 'n')::int % 3 = 0
-    ORDER BY received_at, rule
-  `);
-  await pool.query(sql.unsafe`
-    INSERT INTO delivery_attempts (delivery_id, attempt, rule, started_at, response_status, response_ms)
-    SELECT id, 1, rule, created_at, 200, 3.5 FROM deliveries WHERE rule = 'a'
-  `);
+  await addDeliveries(pool);
 }
 
 const tableText = z.object({ rows: z.string().nullable() });

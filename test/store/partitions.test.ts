@@ -49,7 +49,7 @@ async function moveTo(id: string, at: string): Promise<void> {
 }
 
 describe('time partitions', () => {
-  it('are made at start for today and the week ahead, one range per UTC day for all five tables', async () => {
+  it('are made at start for today and the week ahead, one range per UTC day for all six tables', async () => {
     const made = await ranges();
     expect(made.map((range) => range.lower)).toEqual(Array.from({ length: 8 }, (_, i) => utcDay(i)));
     for (const range of made) expect(range.upper > range.lower).toBe(true);
@@ -59,8 +59,17 @@ describe('time partitions', () => {
       'delivery_attempts',
       'replay_attempts',
       'event_search',
+      'event_external_ids',
     ]);
-    expect(tables).toHaveLength(5 * (made.length + 1));
+    expect(tables).toHaveLength(6 * (made.length + 1));
+    // Each keys partition has its own unique index: the parent cannot have one without received_at.
+    const keyIndexes = await db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
+      SELECT indexrelid::regclass::text AS name FROM pg_index
+      WHERE indisunique AND indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'event_external_ids'::regclass)
+    `);
+    expect([...keyIndexes].sort()).toEqual(
+      ['event_external_ids_default_key', ...made.map((range) => `event_external_ids_p${range.suffix}_key`)].sort(),
+    );
     expect(tables).toContain('events_default');
     expect(tables).toContain(`deliveries_p${made[0]?.suffix ?? ''}`);
   });
@@ -109,7 +118,10 @@ describe('time partitions', () => {
       `);
     const { event } = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
     const other = (await store.insert(newEvent({ provider: 'github', externalId: 'left-alone' }))).event;
+    while ((await indexQueuedEvents(db.pool, 100)) > 0);
     await moveTo(event.id, '2199-01-01T00:00:00Z');
+    // Its search row follows too (a trigger since migration 0014, not a foreign key).
+    expect(await partitionOf('event_search', 'event_id', event.id)).toBe('event_search_default');
     expect(await keyOf('moved-then-deleted')).toEqual({ event_id: event.id, at: '2199-01-01' });
     // The move is found by the key: the retry is a duplicate of the moved event.
     const retry = await store.insert(newEvent({ provider: 'github', externalId: 'moved-then-deleted' }));
@@ -120,6 +132,8 @@ describe('time partitions', () => {
 
     await db.pool.query(sql.unsafe`DELETE FROM events WHERE id = ${event.id}`);
     expect(await keyOf('moved-then-deleted')).toBeNull();
+    expect(await partitionOf('event_search', 'event_id', event.id)).toBeNull();
+    expect(await partitionOf('event_search', 'event_id', other.id)).not.toBeNull();
     expect(await partitionOf('deliveries', 'event_id', event.id)).toBeNull();
     expect(await partitionOf('deliveries', 'event_id', other.id)).not.toBeNull();
     expect(await keyOf('left-alone')).toEqual({ event_id: other.id, at: utcDay(0) });
@@ -180,7 +194,14 @@ describe('time partitions', () => {
     expect(left).not.toContain(utcDay(-12));
     expect(left).not.toContain(utcDay(-11));
     expect(left).toContain(utcDay(-10));
-    for (const table of ['events', 'deliveries', 'delivery_attempts', 'replay_attempts', 'event_search']) {
+    for (const table of [
+      'events',
+      'deliveries',
+      'delivery_attempts',
+      'replay_attempts',
+      'event_search',
+      'event_external_ids',
+    ]) {
       expect(
         await db.pool.exists(
           sql.unsafe`SELECT 1 FROM pg_class WHERE relname = ${`${table}_p${utcDay(-12).replaceAll('-', '')}`}`,
@@ -201,6 +222,62 @@ describe('time partitions', () => {
     // The provider retries the dropped event: it is stored again, as a new event.
     const again = await store.insert(newEvent({ externalId: 'old-twelveDaysAgo' }));
     expect(again.duplicate).toBe(false);
+  });
+
+  it("a retry days later is recognised: the key is found in its event's old partition", async () => {
+    await ensurePartitions(db.pool, 'day', `${utcDay(-5)}T12:00:00Z`);
+    const { event } = await store.insert(newEvent({ provider: 'github', externalId: 'five-days-old' }));
+    await moveTo(event.id, `${utcDay(-5)}T12:00:00Z`);
+    expect(await partitionOf('event_external_ids', 'event_id', event.id)).toBe(
+      `event_external_ids_p${utcDay(-5).replaceAll('-', '')}`,
+    );
+    const retry = await store.insert(newEvent({ provider: 'github', externalId: 'five-days-old' }));
+    expect(retry).toMatchObject({ duplicate: true, event: { id: event.id } });
+  });
+
+  it('two first deliveries of one key in flight at once, either side of a partition bound: the later one is refused', async () => {
+    // Made with the keys partitions of 0013: a bound between two dated partitions, tomorrow 00:00 UTC.
+    const bound = new Date(`${utcDay(1)}T00:00:00Z`).getTime();
+    const insertAt = (at: number) => sql.unsafe`
+      INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, external_id, received_at)
+      VALUES (gen_random_uuid(), 'github', 'push', 'open', false, 'open', '{}'::jsonb, '\\x7b7d'::bytea, 'on-the-bound',
+        ${new Date(at).toISOString()}::timestamptz)
+    `;
+    const other = await createDatabasePool(db.url, { maximumPoolSize: 1 });
+    try {
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let first: () => void = () => {};
+      const written = new Promise<void>((resolve) => {
+        first = resolve;
+      });
+      const before = db.pool.transaction(async (tx) => {
+        await tx.query(insertAt(bound - 1_000));
+        first();
+        await held;
+      });
+      await written;
+      let settled = false;
+      const after = other.query(insertAt(bound + 1_000)).finally(() => {
+        settled = true;
+      });
+      after.catch(() => {});
+      // The second waits for the first to commit: its key is in the next partition, whose own
+      // index knows nothing of the first one's.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(settled).toBe(false);
+      release();
+      await before;
+      await expect(after).rejects.toMatchObject({ constraint: 'event_external_ids_pkey' });
+      const keys = await db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
+        SELECT tableoid::regclass::text AS name FROM event_external_ids WHERE external_id = 'on-the-bound'
+      `);
+      expect(keys).toEqual([`event_external_ids_p${utcDay(0).replaceAll('-', '')}`]);
+    } finally {
+      await other.end();
+    }
   });
 
   it('an id lookup reads the partition its UUIDv7 time points at, not every partition', async () => {
