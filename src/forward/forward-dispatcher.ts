@@ -16,6 +16,7 @@ import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
 import type { ClaimedDelivery, DeliveryRepository } from '../store/delivery-repository.ts';
 import { sendAttempt, type AttemptOutcome } from './forward-attempt.ts';
+import { leaseHolds, startClaimLeases } from './claim-leases.ts';
 import { retrySchedule } from './retry-schedule.ts';
 import { ruleCycles, ruleWorker, type RuleWorker } from './rule-cycle.ts';
 
@@ -28,7 +29,7 @@ export interface ForwardDispatcherDeps {
   rules: readonly ForwardRuleConfig[];
   /** Each rule's `to`, parsed and checked at start-up (checkForwardTargets). */
   targets: ReadonlyMap<string, URL>;
-  deliveries: Pick<DeliveryRepository, 'settleAndClaim' | 'dueNow'>;
+  deliveries: Pick<DeliveryRepository, 'settleAndClaim' | 'dueNow' | 'renew'>;
   outbound: Pick<Outbound, 'deliver'>;
   /** The live bus: called with a listener, returns the unsubscribe. */
   subscribe: (listener: () => void) => () => void;
@@ -78,12 +79,19 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     workers.set(rule.name, ruleWorker(rule, url));
   }
 
+  // One claim id per process run: rows this instance holds are recognisable, and a claim that
+  // expired (another instance took over) no longer matches.
+  const claimId = randomUUID();
+  const leases = startClaimLeases({
+    workers: workers.values(),
+    deliveries: deps.deliveries,
+    claimId,
+    logger: deps.logger,
+  });
   const cycles = ruleCycles({
     deliveries: deps.deliveries,
     logger: deps.logger,
-    // One claim id per process run: rows this instance holds are recognisable, and a claim that
-    // expired (another instance took over) no longer matches.
-    claimId: randomUUID(),
+    claimId,
     stopping: isStopping,
     launch,
     track,
@@ -97,6 +105,23 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
 
   /** One attempt, its settle and what it schedules; the slot is free once the consumer answered. */
   async function attempt(worker: RuleWorker, delivery: ClaimedDelivery): Promise<void> {
+    try {
+      await attemptHeld(worker, delivery);
+    } finally {
+      // Settled, or its settle failed: either way the lease is no longer extended (a delivery
+      // left unsettled is claimed again when it runs out).
+      worker.leases.delete(delivery.id);
+    }
+  }
+
+  async function attemptHeld(worker: RuleWorker, delivery: ClaimedDelivery): Promise<void> {
+    if (!leaseHolds(worker, delivery.id)) {
+      // The claim may already be another instance's (the claim statement came back after its
+      // lease ran out): not sent; the delivery is due again for whoever claims it next.
+      worker.running -= 1;
+      deps.logger.warn({ deliveryId: delivery.id, rule: worker.rule.name }, 'forward claim ran out before its send');
+      return;
+    }
     let finished;
     try {
       finished = await sendAttempt({
@@ -170,6 +195,8 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
       // What is still in flight is cut short and released (settled as due now).
       cancel.abort();
       await settleAll();
+      // Kept up to here: attempts draining still hold their claims.
+      leases.stop();
     },
   };
 }

@@ -1,13 +1,17 @@
 /**
  * Claiming and settling, per rule, in cycles: one statement settles the attempts that finished
  * since the last one and claims the next due rows (docs/adr/forward-cost-per-delivery.md). Under
- * load a cycle waits until half the rule's slots are free (for at most SETTLE_HOLD_MS), so each
- * statement carries several deliveries; a rule with nothing in flight claims at once.
+ * load a cycle waits until half the rule's slots are free (for at most SETTLE_HOLD_MS), and claims
+ * half the slots more than are free, kept queued here (leased, see claim-leases.ts) for the next
+ * free slots: each statement carries about `concurrency` deliveries. A rule with nothing in
+ * flight claims at once.
  */
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { commitBatch, waitInQueue, type BatchCommit, type Waiting } from '../shared/batch-commit.ts';
 import type { ClaimedDelivery, DeliveryRepository, SettleOutcome } from '../store/delivery-repository.ts';
+import { leaseTaken, type LeaseHolder } from './claim-leases.ts';
 
 /**
  * Longest a finished attempt waits to be settled while its rule's other attempts are still in
@@ -16,11 +20,13 @@ import type { ClaimedDelivery, DeliveryRepository, SettleOutcome } from '../stor
 const SETTLE_HOLD_MS = 20;
 
 /** One rule's dispatch state. */
-export interface RuleWorker {
+export interface RuleWorker extends LeaseHolder {
   rule: ForwardRuleConfig;
   url: URL;
   /** Attempts sending now; a finished one frees its slot as it joins `finished`. */
   running: number;
+  /** Claimed ahead, oldest first: launched as slots free, before the next claim. */
+  queued: ClaimedDelivery[];
   /** Finished attempts waiting for the next cycle to settle them. */
   finished: Waiting<SettleOutcome, undefined>[];
   /** A cycle's statement is running. */
@@ -38,6 +44,7 @@ export function ruleWorker(rule: ForwardRuleConfig, url: URL): RuleWorker {
     rule,
     url,
     running: 0,
+    queued: [],
     finished: [],
     cycling: false,
     again: false,
@@ -45,6 +52,7 @@ export function ruleWorker(rule: ForwardRuleConfig, url: URL): RuleWorker {
     retryTimer: undefined,
     retryAt: Infinity,
     backedOff: true,
+    leases: new Map(),
   };
 }
 
@@ -70,6 +78,9 @@ export interface RuleCycles {
 const roomOf = (worker: RuleWorker): number =>
   worker.rule.ordered ? (worker.running === 0 ? 1 : 0) : worker.rule.concurrency - worker.running;
 
+/** How many rows an unordered rule claims beyond its free slots (none for an ordered one). */
+const aheadOf = (worker: RuleWorker): number => (worker.rule.ordered ? 0 : Math.floor(worker.rule.concurrency / 2));
+
 // Over 80 lines: cycle() and its statement share the rule's state and the one settle-only fallback.
 export function ruleCycles(deps: RuleCycleDeps): RuleCycles {
   /**
@@ -81,6 +92,14 @@ export function ruleCycles(deps: RuleCycleDeps): RuleCycles {
     deps.deliveries.settleAndClaim([outcome], null).then(() => undefined);
   const onIsolate = (error: unknown, size: number): void =>
     deps.logger.warn({ err: error, attempts: size }, 'settling a batch failed; settling its rows one by one');
+
+  /** Claimed rows go out as slots free (during a shutdown too: each is sent, or cut short and released). */
+  function launchQueued(worker: RuleWorker): void {
+    while (worker.queued.length > 0 && roomOf(worker) > 0) {
+      const next = worker.queued.shift();
+      if (next !== undefined) deps.launch(worker, next);
+    }
+  }
 
   function settle(worker: RuleWorker, outcome: SettleOutcome): Promise<void> {
     const settled = waitInQueue(worker.finished, outcome);
@@ -94,12 +113,13 @@ export function ruleCycles(deps: RuleCycleDeps): RuleCycles {
    * several deliveries.
    */
   function cycle(worker: RuleWorker, force = false): void {
+    launchQueued(worker);
     if (worker.cycling) {
       worker.again = true;
       return;
     }
     const stopping = deps.stopping();
-    const room = stopping ? 0 : roomOf(worker);
+    const room = stopping || worker.queued.length > 0 ? 0 : roomOf(worker);
     const claimable = room > 0 && (worker.running === 0 || room >= Math.ceil(worker.rule.concurrency / 2));
     if (!claimable && worker.finished.length === 0) return;
     if (!claimable && !force && !stopping) {
@@ -112,7 +132,7 @@ export function ruleCycles(deps: RuleCycleDeps): RuleCycles {
     clearTimeout(worker.holdTimer);
     worker.holdTimer = undefined;
     worker.cycling = true;
-    const cycling = run(worker, worker.finished.splice(0), claimable ? room : 0).finally(() => {
+    const cycling = run(worker, worker.finished.splice(0), claimable ? room + aheadOf(worker) : 0).finally(() => {
       worker.cycling = false;
       if (worker.again || worker.finished.length > 0) {
         worker.again = false;
@@ -129,8 +149,16 @@ export function ruleCycles(deps: RuleCycleDeps): RuleCycles {
     const request =
       limit === 0
         ? null
-        : { rule: rule.name, limit, claimTimeoutMs: rule.claimTimeoutMs, ordered: rule.ordered, claim: deps.claimId };
+        : {
+            rule: rule.name,
+            limit,
+            claimTimeoutMs: rule.claimTimeoutMs,
+            ordered: rule.ordered,
+            claim: deps.claimId,
+            holding: [...worker.leases.keys()],
+          };
     let claimed: ClaimedDelivery[] = [];
+    const sentAt = performance.now();
     const statement: BatchCommit<SettleOutcome, undefined> = {
       all: async (outcomes) => {
         try {
@@ -148,7 +176,13 @@ export function ruleCycles(deps: RuleCycleDeps): RuleCycles {
       onIsolate,
     };
     await commitBatch(batch, statement);
-    for (const delivery of claimed) deps.launch(worker, delivery);
+    leaseTaken(
+      worker,
+      claimed.map((delivery) => delivery.id),
+      sentAt,
+    );
+    worker.queued.push(...claimed);
+    launchQueued(worker);
     // A full claim may have left more due rows behind.
     if (limit > 0 && claimed.length === limit) worker.again = true;
   }

@@ -39,6 +39,11 @@ export interface ClaimRequest {
   /** Only the rule's oldest open delivery, and only when it is due and nothing else is in flight. */
   ordered: boolean;
   claim: string;
+  /**
+   * Rows this claimer still holds (sending, or waiting to be settled): never claimed again by it,
+   * even when a lease it failed to renew in time looks due.
+   */
+  holding?: readonly string[];
 }
 
 export interface AttemptRecord {
@@ -64,6 +69,7 @@ export interface DeliveryClaims {
   claim: (request: ClaimRequest) => Promise<ClaimedDelivery[]>;
   settleAndClaim: (outcomes: readonly SettleOutcome[], request: ClaimRequest | null) => Promise<ClaimedDelivery[]>;
   settleMany: (outcomes: readonly SettleOutcome[]) => Promise<void>;
+  renew: (ids: readonly string[], claim: string, claimTimeoutMs: number) => Promise<string[]>;
 }
 
 /**
@@ -72,6 +78,7 @@ export interface DeliveryClaims {
  * result parser passes over (database.ts).
  */
 const rawRows = z.unknown();
+const renewedRow = z.object({ id: z.string() });
 
 /** The settling's input rows, a column each: its name, its type, and what each outcome puts in it. */
 const SETTLE_INPUT: ReadonlyArray<
@@ -167,6 +174,11 @@ const dueRows = (request: ClaimRequest, settling: boolean) => sql.fragment`
     WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
       AND deliveries.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
       ${settling ? sql.fragment`AND NOT EXISTS (SELECT 1 FROM input WHERE input.id = deliveries.id)` : sql.fragment``}
+      ${
+        request.holding === undefined || request.holding.length === 0
+          ? sql.fragment``
+          : sql.fragment`AND deliveries.id <> ALL(${sql.array([...request.holding], 'uuid')})`
+      }
     ORDER BY deliveries.seq
     LIMIT ${request.limit}
     FOR UPDATE SKIP LOCKED
@@ -218,9 +230,24 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
     `);
     return claimedFromRows(rows, request.claim);
   }
+  /**
+   * Extends the leases of rows still in flight (docs/adr/forward-cost-per-delivery.md, "Claims
+   * are leases"): answers the ids whose claim still held, so were extended.
+   */
+  async function renew(ids: readonly string[], claim: string, claimTimeoutMs: number): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await pool.any(sql.type(renewedRow)`
+      UPDATE deliveries SET next_attempt_at = clock_timestamp() + ${claimTimeoutMs} * interval '1 millisecond'
+      WHERE deliveries.id = ANY(${sql.array([...ids], 'uuid')}) AND deliveries.claim = ${claim}
+        AND deliveries.state = 'delivering'
+      RETURNING deliveries.id
+    `);
+    return rows.map((row) => row.id);
+  }
   return {
     claim,
     settleMany,
+    renew,
     async settleAndClaim(outcomes, request) {
       if (request === null || request.limit <= 0) {
         await settleMany(outcomes);

@@ -44,6 +44,11 @@ export interface DeliveryRepository {
   settle(delivery: ClaimedDelivery, attempt: AttemptRecord, settlement: Settlement): Promise<void>;
   /** settle for many attempts in one statement: every attempt is recorded, each delivery moved on. */
   settleMany(outcomes: readonly SettleOutcome[]): Promise<void>;
+  /**
+   * Extends the claims of deliveries still in flight by claimTimeoutMs from now; answers the ids
+   * whose claim still held (a claim taken over, or settled meanwhile, is left alone).
+   */
+  renew(ids: readonly string[], claim: string, claimTimeoutMs: number): Promise<string[]>;
   forEvent(eventId: string): Promise<Delivery[]>;
   get(id: string): Promise<Delivery | null>;
   /** A failed, dead or pending delivery becomes pending now, with a fresh max_attempts. */
@@ -86,11 +91,12 @@ async function retryDelivery(pool: DatabasePool, id: string): Promise<RetryOutco
 
 export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository {
   assertStorePool(pool);
-  const { claim, settleAndClaim, settleMany } = createDeliveryClaims(pool);
+  const { claim, settleAndClaim, settleMany, renew } = createDeliveryClaims(pool);
 
   return {
     claim,
     settleAndClaim,
+    renew,
     settle(delivery, attempt, settlement) {
       return settleMany([{ delivery, attempt, settlement }]);
     },
