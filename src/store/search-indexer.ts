@@ -78,7 +78,7 @@ export async function indexQueuedEvents(pool: DatabasePool, limit: number): Prom
 
 // Each event indexed is locked (FOR KEY SHARE, as a foreign key's check would): one deleted after
 // this statement's snapshot is skipped, so no search row outlives its event; one deleted after the
-// lock waits for this batch, and its delete trigger then takes the new row (migration 0013).
+// lock waits for this batch, and its delete trigger then takes the new row (migration 0014).
 async function indexQueuedBatch(pool: DatabasePool, limit: number): Promise<BatchResult> {
   const row = await pool.one(sql.type(takenRow)`
     WITH taken AS (

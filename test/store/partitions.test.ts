@@ -26,6 +26,16 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
+/** Every table with a partition per range: events and each of its dependants. */
+const PARTITIONED_TABLES = [
+  'events',
+  'deliveries',
+  'delivery_attempts',
+  'replay_attempts',
+  'event_search',
+  'event_external_ids',
+] as const;
+
 const rangeRow = z.object({ lower: z.string(), upper: z.string(), suffix: z.string() });
 const ranges = () =>
   db.pool.any(sql.type(rangeRow)`
@@ -53,14 +63,7 @@ describe('time partitions', () => {
     const made = await ranges();
     expect(made.map((range) => range.lower)).toEqual(Array.from({ length: 8 }, (_, i) => utcDay(i)));
     for (const range of made) expect(range.upper > range.lower).toBe(true);
-    const tables = await partitionsOf(db.pool, [
-      'events',
-      'deliveries',
-      'delivery_attempts',
-      'replay_attempts',
-      'event_search',
-      'event_external_ids',
-    ]);
+    const tables = await partitionsOf(db.pool, PARTITIONED_TABLES);
     expect(tables).toHaveLength(6 * (made.length + 1));
     // Each keys partition has its own unique index: the parent cannot have one without received_at.
     const keyIndexes = await db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
@@ -194,14 +197,7 @@ describe('time partitions', () => {
     expect(left).not.toContain(utcDay(-12));
     expect(left).not.toContain(utcDay(-11));
     expect(left).toContain(utcDay(-10));
-    for (const table of [
-      'events',
-      'deliveries',
-      'delivery_attempts',
-      'replay_attempts',
-      'event_search',
-      'event_external_ids',
-    ]) {
+    for (const table of PARTITIONED_TABLES) {
       expect(
         await db.pool.exists(
           sql.unsafe`SELECT 1 FROM pg_class WHERE relname = ${`${table}_p${utcDay(-12).replaceAll('-', '')}`}`,
