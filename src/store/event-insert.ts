@@ -15,8 +15,12 @@ import { receivedAtUtc } from './list-query.ts';
 import { checkNewEvent } from './new-event-check.ts';
 import { needsReplacing, storable, storableOrNull } from './storable-text.ts';
 
-/** The unique key a provider's retry collides with (migration 0011). */
-const EXTERNAL_ID_KEY = 'event_external_ids_pkey';
+/**
+ * The unique keys a provider's retry collides with: a keys partition's own index (migration 0013:
+ * event_external_ids_p20261204_key, event_external_ids_default_key), or the name the key trigger
+ * raises for a key refused across a partition bound.
+ */
+const EXTERNAL_ID_KEY = /^event_external_ids_(pkey|p\d{8}_key|default_key)$/;
 
 /**
  * insertMany writes a batch in one statement up to these sizes and splits beyond them: the
@@ -127,7 +131,7 @@ async function insertRows(
   } catch (error) {
     // A concurrent transaction stored the same delivery after this statement's snapshot: the
     // key trigger refused the batch, and the caller looks the stored event up and inserts the rest.
-    if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint === EXTERNAL_ID_KEY) {
+    if (error instanceof UniqueIntegrityConstraintViolationError && EXTERNAL_ID_KEY.test(error.constraint ?? '')) {
       return new Map();
     }
     throw error;
@@ -172,18 +176,25 @@ function insertStatement(
         events.map(({ event }) => value(event)),
       ),
     );
+  const providers = encodeBinaryArray('text', known.providers);
+  const externalIds = encodeBinaryArray(
+    'text',
+    events.map(({ event }) => storableOrNull(event.externalId)),
+  );
   return sql.fragment`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
       summary, request_method, request_path, request_query, response_status)
-    SELECT * FROM unnest(
+    SELECT id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
+      summary, request_method, request_path, request_query, response_status
+    FROM unnest(
       ${sql.binary(encodeBinaryArray('uuid', known.ids))}::uuid[],
-      ${sql.binary(encodeBinaryArray('text', known.providers))}::text[],
+      ${sql.binary(providers)}::text[],
       ${sql.binary(encodeBinaryArray('text', known.eventTypes))}::text[],
       ${column('text', (event) => event.trustMode)}::text[],
       ${column('bool', (event) => event.verified)}::bool[],
       ${column('bool', passedCheckToStore)}::bool[],
       ${column('text', (event) => storable(event.verifyDetail))}::text[],
-      ${column('text', (event) => storableOrNull(event.externalId))}::text[],
+      ${sql.binary(externalIds)}::text[],
       ${column('text', (event) => storableOrNull(event.contentType))}::text[],
       ${column('text', (event) => storableOrNull(event.sourceIp))}::text[],
       ${column('jsonb', (event) => storableHeaders(event.headers))}::jsonb[],
@@ -193,14 +204,17 @@ function insertStatement(
       ${column('text', (event) => storableOrNull(event.request?.method ?? null))}::text[],
       ${column('text', (event) => storableOrNull(event.request?.path ?? null))}::text[],
       ${column('text', (event) => storableOrNull(event.request?.query ?? null))}::text[],
-      ${column('int2', (event) => event.request?.responseStatus ?? null)}::int2[]
-    ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id)
-    -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
-    -- trigger, since a partitioned table cannot hold a unique key without received_at).
-    WHERE input.external_id IS NULL OR NOT EXISTS (
-      SELECT 1 FROM event_external_ids
-      WHERE event_external_ids.provider = input.provider AND event_external_ids.external_id = input.external_id
-    )
+      ${column('int2', (event) => event.request?.responseStatus ?? null)}::int2[],
+      -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
+      -- trigger, since a partitioned table cannot hold a unique key without received_at). The
+      -- lookup is a function so that its plan over every keys partition is made once per
+      -- connection, not with every statement (migration 0015). As a subquery it runs once, at
+      -- execution: a bare call would also be run by the planner, to estimate unnest's rows.
+      (SELECT switchboard_external_ids_stored(${sql.binary(providers)}::text[], ${sql.binary(externalIds)}::text[]))
+    ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type,
+      source_ip, headers, payload, received_size, summary, request_method, request_path, request_query, response_status,
+      stored)
+    WHERE NOT input.stored
     RETURNING events.id, events.received_at, ${receivedAtUtc('events')} AS received_at_utc
   `;
 }

@@ -218,20 +218,27 @@ describe('migrations', () => {
       const { pool } = await emptyPool();
       await migrate(pool, silentLogger, { directory: upTo12 });
       await pool.query(sql.unsafe`SELECT switchboard_ensure_partitions('day', now() - interval '3 days', now())`);
-      const store = createEventStore(pool);
+      // Written as a 0012-era writer would: the store's own insert needs the lookup of 0015.
+      const insert0012 = (externalId: string | null) =>
+        pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+          INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, external_id)
+          VALUES (gen_random_uuid(), 'github', 'issues.opened', 'open', false, 'open', '{}'::jsonb, '\\x7b7d'::bytea, ${externalId})
+          RETURNING id
+        `);
       const stored = new Map<string, string>();
       for (const [externalId, at] of [
         ['today', null],
         ['three-days-ago', sql.fragment`now() - interval '3 days'`],
         ['in-default', sql.fragment`'1999-01-01T00:00:00Z'::timestamptz`],
       ] as const) {
-        const { event } = await store.insert(newEvent({ externalId }));
-        if (at !== null) await pool.query(sql.unsafe`UPDATE events SET received_at = ${at} WHERE id = ${event.id}`);
-        stored.set(externalId, event.id);
+        const id = await insert0012(externalId);
+        if (at !== null) await pool.query(sql.unsafe`UPDATE events SET received_at = ${at} WHERE id = ${id}`);
+        stored.set(externalId, id);
       }
-      await store.insert(newEvent({ externalId: null }));
+      await insert0012(null);
 
-      expect((await migrate(pool, silentLogger)).applied).toEqual([13, 14]);
+      expect((await migrate(pool, silentLogger)).applied).toEqual([13, 14, 15]);
+      const store = createEventStore(pool);
 
       // Every key is in the partition of its event's range, with its event.
       const keys = await pool.any(sql.type(
@@ -312,7 +319,7 @@ describe('splitSqlStatements', () => {
 
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
-    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect(migrations.map((m) => m.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);
     expect(first.filter((s) => /^CREATE (UNIQUE )?INDEX/.test(s))).toHaveLength(9);

@@ -231,6 +231,85 @@ describe('time partitions', () => {
     expect(retry).toMatchObject({ duplicate: true, event: { id: event.id } });
   });
 
+  it('a batch learns of its retries in any partition in one lookup, and stores only what is new', async () => {
+    await ensurePartitions(db.pool, 'day', `${utcDay(-5)}T12:00:00Z`);
+    const { event: old } = await store.insert(newEvent({ provider: 'github', externalId: 'batch-old' }));
+    await moveTo(old.id, `${utcDay(-5)}T12:00:00Z`);
+    const { event: far } = await store.insert(newEvent({ provider: 'github', externalId: 'batch-far' }));
+    await moveTo(far.id, '1999-06-01T00:00:00Z');
+    const { event: today } = await store.insert(newEvent({ provider: 'github', externalId: 'batch-today' }));
+    const results = await store.insertMany([
+      newEvent({ provider: 'github', externalId: 'batch-new' }),
+      newEvent({ provider: 'github', externalId: 'batch-old' }),
+      newEvent({ provider: 'github', externalId: null }),
+      // The same id from another provider is another delivery.
+      newEvent({ provider: 'gitlab', externalId: 'batch-today' }),
+      newEvent({ provider: 'github', externalId: 'batch-far' }),
+      newEvent({ provider: 'github', externalId: 'batch-today' }),
+      newEvent({ provider: 'github', externalId: 'batch-new' }),
+    ]);
+    expect(results.map((result) => result.duplicate)).toEqual([false, true, false, false, true, true, true]);
+    expect(results.map((result) => result.event.id)).toEqual([
+      results[0]?.event.id,
+      old.id,
+      results[2]?.event.id,
+      results[3]?.event.id,
+      far.id,
+      today.id,
+      results[0]?.event.id,
+    ]);
+    expect(await partitionOf('event_external_ids', 'event_id', far.id)).toBe('event_external_ids_default');
+    expect(
+      await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM events WHERE external_id IN ('batch-new', 'batch-old', 'batch-far', 'batch-today')
+      `),
+    ).toBe(5);
+  });
+
+  it('a first delivery racing one in flight in the same partition waits for it, then is its duplicate', async () => {
+    const other = await createDatabasePool(db.url, { maximumPoolSize: 1 });
+    try {
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let first: () => void = () => {};
+      const written = new Promise<void>((resolve) => {
+        first = resolve;
+      });
+      let firstId = '';
+      const before = other.transaction(async (tx) => {
+        firstId = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`
+          INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, external_id)
+          VALUES (gen_random_uuid(), 'github', 'push', 'open', false, 'open', '{}'::jsonb, '\\x7b7d'::bytea, 'same-partition')
+          RETURNING id
+        `);
+        first();
+        await held;
+      });
+      await written;
+      // The lookup cannot see the uncommitted key; the partition's unique index makes the insert
+      // wait, then refuses it under that partition's own index name, and the store finds the first.
+      const racing = store.insert(newEvent({ provider: 'github', externalId: 'same-partition' }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await before;
+      expect(await racing).toMatchObject({ duplicate: true, event: { id: firstId } });
+    } finally {
+      await other.end();
+    }
+    // The refusal's name, at midday, away from any bound (where the trigger names event_external_ids_pkey).
+    const noon = `${utcDay(0)}T12:00:00Z`;
+    const insertAtNoon = sql.unsafe`
+      INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, external_id, received_at)
+      VALUES (gen_random_uuid(), 'github', 'push', 'open', false, 'open', '{}'::jsonb, '\\x7b7d'::bytea, 'named-refusal', ${noon}::timestamptz)
+    `;
+    await db.pool.query(insertAtNoon);
+    await expect(db.pool.query(insertAtNoon)).rejects.toMatchObject({
+      constraint: `event_external_ids_p${utcDay(0).replaceAll('-', '')}_key`,
+    });
+  });
+
   it('two first deliveries of one key in flight at once, either side of a partition bound: the later one is refused', async () => {
     // Made with the keys partitions of 0013: a bound between two dated partitions, tomorrow 00:00 UTC.
     const bound = new Date(`${utcDay(1)}T00:00:00Z`).getTime();
