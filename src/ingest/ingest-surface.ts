@@ -35,7 +35,7 @@ export interface IngestSurfaceOptions {
   logger: Logger;
   /** Milliseconds since the epoch; injectable so tests can move the clock. */
   now?: (() => number) | undefined;
-  groupCommit?: Pick<GroupCommitOptions, 'maxBatch' | 'maxConcurrentFlushes'> | undefined;
+  groupCommit?: Pick<GroupCommitOptions, 'maxBatch' | 'maxConcurrentFlushes' | 'onFlush'> | undefined;
   /** After this long without a commit the delivery is answered 503; default 10 s. */
   commitTimeoutMs?: number | undefined;
   /** Retry-After sent with 503; default 5. */
@@ -90,6 +90,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     logger: options.logger,
     maxBatch: options.groupCommit?.maxBatch,
     maxConcurrentFlushes: options.groupCommit?.maxConcurrentFlushes,
+    onFlush: options.groupCommit?.onFlush,
   });
 
   const store = (event: NewEvent, log: () => Logger): Promise<InsertResult> =>

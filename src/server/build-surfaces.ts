@@ -26,6 +26,7 @@ import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
 import { countStreams } from '../metrics/instrument.ts';
 import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
 import { roleParts } from './server-role.ts';
+import { createIngestPressure } from '../store/ingest-pressure.ts';
 import {
   apiSurface,
   buildAuth,
@@ -98,7 +99,9 @@ async function assemble(
   cleanups.push(() => bus.close());
   await bus.ready();
 
-  const directory = createProviderDirectory(config.providers, startJobs(deps, served, cleanups));
+  // Ingest's group commits tell the search indexer when webhooks are arriving faster than they commit.
+  const pressure = createIngestPressure();
+  const directory = createProviderDirectory(config.providers, startJobs(deps, served, cleanups, pressure));
   const auth = buildAuth(deps, stores.tokens, metrics, cleanups);
   const sending = buildSending(deps, { ...stores, store: served }, auth.limiter, metrics, cleanups);
   const forwarding = forwardingControl(deps, stores.deliveries, sending.outbound, bus, metrics);
@@ -111,7 +114,7 @@ async function assemble(
   const runs = roleParts(config.server.role);
   const requestSurfaces = runs.ingest
     ? [
-        ingestSurface(deps, served, metrics),
+        ingestSurface(deps, served, metrics, pressure),
         mcp.middleware,
         countStreams(metrics),
         apiSurface(deps, {

@@ -9,6 +9,7 @@ import { createReplayAttemptRepository, type ReplayAttemptRepository } from '../
 import { createTokenRepository, type TokenRepository } from '../store/token-repository.ts';
 import { startRetention } from '../store/retention.ts';
 import { startPartitionMaintenance } from '../store/partitions.ts';
+import type { IngestPressure } from '../store/ingest-pressure.ts';
 import { startSearchIndexer } from '../store/search-indexer.ts';
 import type { EventStore } from '../store/event-store.ts';
 import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
@@ -129,12 +130,18 @@ export function buildSending(
   };
 }
 
-export function ingestSurface(deps: SurfaceDeps, store: EventStore, metrics: Metrics): Middleware {
+export function ingestSurface(
+  deps: SurfaceDeps,
+  store: EventStore,
+  metrics: Metrics,
+  pressure: IngestPressure,
+): Middleware {
   const { config, logger } = deps;
   const ingest = createIngestSurface({
     providers: config.providers,
     store,
     logger,
+    groupCommit: { onFlush: (events) => pressure.flushed(events) },
     onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
     recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
     recordRejectedPerProviderPerMinute: config.ingest.recordRejectedPerProviderPerMinute,
@@ -152,6 +159,7 @@ export function startJobs(
   deps: SurfaceDeps,
   store: EventStore,
   cleanups: Cleanup[],
+  pressure: IngestPressure,
 ): (name: string) => QueueConnectionState | undefined {
   const fixed = deps.overrides?.withoutJobs;
   if (fixed !== undefined) return () => fixed.queueConnection;
@@ -164,7 +172,12 @@ export function startJobs(
     cleanups.push(() => retention.stop());
     const partitions = startPartitionMaintenance({ pool, unit: config.store.partition, logger });
     cleanups.push(() => partitions.stop());
-    const searchIndexer = startSearchIndexer({ pool, logger });
+    // With ingest in the same process, indexing gives way to a burst of webhooks for a while.
+    const searchIndexer = startSearchIndexer({
+      pool,
+      logger,
+      ...(runs.ingest ? { ingestPressed: () => pressure.pressed() } : {}),
+    });
     cleanups.push(() => searchIndexer.stop());
   }
   if (!runs.ingest) return () => undefined;

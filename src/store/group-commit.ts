@@ -13,6 +13,8 @@ export interface GroupCommitOptions {
    * the previous commit waits for its WAL flush; PostgreSQL then flushes their commits together.
    */
   maxConcurrentFlushes?: number | undefined;
+  /** Told the size of each flush as it starts (ingest-pressure.ts). */
+  onFlush?: ((events: number) => void) | undefined;
 }
 
 export interface GroupCommitter {
@@ -74,6 +76,7 @@ export function createGroupCommitter(options: GroupCommitOptions): GroupCommitte
 
   const flush = async (batch: Waiting<NewEvent, InsertResult>[]): Promise<void> => {
     inFlight += 1;
+    options.onFlush?.(batch.length);
     try {
       await commitBatch(batch, insert);
     } finally {

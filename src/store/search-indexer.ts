@@ -35,6 +35,15 @@ export interface SearchIndexerOptions {
    * that far behind and does not rest, arrivals or not; default 2,000.
    */
   maxLagMs?: number;
+  /**
+   * Whether ingest in this process is saturated (ingest-pressure.ts). While it is, the indexer
+   * starts no batch, leaving the database to the webhooks, until it is maxBurstLagMs behind; then
+   * it indexes as it would otherwise (at full speed, being more than maxLagMs behind). Absent, as
+   * in a worker-only process, it never rests for ingest.
+   */
+  ingestPressed?: () => boolean;
+  /** How far behind the indexer may fall while ingest is saturated, in ms; default 10,000. */
+  maxBurstLagMs?: number;
 }
 
 export interface SearchIndexer {
@@ -50,6 +59,9 @@ const DEFAULT_BATCH_SIZE = 200;
 const DEFAULT_BUSY_SHARE = 0.25;
 const DEFAULT_IDLE_INTERVAL_MS = 500;
 const DEFAULT_MAX_LAG_MS = 2_000;
+const DEFAULT_MAX_BURST_LAG_MS = 10_000;
+/** While ingest is saturated, how often the indexer looks again. */
+const PRESSED_RECHECK_MS = 100;
 /** After a failure (the database is down, say), the next attempt waits this long. */
 const RETRY_AFTER_ERROR_MS = 5_000;
 
@@ -129,15 +141,28 @@ function arrivedSince(previous: string | null | undefined, newest: string | null
   return previous === null || newest > previous;
 }
 
+/**
+ * Wall-clock time (ms) before which every event is indexed, as far as a batch that started at
+ * startedAt tells: one short of full emptied the queue as its statement saw it, so everything that
+ * had arrived by then is indexed; a full one got as far as its newest event.
+ */
+function indexedUpToAfter(result: BatchResult, batchSize: number, startedAt: number): number {
+  if (result.taken < batchSize || result.last_taken === null) return startedAt;
+  return Date.now() - ageOfUuidv7(result.last_taken);
+}
+
 export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer {
   const { pool, logger } = options;
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
   const busyShare = Math.min(1, Math.max(0.01, options.busyShare ?? DEFAULT_BUSY_SHARE));
   const idleIntervalMs = options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS;
   const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
+  const { ingestPressed, maxBurstLagMs = DEFAULT_MAX_BURST_LAG_MS } = options;
   const stopping = new AbortController();
   let failing = false;
   let lastNewest: string | null | undefined;
+  // Until a batch has run, a backlog from before the start is of unknown age.
+  let indexedUpTo: number | null = null;
   // The loop's batch in progress: drain() waits for it, since entries it took are invisible to
   // drain's own SKIP LOCKED reads until it commits.
   let inFlight: Promise<boolean> = Promise.resolve(true);
@@ -147,7 +172,12 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
 
   async function loop(): Promise<void> {
     while (!stopping.signal.aborted) {
+      if (ingestPressed?.() && indexedUpTo !== null && Date.now() - indexedUpTo < maxBurstLagMs) {
+        await rest(PRESSED_RECHECK_MS);
+        continue;
+      }
       const started = performance.now();
+      const startedAt = Date.now();
       let result: BatchResult;
       try {
         const batch = indexQueuedBatch(pool, batchSize);
@@ -167,6 +197,7 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
         continue;
       }
       const elapsed = performance.now() - started;
+      indexedUpTo = indexedUpToAfter(result, batchSize, startedAt);
       // Arrivals mean ingest is busy and comes first. Without any, resting would only leave search
       // matching the backlog on the fly for longer.
       const arriving = arrivedSince(lastNewest, result.newest);

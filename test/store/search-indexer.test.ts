@@ -567,6 +567,47 @@ describe('startSearchIndexer', () => {
     expect(busy / (last.end - second.start)).toBeGreaterThan(0.5);
   });
 
+  it('starts no batch while ingest is pressed, until maxBurstLagMs behind, and catches up once it is not', async () => {
+    let pressed = false;
+    const indexer = startSearchIndexer({
+      pool: db.pool,
+      logger: silentLogger,
+      idleIntervalMs: 20,
+      ingestPressed: () => pressed,
+      maxBurstLagMs: 60_000,
+    });
+    indexers.push(indexer);
+    await store.insert(newEvent());
+    await waitFor(async () => (await count('event_search_queue')) === 0, 3_000, 'the first event indexed');
+
+    // A burst: ingest saturated. Events stay queued (and searchable on the fly) meanwhile.
+    pressed = true;
+    await store.insertMany(Array.from({ length: 50 }, () => newEvent()));
+    await delay(800);
+    expect(await count('event_search_queue')).toBe(50);
+
+    pressed = false;
+    await waitFor(async () => (await count('event_search_queue')) === 0, 3_000, 'the burst indexed after it');
+    expect(await count('event_search')).toBe(51);
+  });
+
+  it('indexes though ingest stays pressed once it is maxBurstLagMs behind', async () => {
+    const indexer = startSearchIndexer({
+      pool: db.pool,
+      logger: silentLogger,
+      idleIntervalMs: 20,
+      ingestPressed: () => true,
+      maxBurstLagMs: 300,
+    });
+    indexers.push(indexer);
+    // The first batch runs regardless: until then the backlog's age is unknown.
+    await store.insert(newEvent());
+    await waitFor(async () => (await count('event_search_queue')) === 0, 3_000, 'the first event indexed');
+    await store.insertMany(Array.from({ length: 50 }, () => newEvent()));
+    await waitFor(async () => (await count('event_search_queue')) === 0, 5_000, 'indexing past the burst lag bound');
+    expect(await count('event_search')).toBe(51);
+  });
+
   it('tells how long ago a UUIDv7 was made', () => {
     const now = Date.UTC(2026, 0, 1);
     const id = `${(now - 2_500)
