@@ -38,11 +38,11 @@ export interface SearchIndexerOptions {
   /**
    * Whether ingest in this process is saturated (ingest-pressure.ts). While it is, the indexer
    * starts no batch, leaving the database to the webhooks, until it is maxBurstLagMs behind; then
-   * it indexes as it would otherwise (at full speed, being more than maxLagMs behind). Absent, as
-   * in a worker-only process, it never rests for ingest.
+   * it indexes as it would otherwise (at full speed, being more than maxLagMs behind) until it is
+   * within maxLagMs again. Absent, as in a worker-only process, it never rests for ingest.
    */
   ingestPressed?: () => boolean;
-  /** How far behind the indexer may fall while ingest is saturated, in ms; default 10,000. */
+  /** How far behind the indexer may fall while ingest is saturated, in ms; default 4,000. */
   maxBurstLagMs?: number;
 }
 
@@ -59,7 +59,8 @@ const DEFAULT_BATCH_SIZE = 200;
 const DEFAULT_BUSY_SHARE = 0.25;
 const DEFAULT_IDLE_INTERVAL_MS = 500;
 const DEFAULT_MAX_LAG_MS = 2_000;
-const DEFAULT_MAX_BURST_LAG_MS = 10_000;
+/** Under the keep-up target (a backlog of less than 5 s of ingest at 1,000 deliveries/s). */
+const DEFAULT_MAX_BURST_LAG_MS = 4_000;
 /** While ingest is saturated, how often the indexer looks again. */
 const PRESSED_RECHECK_MS = 100;
 /** After a failure (the database is down, say), the next attempt waits this long. */
@@ -151,6 +152,29 @@ function indexedUpToAfter(result: BatchResult, batchSize: number, startedAt: num
   return Date.now() - ageOfUuidv7(result.last_taken);
 }
 
+interface RestPolicy {
+  batchSize: number;
+  busyShare: number;
+  idleIntervalMs: number;
+  maxLagMs: number;
+}
+
+/** How long the loop rests after a batch that took `elapsed` ms, with events arriving meanwhile or not. */
+function restAfter(result: BatchResult, elapsed: number, arriving: boolean, policy: RestPolicy): number {
+  if (result.taken < policy.batchSize) return policy.idleIntervalMs;
+  // Behind by more than maxLagMs: a sustained stream would outrun the duty cycle for good.
+  const behind = ageOfUuidv7(result.last_taken) > policy.maxLagMs;
+  // Arrivals mean ingest is busy and comes first. Without any, resting would only leave search
+  // matching the backlog on the fly for longer.
+  return arriving && !behind ? (elapsed * (1 - policy.busyShare)) / policy.busyShare : 0;
+}
+
+/**
+ * Starts the background loop. While ingest in the same process is saturated it starts no batch until maxBurstLagMs
+ * behind (indexedUpTo null: a backlog from before the start, of unknown age), then catches up to
+ * within maxLagMs before giving way again; resting whenever it dipped under the bound would index
+ * in step with arrivals at best, and fall behind for good whenever a batch is slow.
+ */
 export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer {
   const { pool, logger } = options;
   const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
@@ -158,11 +182,12 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
   const idleIntervalMs = options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS;
   const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
   const { ingestPressed, maxBurstLagMs = DEFAULT_MAX_BURST_LAG_MS } = options;
+  const policy: RestPolicy = { batchSize, busyShare, idleIntervalMs, maxLagMs };
   const stopping = new AbortController();
   let failing = false;
   let lastNewest: string | null | undefined;
-  // Until a batch has run, a backlog from before the start is of unknown age.
   let indexedUpTo: number | null = null;
+  let catchingUp = true;
   // The loop's batch in progress: drain() waits for it, since entries it took are invisible to
   // drain's own SKIP LOCKED reads until it commits.
   let inFlight: Promise<boolean> = Promise.resolve(true);
@@ -172,7 +197,8 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
 
   async function loop(): Promise<void> {
     while (!stopping.signal.aborted) {
-      if (ingestPressed?.() && indexedUpTo !== null && Date.now() - indexedUpTo < maxBurstLagMs) {
+      if (indexedUpTo === null || Date.now() - indexedUpTo >= maxBurstLagMs) catchingUp = true;
+      if (!catchingUp && ingestPressed?.()) {
         await rest(PRESSED_RECHECK_MS);
         continue;
       }
@@ -198,14 +224,10 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
       }
       const elapsed = performance.now() - started;
       indexedUpTo = indexedUpToAfter(result, batchSize, startedAt);
-      // Arrivals mean ingest is busy and comes first. Without any, resting would only leave search
-      // matching the backlog on the fly for longer.
-      const arriving = arrivedSince(lastNewest, result.newest);
+      if (Date.now() - indexedUpTo < maxLagMs) catchingUp = false;
+      const wait = restAfter(result, elapsed, arrivedSince(lastNewest, result.newest), policy);
       lastNewest = result.newest;
-      // Behind by more than maxLagMs: a sustained stream would outrun the duty cycle for good.
-      const behind = ageOfUuidv7(result.last_taken) > maxLagMs;
-      if (result.taken < batchSize) await rest(idleIntervalMs);
-      else if (arriving && !behind) await rest((elapsed * (1 - busyShare)) / busyShare);
+      if (wait > 0) await rest(wait);
     }
   }
 
