@@ -170,10 +170,10 @@ function restAfter(result: BatchResult, elapsed: number, arriving: boolean, poli
 }
 
 /**
- * Starts the background loop. While ingest in the same process is saturated it starts no batch until maxBurstLagMs
- * behind (indexedUpTo null: a backlog from before the start, of unknown age), then catches up to
- * within maxLagMs before giving way again; resting whenever it dipped under the bound would index
- * in step with arrivals at best, and fall behind for good whenever a batch is slow.
+ * Starts the background loop. While ingest in the same process is saturated it starts no batch
+ * until maxBurstLagMs behind (indexedUpTo null: a backlog from before the start, of unknown age),
+ * then catches up to within maxLagMs before giving way again: resting whenever it dipped under the
+ * bound would index in step with arrivals at best, and fall behind for good whenever a batch is slow.
  */
 export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer {
   const { pool, logger } = options;
