@@ -31,15 +31,21 @@
  * DATABASE_URL's server is used when set (a database per server run, created and dropped);
  * otherwise an embedded PostgreSQL (default, durable settings) runs in a temp directory.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createLogger } from '../src/log/logger.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
-import { randomToken, spawnSwitchboard, type SpawnedSwitchboard } from '../test/support/spawn-switchboard.ts';
+import {
+  REPO_ROOT,
+  randomToken,
+  spawnSwitchboard,
+  type SpawnedSwitchboard,
+} from '../test/support/spawn-switchboard.ts';
 import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
 import { percentile, runGithubLoad } from './load-driver.ts';
 
@@ -80,13 +86,18 @@ const nowMs = (): number => performance.timeOrigin + performance.now();
 class Consumer {
   readonly arrivals = new Map<string, number>();
   requests = 0;
+  /** While set, every request is kept as the floor replays it (bench/forward-floor.ts). */
+  captured: FloorRequest[] | undefined;
   private server: Server | undefined;
   port = 0;
 
   async start(port = 0): Promise<void> {
     const server = createServer((req, res) => {
-      req.resume();
+      const chunks: Buffer[] | undefined = this.captured === undefined ? undefined : [];
+      if (chunks === undefined) req.resume();
+      else req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
+        if (chunks !== undefined) this.captured?.push(floorRequest(req, Buffer.concat(chunks)));
         const id = String(req.headers['x-switchboard-replay'] ?? '');
         this.requests += 1;
         if (!this.arrivals.has(id)) this.arrivals.set(id, nowMs());
@@ -108,6 +119,24 @@ class Consumer {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     this.server = undefined;
   }
+}
+
+interface FloorRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Headers the client sets itself for the connection and the body it sends. */
+const CONNECTION_HEADERS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
+
+function floorRequest(req: IncomingMessage, body: Buffer): FloorRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (!CONNECTION_HEADERS.has(name) && value !== undefined)
+      headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return { path: req.url ?? '/', headers, body: body.toString('base64') };
 }
 
 interface BenchDatabases {
@@ -294,10 +323,13 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
     const idlePerMs = (idleTo.xacts - idleFrom.xacts) / (idleTo.at - idleFrom.at);
     const ticks = cpuTicks();
     const before = { at: nowMs(), cpu: await cpuMicros(worker), xacts: await committedTransactions(databaseUrl) };
+    consumer.captured = [];
     await forwardControl(ingest, 'resume');
     const drained = await waitUntil(() => ids.every((id) => consumer.arrivals.has(id)), 300_000);
     const drainMs = nowMs() - before.at;
     const cpuAfter = await cpuMicros(worker);
+    const sent = consumer.captured;
+    consumer.captured = undefined;
     const user = cpuAfter.user - before.cpu.user;
     const system = cpuAfter.system - before.cpu.system;
     const steal = stealText(ticks);
@@ -311,6 +343,16 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
         `system ${(system / ids.length).toFixed(0)}), ` +
         `${(xacts / ids.length).toFixed(3)} database transactions (target ≤ 0.5; idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted)`,
     );
+    // The floor: the same requests from a bare client, after the drain, so the two never share the cores.
+    const floor = await floorCpu(sent, consumer.port);
+    const floorPer = (floor.user + floor.system) / floor.sent;
+    out(
+      `  floor, a bare undici loop sending the same ${floor.sent} requests at concurrency ${CONCURRENCY} ` +
+        `(${floor.failed} not 2xx, ${(floor.ms / 1000).toFixed(2)} s, ${stealText(ticks)}): ${floorPer.toFixed(0)} µs CPU ` +
+        `(user ${(floor.user / floor.sent).toFixed(0)}, system ${(floor.system / floor.sent).toFixed(0)}); ` +
+        `the worker is ${((user + system) / ids.length / floorPer).toFixed(2)}× the floor, ` +
+        `${((user + system) / ids.length - floorPer).toFixed(0)} µs above it`,
+    );
     if (CPU_PROF_DIR !== undefined) {
       out(`  profile: the worker writes it to ${CPU_PROF_DIR} as it exits; summarise with --per ${ids.length}`);
     }
@@ -319,6 +361,42 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
     worker?.cleanup();
     await ingest.stop();
     ingest.cleanup();
+  }
+}
+
+interface FloorResult {
+  sent: number;
+  failed: number;
+  user: number;
+  system: number;
+  ms: number;
+}
+
+/** Runs bench/forward-floor.ts over the requests in a process of its own and reads its CPU back. */
+async function floorCpu(requests: readonly FloorRequest[], port: number): Promise<FloorResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-floor-'));
+  const file = path.join(dir, 'requests.json');
+  await writeFile(file, JSON.stringify(requests));
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(REPO_ROOT, 'bench/forward-floor.ts'),
+        file,
+        `http://127.0.0.1:${port}`,
+        String(CONCURRENCY),
+      ],
+      { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`the floor exited with ${code}`);
+    return JSON.parse(text) as FloorResult;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

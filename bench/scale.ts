@@ -56,7 +56,6 @@ const EVENTS = Number(args.events);
 const DAYS = Number(args.days);
 const ITERATIONS = Number(args.iterations);
 const CHUNK = Number(args.chunk);
-const DEEP = Math.min(100_000, EVENTS - 100);
 
 const logger = createLogger({ level: 'warn' });
 const out = (line = ''): void => {
@@ -242,7 +241,7 @@ const dayRow = z.object({
  * part-filled first day, and any empty older partitions), then a second run drops that day alone.
  * max_age is set in seconds so that each cutoff falls on the partition bound: no rows by row.
  */
-async function measureRetention(pool: DatabasePool): Promise<void> {
+async function measureRetention(pool: DatabasePool, shape: SeedShape): Promise<void> {
   const day = await pool.maybeOne(sql.type(dayRow)`
     SELECT lower_bound::text AS lower, upper_bound::text AS upper, n,
       floor(extract(epoch FROM now() - lower_bound))::float8 AS age_s,
@@ -250,7 +249,7 @@ async function measureRetention(pool: DatabasePool): Promise<void> {
     FROM event_partitions, LATERAL (
       SELECT count(*)::int AS n FROM events WHERE received_at >= lower_bound AND received_at < upper_bound
     ) AS counted
-    WHERE n >= ${Math.floor((EVENTS / DAYS) * 0.9)} ORDER BY lower_bound LIMIT 1
+    WHERE n >= ${Math.floor((shape.events / shape.days) * 0.9)} ORDER BY lower_bound LIMIT 1
   `);
   if (!day) {
     out('retention                  no full day partition to drop');
@@ -280,6 +279,25 @@ async function measureRetention(pool: DatabasePool): Promise<void> {
     `retention of one full day  ${whole.ms.toFixed(0)} ms: ${whole.pruned.droppedPartitions ?? 0} partition(s) dropped ` +
       `(${day.lower} to ${day.upper}, ${day.n} events), ${whole.pruned.deletedByAge} rows deleted by row`,
   );
+}
+
+/** How many events the measured database holds, over how many days. */
+interface SeedShape {
+  events: number;
+  days: number;
+}
+
+/**
+ * A reused database is described by what it holds, not by --events and --days (whose defaults
+ * would otherwise name a 200,000-event seed and divide its disk by that): the events stored, and
+ * the day partitions holding any (a probe per partition, not a scan of the rows).
+ */
+async function storedShape(pool: DatabasePool): Promise<SeedShape> {
+  return pool.one(sql.type(z.object({ events: z.number(), days: z.number() }))`
+    SELECT (SELECT count(*)::float8 FROM events) AS events,
+      (SELECT count(*)::float8 FROM event_partitions
+        WHERE EXISTS (SELECT 1 FROM events WHERE received_at >= lower_bound AND received_at < upper_bound)) AS days
+  `);
 }
 
 /** The database to measure: a new one, or with --reuse one a --keep run left (never dropped here). */
@@ -320,7 +338,11 @@ async function main(): Promise<void> {
     const partitions = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM event_partitions
     `);
-    out(`# bench/scale.ts: ${EVENTS} events over ${DAYS} days, ${partitions} day partitions (${database.where})`);
+    const shape: SeedShape = args.reuse ? await storedShape(pool) : { events: EVENTS, days: DAYS };
+    const deepPage = Math.min(100_000, shape.events - 100);
+    out(
+      `# bench/scale.ts: ${shape.events} events over ${shape.days} days, ${partitions} day partitions (${database.where})`,
+    );
     if (!args.reuse) out(`seeded and indexed in ${((Date.now() - seedStarted) / 1000).toFixed(0)} s`);
 
     const store = createEventStore(pool);
@@ -329,7 +351,7 @@ async function main(): Promise<void> {
     let deepCursor: string | undefined;
     {
       let query: ListQuery = { limit: 200 };
-      for (let seen = 0; seen < DEEP; seen += 200) {
+      for (let seen = 0; seen < deepPage; seen += 200) {
         const page = await store.list(query);
         deepCursor = page.next_cursor;
         if (!deepCursor) break;
@@ -339,7 +361,7 @@ async function main(): Promise<void> {
     const deepQuery: ListQuery = deepCursor === undefined ? { limit: 50 } : { limit: 50, cursor: deepCursor };
     const deep = await time(() => store.list(deepQuery));
     out(`list first page            p50 ${first.p50.toFixed(2)} ms  p99 ${first.p99.toFixed(2)} ms`);
-    out(`list page ${DEEP} deep      p50 ${deep.p50.toFixed(2)} ms  p99 ${deep.p99.toFixed(2)} ms`);
+    out(`list page ${deepPage} deep      p50 ${deep.p50.toFixed(2)} ms  p99 ${deep.p99.toFixed(2)} ms`);
 
     const searches: Array<[string, ListQuery]> = [
       ['rare', { q: 'w12345' }],
@@ -387,14 +409,14 @@ async function main(): Promise<void> {
         (SELECT coalesce(sum(pg_total_relation_size(inhrelid)), 0)::float8 FROM pg_inherits
           WHERE inhparent = 'event_external_ids'::regclass) + pg_total_relation_size('event_external_ids')::float8 AS keys
     `);
-    const perMillion = (bytes: number) => ((bytes / EVENTS) * 1e6) / 2 ** 30;
+    const perMillion = (bytes: number) => ((bytes / shape.events) * 1e6) / 2 ** 30;
     out(
       `disk per million events    ${perMillion(sizes.events + sizes.search + sizes.keys).toFixed(2)} GiB ` +
         `(events ${perMillion(sizes.events).toFixed(2)}, search ${perMillion(sizes.search).toFixed(2)}, ` +
         `external-id keys ${perMillion(sizes.keys).toFixed(2)})`,
     );
 
-    if (!args['skip-retention']) await measureRetention(pool);
+    if (!args['skip-retention']) await measureRetention(pool, shape);
   } finally {
     await pool.end();
     await database.close();

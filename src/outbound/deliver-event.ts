@@ -298,7 +298,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
           : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
       });
       // A consumer that echoes its request must not hand the credentials to whoever reads the excerpt.
-      const excerpt = sent.excerpt === undefined ? undefined : redactCredentials(sent.excerpt, needles());
+      const excerpt = redactCredentials(sent.excerpt, needles);
       const outcome = { ...sent, excerpt };
       if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
         // Something answered, but not with HTTP as the contract knows it.

@@ -37,9 +37,18 @@ export function credentialNeedles(secrets: readonly string[], headerValues: read
   return [...needles].sort((a, b) => b.length - a.length);
 }
 
-/** The excerpt with every needle replaced; a needle cut off by the excerpt's closing "…" too. */
-export function redactCredentials(excerpt: string | undefined, needles: readonly string[]): string | undefined {
-  if (excerpt === undefined || needles.length === 0) return excerpt;
+/**
+ * The excerpt with every needle replaced; a needle cut off by the excerpt's closing "…" too.
+ * `needles` may be a function, called only when the excerpt is long enough to hold one: every
+ * needle and every cut prefix is at least MIN_CUT_PREFIX long, and a consumer's "ok" or "{}" is not.
+ */
+export function redactCredentials(
+  excerpt: string | undefined,
+  needlesOrMake: readonly string[] | (() => readonly string[]),
+): string | undefined {
+  if (excerpt === undefined || excerpt.length < MIN_CUT_PREFIX) return excerpt;
+  const needles = typeof needlesOrMake === 'function' ? needlesOrMake() : needlesOrMake;
+  if (needles.length === 0) return excerpt;
   let text = excerpt;
   for (const needle of needles) if (text.includes(needle)) text = text.replaceAll(needle, REDACTED);
   const cut = text.endsWith('…');

@@ -92,7 +92,7 @@ async function assemble(
   const { config, logger, pool } = deps;
   const metrics = deps.metrics ?? createMetrics();
   const overrides = deps.overrides ?? {};
-  const stores = buildStores(deps);
+  const stores = buildStores(deps, cleanups);
   const served = overrides.store ?? stores.store;
 
   const bus = createPostgresEventBus({ databaseUrl: deps.databaseUrl, logger });

@@ -26,6 +26,7 @@ import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
 import type { SelfAddress } from '../outbound/target-policy/self-loop.ts';
 import { checkForwardTargets } from '../forward/check-forward-targets.ts';
 import { createForwardControl, type ForwardControl } from '../forward/forward-control.ts';
+import { openClaimConnection } from '../store/claim-connection.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
@@ -44,16 +45,19 @@ export interface Stores {
   replayAttempts: ReplayAttemptRepository;
 }
 
-export function buildStores({ config, pool }: SurfaceDeps): Stores {
+export function buildStores({ config, pool, databaseUrl, logger }: SurfaceDeps, cleanups: Cleanup[]): Stores {
   // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
   // that same statement announces the new events on the live bus (store/announcement.ts).
   const forwardRulesFor = forwardRuleMatcher(config.forward);
+  // Connects on its first statement: only a process that forwards ever opens it.
+  const claims = openClaimConnection(databaseUrl, { logger });
+  cleanups.push(() => claims.close());
   return {
     store: createEventStore(pool, {
       ...(forwardRulesFor ? { forwardRulesFor } : {}),
       searchTimeoutMs: config.api.searchTimeoutMs,
     }),
-    deliveries: createDeliveryRepository(pool),
+    deliveries: createDeliveryRepository(pool, claims),
     tokens: createTokenRepository(pool),
     replayAttempts: createReplayAttemptRepository(pool),
   };

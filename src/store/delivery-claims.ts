@@ -1,17 +1,13 @@
 /**
  * The forward dispatcher's side of the outbox: claiming due deliveries (FOR UPDATE SKIP LOCKED,
  * so instances sharing the database never claim the same row; an advisory lock for ordered
- * rules) and settling finished attempts, batched into as few statements as it can.
+ * rules) and settling finished attempts, batched into as few statements as it can. Each statement
+ * is a named prepared statement on the dispatcher's own connections (claim-connection.ts): its
+ * text is fixed, and every value, the batch's columns included, is a parameter.
  */
-import {
-  sql,
-  type DatabasePool,
-  type FragmentSqlToken,
-  type PrimitiveValueExpression,
-  type TypeNameIdentifier,
-} from 'slonik';
-import { z } from 'zod';
+import type { FragmentSqlToken } from 'slonik';
 import { DELIVERY_ERROR_LIMITS } from '../../generated/constants.ts';
+import type { ClaimConnection } from './claim-connection.ts';
 import { claimedRowFrom } from './claimed-row.ts';
 import { OPEN_STATES } from './delivery-rows.ts';
 import type { StoredEvent } from './event-store.ts';
@@ -73,16 +69,20 @@ export interface DeliveryClaims {
 }
 
 /**
- * The hot statements' rows, read as they come (claimed-row.ts checks the claim's column by
- * column): a schema made once here, not the fresh z.any() every sql.unsafe builds, and one the
- * result parser passes over (database.ts).
+ * Static SQL from the store's shared fragments (the open states, the UTC rendering of a
+ * timestamp), which carry no values: their text is used as it is.
  */
-const rawRows = z.unknown();
-const renewedRow = z.object({ id: z.string() });
+function staticText(fragment: FragmentSqlToken): string {
+  if (fragment.values.length > 0) throw new TypeError('a fragment with values cannot be used as static SQL');
+  return fragment.sql;
+}
 
-/** The settling's input rows, a column each: its name, its type, and what each outcome puts in it. */
+/**
+ * The settling's input rows, a column each: its name, its array type, and what each outcome puts
+ * in it. The batch is passed as one array per column, $1 to $12, in this order.
+ */
 const SETTLE_INPUT: ReadonlyArray<
-  readonly [name: string, type: TypeNameIdentifier, value: (outcome: SettleOutcome) => PrimitiveValueExpression]
+  readonly [name: string, type: string, value: (outcome: SettleOutcome) => string | number | null]
 > = [
   ['id', 'uuid', (o) => o.delivery.id],
   ['claim', 'uuid', (o) => o.delivery.claim],
@@ -107,17 +107,18 @@ const SETTLE_INPUT: ReadonlyArray<
   ['content_type', 'text', (o) => storableOrNull(o.attempt.contentType)],
 ];
 
+const settleValues = (outcomes: readonly SettleOutcome[]): unknown[] =>
+  SETTLE_INPUT.map(([, , value]) => outcomes.map(value));
+
 /**
  * The settling of a batch of finished attempts, as CTEs (input, settled, recorded) for a statement
  * to start with: each delivery whose claim still holds moves on, and every attempt is recorded (a
  * claim taken over still leaves its attempt in the history, as long as the delivery exists).
  */
-function settleCtes(outcomes: readonly SettleOutcome[]): FragmentSqlToken {
-  const arrays = SETTLE_INPUT.map(([, type, value]) => sql.array(outcomes.map(value), type));
-  const names = SETTLE_INPUT.map(([name]) => sql.identifier([name]));
-  return sql.fragment`
+const SETTLE_CTES = `
     input AS (
-      SELECT * FROM unnest(${sql.join(arrays, sql.fragment`, `)}) AS t(${sql.join(names, sql.fragment`, `)})
+      SELECT * FROM unnest(${SETTLE_INPUT.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+        AS t(${SETTLE_INPUT.map(([name]) => name).join(', ')})
     ), settled AS (
       UPDATE deliveries SET state = input.state, claim = NULL,
         next_attempt_at = CASE WHEN input.state = 'failed'
@@ -136,20 +137,37 @@ function settleCtes(outcomes: readonly SettleOutcome[]): FragmentSqlToken {
       ON CONFLICT (delivery_id, attempt, event_received_at) DO NOTHING
       RETURNING delivery_id
     )`;
-}
+
+/** A claim's own parameters, numbered from `from`: rule, claim id, claim timeout, rows held, limit. */
+const claimParams = (from: number) => ({
+  rule: `$${from}`,
+  claim: `$${from + 1}::uuid`,
+  timeoutMs: `$${from + 2}::float8`,
+  holding: `$${from + 3}::uuid[]`,
+  limit: `$${from + 4}::int8`,
+});
+type ClaimParams = ReturnType<typeof claimParams>;
+
+const claimValues = (request: ClaimRequest): unknown[] => [
+  request.rule,
+  request.claim,
+  request.claimTimeoutMs,
+  [...(request.holding ?? [])],
+  request.limit,
+];
 
 const notPaused = (rule: string) =>
-  sql.fragment`NOT EXISTS (SELECT 1 FROM forward_rule_state WHERE forward_rule_state.rule = ${rule} AND forward_rule_state.paused)`;
+  `NOT EXISTS (SELECT 1 FROM forward_rule_state WHERE forward_rule_state.rule = ${rule} AND forward_rule_state.paused)`;
 
-const claimUpdate = (request: ClaimRequest) => sql.fragment`
-  UPDATE deliveries SET state = 'delivering', attempt_count = deliveries.attempt_count + 1, claim = ${request.claim},
-    next_attempt_at = clock_timestamp() + ${request.claimTimeoutMs} * interval '1 millisecond'
+const claimUpdate = (p: ClaimParams) => `
+  UPDATE deliveries SET state = 'delivering', attempt_count = deliveries.attempt_count + 1, claim = ${p.claim},
+    next_attempt_at = clock_timestamp() + ${p.timeoutMs} * interval '1 millisecond'
   FROM due, events WHERE deliveries.id = due.id AND events.id = deliveries.event_id
   RETURNING deliveries.id AS delivery_id, deliveries.rule, deliveries.attempt_count, deliveries.budget_start, deliveries.seq,
     events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-    ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail,
-    events.external_id, events.content_type, events.source_ip, events.headers, events.payload, events.summary,
-    events.request_method, events.request_path, events.request_query, events.response_status
+    ${staticText(receivedAtUtc('events'))} AS received_at_utc, events.passed_check, events.received_size,
+    events.verify_detail, events.external_id, events.content_type, events.source_ip, events.headers, events.payload,
+    events.summary, events.request_method, events.request_path, events.request_query, events.response_status
 `;
 
 function claimedFromRows(rows: readonly unknown[], claim: string): ClaimedDelivery[] {
@@ -167,27 +185,75 @@ function claimedFromRows(rows: readonly unknown[], claim: string): ClaimedDelive
     }));
 }
 
-/** Due rows of an unordered rule, oldest first; rows being settled in the same statement excluded. */
-const dueRows = (request: ClaimRequest, settling: boolean) => sql.fragment`
+/**
+ * Due rows of an unordered rule, oldest first, none of those its claimer still holds; with
+ * `settling`, none of the rows being settled in the same statement either.
+ */
+const dueRows = (p: ClaimParams, settling: boolean) => `
   due AS (
     SELECT deliveries.id FROM deliveries
-    WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
-      AND deliveries.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
-      ${settling ? sql.fragment`AND NOT EXISTS (SELECT 1 FROM input WHERE input.id = deliveries.id)` : sql.fragment``}
-      ${
-        request.holding === undefined || request.holding.length === 0
-          ? sql.fragment``
-          : sql.fragment`AND deliveries.id <> ALL(${sql.array([...request.holding], 'uuid')})`
-      }
+    WHERE deliveries.rule = ${p.rule} AND deliveries.state IN ${staticText(OPEN_STATES)}
+      AND deliveries.next_attempt_at <= clock_timestamp() AND ${notPaused(p.rule)}
+      ${settling ? 'AND NOT EXISTS (SELECT 1 FROM input WHERE input.id = deliveries.id)' : ''}
+      AND deliveries.id <> ALL(${p.holding})
     ORDER BY deliveries.seq
-    LIMIT ${request.limit}
+    LIMIT ${p.limit}
     FOR UPDATE SKIP LOCKED
   )`;
 
+/**
+ * The statements, each under a name of its own; a name is bound to its text for the life of a
+ * connection, so a changed text needs a new name (the version suffix).
+ */
+const SETTLE = { name: 'switchboard_forward_settle_v1', text: `WITH ${SETTLE_CTES} SELECT count(*) FROM recorded` };
+const SETTLE_AND_CLAIM = {
+  name: 'switchboard_forward_settle_claim_v1',
+  text: `WITH ${SETTLE_CTES}, ${dueRows(claimParams(SETTLE_INPUT.length + 1), true)} ${claimUpdate(claimParams(SETTLE_INPUT.length + 1))}`,
+};
+const CLAIM = {
+  name: 'switchboard_forward_claim_v1',
+  text: `WITH ${dueRows(claimParams(1), false)} ${claimUpdate(claimParams(1))}`,
+};
 // Ordered: only the head of the rule's queue, and only when it is due. SKIP LOCKED would hand a
 // second instance the next row while the head is locked, so instances take turns on an advisory
+// lock instead; the head stays "delivering" (not due) while one is in flight.
+const ORDERED_LOCK = {
+  name: 'switchboard_forward_ordered_lock_v1',
+  text: 'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked',
+};
+const CLAIM_ORDERED = {
+  name: 'switchboard_forward_claim_ordered_v1',
+  text: `
+    WITH head AS (
+      SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
+      WHERE deliveries.rule = $1 AND deliveries.state IN ${staticText(OPEN_STATES)}
+      ORDER BY deliveries.seq
+      LIMIT 1
+      FOR UPDATE
+    ), due AS (
+      SELECT head.id FROM head WHERE head.next_attempt_at <= clock_timestamp() AND ${notPaused('$1')}
+    )
+    ${claimUpdate(claimParams(1))}`,
+};
+/** Extends the leases of rows still in flight whose claim still holds; answers their ids. */
+const RENEW = {
+  name: 'switchboard_forward_renew_v1',
+  text: `
+    UPDATE deliveries SET next_attempt_at = clock_timestamp() + $3::float8 * interval '1 millisecond'
+    WHERE deliveries.id = ANY($1::uuid[]) AND deliveries.claim = $2::uuid AND deliveries.state = 'delivering'
+    RETURNING deliveries.id`,
+};
 
-export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
+const idOf = (row: unknown): string => {
+  const id = typeof row === 'object' && row !== null && 'id' in row ? row.id : undefined;
+  if (typeof id !== 'string') throw new TypeError('renew row: id is not text');
+  return id;
+};
+
+export function createDeliveryClaims(connection: ClaimConnection): DeliveryClaims {
+  const run = (statement: { name: string; text: string }, values: readonly unknown[]) =>
+    connection.run(statement.name, statement.text, values);
+
   /**
    * One statement for a batch of finished attempts: each delivery whose claim still holds moves
    * on, and every attempt is recorded (a claim taken over still leaves its attempt in the history,
@@ -195,54 +261,31 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
    */
   async function settleMany(outcomes: readonly SettleOutcome[]): Promise<void> {
     if (outcomes.length === 0) return;
-    await pool.query(sql.type(rawRows)`
-      WITH ${settleCtes(outcomes)}
-      SELECT count(*) FROM recorded
-    `);
+    await run(SETTLE, settleValues(outcomes));
   }
-  // lock instead; the head stays "delivering" (not due) while one is in flight.
+
   const claimOrdered = (request: ClaimRequest): Promise<ClaimedDelivery[]> =>
-    pool.transaction(async (tx) => {
-      const locked = await tx.oneFirst(sql.type(z.object({ locked: z.boolean() }))`
-        SELECT pg_try_advisory_xact_lock(hashtext(${`switchboard-forward:${request.rule}`})) AS locked
-      `);
+    connection.transaction(async (inTransaction) => {
+      const [lock] = await inTransaction(ORDERED_LOCK.name, ORDERED_LOCK.text, [`switchboard-forward:${request.rule}`]);
+      const locked = typeof lock === 'object' && lock !== null && 'locked' in lock && lock.locked === true;
       if (!locked) return [];
-      const rows = await tx.any(sql.type(rawRows)`
-        WITH head AS (
-          SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
-          WHERE deliveries.rule = ${request.rule} AND deliveries.state IN ${OPEN_STATES}
-          ORDER BY deliveries.seq
-          LIMIT 1
-          FOR UPDATE
-        ), due AS (
-          SELECT head.id FROM head WHERE head.next_attempt_at <= clock_timestamp() AND ${notPaused(request.rule)}
-        )
-        ${claimUpdate(request)}
-      `);
+      // Its text names the rule, the claim id and the timeout only.
+      const rows = await inTransaction(CLAIM_ORDERED.name, CLAIM_ORDERED.text, claimValues(request).slice(0, 3));
       return claimedFromRows(rows, request.claim);
     });
 
   async function claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (request.ordered) return claimOrdered(request);
-    const rows = await pool.any(sql.type(rawRows)`
-      WITH ${dueRows(request, false)}
-      ${claimUpdate(request)}
-    `);
-    return claimedFromRows(rows, request.claim);
+    return claimedFromRows(await run(CLAIM, claimValues(request)), request.claim);
   }
+
   /**
    * Extends the leases of rows still in flight (docs/adr/forward-cost-per-delivery.md, "Claims
    * are leases"): answers the ids whose claim still held, so were extended.
    */
   async function renew(ids: readonly string[], claim: string, claimTimeoutMs: number): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await pool.any(sql.type(renewedRow)`
-      UPDATE deliveries SET next_attempt_at = clock_timestamp() + ${claimTimeoutMs} * interval '1 millisecond'
-      WHERE deliveries.id = ANY(${sql.array([...ids], 'uuid')}) AND deliveries.claim = ${claim}
-        AND deliveries.state = 'delivering'
-      RETURNING deliveries.id
-    `);
-    return rows.map((row) => row.id);
+    return (await run(RENEW, [[...ids], claim, claimTimeoutMs])).map(idOf);
   }
   return {
     claim,
@@ -259,10 +302,7 @@ export function createDeliveryClaims(pool: DatabasePool): DeliveryClaims {
         return claim(request);
       }
       // One statement, one transaction: the batch's attempts settle and the next rows are claimed.
-      const rows = await pool.any(sql.type(rawRows)`
-        WITH ${settleCtes(outcomes)}, ${dueRows(request, true)}
-        ${claimUpdate(request)}
-      `);
+      const rows = await run(SETTLE_AND_CLAIM, [...settleValues(outcomes), ...claimValues(request)]);
       return claimedFromRows(rows, request.claim);
     },
   };

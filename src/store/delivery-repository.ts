@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { ForwardState } from '../../generated/constants.ts';
 import type { Delivery } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import type { ClaimConnection } from './claim-connection.ts';
 import { assertStorePool } from './database.ts';
 import {
   createDeliveryClaims,
@@ -89,9 +90,13 @@ async function retryDelivery(pool: DatabasePool, id: string): Promise<RetryOutco
   return delivery === null ? { kind: 'not_found' } : { kind: 'retried', delivery };
 }
 
-export function createDeliveryRepository(pool: DatabasePool): DeliveryRepository {
+/**
+ * `claims` carries the dispatcher's claiming and settling statements (claim-connection.ts); the
+ * rest runs on the store's pool.
+ */
+export function createDeliveryRepository(pool: DatabasePool, claims: ClaimConnection): DeliveryRepository {
   assertStorePool(pool);
-  const { claim, settleAndClaim, settleMany, renew } = createDeliveryClaims(pool);
+  const { claim, settleAndClaim, settleMany, renew } = createDeliveryClaims(claims);
 
   return {
     claim,

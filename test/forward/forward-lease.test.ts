@@ -12,6 +12,7 @@ import { forwardRuleMatcher } from '../../src/config/forward-rules.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../../src/forward/forward-dispatcher.ts';
 import { createOutbound } from '../../src/outbound/deliver-event.ts';
+import { openClaimConnection } from '../../src/store/claim-connection.ts';
 import { createDeliveryRepository } from '../../src/store/delivery-repository.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
@@ -57,11 +58,13 @@ describe('a claim held while its attempt is in flight', () => {
     );
     const eventIds = stored.map((s) => s.event.id);
 
-    const dispatchers: ForwardDispatcher[] = [0, 1].map(() =>
+    // Two instances: each its own dispatcher and its own claim connections.
+    const connections = [0, 1].map(() => openClaimConnection(db.url, { logger: silentLogger }));
+    const dispatchers: ForwardDispatcher[] = connections.map((claims) =>
       startForwardDispatcher({
         rules: [rule],
         targets: new Map([[rule.name, new URL(rule.to)]]),
-        deliveries: createDeliveryRepository(db.pool),
+        deliveries: createDeliveryRepository(db.pool, claims),
         outbound: createOutbound({ providers: [], allow: [], selfAddresses: () => [], logger: silentLogger }),
         subscribe: () => () => undefined,
         logger: silentLogger,
@@ -93,6 +96,7 @@ describe('a claim held while its attempt is in flight', () => {
       expect((await rows()).map((row) => [row.state, row.attempts])).toEqual(eventIds.map(() => ['delivered', 1]));
     } finally {
       await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop(0)));
+      await Promise.all(connections.map((claims) => claims.close()));
     }
   });
 });

@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/load-config.ts';
 import { nextAttemptDelayMs } from '../../src/forward/backoff.ts';
 import { backoffDelayMs } from '../../src/shared/backoff.ts';
 import { retryAfterMs } from '../../src/shared/retry-after.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
+import { openClaimConnection, type ClaimConnection } from '../../src/store/claim-connection.ts';
 import { createDeliveryRepository, type DeliveryRepository } from '../../src/store/delivery-repository.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { startRetention } from '../../src/store/retention.ts';
@@ -21,6 +21,7 @@ import { freshDatabase, silentLogger, type TestDatabase } from '../support/datab
 import { newEvent } from '../support/events.ts';
 
 let db: TestDatabase;
+let claims: ClaimConnection;
 let deliveries: DeliveryRepository;
 
 const { forward: rules } = parseConfig(
@@ -30,9 +31,13 @@ const { forward: rules } = parseConfig(
 
 beforeAll(async () => {
   db = await freshDatabase();
-  deliveries = createDeliveryRepository(db.pool);
+  claims = openClaimConnection(db.url, { logger: silentLogger });
+  deliveries = createDeliveryRepository(db.pool, claims);
 });
-afterAll(() => db.close());
+afterAll(async () => {
+  await claims.close();
+  await db.close();
+});
 beforeEach(async () => {
   await db.pool.query(sql.unsafe`TRUNCATE events CASCADE`);
 });
@@ -275,41 +280,33 @@ describe('the outbox', () => {
     const first = await deliveries.claim({ rule: 'all', limit: 3, claimTimeoutMs: 1, ordered: false, claim });
     expect(first).toHaveLength(3);
     await delay(20);
+    // The same connection, each statement it runs noted on the way.
     const statements: string[] = [];
-    const counted = await createDatabasePool(db.url, {
-      maximumPoolSize: 1,
-      interceptors: [
-        {
-          name: 'count-statements',
-          beforeQueryExecution: (_context, query) => {
-            statements.push(query.sql);
-            return null;
-          },
-        },
-      ],
-    });
-    try {
-      const next = await createDeliveryRepository(counted).settleAndClaim(
-        first.map((delivery) => ({
-          delivery,
-          attempt: { startedAt: new Date(), status: 200, ms: 2, error: null, excerpt: null, contentType: null },
-          settlement: { state: 'delivered' as const },
-        })),
-        { rule: 'all', limit: 10, claimTimeoutMs: 30_000, ordered: false, claim },
-      );
-      expect(statements).toHaveLength(1);
-      const settledIds = new Set(first.map((delivery) => delivery.id));
-      expect(next).toHaveLength(3);
-      expect(next.some((delivery) => settledIds.has(delivery.id))).toBe(false);
-      expect(next.map((delivery) => delivery.attempt)).toEqual([1, 1, 1]);
-      for (const delivery of first) expect((await deliveries.get(delivery.id))?.state).toBe('delivered');
-      expect(await count('delivery_attempts')).toBe(3);
-      // The claimed rows bring their events, as a claim alone does.
-      const stored = await store.get(next[0]?.eventId ?? '');
-      expect(next[0]?.event.payload.equals(stored?.payload ?? Buffer.alloc(0))).toBe(true);
-    } finally {
-      await counted.end();
-    }
+    const counted: ClaimConnection = {
+      ...claims,
+      run: (name, text, values) => {
+        statements.push(name);
+        return claims.run(name, text, values);
+      },
+    };
+    const next = await createDeliveryRepository(db.pool, counted).settleAndClaim(
+      first.map((delivery) => ({
+        delivery,
+        attempt: { startedAt: new Date(), status: 200, ms: 2, error: null, excerpt: null, contentType: null },
+        settlement: { state: 'delivered' as const },
+      })),
+      { rule: 'all', limit: 10, claimTimeoutMs: 30_000, ordered: false, claim },
+    );
+    expect(statements).toHaveLength(1);
+    const settledIds = new Set(first.map((delivery) => delivery.id));
+    expect(next).toHaveLength(3);
+    expect(next.some((delivery) => settledIds.has(delivery.id))).toBe(false);
+    expect(next.map((delivery) => delivery.attempt)).toEqual([1, 1, 1]);
+    for (const delivery of first) expect((await deliveries.get(delivery.id))?.state).toBe('delivered');
+    expect(await count('delivery_attempts')).toBe(3);
+    // The claimed rows bring their events, as a claim alone does.
+    const stored = await store.get(next[0]?.eventId ?? '');
+    expect(next[0]?.event.payload.equals(stored?.payload ?? Buffer.alloc(0))).toBe(true);
   });
 });
 

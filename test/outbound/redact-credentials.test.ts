@@ -28,6 +28,20 @@ describe('credentials in a response excerpt (26.1)', () => {
     // Not cut: a matching tail is just text.
     expect(redactCredentials(`token is ${token.slice(0, 9)}`, needles)).toBe(`token is ${token.slice(0, 9)}`);
   });
+
+  it('works the needles out only for an excerpt long enough to hold one', () => {
+    let made = 0;
+    const make = (): string[] => {
+      made += 1;
+      return needles;
+    };
+    // Shorter than any needle and any cut prefix: nothing to redact, so nothing is worked out.
+    for (const short of ['ok', '{}', 'to…', '']) expect(redactCredentials(short, make)).toBe(short);
+    expect(made).toBe(0);
+    expect(redactCredentials(`${token.slice(0, 4)}…`, make)).toBe('[redacted]…');
+    expect(redactCredentials(`echo ${token}`, make)).toBe('echo [redacted]');
+    expect(made).toBe(2);
+  });
 });
 
 describe('storable excerpts (26.2)', () => {

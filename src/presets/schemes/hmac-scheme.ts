@@ -6,7 +6,7 @@
  * configured secret (rotation) and checks freshness after the signature, so "stale" is only said
  * of what the sender really signed.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import { PROVIDER_CATALOG } from '../../../generated/catalog.ts';
 import type { PresetName } from '../../../generated/constants.ts';
 import type { HmacScheme } from '../../../generated/types.ts';
@@ -37,6 +37,30 @@ interface Compiled {
   bodyTimestamp: string | undefined;
   url: string | undefined;
   isoMilliseconds: boolean;
+  /** Signing keys made from secrets already seen (see signingKey). */
+  signingKeys: Map<string, KeyObject>;
+}
+
+/**
+ * Signing keys a scheme keeps: the secrets of the providers using it, a handful. Past this many
+ * (a caller signing with ever new secrets) the cache starts over, so it never grows unbounded.
+ */
+const MAX_SIGNING_KEYS = 16;
+
+/**
+ * The key to sign with, made once per secret: forwarding re-signs every delivery with the same
+ * secret, and an HMAC keyed by a Buffer or string builds its key from it on every call. Held only
+ * in memory, beside the configured secret it is made from; null for a secret that does not decode.
+ */
+function signingKey(c: Compiled, secret: string): KeyObject | null {
+  const kept = c.signingKeys.get(secret);
+  if (kept !== undefined) return kept;
+  const raw = decodeKey(secret, c.key);
+  if (raw === null) return null;
+  const key = createSecretKey(raw);
+  if (c.signingKeys.size >= MAX_SIGNING_KEYS) c.signingKeys.clear();
+  c.signingKeys.set(secret, key);
+  return key;
 }
 
 /** The URL a provider signs: the public URL it was given, with the query it called with. */
@@ -176,7 +200,7 @@ function bodyFreshness(c: Compiled, pointer: string, input: VerifyInput): Verify
  * and the headers the provider always sends with it.
  */
 function signHmac(c: Compiled, input: SignInput): Record<string, string> {
-  const key = decodeKey(input.secret, c.key);
+  const key = signingKey(c, input.secret);
   if (key === null) throw invalidArgument(`the secret is not a valid ${c.key} key`);
   const out: Record<string, string> = {};
   const headerValues = new Map<string, string>();
@@ -234,6 +258,7 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
     bodyTimestamp: from?.startsWith('/') === true ? from : undefined,
     url: options.publicUrl,
     isoMilliseconds: options.isoMilliseconds === true,
+    signingKeys: new Map(),
   };
   const required = [
     scheme.signature.headers[0] ?? '',
