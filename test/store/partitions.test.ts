@@ -47,6 +47,22 @@ const ranges = () =>
 const utcDay = (offsetDays: number): string =>
   new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
+/** An event carrying `externalId`, stamped `at` (ms) instead of by the column's clock default. */
+const insertKeyAt = (at: number, externalId: string): QuerySqlToken => sql.unsafe`
+  INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, external_id, received_at)
+  VALUES (gen_random_uuid(), 'github', 'push', 'open', false, 'open', '{}'::jsonb, '\\x7b7d'::bytea, ${externalId},
+    ${new Date(at).toISOString()}::timestamptz)
+`;
+
+/** A promise and the function that settles it, for holding a transaction open until a test says. */
+const signal = (): { done: Promise<void>; fire: () => void } => {
+  let fire: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { done, fire };
+};
+
 /** Where a row of `table` with this event id lives. */
 const partitionOf = (table: string, column: string, id: string) =>
   db.pool.maybeOneFirst(sql.type(z.object({ name: z.string() }))`
@@ -313,29 +329,18 @@ describe('time partitions', () => {
   it('two first deliveries of one key in flight at once, either side of a partition bound: the later one is refused', async () => {
     // Made with the keys partitions of 0013: a bound between two dated partitions, tomorrow 00:00 UTC.
     const bound = new Date(`${utcDay(1)}T00:00:00Z`).getTime();
-    const insertAt = (at: number) => sql.unsafe`
-      INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, external_id, received_at)
-      VALUES (gen_random_uuid(), 'github', 'push', 'open', false, 'open', '{}'::jsonb, '\\x7b7d'::bytea, 'on-the-bound',
-        ${new Date(at).toISOString()}::timestamptz)
-    `;
     const other = await createDatabasePool(db.url, { maximumPoolSize: 1 });
     try {
-      let release: () => void = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let first: () => void = () => {};
-      const written = new Promise<void>((resolve) => {
-        first = resolve;
-      });
+      const held = signal();
+      const written = signal();
       const before = db.pool.transaction(async (tx) => {
-        await tx.query(insertAt(bound - 1_000));
-        first();
-        await held;
+        await tx.query(insertKeyAt(bound - 1_000, 'on-the-bound'));
+        written.fire();
+        await held.done;
       });
-      await written;
+      await written.done;
       let settled = false;
-      const after = other.query(insertAt(bound + 1_000)).finally(() => {
+      const after = other.query(insertKeyAt(bound + 1_000, 'on-the-bound')).finally(() => {
         settled = true;
       });
       after.catch(() => {});
@@ -343,13 +348,47 @@ describe('time partitions', () => {
       // index knows nothing of the first one's.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(settled).toBe(false);
-      release();
+      held.fire();
       await before;
       await expect(after).rejects.toMatchObject({ constraint: 'event_external_ids_pkey' });
       const keys = await db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
         SELECT tableoid::regclass::text AS name FROM event_external_ids WHERE external_id = 'on-the-bound'
       `);
       expect(keys).toEqual([`event_external_ids_p${utcDay(0).replaceAll('-', '')}`]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('only a key within five minutes of a partition bound waits for the bound lock', async () => {
+    // Migration 0016: the window was an hour either side, which serialised ingest for two hours a day.
+    const bound = new Date(`${utcDay(1)}T00:00:00Z`).getTime();
+    const other = await createDatabasePool(db.url, { maximumPoolSize: 2 });
+    try {
+      const held = signal();
+      const locked = signal();
+      const holder = db.pool.transaction(async (tx) => {
+        await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('switchboard-external-id-bound'))`);
+        locked.fire();
+        await held.done;
+      });
+      await locked.done;
+      // Ten minutes before the bound: outside the window, written while the lock is held.
+      await other.query(insertKeyAt(bound - 10 * 60_000, 'ten-minutes-before'));
+      let settled = false;
+      const near = other.query(insertKeyAt(bound - 4 * 60_000, 'four-minutes-before')).finally(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(settled).toBe(false);
+      held.fire();
+      await holder;
+      await near;
+      expect(
+        await db.pool.anyFirst(sql.type(z.object({ external_id: z.string() }))`
+          SELECT external_id FROM event_external_ids WHERE external_id LIKE '%-before' ORDER BY external_id
+        `),
+      ).toEqual(['four-minutes-before', 'ten-minutes-before']);
     } finally {
       await other.end();
     }
