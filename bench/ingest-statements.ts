@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
 import { createDatabasePool } from '../src/store/database.ts';
 import type { NewEvent } from '../src/store/event-store.ts';
+import { newEvent } from '../test/support/events.ts';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -63,15 +64,8 @@ const PAYLOAD = payload();
 
 function event(): NewEvent {
   const delivery = randomUUID();
-  return {
-    provider: 'github',
-    eventType: 'issues.opened',
-    trustMode: 'signed',
-    verified: true,
-    verifyDetail: 'hmac-sha256 valid (X-Hub-Signature-256)',
+  return newEvent({
     externalId: delivery,
-    contentType: 'application/json',
-    sourceIp: '127.0.0.1',
     headers: {
       host: '127.0.0.1:40000',
       'content-type': 'application/json',
@@ -83,7 +77,7 @@ function event(): NewEvent {
     payload: PAYLOAD,
     summary: 'issues.opened #1 in octo/repo',
     request: { method: 'POST', path: '/hooks/github', query: '', responseStatus: 202 },
-  };
+  });
 }
 
 interface Variant {

@@ -7,38 +7,21 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { forwardRuleMatcher } from '../../src/config/forward-rules.ts';
 import { isDatabaseUnavailable } from '../../src/errors/database-unavailable.ts';
-import { openClaimConnection, type ClaimConnection } from '../../src/store/claim-connection.ts';
-import { createDeliveryRepository, type DeliveryRepository } from '../../src/store/delivery-repository.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
-import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
-
-let db: TestDatabase;
-let claims: ClaimConnection;
-let deliveries: DeliveryRepository;
+import { deliveryStoreFixture } from './delivery-store-fixture.ts';
 
 const { forward: rules } = parseConfig('forward:\n  all: { to: "http://127.0.0.1:1/a" }\n', {});
 
-beforeAll(async () => {
-  db = await freshDatabase();
-  claims = openClaimConnection(db.url, { logger: silentLogger });
-  deliveries = createDeliveryRepository(db.pool, claims);
-});
-afterAll(async () => {
-  await claims.close();
-  await db.close();
-});
-beforeEach(async () => {
-  await db.pool.query(sql.unsafe`TRUNCATE events CASCADE`);
-});
+const fixture = deliveryStoreFixture();
 
 /** Ends every backend of the claim connections (by their application name), as a failover would. */
 async function terminateClaimBackends(): Promise<number> {
-  const ended = await db.pool.anyFirst(sql.type(z.object({ ended: z.boolean() }))`
+  const ended = await fixture.db.pool.anyFirst(sql.type(z.object({ ended: z.boolean() }))`
     SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
     WHERE datname = current_database() AND application_name = 'switchboard-forward'
   `);
@@ -48,7 +31,7 @@ async function terminateClaimBackends(): Promise<number> {
 async function queue(count: number): Promise<void> {
   const matcher = forwardRuleMatcher(rules);
   if (matcher === undefined) throw new Error('no matcher');
-  await createEventStore(db.pool, { forwardRulesFor: matcher }).insertMany(
+  await createEventStore(fixture.db.pool, { forwardRulesFor: matcher }).insertMany(
     Array.from({ length: count }, () => newEvent({ eventType: 'push' })),
   );
 }
@@ -64,13 +47,13 @@ const claimRequest = (limit: number) => ({
 describe('the forward claim connections', () => {
   it('claim, settle and renew again on a new connection after their backends were terminated', async () => {
     await queue(4);
-    const [first] = await deliveries.settleAndClaim([], claimRequest(1));
+    const [first] = await fixture.deliveries.settleAndClaim([], claimRequest(1));
     if (first === undefined) throw new Error('nothing claimed');
     expect(await terminateClaimBackends()).toBeGreaterThan(0);
     // The pool learns of the idle connection's end from its socket; the next statement opens a new one.
     await delay(100);
     const request = claimRequest(2);
-    const next = await deliveries.settleAndClaim(
+    const next = await fixture.deliveries.settleAndClaim(
       [
         {
           delivery: first,
@@ -81,10 +64,10 @@ describe('the forward claim connections', () => {
       request,
     );
     expect(next).toHaveLength(2);
-    expect((await deliveries.get(first.id))?.state).toBe('delivered');
-    expect((await deliveries.get(first.id))?.attempts).toHaveLength(1);
+    expect((await fixture.deliveries.get(first.id))?.state).toBe('delivered');
+    expect((await fixture.deliveries.get(first.id))?.attempts).toHaveLength(1);
     expect(
-      await deliveries.renew(
+      await fixture.deliveries.renew(
         next.map((delivery) => delivery.id),
         request.claim,
         60_000,
@@ -93,7 +76,7 @@ describe('the forward claim connections', () => {
   });
 
   it('fails a statement cut off mid-run as "database unavailable", and runs the next one', async () => {
-    const running = claims.run('claim_connection_test_sleep', 'SELECT pg_sleep(10)', []).then(
+    const running = fixture.claims.run('claim_connection_test_sleep', 'SELECT pg_sleep(10)', []).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -103,18 +86,18 @@ describe('the forward claim connections', () => {
     expect(error).toBeInstanceOf(Error);
     expect(isDatabaseUnavailable(error)).toBe(true);
     await queue(1);
-    expect(await deliveries.settleAndClaim([], claimRequest(5))).toHaveLength(1);
+    expect(await fixture.deliveries.settleAndClaim([], claimRequest(5))).toHaveLength(1);
   });
 
   it('claims an ordered rule head in its advisory-locked transaction, also after a termination', async () => {
     await queue(2);
     const ordered = { ...claimRequest(5), ordered: true };
-    const [head] = await deliveries.claim(ordered);
+    const [head] = await fixture.deliveries.claim(ordered);
     expect(head).toBeDefined();
     // In flight: nothing more for an ordered rule.
-    expect(await deliveries.claim({ ...ordered, claim: crypto.randomUUID() })).toEqual([]);
+    expect(await fixture.deliveries.claim({ ...ordered, claim: crypto.randomUUID() })).toEqual([]);
     expect(await terminateClaimBackends()).toBeGreaterThan(0);
     await delay(100);
-    expect(await deliveries.claim({ ...ordered, claim: crypto.randomUUID() })).toEqual([]);
+    expect(await fixture.deliveries.claim({ ...ordered, claim: crypto.randomUUID() })).toEqual([]);
   });
 });

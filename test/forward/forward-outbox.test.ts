@@ -6,51 +6,39 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { forwardRuleMatcher, ruleTakes } from '../../src/config/forward-rules.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { nextAttemptDelayMs } from '../../src/forward/backoff.ts';
 import { backoffDelayMs } from '../../src/shared/backoff.ts';
 import { retryAfterMs } from '../../src/shared/retry-after.ts';
-import { openClaimConnection, type ClaimConnection } from '../../src/store/claim-connection.ts';
-import { createDeliveryRepository, type DeliveryRepository } from '../../src/store/delivery-repository.ts';
+import type { ClaimConnection } from '../../src/store/claim-connection.ts';
+import { createDeliveryRepository } from '../../src/store/delivery-repository.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { startRetention } from '../../src/store/retention.ts';
-import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
+import { silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
-
-let db: TestDatabase;
-let claims: ClaimConnection;
-let deliveries: DeliveryRepository;
+import { deliveryStoreFixture } from './delivery-store-fixture.ts';
 
 const { forward: rules } = parseConfig(
   'forward:\n  all: { to: "http://127.0.0.1:1/a" }\n  issues: { to: "http://127.0.0.1:1/b", event_types: [issues] }\n',
   {},
 );
 
-beforeAll(async () => {
-  db = await freshDatabase();
-  claims = openClaimConnection(db.url, { logger: silentLogger });
-  deliveries = createDeliveryRepository(db.pool, claims);
-});
-afterAll(async () => {
-  await claims.close();
-  await db.close();
-});
-beforeEach(async () => {
-  await db.pool.query(sql.unsafe`TRUNCATE events CASCADE`);
-});
+const fixture = deliveryStoreFixture();
 
 /** An event store that writes a delivery for each of `rules` an inserted event matches. */
 function forwardingStore() {
   const matcher = forwardRuleMatcher(rules);
   if (!matcher) throw new Error('no matcher');
-  return createEventStore(db.pool, { forwardRulesFor: matcher });
+  return createEventStore(fixture.db.pool, { forwardRulesFor: matcher });
 }
 
 const count = (table: 'deliveries' | 'delivery_attempts') =>
-  db.pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM ${sql.identifier([table])}`);
+  fixture.db.pool.oneFirst(
+    sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM ${sql.identifier([table])}`,
+  );
 
 describe('forward rules in the config', () => {
   it('fills every default from the schema and matches by provider, type family and check outcome', () => {
@@ -113,23 +101,25 @@ describe('the outbox', () => {
       newEvent({ eventType: 'issues.opened', externalId: 'd-1' }),
     ]);
     expect(again?.duplicate).toBe(true);
-    expect((await deliveries.forEvent(issue?.event.id ?? '')).map((d) => [d.rule, d.state, d.attempt_count])).toEqual([
+    expect(
+      (await fixture.deliveries.forEvent(issue?.event.id ?? '')).map((d) => [d.rule, d.state, d.attempt_count]),
+    ).toEqual([
       ['all', 'pending', 0],
       ['issues', 'pending', 0],
     ]);
-    expect((await deliveries.forEvent(push?.event.id ?? '')).map((d) => d.rule)).toEqual(['all']);
+    expect((await fixture.deliveries.forEvent(push?.event.id ?? '')).map((d) => d.rule)).toEqual(['all']);
     // A provider's retry stored later queues nothing new.
     await store.insertMany([newEvent({ eventType: 'issues.opened', externalId: 'd-1' })]);
     expect(await count('deliveries')).toBe(3);
     // Without rules the store is the plain one: nothing queued.
-    await createEventStore(db.pool).insertMany([newEvent()]);
+    await createEventStore(fixture.db.pool).insertMany([newEvent()]);
     expect(await count('deliveries')).toBe(3);
   });
 
   it('deletes deliveries and attempts with their event (retention)', async () => {
     const store = forwardingStore();
     await store.insertMany([newEvent({ eventType: 'issues.opened' })]);
-    const [claimed] = await deliveries.claim({
+    const [claimed] = await fixture.deliveries.claim({
       rule: 'all',
       limit: 1,
       claimTimeoutMs: 30_000,
@@ -137,14 +127,14 @@ describe('the outbox', () => {
       claim: crypto.randomUUID(),
     });
     if (!claimed) throw new Error('nothing claimed');
-    await deliveries.settle(
+    await fixture.deliveries.settle(
       claimed,
       { startedAt: new Date(), status: 500, ms: 3, error: 'consumer answered 500', excerpt: null, contentType: null },
       { state: 'failed', retryInMs: 60_000 },
     );
     expect(await count('delivery_attempts')).toBe(1);
     const job = startRetention({
-      pool: db.pool,
+      pool: fixture.db.pool,
       config: { interval_seconds: 3_600, max_events: 1 },
       logger: silentLogger,
       initialDelayMs: 3_600_000,
@@ -160,7 +150,7 @@ describe('the outbox', () => {
     const store = forwardingStore();
     await store.insertMany(Array.from({ length: 40 }, () => newEvent({ eventType: 'push' })));
     const claim = (id: string) =>
-      deliveries.claim({ rule: 'all', limit: 7, claimTimeoutMs: 1_000, ordered: false, claim: id });
+      fixture.deliveries.claim({ rule: 'all', limit: 7, claimTimeoutMs: 1_000, ordered: false, claim: id });
     const rounds = await Promise.all(Array.from({ length: 8 }, () => claim(crypto.randomUUID())));
     const ids = rounds.flat().map((d) => d.id);
     expect(ids).toHaveLength(40);
@@ -169,7 +159,7 @@ describe('the outbox', () => {
     expect(await claim(crypto.randomUUID())).toEqual([]);
     // The claimer "died": after claim_timeout_ms another claims the same rows, as attempt 2.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const again = await deliveries.claim({
+    const again = await fixture.deliveries.claim({
       rule: 'all',
       limit: 100,
       claimTimeoutMs: 1_000,
@@ -181,19 +171,19 @@ describe('the outbox', () => {
     // The expired claim can no longer settle a row.
     const stale = rounds.flat()[0];
     if (!stale) throw new Error('no stale claim');
-    await deliveries.settle(
+    await fixture.deliveries.settle(
       stale,
       { startedAt: new Date(), status: 200, ms: 1, error: null, excerpt: null, contentType: null },
       { state: 'delivered' },
     );
-    expect((await deliveries.get(stale.id))?.state).toBe('delivering');
+    expect((await fixture.deliveries.get(stale.id))?.state).toBe('delivering');
   });
 
   it('claims only the head of an ordered rule, and nothing while it is in flight', async () => {
     const store = forwardingStore();
     const stored = await store.insertMany(Array.from({ length: 3 }, () => newEvent({ eventType: 'push' })));
     const ordered = (claim: string) =>
-      deliveries.claim({ rule: 'all', limit: 5, claimTimeoutMs: 30_000, ordered: true, claim });
+      fixture.deliveries.claim({ rule: 'all', limit: 5, claimTimeoutMs: 30_000, ordered: true, claim });
     const [head] = await ordered(crypto.randomUUID());
     expect(head?.eventId).toBe(stored[0]?.event.id);
     expect(await ordered(crypto.randomUUID())).toEqual([]);
@@ -205,7 +195,7 @@ describe('the outbox', () => {
       newEvent({ eventType: 'push', payload: Buffer.from([0x7b, 0x00, 0xff, 0x7d]) }),
       newEvent({ eventType: 'push', headers: { 'x-github-event': 'push', 'x-many': ['a', 'b'] } }),
     ]);
-    const claimed = await deliveries.claim({
+    const claimed = await fixture.deliveries.claim({
       rule: 'all',
       limit: 10,
       claimTimeoutMs: 30_000,
@@ -223,7 +213,7 @@ describe('the outbox', () => {
     const store = forwardingStore();
     await store.insertMany(Array.from({ length: 4 }, () => newEvent({ eventType: 'push' })));
     const claim = crypto.randomUUID();
-    const [a, b, c, d] = await deliveries.claim({
+    const [a, b, c, d] = await fixture.deliveries.claim({
       rule: 'all',
       limit: 4,
       claimTimeoutMs: 30_000,
@@ -239,7 +229,7 @@ describe('the outbox', () => {
       excerpt: status === 500 ? 'boom' : null,
       contentType: status === 500 ? 'text/plain' : null,
     });
-    await deliveries.settleMany([
+    await fixture.deliveries.settleMany([
       { delivery: a, attempt: attempt(200, null), settlement: { state: 'delivered' } },
       {
         delivery: b,
@@ -255,7 +245,9 @@ describe('the outbox', () => {
       },
     ]);
     expect(await count('delivery_attempts')).toBe(4);
-    const [settledA, settledB, settledC, settledD] = await Promise.all([a, b, c, d].map((x) => deliveries.get(x.id)));
+    const [settledA, settledB, settledC, settledD] = await Promise.all(
+      [a, b, c, d].map((x) => fixture.deliveries.get(x.id)),
+    );
     expect(settledA).toMatchObject({ state: 'delivered', next_attempt_at: null });
     expect(settledA?.delivered_at).not.toBeNull();
     expect(settledB).toMatchObject({ state: 'failed', delivered_at: null });
@@ -277,19 +269,19 @@ describe('the outbox', () => {
     await store.insertMany(Array.from({ length: 6 }, () => newEvent({ eventType: 'push' })));
     const claim = crypto.randomUUID();
     // Claims that expire at once: the rows are due again while they are being settled.
-    const first = await deliveries.claim({ rule: 'all', limit: 3, claimTimeoutMs: 1, ordered: false, claim });
+    const first = await fixture.deliveries.claim({ rule: 'all', limit: 3, claimTimeoutMs: 1, ordered: false, claim });
     expect(first).toHaveLength(3);
     await delay(20);
     // The same connection, each statement it runs noted on the way.
     const statements: string[] = [];
     const counted: ClaimConnection = {
-      ...claims,
+      ...fixture.claims,
       run: (name, text, values) => {
         statements.push(name);
-        return claims.run(name, text, values);
+        return fixture.claims.run(name, text, values);
       },
     };
-    const next = await createDeliveryRepository(db.pool, counted).settleAndClaim(
+    const next = await createDeliveryRepository(fixture.db.pool, counted).settleAndClaim(
       first.map((delivery) => ({
         delivery,
         attempt: { startedAt: new Date(), status: 200, ms: 2, error: null, excerpt: null, contentType: null },
@@ -302,7 +294,7 @@ describe('the outbox', () => {
     expect(next).toHaveLength(3);
     expect(next.some((delivery) => settledIds.has(delivery.id))).toBe(false);
     expect(next.map((delivery) => delivery.attempt)).toEqual([1, 1, 1]);
-    for (const delivery of first) expect((await deliveries.get(delivery.id))?.state).toBe('delivered');
+    for (const delivery of first) expect((await fixture.deliveries.get(delivery.id))?.state).toBe('delivered');
     expect(await count('delivery_attempts')).toBe(3);
     // The claimed rows bring their events, as a claim alone does.
     const stored = await store.get(next[0]?.eventId ?? '');
