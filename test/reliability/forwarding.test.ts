@@ -18,7 +18,7 @@ import type { TestDatabase } from '../support/database.ts';
 import { randomToken, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { postGithubDelivery } from '../support/wire.ts';
 import { waitFor } from './support/clients.ts';
-import { eventIdOf, forwardingConfig } from './support/forward-rule.ts';
+import { UNHURRIED_CLAIM_TIMEOUT_MS, eventIdOf, forwardingConfig } from './support/forward-rule.ts';
 import { killUnderLoad } from './support/kill-under-load.ts';
 import { reliabilitySuite } from './support/suite.ts';
 
@@ -99,7 +99,7 @@ describe('two instances on one database', () => {
   let b: SpawnedSwitchboard;
 
   beforeAll(async () => {
-    const config = forwardingConfig(suite.consumer, SECRET);
+    const config = forwardingConfig(suite.consumer, SECRET, UNHURRIED_CLAIM_TIMEOUT_MS);
     [a, b] = await Promise.all([
       suite.spawn({ config, token, logLevel: 'warn' }),
       suite.spawn({ config, token, logLevel: 'warn' }),

@@ -17,7 +17,7 @@ import { makeGithubDelivery, makePayload, runGithubLoad, seededRandom } from '..
 import { randomToken, waitForExit, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { postGithubDelivery } from '../support/wire.ts';
 import { waitFor } from './support/clients.ts';
-import { CLAIM_TIMEOUT_MS, eventIdOf, forwardingConfig } from './support/forward-rule.ts';
+import { CLAIM_TIMEOUT_MS, UNHURRIED_CLAIM_TIMEOUT_MS, eventIdOf, forwardingConfig } from './support/forward-rule.ts';
 import { reliabilitySuite, type ReliabilitySuite } from './support/suite.ts';
 
 const SECRET = `roles-secret-${randomBytes(8).toString('hex')}`;
@@ -37,10 +37,10 @@ async function attemptsMadeBy(child: SpawnedSwitchboard): Promise<number> {
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
 }
 
-async function startRoles(suite: ReliabilitySuite) {
+async function startRoles(suite: ReliabilitySuite, claimTimeoutMs = CLAIM_TIMEOUT_MS) {
   const spawn = (role: string) =>
     suite.spawn({
-      config: forwardingConfig(suite.consumer, SECRET),
+      config: forwardingConfig(suite.consumer, SECRET, claimTimeoutMs),
       token,
       logLevel: 'warn',
       extraArgs: ['--role', role],
@@ -55,7 +55,7 @@ describe('one ingest and two workers on one database', () => {
   let workers: SpawnedSwitchboard[];
 
   beforeAll(async () => {
-    const started = await startRoles(suite);
+    const started = await startRoles(suite, UNHURRIED_CLAIM_TIMEOUT_MS);
     ingest = started.ingest;
     workers = [started.workerA, started.workerB];
   });
@@ -126,9 +126,11 @@ describe('a worker killed in the middle of a load', () => {
   const suite = reliabilitySuite({ consumer: true, end: 'kill' });
 
   beforeAll(() => {
-    // A slow consumer, so the killed worker is holding claims in flight when it dies.
+    // A consumer slow enough that both workers are saturated (8 in flight each answers about 53
+    // a second, the load posts 150): the worker killed is then surely holding claims when it dies.
+    // At 40 ms a worker could have nothing in flight at the kill, and the test had nothing to check.
     suite.consumer.handle((_req, res) => {
-      setTimeout(() => res.end('ok'), 40);
+      setTimeout(() => res.end('ok'), 150);
     });
   });
 
@@ -156,10 +158,16 @@ describe('a worker killed in the middle of a load', () => {
     workerA.kill('SIGKILL');
     expect((await waitForExit(workerA, 10_000)).signal).toBe('SIGKILL');
     const killedAt = Date.now();
-    // What the dead worker held is still "delivering" under its claim, not lost.
-    const held = await db.pool.anyFirst(
-      sql.type(z.object({ id: z.string() }))`SELECT id::text AS id FROM deliveries WHERE state = 'delivering'`,
+    // What the dead worker held is still "delivering" under its claim, not lost. Each worker claims
+    // under an id of its own, so the rows in flight group by worker.
+    const inFlight = await db.pool.any(
+      sql.type(z.object({ id: z.string(), claim: z.string() }))`
+        SELECT id::text AS id, claim::text AS claim FROM deliveries WHERE state = 'delivering'`,
     );
+    const heldBy = new Map<string, string[]>();
+    for (const row of inFlight) heldBy.set(row.claim, [...(heldBy.get(row.claim) ?? []), row.id]);
+    expect(heldBy.size, 'both workers were holding claims when one was killed').toBe(2);
+    const held = inFlight.map((row) => row.id);
     await delay(1_500);
     stop.abort();
     await load;
@@ -187,9 +195,10 @@ describe('a worker killed in the middle of a load', () => {
     // The claims the dead worker held were taken over, as second attempts, after its claim timed
     // out and soon after: within claim_timeout_ms plus the survivor's 1 s poll and some slack.
     const takenOver = consumer.requests.filter((req) => req.headers['x-switchboard-attempt'] === '2');
-    const heldDeliveries = new Set(held);
-    const retried = takenOver.filter((req) => heldDeliveries.has(String(req.headers['x-switchboard-delivery'])));
-    expect(retried.length).toBeGreaterThan(0);
+    const retried = new Set(takenOver.map((req) => String(req.headers['x-switchboard-delivery'])));
+    // The dead worker's claims, every one of them, were sent again; the survivor settled its own.
+    const wholeGroupsRetried = [...heldBy.values()].filter((ids) => ids.every((id) => retried.has(id)));
+    expect(wholeGroupsRetried).toHaveLength(1);
     const lastTakeover = await db.pool.oneFirst(
       sql.type(z.object({ ms: z.coerce.number() }))`
         SELECT coalesce(max(extract(epoch FROM started_at) * 1000), 0) AS ms FROM delivery_attempts
