@@ -63,7 +63,7 @@ import { ANNOUNCE_CHANNEL, announcedIds } from '../src/store/announcement.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startSwitchboard } from '../src/server/start-switchboard.ts';
-import { redactUrl } from '../src/store/database.ts';
+import { redactUrl } from '../src/log/redact-url.ts';
 import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 
 const SECRET = 'bench-github-secret';

@@ -6,8 +6,6 @@ import {
   type ReplayErrorReason,
 } from '../../generated/constants.ts';
 
-export type { ErrorCode } from '../../generated/constants.ts';
-
 interface ErrorDefinition {
   /** The HTTP status the code always travels with. */
   readonly status: number;

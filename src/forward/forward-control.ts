@@ -8,7 +8,8 @@ import type { Delivery, ForwardList, ForwardRetryDeadResult, ForwardRuleStatus }
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { recordedTarget } from '../outbound/send-request.ts';
-import type { DeliveryRepository, RuleHealth } from '../store/delivery-repository.ts';
+import type { RuleHealth } from '../store/delivery-health.ts';
+import type { DeliveryRepository } from '../store/delivery-repository.ts';
 
 export interface ForwardControl {
   list(): Promise<ForwardList>;

@@ -14,13 +14,12 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
-import type { ClaimedDelivery, DeliveryRepository } from '../store/delivery-repository.ts';
+import type { ClaimedDelivery } from '../store/delivery-claims.ts';
+import type { DeliveryRepository } from '../store/delivery-repository.ts';
 import { sendAttempt, type AttemptOutcome } from './forward-attempt.ts';
 import { leaseHolds, startClaimLeases } from './claim-leases.ts';
 import { retrySchedule } from './retry-schedule.ts';
 import { ruleCycles, ruleWorker, type RuleWorker } from './rule-cycle.ts';
-
-export { ATTEMPT_HEADER, DELIVERY_HEADER, type AttemptOutcome } from './forward-attempt.ts';
 
 /** Fallback poll: due retries and rows the bus did not announce are found at least this often. */
 const POLL_INTERVAL_MS = 1_000;

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Context } from 'koa';
-import { AppError, ERROR_REGISTRY, internalError, unavailable, type ErrorCode } from '../errors/app-error.ts';
+import type { ErrorCode } from '../../generated/constants.ts';
+import { AppError, ERROR_REGISTRY, internalError, unavailable } from '../errors/app-error.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { errorEnvelope } from '../errors/error-envelope.ts';
 import type { Logger } from '../log/logger.ts';

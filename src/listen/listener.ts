@@ -22,10 +22,6 @@ import { createPosition, type ListenPosition } from './position.ts';
 import { ListenFatalError, Stopped, createRunControl, type RunControl } from './run-control.ts';
 import { ServerAnswerError, type ServerClient } from './server-client.ts';
 
-export { ListenFatalError } from './run-control.ts';
-export { eventTypeMatches, type ListenSummary } from './local-delivery.ts';
-export { RESUME_WINDOW_MS } from './position.ts';
-
 export interface ListenOptions {
   client: ServerClient;
   /** The server URL as the user gave it (for messages and the checkpoint key). */

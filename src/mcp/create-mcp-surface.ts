@@ -25,7 +25,6 @@ import { oauthRefusals } from './oauth-refusals.ts';
 import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
 import { isUnder, MCP_PATH } from '../shared/route-prefixes.ts';
 
-export { MCP_MAX_BODY_BYTES } from './mcp-body.ts';
 const MCP_METHODS = ['GET', 'POST', 'DELETE'];
 
 export interface McpSurfaceDeps

@@ -9,9 +9,6 @@ import {
   SENDABLE_HEADER_VALUE as SENDABLE_VALUE,
 } from '../shared/header-names.ts';
 
-// The event id header and the never-sent list live in shared/, where switchboard listen reads them too.
-export { EVENT_ID_HEADER } from '../shared/header-names.ts';
-
 export type OutgoingHeaders = Record<string, string | string[]>;
 
 /*

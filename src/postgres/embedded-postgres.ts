@@ -26,8 +26,6 @@ import { runInitdb, STAGING_PREFIX, stagingName, startPostgres } from './postgre
 import { connectionUrl, PASSWORD_FILE, writeRunningRecord } from './running-record.ts';
 import { trackServer } from './server-lifetime.ts';
 
-export { EmbeddedPostgresError, PostgresUnreachableError } from './embedded-postgres-error.ts';
-
 export interface EmbeddedPostgresOptions {
   /** The switchboard data directory; the cluster lives in its `postgres` subfolder. */
   dataDir: string;

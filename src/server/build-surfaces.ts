@@ -38,8 +38,6 @@ import {
   startJobs,
 } from './wiring-parts.ts';
 
-export type { SurfaceDeps, SurfaceOverrides } from './surface-deps.ts';
-
 export interface Surfaces {
   /** The Koa app: shared middleware, then every surface in order. */
   app: Koa;

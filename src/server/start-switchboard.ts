@@ -11,8 +11,6 @@ import { ensureInitialToken, type InitialTokenResult } from '../auth/ensure-init
 import type { Metrics } from '../metrics/metrics.ts';
 import { buildSurfaces } from './build-surfaces.ts';
 
-export { SERVER_TIMEOUTS, type ServerTimeouts } from '../http/http-server.ts';
-
 export interface StartOptions {
   config: ResolvedConfig;
   logger: Logger;

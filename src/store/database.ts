@@ -133,8 +133,6 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): {
   return { databaseUrl, dataDir };
 }
 
-export { redactUrl } from '../log/redact-url.ts';
-
 export async function isDatabaseUp(pool: DatabasePool, timeoutMs = 2_000): Promise<boolean> {
   const probe = pool.oneFirst(sql.unsafe`SELECT 1`).then(
     () => true,

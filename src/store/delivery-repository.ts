@@ -26,10 +26,6 @@ import {
 import { forwardStates, ruleHealth, type RuleHealth } from './delivery-health.ts';
 import { deliveriesOfEvent, getDelivery, uuidOrNull } from './delivery-rows.ts';
 
-// The repository's interface names these; forwarding imports them with it.
-export type { AttemptRecord, ClaimedDelivery, ClaimRequest, SettleOutcome, Settlement } from './delivery-claims.ts';
-export type { RuleHealth } from './delivery-health.ts';
-
 export type RetryOutcome =
   { kind: 'retried'; delivery: Delivery } | { kind: 'not_found' } | { kind: 'busy'; state: string };
 

@@ -13,7 +13,8 @@ import type {
   TrustMode,
 } from '../../generated/types.ts';
 import { isEventId } from '../shared/event-id.ts';
-import type { ArrivalRequest, StoredEvent } from './event-store.ts';
+import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+import type { StoredEvent } from './event-store.ts';
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 

@@ -11,10 +11,7 @@ import type {
   ListWebhookEventsOutput,
   TrustMode,
 } from '../../generated/types.ts';
-
 import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
-
-export type { ArrivalRequest };
 
 export interface NewEvent {
   provider: string;

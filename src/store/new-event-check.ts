@@ -15,7 +15,8 @@ import {
 } from '../../generated/constants.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { isCheckedTrustMode } from './event-mapping.ts';
-import type { ArrivalRequest, NewEvent } from './event-store.ts';
+import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+import type { NewEvent } from './event-store.ts';
 
 export function checkNewEvent(event: NewEvent, index: number): void {
   const fail = (message: string): never => {

@@ -4,8 +4,6 @@ import { invalidArgument } from '../errors/app-error.ts';
 import { catalogEntry } from '../presets/preset-registry.ts';
 import { listSamples, sampleDelivery, type SampleDelivery } from '../presets/sample-deliveries.ts';
 
-export { allSamples, listSamples, type TriggerSampleInfo } from '../presets/sample-deliveries.ts';
-
 /** Where `switchboard trigger` sends by default: the address switchboard binds by default. */
 export const DEFAULT_TRIGGER_BASE_URL = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
 

@@ -1,6 +1,7 @@
 /**
  * The module layering of docs/architecture.md, enforced: modules import only lower layers, every
- * folder of src/ has a layer, no folder has an index file, and no files import each other in a circle.
+ * folder of src/ has a layer, no folder has an index file, no file re-exports another, and no files import
+ * each other in a circle.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -29,6 +30,38 @@ function importsOf(file: string): string[] {
     .map((imported) => imported.fileName)
     .filter((spec) => spec.startsWith('.'))
     .map((spec) => resolve(dirname(file), spec));
+}
+
+/**
+ * The relative specifiers a file re-exports from (`export { x } from './y.ts'`, `export * from`):
+ * a pass-through that hides which file defines what its importers use. A package's type
+ * (`export type { Logger } from 'pino'`) names no file of the project and is not one.
+ */
+function reExportsOf(path: string, text = readFileSync(path, 'utf8')): string[] {
+  const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, kind);
+  // Names imported from a file of the project, so `import { x } from './y.ts'; export { x };` counts too.
+  const importedFrom = new Map<string, string>();
+  for (const statement of file.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const spec = statement.moduleSpecifier.text;
+    if (!spec.startsWith('.')) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (bindings !== undefined && ts.isNamedImports(bindings)) {
+      for (const element of bindings.elements) importedFrom.set(element.name.text, spec);
+    }
+  }
+  return file.statements.flatMap((statement) => {
+    if (!ts.isExportDeclaration(statement)) return [];
+    const spec = statement.moduleSpecifier;
+    if (spec !== undefined) return ts.isStringLiteral(spec) && spec.text.startsWith('.') ? [spec.text] : [];
+    const clause = statement.exportClause;
+    if (clause === undefined || !ts.isNamedExports(clause)) return [];
+    return clause.elements.flatMap((element) => {
+      const from = importedFrom.get((element.propertyName ?? element.name).text);
+      return from === undefined ? [] : [from];
+    });
+  });
 }
 
 type Graph = ReadonlyMap<string, readonly string[]>;
@@ -133,6 +166,23 @@ describe('module layering (docs/architecture.md)', () => {
   it('has no index files: every import names the file that defines what it uses', () => {
     const indexFiles = [...graph.keys()].filter((file) => /^index\.tsx?$/.test(file.split(sep).at(-1) ?? ''));
     expect(indexFiles.map((file) => relative(root, file))).toEqual([]);
+  });
+
+  it('has no re-exports: what a file exports, it defines', () => {
+    const found = [...graph.keys()].flatMap((file) =>
+      reExportsOf(file).map((spec) => `${relative(root, file)} re-exports ${spec}`),
+    );
+    expect(found).toEqual([]);
+    const fixture = [
+      "export type { Logger } from 'pino';",
+      "export { a } from './a.ts';",
+      "export type { B } from '../b/b.ts';",
+      "export * from './c.ts';",
+      "import { d, e } from './d.ts';",
+      'const f = e;',
+      'export { d, f };',
+    ].join('\n');
+    expect(reExportsOf(join(src, 'fixture.ts'), fixture)).toEqual(['./a.ts', '../b/b.ts', './c.ts', './d.ts']);
   });
 
   it('has no files that import each other in a circle', () => {

@@ -8,8 +8,8 @@ import {
   methodNotAllowed,
   payloadTooLarge,
   unavailable,
-  type ErrorCode,
 } from '../../src/errors/app-error.ts';
+import type { ErrorCode } from '../../generated/constants.ts';
 import { errorEnvelope } from '../../src/errors/error-envelope.ts';
 
 const codes = Object.keys(ERROR_REGISTRY) as ErrorCode[];

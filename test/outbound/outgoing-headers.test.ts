@@ -4,10 +4,10 @@ import type { EventHeaders } from '../../generated/types.ts';
 import { secretHeadersOf } from '../../src/outbound/credentials.ts';
 import {
   assembleDeliveryHeaders,
-  EVENT_ID_HEADER,
   deliveryHeaderSelection,
   selectStoredHeaders,
 } from '../../src/outbound/outgoing-headers.ts';
+import { EVENT_ID_HEADER } from '../../src/shared/header-names.ts';
 import { displayTarget, transportFailure } from '../../src/outbound/send-request.ts';
 import { DeliveryFailure, refused } from '../../src/outbound/delivery-failure.ts';
 import { NEVER_SENT } from './never-sent.ts';

@@ -11,7 +11,8 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { EmbeddedPostgresError, startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
+import { EmbeddedPostgresError } from '../../src/postgres/embedded-postgres-error.ts';
+import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
 import { silentLogger } from '../support/database.ts';
 
 const asRoot = process.getuid?.() === 0;

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { createPool, sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_LOCATION_FILE } from '../../src/postgres/cluster-placement.ts';
+import { PostgresUnreachableError } from '../../src/postgres/embedded-postgres-error.ts';
 import {
-  PostgresUnreachableError,
   startEmbeddedPostgres,
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,

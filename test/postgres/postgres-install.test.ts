@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EmbeddedPostgresError } from '../../src/postgres/embedded-postgres.ts';
+import { EmbeddedPostgresError } from '../../src/postgres/embedded-postgres-error.ts';
 import { assertLibrariesLinked, bundledInstall } from '../../src/postgres/postgres-install.ts';
 
 describe('the bundled PostgreSQL installation', () => {

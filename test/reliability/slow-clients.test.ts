@@ -8,7 +8,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { SERVER_TIMEOUTS } from '../../src/server/start-switchboard.ts';
+import { SERVER_TIMEOUTS } from '../../src/http/http-server.ts';
 import { dripUntilClosed, openRaw } from '../support/raw-socket.ts';
 import { postJson } from '../support/wire.ts';
 import { reliabilitySuite } from './support/suite.ts';

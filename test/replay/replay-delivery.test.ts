@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { v7 as uuidv7 } from 'uuid';
 import { validateReplayResult } from '../../generated/validators.js';
-import { EVENT_ID_HEADER } from '../../src/outbound/outgoing-headers.ts';
+import { EVENT_ID_HEADER } from '../../src/shared/header-names.ts';
 import { NEVER_SENT } from '../outbound/never-sent.ts';
 import { expectAppError, useReplaySuite, storeDelivery, type ReplayHarness } from './replay-test-kit.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';

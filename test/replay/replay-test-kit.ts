@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { ProviderConfig } from '../../src/config/resolve-config.ts';
-import { AppError, type ErrorCode } from '../../src/errors/app-error.ts';
+import type { ErrorCode } from '../../generated/constants.ts';
+import { AppError } from '../../src/errors/app-error.ts';
 import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createReplayService, type ReplayServiceOptions } from '../../src/replay/replay-service.ts';

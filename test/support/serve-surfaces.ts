@@ -6,7 +6,8 @@
  */
 import type { Server } from 'node:http';
 import { listenHttp } from '../../src/http/http-server.ts';
-import { buildSurfaces, type SurfaceDeps, type Surfaces } from '../../src/server/build-surfaces.ts';
+import { buildSurfaces, type Surfaces } from '../../src/server/build-surfaces.ts';
+import type { SurfaceDeps } from '../../src/server/surface-deps.ts';
 
 export const HARNESS_HOST = '127.0.0.1';
 

@@ -6,13 +6,8 @@ import type { Provider } from '../../generated/types.ts';
 import { PRESET_NAMES } from '../../generated/constants.ts';
 import { catalogEntry, credentialOf } from '../../src/presets/preset-registry.ts';
 import { createServer, type Socket } from 'node:net';
-import {
-  allSamples,
-  listSamples,
-  prepareTrigger,
-  triggerSample,
-  TriggerUnreachableError,
-} from '../../src/trigger/trigger-sample.ts';
+import { allSamples, listSamples } from '../../src/presets/sample-deliveries.ts';
+import { prepareTrigger, triggerSample, TriggerUnreachableError } from '../../src/trigger/trigger-sample.ts';
 import { startHarness, type Harness } from '../ingest/ingest-harness.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 import { closedPort, startConsumer } from '../support/local-server.ts';

@@ -14,11 +14,8 @@ import { Agent, request } from 'undici';
 import type { SwitchboardConfig } from '../../../generated/types.ts';
 import { resolveConfig } from '../../../src/config/resolve-config.ts';
 import { createLogger } from '../../../src/log/logger.ts';
-import {
-  startSwitchboard,
-  type RunningSwitchboard,
-  type ServerTimeouts,
-} from '../../../src/server/start-switchboard.ts';
+import type { ServerTimeouts } from '../../../src/http/http-server.ts';
+import { startSwitchboard, type RunningSwitchboard } from '../../../src/server/start-switchboard.ts';
 import { answerWith, closedPort, startConsumer } from '../../support/local-server.ts';
 import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switchboard.ts';
 

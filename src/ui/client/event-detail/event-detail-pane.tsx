@@ -14,8 +14,6 @@ import { PayloadTab } from './payload-tab.tsx';
 import { RequestTab } from './request-tab.tsx';
 import { TrustPanel } from './trust-panel.tsx';
 
-export type { DetailTab } from './detail-tabs.tsx';
-
 interface DetailProps {
   api: ApiClient;
   id: string;
