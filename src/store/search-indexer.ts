@@ -44,6 +44,8 @@ export interface SearchIndexerOptions {
   ingestPressed?: () => boolean;
   /** How far behind the indexer may fall while ingest is saturated, in ms; default 4,000. */
   maxBurstLagMs?: number;
+  /** After a failed batch (the database is down, say), how long until the next attempt, in ms; default 5,000. */
+  retryAfterErrorMs?: number;
 }
 
 export interface SearchIndexer {
@@ -63,8 +65,7 @@ const DEFAULT_MAX_LAG_MS = 2_000;
 const DEFAULT_MAX_BURST_LAG_MS = 4_000;
 /** While ingest is saturated, how often the indexer looks again. */
 const PRESSED_RECHECK_MS = 100;
-/** After a failure (the database is down, say), the next attempt waits this long. */
-const RETRY_AFTER_ERROR_MS = 5_000;
+const DEFAULT_RETRY_AFTER_ERROR_MS = 5_000;
 
 const takenRow = z.object({
   taken: z.number().int(),
@@ -181,7 +182,11 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
   const busyShare = Math.min(1, Math.max(0.01, options.busyShare ?? DEFAULT_BUSY_SHARE));
   const idleIntervalMs = options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS;
   const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
-  const { ingestPressed, maxBurstLagMs = DEFAULT_MAX_BURST_LAG_MS } = options;
+  const {
+    ingestPressed,
+    maxBurstLagMs = DEFAULT_MAX_BURST_LAG_MS,
+    retryAfterErrorMs = DEFAULT_RETRY_AFTER_ERROR_MS,
+  } = options;
   const policy: RestPolicy = { batchSize, busyShare, idleIntervalMs, maxLagMs };
   const stopping = new AbortController();
   let failing = false;
@@ -219,7 +224,7 @@ export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer
         // Logged once per outage, not once per retry.
         if (!failing) logger.warn({ err: error }, 'search indexing failed; retrying');
         failing = true;
-        await rest(RETRY_AFTER_ERROR_MS);
+        await rest(retryAfterErrorMs);
         continue;
       }
       const elapsed = performance.now() - started;

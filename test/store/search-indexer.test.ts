@@ -684,7 +684,9 @@ describe('startSearchIndexer', () => {
     const warnings = () =>
       lines.filter((line) => line.level === WARN && line.msg === 'search indexing failed; retrying');
     const recoveries = () => lines.filter((line) => line.level === INFO && line.msg === 'search indexer running again');
-    const indexer = startSearchIndexer({ pool: timed.pool, logger, idleIntervalMs: 20 });
+    // The retry delay shortened from its 5 s default, so the test does not wait it out twice.
+    const retryAfterErrorMs = 1_000;
+    const indexer = startSearchIndexer({ pool: timed.pool, logger, idleIntervalMs: 20, retryAfterErrorMs });
     try {
       const before = await store.insert(newEvent());
       await waitFor(async () => (await indexedIds()).includes(before.event.id), 3_000, 'indexing through the proxy');
@@ -694,17 +696,18 @@ describe('startSearchIndexer', () => {
       await waitFor(() => warnings().length === 1, 3_000, 'the first failure');
       const failures = timed.batches.filter((batch) => batch.failed).length;
       expect(failures).toBe(1);
-      // The next attempt comes after the 5 s retry delay; it fails too, and is not logged again.
-      await waitFor(() => timed.batches.filter((batch) => batch.failed).length === 2, 7_000, 'the retry');
+      // The next attempt comes after the retry delay; it fails too, and is not logged again.
+      await waitFor(() => timed.batches.filter((batch) => batch.failed).length === 2, 5_000, 'the retry');
       const [firstFailure, retry] = timed.batches.filter((batch) => batch.failed);
-      expect((retry?.start ?? 0) - (firstFailure?.end ?? 0)).toBeGreaterThanOrEqual(4_900);
+      expect((retry?.start ?? 0) - (firstFailure?.end ?? 0)).toBeGreaterThanOrEqual(retryAfterErrorMs - 100);
+      expect((retry?.start ?? 0) - (firstFailure?.end ?? 0)).toBeLessThan(retryAfterErrorMs + 2_000);
       await delay(200);
       expect(warnings()).toHaveLength(1);
       expect(recoveries()).toHaveLength(0);
       expect(await queuedIds()).toEqual([during.event.id]);
 
       await proxy.up();
-      await waitFor(async () => (await count('event_search_queue')) === 0, 7_000, 'recovery');
+      await waitFor(async () => (await count('event_search_queue')) === 0, 5_000, 'recovery');
       expect(await indexedIds()).toEqual(sorted([before.event.id, during.event.id]));
       expect(warnings()).toHaveLength(1);
       expect(recoveries()).toHaveLength(1);
