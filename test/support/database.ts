@@ -1,6 +1,7 @@
 /**
  * An isolated, migrated database per test file on the run's shared server, dropped afterwards,
- * so no test ever sees another's rows.
+ * so no test ever sees another's rows. A migrated one starts as a copy of the run's migrated
+ * template (migrated-template.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createPool, sql, type CommonQueryMethods, type DatabasePool, type Interceptor } from 'slonik';
@@ -42,9 +43,16 @@ async function withAdmin<T>(work: (pool: DatabasePool) => Promise<T>): Promise<T
 }
 
 export async function createEmptyDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  return createDatabase('template0');
+}
+
+/** A new database copied from `template` (template0: empty). */
+async function createDatabase(template: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `sb_test_${randomBytes(6).toString('hex')}`;
   await withAdmin((admin) =>
-    admin.query(sql.unsafe`CREATE DATABASE ${sql.identifier([name])} TEMPLATE template0 ENCODING 'UTF8'`),
+    admin.query(
+      sql.unsafe`CREATE DATABASE ${sql.identifier([name])} TEMPLATE ${sql.identifier([template])} ENCODING 'UTF8'`,
+    ),
   );
   return {
     name,
@@ -57,7 +65,8 @@ export async function createEmptyDatabase(): Promise<{ name: string; url: string
 }
 
 export async function freshDatabase(options: FreshDatabaseOptions = {}): Promise<TestDatabase> {
-  const database = await createEmptyDatabase();
+  // Migrated: a copy of the run's migrated template (global-setup.ts), which migrate finds current.
+  const database = await createDatabase(options.migrate === false ? 'template0' : inject('migratedTemplate'));
   const pool = await createDatabasePool(database.url, {
     maximumPoolSize: options.maximumPoolSize ?? 5,
     interceptors: options.interceptors ?? [],

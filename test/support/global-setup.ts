@@ -1,7 +1,8 @@
 /**
  * Starts the one PostgreSQL server the whole test run shares: DATABASE_URL when set (CI points it
  * at a real server), otherwise an embedded cluster in a temp directory on a free port. Each test
- * file then creates its own database on it (test/support/database.ts).
+ * file then creates its own database on it (test/support/database.ts), a migrated one as a copy of
+ * the template made here once.
  */
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,11 +10,14 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../src/log/logger.ts';
 import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
+import { createMigratedTemplate } from './migrated-template.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A server URL whose user may CREATE DATABASE. */
     databaseUrl: string;
+    /** A database on that server with every migration applied, which freshDatabase copies. */
+    migratedTemplate: string;
   }
 }
 
@@ -21,7 +25,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const external = process.env.DATABASE_URL?.trim();
   if (external) {
     project.provide('databaseUrl', external);
-    return async () => {};
+    const template = await createMigratedTemplate(external);
+    project.provide('migratedTemplate', template.name);
+    return () => template.drop();
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-test-pg-'));
   // mkdtemp makes the directory private; as root the server runs as `postgres` and must enter it.
@@ -34,7 +40,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     durable: false,
   });
   project.provide('databaseUrl', server.url);
+  const template = await createMigratedTemplate(server.url);
+  project.provide('migratedTemplate', template.name);
   return async () => {
+    await template.drop();
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
   };
