@@ -2221,7 +2221,8 @@ export const SCHEMAS = {
           "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
         oneOf: [
           {
-            description: 'An HMAC over a template of the request.',
+            description:
+              'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
             type: 'object',
             additionalProperties: false,
             required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
@@ -2296,6 +2297,48 @@ export const SCHEMAS = {
                   'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
                 type: 'object',
                 additionalProperties: { type: 'string' },
+              },
+            },
+            if: {
+              required: ['timestamp'],
+              properties: {
+                timestamp: { type: 'object', properties: { from: { type: 'string', const: 'signature' } } },
+              },
+            },
+            then: {
+              description:
+                "A timestamp from the signature header's pairs: the pairs have a timestamp item, and it is signed.",
+              properties: {
+                signature: {
+                  type: 'object',
+                  required: ['timestamp_key'],
+                  properties: { format: { type: 'string', const: 'pairs' }, timestamp_key: { type: 'string' } },
+                },
+                signed: { type: 'string', pattern: '\\{timestamp\\}' },
+              },
+            },
+            else: {
+              if: {
+                required: ['timestamp'],
+                properties: {
+                  timestamp: { type: 'object', properties: { from: { type: 'string', pattern: '^header:' } } },
+                },
+              },
+              then: {
+                description:
+                  'A timestamp from a header is worth checking only because it is signed: the template signs it, and no pairs item holds another.',
+                properties: {
+                  signed: { type: 'string', pattern: '\\{timestamp\\}' },
+                  signature: { type: 'object', properties: { timestamp_key: false } },
+                },
+              },
+              else: {
+                description:
+                  'A timestamp in the body (signed with it, read after the check), or none: the template signs no {timestamp} and no pairs item holds one, so none goes unchecked.',
+                properties: {
+                  signed: { not: { type: 'string', pattern: '\\{timestamp\\}' } },
+                  signature: { type: 'object', properties: { timestamp_key: false } },
+                },
               },
             },
           },
@@ -2570,7 +2613,8 @@ export const SCHEMAS = {
           "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
         oneOf: [
           {
-            description: 'An HMAC over a template of the request.',
+            description:
+              'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
             type: 'object',
             additionalProperties: false,
             required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
@@ -2645,6 +2689,48 @@ export const SCHEMAS = {
                   'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
                 type: 'object',
                 additionalProperties: { type: 'string' },
+              },
+            },
+            if: {
+              required: ['timestamp'],
+              properties: {
+                timestamp: { type: 'object', properties: { from: { type: 'string', const: 'signature' } } },
+              },
+            },
+            then: {
+              description:
+                "A timestamp from the signature header's pairs: the pairs have a timestamp item, and it is signed.",
+              properties: {
+                signature: {
+                  type: 'object',
+                  required: ['timestamp_key'],
+                  properties: { format: { type: 'string', const: 'pairs' }, timestamp_key: { type: 'string' } },
+                },
+                signed: { type: 'string', pattern: '\\{timestamp\\}' },
+              },
+            },
+            else: {
+              if: {
+                required: ['timestamp'],
+                properties: {
+                  timestamp: { type: 'object', properties: { from: { type: 'string', pattern: '^header:' } } },
+                },
+              },
+              then: {
+                description:
+                  'A timestamp from a header is worth checking only because it is signed: the template signs it, and no pairs item holds another.',
+                properties: {
+                  signed: { type: 'string', pattern: '\\{timestamp\\}' },
+                  signature: { type: 'object', properties: { timestamp_key: false } },
+                },
+              },
+              else: {
+                description:
+                  'A timestamp in the body (signed with it, read after the check), or none: the template signs no {timestamp} and no pairs item holds one, so none goes unchecked.',
+                properties: {
+                  signed: { not: { type: 'string', pattern: '\\{timestamp\\}' } },
+                  signature: { type: 'object', properties: { timestamp_key: false } },
+                },
               },
             },
           },
@@ -2776,7 +2862,8 @@ export const SCHEMAS = {
         ],
       },
       hmacScheme: {
-        description: 'An HMAC over a template of the request.',
+        description:
+          'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
         type: 'object',
         additionalProperties: false,
         required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
@@ -2846,6 +2933,46 @@ export const SCHEMAS = {
               'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
             type: 'object',
             additionalProperties: { type: 'string' },
+          },
+        },
+        if: {
+          required: ['timestamp'],
+          properties: { timestamp: { type: 'object', properties: { from: { type: 'string', const: 'signature' } } } },
+        },
+        then: {
+          description:
+            "A timestamp from the signature header's pairs: the pairs have a timestamp item, and it is signed.",
+          properties: {
+            signature: {
+              type: 'object',
+              required: ['timestamp_key'],
+              properties: { format: { type: 'string', const: 'pairs' }, timestamp_key: { type: 'string' } },
+            },
+            signed: { type: 'string', pattern: '\\{timestamp\\}' },
+          },
+        },
+        else: {
+          if: {
+            required: ['timestamp'],
+            properties: {
+              timestamp: { type: 'object', properties: { from: { type: 'string', pattern: '^header:' } } },
+            },
+          },
+          then: {
+            description:
+              'A timestamp from a header is worth checking only because it is signed: the template signs it, and no pairs item holds another.',
+            properties: {
+              signed: { type: 'string', pattern: '\\{timestamp\\}' },
+              signature: { type: 'object', properties: { timestamp_key: false } },
+            },
+          },
+          else: {
+            description:
+              'A timestamp in the body (signed with it, read after the check), or none: the template signs no {timestamp} and no pairs item holds one, so none goes unchecked.',
+            properties: {
+              signed: { not: { type: 'string', pattern: '\\{timestamp\\}' } },
+              signature: { type: 'object', properties: { timestamp_key: false } },
+            },
           },
         },
       },

@@ -1147,7 +1147,7 @@ export interface ProviderCatalogEntry {
   notes?: string;
 }
 /**
- * An HMAC over a template of the request.
+ * An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.
  */
 export interface HmacScheme {
   kind: 'hmac';

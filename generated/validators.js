@@ -14415,7 +14415,8 @@ const schema101 = {
       ],
     },
     hmacScheme: {
-      description: 'An HMAC over a template of the request.',
+      description:
+        'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
       type: 'object',
       additionalProperties: false,
       required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
@@ -14485,6 +14486,44 @@ const schema101 = {
             'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
           type: 'object',
           additionalProperties: { type: 'string' },
+        },
+      },
+      if: {
+        required: ['timestamp'],
+        properties: { timestamp: { type: 'object', properties: { from: { type: 'string', const: 'signature' } } } },
+      },
+      then: {
+        description:
+          "A timestamp from the signature header's pairs: the pairs have a timestamp item, and it is signed.",
+        properties: {
+          signature: {
+            type: 'object',
+            required: ['timestamp_key'],
+            properties: { format: { type: 'string', const: 'pairs' }, timestamp_key: { type: 'string' } },
+          },
+          signed: { type: 'string', pattern: '\\{timestamp\\}' },
+        },
+      },
+      else: {
+        if: {
+          required: ['timestamp'],
+          properties: { timestamp: { type: 'object', properties: { from: { type: 'string', pattern: '^header:' } } } },
+        },
+        then: {
+          description:
+            'A timestamp from a header is worth checking only because it is signed: the template signs it, and no pairs item holds another.',
+          properties: {
+            signed: { type: 'string', pattern: '\\{timestamp\\}' },
+            signature: { type: 'object', properties: { timestamp_key: false } },
+          },
+        },
+        else: {
+          description:
+            'A timestamp in the body (signed with it, read after the check), or none: the template signs no {timestamp} and no pairs item holds one, so none goes unchecked.',
+          properties: {
+            signed: { not: { type: 'string', pattern: '\\{timestamp\\}' } },
+            signature: { type: 'object', properties: { timestamp_key: false } },
+          },
         },
       },
     },
@@ -14649,8 +14688,8 @@ const schema115 = {
   },
 };
 const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
-const pattern31 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
-const pattern32 = new RegExp('^[a-z0-9-]+$', 'u');
+const pattern35 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
+const pattern36 = new RegExp('^[a-z0-9-]+$', 'u');
 const schema102 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
@@ -14667,7 +14706,8 @@ const schema102 = {
   ],
 };
 const schema103 = {
-  description: 'An HMAC over a template of the request.',
+  description:
+    'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'algorithm', 'encoding', 'signature', 'signed'],
@@ -14729,6 +14769,43 @@ const schema103 = {
         'Headers that go with every signature as they are, e.g. box-signature-version: 1; required on arrival with these values.',
       type: 'object',
       additionalProperties: { type: 'string' },
+    },
+  },
+  if: {
+    required: ['timestamp'],
+    properties: { timestamp: { type: 'object', properties: { from: { type: 'string', const: 'signature' } } } },
+  },
+  then: {
+    description: "A timestamp from the signature header's pairs: the pairs have a timestamp item, and it is signed.",
+    properties: {
+      signature: {
+        type: 'object',
+        required: ['timestamp_key'],
+        properties: { format: { type: 'string', const: 'pairs' }, timestamp_key: { type: 'string' } },
+      },
+      signed: { type: 'string', pattern: '\\{timestamp\\}' },
+    },
+  },
+  else: {
+    if: {
+      required: ['timestamp'],
+      properties: { timestamp: { type: 'object', properties: { from: { type: 'string', pattern: '^header:' } } } },
+    },
+    then: {
+      description:
+        'A timestamp from a header is worth checking only because it is signed: the template signs it, and no pairs item holds another.',
+      properties: {
+        signed: { type: 'string', pattern: '\\{timestamp\\}' },
+        signature: { type: 'object', properties: { timestamp_key: false } },
+      },
+    },
+    else: {
+      description:
+        'A timestamp in the body (signed with it, read after the check), or none: the template signs no {timestamp} and no pairs item holds one, so none goes unchecked.',
+      properties: {
+        signed: { not: { type: 'string', pattern: '\\{timestamp\\}' } },
+        signature: { type: 'object', properties: { timestamp_key: false } },
+      },
     },
   },
 };
@@ -14857,9 +14934,11 @@ const schema111 = {
     timestamped: { type: 'boolean' },
   },
 };
-const pattern22 = new RegExp('^[A-Za-z0-9-]+$', 'u');
-const pattern23 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
-const pattern30 = new RegExp('^/.+$', 'u');
+const pattern22 = new RegExp('\\{timestamp\\}', 'u');
+const pattern23 = new RegExp('^header:', 'u');
+const pattern26 = new RegExp('^[A-Za-z0-9-]+$', 'u');
+const pattern27 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
+const pattern34 = new RegExp('^/.+$', 'u');
 
 function validate49(
   data,
@@ -14878,9 +14957,497 @@ function validate49(
   let valid0 = false;
   let passing0 = null;
   const _errs1 = errors;
+  const _errs4 = errors;
+  let valid2 = true;
+  const _errs5 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    let missing0;
+    if (data.timestamp === undefined && (missing0 = 'timestamp')) {
+      const err0 = {};
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    } else {
+      if (data.timestamp !== undefined) {
+        let data0 = data.timestamp;
+        const _errs6 = errors;
+        if (errors === _errs6) {
+          if (data0 && typeof data0 == 'object' && !Array.isArray(data0)) {
+            if (data0.from !== undefined) {
+              let data1 = data0.from;
+              if (typeof data1 !== 'string') {
+                const err1 = {};
+                if (vErrors === null) {
+                  vErrors = [err1];
+                } else {
+                  vErrors.push(err1);
+                }
+                errors++;
+              }
+              if ('signature' !== data1) {
+                const err2 = {};
+                if (vErrors === null) {
+                  vErrors = [err2];
+                } else {
+                  vErrors.push(err2);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err3 = {};
+            if (vErrors === null) {
+              vErrors = [err3];
+            } else {
+              vErrors.push(err3);
+            }
+            errors++;
+          }
+        }
+      }
+    }
+  }
+  var _valid1 = _errs5 === errors;
+  errors = _errs4;
+  if (vErrors !== null) {
+    if (_errs4) {
+      vErrors.length = _errs4;
+    } else {
+      vErrors = null;
+    }
+  }
+  let ifClause0;
+  if (_valid1) {
+    const _errs10 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      if (data.signature !== undefined) {
+        let data2 = data.signature;
+        if (data2 && typeof data2 == 'object' && !Array.isArray(data2)) {
+          if (data2.timestamp_key === undefined) {
+            const err4 = {
+              instancePath: instancePath + '/signature',
+              schemaPath: '#/$defs/hmacScheme/then/properties/signature/required',
+              keyword: 'required',
+              params: { missingProperty: 'timestamp_key' },
+              message: "must have required property '" + 'timestamp_key' + "'",
+            };
+            if (vErrors === null) {
+              vErrors = [err4];
+            } else {
+              vErrors.push(err4);
+            }
+            errors++;
+          }
+          if (data2.format !== undefined) {
+            let data3 = data2.format;
+            if (typeof data3 !== 'string') {
+              const err5 = {
+                instancePath: instancePath + '/signature/format',
+                schemaPath: '#/$defs/hmacScheme/then/properties/signature/properties/format/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+              };
+              if (vErrors === null) {
+                vErrors = [err5];
+              } else {
+                vErrors.push(err5);
+              }
+              errors++;
+            }
+            if ('pairs' !== data3) {
+              const err6 = {
+                instancePath: instancePath + '/signature/format',
+                schemaPath: '#/$defs/hmacScheme/then/properties/signature/properties/format/const',
+                keyword: 'const',
+                params: { allowedValue: 'pairs' },
+                message: 'must be equal to constant',
+              };
+              if (vErrors === null) {
+                vErrors = [err6];
+              } else {
+                vErrors.push(err6);
+              }
+              errors++;
+            }
+          }
+          if (data2.timestamp_key !== undefined) {
+            if (typeof data2.timestamp_key !== 'string') {
+              const err7 = {
+                instancePath: instancePath + '/signature/timestamp_key',
+                schemaPath: '#/$defs/hmacScheme/then/properties/signature/properties/timestamp_key/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+              };
+              if (vErrors === null) {
+                vErrors = [err7];
+              } else {
+                vErrors.push(err7);
+              }
+              errors++;
+            }
+          }
+        } else {
+          const err8 = {
+            instancePath: instancePath + '/signature',
+            schemaPath: '#/$defs/hmacScheme/then/properties/signature/type',
+            keyword: 'type',
+            params: { type: 'object' },
+            message: 'must be object',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      }
+      if (data.signed !== undefined) {
+        let data5 = data.signed;
+        if (typeof data5 === 'string') {
+          if (!pattern22.test(data5)) {
+            const err9 = {
+              instancePath: instancePath + '/signed',
+              schemaPath: '#/$defs/hmacScheme/then/properties/signed/pattern',
+              keyword: 'pattern',
+              params: { pattern: '\\{timestamp\\}' },
+              message: 'must match pattern "' + '\\{timestamp\\}' + '"',
+            };
+            if (vErrors === null) {
+              vErrors = [err9];
+            } else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        } else {
+          const err10 = {
+            instancePath: instancePath + '/signed',
+            schemaPath: '#/$defs/hmacScheme/then/properties/signed/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      }
+    }
+    var _valid1 = _errs10 === errors;
+    valid2 = _valid1;
+    if (valid2) {
+      var props0 = {};
+      props0.signature = true;
+      props0.signed = true;
+      props0.timestamp = true;
+    }
+    ifClause0 = 'then';
+  } else {
+    const _errs19 = errors;
+    const _errs20 = errors;
+    let valid7 = true;
+    const _errs21 = errors;
+    if (data && typeof data == 'object' && !Array.isArray(data)) {
+      let missing1;
+      if (data.timestamp === undefined && (missing1 = 'timestamp')) {
+        const err11 = {};
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      } else {
+        if (data.timestamp !== undefined) {
+          let data6 = data.timestamp;
+          const _errs22 = errors;
+          if (errors === _errs22) {
+            if (data6 && typeof data6 == 'object' && !Array.isArray(data6)) {
+              if (data6.from !== undefined) {
+                let data7 = data6.from;
+                const _errs24 = errors;
+                if (errors === _errs24) {
+                  if (typeof data7 === 'string') {
+                    if (!pattern23.test(data7)) {
+                      const err12 = {};
+                      if (vErrors === null) {
+                        vErrors = [err12];
+                      } else {
+                        vErrors.push(err12);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err13 = {};
+                    if (vErrors === null) {
+                      vErrors = [err13];
+                    } else {
+                      vErrors.push(err13);
+                    }
+                    errors++;
+                  }
+                }
+              }
+            } else {
+              const err14 = {};
+              if (vErrors === null) {
+                vErrors = [err14];
+              } else {
+                vErrors.push(err14);
+              }
+              errors++;
+            }
+          }
+        }
+      }
+    }
+    var _valid2 = _errs21 === errors;
+    errors = _errs20;
+    if (vErrors !== null) {
+      if (_errs20) {
+        vErrors.length = _errs20;
+      } else {
+        vErrors = null;
+      }
+    }
+    let ifClause1;
+    if (_valid2) {
+      const _errs26 = errors;
+      if (data && typeof data == 'object' && !Array.isArray(data)) {
+        if (data.signed !== undefined) {
+          let data8 = data.signed;
+          if (typeof data8 === 'string') {
+            if (!pattern22.test(data8)) {
+              const err15 = {
+                instancePath: instancePath + '/signed',
+                schemaPath: '#/$defs/hmacScheme/else/then/properties/signed/pattern',
+                keyword: 'pattern',
+                params: { pattern: '\\{timestamp\\}' },
+                message: 'must match pattern "' + '\\{timestamp\\}' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err15];
+              } else {
+                vErrors.push(err15);
+              }
+              errors++;
+            }
+          } else {
+            const err16 = {
+              instancePath: instancePath + '/signed',
+              schemaPath: '#/$defs/hmacScheme/else/then/properties/signed/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+        }
+        if (data.signature !== undefined) {
+          let data9 = data.signature;
+          if (data9 && typeof data9 == 'object' && !Array.isArray(data9)) {
+            if (data9.timestamp_key !== undefined) {
+              const err17 = {
+                instancePath: instancePath + '/signature/timestamp_key',
+                schemaPath: '#/$defs/hmacScheme/else/then/properties/signature/properties/timestamp_key/false schema',
+                keyword: 'false schema',
+                params: {},
+                message: 'boolean schema is false',
+              };
+              if (vErrors === null) {
+                vErrors = [err17];
+              } else {
+                vErrors.push(err17);
+              }
+              errors++;
+            }
+          } else {
+            const err18 = {
+              instancePath: instancePath + '/signature',
+              schemaPath: '#/$defs/hmacScheme/else/then/properties/signature/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
+            }
+            errors++;
+          }
+        }
+      }
+      var _valid2 = _errs26 === errors;
+      valid7 = _valid2;
+      if (valid7) {
+        var props1 = {};
+        props1.signed = true;
+        props1.signature = true;
+        props1.timestamp = true;
+      }
+      ifClause1 = 'then';
+    } else {
+      const _errs31 = errors;
+      if (data && typeof data == 'object' && !Array.isArray(data)) {
+        if (data.signed !== undefined) {
+          let data11 = data.signed;
+          const _errs33 = errors;
+          const _errs34 = errors;
+          if (errors === _errs34) {
+            if (typeof data11 === 'string') {
+              if (!pattern22.test(data11)) {
+                const err19 = {};
+                if (vErrors === null) {
+                  vErrors = [err19];
+                } else {
+                  vErrors.push(err19);
+                }
+                errors++;
+              }
+            } else {
+              const err20 = {};
+              if (vErrors === null) {
+                vErrors = [err20];
+              } else {
+                vErrors.push(err20);
+              }
+              errors++;
+            }
+          }
+          var valid13 = _errs34 === errors;
+          if (valid13) {
+            const err21 = {
+              instancePath: instancePath + '/signed',
+              schemaPath: '#/$defs/hmacScheme/else/else/properties/signed/not',
+              keyword: 'not',
+              params: {},
+              message: 'must NOT be valid',
+            };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
+          } else {
+            errors = _errs33;
+            if (vErrors !== null) {
+              if (_errs33) {
+                vErrors.length = _errs33;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+        if (data.signature !== undefined) {
+          let data12 = data.signature;
+          if (data12 && typeof data12 == 'object' && !Array.isArray(data12)) {
+            if (data12.timestamp_key !== undefined) {
+              const err22 = {
+                instancePath: instancePath + '/signature/timestamp_key',
+                schemaPath: '#/$defs/hmacScheme/else/else/properties/signature/properties/timestamp_key/false schema',
+                keyword: 'false schema',
+                params: {},
+                message: 'boolean schema is false',
+              };
+              if (vErrors === null) {
+                vErrors = [err22];
+              } else {
+                vErrors.push(err22);
+              }
+              errors++;
+            }
+          } else {
+            const err23 = {
+              instancePath: instancePath + '/signature',
+              schemaPath: '#/$defs/hmacScheme/else/else/properties/signature/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err23];
+            } else {
+              vErrors.push(err23);
+            }
+            errors++;
+          }
+        }
+      }
+      var _valid2 = _errs31 === errors;
+      valid7 = _valid2;
+      if (valid7) {
+        if (props1 !== true) {
+          props1 = props1 || {};
+          props1.signed = true;
+          props1.signature = true;
+        }
+      }
+      ifClause1 = 'else';
+    }
+    if (!valid7) {
+      const err24 = {
+        instancePath,
+        schemaPath: '#/$defs/hmacScheme/else/if',
+        keyword: 'if',
+        params: { failingKeyword: ifClause1 },
+        message: 'must match "' + ifClause1 + '" schema',
+      };
+      if (vErrors === null) {
+        vErrors = [err24];
+      } else {
+        vErrors.push(err24);
+      }
+      errors++;
+    }
+    var _valid1 = _errs19 === errors;
+    valid2 = _valid1;
+    if (valid2) {
+      if (props0 !== true && props1 !== undefined) {
+        if (props1 === true) {
+          props0 = true;
+        } else {
+          props0 = props0 || {};
+          Object.assign(props0, props1);
+        }
+      }
+    }
+    ifClause0 = 'else';
+  }
+  if (!valid2) {
+    const err25 = {
+      instancePath,
+      schemaPath: '#/$defs/hmacScheme/if',
+      keyword: 'if',
+      params: { failingKeyword: ifClause0 },
+      message: 'must match "' + ifClause0 + '" schema',
+    };
+    if (vErrors === null) {
+      vErrors = [err25];
+    } else {
+      vErrors.push(err25);
+    }
+    errors++;
+  }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.kind === undefined) {
-      const err0 = {
+      const err26 = {
         instancePath,
         schemaPath: '#/$defs/hmacScheme/required',
         keyword: 'required',
@@ -14888,14 +15455,14 @@ function validate49(
         message: "must have required property '" + 'kind' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err0];
+        vErrors = [err26];
       } else {
-        vErrors.push(err0);
+        vErrors.push(err26);
       }
       errors++;
     }
     if (data.algorithm === undefined) {
-      const err1 = {
+      const err27 = {
         instancePath,
         schemaPath: '#/$defs/hmacScheme/required',
         keyword: 'required',
@@ -14903,14 +15470,14 @@ function validate49(
         message: "must have required property '" + 'algorithm' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err1];
+        vErrors = [err27];
       } else {
-        vErrors.push(err1);
+        vErrors.push(err27);
       }
       errors++;
     }
     if (data.encoding === undefined) {
-      const err2 = {
+      const err28 = {
         instancePath,
         schemaPath: '#/$defs/hmacScheme/required',
         keyword: 'required',
@@ -14918,14 +15485,14 @@ function validate49(
         message: "must have required property '" + 'encoding' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err2];
+        vErrors = [err28];
       } else {
-        vErrors.push(err2);
+        vErrors.push(err28);
       }
       errors++;
     }
     if (data.signature === undefined) {
-      const err3 = {
+      const err29 = {
         instancePath,
         schemaPath: '#/$defs/hmacScheme/required',
         keyword: 'required',
@@ -14933,14 +15500,14 @@ function validate49(
         message: "must have required property '" + 'signature' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err3];
+        vErrors = [err29];
       } else {
-        vErrors.push(err3);
+        vErrors.push(err29);
       }
       errors++;
     }
     if (data.signed === undefined) {
-      const err4 = {
+      const err30 = {
         instancePath,
         schemaPath: '#/$defs/hmacScheme/required',
         keyword: 'required',
@@ -14948,9 +15515,9 @@ function validate49(
         message: "must have required property '" + 'signed' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err4];
+        vErrors = [err30];
       } else {
-        vErrors.push(err4);
+        vErrors.push(err30);
       }
       errors++;
     }
@@ -14965,7 +15532,7 @@ function validate49(
         key0 === 'timestamp' ||
         key0 === 'sends'
       )) {
-        const err5 = {
+        const err31 = {
           instancePath,
           schemaPath: '#/$defs/hmacScheme/additionalProperties',
           keyword: 'additionalProperties',
@@ -14973,464 +15540,21 @@ function validate49(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err5];
+          vErrors = [err31];
         } else {
-          vErrors.push(err5);
+          vErrors.push(err31);
         }
         errors++;
       }
     }
     if (data.kind !== undefined) {
       if ('hmac' !== data.kind) {
-        const err6 = {
+        const err32 = {
           instancePath: instancePath + '/kind',
           schemaPath: '#/$defs/hmacScheme/properties/kind/const',
           keyword: 'const',
           params: { allowedValue: 'hmac' },
           message: 'must be equal to constant',
-        };
-        if (vErrors === null) {
-          vErrors = [err6];
-        } else {
-          vErrors.push(err6);
-        }
-        errors++;
-      }
-    }
-    if (data.algorithm !== undefined) {
-      let data1 = data.algorithm;
-      if (typeof data1 !== 'string') {
-        const err7 = {
-          instancePath: instancePath + '/algorithm',
-          schemaPath: '#/$defs/hmacScheme/properties/algorithm/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err7];
-        } else {
-          vErrors.push(err7);
-        }
-        errors++;
-      }
-      if (!(data1 === 'sha1' || data1 === 'sha256' || data1 === 'sha512')) {
-        const err8 = {
-          instancePath: instancePath + '/algorithm',
-          schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema103.properties.algorithm.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err8];
-        } else {
-          vErrors.push(err8);
-        }
-        errors++;
-      }
-    }
-    if (data.encoding !== undefined) {
-      let data2 = data.encoding;
-      if (typeof data2 !== 'string') {
-        const err9 = {
-          instancePath: instancePath + '/encoding',
-          schemaPath: '#/$defs/hmacScheme/properties/encoding/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err9];
-        } else {
-          vErrors.push(err9);
-        }
-        errors++;
-      }
-      if (!(data2 === 'hex' || data2 === 'base64' || data2 === 'base64url')) {
-        const err10 = {
-          instancePath: instancePath + '/encoding',
-          schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema103.properties.encoding.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err10];
-        } else {
-          vErrors.push(err10);
-        }
-        errors++;
-      }
-    }
-    if (data.key !== undefined) {
-      let data3 = data.key;
-      if (typeof data3 !== 'string') {
-        const err11 = {
-          instancePath: instancePath + '/key',
-          schemaPath: '#/$defs/hmacScheme/properties/key/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err11];
-        } else {
-          vErrors.push(err11);
-        }
-        errors++;
-      }
-      if (!(data3 === 'utf8' || data3 === 'hex' || data3 === 'base64')) {
-        const err12 = {
-          instancePath: instancePath + '/key',
-          schemaPath: '#/$defs/hmacScheme/properties/key/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema103.properties.key.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err12];
-        } else {
-          vErrors.push(err12);
-        }
-        errors++;
-      }
-    }
-    if (data.signature !== undefined) {
-      let data4 = data.signature;
-      if (data4 && typeof data4 == 'object' && !Array.isArray(data4)) {
-        if (data4.headers === undefined) {
-          const err13 = {
-            instancePath: instancePath + '/signature',
-            schemaPath: '#/$defs/hmacScheme/properties/signature/required',
-            keyword: 'required',
-            params: { missingProperty: 'headers' },
-            message: "must have required property '" + 'headers' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err13];
-          } else {
-            vErrors.push(err13);
-          }
-          errors++;
-        }
-        if (data4.format === undefined) {
-          const err14 = {
-            instancePath: instancePath + '/signature',
-            schemaPath: '#/$defs/hmacScheme/properties/signature/required',
-            keyword: 'required',
-            params: { missingProperty: 'format' },
-            message: "must have required property '" + 'format' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err14];
-          } else {
-            vErrors.push(err14);
-          }
-          errors++;
-        }
-        for (const key1 in data4) {
-          if (!(
-            key1 === 'headers' ||
-            key1 === 'format' ||
-            key1 === 'prefix' ||
-            key1 === 'separator' ||
-            key1 === 'signature_key' ||
-            key1 === 'timestamp_key'
-          )) {
-            const err15 = {
-              instancePath: instancePath + '/signature',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key1 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err15];
-            } else {
-              vErrors.push(err15);
-            }
-            errors++;
-          }
-        }
-        if (data4.headers !== undefined) {
-          let data5 = data4.headers;
-          if (Array.isArray(data5)) {
-            if (data5.length < 1) {
-              const err16 = {
-                instancePath: instancePath + '/signature/headers',
-                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/minItems',
-                keyword: 'minItems',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 items',
-              };
-              if (vErrors === null) {
-                vErrors = [err16];
-              } else {
-                vErrors.push(err16);
-              }
-              errors++;
-            }
-            const len0 = data5.length;
-            for (let i0 = 0; i0 < len0; i0++) {
-              let data6 = data5[i0];
-              if (typeof data6 === 'string') {
-                if (!pattern22.test(data6)) {
-                  const err17 = {
-                    instancePath: instancePath + '/signature/headers/' + i0,
-                    schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z0-9-]+$' },
-                    message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err17];
-                  } else {
-                    vErrors.push(err17);
-                  }
-                  errors++;
-                }
-              } else {
-                const err18 = {
-                  instancePath: instancePath + '/signature/headers/' + i0,
-                  schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err18];
-                } else {
-                  vErrors.push(err18);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err19 = {
-              instancePath: instancePath + '/signature/headers',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-            };
-            if (vErrors === null) {
-              vErrors = [err19];
-            } else {
-              vErrors.push(err19);
-            }
-            errors++;
-          }
-        }
-        if (data4.format !== undefined) {
-          let data7 = data4.format;
-          if (typeof data7 !== 'string') {
-            const err20 = {
-              instancePath: instancePath + '/signature/format',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err20];
-            } else {
-              vErrors.push(err20);
-            }
-            errors++;
-          }
-          if (!(data7 === 'plain' || data7 === 'pairs')) {
-            const err21 = {
-              instancePath: instancePath + '/signature/format',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema103.properties.signature.properties.format.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err21];
-            } else {
-              vErrors.push(err21);
-            }
-            errors++;
-          }
-        }
-        if (data4.prefix !== undefined) {
-          let data8 = data4.prefix;
-          if (typeof data8 === 'string') {
-            if (func2(data8) < 1) {
-              const err22 = {
-                instancePath: instancePath + '/signature/prefix',
-                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/prefix/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err22];
-              } else {
-                vErrors.push(err22);
-              }
-              errors++;
-            }
-          } else {
-            const err23 = {
-              instancePath: instancePath + '/signature/prefix',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/prefix/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err23];
-            } else {
-              vErrors.push(err23);
-            }
-            errors++;
-          }
-        }
-        if (data4.separator !== undefined) {
-          let data9 = data4.separator;
-          if (typeof data9 !== 'string') {
-            const err24 = {
-              instancePath: instancePath + '/signature/separator',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err24];
-            } else {
-              vErrors.push(err24);
-            }
-            errors++;
-          }
-          if (!(data9 === ',' || data9 === ';')) {
-            const err25 = {
-              instancePath: instancePath + '/signature/separator',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema103.properties.signature.properties.separator.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err25];
-            } else {
-              vErrors.push(err25);
-            }
-            errors++;
-          }
-        }
-        if (data4.signature_key !== undefined) {
-          let data10 = data4.signature_key;
-          if (typeof data10 === 'string') {
-            if (func2(data10) < 1) {
-              const err26 = {
-                instancePath: instancePath + '/signature/signature_key',
-                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/signature_key/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err26];
-              } else {
-                vErrors.push(err26);
-              }
-              errors++;
-            }
-          } else {
-            const err27 = {
-              instancePath: instancePath + '/signature/signature_key',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/signature_key/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err27];
-            } else {
-              vErrors.push(err27);
-            }
-            errors++;
-          }
-        }
-        if (data4.timestamp_key !== undefined) {
-          let data11 = data4.timestamp_key;
-          if (typeof data11 === 'string') {
-            if (func2(data11) < 1) {
-              const err28 = {
-                instancePath: instancePath + '/signature/timestamp_key',
-                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/timestamp_key/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err28];
-              } else {
-                vErrors.push(err28);
-              }
-              errors++;
-            }
-          } else {
-            const err29 = {
-              instancePath: instancePath + '/signature/timestamp_key',
-              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/timestamp_key/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err29];
-            } else {
-              vErrors.push(err29);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err30 = {
-          instancePath: instancePath + '/signature',
-          schemaPath: '#/$defs/hmacScheme/properties/signature/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err30];
-        } else {
-          vErrors.push(err30);
-        }
-        errors++;
-      }
-    }
-    if (data.signed !== undefined) {
-      let data12 = data.signed;
-      if (typeof data12 === 'string') {
-        if (func2(data12) < 1) {
-          const err31 = {
-            instancePath: instancePath + '/signed',
-            schemaPath: '#/$defs/hmacScheme/properties/signed/minLength',
-            keyword: 'minLength',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err31];
-          } else {
-            vErrors.push(err31);
-          }
-          errors++;
-        }
-      } else {
-        const err32 = {
-          instancePath: instancePath + '/signed',
-          schemaPath: '#/$defs/hmacScheme/properties/signed/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err32];
@@ -15440,150 +15564,153 @@ function validate49(
         errors++;
       }
     }
-    if (data.timestamp !== undefined) {
-      let data13 = data.timestamp;
-      if (data13 && typeof data13 == 'object' && !Array.isArray(data13)) {
-        if (data13.from === undefined) {
-          const err33 = {
-            instancePath: instancePath + '/timestamp',
-            schemaPath: '#/$defs/hmacScheme/properties/timestamp/required',
+    if (data.algorithm !== undefined) {
+      let data15 = data.algorithm;
+      if (typeof data15 !== 'string') {
+        const err33 = {
+          instancePath: instancePath + '/algorithm',
+          schemaPath: '#/$defs/hmacScheme/properties/algorithm/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err33];
+        } else {
+          vErrors.push(err33);
+        }
+        errors++;
+      }
+      if (!(data15 === 'sha1' || data15 === 'sha256' || data15 === 'sha512')) {
+        const err34 = {
+          instancePath: instancePath + '/algorithm',
+          schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema103.properties.algorithm.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+    }
+    if (data.encoding !== undefined) {
+      let data16 = data.encoding;
+      if (typeof data16 !== 'string') {
+        const err35 = {
+          instancePath: instancePath + '/encoding',
+          schemaPath: '#/$defs/hmacScheme/properties/encoding/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err35];
+        } else {
+          vErrors.push(err35);
+        }
+        errors++;
+      }
+      if (!(data16 === 'hex' || data16 === 'base64' || data16 === 'base64url')) {
+        const err36 = {
+          instancePath: instancePath + '/encoding',
+          schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema103.properties.encoding.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      }
+    }
+    if (data.key !== undefined) {
+      let data17 = data.key;
+      if (typeof data17 !== 'string') {
+        const err37 = {
+          instancePath: instancePath + '/key',
+          schemaPath: '#/$defs/hmacScheme/properties/key/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err37];
+        } else {
+          vErrors.push(err37);
+        }
+        errors++;
+      }
+      if (!(data17 === 'utf8' || data17 === 'hex' || data17 === 'base64')) {
+        const err38 = {
+          instancePath: instancePath + '/key',
+          schemaPath: '#/$defs/hmacScheme/properties/key/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema103.properties.key.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
+        }
+        errors++;
+      }
+    }
+    if (data.signature !== undefined) {
+      let data18 = data.signature;
+      if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
+        if (data18.headers === undefined) {
+          const err39 = {
+            instancePath: instancePath + '/signature',
+            schemaPath: '#/$defs/hmacScheme/properties/signature/required',
             keyword: 'required',
-            params: { missingProperty: 'from' },
-            message: "must have required property '" + 'from' + "'",
+            params: { missingProperty: 'headers' },
+            message: "must have required property '" + 'headers' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err33];
+            vErrors = [err39];
           } else {
-            vErrors.push(err33);
+            vErrors.push(err39);
           }
           errors++;
         }
-        if (data13.format === undefined) {
-          const err34 = {
-            instancePath: instancePath + '/timestamp',
-            schemaPath: '#/$defs/hmacScheme/properties/timestamp/required',
+        if (data18.format === undefined) {
+          const err40 = {
+            instancePath: instancePath + '/signature',
+            schemaPath: '#/$defs/hmacScheme/properties/signature/required',
             keyword: 'required',
             params: { missingProperty: 'format' },
             message: "must have required property '" + 'format' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err34];
+            vErrors = [err40];
           } else {
-            vErrors.push(err34);
+            vErrors.push(err40);
           }
           errors++;
         }
-        for (const key2 in data13) {
-          if (!(key2 === 'from' || key2 === 'format')) {
-            const err35 = {
-              instancePath: instancePath + '/timestamp',
-              schemaPath: '#/$defs/hmacScheme/properties/timestamp/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key2 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err35];
-            } else {
-              vErrors.push(err35);
-            }
-            errors++;
-          }
-        }
-        if (data13.from !== undefined) {
-          let data14 = data13.from;
-          if (typeof data14 === 'string') {
-            if (!pattern23.test(data14)) {
-              const err36 = {
-                instancePath: instancePath + '/timestamp/from',
-                schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
-                keyword: 'pattern',
-                params: { pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$' },
-                message: 'must match pattern "' + '^(header:[A-Za-z0-9-]+|signature|/.*)$' + '"',
-              };
-              if (vErrors === null) {
-                vErrors = [err36];
-              } else {
-                vErrors.push(err36);
-              }
-              errors++;
-            }
-          } else {
-            const err37 = {
-              instancePath: instancePath + '/timestamp/from',
-              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err37];
-            } else {
-              vErrors.push(err37);
-            }
-            errors++;
-          }
-        }
-        if (data13.format !== undefined) {
-          let data15 = data13.format;
-          if (typeof data15 !== 'string') {
-            const err38 = {
-              instancePath: instancePath + '/timestamp/format',
-              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err38];
-            } else {
-              vErrors.push(err38);
-            }
-            errors++;
-          }
-          if (!(data15 === 'unix' || data15 === 'unix_ms' || data15 === 'iso8601')) {
-            const err39 = {
-              instancePath: instancePath + '/timestamp/format',
-              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema103.properties.timestamp.properties.format.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err39];
-            } else {
-              vErrors.push(err39);
-            }
-            errors++;
-          }
-        }
-      } else {
-        const err40 = {
-          instancePath: instancePath + '/timestamp',
-          schemaPath: '#/$defs/hmacScheme/properties/timestamp/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err40];
-        } else {
-          vErrors.push(err40);
-        }
-        errors++;
-      }
-    }
-    if (data.sends !== undefined) {
-      let data16 = data.sends;
-      if (data16 && typeof data16 == 'object' && !Array.isArray(data16)) {
-        for (const key3 in data16) {
-          if (typeof data16[key3] !== 'string') {
+        for (const key1 in data18) {
+          if (!(
+            key1 === 'headers' ||
+            key1 === 'format' ||
+            key1 === 'prefix' ||
+            key1 === 'separator' ||
+            key1 === 'signature_key' ||
+            key1 === 'timestamp_key'
+          )) {
             const err41 = {
-              instancePath: instancePath + '/sends/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: '#/$defs/hmacScheme/properties/sends/additionalProperties/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/signature',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
               vErrors = [err41];
@@ -15593,8 +15720,448 @@ function validate49(
             errors++;
           }
         }
+        if (data18.headers !== undefined) {
+          let data19 = data18.headers;
+          if (Array.isArray(data19)) {
+            if (data19.length < 1) {
+              const err42 = {
+                instancePath: instancePath + '/signature/headers',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/minItems',
+                keyword: 'minItems',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err42];
+              } else {
+                vErrors.push(err42);
+              }
+              errors++;
+            }
+            const len0 = data19.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              let data20 = data19[i0];
+              if (typeof data20 === 'string') {
+                if (!pattern26.test(data20)) {
+                  const err43 = {
+                    instancePath: instancePath + '/signature/headers/' + i0,
+                    schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9-]+$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err43];
+                  } else {
+                    vErrors.push(err43);
+                  }
+                  errors++;
+                }
+              } else {
+                const err44 = {
+                  instancePath: instancePath + '/signature/headers/' + i0,
+                  schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err44];
+                } else {
+                  vErrors.push(err44);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err45 = {
+              instancePath: instancePath + '/signature/headers',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err45];
+            } else {
+              vErrors.push(err45);
+            }
+            errors++;
+          }
+        }
+        if (data18.format !== undefined) {
+          let data21 = data18.format;
+          if (typeof data21 !== 'string') {
+            const err46 = {
+              instancePath: instancePath + '/signature/format',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err46];
+            } else {
+              vErrors.push(err46);
+            }
+            errors++;
+          }
+          if (!(data21 === 'plain' || data21 === 'pairs')) {
+            const err47 = {
+              instancePath: instancePath + '/signature/format',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema103.properties.signature.properties.format.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err47];
+            } else {
+              vErrors.push(err47);
+            }
+            errors++;
+          }
+        }
+        if (data18.prefix !== undefined) {
+          let data22 = data18.prefix;
+          if (typeof data22 === 'string') {
+            if (func2(data22) < 1) {
+              const err48 = {
+                instancePath: instancePath + '/signature/prefix',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/prefix/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err48];
+              } else {
+                vErrors.push(err48);
+              }
+              errors++;
+            }
+          } else {
+            const err49 = {
+              instancePath: instancePath + '/signature/prefix',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/prefix/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+        }
+        if (data18.separator !== undefined) {
+          let data23 = data18.separator;
+          if (typeof data23 !== 'string') {
+            const err50 = {
+              instancePath: instancePath + '/signature/separator',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err50];
+            } else {
+              vErrors.push(err50);
+            }
+            errors++;
+          }
+          if (!(data23 === ',' || data23 === ';')) {
+            const err51 = {
+              instancePath: instancePath + '/signature/separator',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema103.properties.signature.properties.separator.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err51];
+            } else {
+              vErrors.push(err51);
+            }
+            errors++;
+          }
+        }
+        if (data18.signature_key !== undefined) {
+          let data24 = data18.signature_key;
+          if (typeof data24 === 'string') {
+            if (func2(data24) < 1) {
+              const err52 = {
+                instancePath: instancePath + '/signature/signature_key',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/signature_key/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err52];
+              } else {
+                vErrors.push(err52);
+              }
+              errors++;
+            }
+          } else {
+            const err53 = {
+              instancePath: instancePath + '/signature/signature_key',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/signature_key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        }
+        if (data18.timestamp_key !== undefined) {
+          let data25 = data18.timestamp_key;
+          if (typeof data25 === 'string') {
+            if (func2(data25) < 1) {
+              const err54 = {
+                instancePath: instancePath + '/signature/timestamp_key',
+                schemaPath: '#/$defs/hmacScheme/properties/signature/properties/timestamp_key/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err54];
+              } else {
+                vErrors.push(err54);
+              }
+              errors++;
+            }
+          } else {
+            const err55 = {
+              instancePath: instancePath + '/signature/timestamp_key',
+              schemaPath: '#/$defs/hmacScheme/properties/signature/properties/timestamp_key/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+        }
       } else {
-        const err42 = {
+        const err56 = {
+          instancePath: instancePath + '/signature',
+          schemaPath: '#/$defs/hmacScheme/properties/signature/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err56];
+        } else {
+          vErrors.push(err56);
+        }
+        errors++;
+      }
+    }
+    if (data.signed !== undefined) {
+      let data26 = data.signed;
+      if (typeof data26 === 'string') {
+        if (func2(data26) < 1) {
+          const err57 = {
+            instancePath: instancePath + '/signed',
+            schemaPath: '#/$defs/hmacScheme/properties/signed/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err57];
+          } else {
+            vErrors.push(err57);
+          }
+          errors++;
+        }
+      } else {
+        const err58 = {
+          instancePath: instancePath + '/signed',
+          schemaPath: '#/$defs/hmacScheme/properties/signed/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err58];
+        } else {
+          vErrors.push(err58);
+        }
+        errors++;
+      }
+    }
+    if (data.timestamp !== undefined) {
+      let data27 = data.timestamp;
+      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+        if (data27.from === undefined) {
+          const err59 = {
+            instancePath: instancePath + '/timestamp',
+            schemaPath: '#/$defs/hmacScheme/properties/timestamp/required',
+            keyword: 'required',
+            params: { missingProperty: 'from' },
+            message: "must have required property '" + 'from' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+        if (data27.format === undefined) {
+          const err60 = {
+            instancePath: instancePath + '/timestamp',
+            schemaPath: '#/$defs/hmacScheme/properties/timestamp/required',
+            keyword: 'required',
+            params: { missingProperty: 'format' },
+            message: "must have required property '" + 'format' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err60];
+          } else {
+            vErrors.push(err60);
+          }
+          errors++;
+        }
+        for (const key2 in data27) {
+          if (!(key2 === 'from' || key2 === 'format')) {
+            const err61 = {
+              instancePath: instancePath + '/timestamp',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key2 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+        }
+        if (data27.from !== undefined) {
+          let data28 = data27.from;
+          if (typeof data28 === 'string') {
+            if (!pattern27.test(data28)) {
+              const err62 = {
+                instancePath: instancePath + '/timestamp/from',
+                schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
+                keyword: 'pattern',
+                params: { pattern: '^(header:[A-Za-z0-9-]+|signature|/.*)$' },
+                message: 'must match pattern "' + '^(header:[A-Za-z0-9-]+|signature|/.*)$' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err62];
+              } else {
+                vErrors.push(err62);
+              }
+              errors++;
+            }
+          } else {
+            const err63 = {
+              instancePath: instancePath + '/timestamp/from',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+        }
+        if (data27.format !== undefined) {
+          let data29 = data27.format;
+          if (typeof data29 !== 'string') {
+            const err64 = {
+              instancePath: instancePath + '/timestamp/format',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err64];
+            } else {
+              vErrors.push(err64);
+            }
+            errors++;
+          }
+          if (!(data29 === 'unix' || data29 === 'unix_ms' || data29 === 'iso8601')) {
+            const err65 = {
+              instancePath: instancePath + '/timestamp/format',
+              schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema103.properties.timestamp.properties.format.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err65];
+            } else {
+              vErrors.push(err65);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err66 = {
+          instancePath: instancePath + '/timestamp',
+          schemaPath: '#/$defs/hmacScheme/properties/timestamp/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err66];
+        } else {
+          vErrors.push(err66);
+        }
+        errors++;
+      }
+    }
+    if (data.sends !== undefined) {
+      let data30 = data.sends;
+      if (data30 && typeof data30 == 'object' && !Array.isArray(data30)) {
+        for (const key3 in data30) {
+          if (typeof data30[key3] !== 'string') {
+            const err67 = {
+              instancePath: instancePath + '/sends/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/$defs/hmacScheme/properties/sends/additionalProperties/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err67];
+            } else {
+              vErrors.push(err67);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err68 = {
           instancePath: instancePath + '/sends',
           schemaPath: '#/$defs/hmacScheme/properties/sends/type',
           keyword: 'type',
@@ -15602,15 +16169,15 @@ function validate49(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err42];
+          vErrors = [err68];
         } else {
-          vErrors.push(err42);
+          vErrors.push(err68);
         }
         errors++;
       }
     }
   } else {
-    const err43 = {
+    const err69 = {
       instancePath,
       schemaPath: '#/$defs/hmacScheme/type',
       keyword: 'type',
@@ -15618,9 +16185,9 @@ function validate49(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err43];
+      vErrors = [err69];
     } else {
-      vErrors.push(err43);
+      vErrors.push(err69);
     }
     errors++;
   }
@@ -15628,12 +16195,12 @@ function validate49(
   if (_valid0) {
     valid0 = true;
     passing0 = 0;
-    var props0 = true;
+    var props2 = true;
   }
-  const _errs43 = errors;
+  const _errs77 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.kind === undefined) {
-      const err44 = {
+      const err70 = {
         instancePath,
         schemaPath: '#/$defs/standardWebhooksScheme/required',
         keyword: 'required',
@@ -15641,15 +16208,15 @@ function validate49(
         message: "must have required property '" + 'kind' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err44];
+        vErrors = [err70];
       } else {
-        vErrors.push(err44);
+        vErrors.push(err70);
       }
       errors++;
     }
     for (const key4 in data) {
       if (!(key4 === 'kind' || key4 === 'key')) {
-        const err45 = {
+        const err71 = {
           instancePath,
           schemaPath: '#/$defs/standardWebhooksScheme/additionalProperties',
           keyword: 'additionalProperties',
@@ -15657,16 +16224,16 @@ function validate49(
           message: 'must NOT have additional properties',
         };
         if (vErrors === null) {
-          vErrors = [err45];
+          vErrors = [err71];
         } else {
-          vErrors.push(err45);
+          vErrors.push(err71);
         }
         errors++;
       }
     }
     if (data.kind !== undefined) {
       if ('standard-webhooks' !== data.kind) {
-        const err46 = {
+        const err72 = {
           instancePath: instancePath + '/kind',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/kind/const',
           keyword: 'const',
@@ -15674,17 +16241,17 @@ function validate49(
           message: 'must be equal to constant',
         };
         if (vErrors === null) {
-          vErrors = [err46];
+          vErrors = [err72];
         } else {
-          vErrors.push(err46);
+          vErrors.push(err72);
         }
         errors++;
       }
     }
     if (data.key !== undefined) {
-      let data19 = data.key;
-      if (typeof data19 !== 'string') {
-        const err47 = {
+      let data33 = data.key;
+      if (typeof data33 !== 'string') {
+        const err73 = {
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/type',
           keyword: 'type',
@@ -15692,14 +16259,14 @@ function validate49(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err47];
+          vErrors = [err73];
         } else {
-          vErrors.push(err47);
+          vErrors.push(err73);
         }
         errors++;
       }
-      if (!(data19 === 'whsec' || data19 === 'utf8')) {
-        const err48 = {
+      if (!(data33 === 'whsec' || data33 === 'utf8')) {
+        const err74 = {
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
@@ -15707,15 +16274,15 @@ function validate49(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err48];
+          vErrors = [err74];
         } else {
-          vErrors.push(err48);
+          vErrors.push(err74);
         }
         errors++;
       }
     }
   } else {
-    const err49 = {
+    const err75 = {
       instancePath,
       schemaPath: '#/$defs/standardWebhooksScheme/type',
       keyword: 'type',
@@ -15723,13 +16290,13 @@ function validate49(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err49];
+      vErrors = [err75];
     } else {
-      vErrors.push(err49);
+      vErrors.push(err75);
     }
     errors++;
   }
-  var _valid0 = _errs43 === errors;
+  var _valid0 = _errs77 === errors;
   if (_valid0 && valid0) {
     valid0 = false;
     passing0 = [passing0, 1];
@@ -15737,14 +16304,14 @@ function validate49(
     if (_valid0) {
       valid0 = true;
       passing0 = 1;
-      if (props0 !== true) {
-        props0 = true;
+      if (props2 !== true) {
+        props2 = true;
       }
     }
-    const _errs50 = errors;
+    const _errs84 = errors;
     if (data && typeof data == 'object' && !Array.isArray(data)) {
       if (data.kind === undefined) {
-        const err50 = {
+        const err76 = {
           instancePath,
           schemaPath: '#/$defs/ed25519Scheme/required',
           keyword: 'required',
@@ -15752,14 +16319,14 @@ function validate49(
           message: "must have required property '" + 'kind' + "'",
         };
         if (vErrors === null) {
-          vErrors = [err50];
+          vErrors = [err76];
         } else {
-          vErrors.push(err50);
+          vErrors.push(err76);
         }
         errors++;
       }
       if (data.signature_header === undefined) {
-        const err51 = {
+        const err77 = {
           instancePath,
           schemaPath: '#/$defs/ed25519Scheme/required',
           keyword: 'required',
@@ -15767,14 +16334,14 @@ function validate49(
           message: "must have required property '" + 'signature_header' + "'",
         };
         if (vErrors === null) {
-          vErrors = [err51];
+          vErrors = [err77];
         } else {
-          vErrors.push(err51);
+          vErrors.push(err77);
         }
         errors++;
       }
       if (data.encoding === undefined) {
-        const err52 = {
+        const err78 = {
           instancePath,
           schemaPath: '#/$defs/ed25519Scheme/required',
           keyword: 'required',
@@ -15782,14 +16349,14 @@ function validate49(
           message: "must have required property '" + 'encoding' + "'",
         };
         if (vErrors === null) {
-          vErrors = [err52];
+          vErrors = [err78];
         } else {
-          vErrors.push(err52);
+          vErrors.push(err78);
         }
         errors++;
       }
       if (data.timestamp_header === undefined) {
-        const err53 = {
+        const err79 = {
           instancePath,
           schemaPath: '#/$defs/ed25519Scheme/required',
           keyword: 'required',
@@ -15797,14 +16364,14 @@ function validate49(
           message: "must have required property '" + 'timestamp_header' + "'",
         };
         if (vErrors === null) {
-          vErrors = [err53];
+          vErrors = [err79];
         } else {
-          vErrors.push(err53);
+          vErrors.push(err79);
         }
         errors++;
       }
       if (data.signed === undefined) {
-        const err54 = {
+        const err80 = {
           instancePath,
           schemaPath: '#/$defs/ed25519Scheme/required',
           keyword: 'required',
@@ -15812,14 +16379,14 @@ function validate49(
           message: "must have required property '" + 'signed' + "'",
         };
         if (vErrors === null) {
-          vErrors = [err54];
+          vErrors = [err80];
         } else {
-          vErrors.push(err54);
+          vErrors.push(err80);
         }
         errors++;
       }
       if (data.public_key_encoding === undefined) {
-        const err55 = {
+        const err81 = {
           instancePath,
           schemaPath: '#/$defs/ed25519Scheme/required',
           keyword: 'required',
@@ -15827,9 +16394,9 @@ function validate49(
           message: "must have required property '" + 'public_key_encoding' + "'",
         };
         if (vErrors === null) {
-          vErrors = [err55];
+          vErrors = [err81];
         } else {
-          vErrors.push(err55);
+          vErrors.push(err81);
         }
         errors++;
       }
@@ -15842,7 +16409,7 @@ function validate49(
           key5 === 'signed' ||
           key5 === 'public_key_encoding'
         )) {
-          const err56 = {
+          const err82 = {
             instancePath,
             schemaPath: '#/$defs/ed25519Scheme/additionalProperties',
             keyword: 'additionalProperties',
@@ -15850,16 +16417,16 @@ function validate49(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err56];
+            vErrors = [err82];
           } else {
-            vErrors.push(err56);
+            vErrors.push(err82);
           }
           errors++;
         }
       }
       if (data.kind !== undefined) {
         if ('ed25519' !== data.kind) {
-          const err57 = {
+          const err83 = {
             instancePath: instancePath + '/kind',
             schemaPath: '#/$defs/ed25519Scheme/properties/kind/const',
             keyword: 'const',
@@ -15867,18 +16434,18 @@ function validate49(
             message: 'must be equal to constant',
           };
           if (vErrors === null) {
-            vErrors = [err57];
+            vErrors = [err83];
           } else {
-            vErrors.push(err57);
+            vErrors.push(err83);
           }
           errors++;
         }
       }
       if (data.signature_header !== undefined) {
-        let data21 = data.signature_header;
-        if (typeof data21 === 'string') {
-          if (!pattern22.test(data21)) {
-            const err58 = {
+        let data35 = data.signature_header;
+        if (typeof data35 === 'string') {
+          if (!pattern26.test(data35)) {
+            const err84 = {
               instancePath: instancePath + '/signature_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/pattern',
               keyword: 'pattern',
@@ -15886,14 +16453,14 @@ function validate49(
               message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err58];
+              vErrors = [err84];
             } else {
-              vErrors.push(err58);
+              vErrors.push(err84);
             }
             errors++;
           }
         } else {
-          const err59 = {
+          const err85 = {
             instancePath: instancePath + '/signature_header',
             schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/type',
             keyword: 'type',
@@ -15901,17 +16468,17 @@ function validate49(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err59];
+            vErrors = [err85];
           } else {
-            vErrors.push(err59);
+            vErrors.push(err85);
           }
           errors++;
         }
       }
       if (data.encoding !== undefined) {
-        let data22 = data.encoding;
-        if (typeof data22 !== 'string') {
-          const err60 = {
+        let data36 = data.encoding;
+        if (typeof data36 !== 'string') {
+          const err86 = {
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/type',
             keyword: 'type',
@@ -15919,14 +16486,14 @@ function validate49(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err60];
+            vErrors = [err86];
           } else {
-            vErrors.push(err60);
+            vErrors.push(err86);
           }
           errors++;
         }
-        if (!(data22 === 'hex' || data22 === 'base64')) {
-          const err61 = {
+        if (!(data36 === 'hex' || data36 === 'base64')) {
+          const err87 = {
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
@@ -15934,18 +16501,18 @@ function validate49(
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
-            vErrors = [err61];
+            vErrors = [err87];
           } else {
-            vErrors.push(err61);
+            vErrors.push(err87);
           }
           errors++;
         }
       }
       if (data.timestamp_header !== undefined) {
-        let data23 = data.timestamp_header;
-        if (typeof data23 === 'string') {
-          if (!pattern22.test(data23)) {
-            const err62 = {
+        let data37 = data.timestamp_header;
+        if (typeof data37 === 'string') {
+          if (!pattern26.test(data37)) {
+            const err88 = {
               instancePath: instancePath + '/timestamp_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/pattern',
               keyword: 'pattern',
@@ -15953,14 +16520,14 @@ function validate49(
               message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
             };
             if (vErrors === null) {
-              vErrors = [err62];
+              vErrors = [err88];
             } else {
-              vErrors.push(err62);
+              vErrors.push(err88);
             }
             errors++;
           }
         } else {
-          const err63 = {
+          const err89 = {
             instancePath: instancePath + '/timestamp_header',
             schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/type',
             keyword: 'type',
@@ -15968,18 +16535,18 @@ function validate49(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err63];
+            vErrors = [err89];
           } else {
-            vErrors.push(err63);
+            vErrors.push(err89);
           }
           errors++;
         }
       }
       if (data.signed !== undefined) {
-        let data24 = data.signed;
-        if (typeof data24 === 'string') {
-          if (func2(data24) < 1) {
-            const err64 = {
+        let data38 = data.signed;
+        if (typeof data38 === 'string') {
+          if (func2(data38) < 1) {
+            const err90 = {
               instancePath: instancePath + '/signed',
               schemaPath: '#/$defs/ed25519Scheme/properties/signed/minLength',
               keyword: 'minLength',
@@ -15987,14 +16554,14 @@ function validate49(
               message: 'must NOT have fewer than 1 characters',
             };
             if (vErrors === null) {
-              vErrors = [err64];
+              vErrors = [err90];
             } else {
-              vErrors.push(err64);
+              vErrors.push(err90);
             }
             errors++;
           }
         } else {
-          const err65 = {
+          const err91 = {
             instancePath: instancePath + '/signed',
             schemaPath: '#/$defs/ed25519Scheme/properties/signed/type',
             keyword: 'type',
@@ -16002,17 +16569,17 @@ function validate49(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err65];
+            vErrors = [err91];
           } else {
-            vErrors.push(err65);
+            vErrors.push(err91);
           }
           errors++;
         }
       }
       if (data.public_key_encoding !== undefined) {
-        let data25 = data.public_key_encoding;
-        if (typeof data25 !== 'string') {
-          const err66 = {
+        let data39 = data.public_key_encoding;
+        if (typeof data39 !== 'string') {
+          const err92 = {
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/type',
             keyword: 'type',
@@ -16020,14 +16587,14 @@ function validate49(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err66];
+            vErrors = [err92];
           } else {
-            vErrors.push(err66);
+            vErrors.push(err92);
           }
           errors++;
         }
-        if (!(data25 === 'hex' || data25 === 'base64')) {
-          const err67 = {
+        if (!(data39 === 'hex' || data39 === 'base64')) {
+          const err93 = {
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
@@ -16035,15 +16602,15 @@ function validate49(
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
-            vErrors = [err67];
+            vErrors = [err93];
           } else {
-            vErrors.push(err67);
+            vErrors.push(err93);
           }
           errors++;
         }
       }
     } else {
-      const err68 = {
+      const err94 = {
         instancePath,
         schemaPath: '#/$defs/ed25519Scheme/type',
         keyword: 'type',
@@ -16051,13 +16618,13 @@ function validate49(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err68];
+        vErrors = [err94];
       } else {
-        vErrors.push(err68);
+        vErrors.push(err94);
       }
       errors++;
     }
-    var _valid0 = _errs50 === errors;
+    var _valid0 = _errs84 === errors;
     if (_valid0 && valid0) {
       valid0 = false;
       passing0 = [passing0, 2];
@@ -16065,14 +16632,14 @@ function validate49(
       if (_valid0) {
         valid0 = true;
         passing0 = 2;
-        if (props0 !== true) {
-          props0 = true;
+        if (props2 !== true) {
+          props2 = true;
         }
       }
-      const _errs65 = errors;
+      const _errs99 = errors;
       if (data && typeof data == 'object' && !Array.isArray(data)) {
         if (data.kind === undefined) {
-          const err69 = {
+          const err95 = {
             instancePath,
             schemaPath: '#/$defs/ecdsaScheme/required',
             keyword: 'required',
@@ -16080,14 +16647,14 @@ function validate49(
             message: "must have required property '" + 'kind' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err69];
+            vErrors = [err95];
           } else {
-            vErrors.push(err69);
+            vErrors.push(err95);
           }
           errors++;
         }
         if (data.signature_header === undefined) {
-          const err70 = {
+          const err96 = {
             instancePath,
             schemaPath: '#/$defs/ecdsaScheme/required',
             keyword: 'required',
@@ -16095,14 +16662,14 @@ function validate49(
             message: "must have required property '" + 'signature_header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err70];
+            vErrors = [err96];
           } else {
-            vErrors.push(err70);
+            vErrors.push(err96);
           }
           errors++;
         }
         if (data.timestamp_header === undefined) {
-          const err71 = {
+          const err97 = {
             instancePath,
             schemaPath: '#/$defs/ecdsaScheme/required',
             keyword: 'required',
@@ -16110,14 +16677,14 @@ function validate49(
             message: "must have required property '" + 'timestamp_header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err71];
+            vErrors = [err97];
           } else {
-            vErrors.push(err71);
+            vErrors.push(err97);
           }
           errors++;
         }
         if (data.signed === undefined) {
-          const err72 = {
+          const err98 = {
             instancePath,
             schemaPath: '#/$defs/ecdsaScheme/required',
             keyword: 'required',
@@ -16125,15 +16692,15 @@ function validate49(
             message: "must have required property '" + 'signed' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err72];
+            vErrors = [err98];
           } else {
-            vErrors.push(err72);
+            vErrors.push(err98);
           }
           errors++;
         }
         for (const key6 in data) {
           if (!(key6 === 'kind' || key6 === 'signature_header' || key6 === 'timestamp_header' || key6 === 'signed')) {
-            const err73 = {
+            const err99 = {
               instancePath,
               schemaPath: '#/$defs/ecdsaScheme/additionalProperties',
               keyword: 'additionalProperties',
@@ -16141,16 +16708,16 @@ function validate49(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err73];
+              vErrors = [err99];
             } else {
-              vErrors.push(err73);
+              vErrors.push(err99);
             }
             errors++;
           }
         }
         if (data.kind !== undefined) {
           if ('ecdsa-p256' !== data.kind) {
-            const err74 = {
+            const err100 = {
               instancePath: instancePath + '/kind',
               schemaPath: '#/$defs/ecdsaScheme/properties/kind/const',
               keyword: 'const',
@@ -16158,18 +16725,18 @@ function validate49(
               message: 'must be equal to constant',
             };
             if (vErrors === null) {
-              vErrors = [err74];
+              vErrors = [err100];
             } else {
-              vErrors.push(err74);
+              vErrors.push(err100);
             }
             errors++;
           }
         }
         if (data.signature_header !== undefined) {
-          let data27 = data.signature_header;
-          if (typeof data27 === 'string') {
-            if (!pattern22.test(data27)) {
-              const err75 = {
+          let data41 = data.signature_header;
+          if (typeof data41 === 'string') {
+            if (!pattern26.test(data41)) {
+              const err101 = {
                 instancePath: instancePath + '/signature_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/pattern',
                 keyword: 'pattern',
@@ -16177,14 +16744,14 @@ function validate49(
                 message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
               };
               if (vErrors === null) {
-                vErrors = [err75];
+                vErrors = [err101];
               } else {
-                vErrors.push(err75);
+                vErrors.push(err101);
               }
               errors++;
             }
           } else {
-            const err76 = {
+            const err102 = {
               instancePath: instancePath + '/signature_header',
               schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/type',
               keyword: 'type',
@@ -16192,18 +16759,18 @@ function validate49(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err76];
+              vErrors = [err102];
             } else {
-              vErrors.push(err76);
+              vErrors.push(err102);
             }
             errors++;
           }
         }
         if (data.timestamp_header !== undefined) {
-          let data28 = data.timestamp_header;
-          if (typeof data28 === 'string') {
-            if (!pattern22.test(data28)) {
-              const err77 = {
+          let data42 = data.timestamp_header;
+          if (typeof data42 === 'string') {
+            if (!pattern26.test(data42)) {
+              const err103 = {
                 instancePath: instancePath + '/timestamp_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/pattern',
                 keyword: 'pattern',
@@ -16211,14 +16778,14 @@ function validate49(
                 message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
               };
               if (vErrors === null) {
-                vErrors = [err77];
+                vErrors = [err103];
               } else {
-                vErrors.push(err77);
+                vErrors.push(err103);
               }
               errors++;
             }
           } else {
-            const err78 = {
+            const err104 = {
               instancePath: instancePath + '/timestamp_header',
               schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/type',
               keyword: 'type',
@@ -16226,18 +16793,18 @@ function validate49(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err78];
+              vErrors = [err104];
             } else {
-              vErrors.push(err78);
+              vErrors.push(err104);
             }
             errors++;
           }
         }
         if (data.signed !== undefined) {
-          let data29 = data.signed;
-          if (typeof data29 === 'string') {
-            if (func2(data29) < 1) {
-              const err79 = {
+          let data43 = data.signed;
+          if (typeof data43 === 'string') {
+            if (func2(data43) < 1) {
+              const err105 = {
                 instancePath: instancePath + '/signed',
                 schemaPath: '#/$defs/ecdsaScheme/properties/signed/minLength',
                 keyword: 'minLength',
@@ -16245,14 +16812,14 @@ function validate49(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err79];
+                vErrors = [err105];
               } else {
-                vErrors.push(err79);
+                vErrors.push(err105);
               }
               errors++;
             }
           } else {
-            const err80 = {
+            const err106 = {
               instancePath: instancePath + '/signed',
               schemaPath: '#/$defs/ecdsaScheme/properties/signed/type',
               keyword: 'type',
@@ -16260,15 +16827,15 @@ function validate49(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err80];
+              vErrors = [err106];
             } else {
-              vErrors.push(err80);
+              vErrors.push(err106);
             }
             errors++;
           }
         }
       } else {
-        const err81 = {
+        const err107 = {
           instancePath,
           schemaPath: '#/$defs/ecdsaScheme/type',
           keyword: 'type',
@@ -16276,13 +16843,13 @@ function validate49(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err81];
+          vErrors = [err107];
         } else {
-          vErrors.push(err81);
+          vErrors.push(err107);
         }
         errors++;
       }
-      var _valid0 = _errs65 === errors;
+      var _valid0 = _errs99 === errors;
       if (_valid0 && valid0) {
         valid0 = false;
         passing0 = [passing0, 3];
@@ -16290,14 +16857,14 @@ function validate49(
         if (_valid0) {
           valid0 = true;
           passing0 = 3;
-          if (props0 !== true) {
-            props0 = true;
+          if (props2 !== true) {
+            props2 = true;
           }
         }
-        const _errs76 = errors;
+        const _errs110 = errors;
         if (data && typeof data == 'object' && !Array.isArray(data)) {
           if (data.kind === undefined) {
-            const err82 = {
+            const err108 = {
               instancePath,
               schemaPath: '#/$defs/jwtScheme/required',
               keyword: 'required',
@@ -16305,14 +16872,14 @@ function validate49(
               message: "must have required property '" + 'kind' + "'",
             };
             if (vErrors === null) {
-              vErrors = [err82];
+              vErrors = [err108];
             } else {
-              vErrors.push(err82);
+              vErrors.push(err108);
             }
             errors++;
           }
           if (data.header === undefined) {
-            const err83 = {
+            const err109 = {
               instancePath,
               schemaPath: '#/$defs/jwtScheme/required',
               keyword: 'required',
@@ -16320,14 +16887,14 @@ function validate49(
               message: "must have required property '" + 'header' + "'",
             };
             if (vErrors === null) {
-              vErrors = [err83];
+              vErrors = [err109];
             } else {
-              vErrors.push(err83);
+              vErrors.push(err109);
             }
             errors++;
           }
           if (data.body_hash === undefined) {
-            const err84 = {
+            const err110 = {
               instancePath,
               schemaPath: '#/$defs/jwtScheme/required',
               keyword: 'required',
@@ -16335,9 +16902,9 @@ function validate49(
               message: "must have required property '" + 'body_hash' + "'",
             };
             if (vErrors === null) {
-              vErrors = [err84];
+              vErrors = [err110];
             } else {
-              vErrors.push(err84);
+              vErrors.push(err110);
             }
             errors++;
           }
@@ -16352,7 +16919,7 @@ function validate49(
               key7 === 'expires' ||
               key7 === 'issued_at'
             )) {
-              const err85 = {
+              const err111 = {
                 instancePath,
                 schemaPath: '#/$defs/jwtScheme/additionalProperties',
                 keyword: 'additionalProperties',
@@ -16360,16 +16927,16 @@ function validate49(
                 message: 'must NOT have additional properties',
               };
               if (vErrors === null) {
-                vErrors = [err85];
+                vErrors = [err111];
               } else {
-                vErrors.push(err85);
+                vErrors.push(err111);
               }
               errors++;
             }
           }
           if (data.kind !== undefined) {
             if ('jwt-hs256' !== data.kind) {
-              const err86 = {
+              const err112 = {
                 instancePath: instancePath + '/kind',
                 schemaPath: '#/$defs/jwtScheme/properties/kind/const',
                 keyword: 'const',
@@ -16377,18 +16944,18 @@ function validate49(
                 message: 'must be equal to constant',
               };
               if (vErrors === null) {
-                vErrors = [err86];
+                vErrors = [err112];
               } else {
-                vErrors.push(err86);
+                vErrors.push(err112);
               }
               errors++;
             }
           }
           if (data.header !== undefined) {
-            let data31 = data.header;
-            if (typeof data31 === 'string') {
-              if (!pattern22.test(data31)) {
-                const err87 = {
+            let data45 = data.header;
+            if (typeof data45 === 'string') {
+              if (!pattern26.test(data45)) {
+                const err113 = {
                   instancePath: instancePath + '/header',
                   schemaPath: '#/$defs/jwtScheme/properties/header/pattern',
                   keyword: 'pattern',
@@ -16396,474 +16963,19 @@ function validate49(
                   message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
                 };
                 if (vErrors === null) {
-                  vErrors = [err87];
+                  vErrors = [err113];
                 } else {
-                  vErrors.push(err87);
+                  vErrors.push(err113);
                 }
                 errors++;
               }
             } else {
-              const err88 = {
+              const err114 = {
                 instancePath: instancePath + '/header',
                 schemaPath: '#/$defs/jwtScheme/properties/header/type',
                 keyword: 'type',
                 params: { type: 'string' },
                 message: 'must be string',
-              };
-              if (vErrors === null) {
-                vErrors = [err88];
-              } else {
-                vErrors.push(err88);
-              }
-              errors++;
-            }
-          }
-          if (data.bearer !== undefined) {
-            if (typeof data.bearer !== 'boolean') {
-              const err89 = {
-                instancePath: instancePath + '/bearer',
-                schemaPath: '#/$defs/jwtScheme/properties/bearer/type',
-                keyword: 'type',
-                params: { type: 'boolean' },
-                message: 'must be boolean',
-              };
-              if (vErrors === null) {
-                vErrors = [err89];
-              } else {
-                vErrors.push(err89);
-              }
-              errors++;
-            }
-          }
-          if (data.issuer !== undefined) {
-            let data33 = data.issuer;
-            if (typeof data33 === 'string') {
-              if (func2(data33) < 1) {
-                const err90 = {
-                  instancePath: instancePath + '/issuer',
-                  schemaPath: '#/$defs/jwtScheme/properties/issuer/minLength',
-                  keyword: 'minLength',
-                  params: { limit: 1 },
-                  message: 'must NOT have fewer than 1 characters',
-                };
-                if (vErrors === null) {
-                  vErrors = [err90];
-                } else {
-                  vErrors.push(err90);
-                }
-                errors++;
-              }
-            } else {
-              const err91 = {
-                instancePath: instancePath + '/issuer',
-                schemaPath: '#/$defs/jwtScheme/properties/issuer/type',
-                keyword: 'type',
-                params: { type: 'string' },
-                message: 'must be string',
-              };
-              if (vErrors === null) {
-                vErrors = [err91];
-              } else {
-                vErrors.push(err91);
-              }
-              errors++;
-            }
-          }
-          if (data.body_hash !== undefined) {
-            let data34 = data.body_hash;
-            if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-              if (data34.claim === undefined) {
-                const err92 = {
-                  instancePath: instancePath + '/body_hash',
-                  schemaPath: '#/$defs/jwtScheme/properties/body_hash/required',
-                  keyword: 'required',
-                  params: { missingProperty: 'claim' },
-                  message: "must have required property '" + 'claim' + "'",
-                };
-                if (vErrors === null) {
-                  vErrors = [err92];
-                } else {
-                  vErrors.push(err92);
-                }
-                errors++;
-              }
-              if (data34.encoding === undefined) {
-                const err93 = {
-                  instancePath: instancePath + '/body_hash',
-                  schemaPath: '#/$defs/jwtScheme/properties/body_hash/required',
-                  keyword: 'required',
-                  params: { missingProperty: 'encoding' },
-                  message: "must have required property '" + 'encoding' + "'",
-                };
-                if (vErrors === null) {
-                  vErrors = [err93];
-                } else {
-                  vErrors.push(err93);
-                }
-                errors++;
-              }
-              for (const key8 in data34) {
-                if (!(key8 === 'claim' || key8 === 'encoding')) {
-                  const err94 = {
-                    instancePath: instancePath + '/body_hash',
-                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/additionalProperties',
-                    keyword: 'additionalProperties',
-                    params: { additionalProperty: key8 },
-                    message: 'must NOT have additional properties',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err94];
-                  } else {
-                    vErrors.push(err94);
-                  }
-                  errors++;
-                }
-              }
-              if (data34.claim !== undefined) {
-                let data35 = data34.claim;
-                if (typeof data35 === 'string') {
-                  if (func2(data35) < 1) {
-                    const err95 = {
-                      instancePath: instancePath + '/body_hash/claim',
-                      schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/claim/minLength',
-                      keyword: 'minLength',
-                      params: { limit: 1 },
-                      message: 'must NOT have fewer than 1 characters',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err95];
-                    } else {
-                      vErrors.push(err95);
-                    }
-                    errors++;
-                  }
-                } else {
-                  const err96 = {
-                    instancePath: instancePath + '/body_hash/claim',
-                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/claim/type',
-                    keyword: 'type',
-                    params: { type: 'string' },
-                    message: 'must be string',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err96];
-                  } else {
-                    vErrors.push(err96);
-                  }
-                  errors++;
-                }
-              }
-              if (data34.encoding !== undefined) {
-                let data36 = data34.encoding;
-                if (typeof data36 !== 'string') {
-                  const err97 = {
-                    instancePath: instancePath + '/body_hash/encoding',
-                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/type',
-                    keyword: 'type',
-                    params: { type: 'string' },
-                    message: 'must be string',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err97];
-                  } else {
-                    vErrors.push(err97);
-                  }
-                  errors++;
-                }
-                if (!(data36 === 'hex' || data36 === 'base64url')) {
-                  const err98 = {
-                    instancePath: instancePath + '/body_hash/encoding',
-                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
-                    keyword: 'enum',
-                    params: { allowedValues: schema107.properties.body_hash.properties.encoding.enum },
-                    message: 'must be equal to one of the allowed values',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err98];
-                  } else {
-                    vErrors.push(err98);
-                  }
-                  errors++;
-                }
-              }
-            } else {
-              const err99 = {
-                instancePath: instancePath + '/body_hash',
-                schemaPath: '#/$defs/jwtScheme/properties/body_hash/type',
-                keyword: 'type',
-                params: { type: 'object' },
-                message: 'must be object',
-              };
-              if (vErrors === null) {
-                vErrors = [err99];
-              } else {
-                vErrors.push(err99);
-              }
-              errors++;
-            }
-          }
-          if (data.subject_url !== undefined) {
-            if (typeof data.subject_url !== 'boolean') {
-              const err100 = {
-                instancePath: instancePath + '/subject_url',
-                schemaPath: '#/$defs/jwtScheme/properties/subject_url/type',
-                keyword: 'type',
-                params: { type: 'boolean' },
-                message: 'must be boolean',
-              };
-              if (vErrors === null) {
-                vErrors = [err100];
-              } else {
-                vErrors.push(err100);
-              }
-              errors++;
-            }
-          }
-          if (data.expires !== undefined) {
-            if (typeof data.expires !== 'boolean') {
-              const err101 = {
-                instancePath: instancePath + '/expires',
-                schemaPath: '#/$defs/jwtScheme/properties/expires/type',
-                keyword: 'type',
-                params: { type: 'boolean' },
-                message: 'must be boolean',
-              };
-              if (vErrors === null) {
-                vErrors = [err101];
-              } else {
-                vErrors.push(err101);
-              }
-              errors++;
-            }
-          }
-          if (data.issued_at !== undefined) {
-            if (typeof data.issued_at !== 'boolean') {
-              const err102 = {
-                instancePath: instancePath + '/issued_at',
-                schemaPath: '#/$defs/jwtScheme/properties/issued_at/type',
-                keyword: 'type',
-                params: { type: 'boolean' },
-                message: 'must be boolean',
-              };
-              if (vErrors === null) {
-                vErrors = [err102];
-              } else {
-                vErrors.push(err102);
-              }
-              errors++;
-            }
-          }
-        } else {
-          const err103 = {
-            instancePath,
-            schemaPath: '#/$defs/jwtScheme/type',
-            keyword: 'type',
-            params: { type: 'object' },
-            message: 'must be object',
-          };
-          if (vErrors === null) {
-            vErrors = [err103];
-          } else {
-            vErrors.push(err103);
-          }
-          errors++;
-        }
-        var _valid0 = _errs76 === errors;
-        if (_valid0 && valid0) {
-          valid0 = false;
-          passing0 = [passing0, 4];
-        } else {
-          if (_valid0) {
-            valid0 = true;
-            passing0 = 4;
-            if (props0 !== true) {
-              props0 = true;
-            }
-          }
-          const _errs100 = errors;
-          if (data && typeof data == 'object' && !Array.isArray(data)) {
-            if (data.kind === undefined) {
-              const err104 = {
-                instancePath,
-                schemaPath: '#/$defs/bodySignatureScheme/required',
-                keyword: 'required',
-                params: { missingProperty: 'kind' },
-                message: "must have required property '" + 'kind' + "'",
-              };
-              if (vErrors === null) {
-                vErrors = [err104];
-              } else {
-                vErrors.push(err104);
-              }
-              errors++;
-            }
-            if (data.variant === undefined) {
-              const err105 = {
-                instancePath,
-                schemaPath: '#/$defs/bodySignatureScheme/required',
-                keyword: 'required',
-                params: { missingProperty: 'variant' },
-                message: "must have required property '" + 'variant' + "'",
-              };
-              if (vErrors === null) {
-                vErrors = [err105];
-              } else {
-                vErrors.push(err105);
-              }
-              errors++;
-            }
-            for (const key9 in data) {
-              if (!(key9 === 'kind' || key9 === 'variant')) {
-                const err106 = {
-                  instancePath,
-                  schemaPath: '#/$defs/bodySignatureScheme/additionalProperties',
-                  keyword: 'additionalProperties',
-                  params: { additionalProperty: key9 },
-                  message: 'must NOT have additional properties',
-                };
-                if (vErrors === null) {
-                  vErrors = [err106];
-                } else {
-                  vErrors.push(err106);
-                }
-                errors++;
-              }
-            }
-            if (data.kind !== undefined) {
-              if ('body-signature' !== data.kind) {
-                const err107 = {
-                  instancePath: instancePath + '/kind',
-                  schemaPath: '#/$defs/bodySignatureScheme/properties/kind/const',
-                  keyword: 'const',
-                  params: { allowedValue: 'body-signature' },
-                  message: 'must be equal to constant',
-                };
-                if (vErrors === null) {
-                  vErrors = [err107];
-                } else {
-                  vErrors.push(err107);
-                }
-                errors++;
-              }
-            }
-            if (data.variant !== undefined) {
-              let data41 = data.variant;
-              if (typeof data41 !== 'string') {
-                const err108 = {
-                  instancePath: instancePath + '/variant',
-                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err108];
-                } else {
-                  vErrors.push(err108);
-                }
-                errors++;
-              }
-              if (!(data41 === 'mailgun' || data41 === 'adyen')) {
-                const err109 = {
-                  instancePath: instancePath + '/variant',
-                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema108.properties.variant.enum },
-                  message: 'must be equal to one of the allowed values',
-                };
-                if (vErrors === null) {
-                  vErrors = [err109];
-                } else {
-                  vErrors.push(err109);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err110 = {
-              instancePath,
-              schemaPath: '#/$defs/bodySignatureScheme/type',
-              keyword: 'type',
-              params: { type: 'object' },
-              message: 'must be object',
-            };
-            if (vErrors === null) {
-              vErrors = [err110];
-            } else {
-              vErrors.push(err110);
-            }
-            errors++;
-          }
-          var _valid0 = _errs100 === errors;
-          if (_valid0 && valid0) {
-            valid0 = false;
-            passing0 = [passing0, 5];
-          } else {
-            if (_valid0) {
-              valid0 = true;
-              passing0 = 5;
-              if (props0 !== true) {
-                props0 = true;
-              }
-            }
-            const _errs107 = errors;
-            if (data && typeof data == 'object' && !Array.isArray(data)) {
-              if (data.kind === undefined) {
-                const err111 = {
-                  instancePath,
-                  schemaPath: '#/$defs/twilioScheme/required',
-                  keyword: 'required',
-                  params: { missingProperty: 'kind' },
-                  message: "must have required property '" + 'kind' + "'",
-                };
-                if (vErrors === null) {
-                  vErrors = [err111];
-                } else {
-                  vErrors.push(err111);
-                }
-                errors++;
-              }
-              for (const key10 in data) {
-                if (!(key10 === 'kind')) {
-                  const err112 = {
-                    instancePath,
-                    schemaPath: '#/$defs/twilioScheme/additionalProperties',
-                    keyword: 'additionalProperties',
-                    params: { additionalProperty: key10 },
-                    message: 'must NOT have additional properties',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err112];
-                  } else {
-                    vErrors.push(err112);
-                  }
-                  errors++;
-                }
-              }
-              if (data.kind !== undefined) {
-                if ('twilio' !== data.kind) {
-                  const err113 = {
-                    instancePath: instancePath + '/kind',
-                    schemaPath: '#/$defs/twilioScheme/properties/kind/const',
-                    keyword: 'const',
-                    params: { allowedValue: 'twilio' },
-                    message: 'must be equal to constant',
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err113];
-                  } else {
-                    vErrors.push(err113);
-                  }
-                  errors++;
-                }
-              }
-            } else {
-              const err114 = {
-                instancePath,
-                schemaPath: '#/$defs/twilioScheme/type',
-                keyword: 'type',
-                params: { type: 'object' },
-                message: 'must be object',
               };
               if (vErrors === null) {
                 vErrors = [err114];
@@ -16872,127 +16984,118 @@ function validate49(
               }
               errors++;
             }
-            var _valid0 = _errs107 === errors;
-            if (_valid0 && valid0) {
-              valid0 = false;
-              passing0 = [passing0, 6];
-            } else {
-              if (_valid0) {
-                valid0 = true;
-                passing0 = 6;
-                if (props0 !== true) {
-                  props0 = true;
-                }
+          }
+          if (data.bearer !== undefined) {
+            if (typeof data.bearer !== 'boolean') {
+              const err115 = {
+                instancePath: instancePath + '/bearer',
+                schemaPath: '#/$defs/jwtScheme/properties/bearer/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err115];
+              } else {
+                vErrors.push(err115);
               }
-              const _errs112 = errors;
-              if (data && typeof data == 'object' && !Array.isArray(data)) {
-                if (data.kind === undefined) {
-                  const err115 = {
-                    instancePath,
-                    schemaPath: '#/$defs/credentialScheme/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'kind' },
-                    message: "must have required property '" + 'kind' + "'",
+              errors++;
+            }
+          }
+          if (data.issuer !== undefined) {
+            let data47 = data.issuer;
+            if (typeof data47 === 'string') {
+              if (func2(data47) < 1) {
+                const err116 = {
+                  instancePath: instancePath + '/issuer',
+                  schemaPath: '#/$defs/jwtScheme/properties/issuer/minLength',
+                  keyword: 'minLength',
+                  params: { limit: 1 },
+                  message: 'must NOT have fewer than 1 characters',
+                };
+                if (vErrors === null) {
+                  vErrors = [err116];
+                } else {
+                  vErrors.push(err116);
+                }
+                errors++;
+              }
+            } else {
+              const err117 = {
+                instancePath: instancePath + '/issuer',
+                schemaPath: '#/$defs/jwtScheme/properties/issuer/type',
+                keyword: 'type',
+                params: { type: 'string' },
+                message: 'must be string',
+              };
+              if (vErrors === null) {
+                vErrors = [err117];
+              } else {
+                vErrors.push(err117);
+              }
+              errors++;
+            }
+          }
+          if (data.body_hash !== undefined) {
+            let data48 = data.body_hash;
+            if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+              if (data48.claim === undefined) {
+                const err118 = {
+                  instancePath: instancePath + '/body_hash',
+                  schemaPath: '#/$defs/jwtScheme/properties/body_hash/required',
+                  keyword: 'required',
+                  params: { missingProperty: 'claim' },
+                  message: "must have required property '" + 'claim' + "'",
+                };
+                if (vErrors === null) {
+                  vErrors = [err118];
+                } else {
+                  vErrors.push(err118);
+                }
+                errors++;
+              }
+              if (data48.encoding === undefined) {
+                const err119 = {
+                  instancePath: instancePath + '/body_hash',
+                  schemaPath: '#/$defs/jwtScheme/properties/body_hash/required',
+                  keyword: 'required',
+                  params: { missingProperty: 'encoding' },
+                  message: "must have required property '" + 'encoding' + "'",
+                };
+                if (vErrors === null) {
+                  vErrors = [err119];
+                } else {
+                  vErrors.push(err119);
+                }
+                errors++;
+              }
+              for (const key8 in data48) {
+                if (!(key8 === 'claim' || key8 === 'encoding')) {
+                  const err120 = {
+                    instancePath: instancePath + '/body_hash',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/additionalProperties',
+                    keyword: 'additionalProperties',
+                    params: { additionalProperty: key8 },
+                    message: 'must NOT have additional properties',
                   };
                   if (vErrors === null) {
-                    vErrors = [err115];
+                    vErrors = [err120];
                   } else {
-                    vErrors.push(err115);
+                    vErrors.push(err120);
                   }
                   errors++;
                 }
-                for (const key11 in data) {
-                  if (!(key11 === 'kind' || key11 === 'header' || key11 === 'bearer' || key11 === 'pointer')) {
-                    const err116 = {
-                      instancePath,
-                      schemaPath: '#/$defs/credentialScheme/additionalProperties',
-                      keyword: 'additionalProperties',
-                      params: { additionalProperty: key11 },
-                      message: 'must NOT have additional properties',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err116];
-                    } else {
-                      vErrors.push(err116);
-                    }
-                    errors++;
-                  }
-                }
-                if (data.kind !== undefined) {
-                  let data43 = data.kind;
-                  if (typeof data43 !== 'string') {
-                    const err117 = {
-                      instancePath: instancePath + '/kind',
-                      schemaPath: '#/$defs/credentialScheme/properties/kind/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err117];
-                    } else {
-                      vErrors.push(err117);
-                    }
-                    errors++;
-                  }
-                  if (!(data43 === 'token' || data43 === 'basic' || data43 === 'passcode' || data43 === 'open')) {
-                    const err118 = {
-                      instancePath: instancePath + '/kind',
-                      schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
-                      keyword: 'enum',
-                      params: { allowedValues: schema110.properties.kind.enum },
-                      message: 'must be equal to one of the allowed values',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err118];
-                    } else {
-                      vErrors.push(err118);
-                    }
-                    errors++;
-                  }
-                }
-                if (data.header !== undefined) {
-                  let data44 = data.header;
-                  if (typeof data44 === 'string') {
-                    if (!pattern22.test(data44)) {
-                      const err119 = {
-                        instancePath: instancePath + '/header',
-                        schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err119];
-                      } else {
-                        vErrors.push(err119);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err120 = {
-                      instancePath: instancePath + '/header',
-                      schemaPath: '#/$defs/credentialScheme/properties/header/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err120];
-                    } else {
-                      vErrors.push(err120);
-                    }
-                    errors++;
-                  }
-                }
-                if (data.bearer !== undefined) {
-                  if (typeof data.bearer !== 'boolean') {
+              }
+              if (data48.claim !== undefined) {
+                let data49 = data48.claim;
+                if (typeof data49 === 'string') {
+                  if (func2(data49) < 1) {
                     const err121 = {
-                      instancePath: instancePath + '/bearer',
-                      schemaPath: '#/$defs/credentialScheme/properties/bearer/type',
-                      keyword: 'type',
-                      params: { type: 'boolean' },
-                      message: 'must be boolean',
+                      instancePath: instancePath + '/body_hash/claim',
+                      schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/claim/minLength',
+                      keyword: 'minLength',
+                      params: { limit: 1 },
+                      message: 'must NOT have fewer than 1 characters',
                     };
                     if (vErrors === null) {
                       vErrors = [err121];
@@ -17001,12 +17104,476 @@ function validate49(
                     }
                     errors++;
                   }
+                } else {
+                  const err122 = {
+                    instancePath: instancePath + '/body_hash/claim',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/claim/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err122];
+                  } else {
+                    vErrors.push(err122);
+                  }
+                  errors++;
+                }
+              }
+              if (data48.encoding !== undefined) {
+                let data50 = data48.encoding;
+                if (typeof data50 !== 'string') {
+                  const err123 = {
+                    instancePath: instancePath + '/body_hash/encoding',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/type',
+                    keyword: 'type',
+                    params: { type: 'string' },
+                    message: 'must be string',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err123];
+                  } else {
+                    vErrors.push(err123);
+                  }
+                  errors++;
+                }
+                if (!(data50 === 'hex' || data50 === 'base64url')) {
+                  const err124 = {
+                    instancePath: instancePath + '/body_hash/encoding',
+                    schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
+                    keyword: 'enum',
+                    params: { allowedValues: schema107.properties.body_hash.properties.encoding.enum },
+                    message: 'must be equal to one of the allowed values',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err124];
+                  } else {
+                    vErrors.push(err124);
+                  }
+                  errors++;
+                }
+              }
+            } else {
+              const err125 = {
+                instancePath: instancePath + '/body_hash',
+                schemaPath: '#/$defs/jwtScheme/properties/body_hash/type',
+                keyword: 'type',
+                params: { type: 'object' },
+                message: 'must be object',
+              };
+              if (vErrors === null) {
+                vErrors = [err125];
+              } else {
+                vErrors.push(err125);
+              }
+              errors++;
+            }
+          }
+          if (data.subject_url !== undefined) {
+            if (typeof data.subject_url !== 'boolean') {
+              const err126 = {
+                instancePath: instancePath + '/subject_url',
+                schemaPath: '#/$defs/jwtScheme/properties/subject_url/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err126];
+              } else {
+                vErrors.push(err126);
+              }
+              errors++;
+            }
+          }
+          if (data.expires !== undefined) {
+            if (typeof data.expires !== 'boolean') {
+              const err127 = {
+                instancePath: instancePath + '/expires',
+                schemaPath: '#/$defs/jwtScheme/properties/expires/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err127];
+              } else {
+                vErrors.push(err127);
+              }
+              errors++;
+            }
+          }
+          if (data.issued_at !== undefined) {
+            if (typeof data.issued_at !== 'boolean') {
+              const err128 = {
+                instancePath: instancePath + '/issued_at',
+                schemaPath: '#/$defs/jwtScheme/properties/issued_at/type',
+                keyword: 'type',
+                params: { type: 'boolean' },
+                message: 'must be boolean',
+              };
+              if (vErrors === null) {
+                vErrors = [err128];
+              } else {
+                vErrors.push(err128);
+              }
+              errors++;
+            }
+          }
+        } else {
+          const err129 = {
+            instancePath,
+            schemaPath: '#/$defs/jwtScheme/type',
+            keyword: 'type',
+            params: { type: 'object' },
+            message: 'must be object',
+          };
+          if (vErrors === null) {
+            vErrors = [err129];
+          } else {
+            vErrors.push(err129);
+          }
+          errors++;
+        }
+        var _valid0 = _errs110 === errors;
+        if (_valid0 && valid0) {
+          valid0 = false;
+          passing0 = [passing0, 4];
+        } else {
+          if (_valid0) {
+            valid0 = true;
+            passing0 = 4;
+            if (props2 !== true) {
+              props2 = true;
+            }
+          }
+          const _errs134 = errors;
+          if (data && typeof data == 'object' && !Array.isArray(data)) {
+            if (data.kind === undefined) {
+              const err130 = {
+                instancePath,
+                schemaPath: '#/$defs/bodySignatureScheme/required',
+                keyword: 'required',
+                params: { missingProperty: 'kind' },
+                message: "must have required property '" + 'kind' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err130];
+              } else {
+                vErrors.push(err130);
+              }
+              errors++;
+            }
+            if (data.variant === undefined) {
+              const err131 = {
+                instancePath,
+                schemaPath: '#/$defs/bodySignatureScheme/required',
+                keyword: 'required',
+                params: { missingProperty: 'variant' },
+                message: "must have required property '" + 'variant' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err131];
+              } else {
+                vErrors.push(err131);
+              }
+              errors++;
+            }
+            for (const key9 in data) {
+              if (!(key9 === 'kind' || key9 === 'variant')) {
+                const err132 = {
+                  instancePath,
+                  schemaPath: '#/$defs/bodySignatureScheme/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key9 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err132];
+                } else {
+                  vErrors.push(err132);
+                }
+                errors++;
+              }
+            }
+            if (data.kind !== undefined) {
+              if ('body-signature' !== data.kind) {
+                const err133 = {
+                  instancePath: instancePath + '/kind',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/kind/const',
+                  keyword: 'const',
+                  params: { allowedValue: 'body-signature' },
+                  message: 'must be equal to constant',
+                };
+                if (vErrors === null) {
+                  vErrors = [err133];
+                } else {
+                  vErrors.push(err133);
+                }
+                errors++;
+              }
+            }
+            if (data.variant !== undefined) {
+              let data55 = data.variant;
+              if (typeof data55 !== 'string') {
+                const err134 = {
+                  instancePath: instancePath + '/variant',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err134];
+                } else {
+                  vErrors.push(err134);
+                }
+                errors++;
+              }
+              if (!(data55 === 'mailgun' || data55 === 'adyen')) {
+                const err135 = {
+                  instancePath: instancePath + '/variant',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema108.properties.variant.enum },
+                  message: 'must be equal to one of the allowed values',
+                };
+                if (vErrors === null) {
+                  vErrors = [err135];
+                } else {
+                  vErrors.push(err135);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err136 = {
+              instancePath,
+              schemaPath: '#/$defs/bodySignatureScheme/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err136];
+            } else {
+              vErrors.push(err136);
+            }
+            errors++;
+          }
+          var _valid0 = _errs134 === errors;
+          if (_valid0 && valid0) {
+            valid0 = false;
+            passing0 = [passing0, 5];
+          } else {
+            if (_valid0) {
+              valid0 = true;
+              passing0 = 5;
+              if (props2 !== true) {
+                props2 = true;
+              }
+            }
+            const _errs141 = errors;
+            if (data && typeof data == 'object' && !Array.isArray(data)) {
+              if (data.kind === undefined) {
+                const err137 = {
+                  instancePath,
+                  schemaPath: '#/$defs/twilioScheme/required',
+                  keyword: 'required',
+                  params: { missingProperty: 'kind' },
+                  message: "must have required property '" + 'kind' + "'",
+                };
+                if (vErrors === null) {
+                  vErrors = [err137];
+                } else {
+                  vErrors.push(err137);
+                }
+                errors++;
+              }
+              for (const key10 in data) {
+                if (!(key10 === 'kind')) {
+                  const err138 = {
+                    instancePath,
+                    schemaPath: '#/$defs/twilioScheme/additionalProperties',
+                    keyword: 'additionalProperties',
+                    params: { additionalProperty: key10 },
+                    message: 'must NOT have additional properties',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err138];
+                  } else {
+                    vErrors.push(err138);
+                  }
+                  errors++;
+                }
+              }
+              if (data.kind !== undefined) {
+                if ('twilio' !== data.kind) {
+                  const err139 = {
+                    instancePath: instancePath + '/kind',
+                    schemaPath: '#/$defs/twilioScheme/properties/kind/const',
+                    keyword: 'const',
+                    params: { allowedValue: 'twilio' },
+                    message: 'must be equal to constant',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err139];
+                  } else {
+                    vErrors.push(err139);
+                  }
+                  errors++;
+                }
+              }
+            } else {
+              const err140 = {
+                instancePath,
+                schemaPath: '#/$defs/twilioScheme/type',
+                keyword: 'type',
+                params: { type: 'object' },
+                message: 'must be object',
+              };
+              if (vErrors === null) {
+                vErrors = [err140];
+              } else {
+                vErrors.push(err140);
+              }
+              errors++;
+            }
+            var _valid0 = _errs141 === errors;
+            if (_valid0 && valid0) {
+              valid0 = false;
+              passing0 = [passing0, 6];
+            } else {
+              if (_valid0) {
+                valid0 = true;
+                passing0 = 6;
+                if (props2 !== true) {
+                  props2 = true;
+                }
+              }
+              const _errs146 = errors;
+              if (data && typeof data == 'object' && !Array.isArray(data)) {
+                if (data.kind === undefined) {
+                  const err141 = {
+                    instancePath,
+                    schemaPath: '#/$defs/credentialScheme/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'kind' },
+                    message: "must have required property '" + 'kind' + "'",
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err141];
+                  } else {
+                    vErrors.push(err141);
+                  }
+                  errors++;
+                }
+                for (const key11 in data) {
+                  if (!(key11 === 'kind' || key11 === 'header' || key11 === 'bearer' || key11 === 'pointer')) {
+                    const err142 = {
+                      instancePath,
+                      schemaPath: '#/$defs/credentialScheme/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key11 },
+                      message: 'must NOT have additional properties',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err142];
+                    } else {
+                      vErrors.push(err142);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.kind !== undefined) {
+                  let data57 = data.kind;
+                  if (typeof data57 !== 'string') {
+                    const err143 = {
+                      instancePath: instancePath + '/kind',
+                      schemaPath: '#/$defs/credentialScheme/properties/kind/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err143];
+                    } else {
+                      vErrors.push(err143);
+                    }
+                    errors++;
+                  }
+                  if (!(data57 === 'token' || data57 === 'basic' || data57 === 'passcode' || data57 === 'open')) {
+                    const err144 = {
+                      instancePath: instancePath + '/kind',
+                      schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
+                      keyword: 'enum',
+                      params: { allowedValues: schema110.properties.kind.enum },
+                      message: 'must be equal to one of the allowed values',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err144];
+                    } else {
+                      vErrors.push(err144);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.header !== undefined) {
+                  let data58 = data.header;
+                  if (typeof data58 === 'string') {
+                    if (!pattern26.test(data58)) {
+                      const err145 = {
+                        instancePath: instancePath + '/header',
+                        schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err145];
+                      } else {
+                        vErrors.push(err145);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err146 = {
+                      instancePath: instancePath + '/header',
+                      schemaPath: '#/$defs/credentialScheme/properties/header/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err146];
+                    } else {
+                      vErrors.push(err146);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.bearer !== undefined) {
+                  if (typeof data.bearer !== 'boolean') {
+                    const err147 = {
+                      instancePath: instancePath + '/bearer',
+                      schemaPath: '#/$defs/credentialScheme/properties/bearer/type',
+                      keyword: 'type',
+                      params: { type: 'boolean' },
+                      message: 'must be boolean',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err147];
+                    } else {
+                      vErrors.push(err147);
+                    }
+                    errors++;
+                  }
                 }
                 if (data.pointer !== undefined) {
-                  let data46 = data.pointer;
-                  if (typeof data46 === 'string') {
-                    if (!pattern30.test(data46)) {
-                      const err122 = {
+                  let data60 = data.pointer;
+                  if (typeof data60 === 'string') {
+                    if (!pattern34.test(data60)) {
+                      const err148 = {
                         instancePath: instancePath + '/pointer',
                         schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
                         keyword: 'pattern',
@@ -17014,14 +17581,14 @@ function validate49(
                         message: 'must match pattern "' + '^/.+$' + '"',
                       };
                       if (vErrors === null) {
-                        vErrors = [err122];
+                        vErrors = [err148];
                       } else {
-                        vErrors.push(err122);
+                        vErrors.push(err148);
                       }
                       errors++;
                     }
                   } else {
-                    const err123 = {
+                    const err149 = {
                       instancePath: instancePath + '/pointer',
                       schemaPath: '#/$defs/credentialScheme/properties/pointer/type',
                       keyword: 'type',
@@ -17029,15 +17596,15 @@ function validate49(
                       message: 'must be string',
                     };
                     if (vErrors === null) {
-                      vErrors = [err123];
+                      vErrors = [err149];
                     } else {
-                      vErrors.push(err123);
+                      vErrors.push(err149);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err124 = {
+                const err150 = {
                   instancePath,
                   schemaPath: '#/$defs/credentialScheme/type',
                   keyword: 'type',
@@ -17045,13 +17612,13 @@ function validate49(
                   message: 'must be object',
                 };
                 if (vErrors === null) {
-                  vErrors = [err124];
+                  vErrors = [err150];
                 } else {
-                  vErrors.push(err124);
+                  vErrors.push(err150);
                 }
                 errors++;
               }
-              var _valid0 = _errs112 === errors;
+              var _valid0 = _errs146 === errors;
               if (_valid0 && valid0) {
                 valid0 = false;
                 passing0 = [passing0, 7];
@@ -17059,14 +17626,14 @@ function validate49(
                 if (_valid0) {
                   valid0 = true;
                   passing0 = 7;
-                  if (props0 !== true) {
-                    props0 = true;
+                  if (props2 !== true) {
+                    props2 = true;
                   }
                 }
-                const _errs124 = errors;
+                const _errs158 = errors;
                 if (data && typeof data == 'object' && !Array.isArray(data)) {
                   if (data.kind === undefined) {
-                    const err125 = {
+                    const err151 = {
                       instancePath,
                       schemaPath: '#/$defs/codeScheme/required',
                       keyword: 'required',
@@ -17074,14 +17641,14 @@ function validate49(
                       message: "must have required property '" + 'kind' + "'",
                     };
                     if (vErrors === null) {
-                      vErrors = [err125];
+                      vErrors = [err151];
                     } else {
-                      vErrors.push(err125);
+                      vErrors.push(err151);
                     }
                     errors++;
                   }
                   if (data.headers === undefined) {
-                    const err126 = {
+                    const err152 = {
                       instancePath,
                       schemaPath: '#/$defs/codeScheme/required',
                       keyword: 'required',
@@ -17089,14 +17656,14 @@ function validate49(
                       message: "must have required property '" + 'headers' + "'",
                     };
                     if (vErrors === null) {
-                      vErrors = [err126];
+                      vErrors = [err152];
                     } else {
-                      vErrors.push(err126);
+                      vErrors.push(err152);
                     }
                     errors++;
                   }
                   if (data.signed === undefined) {
-                    const err127 = {
+                    const err153 = {
                       instancePath,
                       schemaPath: '#/$defs/codeScheme/required',
                       keyword: 'required',
@@ -17104,14 +17671,14 @@ function validate49(
                       message: "must have required property '" + 'signed' + "'",
                     };
                     if (vErrors === null) {
-                      vErrors = [err127];
+                      vErrors = [err153];
                     } else {
-                      vErrors.push(err127);
+                      vErrors.push(err153);
                     }
                     errors++;
                   }
                   if (data.algorithm === undefined) {
-                    const err128 = {
+                    const err154 = {
                       instancePath,
                       schemaPath: '#/$defs/codeScheme/required',
                       keyword: 'required',
@@ -17119,9 +17686,9 @@ function validate49(
                       message: "must have required property '" + 'algorithm' + "'",
                     };
                     if (vErrors === null) {
-                      vErrors = [err128];
+                      vErrors = [err154];
                     } else {
-                      vErrors.push(err128);
+                      vErrors.push(err154);
                     }
                     errors++;
                   }
@@ -17133,7 +17700,7 @@ function validate49(
                       key12 === 'algorithm' ||
                       key12 === 'timestamped'
                     )) {
-                      const err129 = {
+                      const err155 = {
                         instancePath,
                         schemaPath: '#/$defs/codeScheme/additionalProperties',
                         keyword: 'additionalProperties',
@@ -17141,16 +17708,16 @@ function validate49(
                         message: 'must NOT have additional properties',
                       };
                       if (vErrors === null) {
-                        vErrors = [err129];
+                        vErrors = [err155];
                       } else {
-                        vErrors.push(err129);
+                        vErrors.push(err155);
                       }
                       errors++;
                     }
                   }
                   if (data.kind !== undefined) {
                     if ('code' !== data.kind) {
-                      const err130 = {
+                      const err156 = {
                         instancePath: instancePath + '/kind',
                         schemaPath: '#/$defs/codeScheme/properties/kind/const',
                         keyword: 'const',
@@ -17158,18 +17725,18 @@ function validate49(
                         message: 'must be equal to constant',
                       };
                       if (vErrors === null) {
-                        vErrors = [err130];
+                        vErrors = [err156];
                       } else {
-                        vErrors.push(err130);
+                        vErrors.push(err156);
                       }
                       errors++;
                     }
                   }
                   if (data.headers !== undefined) {
-                    let data48 = data.headers;
-                    if (typeof data48 === 'string') {
-                      if (func2(data48) < 1) {
-                        const err131 = {
+                    let data62 = data.headers;
+                    if (typeof data62 === 'string') {
+                      if (func2(data62) < 1) {
+                        const err157 = {
                           instancePath: instancePath + '/headers',
                           schemaPath: '#/$defs/codeScheme/properties/headers/minLength',
                           keyword: 'minLength',
@@ -17177,14 +17744,14 @@ function validate49(
                           message: 'must NOT have fewer than 1 characters',
                         };
                         if (vErrors === null) {
-                          vErrors = [err131];
+                          vErrors = [err157];
                         } else {
-                          vErrors.push(err131);
+                          vErrors.push(err157);
                         }
                         errors++;
                       }
                     } else {
-                      const err132 = {
+                      const err158 = {
                         instancePath: instancePath + '/headers',
                         schemaPath: '#/$defs/codeScheme/properties/headers/type',
                         keyword: 'type',
@@ -17192,18 +17759,18 @@ function validate49(
                         message: 'must be string',
                       };
                       if (vErrors === null) {
-                        vErrors = [err132];
+                        vErrors = [err158];
                       } else {
-                        vErrors.push(err132);
+                        vErrors.push(err158);
                       }
                       errors++;
                     }
                   }
                   if (data.signed !== undefined) {
-                    let data49 = data.signed;
-                    if (typeof data49 === 'string') {
-                      if (func2(data49) < 1) {
-                        const err133 = {
+                    let data63 = data.signed;
+                    if (typeof data63 === 'string') {
+                      if (func2(data63) < 1) {
+                        const err159 = {
                           instancePath: instancePath + '/signed',
                           schemaPath: '#/$defs/codeScheme/properties/signed/minLength',
                           keyword: 'minLength',
@@ -17211,14 +17778,14 @@ function validate49(
                           message: 'must NOT have fewer than 1 characters',
                         };
                         if (vErrors === null) {
-                          vErrors = [err133];
+                          vErrors = [err159];
                         } else {
-                          vErrors.push(err133);
+                          vErrors.push(err159);
                         }
                         errors++;
                       }
                     } else {
-                      const err134 = {
+                      const err160 = {
                         instancePath: instancePath + '/signed',
                         schemaPath: '#/$defs/codeScheme/properties/signed/type',
                         keyword: 'type',
@@ -17226,18 +17793,18 @@ function validate49(
                         message: 'must be string',
                       };
                       if (vErrors === null) {
-                        vErrors = [err134];
+                        vErrors = [err160];
                       } else {
-                        vErrors.push(err134);
+                        vErrors.push(err160);
                       }
                       errors++;
                     }
                   }
                   if (data.algorithm !== undefined) {
-                    let data50 = data.algorithm;
-                    if (typeof data50 === 'string') {
-                      if (func2(data50) < 1) {
-                        const err135 = {
+                    let data64 = data.algorithm;
+                    if (typeof data64 === 'string') {
+                      if (func2(data64) < 1) {
+                        const err161 = {
                           instancePath: instancePath + '/algorithm',
                           schemaPath: '#/$defs/codeScheme/properties/algorithm/minLength',
                           keyword: 'minLength',
@@ -17245,14 +17812,14 @@ function validate49(
                           message: 'must NOT have fewer than 1 characters',
                         };
                         if (vErrors === null) {
-                          vErrors = [err135];
+                          vErrors = [err161];
                         } else {
-                          vErrors.push(err135);
+                          vErrors.push(err161);
                         }
                         errors++;
                       }
                     } else {
-                      const err136 = {
+                      const err162 = {
                         instancePath: instancePath + '/algorithm',
                         schemaPath: '#/$defs/codeScheme/properties/algorithm/type',
                         keyword: 'type',
@@ -17260,16 +17827,16 @@ function validate49(
                         message: 'must be string',
                       };
                       if (vErrors === null) {
-                        vErrors = [err136];
+                        vErrors = [err162];
                       } else {
-                        vErrors.push(err136);
+                        vErrors.push(err162);
                       }
                       errors++;
                     }
                   }
                   if (data.timestamped !== undefined) {
                     if (typeof data.timestamped !== 'boolean') {
-                      const err137 = {
+                      const err163 = {
                         instancePath: instancePath + '/timestamped',
                         schemaPath: '#/$defs/codeScheme/properties/timestamped/type',
                         keyword: 'type',
@@ -17277,15 +17844,15 @@ function validate49(
                         message: 'must be boolean',
                       };
                       if (vErrors === null) {
-                        vErrors = [err137];
+                        vErrors = [err163];
                       } else {
-                        vErrors.push(err137);
+                        vErrors.push(err163);
                       }
                       errors++;
                     }
                   }
                 } else {
-                  const err138 = {
+                  const err164 = {
                     instancePath,
                     schemaPath: '#/$defs/codeScheme/type',
                     keyword: 'type',
@@ -17293,13 +17860,13 @@ function validate49(
                     message: 'must be object',
                   };
                   if (vErrors === null) {
-                    vErrors = [err138];
+                    vErrors = [err164];
                   } else {
-                    vErrors.push(err138);
+                    vErrors.push(err164);
                   }
                   errors++;
                 }
-                var _valid0 = _errs124 === errors;
+                var _valid0 = _errs158 === errors;
                 if (_valid0 && valid0) {
                   valid0 = false;
                   passing0 = [passing0, 8];
@@ -17307,8 +17874,8 @@ function validate49(
                   if (_valid0) {
                     valid0 = true;
                     passing0 = 8;
-                    if (props0 !== true) {
-                      props0 = true;
+                    if (props2 !== true) {
+                      props2 = true;
                     }
                   }
                 }
@@ -17320,7 +17887,7 @@ function validate49(
     }
   }
   if (!valid0) {
-    const err139 = {
+    const err165 = {
       instancePath,
       schemaPath: '#/oneOf',
       keyword: 'oneOf',
@@ -17328,9 +17895,9 @@ function validate49(
       message: 'must match exactly one schema in oneOf',
     };
     if (vErrors === null) {
-      vErrors = [err139];
+      vErrors = [err165];
     } else {
-      vErrors.push(err139);
+      vErrors.push(err165);
     }
     errors++;
   } else {
@@ -17344,7 +17911,7 @@ function validate49(
     }
   }
   validate49.errors = vErrors;
-  evaluated0.props = props0;
+  evaluated0.props = props2;
   return errors === 0;
 }
 validate49.evaluated = { dynamicProps: true, dynamicItems: false };
@@ -18005,7 +18572,7 @@ function validate48(
             if (data12.file !== undefined) {
               let data15 = data12.file;
               if (typeof data15 === 'string') {
-                if (!pattern31.test(data15)) {
+                if (!pattern35.test(data15)) {
                   const err37 = {
                     instancePath: instancePath + '/samples/' + i3 + '/file',
                     schemaPath: '#/$defs/sample/properties/file/pattern',
@@ -18206,7 +18773,7 @@ function validate48(
         for (let i4 = 0; i4 < len4; i4++) {
           let data22 = data21[i4];
           if (typeof data22 === 'string') {
-            if (!pattern32.test(data22)) {
+            if (!pattern36.test(data22)) {
               const err48 = {
                 instancePath: instancePath + '/forward_headers/' + i4,
                 schemaPath: '#/properties/forward_headers/items/pattern',

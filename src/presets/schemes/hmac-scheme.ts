@@ -239,16 +239,40 @@ export interface HmacOptions {
   isoMilliseconds?: boolean;
 }
 
+/**
+ * Null when where the timestamp comes from and what is signed agree, else what is wrong. The
+ * catalog schema refuses the same entries (hmacScheme's if/then); this is for schemes built from
+ * anything else (generic-hmac's options, tests). Each rule closes a way for a declared timestamp to
+ * go unchecked or for an unsigned one to be trusted: a `signature` timestamp needs a pairs item to
+ * come from, a header's must be signed, a body's is signed with the body (so the template has no
+ * {timestamp}), and a pairs timestamp item is only read when it is the declared source.
+ */
+function timestampProblem(scheme: HmacScheme, parts: readonly SignedPart[]): string | null {
+  const from = scheme.timestamp?.from;
+  const signsTimestamp = parts.some((p) => p.kind === 'timestamp');
+  const pairsTimestamp = scheme.signature.format === 'pairs' && scheme.signature.timestamp_key !== undefined;
+  if (from === 'signature') {
+    if (!pairsTimestamp) return 'takes its timestamp from the signature, which needs format pairs with a timestamp_key';
+    return signsTimestamp ? null : 'takes its timestamp from the signature but does not sign {timestamp}';
+  }
+  if (scheme.signature.timestamp_key !== undefined) {
+    return 'has a timestamp_key but does not take its timestamp from the signature, so it would never be checked';
+  }
+  if (from?.startsWith('header:') === true) {
+    return signsTimestamp ? null : 'takes its timestamp from a header but does not sign {timestamp}';
+  }
+  return signsTimestamp ? 'signs {timestamp} but takes it from nowhere signed' : null;
+}
+
 export function createHmacScheme(scheme: HmacScheme, where: string, options: HmacOptions = {}): SchemeParts {
   const parts = parseSignedTemplate(scheme.signed, `${where}.signed`);
   if (parts.some((p) => p.kind === 'url') && options.publicUrl === undefined) {
     throw invalidArgument(`${where}: signs the URL it calls, so public_url (or server.public_url) is required`);
   }
+  const problem = timestampProblem(scheme, parts);
+  if (problem !== null) throw invalidArgument(`${where}: ${problem}`);
   const from = scheme.timestamp?.from;
   const timestampHeader = from?.startsWith('header:') === true ? from.slice('header:'.length) : undefined;
-  if (parts.some((p) => p.kind === 'timestamp') && (from === undefined || from.startsWith('/'))) {
-    throw invalidArgument(`${where}: signs {timestamp} but takes it from nowhere signed`);
-  }
   const compiled: Compiled = {
     scheme,
     parts,

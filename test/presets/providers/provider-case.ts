@@ -122,6 +122,14 @@ export function describeProvider(c: ProviderCase): void {
       expect(c.proof).toBe(PROVIDER_CATALOG[c.preset].proof.by);
     });
 
+    const { scheme } = PROVIDER_CATALOG[c.preset];
+    if (scheme.kind === 'hmac') {
+      it('is tested stale exactly when the catalog declares a timestamp, in the body where it says so', () => {
+        expect(c.timestamped).toBe(scheme.timestamp !== undefined);
+        expect(c.timestampInBody === true).toBe(scheme.timestamp?.from.startsWith('/') === true);
+      });
+    }
+
     it('verifies a delivery signed as the provider signs it, and names it', async () => {
       const delivery = await c.deliver(c.secret, Date.now());
       expect(await c.accepts(delivery, c.secret), 'the provider’s own verifier accepts the delivery').toBe(true);
