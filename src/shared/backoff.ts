@@ -1,7 +1,8 @@
 /**
  * Exponential backoff, the one formula every retry in switchboard uses: forwarding's deliveries,
- * the event bus and queue reconnects, and `switchboard listen`. Each caller keeps its own numbers
- * and its own jitter.
+ * the event bus and queue reconnects, `switchboard listen` and the web UI's live stream. Each
+ * caller keeps its own numbers and its own jitter. Pure (no Node API): the browser bundle
+ * imports it too.
  */
 
 export interface Backoff {

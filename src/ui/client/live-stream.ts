@@ -1,5 +1,6 @@
 import type { ApiEventSummary } from '../../../generated/types.ts';
 import { createParser } from 'eventsource-parser';
+import { backoffDelayMs } from '../../shared/backoff.ts';
 
 export type LiveState =
   | { kind: 'connecting' }
@@ -65,7 +66,8 @@ export class LiveStream {
   private schedule(reason: string): void {
     if (this.stopped) return;
     this.failures++;
-    const delay = Math.min(MAX_BACKOFF_MS, this.retryMs * 2 ** Math.min(this.failures - 1, 3));
+    // The server's retry hint doubled per failure, without jitter: one tab reconnecting is no herd.
+    const delay = backoffDelayMs({ initialMs: this.retryMs, maxMs: MAX_BACKOFF_MS, jitter: 'none' }, this.failures);
     this.handlers.onState({ kind: 'offline', retryAt: Date.now() + delay, reason });
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.connect(), delay);
