@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
-import { createEmptyDatabase, silentLogger } from './database.ts';
+import { createMigratedDatabase, silentLogger } from './database.ts';
 
 export interface ComposedServer {
   running: RunningSwitchboard;
@@ -26,7 +26,9 @@ export async function startComposedServer(options: {
   /** A freshly built UI (browser tests); default the package's own. */
   uiDistDir?: string;
 }): Promise<ComposedServer> {
-  const db = await createEmptyDatabase();
+  // Already migrated: the server's start finds nothing pending, as on any restart. Its start on an
+  // empty database is the CLI's, the reliability suite's and CI's package step's.
+  const db = await createMigratedDatabase();
   const dataDir = await mkdtemp(join(tmpdir(), 'sb-composed-'));
   try {
     const running = await startSwitchboard({

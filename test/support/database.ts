@@ -46,6 +46,14 @@ export async function createEmptyDatabase(): Promise<{ name: string; url: string
   return createDatabase('template0');
 }
 
+/**
+ * A database with every migration applied: a copy of the run's migrated template (global-setup.ts),
+ * on which migrate finds nothing pending.
+ */
+export async function createMigratedDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  return createDatabase(inject('migratedTemplate'));
+}
+
 /** A new database copied from `template` (template0: empty). */
 async function createDatabase(template: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `sb_test_${randomBytes(6).toString('hex')}`;
@@ -65,8 +73,7 @@ async function createDatabase(template: string): Promise<{ name: string; url: st
 }
 
 export async function freshDatabase(options: FreshDatabaseOptions = {}): Promise<TestDatabase> {
-  // Migrated: a copy of the run's migrated template (global-setup.ts), which migrate finds current.
-  const database = await createDatabase(options.migrate === false ? 'template0' : inject('migratedTemplate'));
+  const database = options.migrate === false ? await createEmptyDatabase() : await createMigratedDatabase();
   const pool = await createDatabasePool(database.url, {
     maximumPoolSize: options.maximumPoolSize ?? 5,
     interceptors: options.interceptors ?? [],
