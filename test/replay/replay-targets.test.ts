@@ -100,18 +100,30 @@ function networkSpy(): {
   };
 }
 
+/** Replays the event to `targetUrl` and expects invalid_argument matching `message`, with no DNS lookup, socket or connection. */
+async function expectRefusedBeforeAnyRequest(
+  targetUrl: string | undefined,
+  message: RegExp,
+  options: { overrides?: ServiceOptions; caller?: string } = {},
+): Promise<void> {
+  const spy = networkSpy();
+  const service = spy.service(options.overrides);
+  await expectAppError(
+    service.replay({ eventId, targetUrl, caller: options.caller ?? 'agent' }),
+    'invalid_argument',
+    message,
+  );
+  spy.nothingHappened();
+}
+
 describe('choosing the target', () => {
   it.each([undefined, '', '   '])(
     'No target and no default is an error, not a guess (target_url %j)',
     async (targetUrl) => {
-      const spy = networkSpy();
-      const service = spy.service();
-      await expectAppError(
-        service.replay({ eventId, targetUrl, caller: 'agent' }),
-        'invalid_argument',
+      await expectRefusedBeforeAnyRequest(
+        targetUrl,
         /no target_url was given and replay\.default_target is not configured/,
       );
-      spy.nothingHappened();
     },
   );
 
@@ -124,25 +136,13 @@ describe('choosing the target', () => {
     'data:text/plain,hello',
     'dict://127.0.0.1:11211/stats',
   ])('Non-http scheme is rejected before any request: %s', async (targetUrl) => {
-    const spy = networkSpy();
-    const service = spy.service();
-    await expectAppError(
-      service.replay({ eventId, targetUrl, caller: 'agent' }),
-      'invalid_argument',
-      /scheme [a-z]+: is not http or https/,
-    );
-    spy.nothingHappened();
+    await expectRefusedBeforeAnyRequest(targetUrl, /scheme [a-z]+: is not http or https/);
   });
 
   it('Non-http scheme is rejected before any request: a non-http default target too', async () => {
-    const spy = networkSpy();
-    const service = spy.service({ replay: { defaultTarget: 'file:///var/run/secrets', timeoutMs: 3_000 } });
-    await expectAppError(
-      service.replay({ eventId, targetUrl: undefined, caller: 'agent' }),
-      'invalid_argument',
-      /scheme file:/,
-    );
-    spy.nothingHappened();
+    await expectRefusedBeforeAnyRequest(undefined, /scheme file:/, {
+      overrides: { replay: { defaultTarget: 'file:///var/run/secrets', timeoutMs: 3_000 } },
+    });
   });
 
   it.each([
@@ -153,21 +153,13 @@ describe('choosing the target', () => {
     'http://exa\tmple.test/',
     'http://[::1/',
   ])('a malformed target is invalid_argument before any request: %j', async (targetUrl) => {
-    const spy = networkSpy();
-    const service = spy.service();
-    await expectAppError(service.replay({ eventId, targetUrl, caller: 'agent' }), 'invalid_argument', /malformed/);
-    spy.nothingHappened();
+    await expectRefusedBeforeAnyRequest(targetUrl, /malformed/);
   });
 
   it('a target with credentials is invalid_argument before any request, and the credentials are stored nowhere', async () => {
-    const spy = networkSpy();
-    const service = spy.service();
-    await expectAppError(
-      service.replay({ eventId, targetUrl: `http://admin:hunter2@127.0.0.1:${consumer.port}/`, caller: 'creds-test' }),
-      'invalid_argument',
-      /credentials/,
-    );
-    spy.nothingHappened();
+    await expectRefusedBeforeAnyRequest(`http://admin:hunter2@127.0.0.1:${consumer.port}/`, /credentials/, {
+      caller: 'creds-test',
+    });
     const rows = (await kit.attempts.listForEvent(eventId)).filter((r) => r.caller === 'creds-test');
     expect(rows).toMatchObject([{ target_url: null, resolved_ip: null, error_code: 'invalid_argument' }]);
     expect(kit.logs.text()).not.toContain('hunter2');

@@ -13,30 +13,27 @@ describe('ingest pressure', () => {
   it('is pressed while recent flushes carry many events on average, and not once they stop or shrink', () => {
     let now = 0;
     const pressure = createIngestPressure({ minBatch: 16, windowMs: 500, now: () => now });
+    /** `count` flushes of `events` each, `everyMs` apart on the test's clock. */
+    const flushes = (count: number, everyMs: number, events: number): void => {
+      for (let i = 0; i < count; i += 1) {
+        now += everyMs;
+        pressure.flushed(events);
+      }
+    };
     expect(pressure.pressed()).toBe(false);
     // Light load: one event a flush.
-    for (let i = 0; i < 20; i += 1) {
-      now += 1;
-      pressure.flushed(1);
-    }
+    flushes(20, 1, 1);
     expect(pressure.pressed()).toBe(false);
     // Saturated: events pile up behind the flushes in flight.
-    for (let i = 0; i < 10; i += 1) {
-      now += 20;
-      pressure.flushed(40);
-    }
+    flushes(10, 20, 40);
     expect(pressure.pressed()).toBe(true);
     // One small flush does not end a burst; a run of them does.
-    now += 1;
-    pressure.flushed(2);
+    flushes(1, 1, 2);
     expect(pressure.pressed()).toBe(true);
-    for (let i = 0; i < 10; i += 1) {
-      now += 1;
-      pressure.flushed(2);
-    }
+    flushes(10, 1, 2);
     expect(pressure.pressed()).toBe(false);
     // A burst that stopped says nothing about now.
-    for (let i = 0; i < 10; i += 1) pressure.flushed(100);
+    flushes(10, 0, 100);
     expect(pressure.pressed()).toBe(true);
     now += 501;
     expect(pressure.pressed()).toBe(false);

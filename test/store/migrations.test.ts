@@ -38,6 +38,17 @@ describe('migrations', () => {
     return { pool, url: database.url };
   }
 
+  /** A directory holding the shipped migrations up to `version`: the schema an older release left. */
+  async function migrationsUpTo(version: number): Promise<string> {
+    const directory = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
+    cleanups.push(() => rm(directory, { recursive: true, force: true }));
+    for (const m of (await loadMigrations()).filter((m) => m.version <= version)) {
+      const file = `${String(m.version).padStart(4, '0')}-${m.name}.sql`;
+      await cp(path.join(DEFAULT_MIGRATIONS_DIRECTORY, file), path.join(directory, file));
+    }
+    return directory;
+  }
+
   it('applies every migration once with version, name and checksum; reruns are no-ops; a failing one rolls back', async () => {
     const { pool } = await emptyPool();
     const migrations = await loadMigrations();
@@ -113,14 +124,7 @@ describe('migrations', () => {
     });
 
     it('0005 leaves signed rows to their verified flag, token rows unchecked, and strips stored replay queries', async () => {
-      const upTo4 = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
-      cleanups.push(() => rm(upTo4, { recursive: true, force: true }));
-      for (const m of (await loadMigrations()).filter((m) => m.version <= 4)) {
-        await cp(
-          path.join(DEFAULT_MIGRATIONS_DIRECTORY, `${String(m.version).padStart(4, '0')}-${m.name}.sql`),
-          path.join(upTo4, `${String(m.version).padStart(4, '0')}-${m.name}.sql`),
-        );
-      }
+      const upTo4 = await migrationsUpTo(4);
       const { pool } = await emptyPool();
       expect(await migrate(pool, silentLogger, { directory: upTo4 })).toEqual({ applied: [1, 2, 3, 4], current: 4 });
       const ids = ['0188f000-0000-7000-8000-000000000001', '0188f000-0000-7000-8000-000000000002'];
@@ -151,12 +155,7 @@ describe('migrations', () => {
     });
 
     it('0008 keeps older rows without summary or request, and checks what new rows store', async () => {
-      const upTo6 = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
-      cleanups.push(() => rm(upTo6, { recursive: true, force: true }));
-      for (const m of (await loadMigrations()).filter((m) => m.version <= 6)) {
-        const file = `${String(m.version).padStart(4, '0')}-${m.name}.sql`;
-        await cp(path.join(DEFAULT_MIGRATIONS_DIRECTORY, file), path.join(upTo6, file));
-      }
+      const upTo6 = await migrationsUpTo(6);
       const { pool } = await emptyPool();
       await migrate(pool, silentLogger, { directory: upTo6 });
       const old = '0188f000-0000-7000-8000-000000000011';
@@ -209,12 +208,7 @@ describe('migrations', () => {
     });
 
     it("0013 moves a populated database's external-id keys into time partitions; retries are still duplicates", async () => {
-      const upTo12 = await mkdtemp(path.join(tmpdir(), 'switchboard-migrations-'));
-      cleanups.push(() => rm(upTo12, { recursive: true, force: true }));
-      for (const m of (await loadMigrations()).filter((m) => m.version <= 12)) {
-        const file = `${String(m.version).padStart(4, '0')}-${m.name}.sql`;
-        await cp(path.join(DEFAULT_MIGRATIONS_DIRECTORY, file), path.join(upTo12, file));
-      }
+      const upTo12 = await migrationsUpTo(12);
       const { pool } = await emptyPool();
       await migrate(pool, silentLogger, { directory: upTo12 });
       await pool.query(sql.unsafe`SELECT switchboard_ensure_partitions('day', now() - interval '3 days', now())`);

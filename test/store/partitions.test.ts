@@ -4,7 +4,7 @@
  * events, deletes by row what is only partly past, and a provider's retry of a dropped event is
  * stored anew; id lookups read the partition the id's time points at.
  */
-import { sql, type QuerySqlToken } from 'slonik';
+import { sql, type DatabaseTransactionConnection, type QuerySqlToken } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database.ts';
@@ -62,6 +62,37 @@ const signal = (): { done: Promise<void>; fire: () => void } => {
   });
   return { done, fire };
 };
+
+/** Runs `work` in a transaction and keeps it open, with its locks, until `release` is called. */
+async function openTransaction(
+  work: (tx: DatabaseTransactionConnection) => Promise<unknown>,
+): Promise<{ release: () => Promise<void> }> {
+  const held = signal();
+  const worked = signal();
+  const transaction = db.pool.transaction(async (tx) => {
+    await work(tx);
+    worked.fire();
+    await held.done;
+  });
+  await Promise.race([worked.done, transaction]);
+  return {
+    release: async () => {
+      held.fire();
+      await transaction;
+    },
+  };
+}
+
+/** Whether `query` is still unsettled half a second on: it waits for a lock another transaction holds. */
+async function stillWaiting(query: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  const settle = (): void => {
+    settled = true;
+  };
+  void query.then(settle, settle);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  return !settled;
+}
 
 /** Where a row of `table` with this event id lives. */
 const partitionOf = (table: string, column: string, id: string) =>
@@ -331,25 +362,12 @@ describe('time partitions', () => {
     const bound = new Date(`${utcDay(1)}T00:00:00Z`).getTime();
     const other = await createDatabasePool(db.url, { maximumPoolSize: 1 });
     try {
-      const held = signal();
-      const written = signal();
-      const before = db.pool.transaction(async (tx) => {
-        await tx.query(insertKeyAt(bound - 1_000, 'on-the-bound'));
-        written.fire();
-        await held.done;
-      });
-      await written.done;
-      let settled = false;
-      const after = other.query(insertKeyAt(bound + 1_000, 'on-the-bound')).finally(() => {
-        settled = true;
-      });
-      after.catch(() => {});
+      const before = await openTransaction((tx) => tx.query(insertKeyAt(bound - 1_000, 'on-the-bound')));
+      const after = other.query(insertKeyAt(bound + 1_000, 'on-the-bound'));
       // The second waits for the first to commit: its key is in the next partition, whose own
       // index knows nothing of the first one's.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(settled).toBe(false);
-      held.fire();
-      await before;
+      expect(await stillWaiting(after)).toBe(true);
+      await before.release();
       await expect(after).rejects.toMatchObject({ constraint: 'event_external_ids_pkey' });
       const keys = await db.pool.anyFirst(sql.type(z.object({ name: z.string() }))`
         SELECT tableoid::regclass::text AS name FROM event_external_ids WHERE external_id = 'on-the-bound'
@@ -365,24 +383,14 @@ describe('time partitions', () => {
     const bound = new Date(`${utcDay(1)}T00:00:00Z`).getTime();
     const other = await createDatabasePool(db.url, { maximumPoolSize: 2 });
     try {
-      const held = signal();
-      const locked = signal();
-      const holder = db.pool.transaction(async (tx) => {
-        await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('switchboard-external-id-bound'))`);
-        locked.fire();
-        await held.done;
-      });
-      await locked.done;
+      const holder = await openTransaction((tx) =>
+        tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('switchboard-external-id-bound'))`),
+      );
       // Ten minutes before the bound: outside the window, written while the lock is held.
       await other.query(insertKeyAt(bound - 10 * 60_000, 'ten-minutes-before'));
-      let settled = false;
-      const near = other.query(insertKeyAt(bound - 4 * 60_000, 'four-minutes-before')).finally(() => {
-        settled = true;
-      });
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(settled).toBe(false);
-      held.fire();
-      await holder;
+      const near = other.query(insertKeyAt(bound - 4 * 60_000, 'four-minutes-before'));
+      expect(await stillWaiting(near)).toBe(true);
+      await holder.release();
       await near;
       expect(
         await db.pool.anyFirst(sql.type(z.object({ external_id: z.string() }))`

@@ -126,12 +126,23 @@ function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: Ar
   return { logger, lines };
 }
 
+type TimedBatch = { start: number; end: number; failed: boolean };
+
+/** How long `batches` ran in all, in ms. */
+const busyMs = (batches: readonly TimedBatch[]): number =>
+  batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
+
+/** The share of the time from the first of `batches` starting to the last one ending that a batch ran. */
+function shareBusy(batches: readonly TimedBatch[]): number {
+  const first = batches[0];
+  const last = batches.at(-1);
+  if (!first || !last) throw new Error('fewer than two batches');
+  return busyMs(batches) / (last.end - first.start);
+}
+
 /** The pool, recording every indexing statement (pool.one) the indexer runs: when, and whether it failed. */
-function timedPool(pool: DatabasePool): {
-  pool: DatabasePool;
-  batches: Array<{ start: number; end: number; failed: boolean }>;
-} {
-  const batches: Array<{ start: number; end: number; failed: boolean }> = [];
+function timedPool(pool: DatabasePool): { pool: DatabasePool; batches: TimedBatch[] } {
+  const batches: TimedBatch[] = [];
   const wrapped = new Proxy(pool, {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver) as unknown;
@@ -488,6 +499,15 @@ function dutyCycled(pool: DatabasePool, maxLagMs: number): SearchIndexer {
   return startSearchIndexer({ pool, logger: silentLogger, batchSize: 5, busyShare: 0.05, maxLagMs });
 }
 
+/** Starts an indexer that defers to `ingestPressed` until `maxBurstLagMs` behind, and waits for it to index one event. */
+async function indexFirstEventUnder(ingestPressed: () => boolean, maxBurstLagMs: number): Promise<void> {
+  indexers.push(
+    startSearchIndexer({ pool: db.pool, logger: silentLogger, idleIntervalMs: 20, ingestPressed, maxBurstLagMs }),
+  );
+  await store.insert(newEvent());
+  await waitFor(async () => (await count('event_search_queue')) === 0, 3_000, 'the first event indexed');
+}
+
 describe('startSearchIndexer', () => {
   it('indexes new events in the background and stops promptly for good', async () => {
     const indexer = startSearchIndexer({ pool: db.pool, logger: silentLogger, idleIntervalMs: 20 });
@@ -524,8 +544,7 @@ describe('startSearchIndexer', () => {
     const first = batches[0];
     if (!first) throw new Error('no batch');
     const wall = performance.now() - first.start;
-    const busy = batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
-    expect(busy / wall).toBeLessThan(0.2);
+    expect(busyMs(batches) / wall).toBeLessThan(0.2);
     const left = await count('event_search_queue');
     expect(left).toBeLessThan((await count('events')) - 10);
     // 200 batches of 5 at a 5 % share would need each batch under 0.15 ms to finish in that time.
@@ -559,26 +578,12 @@ describe('startSearchIndexer', () => {
     } finally {
       await stopArriving();
     }
-    const batches = timed.batches.filter((batch) => !batch.failed).slice(1, 40);
-    const second = batches[0];
-    const last = batches.at(-1);
-    if (!second || !last) throw new Error('fewer than two batches');
-    const busy = batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
-    expect(busy / (last.end - second.start)).toBeGreaterThan(0.5);
+    expect(shareBusy(timed.batches.filter((batch) => !batch.failed).slice(1, 40))).toBeGreaterThan(0.5);
   });
 
   it('starts no batch while ingest is pressed, until maxBurstLagMs behind, and catches up once it is not', async () => {
     let pressed = false;
-    const indexer = startSearchIndexer({
-      pool: db.pool,
-      logger: silentLogger,
-      idleIntervalMs: 20,
-      ingestPressed: () => pressed,
-      maxBurstLagMs: 60_000,
-    });
-    indexers.push(indexer);
-    await store.insert(newEvent());
-    await waitFor(async () => (await count('event_search_queue')) === 0, 3_000, 'the first event indexed');
+    await indexFirstEventUnder(() => pressed, 60_000);
 
     // A burst: ingest saturated. Events stay queued (and searchable on the fly) meanwhile.
     pressed = true;
@@ -592,17 +597,8 @@ describe('startSearchIndexer', () => {
   });
 
   it('indexes though ingest stays pressed once it is maxBurstLagMs behind', async () => {
-    const indexer = startSearchIndexer({
-      pool: db.pool,
-      logger: silentLogger,
-      idleIntervalMs: 20,
-      ingestPressed: () => true,
-      maxBurstLagMs: 300,
-    });
-    indexers.push(indexer);
     // The first batch runs regardless: until then the backlog's age is unknown.
-    await store.insert(newEvent());
-    await waitFor(async () => (await count('event_search_queue')) === 0, 3_000, 'the first event indexed');
+    await indexFirstEventUnder(() => true, 300);
     await store.insertMany(Array.from({ length: 50 }, () => newEvent()));
     await waitFor(async () => (await count('event_search_queue')) === 0, 5_000, 'indexing past the burst lag bound');
     expect(await count('event_search')).toBe(51);
@@ -628,12 +624,7 @@ describe('startSearchIndexer', () => {
     expect(await count('event_search')).toBe(1_000);
     // The first batch rests (it has nothing to compare with); from the second on they follow back
     // to back, where the duty cycle would leave 95 % of the time idle.
-    const batches = timed.batches.filter((batch) => !batch.failed).slice(1);
-    const second = batches[0];
-    const last = batches.at(-1);
-    if (!second || !last) throw new Error('fewer than two batches');
-    const busy = batches.reduce((sum, batch) => sum + (batch.end - batch.start), 0);
-    expect(busy / (last.end - second.start)).toBeGreaterThan(0.5);
+    expect(shareBusy(timed.batches.filter((batch) => !batch.failed).slice(1))).toBeGreaterThan(0.5);
   });
 
   it('drain() returns only after a batch the background loop has in flight has committed', async () => {

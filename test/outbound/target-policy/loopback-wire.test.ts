@@ -55,6 +55,15 @@ const track = <T extends Dispatcher>(d: T): T => {
   return d;
 };
 
+/** A delivery checked and pinned to the redirector under the default policy, its dispatcher tracked. */
+async function pinnedToRedirector(): Promise<Awaited<ReturnType<typeof prepareDelivery>>> {
+  const delivery = await prepareDelivery(`http://127.0.0.1:${redirector.port}/start`, {
+    policy: createTargetPolicy({ allow: [] }),
+  });
+  track(delivery.dispatcher);
+  return delivery;
+}
+
 describe('on the wire, loopback only', () => {
   it('a listener on a loopback address outside the policy is refused and receives nothing', async () => {
     const attempts: ConnectAttempt[] = [];
@@ -106,10 +115,7 @@ describe('on the wire, loopback only', () => {
   });
 
   it('the pinned dispatcher reports the 302 too', async () => {
-    const { target, dispatcher } = await prepareDelivery(`http://127.0.0.1:${redirector.port}/start`, {
-      policy: createTargetPolicy({ allow: [] }),
-    });
-    track(dispatcher);
+    const { target, dispatcher } = await pinnedToRedirector();
     const res = await request(target.url, { dispatcher });
     await res.body.dump();
     expect(res.statusCode).toBe(302);
@@ -117,10 +123,7 @@ describe('on the wire, loopback only', () => {
   });
 
   it('a caller that wrongly uses fetch() with redirect: follow is still stopped by the pin', async () => {
-    const { target, dispatcher } = await prepareDelivery(`http://127.0.0.1:${redirector.port}/start`, {
-      policy: createTargetPolicy({ allow: [] }),
-    });
-    track(dispatcher);
+    const { target, dispatcher } = await pinnedToRedirector();
     const failure = await fetch(target.url, { dispatcher }).then(
       () => undefined,
       (error: unknown) => error,
