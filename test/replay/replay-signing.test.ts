@@ -365,19 +365,25 @@ describe('an event that failed its check on arrival', () => {
     },
   );
 
-  it('a token delivery whose token did not match is refused, then sent with no token at all when unsigned', async () => {
-    const id = await storeSigned('token', Buffer.from('{"type":"build.done"}'), [], 'application/json', false);
-    await expectAppError(
-      kit.service().replay({ eventId: id, targetUrl: consumer.url(), caller: 'signing-test' }),
-      'invalid_argument',
-      /did not pass its token check on arrival; replaying it with the token would make it look genuine/,
-    );
-    expect(consumer.requests).toHaveLength(0);
-    const { received } = await replay(id, { unsigned: true });
-    expect(received.body.toString()).toBe('{"type":"build.done"}');
-    expect(received.headers['x-custom-token']).toBeUndefined();
-    expect(JSON.stringify(received.rawHeaders)).not.toContain(SECRETS.token);
-  });
+  it.each([
+    ['token', 'x-custom-token', SECRETS.token],
+    ['gitlab', 'x-gitlab-token', SECRETS.gitlab],
+  ])(
+    'a %s delivery whose token did not match is refused, then sent with no token at all when unsigned',
+    async (name, tokenHeader, token) => {
+      const id = await storeSigned(name, Buffer.from('{"type":"build.done"}'), [], 'application/json', false);
+      await expectAppError(
+        kit.service().replay({ eventId: id, targetUrl: consumer.url(), caller: 'signing-test' }),
+        'invalid_argument',
+        /did not pass its token check on arrival; replaying it with the token would make it look genuine/,
+      );
+      expect(consumer.requests).toHaveLength(0);
+      const { received } = await replay(id, { unsigned: true });
+      expect(received.body.toString()).toBe('{"type":"build.done"}');
+      expect(received.headers[tokenHeader]).toBeUndefined();
+      expect(JSON.stringify(received.rawHeaders)).not.toContain(token);
+    },
+  );
 
   it('unsigned: true sends a forged signed event byte for byte with no signature, and the audit row says unsigned', async () => {
     const body = Buffer.from('{"id":"evt_forged","type":"payment_intent.succeeded"}');
