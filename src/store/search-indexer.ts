@@ -170,6 +170,24 @@ function restAfter(result: BatchResult, elapsed: number, arriving: boolean, poli
   return arriving && !behind ? (elapsed * (1 - policy.busyShare)) / policy.busyShare : 0;
 }
 
+/** The options as the loop reads them: each default filled in, the batch size and busy share kept in range. */
+function timingsOf(options: SearchIndexerOptions): {
+  policy: RestPolicy;
+  maxBurstLagMs: number;
+  retryAfterErrorMs: number;
+} {
+  return {
+    policy: {
+      batchSize: Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE),
+      busyShare: Math.min(1, Math.max(0.01, options.busyShare ?? DEFAULT_BUSY_SHARE)),
+      idleIntervalMs: options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS,
+      maxLagMs: options.maxLagMs ?? DEFAULT_MAX_LAG_MS,
+    },
+    maxBurstLagMs: options.maxBurstLagMs ?? DEFAULT_MAX_BURST_LAG_MS,
+    retryAfterErrorMs: options.retryAfterErrorMs ?? DEFAULT_RETRY_AFTER_ERROR_MS,
+  };
+}
+
 /**
  * Starts the background loop. While ingest in the same process is saturated it starts no batch
  * until maxBurstLagMs behind (indexedUpTo null: a backlog from before the start, of unknown age),
@@ -177,17 +195,9 @@ function restAfter(result: BatchResult, elapsed: number, arriving: boolean, poli
  * bound would index in step with arrivals at best, and fall behind for good whenever a batch is slow.
  */
 export function startSearchIndexer(options: SearchIndexerOptions): SearchIndexer {
-  const { pool, logger } = options;
-  const batchSize = Math.max(1, options.batchSize ?? DEFAULT_BATCH_SIZE);
-  const busyShare = Math.min(1, Math.max(0.01, options.busyShare ?? DEFAULT_BUSY_SHARE));
-  const idleIntervalMs = options.idleIntervalMs ?? DEFAULT_IDLE_INTERVAL_MS;
-  const maxLagMs = options.maxLagMs ?? DEFAULT_MAX_LAG_MS;
-  const {
-    ingestPressed,
-    maxBurstLagMs = DEFAULT_MAX_BURST_LAG_MS,
-    retryAfterErrorMs = DEFAULT_RETRY_AFTER_ERROR_MS,
-  } = options;
-  const policy: RestPolicy = { batchSize, busyShare, idleIntervalMs, maxLagMs };
+  const { pool, logger, ingestPressed } = options;
+  const { policy, maxBurstLagMs, retryAfterErrorMs } = timingsOf(options);
+  const { batchSize, maxLagMs } = policy;
   const stopping = new AbortController();
   let failing = false;
   let lastNewest: string | null | undefined;
