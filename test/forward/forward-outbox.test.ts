@@ -19,7 +19,7 @@ import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { startRetention } from '../../src/store/retention.ts';
 import { silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
-import { deliveryStoreFixture } from './delivery-store-fixture.ts';
+import { deliveryStoreFixture } from '../store/delivery-store-fixture.ts';
 
 const { forward: rules } = parseConfig(
   'forward:\n  all: { to: "http://127.0.0.1:1/a" }\n  issues: { to: "http://127.0.0.1:1/b", event_types: [issues] }\n',
