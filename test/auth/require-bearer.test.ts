@@ -4,7 +4,7 @@ import { validateErrorEnvelope } from '../../generated/validators.js';
 import { callerOf } from '../../src/auth/require-bearer.ts';
 import { DEFAULT_TOKEN_CACHE_TTL_MS } from '../../src/auth/token-service.ts';
 import { INITIALIZE, MCP_HEADERS, rawRequest, type RawResponse } from '../mcp/support/raw-http.ts';
-import { startSwitchboard, type Harness } from '../mcp/support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from '../mcp/support/switchboard-harness.ts';
 
 const ENV_TOKEN = 'env-token-for-tests-0123456789abcdef';
 
@@ -26,7 +26,7 @@ const whoami = ({ authenticate, checkHost }: { authenticate: Middleware; checkHo
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startSwitchboard({ envToken: ENV_TOKEN, extraSurfaces: whoami });
+  h = await startMcpHarness({ envToken: ENV_TOKEN, extraSurfaces: whoami });
 });
 afterAll(() => h?.close());
 

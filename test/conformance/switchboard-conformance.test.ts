@@ -34,7 +34,7 @@ import {
   GITHUB_SECRET,
   HOOK_TOKEN,
   STRIPE_SECRET,
-  startSwitchboard,
+  startMcpHarness,
   type Harness,
 } from '../mcp/support/switchboard-harness.ts';
 import { deliverGithub, deliverOpen, deliverStripe, deliverToken } from '../mcp/support/webhooks.ts';
@@ -127,7 +127,7 @@ async function readRecent(target: Client = client): Promise<{ events: EventSumma
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  h = await startSwitchboard();
+  h = await startMcpHarness();
   for (const delivery of [
     [
       'github',
@@ -320,7 +320,7 @@ describe('MCP conformance: errors', () => {
       (await failure('replay_webhook_event', { id: ids.github, target_url: `http://127.0.0.1:${closedPort}/` })).code,
     ).toBe('replay_failed');
 
-    const limited = await startSwitchboard({
+    const limited = await startMcpHarness({
       db: h.db,
       config: { rate_limits: { read: { capacity: 3, refill_per_second: 0.01 } } },
     });
@@ -341,7 +341,7 @@ describe('MCP conformance: errors', () => {
     // A store whose connections are gone: real PostgreSQL, real pool, ended.
     const deadPool = await createDatabasePool(h.db.url, { maximumPoolSize: 1 });
     await deadPool.end();
-    const broken = await startSwitchboard({ db: h.db, store: createEventStore(deadPool) });
+    const broken = await startMcpHarness({ db: h.db, store: createEventStore(deadPool) });
     try {
       const brokenClient = await broken.connect();
       for (const [name, args] of [

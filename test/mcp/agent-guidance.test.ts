@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListProvidersOutput } from '../../generated/types.ts';
 import { describeRate } from '../../src/mcp/switchboard-tools.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverOpen } from './support/webhooks.ts';
 
@@ -20,7 +20,7 @@ let tools: Map<string, Tool>;
 
 beforeAll(async () => {
   consumer = await startConsumer();
-  h = await startSwitchboard({
+  h = await startMcpHarness({
     config: {
       replay: { default_target: consumer.url('/hooks/in') },
       rate_limits: { replay: { capacity: 3, refill_per_second: 0.2 } },
@@ -116,7 +116,7 @@ describe('the default replay target', () => {
     const configured = await callOk<ListProvidersOutput>(client, 'list_providers');
     expect(configured.replay_default_target).toBe(consumer.url('/hooks/in'));
 
-    const bare = await startSwitchboard({ db: h.db });
+    const bare = await startMcpHarness({ db: h.db });
     try {
       const other = await bare.connect();
       const none = await callOk<ListProvidersOutput>(other, 'list_providers');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '../../generated/validators.js';
 import { MCP_SECURITY_HEADERS } from '../../src/mcp/http-responses.ts';
 import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 
 const HINT = 'send Authorization: Bearer <token>; create one with switchboard token create';
 const INVALID = 'the bearer token is not valid (unknown or revoked); create one with switchboard token create';
@@ -21,7 +21,7 @@ const NO_OAUTH =
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startSwitchboard();
+  h = await startMcpHarness();
 });
 afterAll(() => h?.close());
 
@@ -58,7 +58,7 @@ describe('the 401', () => {
 
 describe('the command the hints name', () => {
   it('The hints name the command that runs where the server runs: npx @switchboard-dev/switchboard when the package is not installed', async () => {
-    const npx = await startSwitchboard({ cliCommand: 'npx @switchboard-dev/switchboard' });
+    const npx = await startMcpHarness({ cliCommand: 'npx @switchboard-dev/switchboard' });
     try {
       const send = (headers: Record<string, string>, path = '/mcp') =>
         rawRequest(npx.port, { path, headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(INITIALIZE) });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { deliverGithub } from './support/webhooks.ts';
 import { EVENT_SUMMARY_LIMITS } from '../../generated/constants.ts';
 
@@ -13,7 +13,7 @@ const EVENT_SUMMARY_BUDGET_BYTES = 300;
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startSwitchboard();
+  h = await startMcpHarness();
 });
 afterAll(() => h?.close());
 

@@ -16,7 +16,7 @@ import { EVENT_SUMMARY_BUDGET_BYTES, MIN_SUMMARY_BYTES, toMcpEventSummary } from
 import { startQueueSources, type QueueSources } from '../../src/queue/queue-sources.ts';
 import { REDIS_URL, redisAvailable, uniqueKey } from '../queue/queue-harness.ts';
 import { silentLogger } from '../support/database.ts';
-import { STANDARD_PROVIDERS, startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { STANDARD_PROVIDERS, startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverStripe, deliverToken } from './support/webhooks.ts';
 
@@ -48,7 +48,7 @@ async function deliverSlack(origin: string, payload: string): Promise<string> {
 
 beforeAll(async () => {
   await redisAvailable();
-  h = await startSwitchboard({
+  h = await startMcpHarness({
     config: {
       providers: {
         ...STANDARD_PROVIDERS,

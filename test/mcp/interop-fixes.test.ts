@@ -8,12 +8,12 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '../../generated/validators.js';
 import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { deliverOpen } from './support/webhooks.ts';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startSwitchboard({ config: { rate_limits: { read: { capacity: 40, refill_per_second: 0.01 } } } });
+  h = await startMcpHarness({ config: { rate_limits: { read: { capacity: 40, refill_per_second: 0.01 } } } });
 });
 afterAll(() => h?.close());
 

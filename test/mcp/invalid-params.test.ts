@@ -7,7 +7,7 @@ import { createMcpServer } from '../../src/mcp/create-mcp-server.ts';
 import { RECENT_EVENTS_URI } from '../../src/mcp/recent-events-resource.ts';
 import { jsonRpcMessages } from '../fuzz/support/surfaces.ts';
 import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 
 interface Answer {
   id?: unknown;
@@ -154,7 +154,7 @@ describe('request params that break the request schema', () => {
 describe('over HTTP, inside a session', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startSwitchboard();
+    h = await startMcpHarness();
   });
   afterAll(() => h?.close());
 

@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventSummary, ListWebhookEventsOutput } from '../../generated/types.ts';
 import { parseListQuery } from '../../src/api/list-query.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverToken } from './support/webhooks.ts';
 
@@ -21,7 +21,7 @@ const list = async (args: Record<string, unknown>): Promise<ListWebhookEventsOut
 const idsOf = (events: readonly EventSummary[]): string[] => events.map((e) => e.id);
 
 beforeAll(async () => {
-  h = await startSwitchboard();
+  h = await startMcpHarness();
   client = await h.connect();
   const deliveries = [
     () => deliverGithub(h.origin, '{"action":"opened","issue":{"number":1,"title":"zanzibar"}}', { event: 'issues' }),

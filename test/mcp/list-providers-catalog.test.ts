@@ -9,13 +9,13 @@ import { PRESET_NAMES } from '../../generated/constants.ts';
 import type { ListProvidersOutput } from '../../generated/types.ts';
 import { validateListProvidersOutput } from '../../generated/validators.js';
 import { everyCatalogProvider, resolvedTrustMode } from '../trigger/catalog-configs.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 
 let h: Harness;
 let client: Client;
 
 beforeAll(async () => {
-  h = await startSwitchboard({ config: { providers: everyCatalogProvider() } });
+  h = await startMcpHarness({ config: { providers: everyCatalogProvider() } });
   client = await h.connect();
 });
 

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorEnvelope, ListWebhookEventsOutput } from '../../generated/types.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverOpen, deliverStripe } from './support/webhooks.ts';
 
@@ -18,7 +18,7 @@ let h: Harness;
 let client: Client;
 
 beforeAll(async () => {
-  h = await startSwitchboard({ config: { mcp: { max_waits_per_caller: WAITERS } } });
+  h = await startMcpHarness({ config: { mcp: { max_waits_per_caller: WAITERS } } });
   client = await h.connect();
   // Something to be newer than.
   expect((await deliverOpen(h.origin, '{"type":"seed"}')).status).toBe(200);
@@ -167,7 +167,7 @@ describe('wait_ms', () => {
 
 describe('wait_ms limits', () => {
   it('Waits are limited per caller: past mcp.max_waits_per_caller a wait is rate_limited, other tokens and calls that need no wait still go through', async () => {
-    const limited = await startSwitchboard({ db: h.db, config: { mcp: { max_waits_per_caller: 2 } } });
+    const limited = await startMcpHarness({ db: h.db, config: { mcp: { max_waits_per_caller: 2 } } });
     try {
       const first = await limited.connect();
       const second = await limited.connect();
@@ -199,7 +199,7 @@ describe('wait_ms limits', () => {
   });
 
   it('A wait costs one read however often it wakes: only the call itself takes a token from the read bucket', async () => {
-    const metered = await startSwitchboard({
+    const metered = await startMcpHarness({
       db: h.db,
       config: { rate_limits: { read: { capacity: 3, refill_per_second: 0.01 } } },
     });

@@ -13,7 +13,7 @@ import {
   GITHUB_SECRET,
   HOOK_TOKEN,
   STANDARD_PROVIDERS,
-  startSwitchboard,
+  startMcpHarness,
   type Harness,
 } from './support/switchboard-harness.ts';
 import { expectReplaySigned } from './support/replay-signing.ts';
@@ -27,7 +27,7 @@ const connects: string[] = [];
 
 beforeAll(async () => {
   consumer = await startConsumer();
-  h = await startSwitchboard({
+  h = await startMcpHarness({
     config: { replay: { timeout_ms: 500 }, rate_limits: { replay: { capacity: 50, refill_per_second: 1 } } },
     replayObserver: {
       resolver: (hostname) => {
@@ -333,7 +333,7 @@ describe('what the replay result calls each credential', () => {
 describe('replay rate limit', () => {
   it('Exhausted bucket returns rate_limited with retry_after and makes no outbound request', async () => {
     // Its own switchboard: the bucket of the suite above is shared by the "agent" token.
-    const own = await startSwitchboard({
+    const own = await startMcpHarness({
       config: { rate_limits: { replay: { capacity: 2, refill_per_second: 0.01 } } },
     });
     try {
@@ -360,7 +360,7 @@ describe('replay rate limit', () => {
 
 describe('loop guard on a running switchboard', () => {
   it('refuses a replay into a custom provider route or through 0.0.0.0 and ::, and nothing is ingested again', async () => {
-    const looped = await startSwitchboard({
+    const looped = await startMcpHarness({
       config: {
         providers: { ...STANDARD_PROVIDERS, incoming: { trust_mode: 'open', route: '/incoming/open' } },
         // Both "this host" addresses may be allowed: the loop guard must still see switchboard behind them.

@@ -5,7 +5,7 @@ import type { RecentEventsResource } from '../../generated/types.ts';
 import { validateRecentEventsResource } from '../../generated/validators.js';
 import { newEvent } from '../support/events.ts';
 import { snapshotTables } from './support/database-snapshot.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { deliverGithub, deliverOpen } from './support/webhooks.ts';
 
 const URI = 'switchboard://events/recent';
@@ -13,7 +13,7 @@ const URI = 'switchboard://events/recent';
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startSwitchboard();
+  h = await startMcpHarness();
 });
 afterAll(() => h?.close());
 

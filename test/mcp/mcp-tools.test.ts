@@ -18,7 +18,7 @@ import {
   GITHUB_SECRET,
   HOOK_TOKEN,
   STRIPE_SECRET,
-  startSwitchboard,
+  startMcpHarness,
   type Harness,
 } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
@@ -35,7 +35,7 @@ const secretsSent: string[] = [];
 
 beforeAll(async () => {
   replayTarget = await startConsumer();
-  h = await startSwitchboard({ config: { replay: { default_target: replayTarget.url('/consumer') } } });
+  h = await startMcpHarness({ config: { replay: { default_target: replayTarget.url('/consumer') } } });
   client = await h.connect();
 
   const deliveries = {

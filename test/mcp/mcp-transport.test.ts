@@ -13,7 +13,7 @@ import {
 import { createDatabasePool } from '../../src/store/database.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { fetchInChild } from '../support/fetch-in-child.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { deliverOpen } from './support/webhooks.ts';
 
 const MIB = 1024 * 1024;
@@ -29,7 +29,7 @@ let h: Harness;
 let auth: { authorization: string };
 
 beforeAll(async () => {
-  h = await startSwitchboard({
+  h = await startMcpHarness({
     config: {
       // The tests below open many sessions with the one token.
       mcp: { max_sessions: 50, max_sessions_per_caller: 50, session_idle_seconds: 600 },
@@ -129,7 +129,7 @@ describe('hardened transport', () => {
     expect(deleted.status).toBe(200);
     expectSecurityHeaders(deleted.headers, 'DELETE');
 
-    const strict = await startSwitchboard({
+    const strict = await startMcpHarness({
       db: h.db,
       config: {
         mcp: { max_sessions: 1, session_idle_seconds: 600 },
@@ -285,7 +285,7 @@ describe('hardened transport', () => {
     const target = new URL(h.db.url);
     const proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
     const pool = await createDatabasePool(proxy.via(h.db.url), { maximumPoolSize: 2 });
-    const down = await startSwitchboard({ db: { ...h.db, pool } });
+    const down = await startMcpHarness({ db: { ...h.db, pool } });
     try {
       await proxy.down();
       const refused = await rawRequest(down.port, {
@@ -349,7 +349,7 @@ describe('sessions', () => {
   });
 
   it('caps the number of sessions: over the cap initialize gets 503 with a JSON-RPC error, and a freed slot is reused', async () => {
-    const capped = await startSwitchboard({
+    const capped = await startMcpHarness({
       db: h.db,
       config: { mcp: { max_sessions: 2, session_idle_seconds: 600 } },
     });
@@ -377,7 +377,7 @@ describe('sessions', () => {
   });
 
   it('expires a session whose only activity is an open GET stream, closing the stream cleanly, while a session in use lives on', async () => {
-    const idle = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 10 } }, sessionIdleSeconds: 1 });
+    const idle = await startMcpHarness({ db: h.db, config: { mcp: { max_sessions: 10 } }, sessionIdleSeconds: 1 });
     try {
       const streaming = await openSessionOn(idle);
       const busy = await openSessionOn(idle);
@@ -408,7 +408,7 @@ describe('sessions', () => {
   });
 
   it('One-shot sessions never lock a token out: 30 sessions in a row with one token, none ended by DELETE, all succeed, the least recently used idle one making room', async () => {
-    const oneShot = await startSwitchboard({ db: h.db });
+    const oneShot = await startMcpHarness({ db: h.db });
     try {
       const perCaller = oneShot.config.mcp.maxSessionsPerCaller;
       const opened: string[] = [];
@@ -431,7 +431,7 @@ describe('sessions', () => {
   });
 
   it('Active sessions are never evicted: with 10 streams held the 11th initialize gets 429 with the envelope and Retry-After, other tokens still get in, and a stream that ends frees its session', async () => {
-    const capped = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 20 } } });
+    const capped = await startMcpHarness({ db: h.db, config: { mcp: { max_sessions: 20 } } });
     try {
       const perCaller = capped.config.mcp.maxSessionsPerCaller;
       expect(perCaller).toBe(10);
@@ -480,7 +480,7 @@ describe('sessions', () => {
   });
 
   it("The overall cap evicts the least recently used idle session of any token, never another token's active one", async () => {
-    const full = await startSwitchboard({ db: h.db, config: { mcp: { max_sessions: 3 } } });
+    const full = await startMcpHarness({ db: h.db, config: { mcp: { max_sessions: 3 } } });
     try {
       const { token: other } = await full.tokens.create('second-caller');
       const { token: third } = await full.tokens.create('third-caller');
@@ -578,7 +578,7 @@ describe('sessions', () => {
   });
 
   it('closeAll ends every session and refuses new ones', async () => {
-    const closing = await startSwitchboard({ db: h.db });
+    const closing = await startMcpHarness({ db: h.db });
     try {
       await closing.connect();
       await closing.connect();

@@ -3,7 +3,7 @@ import type { EventStore } from '../../src/store/event-store.ts';
 import { createEventStore } from '../../src/store/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError } from './support/tool-calls.ts';
 
 let db: TestDatabase;
@@ -29,7 +29,7 @@ beforeAll(async () => {
       return stored === null ? null : { ...stored, trustMode: 'trusted-by-vibes' as 'signed' };
     },
   };
-  h = await startSwitchboard({ db, store: drifting });
+  h = await startMcpHarness({ db, store: drifting });
 });
 afterAll(async () => {
   await h?.close();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDetail } from '../../generated/types.ts';
 import { validateGetWebhookEventOutput } from '../../generated/validators.js';
 import { limitedPayload } from '../../src/store/event-mapping.ts';
-import { startSwitchboard, type Harness } from './support/switchboard-harness.ts';
+import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverOpen, deliverToken } from './support/webhooks.ts';
 
@@ -17,7 +17,7 @@ let h: Harness;
 let client: Client;
 
 beforeAll(async () => {
-  h = await startSwitchboard();
+  h = await startMcpHarness();
   client = await h.connect();
 });
 afterAll(() => h?.close());

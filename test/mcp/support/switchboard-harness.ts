@@ -117,7 +117,7 @@ function recordingFetch(record: (text: string) => void): typeof fetch {
   };
 }
 
-export async function startSwitchboard(options: HarnessOptions = {}): Promise<Harness> {
+export async function startMcpHarness(options: HarnessOptions = {}): Promise<Harness> {
   const ownDb = options.db === undefined;
   const db = options.db ?? (await freshDatabase({ maximumPoolSize: 10 }));
   const logs: Array<Record<string, unknown>> = [];
