@@ -1,6 +1,6 @@
 /**
- * An isolated, migrated database per test file on the run's shared server, dropped afterwards,
- * so no test ever sees another's rows. A migrated one starts as a copy of the run's migrated
+ * An isolated, migrated database per test file on the run's shared server, closed afterwards and
+ * dropped at the end of the run, so no test ever sees another's rows. A migrated one starts as a copy of the run's migrated
  * template (migrated-template.ts).
  */
 import { randomBytes } from 'node:crypto';
@@ -56,7 +56,7 @@ export async function createMigratedDatabase(): Promise<{ name: string; url: str
 
 /** A new database copied from `template` (template0: empty). */
 async function createDatabase(template: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  const name = `sb_test_${randomBytes(6).toString('hex')}`;
+  const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`;
   await withAdmin((admin) =>
     admin.query(
       sql.unsafe`CREATE DATABASE ${sql.identifier([name])} TEMPLATE ${sql.identifier([template])} ENCODING 'UTF8'`,
@@ -65,10 +65,15 @@ async function createDatabase(template: string): Promise<{ name: string; url: st
   return {
     name,
     url: databaseUrl(name),
+    // Closed to connections, and those still open ended, as a DROP ... WITH (FORCE) would; the drop
+    // itself waits for the end of the run (migrated-template.ts says why).
     drop: () =>
-      withAdmin((admin) =>
-        admin.query(sql.unsafe`DROP DATABASE IF EXISTS ${sql.identifier([name])} WITH (FORCE)`),
-      ).then(() => undefined),
+      withAdmin(async (admin) => {
+        await admin.query(sql.unsafe`ALTER DATABASE ${sql.identifier([name])} WITH ALLOW_CONNECTIONS false`);
+        await admin.query(
+          sql.unsafe`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`,
+        );
+      }),
   };
 }
 

@@ -4,13 +4,14 @@
  * file then creates its own database on it (test/support/database.ts), a migrated one as a copy of
  * the template made here once.
  */
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../src/log/logger.ts';
 import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
-import { createMigratedTemplate } from './migrated-template.ts';
+import { createMigratedTemplate, dropDatabasesNamed } from './migrated-template.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,16 +19,23 @@ declare module 'vitest' {
     databaseUrl: string;
     /** A database on that server with every migration applied, which freshDatabase copies. */
     migratedTemplate: string;
+    /** How the names of this run's test databases start; they are dropped when the run ends. */
+    testDatabasePrefix: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const external = process.env.DATABASE_URL?.trim();
+  const prefix = `sb_test_${randomBytes(4).toString('hex')}_`;
   if (external) {
     project.provide('databaseUrl', external);
     const template = await createMigratedTemplate(external);
     project.provide('migratedTemplate', template.name);
-    return () => template.drop();
+    project.provide('testDatabasePrefix', prefix);
+    return async () => {
+      await dropDatabasesNamed(external, prefix);
+      await template.drop();
+    };
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-test-pg-'));
   // mkdtemp makes the directory private; as root the server runs as `postgres` and must enter it.
@@ -42,8 +50,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('databaseUrl', server.url);
   const template = await createMigratedTemplate(server.url);
   project.provide('migratedTemplate', template.name);
+  project.provide('testDatabasePrefix', prefix);
+  // The cluster goes with its databases: none is dropped first.
   return async () => {
-    await template.drop();
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
   };
