@@ -20,12 +20,11 @@ const credentialConfig = (c: ProviderCase): Partial<Provider> =>
 
 /**
  * What a preset needs that its catalog scheme does not say how to make up: generic-hmac's own
- * scheme, and Standard Webhooks' whsec_ key format. Every other preset is configured from its case
- * or from its catalog scheme alone, so a new preset needs no line here.
+ * scheme. Every other preset is configured from its case or from its catalog scheme alone, so a
+ * new preset needs no line here.
  */
 const SPECIAL: Partial<Record<PresetName, Partial<Provider>>> = {
   'generic-hmac': { secret: 'trigger-generic-secret', hmac: { header: 'X-Signature', encoding: 'hex' } },
-  'standard-webhooks': { secret: `whsec_${Buffer.from('trigger-catalog-standard-webhooks').toString('base64')}` },
 };
 
 /** A working config for a preset: its catalog case's, else one made from its catalog scheme. */

@@ -1,5 +1,6 @@
 /**
- * The members of the Standard Webhooks family that sign with a `whsec_` secret: Svix and the
+ * The Standard Webhooks preset itself (signed and checked by the standardwebhooks package), and the
+ * members of the Standard Webhooks family that sign with a `whsec_` secret: Svix and the
  * senders that deliver through it (svix-* headers), and those that use the standardwebhooks library
  * (webhook-* headers). Each delivery is signed by the library its sender uses (standard-webhooks-
  * family.ts); each is checked by the member's own package where it has one that verifies, otherwise
@@ -9,6 +10,7 @@
 import OpenAI from 'openai';
 import { validateWebhook } from 'replicate';
 import { Resend } from 'resend';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook } from 'svix';
 import type { PresetName } from '../../../generated/constants.ts';
 import type { ProviderCase, Signed } from './provider-case.ts';
@@ -19,6 +21,12 @@ type Verifier = (delivery: Signed, secret: string) => Promise<boolean> | boolean
 
 const svixVerifies: Verifier = ({ body, headers }, secret) =>
   passes(() => new Webhook(secret).verify(body.toString('utf8'), headers));
+
+const standardVerifies: Verifier = ({ body, headers }, secret) =>
+  passes(() => new StandardWebhook(secret).verify(body.toString('utf8'), headers));
+
+/** The packages that sign as well as verify: the case is their code on both sides. */
+const SIGNING_PACKAGES: readonly Verifier[] = [svixVerifies, standardVerifies];
 
 const openai = new OpenAI({ apiKey: 'sk-switchboard-test' });
 const openaiVerifies: Verifier = ({ body, headers }, secret) =>
@@ -62,6 +70,9 @@ type Row = [
 ];
 
 const ROWS: readonly Row[] = [
+  // https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md (the
+  // standardwebhooks package signs and verifies)
+  ['standard-webhooks', 'webhook', 'invoice-paid', 'webhook-signature', 'invoice.paid', standardVerifies],
   // https://docs.svix.com/receiving/verifying-payloads/how-manual (the svix package signs and verifies)
   ['svix', 'svix', 'invoice-paid', 'svix-signature', 'invoice.paid', svixVerifies],
   // https://clerk.com/docs/webhooks/sync-data (delivered through Svix; Clerk's docs verify with svix)
@@ -88,7 +99,7 @@ function familyCase([preset, family, sample, requiredHeader, eventType, verifier
     timestamped: true,
     requiredHeader,
     eventType,
-    proof: verifier === svixVerifies ? 'package-signs' : 'package-verifies',
+    proof: SIGNING_PACKAGES.includes(verifier) ? 'package-signs' : 'package-verifies',
   };
 }
 
