@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
 import { createKeyedRateLimiter } from '../auth/rate-limiter.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
@@ -19,13 +18,14 @@ import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts
 import { findMissingHeader } from '../presets/headers.ts';
 import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../presets/handshakes.ts';
 import { LazyBody } from '../presets/identify.ts';
-import type { VerifyFailureReason } from '../presets/preset-types.ts';
+import type { VerifyFailureReason, VerifyInput, VerifyOutcome } from '../presets/preset-types.ts';
 import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import { rejectSourceKey } from './reject-source-key.ts';
-import { safeIdentify, safeSummarize, safeVerify } from './preset-calls.ts';
+import { safeIdentify, safeVerify } from './preset-calls.ts';
+import { arrivedEvent, clientIp, truncatedReject } from './arrived-event.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 
 export interface IngestSurfaceOptions {
@@ -103,8 +103,8 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         .catch((err: unknown) => log().warn({ err, eventId: late.event.id }, 'could not record the 503 answered'));
     });
 
-  // Over 80 lines: one arrival in the pipeline's order (route, limit, read, verify, identify,
-  // store, answer); each stage hands the next what it learned, and the order is the contract.
+  // One arrival in the pipeline's order (route, limit, read, verify, identify, then refuse or
+  // store and answer); each stage hands the next what it learned, and the order is the contract.
   return async (ctx, next) => {
     const provider = routes.get(ctx.path);
     if (provider === undefined && !ctx.path.startsWith(`${HOOKS_PREFIX}/`)) {
@@ -170,48 +170,46 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     // One parse of the body, shared by identify() and summarize().
     const parsed = new LazyBody(kept);
     const identity = safeIdentify(preset, kept, ctx.req.headers, parsed);
-    const event: NewEvent = {
-      provider: provider.name,
-      eventType: identity.eventType,
-      trustMode: provider.trustMode,
-      verified: provider.trustMode === 'signed' && outcome.ok,
-      // Recorded for signed and token providers alike: replay re-attaches credentials only when true.
-      ...(provider.trustMode === 'open' ? {} : { passedCheck: outcome.ok }),
-      verifyDetail: outcome.detail,
-      // A rejected delivery never claims the external id: if it did, the provider's genuine retry
-      // (after a secret is fixed, say) would be acknowledged as a duplicate of the rejected row and
-      // never stored. The id stays visible in the stored headers or body.
-      externalId: outcome.ok ? identity.externalId : null,
-      contentType: ctx.req.headers['content-type'] ?? null,
-      sourceIp: clientIp(ctx),
-      headers: sanitizeHeaders(ctx.req.rawHeaders, {
-        sensitiveHeaders: preset.sensitiveHeaders,
-        keepHeaders: preset.originalHeaders ?? [],
-      }),
-      payload: kept,
-      summary: safeSummarize(preset, parsed, ctx.req.headers),
-      // The status this handler answers below once the row has committed: 200, or the 401 of a
-      // delivery that failed its check (stored only for inspection).
-      request: arrivalRequest(ctx, outcome.ok ? ACCEPTED : REJECTED),
-    };
+    const answered = outcome.ok ? ACCEPTED : REJECTED;
+    const event = arrivedEvent(ctx, { provider, kept, outcome, identity, parsed, answered });
+    if (!outcome.ok) return refuseRejected(ctx, provider, event, outcome, log);
+    return storeAccepted(ctx, provider, event, { outcome, parsed, verifyInput }, log);
+  };
 
-    if (!outcome.ok) {
-      options.onRejected?.(provider.name, outcome.reason);
-      log().info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
-      if (provider.recordRejected && !mayRecordReject(provider.name, event.sourceIp)) {
-        options.onRejectNotRecorded?.(provider.name);
-        log().debug({ provider: provider.name }, 'rejected delivery not recorded: source or provider over its rate');
-      } else if (provider.recordRejected) {
-        // Awaited so that the 401 is sent after the record exists, but its failure does not change
-        // the answer: the delivery is refused either way, and a 503 would only invite retries of
-        // something that will be refused again.
-        await store(truncatedReject(event, provider.recordRejectedMaxBytes), log).catch((err: unknown) =>
-          log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
-        );
-      }
-      return sendError(ctx, new AppError('unauthenticated', `verification failed: ${outcome.detail}`));
+  /** A delivery that failed its check: 401, recorded (cut short) while its source and provider are under their rate. */
+  async function refuseRejected(
+    ctx: Context,
+    provider: WebhookProviderConfig,
+    event: NewEvent,
+    outcome: Extract<VerifyOutcome, { ok: false }>,
+    log: () => Logger,
+  ): Promise<void> {
+    options.onRejected?.(provider.name, outcome.reason);
+    log().info({ provider: provider.name, reason: outcome.reason, detail: outcome.detail }, 'webhook rejected');
+    if (provider.recordRejected && !mayRecordReject(provider.name, event.sourceIp)) {
+      options.onRejectNotRecorded?.(provider.name);
+      log().debug({ provider: provider.name }, 'rejected delivery not recorded: source or provider over its rate');
+    } else if (provider.recordRejected) {
+      // Awaited so that the 401 is sent after the record exists, but its failure does not change
+      // the answer: the delivery is refused either way, and a 503 would only invite retries of
+      // something that will be refused again.
+      await store(truncatedReject(event, provider.recordRejectedMaxBytes), log).catch((err: unknown) =>
+        log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
+      );
     }
+    sendError(ctx, new AppError('unauthenticated', `verification failed: ${outcome.detail}`));
+  }
 
+  /** A delivery that passed its check: stored, then answered 200 (or as its handshake asks); 503 if not stored. */
+  async function storeAccepted(
+    ctx: Context,
+    provider: WebhookProviderConfig,
+    event: NewEvent,
+    checked: { outcome: VerifyOutcome; parsed: LazyBody; verifyInput: VerifyInput },
+    log: () => Logger,
+  ): Promise<void> {
+    const { preset } = provider;
+    const { outcome, parsed, verifyInput } = checked;
     // A signed handshake (it passed its check above) is answered once its event is stored: the
     // event's type names it, and forward rules skip it (NewEvent.handshake).
     const handshake =
@@ -252,7 +250,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };
     ctx.status = ACCEPTED;
     ctx.body = accepted;
-  };
+  }
 
   /**
    * A GET handshake (Meta's subscribe, Dropbox's challenge): stored as an event of its own type
@@ -323,16 +321,6 @@ function sendHandshakeAnswer(ctx: Context, answer: HandshakeAnswer): void {
   ctx.body = answer.body.text;
 }
 
-/**
- * A rejected delivery is kept for inspection, not as data: its first maxBytes are enough to see
- * what was sent, and more would let anyone who can reach the route fill the disk. The bytes are
- * copied so the queued event does not pin the whole body.
- */
-function truncatedReject(event: NewEvent, maxBytes: number): NewEvent {
-  if (event.payload.length <= maxBytes) return event;
-  return { ...event, payload: Buffer.from(event.payload.subarray(0, maxBytes)), receivedSize: event.payload.length };
-}
-
 /** Webhook providers by route; each carries the preset config resolution built for it. */
 function buildRoutes(providers: readonly ProviderConfig[]): Map<string, WebhookProviderConfig> {
   const routes = new Map<string, WebhookProviderConfig>();
@@ -346,20 +334,6 @@ function buildRoutes(providers: readonly ProviderConfig[]): Map<string, WebhookP
  */
 function tooLarge(ctx: Context, provider: WebhookProviderConfig): void {
   sendError(ctx, payloadTooLarge(provider.maxBodyBytes, { closeConnection: true }));
-}
-
-/**
- * ctx.ip is the socket address, or the X-Forwarded-For client when trust_proxy is on. A forwarded
- * value is whatever the proxy (or the client behind it) wrote, so it is kept only if it is an IP.
- */
-function clientIp(ctx: Context): string | null {
-  return plainIp(ctx.ip) ?? plainIp(ctx.req.socket.remoteAddress ?? '');
-}
-
-/** An IP address, with IPv4-mapped IPv6 (::ffff:a.b.c.d) written as the IPv4 it is; null otherwise. */
-function plainIp(value: string): string | null {
-  const unmapped = value.toLowerCase().startsWith('::ffff:') && isIP(value.slice(7)) === 4 ? value.slice(7) : value;
-  return isIP(unmapped) === 0 ? null : unmapped;
 }
 
 /** Rejects after `ms`; a value that arrives after that goes to onLate instead. */
