@@ -72,7 +72,12 @@ export function credentialOf(
   }
 }
 
-/** The presets written as code of their own, which predate the catalog and keep their behaviour. */
+/**
+ * The presets that predate the catalog. github, stripe, slack, shopify and linear check and sign on
+ * the shared HMAC engine with their catalog entries (catalogHmacPreset); only how they name and
+ * summarise events is code of their own. generic-hmac is the user's scheme on that engine; gitlab,
+ * token and open are the credential presets.
+ */
 function codePreset(options: PresetOptions): Preset | undefined {
   switch (options.preset) {
     case 'github':
