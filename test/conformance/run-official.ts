@@ -1,7 +1,7 @@
 /**
  * Runs the official MCP conformance suite (@modelcontextprotocol/conformance) against a real
- * switchboard: the Koa app with the MCP surface, the PostgreSQL store (DATABASE_URL, or an
- * embedded server in a temporary directory) and the LISTEN/NOTIFY bus, on a real port.
+ * switchboard: the product's wiring and HTTP server (test/support/serve-surfaces.ts) over the
+ * PostgreSQL store (DATABASE_URL, or an embedded server in a temporary directory), on a real port.
  *
  *   npx tsx test/conformance/run-official.ts [--scenario name]... [--verbose]
  *
@@ -20,21 +20,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createHostCheck } from '../../src/auth/host-check.ts';
-import { createRateLimiter } from '../../src/auth/rate-limiter.ts';
-import { requireBearer } from '../../src/auth/require-bearer.ts';
-import { createTokenService } from '../../src/auth/token-service.ts';
-import { createPostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
-import { createApp } from '../../src/http/create-app.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createMcpSurface } from '../../src/mcp/create-mcp-surface.ts';
-import { createProviderDirectory } from '../../src/providers/provider-directory.ts';
-import { createReplayService } from '../../src/replay/replay-service.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
 import { createTokenRepository } from '../../src/store/token-repository.ts';
-import { isDatabaseUp, openDatabase } from '../../src/store/database.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { serveSurfaces } from '../support/serve-surfaces.ts';
 
 export const OFFICIAL_SCENARIOS = [
   'server-initialize',
@@ -141,48 +131,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     const proxyPort = await listen(proxy);
     closers.unshift(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
 
-    const config = resolveConfig({ server: { allowed_hosts: [`127.0.0.1:${proxyPort}`] } });
-    const store = createEventStore(database.pool);
-    const bus = createPostgresEventBus({ databaseUrl: database.url, logger: log });
-    await bus.ready();
-    closers.unshift(() => bus.close());
-    const limiter = createRateLimiter({ limits: config.rateLimits });
-    const surface = createMcpSurface({
-      store,
-      providers: createProviderDirectory(config.providers, () => undefined),
-      replay: createReplayService({
-        store,
-        attempts: createReplayAttemptRepository(database.pool),
-        providers: config.providers,
-        replay: config.replay,
-        allow: config.outbound.allow,
-        selfAddresses: () => [{ host: '127.0.0.1', port: appPort }],
-        checkRateLimit: limiter.checkReplay,
-        logger: log,
-      }),
-      bus,
-      checkReadLimit: limiter.checkRead,
-      checkHost: createHostCheck({ bindHost: '127.0.0.1', allowedHosts: config.server.allowedHosts }),
-      authenticate: requireBearer(createTokenService({ tokens }), { logger: log }),
+    // The product's wiring (buildSurfaces) on the product's HTTP server module, as every
+    // in-process harness runs it; the proxy's address is an allowed host, as a reverse proxy's is.
+    const served = await serveSurfaces({
+      config: resolveConfig({ server: { allowed_hosts: [`127.0.0.1:${proxyPort}`] } }),
       logger: log,
-      sessions: config.mcp,
-      replayDefaultTarget: config.replay.defaultTarget,
-      replayRate: config.rateLimits.replay,
+      pool: database.pool,
+      databaseUrl: database.url,
+      envToken: undefined,
     });
-    const app = createApp({
-      logger: log,
-      isDatabaseUp: () => isDatabaseUp(database.pool),
-      trustProxy: false,
-      surfaces: [surface.middleware],
-    });
-    const handle = app.callback();
-    const server = createServer((req, res) => void handle(req, res));
-    appPort = await listen(server);
-    closers.unshift(async () => {
-      await surface.closeAll();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    });
+    appPort = served.port;
+    closers.unshift(() => served.close());
 
     const url = `http://127.0.0.1:${proxyPort}/mcp`;
     process.stdout.write(`switchboard on 127.0.0.1:${appPort}, conformance suite via the auth proxy at ${url}\n`);
