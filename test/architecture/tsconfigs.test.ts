@@ -46,7 +46,7 @@ describe('type-checked projects', () => {
     expect(rel(browser).every((file) => file.startsWith('src/ui/client/'))).toBe(true);
   });
 
-  it('gives only the code that drives a browser both, and checks it nowhere else', () => {
+  it('gives only the UI tests and the code that drives a browser both, and checks them nowhere else', () => {
     expect(hasDom(driving)).toBe(true);
     expect(driving.options.types).toEqual(['node']);
     const drivingFiles = rel(driving).filter((file) => !file.endsWith('global-setup.ts'));

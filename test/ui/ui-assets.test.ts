@@ -7,7 +7,7 @@ import { createApp } from '../../src/http/create-app.ts';
 import { buildUi, readUiManifest } from '../../src/ui/build-ui.ts';
 import { createUiSurface, UI_CONTENT_SECURITY_POLICY } from '../../src/ui/create-ui-surface.ts';
 import { silentLogger } from '../support/database.ts';
-import { call, type RawResponse } from './http-helpers.ts';
+import { call, type RawResponse } from '../api/http-helpers.ts';
 import { listenLocal } from '../support/local-server.ts';
 
 const FIRST_LOAD_BUDGET = 200 * 1024;
