@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createDatabasePool } from '../../src/store/database.ts';
 import { migrate } from '../../src/store/migrate.ts';
+import { ensureMigratedTemplate } from './migrated-template.ts';
 
 export interface TestDatabase {
   pool: DatabasePool;
@@ -47,12 +48,18 @@ export async function createEmptyDatabase(): Promise<{ name: string; url: string
 }
 
 /**
- * A database with every migration applied: a copy of the run's migrated template (global-setup.ts),
- * on which migrate finds nothing pending.
+ * A database with every migration applied: a copy of the run's migrated template
+ * (migrated-template.ts), on which migrate finds nothing pending.
  */
 export async function createMigratedDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  return createDatabase(inject('migratedTemplate'));
+  const template = `${inject('testDatabasePrefix')}template`;
+  templateReady ??= ensureMigratedTemplate(inject('databaseUrl'), template);
+  await templateReady;
+  return createDatabase(template);
 }
+
+/** This file's wait for the run's template, made by whichever file needed it first. */
+let templateReady: Promise<void> | undefined;
 
 /** A new database copied from `template` (template0: empty). */
 async function createDatabase(template: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {

@@ -2,7 +2,7 @@
  * Starts the one PostgreSQL server the whole test run shares: DATABASE_URL when set (CI points it
  * at a real server), otherwise an embedded cluster in a temp directory on a free port. Each test
  * file then creates its own database on it (test/support/database.ts), a migrated one as a copy of
- * the template made here once.
+ * the run's template (migrated-template.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -11,14 +11,12 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../src/log/logger.ts';
 import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
-import { createMigratedTemplate, dropDatabasesNamed } from './migrated-template.ts';
+import { dropDatabasesNamed } from './migrated-template.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A server URL whose user may CREATE DATABASE. */
     databaseUrl: string;
-    /** A database on that server with every migration applied, which freshDatabase copies. */
-    migratedTemplate: string;
     /** How the names of this run's test databases start; they are dropped when the run ends. */
     testDatabasePrefix: string;
   }
@@ -29,13 +27,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const prefix = `sb_test_${randomBytes(4).toString('hex')}_`;
   if (external) {
     project.provide('databaseUrl', external);
-    const template = await createMigratedTemplate(external);
-    project.provide('migratedTemplate', template.name);
     project.provide('testDatabasePrefix', prefix);
-    return async () => {
-      await dropDatabasesNamed(external, prefix);
-      await template.drop();
-    };
+    return () => dropDatabasesNamed(external, prefix);
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-test-pg-'));
   // mkdtemp makes the directory private; as root the server runs as `postgres` and must enter it.
@@ -48,8 +41,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     durable: false,
   });
   project.provide('databaseUrl', server.url);
-  const template = await createMigratedTemplate(server.url);
-  project.provide('migratedTemplate', template.name);
   project.provide('testDatabasePrefix', prefix);
   // The cluster goes with its databases: none is dropped first.
   return async () => {
