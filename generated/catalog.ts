@@ -46,6 +46,15 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'Any HTTP Basic sender',
     docs: 'https://www.rfc-editor.org/rfc/rfc7617',
     scheme: { kind: 'basic' },
+    samples: [
+      {
+        name: 'generic',
+        description: 'a generic JSON event (type order.shipped)',
+        file: 'generic-event.json',
+        headers: { 'X-Event-Type': 'order.shipped', 'User-Agent': 'switchboard-trigger' },
+        fresh: { '/id': 'evt_{uuid}', '/created_at': 'now_iso' },
+      },
+    ],
     forward_headers: ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'],
     proof: { by: 'switchboard', note: 'HTTP Basic (RFC 7617): the user name and password, compared in constant time.' },
     notes: 'Give username and password; password may be a list (rotation). Nothing is signed: use it only over HTTPS.',
@@ -377,6 +386,15 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       algorithm: 'HMAC-SHA1/256/512 hex or base64',
       timestamped: true,
     },
+    samples: [
+      {
+        name: 'generic',
+        description: 'a generic JSON event (type order.shipped)',
+        file: 'generic-event.json',
+        headers: { 'X-Event-Type': 'order.shipped', 'User-Agent': 'switchboard-trigger' },
+        fresh: { '/id': 'evt_{uuid}', '/created_at': 'now_iso' },
+      },
+    ],
     forward_headers: ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'],
     proof: { by: 'switchboard', note: "Your own scheme, on the same HMAC engine as the catalog's." },
   },
@@ -418,6 +436,44 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signature: { headers: ['X-Hub-Signature-256'], format: 'plain', prefix: 'sha256=' },
       signed: '{body}',
     },
+    samples: [
+      {
+        name: 'push',
+        description: 'a push of one commit to master',
+        file: 'github-push.json',
+        headers: {
+          'X-GitHub-Event': 'push',
+          'X-GitHub-Delivery': '{uuid}',
+          'X-GitHub-Hook-ID': '292929292',
+          'X-GitHub-Hook-Installation-Target-Type': 'repository',
+          'User-Agent': 'GitHub-Hookshot/switchboard-trigger',
+        },
+      },
+      {
+        name: 'pull_request',
+        description: 'a pull request opened',
+        file: 'github-pull-request.json',
+        headers: {
+          'X-GitHub-Event': 'pull_request',
+          'X-GitHub-Delivery': '{uuid}',
+          'X-GitHub-Hook-ID': '292929292',
+          'X-GitHub-Hook-Installation-Target-Type': 'repository',
+          'User-Agent': 'GitHub-Hookshot/switchboard-trigger',
+        },
+      },
+      {
+        name: 'issues',
+        description: 'an issue opened',
+        file: 'github-issues.json',
+        headers: {
+          'X-GitHub-Event': 'issues',
+          'X-GitHub-Delivery': '{uuid}',
+          'X-GitHub-Hook-ID': '292929292',
+          'X-GitHub-Hook-Installation-Target-Type': 'repository',
+          'User-Agent': 'GitHub-Hookshot/switchboard-trigger',
+        },
+      },
+    ],
     forward_headers: [
       'x-github-event',
       'x-github-delivery',
@@ -434,6 +490,19 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'GitLab',
     docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
     scheme: { kind: 'token', header: 'X-Gitlab-Token', bearer: false },
+    samples: [
+      {
+        name: 'push',
+        description: 'a push hook',
+        file: 'gitlab-push.json',
+        headers: {
+          'X-Gitlab-Event': 'Push Hook',
+          'Idempotency-Key': '{uuid}',
+          'X-Gitlab-Event-UUID': '{uuid}',
+          'User-Agent': 'GitLab/17.4.0',
+        },
+      },
+    ],
     forward_headers: [
       'x-gitlab-event',
       'x-gitlab-event-uuid',
@@ -607,6 +676,15 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signed: '{body}',
       timestamp: { from: '/webhookTimestamp', format: 'unix_ms' },
     },
+    samples: [
+      {
+        name: 'Issue.create',
+        description: 'an issue created',
+        file: 'linear-issue-create.json',
+        headers: { 'Linear-Delivery': '{uuid}', 'Linear-Event': 'Issue', 'User-Agent': 'Linear-Webhook' },
+        fresh: { '/webhookTimestamp': 'now_ms', '/createdAt': 'now_iso' },
+      },
+    ],
     forward_headers: ['linear-delivery', 'linear-event'],
     proof: {
       by: 'package-verifies',
@@ -758,6 +836,15 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'Anything (nothing checked)',
     docs: 'https://github.com/switchboard-dev/switchboard/blob/main/docs/providers.md#token-and-open-providers',
     scheme: { kind: 'open' },
+    samples: [
+      {
+        name: 'generic',
+        description: 'a generic JSON event (type order.shipped)',
+        file: 'generic-event.json',
+        headers: { 'X-Event-Type': 'order.shipped', 'User-Agent': 'switchboard-trigger' },
+        fresh: { '/id': 'evt_{uuid}', '/created_at': 'now_iso' },
+      },
+    ],
     forward_headers: ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'],
     proof: { by: 'switchboard' },
   },
@@ -1106,6 +1193,23 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signature: { headers: ['X-Shopify-Hmac-Sha256'], format: 'plain' },
       signed: '{body}',
     },
+    samples: [
+      {
+        name: 'orders/create',
+        description: 'an order created (test order)',
+        file: 'shopify-orders-create.json',
+        headers: {
+          'X-Shopify-Topic': 'orders/create',
+          'X-Shopify-Webhook-Id': '{uuid}',
+          'X-Shopify-Event-Id': '{random_uuid}',
+          'X-Shopify-Shop-Domain': 'switchboard-test.myshopify.com',
+          'X-Shopify-API-Version': '2024-07',
+          'X-Shopify-Triggered-At': '{now_iso}',
+          'User-Agent': 'Shopify-Captain-Hook',
+        },
+        fresh: { '/created_at': 'now_iso', '/updated_at': 'now_iso' },
+      },
+    ],
     forward_headers: [
       'x-shopify-topic',
       'x-shopify-shop-domain',
@@ -1134,6 +1238,20 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       timestamp: { from: 'header:X-Slack-Request-Timestamp', format: 'unix' },
     },
     handshake: 'slack-url-verification',
+    samples: [
+      {
+        name: 'app_mention',
+        description: 'an Events API app_mention',
+        file: 'slack-app-mention.json',
+        headers: { 'User-Agent': 'Slackbot 1.0 (+https://api.slack.com/robots)' },
+        fresh: {
+          '/event_id': 'Ev{random_id_upper}',
+          '/event_time': 'now_unix',
+          '/event/ts': '{now_unix}.000200',
+          '/event/event_ts': '{now_unix}.000200',
+        },
+      },
+    ],
     forward_headers: [],
     proof: {
       by: 'package-verifies',
@@ -1171,6 +1289,15 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'Standard Webhooks',
     docs: 'https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md',
     scheme: { kind: 'standard-webhooks', key: 'whsec' },
+    samples: [
+      {
+        name: 'invoice.paid',
+        description: 'an invoice.paid event in the Standard Webhooks envelope',
+        file: 'standard-webhooks-invoice-paid.json',
+        headers: { 'User-Agent': 'switchboard-trigger' },
+        fresh: { '/timestamp': 'now_iso' },
+      },
+    ],
     forward_headers: ['webhook-id', 'svix-id'],
     proof: { by: 'package-signs', package: 'standardwebhooks' },
   },
@@ -1192,6 +1319,22 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signed: '{timestamp}.{body}',
       timestamp: { from: 'signature', format: 'unix' },
     },
+    samples: [
+      {
+        name: 'payment_intent.succeeded',
+        description: 'a card payment succeeded',
+        file: 'stripe-payment-intent-succeeded.json',
+        headers: { 'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' },
+        fresh: { '/id': 'evt_{random_id}', '/created': 'now_unix' },
+      },
+      {
+        name: 'invoice.paid',
+        description: 'a subscription invoice paid',
+        file: 'stripe-invoice-paid.json',
+        headers: { 'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' },
+        fresh: { '/id': 'evt_{random_id}', '/created': 'now_unix' },
+      },
+    ],
     forward_headers: [],
     proof: { by: 'package-signs', package: 'stripe' },
   },
@@ -1273,6 +1416,15 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'Any token sender',
     docs: 'https://github.com/switchboard-dev/switchboard/blob/main/docs/providers.md#token-and-open-providers',
     scheme: { kind: 'token', header: 'X-Webhook-Token', bearer: true },
+    samples: [
+      {
+        name: 'generic',
+        description: 'a generic JSON event (type order.shipped)',
+        file: 'generic-event.json',
+        headers: { 'X-Event-Type': 'order.shipped', 'User-Agent': 'switchboard-trigger' },
+        fresh: { '/id': 'evt_{uuid}', '/created_at': 'now_iso' },
+      },
+    ],
     forward_headers: ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'],
     proof: { by: 'switchboard' },
   },

@@ -1340,16 +1340,16 @@ export interface Sample {
    */
   file: string;
   /**
-   * Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.
+   * Headers the sender sets besides the signature; values may use {uuid} (the send's one id), {now_unix}, {now_ms}, {now_iso}, {random_uuid} (a UUID of its own, unlike {uuid}), {random_id} (12 random bytes, base64url) and {random_id_upper} (the same, upper-cased).
    */
   headers?: {
     [k: string]: string | undefined;
   };
   /**
-   * JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.
+   * JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso (now_unix and now_ms are numbers, unless the sample has a string there), or a template of the headers' placeholders that makes a string ("evt_{random_id}", "{now_unix}.000200").
    */
   fresh?: {
-    [k: string]: ('uuid' | 'now_unix' | 'now_ms' | 'now_iso') | undefined;
+    [k: string]: (('uuid' | 'now_unix' | 'now_ms' | 'now_iso') | string) | undefined;
   };
 }
 /**

@@ -14387,15 +14387,20 @@ const schema101 = {
         },
         headers: {
           description:
-            'Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.',
+            "Headers the sender sets besides the signature; values may use {uuid} (the send's one id), {now_unix}, {now_ms}, {now_iso}, {random_uuid} (a UUID of its own, unlike {uuid}), {random_id} (12 random bytes, base64url) and {random_id_upper} (the same, upper-cased).",
           type: 'object',
           additionalProperties: { type: 'string' },
         },
         fresh: {
           description:
-            'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.',
+            'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso (now_unix and now_ms are numbers, unless the sample has a string there), or a template of the headers\' placeholders that makes a string ("evt_{random_id}", "{now_unix}.000200").',
           type: 'object',
-          additionalProperties: { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+          additionalProperties: {
+            anyOf: [
+              { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+              { type: 'string', pattern: '\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}' },
+            ],
+          },
         },
       },
     },
@@ -14675,21 +14680,27 @@ const schema115 = {
     },
     headers: {
       description:
-        'Headers the sender sets besides the signature; values may use {uuid}, {now_unix}, {now_ms} and {now_iso}.',
+        "Headers the sender sets besides the signature; values may use {uuid} (the send's one id), {now_unix}, {now_ms}, {now_iso}, {random_uuid} (a UUID of its own, unlike {uuid}), {random_id} (12 random bytes, base64url) and {random_id_upper} (the same, upper-cased).",
       type: 'object',
       additionalProperties: { type: 'string' },
     },
     fresh: {
       description:
-        'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso.',
+        'JSON pointers into the payload set afresh on each send, so a repeated trigger is a new event: uuid, now_unix, now_ms, now_iso (now_unix and now_ms are numbers, unless the sample has a string there), or a template of the headers\' placeholders that makes a string ("evt_{random_id}", "{now_unix}.000200").',
       type: 'object',
-      additionalProperties: { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+      additionalProperties: {
+        anyOf: [
+          { type: 'string', enum: ['uuid', 'now_unix', 'now_ms', 'now_iso'] },
+          { type: 'string', pattern: '\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}' },
+        ],
+      },
     },
   },
 };
 const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
 const pattern35 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
-const pattern36 = new RegExp('^[a-z0-9-]+$', 'u');
+const pattern36 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
+const pattern37 = new RegExp('^[a-z0-9-]+$', 'u');
 const schema102 = {
   description:
     "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
@@ -18645,11 +18656,14 @@ function validate48(
               if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
                 for (const key4 in data18) {
                   let data19 = data18[key4];
+                  const _errs48 = errors;
+                  let valid17 = false;
+                  const _errs49 = errors;
                   if (typeof data19 !== 'string') {
                     const err41 = {
                       instancePath:
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
-                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/type',
+                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/0/type',
                       keyword: 'type',
                       params: { type: 'string' },
                       message: 'must be string',
@@ -18665,9 +18679,9 @@ function validate48(
                     const err42 = {
                       instancePath:
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
-                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/enum',
+                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/0/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema115.properties.fresh.additionalProperties.enum },
+                      params: { allowedValues: schema115.properties.fresh.additionalProperties.anyOf[0].enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -18677,9 +18691,77 @@ function validate48(
                     }
                     errors++;
                   }
+                  var _valid0 = _errs49 === errors;
+                  valid17 = valid17 || _valid0;
+                  const _errs51 = errors;
+                  if (typeof data19 === 'string') {
+                    if (!pattern36.test(data19)) {
+                      const err43 = {
+                        instancePath:
+                          instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                        schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/1/pattern',
+                        keyword: 'pattern',
+                        params: {
+                          pattern: '\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}',
+                        },
+                        message:
+                          'must match pattern "' +
+                          '\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}' +
+                          '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err43];
+                      } else {
+                        vErrors.push(err43);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err44 = {
+                      instancePath:
+                        instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/1/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err44];
+                    } else {
+                      vErrors.push(err44);
+                    }
+                    errors++;
+                  }
+                  var _valid0 = _errs51 === errors;
+                  valid17 = valid17 || _valid0;
+                  if (!valid17) {
+                    const err45 = {
+                      instancePath:
+                        instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf',
+                      keyword: 'anyOf',
+                      params: {},
+                      message: 'must match a schema in anyOf',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err45];
+                    } else {
+                      vErrors.push(err45);
+                    }
+                    errors++;
+                  } else {
+                    errors = _errs48;
+                    if (vErrors !== null) {
+                      if (_errs48) {
+                        vErrors.length = _errs48;
+                      } else {
+                        vErrors = null;
+                      }
+                    }
+                  }
                 }
               } else {
-                const err43 = {
+                const err46 = {
                   instancePath: instancePath + '/samples/' + i3 + '/fresh',
                   schemaPath: '#/$defs/sample/properties/fresh/type',
                   keyword: 'type',
@@ -18687,15 +18769,15 @@ function validate48(
                   message: 'must be object',
                 };
                 if (vErrors === null) {
-                  vErrors = [err43];
+                  vErrors = [err46];
                 } else {
-                  vErrors.push(err43);
+                  vErrors.push(err46);
                 }
                 errors++;
               }
             }
           } else {
-            const err44 = {
+            const err47 = {
               instancePath: instancePath + '/samples/' + i3,
               schemaPath: '#/$defs/sample/type',
               keyword: 'type',
@@ -18703,15 +18785,15 @@ function validate48(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err44];
+              vErrors = [err47];
             } else {
-              vErrors.push(err44);
+              vErrors.push(err47);
             }
             errors++;
           }
         }
       } else {
-        const err45 = {
+        const err48 = {
           instancePath: instancePath + '/samples',
           schemaPath: '#/properties/samples/type',
           keyword: 'type',
@@ -18719,9 +18801,9 @@ function validate48(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err45];
+          vErrors = [err48];
         } else {
-          vErrors.push(err45);
+          vErrors.push(err48);
         }
         errors++;
       }
@@ -18729,7 +18811,7 @@ function validate48(
     if (data.handshake !== undefined) {
       let data20 = data.handshake;
       if (typeof data20 !== 'string') {
-        const err46 = {
+        const err49 = {
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/type',
           keyword: 'type',
@@ -18737,9 +18819,9 @@ function validate48(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err46];
+          vErrors = [err49];
         } else {
-          vErrors.push(err46);
+          vErrors.push(err49);
         }
         errors++;
       }
@@ -18751,7 +18833,7 @@ function validate48(
         data20 === 'meta-subscribe' ||
         data20 === 'dropbox-challenge'
       )) {
-        const err47 = {
+        const err50 = {
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
@@ -18759,9 +18841,9 @@ function validate48(
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
-          vErrors = [err47];
+          vErrors = [err50];
         } else {
-          vErrors.push(err47);
+          vErrors.push(err50);
         }
         errors++;
       }
@@ -18773,8 +18855,8 @@ function validate48(
         for (let i4 = 0; i4 < len4; i4++) {
           let data22 = data21[i4];
           if (typeof data22 === 'string') {
-            if (!pattern36.test(data22)) {
-              const err48 = {
+            if (!pattern37.test(data22)) {
+              const err51 = {
                 instancePath: instancePath + '/forward_headers/' + i4,
                 schemaPath: '#/properties/forward_headers/items/pattern',
                 keyword: 'pattern',
@@ -18782,14 +18864,14 @@ function validate48(
                 message: 'must match pattern "' + '^[a-z0-9-]+$' + '"',
               };
               if (vErrors === null) {
-                vErrors = [err48];
+                vErrors = [err51];
               } else {
-                vErrors.push(err48);
+                vErrors.push(err51);
               }
               errors++;
             }
           } else {
-            const err49 = {
+            const err52 = {
               instancePath: instancePath + '/forward_headers/' + i4,
               schemaPath: '#/properties/forward_headers/items/type',
               keyword: 'type',
@@ -18797,9 +18879,9 @@ function validate48(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err49];
+              vErrors = [err52];
             } else {
-              vErrors.push(err49);
+              vErrors.push(err52);
             }
             errors++;
           }
@@ -18815,7 +18897,7 @@ function validate48(
             }
             if (typeof indices0[item0] == 'number') {
               j0 = indices0[item0];
-              const err50 = {
+              const err53 = {
                 instancePath: instancePath + '/forward_headers',
                 schemaPath: '#/properties/forward_headers/uniqueItems',
                 keyword: 'uniqueItems',
@@ -18823,9 +18905,9 @@ function validate48(
                 message: 'must NOT have duplicate items (items ## ' + j0 + ' and ' + i5 + ' are identical)',
               };
               if (vErrors === null) {
-                vErrors = [err50];
+                vErrors = [err53];
               } else {
-                vErrors.push(err50);
+                vErrors.push(err53);
               }
               errors++;
               break;
@@ -18834,7 +18916,7 @@ function validate48(
           }
         }
       } else {
-        const err51 = {
+        const err54 = {
           instancePath: instancePath + '/forward_headers',
           schemaPath: '#/properties/forward_headers/type',
           keyword: 'type',
@@ -18842,9 +18924,9 @@ function validate48(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err51];
+          vErrors = [err54];
         } else {
-          vErrors.push(err51);
+          vErrors.push(err54);
         }
         errors++;
       }
@@ -18853,7 +18935,7 @@ function validate48(
       let data23 = data.proof;
       if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
         if (data23.by === undefined) {
-          const err52 = {
+          const err55 = {
             instancePath: instancePath + '/proof',
             schemaPath: '#/properties/proof/required',
             keyword: 'required',
@@ -18861,15 +18943,15 @@ function validate48(
             message: "must have required property '" + 'by' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err52];
+            vErrors = [err55];
           } else {
-            vErrors.push(err52);
+            vErrors.push(err55);
           }
           errors++;
         }
         for (const key5 in data23) {
           if (!(key5 === 'by' || key5 === 'package' || key5 === 'example' || key5 === 'note')) {
-            const err53 = {
+            const err56 = {
               instancePath: instancePath + '/proof',
               schemaPath: '#/properties/proof/additionalProperties',
               keyword: 'additionalProperties',
@@ -18877,9 +18959,9 @@ function validate48(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err56];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err56);
             }
             errors++;
           }
@@ -18887,63 +18969,9 @@ function validate48(
         if (data23.by !== undefined) {
           let data24 = data23.by;
           if (typeof data24 !== 'string') {
-            const err54 = {
+            const err57 = {
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err54];
-            } else {
-              vErrors.push(err54);
-            }
-            errors++;
-          }
-          if (!(
-            data24 === 'package-signs' ||
-            data24 === 'package-verifies' ||
-            data24 === 'example' ||
-            data24 === 'switchboard'
-          )) {
-            const err55 = {
-              instancePath: instancePath + '/proof/by',
-              schemaPath: '#/properties/proof/properties/by/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema101.properties.proof.properties.by.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err55];
-            } else {
-              vErrors.push(err55);
-            }
-            errors++;
-          }
-        }
-        if (data23.package !== undefined) {
-          let data25 = data23.package;
-          if (typeof data25 === 'string') {
-            if (func2(data25) < 1) {
-              const err56 = {
-                instancePath: instancePath + '/proof/package',
-                schemaPath: '#/properties/proof/properties/package/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err56];
-              } else {
-                vErrors.push(err56);
-              }
-              errors++;
-            }
-          } else {
-            const err57 = {
-              instancePath: instancePath + '/proof/package',
-              schemaPath: '#/properties/proof/properties/package/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -18955,12 +18983,66 @@ function validate48(
             }
             errors++;
           }
+          if (!(
+            data24 === 'package-signs' ||
+            data24 === 'package-verifies' ||
+            data24 === 'example' ||
+            data24 === 'switchboard'
+          )) {
+            const err58 = {
+              instancePath: instancePath + '/proof/by',
+              schemaPath: '#/properties/proof/properties/by/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema101.properties.proof.properties.by.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+        }
+        if (data23.package !== undefined) {
+          let data25 = data23.package;
+          if (typeof data25 === 'string') {
+            if (func2(data25) < 1) {
+              const err59 = {
+                instancePath: instancePath + '/proof/package',
+                schemaPath: '#/properties/proof/properties/package/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err59];
+              } else {
+                vErrors.push(err59);
+              }
+              errors++;
+            }
+          } else {
+            const err60 = {
+              instancePath: instancePath + '/proof/package',
+              schemaPath: '#/properties/proof/properties/package/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err60];
+            } else {
+              vErrors.push(err60);
+            }
+            errors++;
+          }
         }
         if (data23.example !== undefined) {
           let data26 = data23.example;
           if (typeof data26 === 'string') {
             if (!formats8(data26)) {
-              const err58 = {
+              const err61 = {
                 instancePath: instancePath + '/proof/example',
                 schemaPath: '#/properties/proof/properties/example/format',
                 keyword: 'format',
@@ -18968,14 +19050,14 @@ function validate48(
                 message: 'must match format "' + 'uri' + '"',
               };
               if (vErrors === null) {
-                vErrors = [err58];
+                vErrors = [err61];
               } else {
-                vErrors.push(err58);
+                vErrors.push(err61);
               }
               errors++;
             }
           } else {
-            const err59 = {
+            const err62 = {
               instancePath: instancePath + '/proof/example',
               schemaPath: '#/properties/proof/properties/example/type',
               keyword: 'type',
@@ -18983,9 +19065,9 @@ function validate48(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err59];
+              vErrors = [err62];
             } else {
-              vErrors.push(err59);
+              vErrors.push(err62);
             }
             errors++;
           }
@@ -18994,7 +19076,7 @@ function validate48(
           let data27 = data23.note;
           if (typeof data27 === 'string') {
             if (func2(data27) < 1) {
-              const err60 = {
+              const err63 = {
                 instancePath: instancePath + '/proof/note',
                 schemaPath: '#/properties/proof/properties/note/minLength',
                 keyword: 'minLength',
@@ -19002,14 +19084,14 @@ function validate48(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err60];
+                vErrors = [err63];
               } else {
-                vErrors.push(err60);
+                vErrors.push(err63);
               }
               errors++;
             }
           } else {
-            const err61 = {
+            const err64 = {
               instancePath: instancePath + '/proof/note',
               schemaPath: '#/properties/proof/properties/note/type',
               keyword: 'type',
@@ -19017,15 +19099,15 @@ function validate48(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err61];
+              vErrors = [err64];
             } else {
-              vErrors.push(err61);
+              vErrors.push(err64);
             }
             errors++;
           }
         }
       } else {
-        const err62 = {
+        const err65 = {
           instancePath: instancePath + '/proof',
           schemaPath: '#/properties/proof/type',
           keyword: 'type',
@@ -19033,9 +19115,9 @@ function validate48(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err62];
+          vErrors = [err65];
         } else {
-          vErrors.push(err62);
+          vErrors.push(err65);
         }
         errors++;
       }
@@ -19044,7 +19126,7 @@ function validate48(
       let data28 = data.notes;
       if (typeof data28 === 'string') {
         if (func2(data28) < 1) {
-          const err63 = {
+          const err66 = {
             instancePath: instancePath + '/notes',
             schemaPath: '#/properties/notes/minLength',
             keyword: 'minLength',
@@ -19052,14 +19134,14 @@ function validate48(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err63];
+            vErrors = [err66];
           } else {
-            vErrors.push(err63);
+            vErrors.push(err66);
           }
           errors++;
         }
       } else {
-        const err64 = {
+        const err67 = {
           instancePath: instancePath + '/notes',
           schemaPath: '#/properties/notes/type',
           keyword: 'type',
@@ -19067,15 +19149,15 @@ function validate48(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err64];
+          vErrors = [err67];
         } else {
-          vErrors.push(err64);
+          vErrors.push(err67);
         }
         errors++;
       }
     }
   } else {
-    const err65 = {
+    const err68 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -19083,9 +19165,9 @@ function validate48(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err65];
+      vErrors = [err68];
     } else {
-      vErrors.push(err65);
+      vErrors.push(err68);
     }
     errors++;
   }

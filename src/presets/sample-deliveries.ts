@@ -33,55 +33,15 @@ export interface TriggerSampleInfo {
   description: string;
 }
 
-const shortId = (): string => randomBytes(12).toString('base64url');
-
 function record(value: unknown): JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : {};
 }
 
-/** A sample: its name, the file under samples/ it starts from, what it is, and how it is freshened. */
-const sample = (
-  name: string,
-  file: string,
-  description: string,
-  prepare: SampleDefinition['prepare'],
-): SampleDefinition => ({ name, file, description, prepare });
-
-function github(event: string, file: string, description: string): SampleDefinition {
-  return sample(event, file, description, (_doc, { uid }) => ({
-    'x-github-event': event,
-    'x-github-delivery': uid,
-    'x-github-hook-id': '292929292',
-    'x-github-hook-installation-target-type': 'repository',
-    'user-agent': 'GitHub-Hookshot/switchboard-trigger',
-  }));
-}
-
-function stripe(type: string, file: string, description: string): SampleDefinition {
-  return sample(type, file, description, (doc, { nowMs }) => {
-    doc['id'] = `evt_${shortId()}`;
-    doc['created'] = Math.floor(nowMs / 1000);
-    return { 'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)' };
-  });
-}
-
-const GENERIC = sample(
-  'generic',
-  'generic-event.json',
-  'a generic JSON event (type order.shipped)',
-  (doc, { nowMs, uid }) => {
-    doc['id'] = `evt_${uid}`;
-    doc['created_at'] = new Date(nowMs).toISOString();
-    return {
-      'x-event-type': typeof doc['type'] === 'string' ? doc['type'] : 'order.shipped',
-      'user-agent': 'switchboard-trigger',
-    };
-  },
-);
-
-type Fresh = NonNullable<NonNullable<Sample['fresh']>[string]>;
-
-function freshValue(kind: Fresh, { nowMs, uid }: SendContext): string | number {
+/**
+ * The value of a fresh kind (uuid, now_unix, now_ms, now_iso): the times are numbers here, since a
+ * payload's timestamp field is one unless the sample has a string there. Undefined for any other name.
+ */
+function freshValue(kind: string, { nowMs, uid }: SendContext): string | number | undefined {
   switch (kind) {
     case 'uuid':
       return uid;
@@ -91,7 +51,24 @@ function freshValue(kind: Fresh, { nowMs, uid }: SendContext): string | number {
       return nowMs;
     case 'now_iso':
       return new Date(nowMs).toISOString();
+    default:
+      return undefined;
   }
+}
+
+/** 12 random bytes: Stripe's and Slack's event ids are short random tokens, not UUIDs. */
+const randomId = (): string => randomBytes(12).toString('base64url');
+
+const PLACEHOLDER = /\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\}/g;
+
+/** A header value or fresh template with its placeholders filled in; each random one is drawn afresh. */
+function fillTemplate(template: string, context: SendContext): string {
+  return template.replace(PLACEHOLDER, (_m, name: string) => {
+    if (name === 'random_uuid') return randomUUID();
+    if (name === 'random_id') return randomId();
+    if (name === 'random_id_upper') return randomId().toUpperCase();
+    return String(freshValue(name, context) ?? '');
+  });
 }
 
 /** Sets the value a JSON pointer names, when its parent exists (a sample names only paths it has). */
@@ -108,94 +85,29 @@ function setPointer(doc: JsonObject, pointer: string, value: unknown): void {
 
 /** A catalog sample (schemas/providers/<name>.json): its headers' placeholders and fresh pointers filled in. */
 function catalogSample(definition: Sample): SampleDefinition {
-  return sample(definition.name, definition.file, definition.description, (doc, context) => {
-    for (const [pointer, kind] of Object.entries(definition.fresh ?? {})) {
-      if (kind !== undefined) setPointer(doc, pointer, freshValue(kind, context));
-    }
-    const headers: Record<string, string> = {};
-    for (const [name, value = ''] of Object.entries(definition.headers ?? {})) {
-      headers[name.toLowerCase()] = value.replace(/\{(uuid|now_unix|now_ms|now_iso)\}/g, (_m, kind: Fresh) =>
-        String(freshValue(kind, context)),
-      );
-    }
-    return headers;
-  });
+  const { name, file, description } = definition;
+  return {
+    name,
+    file,
+    description,
+    prepare(doc, context) {
+      for (const [pointer, fresh] of Object.entries(definition.fresh ?? {})) {
+        if (fresh === undefined) continue;
+        // A template has a {placeholder} in it and makes a string; a bare kind is the value itself.
+        setPointer(doc, pointer, fresh.includes('{') ? fillTemplate(fresh, context) : freshValue(fresh, context));
+      }
+      const headers: Record<string, string> = {};
+      for (const [header, value = ''] of Object.entries(definition.headers ?? {})) {
+        headers[header.toLowerCase()] = fillTemplate(value, context);
+      }
+      return headers;
+    },
+  };
 }
 
 function samplesOf(preset: PresetName): readonly SampleDefinition[] {
-  return CODE_SAMPLES[preset] ?? (PROVIDER_CATALOG[preset].samples ?? []).map(catalogSample);
+  return (PROVIDER_CATALOG[preset].samples ?? []).map(catalogSample);
 }
-
-/** The samples of the presets that predate the catalog, freshened by code. */
-const CODE_SAMPLES: Readonly<Partial<Record<PresetName, readonly SampleDefinition[]>>> = {
-  github: [
-    github('push', 'github-push.json', 'a push of one commit to master'),
-    github('pull_request', 'github-pull-request.json', 'a pull request opened'),
-    github('issues', 'github-issues.json', 'an issue opened'),
-  ],
-  stripe: [
-    stripe('payment_intent.succeeded', 'stripe-payment-intent-succeeded.json', 'a card payment succeeded'),
-    stripe('invoice.paid', 'stripe-invoice-paid.json', 'a subscription invoice paid'),
-  ],
-  slack: [
-    sample('app_mention', 'slack-app-mention.json', 'an Events API app_mention', (doc, { nowMs }) => {
-      const seconds = Math.floor(nowMs / 1000);
-      doc['event_id'] = `Ev${shortId().toUpperCase()}`;
-      doc['event_time'] = seconds;
-      const event = record(doc['event']);
-      event['ts'] = `${seconds}.000200`;
-      event['event_ts'] = `${seconds}.000200`;
-      return { 'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)' };
-    }),
-  ],
-  shopify: [
-    sample('orders/create', 'shopify-orders-create.json', 'an order created (test order)', (doc, { nowMs, uid }) => {
-      const at = new Date(nowMs).toISOString();
-      doc['created_at'] = at;
-      doc['updated_at'] = at;
-      return {
-        'x-shopify-topic': 'orders/create',
-        'x-shopify-webhook-id': uid,
-        'x-shopify-event-id': randomUUID(),
-        'x-shopify-shop-domain': 'switchboard-test.myshopify.com',
-        'x-shopify-api-version': '2024-07',
-        'x-shopify-triggered-at': at,
-        'user-agent': 'Shopify-Captain-Hook',
-      };
-    }),
-  ],
-  'standard-webhooks': [
-    sample(
-      'invoice.paid',
-      'standard-webhooks-invoice-paid.json',
-      'an invoice.paid event in the Standard Webhooks envelope',
-      (doc, { nowMs }) => {
-        doc['timestamp'] = new Date(nowMs).toISOString();
-        return { 'user-agent': 'switchboard-trigger' };
-      },
-    ),
-  ],
-  linear: [
-    sample('Issue.create', 'linear-issue-create.json', 'an issue created', (doc, { nowMs, uid }) => {
-      // Linear's receiver checks webhookTimestamp against its clock, so it must be now.
-      doc['webhookTimestamp'] = nowMs;
-      doc['createdAt'] = new Date(nowMs).toISOString();
-      return { 'linear-delivery': uid, 'linear-event': 'Issue', 'user-agent': 'Linear-Webhook' };
-    }),
-  ],
-  gitlab: [
-    sample('push', 'gitlab-push.json', 'a push hook', (_doc, { uid }) => ({
-      'x-gitlab-event': 'Push Hook',
-      'idempotency-key': uid,
-      'x-gitlab-event-uuid': uid,
-      'user-agent': 'GitLab/17.4.0',
-    })),
-  ],
-  'generic-hmac': [GENERIC],
-  token: [GENERIC],
-  'basic-auth': [GENERIC],
-  open: [GENERIC],
-};
 
 /** The samples `switchboard trigger` can send for a preset; the first is the default. */
 export function listSamples(preset: PresetName): TriggerSampleInfo[] {
