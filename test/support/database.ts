@@ -72,8 +72,8 @@ async function createDatabase(template: string): Promise<{ name: string; url: st
   return {
     name,
     url: databaseUrl(name),
-    // Closed to connections, and those still open ended, as a DROP ... WITH (FORCE) would; the drop
-    // itself waits for the end of the run (migrated-template.ts says why).
+    // Closed to connections, and those still open ended, as a DROP ... WITH (FORCE) would; the run's
+    // own process drops it (migrated-template.ts says why).
     drop: () =>
       withAdmin(async (admin) => {
         await admin.query(sql.unsafe`ALTER DATABASE ${sql.identifier([name])} WITH ALLOW_CONNECTIONS false`);

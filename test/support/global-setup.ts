@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createLogger } from '../../src/log/logger.ts';
 import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
-import { dropDatabasesNamed } from './migrated-template.ts';
+import { startDroppingClosed } from './migrated-template.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,7 +28,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (external) {
     project.provide('databaseUrl', external);
     project.provide('testDatabasePrefix', prefix);
-    return () => dropDatabasesNamed(external, prefix);
+    const dropper = startDroppingClosed(external, prefix);
+    return () => dropper.finish();
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), 'switchboard-test-pg-'));
   // mkdtemp makes the directory private; as root the server runs as `postgres` and must enter it.
