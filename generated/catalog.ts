@@ -436,6 +436,10 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signature: { headers: ['X-Hub-Signature-256'], format: 'plain', prefix: 'sha256=' },
       signed: '{body}',
     },
+    identify: {
+      event_type: ['{header:X-GitHub-Event}.{/action}', '{header:X-GitHub-Event}'],
+      external_id: ['{header:X-GitHub-Delivery}'],
+    },
     samples: [
       {
         name: 'push',
@@ -484,12 +488,18 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       'x-github-hook-installation-target-type',
     ],
     proof: { by: 'package-signs', package: '@octokit/webhooks-methods' },
+    notes:
+      "The event type is X-GitHub-Event joined to the body's action (`pull_request.opened`). The summary line is code (src/presets/github-preset.ts), richer than a template: the repository, then the branch and head commit's subject for a push, the action, number and title for pull requests and issues.",
   },
   gitlab: {
     name: 'gitlab',
     title: 'GitLab',
     docs: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
     scheme: { kind: 'token', header: 'X-Gitlab-Token', bearer: false },
+    identify: {
+      event_type: ['{/object_kind}', '{header:X-Gitlab-Event}'],
+      external_id: ['{header:Idempotency-Key}', '{header:X-Gitlab-Event-UUID}'],
+    },
     samples: [
       {
         name: 'push',
@@ -515,6 +525,8 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       example: 'https://docs.gitlab.com/user/project/integrations/webhooks/',
       note: 'GitLab sends the secret token as it is in X-Gitlab-Token; there is no signature to compute.',
     },
+    notes:
+      "The summary line is code (src/presets/token-preset.ts), richer than a template: the project, then the branch and the last commit's subject, or the merge request or issue.",
   },
   gocardless: {
     name: 'gocardless',
@@ -676,6 +688,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signed: '{body}',
       timestamp: { from: '/webhookTimestamp', format: 'unix_ms' },
     },
+    identify: { event_type: ['{/type}.{/action}', '{/type}'], external_id: ['{header:Linear-Delivery}'] },
     samples: [
       {
         name: 'Issue.create',
@@ -692,7 +705,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       note: "LinearWebhookClient.verify from @linear/sdk/webhooks checks the signature and the body's webhookTimestamp.",
     },
     notes:
-      "The timestamp is the body's webhookTimestamp, so a replay carries the original time: a replay older than a consumer's tolerance is stale to it (Linear's own client allows a minute).",
+      "The external id is the Linear-Delivery header, one per delivery, not the body's webhookId (the same for every delivery of a webhook). The summary line is code (src/presets/linear-preset.ts): the issue's identifier and title (`ENG-123 · Checkout fails`). The timestamp is the body's webhookTimestamp, so a replay carries the original time: a replay older than a consumer's tolerance is stale to it (Linear's own client allows a minute).",
   },
   mailgun: {
     name: 'mailgun',
@@ -1193,6 +1206,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signature: { headers: ['X-Shopify-Hmac-Sha256'], format: 'plain' },
       signed: '{body}',
     },
+    identify: { event_type: ['{header:X-Shopify-Topic}'], external_id: ['{header:X-Shopify-Webhook-Id}'] },
     samples: [
       {
         name: 'orders/create',
@@ -1224,6 +1238,8 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       package: '@shopify/shopify-api',
       note: "shopify.webhooks.validate (Web API adapter) accepts deliveries signed as Shopify documents it, and switchboard's re-signed replay.",
     },
+    notes:
+      "The summary line is code (src/presets/shopify-preset.ts): the topic, the resource's id, and its name where it has one (an order's `#1001`, a product's title).",
   },
   slack: {
     name: 'slack',
@@ -1258,6 +1274,8 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       package: '@slack/bolt',
       note: "isValidSlackRequest (the check Bolt's receivers run) accepts deliveries signed as Slack documents it, and switchboard's re-signed replay; Slack's own documented example passes the preset too.",
     },
+    notes:
+      "Its event type, id and summary are code (src/presets/slack-preset.ts), since Slack posts JSON events and forms alike: an event callback is named by its inner `event.type`, an interactivity form by its payload's `type`, a slash command `slash_command` (id: its `trigger_id`); the summary is the event type and channel, then who and the first line of what was said.",
   },
   square: {
     name: 'square',
@@ -1300,6 +1318,8 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     forward_headers: ['webhook-id', 'svix-id'],
     proof: { by: 'package-signs', package: 'standardwebhooks' },
+    notes:
+      "Its event type (the body's `type`) and id are code (src/presets/standard-webhooks-preset.ts), shared with the scheme: the id is `webhook-id`, or `svix-id` only when `webhook-id` is absent, which a list of templates cannot say. The summary is the first few text fields of `data`.",
   },
   stripe: {
     name: 'stripe',
@@ -1319,6 +1339,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signed: '{timestamp}.{body}',
       timestamp: { from: 'signature', format: 'unix' },
     },
+    identify: { event_type: ['{/type}'], external_id: ['{/id}'] },
     samples: [
       {
         name: 'payment_intent.succeeded',
@@ -1337,6 +1358,8 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     forward_headers: [],
     proof: { by: 'package-signs', package: 'stripe' },
+    notes:
+      'The summary line is code (src/presets/stripe-preset.ts): the object the event is about, its id, and its amount where it has one.',
   },
   svix: {
     name: 'svix',

@@ -5,6 +5,7 @@
  * summary line. Nothing here throws on odd input: a body is whatever a sender (or a forger) sent.
  */
 import type { ProviderCatalogEntry } from '../../generated/types.ts';
+import { invalidArgument } from '../errors/app-error.ts';
 import { LazyBody } from './identify.ts';
 import type { DeliveryBody, HeaderBag, Identify, Preset } from './preset-types.ts';
 import { summarizeGeneric, summaryLine } from './summary.ts';
@@ -31,6 +32,13 @@ export function catalogIdentify(entry: ProviderCatalogEntry): Identify | undefin
       externalId: firstFilled(externalId, lazy, headers),
     };
   };
+}
+
+/** The identity of a preset built in code whose event type and id are its entry's data (GitHub, GitLab, …). */
+export function entryIdentify(entry: ProviderCatalogEntry): Identify {
+  const identify = catalogIdentify(entry);
+  if (identify === undefined) throw invalidArgument(`schemas/providers/${entry.name}.json: no identify`);
+  return identify;
 }
 
 export function catalogSummarize(entry: ProviderCatalogEntry): Preset['summarize'] {

@@ -1,17 +1,7 @@
-import { headerValue } from './headers.ts';
-import { asIdentifier, isRecord, LazyBody } from './identify.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag } from './preset-types.ts';
+import { isRecord } from './identify.ts';
+import type { DeliveryBody } from './preset-types.ts';
 import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
 import { at, firstLine, numbered, shortRef, summaryLine, textOf } from './summary.ts';
-
-/** `pull_request.opened` style: the event header, plus the body's action when it has one. */
-export function identifyGithub(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
-  const event = asIdentifier(headerValue(headers, 'x-github-event'));
-  const json = (parsed ?? new LazyBody(body)).json;
-  const action = isRecord(json) ? asIdentifier(json['action']) : null;
-  const eventType = event === null ? 'unknown' : action === null ? event : `${event}.${action}`;
-  return { eventType, externalId: asIdentifier(headerValue(headers, 'x-github-delivery')) };
-}
 
 /**
  * The repository, then what happened in it: the branch or tag and the head commit's subject for a
@@ -46,6 +36,4 @@ export function summarizeGithub(body: DeliveryBody): string | null {
  * legacy SHA-1 `X-Hub-Signature` is deliberately not accepted as a fallback (a sender that offers
  * only SHA-1 is either ancient or stripping the stronger header), but it is redacted when stored.
  */
-export const githubPreset = catalogHmacPreset('github', { identify: identifyGithub, summarize: summarizeGithub }, [
-  'x-hub-signature',
-]);
+export const githubPreset = catalogHmacPreset('github', { summarize: summarizeGithub }, ['x-hub-signature']);

@@ -74,8 +74,9 @@ export function credentialOf(
 
 /**
  * The presets that predate the catalog. github, stripe, slack, shopify and linear check and sign on
- * the shared HMAC engine with their catalog entries (catalogHmacPreset); only how they name and
- * summarise events is code of their own. generic-hmac is the user's scheme on that engine; gitlab,
+ * the shared HMAC engine with their catalog entries (catalogHmacPreset), and all but slack take their
+ * event type and id from their entries' identify too; how they summarise events (and how slack
+ * names them) is code of their own. generic-hmac is the user's scheme on that engine; gitlab,
  * token and open are the credential presets.
  */
 function codePreset(options: PresetOptions): Preset | undefined {

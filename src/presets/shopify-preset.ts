@@ -1,20 +1,11 @@
-import { headerValue } from './headers.ts';
-import { asIdentifier, isRecord } from './identify.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag } from './preset-types.ts';
+import { isRecord } from './identify.ts';
+import type { DeliveryBody, HeaderBag } from './preset-types.ts';
 import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
 import { headerText, summaryLine } from './summary.ts';
 
-/** Topic is `orders/create` style; the webhook id is stable across Shopify's retries. */
-export function identifyShopify(_body: Buffer, headers: HeaderBag): EventIdentity {
-  return {
-    eventType: asIdentifier(headerValue(headers, 'x-shopify-topic')) ?? 'unknown',
-    externalId: asIdentifier(headerValue(headers, 'x-shopify-webhook-id')),
-  };
-}
-
 /**
  * The topic and the resource's id, then its name where it has one (an order's `#1001`, a
- * product's title). The only preset whose identify() reads no body: the summary is what parses it.
+ * product's title).
  */
 export function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string | null {
   const json = body.json;
@@ -31,4 +22,4 @@ export function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string
  * for dedupe. Base64 is compared as text: Shopify emits canonical padded base64, and decoding
  * first would accept the many non-canonical spellings Node's lenient decoder tolerates.
  */
-export const shopifyPreset = catalogHmacPreset('shopify', { identify: identifyShopify, summarize: summarizeShopify });
+export const shopifyPreset = catalogHmacPreset('shopify', { summarize: summarizeShopify });

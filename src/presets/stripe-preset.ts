@@ -1,14 +1,7 @@
-import { asIdentifier, isRecord, LazyBody } from './identify.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag } from './preset-types.ts';
+import { isRecord } from './identify.ts';
+import type { DeliveryBody } from './preset-types.ts';
 import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
 import { at, money, summaryLine } from './summary.ts';
-
-/** Event objects carry their own type (`payment_intent.succeeded`) and id (`evt_…`). */
-export function identifyStripe(body: Buffer, _headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
-  const json = (parsed ?? new LazyBody(body)).json;
-  if (!isRecord(json)) return { eventType: 'unknown', externalId: null };
-  return { eventType: asIdentifier(json['type']) ?? 'unknown', externalId: asIdentifier(json['id']) };
-}
 
 // The amount fields Stripe objects carry, most telling first (a payment intent's amount, a
 // checkout session's total, an invoice's amount paid or due).
@@ -32,4 +25,4 @@ export function summarizeStripe(body: DeliveryBody): string | null {
  * (schemas/providers/stripe.json). Several v1 items appear while Stripe rolls a secret, and any one
  * matching passes; v0 (test-mode legacy) and unknown items are ignored, as Stripe's library does.
  */
-export const stripePreset = catalogHmacPreset('stripe', { identify: identifyStripe, summarize: summarizeStripe });
+export const stripePreset = catalogHmacPreset('stripe', { summarize: summarizeStripe });

@@ -1,7 +1,9 @@
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import { entryIdentify } from './catalog-identity.ts';
 import { headerValue } from './headers.ts';
 import { MISSING_SECRET, usableSecrets } from './hmac.ts';
-import { asIdentifier, genericIdentity, isRecord, LazyBody } from './identify.ts';
+import { genericIdentity, isRecord, LazyBody } from './identify.ts';
 import { findMatchingKey } from './timing-safe.ts';
 import type {
   DeliveryBody,
@@ -95,20 +97,6 @@ export function identifyGenericToken(body: Buffer, headers: HeaderBag, parsed?: 
   return genericIdentity(parsed ?? new LazyBody(body), headers);
 }
 
-/**
- * GitLab names the event in the body's `object_kind` (`push`, `merge_request`); X-Gitlab-Event
- * ("Push Hook") is the fallback. Idempotency-Key is unique per delivery and stable across retries
- * (GitLab 17.4+); X-Gitlab-Event-UUID is the older per-event id.
- */
-export function identifyGitlab(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
-  const json = (parsed ?? new LazyBody(body)).json;
-  const kind = isRecord(json) ? asIdentifier(json['object_kind']) : null;
-  const eventType = kind ?? asIdentifier(headerValue(headers, 'x-gitlab-event')) ?? 'unknown';
-  const externalId =
-    asIdentifier(headerValue(headers, 'idempotency-key')) ?? asIdentifier(headerValue(headers, 'x-gitlab-event-uuid'));
-  return { eventType, externalId };
-}
-
 /** GitLab: the project, then the branch and the last commit's subject, or the merge request or issue. */
 export function summarizeGitlab(body: DeliveryBody): string | null {
   const json = body.json;
@@ -142,6 +130,6 @@ export const gitlabPreset: Preset = createTokenPreset({
   name: 'gitlab',
   header: 'X-Gitlab-Token',
   acceptBearer: false,
-  identify: identifyGitlab,
+  identify: entryIdentify(PROVIDER_CATALOG.gitlab),
   summarize: summarizeGitlab,
 });

@@ -13,6 +13,7 @@ import type { HmacScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
 import { malformedHeader, MISSING_SECRET, missingHeader } from '../hmac.ts';
+import { entryIdentify } from '../catalog-identity.ts';
 import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
@@ -298,17 +299,18 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
 }
 
 /**
- * A catalog HMAC provider whose event names and summaries are code of its own (GitHub, Shopify,
- * Stripe, Slack, Linear):
+ * A catalog HMAC provider whose summaries are code of its own (GitHub, Shopify, Stripe, Slack,
+ * Linear), as is Slack's event naming (the others' is their entry's `identify`):
  * its check is this engine with the catalog's parameters; `alsoSensitive` lists headers that carry
  * a signature the scheme does not read (GitHub's legacy SHA-1), redacted when stored all the same.
  */
 export function catalogHmacPreset(
   name: PresetName,
-  code: Pick<Preset, 'identify' | 'summarize'>,
+  code: Pick<Preset, 'summarize'> & Partial<Pick<Preset, 'identify'>>,
   alsoSensitive: readonly string[] = [],
 ): Preset {
-  const { scheme } = PROVIDER_CATALOG[name];
+  const entry = PROVIDER_CATALOG[name];
+  const { scheme } = entry;
   if (scheme.kind !== 'hmac') throw invalidArgument(`preset ${name}: the catalog does not describe an HMAC scheme`);
   const parts = createHmacScheme(scheme, `preset ${name}`);
   return {
@@ -317,6 +319,7 @@ export function catalogHmacPreset(
     credential: 'secret',
     ...parts,
     sensitiveHeaders: [...parts.sensitiveHeaders, ...alsoSensitive],
-    ...code,
+    summarize: code.summarize,
+    identify: code.identify ?? entryIdentify(entry),
   };
 }
