@@ -59,15 +59,20 @@ function freshValue(kind: string, { nowMs, uid }: SendContext): string | number 
 /** 12 random bytes: Stripe's and Slack's event ids are short random tokens, not UUIDs. */
 const randomId = (): string => randomBytes(12).toString('base64url');
 
-const PLACEHOLDER = /\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\}/g;
+/** Any `{name}`: the names are the catalog schema's (its description and pattern), not listed here. */
+const PLACEHOLDER = /\{([a-z_]+)\}/g;
 
-/** A header value or fresh template with its placeholders filled in; each random one is drawn afresh. */
+/**
+ * A header value or fresh template with its placeholders filled in; each random one is drawn
+ * afresh. A name that is no placeholder stays as written.
+ */
 function fillTemplate(template: string, context: SendContext): string {
-  return template.replace(PLACEHOLDER, (_m, name: string) => {
+  return template.replace(PLACEHOLDER, (written, name: string) => {
     if (name === 'random_uuid') return randomUUID();
     if (name === 'random_id') return randomId();
     if (name === 'random_id_upper') return randomId().toUpperCase();
-    return String(freshValue(name, context) ?? '');
+    const value = freshValue(name, context);
+    return value === undefined ? written : String(value);
   });
 }
 

@@ -1,7 +1,7 @@
 /**
  * An isolated, migrated database per test file on the run's shared server, closed afterwards and
- * dropped at the end of the run, so no test ever sees another's rows. A migrated one starts as a copy of the run's migrated
- * template (migrated-template.ts).
+ * dropped by the run (migrated-template.ts), so no test ever sees another's rows. A migrated one
+ * starts as a copy of the run's migrated template.
  */
 import { randomBytes } from 'node:crypto';
 import { createPool, sql, type CommonQueryMethods, type DatabasePool, type Interceptor } from 'slonik';

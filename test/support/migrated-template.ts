@@ -1,5 +1,6 @@
 /**
- * The run's databases on its shared server, made and dropped by global-setup.ts.
+ * The run's databases on its shared server: the migrated template its files copy, and the drops
+ * that global-setup.ts starts and finishes.
  *
  * One migrated database per test run, which test/support/database.ts copies (CREATE DATABASE …
  * TEMPLATE) for each migrated test database: applying the migrations took 2–5 s a database on CI's
