@@ -15,12 +15,12 @@
 import pg from 'pg';
 import { openBenchDatabase } from './bench-database.ts';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool } from '../src/store/database.ts';
-import { createEventStore } from '../src/store/pg-event-store.ts';
-import { indexQueuedEvents } from '../src/store/search-indexer.ts';
-import { migrate } from '../src/store/migrate.ts';
-import type { ListQuery, NewEvent } from '../src/store/event-store.ts';
-import { buildListSql, resolveListQuery } from '../src/store/list-query.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
+import { createEventStore } from '../src/store/events/pg-event-store.ts';
+import { indexQueuedEvents } from '../src/store/events/search-indexer.ts';
+import { migrate } from '../src/store/database/migrate.ts';
+import type { ListQuery, NewEvent } from '../src/store/events/event-store.ts';
+import { buildListSql, resolveListQuery } from '../src/store/events/list-query.ts';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);

@@ -17,9 +17,9 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { createPool, sql } from 'slonik';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool } from '../src/store/database.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
 import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
-import { migrate } from '../src/store/migrate.ts';
+import { migrate } from '../src/store/database/migrate.ts';
 import { formatReport, runSurface, type SurfaceReport } from '../test/fuzz/support/run-surface.ts';
 import {
   apiQuerySurface,

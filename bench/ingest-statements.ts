@@ -14,7 +14,7 @@
  * function's own time (track_functions) and the plan of the key lookup.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -22,8 +22,8 @@ import pg from 'pg';
 import { sql, type DatabasePool, type Interceptor } from 'slonik';
 import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool } from '../src/store/database.ts';
-import type { NewEvent } from '../src/store/event-store.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
+import type { NewEvent } from '../src/store/events/event-store.ts';
 import { newEvent } from '../test/support/events.ts';
 
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -91,19 +91,25 @@ interface Variant {
 
 /** The store of one checkout: its migrations, its insert statement, its indexer batch. */
 interface Checkout {
-  migrate: typeof import('../src/store/migrate.ts').migrate;
-  createEventStore: typeof import('../src/store/pg-event-store.ts').createEventStore;
-  indexQueuedEvents: typeof import('../src/store/search-indexer.ts').indexQueuedEvents;
+  migrate: typeof import('../src/store/database/migrate.ts').migrate;
+  createEventStore: typeof import('../src/store/events/pg-event-store.ts').createEventStore;
+  indexQueuedEvents: typeof import('../src/store/events/search-indexer.ts').indexQueuedEvents;
 }
 
 async function loadCheckout(root: string): Promise<Checkout> {
-  const load = (file: string) => import(path.join(root, 'src/store', file));
+  // A checkout from before the store had rooms keeps every file directly in src/store.
+  const load = async (file: string): Promise<unknown> => {
+    const inRoom = path.join(root, 'src/store', file);
+    return import(existsSync(inRoom) ? inRoom : path.join(root, 'src/store', path.basename(file)));
+  };
   return {
-    migrate: ((await load('migrate.ts')) as typeof import('../src/store/migrate.ts')).migrate,
-    createEventStore: ((await load('pg-event-store.ts')) as typeof import('../src/store/pg-event-store.ts'))
-      .createEventStore,
-    indexQueuedEvents: ((await load('search-indexer.ts')) as typeof import('../src/store/search-indexer.ts'))
-      .indexQueuedEvents,
+    migrate: ((await load('database/migrate.ts')) as typeof import('../src/store/database/migrate.ts')).migrate,
+    createEventStore: (
+      (await load('events/pg-event-store.ts')) as typeof import('../src/store/events/pg-event-store.ts')
+    ).createEventStore,
+    indexQueuedEvents: (
+      (await load('events/search-indexer.ts')) as typeof import('../src/store/events/search-indexer.ts')
+    ).indexQueuedEvents,
   };
 }
 

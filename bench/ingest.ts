@@ -59,7 +59,7 @@ import pg from 'pg';
 import { Pool as HttpPool } from 'undici';
 import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
 import { percentile } from './load-driver.ts';
-import { ANNOUNCE_CHANNEL, announcedIds } from '../src/store/announcement.ts';
+import { ANNOUNCE_CHANNEL, announcedIds } from '../src/store/events/announcement.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startSwitchboard } from '../src/server/start-switchboard.ts';

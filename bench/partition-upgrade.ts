@@ -18,9 +18,9 @@ import { parseArgs } from 'node:util';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool } from '../src/store/database.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { UPGRADE_BATCH_EVENTS } from '../src/store/partition-upgrade.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
+import { migrate } from '../src/store/database/migrate.ts';
+import { UPGRADE_BATCH_EVENTS } from '../src/store/partitions/partition-upgrade.ts';
 import {
   addDeliveries,
   migrationsThrough,

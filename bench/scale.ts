@@ -19,17 +19,18 @@
  * the indexer would make, an order of magnitude sooner. A GIN index built in one go is packed
  * tighter than one grown row by row, so the disk figure is a lower bound for the search part.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
-import { createDatabasePool } from '../src/store/database.ts';
-import type { ListQuery } from '../src/store/event-store.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { ensurePartitions } from '../src/store/partitions.ts';
-import { createEventStore } from '../src/store/pg-event-store.ts';
-import { startRetention, type RetentionResult } from '../src/store/retention.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
+import type { ListQuery } from '../src/store/events/event-store.ts';
+import { migrate } from '../src/store/database/migrate.ts';
+import { ensurePartitions } from '../src/store/partitions/partitions.ts';
+import { createEventStore } from '../src/store/events/pg-event-store.ts';
+import { startRetention, type RetentionResult } from '../src/store/partitions/retention.ts';
 import { openBenchDatabase, type BenchDatabase } from './bench-database.ts';
 
 const { values: args } = parseArgs({
@@ -377,8 +378,12 @@ async function main(): Promise<void> {
         ? null
         : (
             (await import(
-              `${args.against}/src/store/pg-event-store.ts`
-            )) as typeof import('../src/store/pg-event-store.ts')
+              // A checkout from before the store had rooms keeps the file directly in src/store.
+              [
+                `${args.against}/src/store/events/pg-event-store.ts`,
+                `${args.against}/src/store/pg-event-store.ts`,
+              ].find((file) => existsSync(file)) ?? `${args.against}/src/store/events/pg-event-store.ts`
+            )) as typeof import('../src/store/events/pg-event-store.ts')
           ).createEventStore(pool);
     for (const [label, query] of searches) {
       if (label === 'match' && args['skip-match']) continue;

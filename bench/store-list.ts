@@ -15,16 +15,21 @@ import { parseArgs } from 'node:util';
 import { createPool, sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createLogger } from '../src/log/logger.ts';
-import { encodeCursor } from '../src/store/cursor.ts';
-import { createDatabasePool } from '../src/store/database.ts';
+import { encodeCursor } from '../src/store/events/cursor.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
 import { redactUrl } from '../src/log/redact-url.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import type { ListOrder } from '../generated/constants.ts';
-import type { ListQuery } from '../src/store/event-store.ts';
-import { buildListSql, resolveListQuery, type ListPosition, type ResolvedListQuery } from '../src/store/list-query.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { createEventStore } from '../src/store/pg-event-store.ts';
-import { microsFromRfc3339 } from '../src/store/timestamps.ts';
+import type { ListQuery } from '../src/store/events/event-store.ts';
+import {
+  buildListSql,
+  resolveListQuery,
+  type ListPosition,
+  type ResolvedListQuery,
+} from '../src/store/events/list-query.ts';
+import { migrate } from '../src/store/database/migrate.ts';
+import { createEventStore } from '../src/store/events/pg-event-store.ts';
+import { microsFromRfc3339 } from '../src/store/sql/timestamps.ts';
 import { seedEvents } from '../test/support/seed.ts';
 
 const { values: args } = parseArgs({

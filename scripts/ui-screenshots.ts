@@ -23,7 +23,7 @@ import type { Page } from 'playwright-core';
 import { sql } from 'slonik';
 import { githubPreset } from '../src/presets/github-preset.ts';
 import { stripePreset } from '../src/presets/stripe-preset.ts';
-import { createDatabasePool } from '../src/store/database.ts';
+import { createDatabasePool } from '../src/store/database/database.ts';
 import { buildUi } from '../src/ui/build-ui.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../test/support/spawn-switchboard.ts';
 import { launchBrowser } from '../test/ui/browser.ts';

@@ -4,7 +4,7 @@ import type { ApiEventSummary } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
-import type { EventStore } from '../store/event-store.ts';
+import type { EventStore } from '../store/events/event-store.ts';
 
 export interface EventStreamOptions {
   /** For the backlog of a resumed stream. */

@@ -2,7 +2,7 @@ import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/app-error.ts';
-import type { TokenRepository } from '../store/token-repository.ts';
+import type { TokenRepository } from '../store/records/token-repository.ts';
 
 export const INITIAL_TOKEN_NAME = 'default';
 export const TOKEN_FILE_NAME = 'token';

@@ -4,7 +4,7 @@
  */
 import { AppError, invalidArgument } from '../errors/app-error.ts';
 import { escapeForTerminal } from '../shared/terminal-text.ts';
-import type { ApiToken, TokenRepository } from '../store/token-repository.ts';
+import type { ApiToken, TokenRepository } from '../store/records/token-repository.ts';
 import { ENV_TOKEN_CALLER } from './token-service.ts';
 
 export interface TokenCommandIo {

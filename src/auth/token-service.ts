@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log/logger.ts';
-import type { TokenRepository } from '../store/token-repository.ts';
+import type { TokenRepository } from '../store/records/token-repository.ts';
 
 /** Who is calling. */
 export interface Caller {

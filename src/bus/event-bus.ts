@@ -4,7 +4,7 @@
  * dispatcher all listen here, so there is one source of "something new arrived" across instances.
  *
  * Nothing publishes through the bus: the store's insert statement announces what it stored
- * (store/announcement.ts), so the bus only listens.
+ * (store/events/announcement.ts), so the bus only listens.
  */
 export type EventBusListener = (eventIds: readonly string[]) => void;
 

@@ -3,7 +3,7 @@ import type { ConnectionState } from '../../generated/constants.ts';
 import pg from 'pg';
 import type { Logger } from '../log/logger.ts';
 import { backoffDelayMs } from '../shared/backoff.ts';
-import { ANNOUNCE_CHANNEL, announcedIds } from '../store/announcement.ts';
+import { ANNOUNCE_CHANNEL, announcedIds } from '../store/events/announcement.ts';
 import type { EventBus, EventBusListener } from './event-bus.ts';
 
 /** The listening connection's state, in the words list_providers uses for a queue's. */
@@ -29,7 +29,7 @@ export interface PostgresEventBus extends EventBus {
  * The live bus over PostgreSQL LISTEN/NOTIFY, so every instance sharing the database hears about
  * every committed event, its own included: local subscribers are served by the same notification
  * path as remote ones, which keeps one ordering and one behaviour. The store's insert sends the
- * notifications (store/announcement.ts); the bus only listens.
+ * notifications (store/events/announcement.ts); the bus only listens.
  *
  * LISTEN needs one long-lived session, which a pool cannot promise, so it gets its own pg.Client,
  * re-established with exponential backoff whenever it drops.

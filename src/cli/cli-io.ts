@@ -19,7 +19,7 @@ export async function isOperatorError(err: unknown): Promise<boolean> {
   const [{ DataDirInUseError }, { EmbeddedPostgresError }, { PoolerError }] = await Promise.all([
     import('../postgres/data-dir-lock.ts'),
     import('../postgres/embedded-postgres-error.ts'),
-    import('../store/session-check.ts'),
+    import('../store/database/session-check.ts'),
   ]);
   return err instanceof DataDirInUseError || err instanceof EmbeddedPostgresError || err instanceof PoolerError;
 }

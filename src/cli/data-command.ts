@@ -25,7 +25,7 @@ async function modules() {
   const [files, running, store, auth, logRedact, banner] = await Promise.all([
     import('../postgres/cluster-files.ts'),
     import('../postgres/running-record.ts'),
-    import('../store/database.ts'),
+    import('../store/database/database.ts'),
     import('../auth/ensure-initial-token.ts'),
     import('../log/redact-url.ts'),
     import('./startup-banner.ts'),

@@ -35,8 +35,8 @@ export async function runTokenCommand(parsed: ParsedCommandLine, io: CliIo): Pro
     { runTokenCommand: run },
   ] = await Promise.all([
     import('../log/logger.ts'),
-    import('../store/database.ts'),
-    import('../store/token-repository.ts'),
+    import('../store/database/database.ts'),
+    import('../store/records/token-repository.ts'),
     import('../auth/token-commands.ts'),
   ]);
   // The token and the table go to stdout; log lines to stderr.

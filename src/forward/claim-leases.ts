@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
-import type { DeliveryRepository } from '../store/delivery-repository.ts';
+import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 
 /** A rule's worker as far as its leases go (rule-cycle.ts's RuleWorker). */
 export interface LeaseHolder {

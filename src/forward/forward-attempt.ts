@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { failedItsCheck, type ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { DeliverResult, Outbound } from '../outbound/deliver-event.ts';
 import type { DeliveryFailure } from '../outbound/delivery-failure.ts';
-import type { AttemptRecord, ClaimedDelivery, Settlement } from '../store/delivery-claims.ts';
+import type { AttemptRecord, ClaimedDelivery, Settlement } from '../store/outbox/delivery-claims.ts';
 import { nextAttemptDelayMs } from './backoff.ts';
 
 export const DELIVERY_HEADER = 'x-switchboard-delivery';

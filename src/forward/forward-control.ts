@@ -8,8 +8,8 @@ import type { Delivery, ForwardList, ForwardRetryDeadResult, ForwardRuleStatus }
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { recordedTarget } from '../outbound/send-request.ts';
-import type { RuleHealth } from '../store/delivery-health.ts';
-import type { DeliveryRepository } from '../store/delivery-repository.ts';
+import type { RuleHealth } from '../store/outbox/delivery-health.ts';
+import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 
 export interface ForwardControl {
   list(): Promise<ForwardList>;

@@ -5,8 +5,8 @@
  */
 import type { Logger } from 'pino';
 import { displayTarget } from '../outbound/send-request.ts';
-import type { ClaimedDelivery } from '../store/delivery-claims.ts';
-import type { DeliveryRepository } from '../store/delivery-repository.ts';
+import type { ClaimedDelivery } from '../store/outbox/delivery-claims.ts';
+import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 import type { FinishedAttempt } from './forward-attempt.ts';
 import type { RuleWorker } from './rule-cycle.ts';
 

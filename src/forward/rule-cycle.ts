@@ -10,8 +10,8 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { commitBatch, waitInQueue, type BatchCommit, type Waiting } from '../shared/batch-commit.ts';
-import type { ClaimedDelivery, SettleOutcome } from '../store/delivery-claims.ts';
-import type { DeliveryRepository } from '../store/delivery-repository.ts';
+import type { ClaimedDelivery, SettleOutcome } from '../store/outbox/delivery-claims.ts';
+import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 import { leaseTaken, type LeaseHolder } from './claim-leases.ts';
 
 /**

@@ -9,7 +9,7 @@ import type { WebhookProviderConfig } from '../config/resolve-config.ts';
 import type { DeliveryBody, EventIdentity, VerifyOutcome } from '../presets/preset-types.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
-import type { NewEvent } from '../store/event-store.ts';
+import type { NewEvent } from '../store/events/event-store.ts';
 import { safeSummarize } from './preset-calls.ts';
 
 /** A POST delivery as checked and identified, before it is stored. */

@@ -14,12 +14,12 @@ import {
 import { sendError } from '../http/error-response.ts';
 import { RECORD_REJECTED_PER_MINUTE, RECORD_REJECTED_PER_PROVIDER_PER_MINUTE } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
-import type { EventStore, InsertResult, NewEvent } from '../store/event-store.ts';
+import type { EventStore, InsertResult, NewEvent } from '../store/events/event-store.ts';
 import { findMissingHeader } from '../presets/headers.ts';
 import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../presets/handshakes.ts';
 import { LazyBody } from '../presets/identify.ts';
 import type { VerifyFailureReason, VerifyInput, VerifyOutcome } from '../presets/preset-types.ts';
-import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/group-commit.ts';
+import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/events/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';

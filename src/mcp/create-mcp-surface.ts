@@ -16,7 +16,7 @@ import { sendError } from '../http/error-response.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
-import type { EventStore } from '../store/event-store.ts';
+import type { EventStore } from '../store/events/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';
 import { MCP_MAX_BODY_BYTES, readMcpBody } from './mcp-body.ts';
 import { createEventWaits } from './event-waits.ts';

@@ -5,7 +5,7 @@ import { validateRecentEventsResource } from '../../generated/validators.js';
 import { AppError, internalError, notFound } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
-import type { EventStore } from '../store/event-store.ts';
+import type { EventStore } from '../store/events/event-store.ts';
 import { toMcpEventSummary } from './event-summaries.ts';
 import { unexpectedFailure } from './switchboard-tools.ts';
 import { JsonRpcFailure, resourceError } from './tool-results.ts';

@@ -3,7 +3,7 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { Preset } from '../presets/preset-types.ts';
 import { REDACTED } from '../sanitize/sanitize-headers.ts';
 import { SENDABLE_HEADER_VALUE } from '../shared/header-names.ts';
-import type { StoredEvent } from '../store/event-store.ts';
+import type { StoredEvent } from '../store/events/event-store.ts';
 
 /**
  * What a delivery carries to prove itself, for the log and the replay result (never the value):

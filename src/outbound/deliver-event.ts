@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import type { StoredEvent } from '../store/event-store.ts';
+import type { StoredEvent } from '../store/events/event-store.ts';
 import { withOriginalQuery } from '../shared/delivery-query.ts';
 import { originalQueryOf, type CredentialKind } from './credentials.ts';
 import { DeliveryFailure, failed } from './delivery-failure.ts';

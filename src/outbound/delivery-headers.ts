@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import type { StoredEvent } from '../store/event-store.ts';
+import type { StoredEvent } from '../store/events/event-store.ts';
 import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';
 import { credentialNeedles } from './redact-credentials.ts';
 import {

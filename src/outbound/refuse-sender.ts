@@ -1,5 +1,5 @@
 import { refused } from './delivery-failure.ts';
-import type { StoredEvent } from '../store/event-store.ts';
+import type { StoredEvent } from '../store/events/event-store.ts';
 import { normaliseIp } from './target-policy/ip-address.ts';
 import type { CheckedTarget } from './target-policy/resolve-target.ts';
 

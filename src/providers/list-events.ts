@@ -1,6 +1,6 @@
 import type { ApiEventList } from '../../generated/types.ts';
 import { notFound } from '../errors/app-error.ts';
-import type { EventStore, ListQuery } from '../store/event-store.ts';
+import type { EventStore, ListQuery } from '../store/events/event-store.ts';
 import type { ProviderDirectory } from './provider-directory.ts';
 
 export interface ListEventsDeps {

@@ -1,8 +1,8 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
-import type { GroupCommitter } from '../store/group-commit.ts';
+import type { GroupCommitter } from '../store/events/group-commit.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
-import type { NewEvent } from '../store/event-store.ts';
+import type { NewEvent } from '../store/events/event-store.ts';
 import { queueEvent, queueIdentitySources } from './queue-event.ts';
 import { type BackoffOptions, backoffDelay, openConsumer, type QueueSource, sleep } from './redis-connection.ts';
 

@@ -3,7 +3,7 @@ import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
 import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../presets/identify.ts';
 import { genericSummary } from '../presets/summary.ts';
-import type { NewEvent } from '../store/event-store.ts';
+import type { NewEvent } from '../store/events/event-store.ts';
 
 /** Stream fields whose value is taken as the message body, in order of preference. */
 export const STREAM_PAYLOAD_FIELDS = ['payload', 'data'] as const;

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import type { ProviderConfig, QueueProviderConfig } from '../config/resolve-config.ts';
-import { createGroupCommitter } from '../store/group-commit.ts';
+import { createGroupCommitter } from '../store/events/group-commit.ts';
 import type { Logger } from '../log/logger.ts';
-import type { EventStore } from '../store/event-store.ts';
+import type { EventStore } from '../store/events/event-store.ts';
 import { startPubSubSource } from './pubsub-source.ts';
 import {
   type BackoffOptions,

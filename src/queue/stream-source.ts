@@ -1,5 +1,5 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
-import type { GroupCommitter } from '../store/group-commit.ts';
+import type { GroupCommitter } from '../store/events/group-commit.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import { queueEvent, queueIdentitySources, streamEntryPayload } from './queue-event.ts';

@@ -11,7 +11,7 @@
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { postHandshake } from '../presets/handshakes.ts';
 import { LazyBody } from '../presets/identify.ts';
-import type { StoredEvent } from '../store/event-store.ts';
+import type { StoredEvent } from '../store/events/event-store.ts';
 
 export function isHandshakeEvent(
   stored: Pick<StoredEvent, 'payload' | 'headers' | 'passedCheck' | 'request'>,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ReplayErrorCode, ReplayErrorReason } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
-import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
+import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
 import type { CredentialKind } from '../outbound/credentials.ts';
 import type { DeliveryStage } from '../outbound/deliver-event.ts';
 import { displayTarget, recordedTarget } from '../outbound/send-request.ts';

@@ -2,7 +2,7 @@ import type { ApiReplayHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import { deliveryCredentials, originalQueryOf, secretHeadersOf } from '../outbound/credentials.ts';
 import { assembleDeliveryHeaders, deliveryHeaderSelection, selectStoredHeaders } from '../outbound/outgoing-headers.ts';
-import type { StoredEvent } from '../store/event-store.ts';
+import type { StoredEvent } from '../store/events/event-store.ts';
 import { isHandshakeEvent } from './handshake-event.ts';
 
 /**

@@ -8,11 +8,11 @@ import { setMaxListeners } from 'node:events';
 import type Koa from 'koa';
 import type { Logger } from '../log/logger.ts';
 import { createApp } from '../http/create-app.ts';
-import { isDatabaseUp } from '../store/database.ts';
-import type { DeliveryRepository } from '../store/delivery-repository.ts';
-import type { PgEventStore } from '../store/pg-event-store.ts';
-import type { ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
-import type { TokenRepository } from '../store/token-repository.ts';
+import { isDatabaseUp } from '../store/database/database.ts';
+import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
+import type { PgEventStore } from '../store/events/pg-event-store.ts';
+import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
+import type { TokenRepository } from '../store/records/token-repository.ts';
 import { createPostgresEventBus, type PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { createProviderDirectory } from '../providers/provider-directory.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
@@ -26,7 +26,7 @@ import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
 import { countStreams } from '../metrics/instrument.ts';
 import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
 import { roleParts } from './server-role.ts';
-import { createIngestPressure } from '../store/ingest-pressure.ts';
+import { createIngestPressure } from '../store/events/ingest-pressure.ts';
 import {
   apiSurface,
   buildAuth,

@@ -2,7 +2,7 @@
 import { ConfigError } from '../config/config-error.ts';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
-import { databaseOptionsFromEnv, openDatabase } from '../store/database.ts';
+import { databaseOptionsFromEnv, openDatabase } from '../store/database/database.ts';
 import { startSwitchboard, type RunningSwitchboard } from './start-switchboard.ts';
 
 export interface ServeOptions {

@@ -6,7 +6,7 @@
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { listenHttp, type ServerTimeouts } from '../http/http-server.ts';
-import { openDatabase, type Database } from '../store/database.ts';
+import { openDatabase, type Database } from '../store/database/database.ts';
 import { ensureInitialToken, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { buildSurfaces } from './build-surfaces.ts';

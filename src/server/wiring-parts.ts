@@ -3,15 +3,18 @@
  * authentication, the sending path, forwarding and the two surfaces with the most wiring.
  */
 import type { Middleware } from 'koa';
-import { createDeliveryRepository, type DeliveryRepository } from '../store/delivery-repository.ts';
-import { createEventStore, type PgEventStore } from '../store/pg-event-store.ts';
-import { createReplayAttemptRepository, type ReplayAttemptRepository } from '../store/replay-attempt-repository.ts';
-import { createTokenRepository, type TokenRepository } from '../store/token-repository.ts';
-import { startRetention } from '../store/retention.ts';
-import { startPartitionMaintenance } from '../store/partitions.ts';
-import type { IngestPressure } from '../store/ingest-pressure.ts';
-import { startSearchIndexer } from '../store/search-indexer.ts';
-import type { EventStore } from '../store/event-store.ts';
+import { createDeliveryRepository, type DeliveryRepository } from '../store/outbox/delivery-repository.ts';
+import { createEventStore, type PgEventStore } from '../store/events/pg-event-store.ts';
+import {
+  createReplayAttemptRepository,
+  type ReplayAttemptRepository,
+} from '../store/records/replay-attempt-repository.ts';
+import { createTokenRepository, type TokenRepository } from '../store/records/token-repository.ts';
+import { startRetention } from '../store/partitions/retention.ts';
+import { startPartitionMaintenance } from '../store/partitions/partitions.ts';
+import type { IngestPressure } from '../store/events/ingest-pressure.ts';
+import { startSearchIndexer } from '../store/events/search-indexer.ts';
+import type { EventStore } from '../store/events/event-store.ts';
 import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { startQueueSources, type QueueSources } from '../queue/queue-sources.ts';
 import type { QueueConnectionState } from '../providers/provider-directory.ts';
@@ -26,7 +29,7 @@ import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
 import type { SelfAddress } from '../outbound/target-policy/self-loop.ts';
 import { checkForwardTargets } from '../forward/check-forward-targets.ts';
 import { createForwardControl, type ForwardControl } from '../forward/forward-control.ts';
-import { openClaimConnection } from '../store/claim-connection.ts';
+import { openClaimConnection } from '../store/outbox/claim-connection.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
@@ -47,7 +50,7 @@ export interface Stores {
 
 export function buildStores({ config, pool, databaseUrl, logger }: SurfaceDeps, cleanups: Cleanup[]): Stores {
   // The outbox: with forward rules, each stored event queues its deliveries in its own statement;
-  // that same statement announces the new events on the live bus (store/announcement.ts).
+  // that same statement announces the new events on the live bus (store/events/announcement.ts).
   const forwardRulesFor = forwardRuleMatcher(config.forward);
   // Connects on its first statement: only a process that forwards ever opens it.
   const claims = openClaimConnection(databaseUrl, { logger });

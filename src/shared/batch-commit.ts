@@ -2,7 +2,7 @@
  * The batching both hot paths share: values wait in a queue, each with the promise its caller
  * awaits; one statement commits a whole batch; when that statement fails, the batch is committed
  * value by value, so one value the database refuses fails alone instead of taking its neighbours
- * down with it. Ingest's group commit (store/group-commit.ts) batches inserts this way, and the
+ * down with it. Ingest's group commit (store/events/group-commit.ts) batches inserts this way, and the
  * forward dispatcher batches the settles of finished attempts (forward/rule-cycle.ts).
  */
 

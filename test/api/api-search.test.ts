@@ -2,8 +2,8 @@ import pg from 'pg';
 import type { Interceptor, Query } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListWebhookEventsOutput } from '../../generated/types.ts';
-import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
-import type { NewEvent } from '../../src/store/event-store.ts';
+import { indexQueuedEvents } from '../../src/store/events/search-indexer.ts';
+import type { NewEvent } from '../../src/store/events/event-store.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import { getJson } from './http-helpers.ts';
 

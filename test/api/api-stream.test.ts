@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEventSummary } from '../../generated/types.ts';
 import { validateErrorEnvelope } from '../../generated/validators.js';
 import { createLogger } from '../../src/log/logger.ts';
-import { createTokenRepository } from '../../src/store/token-repository.ts';
+import { createTokenRepository } from '../../src/store/records/token-repository.ts';
 import { startApiTestServer, type ApiTestServer } from './api-test-server.ts';
 import {
   call,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ensureInitialToken } from '../../src/auth/ensure-initial-token.ts';
 import { createTokenService } from '../../src/auth/token-service.ts';
-import type { TokenRepository } from '../../src/store/token-repository.ts';
+import type { TokenRepository } from '../../src/store/records/token-repository.ts';
 import { useTokenDatabase } from './token-database.ts';
 
 let tokens: TokenRepository;

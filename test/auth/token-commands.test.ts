@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatTokenList, runTokenCommand } from '../../src/auth/token-commands.ts';
 import { createTokenService } from '../../src/auth/token-service.ts';
-import type { TokenRepository } from '../../src/store/token-repository.ts';
+import type { TokenRepository } from '../../src/store/records/token-repository.ts';
 import { useTokenDatabase } from './token-database.ts';
 
 let tokens: TokenRepository;

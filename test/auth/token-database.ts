@@ -1,7 +1,7 @@
 /** The token tests' database: one fresh database a suite, its token repository handed to the suite. */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { createTokenRepository, type TokenRepository } from '../../src/store/token-repository.ts';
+import { createTokenRepository, type TokenRepository } from '../../src/store/records/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTokenService, ENV_TOKEN_CALLER } from '../../src/auth/token-service.ts';
-import type { TokenRepository } from '../../src/store/token-repository.ts';
+import type { TokenRepository } from '../../src/store/records/token-repository.ts';
 import { useTokenDatabase } from './token-database.ts';
 
 let tokens: TokenRepository;

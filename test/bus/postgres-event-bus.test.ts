@@ -1,5 +1,5 @@
 /**
- * The live bus listens; the store's insert announces (store/announcement.ts). So every test here
+ * The live bus listens; the store's insert announces (store/events/announcement.ts). So every test here
  * announces the real way, by storing events, and checks what the buses hear.
  */
 import { randomUUID } from 'node:crypto';
@@ -8,8 +8,8 @@ import { sql } from 'slonik';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFailure, createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { ANNOUNCE_CHANNEL } from '../../src/store/announcement.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import { ANNOUNCE_CHANNEL } from '../../src/store/events/announcement.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

@@ -12,7 +12,7 @@ import { verify as octokitVerify, sign as octokitSign } from '@octokit/webhooks-
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { createTokenRepository } from '../../src/store/token-repository.ts';
+import { createTokenRepository } from '../../src/store/records/token-repository.ts';
 import { startListenWire, type ListenWire } from '../listen/support/listen-wire.ts';
 import type { ComposedServer } from '../support/composed-server.ts';
 import { closedPort, type Consumer } from '../support/local-server.ts';

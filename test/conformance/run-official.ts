@@ -22,8 +22,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createTokenRepository } from '../../src/store/token-repository.ts';
-import { openDatabase } from '../../src/store/database.ts';
+import { createTokenRepository } from '../../src/store/records/token-repository.ts';
+import { openDatabase } from '../../src/store/database/database.ts';
 import { serveSurfaces } from '../support/serve-surfaces.ts';
 
 export const OFFICIAL_SCENARIOS = [

@@ -27,8 +27,8 @@ import {
   validateRecentEventsResource,
   validateReplayWebhookEventOutput,
 } from '../../generated/validators.js';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { newEvent } from '../support/events.ts';
 import {
   GITHUB_SECRET,

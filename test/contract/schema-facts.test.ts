@@ -164,7 +164,7 @@ const COINCIDENCES: readonly { file: string; line: string; why: string }[] = [
     why: "TCP's port range, for the port of a Host or Origin header, not server.port",
   },
   {
-    file: 'src/store/replay-attempt-repository.ts',
+    file: 'src/store/records/replay-attempt-repository.ts',
     line: 'attempt.responseStatus >= 100 && attempt.responseStatus <= 999',
     why: 'the replay_attempts CHECK (any three-digit status a consumer answers), wider than ReplayResult',
   },

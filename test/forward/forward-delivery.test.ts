@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEventList } from '../../generated/types.ts';
 import { forwardRuleMatcher } from '../../src/config/forward-rules.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { newEvent } from '../support/events.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 import {

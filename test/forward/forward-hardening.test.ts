@@ -7,7 +7,7 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Delivery, ReplayHistory, ReplayResult } from '../../generated/types.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
 import { refuseInserts } from '../support/database.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 import {

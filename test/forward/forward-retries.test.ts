@@ -7,7 +7,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Delivery, ForwardRetryDeadResult, ForwardRuleStatus } from '../../generated/types.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
 import { closedPort, startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 import { eventually, forwardConfig, sendOpen, startForwardServer, type ForwardServer } from './forward-kit.ts';
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
 import { eventually } from './forward-kit.ts';

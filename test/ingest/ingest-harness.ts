@@ -9,8 +9,8 @@ import type { PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import type { IngestSurfaceOptions } from '../../src/ingest/ingest-surface.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import type { EventStore, StoredEvent } from '../../src/store/event-store.ts';
-import type { PgEventStore } from '../../src/store/pg-event-store.ts';
+import type { EventStore, StoredEvent } from '../../src/store/events/event-store.ts';
+import type { PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { serveSurfaces } from '../support/serve-surfaces.ts';
 

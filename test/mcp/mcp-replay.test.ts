@@ -6,7 +6,7 @@ import type { EventDetail, ReplayResult } from '../../generated/types.ts';
 import { validateReplayWebhookEventOutput } from '../../generated/validators.js';
 import { systemResolver } from '../../src/outbound/target-policy/resolve-target.ts';
 import { replaySigned } from '../../src/replay/replay-signed.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
+import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
 import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { postJson } from '../support/wire.ts';
 import {

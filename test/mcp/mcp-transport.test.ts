@@ -10,7 +10,7 @@ import {
   type RawResponse,
   type RawStream,
 } from './support/raw-http.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { fetchInChild } from '../support/fetch-in-child.ts';
 import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStore } from '../../src/store/event-store.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import type { EventStore } from '../../src/store/events/event-store.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';

@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOutbound, type DeliverRequest } from '../../src/outbound/deliver-event.ts';
 import type { ConnectAttempt } from '../../src/outbound/target-policy/guarded-dispatcher.ts';
-import type { StoredEvent } from '../../src/store/event-store.ts';
+import type { StoredEvent } from '../../src/store/events/event-store.ts';
 import { silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { listenLocal } from '../support/local-server.ts';

@@ -7,10 +7,10 @@ import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DataDirInUseError, isProcessAlive, LOCK_FILE_NAME } from '../../src/postgres/data-dir-lock.ts';
-import { createDatabasePool, openDatabase, type Database } from '../../src/store/database.ts';
+import { createDatabasePool, openDatabase, type Database } from '../../src/store/database/database.ts';
 import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
 import { findFreePort, POSTGRES_DEFAULT_PORT } from '../../src/postgres/free-port.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { databaseUrl, freshDatabase, silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

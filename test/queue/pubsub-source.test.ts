@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startQueueSources } from '../../src/queue/queue-sources.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import {
   killConnections,

@@ -6,8 +6,8 @@ import type { Provider } from '../../generated/types.ts';
 import { createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import { startQueueSources, type QueueSources, type QueueSourcesOptions } from '../../src/queue/queue-sources.ts';
-import type { EventStore, StoredEvent } from '../../src/store/event-store.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import type { EventStore, StoredEvent } from '../../src/store/events/event-store.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { silentLogger, type TestDatabase } from '../support/database.ts';
 
 export const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';

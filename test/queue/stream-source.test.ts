@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { startControlledProxy } from '../support/tcp-proxy.ts';
 import { killConnections, queueHarness, redisAvailable, uniqueKey, type QueueHarness } from './queue-harness.ts';

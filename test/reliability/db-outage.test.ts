@@ -22,7 +22,7 @@ import {
   seededRandom,
   type DeliveryOutcome,
 } from '../../bench/load-driver.ts';
-import { createTokenRepository } from '../../src/store/token-repository.ts';
+import { createTokenRepository } from '../../src/store/records/token-repository.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';
 import { reliabilitySuite } from './support/suite.ts';
 import { postGithubDelivery, postInitialize } from '../support/wire.ts';

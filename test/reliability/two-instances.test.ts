@@ -14,7 +14,7 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeGithubDelivery, makePayload, seededRandom } from '../../bench/load-driver.ts';
-import { loadMigrations } from '../../src/store/migrate.ts';
+import { loadMigrations } from '../../src/store/database/migrate.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { randomToken, spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp, openEventStream, waitFor } from './support/clients.ts';

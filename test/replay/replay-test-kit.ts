@@ -11,12 +11,12 @@ import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { createReplayService, type ReplayServiceOptions } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import {
   createReplayAttemptRepository,
   type ReplayAttemptRepository,
-} from '../../src/store/replay-attempt-repository.ts';
-import type { StoredEvent } from '../../src/store/event-store.ts';
+} from '../../src/store/records/replay-attempt-repository.ts';
+import type { StoredEvent } from '../../src/store/events/event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeBinaryArray } from '../../src/store/binary-array.ts';
+import { encodeBinaryArray } from '../../src/store/sql/binary-array.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 
 let db: TestDatabase;

@@ -1,5 +1,5 @@
 /**
- * The dispatcher's own connections (src/store/claim-connection.ts) against a real PostgreSQL whose
+ * The dispatcher's own connections (src/store/outbox/claim-connection.ts) against a real PostgreSQL whose
  * backends are terminated under them (pg_terminate_backend, as an administrator or a failover
  * does): a statement cut off says the database is unavailable, and the next one runs on a new
  * connection, its prepared statements prepared again, with no restart.
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { forwardRuleMatcher } from '../../src/config/forward-rules.ts';
 import { isDatabaseUnavailable } from '../../src/errors/database-unavailable.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { newEvent } from '../support/events.ts';
 import { deliveryStoreFixture } from './delivery-store-fixture.ts';
 

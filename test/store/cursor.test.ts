@@ -10,14 +10,14 @@ import {
   encodeCursor,
   queryFingerprint,
   type CursorPosition,
-} from '../../src/store/cursor.ts';
+} from '../../src/store/events/cursor.ts';
 import {
   MAX_MICROS,
   MIN_MICROS,
   microsFromRfc3339,
   parseTimestampInput,
   rfc3339FromMicros,
-} from '../../src/store/timestamps.ts';
+} from '../../src/store/sql/timestamps.ts';
 
 const position = fc.record({
   receivedAtMicros: fc.bigInt({ min: MIN_MICROS, max: MAX_MICROS }),

@@ -4,8 +4,8 @@
  */
 import { sql } from 'slonik';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { openClaimConnection, type ClaimConnection } from '../../src/store/claim-connection.ts';
-import { createDeliveryRepository, type DeliveryRepository } from '../../src/store/delivery-repository.ts';
+import { openClaimConnection, type ClaimConnection } from '../../src/store/outbox/claim-connection.ts';
+import { createDeliveryRepository, type DeliveryRepository } from '../../src/store/outbox/delivery-repository.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 
 export interface DeliveryStoreFixture {

@@ -1,6 +1,6 @@
 /**
  * insertMany announces: the live bus's NOTIFY travels inside the insert's own statement
- * (store/announcement.ts, docs/adr/ingest-performance.md), so every newly stored event is
+ * (store/events/announcement.ts, docs/adr/ingest-performance.md), so every newly stored event is
  * announced exactly once, a duplicate never, and nothing before the rows are visible.
  */
 import { setTimeout as delay } from 'node:timers/promises';
@@ -12,9 +12,9 @@ import {
   announcedIds,
   IDS_PER_NOTIFY,
   MAX_NOTIFY_PAYLOAD_BYTES,
-} from '../../src/store/announcement.ts';
-import { createGroupCommitter } from '../../src/store/group-commit.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+} from '../../src/store/events/announcement.ts';
+import { createGroupCommitter } from '../../src/store/events/group-commit.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

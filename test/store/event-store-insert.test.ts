@@ -6,9 +6,9 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateApiEventSummary, validateEventDetail, validateEventSummary } from '../../generated/validators.js';
 import { AppError } from '../../src/errors/app-error.ts';
-import { toEventDetail, toEventPayload, toEventSummary } from '../../src/store/event-mapping.ts';
-import type { StoredEvent } from '../../src/store/event-store.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import { toEventDetail, toEventPayload, toEventSummary } from '../../src/store/events/event-mapping.ts';
+import type { StoredEvent } from '../../src/store/events/event-store.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

@@ -5,9 +5,9 @@ import { validateListWebhookEventsOutput } from '../../generated/validators.js';
 import type { ListOrder } from '../../generated/constants.ts';
 import type { EventSummary } from '../../generated/types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
-import type { ListQuery } from '../../src/store/event-store.ts';
-import { resolveListQuery } from '../../src/store/list-query.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import type { ListQuery } from '../../src/store/events/event-store.ts';
+import { resolveListQuery } from '../../src/store/events/list-query.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { insertAt, newEvent, setReceivedAt } from '../support/events.ts';
 

@@ -1,9 +1,9 @@
 import type { Interceptor } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable } from '../../src/errors/database-unavailable.ts';
-import { createGroupCommitter } from '../../src/store/group-commit.ts';
-import type { NewEvent } from '../../src/store/event-store.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import { createGroupCommitter } from '../../src/store/events/group-commit.ts';
+import type { NewEvent } from '../../src/store/events/event-store.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 
 let inserts = 0;

@@ -1,11 +1,11 @@
 /**
- * The saturation signal the group committer gives the search indexer (src/store/ingest-pressure.ts),
+ * The saturation signal the group committer gives the search indexer (src/store/events/ingest-pressure.ts),
  * on a clock the test moves; and the group committer reporting each flush's size as it starts.
  */
 import { describe, expect, it } from 'vitest';
-import { createGroupCommitter } from '../../src/store/group-commit.ts';
-import { createIngestPressure } from '../../src/store/ingest-pressure.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
+import { createGroupCommitter } from '../../src/store/events/group-commit.ts';
+import { createIngestPressure } from '../../src/store/events/ingest-pressure.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

@@ -2,15 +2,15 @@
  * Pages over events spread across many days, and so many time partitions (and the DEFAULT one,
  * and the partitions made ahead of now): walking every page by cursor, in either order and under
  * filters and time bounds, gives every event exactly once, in the unbounded query's order. The
- * store reads a page a few partitions at a time (src/store/partition-walk.ts); the expected order
+ * store reads a page a few partitions at a time (src/store/events/partition-walk.ts); the expected order
  * comes from one statement over the whole table.
  */
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOrder } from '../../generated/constants.ts';
-import { ensurePartitions } from '../../src/store/partitions.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
+import { ensurePartitions } from '../../src/store/partitions/partitions.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

@@ -4,11 +4,16 @@ import path from 'node:path';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations, migrate, MigrationError } from '../../src/store/migrate.ts';
-import { splitSqlStatements } from '../../src/store/split-sql.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import {
+  DEFAULT_MIGRATIONS_DIRECTORY,
+  loadMigrations,
+  migrate,
+  MigrationError,
+} from '../../src/store/database/migrate.ts';
+import { splitSqlStatements } from '../../src/store/database/split-sql.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 
@@ -20,7 +25,7 @@ async function applied(pool: DatabasePool) {
   );
 }
 
-// The versions shipped in src/store/migrations, and a file name for one more after them.
+// The versions shipped in src/store/database/migrations, and a file name for one more after them.
 const SHIPPED = (await loadMigrations()).map((m) => m.version);
 const LATEST = Math.max(...SHIPPED);
 const NEXT = String(LATEST + 1).padStart(4, '0');

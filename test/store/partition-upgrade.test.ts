@@ -8,11 +8,11 @@ import { pino } from 'pino';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { loadMigrations, migrate } from '../../src/store/migrate.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
-import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { loadMigrations, migrate } from '../../src/store/database/migrate.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
+import { indexQueuedEvents } from '../../src/store/events/search-indexer.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import {

@@ -7,12 +7,12 @@
 import { sql, type DatabaseTransactionConnection, type QuerySqlToken } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { ensurePartitions, startPartitionMaintenance } from '../../src/store/partitions.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
-import { startRetention } from '../../src/store/retention.ts';
-import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { ensurePartitions, startPartitionMaintenance } from '../../src/store/partitions/partitions.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
+import { startRetention } from '../../src/store/partitions/retention.ts';
+import { indexQueuedEvents } from '../../src/store/events/search-indexer.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 import { partitionsOf } from './partition-names.ts';

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateReplayHistory } from '../../generated/validators.js';
 import { AppError } from '../../src/errors/app-error.ts';
-import { createEventStore } from '../../src/store/pg-event-store.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
-import { createSettingsRepository } from '../../src/store/settings-repository.ts';
-import { createTokenRepository, TOKEN_PREFIX } from '../../src/store/token-repository.ts';
+import { createEventStore } from '../../src/store/events/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
+import { createSettingsRepository } from '../../src/store/records/settings-repository.ts';
+import { createTokenRepository, TOKEN_PREFIX } from '../../src/store/records/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

@@ -2,10 +2,15 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
-import { createReplayAttemptRepository } from '../../src/store/replay-attempt-repository.ts';
-import { parseDuration, startRetention, type RetentionConfig, type RetentionJob } from '../../src/store/retention.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
+import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
+import {
+  parseDuration,
+  startRetention,
+  type RetentionConfig,
+  type RetentionJob,
+} from '../../src/store/partitions/retention.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent, setReceivedAt } from '../support/events.ts';
 

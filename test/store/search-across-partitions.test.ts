@@ -1,6 +1,6 @@
 /**
  * A search (q, match) reads a page a group of partitions at a time, newest first, as a list page
- * does (src/store/partition-walk.ts, docs/adr/bounded-search.md): walking every page by cursor,
+ * does (src/store/events/partition-walk.ts, docs/adr/bounded-search.md): walking every page by cursor,
  * in either order, gives exactly the events one statement over the whole table finds, in its
  * order, whether the matches span many partitions, sit on both sides of a page edge that is also
  * a partition edge, or live only in an old partition. Some events are still queued for the
@@ -10,12 +10,12 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOrder } from '../../generated/constants.ts';
-import type { ListQuery } from '../../src/store/event-store.ts';
-import { buildListSql, resolveListQuery } from '../../src/store/list-query.ts';
-import { ensurePartitions } from '../../src/store/partitions.ts';
-import { createEventStore, type PgEventStore } from '../../src/store/pg-event-store.ts';
-import { indexQueuedEvents } from '../../src/store/search-indexer.ts';
-import { searchSettings } from '../../src/store/search-query.ts';
+import type { ListQuery } from '../../src/store/events/event-store.ts';
+import { buildListSql, resolveListQuery } from '../../src/store/events/list-query.ts';
+import { ensurePartitions } from '../../src/store/partitions/partitions.ts';
+import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
+import { indexQueuedEvents } from '../../src/store/events/search-indexer.ts';
+import { searchSettings } from '../../src/store/events/search-query.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
 

@@ -7,7 +7,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabasePool } from '../../src/store/database.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
 import { callTool, connectMcp } from '../reliability/support/clients.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { seedEvents } from '../support/seed.ts';

@@ -15,8 +15,8 @@ import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/postgres/free-port.ts';
 import { postgresAccount } from '../../src/postgres/postgres-account.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { checkSessions, PoolerError, STORE_STARTUP_PARAMETERS } from '../../src/store/session-check.ts';
+import { openDatabase } from '../../src/store/database/database.ts';
+import { checkSessions, PoolerError, STORE_STARTUP_PARAMETERS } from '../../src/store/database/session-check.ts';
 import { createEmptyDatabase, silentLogger } from '../support/database.ts';
 import { REPO_ROOT, SWITCHBOARD_FROM_SOURCE } from '../support/spawn-switchboard.ts';
 

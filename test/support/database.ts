@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { createPool, sql, type CommonQueryMethods, type DatabasePool, type Interceptor } from 'slonik';
 import { inject } from 'vitest';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { migrate } from '../../src/store/migrate.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { migrate } from '../../src/store/database/migrate.ts';
 import { ensureMigratedTemplate } from './migrated-template.ts';
 
 export interface TestDatabase {

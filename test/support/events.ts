@@ -1,7 +1,7 @@
 /** Builders for events in store tests. */
 import { sql, type DatabasePool } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
-import type { NewEvent } from '../../src/store/event-store.ts';
+import type { NewEvent } from '../../src/store/events/event-store.ts';
 
 /** The fields of an event summary, sorted, as list_webhook_events (MCP) and /api/events answer them. */
 export const SUMMARY_FIELDS: readonly string[] = [

@@ -18,8 +18,8 @@
 import { createPool, sql } from 'slonik';
 import { z } from 'zod';
 import { createLogger } from '../../src/log/logger.ts';
-import { createDatabasePool } from '../../src/store/database.ts';
-import { migrate } from '../../src/store/migrate.ts';
+import { createDatabasePool } from '../../src/store/database/database.ts';
+import { migrate } from '../../src/store/database/migrate.ts';
 
 /**
  * Makes the template `name` on the server at `serverUrl` unless it is there: created, migrated,

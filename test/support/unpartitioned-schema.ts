@@ -6,7 +6,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql, type CommonQueryMethods } from 'slonik';
-import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations } from '../../src/store/migrate.ts';
+import { DEFAULT_MIGRATIONS_DIRECTORY, loadMigrations } from '../../src/store/database/migrate.ts';
 
 /** The last schema before time partitions. */
 export const UNPARTITIONED_VERSION = 10;

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListWebhookEventsOutput } from '../../generated/types.ts';
-import type { NewEvent } from '../../src/store/event-store.ts';
+import type { NewEvent } from '../../src/store/events/event-store.ts';
 import { CI_TOKEN, CI_TOKEN_VARIABLE, type ApiTestServer } from '../api/api-test-server.ts';
 import { NPX_CLI } from '../../src/ui/client/cli-command.ts';
 import { answerWith, type Consumer } from '../support/local-server.ts';

@@ -16,9 +16,9 @@ import { createLogger, type Logger } from '../../../src/log/logger.ts';
 import type { McpSurface } from '../../../src/mcp/create-mcp-surface.ts';
 import type { OutboundOptions } from '../../../src/outbound/deliver-event.ts';
 import type { ReplayService } from '../../../src/replay/replay-types.ts';
-import type { EventStore } from '../../../src/store/event-store.ts';
-import type { PgEventStore } from '../../../src/store/pg-event-store.ts';
-import type { TokenRepository } from '../../../src/store/token-repository.ts';
+import type { EventStore } from '../../../src/store/events/event-store.ts';
+import type { PgEventStore } from '../../../src/store/events/pg-event-store.ts';
+import type { TokenRepository } from '../../../src/store/records/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../../support/database.ts';
 import { serveSurfaces } from '../../support/serve-surfaces.ts';
 

@@ -4,11 +4,11 @@
  */
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { DELIVERY_STATES } from '../../generated/constants.ts';
-import type { Delivery, DeliveryAttempt } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
-import { normalizeEventId } from '../shared/event-id.ts';
-import { utcColumn } from './timestamps.ts';
+import { DELIVERY_STATES } from '../../../generated/constants.ts';
+import type { Delivery, DeliveryAttempt } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { normalizeEventId } from '../../shared/event-id.ts';
+import { utcColumn } from '../sql/timestamps.ts';
 
 /** A delivery still to be made: waiting, in flight, or waiting out a backoff. */
 export const OPEN_STATES = sql.fragment`('pending', 'delivering', 'failed')`;

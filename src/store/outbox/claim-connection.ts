@@ -11,7 +11,7 @@
  * connects until the first statement: an ingest process never opens these connections.
  */
 import pg from 'pg';
-import type { Logger } from '../log/logger.ts';
+import type { Logger } from '../../log/logger.ts';
 
 /**
  * Runs the named statement (prepared on each connection the first time it runs there) and

@@ -10,9 +10,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import { invalidArgument, notFound } from '../errors/app-error.ts';
-import { assertStorePool } from './database.ts';
-import { utcColumn, utcText } from './timestamps.ts';
+import { invalidArgument, notFound } from '../../errors/app-error.ts';
+import { assertStorePool } from '../database/database.ts';
+import { utcColumn, utcText } from '../sql/timestamps.ts';
 
 export interface ApiToken {
   name: string;

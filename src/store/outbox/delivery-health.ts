@@ -4,9 +4,9 @@
  */
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { FORWARD_STATES, type ForwardState } from '../../generated/constants.ts';
+import { FORWARD_STATES, type ForwardState } from '../../../generated/constants.ts';
 import { OPEN_STATES, uuidOrNull } from './delivery-rows.ts';
-import { utcColumn } from './timestamps.ts';
+import { utcColumn } from '../sql/timestamps.ts';
 
 export interface RuleHealth {
   rule: string;

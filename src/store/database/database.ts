@@ -15,16 +15,16 @@ import {
   type QueryResultRow,
 } from 'slonik';
 import { z } from 'zod';
-import type { Logger } from '../log/logger.ts';
+import type { Logger } from '../../log/logger.ts';
 import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
   type EmbeddedPostgresOptions,
-} from '../postgres/embedded-postgres.ts';
+} from '../../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
 import { checkSessions, PoolerError, refusedStartupParameter } from './session-check.ts';
-import type { PartitionUnit } from '../../generated/constants.ts';
-import { redactUrl } from '../log/redact-url.ts';
+import type { PartitionUnit } from '../../../generated/constants.ts';
+import { redactUrl } from '../../log/redact-url.ts';
 
 export interface PoolOptions {
   /** Default 10: ingest group-commits, so a few connections carry many webhooks. */

@@ -7,7 +7,7 @@
  * The message: the new ids, comma-joined, at most IDS_PER_NOTIFY per NOTIFY.
  */
 import { sql } from 'slonik';
-import { isEventId } from '../shared/event-id.ts';
+import { isEventId } from '../../shared/event-id.ts';
 
 /** A plain lower-case identifier, so the bus can LISTEN to it without quoting. */
 export const ANNOUNCE_CHANNEL = 'switchboard_events';

@@ -10,11 +10,11 @@
  */
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { ForwardState } from '../../generated/constants.ts';
-import type { Delivery } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
+import type { ForwardState } from '../../../generated/constants.ts';
+import type { Delivery } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
 import type { ClaimConnection } from './claim-connection.ts';
-import { assertStorePool } from './database.ts';
+import { assertStorePool } from '../database/database.ts';
 import {
   createDeliveryClaims,
   type AttemptRecord,

@@ -6,10 +6,10 @@
  * ever drift apart, at a fraction of the cost.
  */
 import type { QueryResultRow } from 'slonik';
-import { TRUST_MODES } from '../../generated/constants.ts';
-import type { TrustMode } from '../../generated/types.ts';
-import { storedEventFromRow, type DetailRow } from './event-mapping.ts';
-import type { StoredEvent } from './event-store.ts';
+import { TRUST_MODES } from '../../../generated/constants.ts';
+import type { TrustMode } from '../../../generated/types.ts';
+import { storedEventFromRow, type DetailRow } from '../events/event-mapping.ts';
+import type { StoredEvent } from '../events/event-store.ts';
 
 /** A claimed delivery's own columns and its event, as the claim statement returns them. */
 export interface ClaimedRow {

@@ -10,8 +10,8 @@
  */
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { PartitionUnit } from '../../generated/constants.ts';
-import type { Logger } from '../log/logger.ts';
+import type { PartitionUnit } from '../../../generated/constants.ts';
+import type { Logger } from '../../log/logger.ts';
 import { ensurePartitions } from './partitions.ts';
 
 /** Events per transaction: big enough that per-statement costs vanish, small enough to stay a short lock. */

@@ -3,7 +3,7 @@
  * MCP, the HTTP API and the UI cannot disagree about how an event looks.
  */
 import { z } from 'zod';
-import { TRUST_MODES } from '../../generated/constants.ts';
+import { TRUST_MODES } from '../../../generated/constants.ts';
 import type {
   ApiEventSummary,
   EventDetail,
@@ -11,9 +11,9 @@ import type {
   EventPayload,
   EventSummary,
   TrustMode,
-} from '../../generated/types.ts';
-import { isEventId } from '../shared/event-id.ts';
-import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+} from '../../../generated/types.ts';
+import { isEventId } from '../../shared/event-id.ts';
+import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
 import type { StoredEvent } from './event-store.ts';
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

@@ -15,7 +15,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { Logger } from '../log/logger.ts';
+import type { Logger } from '../../log/logger.ts';
 
 export interface SearchIndexerOptions {
   pool: DatabasePool;

@@ -12,10 +12,10 @@ import {
   EVENT_SUMMARY_LIMITS,
   EVENT_TYPE_LIMITS,
   TRUST_MODES,
-} from '../../generated/constants.ts';
-import { invalidArgument } from '../errors/app-error.ts';
+} from '../../../generated/constants.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
 import { isCheckedTrustMode } from './event-mapping.ts';
-import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
 import type { NewEvent } from './event-store.ts';
 
 export function checkNewEvent(event: NewEvent, index: number): void {

@@ -12,8 +12,8 @@
  */
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { PartitionUnit } from '../../generated/constants.ts';
-import type { Logger } from '../log/logger.ts';
+import type { PartitionUnit } from '../../../generated/constants.ts';
+import type { Logger } from '../../log/logger.ts';
 import { startPeriodicJob, withSessionLock } from './periodic-job.ts';
 
 /**

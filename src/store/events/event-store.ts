@@ -2,7 +2,7 @@
  * The one store every surface reads: MCP, the HTTP API and the UI all go through this interface,
  * so the shapes they serve cannot drift.
  */
-import type { ListOrder } from '../../generated/constants.ts';
+import type { ListOrder } from '../../../generated/constants.ts';
 import type {
   ApiEventList,
   ApiEventSummary,
@@ -10,8 +10,8 @@ import type {
   EventSummary,
   ListWebhookEventsOutput,
   TrustMode,
-} from '../../generated/types.ts';
-import type { ArrivalRequest } from '../sanitize/sanitize-request.ts';
+} from '../../../generated/types.ts';
+import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
 
 export interface NewEvent {
   provider: string;

@@ -21,9 +21,9 @@
  * a message saying to start again.
  */
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../errors/app-error.ts';
-import { normalizeEventId } from '../shared/event-id.ts';
-import { MAX_MICROS, MIN_MICROS } from './timestamps.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { normalizeEventId } from '../../shared/event-id.ts';
+import { MAX_MICROS, MIN_MICROS } from '../sql/timestamps.ts';
 
 export interface CursorPosition {
   /** received_at in microseconds since the Unix epoch. */

@@ -4,8 +4,8 @@
  * limit), and the cursor to the next page.
  */
 import { sql, type DatabasePool } from 'slonik';
-import type { ApiEventList, ListWebhookEventsOutput } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
+import type { ApiEventList, ListWebhookEventsOutput } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
 import { encodeCursor } from './cursor.ts';
 import { apiSummaryFromRow, positionRow, summaryFromRow, type ApiSummaryRow } from './event-mapping.ts';
 import type { ListQuery } from './event-store.ts';
@@ -17,8 +17,8 @@ import {
   type ResolvedListQuery,
 } from './list-query.ts';
 import { runSearch } from './search-query.ts';
-import { microsFromRfc3339 } from './timestamps.ts';
-import { lookUpNearIdTime } from './id-time-bound.ts';
+import { microsFromRfc3339 } from '../sql/timestamps.ts';
+import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
 import { createTimeline, walkPartitions } from './partition-walk.ts';
 
 /** Plain functions over the pool (no `this`): the store hands them on as its methods. */

@@ -28,8 +28,8 @@
  * the indexer are matched on the fly as before (one lookup per queued event) and merged in.
  */
 import { sql, StatementTimeoutError, type DatabasePool, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
-import { SEARCH_TIMEOUT_MS } from '../../generated/constants.ts';
-import { invalidArgument } from '../errors/app-error.ts';
+import { SEARCH_TIMEOUT_MS } from '../../../generated/constants.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
 import { apiSummaryRow, type ApiSummaryRow } from './event-mapping.ts';
 
 /** Step 1 walks this many events per row of the page (51 rows: 1,020 events). */

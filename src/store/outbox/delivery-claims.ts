@@ -6,13 +6,13 @@
  * text is fixed, and every value, the batch's columns included, is a parameter.
  */
 import type { FragmentSqlToken } from 'slonik';
-import { DELIVERY_ERROR_LIMITS } from '../../generated/constants.ts';
+import { DELIVERY_ERROR_LIMITS } from '../../../generated/constants.ts';
 import type { ClaimConnection } from './claim-connection.ts';
 import { claimedRowFrom } from './claimed-row.ts';
 import { OPEN_STATES } from './delivery-rows.ts';
-import type { StoredEvent } from './event-store.ts';
-import { receivedAtUtc } from './list-query.ts';
-import { storable, storableOrNull } from './storable-text.ts';
+import type { StoredEvent } from '../events/event-store.ts';
+import { receivedAtUtc } from '../events/list-query.ts';
+import { storable, storableOrNull } from '../sql/storable-text.ts';
 
 export interface ClaimedDelivery {
   id: string;

@@ -4,14 +4,14 @@
  */
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { ApiEventSummary, EventSummary } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
-import { assertStorePool } from './database.ts';
-import { normalizeEventId } from '../shared/event-id.ts';
+import type { ApiEventSummary, EventSummary } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { assertStorePool } from '../database/database.ts';
+import { normalizeEventId } from '../../shared/event-id.ts';
 import { apiSummaryFromRow, apiSummaryRow, detailRow, storedEventFromRow } from './event-mapping.ts';
 import { createEventInsert } from './event-insert.ts';
 import { createEventPages } from './event-pages.ts';
-import { lookUpNearIdTime } from './id-time-bound.ts';
+import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
 import type { EventStore, InsertResult, NewEvent, StoredEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { HTTP_STATUS_TEXT, isHttpStatus } from './new-event-check.ts';

@@ -1,5 +1,5 @@
 /**
- * Versioned SQL migrations from src/store/migrations: NNNN-name.sql, applied in order, each in its
+ * Versioned SQL migrations from src/store/database/migrations: NNNN-name.sql, applied in order, each in its
  * own transaction, recorded in schema_migrations with a checksum. Applied at every start and by
  * `switchboard migrate`.
  *
@@ -17,10 +17,10 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { sql, type DatabasePool, type DatabasePoolConnection, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import { STORE_PARTITION, type PartitionUnit } from '../../generated/constants.ts';
-import type { Logger } from '../log/logger.ts';
-import { upgradeToPartitions } from './partition-upgrade.ts';
-import { ensurePartitions, hasPartitions } from './partitions.ts';
+import { STORE_PARTITION, type PartitionUnit } from '../../../generated/constants.ts';
+import type { Logger } from '../../log/logger.ts';
+import { upgradeToPartitions } from '../partitions/partition-upgrade.ts';
+import { ensurePartitions, hasPartitions } from '../partitions/partitions.ts';
 import { splitSqlStatements } from './split-sql.ts';
 
 export interface Migration {

@@ -1,8 +1,8 @@
 /** Small JSON settings the server keeps for itself (not user configuration, which is YAML). */
 import { sql, type DatabasePool, type SerializableValue } from 'slonik';
 import { z } from 'zod';
-import { invalidArgument } from '../errors/app-error.ts';
-import { assertStorePool } from './database.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { assertStorePool } from '../database/database.ts';
 
 export interface SettingsRepository {
   /** The stored JSON value, or undefined when the key was never set. Callers validate its shape. */

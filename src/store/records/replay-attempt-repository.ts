@@ -2,19 +2,19 @@
 import { ForeignKeyIntegrityConstraintViolationError, sql, type DatabasePool } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { ReplayAttempt } from '../../generated/types.ts';
+import type { ReplayAttempt } from '../../../generated/types.ts';
 import {
   REPLAY_ERROR_CODES,
   REPLAY_ERROR_REASONS,
   type ReplayErrorCode,
   type ReplayErrorReason,
-} from '../../generated/constants.ts';
-import { invalidArgument, notFound } from '../errors/app-error.ts';
-import { assertStorePool } from './database.ts';
-import { normalizeEventId } from '../shared/event-id.ts';
-import { parseTimestampInput, rfc3339FromMicros, utcColumn } from './timestamps.ts';
-import { storableOrNull } from './storable-text.ts';
-import { lookUpNearIdTime } from './id-time-bound.ts';
+} from '../../../generated/constants.ts';
+import { invalidArgument, notFound } from '../../errors/app-error.ts';
+import { assertStorePool } from '../database/database.ts';
+import { normalizeEventId } from '../../shared/event-id.ts';
+import { parseTimestampInput, rfc3339FromMicros, utcColumn } from '../sql/timestamps.ts';
+import { storableOrNull } from '../sql/storable-text.ts';
+import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
 
 export interface NewReplayAttempt {
   eventId: string;

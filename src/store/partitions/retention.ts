@@ -12,12 +12,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { SwitchboardConfigWithDefaults } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
-import type { Logger } from '../log/logger.ts';
+import type { SwitchboardConfigWithDefaults } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import type { Logger } from '../../log/logger.ts';
 import { dropPartitionsBefore, hasPartitions } from './partitions.ts';
 import { startPeriodicJob, withSessionLock } from './periodic-job.ts';
-import { utcColumn, utcText } from './timestamps.ts';
+import { utcColumn, utcText } from '../sql/timestamps.ts';
 
 /** retention: as config validation leaves it, interval_seconds filled in from the schema. */
 export type RetentionConfig = SwitchboardConfigWithDefaults['retention'];

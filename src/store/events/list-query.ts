@@ -15,15 +15,15 @@ import {
   LIST_UNTIL_LIMITS,
   SEARCH_MATCH_LIMITS,
   type ListOrder,
-} from '../../generated/constants.ts';
-import type { ListWebhookEventsInput } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
+} from '../../../generated/constants.ts';
+import type { ListWebhookEventsInput } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
 import { decodeCursor, queryFingerprint } from './cursor.ts';
-import { normalizeEventId } from '../shared/event-id.ts';
+import { normalizeEventId } from '../../shared/event-id.ts';
 import { apiSummaryRow } from './event-mapping.ts';
 import { buildSearchSql } from './search-query.ts';
 import type { ListQuery } from './event-store.ts';
-import { parseTimestampInput, rfc3339FromMicros, utcColumn, type Rounding } from './timestamps.ts';
+import { parseTimestampInput, rfc3339FromMicros, utcColumn, type Rounding } from '../sql/timestamps.ts';
 
 /** Store-side bounds on search input, looser than the API's (SEARCH_*_LIMITS): the last line of defence. */
 const MAX_Q_LENGTH = 500;

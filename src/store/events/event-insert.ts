@@ -6,14 +6,14 @@
 import { sql, UniqueIntegrityConstraintViolationError, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { EventHeaders } from '../../generated/types.ts';
+import type { EventHeaders } from '../../../generated/types.ts';
 import { ANNOUNCE_INSERTED } from './announcement.ts';
-import { encodeBinaryArray, type BinaryElementType } from './binary-array.ts';
+import { encodeBinaryArray, type BinaryElementType } from '../sql/binary-array.ts';
 import { isCheckedTrustMode, positionRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-query.ts';
 import { checkNewEvent } from './new-event-check.ts';
-import { needsReplacing, storable, storableOrNull } from './storable-text.ts';
+import { needsReplacing, storable, storableOrNull } from '../sql/storable-text.ts';
 
 /**
  * The unique keys a provider's retry collides with: a keys partition's own index (migration 0013:

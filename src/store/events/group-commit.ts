@@ -1,6 +1,6 @@
-import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
-import type { Logger } from '../log/logger.ts';
-import { commitBatch, waitInQueue, type BatchCommit, type Waiting } from '../shared/batch-commit.ts';
+import { isDatabaseUnavailable } from '../../errors/database-unavailable.ts';
+import type { Logger } from '../../log/logger.ts';
+import { commitBatch, waitInQueue, type BatchCommit, type Waiting } from '../../shared/batch-commit.ts';
 import type { EventStore, InsertResult, NewEvent } from './event-store.ts';
 
 export interface GroupCommitOptions {

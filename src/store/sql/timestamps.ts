@@ -4,7 +4,7 @@
  * RFC 3339 strings, never through Date.
  */
 import { sql, type FragmentSqlToken } from 'slonik';
-import { invalidArgument } from '../errors/app-error.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
 
 const MICROS_PER_SECOND = 1_000_000n;
 const MICROS_PER_DAY = 86_400n * MICROS_PER_SECOND;
