@@ -1,9 +1,9 @@
 /**
  * The module layering of docs/architecture.md, enforced: modules import only lower layers, every
- * folder of src/ has a layer, no folder has an index file, no file re-exports another, and no files import
- * each other in a circle.
+ * folder of src/ has a layer, the rooms of a module (store/'s) import only lower rooms, no folder has
+ * an index file, no file re-exports another, and no files import each other in a circle.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +27,20 @@ function readLayers(markdown: string): Map<string, number> {
     for (const folder of row[2].split(',')) layers.set(folder.trim(), Number(row[1]));
   }
   return layers;
+}
+
+/**
+ * Room → its order within its module (`store/events` → 3), from the rooms table: rows whose
+ * folders are written `module/room`, which the layers table's pattern does not match.
+ */
+function readRooms(markdown: string): Map<string, number> {
+  const rooms = new Map<string, number>();
+  for (const line of markdown.split('\n')) {
+    const row = /^\|\s*(\d+)\s*\|\s*([a-z-]+\/[a-z-]+(?:,\s*[a-z-]+\/[a-z-]+)*)\s*\|/.exec(line);
+    if (row?.[1] === undefined || row[2] === undefined) continue;
+    for (const room of row[2].split(',')) rooms.set(room.trim(), Number(row[1]));
+  }
+  return rooms;
 }
 
 /** Every relative import of a file (static, dynamic, re-export), resolved to a path under root. */
@@ -80,8 +94,43 @@ function folderOf(path: string): string | undefined {
   return first;
 }
 
+/** The modules the rooms table divides (`store`). */
+function roomedModules(rooms: ReadonlyMap<string, number>): Set<string> {
+  return new Set([...rooms.keys()].map((room) => room.split('/')[0] ?? ''));
+}
+
+/**
+ * The room a path of a roomed module is in (`store/events`), or undefined in a module without
+ * rooms. A file directly in the module gets its own name, which no room has.
+ */
+function roomOf(path: string, roomed: ReadonlySet<string>): string | undefined {
+  const [module, room] = relative(src, path).split(sep);
+  return module !== undefined && room !== undefined && roomed.has(module) ? `${module}/${room}` : undefined;
+}
+
+/** Within a roomed module: imports of a room on the same order or above, and files in no room. */
+function roomViolations(file: string, target: string, rooms: ReadonlyMap<string, number>): string[] {
+  const roomed = roomedModules(rooms);
+  const fromRoom = roomOf(file, roomed);
+  const toRoom = roomOf(target, roomed);
+  if (fromRoom === undefined || toRoom === undefined || fromRoom === toRoom) return [];
+  const fromOrder = rooms.get(fromRoom);
+  const toOrder = rooms.get(toRoom);
+  const rel = (path: string): string => relative(src, path).split(sep).join('/');
+  if (fromOrder === undefined) return [`src/${rel(file)} is in no room of docs/architecture.md`];
+  if (toOrder === undefined) {
+    return [`src/${rel(file)} (room ${fromOrder}) imports src/${rel(target)}, in no room of docs/architecture.md`];
+  }
+  if (toOrder < fromOrder) return [];
+  return [`src/${rel(file)} (room ${fromOrder}) imports src/${rel(target)} (room ${toOrder})`];
+}
+
 /** Imports that break the layering: upward, sideways, out of the browser bundle, or unlayered. */
-function layeringViolations(graph: Graph, layers: ReadonlyMap<string, number>): string[] {
+function layeringViolations(
+  graph: Graph,
+  layers: ReadonlyMap<string, number>,
+  rooms: ReadonlyMap<string, number> = new Map(),
+): string[] {
   const found: string[] = [];
   for (const [file, targets] of graph) {
     const rel = relative(src, file).split(sep).join('/');
@@ -101,6 +150,7 @@ function layeringViolations(graph: Graph, layers: ReadonlyMap<string, number>): 
         continue;
       }
       const to = folderOf(target);
+      if (to === from) found.push(...roomViolations(file, target, rooms));
       if (to === undefined || to === from) continue;
       const fromLayer = layers.get(from);
       const toLayer = layers.get(to);
@@ -160,7 +210,9 @@ function sourceGraph(): Map<string, string[]> {
 }
 
 describe('module layering (docs/architecture.md)', () => {
-  const layers = readLayers(readFileSync(join(root, 'docs/architecture.md'), 'utf8'));
+  const architecture = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+  const layers = readLayers(architecture);
+  const rooms = readRooms(architecture);
   const graph = sourceGraph();
 
   it('gives every folder of src/ a layer', () => {
@@ -169,8 +221,24 @@ describe('module layering (docs/architecture.md)', () => {
     expect([...layers.keys()].filter((folder) => !folders.includes(folder))).toEqual([]);
   });
 
-  it('has no import of a module on the same layer or above', () => {
-    expect(layeringViolations(graph, layers)).toEqual([]);
+  it('has no import of a module on the same layer or above, nor of a room on the same order or above', () => {
+    expect(layeringViolations(graph, layers, rooms)).toEqual([]);
+  });
+
+  it('gives every folder of a roomed module a room, and leaves no file outside them', () => {
+    expect(rooms.size).toBeGreaterThan(0);
+    const found: string[] = [];
+    for (const module of roomedModules(rooms)) {
+      for (const name of readdirSync(join(src, module))) {
+        const room = `${module}/${name}`;
+        if (!statSync(join(src, room)).isDirectory()) found.push(`src/${room} is in no room`);
+        else if (!rooms.has(room)) found.push(`src/${room}/ has no room in docs/architecture.md`);
+      }
+    }
+    for (const room of rooms.keys()) {
+      if (!existsSync(join(src, room))) found.push(`docs/architecture.md names src/${room}/, which does not exist`);
+    }
+    expect(found).toEqual([]);
   });
 
   it('has no index files: every import names the file that defines what it uses', () => {
@@ -211,7 +279,7 @@ describe('module layering (docs/architecture.md)', () => {
     expect(reached).toEqual([]);
   });
 
-  it('catches an upward import, a sideways one, browser code reaching out, and a circle', () => {
+  it('catches an upward import, a sideways one, browser code reaching out, a room reaching up, and a circle', () => {
     const at = (path: string): string => join(src, path);
     const synthetic: Graph = new Map([
       [at('store/a.ts'), [at('mcp/b.ts')]],
@@ -219,6 +287,9 @@ describe('module layering (docs/architecture.md)', () => {
       [at('ui/client/d.ts'), [at('store/a.ts'), join(root, 'generated/types.ts'), at('shared/f.ts')]],
       [at('mcp/b.ts'), [at('mcp/e.ts')]],
       [at('mcp/e.ts'), [at('mcp/b.ts')]],
+      [at('store/low/g.ts'), [at('store/high/h.ts'), at('store/low/i.ts')]],
+      [at('store/high/h.ts'), [at('store/low/i.ts'), at('store/side/j.ts')]],
+      [at('store/side/j.ts'), [at('store/k.ts')]],
     ]);
     const layered = new Map([
       ['store', 4],
@@ -226,11 +297,25 @@ describe('module layering (docs/architecture.md)', () => {
       ['mcp', 7],
       ['ui', 7],
     ]);
-    expect(layeringViolations(synthetic, layered)).toEqual([
+    const roomed = new Map([
+      ['store/low', 0],
+      ['store/high', 1],
+      ['store/side', 1],
+    ]);
+    expect(layeringViolations(synthetic, layered, roomed)).toEqual([
       'src/store/a.ts (layer 4) imports src/mcp/b.ts (layer 7)',
       'src/api/c.ts (layer 7) imports src/mcp/b.ts (layer 7)',
       'src/ui/client/d.ts (browser code) imports src/store/a.ts',
+      'src/store/low/g.ts (room 0) imports src/store/high/h.ts (room 1)',
+      'src/store/high/h.ts (room 1) imports src/store/side/j.ts (room 1)',
+      'src/store/side/j.ts (room 1) imports src/store/k.ts, in no room of docs/architecture.md',
     ]);
+    expect(readRooms('| 3 | store/events, store/records | x |\n| 4 | store | y |')).toEqual(
+      new Map([
+        ['store/events', 3],
+        ['store/records', 3],
+      ]),
+    );
     expect(importCycles(synthetic)).toEqual([[at('mcp/b.ts'), at('mcp/e.ts')]]);
   });
 });
