@@ -27,7 +27,7 @@ import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
-import { toEventDetail } from '../store/events/event-mapping.ts';
+import { toEventDetail } from '../event-wire/event-detail.ts';
 import { createLiveSummaries, lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
 import { parseListQuery } from './list-query.ts';
 import { readJsonBody } from './read-json-body.ts';

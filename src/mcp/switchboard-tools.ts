@@ -34,7 +34,7 @@ import type { ProviderDirectory } from '../providers/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 import { listQueryFromInput } from '../store/events/list-query.ts';
-import { toEventDetail } from '../store/events/event-mapping.ts';
+import { toEventDetail } from '../event-wire/event-detail.ts';
 import { toMcpEventSummary } from './event-summaries.ts';
 import type { EventWaits } from './event-waits.ts';
 import { toolError, toolSuccess } from './tool-results.ts';

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDetail } from '../../generated/types.ts';
 import { validateGetWebhookEventOutput } from '../../generated/validators.js';
-import { limitedPayload } from '../../src/store/events/event-mapping.ts';
+import { limitedPayload } from '../../src/event-wire/event-detail.ts';
 import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverOpen, deliverToken } from './support/webhooks.ts';

@@ -1,17 +1,10 @@
 /**
- * Row shapes the store reads, and the one mapping from a stored event to the contract shapes, so
- * MCP, the HTTP API and the UI cannot disagree about how an event looks.
+ * Row shapes the store reads, and the mapping from a row to a stored event or a list's summary.
+ * Turning a stored event into the contract's wire shapes is event-wire/'s.
  */
 import { z } from 'zod';
 import { TRUST_MODES } from '../../../generated/constants.ts';
-import type {
-  ApiEventSummary,
-  EventDetail,
-  EventHeaders,
-  EventPayload,
-  EventSummary,
-  TrustMode,
-} from '../../../generated/types.ts';
+import type { ApiEventSummary, EventSummary, TrustMode } from '../../../generated/types.ts';
 import { isEventId } from '../../shared/event-id.ts';
 import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
 import type { StoredEvent } from './event-store.ts';
@@ -118,86 +111,5 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     receivedAt: row.received_at_utc,
     summary: row.summary,
     request: requestOf(row),
-  };
-}
-
-export function toEventSummary(stored: StoredEvent): SummaryFields {
-  return {
-    id: stored.id,
-    provider: stored.provider,
-    event_type: stored.eventType,
-    trust_mode: stored.trustMode,
-    verified: stored.verified,
-    payload_size: stored.payloadSize,
-    received_at: stored.receivedAt,
-  };
-}
-
-// ignoreBOM keeps a leading U+FEFF in the text, so encoding the text again yields the same bytes.
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
- * utf8 when the bytes are well-formed UTF-8 (a fatal decoder rejects overlong forms, surrogates and
- * truncated sequences, which is exactly the set that would not re-encode identically), else base64.
- */
-export function toEventPayload(bytes: Buffer): EventPayload {
-  try {
-    return { encoding: 'utf8', data: strictUtf8.decode(bytes) };
-  } catch {
-    return { encoding: 'base64', data: bytes.toString('base64') };
-  }
-}
-
-/**
- * At most maxBytes of the payload, in the encoding the whole payload travels in (a binary body
- * whose first bytes happen to be text stays base64). Text is cut at the last whole UTF-8
- * character within the limit, base64 after exactly maxBytes bytes, so either way what is
- * returned is a prefix of the stored bytes.
- */
-export function limitedPayload(bytes: Buffer, maxBytes: number): { payload: EventPayload; truncated: boolean } {
-  const whole = toEventPayload(bytes);
-  if (bytes.length <= maxBytes) return { payload: whole, truncated: false };
-  if (whole.encoding === 'base64') {
-    return { payload: { encoding: 'base64', data: bytes.subarray(0, maxBytes).toString('base64') }, truncated: true };
-  }
-  let cut = maxBytes;
-  // A continuation byte (10xxxxxx) at the cut means a character would be split: step back to its start.
-  while (cut > 0 && ((bytes[cut] ?? 0) & 0xc0) === 0x80) cut -= 1;
-  return { payload: { encoding: 'utf8', data: strictUtf8.decode(bytes.subarray(0, cut)) }, truncated: true };
-}
-
-/**
- * The full detail. With maxPayloadBytes (get_webhook_event), a longer payload is cut to it and
- * payload_truncated says so, while payload_size still gives the whole stored size.
- */
-export function toEventDetail(stored: StoredEvent, options: { maxPayloadBytes?: number } = {}): EventDetail {
-  const headers: EventHeaders = { ...stored.headers };
-  const { request } = stored;
-  const { payload, truncated } =
-    options.maxPayloadBytes === undefined
-      ? { payload: toEventPayload(stored.payload), truncated: false }
-      : limitedPayload(stored.payload, options.maxPayloadBytes);
-  return {
-    ...toEventSummary(stored),
-    ...(stored.summary === null ? {} : { summary: stored.summary }),
-    ...(stored.passedCheck === null ? {} : { passed_check: stored.passedCheck }),
-    verify_detail: stored.verifyDetail,
-    external_id: stored.externalId,
-    content_type: stored.contentType,
-    source_ip: stored.sourceIp,
-    headers,
-    payload,
-    ...(truncated || stored.receivedSize !== null ? { payload_truncated: true } : {}),
-    ...(stored.receivedSize === null ? {} : { received_size: stored.receivedSize }),
-    ...(request === null
-      ? {}
-      : {
-          request: {
-            method: request.method,
-            path: request.path,
-            query: request.query,
-            response_status: request.responseStatus,
-          },
-        }),
   };
 }
