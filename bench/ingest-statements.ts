@@ -52,7 +52,7 @@ function processCpuSeconds(pid: number): number {
 
 function payload(): Buffer {
   const sample = JSON.parse(
-    readFileSync(new URL('../src/presets/samples/github-issues.json', import.meta.url), 'utf8'),
+    readFileSync(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
   ) as { issue: { body: string; assignees?: unknown } };
   delete sample.issue.assignees;
   sample.issue.body = '';

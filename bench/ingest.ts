@@ -326,7 +326,7 @@ function backendCpuBetween(before: Map<number, number>, after: Map<number, numbe
 
 async function githubPayload(): Promise<Buffer> {
   const sample = JSON.parse(
-    await readFile(new URL('../src/presets/samples/github-issues.json', import.meta.url), 'utf8'),
+    await readFile(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
   ) as { issue: { body: string; assignees?: unknown } };
   // A real issues.opened delivery (without the assignee list), padded through the issue body so
   // the compact JSON is exactly 2 KiB.

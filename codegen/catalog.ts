@@ -34,8 +34,8 @@ export async function loadCatalog(root: string, entrySchema: JsonObject): Promis
     const typed = entry as CatalogEntry;
     if (`${typed.name}.json` !== file) throw new Error(`schemas/providers/${file}: its name is ${typed.name}`);
     for (const sample of typed.samples ?? []) {
-      if (!existsSync(join(root, 'src/presets/samples', sample.file))) {
-        throw new Error(`schemas/providers/${file}: sample ${sample.file} is not in src/presets/samples/`);
+      if (!existsSync(join(root, 'src/verify/samples', sample.file))) {
+        throw new Error(`schemas/providers/${file}: sample ${sample.file} is not in src/verify/samples/`);
       }
     }
     entries.push(typed);

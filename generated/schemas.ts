@@ -2218,7 +2218,7 @@ export const SCHEMAS = {
       docs: { description: "The provider's own page on how its deliveries are signed.", type: 'string', format: 'uri' },
       scheme: {
         description:
-          "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+          "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
         oneOf: [
           {
             description:
@@ -2455,7 +2455,7 @@ export const SCHEMAS = {
           },
           {
             description:
-              'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+              'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
             type: 'object',
             additionalProperties: false,
             required: ['kind', 'headers', 'signed', 'algorithm'],
@@ -2512,7 +2512,7 @@ export const SCHEMAS = {
             name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
             description: { description: 'What the sample is.', type: 'string', minLength: 1 },
             file: {
-              description: 'The payload, a file in src/presets/samples/.',
+              description: 'The payload, a file in src/verify/samples/.',
               type: 'string',
               pattern: '^[a-z0-9-]+\\.(json|txt)$',
             },
@@ -2598,7 +2598,7 @@ export const SCHEMAS = {
           name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
           description: { description: 'What the sample is.', type: 'string', minLength: 1 },
           file: {
-            description: 'The payload, a file in src/presets/samples/.',
+            description: 'The payload, a file in src/verify/samples/.',
             type: 'string',
             pattern: '^[a-z0-9-]+\\.(json|txt)$',
           },
@@ -2626,7 +2626,7 @@ export const SCHEMAS = {
       },
       scheme: {
         description:
-          "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+          "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
         oneOf: [
           {
             description:
@@ -2863,7 +2863,7 @@ export const SCHEMAS = {
           },
           {
             description:
-              'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+              'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
             type: 'object',
             additionalProperties: false,
             required: ['kind', 'headers', 'signed', 'algorithm'],
@@ -3105,7 +3105,7 @@ export const SCHEMAS = {
       },
       codeScheme: {
         description:
-          'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+          'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
         type: 'object',
         additionalProperties: false,
         required: ['kind', 'headers', 'signed', 'algorithm'],

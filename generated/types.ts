@@ -1080,7 +1080,7 @@ export interface ProviderCatalogEntry {
    */
   docs: string;
   /**
-   * How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.
+   * How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.
    */
   scheme:
     | HmacScheme
@@ -1317,7 +1317,7 @@ export interface CredentialScheme {
   pointer?: string;
 }
 /**
- * A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.
+ * A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.
  */
 export interface CodeScheme {
   kind: 'code';
@@ -1336,7 +1336,7 @@ export interface Sample {
    */
   description: string;
   /**
-   * The payload, a file in src/presets/samples/.
+   * The payload, a file in src/verify/samples/.
    */
   file: string;
   /**

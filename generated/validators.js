@@ -14381,7 +14381,7 @@ const schema101 = {
         name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
         description: { description: 'What the sample is.', type: 'string', minLength: 1 },
         file: {
-          description: 'The payload, a file in src/presets/samples/.',
+          description: 'The payload, a file in src/verify/samples/.',
           type: 'string',
           pattern: '^[a-z0-9-]+\\.(json|txt)$',
         },
@@ -14406,7 +14406,7 @@ const schema101 = {
     },
     scheme: {
       description:
-        "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+        "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
       oneOf: [
         { $ref: '#/$defs/hmacScheme' },
         { $ref: '#/$defs/standardWebhooksScheme' },
@@ -14645,7 +14645,7 @@ const schema101 = {
     },
     codeScheme: {
       description:
-        'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+        'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
       type: 'object',
       additionalProperties: false,
       required: ['kind', 'headers', 'signed', 'algorithm'],
@@ -14674,7 +14674,7 @@ const schema115 = {
     name: { description: "The sample's name on the command line.", type: 'string', minLength: 1 },
     description: { description: 'What the sample is.', type: 'string', minLength: 1 },
     file: {
-      description: 'The payload, a file in src/presets/samples/.',
+      description: 'The payload, a file in src/verify/samples/.',
       type: 'string',
       pattern: '^[a-z0-9-]+\\.(json|txt)$',
     },
@@ -14703,7 +14703,7 @@ const pattern36 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|rando
 const pattern37 = new RegExp('^[a-z0-9-]+$', 'u');
 const schema102 = {
   description:
-    "How deliveries are checked. Each kind is written once in src/presets/schemes/; the other fields are this provider's parameters.",
+    "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
   oneOf: [
     { $ref: '#/$defs/hmacScheme' },
     { $ref: '#/$defs/standardWebhooksScheme' },
@@ -14933,7 +14933,7 @@ const schema110 = {
 };
 const schema111 = {
   description:
-    'A scheme written as code of its own (src/presets/<name>-preset.ts); the fields describe it for the docs.',
+    'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'headers', 'signed', 'algorithm'],

@@ -3,9 +3,9 @@ import type { ProviderWithDefaults, SwitchboardConfigWithDefaults, TrustMode } f
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';
-import { credentialValues, presetOptionProblem, signsUrl, usesUrl } from '../presets/preset-options.ts';
-import { presetFor } from '../presets/preset-registry.ts';
-import type { Preset } from '../presets/preset-types.ts';
+import { credentialValues, presetOptionProblem, signsUrl, usesUrl } from '../verify/preset-options.ts';
+import { presetFor } from '../verify/preset-registry.ts';
+import type { Preset } from '../verify/preset-types.ts';
 import { camelCased, type CamelCased } from './camel-keys.ts';
 import { ConfigError } from './config-error.ts';
 import { resolveForwardRules, type ForwardRuleConfig } from './forward-rules.ts';
@@ -28,7 +28,7 @@ export interface WebhookProviderConfig extends ProviderBase {
   route: string;
   /**
    * What the check compares against, empty strings dropped (empty means "missing"): secrets,
-   * public keys, tokens or `username:password` pairs (presets/preset-options.ts).
+   * public keys, tokens or `username:password` pairs (verify/preset-options.ts).
    */
   secrets: string[];
   /** The URL the provider calls, for presets that sign it (public_url, or server.public_url + route). */

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import type { Context } from 'koa';
 import type { WebhookProviderConfig } from '../config/resolve-config.ts';
-import type { DeliveryBody, EventIdentity, VerifyOutcome } from '../presets/preset-types.ts';
+import type { DeliveryBody, EventIdentity, VerifyOutcome } from '../verify/preset-types.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import type { NewEvent } from '../store/events/event-store.ts';

@@ -3,7 +3,7 @@
  * hostile input: one that makes a preset throw must cost the event its verdict, name or summary,
  * never the request a 500.
  */
-import type { DeliveryBody, EventIdentity, HeaderBag, Preset, VerifyOutcome } from '../presets/preset-types.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, Preset, VerifyOutcome } from '../verify/preset-types.ts';
 import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
 
 /** Presets must not throw, but one that does must cost a 401 rather than a 500 with a stack. */

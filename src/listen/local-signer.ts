@@ -7,9 +7,9 @@
  * server's own check compares.
  */
 import type { ApiProviderDetail, ApiReplayHeaders, Hmac, ProviderWithDefaults } from '../../generated/types.ts';
-import { isPresetName, presetFor } from '../presets/preset-registry.ts';
+import { isPresetName, presetFor } from '../verify/preset-registry.ts';
 import { SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
-import type { Preset } from '../presets/preset-types.ts';
+import type { Preset } from '../verify/preset-types.ts';
 
 export type Signing =
   | { kind: 'signature'; preset: Preset }

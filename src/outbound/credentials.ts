@@ -1,6 +1,6 @@
 import type { EventHeaders } from '../../generated/types.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import type { Preset } from '../presets/preset-types.ts';
+import type { Preset } from '../verify/preset-types.ts';
 import { REDACTED } from '../sanitize/sanitize-headers.ts';
 import { SENDABLE_HEADER_VALUE } from '../shared/header-names.ts';
 import type { StoredEvent } from '../store/events/event-store.ts';

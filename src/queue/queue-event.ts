@@ -1,8 +1,8 @@
 import type { QueueProviderConfig } from '../config/resolve-config.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { cleanEventType, cleanExternalId } from '../sanitize/clean-identifier.ts';
-import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../presets/identify.ts';
-import { genericSummary } from '../presets/summary.ts';
+import { LazyBody, parseFieldSource, readFieldSource, type FieldSource } from '../verify/identify.ts';
+import { genericSummary } from '../verify/summary.ts';
 import type { NewEvent } from '../store/events/event-store.ts';
 
 /** Stream fields whose value is taken as the message body, in order of preference. */

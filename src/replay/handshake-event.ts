@@ -4,13 +4,13 @@
  * challenges). It is protocol between the provider and switchboard, not something a consumer acts
  * on: forward rules never take one, and `switchboard listen` skips one (ApiReplayHeaders.handshake).
  *
- * Decided by the functions ingest answers handshakes with (presets/handshakes.ts), on what was
+ * Decided by the functions ingest answers handshakes with (verify/handshakes.ts), on what was
  * stored: a GET on a webhook route is stored only when it was the provider's handshake; a POST is
  * one when it passed its check and postHandshake names it, exactly as ingest decided on arrival.
  */
 import type { ProviderConfig } from '../config/resolve-config.ts';
-import { postHandshake } from '../presets/handshakes.ts';
-import { LazyBody } from '../presets/identify.ts';
+import { postHandshake } from '../verify/handshakes.ts';
+import { LazyBody } from '../verify/identify.ts';
 import type { StoredEvent } from '../store/events/event-store.ts';
 
 export function isHandshakeEvent(

@@ -1,8 +1,8 @@
 import { SERVER_HOST, SERVER_PORT } from '../../generated/constants.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import { invalidArgument } from '../errors/app-error.ts';
-import { catalogEntry } from '../presets/preset-registry.ts';
-import { listSamples, sampleDelivery, type SampleDelivery } from '../presets/sample-deliveries.ts';
+import { catalogEntry } from '../verify/preset-registry.ts';
+import { listSamples, sampleDelivery, type SampleDelivery } from '../verify/sample-deliveries.ts';
 
 /** Where `switchboard trigger` sends by default: the address switchboard binds by default. */
 export const DEFAULT_TRIGGER_BASE_URL = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;

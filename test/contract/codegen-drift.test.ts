@@ -13,7 +13,7 @@ describe('codegen drift check', () => {
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'switchboard-codegen-'));
-    for (const dir of ['schemas', 'codegen', 'generated', 'docs/openspec', 'docs/reference', 'src/presets/samples']) {
+    for (const dir of ['schemas', 'codegen', 'generated', 'docs/openspec', 'docs/reference', 'src/verify/samples']) {
       await cp(join(root, dir), join(scratch, dir), { recursive: true });
     }
     for (const file of ['docs/providers.md', 'README.md']) await cp(join(root, file), join(scratch, file));

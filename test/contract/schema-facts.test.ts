@@ -184,7 +184,7 @@ const COINCIDENCES: readonly { file: string; line: string; why: string }[] = [
     why: "the shutdown drain's bound (SWITCHBOARD_DRAIN_TIMEOUT_MS), not replay.timeout_ms",
   },
   {
-    file: 'src/presets/hmac.ts',
+    file: 'src/verify/hmac.ts',
     line: "algorithm: 'sha256'",
     why: "compareSha256: the providers' own fixed schemes, not the generic-hmac default",
   },

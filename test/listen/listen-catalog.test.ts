@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicAccepts, basicAuthorization } from '../presets/providers/basic-case.ts';
-import { BASIC_USERNAME } from '../presets/providers/provider-case.ts';
+import { basicAccepts, basicAuthorization } from '../verify/providers/basic-case.ts';
+import { BASIC_USERNAME } from '../verify/providers/provider-case.ts';
 import type { RecordedRequest } from '../support/local-server.ts';
 import { startListenWire, type ListenWire } from './support/listen-wire.ts';
 

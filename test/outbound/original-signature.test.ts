@@ -15,9 +15,9 @@ import type { ApiReplayHeaders, ReplayResult } from '../../generated/types.ts';
 import { originalCredentials } from '../../src/listen/local-signer.ts';
 import { eventually } from '../forward/forward-kit.ts';
 import { callOk } from '../mcp/support/tool-calls.ts';
-import { discordCase } from '../presets/providers/discord.case.ts';
-import { sendgridCase } from '../presets/providers/sendgrid.case.ts';
-import type { Signed } from '../presets/providers/provider-case.ts';
+import { discordCase } from '../verify/providers/discord.case.ts';
+import { sendgridCase } from '../verify/providers/sendgrid.case.ts';
+import type { Signed } from '../verify/providers/provider-case.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 

@@ -7,10 +7,10 @@
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
 import type { Provider } from '../../generated/types.ts';
-import { signsUrl } from '../../src/presets/preset-options.ts';
-import { catalogEntry, credentialOf } from '../../src/presets/preset-registry.ts';
-import { ALL_CASES } from '../presets/providers/all-cases.ts';
-import { BASIC_USERNAME, PUBLIC_URL, type ProviderCase } from '../presets/providers/provider-case.ts';
+import { signsUrl } from '../../src/verify/preset-options.ts';
+import { catalogEntry, credentialOf } from '../../src/verify/preset-registry.ts';
+import { ALL_CASES } from '../verify/providers/all-cases.ts';
+import { BASIC_USERNAME, PUBLIC_URL, type ProviderCase } from '../verify/providers/provider-case.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 export const caseOf = (preset: PresetName): ProviderCase | undefined => ALL_CASES.find((c) => c.preset === preset);

@@ -34,12 +34,12 @@ export interface NewEvent {
   payload: Buffer;
   /** Set only when the payload was cut: how many bytes arrived (more than payload holds). */
   receivedSize?: number;
-  /** One line from the payload (presets/summary.ts), at most the contract's length; none when omitted. */
+  /** One line from the payload (verify/summary.ts), at most the contract's length; none when omitted. */
   summary?: string | null;
   /** Webhooks only: the request it arrived in. Queue messages have none. */
   request?: ArrivalRequest;
   /**
-   * A provider's registration handshake (presets/handshakes.ts), stored like any event but never
+   * A provider's registration handshake (verify/handshakes.ts), stored like any event but never
    * forwarded: it is protocol between the provider and switchboard, not something a consumer acts on.
    */
   handshake?: boolean;

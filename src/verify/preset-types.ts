@@ -1,0 +1,126 @@
+/**
+ * The contract every verification preset implements. Presets are pure: they see the exact raw
+ * bytes and headers, never the network or the database, so they can be tested and reused by
+ * replay (to re-sign) without a server.
+ */
+
+import type { TrustMode } from '../../generated/types.ts';
+import type { PresetName } from '../../generated/constants.ts';
+import type { ProviderCatalogEntry } from '../../generated/types.ts';
+
+export type HandshakeKind = NonNullable<ProviderCatalogEntry['handshake']>;
+
+/** Incoming headers with lower-cased names, as Node's IncomingHttpHeaders gives them. */
+export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
+
+export type VerifyFailureReason =
+  'missing_header' | 'malformed_header' | 'bad_signature' | 'stale_timestamp' | 'token_mismatch' | 'missing_secret';
+
+export type VerifyOutcome = { ok: true; detail: string } | { ok: false; reason: VerifyFailureReason; detail: string };
+
+export interface VerifyInput {
+  /** The exact bytes received. */
+  body: Buffer;
+  headers: HeaderBag;
+  /** All currently accepted secrets (or tokens): any one matching is a pass, for rotation. */
+  secrets: readonly string[];
+  /** Allowed clock skew for schemes that sign a timestamp. */
+  toleranceSeconds: number;
+  /** Current time in milliseconds since the epoch, injected so tests can move the clock. */
+  nowMs: number;
+  /**
+   * The request's query string as received (without its `?`), for schemes that sign the URL the
+   * provider called (Twilio, Square, HubSpot, Trello): the preset knows the public URL, the
+   * request brings the query.
+   */
+  query?: string;
+}
+
+export interface SignInput {
+  body: Buffer;
+  secret: string;
+  nowMs: number;
+  /** Stored headers of the original delivery, for schemes that sign an id from a header. */
+  headers?: HeaderBag;
+  /** The query string the delivery was sent with (without `?`), for schemes that sign the URL. */
+  query?: string;
+}
+
+export interface EventIdentity {
+  eventType: string;
+  externalId: string | null;
+}
+
+/** A delivery's exact bytes, and their JSON parse (undefined when they are not a JSON object or array). */
+export interface DeliveryBody {
+  readonly bytes: Buffer;
+  /** Parsed on first use, at most once (identify.ts, LazyBody). */
+  readonly json: unknown;
+}
+
+/**
+ * Names a delivery. `parsed` is the caller's parse of the same bytes (ingest passes one, so that
+ * summarize() reuses the parse); without it the body is parsed here if it needs to be.
+ */
+export type Identify = (body: Buffer, headers: HeaderBag, parsed?: DeliveryBody) => EventIdentity;
+
+/**
+ * What a preset checks a delivery with, which decides what replay and forwarding can attach:
+ * a secret re-signs; a public key cannot (switchboard never holds the private key), so the
+ * original signature headers go with an event that passed its check; a token is attached as is.
+ */
+export type CredentialKind = 'secret' | 'public_key' | 'token' | 'none';
+
+export interface Preset {
+  readonly name: PresetName;
+  readonly credential: CredentialKind;
+  /**
+   * Asymmetric presets: the stored headers that carry the original signature (and its timestamp).
+   * They are not secrets, so they are stored as received, and replay sends them unchanged, only
+   * with an event that passed its check.
+   */
+  readonly originalHeaders?: readonly string[];
+  /**
+   * Null when a configured secret, key or token is usable by this scheme, else what is wrong with
+   * it (config exits 2 naming the key); absent when any non-empty value is usable.
+   */
+  readonly checkCredential?: (value: string) => string | null;
+  /** The registration handshake this provider sends, answered by ingest (verify/handshakes.ts). */
+  readonly handshake?: HandshakeKind;
+  /**
+   * Presets whose credential travels in the body (figma's passcode). Ingest refuses a body without
+   * it (400, not recorded, as a missing header is) and stores redact()'s bytes: the delivery with
+   * the credential's value blanked and nothing else changed. restore() puts the configured one back,
+   * for a replay, forward or listen of an event that passed its check on arrival (never another).
+   */
+  readonly bodyCredential?: {
+    /** What a 400 says is missing. */
+    readonly name: string;
+    readonly present: (body: Buffer) => boolean;
+    readonly redact: (body: Buffer) => Buffer;
+    readonly restore: (body: Buffer, credential: string) => Buffer;
+  };
+  /** Every preset is one of the webhook trust modes; queue messages have no preset. */
+  readonly trustMode: Exclude<TrustMode, 'queue'>;
+  /** Headers that must be present before the signature or token is looked at (checked in order). */
+  readonly requiredHeaders: readonly (string | readonly string[])[];
+  /** Header names whose values are secrets or signatures, so stored copies are redacted. */
+  readonly sensitiveHeaders: readonly string[];
+  readonly verify: (input: VerifyInput) => VerifyOutcome;
+  /** Token presets: the lower-cased header a sender puts the token in (replay and trigger use it too). */
+  readonly tokenHeader?: string;
+  /**
+   * Presets whose signature travels in the body (Mailgun, Adyen): the bytes with a fresh signature
+   * inside. Trigger uses it for its samples; replay and forwarding send the stored bytes as they are.
+   */
+  readonly signBody?: (input: SignInput) => Buffer;
+  /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
+  readonly sign?: (input: SignInput) => Record<string, string>;
+  readonly identify: Identify;
+  /**
+   * One line from the payload that tells this delivery from others of its type (at most the
+   * contract's summary length), or null when there is nothing to show. Reads the body's JSON
+   * through `body`, which identify() has usually parsed already.
+   */
+  readonly summarize: (body: DeliveryBody, headers: HeaderBag) => string | null;
+}

@@ -1,0 +1,225 @@
+/**
+ * One provider of the catalog under test: a real-looking delivery signed as the provider signs it
+ * (by its own npm package where that package signs; otherwise by switchboard's test signer, which
+ * the case first shows the provider's package accepts, or by the provider's documented scheme
+ * computed here, independently of src/), and the provider's own verifier, which must accept
+ * switchboard's re-signed replay. describeProvider() runs the pure checks on every case
+ * (provider-cases.test.ts); the wire test (catalog-wire.test.ts) runs every case through one real
+ * server. A new case is a `<preset>.case.ts` here (or a row of a table such as body-hmac.case.ts):
+ * all-cases.ts finds it, and both tests run it.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { PROVIDER_CATALOG } from '../../../generated/catalog.ts';
+import type { PresetName } from '../../../generated/constants.ts';
+import type { Provider } from '../../../generated/types.ts';
+import { findMissingHeader } from '../../../src/verify/headers.ts';
+import type { Preset } from '../../../src/verify/preset-types.ts';
+import { flipByte, presetOf } from '../fixtures.ts';
+
+export interface Signed {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+export interface ProviderCase {
+  preset: PresetName;
+  /** Config besides preset and the credential (public_url, say). */
+  config?: Partial<Provider>;
+  /** The credential as config takes it (secret, or public_key for asymmetric presets). */
+  credential: 'secret' | 'public_key' | 'token' | 'password';
+  secret: string;
+  wrongSecret: string;
+  /** A fresh delivery signed with `secret` as if sent at `atMs`. */
+  deliver(secret: string, atMs: number): Promise<Signed> | Signed;
+  /** The provider's own verifier (its package, or its documented scheme): does it accept this? */
+  accepts(delivery: Signed, secret: string): Promise<boolean> | boolean;
+  /** Whether a timestamp is signed (so a stale one must be refused). */
+  timestamped: boolean;
+  /**
+   * The signed timestamp is inside the body (Linear's webhookTimestamp): a re-signed replay sends
+   * the stored bytes, so it is exactly as old as the original and cannot be made fresh.
+   */
+  timestampInBody?: boolean;
+  /** A required header: without it the delivery is 400 before its body is read. */
+  requiredHeader: string | null;
+  eventType: string;
+  /**
+   * The provider signs or presents a credential that does not cover the body (HTTP Basic, Mailgun's
+   * timestamp and token), so a changed body is not a failed check; docs/providers.md says so.
+   */
+  bodyUnsigned?: boolean;
+  /** What proves the case, as the catalog says it (checked against the catalog). */
+  proof: 'package-signs' | 'package-verifies' | 'example' | 'switchboard';
+}
+
+export const PUBLIC_URL = 'https://hooks.example.com/hooks/';
+
+/** A shared secret as config takes it, and a wrong one, both named after `name`. */
+export const sharedSecret = (name: string) =>
+  ({ credential: 'secret', secret: `${name}-current`, wrongSecret: `${name}-wrong` }) as const;
+
+/**
+ * The provider's check of a signature carried inside the body (Adyen, Mailgun): a body that does not
+ * parse is not accepted.
+ */
+export const bodyCheck =
+  (check: (body: Buffer, secret: string) => boolean) =>
+  ({ body }: Signed, secret: string): boolean => {
+    try {
+      return check(body, secret);
+    } catch {
+      return false;
+    }
+  };
+
+/** A JSON delivery: the body with its content type and the provider's headers. */
+export const jsonDelivery = (body: Buffer, headers: Record<string, string>): Signed => ({
+  body,
+  headers: { 'content-type': 'application/json', ...headers },
+});
+
+export function hmac(
+  algorithm: 'sha1' | 'sha256' | 'sha512',
+  key: string | Buffer,
+  parts: readonly (string | Buffer)[],
+  encoding: 'hex' | 'base64' | 'base64url',
+): string {
+  const mac = createHmac(algorithm, key);
+  for (const part of parts) mac.update(part);
+  return mac.digest(encoding);
+}
+
+/** Hex SHA-256 of a body, as the JWT schemes (Netlify, Vonage) put it in a claim. */
+export const sha256Hex = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
+
+export function presetFor(c: ProviderCase): Preset {
+  const publicUrl = typeof c.config?.public_url === 'string' ? { public_url: c.config.public_url } : {};
+  return presetOf({
+    preset: c.preset,
+    ...publicUrl,
+    ...(c.credential === 'public_key' ? { public_key: c.secret } : {}),
+  });
+}
+
+/** The user name the wire test configures for HTTP Basic cases (credential: password). */
+export const BASIC_USERNAME = 'switchboard';
+
+/** A case's secret as the check compares it: HTTP Basic compares `username:password`. */
+export function configured(c: ProviderCase, secret: string): string {
+  return c.credential === 'password' ? `${BASIC_USERNAME}:${secret}` : secret;
+}
+
+export function verifyNow(preset: Preset, delivery: Signed, secrets: string[], nowMs = Date.now()) {
+  return preset.verify({ body: delivery.body, headers: delivery.headers, secrets, toleranceSeconds: 300, nowMs });
+}
+
+export function describeProvider(c: ProviderCase): void {
+  describe(`preset ${c.preset}`, () => {
+    const preset = presetFor(c);
+
+    it('is proven the way the catalog says (docs/providers.md’s table is generated from it)', () => {
+      expect(c.proof).toBe(PROVIDER_CATALOG[c.preset].proof.by);
+    });
+
+    const { scheme } = PROVIDER_CATALOG[c.preset];
+    if (scheme.kind === 'hmac') {
+      it('is tested stale exactly when the catalog declares a timestamp, in the body where it says so', () => {
+        expect(c.timestamped).toBe(scheme.timestamp !== undefined);
+        expect(c.timestampInBody === true).toBe(scheme.timestamp?.from.startsWith('/') === true);
+      });
+    }
+
+    it('verifies a delivery signed as the provider signs it, and names it', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      expect(await c.accepts(delivery, c.secret), 'the provider’s own verifier accepts the delivery').toBe(true);
+      expect(verifyNow(preset, delivery, [configured(c, c.secret)])).toMatchObject({ ok: true });
+      expect(preset.identify(delivery.body, delivery.headers).eventType).toBe(c.eventType);
+    });
+
+    it('rejects a tampered body and the wrong secret or key', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      const tampered = { ...delivery, body: flipByte(delivery.body) };
+      const refused = preset.trustMode === 'token' ? 'token_mismatch' : 'bad_signature';
+      if (c.bodyUnsigned !== true) {
+        expect(await c.accepts(tampered, c.secret)).toBe(false);
+        expect(verifyNow(preset, tampered, [configured(c, c.secret)])).toMatchObject({ ok: false, reason: refused });
+      }
+      const wrong = await c.deliver(c.wrongSecret, Date.now());
+      expect(verifyNow(preset, wrong, [configured(c, c.secret)])).toMatchObject({ ok: false, reason: refused });
+    });
+
+    if (c.timestamped) {
+      it('rejects a stale timestamp', async () => {
+        const stale = await c.deliver(c.secret, Date.now() - 3_600_000);
+        expect(verifyNow(preset, stale, [c.secret])).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+      });
+    }
+
+    if (c.requiredHeader !== null) {
+      it(`requires ${c.requiredHeader}`, async () => {
+        const delivery = await c.deliver(c.secret, Date.now());
+        const name = c.requiredHeader?.toLowerCase() ?? '';
+        const headers = Object.fromEntries(Object.entries(delivery.headers).filter(([k]) => k.toLowerCase() !== name));
+        expect(findMissingHeader(preset.requiredHeaders, headers)).toContain(name);
+      });
+    }
+
+    const { bodyCredential } = preset;
+    if (bodyCredential !== undefined) {
+      it('stores the delivery with its credential blanked, and a replay with it restored passes the provider’s check', async () => {
+        const original = await c.deliver(c.secret, Date.now());
+        const stored = bodyCredential.redact(original.body);
+        expect(stored.includes(c.secret)).toBe(false);
+        expect(await c.accepts({ ...original, body: stored }, c.secret)).toBe(false);
+        const replay = { ...original, body: bodyCredential.restore(stored, configured(c, c.secret)) };
+        expect(replay.body.equals(original.body)).toBe(true);
+        expect(await c.accepts(replay, c.secret)).toBe(true);
+      });
+    } else if (preset.sign !== undefined) {
+      const sign = preset.sign;
+      const resign = async (ageMs: number): Promise<Signed> => {
+        const original = await c.deliver(c.secret, Date.now() - ageMs);
+        const signed = sign({
+          body: original.body,
+          secret: configured(c, c.secret),
+          nowMs: Date.now(),
+          headers: original.headers,
+        });
+        return { body: original.body, headers: { ...original.headers, ...signed } };
+      };
+      it('re-signs a replay that the provider’s own verifier accepts', async () => {
+        // A timestamp in the body is replayed as stored, so only a recent original can pass.
+        const replay = await resign(c.timestampInBody === true ? 0 : 120_000);
+        expect(await c.accepts(replay, c.secret)).toBe(true);
+        expect(verifyNow(preset, replay, [configured(c, c.secret)])).toMatchObject({ ok: true });
+        expect(await c.accepts(replay, c.wrongSecret)).toBe(false);
+      });
+      if (c.timestampInBody === true) {
+        it('re-signs an old delivery that both checks still find stale: its timestamp is in the body', async () => {
+          const replay = await resign(3_600_000);
+          expect(await c.accepts(replay, c.secret)).toBe(false);
+          expect(verifyNow(preset, replay, [c.secret])).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+        });
+      }
+    } else if (preset.tokenHeader !== undefined) {
+      const header = preset.tokenHeader;
+      it('replays with the configured token in its header, which the provider’s check accepts', async () => {
+        const original = await c.deliver(c.secret, Date.now());
+        const stored = Object.fromEntries(Object.entries(original.headers).filter(([k]) => k.toLowerCase() !== header));
+        expect(await c.accepts({ body: original.body, headers: stored }, c.secret)).toBe(false);
+        const replay = { body: original.body, headers: { ...stored, [header]: c.secret } };
+        expect(await c.accepts(replay, c.secret)).toBe(true);
+        expect(verifyNow(preset, replay, [c.secret])).toMatchObject({ ok: true });
+      });
+    } else {
+      it('replays with the original signature, which the provider’s own verifier accepts', async () => {
+        const original = await c.deliver(c.secret, Date.now());
+        const kept = Object.fromEntries(
+          Object.entries(original.headers).filter(([k]) => (preset.originalHeaders ?? []).includes(k.toLowerCase())),
+        );
+        expect(await c.accepts({ body: original.body, headers: kept }, c.secret)).toBe(true);
+      });
+    }
+  });
+}
