@@ -38,7 +38,7 @@ import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createApp } from '../src/http/create-app.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { createMcpSurface } from '../src/mcp/create-mcp-surface.ts';
-import { createProviderDirectory } from '../src/providers/provider-directory.ts';
+import { createProviderDirectory } from '../src/provider-directory/provider-directory.ts';
 import { createReplayService } from '../src/replay/replay-service.ts';
 import { createDatabasePool } from '../src/store/database/database.ts';
 import { redactUrl } from '../src/log/redact-url.ts';

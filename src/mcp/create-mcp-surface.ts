@@ -14,7 +14,7 @@ import { methodNotAllowed, notFound } from '../errors/app-error.ts';
 import { clientGoneCode } from '../http/create-app.ts';
 import { sendError } from '../http/error-response.ts';
 import type { Logger } from '../log/logger.ts';
-import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';

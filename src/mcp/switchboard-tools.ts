@@ -29,8 +29,8 @@ import {
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { Logger } from '../log/logger.ts';
-import { listEventsWithSummaries } from '../providers/list-events.ts';
-import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import { listEventsWithSummaries } from '../provider-directory/list-events.ts';
+import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 import { listQueryFromInput } from '../store/events/list-query.ts';

@@ -14,7 +14,7 @@ import type { PgEventStore } from '../store/events/pg-event-store.ts';
 import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
 import type { TokenRepository } from '../store/records/token-repository.ts';
 import { createPostgresEventBus, type PostgresEventBus } from '../bus/postgres-event-bus.ts';
-import { createProviderDirectory } from '../providers/provider-directory.ts';
+import { createProviderDirectory } from '../provider-directory/provider-directory.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';

@@ -4,7 +4,7 @@ import type { DatabasePool } from 'slonik';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore } from '../store/events/event-store.ts';
-import type { QueueConnectionState } from '../providers/provider-directory.ts';
+import type { QueueConnectionState } from '../provider-directory/provider-directory.ts';
 import type { OutboundOptions } from '../outbound/deliver-event.ts';
 import type { IngestSurfaceOptions } from '../ingest/ingest-surface.ts';
 import type { McpSurfaceDeps } from '../mcp/create-mcp-surface.ts';

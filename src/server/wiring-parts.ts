@@ -17,7 +17,7 @@ import { startSearchIndexer } from '../store/events/search-indexer.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 import type { PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { startQueueSources, type QueueSources } from '../queue/queue-sources.ts';
-import type { QueueConnectionState } from '../providers/provider-directory.ts';
+import type { QueueConnectionState } from '../provider-directory/provider-directory.ts';
 import { createHostCheck } from '../auth/host-check.ts';
 import { createRateLimiter, type RateLimiter } from '../auth/rate-limiter.ts';
 import { createTokenService } from '../auth/token-service.ts';
@@ -34,7 +34,7 @@ import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forwa
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
-import type { ProviderDirectory } from '../providers/provider-directory.ts';
+import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { observeForwarding } from '../metrics/metrics-route.ts';
 import { countRateLimited, instrumentIngest, instrumentReplay } from '../metrics/instrument.ts';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { validateApiProviderDetail } from '../../generated/validators.js';
 import type { ApiReplayHeaders } from '../../generated/types.ts';
 import { credentialsFor, signingFor } from '../../src/listen/local-signer.ts';
-import { createProviderDirectory } from '../../src/providers/provider-directory.ts';
+import { createProviderDirectory } from '../../src/provider-directory/provider-directory.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
 const SECRET = 'whsec_bGFwdG9wLXNpZGUtZGV2LXNlY3JldA==';

@@ -10,7 +10,7 @@ import type { ApiReplayHeaders, Provider } from '../../../generated/types.ts';
 import { resolveConfig } from '../../../src/config/resolve-config.ts';
 import { credentialsFor, signingFor } from '../../../src/listen/local-signer.ts';
 import { sampleDelivery } from '../../../src/verify/sample-deliveries.ts';
-import { createProviderDirectory } from '../../../src/providers/provider-directory.ts';
+import { createProviderDirectory } from '../../../src/provider-directory/provider-directory.ts';
 import { acceptedId, post, startHarness, type Harness } from '../../ingest/ingest-harness.ts';
 import { expectAppError, replayHarness, type ReplayHarness } from '../../replay/replay-test-kit.ts';
 import { startConsumer, type Consumer } from '../../support/local-server.ts';
