@@ -20,7 +20,7 @@ import { createEventStore } from '../src/store/events/pg-event-store.ts';
 import { indexQueuedEvents } from '../src/store/events/search-indexer.ts';
 import { migrate } from '../src/store/database/migrate.ts';
 import type { ListQuery, NewEvent } from '../src/store/events/event-store.ts';
-import { buildListSql, resolveListQuery } from '../src/store/events/list-query.ts';
+import { buildListSql, resolveListQuery } from '../src/store/events/list-statement.ts';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);

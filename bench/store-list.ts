@@ -26,7 +26,7 @@ import {
   resolveListQuery,
   type ListPosition,
   type ResolvedListQuery,
-} from '../src/store/events/list-query.ts';
+} from '../src/store/events/list-statement.ts';
 import { migrate } from '../src/store/database/migrate.ts';
 import { createEventStore } from '../src/store/events/pg-event-store.ts';
 import { microsFromRfc3339 } from '../src/store/sql/timestamps.ts';

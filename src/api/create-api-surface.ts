@@ -29,7 +29,7 @@ import type { EventStore } from '../store/events/event-store.ts';
 import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
 import { toEventDetail } from '../event-wire/event-detail.ts';
 import { createLiveSummaries, lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
-import { parseListQuery } from './list-query.ts';
+import { parseListQuery } from './list-parameters.ts';
 import { readJsonBody } from './read-json-body.ts';
 import { apiInputKeys } from './tool-inputs.ts';
 import { rawDownloadHeaders } from './raw-download.ts';

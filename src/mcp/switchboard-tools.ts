@@ -33,7 +33,7 @@ import { listEventsWithSummaries } from '../provider-directory/list-events.ts';
 import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import type { EventStore } from '../store/events/event-store.ts';
-import { listQueryFromInput } from '../store/events/list-query.ts';
+import { listQueryFromInput } from '../store/events/list-statement.ts';
 import { toEventDetail } from '../event-wire/event-detail.ts';
 import { toMcpEventSummary } from './event-summaries.ts';
 import type { EventWaits } from './event-waits.ts';

@@ -6,7 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventSummary, ListWebhookEventsOutput } from '../../generated/types.ts';
-import { parseListQuery } from '../../src/api/list-query.ts';
+import { parseListQuery } from '../../src/api/list-parameters.ts';
 import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 import { callError, callOk } from './support/tool-calls.ts';
 import { deliverGithub, deliverOpen, deliverToken } from './support/webhooks.ts';

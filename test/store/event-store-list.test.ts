@@ -6,7 +6,7 @@ import type { ListOrder } from '../../generated/constants.ts';
 import type { EventSummary } from '../../generated/types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import type { ListQuery } from '../../src/store/events/event-store.ts';
-import { resolveListQuery } from '../../src/store/events/list-query.ts';
+import { resolveListQuery } from '../../src/store/events/list-statement.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { insertAt, newEvent, setReceivedAt } from '../support/events.ts';

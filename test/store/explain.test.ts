@@ -1,7 +1,7 @@
 import { sql, type QuerySqlToken } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildListSql, resolveListQuery, type ResolvedListQuery } from '../../src/store/events/list-query.ts';
+import { buildListSql, resolveListQuery, type ResolvedListQuery } from '../../src/store/events/list-statement.ts';
 import type { ListQuery } from '../../src/store/events/event-store.ts';
 import { encodeCursor } from '../../src/store/events/cursor.ts';
 import { createEventStore } from '../../src/store/events/pg-event-store.ts';

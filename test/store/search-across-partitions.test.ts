@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOrder } from '../../generated/constants.ts';
 import type { ListQuery } from '../../src/store/events/event-store.ts';
-import { buildListSql, resolveListQuery } from '../../src/store/events/list-query.ts';
+import { buildListSql, resolveListQuery } from '../../src/store/events/list-statement.ts';
 import { ensurePartitions } from '../../src/store/partitions/partitions.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { indexQueuedEvents } from '../../src/store/events/search-indexer.ts';

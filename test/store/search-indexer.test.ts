@@ -1,6 +1,6 @@
 /**
  * The deferred search index (migration 0004, src/store/events/search-indexer.ts, the search part of
- * src/store/events/list-query.ts) on a real PostgreSQL: every insert path enqueues, search is complete
+ * src/store/events/list-statement.ts) on a real PostgreSQL: every insert path enqueues, search is complete
  * before and after indexing, deletions, concurrent indexers, the background loop (including an
  * outage) and the upgrade of a database that still has the generated search columns.
  */
@@ -14,7 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.ts';
 import type { ListQuery, NewEvent } from '../../src/store/events/event-store.ts';
 import { createDatabasePool } from '../../src/store/database/database.ts';
-import { buildListSql, resolveListQuery } from '../../src/store/events/list-query.ts';
+import { buildListSql, resolveListQuery } from '../../src/store/events/list-statement.ts';
 import { DEFAULT_MIGRATIONS_DIRECTORY, migrate } from '../../src/store/database/migrate.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { startRetention } from '../../src/store/partitions/retention.ts';

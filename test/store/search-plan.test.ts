@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListOrder } from '../../generated/constants.ts';
 import type { ListQuery } from '../../src/store/events/event-store.ts';
-import { buildListSql, resolveListQuery } from '../../src/store/events/list-query.ts';
+import { buildListSql, resolveListQuery } from '../../src/store/events/list-statement.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { MAX_CANDIDATES, RECENT_ROWS_PER_ROW, searchSettings } from '../../src/store/events/search-query.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';

@@ -11,7 +11,7 @@ import { ANNOUNCE_INSERTED } from './announcement.ts';
 import { encodeBinaryArray, type BinaryElementType } from '../sql/binary-array.ts';
 import { isCheckedTrustMode, positionRow, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { InsertResult, NewEvent } from './event-store.ts';
-import { receivedAtUtc } from './list-query.ts';
+import { receivedAtUtc } from './list-statement.ts';
 import { checkNewEvent } from './new-event-check.ts';
 import { needsReplacing, storable, storableOrNull } from '../sql/storable-text.ts';
 

@@ -15,7 +15,7 @@ import {
   resolveListQuery,
   type ListPosition,
   type ResolvedListQuery,
-} from './list-query.ts';
+} from './list-statement.ts';
 import { runSearch } from './search-query.ts';
 import { microsFromRfc3339 } from '../sql/timestamps.ts';
 import { lookUpNearIdTime } from '../sql/id-time-bound.ts';

@@ -21,7 +21,7 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { ListOrder } from '../../../generated/constants.ts';
-import type { ResolvedListQuery } from './list-query.ts';
+import type { ResolvedListQuery } from './list-statement.ts';
 import { microsFromRfc3339, rfc3339FromMicros, utcText } from '../sql/timestamps.ts';
 
 /** [from, to) in microseconds; null is unbounded. `partition`: a dated partition's suffix. */

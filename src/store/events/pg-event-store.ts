@@ -13,7 +13,7 @@ import { createEventInsert } from './event-insert.ts';
 import { createEventPages } from './event-pages.ts';
 import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
 import type { EventStore, InsertResult, NewEvent, StoredEvent } from './event-store.ts';
-import { receivedAtUtc } from './list-query.ts';
+import { receivedAtUtc } from './list-statement.ts';
 import { HTTP_STATUS_TEXT, isHttpStatus } from './new-event-check.ts';
 
 export interface PgEventStore extends EventStore {

@@ -98,7 +98,7 @@ export async function runSearch<T>(
   }
 }
 
-/** The part of a list query a search needs from list-query.ts. */
+/** The part of a list query a search needs from list-statement.ts. */
 export interface SearchParts {
   /** The filters other than the payload search (provider, type, bounds, cursor, verified). */
   conditions: readonly FragmentSqlToken[];

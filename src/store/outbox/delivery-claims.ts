@@ -11,7 +11,7 @@ import type { ClaimConnection } from './claim-connection.ts';
 import { claimedRowFrom } from './claimed-row.ts';
 import { OPEN_STATES } from './delivery-rows.ts';
 import type { StoredEvent } from '../events/event-store.ts';
-import { receivedAtUtc } from '../events/list-query.ts';
+import { receivedAtUtc } from '../events/list-statement.ts';
 import { storable, storableOrNull } from '../sql/storable-text.ts';
 
 export interface ClaimedDelivery {

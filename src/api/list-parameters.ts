@@ -5,7 +5,7 @@ import { validateListWebhookEventsInput } from '../../generated/validators.js';
 import { invalidArgument } from '../errors/app-error.ts';
 import { describeSchemaErrors } from '../errors/schema-errors.ts';
 import type { ListQuery } from '../store/events/event-store.ts';
-import { listQueryFromInput } from '../store/events/list-query.ts';
+import { listQueryFromInput } from '../store/events/list-statement.ts';
 import { apiInputKeys } from './tool-inputs.ts';
 
 /** The list_webhook_events inputs the API takes, from the tool's schema. */
