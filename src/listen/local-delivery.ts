@@ -6,7 +6,7 @@
  */
 import { Agent, request } from 'undici';
 import type { ApiEventSummary, ApiReplayHeaders } from '../../generated/types.ts';
-import { withOriginalQuery } from '../shared/delivery-query.ts';
+import { withOriginalQuery } from '../shared/url-query.ts';
 import { EVENT_ID_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import { retryAfterMs } from '../shared/retry-after.ts';
 import { AnswerTooLargeError, describeLimit } from './bounded-body.ts';

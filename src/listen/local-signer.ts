@@ -94,7 +94,7 @@ export function credentialsFor(input: {
   body: Buffer;
   secret: string;
   nowMs: number;
-  /** URL-signing presets: the query string the delivery carries (shared/delivery-query.ts). */
+  /** URL-signing presets: the query string the delivery carries (shared/url-query.ts). */
   query?: string | undefined;
 }): { headers: Record<string, string>; body?: Buffer } | { headers: Record<string, never>; reason: string } {
   const { signing, event } = input;

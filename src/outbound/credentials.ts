@@ -45,7 +45,7 @@ export interface CredentialInput {
  * The query string a delivery of this stored event arrived with, for a preset that signs the URL
  * it was called at (config resolution gives those, and only those, a public URL); undefined for
  * other presets or when the delivery had none. Secret-looking values were redacted on arrival, so
- * what a delivery carries and signs is the query as stored (shared/delivery-query.ts).
+ * what a delivery carries and signs is the query as stored (shared/url-query.ts).
  */
 export function originalQueryOf(
   config: ProviderConfig | undefined,

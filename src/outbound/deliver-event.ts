@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/events/event-store.ts';
-import { withOriginalQuery } from '../shared/delivery-query.ts';
+import { withOriginalQuery } from '../shared/url-query.ts';
 import { originalQueryOf, type CredentialKind } from './credentials.ts';
 import { DeliveryFailure, failed } from './delivery-failure.ts';
 import { redactCredentials } from './redact-credentials.ts';

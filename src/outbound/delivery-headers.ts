@@ -50,7 +50,7 @@ export function createDeliveryHeaders(options: {
           storedHeaders: event.headers,
           nowMs: now(),
           arrival: event,
-          // A preset that signs the URL signs the query this delivery carries (shared/delivery-query.ts).
+          // A preset that signs the URL signs the query this delivery carries (shared/url-query.ts).
           query:
             provider?.family === 'webhook' && provider.publicUrl !== undefined
               ? request.url.search.slice(1)
