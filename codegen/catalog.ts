@@ -101,7 +101,7 @@ function schemeCell(scheme: Scheme): string {
       const key = scheme.key === 'hex' ? ', hex-decoded key' : scheme.key === 'base64' ? ', base64-decoded key' : '';
       return `HMAC-${scheme.algorithm.toUpperCase()} ${scheme.encoding} of ${code(scheme.signed)}${key}`;
     }
-    case 'code':
+    case 'configured-hmac':
       return `${scheme.algorithm} of ${code(scheme.signed)}`;
     case 'ed25519':
       return `Ed25519 of ${code(scheme.signed)}`;
@@ -144,7 +144,7 @@ function headersCell(scheme: Scheme): string {
       return ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map(code).join(', ') + ' (or `svix-*`)';
     case 'twilio':
       return code('X-Twilio-Signature');
-    case 'code':
+    case 'configured-hmac':
       return scheme.headers;
     case 'body-signature':
       return scheme.variant === 'mailgun' ? 'body `signature`' : 'body `additionalData.hmacSignature`';
@@ -161,7 +161,7 @@ function headersCell(scheme: Scheme): string {
 
 function timestamped(scheme: Scheme): boolean {
   if (scheme.kind === 'hmac') return scheme.timestamp !== undefined;
-  if (scheme.kind === 'code') return scheme.timestamped === true;
+  if (scheme.kind === 'configured-hmac') return scheme.timestamped === true;
   if (scheme.kind === 'jwt-hs256') return scheme.expires === true || scheme.issued_at === true;
   if (scheme.kind === 'body-signature') return scheme.variant === 'mailgun';
   return ['standard-webhooks', 'ed25519', 'ecdsa-p256'].includes(scheme.kind);

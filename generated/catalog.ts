@@ -380,7 +380,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'Any HMAC sender',
     docs: 'https://github.com/switchboard-dev/switchboard/blob/main/docs/providers.md#presets',
     scheme: {
-      kind: 'code',
+      kind: 'configured-hmac',
       headers: 'your hmac.header (and hmac.timestamp_header)',
       signed: 'hmac.signed',
       algorithm: 'HMAC-SHA1/256/512 hex or base64',

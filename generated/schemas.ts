@@ -2455,12 +2455,12 @@ export const SCHEMAS = {
           },
           {
             description:
-              'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
+              "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
             type: 'object',
             additionalProperties: false,
             required: ['kind', 'headers', 'signed', 'algorithm'],
             properties: {
-              kind: { const: 'code' },
+              kind: { const: 'configured-hmac' },
               headers: { type: 'string', minLength: 1 },
               signed: { type: 'string', minLength: 1 },
               algorithm: { type: 'string', minLength: 1 },
@@ -2863,12 +2863,12 @@ export const SCHEMAS = {
           },
           {
             description:
-              'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
+              "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
             type: 'object',
             additionalProperties: false,
             required: ['kind', 'headers', 'signed', 'algorithm'],
             properties: {
-              kind: { const: 'code' },
+              kind: { const: 'configured-hmac' },
               headers: { type: 'string', minLength: 1 },
               signed: { type: 'string', minLength: 1 },
               algorithm: { type: 'string', minLength: 1 },
@@ -3103,14 +3103,14 @@ export const SCHEMAS = {
           pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
         },
       },
-      codeScheme: {
+      configuredHmacScheme: {
         description:
-          'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
+          "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
         type: 'object',
         additionalProperties: false,
         required: ['kind', 'headers', 'signed', 'algorithm'],
         properties: {
-          kind: { const: 'code' },
+          kind: { const: 'configured-hmac' },
           headers: { type: 'string', minLength: 1 },
           signed: { type: 'string', minLength: 1 },
           algorithm: { type: 'string', minLength: 1 },

@@ -1091,7 +1091,7 @@ export interface ProviderCatalogEntry {
     | BodySignatureScheme
     | TwilioScheme
     | CredentialScheme
-    | CodeScheme;
+    | ConfiguredHmacScheme;
   /**
    * Where the event type and the delivery's own id come from: templates tried in order, the first whose every placeholder is found wins. Absent for presets whose identity is code.
    */
@@ -1317,10 +1317,10 @@ export interface CredentialScheme {
   pointer?: string;
 }
 /**
- * A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.
+ * An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.
  */
-export interface CodeScheme {
-  kind: 'code';
+export interface ConfiguredHmacScheme {
+  kind: 'configured-hmac';
   headers: string;
   signed: string;
   algorithm: string;

@@ -14416,7 +14416,7 @@ const schema101 = {
         { $ref: '#/$defs/bodySignatureScheme' },
         { $ref: '#/$defs/twilioScheme' },
         { $ref: '#/$defs/credentialScheme' },
-        { $ref: '#/$defs/codeScheme' },
+        { $ref: '#/$defs/configuredHmacScheme' },
       ],
     },
     hmacScheme: {
@@ -14643,14 +14643,14 @@ const schema101 = {
         pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
       },
     },
-    codeScheme: {
+    configuredHmacScheme: {
       description:
-        'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
+        "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
       type: 'object',
       additionalProperties: false,
       required: ['kind', 'headers', 'signed', 'algorithm'],
       properties: {
-        kind: { const: 'code' },
+        kind: { const: 'configured-hmac' },
         headers: { type: 'string', minLength: 1 },
         signed: { type: 'string', minLength: 1 },
         algorithm: { type: 'string', minLength: 1 },
@@ -14713,7 +14713,7 @@ const schema102 = {
     { $ref: '#/$defs/bodySignatureScheme' },
     { $ref: '#/$defs/twilioScheme' },
     { $ref: '#/$defs/credentialScheme' },
-    { $ref: '#/$defs/codeScheme' },
+    { $ref: '#/$defs/configuredHmacScheme' },
   ],
 };
 const schema103 = {
@@ -14933,12 +14933,12 @@ const schema110 = {
 };
 const schema111 = {
   description:
-    'A scheme written as code of its own (src/verify/<name>-preset.ts); the fields describe it for the docs.',
+    "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'headers', 'signed', 'algorithm'],
   properties: {
-    kind: { const: 'code' },
+    kind: { const: 'configured-hmac' },
     headers: { type: 'string', minLength: 1 },
     signed: { type: 'string', minLength: 1 },
     algorithm: { type: 'string', minLength: 1 },
@@ -17646,7 +17646,7 @@ function validate49(
                   if (data.kind === undefined) {
                     const err151 = {
                       instancePath,
-                      schemaPath: '#/$defs/codeScheme/required',
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
                       params: { missingProperty: 'kind' },
                       message: "must have required property '" + 'kind' + "'",
@@ -17661,7 +17661,7 @@ function validate49(
                   if (data.headers === undefined) {
                     const err152 = {
                       instancePath,
-                      schemaPath: '#/$defs/codeScheme/required',
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
                       params: { missingProperty: 'headers' },
                       message: "must have required property '" + 'headers' + "'",
@@ -17676,7 +17676,7 @@ function validate49(
                   if (data.signed === undefined) {
                     const err153 = {
                       instancePath,
-                      schemaPath: '#/$defs/codeScheme/required',
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
                       params: { missingProperty: 'signed' },
                       message: "must have required property '" + 'signed' + "'",
@@ -17691,7 +17691,7 @@ function validate49(
                   if (data.algorithm === undefined) {
                     const err154 = {
                       instancePath,
-                      schemaPath: '#/$defs/codeScheme/required',
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
                       params: { missingProperty: 'algorithm' },
                       message: "must have required property '" + 'algorithm' + "'",
@@ -17713,7 +17713,7 @@ function validate49(
                     )) {
                       const err155 = {
                         instancePath,
-                        schemaPath: '#/$defs/codeScheme/additionalProperties',
+                        schemaPath: '#/$defs/configuredHmacScheme/additionalProperties',
                         keyword: 'additionalProperties',
                         params: { additionalProperty: key12 },
                         message: 'must NOT have additional properties',
@@ -17727,12 +17727,12 @@ function validate49(
                     }
                   }
                   if (data.kind !== undefined) {
-                    if ('code' !== data.kind) {
+                    if ('configured-hmac' !== data.kind) {
                       const err156 = {
                         instancePath: instancePath + '/kind',
-                        schemaPath: '#/$defs/codeScheme/properties/kind/const',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/kind/const',
                         keyword: 'const',
-                        params: { allowedValue: 'code' },
+                        params: { allowedValue: 'configured-hmac' },
                         message: 'must be equal to constant',
                       };
                       if (vErrors === null) {
@@ -17749,7 +17749,7 @@ function validate49(
                       if (func2(data62) < 1) {
                         const err157 = {
                           instancePath: instancePath + '/headers',
-                          schemaPath: '#/$defs/codeScheme/properties/headers/minLength',
+                          schemaPath: '#/$defs/configuredHmacScheme/properties/headers/minLength',
                           keyword: 'minLength',
                           params: { limit: 1 },
                           message: 'must NOT have fewer than 1 characters',
@@ -17764,7 +17764,7 @@ function validate49(
                     } else {
                       const err158 = {
                         instancePath: instancePath + '/headers',
-                        schemaPath: '#/$defs/codeScheme/properties/headers/type',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/headers/type',
                         keyword: 'type',
                         params: { type: 'string' },
                         message: 'must be string',
@@ -17783,7 +17783,7 @@ function validate49(
                       if (func2(data63) < 1) {
                         const err159 = {
                           instancePath: instancePath + '/signed',
-                          schemaPath: '#/$defs/codeScheme/properties/signed/minLength',
+                          schemaPath: '#/$defs/configuredHmacScheme/properties/signed/minLength',
                           keyword: 'minLength',
                           params: { limit: 1 },
                           message: 'must NOT have fewer than 1 characters',
@@ -17798,7 +17798,7 @@ function validate49(
                     } else {
                       const err160 = {
                         instancePath: instancePath + '/signed',
-                        schemaPath: '#/$defs/codeScheme/properties/signed/type',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/signed/type',
                         keyword: 'type',
                         params: { type: 'string' },
                         message: 'must be string',
@@ -17817,7 +17817,7 @@ function validate49(
                       if (func2(data64) < 1) {
                         const err161 = {
                           instancePath: instancePath + '/algorithm',
-                          schemaPath: '#/$defs/codeScheme/properties/algorithm/minLength',
+                          schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/minLength',
                           keyword: 'minLength',
                           params: { limit: 1 },
                           message: 'must NOT have fewer than 1 characters',
@@ -17832,7 +17832,7 @@ function validate49(
                     } else {
                       const err162 = {
                         instancePath: instancePath + '/algorithm',
-                        schemaPath: '#/$defs/codeScheme/properties/algorithm/type',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/type',
                         keyword: 'type',
                         params: { type: 'string' },
                         message: 'must be string',
@@ -17849,7 +17849,7 @@ function validate49(
                     if (typeof data.timestamped !== 'boolean') {
                       const err163 = {
                         instancePath: instancePath + '/timestamped',
-                        schemaPath: '#/$defs/codeScheme/properties/timestamped/type',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/timestamped/type',
                         keyword: 'type',
                         params: { type: 'boolean' },
                         message: 'must be boolean',
@@ -17865,7 +17865,7 @@ function validate49(
                 } else {
                   const err164 = {
                     instancePath,
-                    schemaPath: '#/$defs/codeScheme/type',
+                    schemaPath: '#/$defs/configuredHmacScheme/type',
                     keyword: 'type',
                     params: { type: 'object' },
                     message: 'must be object',
