@@ -52,6 +52,20 @@ export default tseslint.config(
             'Throw (or sendError) a registered AppError from src/errors/app-error.ts; errorEnvelope builds the envelope.',
         },
       ],
+      // One logger: the type and the factory come from src/log/logger.ts, which alone knows it is pino.
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['pino', 'pino-pretty'].map((name) => ({
+            name,
+            message: 'Import Logger (and createLogger) from src/log/logger.ts, the one place that knows the logger.',
+          })),
+        },
+      ],
     },
+  },
+  {
+    files: ['src/log/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
 );

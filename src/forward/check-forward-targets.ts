@@ -3,7 +3,7 @@
  * URL, an address outside loopback and outbound.allow, or switchboard itself stops the start-up
  * with a config error (exit code 2) that names the rule and the reason.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import { ConfigError } from '../config/config-error.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { DeliveryFailure } from '../outbound/delivery-failure.ts';

@@ -11,7 +11,7 @@
  * delivery whose lease ran out on that clock is not sent (docs/adr/forward-cost-per-delivery.md).
  */
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 

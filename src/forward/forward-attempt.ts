@@ -4,7 +4,7 @@
  * Claiming and settling are rule-cycle.ts's; this module talks to the consumer only.
  */
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import { failedItsCheck, type ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { DeliverResult, Outbound } from '../outbound/deliver-event.ts';
 import type { DeliveryFailure } from '../outbound/delivery-failure.ts';

@@ -11,7 +11,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
 import type { ClaimedDelivery } from '../store/outbox/delivery-claims.ts';

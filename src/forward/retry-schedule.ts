@@ -3,7 +3,7 @@
  * it need not wait for the poll), a dead one is logged, and the first success after failures makes
  * whatever waits out a backoff due at once.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import { displayTarget } from '../outbound/send-request.ts';
 import type { ClaimedDelivery } from '../store/outbox/delivery-claims.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';

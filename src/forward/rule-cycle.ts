@@ -7,7 +7,7 @@
  * flight claims at once.
  */
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { commitBatch, waitInQueue, type BatchCommit, type Waiting } from '../shared/batch-commit.ts';
 import type { ClaimedDelivery, SettleOutcome } from '../store/outbox/delivery-claims.ts';

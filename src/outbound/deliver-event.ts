@@ -3,7 +3,7 @@
  * event) both send through deliverEvent, so the target policy, connect-time pinning, the loop and
  * sender checks, the header rules and the credentials rule cannot differ between them.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import type { Dispatcher } from 'undici';
 import { HTTP_STATUS_LIMITS } from '../../generated/constants.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';

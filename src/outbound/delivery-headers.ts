@@ -4,7 +4,7 @@
  * of the caller, and the body (a preset may put back a credential it blanked when storing). Also
  * what an excerpt of the answer must not show.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import type { ProviderConfig } from '../config/resolve-config.ts';
 import type { StoredEvent } from '../store/events/event-store.ts';
 import { deliveryCredentials, secretHeadersOf, type CredentialKind, type DeliveryCredentials } from './credentials.ts';

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../log/logger.ts';
 import type { ReplayErrorCode, ReplayErrorReason } from '../../generated/constants.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { NewReplayAttempt, ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
