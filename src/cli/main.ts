@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config-error.ts';
+import { didYouMean } from '../shared/did-you-mean.ts';
 import { EXIT_USAGE, parseCommandLine, UsageError } from './command-line.ts';
 import { commandNamed, COMMANDS } from './commands.ts';
 import { commandHelp, generalHelp } from './help-text.ts';
@@ -35,8 +36,10 @@ function splitCommand(argv: readonly string[]): { command: string; args: readonl
 async function runCommand(command: string, args: readonly string[], io: CliIo): Promise<number> {
   const spec = commandNamed(command);
   if (spec === undefined) {
+    const names = COMMANDS.map((c) => c.command);
+    const guess = didYouMean(command, names);
     throw new UsageError(
-      `unknown command ${JSON.stringify(command)}; the commands are ${COMMANDS.map((c) => c.command).join(', ')}`,
+      `unknown command ${JSON.stringify(command)}; ${guess === '' ? `the commands are ${names.join(', ')}` : guess}`,
     );
   }
   if (command === 'listen') {
@@ -57,7 +60,13 @@ async function runCommand(command: string, args: readonly string[], io: CliIo): 
         return 0;
       }
       const about = commandNamed(topic);
-      if (about === undefined) throw new UsageError(`no command named ${JSON.stringify(topic)}`, 'help');
+      if (about === undefined) {
+        const guess = didYouMean(
+          topic,
+          COMMANDS.map((c) => c.command),
+        );
+        throw new UsageError(`no command named ${JSON.stringify(topic)}${guess === '' ? '' : `; ${guess}`}`, 'help');
+      }
       if (topic === 'listen') {
         const { LISTEN_USAGE } = await import('./help-text.ts');
         io.out(LISTEN_USAGE);

@@ -7,6 +7,7 @@ import { credentialValues, presetOptionProblem, signsUrl, usesUrl } from '../ver
 import { presetFor } from '../verify/preset-registry.ts';
 import type { Preset } from '../verify/preset-types.ts';
 import { camelCased, type CamelCased } from './camel-keys.ts';
+import { configHint } from './config-hints.ts';
 import { ConfigError } from './config-error.ts';
 import { resolveForwardRules, type ForwardRuleConfig } from './forward-rules.ts';
 import { API_PREFIX, HOOKS_PREFIX, isUnder, MCP_PATH } from '../shared/route-prefixes.ts';
@@ -201,7 +202,7 @@ function validated(config: unknown): SwitchboardConfigWithDefaults {
   const copy: unknown = structuredClone(config);
   if (!validateSwitchboardConfig(copy)) {
     throw new ConfigError(
-      `invalid config:\n  ${schemaErrorLines(validateSwitchboardConfig.errors, '(root)').join('\n  ')}`,
+      `invalid config:\n  ${schemaErrorLines(validateSwitchboardConfig.errors, '(root)', configHint(config)).join('\n  ')}`,
     );
   }
   return copy;

@@ -20,19 +20,34 @@ const quoted = (name: unknown): string => JSON.stringify(String(name).slice(0, M
  * path in dots (`providers.github.secret`, `arguments`), naming keys and rules and never the
  * values sent. `root` names the whole document when the problem is at its top.
  */
-export function schemaErrorLines(errors: readonly ErrorObject[] | null | undefined, root: string): string[] {
+export function schemaErrorLines(
+  errors: readonly ErrorObject[] | null | undefined,
+  root: string,
+  /**
+   * A "did you mean …?" for an unknown field or a value outside an enum, or undefined. The config
+   * file passes one worked out from what it holds; a surface answering other parties passes none.
+   * With a hint, an enum's allowed values are counted instead of listed.
+   */
+  hint?: (error: ErrorObject) => string | undefined,
+): string[] {
   const lines = new Set<string>();
   for (const error of errors ?? []) {
     const at = pathOf(error.instancePath, root);
+    const guess = hint?.(error);
+    const then = guess === undefined || guess === '' ? '' : `; ${guess}`;
     switch (error.keyword) {
       case 'additionalProperties': {
         const extra = (error.params as { additionalProperty?: unknown }).additionalProperty;
-        lines.add(`${at === root ? '' : `${at}.`}${String(extra).slice(0, MAX_NAME_CHARS)}: unknown field`);
+        lines.add(`${at === root ? '' : `${at}.`}${String(extra).slice(0, MAX_NAME_CHARS)}: unknown field${then}`);
         break;
       }
       case 'enum': {
         const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
-        lines.add(`${at}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+        lines.add(
+          then === ''
+            ? `${at}: must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`
+            : `${at}: not one of the ${allowed.length} allowed values${then}`,
+        );
         break;
       }
       case 'pattern':

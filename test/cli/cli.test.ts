@@ -169,6 +169,7 @@ async function cliOutcome(
       stdout: e.stdout,
       stderr: e.stderr,
       ms: performance.now() - started,
+    [['help', 'triger'], 'no command named "triger"; did you mean "trigger"?', 'help'],
     }),
   );
 }
@@ -224,7 +225,19 @@ describe('arguments are checked before anything starts', () => {
       'switchboard: unknown command "bogus"; the commands are serve, migrate, token, trigger, listen, data, help\n' +
         'See: npm start -- --help\n',
     );
-    await rm(dataDir, { recursive: true, force: true });
+    // A near miss is named instead of the whole list.
+        'src/shared/did-you-mean.ts',
+    for (const [typed, meant] of [
+      ['serv', 'serve'],
+      ['tokne', 'token'],
+      ['Data', 'data'],
+    ]) {
+      const near = capture();
+      expect(await main([typed ?? ''], near.io)).toBe(2);
+      expect(near.err()).toBe(
+        `switchboard: unknown command "${typed}"; did you mean "${meant}"?\nSee: npm start -- --help\n`,
+      );
+    }
   });
 
   it('as a process, answers a usage error having loaded only the command line (no config, logger, server or database)', async () => {

@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { PRESET_NAMES } from '../../generated/constants.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { findConfigPath, loadConfig, parseConfig } from '../../src/config/load-config.ts';
 
@@ -62,6 +63,37 @@ describe('config file', () => {
     );
     expect(errorOf(() => parseConfig('replay:\n  timeout_ms: 5\n', {}))).toMatch(/replay\.timeout_ms: must be >= 100/);
     expect(errorOf(() => parseConfig('providers:\n  "Bad Name": { trust_mode: open }\n', {}))).toMatch(/providers/);
+  });
+
+  it('says "did you mean" for a mistyped key or preset, from the contract\'s own names', () => {
+    const preset = errorOf(() => parseConfig('providers:\n  sms: { preset: twillio, secret: s }\n', {}));
+    expect(preset).toBe(
+      `invalid config:\n  providers.sms.preset: not one of the ${PRESET_NAMES.length} allowed values; did you mean "twilio"?`,
+    );
+    // Keys at every depth: the top, a section, a provider, a provider's sub-section, a forward rule.
+    for (const [yaml, line] of [
+      ['servr: {}\n', 'servr: unknown field; did you mean "server"?'],
+      ['server: { prot: 9000 }\n', 'server.prot: unknown field; did you mean "port"?'],
+      [
+        'providers:\n  g: { preset: github, secrett: x }\n',
+        'providers.g.secrett: unknown field; did you mean "secret"?',
+      ],
+      [
+        'providers:\n  g: { preset: github, secret: x, replay: { resgin: true } }\n',
+        'providers.g.replay.resgin: unknown field; did you mean "resign"?',
+      ],
+      [
+        'forward:\n  app: { to: "http://127.0.0.1:3000/", provders: [g] }\n',
+        'forward.app.provders: unknown field; did you mean "providers"?',
+      ],
+    ]) {
+      expect(errorOf(() => parseConfig(yaml ?? '', {}))).toBe(`invalid config:\n  ${line}`);
+    }
+    // Nothing near: the key alone, and every allowed value as before.
+    expect(errorOf(() => parseConfig('zebra: 1\n', {}))).toBe('invalid config:\n  zebra: unknown field');
+    expect(errorOf(() => parseConfig('providers:\n  x: { preset: qqqqqqqq }\n', {}))).toContain(
+      PRESET_NAMES.map((name) => JSON.stringify(name)).join(', '),
+    );
   });
 
   it('names the key for rules the schema cannot express', () => {
