@@ -33,12 +33,23 @@ export function loadConfig(source: ConfigSource): LoadedConfig & { path: string 
   return { ...parseConfig(text, source.env), path };
 }
 
+/**
+ * yaml's message with prettyErrors: one sentence ending `at line 5, column 1:`, a blank line, the
+ * line before and the line at fault, and a caret under the column. Kept whole (the sentence alone
+ * ended in a dangling colon), the code frame indented so it stands apart from the sentence.
+ */
+function withCodeFrame(message: string): string {
+  const [sentence = message, ...frame] = message.trimEnd().split('\n');
+  const lines = frame.filter((line, i) => i > 0 || line !== '');
+  return lines.length === 0
+    ? sentence.replace(/:$/, '')
+    : `${sentence}\n\n${lines.map((line) => `    ${line}`).join('\n')}`;
+}
+
 export function parseConfig(text: string, env: NodeJS.ProcessEnv): LoadedConfig {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = doc.errors[0];
-  if (first) {
-    throw new ConfigError(`invalid YAML: ${first.message.split('\n')[0] ?? first.message}`);
-  }
+  if (first) throw new ConfigError(`invalid YAML: ${withCodeFrame(first.message)}`);
   // Every key of a config file is a name. A sequence or mapping used as a key would be turned into
   // its string form by toJS, with a process warning, and checked as that odd name.
   visit(doc, {

@@ -180,6 +180,19 @@ describe('config file', () => {
     expect(message).not.toMatch(/\n\s+at /);
   });
 
+  it('shows the line of a YAML error with a caret under the column, not a dangling colon', () => {
+    const text =
+      'providers:\n  github: { preset: github }\n  sandbox: { trust_mode: open }\n  github: { preset: stripe }\n';
+    expect(errorOf(() => parseConfig(text, {}))).toBe(
+      'invalid YAML: Map keys must be unique at line 4, column 3:\n\n' +
+        '      sandbox: { trust_mode: open }\n' +
+        '      github: { preset: stripe }\n' +
+        '      ^',
+    );
+    const unclosed = errorOf(() => parseConfig('server:\n  port: [9000\nproviders: {}\n', {}));
+    expect(unclosed).toMatch(/ at line 3, column 1:\n\n {6}port: \[9000\n {4}providers: \{\}\n {4}\^$/);
+  });
+
   it('refuses a list or mapping used as a key, naming its line, without a process warning', async () => {
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => {
