@@ -76,12 +76,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     command: 'trigger',
     usage: 'trigger <provider> [sample] [--url BASE_URL] [--config PATH]',
     summary:
-      "Send a realistic sample event, signed with the provider's configured secret, to a running switchboard (default http://127.0.0.1:8080).",
+      "Send a realistic sample event, signed with the provider's configured secret, to a running switchboard: where serve listens with the same config and environment (server.host; PORT, else server.port).",
     options: {
       url: {
         type: 'string',
         value: 'BASE_URL',
-        description: 'The running switchboard (default http://127.0.0.1:8080).',
+        description: 'The running switchboard (default: where serve would listen, as above).',
       },
       config: CONFIG,
     },

@@ -8,7 +8,8 @@ import type { UnsetVariable } from '../config/interpolate-env.ts';
 import type { LoadedConfig } from '../config/load-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { isOperatorError, type CliIo } from './cli-io.ts';
-import { parsePort, parseRole, type ParsedCommandLine } from './command-line.ts';
+import { parseRole, type ParsedCommandLine } from './command-line.ts';
+import { givenPorts, listenAddress } from './listen-address.ts';
 import { commandHint } from './invocation.ts';
 
 async function readConfig(flag: string | boolean | undefined, io: CliIo): Promise<LoadedConfig> {
@@ -32,8 +33,7 @@ export function unsetVariableProblems(unset: readonly UnsetVariable[]): string[]
 
 export async function runServeCommand(parsed: ParsedCommandLine, io: CliIo): Promise<number> {
   const { values } = parsed;
-  const flagPort = parsePort(values.port as string | undefined, '--port', 'serve');
-  const envPort = flagPort === undefined ? parsePort(io.env.PORT, 'PORT', 'serve') : undefined;
+  const ports = givenPorts(values.port as string | undefined, io.env, 'serve');
   const flagRole = parseRole(values.role as string | undefined, 'serve');
   const loaded = await readConfig(values.config, io);
   const config = flagRole === undefined ? loaded : { ...loaded, server: { ...loaded.server, role: flagRole } };
@@ -53,6 +53,7 @@ export async function runServeCommand(parsed: ParsedCommandLine, io: CliIo): Pro
       `\${${variable}} is not set, so ${keys.join(', ')} is empty; set it, or start with --strict to refuse`,
     );
   }
+  const address = listenAddress({ ports, flagHost: values.host as string | undefined, server: config.server });
   try {
     const { runServer } = await import('../server/run-server.ts');
     const { startupBanner, firstTokenNotice } = await import('./startup-banner.ts');
@@ -60,8 +61,8 @@ export async function runServeCommand(parsed: ParsedCommandLine, io: CliIo): Pro
     return await runServer({
       config,
       logger,
-      host: (values.host as string | undefined) ?? config.server.host,
-      port: flagPort ?? envPort ?? config.server.port,
+      host: address.host,
+      port: address.port,
       out: io.out,
       cliCommand: commandHint(''),
       // One write, so that whoever waits for the "listening on" line gets the whole banner with it.

@@ -5,7 +5,7 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { UnsetVariable } from '../config/interpolate-env.ts';
+import { unsetPlaceholdersOf, type UnsetVariable } from '../config/interpolate-env.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/resolve-config.ts';
 import { TOKEN_FILE_NAME, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { RunningSwitchboard } from '../server/start-switchboard.ts';
@@ -34,9 +34,7 @@ function secretStatus(provider: ProviderConfig, unset: readonly UnsetVariable[])
   const what = provider.trustMode === 'signed' ? 'secret' : 'token';
   const count = provider.secrets.length;
   if (count > 0) return count === 1 ? `${what} set` : `${count} ${what}s set`;
-  const variables = unset
-    .filter((u) => u.key.startsWith(`providers.${provider.name}.`))
-    .map((u) => `\${${u.variable}}`);
+  const variables = unsetPlaceholdersOf(provider.name, unset);
   return `NO ${what.toUpperCase()}${variables.length > 0 ? ` (${variables.join(', ')} not set)` : ''}: every delivery is rejected`;
 }
 

@@ -9,6 +9,15 @@ export interface UnsetVariable {
   key: string;
 }
 
+/**
+ * The unset variables that one provider's keys use, written as in the file (`${GITHUB_WEBHOOK_SECRET}`),
+ * each once: what the banner and trigger name when a provider is left without its secret.
+ */
+export function unsetPlaceholdersOf(provider: string, unset: readonly UnsetVariable[]): string[] {
+  const under = unset.filter((u) => u.key.startsWith(`providers.${provider}.`)).map((u) => `\${${u.variable}}`);
+  return [...new Set(under)];
+}
+
 /** NAME when the value is exactly one `${NAME}` (or `${NAME:-default}`), else undefined. */
 export function wholePlaceholder(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;

@@ -5,6 +5,8 @@
 import { escapeForTerminal } from '../shared/terminal-text.ts';
 import type { TriggerResult } from './trigger-sample.ts';
 
-export function describeTriggerResult(result: TriggerResult): string {
-  return `${escapeForTerminal(`${result.sample} → ${result.url}: ${result.status} ${result.body}`)}\n`;
+/** `note` says why the URL is that one (`port from PORT`) when it was not given with --url. */
+export function describeTriggerResult(result: TriggerResult, note?: string): string {
+  const where = note === undefined ? result.url : `${result.url} (${note})`;
+  return `${escapeForTerminal(`${result.sample} → ${where}: ${result.status} ${result.body}`)}\n`;
 }

@@ -67,6 +67,8 @@ export interface TriggerOptions {
   sample?: string | undefined;
   /** Where switchboard listens; default DEFAULT_TRIGGER_BASE_URL. A path prefix is kept. */
   baseUrl?: string | undefined;
+  /** The provider's `${VAR}`s that are not set here (`${GITHUB_WEBHOOK_SECRET}`), named when it has no secret. */
+  unsetPlaceholders?: readonly string[];
   fetch?: typeof fetch;
   now?: () => number;
   timeoutMs?: number;
@@ -89,12 +91,20 @@ export async function prepareTrigger(
   provider: WebhookProviderConfig,
   sampleName: string | undefined,
   nowMs: number,
+  unsetPlaceholders: readonly string[] = [],
 ): Promise<SampleDelivery> {
   if (provider.preset.credential === 'public_key') throw cannotSignAsymmetric(provider);
   const secret = provider.secrets[0];
   if (secret === undefined && (provider.trustMode === 'signed' || provider.trustMode === 'token')) {
+    const what = provider.trustMode === 'signed' ? 'secret' : 'token';
+    const done = provider.trustMode === 'signed' ? 'signed' : 'authenticated';
+    // serve names the variable in its banner; so does trigger, which may run in a shell without it.
+    const unset =
+      unsetPlaceholders.length === 0
+        ? ''
+        : `: ${unsetPlaceholders.join(', ')} ${unsetPlaceholders.length === 1 ? 'is' : 'are'} not set in trigger's environment`;
     throw invalidArgument(
-      `provider ${provider.name} has no ${provider.trustMode === 'signed' ? 'secret' : 'token'} configured, so the sample cannot be ${provider.trustMode === 'signed' ? 'signed' : 'authenticated'}`,
+      `provider ${provider.name} has no ${what} configured${unset}, so the sample cannot be ${done}`,
     );
   }
   if (provider.trustMode === 'signed' && provider.preset.sign === undefined && provider.preset.signBody === undefined) {
@@ -133,7 +143,12 @@ export async function triggerSample(options: TriggerOptions): Promise<TriggerRes
       `provider ${provider.name} is a queue provider; publish to Redis channel ${provider.channel} instead`,
     );
   }
-  const prepared = await prepareTrigger(provider, options.sample, (options.now ?? Date.now)());
+  const prepared = await prepareTrigger(
+    provider,
+    options.sample,
+    (options.now ?? Date.now)(),
+    options.unsetPlaceholders,
+  );
   const url = joinUrl(options.baseUrl ?? DEFAULT_TRIGGER_BASE_URL, provider.route);
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
