@@ -13,13 +13,28 @@ export interface CliIo {
   ask?: (question: string) => Promise<string>;
 }
 
-/** Errors whose message is the whole story (what failed and what to do): one plain line, exit 1. */
+/**
+ * Errors whose message is the whole story (what failed and what to do): one plain line, no stack.
+ * Exit 1, or 2 when the fix is a different choice of the operator's (a port someone else holds).
+ */
 export async function isOperatorError(err: unknown): Promise<boolean> {
   if (!(err instanceof Error)) return false;
-  const [{ DataDirInUseError }, { EmbeddedPostgresError }, { PoolerError }] = await Promise.all([
+  const [{ DataDirInUseError }, { EmbeddedPostgresError }, { PoolerError }, { PortInUseError }] = await Promise.all([
     import('../postgres/data-dir-lock.ts'),
     import('../postgres/embedded-postgres-error.ts'),
     import('../store/database/session-check.ts'),
+    import('../http/port-in-use.ts'),
   ]);
-  return err instanceof DataDirInUseError || err instanceof EmbeddedPostgresError || err instanceof PoolerError;
+  return (
+    err instanceof DataDirInUseError ||
+    err instanceof EmbeddedPostgresError ||
+    err instanceof PoolerError ||
+    err instanceof PortInUseError
+  );
+}
+
+/** The exit code of a failure main() reports: 2 for a port in use (as for a bad --port), else 1. */
+export async function exitCodeOf(err: unknown): Promise<number> {
+  const { PortInUseError } = await import('../http/port-in-use.ts');
+  return err instanceof PortInUseError ? 2 : 1;
 }

@@ -10,7 +10,7 @@ import { EXIT_USAGE, parseCommandLine, UsageError } from './command-line.ts';
 import { commandNamed, COMMANDS } from './commands.ts';
 import { commandHelp, generalHelp } from './help-text.ts';
 import { commandHint } from './invocation.ts';
-import type { CliIo } from './cli-io.ts';
+import { exitCodeOf, type CliIo } from './cli-io.ts';
 
 const defaultIo: CliIo = {
   out: (text) => process.stdout.write(text),
@@ -118,6 +118,6 @@ export async function main(
     // Reported once, here, in plain text. serve has also logged an unexpected one with its stack
     // (isOperatorError tells them apart); the message of an expected one is the whole story.
     io.err(`switchboard: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return await exitCodeOf(err);
   }
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isAddressInUse, PortInUseError } from './port-in-use.ts';
 
 export interface ServerTimeouts {
   /** Whole request head (request line and headers) must arrive within this. */
@@ -65,9 +66,12 @@ export function urlHost(host: string): string {
 
 async function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    // Taken between start-up's check (ensurePortFree) and now: said the same way as the check says it.
+    const fail = (err: Error): void =>
+      reject(isAddressInUse(err) ? new PortInUseError(host, port, { cause: err }) : err);
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });

@@ -6,6 +6,7 @@
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { listenHttp, type ServerTimeouts } from '../http/http-server.ts';
+import { ensurePortFree } from '../http/port-in-use.ts';
 import { openDatabase, type Database } from '../store/database/database.ts';
 import { ensureInitialToken, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -58,6 +59,8 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
   };
 
   try {
+    // Before the database: starting PostgreSQL and migrating take seconds, all lost on a busy port.
+    await ensurePortFree(options.host, options.port);
     const database = await openDatabase({
       databaseUrl: options.databaseUrl,
       dataDir: options.dataDir,
