@@ -25,7 +25,7 @@ async function modules() {
   const [files, running, store, auth, logRedact, banner] = await Promise.all([
     import('../postgres/cluster-files.ts'),
     import('../postgres/running-record.ts'),
-    import('../store/database/database.ts'),
+    import('../store/database/database-options.ts'),
     import('../auth/ensure-initial-token.ts'),
     import('../log/redact-url.ts'),
     import('./startup-banner.ts'),
@@ -45,13 +45,17 @@ export async function runDataCommand(parsed: ParsedCommandLine, io: CliIo): Prom
 async function info(io: CliIo): Promise<number> {
   const m = await modules();
   const { databaseUrl, dataDir } = m.databaseOptionsFromEnv(io.env);
-  const dirSize = await m.diskUsage(dataDir);
+  const place = await m.clusterPlace(dataDir);
+  // Each file is looked at once: the data directory's size is the rest of it plus the cluster's.
+  const [rest, clusterSize, running] = await Promise.all([
+    m.diskUsage(dataDir, place.relocated ? undefined : place.clusterDir),
+    m.diskUsage(place.clusterDir),
+    m.findRunningEmbedded(dataDir),
+  ]);
+  const dirSize = rest === null ? null : rest + (place.relocated ? 0 : (clusterSize ?? 0));
   if (dirSize === null) {
     io.out(`data directory  ${dataDir}  (does not exist: nothing is stored here yet)\n`);
   } else {
-    const place = await m.clusterPlace(dataDir);
-    const clusterSize = await m.diskUsage(place.clusterDir);
-    const running = await m.findRunningEmbedded(dataDir);
     const lines = [
       `data directory  ${dataDir}  (${formatBytes(dirSize)}${place.relocated ? '' : ', the cluster included'})`,
       `cluster         ${place.clusterDir}  (${clusterSize === null ? 'not created yet' : formatBytes(clusterSize)})`,

@@ -9,7 +9,7 @@ import { unsetPlaceholdersOf, type UnsetVariable } from '../config/interpolate-e
 import type { ProviderConfig, ResolvedConfig } from '../config/resolve-config.ts';
 import { TOKEN_FILE_NAME, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { RunningSwitchboard } from '../server/start-switchboard.ts';
-import { databaseOptionsFromEnv } from '../store/database/database.ts';
+import { databaseOptionsFromEnv } from '../store/database/database-options.ts';
 import { pathExists } from '../shared/path-exists.ts';
 
 /** Left beside the token file by a start that created the first token but failed before showing it. */

@@ -30,12 +30,14 @@ export async function runTokenCommand(parsed: ParsedCommandLine, io: CliIo): Pro
   const { action, name } = checkArguments(parsed.positionals);
   const [
     { createLogger },
-    { databaseOptionsFromEnv, openDatabase },
+    { openDatabase },
+    { databaseOptionsFromEnv },
     { createTokenRepository },
     { runTokenCommand: run },
   ] = await Promise.all([
     import('../log/logger.ts'),
     import('../store/database/database.ts'),
+    import('../store/database/database-options.ts'),
     import('../store/records/token-repository.ts'),
     import('../auth/token-commands.ts'),
   ]);

@@ -2,7 +2,8 @@
 import { ConfigError } from '../config/config-error.ts';
 import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
-import { databaseOptionsFromEnv, openDatabase } from '../store/database/database.ts';
+import { openDatabase } from '../store/database/database.ts';
+import { databaseOptionsFromEnv } from '../store/database/database-options.ts';
 import { startSwitchboard, type RunningSwitchboard } from './start-switchboard.ts';
 
 export interface ServeOptions {

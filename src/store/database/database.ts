@@ -2,7 +2,6 @@
  * Where the database comes from: DATABASE_URL when set, otherwise a PostgreSQL embedded in the
  * data directory. Either way callers get one slonik pool configured the same way.
  */
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   createPool,
@@ -122,15 +121,6 @@ export function assertStorePool(pool: DatabasePool): void {
   if (!pool.configuration.interceptors.some((interceptor) => interceptor.name === RESULT_PARSER_INTERCEPTOR_NAME)) {
     throw new TypeError('the store needs a pool from createDatabasePool (it validates rows with the result parser)');
   }
-}
-
-export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): {
-  databaseUrl: string | undefined;
-  dataDir: string;
-} {
-  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
-  const dataDir = path.resolve(env.SWITCHBOARD_DATA_DIR?.trim() || '.switchboard');
-  return { databaseUrl, dataDir };
 }
 
 export async function isDatabaseUp(pool: DatabasePool, timeoutMs = 2_000): Promise<boolean> {
