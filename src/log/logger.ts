@@ -54,12 +54,39 @@ function prettyStream(fd: 1 | 2): DestinationStream {
   });
 }
 
+/**
+ * The keys pino writes on every line itself. pino does not merge a logged object into them: a
+ * `{ name }` or `{ pid }` field was written a second time on the same line, and most JSON parsers
+ * keep only the last one, so `"name":"switchboard"` read back as a migration's name.
+ */
+const LINE_KEYS = ['level', 'time', 'pid', 'hostname', 'name', 'msg'] as const;
+
+/**
+ * A logged field named like one of the line's own keys is written as `<key>_field` instead, so no
+ * line has a key twice. Call sites use their own names (`migration`, `postgresPid`); this is the
+ * guard for one that slips through. A `msg` field is the line's message when no message is given.
+ */
+export function withoutLineKeys(object: object, hasMessage: boolean): object {
+  const clashes = (key: string): boolean =>
+    (LINE_KEYS as readonly string[]).includes(key) && (key !== 'msg' || hasMessage);
+  if (!Object.keys(object).some(clashes)) return object;
+  return Object.fromEntries(Object.entries(object).map(([key, value]) => [clashes(key) ? `${key}_field` : key, value]));
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const config = {
     name: 'switchboard',
     level,
     redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+    hooks: {
+      // Here rather than in formatters.log, which cannot tell whether a message was given too.
+      logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...args: unknown[]) => void) {
+        const [first, ...rest] = args;
+        if (typeof first !== 'object' || first === null || first instanceof Error) return method.apply(this, args);
+        return method.apply(this, [withoutLineKeys(first, typeof rest[0] === 'string'), ...rest]);
+      },
+    },
   };
   const fd = options.fd ?? 1;
   const terminal = fd === 1 ? process.stdout.isTTY : process.stderr.isTTY;

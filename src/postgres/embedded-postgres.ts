@@ -118,7 +118,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await handle.stop();
       throw error;
     });
-    logger.info({ port: server.port, clusterDir, pid: server.child.pid }, 'embedded PostgreSQL started');
+    logger.info({ port: server.port, clusterDir, postgresPid: server.child.pid }, 'embedded PostgreSQL started');
     return {
       url: connectionUrl(server.port, password, database),
       port: server.port,
@@ -154,7 +154,10 @@ async function refuseRunningPostmaster(clusterDir: string, logger: Logger): Prom
   if (!Number.isInteger(pid) || pid <= 0 || !isProcessAlive(pid)) return;
   const command = await processName(pid);
   if (command !== null && command !== 'postgres') {
-    logger.warn({ pid, command, pidFile }, 'removing a stale postmaster.pid whose pid now belongs to another program');
+    logger.warn(
+      { postgresPid: pid, command, pidFile },
+      'removing a stale postmaster.pid whose pid now belongs to another program',
+    );
     await rm(pidFile, { force: true });
     return;
   }

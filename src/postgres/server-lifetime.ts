@@ -84,11 +84,11 @@ async function stopChild(child: ChildProcess, logger: Logger): Promise<void> {
     await withTimeout(exited, 30_000, 'fast shutdown');
   } catch {
     // Immediate shutdown: no checkpoint, but WAL replay on the next start makes it consistent.
-    logger.warn({ pid: child.pid }, 'embedded PostgreSQL ignored fast shutdown; sending SIGQUIT');
+    logger.warn({ postgresPid: child.pid }, 'embedded PostgreSQL ignored fast shutdown; sending SIGQUIT');
     if (isRunning(child)) child.kill('SIGQUIT');
     await withTimeout(exited, 10_000, 'immediate shutdown').catch(() => undefined);
   }
-  logger.info({ pid: child.pid }, 'embedded PostgreSQL stopped');
+  logger.info({ postgresPid: child.pid }, 'embedded PostgreSQL stopped');
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: () => void): Promise<T> {

@@ -120,7 +120,7 @@ export async function migrate(
         if (!migration) {
           // A newer switchboard migrated this database; older code may still work, so warn only.
           logger.warn(
-            { version: row.version, name: row.name },
+            { version: row.version, migration: row.name },
             'database has a migration this switchboard does not know',
           );
           continue;
@@ -145,7 +145,11 @@ export async function migrate(
           `);
         });
         logger.info(
-          { version: migration.version, name: migration.name, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+          {
+            version: migration.version,
+            migration: migration.name,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          },
           'applied migration',
         );
       }
