@@ -15,6 +15,8 @@
  *                        src/ui/client/ is left out, esbuild bundles it into the UI build
  *   dist/generated/**    the generated modules src/ imports
  *   dist/package.json    name, version and "type": "module" of the package
+ *   dist/switchboard.example.yaml   the example config `switchboard init` writes (read as
+ *                        ../../switchboard.example.yaml from src/cli/, like package.json)
  *
  * dist/ mirrors the repository's layout one level down, so every path the code resolves from
  * import.meta.url (../../generated/, ./migrations/, ./dist/) means the same thing there. Code
@@ -36,6 +38,8 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'dist');
 const require = createRequire(import.meta.url);
+/** The example config, at the root of the repository and of dist/. */
+const EXAMPLE_CONFIG = 'switchboard.example.yaml';
 
 function resolves(name) {
   try {
@@ -102,7 +106,7 @@ async function isStale() {
     await newestBelow(path.join(root, 'src'), ['ui/dist']),
     await newestBelow(path.join(root, 'generated')),
     ...(await Promise.all(
-      ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.js'].map(async (file) =>
+      ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.js', EXAMPLE_CONFIG].map(async (file) =>
         stat(path.join(root, file)).then(
           (s) => s.mtimeMs,
           () => 0,
@@ -137,6 +141,7 @@ async function main() {
   run([require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], 'tsc');
   const assets = await copyRuntimeFiles('src', 'src', ['ui/client']);
   const generated = await copyRuntimeFiles('generated', 'generated', []);
+  await cp(path.join(root, EXAMPLE_CONFIG), path.join(out, EXAMPLE_CONFIG));
   const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
   await writeFile(
     path.join(out, 'package.json'),

@@ -51,6 +51,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     positionals: [],
   },
   {
+    command: 'init',
+    usage: 'init',
+    summary:
+      'Write an example switchboard.yaml (a sandbox and a GitHub provider) in the current directory, to start from; an existing one is left alone.',
+    options: {},
+    positionals: [],
+  },
+  {
     command: 'migrate',
     usage: 'migrate [--config PATH]',
     summary: 'Apply database migrations and exit.',

@@ -75,6 +75,8 @@ async function runCommand(command: string, args: readonly string[], io: CliIo): 
     }
     case 'serve':
       return (await import('./serve-command.ts')).runServeCommand(parsed, io);
+    case 'init':
+      return (await import('./init-command.ts')).runInitCommand(io);
     case 'migrate':
       return (await import('./serve-command.ts')).runMigrateCommand(parsed, io);
     case 'token':

@@ -222,7 +222,7 @@ describe('arguments are checked before anything starts', () => {
     const c = capture();
     expect(await main(['bogus'], c.io)).toBe(2);
     expect(c.err()).toBe(
-      'switchboard: unknown command "bogus"; the commands are serve, migrate, token, trigger, listen, data, help\n' +
+      'switchboard: unknown command "bogus"; the commands are serve, init, migrate, token, trigger, listen, data, help\n' +
         'See: npm start -- --help\n',
     );
     // A near miss is named instead of the whole list.
@@ -275,7 +275,7 @@ describe('arguments are checked before anything starts', () => {
   it('has help for every command: switchboard help, help <command> and <command> --help', async () => {
     const general = capture();
     expect(await main(['help'], general.io)).toBe(0);
-    for (const command of ['serve', 'migrate', 'token', 'trigger', 'listen', 'data', 'help']) {
+    for (const command of ['serve', 'init', 'migrate', 'token', 'trigger', 'listen', 'data', 'help']) {
       expect(general.out()).toMatch(new RegExp(`^ {2}switchboard \\[?${command}\\b`, 'm'));
     }
     expect(general.out()).toContain('Usage (run here as: npm start -- <command> [options])');
