@@ -11,6 +11,7 @@ import { NO_PROVIDERS_HINT } from '../../src/cli/startup-banner.ts';
 import { createEmptyDatabase } from '../support/database.ts';
 import { closedPort } from '../support/local-server.ts';
 import { spawnSwitchboard } from '../support/spawn-switchboard.ts';
+import { capture, childEnv, cliOutcome, tempDir } from './support/cli-process.ts';
 
 const run = promisify(execFile);
 const repo = join(import.meta.dirname, '../..');
@@ -19,16 +20,6 @@ const srcDir = join(repo, 'src');
 /** The CLI as a process, from source (bin/switchboard.js runs the same entry compiled in dist/). */
 const cli = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
   run(process.execPath, ['--import', 'tsx', join(srcDir, 'cli/entry.ts'), ...args], { cwd: repo, env });
-
-function capture(): {
-  io: { out: (t: string) => void; err: (t: string) => void };
-  out: () => string;
-  err: () => string;
-} {
-  let out = '';
-  let err = '';
-  return { io: { out: (t) => (out += t), err: (t) => (err += t) }, out: () => out, err: () => err };
-}
 
 describe('switchboard CLI', () => {
   it('prints help when run as a process', async () => {
@@ -64,7 +55,7 @@ describe('switchboard CLI', () => {
   });
 
   it('exits 2 naming the key for a bad config, without a stack trace', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'sb-cli-'));
+    const dir = await tempDir('sb-cli-');
     const file = join(dir, 'bad.yaml');
     await writeFile(file, 'providers:\n  github: { preset: github, secrett: x }\n');
     const failure = await cli(['serve', '--config', file]).then(
@@ -83,7 +74,7 @@ describe('switchboard CLI', () => {
   });
 
   it('trigger names the configured providers when the provider is unknown', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'sb-cli-'));
+    const dir = await tempDir('sb-cli-');
     const file = join(dir, 'sb.yaml');
     await writeFile(file, 'providers:\n  sandbox: { trust_mode: open }\n');
     const c = capture();
@@ -92,7 +83,7 @@ describe('switchboard CLI', () => {
   });
 
   it('exits 1 with one line naming the problem when the embedded PostgreSQL cannot start', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'sb-cli-data-'));
+    const dataDir = await tempDir('sb-cli-data-');
     // A folder where the cluster should be, that is not one: the start refuses before initdb.
     await mkdir(join(dataDir, 'postgres'));
     const env: NodeJS.ProcessEnv = { ...process.env, SWITCHBOARD_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
@@ -105,7 +96,6 @@ describe('switchboard CLI', () => {
     expect(failure?.stderr).toBe(
       `switchboard: ${join(dataDir, 'postgres')} exists but is not a PostgreSQL data directory (no PG_VERSION); move it away and start again\n`,
     );
-    await rm(dataDir, { recursive: true, force: true });
   });
 });
 
@@ -155,37 +145,9 @@ describe('bin/switchboard.js', () => {
   });
 });
 
-/** Runs the CLI from source as a process; never rejects. */
-async function cliOutcome(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd = repo,
-): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  const started = performance.now();
-  return run(process.execPath, ['--import', 'tsx', join(srcDir, 'cli/entry.ts'), ...args], { cwd, env }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr, ms: performance.now() - started }),
-    (e: { code: number; stdout: string; stderr: string }) => ({
-      code: e.code,
-      stdout: e.stdout,
-      stderr: e.stderr,
-      ms: performance.now() - started,
-    [['help', 'triger'], 'no command named "triger"; did you mean "trigger"?', 'help'],
-    }),
-  );
-}
-
-/** The environment of a CLI child: exactly what the test says, not what the test run carries. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', ...extra };
-  for (const key of ['DATABASE_URL', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_CONFIG', 'PORT', 'NODE_OPTIONS'])
-    if (!(key in extra)) delete env[key];
-  for (const key of Object.keys(env)) if (key.startsWith('VITEST')) delete env[key];
-  return env;
-}
-
 /** A data directory whose lock a live process (this one) holds, as a running switchboard's. */
 async function busyDataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'sb-cli-busy-'));
+  const dir = await tempDir('sb-cli-busy-');
   await writeFile(join(dir, 'switchboard.lock'), JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'test' }));
   return dir;
 }
@@ -207,6 +169,7 @@ describe('arguments are checked before anything starts', () => {
     [['data'], 'missing <info|rm>', 'data'],
     [['data', 'info', '--yes'], '--yes goes with data rm', 'data'],
     [['help', 'bogus'], 'no command named "bogus"', 'help'],
+    [['help', 'triger'], 'no command named "triger"; did you mean "trigger"?', 'help'],
   ];
 
   it('answers a usage error with exit 2, naming the argument and its --help, without touching the data directory', async () => {
@@ -226,7 +189,6 @@ describe('arguments are checked before anything starts', () => {
         'See: npm start -- --help\n',
     );
     // A near miss is named instead of the whole list.
-        'src/shared/did-you-mean.ts',
     for (const [typed, meant] of [
       ['serv', 'serve'],
       ['tokne', 'token'],
@@ -264,12 +226,12 @@ describe('arguments are checked before anything starts', () => {
       expect(ours.filter((file) => !file.startsWith('src/cli/')).sort(), args.join(' ')).toEqual([
         'generated/constants.ts',
         'src/config/config-error.ts',
+        'src/shared/did-you-mean.ts',
         'src/shared/package-names.ts',
       ]);
       // No library of the server either (slonik, pg, pino, ajv, koa…): only tsx itself.
       expect(loaded.filter((url) => url.includes('/node_modules/') && !url.includes('/node_modules/tsx/'))).toEqual([]);
     }
-    await rm(dataDir, { recursive: true, force: true });
   }, 60_000);
 
   it('has help for every command: switchboard help, help <command> and <command> --help', async () => {
@@ -304,11 +266,10 @@ describe('arguments are checked before anything starts', () => {
         `If no switchboard is running there, delete ${join(dataDir, 'switchboard.lock')}.\n`,
     );
     expect(failure.stdout).toBe('');
-    await rm(dataDir, { recursive: true, force: true });
   });
 
   it('trigger names the URL it tried, why it failed, and --url', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'sb-cli-'));
+    const dir = await tempDir('sb-cli-');
     const file = join(dir, 'sb.yaml');
     await writeFile(file, 'providers:\n  sandbox: { trust_mode: open }\n');
     const port = await closedPort();
@@ -318,15 +279,14 @@ describe('arguments are checked before anything starts', () => {
       `switchboard: could not reach switchboard at http://127.0.0.1:${port}/hooks/sandbox: connection refused: ` +
         'nothing listens there. Check that --url names a running switchboard.\n',
     );
-    await rm(dir, { recursive: true, force: true });
   });
 });
 
 describe('serve: what it says at start-up', () => {
   it('shows a first token made by a start that failed, warns of unset variables, lists what it serves, and leaves Redis alone', async () => {
     const db = await createEmptyDatabase();
-    const dataDir = await mkdtemp(join(tmpdir(), 'sb-cli-first-'));
-    const configDir = await mkdtemp(join(tmpdir(), 'sb-cli-config-'));
+    const dataDir = await tempDir('sb-cli-first-');
+    const configDir = await tempDir('sb-cli-config-');
     const env = childEnv({ DATABASE_URL: db.url, SWITCHBOARD_DATA_DIR: dataDir });
     // 1. A forward rule pointing back at switchboard itself is refused after the token was made.
     const port = await closedPort();
@@ -419,8 +379,6 @@ describe('serve: what it says at start-up', () => {
     expect(await main(['serve', '--config', strictConfig], { ...c.io, env })).toBe(2);
     expect(c.err()).toContain('switchboard: server.strict refuses to start with an unset variable\n');
 
-    await rm(dataDir, { recursive: true, force: true });
-    await rm(configDir, { recursive: true, force: true });
     await new Promise((resolve) => redis.close(resolve));
     await db.drop();
   }, 180_000);
@@ -447,7 +405,7 @@ describe('serve: what it says at start-up', () => {
 describe('token and data commands beside a server on the embedded PostgreSQL', () => {
   it('manage tokens through the running server, show where the data is, and remove it only once the server stopped', async () => {
     // mkdtemp is mode 0700: as root the cluster goes to /var/lib/switchboard/clusters/, which data rm removes too.
-    const dataDir = await mkdtemp(join(tmpdir(), 'sb-cli-embedded-'));
+    const dataDir = await tempDir('sb-cli-embedded-');
     const env = childEnv({ SWITCHBOARD_DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
     const server = await spawnSwitchboard({
       config: { providers: { sandbox: { trust_mode: 'open' } } },
@@ -489,6 +447,5 @@ describe('token and data commands beside a server on the embedded PostgreSQL', (
     expect(removed.stdout).toMatch(/^removed \d+\.\d MB:\n/);
     await expect(readdir(clusterDir)).rejects.toThrow(/ENOENT/);
     expect(await readdir(dataDir).catch(() => [])).not.toContain('postgres.password');
-    await rm(dataDir, { recursive: true, force: true });
   }, 180_000);
 });

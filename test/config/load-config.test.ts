@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -220,6 +220,7 @@ describe('config file', () => {
 
   it('finds the file from --config, SWITCHBOARD_CONFIG, then ./switchboard.yaml', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sb-config-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     expect(findConfigPath({ env: {}, cwd: dir })).toBeNull();
     await writeFile(join(dir, 'switchboard.yaml'), 'providers:\n  s: { trust_mode: open }\n');
     await writeFile(join(dir, 'other.yaml'), 'providers:\n  o: { trust_mode: open }\n');

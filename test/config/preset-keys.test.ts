@@ -4,10 +4,10 @@
  * provider), a public_key or secret the scheme cannot use, HTTP Basic with half its credentials,
  * and keys the preset would ignore.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
@@ -28,6 +28,7 @@ describe('catalog preset keys at start-up', () => {
       /^providers\.sms\.public_url: provider sms \(preset twilio\) signs the URL it calls; set public_url or server\.public_url/,
     );
     const dir = await mkdtemp(join(tmpdir(), 'sb-keys-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'sb.yaml');
     await writeFile(file, 'providers:\n  payments: { preset: square, secret: s }\n');
     let err = '';

@@ -3,7 +3,7 @@
  * token; while the database is away that check fails, and the answer must be 503 with
  * Retry-After like every other database-backed route, not a 500.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ describe('/metrics while the database is down', () => {
   let proxy: ControlledProxy;
   let drop: () => Promise<void>;
   let token: string;
+  let dataDir: string | undefined;
 
   beforeAll(async () => {
     const db = await createEmptyDatabase();
@@ -29,7 +30,7 @@ describe('/metrics while the database is down', () => {
       host: '127.0.0.1',
       port: 0,
       databaseUrl: proxy.via(db.url),
-      dataDir: await mkdtemp(join(tmpdir(), 'sb-metrics-outage-')),
+      dataDir: (dataDir = await mkdtemp(join(tmpdir(), 'sb-metrics-outage-'))),
       envToken: undefined,
       redisUrl: undefined,
     });
@@ -43,6 +44,7 @@ describe('/metrics while the database is down', () => {
     await running?.close();
     await proxy?.close();
     await drop?.();
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('answers 503 with Retry-After when the managed token cannot be looked up, and looks tokens up again once it is back', async () => {

@@ -91,16 +91,20 @@ export interface SpawnedSwitchboard {
   stop(timeoutMs?: number): Promise<ChildExit>;
   /** Resident set size in bytes, from /proc (0 when the process is gone). */
   rss(): number;
-  /** Removes the temp config file, and the data dir when it was created here. */
+  /** Removes the data dir when it was created here (the config file goes when the child exits). */
   cleanup(): void;
 }
 
 const LISTENING = /switchboard listening on (http:\/\/[^\s]+)/;
 const running = new Set<ChildProcess>();
+/** The config folders of children still running (each is removed when its child exits). */
+const configDirs = new Set<string>();
 
-// A test that fails or times out must not leave servers behind holding ports and connections.
+// A test that fails or times out must not leave servers behind holding ports and connections, nor
+// their config folders in the temporary folder.
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
+  for (const dir of configDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 export function randomToken(): string {
@@ -178,9 +182,14 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
     err += chunk;
   });
   let exitInfo: ChildExit | null = null;
+  configDirs.add(configDir);
   const exited = new Promise<ChildExit>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(child);
+      // The config was read at start-up: its folder goes with the child, whether or not the test
+      // calls cleanup() (the data directory stays until cleanup(): a test may restart on it).
+      rmSync(configDir, { recursive: true, force: true });
+      configDirs.delete(configDir);
       exitInfo = { code, signal };
       resolve(exitInfo);
     });
@@ -258,7 +267,6 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
       }
     },
     cleanup: () => {
-      rmSync(configDir, { recursive: true, force: true });
       if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
