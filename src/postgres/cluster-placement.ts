@@ -112,10 +112,24 @@ export async function placeCluster(placement: Placement): Promise<string> {
   return clusterDir;
 }
 
+/** The part of a cluster id that names its data directory (a hash of the real path). */
+function clusterOwner(realDataDir: string): string {
+  return createHash('sha256').update(realDataDir).digest('hex').slice(0, 12);
+}
+
 /** Names the data directory it belongs to (hashed), and is unique even if that is reused. */
-function clusterId(dataDir: string): string {
-  const owner = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
-  return `${owner}-${randomBytes(4).toString('hex')}`;
+export function clusterId(realDataDir: string): string {
+  return `${clusterOwner(realDataDir)}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Whether a folder name under clusters/ is an id placeCluster made for this data directory. What a
+ * postgres.location names is only ever removed when it is: a location edited to name another
+ * project's cluster names another owner.
+ */
+export async function isOwnClusterId(dataDir: string, id: string): Promise<boolean> {
+  const real = await realpath(dataDir).catch(() => path.resolve(dataDir));
+  return new RegExp(`^${clusterOwner(real)}-[0-9a-f]{8}$`).test(id);
 }
 
 /**

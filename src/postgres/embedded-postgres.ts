@@ -15,7 +15,8 @@ import path from 'node:path';
 import { createPool, sql } from 'slonik';
 import type { Logger } from '../log/logger.ts';
 import { pathExists } from '../shared/path-exists.ts';
-import { acquireDataDirLock, DataDirInUseError, isProcessAlive } from './data-dir-lock.ts';
+import { acquireDataDirLock, DataDirInUseError, isProcessAlive, type DataDirLock } from './data-dir-lock.ts';
+import { clusterPlace, lockCluster } from './cluster-files.ts';
 import { DEFAULT_SYSTEM_DIR, placeCluster, placeInstall } from './cluster-placement.ts';
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 import { findFreePort } from './free-port.ts';
@@ -84,12 +85,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const systemDir = path.resolve(options.systemDir ?? DEFAULT_SYSTEM_DIR);
 
   await mkdir(dataDir, { recursive: true });
-  const lock = await acquireDataDirLock(dataDir);
+  let lock: DataDirLock = await acquireDataDirLock(dataDir);
   try {
     const account = await postgresAccount();
     const found = options.installDir === undefined ? await bundledInstall() : { dir: path.resolve(options.installDir) };
     const install = await placeInstall(found, { account, dataDir, systemDir, logger });
     const clusterDir = await placeCluster({ account, dataDir, systemDir, logger });
+    // A cluster placed outside the data directory is locked in its own folder too: `data rm` run
+    // on any data directory whose record names it then sees that it is in use.
+    const { home } = await clusterPlace(dataDir);
+    if (home !== null) lock = bothLocks(lock, await lockCluster(home));
     await refuseRunningPostmaster(clusterDir, logger);
     const initialised = await pathExists(path.join(clusterDir, 'PG_VERSION'));
     const password = await readOrCreatePassword(dataDir, clusterDir, initialised);
@@ -133,6 +138,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await lock.release();
     throw error;
   }
+}
+
+/** Two locks held and released as one (the data directory's, then a relocated cluster's). */
+function bothLocks(first: DataDirLock, second: DataDirLock): DataDirLock {
+  return {
+    file: first.file,
+    release: async () => {
+      await second.release();
+      await first.release();
+    },
+  };
 }
 
 /**

@@ -1,20 +1,36 @@
 /**
- * `switchboard data info`: sizes a cluster without loading the database's modules.
+ * `switchboard data info | rm`: info sizes a cluster without loading the database's modules, and rm
+ * removes only a cluster folder switchboard made for this data directory, never one in use.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { chmod, mkdir, readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createPool, sql } from 'slonik';
 import { describe, expect, it } from 'vitest';
 import { formatBytes } from '../../src/cli/data-command.ts';
+import { clusterId, CLUSTER_LOCATION_FILE } from '../../src/postgres/cluster-placement.ts';
+import { startEmbeddedPostgres } from '../../src/postgres/embedded-postgres.ts';
+import { silentLogger } from '../support/database.ts';
 import { childEnv, cliOutcome, REPO, tempDir } from './support/cli-process.ts';
 
 const run = promisify(execFile);
+const asRoot = process.getuid?.() === 0;
 
 /** A file of `bytes` bytes of noise (so that no filesystem stores it sparse). */
 async function filler(file: string, bytes: number): Promise<void> {
   await writeFile(file, Buffer.alloc(bytes, 'switchboard'));
+}
+
+/** A data directory whose postgres.location names `clusterDir`. */
+async function dataDirNaming(clusterDir: string): Promise<string> {
+  const dataDir = join(await tempDir('sb-data-rm-'), 'data');
+  await mkdir(dataDir);
+  await writeFile(join(dataDir, CLUSTER_LOCATION_FILE), `${clusterDir}\n`);
+  await writeFile(join(dataDir, 'postgres.password'), 'x\n');
+  return dataDir;
 }
 
 describe('switchboard data info', () => {
@@ -54,4 +70,105 @@ describe('switchboard data info', () => {
     expect(files.filter((file) => /node_modules\/(slonik|pg|pg-[a-z-]+|pino|ajv|koa)\//.test(file))).toEqual([]);
     expect(files.filter((file) => file.startsWith('src/store/'))).toEqual(['src/store/database/database-options.ts']);
   }, 60_000);
+});
+
+describe('switchboard data rm', () => {
+  it('resolves `..` before it checks a recorded location: <P>/clusters/../postgres is refused, <P> kept', async () => {
+    const parent = await tempDir('sb-data-rm-dotdot-');
+    await mkdir(join(parent, 'clusters'));
+    await mkdir(join(parent, 'postgres'));
+    await filler(join(parent, 'postgres', 'PG_VERSION'), 3);
+    await filler(join(parent, 'precious'), 100);
+    // Written as is: path.join would resolve the `..` the attack relies on.
+    const dataDir = await dataDirNaming(`${parent}/clusters/../postgres`);
+
+    const removed = await cliOutcome(['data', 'rm', '--yes'], childEnv({ SWITCHBOARD_DATA_DIR: dataDir }));
+    expect(removed.stderr).toBe(
+      `switchboard: ${join(dataDir, CLUSTER_LOCATION_FILE)} names "${join(parent, 'postgres')}", which is not a ` +
+        'cluster folder switchboard made for this data directory (…/clusters/<id>/postgres); remove it yourself if it is one\n',
+    );
+    expect(removed.code).toBe(1);
+    expect((await readdir(parent)).sort()).toEqual(['clusters', 'postgres', 'precious']);
+    expect(await readdir(dataDir)).toContain('postgres.password');
+  }, 60_000);
+
+  it('refuses a cluster folder made for another data directory, or one whose lock a live process holds', async () => {
+    const system = await tempDir('sb-data-rm-system-');
+    // Another project's cluster, in the shape placeCluster makes, with that project's id.
+    const other = await realpath(await tempDir('sb-data-rm-other-'));
+    const othersHome = join(system, 'clusters', clusterId(other));
+    await mkdir(join(othersHome, 'postgres'), { recursive: true });
+    await filler(join(othersHome, 'postgres', 'PG_VERSION'), 3);
+    const dataDir = await dataDirNaming(join(othersHome, 'postgres'));
+    const refused = await cliOutcome(['data', 'rm', '--yes'], childEnv({ SWITCHBOARD_DATA_DIR: dataDir }));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('which is not a cluster folder switchboard made for this data directory');
+    expect(await readdir(join(othersHome, 'postgres'))).toEqual(['PG_VERSION']);
+
+    // This data directory's own id, but the cluster's lock is held by a live process (this one), as a
+    // running server holds it: refused, and nothing removed.
+    const ownHome = join(system, 'clusters', clusterId(await realpath(dataDir)));
+    await mkdir(join(ownHome, 'postgres'), { recursive: true });
+    await filler(join(ownHome, 'postgres', 'PG_VERSION'), 3);
+    await writeFile(join(dataDir, CLUSTER_LOCATION_FILE), `${join(ownHome, 'postgres')}\n`);
+    const lock = JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'test' });
+    await writeFile(join(ownHome, 'switchboard.lock'), lock);
+    const locked = await cliOutcome(['data', 'rm', '--yes'], childEnv({ SWITCHBOARD_DATA_DIR: dataDir }));
+    expect(locked.stderr).toBe(
+      `switchboard: the embedded cluster in ${ownHome} is in use by a running switchboard (pid ${process.pid}); stop it first\n`,
+    );
+    expect(locked.code).toBe(1);
+    expect(await readdir(join(ownHome, 'postgres'))).toEqual(['PG_VERSION']);
+
+    // Unlocked, but a postmaster (this process, for the test) still runs on it: refused too.
+    await writeFile(join(ownHome, 'switchboard.lock'), '');
+    await writeFile(join(ownHome, 'postgres', 'postmaster.pid'), `${process.pid}\n`);
+    const running = await cliOutcome(['data', 'rm', '--yes'], childEnv({ SWITCHBOARD_DATA_DIR: dataDir }));
+    expect(running.stderr).toContain(
+      `switchboard: PostgreSQL (pid ${process.pid}) is running on ${join(ownHome, 'postgres')}`,
+    );
+    expect(running.code).toBe(1);
+
+    // Neither: it is this data directory's cluster, and it goes.
+    await writeFile(join(ownHome, 'postgres', 'postmaster.pid'), '');
+    const removed = await cliOutcome(['data', 'rm', '--yes'], childEnv({ SWITCHBOARD_DATA_DIR: dataDir }));
+    expect(removed.stderr).toBe('');
+    expect(removed.code).toBe(0);
+    expect(await readdir(join(system, 'clusters'))).toEqual([basename(othersHome)]);
+  }, 60_000);
+
+  it.runIf(asRoot)(
+    "never removes another project's running cluster named by this data directory's record",
+    async () => {
+      // As root, a data directory below a mode 0700 folder has its cluster placed in the system
+      // directory (clusters/<id>/postgres), as on a shared host; the server locks that folder too.
+      const closed = await tempDir('sb-data-rm-closed-');
+      const system = await tempDir('sb-data-rm-system-');
+      await chmod(system, 0o755);
+      const server = await startEmbeddedPostgres({
+        dataDir: join(closed, 'project-b'),
+        systemDir: system,
+        logger: silentLogger,
+        durable: false,
+      });
+      try {
+        const home = join(server.clusterDir, '..');
+        expect(JSON.parse(await readFile(join(home, 'switchboard.lock'), 'utf8'))).toMatchObject({ pid: process.pid });
+        const dataDir = await dataDirNaming(server.clusterDir);
+        const refused = await cliOutcome(['data', 'rm', '--yes'], childEnv({ SWITCHBOARD_DATA_DIR: dataDir }));
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('which is not a cluster folder switchboard made for this data directory');
+        const pool = await createPool(server.url, { maximumPoolSize: 1 });
+        try {
+          expect(await pool.oneFirst(sql.unsafe`SELECT 1`)).toBe(1);
+        } finally {
+          await pool.end();
+        }
+      } finally {
+        await server.stop();
+      }
+      await expect(readdir(join(server.clusterDir, '..'))).resolves.not.toContain('switchboard.lock');
+    },
+    120_000,
+  );
 });
