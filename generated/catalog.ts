@@ -712,10 +712,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     title: 'Mailgun',
     docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/tracking-messages/#securing-webhooks',
     scheme: { kind: 'body-signature', variant: 'mailgun' },
-    identify: {
-      event_type: ['{/event-data/event}', '{form:event}'],
-      external_id: ['{/event-data/id}', '{/signature/token}'],
-    },
+    identify: { event_type: ['{/event-data/event}', '{form:event}'], external_id: ['{/event-data/id}'] },
     summary: ['{/event-data/recipient}', '{/event-data/message/headers/subject}'],
     samples: [
       {
@@ -1559,7 +1556,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       signed: '{body}',
     },
     identify: { event_type: ['{/event_type}'], external_id: ['{/event_id}'] },
-    summary: ['{/form_response/definition/title}', '{/form_response/token}'],
+    summary: ['{/form_response/definition/title}'],
     samples: [
       {
         name: 'form_response',

@@ -1,6 +1,8 @@
 import type { EventHeaders } from '../../generated/types.ts';
 // The header lists are shared with the sending path and switchboard listen, which never send what is dropped or redacted here.
-import { ALWAYS_SENSITIVE_HEADERS, CREDENTIAL_LIKE_HEADER, HOP_BY_HOP_HEADERS } from '../shared/header-names.ts';
+import { ALWAYS_SENSITIVE_HEADERS, HOP_BY_HOP_HEADERS } from '../shared/header-names.ts';
+// The one list of credential-like names: summaries and delivery ids leave out fields it names too.
+import { looksLikeCredential } from '../shared/credential-names.ts';
 
 export const REDACTED = '[redacted]';
 
@@ -53,9 +55,11 @@ export function sanitizeHeaders(rawHeaders: readonly string[], options: Sanitize
   const sensitive = sensitiveNames(options.sensitiveHeaders);
   const dropHopByHop = options.dropHopByHop ?? true;
   const keep = options.keepHeaders ?? [];
-  // Under every preset, open included: a name that looks like a credential is redacted too.
+  // Under every preset, open included: a name that looks like a credential (a sender's token
+  // such as x-gitlab-token, a signature, an API key or a secret) is redacted too, since an open
+  // provider's preset names none of its sender's headers.
   const redacted = (name: string): boolean =>
-    sensitive.has(name) || (CREDENTIAL_LIKE_HEADER.test(name) && !keep.includes(name));
+    sensitive.has(name) || (looksLikeCredential(name) && !keep.includes(name));
 
   // Names a Connection header lists beyond the standard hop-by-hop ones (usually none: Node's
   // clients send "keep-alive"), so the common request builds no set of its own.

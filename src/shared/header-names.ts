@@ -21,14 +21,6 @@ export const HOP_BY_HOP_HEADERS: readonly string[] = [
 export const ALWAYS_SENSITIVE_HEADERS: readonly string[] = ['authorization', 'cookie', 'proxy-authorization'];
 
 /**
- * Names that look like a credential whatever the preset in force, open included: a sender's
- * token (`x-gitlab-token`, `x-relay-token`), a signature (`x-hub-signature-256`,
- * `stripe-signature`), an API key or a secret. A provider set to `open` checks nothing, so no
- * preset names its sender's headers; these patterns still keep the values out of storage.
- */
-export const CREDENTIAL_LIKE_HEADER = /^x-.*-token$|signature|secret|^x-api-key$|^api-key$/;
-
-/**
  * Names the stored event on every request the sending path makes, replayed or forwarded (and on
  * every one listen makes), so a consumer or its logs can tell it from a provider's own delivery.
  * The header's name is the wire contract's since replay came first.

@@ -9,7 +9,20 @@ import { invalidArgument } from '../errors/app-error.ts';
 import { LazyBody } from './identify.ts';
 import type { DeliveryBody, HeaderBag, Identify, Preset } from './preset-types.ts';
 import { summarizeGeneric, summaryLine } from './summary.ts';
-import { fillField, FormFields, parseFieldTemplate, type FieldTemplate } from './schemes/template.ts';
+import { credentialNameIn, fillField, FormFields, parseFieldTemplate, type FieldTemplate } from './schemes/template.ts';
+
+/**
+ * A catalog template, parsed; one that reads a credential-like name is refused, since what it
+ * fills in is shown wherever the event is listed (its summary, its delivery id).
+ */
+function catalogTemplate(template: string, where: string): FieldTemplate {
+  const parsed = parseFieldTemplate(template, where);
+  const credential = credentialNameIn(parsed);
+  if (credential !== null) {
+    throw invalidArgument(`${where}: "${template}" reads ${credential}, which looks like a credential`);
+  }
+  return parsed;
+}
 
 function firstFilled(templates: readonly FieldTemplate[], body: DeliveryBody, headers: HeaderBag): string | null {
   const form = new FormFields(body.bytes);
@@ -23,8 +36,8 @@ function firstFilled(templates: readonly FieldTemplate[], body: DeliveryBody, he
 export function catalogIdentify(entry: ProviderCatalogEntry): Identify | undefined {
   if (entry.identify === undefined) return undefined;
   const where = `schemas/providers/${entry.name}.json`;
-  const eventType = entry.identify.event_type.map((t) => parseFieldTemplate(t, `${where} identify`));
-  const externalId = (entry.identify.external_id ?? []).map((t) => parseFieldTemplate(t, `${where} identify`));
+  const eventType = entry.identify.event_type.map((t) => catalogTemplate(t, `${where} identify`));
+  const externalId = (entry.identify.external_id ?? []).map((t) => catalogTemplate(t, `${where} identify`));
   return (body, headers, parsed) => {
     const lazy = parsed ?? new LazyBody(body);
     return {
@@ -43,7 +56,7 @@ export function entryIdentify(entry: ProviderCatalogEntry): Identify {
 
 export function catalogSummarize(entry: ProviderCatalogEntry): Preset['summarize'] {
   if (entry.summary === undefined) return summarizeGeneric;
-  const parts = entry.summary.map((t) => parseFieldTemplate(t, `schemas/providers/${entry.name}.json summary`));
+  const parts = entry.summary.map((t) => catalogTemplate(t, `schemas/providers/${entry.name}.json summary`));
   return (body, headers) => {
     const form = new FormFields(body.bytes);
     const line = summaryLine(parts.map((part) => fillField(part, body, headers, form)));

@@ -9,6 +9,7 @@
  * sender (or a forger) sent.
  */
 import { EVENT_SUMMARY_LIMITS } from '../../generated/constants.ts';
+import { looksLikeCredential } from '../shared/credential-names.ts';
 import { headerValue } from './headers.ts';
 import { isRecord } from './identify.ts';
 import type { HeaderBag, Preset } from './preset-types.ts';
@@ -74,7 +75,10 @@ const GENERIC_VISITS = 200;
 /**
  * The first few text fields of a JSON document, `name: value`, breadth first (top-level fields,
  * then those one object down, named with their path), leaving out the event type and times (the
- * list shows both already) and values too long for one line.
+ * list shows both already) and values too long for one line. A field whose name looks like a
+ * credential (`password`, `api_key`, Discord's interaction `token`) is never shown, nor anything
+ * inside an object so named: the line goes wherever the list goes (the UI, /api, an agent's
+ * context), further than the payload.
  */
 export function genericSummary(json: unknown, eventType?: string): string | null {
   if (Array.isArray(json)) return summaryLine([`${json.length} item${json.length === 1 ? '' : 's'}`]);
@@ -87,6 +91,7 @@ export function genericSummary(json: unknown, eventType?: string): string | null
     for (const [prefix, object] of level) {
       for (const [key, value] of Object.entries(object)) {
         if (++visits > GENERIC_VISITS || picked.length >= GENERIC_FIELDS) break;
+        if (looksLikeCredential(key)) continue;
         if (isRecord(value)) {
           next.push([`${prefix}${key}.`, value]);
           continue;
@@ -100,6 +105,25 @@ export function genericSummary(json: unknown, eventType?: string): string | null
     level = next;
   }
   return summaryLine(picked);
+}
+
+// One part of a generic line: the field's path, then ": " and its value (genericSummary).
+const GENERIC_PART = /^([^\s:]+): /;
+
+/**
+ * A stored line without the parts that show a credential-like field: generic lines stored before
+ * genericSummary left such fields out may still hold one (`password: hunter2`), and every surface
+ * reads the line through here. Only a line made wholly of `path: value` parts is looked at, so a
+ * preset's line whose text has a colon (a commit subject `auth: fix login`) is left as it is.
+ * A line whose every part goes is null.
+ */
+export function withoutCredentialFields(line: string | null): string | null {
+  if (line === null || !line.includes(': ')) return line;
+  const parts = line.split(SEPARATOR);
+  const paths = parts.map((part) => GENERIC_PART.exec(part)?.[1]);
+  if (paths.includes(undefined) || !paths.some((path) => path !== undefined && looksLikeCredential(path))) return line;
+  const kept = parts.filter((_, index) => !looksLikeCredential(paths[index] ?? ''));
+  return kept.length === 0 ? null : kept.join(SEPARATOR);
 }
 
 /** A generic preset's summary: the first few text fields, leaving out the one that is the event type. */

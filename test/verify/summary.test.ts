@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { EVENT_SUMMARY_LIMITS, PRESET_NAMES } from '../../generated/constants.ts';
+import { catalogIdentify, catalogSummarize } from '../../src/verify/catalog-identity.ts';
 import { githubPreset } from '../../src/verify/github-preset.ts';
 import { LazyBody } from '../../src/verify/identify.ts';
 import { openPreset } from '../../src/verify/open-preset.ts';
@@ -15,7 +16,7 @@ import { listSamples, sampleDelivery } from '../../src/verify/sample-deliveries.
 import { shopifyPreset } from '../../src/verify/shopify-preset.ts';
 import { slackPreset } from '../../src/verify/slack-preset.ts';
 import { stripePreset } from '../../src/verify/stripe-preset.ts';
-import { genericSummary, money, summaryLine } from '../../src/verify/summary.ts';
+import { genericSummary, money, summaryLine, withoutCredentialFields } from '../../src/verify/summary.ts';
 import { gitlabPreset } from '../../src/verify/token-preset.ts';
 import { BINARY_BODY, githubDefinitions, githubExample, NOW_MS, presetNamed, presetOf } from './fixtures.ts';
 
@@ -157,6 +158,57 @@ describe('the summary of each sender', () => {
     expect(summarize(openPreset, {})).toBeNull();
     expect(openPreset.summarize(new LazyBody(BINARY_BODY), {})).toBeNull();
     expect(openPreset.summarize(new LazyBody(Buffer.from('plain text')), {})).toBeNull();
+  });
+});
+
+describe('credential-like fields (issue 37.3)', () => {
+  it('the generic summary never shows a field whose name looks like a credential, nor what an object so named holds', () => {
+    expect(summarize(openPreset, { password: 'hunter2', api_key: 'sk_live_123', token: 'abc' })).toBeNull();
+    expect(
+      summarize(openPreset, {
+        apiKey: 'sk_live_1',
+        'X-Api-Key': 'sk_live_2',
+        clientSecret: 's3',
+        credentials: { user: 'ada', pass: 'hunter2' },
+        order: 'o-1',
+        auth: { bearer: 'b' },
+        data: { access_token: 'at', total_tokens: 12, note: 'x' },
+      }),
+    ).toBe('order: o-1 · data.total_tokens: 12 · data.note: x');
+    // A Discord interactions PING: its interaction token is a credential for 15 minutes.
+    expect(
+      summarize(presetNamed('discord'), {
+        id: '1187',
+        application_id: '1187290427837456384',
+        type: 1,
+        token: 'aW50ZXJhY3Rpb246MTE4NzI5',
+        version: 2,
+      }),
+    ).toBe('id: 1187 · application_id: 1187290427837456384 · version: 2');
+  });
+
+  it('a catalog template that reads a credential-like name is refused when its preset is built, and none does', () => {
+    for (const name of PRESET_NAMES) expect(() => presetNamed(name), name).not.toThrow();
+    const discord = PROVIDER_CATALOG.discord;
+    expect(() => catalogSummarize({ ...discord, summary: ['{/data/name}', '{/token}'] })).toThrow(
+      /"\{\/token\}" reads token, which looks like a credential/,
+    );
+    expect(() => catalogSummarize({ ...discord, summary: ['{header:X-Api-Key}'] })).toThrow(/reads X-Api-Key/);
+    expect(() =>
+      catalogIdentify({ ...discord, identify: { event_type: ['{/type}'], external_id: ['{/signature/token}'] } }),
+    ).toThrow(/reads signature/);
+  });
+
+  it('a stored generic line loses the parts that show one; other lines stay as they are', () => {
+    expect(withoutCredentialFields('password: hunter2 · api_key: sk_live_123 · token: abc')).toBeNull();
+    expect(withoutCredentialFields('id: 1187 · application_id: 1 · token: aW50ZXJh')).toBe(
+      'id: 1187 · application_id: 1',
+    );
+    expect(withoutCredentialFields('signature.token: x · event-data.id: e-1')).toBe('event-data.id: e-1');
+    expect(withoutCredentialFields('service: api')).toBe('service: api');
+    // A preset's line with a colon in its text is not a generic one.
+    expect(withoutCredentialFields('octo/api · main · auth: fix login')).toBe('octo/api · main · auth: fix login');
+    expect(withoutCredentialFields(null)).toBeNull();
   });
 });
 

@@ -7,6 +7,7 @@ import { TRUST_MODES } from '../../../generated/constants.ts';
 import type { ApiEventSummary, EventSummary, TrustMode } from '../../../generated/types.ts';
 import { isEventId } from '../../shared/event-id.ts';
 import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
+import { withoutCredentialFields } from '../../verify/summary.ts';
 import type { StoredEvent } from './event-store.ts';
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
@@ -69,7 +70,8 @@ export function summaryFromRow(row: SummaryRow): SummaryFields {
 
 export function apiSummaryFromRow(row: ApiSummaryRow): ApiEventSummary {
   const summary = summaryFromRow(row);
-  return row.summary === null ? summary : { ...summary, summary: row.summary };
+  const line = withoutCredentialFields(row.summary);
+  return line === null ? summary : { ...summary, summary: line };
 }
 
 /** The request columns, which the database keeps all set or all null (events_request_complete). */
@@ -109,7 +111,7 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     payloadSize: row.payload_size,
     receivedSize: row.received_size,
     receivedAt: row.received_at_utc,
-    summary: row.summary,
+    summary: withoutCredentialFields(row.summary),
     request: requestOf(row),
   };
 }

@@ -6,6 +6,7 @@
  *   JSON pointers into the body and form fields.
  */
 import { invalidArgument } from '../../errors/app-error.ts';
+import { looksLikeCredential } from '../../shared/credential-names.ts';
 import { headerValue } from '../headers.ts';
 import { asIdentifier, isRecord, resolveJsonPointer } from '../identify.ts';
 import type { DeliveryBody, HeaderBag } from '../preset-types.ts';
@@ -115,6 +116,27 @@ export function parseFieldTemplate(template: string, where: string): FieldTempla
     if (spec.startsWith('form:')) return { kind: 'form', name: spec.slice('form:'.length) };
     return { kind: 'pointer', pointer: spec };
   });
+}
+
+/**
+ * The first name a field template reads that looks like a credential (a header, a form field, or
+ * any key on a JSON pointer's path: `{/token}`, `{/signature/token}`), or null. What such a
+ * template fills in would show the credential as an event's summary or delivery id.
+ */
+export function credentialNameIn(template: FieldTemplate): string | null {
+  for (const part of template) {
+    if (part.kind === 'text') continue;
+    const names =
+      part.kind === 'pointer'
+        ? part.pointer
+            .split('/')
+            .slice(1)
+            .map((key) => key.replaceAll('~1', '/').replaceAll('~0', '~'))
+        : [part.name];
+    const found = names.find(looksLikeCredential);
+    if (found !== undefined) return found;
+  }
+  return null;
 }
 
 /** A form-encoded body's fields, parsed at most once per delivery. */
