@@ -4,6 +4,7 @@
  * token holder. So before an excerpt is stored, every credential switchboard attached to that
  * request is replaced by [redacted], wherever it appears.
  */
+import { BASIC_AUTHORIZATION } from '../verify/schemes/credential-schemes.ts';
 import { REDACTED } from '../sanitize/sanitize-headers.ts';
 
 /** Parts of a credential header shorter than this are not secrets on their own (`v1`, `t`, `sha256`). */
@@ -14,7 +15,10 @@ const MIN_CUT_PREFIX = 4;
 /**
  * What to look for: each configured secret or token, each credential header's value, and the
  * parts of a value that a consumer may print on their own (`t=…,v1=<hex>` gives `<hex>`), each
- * also as JSON or a URL would escape it. Longest first, so a whole value goes before its parts.
+ * also as JSON or a URL would escape it. HTTP Basic's pair counts whole and by its password alone
+ * (a consumer that says "wrong password: …" prints just that), whether it is configured (the
+ * basic presets' `username:password` secrets) or only seen in an `Authorization: Basic` value.
+ * Longest first, so a whole value goes before its parts.
  */
 export function credentialNeedles(secrets: readonly string[], headerValues: readonly string[]): string[] {
   const needles = new Set<string>();
@@ -24,9 +28,17 @@ export function credentialNeedles(secrets: readonly string[], headerValues: read
     needles.add(JSON.stringify(value).slice(1, -1));
     needles.add(encodeURIComponent(value));
   };
-  for (const secret of secrets) add(secret, MIN_CUT_PREFIX);
+  const addPair = (pair: string): void => {
+    add(pair, MIN_CUT_PREFIX);
+    const colon = pair.indexOf(':');
+    // The user name is not a secret; the password is, as short as the whole secret may be.
+    if (colon >= 0) add(pair.slice(colon + 1), MIN_CUT_PREFIX);
+  };
+  for (const secret of secrets) addPair(secret);
   for (const value of headerValues) {
     add(value, MIN_CUT_PREFIX);
+    const basic = BASIC_AUTHORIZATION.exec(value)?.[1];
+    if (basic !== undefined) addPair(Buffer.from(basic, 'base64').toString('utf8'));
     for (const part of value.split(/[\s,;]+/)) {
       add(part, MIN_PART_LENGTH);
       const equals = part.indexOf('=');

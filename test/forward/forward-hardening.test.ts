@@ -13,9 +13,12 @@ import { startConsumer, type Consumer, type RecordedRequest } from '../support/l
 import {
   CI_TOKEN,
   GITHUB_SECRET,
+  RELAY_PASSWORD,
+  RELAY_USER,
   TOKEN,
   eventually,
   forwardConfig,
+  sendBasic,
   sendGithub,
   sendOpen,
   sendToken,
@@ -28,11 +31,16 @@ const header = (req: RecordedRequest, name: string): string | undefined => {
   return Array.isArray(value) ? value[0] : value;
 };
 
-/** Answers 500 with every request header it got, as a debugging consumer's error page might. */
+/**
+ * Answers 500 with every request header it got, as a debugging consumer's error page might, and
+ * first, for HTTP Basic, the password it decoded on its own ("wrong password: …").
+ */
 function echoHeaders(req: RecordedRequest, res: import('node:http').ServerResponse): void {
   res.statusCode = 500;
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ error: 'boom', headers: req.headers, raw: req.rawHeaders.join('\n') }));
+  const basic = /^Basic (.+)$/.exec(header(req, 'authorization') ?? '')?.[1];
+  const password = basic === undefined ? undefined : Buffer.from(basic, 'base64').toString('utf8').split(':')[1];
+  res.end(JSON.stringify({ error: 'boom', password, headers: req.headers, raw: req.rawHeaders.join('\n') }));
 }
 
 let server: ForwardServer;
@@ -58,7 +66,7 @@ beforeAll(async () => {
   server = await startForwardServer(
     forwardConfig(
       [
-        `  echo: { to: "${echo.url()}", providers: [ci, github], max_attempts: 1 }`,
+        `  echo: { to: "${echo.url()}", providers: [ci, github, relay], max_attempts: 1 }`,
         `  nul: { to: "${nul.url()}", providers: [sandbox], concurrency: 8, ${fast} }`,
         `  healthy: { to: "${healthy.url()}", providers: [sandbox], concurrency: 8, ${fast} }`,
         `  broken: { to: "${healthy.url('/broken')}", providers: [sandbox], concurrency: 8, ${fast} }`,
@@ -120,6 +128,31 @@ describe('credentials in stored response excerpts (26.1)', () => {
       expect(text).toContain('[redacted]');
       expect(text).not.toMatch(/sha256=[0-9a-f]{64}/);
       expect(text).not.toContain(GITHUB_SECRET);
+    }
+  });
+});
+
+describe('an HTTP Basic password a consumer prints alone (issue 37.6)', () => {
+  it('is redacted from forwarding and replay excerpts, with the pair and the header value', async () => {
+    const sent = await sendBasic(server, { type: 'order.shipped', n: 1 });
+    const [delivery] = await eventually(async () => {
+      const list = await server.deliveries(sent.id);
+      return list.length === 1 && list[0]?.state === 'dead' && list;
+    }, 'the echo delivery settled');
+    const arrival = echo.requests.find((r) => header(r, 'x-switchboard-replay') === sent.id);
+    const authorization = header(arrival as RecordedRequest, 'authorization') ?? '';
+    expect(authorization).toBe(`Basic ${Buffer.from(`${RELAY_USER}:${RELAY_PASSWORD}`).toString('base64')}`);
+    const excerpt = delivery?.attempts[0]?.response_excerpt ?? '';
+    expect(excerpt).toContain('"password":"[redacted]"');
+
+    const replayed = await replay(sent.id, echo.url('/replay'));
+    expect(replayed.body.signed).toBe('resigned');
+    const history = await server.api<ReplayHistory>(`/api/events/${sent.id}/replays`);
+    for (const text of [excerpt, replayed.body.response_excerpt ?? '', JSON.stringify(history.body)]) {
+      expect(text).toContain('[redacted]');
+      for (const secret of [RELAY_PASSWORD, `${RELAY_USER}:${RELAY_PASSWORD}`, authorization.slice('Basic '.length)]) {
+        expect(text).not.toContain(secret);
+      }
     }
   });
 });

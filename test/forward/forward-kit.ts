@@ -15,6 +15,8 @@ export const STRIPE_SECRET = 'whsec_forward_0123456789abcdef';
 // Standard Webhooks secrets are base64 after the whsec_ prefix.
 export const STANDARD_SECRET = `whsec_${Buffer.from('standard-webhooks-forward-secret').toString('base64')}`;
 export const CI_TOKEN = 'ci-forward-token';
+export const RELAY_USER = 'relay';
+export const RELAY_PASSWORD = 'relay-pw-5e0c7a13';
 
 export const stripe = new Stripe('sk_test_forward');
 
@@ -26,6 +28,7 @@ export function forwardConfig(forward: string, extra = ''): string {
     `  stripe: { preset: stripe, secret: ${STRIPE_SECRET} }`,
     `  standard: { preset: standard-webhooks, secret: "${STANDARD_SECRET}" }`,
     `  ci: { trust_mode: token, token: ${CI_TOKEN}, event_type_from: /type }`,
+    `  relay: { preset: basic-auth, username: ${RELAY_USER}, password: ${RELAY_PASSWORD} }`,
     '  sandbox: { trust_mode: open, event_type_from: /type }',
     '  orders: { family: queue, channel: orders }',
     'forward:',
@@ -125,6 +128,12 @@ export async function sendToken(
   const res = await server.post('/hooks/ci', body, { 'x-webhook-token': token });
   const text = await res.text();
   return { id: res.status === 200 ? (JSON.parse(text) as { id: string }).id : '', body, status: res.status };
+}
+
+export async function sendBasic(server: ForwardServer, payload: unknown): Promise<{ id: string; body: string }> {
+  const body = JSON.stringify(payload);
+  const authorization = `Basic ${Buffer.from(`${RELAY_USER}:${RELAY_PASSWORD}`).toString('base64')}`;
+  return { id: await stored(await server.post('/hooks/relay', body, { authorization })), body };
 }
 
 /** Polls until `check` returns a value other than undefined/false; fails naming `what` after timeoutMs. */

@@ -44,6 +44,36 @@ describe('credentials in a response excerpt (26.1)', () => {
   });
 });
 
+describe('an HTTP Basic credential in a response excerpt (issue 37.6)', () => {
+  const password = 'pw-9c1e44b0';
+  const header = `Basic ${Buffer.from(`relay:${password}`).toString('base64')}`;
+
+  it('redacts the password alone, the user:password pair and the header value, configured or only sent', () => {
+    const echoed = [
+      `wrong password: ${password}`,
+      `pair relay:${password}`,
+      `got ${header}`,
+      JSON.stringify({ password }),
+    ];
+    for (const needles of [
+      credentialNeedles([`relay:${password}`], [header]),
+      credentialNeedles([], [header]),
+      credentialNeedles([`relay:${password}`], []),
+    ]) {
+      const redacted = redactCredentials(echoed.join('\n'), needles) ?? '';
+      expect(redacted).not.toContain(password);
+      expect(redacted).toContain('wrong password: [redacted]');
+    }
+    // The user name alone is not a secret.
+    expect(redactCredentials('hello relay', credentialNeedles([`relay:${password}`], [header]))).toBe('hello relay');
+  });
+
+  it('redacts the start of a password cut off by the excerpt end', () => {
+    const needles = credentialNeedles([`relay:${password}`], [header]);
+    expect(redactCredentials(`wrong password: ${password.slice(0, 5)}…`, needles)).toBe('wrong password: [redacted]…');
+  });
+});
+
 describe('storable excerpts (26.2)', () => {
   it('writes NUL as \\u0000 and each byte that is not UTF-8 as \\xNN, keeping the valid text', () => {
     const head = Buffer.concat([Buffer.from('ok\u0000é'), Buffer.from([0xff, 0xc3, 0x28]), Buffer.from('€ done')]);

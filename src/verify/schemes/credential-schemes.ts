@@ -11,7 +11,8 @@ import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-ty
 import type { SchemeParts } from './hmac-scheme.ts';
 import { jsonValueRanges, replaceRanges } from './json-value-ranges.ts';
 
-const BASIC = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
+/** `Authorization: Basic <base64 of user:password>` (RFC 7617), the base64 captured. */
+export const BASIC_AUTHORIZATION = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 
 function matched(kind: string, where: string, values: readonly string[], offered: string): VerifyOutcome {
   const index = findMatchingKey(values, [offered], (value) => value);
@@ -29,7 +30,7 @@ function verifyBasic(input: VerifyInput): VerifyOutcome {
   if (pairs.length === 0) return MISSING_SECRET;
   const authorization = headerValue(input.headers, 'authorization')?.trim();
   if (authorization === undefined) return missingHeader('Authorization');
-  const match = BASIC.exec(authorization);
+  const match = BASIC_AUTHORIZATION.exec(authorization);
   if (match?.[1] === undefined) return malformedHeader('Authorization', 'Basic <base64 user:password>');
   const offered = Buffer.from(match[1], 'base64').toString('utf8');
   if (!offered.includes(':')) return malformedHeader('Authorization', 'Basic <base64 user:password>');
