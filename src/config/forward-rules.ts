@@ -19,8 +19,8 @@ export interface ForwardCandidate {
   trustMode: TrustMode;
   verified: boolean;
   passedCheck?: boolean | null;
-  /** A registration handshake: no rule takes it. */
-  handshake?: boolean;
+  /** A registration handshake: no rule takes it (null: a stored event from before it was recorded). */
+  handshake?: boolean | null;
 }
 
 export function resolveForwardRules(

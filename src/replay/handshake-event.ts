@@ -4,24 +4,22 @@
  * challenges). It is protocol between the provider and switchboard, not something a consumer acts
  * on: forward rules never take one, and `switchboard listen` skips one (ApiReplayHeaders.handshake).
  *
- * Decided by the functions ingest answers handshakes with (verify/handshakes.ts), on what was
- * stored: a GET on a webhook route is stored only when it was the provider's handshake; a POST is
- * one when it passed its check and postHandshake names it, exactly as ingest decided on arrival.
+ * The fact is ingest's, recorded when it answered the delivery (StoredEvent.handshake), never
+ * worked out again from the provider's current config: with a Zoom secret removed, a stored
+ * url_validation would no longer look like one, and listen would forward it.
  */
-import type { ProviderConfig } from '../config/resolve-config.ts';
-import { postHandshake } from '../verify/handshakes.ts';
-import { LazyBody } from '../verify/identify.ts';
+import { POST_HANDSHAKE_DETAILS } from '../verify/handshakes.ts';
 import type { StoredEvent } from '../store/events/event-store.ts';
 
 export function isHandshakeEvent(
-  stored: Pick<StoredEvent, 'payload' | 'headers' | 'passedCheck' | 'request'>,
-  provider: ProviderConfig | undefined,
+  stored: Pick<StoredEvent, 'handshake' | 'request' | 'passedCheck' | 'verifyDetail'>,
 ): boolean {
-  if (provider?.family !== 'webhook' || provider.preset.handshake === undefined) return false;
+  if (stored.handshake !== null) return stored.handshake;
+  // Stored before the fact was recorded (migration 0017): what ingest recorded then says it. A
+  // GET on a webhook route is stored only as its provider's handshake, and a POST answered as one
+  // passed its check and has the answer's detail after its own.
   if (stored.request?.method === 'GET') return true;
-  if (stored.passedCheck !== true) return false;
-  const answer = postHandshake(provider.preset.handshake, new LazyBody(stored.payload), stored.headers, () =>
-    provider.secrets.at(0),
+  return (
+    stored.passedCheck === true && POST_HANDSHAKE_DETAILS.some((detail) => stored.verifyDetail.endsWith(`; ${detail}`))
   );
-  return answer !== null;
 }

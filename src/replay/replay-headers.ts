@@ -32,7 +32,7 @@ export function replayHeadersOf(
     provider: stored.provider,
     trust_mode: stored.trustMode,
     passed_check: stored.passedCheck,
-    handshake: isHandshakeEvent(stored, provider),
+    handshake: isHandshakeEvent(stored),
     headers: assembleDeliveryHeaders({
       eventId: stored.id,
       contentType: stored.contentType,

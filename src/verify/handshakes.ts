@@ -33,6 +33,20 @@ export interface HandshakeRefusal {
   detail: string;
 }
 
+/**
+ * What a stored POST handshake's verify_detail ends with (after the check's own detail and "; "),
+ * one per answer. Rows stored before the fact was recorded (migration 0017) are told by it.
+ */
+const POST_DETAILS = {
+  slack: 'slack url_verification answered',
+  discordInteractions: 'discord interactions PING answered',
+  discordEvents: 'discord webhook events PING answered',
+  zoom: 'zoom endpoint.url_validation answered',
+  twitch: 'twitch webhook_callback_verification answered',
+} as const;
+
+export const POST_HANDSHAKE_DETAILS: readonly string[] = Object.values(POST_DETAILS);
+
 const usableChallenge = (value: unknown): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= MAX_CHALLENGE_LENGTH;
 
@@ -56,7 +70,7 @@ export function postHandshake(
         eventType: 'url_verification',
         status: 200,
         body: { json: { challenge } },
-        detail: 'slack url_verification answered',
+        detail: POST_DETAILS.slack,
       };
     }
     case 'discord-ping': {
@@ -67,12 +81,12 @@ export function postHandshake(
           eventType: 'ping',
           status: 200,
           body: { json: { type: 1 } },
-          detail: 'discord interactions PING answered',
+          detail: POST_DETAILS.discordInteractions,
         };
       }
       // Webhook events: PING is type 0 (its payload has no event), answered 204 with no body.
       if (json['type'] === 0 && 'version' in json && !('event' in json)) {
-        return { eventType: 'ping', status: 204, body: null, detail: 'discord webhook events PING answered' };
+        return { eventType: 'ping', status: 204, body: null, detail: POST_DETAILS.discordEvents };
       }
       return null;
     }
@@ -86,7 +100,7 @@ export function postHandshake(
         eventType: 'endpoint.url_validation',
         status: 200,
         body: { json: { plainToken, encryptedToken } },
-        detail: 'zoom endpoint.url_validation answered',
+        detail: POST_DETAILS.zoom,
       };
     }
     case 'twitch-callback-verification': {
@@ -97,7 +111,7 @@ export function postHandshake(
         eventType: 'webhook_callback_verification',
         status: 200,
         body: { text: challenge },
-        detail: 'twitch webhook_callback_verification answered',
+        detail: POST_DETAILS.twitch,
       };
     }
     case 'meta-subscribe':

@@ -25,6 +25,7 @@ const stored = (payload: Buffer): StoredEvent => ({
   receivedSize: null,
   summary: null,
   request: null,
+  handshake: false,
   receivedAt: '2024-05-01T12:00:00.123456Z',
 });
 

@@ -24,7 +24,14 @@ afterEach(async () => {
 });
 
 function storedEvent(): StoredEvent {
-  const { passedCheck: _passed, receivedSize: _size, summary: _summary, request: _request, ...event } = newEvent();
+  const {
+    passedCheck: _passed,
+    receivedSize: _size,
+    summary: _summary,
+    request: _request,
+    handshake: _handshake,
+    ...event
+  } = newEvent();
   return {
     ...event,
     id: crypto.randomUUID(),
@@ -34,6 +41,7 @@ function storedEvent(): StoredEvent {
     receivedAt: new Date().toISOString(),
     summary: null,
     request: null,
+    handshake: false,
   };
 }
 

@@ -109,6 +109,7 @@ describe('insert and get', () => {
       receivedAt: event.received_at,
       summary: null,
       request: null,
+      handshake: false,
     });
     if (stored) expect(toEventSummary(stored)).toEqual(event);
     // The string is the database's value to the microsecond, not a JS Date's millisecond.
@@ -116,6 +117,17 @@ describe('insert and get', () => {
       SELECT to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t FROM events WHERE id = ${event.id}
     `);
     expect(event.received_at).toBe(inDatabase);
+  });
+
+  it('records whether ingest answered the delivery as a handshake, and null for a row from before (37.5)', async () => {
+    const [shake, plain] = await store.insertMany([
+      newEvent({ eventType: 'endpoint.url_validation', externalId: null, handshake: true }),
+      newEvent({ eventType: 'meeting.started', externalId: null }),
+    ]);
+    expect((await store.get(shake?.event.id ?? ''))?.handshake).toBe(true);
+    expect((await store.get(plain?.event.id ?? ''))?.handshake).toBe(false);
+    await db.pool.query(sql.unsafe`UPDATE events SET handshake = NULL WHERE id = ${plain?.event.id ?? ''}`);
+    expect((await store.get(plain?.event.id ?? ''))?.handshake).toBeNull();
   });
 
   it('answers unknown ids with null and malformed ids with invalid_argument', async () => {

@@ -183,9 +183,9 @@ function insertStatement(
   );
   return sql.fragment`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
-      summary, request_method, request_path, request_query, response_status)
+      summary, request_method, request_path, request_query, response_status, handshake)
     SELECT id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type, source_ip, headers, payload, received_size,
-      summary, request_method, request_path, request_query, response_status
+      summary, request_method, request_path, request_query, response_status, handshake
     FROM unnest(
       ${sql.binary(encodeBinaryArray('uuid', known.ids))}::uuid[],
       ${sql.binary(providers)}::text[],
@@ -205,6 +205,7 @@ function insertStatement(
       ${column('text', (event) => storableOrNull(event.request?.path ?? null))}::text[],
       ${column('text', (event) => storableOrNull(event.request?.query ?? null))}::text[],
       ${column('int2', (event) => event.request?.responseStatus ?? null)}::int2[],
+      ${column('bool', (event) => event.handshake === true)}::bool[],
       -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
       -- trigger, since a partitioned table cannot hold a unique key without received_at). The
       -- lookup is a function so that its plan over every keys partition is made once per
@@ -213,7 +214,7 @@ function insertStatement(
       (SELECT switchboard_external_ids_stored(${sql.binary(providers)}::text[], ${sql.binary(externalIds)}::text[]))
     ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type,
       source_ip, headers, payload, received_size, summary, request_method, request_path, request_query, response_status,
-      stored)
+      handshake, stored)
     WHERE NOT input.stored
     RETURNING events.id, events.received_at, ${receivedAtUtc('events')} AS received_at_utc
   `;

@@ -50,6 +50,7 @@ export const detailRow = apiSummaryRow.extend({
   request_path: z.string().nullable(),
   request_query: z.string().nullable(),
   response_status: z.number().int().nullable(),
+  handshake: z.boolean().nullable(),
 });
 export type DetailRow = z.infer<typeof detailRow>;
 
@@ -113,5 +114,6 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     receivedAt: row.received_at_utc,
     summary: withoutCredentialFields(row.summary),
     request: requestOf(row),
+    handshake: row.handshake,
   };
 }

@@ -46,7 +46,10 @@ export interface NewEvent {
 }
 
 /** A stored event: what was written, with the id, size and arrival time the store gave it. */
-export interface StoredEvent extends Omit<NewEvent, 'passedCheck' | 'receivedSize' | 'summary' | 'request'> {
+export interface StoredEvent extends Omit<
+  NewEvent,
+  'passedCheck' | 'receivedSize' | 'summary' | 'request' | 'handshake'
+> {
   id: string;
   /**
    * Signed and token events: true only when the signature or token checked out on arrival (false
@@ -62,6 +65,12 @@ export interface StoredEvent extends Omit<NewEvent, 'passedCheck' | 'receivedSiz
   summary: string | null;
   /** Null for queue messages and for events stored before the request was recorded. */
   request: ArrivalRequest | null;
+  /**
+   * Whether ingest answered it as a registration handshake, as recorded when it was stored; null
+   * for events stored before that was recorded (migration 0017: replay/handshake-event.ts reads
+   * what ingest recorded then instead).
+   */
+  handshake: boolean | null;
 }
 
 export interface InsertResult {

@@ -53,7 +53,7 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
           ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
           events.source_ip, events.headers, events.payload, events.summary,
-          events.request_method, events.request_path, events.request_query, events.response_status
+          events.request_method, events.request_path, events.request_query, events.response_status, events.handshake
         FROM events
         WHERE events.id = ${uuid} AND ${near}
       `),

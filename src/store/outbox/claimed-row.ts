@@ -113,6 +113,7 @@ export function claimedRowFrom(value: unknown): ClaimedRow {
       request_path: textOrNull(row, 'request_path'),
       request_query: textOrNull(row, 'request_query'),
       response_status: integerOrNull(row, 'response_status'),
+      handshake: flagOrNull(row, 'handshake'),
     }),
   };
 }

@@ -167,7 +167,8 @@ const claimUpdate = (p: ClaimParams) => `
     events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
     ${staticText(receivedAtUtc('events'))} AS received_at_utc, events.passed_check, events.received_size,
     events.verify_detail, events.external_id, events.content_type, events.source_ip, events.headers, events.payload,
-    events.summary, events.request_method, events.request_path, events.request_query, events.response_status
+    events.summary, events.request_method, events.request_path, events.request_query, events.response_status,
+    events.handshake
 `;
 
 function claimedFromRows(rows: readonly unknown[], claim: string): ClaimedDelivery[] {

@@ -1,0 +1,13 @@
+-- Whether ingest answered the delivery as its provider's registration handshake (Slack's
+-- url_verification, Discord's PING, Zoom's endpoint.url_validation, Twitch's callback
+-- verification, Meta's and Dropbox's GET challenges), recorded when the event is stored.
+--
+-- `switchboard listen` and the replay-headers answer skip a handshake; they used to work it out
+-- again from the provider's current config, so once a Zoom secret was removed a stored
+-- url_validation no longer looked like one and listen forwarded it. The fact is ingest's, taken
+-- when it answered, and stays what it was whatever the config says later.
+--
+-- NULL for rows stored before this migration (and rows moved in by an upgrade to partitions):
+-- readers take the fact from what ingest recorded then (a GET is stored only as a handshake; a
+-- POST answered as one has the handshake's answer in its verify_detail). Nothing is rewritten.
+ALTER TABLE events ADD COLUMN handshake boolean;
