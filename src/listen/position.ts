@@ -6,6 +6,7 @@
 import { LIST_LIMIT } from '../../generated/constants.ts';
 import type { ApiEventSummary, ListenCheckpoint } from '../../generated/types.ts';
 import { isEventId } from '../shared/event-id.ts';
+import { isBefore } from '../shared/list-order.ts';
 import { newCheckpoint, readCheckpoint, writeCheckpoint, type CheckpointKey } from './checkpoint.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { ListenFatalError, type RunControl } from './run-control.ts';
@@ -16,16 +17,6 @@ export const RESUME_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** Where the next catch-up starts: after an event (or, if it was pruned, after its time), after a time, or from the start. */
 export type Position = { id: string; receivedAt: string | null } | { time: string } | { beginning: true };
-
-/** Whether the event comes before the position in the list's order, (received_at, id). */
-export function isBefore(event: ApiEventSummary, receivedAt: string, id: string): boolean {
-  const at = Date.parse(event.received_at);
-  const then = Date.parse(receivedAt);
-  if (at !== then) return at < then;
-  // Same millisecond: the server writes both in one format, so the text orders the microseconds too.
-  if (event.received_at !== receivedAt) return event.received_at < receivedAt;
-  return event.id < id;
-}
 
 export interface PositionOptions {
   client: ServerClient;
@@ -160,7 +151,7 @@ async function catchUpFrom(
           message: `event ${id} is no longer stored; catching up from ${receivedAt}`,
         });
         since = microsecondBefore(receivedAt) ?? receivedAt;
-        passOver = (event) => event.id === id || isBefore(event, receivedAt, id);
+        passOver = (event) => event.id === id || isBefore(event, { received_at: receivedAt, id });
         continue;
       }
       if (err instanceof ServerAnswerError) throw new ListenFatalError(`${control.server}: ${err.message}`);
@@ -207,7 +198,12 @@ export function createPosition(options: PositionOptions): ListenPosition {
       return { from: start.from };
     },
     advancePast(event) {
-      if ('id' in position && position.receivedAt !== null && isBefore(event, position.receivedAt, position.id)) return;
+      if (
+        'id' in position &&
+        position.receivedAt !== null &&
+        isBefore(event, { received_at: position.receivedAt, id: position.id })
+      )
+        return;
       position = { id: event.id, receivedAt: event.received_at };
     },
     save,
