@@ -13,7 +13,7 @@ import { createDatabasePool } from '../../src/store/database/database.ts';
 import type { PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { serveSurfaces } from '../support/serve-surfaces.ts';
-import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
+import { proxyInFrontOf, startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 
 export const GITHUB_SECRET = 'gh-test-secret';
 export const CI_TOKEN = 'ci-shared-token';
@@ -59,6 +59,8 @@ export interface ApiTestServerOptions {
   interceptors?: readonly Interceptor[];
   /** Reach PostgreSQL through a TCP proxy the test can take down (database-down tests). */
   viaProxy?: boolean;
+  /** Reach PostgreSQL's LISTEN connection (the live bus) through a TCP proxy the test can hold. */
+  busViaProxy?: boolean;
   /** More top-level config lines (YAML), e.g. `api: { max_streams_per_caller: 2 }`. */
   extraConfig?: readonly string[];
   /** Default: silent. */
@@ -80,6 +82,12 @@ export interface ApiTestServer {
   server: Server;
   /** With viaProxy: cuts the server off from its database. */
   takeDatabaseDown(): Promise<void>;
+  /**
+   * With busViaProxy: notifications committed from now on wait on their way to the server until
+   * releaseBus(), as they do when the machine is loaded, but for as long as the test wants.
+   */
+  holdBus(): void;
+  releaseBus(): void;
   /** An extra token with its own name, for per-caller checks. */
   createToken(name: string): Promise<string>;
   close(): Promise<void>;
@@ -110,12 +118,14 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
     proxied.port = String(proxy.port);
     pool = await createDatabasePool(proxied.toString(), { maximumPoolSize: 3, connectionTimeoutMs: 1000 });
   }
+  const busProxy = options.busViaProxy === true ? await proxyInFrontOf(db.url) : undefined;
   const served = await serveSurfaces({
     config,
     logger,
     pool,
-    // The bus keeps its own connection, straight to the database: only the pool goes through the proxy.
-    databaseUrl: db.url,
+    // The bus keeps its own connection, straight to the database unless busViaProxy: viaProxy's
+    // proxy is the pool's alone.
+    databaseUrl: busProxy === undefined ? db.url : busProxy.via(db.url),
     envToken: options.envToken,
     ...(options.uiDistDir === undefined ? {} : { uiDistDir: options.uiDistDir }),
     ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
@@ -143,12 +153,20 @@ export async function startApiTestServer(options: ApiTestServerOptions = {}): Pr
       if (!proxy) throw new Error('startApiTestServer: takeDatabaseDown needs viaProxy');
       await proxy.down();
     },
+    holdBus: () => heldBus(busProxy).hold(),
+    releaseBus: () => heldBus(busProxy).release(),
     createToken: async (name) => (await surfaces.tokens.create(name)).token,
     close: async () => {
       await served.close();
       if (pool !== db.pool) await pool.end().catch(() => undefined);
       await proxy?.close().catch(() => undefined);
+      await busProxy?.close().catch(() => undefined);
       await db.close();
     },
   };
+}
+
+function heldBus(proxy: ControlledProxy | undefined): ControlledProxy {
+  if (proxy === undefined) throw new Error('startApiTestServer: holding the bus needs busViaProxy');
+  return proxy;
 }

@@ -2,6 +2,8 @@
  * A TCP proxy on 127.0.0.1 in front of PostgreSQL or Redis, so a test can take the real server
  * away from a switchboard child: down() drops every proxied connection and stops listening (new
  * connections are refused, as with a stopped server); up() listens again on the same port.
+ * hold() keeps what the server sends in the proxy until release(), so a test decides when, say,
+ * a LISTEN connection hears a notification.
  */
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -14,6 +16,10 @@ export interface ControlledProxy {
   via(url: string): string;
   /** Connections accepted so far (a client that reconnects shows up here). */
   readonly accepted: number;
+  /** From now on, bytes from the server wait in the proxy (in order) until release(). */
+  hold(): void;
+  /** Hands over what hold() kept, and passes bytes through again. */
+  release(): void;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -32,6 +38,9 @@ export function proxyInFrontOf(url: string): Promise<ControlledProxy> {
 
 export async function startControlledProxy(targetHost: string, targetPort: number): Promise<ControlledProxy> {
   const sockets = new Set<Socket>();
+  // Each connection's server-to-client direction, which hold() unplugs.
+  const replies = new Map<Socket, Socket>();
+  let held = false;
   let server: Server | undefined;
   let port = 0;
   let accepted = 0;
@@ -46,11 +55,14 @@ export async function startControlledProxy(targetHost: string, targetPort: numbe
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
+      replies.delete(upstream);
     };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
     client.pipe(upstream);
-    upstream.pipe(client);
+    replies.set(upstream, client);
+    if (held) upstream.pause();
+    else upstream.pipe(client);
   };
 
   const up = async (): Promise<void> => {
@@ -101,6 +113,20 @@ export async function startControlledProxy(targetHost: string, targetPort: numbe
       parsed.hostname = '127.0.0.1';
       parsed.port = String(port);
       return parsed.toString();
+    },
+    hold() {
+      if (held) return;
+      held = true;
+      // Unpiped and paused, a socket keeps what arrives in its buffer (and TCP's) until piped again.
+      for (const [upstream, client] of replies) {
+        upstream.unpipe(client);
+        upstream.pause();
+      }
+    },
+    release() {
+      if (!held) return;
+      held = false;
+      for (const [upstream, client] of replies) upstream.pipe(client);
     },
     down,
     up,
