@@ -278,7 +278,7 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
         get: {
           operationId: 'streamEvents',
           summary:
-            'Server-Sent Events: each new ApiEventSummary as a `event` message with id = event id; heartbeats as comments. Send Last-Event-ID to resume. Every event committed after the response starts is sent, so a client that opens the stream first and then pages GET /api/events?since=<last id>&order=oldest_first misses nothing (switchboard listen catches up so). See docs/reference/asyncapi.yaml.',
+            'Server-Sent Events: each new ApiEventSummary as a `event` message with id = event id (no id for an event placed in the list before one already sent, so the resume point never moves back); heartbeats as comments. Send Last-Event-ID to resume: the events after that one in the list order, each once, and none at or before it. Without Last-Event-ID every event committed after the response starts is sent, so a client that opens the stream first and then pages GET /api/events?since=<last id>&order=oldest_first misses nothing (switchboard listen catches up so). See docs/reference/asyncapi.yaml.',
           parameters: [
             { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } },
           ],

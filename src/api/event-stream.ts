@@ -4,6 +4,7 @@ import type { ApiEventSummary } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
+import { isBefore, type ListPlace } from '../shared/list-order.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 
 export interface EventStreamOptions {
@@ -36,8 +37,15 @@ const RECONNECT_MS = 2000;
 // Ids recently sent, to drop a bus echo of an event the backfill already delivered.
 const RECENT_IDS = 2000;
 
-export function eventMessage(summary: ApiEventSummary): string {
-  return `event: event\nid: ${summary.id}\ndata: ${JSON.stringify(summary)}\n\n`;
+/**
+ * An event's message. Its SSE id is where a client resumes from (Last-Event-ID: every event after
+ * that one in the list's order), so an event placed before one already sent goes without an id:
+ * its own would move the client's resume point back, and the resume would send again what came
+ * after it. The client keeps the previous id (EventSource does, and so does the UI's reader).
+ */
+function eventMessage(summary: ApiEventSummary, resumesHere: boolean): string {
+  const id = resumesHere ? `id: ${summary.id}\n` : '';
+  return `event: event\n${id}data: ${JSON.stringify(summary)}\n\n`;
 }
 
 function resetMessage(reason: string): string {
@@ -67,7 +75,9 @@ export function lastEventId(ctx: Context): string | undefined {
   return id;
 }
 
-type Backfill = { kind: 'events'; events: ApiEventSummary[] } | { kind: 'reset'; reason: string };
+/** What a stream starts with: the events after `after` (Last-Event-ID's event; none without one), or a reset. */
+type Backfill =
+  { kind: 'events'; events: ApiEventSummary[]; after?: ApiEventSummary } | { kind: 'reset'; reason: string };
 
 /** One batch of new events as every stream receives it, or the failure to read it. */
 export type LiveBatch =
@@ -127,8 +137,8 @@ export function createLiveSummaries(options: {
 }
 
 async function backfill(options: EventStreamOptions, since: string, max: number): Promise<Backfill> {
-  const known = await options.store.summaries([since]);
-  if (known.length === 0)
+  const [after] = await options.store.summaries([since]);
+  if (after === undefined)
     return { kind: 'reset', reason: 'Last-Event-ID is not a stored event (pruned?); reload the list' };
   const newestFirst: ApiEventSummary[] = [];
   let cursor: string | undefined;
@@ -143,16 +153,24 @@ async function backfill(options: EventStreamOptions, since: string, max: number)
       return { kind: 'reset', reason: `more than ${max} events were missed; reload the list` };
     cursor = page.next_cursor;
   } while (cursor !== undefined);
-  return { kind: 'events', events: newestFirst.reverse() };
+  return { kind: 'events', events: newestFirst.reverse(), after };
 }
 
 /**
  * Serves /api/stream. It subscribes to the live batches before reading the backlog, so an event
  * committed while the backlog is read is either in it or buffered live (never neither), and the
- * recent-id set drops the one that is both. The backlog is read before the response starts, so a database
- * failure on resume is a proper 503 rather than a stream that opens and dies. Any later store
- * failure ends the stream: the client resumes with Last-Event-ID, which beats silently skipping
- * an event.
+ * recent-id set drops the one that is both.
+ *
+ * A notification can also arrive long after its event committed (the LISTEN connection and the
+ * pool are separate, and a loaded machine delays either): a resumed stream may then hear of an
+ * event the client already had, from an earlier stream's backlog or live. So a resumed stream
+ * sends only events placed after Last-Event-ID's event, as its backlog does: the client has the
+ * rest by its own word, and an event that came again would also, as the newest id the client
+ * got, make its next resume send everything after it once more.
+ *
+ * The backlog is read before the response starts, so a database failure on resume is a proper 503
+ * rather than a stream that opens and dies. Any later store failure ends the stream: the client
+ * resumes with Last-Event-ID, which beats silently skipping an event.
  * Over 80 lines: one response's life (backfill, live events, heartbeat, back-pressure, end) over
  * the state every part of it changes.
  */
@@ -187,6 +205,10 @@ export async function serveEventStream(
 
   const out = new PassThrough();
   const sent = new RecentIds();
+  // Last-Event-ID's event, at or before which nothing is sent; then the newest event sent, whose
+  // id is the client's resume point (see eventMessage).
+  const floor: ListPlace | undefined = backlog.kind === 'events' ? backlog.after : undefined;
+  let resumePoint = floor;
   let closed = false;
   let stopWatching: () => void = () => undefined;
   const close = (): void => {
@@ -208,9 +230,11 @@ export async function serveEventStream(
     }
   };
   const send = (summary: ApiEventSummary): void => {
-    if (sent.has(summary.id)) return;
+    if (sent.has(summary.id) || (floor !== undefined && !isBefore(floor, summary))) return;
     sent.add(summary.id);
-    write(eventMessage(summary));
+    const newest = resumePoint === undefined || isBefore(resumePoint, summary);
+    if (newest) resumePoint = summary;
+    write(eventMessage(summary, newest));
   };
   const fail = (err: unknown): void => {
     if (!closed) log.warn({ err }, 'event stream: store read failed, closing so the client resumes');
@@ -244,7 +268,6 @@ export async function serveEventStream(
   ctx.res.setMaxListeners(SSE_RESPONSE_CLOSE_LISTENERS);
   ctx.body = out;
   write(`retry: ${RECONNECT_MS}\n: connected\n\n`);
-  if (resumeFrom !== undefined) sent.add(resumeFrom);
   if (backlog.kind === 'reset') write(resetMessage(backlog.reason));
   else for (const summary of backlog.events) send(summary);
   for (const batch of buffered.splice(0)) onBatch(batch);
