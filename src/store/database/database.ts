@@ -22,6 +22,7 @@ import {
 } from '../../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
 import { checkSessions, PoolerError, refusedStartupParameter } from './session-check.ts';
+import { sessionReset, sessionSettingsDriverFactory } from './session-settings.ts';
 import type { PartitionUnit } from '../../../generated/constants.ts';
 import { redactUrl } from '../../log/redact-url.ts';
 
@@ -37,10 +38,11 @@ export interface PoolOptions {
   /** Added after the store's own interceptors (tests capture queries this way). */
   interceptors?: readonly Interceptor[];
   /**
-   * Run DISCARD ALL whenever a connection goes back to the pool (slonik's default). Off by
-   * default: slonik releases after every query, so it costs an extra round trip per query (about
-   * 1 ms, doubling a list call). Code that changes session state on a pool.connect() connection
-   * must undo it itself (migrate does), or use SET LOCAL inside a transaction.
+   * Run DISCARD ALL whenever a connection goes back to the pool (slonik's default), then the
+   * store's session settings again (session-settings.ts). Off by default: slonik releases after
+   * every query, so it costs an extra round trip per query (about 1 ms, doubling a list call).
+   * Code that changes session state on a pool.connect() connection must undo it itself (migrate
+   * does), or use SET LOCAL inside a transaction.
    */
   resetSessionOnRelease?: boolean;
 }
@@ -112,7 +114,8 @@ export async function createDatabasePool(url: string, options: PoolOptions = {})
     idleTimeout: options.idleTimeoutMs ?? 30_000,
     interceptors: [resultParserInterceptor, ...(options.interceptors ?? [])],
     typeParsers: typeParsers(),
-    ...(options.resetSessionOnRelease ? {} : { resetConnection: async () => {} }),
+    driverFactory: sessionSettingsDriverFactory(),
+    resetConnection: options.resetSessionOnRelease ? sessionReset : async () => {},
   });
 }
 
