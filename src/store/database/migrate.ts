@@ -6,7 +6,7 @@
  * Shape repeat by intent: a migration that rebuilds tables restates their definitions
  * (0011-time-partitions.sql repeats columns and indexes of 0001, 0002, 0004 and 0007), and one that
  * changes a PL/pgSQL function restates it whole, since CREATE OR REPLACE FUNCTION takes the full
- * body (0013 restates 0011's switchboard_create_partition; 0013, 0015 and 0016 each restate
+ * body (0013 restates 0011's switchboard_create_partition, and 0018 0013's; 0013, 0015 and 0016 each restate
  * switchboard_record_external_ids; 0014 restates 0012's three event-dependant triggers, which are
  * alike among themselves). A migration is frozen once applied, to the byte (the checksum above), so
  * the files cannot share text or even gain a comment; each says what its own step did to the schema.
