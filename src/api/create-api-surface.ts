@@ -129,7 +129,7 @@ function addEventRoutes(router: Router, deps: ApiSurfaceDeps): void {
   router.get('/events', async (ctx) => {
     const page = await listEventsWithSummaries(deps, parseListQuery(ctx.query));
     // The list-row mark: one query for the page's events, only when forwarding is configured.
-    const states = deps.forward ? await deps.forward.states(page.events.map((e) => e.id)) : new Map<string, never>();
+    const states = deps.forward ? await deps.forward.states(page.events) : new Map<string, never>();
     const events = page.events.map((event) => {
       const state = states.get(event.id);
       return state === undefined ? event : { ...event, forward_state: state };

@@ -8,7 +8,7 @@ import type { Delivery, ForwardList, ForwardRetryDeadResult, ForwardRuleStatus }
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import { invalidArgument, notFound } from '../errors/app-error.ts';
 import { recordedTarget } from '../outbound/send-request.ts';
-import type { RuleHealth } from '../store/outbox/delivery-health.ts';
+import type { ListedEvent, RuleHealth } from '../store/outbox/delivery-health.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 
 export interface ForwardControl {
@@ -17,8 +17,8 @@ export interface ForwardControl {
   retry(deliveryId: string): Promise<Delivery>;
   retryDead(rule: string): Promise<ForwardRetryDeadResult>;
   setPaused(rule: string, paused: boolean): Promise<ForwardRuleStatus>;
-  /** Each listed event's forwarding, for the list's mark; events no rule took are absent. */
-  states(eventIds: readonly string[]): Promise<Map<string, ForwardState>>;
+  /** Each event of a list page's forwarding, for the list's mark; events no rule took are absent. */
+  states(events: readonly ListedEvent[]): Promise<Map<string, ForwardState>>;
 }
 
 export interface ForwardControlDeps {
@@ -87,6 +87,6 @@ export function createForwardControl(deps: ForwardControlDeps): ForwardControl {
       return statusOf(health);
     },
 
-    states: (eventIds) => deps.deliveries.forwardStates(eventIds),
+    states: (events) => deps.deliveries.forwardStates(events),
   };
 }

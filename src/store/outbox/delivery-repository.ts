@@ -23,7 +23,7 @@ import {
   type SettleOutcome,
   type Settlement,
 } from './delivery-claims.ts';
-import { forwardStates, ruleHealth, type RuleHealth } from './delivery-health.ts';
+import { forwardStates, ruleHealth, type ListedEvent, type RuleHealth } from './delivery-health.ts';
 import { deliveriesOfEvent, getDelivery, uuidOrNull } from './delivery-rows.ts';
 
 export type RetryOutcome =
@@ -65,8 +65,8 @@ export interface DeliveryRepository {
    * added later starts afresh. Answers how many were cancelled, per rule.
    */
   cancelUnconfigured(rules: readonly string[]): Promise<Map<string, number>>;
-  /** Each listed event's forwarding across its rules; events no rule took are absent. */
-  forwardStates(eventIds: readonly string[]): Promise<Map<string, ForwardState>>;
+  /** Each event of a list page's forwarding across its rules; events no rule took are absent. */
+  forwardStates(events: readonly ListedEvent[]): Promise<Map<string, ForwardState>>;
 }
 
 /** A failed, dead or pending delivery becomes pending now, with a fresh max_attempts. */
@@ -155,6 +155,6 @@ export function createDeliveryRepository(pool: DatabasePool, claims: ClaimConnec
         return new Map(rows.map((row) => [row.rule, row.cancelled]));
       });
     },
-    forwardStates: (eventIds) => forwardStates(pool, eventIds),
+    forwardStates: (events) => forwardStates(pool, events),
   };
 }
