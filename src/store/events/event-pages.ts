@@ -13,10 +13,11 @@ import {
   buildListSql,
   receivedAtUtc,
   resolveListQuery,
+  searchParts,
   type ListPosition,
   type ResolvedListQuery,
 } from './list-statement.ts';
-import { runSearch } from './search-query.ts';
+import { runSearch, searchRest } from './search-query.ts';
 import { microsFromRfc3339 } from '../sql/timestamps.ts';
 import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
 import { createTimeline, walkPartitions } from './partition-walk.ts';
@@ -60,10 +61,17 @@ export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | u
     const searching = resolved.q !== null || resolved.match !== null;
     const slices = await timeline();
     // A search walks the partitions as a list does: each statement plans and reads only its group.
+    // Past its first group, a search takes the rest of the range in two statements (searchRest).
     const rows = searching
       ? await runSearch(
           pool,
-          (read) => walkPartitions(slices, resolved, (bounded) => read(buildListSql(bounded))),
+          (read) =>
+            walkPartitions(
+              slices,
+              resolved,
+              (bounded) => read(buildListSql(bounded)),
+              (bounded) => searchRest(read, searchParts(bounded)),
+            ),
           searchTimeoutMs,
         )
       : await walkPartitions(slices, resolved, (bounded) => pool.any(buildListSql(bounded)));

@@ -21,7 +21,7 @@ import { invalidArgument } from '../../errors/app-error.ts';
 import { decodeCursor, queryFingerprint } from './cursor.ts';
 import { normalizeEventId } from '../../shared/event-id.ts';
 import { apiSummaryRow } from './event-mapping.ts';
-import { buildSearchSql } from './search-query.ts';
+import { buildSearchSql, type SearchParts } from './search-query.ts';
 import type { ListQuery } from './event-store.ts';
 import { parseTimestampInput, rfc3339FromMicros, utcColumn, type Rounding } from '../sql/timestamps.ts';
 
@@ -224,11 +224,8 @@ export function listQueryFromInput(input: ListWebhookEventsInput): ListQuery {
 /** received_at rendered in SQL, so no client-side type parser ever sees (and rounds) it. */
 export const receivedAtUtc = (table: string): FragmentSqlToken => utcColumn(table, 'received_at');
 
-/**
- * The page query: limit + 1 rows, so the caller knows whether the page was truncated. Rows carry
- * the one-line summary, which the HTTP API lists and MCP leaves out.
- */
-export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof apiSummaryRow> {
+/** A list query's filters, columns, order and row count (limit + 1) as SQL. */
+function listParts(query: ResolvedListQuery): Omit<SearchParts, 'q' | 'match' | 'from' | 'to'> {
   const conditions: FragmentSqlToken[] = [];
   if (query.provider !== null) conditions.push(sql.fragment`events.provider = ${query.provider}`);
   if (query.eventType !== null) {
@@ -261,21 +258,23 @@ export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof api
   if (query.verified !== null) conditions.push(sql.fragment`events.verified = ${query.verified}`);
   const columns = sql.fragment`events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
       ${receivedAtUtc('events')} AS received_at_utc, events.summary`;
-  const limit = query.limit + 1;
   // Both directions walk the same (…, received_at DESC, id DESC) indexes, oldest_first backwards.
   const direction = query.order === 'oldest_first' ? sql.fragment`ASC` : sql.fragment`DESC`;
-  if (query.q !== null || query.match !== null) {
-    return buildSearchSql({
-      conditions,
-      columns,
-      direction,
-      limit,
-      q: query.q,
-      match: query.match,
-      from: query.from,
-      to: query.to,
-    });
-  }
+  return { conditions, columns, direction, limit: query.limit + 1 };
+}
+
+/** A search's parts (q or match given): what search-query.ts builds its statements from. */
+export function searchParts(query: ResolvedListQuery): SearchParts {
+  return { ...listParts(query), q: query.q, match: query.match, from: query.from, to: query.to };
+}
+
+/**
+ * The page query: limit + 1 rows, so the caller knows whether the page was truncated. Rows carry
+ * the one-line summary, which the HTTP API lists and MCP leaves out.
+ */
+export function buildListSql(query: ResolvedListQuery): QuerySqlToken<typeof apiSummaryRow> {
+  if (query.q !== null || query.match !== null) return buildSearchSql(searchParts(query));
+  const { conditions, columns, direction, limit } = listParts(query);
   // ORDER BY names the table's columns explicitly: the rendered received_at_utc text must not be
   // mistaken for the sort key, or the index order would be lost to a sort.
   return sql.type(apiSummaryRow)`

@@ -114,11 +114,16 @@ const earlier = (a: string | null, b: bigint | null): string | null => {
 /**
  * The statements of one page, nearest group first: the query with its from/to narrowed to the
  * group and its limit to what the page still needs. `read` runs one and answers its rows.
+ *
+ * `rest`, when given, is asked once the first group has not filled the page, with the query
+ * narrowed to everything after that group: it answers the rest of the page, or null to have the
+ * walk go on group by group.
  */
 export async function walkPartitions<T>(
   slices: readonly TimeSlice[],
   query: ResolvedListQuery,
   read: (bounded: ResolvedListQuery) => Promise<readonly T[]>,
+  rest?: (bounded: ResolvedListQuery) => Promise<readonly T[] | null>,
 ): Promise<T[]> {
   const { min, max } = window(query);
   const inWindow = slices.filter(
@@ -128,16 +133,21 @@ export async function walkPartitions<T>(
   );
   const wanted = query.limit + 1;
   const rows: T[] = [];
-  for (const group of groupSlices(inWindow, query.order, BigInt(Date.now()) * 1000n)) {
+  // buildListSql asks for limit + 1 rows.
+  const boundedTo = (group: readonly TimeSlice[]): ResolvedListQuery => {
     const { from, to } = bounds(group);
-    // buildListSql asks for limit + 1 rows.
-    const bounded = {
-      ...query,
-      from: later(query.from, from),
-      to: earlier(query.to, to),
-      limit: wanted - rows.length - 1,
-    };
-    rows.push(...(await read(bounded)));
+    return { ...query, from: later(query.from, from), to: earlier(query.to, to), limit: wanted - rows.length - 1 };
+  };
+  const groups = groupSlices(inWindow, query.order, BigInt(Date.now()) * 1000n);
+  for (const [index, group] of groups.entries()) {
+    if (index === 1 && rest !== undefined) {
+      const answered = await rest(boundedTo(groups.slice(1).flat()));
+      if (answered !== null) {
+        rows.push(...answered);
+        break;
+      }
+    }
+    rows.push(...(await read(boundedTo(group))));
     if (rows.length >= wanted) break;
   }
   return rows;

@@ -28,9 +28,11 @@
  * the indexer are matched on the fly as before (one lookup per queued event) and merged in.
  */
 import { sql, StatementTimeoutError, type DatabasePool, type FragmentSqlToken, type QuerySqlToken } from 'slonik';
+import { z, type ZodTypeAny } from 'zod';
 import { SEARCH_TIMEOUT_MS } from '../../../generated/constants.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { apiSummaryRow, type ApiSummaryRow } from './event-mapping.ts';
+import { microsFromRfc3339, rfc3339FromMicros, utcText } from '../sql/timestamps.ts';
 
 /** Step 1 walks this many events per row of the page (51 rows: 1,020 events). */
 export const RECENT_ROWS_PER_ROW = 20;
@@ -56,7 +58,7 @@ export function searchSettings(timeoutMs: number): QuerySqlToken {
 }
 
 /** The statements of one search, each run by `read` in the search's transaction. */
-export type SearchReader = (query: QuerySqlToken<typeof apiSummaryRow>) => Promise<readonly ApiSummaryRow[]>;
+export type SearchReader = <T extends ZodTypeAny>(query: QuerySqlToken<T>) => Promise<ReadonlyArray<z.infer<T>>>;
 
 function searchTimedOut(timeoutMs: number): Error {
   return invalidArgument(
@@ -82,7 +84,7 @@ export async function runSearch<T>(
     return await pool.transaction(async (transaction) => {
       await transaction.query(searchSettings(timeoutMs));
       let statements = 0;
-      return search(async (query) => {
+      const read: SearchReader = async (query) => {
         if (statements > 0) {
           const left = deadline - Date.now();
           if (left <= 0) throw searchTimedOut(timeoutMs);
@@ -90,7 +92,8 @@ export async function runSearch<T>(
         }
         statements += 1;
         return transaction.any(query);
-      });
+      };
+      return search(read);
     });
   } catch (error) {
     if (!(error instanceof StatementTimeoutError)) throw error;
@@ -122,6 +125,34 @@ function whereAll(conditions: readonly FragmentSqlToken[]): FragmentSqlToken {
   return conditions.length === 0 ? sql.fragment`` : sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}`;
 }
 
+/**
+ * The range again, on a column a join or probe reads by key: without it that read is planned over
+ * every partition, however narrow the range.
+ */
+function rangeOn(parts: SearchParts, column: FragmentSqlToken): FragmentSqlToken {
+  const bounds: FragmentSqlToken[] = [];
+  if (parts.from !== null) bounds.push(sql.fragment`${column} >= ${parts.from}::timestamptz`);
+  if (parts.to !== null) bounds.push(sql.fragment`${column} < ${parts.to}::timestamptz`);
+  return bounds.length === 0 ? sql.fragment`` : sql.fragment`AND ${sql.join(bounds, sql.fragment` AND `)}`;
+}
+
+/** Events still queued for the indexer, matched on the fly (one lookup per queued event), in order. */
+function queuedBranch(parts: SearchParts, pending: readonly FragmentSqlToken[]): FragmentSqlToken {
+  const { columns, direction, limit } = parts;
+  return sql.fragment`(
+    SELECT queued.*
+    FROM event_search_queue
+    CROSS JOIN LATERAL (
+      SELECT ${columns}, events.received_at
+      FROM events
+      ${whereAll([...parts.conditions, sql.fragment`events.id = event_search_queue.event_id`, ...pending])}
+      OFFSET 0
+    ) AS queued
+    ORDER BY queued.received_at ${direction}, queued.id ${direction}
+    LIMIT ${limit}
+  )`;
+}
+
 /** The payload search over an event's search row (indexed) and over its payload (queued). */
 function matchConditions(parts: SearchParts): { indexed: FragmentSqlToken; pending: FragmentSqlToken[] } {
   const indexed: FragmentSqlToken[] = [];
@@ -149,7 +180,6 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
   const orderBy = {
     events: sql.fragment`ORDER BY events.received_at ${direction}, events.id ${direction}`,
     recent: sql.fragment`ORDER BY recent.received_at ${direction}, recent.id ${direction}`,
-    queued: sql.fragment`ORDER BY queued.received_at ${direction}, queued.id ${direction}`,
     found: sql.fragment`ORDER BY found.received_at ${direction}, found.id ${direction}`,
   };
   // A scalar subquery, not a join: it cannot be flattened, so the walk stays a walk (one
@@ -159,14 +189,7 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
   const probe = (table: 'recent' | 'events'): FragmentSqlToken =>
     sql.fragment`(SELECT ${indexed} FROM event_search WHERE event_search.event_id = ${sql.identifier([table, 'id'])}
       AND event_search.event_received_at = ${sql.identifier([table, 'received_at'])} ${searchRange})`;
-  // The range again, on a column a join or probe reads by key: without it that read is planned
-  // over every partition, however narrow the range.
-  const inRange = (column: FragmentSqlToken): FragmentSqlToken => {
-    const bounds: FragmentSqlToken[] = [];
-    if (parts.from !== null) bounds.push(sql.fragment`${column} >= ${parts.from}::timestamptz`);
-    if (parts.to !== null) bounds.push(sql.fragment`${column} < ${parts.to}::timestamptz`);
-    return bounds.length === 0 ? sql.fragment`` : sql.fragment`AND ${sql.join(bounds, sql.fragment` AND `)}`;
-  };
+  const inRange = (column: FragmentSqlToken): FragmentSqlToken => rangeOn(parts, column);
   const searchRange = inRange(sql.fragment`event_search.event_received_at`);
   const walked = sql.fragment`(SELECT enough FROM walked)`;
   const few = sql.fragment`(SELECT yes FROM few)`;
@@ -222,20 +245,93 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
         LIMIT ${limit}
       )
       UNION ALL
-      (
-        SELECT queued.*
-        FROM event_search_queue
-        CROSS JOIN LATERAL (
-          SELECT ${columns}, events.received_at
-          FROM events
-          ${where([sql.fragment`events.id = event_search_queue.event_id`, ...pending])}
-          OFFSET 0
-        ) AS queued
-        ${orderBy.queued}
-        LIMIT ${limit}
-      )
+      ${queuedBranch(parts, pending)}
     ) AS found
     ${orderBy.found}
     LIMIT ${limit}
   `;
+}
+
+const candidatesRow = z.object({ ids: z.array(z.string()), ats: z.array(z.string()), queued: z.boolean() });
+type Candidates = z.infer<typeof candidatesRow>;
+
+/**
+ * Step 2 over the rest of a search's range at once: the GIN index's matches there, at most
+ * MAX_CANDIDATES + 1, with their received_at, and whether any event waits for the indexer. It
+ * reads event_search alone, so it plans quickly over any number of partitions.
+ */
+function buildCandidatesSql(parts: SearchParts): QuerySqlToken<typeof candidatesRow> {
+  const { indexed } = matchConditions(parts);
+  return sql.type(candidatesRow)`
+    SELECT coalesce(array_agg(found.event_id::text), '{}') AS ids,
+      coalesce(array_agg(${utcText(sql.fragment`found.event_received_at`)}), '{}') AS ats,
+      EXISTS (SELECT 1 FROM event_search_queue) AS queued
+    FROM (
+      SELECT event_search.event_id, event_search.event_received_at FROM event_search
+      WHERE ${indexed} ${rangeOn(parts, sql.fragment`event_search.event_received_at`)}
+      LIMIT ${MAX_CANDIDATES + 1}
+    ) AS found
+  `;
+}
+
+/**
+ * The page from a few candidates (and the queued events): each joined to its event by key and
+ * filtered, in order. The events read are bounded by the candidates' own oldest and newest
+ * received_at, so only their partitions are planned. Null when there is nothing to read.
+ */
+function buildCandidatePageSql(parts: SearchParts, candidates: Candidates): QuerySqlToken<typeof apiSummaryRow> | null {
+  const { columns, direction, limit } = parts;
+  const branches: FragmentSqlToken[] = [];
+  const micros = candidates.ats.map((at) => {
+    const value = microsFromRfc3339(at);
+    if (value === null) throw new Error(`unexpected received_at ${at}`);
+    return value;
+  });
+  if (micros.length > 0) {
+    const oldest = rfc3339FromMicros(micros.reduce((a, b) => (b < a ? b : a)));
+    const newest = rfc3339FromMicros(micros.reduce((a, b) => (b > a ? b : a)));
+    branches.push(sql.fragment`(
+      SELECT matched.*
+      FROM unnest(${sql.array(candidates.ids, 'uuid')}, ${sql.array(candidates.ats, 'timestamptz')})
+        AS candidates(event_id, event_received_at)
+      CROSS JOIN LATERAL (
+        SELECT ${columns}, events.received_at
+        FROM events
+        ${whereAll([
+          ...parts.conditions,
+          sql.fragment`events.id = candidates.event_id`,
+          sql.fragment`events.received_at = candidates.event_received_at`,
+          sql.fragment`events.received_at >= ${oldest}::timestamptz`,
+          sql.fragment`events.received_at <= ${newest}::timestamptz`,
+        ])}
+        OFFSET 0
+      ) AS matched
+      ORDER BY matched.received_at ${direction}, matched.id ${direction}
+      LIMIT ${limit}
+    )`);
+  }
+  if (candidates.queued) branches.push(queuedBranch(parts, matchConditions(parts).pending));
+  if (branches.length === 0) return null;
+  return sql.type(apiSummaryRow)`
+    SELECT found.id, found.provider, found.event_type, found.trust_mode, found.verified, found.payload_size, found.received_at_utc, found.summary
+    FROM (${sql.join(branches, sql.fragment` UNION ALL `)}) AS found
+    ORDER BY found.received_at ${direction}, found.id ${direction}
+    LIMIT ${limit}
+  `;
+}
+
+/**
+ * The rest of a search past its first group of partitions (partition-walk.ts), when the first
+ * statement did not fill the page: the term is then rare there or the group held few events. Its
+ * matches in the whole rest of the range are taken from the GIN index in one statement and, if
+ * there are at most MAX_CANDIDATES, joined to their events in a second: two statements whatever
+ * the number of partitions, where walking on group by group repeated step 1's walk of the newest
+ * events and planned all three steps in every group (docs/adr/partition-plans.md). Answers null
+ * with more matches than that: the caller walks on.
+ */
+export async function searchRest(read: SearchReader, parts: SearchParts): Promise<ApiSummaryRow[] | null> {
+  const [candidates] = await read(buildCandidatesSql(parts));
+  if (candidates === undefined || candidates.ids.length > MAX_CANDIDATES) return null;
+  const page = buildCandidatePageSql(parts, candidates);
+  return page === null ? [] : [...(await read(page))];
 }
