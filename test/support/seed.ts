@@ -11,16 +11,32 @@ export const SEED_EVENT_TYPES = [
 ];
 
 /**
- * count events over `providers` providers, one every `stepMs` milliseconds ending now-ish, with
- * ~200-byte JSON payloads. Ids are UUIDv7 built in SQL from received_at (PostgreSQL < 18 has no
- * uuidv7()), so they stay time-ordered like the application's.
+ * count events over `providers` providers, event number g received at `from` + g × `stepMs`
+ * milliseconds (from: default 2024-01-01, which only the DEFAULT partition holds; a time within
+ * the dated partitions puts them there, as events received now are), with ~200-byte JSON payloads.
+ * Ids are UUIDv7 built in SQL from received_at (PostgreSQL < 18 has no uuidv7()), so they stay
+ * time-ordered like the application's. A large count is written SEED_CHUNK events a statement.
  */
 export async function seedEvents(
   pool: CommonQueryMethods,
-  options: { count: number; providers: number; start?: number; stepMs?: number },
+  options: { count: number; providers: number; start?: number; stepMs?: number; from?: string },
 ): Promise<void> {
-  const start = options.start ?? 1;
+  const first = options.start ?? 1;
+  for (let start = first; start < first + options.count; start += SEED_CHUNK) {
+    await seedChunk(pool, { ...options, start, count: Math.min(SEED_CHUNK, first + options.count - start) });
+  }
+}
+
+/** Events a statement: a million in one would hold a transaction (and its memory) for minutes. */
+const SEED_CHUNK = 100_000;
+
+async function seedChunk(
+  pool: CommonQueryMethods,
+  options: { count: number; providers: number; start: number; stepMs?: number; from?: string },
+): Promise<void> {
+  const { start } = options;
   const stepMs = options.stepMs ?? 10;
+  const from = options.from ?? '2024-01-01T00:00:00Z';
   await pool.query(sql.unsafe`
     INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type, headers, payload, received_at)
     SELECT
@@ -34,6 +50,6 @@ export async function seedEvents(
         g, g % 50, g % 1000, md5(g::text)), 'UTF8'),
       t
     FROM generate_series(${start}::bigint, ${start + options.count - 1}::bigint) AS g,
-      LATERAL (SELECT timestamptz '2024-01-01T00:00:00Z' + g * make_interval(secs => ${stepMs / 1000})) AS at(t)
+      LATERAL (SELECT ${from}::timestamptz + g * make_interval(secs => ${stepMs / 1000})) AS at(t)
   `);
 }
