@@ -54,3 +54,30 @@ export async function openBenchDatabase(logger: Logger, prefix = 'sb_bench'): Pr
     },
   };
 }
+
+/**
+ * The database to measure for a bench that can keep its data: a new one (openBenchDatabase), kept
+ * after the run with `keep` (its name printed on stderr), or with `reuse` one a kept run left,
+ * measured again without loading (never dropped here). Both need DATABASE_URL.
+ */
+export async function openKeptBenchDatabase(
+  logger: Logger,
+  prefix: string,
+  options: { keep: boolean; reuse: string | undefined },
+): Promise<BenchDatabase> {
+  const base = process.env.DATABASE_URL?.trim();
+  if ((options.keep || options.reuse) && !base) throw new Error('--keep and --reuse need DATABASE_URL');
+  if (options.reuse && base) {
+    const url = new URL(base);
+    url.pathname = `/${options.reuse}`;
+    return {
+      url: url.toString(),
+      where: `${url.hostname}:${url.port || 5432}, reused ${options.reuse}`,
+      close: async () => {},
+    };
+  }
+  const database = await openBenchDatabase(logger, prefix);
+  if (!options.keep) return database;
+  process.stderr.write(`keeping ${new URL(database.url).pathname.slice(1)}\n`);
+  return { ...database, close: async () => {} };
+}

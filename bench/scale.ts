@@ -31,7 +31,7 @@ import { migrate } from '../src/store/database/migrate.ts';
 import { ensurePartitions } from '../src/store/partitions/partitions.ts';
 import { createEventStore } from '../src/store/events/pg-event-store.ts';
 import { startRetention, type RetentionResult } from '../src/store/partitions/retention.ts';
-import { openBenchDatabase, type BenchDatabase } from './bench-database.ts';
+import { openKeptBenchDatabase } from './bench-database.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -301,27 +301,8 @@ async function storedShape(pool: DatabasePool): Promise<SeedShape> {
   `);
 }
 
-/** The database to measure: a new one, or with --reuse one a --keep run left (never dropped here). */
-async function openDatabase(): Promise<BenchDatabase> {
-  const base = process.env.DATABASE_URL?.trim();
-  if ((args.keep || args.reuse) && !base) throw new Error('--keep and --reuse need DATABASE_URL');
-  if (args.reuse && base) {
-    const url = new URL(base);
-    url.pathname = `/${args.reuse}`;
-    return {
-      url: url.toString(),
-      where: `${url.hostname}:${url.port || 5432}, reused ${args.reuse}`,
-      close: async () => {},
-    };
-  }
-  const database = await openBenchDatabase(logger, 'sb_scale');
-  if (!args.keep) return database;
-  process.stderr.write(`keeping ${new URL(database.url).pathname.slice(1)}\n`);
-  return { ...database, close: async () => {} };
-}
-
 async function main(): Promise<void> {
-  const database = await openDatabase();
+  const database = await openKeptBenchDatabase(logger, 'sb_scale', { keep: args.keep, reuse: args.reuse });
   // A seeding chunk takes tens of seconds on a loaded machine: no statement timeout here.
   const pool = await createDatabasePool(database.url, { maximumPoolSize: 4, statementTimeoutMs: 3_600_000 });
   try {

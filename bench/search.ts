@@ -164,8 +164,18 @@ async function seed(url: string): Promise<void> {
   try {
     await migrate(pool, logger);
     // As right after a bulk import: nothing has analysed the tables yet.
-    await pool.query(sql.unsafe`ALTER TABLE events SET (autovacuum_enabled = false)`);
-    await pool.query(sql.unsafe`ALTER TABLE event_search SET (autovacuum_enabled = false)`);
+    // A partitioned table takes no storage parameters: its partitions do.
+    await pool.query(sql.unsafe`
+      DO $$
+      DECLARE partition regclass;
+      BEGIN
+        FOR partition IN SELECT inhrelid::regclass FROM pg_inherits
+          WHERE inhparent IN ('events'::regclass, 'event_search'::regclass) LOOP
+          EXECUTE format('ALTER TABLE %s SET (autovacuum_enabled = false)', partition);
+        END LOOP;
+      END
+      $$
+    `);
     const seeding = performance.now();
     for (let start = 1; start <= EVENTS; start += SEED_CHUNK) {
       const end = Math.min(EVENTS, start + SEED_CHUNK - 1);
