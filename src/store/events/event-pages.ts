@@ -70,7 +70,7 @@ export function createEventPages(pool: DatabasePool, searchTimeoutMs: number | u
               slices,
               resolved,
               (bounded) => read(buildListSql(bounded)),
-              (bounded) => searchRest(read, searchParts(bounded)),
+              (bounded, first) => searchRest(read, searchParts(bounded), searchParts(first)),
             ),
           searchTimeoutMs,
         )

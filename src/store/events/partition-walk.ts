@@ -116,14 +116,14 @@ const earlier = (a: string | null, b: bigint | null): string | null => {
  * group and its limit to what the page still needs. `read` runs one and answers its rows.
  *
  * `rest`, when given, is asked once the first group has not filled the page, with the query
- * narrowed to everything after that group: it answers the rest of the page, or null to have the
- * walk go on group by group.
+ * narrowed to everything after that group (and the first group's, as it was read): it answers the
+ * rest of the page, or null to have the walk go on group by group.
  */
 export async function walkPartitions<T>(
   slices: readonly TimeSlice[],
   query: ResolvedListQuery,
   read: (bounded: ResolvedListQuery) => Promise<readonly T[]>,
-  rest?: (bounded: ResolvedListQuery) => Promise<readonly T[] | null>,
+  rest?: (bounded: ResolvedListQuery, first: ResolvedListQuery) => Promise<readonly T[] | null>,
 ): Promise<T[]> {
   const { min, max } = window(query);
   const inWindow = slices.filter(
@@ -139,15 +139,18 @@ export async function walkPartitions<T>(
     return { ...query, from: later(query.from, from), to: earlier(query.to, to), limit: wanted - rows.length - 1 };
   };
   const groups = groupSlices(inWindow, query.order, BigInt(Date.now()) * 1000n);
+  let first: ResolvedListQuery | null = null;
   for (const [index, group] of groups.entries()) {
-    if (index === 1 && rest !== undefined) {
-      const answered = await rest(boundedTo(groups.slice(1).flat()));
+    if (first !== null && index === 1 && rest !== undefined) {
+      const answered = await rest(boundedTo(groups.slice(1).flat()), first);
       if (answered !== null) {
         rows.push(...answered);
         break;
       }
     }
-    rows.push(...(await read(boundedTo(group))));
+    const bounded = boundedTo(group);
+    first ??= bounded;
+    rows.push(...(await read(bounded)));
     if (rows.length >= wanted) break;
   }
   return rows;

@@ -252,23 +252,37 @@ export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSumm
   `;
 }
 
-const candidatesRow = z.object({ ids: z.array(z.string()), ats: z.array(z.string()), queued: z.boolean() });
+const candidatesRow = z.object({
+  full: z.boolean(),
+  ids: z.array(z.string()),
+  ats: z.array(z.string()),
+  queued: z.boolean(),
+});
 type Candidates = z.infer<typeof candidatesRow>;
 
 /**
- * Step 2 over the rest of a search's range at once: the GIN index's matches there, at most
- * MAX_CANDIDATES + 1, with their received_at, and whether any event waits for the indexer. It
- * reads event_search alone, so it plans quickly over any number of partitions.
+ * Step 2 over the rest of a search's range at once (`rest`), if the first statement (`first`)
+ * walked a full step 1 (RECENT_ROWS_PER_ROW events per row of its page, passing the other filters):
+ * whether it did, the GIN index's matches in the rest, at most MAX_CANDIDATES + 1, with their
+ * received_at, and whether any event waits for the indexer. When step 1 was not full the index is
+ * not read (a one-time filter). Past the walk's check it reads event_search alone, so it plans
+ * quickly over any number of partitions.
  */
-function buildCandidatesSql(parts: SearchParts): QuerySqlToken<typeof candidatesRow> {
-  const { indexed } = matchConditions(parts);
+function buildCandidatesSql(rest: SearchParts, first: SearchParts): QuerySqlToken<typeof candidatesRow> {
+  const { indexed } = matchConditions(rest);
+  const recentRows = RECENT_ROWS_PER_ROW * first.limit;
   return sql.type(candidatesRow)`
-    SELECT coalesce(array_agg(found.event_id::text), '{}') AS ids,
+    WITH walk AS MATERIALIZED (
+      SELECT count(*) >= ${recentRows} AS full
+      FROM (SELECT 1 FROM events ${whereAll(first.conditions)} LIMIT ${recentRows}) AS seen
+    )
+    SELECT (SELECT walk.full FROM walk) AS full,
+      coalesce(array_agg(found.event_id::text), '{}') AS ids,
       coalesce(array_agg(${utcText(sql.fragment`found.event_received_at`)}), '{}') AS ats,
       EXISTS (SELECT 1 FROM event_search_queue) AS queued
     FROM (
       SELECT event_search.event_id, event_search.event_received_at FROM event_search
-      WHERE ${indexed} ${rangeOn(parts, sql.fragment`event_search.event_received_at`)}
+      WHERE ${indexed} ${rangeOn(rest, sql.fragment`event_search.event_received_at`)} AND (SELECT walk.full FROM walk)
       LIMIT ${MAX_CANDIDATES + 1}
     ) AS found
   `;
@@ -322,16 +336,22 @@ function buildCandidatePageSql(parts: SearchParts, candidates: Candidates): Quer
 
 /**
  * The rest of a search past its first group of partitions (partition-walk.ts), when the first
- * statement did not fill the page: the term is then rare there or the group held few events. Its
- * matches in the whole rest of the range are taken from the GIN index in one statement and, if
- * there are at most MAX_CANDIDATES, joined to their events in a second: two statements whatever
- * the number of partitions, where walking on group by group repeated step 1's walk of the newest
- * events and planned all three steps in every group (docs/adr/partition-plans.md). Answers null
- * with more matches than that: the caller walks on.
+ * statement (`first`) did not fill the page. If its step 1 walked a full set of the newest events,
+ * the term is rare: its matches in the whole rest of the range (`rest`) are taken from the GIN
+ * index in one statement and, if there are at most MAX_CANDIDATES, joined to their events in a
+ * second. Two statements whatever the number of partitions, where walking on group by group
+ * repeated step 1 and planned all three steps in every group (docs/adr/partition-plans.md).
+ * Answers null, for the caller to walk on, when the first group held fewer events than step 1
+ * walks (a filter or the minutes after midnight leave it short, and a common term would then
+ * reach the GIN index over full partitions: bounded-search.md) or there are more matches.
  */
-export async function searchRest(read: SearchReader, parts: SearchParts): Promise<ApiSummaryRow[] | null> {
-  const [candidates] = await read(buildCandidatesSql(parts));
-  if (candidates === undefined || candidates.ids.length > MAX_CANDIDATES) return null;
-  const page = buildCandidatePageSql(parts, candidates);
+export async function searchRest(
+  read: SearchReader,
+  rest: SearchParts,
+  first: SearchParts,
+): Promise<ApiSummaryRow[] | null> {
+  const [candidates] = await read(buildCandidatesSql(rest, first));
+  if (candidates?.full !== true || candidates.ids.length > MAX_CANDIDATES) return null;
+  const page = buildCandidatePageSql(rest, candidates);
   return page === null ? [] : [...(await read(page))];
 }
