@@ -14,27 +14,14 @@
  * parameter, which a pooler such as PgBouncer refuses unless told to ignore it (session-check.ts),
  * and not a statement per checkout, which would cost a round trip on every query.
  */
-import { createRequire } from 'node:module';
+import { createPgDriverFactory } from '@slonik/pg-driver';
 import type { DriverFactory } from 'slonik';
 
 const SETTINGS = `SET max_parallel_workers_per_gather = 0`;
 
-/**
- * slonik's own PostgreSQL driver, the one createPool uses when given none, loaded from slonik's
- * dependencies (slonik exports the driver interface but not this factory).
- */
-function slonikPgDriverFactory(): DriverFactory {
-  const fromSlonik = createRequire(createRequire(import.meta.url).resolve('slonik'));
-  const driver = fromSlonik('@slonik/pg-driver') as { createPgDriverFactory?: unknown };
-  if (typeof driver.createPgDriverFactory !== 'function') {
-    throw new TypeError("slonik's @slonik/pg-driver no longer exports createPgDriverFactory");
-  }
-  return (driver.createPgDriverFactory as () => DriverFactory)();
-}
-
 /** slonik's driver, each connection it opens set up with SETTINGS before the pool hands it out. */
 export function sessionSettingsDriverFactory(): DriverFactory {
-  const base = slonikPgDriverFactory();
+  const base = createPgDriverFactory();
   return async (input) => {
     const driver = await base(input);
     return {
