@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '../..');
 
-describe('codegen drift check', () => {
+// Each case runs the whole codegen in a child (about 8 s of CPU, formatting included): a fixed
+// amount of work that passed 30 s beside a loaded run, so the file gives each case more.
+describe('codegen drift check', { timeout: 120_000 }, () => {
   let scratch: string;
 
   beforeAll(async () => {
