@@ -17,7 +17,7 @@ import type { Logger } from '../log/logger.ts';
 import { pathExists } from '../shared/path-exists.ts';
 import { acquireDataDirLock, DataDirInUseError, isProcessAlive, type DataDirLock } from './data-dir-lock.ts';
 import { clusterPlace, lockCluster } from './cluster-files.ts';
-import { DEFAULT_SYSTEM_DIR, placeCluster, placeInstall } from './cluster-placement.ts';
+import { CLUSTER_LOCATION_FILE, DEFAULT_SYSTEM_DIR, placeCluster, placeInstall } from './cluster-placement.ts';
 import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 import { findFreePort } from './free-port.ts';
 import { postgresAccount, type PostgresAccount } from './postgres-account.ts';
@@ -90,11 +90,22 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     const account = await postgresAccount();
     const found = options.installDir === undefined ? await bundledInstall() : { dir: path.resolve(options.installDir) };
     const install = await placeInstall(found, { account, dataDir, systemDir, logger });
-    const clusterDir = await placeCluster({ account, dataDir, systemDir, logger });
+    const placed = await placeCluster({ account, dataDir, systemDir, logger });
+    // A recorded place is held to the check `data rm` makes: resolved, of the shape placeCluster
+    // makes, with this data directory's id. A record edited to name another project's cluster, or
+    // a `..` path out of clusters/, is not started on: those files are not this project's.
+    const place = await clusterPlace(dataDir);
+    if (place.relocated && place.home === null) {
+      throw new EmbeddedPostgresError(
+        `${path.join(dataDir, CLUSTER_LOCATION_FILE)} names ${JSON.stringify(place.clusterDir)}, which is not a ` +
+          'cluster folder switchboard made for this data directory (…/clusters/<id>/postgres); restore the ' +
+          'record, or remove it to start with a new, empty cluster',
+      );
+    }
+    const clusterDir = place.relocated ? place.clusterDir : placed;
     // A cluster placed outside the data directory is locked in its own folder too: `data rm` run
     // on any data directory whose record names it then sees that it is in use.
-    const { home } = await clusterPlace(dataDir);
-    if (home !== null) lock = bothLocks(lock, await lockCluster(home));
+    if (place.home !== null) lock = bothLocks(lock, await lockCluster(place.home));
     await refuseRunningPostmaster(clusterDir, logger);
     const initialised = await pathExists(path.join(clusterDir, 'PG_VERSION'));
     const password = await readOrCreatePassword(dataDir, clusterDir, initialised);

@@ -137,6 +137,26 @@ describe('switchboard data rm', () => {
     expect(await readdir(join(system, 'clusters'))).toEqual([basename(othersHome)]);
   }, 60_000);
 
+  it("will not start on a recorded place that is not this data directory's own cluster folder", async () => {
+    // The record is checked as `data rm` checks it, before anything is spawned: another project's
+    // cluster folder (in the shape placeCluster makes, with that project's id) and a `..` path out
+    // of clusters/ are both refused, and neither folder is touched.
+    const system = await tempDir('sb-data-start-system-');
+    const other = await realpath(await tempDir('sb-data-start-other-'));
+    const othersCluster = join(system, 'clusters', clusterId(other), 'postgres');
+    await mkdir(othersCluster, { recursive: true });
+    await filler(join(othersCluster, 'PG_VERSION'), 3);
+    for (const recorded of [othersCluster, `${system}/clusters/../postgres`]) {
+      await mkdir(join(system, 'postgres'), { recursive: true });
+      const dataDir = await dataDirNaming(recorded);
+      await expect(
+        startEmbeddedPostgres({ dataDir, systemDir: system, logger: silentLogger, durable: false }),
+      ).rejects.toThrow('which is not a cluster folder switchboard made for this data directory');
+      expect(await readdir(othersCluster)).toEqual(['PG_VERSION']);
+      expect(await readdir(join(system, 'postgres'))).toEqual([]);
+    }
+  }, 60_000);
+
   it.runIf(asRoot)(
     "never removes another project's running cluster named by this data directory's record",
     async () => {
