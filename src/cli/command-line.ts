@@ -7,18 +7,19 @@
 import { parseArgs } from 'node:util';
 import { SERVER_PORT, SERVER_ROLES } from '../../generated/constants.ts';
 import type { ServerRole } from '../../generated/types.ts';
+import { InternalError } from '../errors/internal-error.ts';
 
 /** Exit codes: 0 done, 1 runtime failure, 2 bad usage or bad config. */
 export const EXIT_USAGE = 2;
 
 /** A mistake in the command line: printed with a pointer to --help, exit 2. */
-export class UsageError extends Error {
+export class UsageError extends InternalError {
+  readonly code = 'SB_ERR_USAGE';
   /** The command whose --help to point to; undefined for the top level. */
   readonly command: string | undefined;
 
   constructor(message: string, command?: string) {
     super(message);
-    this.name = 'UsageError';
     this.command = command;
   }
 }

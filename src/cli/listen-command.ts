@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { escapeForTerminal } from '../shared/terminal-text.ts';
 import { isEventId } from '../shared/event-id.ts';
 import { LISTEN_USAGE } from './help-text.ts';
+import { UsageError } from './command-line.ts';
 
 export interface ListenIo {
   out: (text: string) => void;
@@ -27,7 +28,11 @@ export interface ListenIo {
 const DEFAULT_MAX_ATTEMPTS = 5;
 const MAX_MAX_ATTEMPTS = 100;
 
-class ListenUsageError extends Error {}
+class ListenUsageError extends UsageError {
+  constructor(message: string) {
+    super(message, 'listen');
+  }
+}
 
 function httpUrl(text: string, flag: string): string {
   let url: URL;

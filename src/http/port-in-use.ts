@@ -4,8 +4,10 @@
  * between: one sentence naming the address and what to do, never Node's bare `listen EADDRINUSE`.
  */
 import { createServer } from 'node:net';
+import { InternalError } from '../errors/internal-error.ts';
 
-export class PortInUseError extends Error {
+export class PortInUseError extends InternalError {
+  readonly code = 'SB_ERR_PORT_IN_USE';
   readonly host: string;
   readonly port: number;
 
@@ -15,7 +17,6 @@ export class PortInUseError extends Error {
         'Stop it, or choose another port (--port, PORT or server.port; 0 picks a free one).',
       options,
     );
-    this.name = 'PortInUseError';
     this.host = host;
     this.port = port;
   }

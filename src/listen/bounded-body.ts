@@ -6,6 +6,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { MAX_BODY_BYTES } from '../../generated/constants.ts';
+import { InternalError } from '../errors/internal-error.ts';
 
 const MiB = 1024 * 1024;
 
@@ -29,7 +30,9 @@ export function describeLimit(bytes: number): string {
 }
 
 /** An answer over its limit; `what` names the call. */
-export class AnswerTooLargeError extends Error {
+export class AnswerTooLargeError extends InternalError {
+  readonly code = 'SB_ERR_ANSWER_TOO_LARGE';
+
   constructor(
     readonly what: string,
     readonly limit: number,

@@ -143,7 +143,7 @@ async function catchUpFrom(
     try {
       page = await listPage(options, since, cursor);
     } catch (err: unknown) {
-      const gone = err instanceof ServerAnswerError && err.code === 'invalid_argument' && cursor === undefined;
+      const gone = err instanceof ServerAnswerError && err.serverCode === 'invalid_argument' && cursor === undefined;
       if (gone && 'id' in from && since === from.id && from.receivedAt !== null) {
         const { id, receivedAt } = from;
         options.printer.print({

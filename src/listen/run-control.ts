@@ -8,9 +8,12 @@ import { backoffDelayMs } from '../shared/backoff.ts';
 import { MAX_RETRY_AFTER_MS } from '../shared/retry-after.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { ServerAnswerError, ServerBusyError, ServerRefusedError, ServerUnreachableError } from './server-client.ts';
+import { InternalError } from '../errors/internal-error.ts';
 
 /** A reason listen cannot go on (a refused token, an unknown provider): exit 1 with the message. */
-export class ListenFatalError extends Error {}
+export class ListenFatalError extends InternalError {
+  readonly code = 'SB_ERR_LISTEN_FATAL';
+}
 
 /** Ctrl-C or SIGTERM: unwinds the run to its summary. */
 export class Stopped extends Error {}

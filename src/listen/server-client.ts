@@ -24,9 +24,12 @@ import {
   validateErrorEnvelope,
   validateListProvidersOutput,
 } from '../../generated/validators.js';
+import { InternalError } from '../errors/internal-error.ts';
 
 /** 401 or 403: a wrong or revoked token, or a Host the server does not accept. Retrying cannot help. */
-export class ServerRefusedError extends Error {
+export class ServerRefusedError extends InternalError {
+  readonly code = 'SB_ERR_SERVER_REFUSED';
+
   constructor(
     readonly status: number,
     message: string,
@@ -36,7 +39,9 @@ export class ServerRefusedError extends Error {
 }
 
 /** 429 or 503: come back after retryAfterMs. */
-export class ServerBusyError extends Error {
+export class ServerBusyError extends InternalError {
+  readonly code = 'SB_ERR_SERVER_BUSY';
+
   constructor(
     readonly status: number,
     readonly retryAfterMs: number | undefined,
@@ -47,10 +52,13 @@ export class ServerBusyError extends Error {
 }
 
 /** Any other answer the listener cannot use (400, 404, 5xx, a body off the contract). */
-export class ServerAnswerError extends Error {
+export class ServerAnswerError extends InternalError {
+  readonly code = 'SB_ERR_SERVER_ANSWER';
+
   constructor(
     readonly status: number,
-    readonly code: string | undefined,
+    /** The error envelope's code, when the server sent one (`invalid_argument`, …). */
+    readonly serverCode: string | undefined,
     message: string,
   ) {
     super(message);
@@ -58,7 +66,9 @@ export class ServerAnswerError extends Error {
 }
 
 /** The connection failed (refused, reset, timed out): the server may come back. */
-export class ServerUnreachableError extends Error {}
+export class ServerUnreachableError extends InternalError {
+  readonly code = 'SB_ERR_SERVER_UNREACHABLE';
+}
 
 export interface ListPageQuery {
   since?: string;

@@ -8,15 +8,16 @@ import { hostname } from 'node:os';
 import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { InternalError } from '../errors/internal-error.ts';
 
 export const LOCK_FILE_NAME = 'switchboard.lock';
 
-export class DataDirInUseError extends Error {
+export class DataDirInUseError extends InternalError {
+  readonly code = 'SB_ERR_DATA_DIR_IN_USE';
   readonly ownerPid: number | null;
 
   constructor(message: string, ownerPid: number | null) {
     super(message);
-    this.name = 'DataDirInUseError';
     this.ownerPid = ownerPid;
   }
 }

@@ -1,9 +1,8 @@
+import { InternalError } from '../errors/internal-error.ts';
+
 /** The typed failures of the embedded PostgreSQL: each message says what failed and what to do. */
-export class EmbeddedPostgresError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'EmbeddedPostgresError';
-  }
+export class EmbeddedPostgresError extends InternalError {
+  readonly code: 'SB_ERR_EMBEDDED_POSTGRES' | 'SB_ERR_POSTGRES_UNREACHABLE' = 'SB_ERR_EMBEDDED_POSTGRES';
 }
 
 /**
@@ -11,8 +10,5 @@ export class EmbeddedPostgresError extends Error {
  * postgres user reaches them. Nothing was spawned.
  */
 export class PostgresUnreachableError extends EmbeddedPostgresError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PostgresUnreachableError';
-  }
+  override readonly code = 'SB_ERR_POSTGRES_UNREACHABLE';
 }

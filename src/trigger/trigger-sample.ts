@@ -3,17 +3,18 @@ import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-co
 import { invalidArgument } from '../errors/app-error.ts';
 import { catalogEntry } from '../verify/preset-registry.ts';
 import { listSamples, sampleDelivery, type SampleDelivery } from '../verify/sample-deliveries.ts';
+import { InternalError } from '../errors/internal-error.ts';
 
 /** Where `switchboard trigger` sends by default: the address switchboard binds by default. */
 export const DEFAULT_TRIGGER_BASE_URL = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
 
 /** Nothing answered at the URL: the message names it and the cause (refused, timeout, DNS). */
-export class TriggerUnreachableError extends Error {
+export class TriggerUnreachableError extends InternalError {
+  readonly code = 'SB_ERR_TRIGGER_UNREACHABLE';
   readonly url: string;
 
   constructor(url: string, cause: unknown, timeoutMs: number) {
     super(`could not reach switchboard at ${url}: ${describeFetchFailure(cause, timeoutMs)}`, { cause });
-    this.name = 'TriggerUnreachableError';
     this.url = url;
   }
 }

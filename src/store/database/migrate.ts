@@ -22,6 +22,7 @@ import type { Logger } from '../../log/logger.ts';
 import { upgradeToPartitions } from '../partitions/partition-upgrade.ts';
 import { ensurePartitions, hasPartitions } from '../partitions/partitions.ts';
 import { splitSqlStatements } from './split-sql.ts';
+import { InternalError } from '../../errors/internal-error.ts';
 
 export interface Migration {
   version: number;
@@ -45,11 +46,8 @@ export interface MigrateResult {
   current: number;
 }
 
-export class MigrationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MigrationError';
-  }
+export class MigrationError extends InternalError {
+  readonly code = 'SB_ERR_MIGRATION';
 }
 
 export const DEFAULT_MIGRATIONS_DIRECTORY = fileURLToPath(new URL('./migrations/', import.meta.url));

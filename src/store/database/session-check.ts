@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { InternalError } from '../../errors/internal-error.ts';
 
 /**
  * The session settings the store's pool sends when it connects (slonik's statementTimeout and
@@ -12,8 +13,8 @@ export const STORE_STARTUP_PARAMETERS = ['statement_timeout', 'idle_in_transacti
  * DATABASE_URL goes through a connection pooler that cannot give switchboard what it needs. The
  * message says what to change; the server exits on it before serving.
  */
-export class PoolerError extends Error {
-  override readonly name = 'PoolerError';
+export class PoolerError extends InternalError {
+  readonly code = 'SB_ERR_POOLER';
 
   /** A NOTIFY on one connection never reached a LISTEN on another: transaction pooling. */
   static transactionMode(waitedMs: number, attempts: number): PoolerError {
