@@ -74,7 +74,7 @@ export function catalogSource(entries: readonly CatalogEntry[], header: string):
 }
 
 /** Providers switchboard verifies: every entry but switchboard's own schemes (generic-hmac, token, open). */
-export function verifyingCount(entries: readonly CatalogEntry[]): number {
+function verifyingCount(entries: readonly CatalogEntry[]): number {
   return entries.filter((e) => e.proof.by !== 'switchboard').length;
 }
 
@@ -184,7 +184,7 @@ function proofCell(entry: ProviderCatalogEntry): string {
 }
 
 /** The generated part of docs/providers.md: one row per preset, then each preset's notes. */
-export function providersTable(entries: readonly CatalogEntry[]): string {
+function providersTable(entries: readonly CatalogEntry[]): string {
   const rows = entries.map((entry) => {
     const handshake = entry.handshake ?? '—';
     return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${proofCell(entry)} |`;

@@ -37,7 +37,7 @@ import { API_PREFIX, isUnder } from '../shared/route-prefixes.ts';
 import { BIN_NAME } from '../shared/package-names.ts';
 
 /** GET /api/config: what the UI needs to know about the server. Never a secret. */
-export interface ApiConfig {
+interface ApiConfig {
   replay: { default_target: string | null };
   /** The caller name replay history records for the server's own SWITCHBOARD_TOKEN. */
   server_token_caller: string;

@@ -27,7 +27,7 @@ export interface EventStreamOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_HEARTBEAT_MS = 15_000;
+const DEFAULT_HEARTBEAT_MS = 15_000;
 /** See where it is set: four listeners of switchboard's and seven of Node's pipeline, with room. */
 const SSE_RESPONSE_CLOSE_LISTENERS = 16;
 const DEFAULT_MAX_BACKFILL = 1000;
@@ -80,8 +80,7 @@ type Backfill =
   { kind: 'events'; events: ApiEventSummary[]; after?: ApiEventSummary } | { kind: 'reset'; reason: string };
 
 /** One batch of new events as every stream receives it, or the failure to read it. */
-export type LiveBatch =
-  { kind: 'summaries'; summaries: readonly ApiEventSummary[] } | { kind: 'failed'; error: unknown };
+type LiveBatch = { kind: 'summaries'; summaries: readonly ApiEventSummary[] } | { kind: 'failed'; error: unknown };
 
 export interface LiveSummaries {
   /** Batches in arrival order, from now on; returns the function that unsubscribes. */

@@ -36,7 +36,10 @@ interface Connection {
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
-/** Lower-cased host (IPv6 in brackets, IPv4-mapped IPv6 unwrapped, no trailing dot) and port, or undefined when unparsable. */
+/**
+ * Lower-cased host (IPv6 in brackets, IPv4-mapped IPv6 unwrapped, no trailing dot) and port, or undefined when unparsable.
+ * @internal outside src/, only tests or benches use it
+ */
 export function parseAuthority(authority: string): Authority | undefined {
   const text = authority.trim().toLowerCase();
   const match = /^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::(\d{1,5}))?$/.exec(text);
@@ -63,11 +66,13 @@ function isWildcardHost(host: string): boolean {
   return host === '' || host === '0.0.0.0' || host === '[::]';
 }
 
+/** @internal outside src/, only tests or benches use it */
 export interface HostMatcher {
   /** Whether an authority (a Host header, or an Origin's host with its port) may reach this connection. */
   allows(authority: Authority, connection: Connection): boolean;
 }
 
+/** @internal outside src/, only tests or benches use it */
 export function createHostMatcher(options: HostCheckOptions): HostMatcher {
   const bind = canonicalHost(options.bindHost.trim().toLowerCase());
   const extraAnyPort = new Set<string>();
@@ -110,9 +115,9 @@ function originAuthority(origin: string): Authority | undefined {
   return { host: parsed.host, port: parsed.port ?? (url.protocol === 'https:' ? 443 : 80) };
 }
 
-export type HostVerdict = { allowed: true } | { allowed: false; reason: string };
+type HostVerdict = { allowed: true } | { allowed: false; reason: string };
 
-export function checkHostAndOrigin(matcher: HostMatcher, ctx: Context): HostVerdict {
+function checkHostAndOrigin(matcher: HostMatcher, ctx: Context): HostVerdict {
   const connection: Connection = { localAddress: ctx.req.socket.localAddress, localPort: ctx.req.socket.localPort };
   const hostHeader = ctx.req.headers.host;
   const host = hostHeader === undefined ? undefined : parseAuthority(hostHeader);

@@ -3,7 +3,7 @@ import type { BucketConfig } from '../config/resolve-config.ts';
 
 export type RateClass = 'read' | 'write' | 'replay';
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export interface RateLimiterOptions {
   /** ResolvedConfig.rateLimits. */
@@ -37,7 +37,7 @@ interface Bucket<C extends string> {
   updatedAt: number;
 }
 
-export const DEFAULT_MAX_BUCKETS = 10_000;
+const DEFAULT_MAX_BUCKETS = 10_000;
 
 interface BucketStore<C extends string> {
   readonly take: (key: string, rateClass: C) => RateDecision;

@@ -23,19 +23,19 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 /** Longer than any token switchboard issues or anyone would configure; longer is not looked up. */
 const MAX_TOKEN_LENGTH = 512;
 
-export const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
+const WWW_AUTHENTICATE = 'Bearer realm="switchboard"';
 
 /**
  * What to do about a 401, in words: the error_description of its WWW-Authenticate and the end of
  * its message. Clients that know only OAuth print error_description; without it they go looking
  * for an authorization server switchboard does not have.
  */
-export function bearerHint(cliCommand = BIN_NAME): string {
+function bearerHint(cliCommand = BIN_NAME): string {
   return `send Authorization: Bearer <token>; ${tokenCreateHint(cliCommand)}`;
 }
 
 /** What to do about a token that was sent but is not valid: the 401's message and error_description. */
-export function invalidTokenHint(cliCommand = BIN_NAME): string {
+function invalidTokenHint(cliCommand = BIN_NAME): string {
   return `the bearer token is not valid (unknown or revoked); ${tokenCreateHint(cliCommand)}`;
 }
 

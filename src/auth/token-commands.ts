@@ -15,10 +15,10 @@ export interface TokenCommandIo {
 }
 
 /** Exit codes as the CLI's: 0 done, 1 failed, 2 bad usage. */
-export const TOKEN_USAGE = 'usage: switchboard token create <name> | token list | token revoke <name>\n';
+const TOKEN_USAGE = 'usage: switchboard token create <name> | token list | token revoke <name>\n';
 
 /** Creates a token and returns its plaintext, the only time it exists outside the caller's hands. */
-export async function createToken(
+async function createToken(
   tokens: Pick<TokenRepository, 'create'>,
   name: string,
 ): Promise<{ name: string; token: string }> {
@@ -31,6 +31,7 @@ export async function createToken(
 /**
  * A plain table of names and dates, never a token or its hash. Each cell is escaped for the
  * terminal: a name written to the database by other means than `token create` may hold anything.
+ * @internal outside src/, only tests or benches use it
  */
 export function formatTokenList(list: readonly ApiToken[]): string {
   if (list.length === 0) return 'no tokens\n';

@@ -30,14 +30,17 @@ export interface TokenService {
 /** The identity of SWITCHBOARD_TOKEN. */
 export const ENV_TOKEN_CALLER = 'env';
 
-/** How long a managed token, once found valid, is trusted without asking the database again. */
+/**
+ * How long a managed token, once found valid, is trusted without asking the database again.
+ * @internal outside src/, only tests or benches use it
+ */
 export const DEFAULT_TOKEN_CACHE_TTL_MS = 5_000;
 /**
  * How often watched tokens are checked for revocation: a stream or session ends at most this long
  * (plus one query) after `switchboard token revoke`. One query per interval covers every watched
  * token, whatever the number of connections.
  */
-export const DEFAULT_TOKEN_RECHECK_MS = 2_000;
+const DEFAULT_TOKEN_RECHECK_MS = 2_000;
 const MAX_CACHED_TOKENS = 1_000;
 
 export interface TokenServiceOptions {

@@ -7,7 +7,7 @@ import { ANNOUNCE_CHANNEL, announcedIds } from '../store/events/announcement.ts'
 import type { EventBus, EventBusListener } from './event-bus.ts';
 
 /** The listening connection's state, in the words list_providers uses for a queue's. */
-export type BusConnectionState = ConnectionState;
+type BusConnectionState = ConnectionState;
 
 export interface PostgresEventBusOptions {
   databaseUrl: string;
@@ -174,6 +174,7 @@ export function createPostgresEventBus(options: PostgresEventBusOptions): Postgr
  * itself: pg-pool hangs the whole client on it (err.client: connection parameters, the backend's
  * cancel key, socket state), kilobytes per line, and a stack through pg internals says nothing an
  * operator can act on.
+ * @internal outside src/, only tests or benches use it
  */
 export function connectionFailure(err: unknown): { message: string; code?: string } {
   if (typeof err !== 'object' || err === null) return { message: String(err) };

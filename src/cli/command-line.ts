@@ -32,7 +32,7 @@ export interface OptionSpec {
   description: string;
 }
 
-export interface PositionalSpec {
+interface PositionalSpec {
   name: string;
   required: boolean;
 }

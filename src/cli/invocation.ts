@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN_NAME, PACKAGE_NAME } from '../shared/package-names.ts';
 
+/** @internal outside src/, only tests or benches use it */
 export type Invocation = 'clone' | 'outside-clone' | 'installed' | 'npx';
 
 /** The folder holding bin/switchboard.js: the clone, or the installed package. */
@@ -46,7 +47,10 @@ function inside(dir: string, root: string): boolean {
   return !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
-/** How this process should be named in a hint: the way, and the exact prefix. */
+/**
+ * How this process should be named in a hint: the way, and the exact prefix.
+ * @internal outside src/, only tests or benches use it
+ */
 export function detectInvocation(
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),

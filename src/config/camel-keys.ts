@@ -8,7 +8,7 @@
  */
 
 /** `max_sessions_per_caller` → `maxSessionsPerCaller`. */
-export type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
   ? `${Head}${Capitalize<CamelCase<Tail>>}`
   : S;
 
@@ -30,7 +30,7 @@ export type CamelCased<T> = T extends readonly (infer Item)[]
       }
     : T;
 
-export function camelCase<S extends string>(key: S): CamelCase<S> {
+function camelCase<S extends string>(key: S): CamelCase<S> {
   return key.replace(/_([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase()) as CamelCase<S>;
 }
 

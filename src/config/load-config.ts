@@ -12,7 +12,10 @@ export interface ConfigSource {
   cwd: string;
 }
 
-/** Which file to read: --config, then SWITCHBOARD_CONFIG, then ./switchboard.yaml if it exists. */
+/**
+ * Which file to read: --config, then SWITCHBOARD_CONFIG, then ./switchboard.yaml if it exists.
+ * @internal outside src/, only tests or benches use it
+ */
 export function findConfigPath(source: ConfigSource): string | null {
   const explicit = source.flagPath ?? source.env.SWITCHBOARD_CONFIG;
   if (explicit !== undefined && explicit !== '') {
@@ -46,6 +49,7 @@ function withCodeFrame(message: string): string {
     : `${sentence}\n\n${lines.map((line) => `    ${line}`).join('\n')}`;
 }
 
+/** @internal outside src/, only tests or benches use it */
 export function parseConfig(text: string, env: NodeJS.ProcessEnv): LoadedConfig {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = doc.errors[0];

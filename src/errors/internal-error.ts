@@ -3,6 +3,7 @@
  * PostgreSQL, the CLI, listen's view of a server). Each class has a stable `code`, as undici's
  * errors have `UND_ERR_*`: a caller or a log reader branches on the code, never on the wording
  * of a message, which may change. An HTTP answer's codes are the error registry's (app-error.ts).
+ * @internal outside src/, only tests or benches use it
  */
 export const INTERNAL_ERROR_CODES = [
   'SB_ERR_ANSWER_TOO_LARGE',

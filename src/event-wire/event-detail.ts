@@ -8,6 +8,7 @@ import type { EventDetail, EventHeaders, EventPayload } from '../../generated/ty
 import type { StoredEvent } from '../store/events/event-store.ts';
 import type { SummaryFields } from '../store/events/event-mapping.ts';
 
+/** @internal outside src/, only tests or benches use it */
 export function toEventSummary(stored: StoredEvent): SummaryFields {
   return {
     id: stored.id,
@@ -26,6 +27,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * utf8 when the bytes are well-formed UTF-8 (a fatal decoder rejects overlong forms, surrogates and
  * truncated sequences, which is exactly the set that would not re-encode identically), else base64.
+ * @internal outside src/, only tests or benches use it
  */
 export function toEventPayload(bytes: Buffer): EventPayload {
   try {
@@ -40,6 +42,7 @@ export function toEventPayload(bytes: Buffer): EventPayload {
  * whose first bytes happen to be text stays base64). Text is cut at the last whole UTF-8
  * character within the limit, base64 after exactly maxBytes bytes, so either way what is
  * returned is a prefix of the stored bytes.
+ * @internal outside src/, only tests or benches use it
  */
 export function limitedPayload(bytes: Buffer, maxBytes: number): { payload: EventPayload; truncated: boolean } {
   const whole = toEventPayload(bytes);

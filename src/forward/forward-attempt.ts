@@ -11,8 +11,8 @@ import type { DeliveryFailure } from '../outbound/delivery-failure.ts';
 import type { AttemptRecord, ClaimedDelivery, Settlement } from '../store/outbox/delivery-claims.ts';
 import { nextAttemptDelayMs } from './backoff.ts';
 
-export const DELIVERY_HEADER = 'x-switchboard-delivery';
-export const ATTEMPT_HEADER = 'x-switchboard-attempt';
+const DELIVERY_HEADER = 'x-switchboard-delivery';
+const ATTEMPT_HEADER = 'x-switchboard-attempt';
 
 export type AttemptOutcome = 'delivered' | 'failed' | 'dead';
 

@@ -20,7 +20,10 @@ export interface ServerTimeouts {
   checkIntervalMs: number;
 }
 
-/** Bounds that keep slow or idle clients (slowloris) from holding sockets for long. */
+/**
+ * Bounds that keep slow or idle clients (slowloris) from holding sockets for long.
+ * @internal outside src/, only tests or benches use it
+ */
 export const SERVER_TIMEOUTS: Readonly<ServerTimeouts> = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
@@ -36,7 +39,7 @@ export interface HttpServerOptions {
   timeouts?: Partial<ServerTimeouts>;
 }
 
-export interface DrainOptions {
+interface DrainOptions {
   /** How long in-flight requests may take to be answered before every connection is cut. */
   timeoutMs: number;
   /**

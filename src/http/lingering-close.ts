@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-export const LINGER_LIMITS = {
+const LINGER_LIMITS = {
   /** The longest a closing connection keeps reading after its answer. */
   ms: 5_000,
   /** The most it reads and drops before giving up on the client. */

@@ -58,7 +58,7 @@ const UNAVAILABLE = ERROR_REGISTRY.unavailable.status;
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
 
 /** Accepted and stored (or found already stored). */
-export interface IngestAccepted {
+interface IngestAccepted {
   id: string;
   duplicate: boolean;
 }

@@ -7,6 +7,7 @@
  */
 import { escapeForTerminal } from '../shared/terminal-text.ts';
 
+/** @internal outside src/, only tests or benches use it */
 export type ListenMessage =
   | { type: 'start'; server: string; target: string; signing: boolean; from: string }
   | { type: 'warning'; message: string }

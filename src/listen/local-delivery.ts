@@ -52,7 +52,7 @@ const MAX_REMEMBERED = 100_000;
 type OutgoingHeaders = Record<string, string | string[]>;
 
 /** The same rule as list_webhook_events: without a dot a type also matches its dotted sub-types. */
-export function eventTypeMatches(eventType: string, filter: string): boolean {
+function eventTypeMatches(eventType: string, filter: string): boolean {
   return eventType === filter || (!filter.includes('.') && eventType.startsWith(`${filter}.`));
 }
 

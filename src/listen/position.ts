@@ -13,10 +13,10 @@ import { ListenFatalError, type RunControl } from './run-control.ts';
 import { ServerAnswerError, type ServerClient } from './server-client.ts';
 
 /** A checkpoint older than this is not resumed (the issue's resume window). */
-export const RESUME_WINDOW_MS = 24 * 60 * 60 * 1000;
+const RESUME_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** Where the next catch-up starts: after an event (or, if it was pruned, after its time), after a time, or from the start. */
-export type Position = { id: string; receivedAt: string | null } | { time: string } | { beginning: true };
+type Position = { id: string; receivedAt: string | null } | { time: string } | { beginning: true };
 
 export interface PositionOptions {
   client: ServerClient;
@@ -94,6 +94,7 @@ const MAX_SEEN_CURSORS = 10_000;
 /**
  * The RFC 3339 time one microsecond before `time` (the resolution of received_at), so that a list
  * `since` it, which is exclusive, starts with the events of that very microsecond.
+ * @internal outside src/, only tests or benches use it
  */
 export function microsecondBefore(time: string): string | undefined {
   const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/i.exec(time);

@@ -70,7 +70,7 @@ export class ServerUnreachableError extends InternalError {
   readonly code = 'SB_ERR_SERVER_UNREACHABLE';
 }
 
-export interface ListPageQuery {
+interface ListPageQuery {
   since?: string;
   provider?: string;
   eventType?: string;
@@ -80,17 +80,17 @@ export interface ListPageQuery {
   cursor?: string;
 }
 
-export interface RawBody {
+interface RawBody {
   bytes: Buffer;
 }
 
-export interface StreamHandlers {
+interface StreamHandlers {
   onEvent: (summary: ApiEventSummary) => void;
   /** The server could not replay what was missed; the client must catch up itself. */
   onReset: () => void;
 }
 
-export interface OpenStream {
+interface OpenStream {
   /** Resolves when the stream ends, however it ends (never rejects). */
   readonly closed: Promise<{ reason: string }>;
   close(): void;

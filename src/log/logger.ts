@@ -8,7 +8,7 @@ export type { Logger } from 'pino';
  * Paths pino blanks before a line is written. Secrets should never be handed to the logger in
  * the first place; this is the second line of defence for headers and config that slip through.
  */
-export const REDACTED_LOG_PATHS = [
+const REDACTED_LOG_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["proxy-authorization"]',
@@ -66,7 +66,7 @@ const LINE_KEYS = ['level', 'time', 'pid', 'hostname', 'name', 'msg'] as const;
  * line has a key twice. Call sites use their own names (`migration`, `postgresPid`); this is the
  * guard for one that slips through. A `msg` field is the line's message when no message is given.
  */
-export function withoutLineKeys(object: object, hasMessage: boolean): object {
+function withoutLineKeys(object: object, hasMessage: boolean): object {
   const clashes = (key: string): boolean =>
     (LINE_KEYS as readonly string[]).includes(key) && (key !== 'msg' || hasMessage);
   if (!Object.keys(object).some(clashes)) return object;

@@ -25,14 +25,14 @@ import {
 import type { SwitchboardTools } from './switchboard-tools.ts';
 import { JsonRpcFailure } from './tool-results.ts';
 
-export const MCP_SERVER_NAME = 'switchboard';
+const MCP_SERVER_NAME = 'switchboard';
 
 /**
  * The initialize result's instructions: what switchboard is, the usual way through the tools, and
  * that what senders wrote is data. A payload is whatever a sender (or a forger) chose to send, and
  * an agent reads it into the same context as its instructions.
  */
-export const INSTRUCTIONS =
+const INSTRUCTIONS =
   "switchboard receives webhooks and queue messages, checks each sender's signature or token, and stores the exact bytes; only verified: true events had a valid signature. " +
   'Usual flow: list_webhook_events to scan summaries (filter by provider, event_type, time, verified, q or match; wait_ms waits for the next event), ' +
   "get_webhook_event for one event's headers and payload, then replay_webhook_event to re-send it to your local consumer and read its answer; list_providers shows the providers and the default replay target. " +

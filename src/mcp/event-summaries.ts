@@ -8,9 +8,15 @@
  */
 import type { ApiEventSummary, EventSummary } from '../../generated/types.ts';
 
-/** What one EventSummary may cost an agent, as issue 17 (MCP for agents) set it. */
+/**
+ * What one EventSummary may cost an agent, as issue 17 (MCP for agents) set it.
+ * @internal outside src/, only tests or benches use it
+ */
 export const EVENT_SUMMARY_BUDGET_BYTES = 300;
-/** The least of its line an event's summary keeps, whatever its other fields cost. */
+/**
+ * The least of its line an event's summary keeps, whatever its other fields cost.
+ * @internal outside src/, only tests or benches use it
+ */
 export const MIN_SUMMARY_BYTES = 32;
 
 const ELLIPSIS = '…';
@@ -22,7 +28,7 @@ const jsonBytes = (text: string): number => Buffer.byteLength(JSON.stringify(tex
  * The line as it is when it takes at most maxBytes of JSON text, else its longest prefix of whole
  * characters that fits with a closing …; null when there is no line.
  */
-export function cutSummaryLine(line: string | null | undefined, maxBytes: number): string | null {
+function cutSummaryLine(line: string | null | undefined, maxBytes: number): string | null {
   if (line === null || line === undefined || line === '') return null;
   if (jsonBytes(line) <= maxBytes) return line;
   const budget = maxBytes - jsonBytes(ELLIPSIS);

@@ -18,7 +18,7 @@ export interface EventWaitsOptions {
   maxWaitsPerCaller: number;
 }
 
-export interface WaitingRead<Page> {
+interface WaitingRead<Page> {
   /** Token name: the identity the per-caller limit counts by. */
   caller: string;
   /** 0 reads once and answers. */

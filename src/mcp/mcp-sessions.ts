@@ -22,7 +22,7 @@ import { RECENT_EVENTS_URI } from './recent-events-resource.ts';
 import { createSessionSlots } from './session-eviction.ts';
 import { answerRunningCalls, handOver } from './session-requests.ts';
 
-export const RESOURCE_NOTIFY_INTERVAL_MS = 250;
+const RESOURCE_NOTIFY_INTERVAL_MS = 250;
 const RETRY_AFTER_FULL_SECONDS = 5;
 /** Why a session ended, as the calls it was still running are answered. */
 const ENDINGS = {
@@ -68,7 +68,7 @@ export interface McpSessions {
   closeAll(): Promise<void>;
 }
 
-export interface Session {
+interface Session {
   id: string;
   /** The token that opened it: only that token (by identity, not name) may use it. */
   readonly caller: Caller;

@@ -21,12 +21,12 @@ import { AppError } from '../errors/app-error.ts';
 import { MCP_SECURITY_HEADERS } from './http-responses.ts';
 
 /** Registration, authorization and token endpoints, where the SDK's fallback puts them. */
-export const OAUTH_FALLBACK_PATHS: ReadonlySet<string> = new Set(['/register', '/authorize', '/token']);
+const OAUTH_FALLBACK_PATHS: ReadonlySet<string> = new Set(['/register', '/authorize', '/token']);
 
-export type PresentedToken = 'none' | 'invalid' | 'valid';
+type PresentedToken = 'none' | 'invalid' | 'valid';
 
 /** What each refusal says, by the bearer token the request carried; cliCommand as in requireBearer. */
-export function oauthRefusalBodies(
+function oauthRefusalBodies(
   cliCommand?: string,
 ): Readonly<Record<PresentedToken, { error: string; error_description: string }>> {
   return {

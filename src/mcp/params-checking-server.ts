@@ -60,7 +60,7 @@ function describeIssue(issue: Issue): string {
 }
 
 /** The refusal for a request whose params break its method's schema, or undefined when they fit. */
-export function checkRequestParams(schema: AnyObjectSchema, request: JSONRPCRequest): string | undefined {
+function checkRequestParams(schema: AnyObjectSchema, request: JSONRPCRequest): string | undefined {
   const parsed = safeParse(schema, request);
   if (parsed.success) return undefined;
   const issues = issuesOf(parsed.error);

@@ -11,7 +11,7 @@ import { unexpectedFailure } from './switchboard-tools.ts';
 import { JsonRpcFailure, resourceError } from './tool-results.ts';
 
 export const RECENT_EVENTS_URI = 'switchboard://events/recent';
-export const RECENT_EVENTS_LIMIT = RECENT_EVENTS_LIMITS.maxItems;
+const RECENT_EVENTS_LIMIT = RECENT_EVENTS_LIMITS.maxItems;
 
 export const RECENT_EVENTS_LISTING: Resource = {
   uri: RECENT_EVENTS_URI,

@@ -8,7 +8,7 @@
  */
 
 /** What eviction looks at in a session. */
-export interface EvictionCandidate {
+interface EvictionCandidate {
   /** Requests in progress (POST, DELETE). */
   readonly inflight: number;
   /** GET streams open. */
@@ -18,11 +18,11 @@ export interface EvictionCandidate {
   readonly closed: boolean;
 }
 
-export const isIdle = (session: EvictionCandidate): boolean =>
+const isIdle = (session: EvictionCandidate): boolean =>
   !session.closed && session.inflight === 0 && session.streams === 0;
 
 /** The idle session, among those `eligible` accepts, whose client was active longest ago. */
-export function leastRecentlyUsedIdle<S extends EvictionCandidate>(
+function leastRecentlyUsedIdle<S extends EvictionCandidate>(
   sessions: Iterable<S>,
   eligible: (session: S) => boolean,
 ): S | undefined {

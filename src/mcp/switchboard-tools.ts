@@ -56,7 +56,7 @@ export interface SwitchboardToolsDeps {
 }
 
 /** Who is calling, and what ends the call early. */
-export interface ToolCall {
+interface ToolCall {
   /** The token name: the identity for rate limits and audit. */
   readonly caller: string;
   /**
@@ -66,12 +66,16 @@ export interface ToolCall {
   readonly signal: AbortSignal;
 }
 
+/** @internal outside src/, only tests or benches use it */
 export interface ReplayRate {
   capacity: number;
   refillPerSecond: number;
 }
 
-/** "a burst of 10, then 1 every 2 s": a token bucket as an agent can plan around it. */
+/**
+ * "a burst of 10, then 1 every 2 s": a token bucket as an agent can plan around it.
+ * @internal outside src/, only tests or benches use it
+ */
 export function describeRate(rate: ReplayRate): string {
   const round = (value: number): string => String(Number(value.toFixed(1)));
   const sustained =
@@ -126,7 +130,7 @@ function manifestEntry(name: ToolName): ToolManifestEntry {
  * A tool as tools/list shows it. `values` fill the {name} placeholders of the manifest's
  * descriptions (the configured replay rate), which say what this server does, not its defaults.
  */
-export function toolListing(entry: ToolManifestEntry, values: ErrorParams = {}): Tool {
+function toolListing(entry: ToolManifestEntry, values: ErrorParams = {}): Tool {
   return {
     name: entry.name,
     title: entry.title,

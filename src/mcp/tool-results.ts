@@ -4,9 +4,9 @@ import type { AppError } from '../errors/app-error.ts';
 import { errorEnvelope } from '../errors/error-envelope.ts';
 
 /** JSON-RPC codes for resource failures (a resource read has no isError result to carry them). */
-export const RESOURCE_NOT_FOUND_CODE = -32002;
-export const RATE_LIMITED_CODE = -32029;
-export const INTERNAL_ERROR_CODE = -32603;
+const RESOURCE_NOT_FOUND_CODE = -32002;
+const RATE_LIMITED_CODE = -32029;
+const INTERNAL_ERROR_CODE = -32603;
 
 /** The structured result and the same JSON as text, for clients that only read text. */
 export function toolSuccess(value: Record<string, unknown>): CallToolResult {

@@ -35,8 +35,8 @@ export function metricsRoute(options: MetricsRouteOptions): Middleware {
   };
 }
 
-export const DB_POOL_METRIC = 'switchboard_db_pool_connections';
-export const MCP_SESSIONS_METRIC = 'switchboard_mcp_sessions';
+const DB_POOL_METRIC = 'switchboard_db_pool_connections';
+const MCP_SESSIONS_METRIC = 'switchboard_mcp_sessions';
 
 /**
  * Pool saturation and session counts are states, not events: they are read from the pool and the
@@ -80,8 +80,8 @@ export function observePool(
   };
 }
 
-export const FORWARD_PENDING_METRIC = 'switchboard_forward_pending';
-export const FORWARD_OLDEST_PENDING_METRIC = 'switchboard_forward_oldest_pending_seconds';
+const FORWARD_PENDING_METRIC = 'switchboard_forward_pending';
+const FORWARD_OLDEST_PENDING_METRIC = 'switchboard_forward_oldest_pending_seconds';
 
 /** One rule's backlog as the forward gauges report it. */
 export interface ForwardBacklog {

@@ -119,7 +119,7 @@ export function deliveryCredentials(config: ProviderConfig | undefined, input: C
  * rather than passing on something switchboard made up. The caller decides whether the event
  * earned them (deliveryCredentials: it passed its check on arrival).
  */
-export function originalSignatureHeaders(
+function originalSignatureHeaders(
   preset: Pick<Preset, 'originalHeaders'>,
   stored: EventHeaders,
 ): Record<string, string> {

@@ -66,7 +66,7 @@ export interface OutboundOptions {
 export type DeliveryStage = 'event' | 'target' | 'resolve' | 'send';
 
 /** How far one delivery got, filled in as it goes: replay's audit trail records it. */
-export interface DeliveryTrace {
+interface DeliveryTrace {
   stage: DeliveryStage;
   targetUrl: string | null;
   resolvedIp: string | null;
@@ -75,6 +75,7 @@ export interface DeliveryTrace {
   credentialHeaders?: readonly string[];
 }
 
+/** @internal outside src/, only tests or benches use it */
 export interface DeliverRequest {
   event: StoredEvent;
   /** Parsed and syntax-checked (parseTarget); resolved and policy-checked here. */
@@ -97,7 +98,7 @@ export interface DeliverRequest {
   keepAliveKey?: string;
 }
 
-export interface DeliverOutcome extends SendOutcome {
+interface DeliverOutcome extends SendOutcome {
   target: CheckedTarget;
 }
 

@@ -5,7 +5,7 @@ import { DeliveryFailure, failed, type DeliveryFailureReason } from './delivery-
 import type { OutgoingHeaders } from './outgoing-headers.ts';
 
 /** How much of a consumer's answer is read before the stream is dropped: enough to let it finish writing. */
-export const DEFAULT_RESPONSE_BODY_LIMIT_BYTES = 64 * 1024;
+const DEFAULT_RESPONSE_BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface SendRequestInput {
   /** Where the request goes: the checked target's origin, and its path with the query. */
@@ -21,7 +21,7 @@ export interface SendRequestInput {
 }
 
 /** How much of a consumer's answer is kept to show why it failed: enough for an error message or a stack's top. */
-export const RESPONSE_EXCERPT_BYTES = 2048;
+const RESPONSE_EXCERPT_BYTES = 2048;
 
 export interface SendOutcome {
   status: number;
@@ -95,6 +95,7 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
  * Turns whatever undici rejected with into a DeliveryFailure. Refusals raised while connecting
  * (the policy, checked again per connection) pass through unchanged. The detail names a reason
  * code, never the request headers, so no signature or token can leak through it.
+ * @internal outside src/, only tests or benches use it
  */
 export function transportFailure(error: unknown, timeoutMs: number): DeliveryFailure {
   const chain = errorChain(error);
@@ -126,6 +127,7 @@ export function transportFailure(error: unknown, timeoutMs: number): DeliveryFai
  * character, each byte that is not part of valid UTF-8 written as `\xNN`, and NUL (which
  * PostgreSQL text cannot hold) as `\u0000`. One such byte in a consumer's answer once failed
  * the statement that settled a whole batch of deliveries. Undefined when the answer was empty.
+ * @internal outside src/, only tests or benches use it
  */
 export function responseExcerpt(head: Buffer, more: boolean): string | undefined {
   if (head.length === 0) return undefined;

@@ -117,7 +117,10 @@ function clusterOwner(realDataDir: string): string {
   return createHash('sha256').update(realDataDir).digest('hex').slice(0, 12);
 }
 
-/** Names the data directory it belongs to (hashed), and is unique even if that is reused. */
+/**
+ * Names the data directory it belongs to (hashed), and is unique even if that is reused.
+ * @internal outside src/, only tests or benches use it
+ */
 export function clusterId(realDataDir: string): string {
   return `${clusterOwner(realDataDir)}-${randomBytes(4).toString('hex')}`;
 }

@@ -74,7 +74,7 @@ const NOT_DURABLE_SETTINGS = ['fsync=off', 'synchronous_commit=off', 'full_page_
  * the zero-fill a segment is created sparse and its blocks are allocated as WAL is written; each
  * commit's fdatasync still makes them durable. See docs/adr/embedded-wal-settings.md.
  */
-export const EMBEDDED_SERVER_SETTINGS: readonly string[] = ['wal_init_zero=off'];
+const EMBEDDED_SERVER_SETTINGS: readonly string[] = ['wal_init_zero=off'];
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const logger = options.logger.child({ component: 'embedded-postgres' });

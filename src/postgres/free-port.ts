@@ -1,6 +1,9 @@
 import { createServer } from 'node:net';
 
-/** PostgreSQL's well-known port; an embedded server never takes it, so it never shadows a real one. */
+/**
+ * PostgreSQL's well-known port; an embedded server never takes it, so it never shadows a real one.
+ * @internal outside src/, only tests or benches use it
+ */
 export const POSTGRES_DEFAULT_PORT = 5432;
 
 /**

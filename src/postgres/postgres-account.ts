@@ -13,7 +13,7 @@ import { EmbeddedPostgresError } from './embedded-postgres-error.ts';
 
 const run = promisify(execFile);
 
-export const POSTGRES_ACCOUNT_NAME = 'postgres';
+const POSTGRES_ACCOUNT_NAME = 'postgres';
 
 /** The account PostgreSQL runs as when switchboard runs as root. */
 export interface PostgresAccount {
@@ -22,7 +22,7 @@ export interface PostgresAccount {
   readonly gid: number;
 }
 
-export const isRoot = (): boolean => process.platform !== 'win32' && userInfo().uid === 0;
+const isRoot = (): boolean => process.platform !== 'win32' && userInfo().uid === 0;
 
 async function idOf(name: string): Promise<{ uid: number; gid: number } | null> {
   try {
@@ -70,8 +70,6 @@ export async function postgresAccount(): Promise<PostgresAccount | null> {
 }
 
 export const SEARCH = 0o1;
-export const WRITE = 0o2;
-export const READ = 0o4;
 
 /** The permission bits (rwx as 0-7) that apply to this account for a file with these owner ids. */
 function bitsFor(account: PostgresAccount, file: { uid: number; gid: number; mode: number }): number {

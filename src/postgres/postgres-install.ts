@@ -54,6 +54,7 @@ export async function bundledInstall(): Promise<PostgresInstall> {
  * (libpq.so.5 -> libpq.so.5.17, ...) in pg-symlinks.json and creates them in its install script.
  * An install that skipped the script (--ignore-scripts, or npm 12 without --allow-scripts) would
  * leave a server that cannot load its libraries; say so before anything runs.
+ * @internal outside src/, only tests or benches use it
  */
 export async function assertLibrariesLinked(install: PostgresInstall, packageName: string): Promise<void> {
   const packageRoot = path.dirname(install.dir);

@@ -17,7 +17,7 @@ import { binary, type PostgresInstall } from './postgres-install.ts';
 /** initdb stages here, beside the cluster; leftovers of a killed start are removed on the next. */
 export const STAGING_PREFIX = 'postgres.init-';
 /** Suffix of the private folder holding the password file while initdb runs. */
-export const PASSWORD_DIR_SUFFIX = '.pw';
+const PASSWORD_DIR_SUFFIX = '.pw';
 export const SUPERUSER = 'postgres';
 
 const READY = 'database system is ready to accept connections';

@@ -4,7 +4,7 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 export type QueueConnectionState = NonNullable<ProviderStatus['connection']>;
 
 /** What list_providers, /api/providers and the UI show: configuration and health, never a secret. */
-export function providerStatus(p: ProviderConfig, connection: QueueConnectionState | undefined): ProviderStatus {
+function providerStatus(p: ProviderConfig, connection: QueueConnectionState | undefined): ProviderStatus {
   if (p.family === 'queue') {
     return {
       name: p.name,

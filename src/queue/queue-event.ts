@@ -6,7 +6,7 @@ import { genericSummary } from '../verify/summary.ts';
 import type { NewEvent } from '../store/events/event-store.ts';
 
 /** Stream fields whose value is taken as the message body, in order of preference. */
-export const STREAM_PAYLOAD_FIELDS = ['payload', 'data'] as const;
+const STREAM_PAYLOAD_FIELDS = ['payload', 'data'] as const;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -71,7 +71,10 @@ export function queueEvent(
   };
 }
 
-/** Any JSON value counts (a bare number or string too), as long as the bytes are valid UTF-8. */
+/**
+ * Any JSON value counts (a bare number or string too), as long as the bytes are valid UTF-8.
+ * @internal outside src/, only tests or benches use it
+ */
 export function isJson(payload: Buffer): boolean {
   if (payload.length === 0) return false;
   try {

@@ -34,7 +34,7 @@ export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
  * is picked up again when it returns); commands wait in its offline queue meanwhile rather than
  * failing, so a consumer loop simply resumes.
  */
-export function openRedis(url: string, name: string, logger: Logger, backoff: BackoffOptions): Redis {
+function openRedis(url: string, name: string, logger: Logger, backoff: BackoffOptions): Redis {
   const redis = new Redis(url, {
     connectionName: `switchboard:${name}`,
     lazyConnect: true,
@@ -60,7 +60,7 @@ export function openRedis(url: string, name: string, logger: Logger, backoff: Ba
  * alternates between disconnected (waiting for the next retry) and connecting (an attempt is in
  * progress), so a long outage reads as disconnected most of the time.
  */
-export function connectionState(redis: Redis | undefined, stopped: boolean): QueueConnectionState {
+function connectionState(redis: Redis | undefined, stopped: boolean): QueueConnectionState {
   if (redis === undefined || stopped) return 'disconnected';
   switch (redis.status) {
     case 'ready':

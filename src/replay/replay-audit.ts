@@ -31,7 +31,7 @@ export interface AttemptState extends Pick<
 }
 
 /** How the attempt ended: the audit row's outcome fields (the repository's), plus what only the log gets. */
-export interface AttemptResult extends Pick<
+interface AttemptResult extends Pick<
   NewReplayAttempt,
   'delivered' | 'responseStatus' | 'responseMs' | 'responseExcerpt' | 'responseContentType' | 'errorCode'
 > {
@@ -44,7 +44,7 @@ export interface AttemptResult extends Pick<
 }
 
 /** Whether the attempt's row is in replay_attempts; 'failed' when writing it failed (and was logged). */
-export type AuditRecorded = 'yes' | 'no-event-row' | 'failed';
+type AuditRecorded = 'yes' | 'no-event-row' | 'failed';
 
 export interface ReplayAuditor {
   settle(state: AttemptState, result: AttemptResult): Promise<AuditRecorded>;

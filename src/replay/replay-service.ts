@@ -16,6 +16,7 @@ type SendingOptions = Pick<
   'selfAddresses' | 'logger' | 'policy' | 'resolver' | 'connect' | 'onConnect' | 'now' | 'responseBodyLimitBytes'
 >;
 
+/** @internal outside src/, only tests or benches use it */
 export interface ReplayServiceOptions extends SendingOptions {
   store: Pick<EventStore, 'get'>;
   attempts: Pick<ReplayAttemptRepository, 'record'>;

@@ -5,7 +5,7 @@ import { EVENT_TYPE_LIMITS, EXTERNAL_ID_LIMITS } from '../../generated/constants
  * PostgreSQL text column, and an over-long value would violate a constraint; either would fail the
  * whole group-committed batch the event travels in. Null when nothing usable is left.
  */
-export function cleanIdentifier(value: string, maxLength: number): string | null {
+function cleanIdentifier(value: string, maxLength: number): string | null {
   const cleaned = value.replaceAll('\u0000', '').slice(0, maxLength);
   return cleaned === '' ? null : cleaned;
 }

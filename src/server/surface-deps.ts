@@ -34,7 +34,7 @@ export interface SurfaceDeps {
 }
 
 /** What a test harness changes about the wiring; each is named for what it replaces. */
-export interface SurfaceOverrides {
+interface SurfaceOverrides {
   /** The store every surface and the replay service use (one that fails, or drifts from the schema). */
   store?: EventStore;
   /**

@@ -7,6 +7,7 @@
 /**
  * Edits (insert, delete, substitute, or swap two neighbours) between two strings: the optimal
  * string alignment distance, so `serev` is one edit from `serve`, as a person counts it.
+ * @internal outside src/, only tests or benches use it
  */
 export function editDistance(a: string, b: string): number {
   const rows: number[][] = [];
@@ -27,6 +28,7 @@ export function editDistance(a: string, b: string): number {
 /**
  * The candidates nearest to `given` (case ignored), in their order, when they are within a third
  * of its length (at least one edit): a typo, not a different word. Empty when none is that near.
+ * @internal outside src/, only tests or benches use it
  */
 export function closestNames(given: string, candidates: readonly string[]): string[] {
   const word = given.toLowerCase();

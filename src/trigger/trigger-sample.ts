@@ -6,7 +6,7 @@ import { listSamples, sampleDelivery, type SampleDelivery } from '../verify/samp
 import { InternalError } from '../errors/internal-error.ts';
 
 /** Where `switchboard trigger` sends by default: the address switchboard binds by default. */
-export const DEFAULT_TRIGGER_BASE_URL = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
+const DEFAULT_TRIGGER_BASE_URL = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
 
 /** Nothing answered at the URL: the message names it and the cause (refused, timeout, DNS). */
 export class TriggerUnreachableError extends InternalError {
@@ -34,7 +34,7 @@ function errorCode(error: unknown): string | undefined {
 }
 
 /** Why a fetch got no answer, in words. */
-export function describeFetchFailure(error: unknown, timeoutMs: number): string {
+function describeFetchFailure(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return `no answer within ${timeoutMs / 1000} s (timeout)`;
   }
@@ -87,6 +87,7 @@ export interface TriggerResult {
  * The request a real sender would make for this provider: a sample with fresh ids and timestamps,
  * signed with the first configured secret (the current one, when rotating), or carrying the first
  * token for token providers.
+ * @internal outside src/, only tests or benches use it
  */
 export async function prepareTrigger(
   provider: WebhookProviderConfig,

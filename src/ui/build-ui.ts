@@ -11,8 +11,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { pathExists } from '../shared/path-exists.ts';
 
+/** @internal outside src/, only tests or benches use it */
 export const UI_SOURCE_DIR = fileURLToPath(new URL('./client/', import.meta.url));
 export const DEFAULT_UI_DIST = fileURLToPath(new URL('./dist/', import.meta.url));
+/** @internal outside src/, only tests or benches use it */
 export const UI_MANIFEST = 'manifest.json';
 
 export interface UiAsset {

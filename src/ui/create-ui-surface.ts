@@ -6,6 +6,7 @@ import { buildUi, canBuildUi, DEFAULT_UI_DIST, readUiManifest, type UiAsset } fr
 /**
  * The UI's page policy. Everything comes from this origin; nothing inline (the build emits no
  * inline script or style), so an injected string can never run, and the UI cannot be framed.
+ * @internal outside src/, only tests or benches use it
  */
 export const UI_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -19,7 +20,7 @@ export const UI_CONTENT_SECURITY_POLICY = [
   "object-src 'none'",
 ].join('; ');
 
-export const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': UI_CONTENT_SECURITY_POLICY,
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',

@@ -54,7 +54,7 @@ function headerName(value: unknown, option: string): string {
  * built outside config (tests, tools), the enums are checked once more. {url} and {method} are the
  * catalog's alone: generic-hmac has no public_url to sign.
  */
-export function genericHmacScheme(options: GenericHmacOptions): HmacScheme {
+function genericHmacScheme(options: GenericHmacOptions): HmacScheme {
   const header = headerName(options.header, 'header');
   const signed = options.signed === 'body' ? '{body}' : options.signed;
   if (typeof signed !== 'string') throw invalidArgument('hmac.signed must be "body" or a template string');

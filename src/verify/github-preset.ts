@@ -8,7 +8,7 @@ import { at, firstLine, numbered, shortRef, summaryLine, textOf } from './summar
  * push; the action, number and title for pull requests and issues; the action and the object's
  * name (release, workflow run, check) otherwise.
  */
-export function summarizeGithub(body: DeliveryBody): string | null {
+function summarizeGithub(body: DeliveryBody): string | null {
   const json = body.json;
   if (!isRecord(json)) return null;
   const item = at(json, 'pull_request') ?? at(json, 'issue') ?? at(json, 'discussion');

@@ -13,7 +13,10 @@ import type { DeliveryBody, HandshakeKind, HeaderBag } from './preset-types.ts';
 import { slackUrlVerificationChallenge } from './slack-preset.ts';
 import { constantTimeEqual } from './timing-safe.ts';
 
-/** A challenge longer than this is not one a provider sends: it is refused rather than echoed. */
+/**
+ * A challenge longer than this is not one a provider sends: it is refused rather than echoed.
+ * @internal outside src/, only tests or benches use it
+ */
 export const MAX_CHALLENGE_LENGTH = 1024;
 
 export interface HandshakeAnswer {

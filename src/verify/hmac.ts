@@ -8,7 +8,7 @@ import type { Preset, VerifyOutcome } from './preset-types.ts';
  * byte for byte, so a body is never decoded to a string on the way in: decoding would replace
  * invalid UTF-8 and break the signature of any non-text payload.
  */
-export function hmac(algorithm: HmacAlgorithm, key: string | Buffer, parts: readonly (string | Buffer)[]): Buffer {
+function hmac(algorithm: HmacAlgorithm, key: string | Buffer, parts: readonly (string | Buffer)[]): Buffer {
   const mac = createHmac(algorithm, key);
   for (const part of parts) mac.update(part);
   return mac.digest();
@@ -37,7 +37,7 @@ export const MISSING_SECRET: VerifyOutcome = {
   detail: 'no secret configured; delivery rejected',
 };
 
-export interface SignatureCheck<K> {
+interface SignatureCheck<K> {
   algorithm: HmacAlgorithm;
   /** Display name of the header the signature came from, for the detail line. */
   header: string;
@@ -52,7 +52,7 @@ export interface SignatureCheck<K> {
  * which secret of several matched (so an operator can tell when the old secret stops being used),
  * but never the secret or any signature value.
  */
-export function compareSignatures<K>(check: SignatureCheck<K>): VerifyOutcome {
+function compareSignatures<K>(check: SignatureCheck<K>): VerifyOutcome {
   const index = findMatchingKey(check.keys, check.candidates, check.expectedFor);
   if (index === -1) {
     return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${check.header})` };

@@ -99,7 +99,7 @@ export function readFieldSource(source: FieldSource, body: DeliveryBody, headers
 }
 
 /** Headers that generic senders commonly use to name the event, tried in order. */
-export const EVENT_TYPE_HEADERS = ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'] as const;
+const EVENT_TYPE_HEADERS = ['x-event-type', 'x-event', 'x-webhook-event', 'x-event-name'] as const;
 
 /**
  * Fallback identity for presets that know nothing about the sender: an event-type-ish header, then

@@ -4,7 +4,7 @@ import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
 import { at, firstLine, summaryLine } from './summary.ts';
 
 /** The issue (or other entity) by its identifier and title, e.g. `ENG-123 · Checkout fails`. */
-export function summarizeLinear(body: DeliveryBody): string | null {
+function summarizeLinear(body: DeliveryBody): string | null {
   const data = at(body.json, 'data');
   if (!isRecord(data)) return null;
   return summaryLine([data['identifier'], data['title'] ?? data['name'] ?? firstLine(data['body'])]);

@@ -119,13 +119,6 @@ export function listSamples(preset: PresetName): TriggerSampleInfo[] {
   return samplesOf(preset).map(({ name, description }) => ({ name, description }));
 }
 
-/** Every preset's samples, for help text and docs. */
-export function allSamples(): Record<PresetName, TriggerSampleInfo[]> {
-  const out = {} as Record<PresetName, TriggerSampleInfo[]>;
-  for (const preset of Object.keys(PROVIDER_CATALOG) as PresetName[]) out[preset] = listSamples(preset);
-  return out;
-}
-
 export interface SampleDelivery {
   sample: string;
   headers: Record<string, string>;

@@ -7,7 +7,7 @@ import { headerText, summaryLine } from './summary.ts';
  * The topic and the resource's id, then its name where it has one (an order's `#1001`, a
  * product's title).
  */
-export function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string | null {
+function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string | null {
   const json = body.json;
   return summaryLine([
     headerText(headers, 'x-shopify-topic'),

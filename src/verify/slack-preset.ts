@@ -29,7 +29,7 @@ function identifyForm(body: Buffer): EventIdentity | null {
  * Events API: an event_callback is named by its inner `event.type` (`app_mention`), anything else
  * by its top-level `type` (`url_verification`); `event_id` is unique per event across retries.
  */
-export function identifySlack(body: Buffer, _headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+function identifySlack(body: Buffer, _headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
   const json = (parsed ?? new LazyBody(body)).json;
   if (!isRecord(json)) return identifyForm(body) ?? { eventType: 'unknown', externalId: null };
   const topType = asIdentifier(json['type']);
@@ -54,7 +54,7 @@ export function slackUrlVerificationChallenge(body: Buffer, _headers: HeaderBag)
  * The event type and the channel it happened in, then who and the first line of what was said:
  * for an Events API callback from its inner event, for a slash command from its form fields.
  */
-export function summarizeSlack(body: DeliveryBody): string | null {
+function summarizeSlack(body: DeliveryBody): string | null {
   const json = body.json;
   if (isRecord(json)) {
     const event = isRecord(json['event']) ? json['event'] : json;

@@ -23,7 +23,7 @@ export type StandardWebhooksKey = NonNullable<StandardWebhooksScheme['key']>;
  * still base64-decoded, as the standardwebhooks library does. A key that is not base64 (or decodes
  * to nothing) cannot be the key the sender used, so it is treated as unusable, not as raw bytes.
  */
-export function decodeStandardWebhooksSecret(secret: string): Buffer | null {
+function decodeStandardWebhooksSecret(secret: string): Buffer | null {
   const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return null;
   const key = Buffer.from(encoded, 'base64');
@@ -37,7 +37,7 @@ export function decodeStandardWebhooksSecret(secret: string): Buffer | null {
  * key this preset does not take. Each header is looked up under both names independently, as the
  * Svix library does.
  */
-export function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebhooksKey = 'whsec'): VerifyOutcome {
+function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebhooksKey = 'whsec'): VerifyOutcome {
   if (input.secrets.every((secret) => secret.length === 0)) return MISSING_SECRET;
   const publicKeys = input.secrets.filter((s) => s.startsWith(PUBLIC_KEY_PREFIX));
   const keys = input.secrets
@@ -77,7 +77,7 @@ export function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebh
 }
 
 /** A whpk_ key (base64 of the 32 raw Ed25519 bytes), or null. */
-export function standardWebhooksPublicKey(text: string): ReturnType<typeof ed25519Key> {
+function standardWebhooksPublicKey(text: string): ReturnType<typeof ed25519Key> {
   return text.startsWith(PUBLIC_KEY_PREFIX) ? ed25519Key(text.slice(PUBLIC_KEY_PREFIX.length), 'base64') : null;
 }
 
@@ -108,7 +108,7 @@ function verifyV1a(header: string, publicKeys: string[], signatures: string[], m
  * receivers dedupe on it; headers are emitted under whichever family (webhook-* or svix-*) the
  * original used, so merging them over the stored headers replaces rather than duplicates.
  */
-export function signStandardWebhooks(input: SignInput, keyKind: StandardWebhooksKey = 'whsec'): Record<string, string> {
+function signStandardWebhooks(input: SignInput, keyKind: StandardWebhooksKey = 'whsec'): Record<string, string> {
   const key = decodeKey(input.secret, keyKind);
   if (key === null) throw invalidArgument('standard-webhooks secret is not base64 (optionally whsec_-prefixed)');
   const stored = input.headers ?? {};
@@ -144,7 +144,7 @@ function decodeKey(secret: string, kind: StandardWebhooksKey): Buffer | null {
 }
 
 /** The headers whose original values a v1a (public key) delivery is replayed with. */
-export const STANDARD_WEBHOOKS_HEADERS = [...ID_HEADERS, ...TIMESTAMP_HEADERS, ...SIGNATURE_HEADERS];
+const STANDARD_WEBHOOKS_HEADERS = [...ID_HEADERS, ...TIMESTAMP_HEADERS, ...SIGNATURE_HEADERS];
 
 /**
  * A member of the Standard Webhooks family (Svix, Clerk, Resend, OpenAI, Replicate, Polar): the
@@ -169,6 +169,7 @@ export function standardWebhooksScheme(keyKind: StandardWebhooksKey, publicKeyOn
   };
 }
 
+/** @internal outside src/, only tests or benches use it */
 export const standardWebhooksPreset = signedPreset(
   'standard-webhooks',
   {

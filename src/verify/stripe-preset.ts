@@ -8,7 +8,7 @@ import { at, money, summaryLine } from './summary.ts';
 const AMOUNT_FIELDS = ['amount', 'amount_total', 'amount_paid', 'amount_due'] as const;
 
 /** The object the event is about: its type and id, and its amount where it has one. */
-export function summarizeStripe(body: DeliveryBody): string | null {
+function summarizeStripe(body: DeliveryBody): string | null {
   const object = at(body.json, 'data', 'object');
   if (!isRecord(object)) return null;
   const amountField = AMOUNT_FIELDS.find((field) => typeof object[field] === 'number');

@@ -16,7 +16,7 @@ import type {
 } from './preset-types.ts';
 import { at, firstLine, numbered, shortRef, summarizeGeneric, summaryLine, textOf } from './summary.ts';
 
-export const DEFAULT_TOKEN_HEADER = 'X-Webhook-Token';
+const DEFAULT_TOKEN_HEADER = 'X-Webhook-Token';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -93,12 +93,12 @@ export function createTokenPreset(options: TokenPresetOptions): Preset {
 }
 
 /** Generic token senders: nothing is known about the payload, so identity is heuristic. */
-export function identifyGenericToken(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+function identifyGenericToken(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
   return genericIdentity(parsed ?? new LazyBody(body), headers);
 }
 
 /** GitLab: the project, then the branch and the last commit's subject, or the merge request or issue. */
-export function summarizeGitlab(body: DeliveryBody): string | null {
+function summarizeGitlab(body: DeliveryBody): string | null {
   const json = body.json;
   if (!isRecord(json)) return null;
   const attributes = at(json, 'object_attributes');

@@ -7,16 +7,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ANNOUNCE_CHANNEL,
-  announcedIds,
-  IDS_PER_NOTIFY,
-  MAX_NOTIFY_PAYLOAD_BYTES,
-} from '../../src/store/events/announcement.ts';
+import { ANNOUNCE_CHANNEL, announcedIds, IDS_PER_NOTIFY } from '../../src/store/events/announcement.ts';
 import { createGroupCommitter } from '../../src/store/events/group-commit.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import { freshDatabase, silentLogger, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
+
+/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
+const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
 
 const CHANNEL = ANNOUNCE_CHANNEL;
 

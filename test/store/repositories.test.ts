@@ -6,7 +6,6 @@ import { validateReplayHistory } from '../../generated/validators.js';
 import { AppError } from '../../src/errors/app-error.ts';
 import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { createReplayAttemptRepository } from '../../src/store/records/replay-attempt-repository.ts';
-import { createSettingsRepository } from '../../src/store/records/settings-repository.ts';
 import { createTokenRepository, TOKEN_PREFIX } from '../../src/store/records/token-repository.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { newEvent } from '../support/events.ts';
@@ -167,22 +166,5 @@ describe('replay attempt repository', () => {
       'invalid_argument',
     );
     expect(await replays.listForEvent('01900000-0000-7000-8000-000000000000')).toEqual([]);
-  });
-});
-
-describe('settings repository', () => {
-  it('gets, sets, overwrites and deletes JSON values', async () => {
-    const settings = createSettingsRepository(db.pool);
-    expect(await settings.get('ui.theme')).toBeUndefined();
-    await settings.set('ui.theme', { mode: 'dark', accents: ['teal', 'amber'] });
-    expect(await settings.get('ui.theme')).toEqual({ mode: 'dark', accents: ['teal', 'amber'] });
-    await settings.set('ui.theme', 'light');
-    expect(await settings.get('ui.theme')).toBe('light');
-    await settings.set('counter', 3);
-    expect(await settings.get('counter')).toBe(3);
-    expect(await settings.delete('ui.theme')).toBe(true);
-    expect(await settings.delete('ui.theme')).toBe(false);
-    expect(await settings.get('ui.theme')).toBeUndefined();
-    expect((await rejection(settings.get(''))).code).toBe('invalid_argument');
   });
 });

@@ -3,7 +3,6 @@ import { failed, refused } from '../delivery-failure.ts';
 import { normaliseHost, type IpFamily } from './ip-address.ts';
 import {
   assertNoLoop,
-  checkTarget,
   resolveAndCheck,
   systemResolver,
   type CheckedHost,
@@ -11,7 +10,6 @@ import {
   type Resolver,
 } from './resolve-target.ts';
 import type { SelfAddress } from './self-loop.ts';
-import { parseTarget } from './target-url.ts';
 import type { TargetPolicy } from './target-policy.ts';
 
 /**
@@ -199,30 +197,4 @@ function pinToTarget(
     passed = typeof opts.origin === 'string' ? { origin: opts.origin, path: opts.path } : undefined;
     return dispatch(opts, handler);
   };
-}
-
-export interface PrepareDeliveryOptions {
-  policy: TargetPolicy;
-  resolver?: Resolver;
-  selfAddresses?: readonly SelfAddress[];
-  connect?: RawConnector;
-  onConnect?: (attempt: ConnectAttempt) => void;
-  connectTimeoutMs?: number;
-}
-
-export interface PreparedDelivery {
-  /** The checked target: what the caller records and reports. */
-  target: CheckedTarget;
-  /** Pass as `{ dispatcher }` to undici `request(target.url, …)`; close it when done. */
-  dispatcher: Dispatcher;
-}
-
-/**
- * Every check in one call: validate the target without touching the network, resolve and check it
- * once, refuse loops, and return a dispatcher pinned to the checked address.
- */
-export async function prepareDelivery(target: string, options: PrepareDeliveryOptions): Promise<PreparedDelivery> {
-  const checked = await checkTarget(parseTarget(target), options);
-  const dispatcher = createGuardedDispatcher({ ...options, pinned: checked });
-  return { target: checked, dispatcher };
 }

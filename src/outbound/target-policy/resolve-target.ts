@@ -65,7 +65,7 @@ export async function resolveAndCheck(
   return { hostname: host.name, addresses };
 }
 
-export const defaultPort = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
+const defaultPort = (url: URL): number => (url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80);
 
 /** A target as checked: what replay's audit trail records, and what a pinned dispatcher connects to. */
 export interface CheckedTarget {

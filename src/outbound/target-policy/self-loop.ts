@@ -61,7 +61,7 @@ function routerView(path: string): string {
 /** Trailing slashes dropped ("/" stays "/"): a router that ignores them must not slip past the check. */
 const withoutTrailingSlash = (view: string): string => view.replace(/(?<=.)\/+$/, '');
 
-export function isLoopPronePath(path: string, routes: readonly string[] = []): boolean {
+function isLoopPronePath(path: string, routes: readonly string[] = []): boolean {
   const view = routerView(path);
   if (isUnder(view, MCP_PATH) || isUnder(view, HOOKS_PREFIX)) return true;
   const exact = withoutTrailingSlash(view);

@@ -13,9 +13,9 @@ export interface TargetPolicyOptions {
   allowLoopbackDefault?: boolean;
 }
 
-export type RefusalRule = 'link-local-metadata' | 'not-allowed' | 'not-an-ip';
+type RefusalRule = 'link-local-metadata' | 'not-allowed' | 'not-an-ip';
 
-export type PolicyVerdict =
+type PolicyVerdict =
   | { allowed: true; address: string; family: IpFamily }
   | { allowed: false; rule: RefusalRule; address: string; detail: string };
 

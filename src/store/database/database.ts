@@ -26,6 +26,7 @@ import { sessionReset, sessionSettingsDriverFactory } from './session-settings.t
 import type { PartitionUnit } from '../../../generated/constants.ts';
 import { redactUrl } from '../../log/redact-url.ts';
 
+/** @internal outside src/, only tests or benches use it */
 export interface PoolOptions {
   /** Default 10: ingest group-commits, so a few connections carry many webhooks. */
   maximumPoolSize?: number;
@@ -73,13 +74,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export const RESULT_PARSER_INTERCEPTOR_NAME = 'switchboard-result-parser';
+const RESULT_PARSER_INTERCEPTOR_NAME = 'switchboard-result-parser';
 
 /**
  * Validates rows of sql.type(schema) queries against their zod schema (slonik 47 leaves parsing
  * to an interceptor), so a schema drift fails loudly at the query instead of deep in a mapper.
  */
-export const resultParserInterceptor: Interceptor = {
+const resultParserInterceptor: Interceptor = {
   name: RESULT_PARSER_INTERCEPTOR_NAME,
   transformRow: (context, query, row) => {
     const parser = context.resultParser;
@@ -106,6 +107,7 @@ function typeParsers(): readonly DriverTypeParser[] {
   ];
 }
 
+/** @internal outside src/, only tests or benches use it */
 export async function createDatabasePool(url: string, options: PoolOptions = {}): Promise<DatabasePool> {
   return createPool(url, {
     maximumPoolSize: options.maximumPoolSize ?? 10,

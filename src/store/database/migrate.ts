@@ -24,6 +24,7 @@ import { ensurePartitions, hasPartitions } from '../partitions/partitions.ts';
 import { splitSqlStatements } from './split-sql.ts';
 import { InternalError } from '../../errors/internal-error.ts';
 
+/** @internal outside src/, only tests or benches use it */
 export interface Migration {
   version: number;
   name: string;
@@ -46,10 +47,12 @@ export interface MigrateResult {
   current: number;
 }
 
+/** @internal outside src/, only tests or benches use it */
 export class MigrationError extends InternalError {
   readonly code = 'SB_ERR_MIGRATION';
 }
 
+/** @internal outside src/, only tests or benches use it */
 export const DEFAULT_MIGRATIONS_DIRECTORY = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /**
@@ -57,10 +60,11 @@ export const DEFAULT_MIGRATIONS_DIRECTORY = fileURLToPath(new URL('./migrations/
  * instances starting together apply each migration exactly once and the others wait, then see it
  * applied. ('SWBD' as an integer.)
  */
-export const MIGRATION_LOCK_KEY = 0x5357_4244;
+const MIGRATION_LOCK_KEY = 0x5357_4244;
 
 const FILE_NAME = /^(\d{4})-([a-z0-9][a-z0-9-]*)\.sql$/;
 
+/** @internal outside src/, only tests or benches use it */
 export async function loadMigrations(directory: string = DEFAULT_MIGRATIONS_DIRECTORY): Promise<Migration[]> {
   const names = (await readdir(directory)).filter((name) => name.endsWith('.sql')).sort();
   const migrations: Migration[] = [];

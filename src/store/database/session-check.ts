@@ -6,6 +6,7 @@ import { InternalError } from '../../errors/internal-error.ts';
 /**
  * The session settings the store's pool sends when it connects (slonik's statementTimeout and
  * idleInTransactionSessionTimeout, set in database.ts): a pooler must be told to let them pass.
+ * @internal outside src/, only tests or benches use it
  */
 export const STORE_STARTUP_PARAMETERS = ['statement_timeout', 'idle_in_transaction_session_timeout'] as const;
 

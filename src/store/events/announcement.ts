@@ -12,10 +12,10 @@ import { isEventId } from '../../shared/event-id.ts';
 /** A plain lower-case identifier, so the bus can LISTEN to it without quoting. */
 export const ANNOUNCE_CHANNEL = 'switchboard_events';
 
-/** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
-export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
-
-/** Ids per NOTIFY: 200 UUIDs (36 bytes) and their 199 commas are 7,399 bytes, under the limit. */
+/**
+ * Ids per NOTIFY: 200 UUIDs (36 bytes) and their 199 commas are 7,399 bytes, under PostgreSQL's 8,000.
+ * @internal outside src/, only tests or benches use it
+ */
 export const IDS_PER_NOTIFY = 200;
 
 /**

@@ -44,10 +44,13 @@ const TOTAL_LENGTH = 37;
 const ENCODED = /^[A-Za-z0-9_-]{50}$/;
 const V1 = { version: 1, bodyLength: 25, encoded: /^[A-Za-z0-9_-]{39}$/ } as const;
 
+/** @internal outside src/, only tests or benches use it */
 export const MALFORMED_CURSOR_MESSAGE =
   'malformed cursor: pass next_cursor from the previous page unchanged, or omit cursor';
+/** @internal outside src/, only tests or benches use it */
 export const FOREIGN_CURSOR_MESSAGE =
   'the cursor belongs to another query: it was made with other filters or another order; send the same filters and order as the request that returned it, or omit cursor to start again';
+/** @internal outside src/, only tests or benches use it */
 export const OLD_CURSOR_MESSAGE =
   'the cursor comes from an earlier version of switchboard and is no longer accepted; omit cursor to start again from the first page';
 

@@ -27,8 +27,8 @@ const EXTERNAL_ID_KEY = /^event_external_ids_(pkey|p\d{8}_key|default_key)$/;
  * payloads travel as one binary bytea[] parameter, and a PostgreSQL protocol message is capped at
  * 1 GB, well above the payload bound kept here to limit the memory one statement pins.
  */
-export const MAX_STATEMENT_EVENTS = 1_000;
-export const MAX_STATEMENT_PAYLOAD_BYTES = 64 * 1024 * 1024;
+const MAX_STATEMENT_EVENTS = 1_000;
+const MAX_STATEMENT_PAYLOAD_BYTES = 64 * 1024 * 1024;
 
 const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.boolean() });
 type InsertedRow = z.infer<typeof insertedRow>;

@@ -16,7 +16,7 @@ const trustMode = z.enum(TRUST_MODES);
 const timestamp = z.string().regex(CANONICAL_TIMESTAMP);
 const headerValue = z.union([z.string(), z.tuple([z.string(), z.string()]).rest(z.string())]);
 
-export const eventHeadersSchema = z.record(z.string(), headerValue);
+const eventHeadersSchema = z.record(z.string(), headerValue);
 
 /** Columns of a summary; received_at arrives pre-rendered so no type parser can round it. */
 export const summaryRow = z.object({

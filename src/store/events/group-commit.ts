@@ -24,8 +24,8 @@ export interface GroupCommitter {
   drain(): Promise<void>;
 }
 
-export const DEFAULT_MAX_BATCH = 256;
-export const DEFAULT_MAX_CONCURRENT_FLUSHES = 2;
+const DEFAULT_MAX_BATCH = 256;
+const DEFAULT_MAX_CONCURRENT_FLUSHES = 2;
 
 /**
  * Group commit: concurrent deliveries share one INSERT statement and one transaction, so a burst

@@ -36,7 +36,7 @@ export interface ListPosition {
 }
 
 /** since or until: a time, or an event whose position the database has to look up. */
-export type ListBound = { time: string } | { eventId: string };
+type ListBound = { time: string } | { eventId: string };
 
 /** A ListQuery after validation; only since/until event ids still need a database lookup. */
 export interface ResolvedListQuery {

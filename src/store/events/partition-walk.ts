@@ -32,7 +32,7 @@ export interface TimeSlice {
 }
 
 /** The timeline cut at every partition bound, oldest first. Ranges never overlap (0011). */
-export function sliceTimeline(ranges: ReadonlyArray<{ lower: bigint; upper: bigint; suffix: string }>): TimeSlice[] {
+function sliceTimeline(ranges: ReadonlyArray<{ lower: bigint; upper: bigint; suffix: string }>): TimeSlice[] {
   const sorted = [...ranges].sort((a, b) => (a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : 0));
   const slices: TimeSlice[] = [];
   let at: bigint | null = null;
@@ -68,7 +68,7 @@ function window(query: ResolvedListQuery): { min: bigint | null; max: bigint | n
 }
 
 /** Contiguous runs of slices in walk order, each to be read by one statement. */
-export function groupSlices(slices: readonly TimeSlice[], order: ListOrder, now: bigint): TimeSlice[][] {
+function groupSlices(slices: readonly TimeSlice[], order: ListOrder, now: bigint): TimeSlice[][] {
   const walk = order === 'oldest_first' ? [...slices] : [...slices].reverse();
   const groups: TimeSlice[][] = [];
   let current: TimeSlice[] = [];

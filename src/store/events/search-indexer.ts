@@ -85,6 +85,7 @@ interface BatchResult {
  * One batch in one statement: take queue entries (SKIP LOCKED, so several instances share the work
  * without waiting on each other), write their search rows, delete the entries. Entries whose event
  * is gone (retention) are deleted without a row. Answers how many entries were taken.
+ * @internal outside src/, only tests or benches use it
  */
 export async function indexQueuedEvents(pool: DatabasePool, limit: number): Promise<number> {
   return (await indexQueuedBatch(pool, limit)).taken;
@@ -130,7 +131,10 @@ async function indexQueuedBatch(pool: DatabasePool, limit: number): Promise<Batc
  * whose clock lags goes unnoticed, which only costs its deliveries some of the database time a
  * rest would have left them.
  */
-/** Milliseconds since a UUIDv7 was made, from the Unix time in its first 48 bits; 0 for null. */
+/**
+ * Milliseconds since a UUIDv7 was made, from the Unix time in its first 48 bits; 0 for null.
+ * @internal outside src/, only tests or benches use it
+ */
 export function ageOfUuidv7(id: string | null, nowMs: number = Date.now()): number {
   if (id === null) return 0;
   const made = Number.parseInt(id.replaceAll('-', '').slice(0, 12), 16);

@@ -34,10 +34,16 @@ import { invalidArgument } from '../../errors/app-error.ts';
 import { apiSummaryRow, type ApiSummaryRow } from './event-mapping.ts';
 import { microsFromRfc3339, rfc3339FromMicros, utcText } from '../sql/timestamps.ts';
 
-/** Step 1 walks this many events per row of the page (51 rows: 1,020 events). */
+/**
+ * Step 1 walks this many events per row of the page (51 rows: 1,020 events).
+ * @internal outside src/, only tests or benches use it
+ */
 export const RECENT_ROWS_PER_ROW = 20;
 
-/** Step 2 takes the GIN index's matches when there are at most this many. */
+/**
+ * Step 2 takes the GIN index's matches when there are at most this many.
+ * @internal outside src/, only tests or benches use it
+ */
 export const MAX_CANDIDATES = 8_000;
 
 /**
@@ -48,6 +54,7 @@ export const MAX_CANDIDATES = 8_000;
  *   threshold, adding 340 ms to searches that take a few;
  * - no sequential scans: every step of the search has an index path, and a sequential scan is
  *   only ever chosen on a wrong estimate (see above).
+ * @internal outside src/, only tests or benches use it
  */
 export function searchSettings(timeoutMs: number): QuerySqlToken {
   return sql.unsafe`

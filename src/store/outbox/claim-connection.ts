@@ -17,7 +17,7 @@ import type { Logger } from '../../log/logger.ts';
  * Runs the named statement (prepared on each connection the first time it runs there) and
  * answers its rows as objects, int8 as bigint.
  */
-export type RunStatement = (name: string, text: string, values: readonly unknown[]) => Promise<unknown[]>;
+type RunStatement = (name: string, text: string, values: readonly unknown[]) => Promise<unknown[]>;
 
 export interface ClaimConnection {
   run: RunStatement;

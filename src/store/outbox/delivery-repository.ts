@@ -26,8 +26,7 @@ import {
 import { forwardStates, ruleHealth, type ListedEvent, type RuleHealth } from './delivery-health.ts';
 import { deliveriesOfEvent, getDelivery, uuidOrNull } from './delivery-rows.ts';
 
-export type RetryOutcome =
-  { kind: 'retried'; delivery: Delivery } | { kind: 'not_found' } | { kind: 'busy'; state: string };
+type RetryOutcome = { kind: 'retried'; delivery: Delivery } | { kind: 'not_found' } | { kind: 'busy'; state: string };
 
 export interface DeliveryRepository {
   claim(request: ClaimRequest): Promise<ClaimedDelivery[]>;

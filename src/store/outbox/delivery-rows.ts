@@ -13,7 +13,7 @@ import { utcColumn } from '../sql/timestamps.ts';
 /** A delivery still to be made: waiting, in flight, or waiting out a backoff. */
 export const OPEN_STATES = sql.fragment`('pending', 'delivering', 'failed')`;
 
-export const deliveryRow = z.object({
+const deliveryRow = z.object({
   id: z.string(),
   event_id: z.string(),
   rule: z.string(),
@@ -36,7 +36,7 @@ const attemptRow = z.object({
   response_content_type: z.string().nullable(),
 });
 
-export const DELIVERY_COLUMNS = sql.fragment`deliveries.id, deliveries.event_id, deliveries.rule, deliveries.state,
+const DELIVERY_COLUMNS = sql.fragment`deliveries.id, deliveries.event_id, deliveries.rule, deliveries.state,
   deliveries.attempt_count, ${utcColumn('deliveries', 'created_at')} AS created_at,
   CASE WHEN deliveries.state IN ('pending', 'failed') THEN ${utcColumn('deliveries', 'next_attempt_at')} END AS next_attempt_at,
   ${utcColumn('deliveries', 'delivered_at')} AS delivered_at, deliveries.cancel_reason`;
@@ -55,10 +55,7 @@ function attemptFromRow(row: z.infer<typeof attemptRow>): DeliveryAttempt {
 
 export const uuidOrNull = (id: string): string | null => normalizeEventId(id);
 
-export async function withAttempts(
-  pool: DatabasePool,
-  rows: readonly z.infer<typeof deliveryRow>[],
-): Promise<Delivery[]> {
+async function withAttempts(pool: DatabasePool, rows: readonly z.infer<typeof deliveryRow>[]): Promise<Delivery[]> {
   if (rows.length === 0) return [];
   const attempts = await pool.any(sql.type(attemptRow)`
     SELECT delivery_attempts.delivery_id, delivery_attempts.attempt,

@@ -14,7 +14,10 @@ import type { PartitionUnit } from '../../../generated/constants.ts';
 import type { Logger } from '../../log/logger.ts';
 import { ensurePartitions } from './partitions.ts';
 
-/** Events per transaction: big enough that per-statement costs vanish, small enough to stay a short lock. */
+/**
+ * Events per transaction: big enough that per-statement costs vanish, small enough to stay a short lock.
+ * @internal outside src/, only tests or benches use it
+ */
 export const UPGRADE_BATCH_EVENTS = 5_000;
 
 /**

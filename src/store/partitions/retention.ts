@@ -19,7 +19,10 @@ import { dropPartitionsBefore, hasPartitions } from './partitions.ts';
 import { startPeriodicJob, withSessionLock } from './periodic-job.ts';
 import { utcColumn, utcText } from '../sql/timestamps.ts';
 
-/** retention: as config validation leaves it, interval_seconds filled in from the schema. */
+/**
+ * retention: as config validation leaves it, interval_seconds filled in from the schema.
+ * @internal outside src/, only tests or benches use it
+ */
 export type RetentionConfig = SwitchboardConfigWithDefaults['retention'];
 
 export interface RetentionOptions {
@@ -32,6 +35,7 @@ export interface RetentionOptions {
   initialDelayMs?: number;
 }
 
+/** @internal outside src/, only tests or benches use it */
 export interface RetentionResult {
   deletedByAge: number;
   deletedByCount: number;
@@ -56,7 +60,10 @@ const UNIT_MS: Record<string, number> = {
   w: 604_800_000,
 };
 
-/** "30d", "12h", "90m", "45s", "2w" → milliseconds. */
+/**
+ * "30d", "12h", "90m", "45s", "2w" → milliseconds.
+ * @internal outside src/, only tests or benches use it
+ */
 export function parseDuration(text: string): number {
   const match = /^\s*(\d+)\s*([smhdw])\s*$/.exec(text);
   const amount = match?.[1];

@@ -21,7 +21,7 @@ export interface ApiToken {
   revokedAt: string | null;
 }
 
-export interface CreatedToken {
+interface CreatedToken {
   name: string;
   /** The plaintext token. It is not stored and cannot be shown again. */
   token: string;
@@ -41,6 +41,7 @@ export interface TokenRepository {
   activeHashes(hashes: readonly Buffer[]): Promise<Buffer[]>;
 }
 
+/** @internal outside src/, only tests or benches use it */
 export const TOKEN_PREFIX = 'sbt_';
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** last_used_at is advisory; writing it at most once a minute keeps authentication read-mostly. */
@@ -65,7 +66,7 @@ const toApiToken = (row: z.infer<typeof tokenRow>): ApiToken => ({
   revokedAt: row.revoked_at,
 });
 
-export const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 // Over 80 lines: a repository: one closure over the pool whose methods are each one statement.
 export function createTokenRepository(pool: DatabasePool): TokenRepository {

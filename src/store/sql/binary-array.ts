@@ -123,7 +123,3 @@ export function encodeBinaryArray<T extends BinaryElementType>(
   });
   return out;
 }
-
-export function encodeByteaArray(items: readonly Buffer[]): Buffer {
-  return encodeBinaryArray('bytea', items);
-}

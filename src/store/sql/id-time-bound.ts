@@ -21,14 +21,14 @@ import { rfc3339FromMicros } from './timestamps.ts';
 const MARGIN_MICROS = 3_600_000_000n;
 
 /** The creation time a UUIDv7 carries, in microseconds since 1970; null for an id of another version. */
-export function uuidV7Micros(id: string): bigint | null {
+function uuidV7Micros(id: string): bigint | null {
   const hex = id.replaceAll('-', '').toLowerCase();
   if (!/^[0-9a-f]{32}$/.test(hex) || hex[12] !== '7') return null;
   return BigInt(`0x${hex.slice(0, 12)}`) * 1000n;
 }
 
 /** `time` (a received_at column) within the margin of the time the UUIDv7 `id` carries; null when there is none. */
-export function nearIdTime(time: FragmentSqlToken, id: string): FragmentSqlToken | null {
+function nearIdTime(time: FragmentSqlToken, id: string): FragmentSqlToken | null {
   const micros = uuidV7Micros(id);
   if (micros === null) return null;
   let from: string;

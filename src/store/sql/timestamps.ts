@@ -20,7 +20,7 @@ const ISO_INPUT =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
 /** The to_char format that renders a timestamptz in the canonical form above. */
-export const CANONICAL_UTC_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
+const CANONICAL_UTC_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"';
 
 /**
  * A timestamptz expression rendered in SQL as canonical UTC text, so no client-side type parser

@@ -61,6 +61,7 @@ export function localToIso(value: string): string | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
+/** @internal outside src/, only tests or benches use it */
 export function filtersToQuery(filters: EventFilters, extra: Record<string, string> = {}): string {
   const params = new URLSearchParams();
   if (filters.provider) params.set('provider', filters.provider);

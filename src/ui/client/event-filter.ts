@@ -1,7 +1,10 @@
 import type { ApiEventSummary } from '../../../generated/types.ts';
 import { localToIso, type EventFilters } from './api-client.ts';
 
-/** Same rule as the store: exact type, or a dotless value also matches its dotted sub-types. */
+/**
+ * Same rule as the store: exact type, or a dotless value also matches its dotted sub-types.
+ * @internal outside src/, only tests or benches use it
+ */
 export function typeMatches(filter: string, eventType: string): boolean {
   const f = filter.trim();
   if (f === '') return true;

@@ -48,7 +48,7 @@ export function formatRelative(iso: string, now: number = Date.now()): string {
 }
 
 /** The browser's offset from UTC at that moment, as UTC+02:00 (or UTC when it is zero). */
-export function utcOffset(d: Date): string {
+function utcOffset(d: Date): string {
   const minutes = -d.getTimezoneOffset();
   if (minutes === 0) return 'UTC';
   const sign = minutes > 0 ? '+' : '−';
@@ -86,14 +86,6 @@ export function formatZonedTime(iso: string): { local: string; utc: string } {
 /** datetime-local input value for a Date, in the browser's zone. */
 export function toLocalInput(d: Date): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
-export function decodePayload(payload: EventPayload): Uint8Array {
-  if (payload.encoding === 'utf8') return new TextEncoder().encode(payload.data);
-  const bin = atob(payload.data);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
 }
 
 /** The payload as a JSON value when it is JSON text; undefined otherwise. */

@@ -3,7 +3,7 @@ import type { EventDetail, TrustMode } from '../../../generated/types.ts';
 
 export type TrustLevel = 'verified' | 'failed' | 'token' | 'open' | 'queue';
 
-export type TrustIcon = 'shield-check' | 'shield-x' | 'key' | 'inbox' | 'globe';
+type TrustIcon = 'shield-check' | 'shield-x' | 'key' | 'inbox' | 'globe';
 
 export interface TrustLook {
   level: TrustLevel;

@@ -29,7 +29,7 @@ export function ed25519Key(text: string, encoding: Ed25519Scheme['public_key_enc
 }
 
 /** SendGrid's verification key: base64 of a P-256 SubjectPublicKeyInfo (DER), or null. */
-export function p256Key(text: string): KeyObject | null {
+function p256Key(text: string): KeyObject | null {
   const trimmed = text.trim();
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return null;
   try {

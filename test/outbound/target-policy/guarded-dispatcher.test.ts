@@ -3,7 +3,6 @@ import { request, type Dispatcher } from 'undici';
 import { checkTarget } from '../../../src/outbound/target-policy/resolve-target.ts';
 import {
   createGuardedDispatcher,
-  prepareDelivery,
   type ConnectAttempt,
 } from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
 import { createTargetPolicy } from '../../../src/outbound/target-policy/target-policy.ts';
@@ -11,6 +10,7 @@ import { parseTarget } from '../../../src/outbound/target-policy/target-url.ts';
 import {
   expectRefused,
   forbiddenResolver,
+  prepareDelivery,
   refusingConnector,
   scriptedResolver,
   standInConnector,

@@ -2,11 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetch, request, type Dispatcher } from 'undici';
 import {
   createGuardedDispatcher,
-  prepareDelivery,
   type ConnectAttempt,
 } from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
 import { createTargetPolicy } from '../../../src/outbound/target-policy/target-policy.ts';
-import { expectRefused, startServer, type TestServer } from './test-helpers.ts';
+import { expectRefused, prepareDelivery, startServer, type TestServer } from './test-helpers.ts';
 
 /*
  * The real socket path (undici's own connector, no injection), on loopback only: every URL below

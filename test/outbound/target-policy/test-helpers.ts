@@ -1,10 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect as netConnect } from 'node:net';
 import { expect } from 'vitest';
-import type { buildConnector } from 'undici';
+import type { buildConnector, Dispatcher } from 'undici';
 import { DeliveryFailure, type DeliveryFailureReason } from '../../../src/outbound/delivery-failure.ts';
-import type { RawConnector } from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
-import type { ResolvedAddress, Resolver } from '../../../src/outbound/target-policy/resolve-target.ts';
+import {
+  createGuardedDispatcher,
+  type ConnectAttempt,
+  type RawConnector,
+} from '../../../src/outbound/target-policy/guarded-dispatcher.ts';
+import {
+  checkTarget,
+  type CheckedTarget,
+  type ResolvedAddress,
+  type Resolver,
+} from '../../../src/outbound/target-policy/resolve-target.ts';
+import type { SelfAddress } from '../../../src/outbound/target-policy/self-loop.ts';
+import type { TargetPolicy } from '../../../src/outbound/target-policy/target-policy.ts';
+import { parseTarget } from '../../../src/outbound/target-policy/target-url.ts';
 import { listenLocal } from '../../support/local-server.ts';
 
 /** The only host a test socket is ever opened to, whatever address the guard asked for. */
@@ -136,4 +148,27 @@ export async function expectRefused(
   expect(failure.detail).toMatch(detail);
   if (reason !== undefined) expect(failure.reason).toBe(reason);
   return failure;
+}
+
+export interface PrepareDeliveryOptions {
+  policy: TargetPolicy;
+  resolver?: Resolver;
+  selfAddresses?: readonly SelfAddress[];
+  connect?: RawConnector;
+  onConnect?: (attempt: ConnectAttempt) => void;
+  connectTimeoutMs?: number;
+}
+
+/**
+ * The guard's checks in the order a delivery makes them (deliver-event.ts): validate the target
+ * without touching the network, resolve and check it once, refuse loops, and pin a dispatcher to
+ * the checked address. `dispatcher` goes to undici `request(target.url, …)`; close it when done.
+ */
+export async function prepareDelivery(
+  target: string,
+  options: PrepareDeliveryOptions,
+): Promise<{ target: CheckedTarget; dispatcher: Dispatcher }> {
+  const checked = await checkTarget(parseTarget(target), options);
+  const dispatcher = createGuardedDispatcher({ ...options, pinned: checked });
+  return { target: checked, dispatcher };
 }

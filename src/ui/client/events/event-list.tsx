@@ -26,7 +26,7 @@ interface EventListProps {
   mark?: ((event: ApiEventSummary) => ComponentChildren) | undefined;
 }
 
-export const rowId = (id: string): string => `ev-${id}`;
+const rowId = (id: string): string => `ev-${id}`;
 
 // Relative times ("2 min ago") are redrawn this often.
 const CLOCK_TICK_MS = 15_000;

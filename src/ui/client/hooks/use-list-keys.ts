@@ -20,7 +20,7 @@ export interface ListKeysInput {
 // Start paging this many rows before the last one, so j never waits at the bottom.
 const PAGE_AHEAD = 3;
 
-export function isTyping(target: EventTarget | null): boolean {
+function isTyping(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
   return target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName);
 }

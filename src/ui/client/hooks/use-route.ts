@@ -9,7 +9,7 @@ export type Route =
 export type Navigate = (hash: string) => void;
 
 /** Hash routes: the server serves one page, and a route never reaches the server (or its logs). */
-export function parseRoute(hash: string): Route {
+function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'providers') return { view: 'providers' };
   if (parts[0] === 'forwards') return { view: 'forwards' };

@@ -5,7 +5,7 @@ import { INSTALLED_CLI } from '../cli-command.ts';
 /** Where `switchboard trigger` sends unless given --url: the address switchboard binds by default. */
 const DEFAULT_BASE = `http://${SERVER_HOST.default}:${SERVER_PORT.default}`;
 /** The variable a token command reads when the config names none (its token is written in the file). */
-export const FALLBACK_TOKEN_VARIABLE = 'WEBHOOK_TOKEN';
+const FALLBACK_TOKEN_VARIABLE = 'WEBHOOK_TOKEN';
 const SAMPLE = '{"type":"test.event","hello":"switchboard"}';
 
 function shellQuote(text: string): string {
