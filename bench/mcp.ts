@@ -33,7 +33,7 @@ import { createHostCheck } from '../src/auth/host-check.ts';
 import { createRateLimiter } from '../src/auth/rate-limiter.ts';
 import { requireBearer } from '../src/auth/require-bearer.ts';
 import { createTokenService } from '../src/auth/token-service.ts';
-import { createPostgresEventBus } from '../src/bus/postgres-event-bus.ts';
+import { PostgresEventBus } from '../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createApp } from '../src/http/create-app.ts';
 import { createLogger } from '../src/log/logger.ts';
@@ -92,7 +92,7 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
   const pool = await createDatabasePool(databaseUrl, { maximumPoolSize: 10 });
   const store = createEventStore(pool);
   const tokens = createTokenRepository(pool);
-  const bus = createPostgresEventBus({ databaseUrl, logger });
+  const bus = new PostgresEventBus({ databaseUrl, logger });
   await bus.ready();
   const limiter = createRateLimiter({ limits: config.rateLimits });
   let port = 0;

@@ -19,12 +19,6 @@ export interface PostgresEventBusOptions {
   heartbeatMs?: number;
 }
 
-export interface PostgresEventBus extends EventBus {
-  readonly state: BusConnectionState;
-  /** Resolves once LISTEN is in place (the first time), so nothing published afterwards is missed. */
-  ready(): Promise<void>;
-}
-
 /**
  * The live bus over PostgreSQL LISTEN/NOTIFY, so every instance sharing the database hears about
  * every committed event, its own included: local subscribers are served by the same notification
@@ -36,137 +30,161 @@ export interface PostgresEventBus extends EventBus {
  *
  * Notifications sent while the listener is down are not replayed: the bus is a "something new
  * arrived" signal, and consumers that must not miss anything read the store.
- * Over 80 lines: one closure over the LISTEN connection, its reconnect backoff and the subscribers
- * that every callback shares.
  */
-export function createPostgresEventBus(options: PostgresEventBusOptions): PostgresEventBus {
-  const channel = ANNOUNCE_CHANNEL;
-  const logger = options.logger.child({ component: 'event-bus', channel });
-  const minDelay = options.reconnectMinMs ?? 250;
-  const maxDelay = options.reconnectMaxMs ?? 30_000;
-  const heartbeatMs = options.heartbeatMs ?? 30_000;
+export class PostgresEventBus implements EventBus {
+  readonly #options: PostgresEventBusOptions;
+  readonly #logger: Logger;
+  readonly #listeners = new Set<EventBusListener>();
+  readonly #ready: Promise<void>;
+  #resolveReady: () => void = () => undefined;
+  #state: BusConnectionState = 'connecting';
+  #closed = false;
+  /** The current LISTEN connection; a callback of a replaced one finds it is not this and stays quiet. */
+  #client: pg.Client | undefined;
+  /** Failed connects since the last success: the backoff's exponent. */
+  #attempt = 0;
+  #everConnected = false;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
 
-  const listeners = new Set<EventBusListener>();
+  constructor(options: PostgresEventBusOptions) {
+    this.#options = options;
+    this.#logger = options.logger.child({ component: 'event-bus', channel: ANNOUNCE_CHANNEL });
+    this.#ready = new Promise<void>((resolve) => {
+      this.#resolveReady = resolve;
+    });
+    void this.#connect();
+  }
 
-  let state: BusConnectionState = 'connecting';
-  let closed = false;
-  let client: pg.Client | undefined;
-  let attempt = 0;
-  let reconnectTimer: NodeJS.Timeout | undefined;
-  let heartbeatTimer: NodeJS.Timeout | undefined;
-  let everConnected = false;
-  let resolveReady: () => void = () => undefined;
-  const readyPromise = new Promise<void>((resolve) => {
-    resolveReady = resolve;
-  });
+  get state(): BusConnectionState {
+    return this.#state;
+  }
 
-  const dispatch = (payload: string | undefined): void => {
+  /** Resolves once LISTEN is in place (the first time), so nothing published afterwards is missed. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  subscribe(listener: EventBusListener): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#state = 'disconnected';
+    if (this.#reconnectTimer !== undefined) clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
+    this.#listeners.clear();
+    await this.#teardown();
+  }
+
+  #dispatch(payload: string | undefined): void {
     const ids = announcedIds(payload);
     if (ids.length === 0) return;
-    for (const listener of [...listeners]) {
+    for (const listener of [...this.#listeners]) {
       try {
         listener(ids);
       } catch (err: unknown) {
-        logger.error({ err }, 'event bus listener failed');
+        this.#logger.error({ err }, 'event bus listener failed');
       }
     }
-  };
+  }
 
   /** Drops the LISTEN connection; resolves once it has ended. */
-  const teardown = async (): Promise<void> => {
-    if (heartbeatTimer !== undefined) clearInterval(heartbeatTimer);
-    heartbeatTimer = undefined;
-    const old = client;
-    client = undefined;
+  async #teardown(): Promise<void> {
+    if (this.#heartbeatTimer !== undefined) clearInterval(this.#heartbeatTimer);
+    this.#heartbeatTimer = undefined;
+    const old = this.#client;
+    this.#client = undefined;
     if (old !== undefined) {
       old.removeAllListeners('notification');
       await old.end().catch(() => undefined);
     }
-  };
+  }
 
-  const scheduleReconnect = (reason: unknown): void => {
-    if (closed || reconnectTimer !== undefined) return;
-    void teardown();
-    state = 'connecting';
-    const jittered = backoffDelayMs({ initialMs: minDelay, maxMs: maxDelay, jitter: 'half' }, attempt + 1);
-    attempt += 1;
-    logger.warn(
-      { reason: connectionFailure(reason), attempt, delayMs: jittered },
+  #scheduleReconnect(reason: unknown): void {
+    if (this.#closed || this.#reconnectTimer !== undefined) return;
+    void this.#teardown();
+    this.#state = 'connecting';
+    this.#attempt += 1;
+    const delayMs = backoffDelayMs(
+      {
+        initialMs: this.#options.reconnectMinMs ?? 250,
+        maxMs: this.#options.reconnectMaxMs ?? 30_000,
+        jitter: 'half',
+      },
+      this.#attempt,
+    );
+    this.#logger.warn(
+      { reason: connectionFailure(reason), attempt: this.#attempt, delayMs },
       'event bus LISTEN connection lost; reconnecting',
     );
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined;
-      void connect();
-    }, jittered);
-  };
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      void this.#connect();
+    }, delayMs);
+  }
 
-  const connect = async (): Promise<void> => {
-    if (closed) return;
-    state = 'connecting';
+  /** A new client whose failures reconnect only while it is still the current one. */
+  #newClient(): pg.Client {
     const next = new pg.Client({
-      connectionString: options.databaseUrl,
+      connectionString: this.#options.databaseUrl,
       keepAlive: true,
       query_timeout: 10_000,
       application_name: 'switchboard-event-bus',
     });
-    client = next;
     next.on('error', (err) => {
-      if (client === next) scheduleReconnect(err);
+      if (this.#client === next) this.#scheduleReconnect(err);
     });
     next.on('end', () => {
-      if (client === next && !closed) scheduleReconnect(new Error('connection ended'));
+      if (this.#client === next && !this.#closed) this.#scheduleReconnect(new Error('connection ended'));
     });
     next.on('notification', (message) => {
-      if (message.channel === channel) dispatch(message.payload);
+      if (message.channel === ANNOUNCE_CHANNEL) this.#dispatch(message.payload);
     });
+    return next;
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
+    this.#state = 'connecting';
+    const next = this.#newClient();
+    this.#client = next;
     try {
       await next.connect();
-      await next.query(`LISTEN ${channel}`);
+      await next.query(`LISTEN ${ANNOUNCE_CHANNEL}`);
     } catch (err: unknown) {
-      if (client === next) scheduleReconnect(err);
+      if (this.#client === next) this.#scheduleReconnect(err);
       else next.end().catch(() => undefined);
       return;
     }
-    if (closed || client !== next) {
+    if (this.#closed || this.#client !== next) {
       next.end().catch(() => undefined);
       return;
     }
-    if (everConnected) logger.info({ attempts: attempt }, 'event bus LISTEN connection re-established');
-    everConnected = true;
-    attempt = 0;
-    state = 'connected';
-    heartbeatTimer = setInterval(() => {
-      next.query('SELECT 1').catch((err: unknown) => {
-        if (client === next) scheduleReconnect(err);
+    this.#connected(next);
+  }
+
+  #connected(client: pg.Client): void {
+    if (this.#everConnected) {
+      this.#logger.info({ attempts: this.#attempt }, 'event bus LISTEN connection re-established');
+    }
+    this.#everConnected = true;
+    this.#attempt = 0;
+    this.#state = 'connected';
+    // A silently dead connection (a dropped route, a frozen peer) is noticed by its failing probe.
+    this.#heartbeatTimer = setInterval(() => {
+      client.query('SELECT 1').catch((err: unknown) => {
+        if (this.#client === client) this.#scheduleReconnect(err);
       });
-    }, heartbeatMs);
-    heartbeatTimer.unref();
-    resolveReady();
-  };
-
-  void connect();
-
-  return {
-    get state() {
-      return state;
-    },
-    ready: () => readyPromise,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      state = 'disconnected';
-      if (reconnectTimer !== undefined) clearTimeout(reconnectTimer);
-      reconnectTimer = undefined;
-      listeners.clear();
-      await teardown();
-    },
-  };
+    }, this.#options.heartbeatMs ?? 30_000);
+    this.#heartbeatTimer.unref();
+    this.#resolveReady();
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts'
 import type { PgEventStore } from '../store/events/pg-event-store.ts';
 import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
 import type { TokenRepository } from '../store/records/token-repository.ts';
-import { createPostgresEventBus, type PostgresEventBus } from '../bus/postgres-event-bus.ts';
+import { PostgresEventBus } from '../bus/postgres-event-bus.ts';
 import { createProviderDirectory } from '../provider-directory/provider-directory.ts';
 import type { RateLimiter } from '../auth/rate-limiter.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
@@ -93,7 +93,7 @@ async function assemble(
   const stores = buildStores(deps, cleanups);
   const served = overrides.store ?? stores.store;
 
-  const bus = createPostgresEventBus({ databaseUrl: deps.databaseUrl, logger });
+  const bus = new PostgresEventBus({ databaseUrl: deps.databaseUrl, logger });
   cleanups.push(() => bus.close());
   await bus.ready();
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { sql } from 'slonik';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectionFailure, createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
+import { connectionFailure, PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { ANNOUNCE_CHANNEL } from '../../src/store/events/announcement.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
@@ -18,7 +18,7 @@ let store: PgEventStore;
 const open: PostgresEventBus[] = [];
 
 function bus(reconnectMinMs = 50): PostgresEventBus {
-  const created = createPostgresEventBus({
+  const created = new PostgresEventBus({
     databaseUrl: db.url,
     logger: silentLogger,
     reconnectMinMs,
@@ -120,7 +120,7 @@ describe('PostgreSQL event bus', () => {
         },
       }),
     });
-    const a = createPostgresEventBus({ databaseUrl: db.url, logger, reconnectMinMs: 50, reconnectMaxMs: 500 });
+    const a = new PostgresEventBus({ databaseUrl: db.url, logger, reconnectMinMs: 50, reconnectMaxMs: 500 });
     open.push(a);
     await a.ready();
     await db.pool.query(sql.unsafe`

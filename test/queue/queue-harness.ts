@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { sql } from 'slonik';
 import type { Provider } from '../../generated/types.ts';
-import { createPostgresEventBus, type PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
+import { PostgresEventBus } from '../../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../../src/config/resolve-config.ts';
 import { startQueueSources, type QueueSources, type QueueSourcesOptions } from '../../src/queue/queue-sources.ts';
 import type { EventStore, StoredEvent } from '../../src/store/events/event-store.ts';
@@ -53,7 +53,7 @@ export interface QueueHarness {
 
 export async function queueHarness(db: TestDatabase): Promise<QueueHarness> {
   const store = createEventStore(db.pool);
-  const bus = createPostgresEventBus({ databaseUrl: db.url, logger: silentLogger });
+  const bus = new PostgresEventBus({ databaseUrl: db.url, logger: silentLogger });
   await bus.ready();
   const redis = new Redis(REDIS_URL);
   const started: QueueSources[] = [];
