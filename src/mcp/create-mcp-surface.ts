@@ -20,7 +20,7 @@ import type { EventStore } from '../store/events/event-store.ts';
 import { MCP_SECURITY_HEADERS, jsonRpcError } from './http-responses.ts';
 import { MCP_MAX_BODY_BYTES, readMcpBody } from './mcp-body.ts';
 import { createEventWaits } from './event-waits.ts';
-import { createMcpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
+import { McpSessions, type McpSessionsOptions } from './mcp-sessions.ts';
 import { oauthRefusals } from './oauth-refusals.ts';
 import { createSwitchboardTools, type SwitchboardToolsDeps } from './switchboard-tools.ts';
 import { isUnder, MCP_PATH } from '../shared/route-prefixes.ts';
@@ -77,7 +77,7 @@ export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const log = deps.logger.child({ component: 'mcp' });
   const maxBodyBytes = deps.maxBodyBytes ?? MCP_MAX_BODY_BYTES;
   const waits = createEventWaits({ bus: deps.bus, maxWaitsPerCaller: deps.sessions.maxWaitsPerCaller });
-  const sessions = createMcpSessions({
+  const sessions = new McpSessions({
     server: {
       tools: createSwitchboardTools({ ...deps, waits, logger: log }),
       resource: { store: deps.store, checkReadLimit: deps.checkReadLimit, logger: log },

@@ -19,7 +19,7 @@ import { createCoalescingNotifier, type CoalescingNotifier } from './coalescing-
 import { createMcpServer, type McpServerDeps } from './create-mcp-server.ts';
 import { jsonRpcError } from './http-responses.ts';
 import { RECENT_EVENTS_URI } from './recent-events-resource.ts';
-import { createSessionSlots } from './session-eviction.ts';
+import { createSessionSlots, type SessionSlots } from './session-eviction.ts';
 import { answerRunningCalls, handOver } from './session-requests.ts';
 
 const RESOURCE_NOTIFY_INTERVAL_MS = 250;
@@ -53,21 +53,6 @@ export interface McpSessionsOptions {
   cliCommand?: string | undefined;
 }
 
-export interface McpSessions {
-  /**
-   * Starts a session with an initialize request. At a cap, the least recently used idle session
-   * (the caller's own at the per-caller cap, anyone's at the overall cap) is closed to make room;
-   * throws rate_limited when every session of the caller is in use, answers 503 when every session
-   * is in use or the table is closing.
-   */
-  open(ctx: Context, caller: Caller, body: unknown): Promise<void>;
-  /** Hands a request to the caller's session with that id, or answers 404 Session not found. */
-  forward(ctx: Context, caller: Caller, sessionId: string, body: unknown): Promise<void>;
-  count(): number;
-  /** Ends every session (open SSE streams close); new sessions are refused from then on. */
-  closeAll(): Promise<void>;
-}
-
 interface Session {
   id: string;
   /** The token that opened it: only that token (by identity, not name) may use it. */
@@ -95,84 +80,149 @@ interface Session {
   closed: boolean;
 }
 
-// Over 80 lines: one closure over the session table, which starting, idle expiry, revocation and
-// close all change together; counting slots (session-eviction.ts) and a request's time in its
-// session (session-requests.ts) are apart.
-export function createMcpSessions(options: McpSessionsOptions): McpSessions {
-  const { log, limits } = options;
-  const idleMs = limits.sessionIdleSeconds * 1000;
-  const now = (): number => performance.now();
-  const sessions = new Map<string, Session>();
-  const slots = createSessionSlots(sessions, limits);
-  let closing = false;
+/**
+ * The table itself: starting, idle expiry, revocation and close change it together. Counting slots
+ * (session-eviction.ts) and a request's time in its session (session-requests.ts) are apart.
+ */
+export class McpSessions {
+  readonly #options: McpSessionsOptions;
+  readonly #log: Logger;
+  readonly #idleMs: number;
+  readonly #sessions = new Map<string, Session>();
+  readonly #slots: SessionSlots<Session>;
+  readonly #sweeper: NodeJS.Timeout;
+  readonly #unsubscribeBus: () => void;
+  #closing = false;
 
-  const closeSession = async (session: Session, why: string, ending: AppError = ENDINGS.other()): Promise<void> => {
-    if (session.closed) return;
-    // Out of the table at once (before any await): its slot is free and its id unknown from here.
-    session.closed = true;
-    session.stopWatching();
-    session.notifier.cancel();
-    if (sessions.get(session.id) === session) sessions.delete(session.id);
-    log.debug({ sessionId: session.id, caller: session.caller.name, why }, 'MCP session ended');
-    await answerRunningCalls(session, ending);
-    await session.server.close().catch((err: unknown) => log.warn({ err }, 'closing an MCP session failed'));
-  };
+  constructor(options: McpSessionsOptions) {
+    this.#options = options;
+    this.#log = options.log;
+    this.#idleMs = options.limits.sessionIdleSeconds * 1000;
+    this.#slots = createSessionSlots(this.#sessions, options.limits);
+    this.#sweeper = setInterval(() => this.#expireIdle(), Math.max(1_000, Math.min(this.#idleMs / 2, 30_000)));
+    this.#sweeper.unref();
+    this.#unsubscribeBus = options.bus.subscribe(() => {
+      for (const session of this.#sessions.values()) if (session.subscribed) session.notifier.trigger();
+    });
+  }
 
-  const expireIdle = (): void => {
-    const cutoff = now() - idleMs;
-    for (const session of [...sessions.values()]) {
-      if (session.inflight === 0 && session.lastActive < cutoff) void closeSession(session, 'idle');
-    }
-  };
-  const sweeper = setInterval(expireIdle, Math.max(1_000, Math.min(idleMs / 2, 30_000)));
-  sweeper.unref();
-
-  const unsubscribeBus = options.bus.subscribe(() => {
-    for (const session of sessions.values()) if (session.subscribed) session.notifier.trigger();
-  });
-
-  const open = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
+  /**
+   * Starts a session with an initialize request. At a cap, the least recently used idle session
+   * (the caller's own at the per-caller cap, anyone's at the overall cap) is closed to make room;
+   * throws rate_limited when every session of the caller is in use, answers 503 when every session
+   * is in use or the table is closing.
+   */
+  async open(ctx: Context, caller: Caller, body: unknown): Promise<void> {
     // A session holds memory and a stream; starting one costs a read, like a call does.
-    options.checkReadLimit(caller.name);
-    if (!closing) expireIdle();
-    const admission = closing ? 'full' : slots.admit(caller.id, (victim, why) => closeSession(victim, why));
+    this.#options.checkReadLimit(caller.name);
+    if (!this.#closing) this.#expireIdle();
+    const admission = this.#closing
+      ? 'full'
+      : this.#slots.admit(caller.id, (victim, why) => this.#closeSession(victim, why));
     if (admission === 'caller_full') {
       // One caller must not be able to take the slots every other caller needs.
       throw new AppError(
         'rate_limited',
-        `this token already holds ${limits.maxSessionsPerCaller} MCP sessions (mcp.max_sessions_per_caller), each with a request in progress or a GET stream open; end one (HTTP DELETE) or retry later`,
+        `this token already holds ${this.#options.limits.maxSessionsPerCaller} MCP sessions (mcp.max_sessions_per_caller), each with a request in progress or a GET stream open; end one (HTTP DELETE) or retry later`,
         { retryAfterSeconds: RETRY_AFTER_FULL_SECONDS },
       );
     }
     if (admission === 'full') {
       ctx.set('Retry-After', String(RETRY_AFTER_FULL_SECONDS));
-      const why = closing
+      const why = this.#closing
         ? 'the server is shutting down'
-        : `too many MCP sessions (limit ${limits.maxSessions}), each with a request in progress or a GET stream open`;
+        : `too many MCP sessions (limit ${this.#options.limits.maxSessions}), each with a request in progress or a GET stream open`;
       jsonRpcError(ctx, 503, -32000, `${why}; end an unused session (HTTP DELETE) or retry later`);
       return;
     }
-    slots.reserve(caller.id, 1);
+    this.#slots.reserve(caller.id, 1);
     await Promise.all(admission.evicted);
-    await startSession(ctx, caller, body);
-  };
+    await this.#startSession(ctx, caller, body);
+  }
+
+  /** Hands a request to the caller's session with that id, or answers 404 Session not found. */
+  async forward(ctx: Context, caller: Caller, sessionId: string, body: unknown): Promise<void> {
+    const session = this.#sessions.get(sessionId);
+    // Another token's session looks exactly like an unknown one: ids are not shared between
+    // tokens, not even between a revoked token and a new one given the same name.
+    if (session === undefined || session.closed || session.caller.id !== caller.id) {
+      jsonRpcError(ctx, 404, -32001, 'Session not found');
+      return;
+    }
+    await handOver(ctx, session, body, now);
+  }
+
+  count(): number {
+    return this.#sessions.size;
+  }
+
+  /** Ends every session (open SSE streams close); new sessions are refused from then on. */
+  async closeAll(): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#sweeper);
+    this.#unsubscribeBus();
+    await Promise.all(
+      [...this.#sessions.values()].map((session) => this.#closeSession(session, 'shutdown', ENDINGS.shutdown())),
+    );
+  }
+
+  async #closeSession(session: Session, why: string, ending: AppError = ENDINGS.other()): Promise<void> {
+    if (session.closed) return;
+    // Out of the table at once (before any await): its slot is free and its id unknown from here.
+    session.closed = true;
+    session.stopWatching();
+    session.notifier.cancel();
+    if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    this.#log.debug({ sessionId: session.id, caller: session.caller.name, why }, 'MCP session ended');
+    await answerRunningCalls(session, ending);
+    await session.server.close().catch((err: unknown) => this.#log.warn({ err }, 'closing an MCP session failed'));
+  }
+
+  #expireIdle(): void {
+    const cutoff = now() - this.#idleMs;
+    for (const session of [...this.#sessions.values()]) {
+      if (session.inflight === 0 && session.lastActive < cutoff) void this.#closeSession(session, 'idle');
+    }
+  }
 
   /** Builds the session's server and transport and hands it the initialize request; the slot is reserved. */
-  const startSession = async (ctx: Context, caller: Caller, body: unknown): Promise<void> => {
+  async #startSession(ctx: Context, caller: Caller, body: unknown): Promise<void> {
     let registered = false;
+    const session = this.#newSession(ctx, caller, (id) => {
+      session.id = id;
+      this.#sessions.set(id, session);
+      this.#slots.reserve(caller.id, -1);
+      registered = true;
+      this.#log.debug({ sessionId: id, caller: caller.name }, 'MCP session started');
+    });
+    await session.server.connect(session.transport);
+    // Set after connect, which wraps the transport's callbacks: DELETE, idle expiry and closeAll all end here.
+    session.server.onclose = () => void this.#closeSession(session, 'closed');
+    try {
+      await handOver(ctx, session, body, now);
+    } finally {
+      if (!registered) {
+        this.#slots.reserve(caller.id, -1);
+        await this.#closeSession(session, 'initialize failed');
+      } else if (this.#closing) {
+        // closeAll ran while this session was being set up, so it was not among those it ended.
+        await this.#closeSession(session, 'shutdown', ENDINGS.shutdown());
+      }
+    }
+  }
+
+  /** A session's server, transport and notifier, not yet in the table: `registered` puts it there. */
+  #newSession(ctx: Context, caller: Caller, registered: (id: string) => void): Session {
+    const options = this.#options;
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        session.id = id;
-        sessions.set(id, session);
-        slots.reserve(caller.id, -1);
-        registered = true;
-        log.debug({ sessionId: id, caller: caller.name }, 'MCP session started');
-      },
+      onsessioninitialized: registered,
       // Awaited by the transport before it closes on DELETE: running calls are answered first.
       onsessionclosed: () => answerRunningCalls(session, ENDINGS.deleted()),
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
     });
+    transport.onerror = (err) =>
+      this.#log.debug({ err: err.message, caller: caller.name }, 'MCP transport refused a request');
     const ending = new AbortController();
     const server = createMcpServer(options.server, {
       caller: caller.name,
@@ -198,53 +248,20 @@ export function createMcpSessions(options: McpSessionsOptions): McpSessions {
       // A revoked token's sessions end, GET streams and subscriptions with them.
       stopWatching: watchCaller(
         ctx,
-        () => void closeSession(session, 'token revoked', ENDINGS.revoked(options.cliCommand)),
+        () => void this.#closeSession(session, 'token revoked', ENDINGS.revoked(options.cliCommand)),
       ),
       closed: false,
       notifier: createCoalescingNotifier(() => {
         server
           .sendResourceUpdated({ uri: RECENT_EVENTS_URI })
-          .catch((err: unknown) => log.debug({ err }, 'resource update not delivered'));
+          .catch((err: unknown) => this.#log.debug({ err }, 'resource update not delivered'));
       }, options.notifyIntervalMs ?? RESOURCE_NOTIFY_INTERVAL_MS),
     };
-    transport.onerror = (err) =>
-      log.debug({ err: err.message, caller: caller.name }, 'MCP transport refused a request');
-    await server.connect(transport);
-    // Set after connect, which wraps the transport's callbacks: DELETE, idle expiry and closeAll all end here.
-    server.onclose = () => void closeSession(session, 'closed');
-    try {
-      await handOver(ctx, session, body, now);
-    } finally {
-      if (!registered) {
-        slots.reserve(caller.id, -1);
-        await closeSession(session, 'initialize failed');
-      } else if (closing) {
-        // closeAll ran while this session was being set up, so it was not among those it ended.
-        await closeSession(session, 'shutdown', ENDINGS.shutdown());
-      }
-    }
-  };
+    return session;
+  }
+}
 
-  const forward = async (ctx: Context, caller: Caller, sessionId: string, body: unknown): Promise<void> => {
-    const session = sessions.get(sessionId);
-    // Another token's session looks exactly like an unknown one: ids are not shared between
-    // tokens, not even between a revoked token and a new one given the same name.
-    if (session === undefined || session.closed || session.caller.id !== caller.id) {
-      jsonRpcError(ctx, 404, -32001, 'Session not found');
-      return;
-    }
-    await handOver(ctx, session, body, now);
-  };
-
-  return {
-    open,
-    forward,
-    count: () => sessions.size,
-    async closeAll() {
-      closing = true;
-      clearInterval(sweeper);
-      unsubscribeBus();
-      await Promise.all([...sessions.values()].map((session) => closeSession(session, 'shutdown', ENDINGS.shutdown())));
-    },
-  };
+/** The clock of idle expiry and eviction: monotonic, so a wall-clock change expires nothing. */
+function now(): number {
+  return performance.now();
 }
