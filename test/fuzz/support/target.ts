@@ -11,7 +11,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { sql, type DatabasePool } from 'slonik';
 import { Agent, request } from 'undici';
-import type { SwitchboardConfig } from '../../../generated/types.ts';
+import type { Provider, SwitchboardConfig } from '../../../generated/types.ts';
 import { resolveConfig } from '../../../src/config/resolve-config.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import type { ServerTimeouts } from '../../../src/http/http-server.ts';
@@ -22,14 +22,27 @@ import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switch
 export const FUZZ_GITHUB_SECRET = 'fuzz-github-secret-4b1d';
 export const FUZZ_HOOK_TOKEN = 'fuzz-hook-token-9c2e77';
 
+/** What each fuzz provider takes; larger bodies are refused 413. */
+export const FUZZ_MAX_BODY_BYTES = 64 * 1024;
+
+/** The providers of the fuzz config, one of each trust mode. */
+export const FUZZ_PROVIDERS = ['github', 'hook', 'open'] as const;
+export type FuzzProvider = (typeof FUZZ_PROVIDERS)[number];
+
 /** Providers of each trust mode; rejected deliveries are not recorded, so a refusal changes no row. */
 export function fuzzConfig(overrides: Partial<SwitchboardConfig> = {}): SwitchboardConfig {
-  return {
-    providers: {
-      github: { preset: 'github', secret: FUZZ_GITHUB_SECRET, record_rejected: false, max_body_bytes: 64 * 1024 },
-      hook: { trust_mode: 'token', token: FUZZ_HOOK_TOKEN, record_rejected: false, max_body_bytes: 64 * 1024 },
-      open: { trust_mode: 'open', max_body_bytes: 64 * 1024 },
+  const providers: Record<FuzzProvider, Provider> = {
+    github: {
+      preset: 'github',
+      secret: FUZZ_GITHUB_SECRET,
+      record_rejected: false,
+      max_body_bytes: FUZZ_MAX_BODY_BYTES,
     },
+    hook: { trust_mode: 'token', token: FUZZ_HOOK_TOKEN, record_rejected: false, max_body_bytes: FUZZ_MAX_BODY_BYTES },
+    open: { trust_mode: 'open', max_body_bytes: FUZZ_MAX_BODY_BYTES },
+  };
+  return {
+    providers,
     // Fuzzing is not a rate-limit test: buckets large enough never to refuse.
     rate_limits: {
       read: { capacity: 1_000_000, refill_per_second: 1_000_000 },
@@ -142,13 +155,16 @@ export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool)
   };
 }
 
+/** The tables a read or a refused request must leave exactly as they were. */
+export const STORED_TABLES = ['events', 'replay_attempts', 'api_tokens', 'settings'] as const;
+
 /**
  * Every table's rows as (xmin, ctid) pairs, hashed: any INSERT, UPDATE or DELETE changes it,
  * immediately (unlike pg_stat counters), without reading the payloads.
  */
 export async function tableSnapshot(
   pool: DatabasePool,
-  tables: readonly string[] = ['events', 'replay_attempts', 'api_tokens', 'settings'],
+  tables: readonly string[] = STORED_TABLES,
 ): Promise<Record<string, string>> {
   // One round trip for all tables: this runs before and after every fuzz case.
   const parts = tables.map(
