@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
 import { createMigratedDatabase, silentLogger } from './database.ts';
+import { LOOPBACK } from './local-server.ts';
 
 export interface ComposedServer {
   running: RunningSwitchboard;
@@ -34,7 +35,7 @@ export async function startComposedServer(options: {
     const running = await startSwitchboard({
       config: parseConfig(options.config, {}),
       logger: silentLogger,
-      host: '127.0.0.1',
+      host: LOOPBACK,
       port: 0,
       databaseUrl: options.databaseUrl?.(db.url) ?? db.url,
       dataDir,

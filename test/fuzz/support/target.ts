@@ -16,7 +16,7 @@ import { resolveConfig } from '../../../src/config/resolve-config.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import type { ServerTimeouts } from '../../../src/http/http-server.ts';
 import { startSwitchboard, type RunningSwitchboard } from '../../../src/server/start-switchboard.ts';
-import { answerWith, closedPort, startConsumer } from '../../support/local-server.ts';
+import { answerWith, closedPort, LOOPBACK, startConsumer } from '../../support/local-server.ts';
 import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switchboard.ts';
 
 export const FUZZ_GITHUB_SECRET = 'fuzz-github-secret-4b1d';
@@ -86,13 +86,13 @@ export async function startInProcessTarget(options: {
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
   const token = randomToken();
-  const consumer = await startConsumer('127.0.0.1', answerWith(204));
+  const consumer = await startConsumer(LOOPBACK, answerWith(204));
   // Only read for the embedded database and the first-start token file; neither applies here.
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-'));
   const running = await startSwitchboard({
     config: resolveConfig(options.config ?? fuzzConfig()),
     logger: createLogger({ level: process.env.LOG_LEVEL ?? 'silent' }),
-    host: '127.0.0.1',
+    host: LOOPBACK,
     port: 0,
     databaseUrl: options.databaseUrl,
     dataDir,
@@ -125,7 +125,7 @@ export async function startInProcessTarget(options: {
 
 /** A switchboard child process (bench/fuzz.ts): faults are a crash or the runtime's own reports. */
 export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool): Promise<FuzzTarget> {
-  const consumer = await startConsumer('127.0.0.1', answerWith(204));
+  const consumer = await startConsumer(LOOPBACK, answerWith(204));
   const agent = new Agent({ connections: 16, keepAliveTimeout: 2_000 });
   return {
     url: child.url,
