@@ -5,17 +5,14 @@
  *
  * No vitest import: bench/fuzz.ts uses this too.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { sql, type DatabasePool } from 'slonik';
 import { Agent, request } from 'undici';
 import type { Provider, SwitchboardConfig } from '../../../generated/types.ts';
-import { resolveConfig } from '../../../src/config/resolve-config.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import type { ServerTimeouts } from '../../../src/http/http-server.ts';
-import { startSwitchboard, type RunningSwitchboard } from '../../../src/server/start-switchboard.ts';
+import type { RunningSwitchboard } from '../../../src/server/start-switchboard.ts';
+import { startComposedServer } from '../../support/composed-server.ts';
 import { answerWith, closedPort, LOOPBACK, startConsumer } from '../../support/local-server.ts';
 import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switchboard.ts';
 
@@ -87,36 +84,29 @@ export async function startInProcessTarget(options: {
   process.on('uncaughtException', onException);
   const token = randomToken();
   const consumer = await startConsumer(LOOPBACK, answerWith(204));
-  // Only read for the embedded database and the first-start token file; neither applies here.
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-'));
-  const running = await startSwitchboard({
-    config: resolveConfig(options.config ?? fuzzConfig()),
-    logger: createLogger({ level: process.env.LOG_LEVEL ?? 'silent' }),
-    host: LOOPBACK,
-    port: 0,
-    databaseUrl: options.databaseUrl,
-    dataDir,
+  const server = await startComposedServer({
+    config: options.config ?? fuzzConfig(),
     envToken: token,
-    redisUrl: undefined,
+    database: { url: options.databaseUrl },
+    logger: createLogger({ level: process.env.LOG_LEVEL ?? 'silent' }),
     drainTimeoutMs: 1_000,
     ...(options.serverTimeouts ? { serverTimeouts: options.serverTimeouts } : {}),
   });
   const agent = new Agent({ connections: 16, keepAliveTimeout: 2_000 });
   return {
-    url: running.url,
-    port: Number(new URL(running.url).port),
+    url: server.url,
+    port: server.port,
     token,
     pool: options.pool,
     consumerPort: consumer.port,
     closedPort: await closedPort(),
     agent,
     faults: () => [...faults],
-    running,
+    running: server.running,
     close: async () => {
       await agent.close();
-      await running.close();
+      await server.close();
       await consumer.close();
-      rmSync(dataDir, { recursive: true, force: true });
       process.off('unhandledRejection', onRejection);
       process.off('uncaughtException', onException);
     },
