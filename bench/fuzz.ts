@@ -21,15 +21,13 @@ import { createDatabasePool } from '../src/store/database/database.ts';
 import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import { migrate } from '../src/store/database/migrate.ts';
 import { formatReport, runSurface, type SurfaceReport } from '../test/fuzz/support/run-surface.ts';
-import {
-  apiQuerySurface,
-  configSurface,
-  headersSurface,
-  jsonRpcSurface,
-  toolsSurface,
-  webhookSurface,
-  type Surface,
-} from '../test/fuzz/support/surfaces.ts';
+import { apiQuerySurface } from '../test/fuzz/support/api-query-surface.ts';
+import { configSurface } from '../test/fuzz/support/config-surface.ts';
+import { headersSurface } from '../test/fuzz/support/headers-surface.ts';
+import { jsonRpcSurface } from '../test/fuzz/support/jsonrpc-surface.ts';
+import type { Surface } from '../test/fuzz/support/surface.ts';
+import { toolsSurface } from '../test/fuzz/support/tools-surface.ts';
+import { webhookSurface } from '../test/fuzz/support/webhook-surface.ts';
 import { childTarget, fuzzConfig, type FuzzTarget } from '../test/fuzz/support/target.ts';
 import { spawnSwitchboard } from '../test/support/spawn-switchboard.ts';
 

@@ -13,10 +13,8 @@
  * Exit code 0 when every scenario passed, 1 otherwise.
  */
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, readdir, rm, chmod } from 'node:fs/promises';
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +22,7 @@ import { resolveConfig } from '../../src/config/resolve-config.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createTokenRepository } from '../../src/store/records/token-repository.ts';
 import { openDatabase } from '../../src/store/database/database.ts';
+import { listenLocal, LOOPBACK } from '../support/local-server.ts';
 import { serveSurfaces } from '../support/serve-surfaces.ts';
 
 export const OFFICIAL_SCENARIOS = [
@@ -43,18 +42,12 @@ interface ScenarioOutcome {
 
 const log = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
 
-async function listen(server: Server): Promise<number> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return (server.address() as AddressInfo).port;
-}
-
 /** Forwards every request to the target as is, plus the bearer token; responses (SSE included) stream back. */
-function startAuthProxy(targetPort: () => number, token: string): Server {
-  return createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
+function authProxy(targetPort: () => number, token: string): RequestListener {
+  return (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const upstream = request(
       {
-        host: '127.0.0.1',
+        host: LOOPBACK,
         port: targetPort(),
         method: incoming.method,
         path: incoming.url,
@@ -71,7 +64,7 @@ function startAuthProxy(targetPort: () => number, token: string): Server {
     });
     outgoing.on('close', () => upstream.destroy());
     incoming.pipe(upstream);
-  });
+  };
 }
 
 // The suite's own command, run directly: `npx --no-install conformance` finds the same file, at the
@@ -127,9 +120,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     const tokens = createTokenRepository(database.pool);
     const { token } = await tokens.create(`conformance-${Date.now().toString(36)}`);
     let appPort = 0;
-    const proxy = startAuthProxy(() => appPort, token);
-    const proxyPort = await listen(proxy);
-    closers.unshift(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    const proxy = await listenLocal(authProxy(() => appPort, token));
+    const proxyPort = proxy.port;
+    closers.unshift(() => proxy.close());
 
     // The product's wiring (buildSurfaces) on the product's HTTP server module, as every
     // in-process harness runs it; the proxy's address is an allowed host, as a reverse proxy's is.

@@ -188,6 +188,26 @@ const COINCIDENCES: readonly { file: string; line: string; why: string }[] = [
     line: "algorithm: 'sha256'",
     why: "compareSha256: the providers' own fixed schemes, not the generic-hmac default",
   },
+  {
+    file: 'test/support/raw-socket.ts',
+    line: 'status >= 100 && status < 200',
+    why: 'HTTP 1xx answers, which have no body, not a delivery attempt status bound',
+  },
+  {
+    file: 'test/support/raw-socket.ts',
+    line: 'timeoutMs = 10_000',
+    why: "how long a test waits for a raw exchange's answer, not replay.timeout_ms",
+  },
+  {
+    file: 'test/support/raw-socket.ts',
+    line: 'options.timeoutMs ?? 10_000',
+    why: "how long a test waits for a raw exchange's answer, not replay.timeout_ms",
+  },
+  {
+    file: 'test/listen/support/fake-switchboard.ts',
+    line: 'enabled: true,',
+    why: "a fake server's list_providers answer about enabled providers, not the config default",
+  },
 ];
 
 function coincidence(file: string, line: string): boolean {
@@ -200,6 +220,14 @@ function sourceFiles(dir: string): string[] {
     .map((f) => join(dir, f));
 }
 
+/** The helpers tests stand on (test/support/, test/<area>/support/): they state the product's facts as often as src/ does. */
+function testSupportFiles(): string[] {
+  const test = join(root, 'test');
+  return readdirSync(test, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /(^|\/)support\/.*\.ts$/.test(f) && !f.endsWith('.d.ts'))
+    .map((f) => join(test, f));
+}
+
 /** Code lines only: a comment that explains a default is not a second source of it. */
 function codeLines(text: string): { line: string; number: number }[] {
   return text
@@ -210,12 +238,16 @@ function codeLines(text: string): { line: string; number: number }[] {
 
 describe('the schema is the only source of defaults, limits and enums', () => {
   const { facts, enums } = schemaFacts();
-  const files = sourceFiles(join(root, 'src'));
+  const support = testSupportFiles();
+  const files = [...sourceFiles(join(root, 'src')), ...support];
 
   it('finds the facts and the files to look in', () => {
     expect(facts.length).toBeGreaterThan(30);
     expect(enums.length).toBeGreaterThan(10);
     expect(files.length).toBeGreaterThan(100);
+    expect(support.map((f) => relative(root, f))).toEqual(
+      expect.arrayContaining(['test/support/database.ts', 'test/fuzz/support/config-surface.ts']),
+    );
   });
 
   it('recognises a restatement when it sees one', () => {
@@ -238,7 +270,7 @@ describe('the schema is the only source of defaults, limits and enums', () => {
     expect(listsEnum("['github',\n  'stripe']", ['github', 'stripe'])).toBe(true);
   });
 
-  it('has no default or limit written next to its key in src/', () => {
+  it('has no default or limit written next to its key in src/ or the test support', () => {
     const found: string[] = [];
     for (const file of files) {
       for (const { line, number } of codeLines(readFileSync(file, 'utf8'))) {
@@ -255,7 +287,7 @@ describe('the schema is the only source of defaults, limits and enums', () => {
     expect(found, 'read it from generated/constants.ts or let the validator fill it in').toEqual([]);
   });
 
-  it('has no enum of the schemas listed by hand in src/', () => {
+  it('has no enum of the schemas listed by hand in src/ or the test support', () => {
     const found: string[] = [];
     for (const file of files) {
       const code = codeLines(readFileSync(file, 'utf8'))

@@ -3,52 +3,32 @@
  * start-up with a config error naming the rule and the reason (the CLI exits 2 on ConfigError),
  * and at shutdown attempts in flight either finish or are released for the next instance.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config-error.ts';
-import { parseConfig } from '../../src/config/load-config.ts';
-import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
 import { createDatabasePool } from '../../src/store/database/database.ts';
-import { createEmptyDatabase, silentLogger } from '../support/database.ts';
-import { startConsumer, type Consumer } from '../support/local-server.ts';
+import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
+import { createEmptyDatabase } from '../support/database.ts';
+import { closedPort, startConsumer, type Consumer } from '../support/local-server.ts';
 import { eventually } from './forward-kit.ts';
 
+// One database for every start here: a later instance must find what an earlier one left.
 let db: { url: string; drop(): Promise<void> };
-let dataDir: string;
 
 beforeAll(async () => {
   db = await createEmptyDatabase();
-  dataDir = await mkdtemp(join(tmpdir(), 'sb-forward-'));
 });
 afterAll(async () => {
   await db?.drop();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-const start = (config: string, port = 0, drainTimeoutMs?: number): Promise<RunningSwitchboard> =>
-  startSwitchboard({
-    config: parseConfig(config, {}),
-    logger: silentLogger,
-    host: '127.0.0.1',
-    port,
-    databaseUrl: db.url,
-    dataDir,
+const start = (config: string, port = 0, drainTimeoutMs?: number): Promise<ComposedServer> =>
+  startComposedServer({
+    config,
     envToken: 'forward-startup-token-0123456789',
-    redisUrl: undefined,
+    database: { url: db.url },
+    port,
     ...(drainTimeoutMs === undefined ? {} : { drainTimeoutMs }),
   });
 
@@ -76,7 +56,7 @@ describe('target policy at start-up', () => {
   ];
   for (const [what, to, message] of refusals) {
     it(`refuses ${what} as a config error naming the rule and the reason`, async () => {
-      const port = await freePort();
+      const port = await closedPort();
       const failure = await start(`${PROVIDERS}forward:\n  bad: { to: "${to(port)}" }\n`, port).then(
         async (running) => {
           await running.close();
@@ -118,7 +98,7 @@ describe('graceful shutdown', () => {
       setTimeout(() => res.end('ok'), holdMs);
     });
     const config = `${PROVIDERS}forward:\n  slow: { to: "${consumer.url()}" }\n`;
-    const send = (running: RunningSwitchboard) =>
+    const send = (running: ComposedServer) =>
       fetch(`${running.url}/hooks/sandbox`, { method: 'POST', body: '{"type":"slow"}' });
 
     let running = await start(config, 0, 5_000);
@@ -149,7 +129,7 @@ describe('a forward rule removed from the config (26.5)', () => {
   });
 
   const api = async <T>(
-    running: RunningSwitchboard,
+    running: ComposedServer,
     path: string,
     method = 'GET',
   ): Promise<{ status: number; body: T }> => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatReport, runSurface } from './support/run-surface.ts';
-import { configSurface } from './support/surfaces.ts';
+import { configSurface } from './support/config-surface.ts';
 import type { FuzzTarget } from './support/target.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 424_242);

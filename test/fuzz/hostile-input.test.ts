@@ -3,19 +3,17 @@
  * random and malformed JSON-RPC to /mcp, tool arguments with fuzzed cursors and since values,
  * /api/events query strings, raw header bytes Node's client will not send, and webhook bodies
  * with valid, wrong and malformed credentials. Against the real composition root on a fresh
- * database; the rules each case must keep are in support/surfaces.ts.
+ * database; the rules each case must keep are in support/surface.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
 import { formatReport, runSurface } from './support/run-surface.ts';
-import {
-  apiQuerySurface,
-  headersSurface,
-  jsonRpcSurface,
-  toolsSurface,
-  webhookSurface,
-  type Surface,
-} from './support/surfaces.ts';
+import { apiQuerySurface } from './support/api-query-surface.ts';
+import { headersSurface } from './support/headers-surface.ts';
+import { jsonRpcSurface } from './support/jsonrpc-surface.ts';
+import type { Surface } from './support/surface.ts';
+import { toolsSurface } from './support/tools-surface.ts';
+import { webhookSurface } from './support/webhook-surface.ts';
 import { startInProcessTarget, type FuzzTarget } from './support/target.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 424_242);

@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.ts';
@@ -8,6 +5,7 @@ import { isDatabaseUnavailable } from '../../src/errors/database-unavailable.ts'
 import { errorHandler } from '../../src/http/error-handler.ts';
 import { requestId } from '../../src/http/request-id.ts';
 import { silentLogger } from '../support/database.ts';
+import { listenLocal, type Listening } from '../support/local-server.ts';
 
 const withCode = (message: string, code: string): Error => Object.assign(new Error(message), { code });
 
@@ -30,7 +28,7 @@ const THROWN: Record<string, () => unknown> = {
     }),
 };
 
-let server: Server;
+let server: Listening;
 let origin: string;
 
 beforeAll(async () => {
@@ -44,13 +42,11 @@ beforeAll(async () => {
     throw thrown();
   });
   const handle = app.callback();
-  server = createServer((req, res) => void handle(req, res));
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await listenLocal((req, res) => void handle(req, res));
+  origin = server.origin;
 });
 
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => server?.close());
 
 describe('the shared error handler', () => {
   it.each(['/refused', '/shutdown', '/slonik', '/pool-timeout'])(

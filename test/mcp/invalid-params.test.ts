@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createLogger } from '../../src/log/logger.ts';
 import { createMcpServer } from '../../src/mcp/create-mcp-server.ts';
 import { RECENT_EVENTS_URI } from '../../src/mcp/recent-events-resource.ts';
-import { jsonRpcMessages } from '../fuzz/support/surfaces.ts';
+import { jsonRpcMessages } from '../fuzz/support/fuzz-http.ts';
 import { INITIALIZE, MCP_HEADERS, rawRequest } from './support/raw-http.ts';
 import { startMcpHarness, type Harness } from './support/switchboard-harness.ts';
 

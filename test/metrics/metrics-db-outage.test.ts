@@ -3,37 +3,30 @@
  * token; while the database is away that check fails, and the answer must be 503 with
  * Retry-After like every other database-backed route, not a 500.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
-import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
-import { createEmptyDatabase, silentLogger } from '../support/database.ts';
+import type { RunningSwitchboard } from '../../src/server/start-switchboard.ts';
+import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
+import { createEmptyDatabase } from '../support/database.ts';
 import { startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 
 describe('/metrics while the database is down', () => {
+  let server: ComposedServer;
   let running: RunningSwitchboard;
   let proxy: ControlledProxy;
   let drop: () => Promise<void>;
   let token: string;
-  let dataDir: string | undefined;
 
   beforeAll(async () => {
     const db = await createEmptyDatabase();
     drop = () => db.drop();
     const target = new URL(db.url);
     proxy = await startControlledProxy(target.hostname, Number(target.port || 5432));
-    running = await startSwitchboard({
-      config: parseConfig('providers:\n  sandbox: { trust_mode: open }\n', {}),
-      logger: silentLogger,
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: proxy.via(db.url),
-      dataDir: (dataDir = await mkdtemp(join(tmpdir(), 'sb-metrics-outage-'))),
+    server = await startComposedServer({
+      config: 'providers:\n  sandbox: { trust_mode: open }\n',
       envToken: undefined,
-      redisUrl: undefined,
+      database: { url: proxy.via(db.url) },
     });
+    running = server.running;
     token = running.initialToken.token ?? '';
     expect(token).not.toBe('');
   });
@@ -41,10 +34,9 @@ describe('/metrics while the database is down', () => {
   afterAll(async () => {
     // Back up first, so shutdown's own queries do not wait on a database that is not there.
     await proxy?.up();
-    await running?.close();
+    await server?.close();
     await proxy?.close();
     await drop?.();
-    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('answers 503 with Retry-After when the managed token cannot be looked up, and looks tokens up again once it is back', async () => {

@@ -4,15 +4,11 @@
  * error). On the wire, the only address listed is 0.0.0.0: not loopback, so refused by default,
  * yet a connection to it stays on this machine (Linux delivers it to the loopback listener).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { startSwitchboard } from '../../src/server/start-switchboard.ts';
-import { createEmptyDatabase } from '../support/database.ts';
+import { startComposedServer } from '../support/composed-server.ts';
 import { startConsumer, type Consumer } from '../support/local-server.ts';
 import { postJson } from '../support/wire.ts';
 import { eventually } from '../forward/forward-kit.ts';
@@ -56,8 +52,6 @@ interface Started {
 /** A server whose one forward rule, and one replay, go to 0.0.0.0 (this machine), allowed by `allowYaml`. */
 async function startWithAllow(allowYaml: string): Promise<Started> {
   const consumer = await startConsumer();
-  const db = await createEmptyDatabase();
-  const dataDir = await mkdtemp(join(tmpdir(), 'sb-outbound-allow-'));
   const logs: string[] = [];
   const config = [
     'providers:',
@@ -67,23 +61,19 @@ async function startWithAllow(allowYaml: string): Promise<Started> {
     `  app: { to: "http://0.0.0.0:${consumer.port}/forwarded" }`,
     '',
   ].join('\n');
-  const running = await startSwitchboard({
-    config: parseConfig(config, {}),
-    logger: createLogger({ level: 'warn', destination: { write: (line: string) => void logs.push(line) } }),
-    host: '127.0.0.1',
-    port: 0,
-    databaseUrl: db.url,
-    dataDir,
+  const server = await startComposedServer({
+    config,
     envToken: TOKEN,
-    redisUrl: undefined,
+    database: 'empty',
+    logger: createLogger({ level: 'warn', destination: { write: (line: string) => void logs.push(line) } }),
   });
   return {
     consumer,
     logs,
-    url: running.url,
+    url: server.url,
     close: async () => {
-      await running.close();
-      await Promise.all([consumer.close(), db.drop(), rm(dataDir, { recursive: true, force: true })]);
+      await server.close();
+      await consumer.close();
     },
   };
 }

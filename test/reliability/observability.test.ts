@@ -10,13 +10,11 @@
  *     the DATABASE_URL password, and the signature a replay re-signed with.
  */
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeGithubDelivery } from '../../bench/load-driver.ts';
 import { freshDatabase, type TestDatabase } from '../support/database.ts';
+import { answerWith, startConsumer, type Consumer } from '../support/local-server.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../support/spawn-switchboard.ts';
 import { callTool, connectMcp } from './support/clients.ts';
 
@@ -28,21 +26,12 @@ let dbPassword = DB_PASSWORD;
 
 let db: TestDatabase;
 let child: SpawnedSwitchboard;
-let consumer: Server;
-let consumerPort = 0;
-const consumerHeaders: IncomingHttpHeaders[] = [];
+let consumer: Consumer;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   db = await freshDatabase();
-  consumer = createServer((req, res) => {
-    consumerHeaders.push(req.headers);
-    req.resume();
-    req.on('end', () => res.writeHead(204).end());
-  });
-  consumer.listen(0, '127.0.0.1');
-  await once(consumer, 'listening');
-  consumerPort = (consumer.address() as AddressInfo).port;
+  consumer = await startConsumer(undefined, answerWith(204));
   // The embedded test server's URL carries a real password; a server with trust authentication
   // (CI's) accepts any, so one is put in the URL. Either way the logs must not show it.
   const url = new URL(db.url);
@@ -54,7 +43,7 @@ beforeAll(async () => {
         github: { preset: 'github', secret: GITHUB_SECRET },
         hook: { trust_mode: 'token', token: HOOK_TOKEN },
       },
-      replay: { default_target: `http://127.0.0.1:${consumerPort}/webhooks` },
+      replay: { default_target: consumer.url('/webhooks') },
     },
     databaseUrl: url.toString(),
     logLevel: 'debug',
@@ -65,7 +54,7 @@ afterAll(async () => {
   for (const client of clients) await client.close().catch(() => undefined);
   await child?.stop();
   child?.cleanup();
-  consumer?.close();
+  await consumer?.close();
   await db?.close();
 });
 
@@ -207,7 +196,7 @@ describe('logs', () => {
     const eventId = String(events.find((e) => e.verified)?.id);
     const replayed = await callTool(mcp, 'replay_webhook_event', { id: eventId });
     expect(replayed.ok, replayed.ok ? '' : replayed.error.message).toBe(true);
-    const resigned = consumerHeaders.at(-1)?.['x-hub-signature-256'];
+    const resigned = consumer.requests.at(-1)?.headers['x-hub-signature-256'];
     expect(resigned).toMatch(/^sha256=[0-9a-f]{64}$/);
     leaks.push(String(resigned), String(resigned).replace(/^sha256=/, ''));
 

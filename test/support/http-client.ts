@@ -4,6 +4,7 @@
  * comes back. This returns the exact bytes.
  */
 import { request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { LOOPBACK } from './local-server.ts';
 
 export interface HttpResponse {
   status: number;
@@ -32,7 +33,7 @@ export function httpRequest(port: number, options: HttpRequestOptions = {}): Pro
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1',
+        host: LOOPBACK,
         port,
         method: options.method ?? 'GET',
         path: options.path ?? '/',
@@ -112,7 +113,7 @@ export interface RawStream {
 export function openStream(port: number, headers: OutgoingHttpHeaders, path: string): Promise<RawStream> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method: 'GET', path, headers: { connection: 'close', ...headers }, agent: false },
+      { host: LOOPBACK, port, method: 'GET', path, headers: { connection: 'close', ...headers }, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -12,6 +12,9 @@ import {
 } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 
+/** The one address tests listen on and send to: nothing in a test leaves this machine. */
+export const LOOPBACK = '127.0.0.1';
+
 export interface Listening {
   server: Server;
   host: string;
@@ -22,7 +25,7 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export async function listenLocal(handler: RequestListener, host = '127.0.0.1', port = 0): Promise<Listening> {
+export async function listenLocal(handler: RequestListener, host = LOOPBACK, port = 0): Promise<Listening> {
   const server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -80,11 +83,7 @@ const answerOk: ConsumerHandler = (_req, res) => {
 };
 
 /** A webhook consumer on a loopback address that records every request it gets (on `port`, or a free one). */
-export async function startConsumer(
-  host = '127.0.0.1',
-  handler: ConsumerHandler = answerOk,
-  port = 0,
-): Promise<Consumer> {
+export async function startConsumer(host = LOOPBACK, handler: ConsumerHandler = answerOk, port = 0): Promise<Consumer> {
   let current = handler;
   const listening = await listenLocal(
     (req, res) => {
@@ -123,7 +122,7 @@ export async function startConsumer(
 }
 
 /** A port that was just listened on and closed again: connecting to it is refused. */
-export async function closedPort(host = '127.0.0.1'): Promise<number> {
+export async function closedPort(host = LOOPBACK): Promise<number> {
   const server = createNetServer();
   await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
   const { port } = server.address() as AddressInfo;

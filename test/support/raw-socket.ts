@@ -4,6 +4,7 @@
  * time, a request left unfinished on purpose, an answer that arrives before the body is sent.
  */
 import { connect, type Socket } from 'node:net';
+import { LOOPBACK } from './local-server.ts';
 
 export interface RawResponse {
   status: number;
@@ -66,7 +67,7 @@ export function parseResponse(data: Buffer, ended: boolean): RawResponse | null 
   return ended ? { status, headers, body: rest } : null;
 }
 
-export function openRaw(port: number, host = '127.0.0.1'): Promise<RawExchange> {
+export function openRaw(port: number, host = LOOPBACK): Promise<RawExchange> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, host);
     let data = Buffer.alloc(0);

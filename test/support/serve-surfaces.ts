@@ -8,8 +8,7 @@ import type { Server } from 'node:http';
 import { listenHttp } from '../../src/http/http-server.ts';
 import { buildSurfaces, type Surfaces } from '../../src/server/build-surfaces.ts';
 import type { SurfaceDeps } from '../../src/server/surface-deps.ts';
-
-export const HARNESS_HOST = '127.0.0.1';
+import { LOOPBACK } from './local-server.ts';
 
 export interface ServedSurfaces {
   surfaces: Surfaces;
@@ -26,14 +25,14 @@ export async function serveSurfaces(
 ): Promise<ServedSurfaces> {
   const surfaces = await buildSurfaces({
     ...deps,
-    bindHost: HARNESS_HOST,
+    bindHost: LOOPBACK,
     redisUrl: undefined,
     envToken: deps.envToken,
   });
   try {
     const handleRequest = surfaces.app.callback();
-    const http = await listenHttp((req, res) => void handleRequest(req, res), { host: HARNESS_HOST, port: 0 });
-    await surfaces.listening({ host: HARNESS_HOST, port: http.port });
+    const http = await listenHttp((req, res) => void handleRequest(req, res), { host: LOOPBACK, port: 0 });
+    await surfaces.listening({ host: LOOPBACK, port: http.port });
     return {
       surfaces,
       server: http.server,

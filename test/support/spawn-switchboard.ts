@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LOOPBACK } from './local-server.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** Node arguments that run the CLI's entry point from source, as bin/switchboard.js runs it from dist/. */
@@ -160,7 +161,7 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
       '--config',
       configPath,
       '--host',
-      '127.0.0.1',
+      LOOPBACK,
       '--port',
       String(options.port ?? 0),
       ...(options.extraArgs ?? []),

@@ -8,6 +8,7 @@
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { LOOPBACK } from './local-server.ts';
 
 export interface ControlledProxy {
   readonly port: number;
@@ -70,7 +71,7 @@ export async function startControlledProxy(targetHost: string, targetPort: numbe
     // The port was ours a moment ago; on a busy machine the kernel may take a beat to free it.
     for (let attempt = 0; ; attempt += 1) {
       const next = createServer(onConnection);
-      next.listen(port, '127.0.0.1');
+      next.listen(port, LOOPBACK);
       try {
         await Promise.race([
           once(next, 'listening'),
@@ -110,7 +111,7 @@ export async function startControlledProxy(targetHost: string, targetPort: numbe
     },
     via(url: string) {
       const parsed = new URL(url);
-      parsed.hostname = '127.0.0.1';
+      parsed.hostname = LOOPBACK;
       parsed.port = String(port);
       return parsed.toString();
     },

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { isResponsive, type FuzzTarget } from './target.ts';
-import { newState, type Surface, type SurfaceState } from './surfaces.ts';
+import { newState, type Surface, type SurfaceState } from './surface.ts';
 
 export interface SurfaceReport {
   surface: string;

@@ -5,31 +5,41 @@
  *
  * No vitest import: bench/fuzz.ts uses this too.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { sql, type DatabasePool } from 'slonik';
 import { Agent, request } from 'undici';
-import type { SwitchboardConfig } from '../../../generated/types.ts';
-import { resolveConfig } from '../../../src/config/resolve-config.ts';
+import type { Provider, SwitchboardConfig } from '../../../generated/types.ts';
 import { createLogger } from '../../../src/log/logger.ts';
 import type { ServerTimeouts } from '../../../src/http/http-server.ts';
-import { startSwitchboard, type RunningSwitchboard } from '../../../src/server/start-switchboard.ts';
-import { answerWith, closedPort, startConsumer } from '../../support/local-server.ts';
+import type { RunningSwitchboard } from '../../../src/server/start-switchboard.ts';
+import { startComposedServer } from '../../support/composed-server.ts';
+import { answerWith, closedPort, LOOPBACK, startConsumer } from '../../support/local-server.ts';
 import { randomToken, type SpawnedSwitchboard } from '../../support/spawn-switchboard.ts';
 
 export const FUZZ_GITHUB_SECRET = 'fuzz-github-secret-4b1d';
 export const FUZZ_HOOK_TOKEN = 'fuzz-hook-token-9c2e77';
 
+/** What each fuzz provider takes; larger bodies are refused 413. */
+export const FUZZ_MAX_BODY_BYTES = 64 * 1024;
+
+/** The providers of the fuzz config, one of each trust mode. */
+export const FUZZ_PROVIDERS = ['github', 'hook', 'open'] as const;
+export type FuzzProvider = (typeof FUZZ_PROVIDERS)[number];
+
 /** Providers of each trust mode; rejected deliveries are not recorded, so a refusal changes no row. */
 export function fuzzConfig(overrides: Partial<SwitchboardConfig> = {}): SwitchboardConfig {
-  return {
-    providers: {
-      github: { preset: 'github', secret: FUZZ_GITHUB_SECRET, record_rejected: false, max_body_bytes: 64 * 1024 },
-      hook: { trust_mode: 'token', token: FUZZ_HOOK_TOKEN, record_rejected: false, max_body_bytes: 64 * 1024 },
-      open: { trust_mode: 'open', max_body_bytes: 64 * 1024 },
+  const providers: Record<FuzzProvider, Provider> = {
+    github: {
+      preset: 'github',
+      secret: FUZZ_GITHUB_SECRET,
+      record_rejected: false,
+      max_body_bytes: FUZZ_MAX_BODY_BYTES,
     },
+    hook: { trust_mode: 'token', token: FUZZ_HOOK_TOKEN, record_rejected: false, max_body_bytes: FUZZ_MAX_BODY_BYTES },
+    open: { trust_mode: 'open', max_body_bytes: FUZZ_MAX_BODY_BYTES },
+  };
+  return {
+    providers,
     // Fuzzing is not a rate-limit test: buckets large enough never to refuse.
     rate_limits: {
       read: { capacity: 1_000_000, refill_per_second: 1_000_000 },
@@ -73,37 +83,30 @@ export async function startInProcessTarget(options: {
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
   const token = randomToken();
-  const consumer = await startConsumer('127.0.0.1', answerWith(204));
-  // Only read for the embedded database and the first-start token file; neither applies here.
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'switchboard-fuzz-'));
-  const running = await startSwitchboard({
-    config: resolveConfig(options.config ?? fuzzConfig()),
-    logger: createLogger({ level: process.env.LOG_LEVEL ?? 'silent' }),
-    host: '127.0.0.1',
-    port: 0,
-    databaseUrl: options.databaseUrl,
-    dataDir,
+  const consumer = await startConsumer(LOOPBACK, answerWith(204));
+  const server = await startComposedServer({
+    config: options.config ?? fuzzConfig(),
     envToken: token,
-    redisUrl: undefined,
+    database: { url: options.databaseUrl },
+    logger: createLogger({ level: process.env.LOG_LEVEL ?? 'silent' }),
     drainTimeoutMs: 1_000,
     ...(options.serverTimeouts ? { serverTimeouts: options.serverTimeouts } : {}),
   });
   const agent = new Agent({ connections: 16, keepAliveTimeout: 2_000 });
   return {
-    url: running.url,
-    port: Number(new URL(running.url).port),
+    url: server.url,
+    port: server.port,
     token,
     pool: options.pool,
     consumerPort: consumer.port,
     closedPort: await closedPort(),
     agent,
     faults: () => [...faults],
-    running,
+    running: server.running,
     close: async () => {
       await agent.close();
-      await running.close();
+      await server.close();
       await consumer.close();
-      rmSync(dataDir, { recursive: true, force: true });
       process.off('unhandledRejection', onRejection);
       process.off('uncaughtException', onException);
     },
@@ -112,7 +115,7 @@ export async function startInProcessTarget(options: {
 
 /** A switchboard child process (bench/fuzz.ts): faults are a crash or the runtime's own reports. */
 export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool): Promise<FuzzTarget> {
-  const consumer = await startConsumer('127.0.0.1', answerWith(204));
+  const consumer = await startConsumer(LOOPBACK, answerWith(204));
   const agent = new Agent({ connections: 16, keepAliveTimeout: 2_000 });
   return {
     url: child.url,
@@ -142,13 +145,16 @@ export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool)
   };
 }
 
+/** The tables a read or a refused request must leave exactly as they were. */
+export const STORED_TABLES = ['events', 'replay_attempts', 'api_tokens', 'settings'] as const;
+
 /**
  * Every table's rows as (xmin, ctid) pairs, hashed: any INSERT, UPDATE or DELETE changes it,
  * immediately (unlike pg_stat counters), without reading the payloads.
  */
 export async function tableSnapshot(
   pool: DatabasePool,
-  tables: readonly string[] = ['events', 'replay_attempts', 'api_tokens', 'settings'],
+  tables: readonly string[] = STORED_TABLES,
 ): Promise<Record<string, string>> {
   // One round trip for all tables: this runs before and after every fuzz case.
   const parts = tables.map(

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LIST_LIMIT } from '../../../generated/constants.ts';
 import type { ApiEventSummary, ApiReplayHeaders, ProviderStatus } from '../../../generated/types.ts';
 import { listenLocal, type Listening } from '../../support/local-server.ts';
 
@@ -108,7 +109,7 @@ export function answerError(res: ServerResponse, status: number, code: string, m
 
 /** The list as switchboard pages it: newest first by default; oldest first after `since`, cursor = offset. */
 function listEvents(fake: FakeSwitchboard, res: ServerResponse, url: URL): void {
-  const limit = Number(url.searchParams.get('limit') ?? '50');
+  const limit = Number(url.searchParams.get('limit') ?? LIST_LIMIT.default);
   if (url.searchParams.get('order') !== 'oldest_first') {
     json(res, 200, {
       events: fake.events

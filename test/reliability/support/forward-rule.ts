@@ -2,6 +2,7 @@
  * The forward rule the forwarding and roles files run: signed GitHub deliveries forwarded to a
  * loopback consumer, with short timeouts so a killed process's work comes back within seconds.
  */
+import { SCHEMAS } from '../../../generated/schemas.ts';
 import type { Consumer, RecordedRequest } from '../../support/local-server.ts';
 
 /** A killed instance's claims come back after 2 s instead of the default 30 s. */
@@ -11,9 +12,10 @@ export const CLAIM_TIMEOUT_MS = 2_000;
  * For the tests that check "exactly once when nothing fails": a lease lapses when its holder's
  * event loop stalls past the claim timeout, and on a loaded CI machine a 2 s timeout did (14
  * events sent twice at load 14). A lapsed lease is at-least-once working as designed, not what
- * those tests are about, so they give the leases room.
+ * those tests are about, so they give the leases the default's room.
  */
-export const UNHURRIED_CLAIM_TIMEOUT_MS = 30_000;
+export const UNHURRIED_CLAIM_TIMEOUT_MS =
+  SCHEMAS.SwitchboardConfig.$defs.forwardRule.properties.claim_timeout_ms.default;
 
 export function forwardingConfig(
   consumer: Consumer,
