@@ -9,9 +9,21 @@ import { escapeForTerminal } from '../shared/terminal-text.ts';
 
 /** @internal outside src/, only tests or benches use it */
 export type ListenMessage =
-  | { type: 'start'; server: string; target: string; signing: boolean; from: string }
+  | {
+      type: 'start';
+      server: string;
+      target: string;
+      signing: boolean;
+      from: string;
+      /**
+       * Without a secret: the providers whose events a secret would sign, so they go unsigned now.
+       * An asymmetric scheme's events carry their original signatures, and open and queue events
+       * have nothing to sign: neither is named.
+       */
+      unsigned_providers: string[];
+    }
   | { type: 'warning'; message: string }
-  | { type: 'ready'; server: string; target: string; signing: boolean }
+  | { type: 'ready'; server: string; target: string; signing: boolean; unsigned_providers: string[] }
   | { type: 'retry'; what: string; error: string; attempt: number; delay_ms: number }
   | { type: 'reconnected'; server: string }
   | {
@@ -53,7 +65,11 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
  */
 function escaped(message: ListenMessage): ListenMessage {
   const copy: Record<string, unknown> = { ...message };
-  for (const [key, value] of Object.entries(copy)) if (typeof value === 'string') copy[key] = escapeForTerminal(value);
+  for (const [key, value] of Object.entries(copy)) {
+    if (typeof value === 'string') copy[key] = escapeForTerminal(value);
+    else if (Array.isArray(value))
+      copy[key] = (value as unknown[]).map((item) => (typeof item === 'string' ? escapeForTerminal(item) : item));
+  }
   return copy as unknown as ListenMessage;
 }
 
@@ -66,17 +82,25 @@ function render(message: ListenMessage, at: string, paint: Paint): { to: 'out' |
       const text =
         `Listening to ${message.server} (${message.from}); forwarding to ${message.target}` +
         (message.signing ? ', signing with your secret' : '');
+      if (message.signing || message.unsigned_providers.length === 0) return { to: 'err', text };
       const unsigned = paint(
         'yellow',
-        'Events are forwarded unsigned: set SWITCHBOARD_SIGN_SECRET (or give --sign-secret-file) with the secret your local app verifies with.',
+        `Events of ${message.unsigned_providers.join(', ')} are forwarded unsigned: set SWITCHBOARD_SIGN_SECRET (or give --sign-secret-file) with the secret your local app verifies with.`,
       );
-      return { to: 'err', text: message.signing ? text : `${text}\n${unsigned}` };
+      return { to: 'err', text: `${text}\n${unsigned}` };
     }
     case 'warning':
       return { to: 'err', text: paint('yellow', `Warning: ${message.message}`) };
     case 'ready': {
-      const how = message.signing ? 'signing with your secret' : 'unsigned';
-      return { to: 'out', text: paint('bold', `Ready! Forwarding ${message.server} → ${message.target} (${how})`) };
+      // Unsigned is said only of the providers it is true for (see ListenMessage's start).
+      const unsigned = message.unsigned_providers;
+      const how = message.signing
+        ? 'signing with your secret'
+        : unsigned.length > 0
+          ? `${unsigned.join(', ')} unsigned`
+          : null;
+      const tail = how === null ? '' : ` (${how})`;
+      return { to: 'out', text: paint('bold', `Ready! Forwarding ${message.server} → ${message.target}${tail}`) };
     }
     case 'retry': {
       const what = `${message.what} failed (${message.error}); retry ${message.attempt} in ${seconds(message.delay_ms)}`;
