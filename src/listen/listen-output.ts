@@ -6,6 +6,7 @@
  * forged delivery's bytes.
  */
 import { escapeForTerminal } from '../shared/terminal-text.ts';
+import { clock, painter, shortId, type Paint } from '../shared/terminal-line.ts';
 
 /** @internal outside src/, only tests or benches use it */
 export type ListenMessage =
@@ -47,16 +48,6 @@ export interface ListenPrinter {
   print(message: ListenMessage): void;
 }
 
-const COLOURS = { dim: '\u001b[2m', green: '\u001b[32m', red: '\u001b[31m', yellow: '\u001b[33m', bold: '\u001b[1m' };
-const RESET = '\u001b[0m';
-
-function clock(now: Date): string {
-  return [now.getHours(), now.getMinutes(), now.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-}
-
-/** The end of the id: a UUIDv7 starts with its timestamp, so the start is the same for events a second apart. */
-const shortId = (id: string): string => `…${id.slice(-4)}`;
-
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /**
@@ -72,8 +63,6 @@ function escaped(message: ListenMessage): ListenMessage {
   }
   return copy as unknown as ListenMessage;
 }
-
-type Paint = (colour: keyof typeof COLOURS, text: string) => string;
 
 /** One message as text: the line, and whether it is a result (stdout) or a note for the human (stderr). */
 function render(message: ListenMessage, at: string, paint: Paint): { to: 'out' | 'err'; text: string } {
@@ -140,7 +129,7 @@ export function createPrinter(options: {
   now?: () => Date;
 }): ListenPrinter {
   const now = options.now ?? ((): Date => new Date());
-  const paint: Paint = (colour, text) => (options.colour ? `${COLOURS[colour]}${text}${RESET}` : text);
+  const paint = painter(options.colour);
   return {
     print(message) {
       if (options.json) {
