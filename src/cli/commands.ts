@@ -23,11 +23,13 @@ const CONFIG: OptionSpec = {
 export const COMMANDS: readonly CommandSpec[] = [
   {
     command: 'serve',
-    usage: '[serve] [--config PATH] [--host HOST] [--port PORT] [--role all|ingest|worker] [--strict]',
+    usage: '[serve] [--config PATH] [--host HOST] [--port PORT] [--role all|ingest|worker] [--strict] [--quiet]',
     summary: 'Start the server (the default command). Host defaults to 127.0.0.1, port to $PORT or 8080.',
     details:
       'Prints where it listens, the providers and forward rules it serves, and the first API token on\n' +
-      'the first start. An unset ${VAR} in the config is warned about; --strict refuses to start instead.\n' +
+      'the first start. On a terminal it then prints a line per event stored (time, provider, type, id,\n' +
+      'trust, the status answered) and per forward attempt; --quiet leaves them out. An unset ${VAR}\n' +
+      'in the config is warned about; --strict refuses to start instead.\n' +
       '--role splits the work between processes on one PostgreSQL: ingest serves webhooks, queue sources,\n' +
       '/api, /mcp and the UI; worker forwards, indexes for search and applies retention (docs/scaling.md).',
     options: {
@@ -46,6 +48,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       strict: {
         type: 'boolean',
         description: 'Exit 2 when the config uses an unset ${VAR} (as server.strict: true does).',
+      },
+      quiet: {
+        type: 'boolean',
+        description: 'On a terminal, print no line per event arriving or forwarded.',
       },
     },
     positionals: [],

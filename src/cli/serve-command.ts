@@ -65,6 +65,10 @@ export async function runServeCommand(parsed: ParsedCommandLine, io: CliIo): Pro
       port: address.port,
       out: io.out,
       cliCommand: commandHint(''),
+      // A person watching the terminal sees what arrives; logs read by a program stay as they are.
+      ...(io.stdoutIsTty && values.quiet !== true
+        ? { terminal: { out: io.out, colour: io.env.NO_COLOR === undefined } }
+        : {}),
       // One write, so that whoever waits for the "listening on" line gets the whole banner with it.
       onStarted: async (running) =>
         io.out(startupBanner({ config, running }) + (await token.shown(running.initialToken))),

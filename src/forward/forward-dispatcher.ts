@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
-import type { ClaimedDelivery } from '../store/outbox/delivery-claims.ts';
+import type { AttemptRecord, ClaimedDelivery } from '../store/outbox/delivery-claims.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 import { sendAttempt, type AttemptOutcome } from './forward-attempt.ts';
 import { leaseHolds, startClaimLeases } from './claim-leases.ts';
@@ -33,10 +33,19 @@ export interface ForwardDispatcherDeps {
   /** The live bus: called with a listener, returns the unsubscribe. */
   subscribe: (listener: () => void) => () => void;
   logger: Logger;
-  /** Seam for metrics: every finished attempt. */
-  onAttempt?: (rule: string, outcome: AttemptOutcome, seconds: number) => void;
+  /** Seam for metrics and the serve terminal: every finished attempt, once it is settled. */
+  onAttempt?: (attempt: SettledAttempt) => void;
   pollIntervalMs?: number;
   random?: () => number;
+}
+
+/** A finished attempt, as recorded: what the metrics count and the serve terminal prints. */
+export interface SettledAttempt {
+  rule: string;
+  delivery: ClaimedDelivery;
+  record: AttemptRecord;
+  outcome: AttemptOutcome;
+  seconds: number;
 }
 
 export interface ForwardDispatcher {
@@ -137,7 +146,13 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     }
     // The settle goes with the rule's next claim.
     await cycles.settle(worker, { delivery, attempt: finished.record, settlement: finished.settlement });
-    deps.onAttempt?.(worker.rule.name, finished.settlement.state, finished.seconds);
+    deps.onAttempt?.({
+      rule: worker.rule.name,
+      delivery,
+      record: finished.record,
+      outcome: finished.settlement.state,
+      seconds: finished.seconds,
+    });
     await schedule.afterSettle(worker, delivery, finished);
   }
 

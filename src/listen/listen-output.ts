@@ -6,12 +6,25 @@
  * forged delivery's bytes.
  */
 import { escapeForTerminal } from '../shared/terminal-text.ts';
+import { clock, painter, shortId, type Paint } from '../shared/terminal-line.ts';
 
 /** @internal outside src/, only tests or benches use it */
 export type ListenMessage =
-  | { type: 'start'; server: string; target: string; signing: boolean; from: string }
+  | {
+      type: 'start';
+      server: string;
+      target: string;
+      signing: boolean;
+      from: string;
+      /**
+       * Without a secret: the providers whose events a secret would sign, so they go unsigned now.
+       * An asymmetric scheme's events carry their original signatures, and open and queue events
+       * have nothing to sign: neither is named.
+       */
+      unsigned_providers: string[];
+    }
   | { type: 'warning'; message: string }
-  | { type: 'ready'; server: string; target: string; signing: boolean }
+  | { type: 'ready'; server: string; target: string; signing: boolean; unsigned_providers: string[] }
   | { type: 'retry'; what: string; error: string; attempt: number; delay_ms: number }
   | { type: 'reconnected'; server: string }
   | {
@@ -35,16 +48,6 @@ export interface ListenPrinter {
   print(message: ListenMessage): void;
 }
 
-const COLOURS = { dim: '\u001b[2m', green: '\u001b[32m', red: '\u001b[31m', yellow: '\u001b[33m', bold: '\u001b[1m' };
-const RESET = '\u001b[0m';
-
-function clock(now: Date): string {
-  return [now.getHours(), now.getMinutes(), now.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-}
-
-/** The end of the id: a UUIDv7 starts with its timestamp, so the start is the same for events a second apart. */
-const shortId = (id: string): string => `…${id.slice(-4)}`;
-
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /**
@@ -53,11 +56,13 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
  */
 function escaped(message: ListenMessage): ListenMessage {
   const copy: Record<string, unknown> = { ...message };
-  for (const [key, value] of Object.entries(copy)) if (typeof value === 'string') copy[key] = escapeForTerminal(value);
+  for (const [key, value] of Object.entries(copy)) {
+    if (typeof value === 'string') copy[key] = escapeForTerminal(value);
+    else if (Array.isArray(value))
+      copy[key] = (value as unknown[]).map((item) => (typeof item === 'string' ? escapeForTerminal(item) : item));
+  }
   return copy as unknown as ListenMessage;
 }
-
-type Paint = (colour: keyof typeof COLOURS, text: string) => string;
 
 /** One message as text: the line, and whether it is a result (stdout) or a note for the human (stderr). */
 function render(message: ListenMessage, at: string, paint: Paint): { to: 'out' | 'err'; text: string } {
@@ -66,17 +71,25 @@ function render(message: ListenMessage, at: string, paint: Paint): { to: 'out' |
       const text =
         `Listening to ${message.server} (${message.from}); forwarding to ${message.target}` +
         (message.signing ? ', signing with your secret' : '');
+      if (message.signing || message.unsigned_providers.length === 0) return { to: 'err', text };
       const unsigned = paint(
         'yellow',
-        'Events are forwarded unsigned: set SWITCHBOARD_SIGN_SECRET (or give --sign-secret-file) with the secret your local app verifies with.',
+        `Events of ${message.unsigned_providers.join(', ')} are forwarded unsigned: set SWITCHBOARD_SIGN_SECRET (or give --sign-secret-file) with the secret your local app verifies with.`,
       );
-      return { to: 'err', text: message.signing ? text : `${text}\n${unsigned}` };
+      return { to: 'err', text: `${text}\n${unsigned}` };
     }
     case 'warning':
       return { to: 'err', text: paint('yellow', `Warning: ${message.message}`) };
     case 'ready': {
-      const how = message.signing ? 'signing with your secret' : 'unsigned';
-      return { to: 'out', text: paint('bold', `Ready! Forwarding ${message.server} → ${message.target} (${how})`) };
+      // Unsigned is said only of the providers it is true for (see ListenMessage's start).
+      const unsigned = message.unsigned_providers;
+      const how = message.signing
+        ? 'signing with your secret'
+        : unsigned.length > 0
+          ? `${unsigned.join(', ')} unsigned`
+          : null;
+      const tail = how === null ? '' : ` (${how})`;
+      return { to: 'out', text: paint('bold', `Ready! Forwarding ${message.server} → ${message.target}${tail}`) };
     }
     case 'retry': {
       const what = `${message.what} failed (${message.error}); retry ${message.attempt} in ${seconds(message.delay_ms)}`;
@@ -116,7 +129,7 @@ export function createPrinter(options: {
   now?: () => Date;
 }): ListenPrinter {
   const now = options.now ?? ((): Date => new Date());
-  const paint: Paint = (colour, text) => (options.colour ? `${COLOURS[colour]}${text}${RESET}` : text);
+  const paint = painter(options.colour);
   return {
     print(message) {
       if (options.json) {

@@ -15,7 +15,7 @@
  * This file is the run loop; position.ts keeps the place in the list and local-delivery.ts sends
  * each event to the local app.
  */
-import type { ApiEventSummary } from '../../generated/types.ts';
+import type { ApiEventSummary, ProviderStatus } from '../../generated/types.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { createLocalDelivery, type ListenSummary, type LocalDelivery } from './local-delivery.ts';
 import { createPosition, type ListenPosition } from './position.ts';
@@ -53,10 +53,15 @@ interface Run {
   ready: boolean;
   /** Streams opened so far: every one after the first is a reconnection. */
   connections: number;
+  /** Without a secret, the providers followed whose events a secret would sign (checkProviders). */
+  unsigned: string[];
 }
 
-/** Fails when a provider the filters name is not on the server (a typo would otherwise wait forever). */
-async function checkProviders(run: Run): Promise<void> {
+/**
+ * Fails when a provider the filters name is not on the server (a typo would otherwise wait
+ * forever). Without a secret, answers which of the providers followed would be signed by one.
+ */
+async function checkProviders(run: Run): Promise<string[]> {
   const { client, providers: wanted, server } = run.options;
   const { providers } = await run.control.fromServer('GET /api/providers', () => client.providers());
   const known = new Set(providers.map((p) => p.name));
@@ -66,6 +71,28 @@ async function checkProviders(run: Run): Promise<void> {
       `${server} has no provider named ${unknown.join(', ')} (it has: ${[...known].join(', ') || 'none'})`,
     );
   }
+  if (run.options.signSecret !== undefined) return [];
+  const followed = providers.filter((p) => wanted.length === 0 || wanted.includes(p.name));
+  return unsignedWithoutSecret(run, followed);
+}
+
+/**
+ * The providers whose events a secret would sign: token providers, and signed ones unless their
+ * scheme is asymmetric (their events go with the provider's own signature, which only the server
+ * knows to be so: Standard Webhooks is asymmetric only when configured with public keys).
+ */
+async function unsignedWithoutSecret(run: Run, followed: readonly ProviderStatus[]): Promise<string[]> {
+  const { client } = run.options;
+  const names: string[] = [];
+  for (const provider of followed) {
+    if (provider.trust_mode === 'token') names.push(provider.name);
+    if (provider.trust_mode !== 'signed') continue;
+    const detail = await run.control.fromServer(`GET /api/providers/${provider.name}`, () =>
+      client.provider(provider.name),
+    );
+    if (detail.verifies_with_public_key !== true) names.push(provider.name);
+  }
+  return names;
 }
 
 /**
@@ -134,6 +161,7 @@ async function followStream(run: Run): Promise<{ reason: string; openedAt: numbe
           server: options.server,
           target: options.target,
           signing: options.signSecret !== undefined,
+          unsigned_providers: run.unsigned,
         });
       }
       if (closed) break;
@@ -180,10 +208,10 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
     checkpointFile: options.checkpointFile,
   });
   const delivery = createLocalDelivery({ ...options, control, position, summary });
-  const run: Run = { options, control, position, delivery, ready: false, connections: 0 };
+  const run: Run = { options, control, position, delivery, ready: false, connections: 0, unsigned: [] };
   let started = false;
   try {
-    await checkProviders(run);
+    run.unsigned = await checkProviders(run);
     const { from } = await position.start();
     started = true;
     printer.print({
@@ -192,6 +220,7 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
       target: options.target,
       signing: options.signSecret !== undefined,
       from,
+      unsigned_providers: run.unsigned,
     });
     await runLoop(run);
   } catch (err: unknown) {

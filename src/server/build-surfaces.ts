@@ -24,6 +24,7 @@ import { createUiSurface } from '../ui/create-ui-surface.ts';
 import { createMetrics, type Metrics } from '../metrics/metrics.ts';
 import { metricsRoute, observePool } from '../metrics/metrics-route.ts';
 import { countStreams } from '../metrics/instrument.ts';
+import { printArrivals } from '../terminal/serve-lines.ts';
 import type { Cleanup, SurfaceDeps } from './surface-deps.ts';
 import { roleParts } from './server-role.ts';
 import { createIngestPressure } from '../store/events/ingest-pressure.ts';
@@ -138,6 +139,11 @@ async function assemble(
       ...(runs.ingest ? [createUiSurface({ distDir: deps.uiDistDir })] : []),
     ],
   });
+  // Where webhooks and queue messages come in, the terminal shows each one once it is stored.
+  if (deps.terminal !== undefined && runs.ingest) {
+    const stopPrinting = printArrivals({ terminal: deps.terminal, bus, store: stores.store, logger });
+    cleanups.push(() => Promise.resolve(stopPrinting()));
+  }
   const stopObserving = observePool(metrics, pool, () => mcp.sessionCount());
   cleanups.push(() => Promise.resolve(stopObserving()));
 

@@ -4,6 +4,7 @@ import type { ResolvedConfig } from '../config/resolve-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { openDatabase } from '../store/database/database.ts';
 import { databaseOptionsFromEnv } from '../store/database/database-options.ts';
+import type { ServeTerminal } from '../terminal/serve-lines.ts';
 import { startSwitchboard, type RunningSwitchboard } from './start-switchboard.ts';
 
 export interface ServeOptions {
@@ -18,6 +19,8 @@ export interface ServeOptions {
   stopSignal?: Promise<unknown>;
   /** How the CLI is run here (cli/invocation.ts), for the UI's hints. */
   cliCommand?: string;
+  /** On a terminal without --quiet: a line per event stored and per forward attempt. */
+  terminal?: ServeTerminal;
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -99,6 +102,7 @@ async function serve(
     redisUrl: process.env.REDIS_URL || undefined,
     ...(setup.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: setup.drainTimeoutMs }),
     ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
+    ...(options.terminal === undefined ? {} : { terminal: options.terminal }),
   });
   if (options.onStarted) await options.onStarted(running);
   else options.out(`switchboard listening on ${running.url}\n`);

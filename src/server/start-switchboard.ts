@@ -10,6 +10,7 @@ import { ensurePortFree } from '../http/port-in-use.ts';
 import { openDatabase, type Database } from '../store/database/database.ts';
 import { ensureInitialToken, type InitialTokenResult } from '../auth/ensure-initial-token.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { ServeTerminal } from '../terminal/serve-lines.ts';
 import { buildSurfaces } from './build-surfaces.ts';
 
 export interface StartOptions {
@@ -33,6 +34,8 @@ export interface StartOptions {
   uiDistDir?: string | undefined;
   /** How the CLI is run here, for the UI's hints; default `switchboard`. */
   cliCommand?: string | undefined;
+  /** A line per event stored and per forward attempt (serve on a terminal); none when absent. */
+  terminal?: ServeTerminal | undefined;
 }
 
 export interface RunningSwitchboard {
@@ -79,6 +82,7 @@ export async function startSwitchboard(options: StartOptions): Promise<RunningSw
       ...(options.metrics ? { metrics: options.metrics } : {}),
       ...(options.uiDistDir === undefined ? {} : { uiDistDir: options.uiDistDir }),
       ...(options.cliCommand === undefined ? {} : { cliCommand: options.cliCommand }),
+      ...(options.terminal === undefined ? {} : { terminal: options.terminal }),
     });
     cleanups.push(() => surfaces.close(drainTimeoutMs));
     const initialToken = await ensureInitialToken({

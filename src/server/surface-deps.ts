@@ -10,6 +10,7 @@ import type { IngestSurfaceOptions } from '../ingest/ingest-surface.ts';
 import type { McpSurfaceDeps } from '../mcp/create-mcp-surface.ts';
 import type { ApiSurfaceDeps } from '../api/create-api-surface.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { ServeTerminal } from '../terminal/serve-lines.ts';
 
 export interface SurfaceDeps {
   config: ResolvedConfig;
@@ -29,6 +30,8 @@ export interface SurfaceDeps {
   uiDistDir?: string;
   /** How the CLI is run where this server runs, for the UI's hints (cli/invocation.ts decides). */
   cliCommand?: string;
+  /** `serve` on a terminal without --quiet: a line per event stored and per forward attempt. */
+  terminal?: ServeTerminal;
   /** Test seams: the product passes none. */
   overrides?: SurfaceOverrides;
 }

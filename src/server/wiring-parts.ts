@@ -31,6 +31,7 @@ import { checkForwardTargets } from '../forward/check-forward-targets.ts';
 import { createForwardControl, type ForwardControl } from '../forward/forward-control.ts';
 import { openClaimConnection } from '../store/outbox/claim-connection.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
+import { attemptPrinter } from '../terminal/serve-lines.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
@@ -236,6 +237,7 @@ export function forwardingControl(
       }
       if (config.forward.length === 0) return;
       // Checked once the port is known, so a rule pointing at switchboard itself is refused (exit 2).
+      const printAttempt = deps.terminal === undefined ? undefined : attemptPrinter(deps.terminal);
       const targets = await checkForwardTargets(config.forward, {
         policy: outbound.policy,
         selfAddresses: [self],
@@ -249,9 +251,11 @@ export function forwardingControl(
         outbound,
         subscribe: (listener) => bus.subscribe(() => listener()),
         logger,
-        onAttempt: (rule, outcome, seconds) => {
+        onAttempt: (attempt) => {
+          const { rule, outcome, seconds } = attempt;
           metrics.forwardDeliveries.inc({ rule, outcome });
           metrics.forwardAttemptDuration.observe({ rule }, seconds);
+          printAttempt?.(attempt);
         },
       });
       const stop = observeForwarding(metrics, () => deliveries.health(config.forward.map((rule) => rule.name)));

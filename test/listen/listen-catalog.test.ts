@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAccepts, basicAuthorization } from '../verify/providers/basic-case.ts';
 import { BASIC_USERNAME } from '../verify/providers/provider-case.ts';
 import type { RecordedRequest } from '../support/local-server.ts';
+import { discordCase } from '../verify/providers/discord.case.ts';
+import { sendgridCase } from '../verify/providers/sendgrid.case.ts';
 import { startListenWire, type ListenWire } from './support/listen-wire.ts';
 
 /** Chargebee's password as the server knows it; the laptop's is another. */
@@ -23,6 +25,8 @@ beforeAll(async () => {
     config: [
       'providers:',
       `  chargebee: { preset: chargebee, username: ${BASIC_USERNAME}, password: ${SERVER_PASSWORD} }`,
+      `  discord: { preset: discord, public_key: "${discordCase.secret}" }`,
+      `  sendgrid: { preset: sendgrid, public_key: "${sendgridCase.secret}" }`,
       '',
     ].join('\n'),
   });
@@ -69,5 +73,28 @@ describe('switchboard listen, HTTP Basic presets', () => {
     expect(child.stdout() + child.stderr()).not.toContain(
       Buffer.from(`${BASIC_USERNAME}:${SERVER_PASSWORD}`).toString('base64'),
     );
+  }, 60_000);
+});
+
+describe('switchboard listen without a signing secret (41.11)', () => {
+  const start = async (providers: readonly string[]): Promise<string> => {
+    const target = await wire.consumer();
+    const args = providers.flatMap((name) => ['--provider', name]);
+    const child = wire.listen(target, args, await wire.stateDir());
+    await child.waitFor(/^Ready!/m);
+    return child.stdout() + child.stderr();
+  };
+
+  it('says nothing of unsigned events when its only providers are asymmetric: they keep their own signatures', async () => {
+    const output = await start(['discord', 'sendgrid']);
+    expect(output).not.toMatch(/unsigned/i);
+    expect(output).toMatch(/^Ready! Forwarding \S+ → \S+$/m);
+  }, 60_000);
+
+  it('names the providers whose events go unsigned, and only those', async () => {
+    const output = await start(['discord', 'chargebee']);
+    expect(output).toMatch(/^Events of chargebee are forwarded unsigned: set SWITCHBOARD_SIGN_SECRET/m);
+    expect(output).toMatch(/^Ready! Forwarding \S+ → \S+ \(chargebee unsigned\)$/m);
+    expect(output).not.toMatch(/discord[^\n]*unsigned/);
   }, 60_000);
 });

@@ -62,6 +62,11 @@ export interface SpawnSwitchboardOptions {
    * that a test can signal the whole group the way a terminal's Ctrl-C does (kill(-pid, SIGINT)).
    */
   processGroup?: boolean;
+  /**
+   * Run it with a terminal for its stdout, as a developer does, through util-linux `script` (a
+   * pseudo-terminal; its own output comes here, with the terminal's \r\n line ends).
+   */
+  terminal?: boolean;
 }
 
 export interface ChildExit {
@@ -108,6 +113,9 @@ process.once('exit', () => {
   for (const dir of configDirs) rmSync(dir, { recursive: true, force: true });
 });
 
+/** One word for sh -c, whatever it holds. */
+const shellQuoted = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`;
+
 export function randomToken(): string {
   return `sbtest-${randomBytes(18).toString('hex')}`;
 }
@@ -152,22 +160,29 @@ export async function spawnSwitchboard(options: SpawnSwitchboardOptions): Promis
   if (options.redisUrl !== undefined) env.REDIS_URL = options.redisUrl;
   Object.assign(env, options.env ?? {});
 
-  const child = spawn(
-    process.execPath,
-    [
-      ...(options.nodeArgs ?? []),
-      ...childEntry(),
-      'serve',
-      '--config',
-      configPath,
-      '--host',
-      LOOPBACK,
-      '--port',
-      String(options.port ?? 0),
-      ...(options.extraArgs ?? []),
-    ],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup ?? false },
-  );
+  const argv = [
+    ...(options.nodeArgs ?? []),
+    ...childEntry(),
+    'serve',
+    '--config',
+    configPath,
+    '--host',
+    LOOPBACK,
+    '--port',
+    String(options.port ?? 0),
+    ...(options.extraArgs ?? []),
+  ];
+  // script -e exits with the child's code, -f flushes each write, -q prints nothing of its own.
+  const [command, args] =
+    options.terminal === true
+      ? ['script', ['-qfec', [process.execPath, ...argv].map(shellQuoted).join(' '), '/dev/null']]
+      : [process.execPath, argv];
+  const child = spawn(command, args, {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.processGroup ?? false,
+  });
   if (child.pid === undefined) throw new Error('switchboard child did not start');
   running.add(child);
   const pid = child.pid;

@@ -8,7 +8,14 @@ import type { ApiEventSummary, EventSummary } from '../../../generated/types.ts'
 import { invalidArgument } from '../../errors/app-error.ts';
 import { assertStorePool } from '../database/database.ts';
 import { normalizeEventId } from '../../shared/event-id.ts';
-import { apiSummaryFromRow, apiSummaryRow, detailRow, storedEventFromRow } from './event-mapping.ts';
+import {
+  apiSummaryFromRow,
+  apiSummaryRow,
+  detailRow,
+  storedEventFromRow,
+  summaryFromRow,
+  type SummaryFields,
+} from './event-mapping.ts';
 import { createEventInsert } from './event-insert.ts';
 import { createEventPages } from './event-pages.ts';
 import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
@@ -19,6 +26,35 @@ import { HTTP_STATUS_TEXT, isHttpStatus } from './new-event-check.ts';
 export interface PgEventStore extends EventStore {
   /** The newest events, as the recent-events resource shows them. */
   recent(limit?: number): Promise<EventSummary[]>;
+  /** The given events as the serve terminal shows them, in the order given, skipping unknown ids. */
+  arrivals(ids: readonly string[]): Promise<Arrival[]>;
+}
+
+/** An event as the serve terminal shows it: its summary fields and what its sender was answered. */
+export interface Arrival extends SummaryFields {
+  /** The status ingest answered; null for queue messages, which had no request. */
+  responseStatus: number | null;
+}
+
+const arrivalRow = apiSummaryRow.extend({ response_status: z.number().int().nullable() });
+
+/** The ids as the store keys them (each checked), without repeats. */
+function uniqueEventIds(ids: readonly string[]): string[] {
+  const uuids = ids.map((id) => {
+    const uuid = normalizeEventId(id);
+    if (uuid === null) throw invalidArgument('ids must be event ids (UUIDs)');
+    return uuid;
+  });
+  return [...new Set(uuids)];
+}
+
+/** What was found for each id, in the order of the ids; unknown ones are skipped. */
+function inOrder<T>(ids: readonly string[], found: ReadonlyMap<string, T>): T[] {
+  return ids.flatMap((id) => {
+    const normal = normalizeEventId(id);
+    const item = normal === null ? undefined : found.get(normal);
+    return item === undefined ? [] : [item];
+  });
 }
 
 export interface EventStoreOptions {
@@ -35,6 +71,16 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
   assertStorePool(pool);
   const insertMany = createEventInsert(pool, options.forwardRulesFor);
   const pages = createEventPages(pool, options.searchTimeoutMs);
+  /** The summary rows of the given events (the live stream's and the serve terminal's), in no order. */
+  const rowsOf = async (ids: readonly string[]): Promise<readonly z.infer<typeof arrivalRow>[]> =>
+    ids.length === 0
+      ? []
+      : pool.any(sql.type(arrivalRow)`
+        SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
+          ${receivedAtUtc('events')} AS received_at_utc, events.summary, events.response_status
+        FROM events
+        WHERE events.id = ANY(${sql.array(uniqueEventIds(ids), 'uuid')})
+      `);
 
   return {
     async insert(event: NewEvent): Promise<InsertResult> {
@@ -72,23 +118,14 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
     },
 
     async summaries(ids: readonly string[]): Promise<ApiEventSummary[]> {
-      if (ids.length === 0) return [];
-      const uuids = ids.map((id) => {
-        const uuid = normalizeEventId(id);
-        if (uuid === null) throw invalidArgument('ids must be event ids (UUIDs)');
-        return uuid;
-      });
-      const rows = await pool.any(sql.type(apiSummaryRow)`
-        SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
-          ${receivedAtUtc('events')} AS received_at_utc, events.summary
-        FROM events
-        WHERE events.id = ANY(${sql.array([...new Set(uuids)], 'uuid')})
-      `);
-      const byId = new Map(rows.map((row) => [row.id, apiSummaryFromRow(row)]));
-      return uuids.flatMap((id) => {
-        const summary = byId.get(id);
-        return summary ? [summary] : [];
-      });
+      const rows = await rowsOf(ids);
+      return inOrder(ids, new Map(rows.map((row) => [row.id, apiSummaryFromRow(row)])));
+    },
+
+    async arrivals(ids: readonly string[]): Promise<Arrival[]> {
+      const rows = await rowsOf(ids);
+      const arrivals = rows.map((row) => ({ ...summaryFromRow(row), responseStatus: row.response_status }));
+      return inOrder(ids, new Map(arrivals.map((arrival) => [arrival.id, arrival])));
     },
 
     async recordResponseStatus(id: string, status: number): Promise<void> {

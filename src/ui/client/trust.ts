@@ -1,7 +1,6 @@
 /** How an event's trust is put into words: the one place that decides what looks verified. */
 import type { EventDetail, TrustMode } from '../../../generated/types.ts';
-
-export type TrustLevel = 'verified' | 'failed' | 'token' | 'open' | 'queue';
+import { TRUST_LABELS, trustLevel, type TrustLevel } from '../../shared/trust-words.ts';
 
 type TrustIcon = 'shield-check' | 'shield-x' | 'key' | 'inbox' | 'globe';
 
@@ -15,21 +14,6 @@ export interface TrustLook {
 
 const ICONS = { verified: 'shield-check', failed: 'shield-x', token: 'key', queue: 'inbox', open: 'globe' } as const;
 
-/**
- * The full label (screen readers, large badges) and the short one (list rows, small badges). The
- * short one still says "Unverified" in words: a colour or an icon alone is not enough to tell a
- * token or open event from a verified one at a glance.
- *
- * Shape repeat by intent: a table of words, alike in shape to other tables (no logic to share).
- */
-const LABELS: Readonly<Record<TrustLevel, readonly [label: string, short: string]>> = {
-  verified: ['Verified signature', 'Verified'],
-  failed: ['Signature failed', 'Sig failed'],
-  token: ['Unverified — shared token', 'Unverified · token'],
-  queue: ['Unverified — queue message', 'Unverified · queue'],
-  open: ['Unverified — open endpoint', 'Unverified · open'],
-};
-
 const EXPLAIN: Readonly<Record<TrustLevel, string>> = {
   verified: 'The provider signed these bytes and the signature checked out.',
   failed: 'The signature was missing or did not match: do not trust this payload.',
@@ -38,11 +22,6 @@ const EXPLAIN: Readonly<Record<TrustLevel, string>> = {
   open: 'Anyone who can reach the route could have sent this.',
 };
 
-function trustLevel(trustMode: TrustMode, verified: boolean): TrustLevel {
-  if (trustMode === 'signed') return verified ? 'verified' : 'failed';
-  return trustMode;
-}
-
 /**
  * The one place that decides how an event's trust looks. Only a signed event whose signature
  * checked out is green; every other case says "Unverified" (or "Signature failed") in words,
@@ -50,7 +29,7 @@ function trustLevel(trustMode: TrustMode, verified: boolean): TrustLevel {
  */
 export function trustLook(trustMode: TrustMode, verified: boolean): TrustLook {
   const level = trustLevel(trustMode, verified);
-  const [label, short] = LABELS[level];
+  const [label, short] = TRUST_LABELS[level];
   return { level, icon: ICONS[level], label, short, explain: EXPLAIN[level] };
 }
 

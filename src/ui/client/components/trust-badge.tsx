@@ -1,6 +1,7 @@
 import type { JSX } from 'preact';
 import type { ProviderStatus, TrustMode } from '../../../../generated/types.ts';
-import { trustLook, type TrustLevel } from '../trust.ts';
+import type { TrustLevel } from '../../../shared/trust-words.ts';
+import { trustLook } from '../trust.ts';
 import { Icon, type IconName } from './icons.tsx';
 
 export function TrustBadge({
