@@ -15,13 +15,13 @@ import { freshDatabase, silentLogger, type TestDatabase } from '../support/datab
 import { serveSurfaces } from '../support/serve-surfaces.ts';
 import { proxyInFrontOf, startControlledProxy, type ControlledProxy } from '../support/tcp-proxy.ts';
 
-export const GITHUB_SECRET = 'gh-test-secret';
+const GITHUB_SECRET = 'gh-test-secret';
 export const CI_TOKEN = 'ci-shared-token';
 /** The variable the test config reads the ci provider's token from (`token: ${SB_TEST_CI_TOKEN}`). */
 export const CI_TOKEN_VARIABLE = 'SB_TEST_CI_TOKEN';
 
 /** Providers of every trust mode, so each badge can be produced; `extra` is appended as is. */
-export function testConfigYaml(defaultTarget?: string, extra: readonly string[] = []): string {
+function testConfigYaml(defaultTarget?: string, extra: readonly string[] = []): string {
   return [
     'providers:',
     '  github:',

@@ -130,7 +130,7 @@ export async function sendToken(server: ApiTestServer, payload: unknown): Promis
 }
 
 /** One dispatched message; event is 'message' and id '' when the server sent none. */
-export interface SseMessage {
+interface SseMessage {
   event: string;
   data: string;
   id: string;

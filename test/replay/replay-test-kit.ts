@@ -88,14 +88,14 @@ function headerOf(raw: readonly string[], name: string): string | undefined {
   return pairs(raw).find(([n]) => n.toLowerCase() === name)?.[1];
 }
 
-export interface LogCapture {
+interface LogCapture {
   logger: Logger;
   lines: Record<string, unknown>[];
   /** Everything logged, as one string, for "no secret anywhere" checks. */
   text(): string;
 }
 
-export function captureLogs(): LogCapture {
+function captureLogs(): LogCapture {
   const raw: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void raw.push(line) } });
   return {

@@ -61,7 +61,7 @@ export async function ensureMigratedTemplate(serverUrl: string, name: string): P
 }
 
 /** Drops every database whose name starts with `prefix` (the template too), a few at a time. */
-export async function dropDatabasesNamed(serverUrl: string, prefix: string): Promise<void> {
+async function dropDatabasesNamed(serverUrl: string, prefix: string): Promise<void> {
   const admin = await createPool(serverUrl, { maximumPoolSize: 4 });
   try {
     const names = await admin.anyFirst(

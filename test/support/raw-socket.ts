@@ -24,7 +24,7 @@ export interface RawExchange {
 }
 
 /** Parses one HTTP/1.1 response out of a buffer; null when it is not complete yet. */
-export function parseResponse(data: Buffer, ended: boolean): RawResponse | null {
+function parseResponse(data: Buffer, ended: boolean): RawResponse | null {
   const headEnd = data.indexOf('\r\n\r\n');
   if (headEnd < 0) return null;
   const head = data.subarray(0, headEnd).toString('latin1').split('\r\n');

@@ -1,7 +1,7 @@
 /** Bulk seeding straight in SQL, for plan tests and the benchmark. */
 import { sql, type CommonQueryMethods } from 'slonik';
 
-export const SEED_EVENT_TYPES = [
+const SEED_EVENT_TYPES = [
   'issues.opened',
   'issues.closed',
   'push',

@@ -21,7 +21,7 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 /** Node arguments that run the CLI's entry point from source, as bin/switchboard.js runs it from dist/. */
 export const SWITCHBOARD_FROM_SOURCE: readonly string[] = ['--import', 'tsx', path.join(REPO_ROOT, 'src/cli/entry.ts')];
 /** Node arguments that run the built CLI, exactly as the package's bin does. */
-export const SWITCHBOARD_FROM_DIST: readonly string[] = [path.join(REPO_ROOT, 'bin/switchboard.js')];
+const SWITCHBOARD_FROM_DIST: readonly string[] = [path.join(REPO_ROOT, 'bin/switchboard.js')];
 
 /**
  * Which build children run: the sources through tsx (the default), or dist/ when the run sets

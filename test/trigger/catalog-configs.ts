@@ -13,7 +13,7 @@ import { ALL_CASES } from '../verify/providers/all-cases.ts';
 import { BASIC_USERNAME, PUBLIC_URL, type ProviderCase } from '../verify/providers/provider-case.ts';
 import { providersFrom, webhookProvider } from '../support/providers.ts';
 
-export const caseOf = (preset: PresetName): ProviderCase | undefined => ALL_CASES.find((c) => c.preset === preset);
+const caseOf = (preset: PresetName): ProviderCase | undefined => ALL_CASES.find((c) => c.preset === preset);
 
 const credentialConfig = (c: ProviderCase): Partial<Provider> =>
   c.credential === 'password' ? { username: BASIC_USERNAME, password: c.secret } : { [c.credential]: c.secret };

@@ -4,9 +4,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-export const chromiumAvailable = existsSync(CHROMIUM_PATH);
-export const SCREENSHOT_DIR = join(import.meta.dirname, '../../test-results/screenshots');
+const CHROMIUM_PATH = '/usr/bin/chromium';
+const chromiumAvailable = existsSync(CHROMIUM_PATH);
+const SCREENSHOT_DIR = join(import.meta.dirname, '../../test-results/screenshots');
 
 const ARGS = [
   '--headless',

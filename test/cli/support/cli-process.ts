@@ -13,7 +13,7 @@ import { onTestFinished } from 'vitest';
 
 const run = promisify(execFile);
 export const REPO = join(import.meta.dirname, '../../..');
-export const ENTRY = join(REPO, 'src/cli/entry.ts');
+const ENTRY = join(REPO, 'src/cli/entry.ts');
 /** tsx's loader by its path, so that a child run outside the repository (`init` in a project) finds it. */
 const TSX = pathToFileURL(join(REPO, 'node_modules/tsx/dist/loader.mjs')).href;
 

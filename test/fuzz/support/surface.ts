@@ -16,7 +16,7 @@
 import type fc from 'fast-check';
 import type { FuzzTarget } from './target.ts';
 
-export class RuleBroken extends Error {
+class RuleBroken extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'RuleBroken';

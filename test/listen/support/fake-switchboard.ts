@@ -16,9 +16,9 @@ export interface FakeEvent {
   body: Buffer;
 }
 
-export type Route = 'providers' | 'provider' | 'events' | 'replay-headers' | 'raw' | 'stream';
+type Route = 'providers' | 'provider' | 'events' | 'replay-headers' | 'raw' | 'stream';
 
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
+type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 
 export interface FakeSwitchboard {
   /** http://127.0.0.1:port/ */

@@ -20,7 +20,7 @@ import { parseTarget } from '../../../src/outbound/target-policy/target-url.ts';
 import { listenLocal } from '../../support/local-server.ts';
 
 /** The only host a test socket is ever opened to, whatever address the guard asked for. */
-export const STAND_IN_HOST = '127.0.0.1';
+const STAND_IN_HOST = '127.0.0.1';
 
 export interface RecordingConnector {
   connect: RawConnector;
@@ -125,7 +125,7 @@ export async function startServer(
  * The DeliveryFailure an action ends in: thrown (the target checks), or answered as a result
  * (`deliver()` answers `{ ok: false, failure }`).
  */
-export async function failureOf(action: Promise<unknown> | (() => unknown)): Promise<DeliveryFailure> {
+async function failureOf(action: Promise<unknown> | (() => unknown)): Promise<DeliveryFailure> {
   let caught: unknown;
   try {
     const value: unknown = await (typeof action === 'function' ? action() : action);

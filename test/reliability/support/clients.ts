@@ -66,7 +66,7 @@ export async function waitFor<T>(
   }
 }
 
-export interface SseMessage {
+interface SseMessage {
   event: string;
   id: string | undefined;
   data: string;

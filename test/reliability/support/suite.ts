@@ -25,7 +25,7 @@ import { connectMcp } from './clients.ts';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A child's options; the database (through the proxy, when it is in front of PostgreSQL) is the suite's unless given. */
-export type ChildOptions = Omit<SpawnSwitchboardOptions, 'databaseUrl'> & { databaseUrl?: string };
+type ChildOptions = Omit<SpawnSwitchboardOptions, 'databaseUrl'> & { databaseUrl?: string };
 
 export interface SuiteOptions {
   /** freshDatabase's options (migrate: false, for instances that race to migrate it). */

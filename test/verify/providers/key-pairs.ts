@@ -41,7 +41,7 @@ export function signTimestamped(publicText: string, atMs: number, body: Buffer, 
 }
 
 /** Signs with the private half of a published key: Ed25519, or ECDSA SHA-256 (DER). */
-export function signWith(publicText: string, message: Buffer): Buffer {
+function signWith(publicText: string, message: Buffer): Buffer {
   const privateKey = byText.get(publicText);
   if (privateKey === undefined) throw new Error('no private key for that public key');
   return sign(privateKey.asymmetricKeyType === 'ed25519' ? null : 'SHA256', message, privateKey);
