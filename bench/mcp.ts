@@ -32,7 +32,7 @@ import { z } from 'zod';
 import { createHostCheck } from '../src/auth/host-check.ts';
 import { createRateLimiter } from '../src/auth/rate-limiter.ts';
 import { requireBearer } from '../src/auth/require-bearer.ts';
-import { createTokenService } from '../src/auth/token-service.ts';
+import { TokenService } from '../src/auth/token-service.ts';
 import { PostgresEventBus } from '../src/bus/postgres-event-bus.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createApp } from '../src/http/create-app.ts';
@@ -112,7 +112,7 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
     bus,
     checkReadLimit: limiter.checkRead,
     checkHost: createHostCheck({ bindHost: '127.0.0.1', allowedHosts: [] }),
-    authenticate: requireBearer(createTokenService({ tokens })),
+    authenticate: requireBearer(new TokenService({ tokens })),
     logger,
     sessions: config.mcp,
     replayDefaultTarget: config.replay.defaultTarget,

@@ -14,19 +14,6 @@ export interface Caller {
   id: string;
 }
 
-export interface TokenService {
-  /** The caller a presented bearer token belongs to, or null when it is not a valid token. */
-  authenticate(token: string): Promise<Caller | null>;
-  /**
-   * Calls onRevoked once when the caller's token is revoked, which is checked every recheckMs for
-   * as long as something watches it; returns the function that stops watching. Long-lived
-   * connections (SSE streams, MCP sessions) use it to end when their token does.
-   */
-  watch(caller: Caller, onRevoked: () => void): () => void;
-  /** Stops the revocation checks. */
-  close(): void;
-}
-
 /** The identity of SWITCHBOARD_TOKEN. */
 export const ENV_TOKEN_CALLER = 'env';
 
@@ -71,104 +58,125 @@ const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8
  * HTTP request, and a database round trip per message would cost an agent more than the tool call
  * it authenticates. Only successes are cached, so a stream of bad guesses cannot fill the cache,
  * and the cache is bounded (least recently used first out).
- * Over 80 lines: one closure over the token cache and its recheck timers that lookup, revocation
- * watch and close share.
  */
-export function createTokenService(options: TokenServiceOptions): TokenService {
-  const envDigest = options.envToken ? digest(options.envToken) : undefined;
-  const envId = envDigest?.toString('base64url');
-  const ttlMs = options.cacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS;
-  const now = options.now ?? (() => performance.now());
-  const cache = new Map<string, { caller: Caller; expiresAt: number }>();
+export class TokenService {
+  readonly #options: TokenServiceOptions;
+  readonly #envDigest: Buffer | undefined;
+  readonly #envId: string | undefined;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  /** Valid managed tokens by digest, least recently used first. */
+  readonly #cache = new Map<string, { caller: Caller; expiresAt: number }>();
   /** Watched token ids and who to tell when each is revoked. */
-  const watchers = new Map<string, Set<() => void>>();
-  let timer: NodeJS.Timeout | undefined;
-  let checking = false;
+  readonly #watchers = new Map<string, Set<() => void>>();
+  #timer: NodeJS.Timeout | undefined;
+  #checking = false;
 
-  const recheck = async (): Promise<void> => {
-    if (checking) return;
-    const ids = [...watchers.keys()];
+  constructor(options: TokenServiceOptions) {
+    this.#options = options;
+    this.#envDigest = options.envToken ? digest(options.envToken) : undefined;
+    this.#envId = this.#envDigest?.toString('base64url');
+    this.#ttlMs = options.cacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS;
+    this.#now = options.now ?? (() => performance.now());
+  }
+
+  /** The caller a presented bearer token belongs to, or null when it is not a valid token. */
+  async authenticate(token: string): Promise<Caller | null> {
+    if (token === '') return null;
+    const presented = digest(token);
+    if (this.#envDigest !== undefined && this.#envId !== undefined && timingSafeEqual(presented, this.#envDigest)) {
+      return { name: ENV_TOKEN_CALLER, id: this.#envId };
+    }
+    const key = presented.toString('base64url');
+    const cached = this.#cached(key);
+    if (cached !== undefined) return { ...cached };
+    const found = await this.#options.tokens.findByToken(token);
+    if (found === null) return null;
+    const caller: Caller = { name: found.name, id: key };
+    this.#remember(key, caller);
+    return { ...caller };
+  }
+
+  /**
+   * Calls onRevoked once when the caller's token is revoked, which is checked every recheckMs for
+   * as long as something watches it; returns the function that stops watching. Long-lived
+   * connections (SSE streams, MCP sessions) use it to end when their token does.
+   */
+  watch(caller: Caller, onRevoked: () => void): () => void {
+    // SWITCHBOARD_TOKEN lives in the environment: it cannot be revoked while the process runs.
+    if (caller.id === this.#envId) return () => undefined;
+    let listeners = this.#watchers.get(caller.id);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.#watchers.set(caller.id, listeners);
+    }
+    // Each watch gets its own function, so one connection stopping never stops another's.
+    const listener = (): void => onRevoked();
+    listeners.add(listener);
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(() => void this.#recheck(), this.#options.recheckMs ?? DEFAULT_TOKEN_RECHECK_MS);
+      this.#timer.unref();
+    }
+    return () => {
+      const current = this.#watchers.get(caller.id);
+      current?.delete(listener);
+      if (current?.size === 0) this.#watchers.delete(caller.id);
+      if (this.#watchers.size === 0) this.#stopTimer();
+    };
+  }
+
+  /** Stops the revocation checks. */
+  close(): void {
+    this.#watchers.clear();
+    this.#stopTimer();
+  }
+
+  /** A cached caller still within its time, moved to the recently used end. */
+  #cached(key: string): Caller | undefined {
+    const cached = this.#cache.get(key);
+    if (cached === undefined) return undefined;
+    this.#cache.delete(key);
+    if (cached.expiresAt <= this.#now()) return undefined;
+    this.#cache.set(key, cached);
+    return cached.caller;
+  }
+
+  #remember(key: string, caller: Caller): void {
+    if (this.#ttlMs <= 0) return;
+    this.#cache.set(key, { caller, expiresAt: this.#now() + this.#ttlMs });
+    if (this.#cache.size > MAX_CACHED_TOKENS) {
+      const oldest = this.#cache.keys().next();
+      if (oldest.done !== true) this.#cache.delete(oldest.value);
+    }
+  }
+
+  async #recheck(): Promise<void> {
+    if (this.#checking) return;
+    const ids = [...this.#watchers.keys()];
     if (ids.length === 0) return;
-    checking = true;
+    this.#checking = true;
     try {
-      const active = await options.tokens.activeHashes(ids.map((id) => Buffer.from(id, 'base64url')));
+      const active = await this.#options.tokens.activeHashes(ids.map((id) => Buffer.from(id, 'base64url')));
       const still = new Set(active.map((hash) => hash.toString('base64url')));
-      for (const id of ids) {
-        if (still.has(id)) continue;
-        cache.delete(id);
-        const listeners = watchers.get(id);
-        watchers.delete(id);
-        for (const onRevoked of listeners ?? []) onRevoked();
-      }
+      for (const id of ids) if (!still.has(id)) this.#revoked(id);
     } catch (err) {
       // While the database is down no token can be revoked either; the next check catches up.
-      options.logger?.warn({ err }, 'could not check watched tokens for revocation');
+      this.#options.logger?.warn({ err }, 'could not check watched tokens for revocation');
     } finally {
-      checking = false;
-      if (watchers.size === 0) stopTimer();
+      this.#checking = false;
+      if (this.#watchers.size === 0) this.#stopTimer();
     }
-  };
+  }
 
-  const stopTimer = (): void => {
-    if (timer !== undefined) clearInterval(timer);
-    timer = undefined;
-  };
+  #revoked(id: string): void {
+    this.#cache.delete(id);
+    const listeners = this.#watchers.get(id);
+    this.#watchers.delete(id);
+    for (const onRevoked of listeners ?? []) onRevoked();
+  }
 
-  return {
-    async authenticate(token) {
-      if (token === '') return null;
-      const presented = digest(token);
-      if (envDigest !== undefined && envId !== undefined && timingSafeEqual(presented, envDigest)) {
-        return { name: ENV_TOKEN_CALLER, id: envId };
-      }
-      const key = presented.toString('base64url');
-      const cached = cache.get(key);
-      if (cached !== undefined) {
-        cache.delete(key);
-        if (cached.expiresAt > now()) {
-          cache.set(key, cached);
-          return { ...cached.caller };
-        }
-      }
-      const found = await options.tokens.findByToken(token);
-      if (found === null) return null;
-      const caller: Caller = { name: found.name, id: key };
-      if (ttlMs > 0) {
-        cache.set(key, { caller, expiresAt: now() + ttlMs });
-        if (cache.size > MAX_CACHED_TOKENS) {
-          const oldest = cache.keys().next();
-          if (oldest.done !== true) cache.delete(oldest.value);
-        }
-      }
-      return { ...caller };
-    },
-
-    watch(caller, onRevoked) {
-      // SWITCHBOARD_TOKEN lives in the environment: it cannot be revoked while the process runs.
-      if (caller.id === envId) return () => undefined;
-      let listeners = watchers.get(caller.id);
-      if (listeners === undefined) {
-        listeners = new Set();
-        watchers.set(caller.id, listeners);
-      }
-      // Each watch gets its own function, so one connection stopping never stops another's.
-      const listener = (): void => onRevoked();
-      listeners.add(listener);
-      if (timer === undefined) {
-        timer = setInterval(() => void recheck(), options.recheckMs ?? DEFAULT_TOKEN_RECHECK_MS);
-        timer.unref();
-      }
-      return () => {
-        const current = watchers.get(caller.id);
-        current?.delete(listener);
-        if (current?.size === 0) watchers.delete(caller.id);
-        if (watchers.size === 0) stopTimer();
-      };
-    },
-
-    close() {
-      watchers.clear();
-      stopTimer();
-    },
-  };
+  #stopTimer(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
 }

@@ -20,7 +20,7 @@ import { startQueueSources, type QueueSources } from '../queue/queue-sources.ts'
 import type { QueueConnectionState } from '../provider-directory/provider-directory.ts';
 import { createHostCheck } from '../auth/host-check.ts';
 import { createRateLimiter, type RateLimiter } from '../auth/rate-limiter.ts';
-import { createTokenService } from '../auth/token-service.ts';
+import { TokenService } from '../auth/token-service.ts';
 import { requireBearer } from '../auth/require-bearer.ts';
 import { createReplayService } from '../replay/replay-service.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
@@ -79,7 +79,7 @@ export interface Auth {
 export function buildAuth(deps: SurfaceDeps, tokens: TokenRepository, metrics: Metrics, cleanups: Cleanup[]): Auth {
   const { config, logger } = deps;
   const limiter = createRateLimiter({ limits: config.rateLimits });
-  const tokenService = createTokenService({ tokens, envToken: deps.envToken, logger });
+  const tokenService = new TokenService({ tokens, envToken: deps.envToken, logger });
   cleanups.push(() => Promise.resolve(tokenService.close()));
   return {
     limiter,

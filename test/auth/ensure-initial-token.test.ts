@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ensureInitialToken } from '../../src/auth/ensure-initial-token.ts';
-import { createTokenService } from '../../src/auth/token-service.ts';
+import { TokenService } from '../../src/auth/token-service.ts';
 import type { TokenRepository } from '../../src/store/records/token-repository.ts';
 import { useTokenDatabase } from './token-database.ts';
 
@@ -25,7 +25,7 @@ describe('ensureInitialToken', () => {
     expect(await readFile(first.path, 'utf8')).toBe(`${first.token}\n`);
     expect((await stat(first.path)).mode & 0o777).toBe(0o600);
     expect((await stat(dataDir)).mode & 0o077).toBe(0);
-    const service = createTokenService({ tokens });
+    const service = new TokenService({ tokens });
     expect(await service.authenticate(first.token ?? '')).toMatchObject({ name: 'default' });
 
     const second = await ensureInitialToken({ tokens, dataDir, envToken: undefined });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatTokenList, runTokenCommand } from '../../src/auth/token-commands.ts';
-import { createTokenService } from '../../src/auth/token-service.ts';
+import { TokenService } from '../../src/auth/token-service.ts';
 import type { TokenRepository } from '../../src/store/records/token-repository.ts';
 import { useTokenDatabase } from './token-database.ts';
 
@@ -21,7 +21,7 @@ describe('token commands', () => {
     const token = created.out.trim();
     expect(token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
     expect(created.err).toMatch(/shown only this once/);
-    expect(await createTokenService({ tokens }).authenticate(token)).toMatchObject({ name: 'laptop' });
+    expect(await new TokenService({ tokens }).authenticate(token)).toMatchObject({ name: 'laptop' });
     const again = await run('create', 'laptop');
     expect(again.code).toBe(2);
     expect(again.err).toMatch(/already exists/);
@@ -54,7 +54,7 @@ describe('token commands', () => {
   it('revoke ends a token at once; revoking twice says so; an unknown name fails', async () => {
     const { out } = await run('create', 'temp');
     // Uncached: this is about the database's answer, not a running server's few seconds of trust.
-    const service = createTokenService({ tokens, cacheTtlMs: 0 });
+    const service = new TokenService({ tokens, cacheTtlMs: 0 });
     expect(await service.authenticate(out.trim())).toMatchObject({ name: 'temp' });
     expect(await run('revoke', 'temp')).toMatchObject({ code: 0, err: 'revoked token temp\n' });
     expect(await service.authenticate(out.trim())).toBeNull();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTokenService, ENV_TOKEN_CALLER } from '../../src/auth/token-service.ts';
+import { ENV_TOKEN_CALLER, TokenService } from '../../src/auth/token-service.ts';
 import type { TokenRepository } from '../../src/store/records/token-repository.ts';
 import { useTokenDatabase } from './token-database.ts';
 
@@ -35,13 +35,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe('token service', () => {
   it('knows SWITCHBOARD_TOKEN as "env" without asking the database, and nothing close to it', async () => {
     const repo = counting(tokens);
-    const service = createTokenService({ tokens: repo.tokens, envToken: 'static-token-value-123' });
+    const service = new TokenService({ tokens: repo.tokens, envToken: 'static-token-value-123' });
     expect(await service.authenticate('static-token-value-123')).toMatchObject({ name: ENV_TOKEN_CALLER });
     expect(repo.lookups()).toBe(0);
     for (const wrong of ['static-token-value-12', 'static-token-value-1234', 'STATIC-TOKEN-VALUE-123', '']) {
       expect(await service.authenticate(wrong), wrong).toBeNull();
     }
-    const none = createTokenService({ tokens: repo.tokens, envToken: '' });
+    const none = new TokenService({ tokens: repo.tokens, envToken: '' });
     expect(await none.authenticate('')).toBeNull();
   });
 
@@ -49,7 +49,7 @@ describe('token service', () => {
     const { token } = await tokens.create('cached');
     const repo = counting(tokens);
     let t = 0;
-    const service = createTokenService({ tokens: repo.tokens, cacheTtlMs: 5_000, now: () => t });
+    const service = new TokenService({ tokens: repo.tokens, cacheTtlMs: 5_000, now: () => t });
     expect(await service.authenticate(token)).toMatchObject({ name: 'cached' });
     expect(await service.authenticate(token)).toMatchObject({ name: 'cached' });
     expect(repo.lookups()).toBe(1);
@@ -63,7 +63,7 @@ describe('token service', () => {
 
   it('never caches a failure, and with a TTL of 0 asks every time', async () => {
     const repo = counting(tokens);
-    const service = createTokenService({ tokens: repo.tokens, cacheTtlMs: 0 });
+    const service = new TokenService({ tokens: repo.tokens, cacheTtlMs: 0 });
     const { token } = await tokens.create('uncached');
     await service.authenticate(token);
     await service.authenticate(token);
@@ -73,7 +73,7 @@ describe('token service', () => {
   });
 
   it("identifies a caller by its token, not its name: a new token under a revoked token's name is another caller", async () => {
-    const service = createTokenService({ tokens, cacheTtlMs: 0 });
+    const service = new TokenService({ tokens, cacheTtlMs: 0 });
     const { token: first } = await tokens.create('renamed');
     const a = await service.authenticate(first);
     await tokens.revoke('renamed');
@@ -87,7 +87,7 @@ describe('token service', () => {
 
   it('tells watchers of a revoked token within one recheck, with one query for every watched token', async () => {
     const repo = counting(tokens);
-    const service = createTokenService({ tokens: repo.tokens, recheckMs: 100, envToken: 'env-token-value-456' });
+    const service = new TokenService({ tokens: repo.tokens, recheckMs: 100, envToken: 'env-token-value-456' });
     try {
       const { token: doomed } = await tokens.create('watched-doomed');
       const { token: kept } = await tokens.create('watched-kept');
