@@ -11,7 +11,7 @@ import {
   type QueueConnectionState,
   type QueueSource,
 } from './redis-connection.ts';
-import { startStreamSource } from './stream-source.ts';
+import { StreamSource } from './stream-source.ts';
 import { redactUrl } from '../log/redact-url.ts';
 
 export interface QueueSourcesOptions {
@@ -54,7 +54,7 @@ export function startQueueSources(options: QueueSourcesOptions): QueueSources {
   for (const provider of queueProviders) {
     const source =
       provider.mode === 'streams'
-        ? startStreamSource({
+        ? new StreamSource({
             provider,
             redisUrl,
             committer,

@@ -3,7 +3,15 @@ import type { GroupCommitter } from '../store/events/group-commit.ts';
 import { isDatabaseUnavailable } from '../errors/database-unavailable.ts';
 import type { Logger } from '../log/logger.ts';
 import { queueEvent, queueIdentitySources, streamEntryPayload } from './queue-event.ts';
-import { type BackoffOptions, backoffDelay, openConsumer, type QueueSource, sleep } from './redis-connection.ts';
+import {
+  type BackoffOptions,
+  backoffDelay,
+  type Consumer,
+  openConsumer,
+  type QueueConnectionState,
+  type QueueSource,
+  sleep,
+} from './redis-connection.ts';
 
 export interface StreamSourceOptions {
   provider: QueueProviderConfig;
@@ -40,165 +48,204 @@ interface StreamEntry {
  * read and acknowledgement leaves it pending, and it is read again from the pending list. Because
  * the external id defaults to the stream entry id, a re-read entry that had in fact been stored is
  * recognised as a duplicate and stored once.
- * Over 80 lines: one closure over a consumer's state (connection, pending entries, backoff) that
- * its read loop, reclaim and stop share.
  */
-export function startStreamSource(options: StreamSourceOptions): QueueSource {
-  const { provider, committer } = options;
-  const key = provider.channel;
-  const group = provider.group;
-  const logger = options.logger.child({ provider: provider.name, stream: key, group, mode: 'streams' });
-  const sources = queueIdentitySources(provider);
-  const batchSize = options.batchSize ?? 256;
-  const blockMs = options.blockMs ?? 2_000;
-  const claimIdleMs = options.claimIdleMs ?? 5 * 60_000;
-  const detail = `no verification: queue message (redis stream ${key}, group ${group})`;
-  const consumer = openConsumer(options.redisUrl, provider.name, logger, options.backoff);
-  const { redis } = consumer;
-  // After any reconnect the reply to an in-flight XREADGROUP may have been lost while Redis already
-  // counted the entries as delivered; re-reading our pending list picks them up.
-  let rereadPending = true;
-  redis.on('ready', () => {
-    rereadPending = true;
-  });
+export class StreamSource implements QueueSource {
+  readonly #options: StreamSourceOptions;
+  readonly #provider: QueueProviderConfig;
+  readonly #logger: Logger;
+  readonly #sources: ReturnType<typeof queueIdentitySources>;
+  readonly #consumer: Consumer;
+  readonly #source: QueueSource;
+  readonly #batchSize: number;
+  readonly #claimIdleMs: number;
+  /**
+   * After any reconnect the reply to an in-flight XREADGROUP may have been lost while Redis already
+   * counted the entries as delivered; re-reading our pending list picks them up.
+   */
+  #rereadPending = true;
+  #pendingCursor = '0';
+  #needGroup = true;
+  #lastClaim = 0;
+  /** XAUTOCLAIM needs Redis 6.2; older servers still get everything else. */
+  #claimSupported = true;
 
-  const ensureGroup = async (): Promise<void> => {
-    try {
-      // `$`: a new group starts with messages added from now on. To take in older entries too,
-      // create the group yourself first (XGROUP CREATE <stream> <group> 0 MKSTREAM).
-      await redis.xgroup('CREATE', key, group, '$', 'MKSTREAM');
-      logger.info('created consumer group');
-    } catch (err: unknown) {
-      if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
-    }
-  };
+  constructor(options: StreamSourceOptions) {
+    const { provider } = options;
+    this.#options = options;
+    this.#provider = provider;
+    this.#logger = options.logger.child({
+      provider: provider.name,
+      stream: provider.channel,
+      group: provider.group,
+      mode: 'streams',
+    });
+    this.#sources = queueIdentitySources(provider);
+    this.#batchSize = options.batchSize ?? 256;
+    this.#claimIdleMs = options.claimIdleMs ?? 5 * 60_000;
+    this.#consumer = openConsumer(options.redisUrl, provider.name, this.#logger, options.backoff);
+    this.#consumer.redis.on('ready', () => {
+      this.#rereadPending = true;
+    });
+    this.#consumer.redis
+      .connect()
+      .catch((err: unknown) => this.#logger.warn({ err }, 'redis not reachable yet; retrying'));
+    const running = this.#loop().catch((err: unknown) =>
+      this.#logger.error({ err }, 'stream consumer stopped unexpectedly'),
+    );
+    // stop() drops the connection, which interrupts a blocking XREADGROUP; anything read but not yet
+    // acknowledged stays pending.
+    this.#source = this.#consumer.source(provider.name, running);
+  }
 
-  const read = async (fromId: string): Promise<StreamEntry[]> => {
-    const args: (string | number)[] = ['GROUP', group, options.consumer, 'COUNT', batchSize];
-    if (fromId === '>') args.push('BLOCK', blockMs);
-    args.push('STREAMS', key, fromId);
-    return parseReadReply(await redis.callBuffer('XREADGROUP', args));
-  };
+  get name(): string {
+    return this.#source.name;
+  }
 
-  const claimStranded = async (): Promise<StreamEntry[]> => {
-    const reply = await redis.callBuffer('XAUTOCLAIM', [
-      key,
-      group,
-      options.consumer,
-      claimIdleMs,
-      '0-0',
-      'COUNT',
-      batchSize,
-    ]);
-    // [next cursor, entries, deleted ids]
-    return Array.isArray(reply) ? parseEntries(reply[1]) : [];
-  };
+  state(): QueueConnectionState {
+    return this.#source.state();
+  }
 
-  /** Stores the entries and acknowledges those committed; returns whether any store was unavailable. */
-  const storeEntries = async (entries: readonly StreamEntry[]): Promise<boolean> => {
-    const acks: string[] = [];
-    const work: Promise<void>[] = [];
-    let unavailable = false;
-    for (const entry of entries) {
-      if (entry.fields === null) {
-        logger.warn({ id: entry.id }, 'pending stream entry was deleted before it could be stored; acknowledging it');
-        acks.push(entry.id);
-        continue;
-      }
-      const { payload, fields } = streamEntryPayload(entry.fields);
-      const event = queueEvent(provider, sources, {
-        fields: ['x-redis-stream', key, 'x-redis-stream-id', entry.id, ...fields],
-        payload,
-        verifyDetail: detail,
-        fallbackEventType: key,
-        fallbackExternalId: entry.id,
-      });
-      work.push(
-        committer.submit(event).then(
-          () => {
-            acks.push(entry.id);
-          },
-          (err: unknown) => {
-            if (isDatabaseUnavailable(err)) unavailable = true;
-            // Left unacknowledged either way: it stays pending and is read again after the next
-            // reconnect or restart, rather than being dropped.
-            logger.error({ err, id: entry.id }, 'stream entry not stored; left pending');
-          },
-        ),
-      );
-    }
-    await Promise.all(work);
-    if (acks.length > 0) await redis.xack(key, group, ...acks);
-    return unavailable;
-  };
+  stop(): Promise<void> {
+    return this.#source.stop();
+  }
 
-  const loop = async (): Promise<void> => {
+  async #loop(): Promise<void> {
     let failures = 0;
-    let pendingCursor = '0';
-    let needGroup = true;
-    let lastClaim = 0;
-    let claimSupported = true;
-    while (!consumer.stopped()) {
+    while (!this.#consumer.stopped()) {
       try {
-        if (needGroup) {
-          await ensureGroup();
-          needGroup = false;
-        }
-        if (claimSupported && Date.now() - lastClaim >= claimIdleMs) {
-          lastClaim = Date.now();
-          const claimed = await claimStranded().catch((err: unknown) => {
-            // XAUTOCLAIM needs Redis 6.2; older servers still get everything else.
-            if (!(err instanceof Error) || !/unknown command/i.test(err.message)) throw err;
-            claimSupported = false;
-            logger.warn(
-              'this Redis has no XAUTOCLAIM (needs 6.2+): entries stranded under other consumer names are not taken over',
-            );
-            return [];
-          });
-          if (claimed.length > 0) {
-            logger.info({ count: claimed.length }, 'claimed stranded pending entries');
-            rereadPending = true;
-            pendingCursor = '0';
-          }
-        }
-        if (rereadPending) {
-          const fromId = pendingCursor;
-          const entries = await read(fromId);
-          if (entries.length === 0) {
-            rereadPending = false;
-            pendingCursor = '0';
-            continue;
-          }
-          pendingCursor = entries[entries.length - 1]?.id ?? '0';
-          if (await storeEntries(entries)) throw new Error('database unavailable');
-        } else {
-          const entries = await read('>');
-          if (entries.length > 0 && (await storeEntries(entries))) throw new Error('database unavailable');
-        }
+        await this.#step();
         failures = 0;
       } catch (err: unknown) {
-        if (consumer.stopped()) break;
+        if (this.#consumer.stopped()) break;
         failures += 1;
         if (err instanceof Error && err.message.startsWith('NOGROUP')) {
           // The stream or group vanished (Redis restarted without persistence, or someone deleted it).
-          logger.warn('consumer group missing; recreating it');
-          needGroup = true;
+          this.#logger.warn('consumer group missing; recreating it');
+          this.#needGroup = true;
         } else {
-          logger.warn({ err, failures }, 'stream consumer error; retrying');
+          this.#logger.warn({ err, failures }, 'stream consumer error; retrying');
         }
-        rereadPending = true;
-        pendingCursor = '0';
-        await sleep(backoffDelay(failures, options.backoff), consumer.signal);
+        this.#rereadPending = true;
+        this.#pendingCursor = '0';
+        await sleep(backoffDelay(failures, this.#options.backoff), this.#consumer.signal);
       }
     }
-  };
+  }
 
-  redis.connect().catch((err: unknown) => logger.warn({ err }, 'redis not reachable yet; retrying'));
-  const running = loop().catch((err: unknown) => logger.error({ err }, 'stream consumer stopped unexpectedly'));
+  /** One turn: the group made, stranded entries claimed when due, then one read and its stores. */
+  async #step(): Promise<void> {
+    if (this.#needGroup) {
+      await this.#ensureGroup();
+      this.#needGroup = false;
+    }
+    await this.#claimIfDue();
+    if (this.#rereadPending) {
+      const entries = await this.#read(this.#pendingCursor);
+      if (entries.length === 0) {
+        this.#rereadPending = false;
+        this.#pendingCursor = '0';
+        return;
+      }
+      this.#pendingCursor = entries[entries.length - 1]?.id ?? '0';
+      if (await this.#storeEntries(entries)) throw new Error('database unavailable');
+    } else {
+      const entries = await this.#read('>');
+      if (entries.length > 0 && (await this.#storeEntries(entries))) throw new Error('database unavailable');
+    }
+  }
 
-  // stop() drops the connection, which interrupts a blocking XREADGROUP; anything read but not yet
-  // acknowledged stays pending.
-  return consumer.source(provider.name, running);
+  async #ensureGroup(): Promise<void> {
+    const { channel, group } = this.#provider;
+    try {
+      // `$`: a new group starts with messages added from now on. To take in older entries too,
+      // create the group yourself first (XGROUP CREATE <stream> <group> 0 MKSTREAM).
+      await this.#consumer.redis.xgroup('CREATE', channel, group, '$', 'MKSTREAM');
+      this.#logger.info('created consumer group');
+    } catch (err: unknown) {
+      if (!(err instanceof Error) || !err.message.startsWith('BUSYGROUP')) throw err;
+    }
+  }
+
+  async #read(fromId: string): Promise<StreamEntry[]> {
+    const args: (string | number)[] = ['GROUP', this.#provider.group, this.#options.consumer, 'COUNT', this.#batchSize];
+    if (fromId === '>') args.push('BLOCK', this.#options.blockMs ?? 2_000);
+    args.push('STREAMS', this.#provider.channel, fromId);
+    return parseReadReply(await this.#consumer.redis.callBuffer('XREADGROUP', args));
+  }
+
+  async #claimIfDue(): Promise<void> {
+    if (!this.#claimSupported || Date.now() - this.#lastClaim < this.#claimIdleMs) return;
+    this.#lastClaim = Date.now();
+    const claimed = await this.#claimStranded().catch((err: unknown) => {
+      if (!(err instanceof Error) || !/unknown command/i.test(err.message)) throw err;
+      this.#claimSupported = false;
+      this.#logger.warn(
+        'this Redis has no XAUTOCLAIM (needs 6.2+): entries stranded under other consumer names are not taken over',
+      );
+      return [];
+    });
+    if (claimed.length > 0) {
+      this.#logger.info({ count: claimed.length }, 'claimed stranded pending entries');
+      this.#rereadPending = true;
+      this.#pendingCursor = '0';
+    }
+  }
+
+  async #claimStranded(): Promise<StreamEntry[]> {
+    const { channel, group } = this.#provider;
+    const reply = await this.#consumer.redis.callBuffer('XAUTOCLAIM', [
+      channel,
+      group,
+      this.#options.consumer,
+      this.#claimIdleMs,
+      '0-0',
+      'COUNT',
+      this.#batchSize,
+    ]);
+    // [next cursor, entries, deleted ids]
+    return Array.isArray(reply) ? parseEntries(reply[1]) : [];
+  }
+
+  /** Stores the entries and acknowledges those committed; returns whether any store was unavailable. */
+  async #storeEntries(entries: readonly StreamEntry[]): Promise<boolean> {
+    const { channel, group } = this.#provider;
+    const acks: string[] = [];
+    let unavailable = false;
+    const work = entries.map(async (entry) => {
+      if (entry.fields === null) {
+        this.#logger.warn(
+          { id: entry.id },
+          'pending stream entry was deleted before it could be stored; acknowledging it',
+        );
+        acks.push(entry.id);
+        return;
+      }
+      try {
+        await this.#options.committer.submit(this.#eventOf(entry.id, entry.fields));
+        acks.push(entry.id);
+      } catch (err: unknown) {
+        if (isDatabaseUnavailable(err)) unavailable = true;
+        // Left unacknowledged either way: it stays pending and is read again after the next
+        // reconnect or restart, rather than being dropped.
+        this.#logger.error({ err, id: entry.id }, 'stream entry not stored; left pending');
+      }
+    });
+    await Promise.all(work);
+    if (acks.length > 0) await this.#consumer.redis.xack(channel, group, ...acks);
+    return unavailable;
+  }
+
+  #eventOf(id: string, entryFields: Buffer[]): ReturnType<typeof queueEvent> {
+    const { channel, group } = this.#provider;
+    const { payload, fields } = streamEntryPayload(entryFields);
+    return queueEvent(this.#provider, this.#sources, {
+      fields: ['x-redis-stream', channel, 'x-redis-stream-id', id, ...fields],
+      payload,
+      verifyDetail: `no verification: queue message (redis stream ${channel}, group ${group})`,
+      fallbackEventType: channel,
+      fallbackExternalId: id,
+    });
+  }
 }
 
 function text(value: unknown): string | null {
