@@ -14,7 +14,7 @@ import { constantTimeEqual, findMatchingKey } from '../timing-safe.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { calledUrl, type SchemeParts } from './hmac-scheme.ts';
 
-const SIGNATURE_HEADER = 'X-Twilio-Signature';
+export const SIGNATURE_HEADER = 'X-Twilio-Signature';
 const SETTINGS_HEADER = 'X-Twilio-Webhooks-Signature-Settings';
 const BODY_HASH_PARAM = 'bodySHA256';
 const FORM_BODY = /^[\w%+.~*=&!'()-]*$/;
