@@ -121,7 +121,10 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
           operationId: 'getEvent',
           parameters: [idParam],
           responses: {
-            '200': json(ref('EventDetail'), 'The full event'),
+            '200': json(
+              ref('ApiEventDetail'),
+              "The full event, with who an open provider's event looks like it came from",
+            ),
             ...errors(400, 401, 403, 404, 429, 500, 503),
           },
         },
@@ -296,6 +299,7 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
         ApiEventSummary: component(registry, 'api-event-summary.schema.json'),
         ApiEventList: component(registry, 'api-event-list.schema.json'),
         EventDetail: component(registry, 'event-detail.schema.json'),
+        ApiEventDetail: component(registry, 'api-event-detail.schema.json'),
         ProviderStatus: component(registry, 'provider-status.schema.json'),
         ApiProviderDetail: component(registry, 'api-provider-detail.schema.json'),
         ApiReplayHeaders: component(registry, 'api-replay-headers.schema.json'),

@@ -3,6 +3,188 @@
 
 /** Every schema, bundled self-contained (cross-file $refs inlined), keyed by title. */
 export const SCHEMAS = {
+  ApiEventDetail: {
+    title: 'ApiEventDetail',
+    description:
+      "One event as the HTTP API and the UI show it: the EventDetail fields, plus, for an open provider's event whose headers carry a catalog provider's signature header, sender_hint (derived when read). MCP's EventDetail leaves sender_hint out: tools/list is near its budget.",
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'id',
+      'provider',
+      'event_type',
+      'trust_mode',
+      'verified',
+      'payload_size',
+      'received_at',
+      'verify_detail',
+      'external_id',
+      'content_type',
+      'source_ip',
+      'headers',
+      'payload',
+    ],
+    properties: {
+      id: {
+        description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+        type: 'string',
+        format: 'uuid',
+      },
+      provider: {
+        description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+      },
+      event_type: {
+        description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+        type: 'string',
+        maxLength: 200,
+      },
+      trust_mode: {
+        title: 'TrustMode',
+        description:
+          "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+        type: 'string',
+        enum: ['signed', 'token', 'open', 'queue'],
+      },
+      verified: {
+        description:
+          'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
+        type: 'boolean',
+      },
+      payload_size: { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 },
+      received_at: {
+        description: 'When switchboard committed the event, RFC 3339 with microseconds.',
+        type: 'string',
+        format: 'date-time',
+      },
+      summary: {
+        description:
+          "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+        type: 'string',
+        minLength: 1,
+        maxLength: 120,
+      },
+      verify_detail: {
+        description:
+          "One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.",
+        type: 'string',
+        maxLength: 300,
+      },
+      external_id: {
+        description:
+          "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
+        anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
+      },
+      content_type: {
+        description: 'The Content-Type the event arrived with, or null.',
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+      },
+      source_ip: {
+        description: "The sender's IP address as seen by switchboard, or null for queue events.",
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+      },
+      passed_check: {
+        description:
+          "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+        type: 'boolean',
+      },
+      payload_truncated: {
+        description:
+          'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
+        type: 'boolean',
+      },
+      received_size: {
+        description:
+          'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
+        type: 'integer',
+        minimum: 0,
+      },
+      sender_hint: {
+        title: 'SenderHint',
+        description:
+          'The catalog providers a delivery to an open provider looks like it came from, by the signature headers it carries (their names only), and the config that would check it.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['presets', 'message', 'config'],
+        properties: {
+          presets: {
+            description:
+              "Every catalog preset (schemas/preset-name.schema.json) that signs with one of the delivery's headers, in catalog order.",
+            type: 'array',
+            minItems: 1,
+            items: { type: 'string' },
+          },
+          message: {
+            description: "One sentence, e.g. 'looks like a Stripe delivery: set preset: stripe and its secret'.",
+            type: 'string',
+          },
+          config: {
+            description:
+              "The provider's line of switchboard.yaml with that preset, e.g. \"sandbox: { preset: stripe, secret: '${STRIPE_WEBHOOK_SECRET}' }\"; several presets give one line each, the rest commented out.",
+            type: 'string',
+          },
+        },
+      },
+      headers: {
+        title: 'EventHeaders',
+        description:
+          'The request headers as received, sanitized. Names are lower-case. A header sent once maps to its value; a header sent several times maps to the list of its values in arrival order. Hop-by-hop headers are dropped, and the values of credentials, signatures and tokens are replaced by [redacted] so their presence stays visible.',
+        type: 'object',
+        propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
+        additionalProperties: {
+          anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }],
+        },
+      },
+      payload: {
+        title: 'EventPayload',
+        description:
+          'The exact raw bytes of the event. When the bytes are valid UTF-8 they travel as text (encoding utf8), so JSON bodies stay readable and re-encoding the text as UTF-8 gives back the identical bytes. Otherwise they travel as base64 (encoding base64). Either way the bytes round-trip exactly; parse data yourself if you need the JSON value.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['encoding', 'data'],
+        properties: {
+          encoding: {
+            description: 'utf8: data is the body as text. base64: data is the body base64-encoded.',
+            type: 'string',
+            enum: ['utf8', 'base64'],
+          },
+          data: { description: 'The body, in the given encoding.', type: 'string' },
+        },
+      },
+      request: {
+        title: 'EventRequest',
+        description:
+          'The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['method', 'path', 'query', 'response_status'],
+        properties: {
+          method: { description: 'The request method, e.g. POST.', type: 'string', minLength: 1, maxLength: 16 },
+          path: {
+            description: 'The path the sender used, e.g. /hooks/github.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 2048,
+          },
+          query: {
+            description:
+              'The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….',
+            type: 'string',
+            maxLength: 2048,
+          },
+          response_status: {
+            description:
+              'The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 599,
+          },
+        },
+      },
+    },
+  },
   ApiEventList: {
     title: 'ApiEventList',
     description:
@@ -3476,6 +3658,32 @@ export const SCHEMAS = {
       from: { description: 'Received at or after this time.', type: 'string', format: 'date-time' },
       to: { description: 'Received before this time.', type: 'string', format: 'date-time' },
       verified: { description: 'Only verified (or only unverified) events.', type: 'string', enum: ['true', 'false'] },
+    },
+  },
+  SenderHint: {
+    title: 'SenderHint',
+    description:
+      'The catalog providers a delivery to an open provider looks like it came from, by the signature headers it carries (their names only), and the config that would check it.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['presets', 'message', 'config'],
+    properties: {
+      presets: {
+        description:
+          "Every catalog preset (schemas/preset-name.schema.json) that signs with one of the delivery's headers, in catalog order.",
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string' },
+      },
+      message: {
+        description: "One sentence, e.g. 'looks like a Stripe delivery: set preset: stripe and its secret'.",
+        type: 'string',
+      },
+      config: {
+        description:
+          "The provider's line of switchboard.yaml with that preset, e.g. \"sandbox: { preset: stripe, secret: '${STRIPE_WEBHOOK_SECRET}' }\"; several presets give one line each, the rest commented out.",
+        type: 'string',
+      },
     },
   },
   ServerRole: {

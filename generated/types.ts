@@ -173,6 +173,131 @@ export type Templates1 = [string, ...string[]];
 export type ServerRole2 = 'all' | 'ingest' | 'worker';
 
 /**
+ * One event as the HTTP API and the UI show it: the EventDetail fields, plus, for an open provider's event whose headers carry a catalog provider's signature header, sender_hint (derived when read). MCP's EventDetail leaves sender_hint out: tools/list is near its budget.
+ */
+export interface ApiEventDetail {
+  /**
+   * The event's id: a time-ordered UUIDv7, stable across all surfaces.
+   */
+  id: string;
+  /**
+   * Name of the configured provider (webhook route or queue source) that received the event.
+   */
+  provider: string;
+  /**
+   * The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.
+   */
+  event_type: string;
+  trust_mode: TrustMode;
+  /**
+   * True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.
+   */
+  verified: boolean;
+  /**
+   * Size of the raw payload in bytes.
+   */
+  payload_size: number;
+  /**
+   * When switchboard committed the event, RFC 3339 with microseconds.
+   */
+  received_at: string;
+  /**
+   * One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.
+   */
+  summary?: string;
+  /**
+   * One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.
+   */
+  verify_detail: string;
+  /**
+   * The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.
+   */
+  external_id: string | null;
+  /**
+   * The Content-Type the event arrived with, or null.
+   */
+  content_type: string | null;
+  /**
+   * The sender's IP address as seen by switchboard, or null for queue events.
+   */
+  source_ip: string | null;
+  /**
+   * Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.
+   */
+  passed_check?: boolean;
+  /**
+   * Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.
+   */
+  payload_truncated?: boolean;
+  /**
+   * Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.
+   */
+  received_size?: number;
+  sender_hint?: SenderHint;
+  headers: EventHeaders;
+  payload: EventPayload;
+  request?: EventRequest;
+}
+/**
+ * The catalog providers a delivery to an open provider looks like it came from, by the signature headers it carries (their names only), and the config that would check it.
+ */
+export interface SenderHint {
+  /**
+   * Every catalog preset (schemas/preset-name.schema.json) that signs with one of the delivery's headers, in catalog order.
+   *
+   * @minItems 1
+   */
+  presets: [string, ...string[]];
+  /**
+   * One sentence, e.g. 'looks like a Stripe delivery: set preset: stripe and its secret'.
+   */
+  message: string;
+  /**
+   * The provider's line of switchboard.yaml with that preset, e.g. "sandbox: { preset: stripe, secret: '${STRIPE_WEBHOOK_SECRET}' }"; several presets give one line each, the rest commented out.
+   */
+  config: string;
+}
+/**
+ * The request headers as received, sanitized. Names are lower-case. A header sent once maps to its value; a header sent several times maps to the list of its values in arrival order. Hop-by-hop headers are dropped, and the values of credentials, signatures and tokens are replaced by [redacted] so their presence stays visible.
+ */
+export interface EventHeaders {
+  [k: string]: (string | [string, string, ...string[]]) | undefined;
+}
+/**
+ * The exact raw bytes of the event. When the bytes are valid UTF-8 they travel as text (encoding utf8), so JSON bodies stay readable and re-encoding the text as UTF-8 gives back the identical bytes. Otherwise they travel as base64 (encoding base64). Either way the bytes round-trip exactly; parse data yourself if you need the JSON value.
+ */
+export interface EventPayload {
+  /**
+   * utf8: data is the body as text. base64: data is the body base64-encoded.
+   */
+  encoding: 'utf8' | 'base64';
+  /**
+   * The body, in the given encoding.
+   */
+  data: string;
+}
+/**
+ * The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.
+ */
+export interface EventRequest {
+  /**
+   * The request method, e.g. POST.
+   */
+  method: string;
+  /**
+   * The path the sender used, e.g. /hooks/github.
+   */
+  path: string;
+  /**
+   * The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….
+   */
+  query: string;
+  /**
+   * The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.
+   */
+  response_status: number;
+}
+/**
  * One page of GET /api/events, newest first (received_at, then id, descending): list_webhook_events' page with each event's one-line summary. next_cursor is present only when more events match.
  */
 export interface ApiEventList {
@@ -888,46 +1013,6 @@ export interface EventDetail {
   headers: EventHeaders;
   payload: EventPayload;
   request?: EventRequest;
-}
-/**
- * The request headers as received, sanitized. Names are lower-case. A header sent once maps to its value; a header sent several times maps to the list of its values in arrival order. Hop-by-hop headers are dropped, and the values of credentials, signatures and tokens are replaced by [redacted] so their presence stays visible.
- */
-export interface EventHeaders {
-  [k: string]: (string | [string, string, ...string[]]) | undefined;
-}
-/**
- * The exact raw bytes of the event. When the bytes are valid UTF-8 they travel as text (encoding utf8), so JSON bodies stay readable and re-encoding the text as UTF-8 gives back the identical bytes. Otherwise they travel as base64 (encoding base64). Either way the bytes round-trip exactly; parse data yourself if you need the JSON value.
- */
-export interface EventPayload {
-  /**
-   * utf8: data is the body as text. base64: data is the body base64-encoded.
-   */
-  encoding: 'utf8' | 'base64';
-  /**
-   * The body, in the given encoding.
-   */
-  data: string;
-}
-/**
- * The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.
- */
-export interface EventRequest {
-  /**
-   * The request method, e.g. POST.
-   */
-  method: string;
-  /**
-   * The path the sender used, e.g. /hooks/github.
-   */
-  path: string;
-  /**
-   * The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….
-   */
-  query: string;
-  /**
-   * The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.
-   */
-  response_status: number;
 }
 /**
  * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.

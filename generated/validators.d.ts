@@ -9,6 +9,7 @@ export interface GeneratedValidator<Shape> {
   errors?: ErrorObject[] | null;
 }
 
+export declare const validateApiEventDetail: GeneratedValidator<T.ApiEventDetail>;
 export declare const validateApiEventList: GeneratedValidator<T.ApiEventList>;
 export declare const validateApiEventSummary: GeneratedValidator<T.ApiEventSummary>;
 export declare const validateApiProviderDetail: GeneratedValidator<T.ApiProviderDetail>;
@@ -34,6 +35,7 @@ export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEv
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;
 export declare const validateReplayResult: GeneratedValidator<T.ReplayResult>;
 export declare const validateSearchEventsQuery: GeneratedValidator<T.SearchEventsQuery>;
+export declare const validateSenderHint: GeneratedValidator<T.SenderHint>;
 export declare const validateServerRole: GeneratedValidator<T.ServerRole>;
 export declare const validateGetWebhookEventInput: GeneratedValidator<T.GetWebhookEventInputWithDefaults>;
 export declare const validateGetWebhookEventOutput: GeneratedValidator<T.GetWebhookEventOutput>;

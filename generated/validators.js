@@ -4,8 +4,1785 @@
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 
-export const validateApiEventList = validate20;
+export const validateApiEventDetail = validate20;
 const schema31 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-event-detail.schema.json',
+  title: 'ApiEventDetail',
+  description:
+    "One event as the HTTP API and the UI show it: the EventDetail fields, plus, for an open provider's event whose headers carry a catalog provider's signature header, sender_hint (derived when read). MCP's EventDetail leaves sender_hint out: tools/list is near its budget.",
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'id',
+    'provider',
+    'event_type',
+    'trust_mode',
+    'verified',
+    'payload_size',
+    'received_at',
+    'verify_detail',
+    'external_id',
+    'content_type',
+    'source_ip',
+    'headers',
+    'payload',
+  ],
+  properties: {
+    id: { $ref: 'event-summary.schema.json#/properties/id' },
+    provider: { $ref: 'event-summary.schema.json#/properties/provider' },
+    event_type: { $ref: 'event-summary.schema.json#/properties/event_type' },
+    trust_mode: { $ref: 'trust-mode.schema.json' },
+    verified: { $ref: 'event-summary.schema.json#/properties/verified' },
+    payload_size: { $ref: 'event-summary.schema.json#/properties/payload_size' },
+    received_at: { $ref: 'event-summary.schema.json#/properties/received_at' },
+    summary: { $ref: 'api-event-summary.schema.json#/properties/summary' },
+    verify_detail: { $ref: 'event-detail.schema.json#/properties/verify_detail' },
+    external_id: { $ref: 'event-detail.schema.json#/properties/external_id' },
+    content_type: { $ref: 'event-detail.schema.json#/properties/content_type' },
+    source_ip: { $ref: 'event-detail.schema.json#/properties/source_ip' },
+    passed_check: { $ref: 'event-detail.schema.json#/properties/passed_check' },
+    payload_truncated: { $ref: 'event-detail.schema.json#/properties/payload_truncated' },
+    received_size: { $ref: 'event-detail.schema.json#/properties/received_size' },
+    sender_hint: { $ref: 'sender-hint.schema.json' },
+    headers: { $ref: 'event-headers.schema.json' },
+    payload: { $ref: 'event-payload.schema.json' },
+    request: { $ref: 'event-detail.schema.json#/properties/request' },
+  },
+};
+const schema35 = {
+  description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+  type: 'string',
+  format: 'uuid',
+};
+const schema36 = {
+  description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+};
+const schema37 = {
+  description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+  type: 'string',
+  maxLength: 200,
+};
+const schema33 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/trust-mode.schema.json',
+  title: 'TrustMode',
+  description:
+    "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+  type: 'string',
+  enum: ['signed', 'token', 'open', 'queue'],
+};
+const schema39 = {
+  description:
+    'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
+  type: 'boolean',
+};
+const schema40 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
+const schema41 = {
+  description: 'When switchboard committed the event, RFC 3339 with microseconds.',
+  type: 'string',
+  format: 'date-time',
+};
+const schema42 = {
+  description:
+    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+  type: 'string',
+  minLength: 1,
+  maxLength: 120,
+};
+const schema62 = {
+  description:
+    "One line saying what was checked and the outcome, e.g. 'hmac-sha256 valid (X-Hub-Signature-256)' or 'no verification: open provider'.",
+  type: 'string',
+  maxLength: 300,
+};
+const schema63 = {
+  description:
+    "The provider's own id for the delivery (e.g. X-GitHub-Delivery, a Stripe event id), used to store retried deliveries once. Null when the provider gives none.",
+  anyOf: [{ type: 'string', maxLength: 300 }, { type: 'null' }],
+};
+const schema64 = {
+  description: 'The Content-Type the event arrived with, or null.',
+  anyOf: [{ type: 'string' }, { type: 'null' }],
+};
+const schema65 = {
+  description: "The sender's IP address as seen by switchboard, or null for queue events.",
+  anyOf: [{ type: 'string' }, { type: 'null' }],
+};
+const schema66 = {
+  description:
+    "Signed and token events only: whether the delivery passed its provider's check on arrival (a valid signature, or a matching token). Replay attaches a fresh signature or the token only when this is true; an event with false is replayed only with unsigned: true. Absent for open and queue events, which are not checked.",
+  type: 'boolean',
+};
+const schema67 = {
+  description:
+    'Present and true when payload holds only the first bytes of the body. Either get_webhook_event cut it to max_payload_bytes (payload_size is still the whole size: ask again with a larger max_payload_bytes, or download GET /api/events/{id}/raw), or only the first bytes were stored: a delivery rejected on arrival keeps at most record_rejected_max_bytes, and received_size says how many arrived.',
+  type: 'boolean',
+};
+const schema68 = {
+  description:
+    'Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.',
+  type: 'integer',
+  minimum: 0,
+};
+const schema69 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/sender-hint.schema.json',
+  title: 'SenderHint',
+  description:
+    'The catalog providers a delivery to an open provider looks like it came from, by the signature headers it carries (their names only), and the config that would check it.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['presets', 'message', 'config'],
+  properties: {
+    presets: {
+      description:
+        "Every catalog preset (schemas/preset-name.schema.json) that signs with one of the delivery's headers, in catalog order.",
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string' },
+    },
+    message: {
+      description: "One sentence, e.g. 'looks like a Stripe delivery: set preset: stripe and its secret'.",
+      type: 'string',
+    },
+    config: {
+      description:
+        "The provider's line of switchboard.yaml with that preset, e.g. \"sandbox: { preset: stripe, secret: '${STRIPE_WEBHOOK_SECRET}' }\"; several presets give one line each, the rest commented out.",
+      type: 'string',
+    },
+  },
+};
+const schema60 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
+  title: 'EventHeaders',
+  description:
+    'The request headers as received, sanitized. Names are lower-case. A header sent once maps to its value; a header sent several times maps to the list of its values in arrival order. Hop-by-hop headers are dropped, and the values of credentials, signatures and tokens are replaced by [redacted] so their presence stays visible.',
+  type: 'object',
+  propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
+  additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
+};
+const schema61 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
+  title: 'EventPayload',
+  description:
+    'The exact raw bytes of the event. When the bytes are valid UTF-8 they travel as text (encoding utf8), so JSON bodies stay readable and re-encoding the text as UTF-8 gives back the identical bytes. Otherwise they travel as base64 (encoding base64). Either way the bytes round-trip exactly; parse data yourself if you need the JSON value.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['encoding', 'data'],
+  properties: {
+    encoding: {
+      description: 'utf8: data is the body as text. base64: data is the body base64-encoded.',
+      type: 'string',
+      enum: ['utf8', 'base64'],
+    },
+    data: { description: 'The body, in the given encoding.', type: 'string' },
+  },
+};
+const schema72 = {
+  title: 'EventRequest',
+  description:
+    'The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['method', 'path', 'query', 'response_status'],
+  properties: {
+    method: { description: 'The request method, e.g. POST.', type: 'string', minLength: 1, maxLength: 16 },
+    path: {
+      description: 'The path the sender used, e.g. /hooks/github.',
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+    },
+    query: {
+      description:
+        'The query string as sent, without the leading ?; empty when there was none. The value of every parameter whose name looks like a secret (token, key, secret, signature, sig, password, code, auth, …) is replaced by [redacted] before it is stored, and a query longer than the limit is cut, ending in ….',
+      type: 'string',
+      maxLength: 2048,
+    },
+    response_status: {
+      description:
+        'The HTTP status switchboard answered the sender: 200 when the event was stored, 401 when its signature or token check failed (a rejected delivery kept for inspection), 503 when the commit was confirmed only after the sender had been told to retry.',
+      type: 'integer',
+      minimum: 100,
+      maximum: 599,
+    },
+  },
+};
+const func1 = Object.prototype.hasOwnProperty;
+const func2 = require('ajv/dist/runtime/ucs2length').default;
+const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
+const pattern4 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
+
+function validate20(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-event-detail.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate20.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'id' },
+        message: "must have required property '" + 'id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.provider === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'provider' },
+        message: "must have required property '" + 'provider' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.event_type === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'event_type' },
+        message: "must have required property '" + 'event_type' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.trust_mode === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'trust_mode' },
+        message: "must have required property '" + 'trust_mode' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    if (data.verified === undefined) {
+      const err4 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'verified' },
+        message: "must have required property '" + 'verified' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err4];
+      } else {
+        vErrors.push(err4);
+      }
+      errors++;
+    }
+    if (data.payload_size === undefined) {
+      const err5 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'payload_size' },
+        message: "must have required property '" + 'payload_size' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err5];
+      } else {
+        vErrors.push(err5);
+      }
+      errors++;
+    }
+    if (data.received_at === undefined) {
+      const err6 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'received_at' },
+        message: "must have required property '" + 'received_at' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err6];
+      } else {
+        vErrors.push(err6);
+      }
+      errors++;
+    }
+    if (data.verify_detail === undefined) {
+      const err7 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'verify_detail' },
+        message: "must have required property '" + 'verify_detail' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err7];
+      } else {
+        vErrors.push(err7);
+      }
+      errors++;
+    }
+    if (data.external_id === undefined) {
+      const err8 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'external_id' },
+        message: "must have required property '" + 'external_id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err8];
+      } else {
+        vErrors.push(err8);
+      }
+      errors++;
+    }
+    if (data.content_type === undefined) {
+      const err9 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'content_type' },
+        message: "must have required property '" + 'content_type' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err9];
+      } else {
+        vErrors.push(err9);
+      }
+      errors++;
+    }
+    if (data.source_ip === undefined) {
+      const err10 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'source_ip' },
+        message: "must have required property '" + 'source_ip' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err10];
+      } else {
+        vErrors.push(err10);
+      }
+      errors++;
+    }
+    if (data.headers === undefined) {
+      const err11 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'headers' },
+        message: "must have required property '" + 'headers' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err11];
+      } else {
+        vErrors.push(err11);
+      }
+      errors++;
+    }
+    if (data.payload === undefined) {
+      const err12 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'payload' },
+        message: "must have required property '" + 'payload' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err12];
+      } else {
+        vErrors.push(err12);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!func1.call(schema31.properties, key0)) {
+        const err13 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err13];
+        } else {
+          vErrors.push(err13);
+        }
+        errors++;
+      }
+    }
+    if (data.id !== undefined) {
+      let data0 = data.id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err14 = {
+            instancePath: instancePath + '/id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err14];
+          } else {
+            vErrors.push(err14);
+          }
+          errors++;
+        }
+      } else {
+        const err15 = {
+          instancePath: instancePath + '/id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+    }
+    if (data.provider !== undefined) {
+      let data1 = data.provider;
+      if (typeof data1 === 'string') {
+        if (func2(data1) > 64) {
+          const err16 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 64 },
+            message: 'must NOT have more than 64 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err16];
+          } else {
+            vErrors.push(err16);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err17 = {
+            instancePath: instancePath + '/provider',
+            schemaPath: 'event-summary.schema.json#/properties/provider/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err17];
+          } else {
+            vErrors.push(err17);
+          }
+          errors++;
+        }
+      } else {
+        const err18 = {
+          instancePath: instancePath + '/provider',
+          schemaPath: 'event-summary.schema.json#/properties/provider/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+    }
+    if (data.event_type !== undefined) {
+      let data2 = data.event_type;
+      if (typeof data2 === 'string') {
+        if (func2(data2) > 200) {
+          const err19 = {
+            instancePath: instancePath + '/event_type',
+            schemaPath: 'event-summary.schema.json#/properties/event_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err19];
+          } else {
+            vErrors.push(err19);
+          }
+          errors++;
+        }
+      } else {
+        const err20 = {
+          instancePath: instancePath + '/event_type',
+          schemaPath: 'event-summary.schema.json#/properties/event_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err20];
+        } else {
+          vErrors.push(err20);
+        }
+        errors++;
+      }
+    }
+    if (data.trust_mode !== undefined) {
+      let data3 = data.trust_mode;
+      if (typeof data3 !== 'string') {
+        const err21 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
+        }
+        errors++;
+      }
+      if (!(data3 === 'signed' || data3 === 'token' || data3 === 'open' || data3 === 'queue')) {
+        const err22 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: 'trust-mode.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema33.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+    }
+    if (data.verified !== undefined) {
+      if (typeof data.verified !== 'boolean') {
+        const err23 = {
+          instancePath: instancePath + '/verified',
+          schemaPath: 'event-summary.schema.json#/properties/verified/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_size !== undefined) {
+      let data5 = data.payload_size;
+      if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+        const err24 = {
+          instancePath: instancePath + '/payload_size',
+          schemaPath: 'event-summary.schema.json#/properties/payload_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err24];
+        } else {
+          vErrors.push(err24);
+        }
+        errors++;
+      }
+      if (typeof data5 == 'number' && isFinite(data5)) {
+        if (data5 < 0 || isNaN(data5)) {
+          const err25 = {
+            instancePath: instancePath + '/payload_size',
+            schemaPath: 'event-summary.schema.json#/properties/payload_size/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err25];
+          } else {
+            vErrors.push(err25);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.received_at !== undefined) {
+      let data6 = data.received_at;
+      if (typeof data6 === 'string') {
+        if (!formats2.validate(data6)) {
+          const err26 = {
+            instancePath: instancePath + '/received_at',
+            schemaPath: 'event-summary.schema.json#/properties/received_at/format',
+            keyword: 'format',
+            params: { format: 'date-time' },
+            message: 'must match format "' + 'date-time' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err26];
+          } else {
+            vErrors.push(err26);
+          }
+          errors++;
+        }
+      } else {
+        const err27 = {
+          instancePath: instancePath + '/received_at',
+          schemaPath: 'event-summary.schema.json#/properties/received_at/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err27];
+        } else {
+          vErrors.push(err27);
+        }
+        errors++;
+      }
+    }
+    if (data.summary !== undefined) {
+      let data7 = data.summary;
+      if (typeof data7 === 'string') {
+        if (func2(data7) > 120) {
+          const err28 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 120 },
+            message: 'must NOT have more than 120 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err28];
+          } else {
+            vErrors.push(err28);
+          }
+          errors++;
+        }
+        if (func2(data7) < 1) {
+          const err29 = {
+            instancePath: instancePath + '/summary',
+            schemaPath: 'api-event-summary.schema.json#/properties/summary/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err29];
+          } else {
+            vErrors.push(err29);
+          }
+          errors++;
+        }
+      } else {
+        const err30 = {
+          instancePath: instancePath + '/summary',
+          schemaPath: 'api-event-summary.schema.json#/properties/summary/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err30];
+        } else {
+          vErrors.push(err30);
+        }
+        errors++;
+      }
+    }
+    if (data.verify_detail !== undefined) {
+      let data8 = data.verify_detail;
+      if (typeof data8 === 'string') {
+        if (func2(data8) > 300) {
+          const err31 = {
+            instancePath: instancePath + '/verify_detail',
+            schemaPath: 'event-detail.schema.json#/properties/verify_detail/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 300 },
+            message: 'must NOT have more than 300 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err31];
+          } else {
+            vErrors.push(err31);
+          }
+          errors++;
+        }
+      } else {
+        const err32 = {
+          instancePath: instancePath + '/verify_detail',
+          schemaPath: 'event-detail.schema.json#/properties/verify_detail/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err32];
+        } else {
+          vErrors.push(err32);
+        }
+        errors++;
+      }
+    }
+    if (data.external_id !== undefined) {
+      let data9 = data.external_id;
+      const _errs31 = errors;
+      let valid11 = false;
+      const _errs32 = errors;
+      if (typeof data9 === 'string') {
+        if (func2(data9) > 300) {
+          const err33 = {
+            instancePath: instancePath + '/external_id',
+            schemaPath: 'event-detail.schema.json#/properties/external_id/anyOf/0/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 300 },
+            message: 'must NOT have more than 300 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err33];
+          } else {
+            vErrors.push(err33);
+          }
+          errors++;
+        }
+      } else {
+        const err34 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: 'event-detail.schema.json#/properties/external_id/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err34];
+        } else {
+          vErrors.push(err34);
+        }
+        errors++;
+      }
+      var _valid0 = _errs32 === errors;
+      valid11 = valid11 || _valid0;
+      const _errs34 = errors;
+      if (data9 !== null) {
+        const err35 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: 'event-detail.schema.json#/properties/external_id/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err35];
+        } else {
+          vErrors.push(err35);
+        }
+        errors++;
+      }
+      var _valid0 = _errs34 === errors;
+      valid11 = valid11 || _valid0;
+      if (!valid11) {
+        const err36 = {
+          instancePath: instancePath + '/external_id',
+          schemaPath: 'event-detail.schema.json#/properties/external_id/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err36];
+        } else {
+          vErrors.push(err36);
+        }
+        errors++;
+      } else {
+        errors = _errs31;
+        if (vErrors !== null) {
+          if (_errs31) {
+            vErrors.length = _errs31;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.content_type !== undefined) {
+      let data10 = data.content_type;
+      const _errs38 = errors;
+      let valid13 = false;
+      const _errs39 = errors;
+      if (typeof data10 !== 'string') {
+        const err37 = {
+          instancePath: instancePath + '/content_type',
+          schemaPath: 'event-detail.schema.json#/properties/content_type/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err37];
+        } else {
+          vErrors.push(err37);
+        }
+        errors++;
+      }
+      var _valid1 = _errs39 === errors;
+      valid13 = valid13 || _valid1;
+      const _errs41 = errors;
+      if (data10 !== null) {
+        const err38 = {
+          instancePath: instancePath + '/content_type',
+          schemaPath: 'event-detail.schema.json#/properties/content_type/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err38];
+        } else {
+          vErrors.push(err38);
+        }
+        errors++;
+      }
+      var _valid1 = _errs41 === errors;
+      valid13 = valid13 || _valid1;
+      if (!valid13) {
+        const err39 = {
+          instancePath: instancePath + '/content_type',
+          schemaPath: 'event-detail.schema.json#/properties/content_type/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err39];
+        } else {
+          vErrors.push(err39);
+        }
+        errors++;
+      } else {
+        errors = _errs38;
+        if (vErrors !== null) {
+          if (_errs38) {
+            vErrors.length = _errs38;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.source_ip !== undefined) {
+      let data11 = data.source_ip;
+      const _errs45 = errors;
+      let valid15 = false;
+      const _errs46 = errors;
+      if (typeof data11 !== 'string') {
+        const err40 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: 'event-detail.schema.json#/properties/source_ip/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err40];
+        } else {
+          vErrors.push(err40);
+        }
+        errors++;
+      }
+      var _valid2 = _errs46 === errors;
+      valid15 = valid15 || _valid2;
+      const _errs48 = errors;
+      if (data11 !== null) {
+        const err41 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: 'event-detail.schema.json#/properties/source_ip/anyOf/1/type',
+          keyword: 'type',
+          params: { type: 'null' },
+          message: 'must be null',
+        };
+        if (vErrors === null) {
+          vErrors = [err41];
+        } else {
+          vErrors.push(err41);
+        }
+        errors++;
+      }
+      var _valid2 = _errs48 === errors;
+      valid15 = valid15 || _valid2;
+      if (!valid15) {
+        const err42 = {
+          instancePath: instancePath + '/source_ip',
+          schemaPath: 'event-detail.schema.json#/properties/source_ip/anyOf',
+          keyword: 'anyOf',
+          params: {},
+          message: 'must match a schema in anyOf',
+        };
+        if (vErrors === null) {
+          vErrors = [err42];
+        } else {
+          vErrors.push(err42);
+        }
+        errors++;
+      } else {
+        errors = _errs45;
+        if (vErrors !== null) {
+          if (_errs45) {
+            vErrors.length = _errs45;
+          } else {
+            vErrors = null;
+          }
+        }
+      }
+    }
+    if (data.passed_check !== undefined) {
+      if (typeof data.passed_check !== 'boolean') {
+        const err43 = {
+          instancePath: instancePath + '/passed_check',
+          schemaPath: 'event-detail.schema.json#/properties/passed_check/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err43];
+        } else {
+          vErrors.push(err43);
+        }
+        errors++;
+      }
+    }
+    if (data.payload_truncated !== undefined) {
+      if (typeof data.payload_truncated !== 'boolean') {
+        const err44 = {
+          instancePath: instancePath + '/payload_truncated',
+          schemaPath: 'event-detail.schema.json#/properties/payload_truncated/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err44];
+        } else {
+          vErrors.push(err44);
+        }
+        errors++;
+      }
+    }
+    if (data.received_size !== undefined) {
+      let data14 = data.received_size;
+      if (!(typeof data14 == 'number' && !(data14 % 1) && !isNaN(data14) && isFinite(data14))) {
+        const err45 = {
+          instancePath: instancePath + '/received_size',
+          schemaPath: 'event-detail.schema.json#/properties/received_size/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err45];
+        } else {
+          vErrors.push(err45);
+        }
+        errors++;
+      }
+      if (typeof data14 == 'number' && isFinite(data14)) {
+        if (data14 < 0 || isNaN(data14)) {
+          const err46 = {
+            instancePath: instancePath + '/received_size',
+            schemaPath: 'event-detail.schema.json#/properties/received_size/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err46];
+          } else {
+            vErrors.push(err46);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.sender_hint !== undefined) {
+      let data15 = data.sender_hint;
+      if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
+        if (data15.presets === undefined) {
+          const err47 = {
+            instancePath: instancePath + '/sender_hint',
+            schemaPath: 'sender-hint.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'presets' },
+            message: "must have required property '" + 'presets' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err47];
+          } else {
+            vErrors.push(err47);
+          }
+          errors++;
+        }
+        if (data15.message === undefined) {
+          const err48 = {
+            instancePath: instancePath + '/sender_hint',
+            schemaPath: 'sender-hint.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'message' },
+            message: "must have required property '" + 'message' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err48];
+          } else {
+            vErrors.push(err48);
+          }
+          errors++;
+        }
+        if (data15.config === undefined) {
+          const err49 = {
+            instancePath: instancePath + '/sender_hint',
+            schemaPath: 'sender-hint.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'config' },
+            message: "must have required property '" + 'config' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err49];
+          } else {
+            vErrors.push(err49);
+          }
+          errors++;
+        }
+        for (const key1 in data15) {
+          if (!(key1 === 'presets' || key1 === 'message' || key1 === 'config')) {
+            const err50 = {
+              instancePath: instancePath + '/sender_hint',
+              schemaPath: 'sender-hint.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err50];
+            } else {
+              vErrors.push(err50);
+            }
+            errors++;
+          }
+        }
+        if (data15.presets !== undefined) {
+          let data16 = data15.presets;
+          if (Array.isArray(data16)) {
+            if (data16.length < 1) {
+              const err51 = {
+                instancePath: instancePath + '/sender_hint/presets',
+                schemaPath: 'sender-hint.schema.json/properties/presets/minItems',
+                keyword: 'minItems',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err51];
+              } else {
+                vErrors.push(err51);
+              }
+              errors++;
+            }
+            const len0 = data16.length;
+            for (let i0 = 0; i0 < len0; i0++) {
+              if (typeof data16[i0] !== 'string') {
+                const err52 = {
+                  instancePath: instancePath + '/sender_hint/presets/' + i0,
+                  schemaPath: 'sender-hint.schema.json/properties/presets/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err52];
+                } else {
+                  vErrors.push(err52);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err53 = {
+              instancePath: instancePath + '/sender_hint/presets',
+              schemaPath: 'sender-hint.schema.json/properties/presets/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err53];
+            } else {
+              vErrors.push(err53);
+            }
+            errors++;
+          }
+        }
+        if (data15.message !== undefined) {
+          if (typeof data15.message !== 'string') {
+            const err54 = {
+              instancePath: instancePath + '/sender_hint/message',
+              schemaPath: 'sender-hint.schema.json/properties/message/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err54];
+            } else {
+              vErrors.push(err54);
+            }
+            errors++;
+          }
+        }
+        if (data15.config !== undefined) {
+          if (typeof data15.config !== 'string') {
+            const err55 = {
+              instancePath: instancePath + '/sender_hint/config',
+              schemaPath: 'sender-hint.schema.json/properties/config/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err56 = {
+          instancePath: instancePath + '/sender_hint',
+          schemaPath: 'sender-hint.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err56];
+        } else {
+          vErrors.push(err56);
+        }
+        errors++;
+      }
+    }
+    if (data.headers !== undefined) {
+      let data20 = data.headers;
+      if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
+        for (const key2 in data20) {
+          const _errs74 = errors;
+          if (typeof key2 === 'string') {
+            if (!pattern4.test(key2)) {
+              const err57 = {
+                instancePath: instancePath + '/headers',
+                schemaPath: 'event-headers.schema.json/propertyNames/pattern',
+                keyword: 'pattern',
+                params: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
+                message: 'must match pattern "' + "^[a-z0-9!#$%&'*+.^_`|~-]+$" + '"',
+                propertyName: key2,
+              };
+              if (vErrors === null) {
+                vErrors = [err57];
+              } else {
+                vErrors.push(err57);
+              }
+              errors++;
+            }
+          }
+          var valid24 = _errs74 === errors;
+          if (!valid24) {
+            const err58 = {
+              instancePath: instancePath + '/headers',
+              schemaPath: 'event-headers.schema.json/propertyNames',
+              keyword: 'propertyNames',
+              params: { propertyName: key2 },
+              message: 'property name must be valid',
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+        }
+        for (const key3 in data20) {
+          let data21 = data20[key3];
+          const _errs77 = errors;
+          let valid26 = false;
+          const _errs78 = errors;
+          if (typeof data21 !== 'string') {
+            const err59 = {
+              instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err59];
+            } else {
+              vErrors.push(err59);
+            }
+            errors++;
+          }
+          var _valid3 = _errs78 === errors;
+          valid26 = valid26 || _valid3;
+          const _errs80 = errors;
+          if (Array.isArray(data21)) {
+            if (data21.length < 2) {
+              const err60 = {
+                instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 2 },
+                message: 'must NOT have fewer than 2 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err60];
+              } else {
+                vErrors.push(err60);
+              }
+              errors++;
+            }
+            const len1 = data21.length;
+            for (let i1 = 0; i1 < len1; i1++) {
+              if (typeof data21[i1] !== 'string') {
+                const err61 = {
+                  instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i1,
+                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err61];
+                } else {
+                  vErrors.push(err61);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err62 = {
+              instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err62];
+            } else {
+              vErrors.push(err62);
+            }
+            errors++;
+          }
+          var _valid3 = _errs80 === errors;
+          valid26 = valid26 || _valid3;
+          if (!valid26) {
+            const err63 = {
+              instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          } else {
+            errors = _errs77;
+            if (vErrors !== null) {
+              if (_errs77) {
+                vErrors.length = _errs77;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+      } else {
+        const err64 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: 'event-headers.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err64];
+        } else {
+          vErrors.push(err64);
+        }
+        errors++;
+      }
+    }
+    if (data.payload !== undefined) {
+      let data23 = data.payload;
+      if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
+        if (data23.encoding === undefined) {
+          const err65 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'encoding' },
+            message: "must have required property '" + 'encoding' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+        if (data23.data === undefined) {
+          const err66 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err66];
+          } else {
+            vErrors.push(err66);
+          }
+          errors++;
+        }
+        for (const key4 in data23) {
+          if (!(key4 === 'encoding' || key4 === 'data')) {
+            const err67 = {
+              instancePath: instancePath + '/payload',
+              schemaPath: 'event-payload.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key4 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err67];
+            } else {
+              vErrors.push(err67);
+            }
+            errors++;
+          }
+        }
+        if (data23.encoding !== undefined) {
+          let data24 = data23.encoding;
+          if (typeof data24 !== 'string') {
+            const err68 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err68];
+            } else {
+              vErrors.push(err68);
+            }
+            errors++;
+          }
+          if (!(data24 === 'utf8' || data24 === 'base64')) {
+            const err69 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema61.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err69];
+            } else {
+              vErrors.push(err69);
+            }
+            errors++;
+          }
+        }
+        if (data23.data !== undefined) {
+          if (typeof data23.data !== 'string') {
+            const err70 = {
+              instancePath: instancePath + '/payload/data',
+              schemaPath: 'event-payload.schema.json/properties/data/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err70];
+            } else {
+              vErrors.push(err70);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err71 = {
+          instancePath: instancePath + '/payload',
+          schemaPath: 'event-payload.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err71];
+        } else {
+          vErrors.push(err71);
+        }
+        errors++;
+      }
+    }
+    if (data.request !== undefined) {
+      let data26 = data.request;
+      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+        if (data26.method === undefined) {
+          const err72 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'method' },
+            message: "must have required property '" + 'method' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err72];
+          } else {
+            vErrors.push(err72);
+          }
+          errors++;
+        }
+        if (data26.path === undefined) {
+          const err73 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'path' },
+            message: "must have required property '" + 'path' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err73];
+          } else {
+            vErrors.push(err73);
+          }
+          errors++;
+        }
+        if (data26.query === undefined) {
+          const err74 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'query' },
+            message: "must have required property '" + 'query' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err74];
+          } else {
+            vErrors.push(err74);
+          }
+          errors++;
+        }
+        if (data26.response_status === undefined) {
+          const err75 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'response_status' },
+            message: "must have required property '" + 'response_status' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err75];
+          } else {
+            vErrors.push(err75);
+          }
+          errors++;
+        }
+        for (const key5 in data26) {
+          if (!(key5 === 'method' || key5 === 'path' || key5 === 'query' || key5 === 'response_status')) {
+            const err76 = {
+              instancePath: instancePath + '/request',
+              schemaPath: 'event-detail.schema.json#/properties/request/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key5 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err76];
+            } else {
+              vErrors.push(err76);
+            }
+            errors++;
+          }
+        }
+        if (data26.method !== undefined) {
+          let data27 = data26.method;
+          if (typeof data27 === 'string') {
+            if (func2(data27) > 16) {
+              const err77 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/method/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 16 },
+                message: 'must NOT have more than 16 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err77];
+              } else {
+                vErrors.push(err77);
+              }
+              errors++;
+            }
+            if (func2(data27) < 1) {
+              const err78 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/method/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err78];
+              } else {
+                vErrors.push(err78);
+              }
+              errors++;
+            }
+          } else {
+            const err79 = {
+              instancePath: instancePath + '/request/method',
+              schemaPath: 'event-detail.schema.json#/properties/request/properties/method/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err79];
+            } else {
+              vErrors.push(err79);
+            }
+            errors++;
+          }
+        }
+        if (data26.path !== undefined) {
+          let data28 = data26.path;
+          if (typeof data28 === 'string') {
+            if (func2(data28) > 2048) {
+              const err80 = {
+                instancePath: instancePath + '/request/path',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/path/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 2048 },
+                message: 'must NOT have more than 2048 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err80];
+              } else {
+                vErrors.push(err80);
+              }
+              errors++;
+            }
+            if (func2(data28) < 1) {
+              const err81 = {
+                instancePath: instancePath + '/request/path',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/path/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err81];
+              } else {
+                vErrors.push(err81);
+              }
+              errors++;
+            }
+          } else {
+            const err82 = {
+              instancePath: instancePath + '/request/path',
+              schemaPath: 'event-detail.schema.json#/properties/request/properties/path/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err82];
+            } else {
+              vErrors.push(err82);
+            }
+            errors++;
+          }
+        }
+        if (data26.query !== undefined) {
+          let data29 = data26.query;
+          if (typeof data29 === 'string') {
+            if (func2(data29) > 2048) {
+              const err83 = {
+                instancePath: instancePath + '/request/query',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/query/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 2048 },
+                message: 'must NOT have more than 2048 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err83];
+              } else {
+                vErrors.push(err83);
+              }
+              errors++;
+            }
+          } else {
+            const err84 = {
+              instancePath: instancePath + '/request/query',
+              schemaPath: 'event-detail.schema.json#/properties/request/properties/query/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+        }
+        if (data26.response_status !== undefined) {
+          let data30 = data26.response_status;
+          if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+            const err85 = {
+              instancePath: instancePath + '/request/response_status',
+              schemaPath: 'event-detail.schema.json#/properties/request/properties/response_status/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err85];
+            } else {
+              vErrors.push(err85);
+            }
+            errors++;
+          }
+          if (typeof data30 == 'number' && isFinite(data30)) {
+            if (data30 > 599 || isNaN(data30)) {
+              const err86 = {
+                instancePath: instancePath + '/request/response_status',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/response_status/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 599 },
+                message: 'must be <= 599',
+              };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+            if (data30 < 100 || isNaN(data30)) {
+              const err87 = {
+                instancePath: instancePath + '/request/response_status',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/response_status/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err87];
+              } else {
+                vErrors.push(err87);
+              }
+              errors++;
+            }
+          }
+        }
+      } else {
+        const err88 = {
+          instancePath: instancePath + '/request',
+          schemaPath: 'event-detail.schema.json#/properties/request/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err88];
+        } else {
+          vErrors.push(err88);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err89 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err89];
+    } else {
+      vErrors.push(err89);
+    }
+    errors++;
+  }
+  validate20.errors = vErrors;
+  return errors === 0;
+}
+validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateApiEventList = validate24;
+const schema73 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-event-list.schema.json',
   title: 'ApiEventList',
@@ -19,11 +1796,11 @@ const schema31 = {
     next_cursor: { $ref: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor' },
   },
 };
-const schema44 = {
+const schema75 = {
   description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
   type: 'string',
 };
-const schema32 = {
+const schema34 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-event-summary.schema.json',
   title: 'ApiEventSummary',
@@ -55,54 +1832,14 @@ const schema32 = {
     },
   },
 };
-const schema36 = {
-  description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
-  type: 'string',
-  format: 'uuid',
-};
-const schema37 = {
-  description: 'Name of the configured provider (webhook route or queue source) that received the event.',
-  type: 'string',
-  minLength: 1,
-  maxLength: 64,
-};
-const schema38 = {
-  description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
-  type: 'string',
-  maxLength: 200,
-};
-const schema34 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://switchboard.dev/schemas/trust-mode.schema.json',
-  title: 'TrustMode',
-  description:
-    "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
-  type: 'string',
-  enum: ['signed', 'token', 'open', 'queue'],
-};
-const schema40 = {
-  description:
-    'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
-  type: 'boolean',
-};
-const schema41 = { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 };
-const schema42 = {
-  description: 'When switchboard committed the event, RFC 3339 with microseconds.',
-  type: 'string',
-  format: 'date-time',
-};
-const func1 = Object.prototype.hasOwnProperty;
-const func2 = require('ajv/dist/runtime/ucs2length').default;
-const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const formats2 = require('ajv-formats/dist/formats').fullFormats['date-time'];
 
-function validate21(
+function validate22(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/api-event-summary.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate21.evaluated;
+  const evaluated0 = validate22.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -216,7 +1953,7 @@ function validate21(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema32.properties, key0)) {
+      if (!func1.call(schema34.properties, key0)) {
         const err7 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -371,7 +2108,7 @@ function validate21(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema34.enum },
+          params: { allowedValues: schema33.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -545,7 +2282,7 @@ function validate21(
           instancePath: instancePath + '/forward_state',
           schemaPath: '#/properties/forward_state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema32.properties.forward_state.enum },
+          params: { allowedValues: schema34.properties.forward_state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -571,18 +2308,18 @@ function validate21(
     }
     errors++;
   }
-  validate21.errors = vErrors;
+  validate22.errors = vErrors;
   return errors === 0;
 }
-validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-function validate20(
+function validate24(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/api-event-list.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate20.evaluated;
+  const evaluated0 = validate24.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -643,7 +2380,7 @@ function validate20(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate21(data0[i0], {
+            !validate22(data0[i0], {
               instancePath: instancePath + '/events/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -651,7 +2388,7 @@ function validate20(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
             errors = vErrors.length;
           }
         }
@@ -703,15 +2440,15 @@ function validate20(
     }
     errors++;
   }
-  validate20.errors = vErrors;
+  validate24.errors = vErrors;
   return errors === 0;
 }
-validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateApiEventSummary = validate21;
+export const validateApiEventSummary = validate22;
 
-export const validateApiProviderDetail = validate26;
-const schema45 = {
+export const validateApiProviderDetail = validate28;
+const schema76 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
   title: 'ApiProviderDetail',
@@ -750,7 +2487,7 @@ const schema45 = {
     },
   },
 };
-const schema60 = {
+const schema91 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -781,7 +2518,7 @@ const schema60 = {
     },
   },
 };
-const schema46 = {
+const schema77 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
   title: 'ProviderStatus',
@@ -827,7 +2564,7 @@ const schema46 = {
     },
   },
 };
-const schema48 = {
+const schema79 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/preset-name.schema.json',
   $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
@@ -901,15 +2638,15 @@ const schema48 = {
     'zoom',
   ],
 };
-const pattern4 = new RegExp('^/', 'u');
+const pattern6 = new RegExp('^/', 'u');
 
-function validate27(
+function validate29(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-status.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate29.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -993,7 +2730,7 @@ function validate27(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema46.properties, key0)) {
+      if (!func1.call(schema77.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -1080,7 +2817,7 @@ function validate27(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema46.properties.family.enum },
+          params: { allowedValues: schema77.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1177,7 +2914,7 @@ function validate27(
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema48.enum },
+          params: { allowedValues: schema79.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1210,7 +2947,7 @@ function validate27(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema34.enum },
+          params: { allowedValues: schema33.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1260,7 +2997,7 @@ function validate27(
           instancePath: instancePath + '/secret_status',
           schemaPath: '#/properties/secret_status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema46.properties.secret_status.enum },
+          params: { allowedValues: schema77.properties.secret_status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1274,7 +3011,7 @@ function validate27(
     if (data.route !== undefined) {
       let data6 = data.route;
       if (typeof data6 === 'string') {
-        if (!pattern4.test(data6)) {
+        if (!pattern6.test(data6)) {
           const err18 = {
             instancePath: instancePath + '/route',
             schemaPath: '#/properties/route/pattern',
@@ -1344,7 +3081,7 @@ function validate27(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema46.properties.mode.enum },
+          params: { allowedValues: schema77.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1377,7 +3114,7 @@ function validate27(
           instancePath: instancePath + '/connection',
           schemaPath: '#/properties/connection/enum',
           keyword: 'enum',
-          params: { allowedValues: schema46.properties.connection.enum },
+          params: { allowedValues: schema77.properties.connection.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -1403,21 +3140,21 @@ function validate27(
     }
     errors++;
   }
-  validate27.errors = vErrors;
+  validate29.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-const formats8 = require('ajv-formats/dist/formats').fullFormats.uri;
-const pattern14 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
+const formats16 = require('ajv-formats/dist/formats').fullFormats.uri;
+const pattern16 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 
-function validate26(
+function validate28(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/api-provider-detail.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate26.evaluated;
+  const evaluated0 = validate28.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -1466,7 +3203,7 @@ function validate26(
     }
     if (data.provider !== undefined) {
       if (
-        !validate27(data.provider, {
+        !validate29(data.provider, {
           instancePath: instancePath + '/provider',
           parentData: data,
           parentDataProperty: 'provider',
@@ -1474,7 +3211,7 @@ function validate26(
           dynamicAnchors,
         })
       ) {
-        vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+        vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
         errors = vErrors.length;
       }
     }
@@ -1592,7 +3329,7 @@ function validate26(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema60.properties.algorithm.enum },
+            params: { allowedValues: schema91.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1623,7 +3360,7 @@ function validate26(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema60.properties.encoding.enum },
+            params: { allowedValues: schema91.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1703,7 +3440,7 @@ function validate26(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema60.properties.timestamp_format.enum },
+            params: { allowedValues: schema91.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1734,7 +3471,7 @@ function validate26(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema60.properties.secret_encoding.enum },
+            params: { allowedValues: schema91.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -1763,7 +3500,7 @@ function validate26(
     if (data.public_url !== undefined) {
       let data10 = data.public_url;
       if (typeof data10 === 'string') {
-        if (!formats8(data10)) {
+        if (!formats16(data10)) {
           const err18 = {
             instancePath: instancePath + '/public_url',
             schemaPath: '#/properties/public_url/format',
@@ -1848,7 +3585,7 @@ function validate26(
     if (data.token_variable !== undefined) {
       let data13 = data.token_variable;
       if (typeof data13 === 'string') {
-        if (!pattern14.test(data13)) {
+        if (!pattern16.test(data13)) {
           const err23 = {
             instancePath: instancePath + '/token_variable',
             schemaPath: '#/properties/token_variable/pattern',
@@ -1894,13 +3631,13 @@ function validate26(
     }
     errors++;
   }
-  validate26.errors = vErrors;
+  validate28.errors = vErrors;
   return errors === 0;
 }
-validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate28.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateApiReplayHeaders = validate32;
-const schema61 = {
+export const validateApiReplayHeaders = validate34;
+const schema92 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -1944,13 +3681,13 @@ const schema61 = {
   },
 };
 
-function validate32(
+function validate34(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/api-replay-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate32.evaluated;
+  const evaluated0 = validate34.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -2179,7 +3916,7 @@ function validate32(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema34.enum },
+          params: { allowedValues: schema33.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -2460,13 +4197,13 @@ function validate32(
     }
     errors++;
   }
-  validate32.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
 }
-validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSwitchboardConfig = validate29;
-const schema50 = {
+export const validateSwitchboardConfig = validate31;
+const schema81 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -3021,7 +4758,7 @@ const schema50 = {
     },
   },
 };
-const schema57 = {
+const schema88 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -3119,7 +4856,7 @@ const schema57 = {
     },
   },
 };
-const schema58 = {
+const schema89 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/partition-unit.schema.json',
   title: 'PartitionUnit',
@@ -3128,7 +4865,7 @@ const schema58 = {
   type: 'string',
   enum: ['day', 'week', 'month'],
 };
-const schema59 = {
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/server-role.schema.json',
   title: 'ServerRole',
@@ -3137,11 +4874,11 @@ const schema59 = {
   type: 'string',
   enum: ['all', 'ingest', 'worker'],
 };
-const pattern5 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
-const pattern10 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
-const pattern12 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
-const pattern7 = new RegExp('^https?://[^?#]+$', 'u');
-const schema51 = {
+const pattern7 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
+const pattern12 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
+const pattern14 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const pattern9 = new RegExp('^https?://[^?#]+$', 'u');
+const schema82 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -3320,17 +5057,17 @@ const schema51 = {
     properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
   },
 };
-const schema53 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
-const pattern6 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
-const pattern8 = new RegExp('^(header:.+|/.*)$', 'u');
+const schema84 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const pattern8 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
+const pattern10 = new RegExp('^(header:.+|/.*)$', 'u');
 
-function validate30(
+function validate32(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate30.evaluated;
+  const evaluated0 = validate32.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -3773,7 +5510,7 @@ function validate30(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema51.properties, key0)) {
+      if (!func1.call(schema82.properties, key0)) {
         const err22 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -3875,7 +5612,7 @@ function validate30(
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema48.enum },
+          params: { allowedValues: schema79.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3908,7 +5645,7 @@ function validate30(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema51.properties.family.enum },
+          params: { allowedValues: schema82.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3941,7 +5678,7 @@ function validate30(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema51.properties.trust_mode.enum },
+          params: { allowedValues: schema82.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3970,7 +5707,7 @@ function validate30(
     if (data.route !== undefined) {
       let data20 = data.route;
       if (typeof data20 === 'string') {
-        if (!pattern6.test(data20)) {
+        if (!pattern8.test(data20)) {
           const err30 = {
             instancePath: instancePath + '/route',
             schemaPath: '#/properties/route/pattern',
@@ -4202,7 +5939,7 @@ function validate30(
     if (data.public_url !== undefined) {
       let data25 = data.public_url;
       if (typeof data25 === 'string') {
-        if (!pattern7.test(data25)) {
+        if (!pattern9.test(data25)) {
           const err42 = {
             instancePath: instancePath + '/public_url',
             schemaPath: '#/properties/public_url/pattern',
@@ -4217,7 +5954,7 @@ function validate30(
           }
           errors++;
         }
-        if (!formats8(data25)) {
+        if (!formats16(data25)) {
           const err43 = {
             instancePath: instancePath + '/public_url',
             schemaPath: '#/properties/public_url/format',
@@ -4695,7 +6432,7 @@ function validate30(
     if (data.event_type_from !== undefined) {
       let data37 = data.event_type_from;
       if (typeof data37 === 'string') {
-        if (!pattern8.test(data37)) {
+        if (!pattern10.test(data37)) {
           const err70 = {
             instancePath: instancePath + '/event_type_from',
             schemaPath: '#/properties/event_type_from/pattern',
@@ -4729,7 +6466,7 @@ function validate30(
     if (data.external_id_from !== undefined) {
       let data38 = data.external_id_from;
       if (typeof data38 === 'string') {
-        if (!pattern8.test(data38)) {
+        if (!pattern10.test(data38)) {
           const err72 = {
             instancePath: instancePath + '/external_id_from',
             schemaPath: '#/properties/external_id_from/pattern',
@@ -4874,7 +6611,7 @@ function validate30(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema51.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema82.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4905,7 +6642,7 @@ function validate30(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema51.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema82.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -4985,7 +6722,7 @@ function validate30(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema51.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema82.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -5016,7 +6753,7 @@ function validate30(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema51.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema82.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -5150,7 +6887,7 @@ function validate30(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema51.properties.mode.enum },
+          params: { allowedValues: schema82.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -5227,18 +6964,18 @@ function validate30(
     }
     errors++;
   }
-  validate30.errors = vErrors;
+  validate32.errors = vErrors;
   return errors === 0;
 }
-validate30.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-function validate29(
+function validate31(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/config.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate29.evaluated;
+  const evaluated0 = validate31.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -5280,7 +7017,7 @@ function validate29(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema50.properties, key0)) {
+      if (!func1.call(schema81.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -5302,7 +7039,7 @@ function validate29(
         for (const key1 in data0) {
           const _errs4 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern5.test(key1)) {
+            if (!pattern7.test(key1)) {
               const err1 = {
                 instancePath: instancePath + '/providers',
                 schemaPath: '#/properties/providers/propertyNames/pattern',
@@ -5338,7 +7075,7 @@ function validate29(
         }
         for (const key2 in data0) {
           if (
-            !validate30(data0[key2], {
+            !validate32(data0[key2], {
               instancePath: instancePath + '/providers/' + key2.replace(/~/g, '~0').replace(/\//g, '~1'),
               parentData: data0,
               parentDataProperty: key2,
@@ -5346,7 +7083,7 @@ function validate29(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+            vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
             errors = vErrors.length;
           }
         }
@@ -5391,7 +7128,7 @@ function validate29(
       if (data2.default_target !== undefined) {
         let data3 = data2.default_target;
         if (typeof data3 === 'string') {
-          if (!formats8(data3)) {
+          if (!formats16(data3)) {
             const err5 = {
               instancePath: instancePath + '/replay/default_target',
               schemaPath: '#/properties/replay/properties/default_target/format',
@@ -5633,7 +7370,7 @@ function validate29(
       for (const key5 in data10) {
         const _errs27 = errors;
         if (typeof key5 === 'string') {
-          if (!pattern10.test(key5)) {
+          if (!pattern12.test(key5)) {
             const err19 = {
               instancePath: instancePath + '/forward',
               schemaPath: '#/properties/forward/propertyNames/pattern',
@@ -5710,7 +7447,7 @@ function validate29(
             errors++;
           }
           for (const key7 in data11) {
-            if (!func1.call(schema57.properties, key7)) {
+            if (!func1.call(schema88.properties, key7)) {
               const err22 = {
                 instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -5729,7 +7466,7 @@ function validate29(
           if (data11.to !== undefined) {
             let data12 = data11.to;
             if (typeof data12 === 'string') {
-              if (!formats8(data12)) {
+              if (!formats16(data12)) {
                 const err23 = {
                   instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/to',
                   schemaPath: '#/$defs/forwardRule/properties/to/format',
@@ -5783,7 +7520,7 @@ function validate29(
               for (let i2 = 0; i2 < len2; i2++) {
                 let data14 = data13[i2];
                 if (typeof data14 === 'string') {
-                  if (!pattern5.test(data14)) {
+                  if (!pattern7.test(data14)) {
                     const err26 = {
                       instancePath:
                         instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1') + '/providers/' + i2,
@@ -6435,7 +8172,7 @@ function validate29(
       if (data27.max_age !== undefined) {
         let data28 = data27.max_age;
         if (typeof data28 === 'string') {
-          if (!pattern12.test(data28)) {
+          if (!pattern14.test(data28)) {
             const err62 = {
               instancePath: instancePath + '/retention/max_age',
               schemaPath: '#/properties/retention/properties/max_age/pattern',
@@ -6592,7 +8329,7 @@ function validate29(
           instancePath: instancePath + '/store/partition',
           schemaPath: 'partition-unit.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema58.enum },
+          params: { allowedValues: schema89.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -6845,7 +8582,7 @@ function validate29(
           instancePath: instancePath + '/server/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema59.enum },
+          params: { allowedValues: schema90.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -6858,7 +8595,7 @@ function validate29(
       if (data33.public_url !== undefined) {
         let data41 = data33.public_url;
         if (typeof data41 === 'string') {
-          if (!pattern7.test(data41)) {
+          if (!pattern9.test(data41)) {
             const err86 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/pattern',
@@ -6873,7 +8610,7 @@ function validate29(
             }
             errors++;
           }
-          if (!formats8(data41)) {
+          if (!formats16(data41)) {
             const err87 = {
               instancePath: instancePath + '/server/public_url',
               schemaPath: '#/properties/server/properties/public_url/format',
@@ -7754,13 +9491,13 @@ function validate29(
     }
     errors++;
   }
-  validate29.errors = vErrors;
+  validate31.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateDelivery = validate33;
-const schema65 = {
+export const validateDelivery = validate35;
+const schema96 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -7846,29 +9583,29 @@ const schema65 = {
     },
   },
 };
-const schema68 = {
+const schema99 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema71 = {
+const schema102 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
-const schema72 = {
+const schema103 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
 };
 
-function validate33(
+function validate35(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/delivery.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate35.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -8012,7 +9749,7 @@ function validate33(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema65.properties, key0)) {
+      if (!func1.call(schema96.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8099,7 +9836,7 @@ function validate33(
     if (data.rule !== undefined) {
       let data2 = data.rule;
       if (typeof data2 === 'string') {
-        if (!pattern10.test(data2)) {
+        if (!pattern12.test(data2)) {
           const err14 = {
             instancePath: instancePath + '/rule',
             schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
@@ -8159,7 +9896,7 @@ function validate33(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema65.properties.state.enum },
+          params: { allowedValues: schema96.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8951,13 +10688,13 @@ function validate33(
     }
     errors++;
   }
-  validate33.errors = vErrors;
+  validate35.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate36;
-const schema73 = {
+export const validateErrorEnvelope = validate38;
+const schema104 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -9003,13 +10740,13 @@ const schema73 = {
   },
 };
 
-function validate36(
+function validate38(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate38.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9132,7 +10869,7 @@ function validate36(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema73.properties.error.properties.code.enum },
+              params: { allowedValues: schema104.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -9241,13 +10978,13 @@ function validate36(
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDeliveries = validate37;
-const schema74 = {
+export const validateEventDeliveries = validate39;
+const schema105 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -9262,13 +10999,13 @@ const schema74 = {
   },
 };
 
-function validate37(
+function validate39(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-deliveries.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate39.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9363,7 +11100,7 @@ function validate37(
         const len0 = data1.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate33(data1[i0], {
+            !validate35(data1[i0], {
               instancePath: instancePath + '/deliveries/' + i0,
               parentData: data1,
               parentDataProperty: i0,
@@ -9371,7 +11108,7 @@ function validate37(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+            vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
             errors = vErrors.length;
           }
         }
@@ -9406,13 +11143,13 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDetail = validate39;
-const schema76 = {
+export const validateEventDetail = validate23;
+const schema51 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-detail.schema.json',
   title: 'EventDetail',
@@ -9513,50 +11250,14 @@ const schema76 = {
     },
   },
 };
-const schema35 = {
-  description:
-    "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
-  type: 'string',
-  minLength: 1,
-  maxLength: 120,
-};
-const schema85 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://switchboard.dev/schemas/event-headers.schema.json',
-  title: 'EventHeaders',
-  description:
-    'The request headers as received, sanitized. Names are lower-case. A header sent once maps to its value; a header sent several times maps to the list of its values in arrival order. Hop-by-hop headers are dropped, and the values of credentials, signatures and tokens are replaced by [redacted] so their presence stays visible.',
-  type: 'object',
-  propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
-  additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 2 }] },
-};
-const schema86 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'https://switchboard.dev/schemas/event-payload.schema.json',
-  title: 'EventPayload',
-  description:
-    'The exact raw bytes of the event. When the bytes are valid UTF-8 they travel as text (encoding utf8), so JSON bodies stay readable and re-encoding the text as UTF-8 gives back the identical bytes. Otherwise they travel as base64 (encoding base64). Either way the bytes round-trip exactly; parse data yourself if you need the JSON value.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['encoding', 'data'],
-  properties: {
-    encoding: {
-      description: 'utf8: data is the body as text. base64: data is the body base64-encoded.',
-      type: 'string',
-      enum: ['utf8', 'base64'],
-    },
-    data: { description: 'The body, in the given encoding.', type: 'string' },
-  },
-};
-const pattern17 = new RegExp("^[a-z0-9!#$%&'*+.^_`|~-]+$", 'u');
 
-function validate39(
+function validate23(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-detail.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate23.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9760,7 +11461,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema76.properties, key0)) {
+      if (!func1.call(schema51.properties, key0)) {
         const err13 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9915,7 +11616,7 @@ function validate39(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema34.enum },
+          params: { allowedValues: schema33.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -10381,7 +12082,7 @@ function validate39(
         for (const key1 in data15) {
           const _errs55 = errors;
           if (typeof key1 === 'string') {
-            if (!pattern17.test(key1)) {
+            if (!pattern4.test(key1)) {
               const err47 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
@@ -10602,7 +12303,7 @@ function validate39(
               instancePath: instancePath + '/payload/encoding',
               schemaPath: 'event-payload.schema.json/properties/encoding/enum',
               keyword: 'enum',
-              params: { allowedValues: schema86.properties.encoding.enum },
+              params: { allowedValues: schema61.properties.encoding.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -10939,20 +12640,20 @@ function validate39(
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate23.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate23.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate40;
+export const validateEventHeaders = validate41;
 
-function validate40(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10963,7 +12664,7 @@ function validate40(
     for (const key0 in data) {
       const _errs1 = errors;
       if (typeof key0 === 'string') {
-        if (!pattern17.test(key0)) {
+        if (!pattern4.test(key0)) {
           const err0 = {
             instancePath,
             schemaPath: '#/propertyNames/pattern',
@@ -11111,20 +12812,20 @@ function validate40(
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate41;
+export const validateEventPayload = validate42;
 
-function validate41(
+function validate42(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate42.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11201,7 +12902,7 @@ function validate41(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema86.properties.encoding.enum },
+          params: { allowedValues: schema61.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -11244,13 +12945,13 @@ function validate41(
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventSummary = validate22;
-const schema33 = {
+export const validateEventSummary = validate21;
+const schema32 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-summary.schema.json',
   title: 'EventSummary',
@@ -11296,13 +12997,13 @@ const schema33 = {
   },
 };
 
-function validate22(
+function validate21(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-summary.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate22.evaluated;
+  const evaluated0 = validate21.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11580,7 +13281,7 @@ function validate22(
           instancePath: instancePath + '/trust_mode',
           schemaPath: 'trust-mode.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema34.enum },
+          params: { allowedValues: schema33.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -11788,13 +13489,13 @@ function validate22(
     }
     errors++;
   }
-  validate22.errors = vErrors;
+  validate21.errors = vErrors;
   return errors === 0;
 }
-validate22.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardList = validate42;
-const schema89 = {
+export const validateForwardList = validate43;
+const schema109 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -11804,7 +13505,7 @@ const schema89 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema67 = {
+const schema98 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -11874,13 +13575,13 @@ const schema67 = {
   },
 };
 
-function validate42(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-list.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12078,7 +13779,7 @@ function validate42(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema67.properties, key1)) {
+              if (!func1.call(schema98.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -12097,7 +13798,7 @@ function validate42(
             if (data1.name !== undefined) {
               let data2 = data1.name;
               if (typeof data2 === 'string') {
-                if (!pattern10.test(data2)) {
+                if (!pattern12.test(data2)) {
                   const err13 = {
                     instancePath: instancePath + '/rules/' + i0 + '/name',
                     schemaPath: 'forward-rule-status.schema.json/properties/name/pattern',
@@ -12592,13 +14293,13 @@ function validate42(
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRetryDeadResult = validate43;
-const schema91 = {
+export const validateForwardRetryDeadResult = validate44;
+const schema111 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -12613,13 +14314,13 @@ const schema91 = {
   },
 };
 
-function validate43(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-retry-dead-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12677,7 +14378,7 @@ function validate43(
     if (data.rule !== undefined) {
       let data0 = data.rule;
       if (typeof data0 === 'string') {
-        if (!pattern10.test(data0)) {
+        if (!pattern12.test(data0)) {
           const err3 = {
             instancePath: instancePath + '/rule',
             schemaPath: 'forward-rule-status.schema.json#/properties/name/pattern',
@@ -12758,20 +14459,20 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRuleStatus = validate34;
+export const validateForwardRuleStatus = validate36;
 
-function validate34(
+function validate36(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-rule-status.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate36.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12930,7 +14631,7 @@ function validate34(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema67.properties, key0)) {
+      if (!func1.call(schema98.properties, key0)) {
         const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -12949,7 +14650,7 @@ function validate34(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern10.test(data0)) {
+        if (!pattern12.test(data0)) {
           const err11 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -13412,13 +15113,13 @@ function validate34(
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateHealth = validate44;
-const schema93 = {
+export const validateHealth = validate45;
+const schema113 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/health.schema.json',
   title: 'Health',
@@ -13437,13 +15138,13 @@ const schema93 = {
   },
 };
 
-function validate44(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/health.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13520,7 +15221,7 @@ function validate44(
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema93.properties.status.enum },
+          params: { allowedValues: schema113.properties.status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13553,7 +15254,7 @@ function validate44(
           instancePath: instancePath + '/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema59.enum },
+          params: { allowedValues: schema90.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -13579,13 +15280,13 @@ function validate44(
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListenCheckpoint = validate45;
-const schema95 = {
+export const validateListenCheckpoint = validate46;
+const schema115 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -13618,13 +15319,13 @@ const schema95 = {
   },
 };
 
-function validate45(
+function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate46.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14114,20 +15815,20 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validatePartitionUnit = validate46;
+export const validatePartitionUnit = validate47;
 
-function validate46(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/partition-unit.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14154,7 +15855,7 @@ function validate46(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema58.enum },
+      params: { allowedValues: schema89.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -14164,20 +15865,20 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validatePresetName = validate47;
+export const validatePresetName = validate48;
 
-function validate47(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14268,7 +15969,7 @@ function validate47(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema48.enum },
+      params: { allowedValues: schema79.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -14278,13 +15979,13 @@ function validate47(
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { dynamicProps: false, dynamicItems: false };
+validate48.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateProviderCatalogEntry = validate48;
-const schema101 = {
+export const validateProviderCatalogEntry = validate49;
+const schema121 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -14659,14 +16360,14 @@ const schema101 = {
     },
   },
 };
-const schema112 = {
+const schema132 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema115 = {
+const schema135 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -14697,11 +16398,11 @@ const schema115 = {
     },
   },
 };
-const pattern21 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
-const pattern35 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
-const pattern36 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
-const pattern37 = new RegExp('^[a-z0-9-]+$', 'u');
-const schema102 = {
+const pattern22 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
+const pattern36 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
+const pattern37 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
+const pattern38 = new RegExp('^[a-z0-9-]+$', 'u');
+const schema122 = {
   description:
     "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -14716,7 +16417,7 @@ const schema102 = {
     { $ref: '#/$defs/configuredHmacScheme' },
   ],
 };
-const schema103 = {
+const schema123 = {
   description:
     'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
   type: 'object',
@@ -14820,7 +16521,7 @@ const schema103 = {
     },
   },
 };
-const schema104 = {
+const schema124 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -14836,7 +16537,7 @@ const schema104 = {
     },
   },
 };
-const schema105 = {
+const schema125 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -14854,7 +16555,7 @@ const schema105 = {
     },
   },
 };
-const schema106 = {
+const schema126 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -14867,7 +16568,7 @@ const schema106 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema107 = {
+const schema127 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -14895,7 +16596,7 @@ const schema107 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema108 = {
+const schema128 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -14910,7 +16611,7 @@ const schema108 = {
     },
   },
 };
-const schema109 = {
+const schema129 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -14918,7 +16619,7 @@ const schema109 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema110 = {
+const schema130 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -14931,7 +16632,7 @@ const schema110 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema111 = {
+const schema131 = {
   description:
     "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
   type: 'object',
@@ -14945,19 +16646,19 @@ const schema111 = {
     timestamped: { type: 'boolean' },
   },
 };
-const pattern22 = new RegExp('\\{timestamp\\}', 'u');
-const pattern23 = new RegExp('^header:', 'u');
-const pattern26 = new RegExp('^[A-Za-z0-9-]+$', 'u');
-const pattern27 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
-const pattern34 = new RegExp('^/.+$', 'u');
+const pattern23 = new RegExp('\\{timestamp\\}', 'u');
+const pattern24 = new RegExp('^header:', 'u');
+const pattern27 = new RegExp('^[A-Za-z0-9-]+$', 'u');
+const pattern28 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
+const pattern35 = new RegExp('^/.+$', 'u');
 
-function validate49(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15121,7 +16822,7 @@ function validate49(
       if (data.signed !== undefined) {
         let data5 = data.signed;
         if (typeof data5 === 'string') {
-          if (!pattern22.test(data5)) {
+          if (!pattern23.test(data5)) {
             const err9 = {
               instancePath: instancePath + '/signed',
               schemaPath: '#/$defs/hmacScheme/then/properties/signed/pattern',
@@ -15188,7 +16889,7 @@ function validate49(
                 const _errs24 = errors;
                 if (errors === _errs24) {
                   if (typeof data7 === 'string') {
-                    if (!pattern23.test(data7)) {
+                    if (!pattern24.test(data7)) {
                       const err12 = {};
                       if (vErrors === null) {
                         vErrors = [err12];
@@ -15237,7 +16938,7 @@ function validate49(
         if (data.signed !== undefined) {
           let data8 = data.signed;
           if (typeof data8 === 'string') {
-            if (!pattern22.test(data8)) {
+            if (!pattern23.test(data8)) {
               const err15 = {
                 instancePath: instancePath + '/signed',
                 schemaPath: '#/$defs/hmacScheme/else/then/properties/signed/pattern',
@@ -15321,7 +17022,7 @@ function validate49(
           const _errs34 = errors;
           if (errors === _errs34) {
             if (typeof data11 === 'string') {
-              if (!pattern22.test(data11)) {
+              if (!pattern23.test(data11)) {
                 const err19 = {};
                 if (vErrors === null) {
                   vErrors = [err19];
@@ -15597,7 +17298,7 @@ function validate49(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema103.properties.algorithm.enum },
+          params: { allowedValues: schema123.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15630,7 +17331,7 @@ function validate49(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema103.properties.encoding.enum },
+          params: { allowedValues: schema123.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15663,7 +17364,7 @@ function validate49(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema103.properties.key.enum },
+          params: { allowedValues: schema123.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15753,7 +17454,7 @@ function validate49(
             for (let i0 = 0; i0 < len0; i0++) {
               let data20 = data19[i0];
               if (typeof data20 === 'string') {
-                if (!pattern26.test(data20)) {
+                if (!pattern27.test(data20)) {
                   const err43 = {
                     instancePath: instancePath + '/signature/headers/' + i0,
                     schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
@@ -15822,7 +17523,7 @@ function validate49(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema103.properties.signature.properties.format.enum },
+              params: { allowedValues: schema123.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -15889,7 +17590,7 @@ function validate49(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema103.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema123.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -16071,7 +17772,7 @@ function validate49(
         if (data27.from !== undefined) {
           let data28 = data27.from;
           if (typeof data28 === 'string') {
-            if (!pattern27.test(data28)) {
+            if (!pattern28.test(data28)) {
               const err62 = {
                 instancePath: instancePath + '/timestamp/from',
                 schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
@@ -16124,7 +17825,7 @@ function validate49(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema103.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema123.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -16281,7 +17982,7 @@ function validate49(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema104.properties.key.enum },
+          params: { allowedValues: schema124.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -16455,7 +18156,7 @@ function validate49(
       if (data.signature_header !== undefined) {
         let data35 = data.signature_header;
         if (typeof data35 === 'string') {
-          if (!pattern26.test(data35)) {
+          if (!pattern27.test(data35)) {
             const err84 = {
               instancePath: instancePath + '/signature_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/pattern',
@@ -16508,7 +18209,7 @@ function validate49(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema105.properties.encoding.enum },
+            params: { allowedValues: schema125.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -16522,7 +18223,7 @@ function validate49(
       if (data.timestamp_header !== undefined) {
         let data37 = data.timestamp_header;
         if (typeof data37 === 'string') {
-          if (!pattern26.test(data37)) {
+          if (!pattern27.test(data37)) {
             const err88 = {
               instancePath: instancePath + '/timestamp_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/pattern',
@@ -16609,7 +18310,7 @@ function validate49(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema105.properties.public_key_encoding.enum },
+            params: { allowedValues: schema125.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -16746,7 +18447,7 @@ function validate49(
         if (data.signature_header !== undefined) {
           let data41 = data.signature_header;
           if (typeof data41 === 'string') {
-            if (!pattern26.test(data41)) {
+            if (!pattern27.test(data41)) {
               const err101 = {
                 instancePath: instancePath + '/signature_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/pattern',
@@ -16780,7 +18481,7 @@ function validate49(
         if (data.timestamp_header !== undefined) {
           let data42 = data.timestamp_header;
           if (typeof data42 === 'string') {
-            if (!pattern26.test(data42)) {
+            if (!pattern27.test(data42)) {
               const err103 = {
                 instancePath: instancePath + '/timestamp_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/pattern',
@@ -16965,7 +18666,7 @@ function validate49(
           if (data.header !== undefined) {
             let data45 = data.header;
             if (typeof data45 === 'string') {
-              if (!pattern26.test(data45)) {
+              if (!pattern27.test(data45)) {
                 const err113 = {
                   instancePath: instancePath + '/header',
                   schemaPath: '#/$defs/jwtScheme/properties/header/pattern',
@@ -17153,7 +18854,7 @@ function validate49(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema107.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema127.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -17346,7 +19047,7 @@ function validate49(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema108.properties.variant.enum },
+                  params: { allowedValues: schema128.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -17518,7 +19219,7 @@ function validate49(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema110.properties.kind.enum },
+                      params: { allowedValues: schema130.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -17532,7 +19233,7 @@ function validate49(
                 if (data.header !== undefined) {
                   let data58 = data.header;
                   if (typeof data58 === 'string') {
-                    if (!pattern26.test(data58)) {
+                    if (!pattern27.test(data58)) {
                       const err145 = {
                         instancePath: instancePath + '/header',
                         schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
@@ -17583,7 +19284,7 @@ function validate49(
                 if (data.pointer !== undefined) {
                   let data60 = data.pointer;
                   if (typeof data60 === 'string') {
-                    if (!pattern34.test(data60)) {
+                    if (!pattern35.test(data60)) {
                       const err148 = {
                         instancePath: instancePath + '/pointer',
                         schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
@@ -17921,19 +19622,19 @@ function validate49(
       }
     }
   }
-  validate49.errors = vErrors;
+  validate50.errors = vErrors;
   evaluated0.props = props2;
   return errors === 0;
 }
-validate49.evaluated = { dynamicProps: true, dynamicItems: false };
+validate50.evaluated = { dynamicProps: true, dynamicItems: false };
 
-function validate48(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-catalog-entry.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -18017,7 +19718,7 @@ function validate48(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema101.properties, key0)) {
+      if (!func1.call(schema121.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -18036,7 +19737,7 @@ function validate48(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern21.test(data0)) {
+        if (!pattern22.test(data0)) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -18119,7 +19820,7 @@ function validate48(
     if (data.docs !== undefined) {
       let data2 = data.docs;
       if (typeof data2 === 'string') {
-        if (!formats8(data2)) {
+        if (!formats16(data2)) {
           const err11 = {
             instancePath: instancePath + '/docs',
             schemaPath: '#/properties/docs/format',
@@ -18152,7 +19853,7 @@ function validate48(
     }
     if (data.scheme !== undefined) {
       if (
-        !validate49(data.scheme, {
+        !validate50(data.scheme, {
           instancePath: instancePath + '/scheme',
           parentData: data,
           parentDataProperty: 'scheme',
@@ -18160,7 +19861,7 @@ function validate48(
           dynamicAnchors,
         })
       ) {
-        vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
         errors = vErrors.length;
       }
     }
@@ -18583,7 +20284,7 @@ function validate48(
             if (data12.file !== undefined) {
               let data15 = data12.file;
               if (typeof data15 === 'string') {
-                if (!pattern35.test(data15)) {
+                if (!pattern36.test(data15)) {
                   const err37 = {
                     instancePath: instancePath + '/samples/' + i3 + '/file',
                     schemaPath: '#/$defs/sample/properties/file/pattern',
@@ -18681,7 +20382,7 @@ function validate48(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/0/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema115.properties.fresh.additionalProperties.anyOf[0].enum },
+                      params: { allowedValues: schema135.properties.fresh.additionalProperties.anyOf[0].enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -18695,7 +20396,7 @@ function validate48(
                   valid17 = valid17 || _valid0;
                   const _errs51 = errors;
                   if (typeof data19 === 'string') {
-                    if (!pattern36.test(data19)) {
+                    if (!pattern37.test(data19)) {
                       const err43 = {
                         instancePath:
                           instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
@@ -18837,7 +20538,7 @@ function validate48(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema101.properties.handshake.enum },
+          params: { allowedValues: schema121.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18855,7 +20556,7 @@ function validate48(
         for (let i4 = 0; i4 < len4; i4++) {
           let data22 = data21[i4];
           if (typeof data22 === 'string') {
-            if (!pattern37.test(data22)) {
+            if (!pattern38.test(data22)) {
               const err51 = {
                 instancePath: instancePath + '/forward_headers/' + i4,
                 schemaPath: '#/properties/forward_headers/items/pattern',
@@ -18993,7 +20694,7 @@ function validate48(
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/enum',
               keyword: 'enum',
-              params: { allowedValues: schema101.properties.proof.properties.by.enum },
+              params: { allowedValues: schema121.properties.proof.properties.by.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -19041,7 +20742,7 @@ function validate48(
         if (data23.example !== undefined) {
           let data26 = data23.example;
           if (typeof data26 === 'string') {
-            if (!formats8(data26)) {
+            if (!formats16(data26)) {
               const err61 = {
                 instancePath: instancePath + '/proof/example',
                 schemaPath: '#/properties/proof/properties/example/format',
@@ -19171,15 +20872,15 @@ function validate48(
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateProviderStatus = validate27;
+export const validateProviderStatus = validate29;
 
-export const validateRecentEventsResource = validate51;
-const schema116 = {
+export const validateRecentEventsResource = validate52;
+const schema136 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -19191,13 +20892,13 @@ const schema116 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate51(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate51.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19258,7 +20959,7 @@ function validate51(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate22(data0[i0], {
+            !validate21(data0[i0], {
               instancePath: instancePath + '/events/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -19266,7 +20967,7 @@ function validate51(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+            vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
             errors = vErrors.length;
           }
         }
@@ -19301,13 +21002,13 @@ function validate51(
     }
     errors++;
   }
-  validate51.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate53;
-const schema117 = {
+export const validateReplayHistory = validate54;
+const schema137 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -19385,13 +21086,13 @@ const schema117 = {
   },
 };
 
-function validate53(
+function validate54(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate54.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19589,7 +21290,7 @@ function validate53(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema117.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema137.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -20116,7 +21817,7 @@ function validate53(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema117.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema137.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -20202,7 +21903,7 @@ function validate53(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema117.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema137.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -20260,13 +21961,13 @@ function validate53(
     }
     errors++;
   }
-  validate53.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate35;
-const schema69 = {
+export const validateReplayResult = validate37;
+const schema100 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -20322,13 +22023,13 @@ const schema69 = {
   },
 };
 
-function validate35(
+function validate37(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate37.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20412,7 +22113,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema69.properties, key0)) {
+      if (!func1.call(schema100.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -20465,7 +22166,7 @@ function validate35(
     if (data.target_url !== undefined) {
       let data1 = data.target_url;
       if (typeof data1 === 'string') {
-        if (!formats8(data1)) {
+        if (!formats16(data1)) {
           const err8 = {
             instancePath: instancePath + '/target_url',
             schemaPath: '#/properties/target_url/format',
@@ -20683,7 +22384,7 @@ function validate35(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema69.properties.signed.enum },
+          params: { allowedValues: schema100.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -20797,13 +22498,13 @@ function validate35(
     }
     errors++;
   }
-  validate35.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate54;
-const schema121 = {
+export const validateSearchEventsQuery = validate55;
+const schema141 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -20825,13 +22526,13 @@ const schema121 = {
   },
 };
 
-function validate54(
+function validate55(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate54.evaluated;
+  const evaluated0 = validate55.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21044,7 +22745,7 @@ function validate54(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema121.properties.verified.enum },
+          params: { allowedValues: schema141.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -21070,20 +22771,204 @@ function validate54(
     }
     errors++;
   }
-  validate54.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateServerRole = validate55;
+export const validateSenderHint = validate56;
 
-function validate55(
+function validate56(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/sender-hint.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate56.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.presets === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'presets' },
+        message: "must have required property '" + 'presets' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.message === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'message' },
+        message: "must have required property '" + 'message' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.config === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'config' },
+        message: "must have required property '" + 'config' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'presets' || key0 === 'message' || key0 === 'config')) {
+        const err3 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.presets !== undefined) {
+      let data0 = data.presets;
+      if (Array.isArray(data0)) {
+        if (data0.length < 1) {
+          const err4 = {
+            instancePath: instancePath + '/presets',
+            schemaPath: '#/properties/presets/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+        const len0 = data0.length;
+        for (let i0 = 0; i0 < len0; i0++) {
+          if (typeof data0[i0] !== 'string') {
+            const err5 = {
+              instancePath: instancePath + '/presets/' + i0,
+              schemaPath: '#/properties/presets/items/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err5];
+            } else {
+              vErrors.push(err5);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + '/presets',
+          schemaPath: '#/properties/presets/type',
+          keyword: 'type',
+          params: { type: 'array' },
+          message: 'must be array',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.message !== undefined) {
+      if (typeof data.message !== 'string') {
+        const err7 = {
+          instancePath: instancePath + '/message',
+          schemaPath: '#/properties/message/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.config !== undefined) {
+      if (typeof data.config !== 'string') {
+        const err8 = {
+          instancePath: instancePath + '/config',
+          schemaPath: '#/properties/config/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err9 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err9];
+    } else {
+      vErrors.push(err9);
+    }
+    errors++;
+  }
+  validate56.errors = vErrors;
+  return errors === 0;
+}
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateServerRole = validate57;
+
+function validate57(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/server-role.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate55.evaluated;
+  const evaluated0 = validate57.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21110,7 +22995,7 @@ function validate55(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema59.enum },
+      params: { allowedValues: schema90.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -21120,13 +23005,13 @@ function validate55(
     }
     errors++;
   }
-  validate55.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
 }
-validate55.evaluated = { dynamicProps: false, dynamicItems: false };
+validate57.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate56;
-const schema123 = {
+export const validateGetWebhookEventInput = validate58;
+const schema144 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -21146,13 +23031,13 @@ const schema123 = {
   },
 };
 
-function validate56(
+function validate58(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate58.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21292,13 +23177,13 @@ function validate56(
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate57;
-const schema124 = {
+export const validateGetWebhookEventOutput = validate59;
+const schema145 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -21306,30 +23191,30 @@ const schema124 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate57(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate57.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  if (!validate23(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
     errors = vErrors.length;
   }
-  validate57.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate59;
-const schema125 = {
+export const validateListProvidersInput = validate61;
+const schema146 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -21339,13 +23224,13 @@ const schema125 = {
   properties: {},
 };
 
-function validate59(
+function validate61(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate59.evaluated;
+  const evaluated0 = validate61.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21383,13 +23268,13 @@ function validate59(
     }
     errors++;
   }
-  validate59.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate60;
-const schema126 = {
+export const validateListProvidersOutput = validate62;
+const schema147 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -21407,13 +23292,13 @@ const schema126 = {
   },
 };
 
-function validate60(
+function validate62(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate60.evaluated;
+  const evaluated0 = validate62.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21459,7 +23344,7 @@ function validate60(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate27(data0[i0], {
+            !validate29(data0[i0], {
               instancePath: instancePath + '/providers/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -21467,7 +23352,7 @@ function validate60(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+            vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
             errors = vErrors.length;
           }
         }
@@ -21493,7 +23378,7 @@ function validate60(
       let valid3 = false;
       const _errs7 = errors;
       if (typeof data2 === 'string') {
-        if (!formats8(data2)) {
+        if (!formats16(data2)) {
           const err3 = {
             instancePath: instancePath + '/replay_default_target',
             schemaPath: '#/properties/replay_default_target/anyOf/0/format',
@@ -21583,13 +23468,13 @@ function validate60(
     }
     errors++;
   }
-  validate60.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
 }
-validate60.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate62;
-const schema127 = {
+export const validateListWebhookEventsInput = validate64;
+const schema148 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -21647,15 +23532,15 @@ const schema127 = {
     },
   },
 };
-const schema128 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema149 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate62(
+function validate64(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate62.evaluated;
+  const evaluated0 = validate64.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21673,7 +23558,7 @@ function validate62(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema127.properties, key0)) {
+      if (!func1.call(schema148.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -21991,7 +23876,7 @@ function validate62(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema127.properties.order.enum },
+        params: { allowedValues: schema148.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -22161,13 +24046,13 @@ function validate62(
     }
     errors++;
   }
-  validate62.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsOutput = validate24;
-const schema43 = {
+export const validateListWebhookEventsOutput = validate26;
+const schema74 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -22185,13 +24070,13 @@ const schema43 = {
   },
 };
 
-function validate24(
+function validate26(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate24.evaluated;
+  const evaluated0 = validate26.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22252,7 +24137,7 @@ function validate24(
         const len0 = data0.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate22(data0[i0], {
+            !validate21(data0[i0], {
               instancePath: instancePath + '/events/' + i0,
               parentData: data0,
               parentDataProperty: i0,
@@ -22260,7 +24145,7 @@ function validate24(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+            vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
             errors = vErrors.length;
           }
         }
@@ -22312,13 +24197,13 @@ function validate24(
     }
     errors++;
   }
-  validate24.errors = vErrors;
+  validate26.errors = vErrors;
   return errors === 0;
 }
-validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate63;
-const schema129 = {
+export const validateReplayWebhookEventInput = validate65;
+const schema150 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -22343,13 +24228,13 @@ const schema129 = {
   },
 };
 
-function validate63(
+function validate65(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate63.evaluated;
+  const evaluated0 = validate65.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22505,13 +24390,13 @@ function validate63(
     }
     errors++;
   }
-  validate63.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-validate63.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate65.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate64;
-const schema130 = {
+export const validateReplayWebhookEventOutput = validate66;
+const schema151 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -22519,37 +24404,37 @@ const schema130 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate64(
+function validate66(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate64.evaluated;
+  const evaluated0 = validate66.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate35(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+  if (!validate37(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
     errors = vErrors.length;
   }
-  validate64.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
 }
-validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate66.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate66;
+export const validateTrustMode = validate68;
 
-function validate66(
+function validate68(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate66.evaluated;
+  const evaluated0 = validate68.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22576,7 +24461,7 @@ function validate66(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema34.enum },
+      params: { allowedValues: schema33.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -22586,7 +24471,7 @@ function validate66(
     }
     errors++;
   }
-  validate66.errors = vErrors;
+  validate68.errors = vErrors;
   return errors === 0;
 }
-validate66.evaluated = { dynamicProps: false, dynamicItems: false };
+validate68.evaluated = { dynamicProps: false, dynamicItems: false };

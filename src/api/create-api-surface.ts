@@ -27,7 +27,7 @@ import type { ReplayService } from '../replay/replay-types.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
 import type { EventStore } from '../store/events/event-store.ts';
 import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
-import { toEventDetail } from '../event-wire/event-detail.ts';
+import { toApiEventDetail } from '../event-wire/event-detail.ts';
 import { createLiveSummaries, lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
 import { parseListQuery } from './list-parameters.ts';
 import { readJsonBody } from './read-json-body.ts';
@@ -141,7 +141,7 @@ function addEventRoutes(router: Router, deps: ApiSurfaceDeps): void {
     const id = eventId(ctx);
     const stored = await deps.store.get(id);
     if (!stored) throw notFound(`no event with id ${id}`);
-    ctx.body = toEventDetail(stored);
+    ctx.body = toApiEventDetail(stored);
   });
 
   router.get('/events/:id/raw', async (ctx) => {

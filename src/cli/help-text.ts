@@ -65,6 +65,11 @@ Options:
                             as the event's provider preset signs (it is read as that provider's
                             secret in switchboard.yaml: whsec_… and all), or send it as the token of
                             a token provider. Without one events go unsigned.
+  --sign-for-target         Presets that sign the URL they are called at (Twilio, Square, HubSpot,
+                            Trello, QStash) sign for the --forward-to URL instead of the server's
+                            public_url, so a stock check of the URL it was called at (Twilio's
+                            twilio.webhook()) passes. Default: signed for public_url, as the
+                            provider signed it.
   --since now|TIME|ID       Where to start: now, an RFC 3339 time, or after an event id. Default: the
                             checkpoint when it is under 24 hours old, else now.
   --include-unverified      Also forward events that failed their check on arrival (always unsigned).

@@ -55,6 +55,7 @@ interface ParsedListen {
   providers: string[];
   eventTypes: string[];
   signSecret: string | undefined;
+  signForTarget: boolean;
   since: string | undefined;
   includeUnverified: boolean;
   maxAttempts: number;
@@ -112,6 +113,7 @@ function parseListenArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
         'event-type': { type: 'string', multiple: true },
         'sign-secret': { type: 'string' },
         'sign-secret-file': { type: 'string' },
+        'sign-for-target': { type: 'boolean' },
         since: { type: 'string' },
         'include-unverified': { type: 'boolean' },
         'max-attempts': { type: 'string' },
@@ -160,6 +162,7 @@ function parseListenArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
     providers: values.provider ?? [],
     eventTypes: values['event-type'] ?? [],
     signSecret,
+    signForTarget: values['sign-for-target'] === true,
     since,
     includeUnverified: values['include-unverified'] === true,
     maxAttempts,
@@ -215,6 +218,7 @@ export async function runListenCommand(argv: readonly string[], io: ListenIo): P
       providers: options.providers,
       eventTypes: options.eventTypes,
       signSecret: options.signSecret,
+      signForTarget: options.signForTarget,
       since: options.since,
       includeUnverified: options.includeUnverified,
       maxAttempts: options.maxAttempts,

@@ -4,9 +4,10 @@
  * about how an event looks. It sits above the store: the store hands out stored events, and what
  * a surface sends is decided here.
  */
-import type { EventDetail, EventHeaders, EventPayload } from '../../generated/types.ts';
+import type { ApiEventDetail, EventDetail, EventHeaders, EventPayload } from '../../generated/types.ts';
 import type { StoredEvent } from '../store/events/event-store.ts';
 import type { SummaryFields } from '../store/events/event-mapping.ts';
+import { senderHint } from '../verify/sender-hint.ts';
 
 /** @internal outside src/, only tests or benches use it */
 export function toEventSummary(stored: StoredEvent): SummaryFields {
@@ -90,4 +91,17 @@ export function toEventDetail(stored: StoredEvent, options: { maxPayloadBytes?: 
           },
         }),
   };
+}
+
+/**
+ * The detail as the HTTP API (and so the UI) sends it: an open provider's event whose headers carry
+ * a catalog provider's signature header also says who it looks like and what config would check it.
+ * Derived from the stored header names (a signature's value is stored redacted; its name is all
+ * this reads), so events stored before the hint existed get it too. MCP's detail leaves it out:
+ * tools/list, which carries the detail's schema, is near its budget.
+ */
+export function toApiEventDetail(stored: StoredEvent): ApiEventDetail {
+  const detail = toEventDetail(stored);
+  const hint = stored.trustMode === 'open' ? senderHint(stored.provider, Object.keys(detail.headers)) : undefined;
+  return hint === undefined ? detail : { ...detail, sender_hint: hint };
 }

@@ -18,6 +18,7 @@ import type { EventStore, InsertResult, NewEvent } from '../store/events/event-s
 import { findMissingHeader } from '../verify/headers.ts';
 import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../verify/handshakes.ts';
 import { LazyBody } from '../verify/identify.ts';
+import { senderHint } from '../verify/sender-hint.ts';
 import type { VerifyFailureReason, VerifyInput, VerifyOutcome } from '../verify/preset-types.ts';
 import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/events/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
@@ -112,9 +113,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       return;
     }
     // A disabled provider looks exactly like an unknown route, so config is not revealed.
-    if (provider === undefined || !provider.enabled) {
-      return sendError(ctx, notFound(`no webhook provider at ${ctx.path}`));
-    }
+    if (provider === undefined || !provider.enabled) return noProvider(ctx);
     const { preset } = provider;
     // Read only when something is logged: the request logger is built on first use, and an
     // accepted webhook logs nothing.
@@ -173,6 +172,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     const answered = outcome.ok ? ACCEPTED : REJECTED;
     const event = arrivedEvent(ctx, { provider, kept, outcome, identity, parsed, answered });
     if (!outcome.ok) return refuseRejected(ctx, provider, event, outcome, log);
+    if (provider.trustMode === 'open') logSenderHint(provider.name, ctx, log);
     return storeAccepted(ctx, provider, event, { outcome, parsed, verifyInput }, log);
   };
 
@@ -304,6 +304,30 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (refused) return sendError(ctx, new AppError('forbidden', answer.detail));
     sendHandshakeAnswer(ctx, answer);
   }
+}
+
+/**
+ * A request to a route with no (enabled) provider: 404 as ever, and when its headers carry a
+ * catalog provider's signature header, the answer and the log say which provider and what config
+ * would take it, so the first unknown delivery turns into a working config.
+ */
+function noProvider(ctx: Context): void {
+  const segment = ctx.path.slice(HOOKS_PREFIX.length + 1);
+  const hint = senderHint(SNIPPET_NAME.test(segment) ? segment : 'my-provider', Object.keys(ctx.req.headers));
+  if (hint === undefined) return sendError(ctx, notFound(`no webhook provider at ${ctx.path}`));
+  const [config] = hint.config.split('\n');
+  ctx.state.log.info({ path: ctx.path, presets: hint.presets, config: hint.config }, hint.message);
+  sendError(ctx, notFound(`no webhook provider at ${ctx.path}; ${hint.message}, e.g. under providers: ${config}`));
+}
+
+/** A name a snippet can use as the provider's key as it is (the route's last part, usually). */
+const SNIPPET_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+/** An open provider's delivery that carries a catalog provider's signature: the log names who sent it. */
+function logSenderHint(providerName: string, ctx: Context, log: () => Logger): void {
+  const hint = senderHint(providerName, Object.keys(ctx.req.headers));
+  if (hint !== undefined)
+    log().info({ provider: providerName, presets: hint.presets, config: hint.config }, hint.message);
 }
 
 /** The handshake's answer as the provider expects it: JSON, plain text (nosniff), or 204. */

@@ -30,6 +30,8 @@ export interface ListenOptions {
   providers: readonly string[];
   eventTypes: readonly string[];
   signSecret: string | undefined;
+  /** `--sign-for-target`: URL-signing presets sign for the target, not the server's public_url. */
+  signForTarget: boolean;
   /** now, an RFC 3339 time or an event id; undefined: the checkpoint, else now. */
   since: string | undefined;
   includeUnverified: boolean;

@@ -11,7 +11,14 @@ import { EVENT_ID_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/h
 import { retryAfterMs } from '../shared/retry-after.ts';
 import { AnswerTooLargeError, describeLimit } from './bounded-body.ts';
 import type { ListenPrinter } from './listen-output.ts';
-import { credentialsFor, originalCredentials, secretHeadersOf, signingFor, type Signing } from './local-signer.ts';
+import {
+  credentialsFor,
+  originalCredentials,
+  secretHeadersOf,
+  signedForTarget,
+  signingFor,
+  type Signing,
+} from './local-signer.ts';
 import type { ListenPosition } from './position.ts';
 import { LISTEN_BACKOFF, type RunControl } from './run-control.ts';
 import { ServerAnswerError, describeNetworkError, type ServerClient } from './server-client.ts';
@@ -32,6 +39,12 @@ export interface LocalDeliveryOptions {
   providers: readonly string[];
   eventTypes: readonly string[];
   signSecret: string | undefined;
+  /**
+   * `--sign-for-target`: a preset that signs the URL it is called at signs for the target (the
+   * local app's own URL) rather than the server's public_url, so a stock middleware that checks the
+   * URL it was called at (twilio.webhook()) accepts the delivery unchanged.
+   */
+  signForTarget: boolean;
   includeUnverified: boolean;
   maxAttempts: number;
 }
@@ -207,7 +220,7 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
     try {
       const detail = await control.fromServer(`GET /api/providers/${name}`, () => client.provider(name));
       facts = {
-        signing: signingFor(detail),
+        signing: signingFor(options.signForTarget ? signedForTarget(detail, options.target) : detail),
         secretHeaders: secretHeadersOf(detail),
         signsUrl: detail.public_url !== undefined,
       };

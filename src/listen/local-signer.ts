@@ -8,6 +8,7 @@
  */
 import type { ApiProviderDetail, ApiReplayHeaders, Hmac, ProviderWithDefaults } from '../../generated/types.ts';
 import { isPresetName, presetFor } from '../verify/preset-registry.ts';
+import { usesUrl } from '../verify/preset-options.ts';
 import { SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import type { Preset } from '../verify/preset-types.ts';
 
@@ -49,6 +50,22 @@ function presetOf(detail: ApiProviderDetail): Preset | string {
   } catch (err: unknown) {
     return err instanceof Error ? err.message : String(err);
   }
+}
+
+/**
+ * The detail with the target as the URL its preset signs, for `listen --sign-for-target`: a preset
+ * whose catalog scheme signs the URL it is called at (Twilio, Square, HubSpot, Trello, QStash's
+ * subject) then signs for the local app's own URL, which a stock middleware checks against the URL
+ * it was called at. The target's own query goes with each delivery and is signed with it, so the
+ * URL given here is the target without one. Any other preset is left as it is.
+ */
+export function signedForTarget(detail: ApiProviderDetail, target: string): ApiProviderDetail {
+  const { preset } = detail.provider;
+  if (!isPresetName(preset) || !usesUrl(preset) || detail.public_url === undefined) return detail;
+  const url = new URL(target);
+  url.search = '';
+  url.hash = '';
+  return { ...detail, public_url: url.toString() };
 }
 
 /** How events of this provider are signed, from GET /api/providers/{name}. */

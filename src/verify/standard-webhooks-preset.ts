@@ -11,7 +11,7 @@ import { genericSummary } from './summary.ts';
 
 const ID_HEADERS = ['webhook-id', 'svix-id'] as const;
 const TIMESTAMP_HEADERS = ['webhook-timestamp', 'svix-timestamp'] as const;
-const SIGNATURE_HEADERS = ['webhook-signature', 'svix-signature'] as const;
+export const SIGNATURE_HEADERS = ['webhook-signature', 'svix-signature'] as const;
 const SECRET_PREFIX = 'whsec_';
 const PUBLIC_KEY_PREFIX = 'whpk_';
 

@@ -107,10 +107,11 @@ export async function sendOpen(
   server: ApiTestServer,
   body: Buffer | string,
   contentType = 'application/json',
+  headers: Record<string, string> = {},
 ): Promise<string> {
   const res = await call(server, '/hooks/hooks', {
     method: 'POST',
-    headers: { 'content-type': contentType },
+    headers: { 'content-type': contentType, ...headers },
     body,
     token: null,
   });

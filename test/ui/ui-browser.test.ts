@@ -7,6 +7,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListWebhookEventsOutput } from '../../generated/types.ts';
 import type { NewEvent } from '../../src/store/events/event-store.ts';
@@ -169,7 +170,13 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
   it('shows signed-and-verified unmistakably apart from unverified events', async () => {
     ids['token'] = await sendToken(server, { type: 'deploy.finished', service: 'api', zanzibar: true });
-    ids['open'] = await sendOpen(server, JSON.stringify({ type: 'ping', note: 'nothing to find here' }));
+    // Stripe-signed, as a Stripe delivery to an open provider is: the detail names Stripe (issue 41.2).
+    const openBody = JSON.stringify({ type: 'ping', note: 'nothing to find here' });
+    const stripeSignature = new Stripe('sk_test_x').webhooks.generateTestHeaderString({
+      payload: openBody,
+      secret: 'whsec_ui_open',
+    });
+    ids['open'] = await sendOpen(server, openBody, 'application/json', { 'stripe-signature': stripeSignature });
     ids['failed'] = await sendBadlySignedGithub(server);
     for (const key of ['token', 'open', 'failed']) await page.waitForSelector(row(ids[key] ?? ''));
     const trustOf = (key: string): Promise<string | null> =>
@@ -195,6 +202,16 @@ describe.skipIf(unavailable !== null)('web UI in Chromium', () => {
 
     await openEvent(ids['open'] ?? '');
     expect(await page.textContent('[data-testid="trust-panel"] .badge')).toBe('Unverified — open endpoint');
+    expect(await page.textContent('[data-testid="sender-hint"] p')).toBe(
+      'looks like a Stripe delivery: set preset: stripe and its secret',
+    );
+    expect(await page.textContent('[data-testid="sender-hint"] pre')).toBe(
+      "hooks: { preset: stripe, secret: '${STRIPE_WEBHOOK_SECRET}' }",
+    );
+    expect(await page.textContent('[data-testid="trust-panel"]')).not.toContain(stripeSignature);
+    // Only an open provider's event says it: a checked one already names its scheme.
+    await openEvent(ids['token'] ?? '');
+    expect(await page.$('[data-testid="sender-hint"]')).toBeNull();
   });
 
   it('shows that a large rejected delivery was stored truncated', async () => {

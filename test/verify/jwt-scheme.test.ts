@@ -46,7 +46,10 @@ describe('jwt-hs256 scheme', () => {
 
   it('refuses a QStash token signed for another URL, and one that has expired or is not yet valid', () => {
     const other = qstashToken('k', { sub: 'https://elsewhere.example.com/x' });
-    expectFail(qstash.verify(input(BODY, { 'upstash-signature': other }, ['k'])), 'bad_signature');
+    const mismatch = qstash.verify(input(BODY, { 'upstash-signature': other }, ['k']));
+    expectFail(mismatch, 'bad_signature');
+    // The URL it checked against, so a public_url that is not the one QStash was given stands out.
+    expect(mismatch.detail).toBe(`token signed for another URL (Upstash-Signature sub; checked against ${URL})`);
     const expired = qstashToken('k', { iat: NOW_S - 1000, nbf: NOW_S - 1000, exp: NOW_S - 700 });
     expectFail(qstash.verify(input(BODY, { 'upstash-signature': expired }, ['k'])), 'stale_timestamp');
     const early = qstashToken('k', { nbf: NOW_S + 700, exp: NOW_S + 1000 });

@@ -4,7 +4,7 @@ import type {
   ApiProviderDetail,
   Delivery,
   EventDeliveries,
-  EventDetail,
+  ApiEventDetail,
   ForwardList,
   ForwardRetryDeadResult,
   ForwardRuleStatus,
@@ -143,7 +143,7 @@ export class ApiClient {
     return this.json(`/api/events?${filtersToQuery(filters, extra)}`);
   }
 
-  getEvent(id: string): Promise<EventDetail> {
+  getEvent(id: string): Promise<ApiEventDetail> {
     return this.json(`/api/events/${encodeURIComponent(id)}`);
   }
 

@@ -20,6 +20,7 @@ import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
 import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding, type TimestampFormat } from './keys.ts';
 import { parseSignedTemplate, signedHeaderNames, signedPieces, type SignedPart } from './template.ts';
+import { clipText, sanitizeQuery } from '../../sanitize/sanitize-request.ts';
 
 export interface SchemeParts {
   requiredHeaders: string[];
@@ -68,6 +69,35 @@ function signingKey(c: Compiled, secret: string): KeyObject | null {
 export function calledUrl(publicUrl: string | undefined, query: string | undefined): string | undefined {
   if (publicUrl === undefined) return undefined;
   return query === undefined || query === '' ? publicUrl : `${publicUrl}?${query}`;
+}
+
+/** At most this much of a URL goes into a verify_detail (the contract's 300 characters in all). */
+const SHOWN_URL_MAX = 200;
+
+/**
+ * The URL a check signed with, as a failure may show it: what to compare with the URL the provider
+ * was given, so a public_url that is not it is the obvious suspect. Whatever could be a secret is
+ * left out: the URL's user and password (config allows no query in a public_url), and the value
+ * of every secret-looking parameter of the query the delivery came with, as a stored request's is.
+ */
+export function shownUrl(publicUrl: string, query: string | undefined): string {
+  let url: URL;
+  try {
+    url = new URL(publicUrl);
+  } catch {
+    return '[unparseable url]';
+  }
+  url.username = '';
+  url.password = '';
+  const search = sanitizeQuery(query ?? '');
+  return clipText(search === '' ? url.toString() : `${url.toString()}?${search}`, SHOWN_URL_MAX);
+}
+
+/** `signature mismatch (<header>)`, and for a scheme that signs the URL, the URL it checked against. */
+export function mismatchDetail(header: string, publicUrl: string | undefined, query: string | undefined): string {
+  return publicUrl === undefined
+    ? `signature mismatch (${header})`
+    : `signature mismatch (${header}; checked against ${shownUrl(publicUrl, query)})`;
 }
 
 function expectedFormat(scheme: HmacScheme): string {
@@ -157,7 +187,14 @@ function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
   };
   const [display = ''] = c.headers;
   const index = findMatchingKey(keys, found.candidates, pieces);
-  if (index === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${display})` };
+  if (index === -1) {
+    const urlSigned = c.parts.some((part) => part.kind === 'url');
+    return {
+      ok: false,
+      reason: 'bad_signature',
+      detail: mismatchDetail(display, urlSigned ? c.url : undefined, input.query),
+    };
+  }
   const rotation = keys.length > 1 ? `; secret ${index + 1} of ${keys.length}` : '';
   const passed: VerifyOutcome = { ok: true, detail: `hmac-${c.scheme.algorithm} valid (${display})${rotation}` };
   if (c.bodyTimestamp !== undefined) return bodyFreshness(c, c.bodyTimestamp, input) ?? passed;

@@ -14,7 +14,7 @@ import { malformedHeader, MISSING_SECRET, missingHeader, usableSecrets } from '.
 import { constantTimeEqual } from '../timing-safe.ts';
 import { effectiveTolerance, freshnessFailure } from '../timestamp.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
-import { calledUrl, type SchemeParts } from './hmac-scheme.ts';
+import { calledUrl, shownUrl, type SchemeParts } from './hmac-scheme.ts';
 
 const { JsonWebTokenError, NotBeforeError, TokenExpiredError } = jsonwebtoken;
 
@@ -93,7 +93,8 @@ function claimsOutcome(c: Compiled, payload: JwtPayload, input: VerifyInput): Ve
   }
   const url = calledUrl(c.url, input.query);
   if (c.scheme.subject_url === true && url !== undefined && payload.sub !== url) {
-    return { ok: false, reason: 'bad_signature', detail: `token signed for another URL (${header} sub)` };
+    const checked = c.url === undefined ? '' : `; checked against ${shownUrl(c.url, input.query)}`;
+    return { ok: false, reason: 'bad_signature', detail: `token signed for another URL (${header} sub${checked})` };
   }
   if (c.scheme.expires === true && typeof payload.exp !== 'number') {
     return malformedHeader(header, 'a token with exp');

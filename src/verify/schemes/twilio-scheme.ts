@@ -12,9 +12,9 @@ import { headerValue } from '../headers.ts';
 import { malformedHeader, MISSING_SECRET, missingHeader, usableSecrets } from '../hmac.ts';
 import { constantTimeEqual, findMatchingKey } from '../timing-safe.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
-import { calledUrl, type SchemeParts } from './hmac-scheme.ts';
+import { calledUrl, mismatchDetail, type SchemeParts } from './hmac-scheme.ts';
 
-const SIGNATURE_HEADER = 'X-Twilio-Signature';
+export const SIGNATURE_HEADER = 'X-Twilio-Signature';
 const SETTINGS_HEADER = 'X-Twilio-Webhooks-Signature-Settings';
 const BODY_HASH_PARAM = 'bodySHA256';
 const FORM_BODY = /^[\w%+.~*=&!'()-]*$/;
@@ -100,7 +100,9 @@ function verifyTwilio(publicUrl: string, input: VerifyInput): VerifyOutcome {
     const index = findMatchingKey(keys, [signature], (key) => createHmac(algorithm, key).update(data).digest('base64'));
     if (index !== -1 && matched === -1) matched = index;
   }
-  if (matched === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${SIGNATURE_HEADER})` };
+  if (matched === -1) {
+    return { ok: false, reason: 'bad_signature', detail: mismatchDetail(SIGNATURE_HEADER, publicUrl, input.query) };
+  }
   if (signed.bodyHashOk === false) {
     return {
       ok: false,

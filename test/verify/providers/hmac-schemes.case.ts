@@ -8,7 +8,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { Signature } from '@hubspot/api-client';
 import Mux from '@mux/mux-node';
 import { Paddle } from '@paddle/paddle-node-sdk';
@@ -16,6 +15,7 @@ import { WorkOS } from '@workos-inc/node';
 import type { PresetName } from '../../../generated/constants.ts';
 import { hmac, jsonDelivery, type ProviderCase, PUBLIC_URL, sharedSecret, type Signed } from './provider-case.ts';
 import { isoSeconds, samplePayload, unixSeconds } from './timed-case.ts';
+import { square } from './square-helper.ts';
 
 type Headers = Record<string, string>;
 type Signer = (body: Buffer, secret: string, at: string, url: string) => Headers;
@@ -68,16 +68,6 @@ const SIGNERS: Partial<Record<PresetName, Signer>> = {
 const require = createRequire(import.meta.url);
 const { WebhooksManager: box } = require('box-node-sdk/lib/managers/webhooks') as {
   WebhooksManager: { validateMessage(body: string, headers: Headers, primaryKey: string): Promise<boolean> };
-};
-const { WebhooksHelper: square } = require(join(dirname(require.resolve('square')), 'wrapper/WebhooksHelper.js')) as {
-  WebhooksHelper: {
-    verifySignature(input: {
-      requestBody: string;
-      signatureHeader: string;
-      signatureKey: string;
-      notificationUrl: string;
-    }): Promise<boolean>;
-  };
 };
 const mux = new Mux({ tokenId: 'test', tokenSecret: 'test' });
 const paddle = new Paddle('pdl_sdbx_apikey_test');

@@ -1,10 +1,14 @@
 import type { JSX } from 'preact';
-import type { EventDetail } from '../../../../generated/types.ts';
+import type { ApiEventDetail, SenderHint } from '../../../../generated/types.ts';
 import { TrustBadge } from '../components/trust-badge.tsx';
 import { trustLook } from '../trust.ts';
 
-/** How the event was checked: the badge in words, what it means, the trust mode and the check's detail. */
-export function TrustPanel({ event }: { event: EventDetail }): JSX.Element {
+/**
+ * How the event was checked: the badge in words, what it means, the trust mode and the check's
+ * detail; for an open provider's event that carries a known provider's signature, who it looks
+ * like and the config that would check it.
+ */
+export function TrustPanel({ event }: { event: ApiEventDetail }): JSX.Element {
   const look = trustLook(event.trust_mode, event.verified);
   return (
     <section class={`trust-panel trust-${look.level}`} aria-label="Verification" data-testid="trust-panel">
@@ -18,6 +22,19 @@ export function TrustPanel({ event }: { event: EventDetail }): JSX.Element {
         <dt>Check</dt>
         <dd data-testid="verify-detail">{event.verify_detail}</dd>
       </dl>
+      {event.sender_hint && <SenderHintNote hint={event.sender_hint} />}
     </section>
+  );
+}
+
+/** The sentence, and the config line to copy (the others commented out when several providers sign alike). */
+function SenderHintNote({ hint }: { hint: SenderHint }): JSX.Element {
+  return (
+    <div class="sender-hint" data-testid="sender-hint">
+      <p>{hint.message}</p>
+      <pre aria-label="Config that would check it">
+        <code>{hint.config}</code>
+      </pre>
+    </div>
   );
 }
