@@ -33,7 +33,6 @@ function decodedName(raw: string): string {
 
 /**
  * Cut to `max` characters, ending in … when cut, without splitting a surrogate pair.
- * @internal outside src/, only tests or benches use it
  */
 export function clipText(text: string, max: number): string {
   if (text.length <= max) return text;
@@ -45,7 +44,6 @@ export function clipText(text: string, max: number): string {
 /**
  * The query string (without its `?`) with the value of each secret-looking parameter replaced by
  * [redacted], everything else exactly as sent, and cut to the contract's length.
- * @internal outside src/, only tests or benches use it
  */
 export function sanitizeQuery(querystring: string): string {
   if (querystring === '') return '';

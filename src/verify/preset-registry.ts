@@ -49,7 +49,6 @@ export type PresetOptions = ProviderKeys<
 /**
  * The credential a preset checks with: what config must give and what replay can attach. Standard
  * Webhooks takes either: configured with whpk_ public keys only, it is asymmetric.
- * @internal outside src/, only tests or benches use it
  */
 export function credentialOf(
   entry: ProviderCatalogEntry,
