@@ -32,7 +32,7 @@ function secretStatus(provider: ProviderConfig, unset: readonly UnsetVariable[])
   if (provider.family === 'queue') return 'no check (queue)';
   if (provider.trustMode === 'open') return 'no check (open)';
   const what = provider.trustMode === 'signed' ? 'secret' : 'token';
-  const count = provider.secrets.length;
+  const count = provider.secrets.length + provider.publicKeys.length;
   if (count > 0) return count === 1 ? `${what} set` : `${count} ${what}s set`;
   const variables = unsetPlaceholdersOf(provider.name, unset);
   return `NO ${what.toUpperCase()}${variables.length > 0 ? ` (${variables.join(', ')} not set)` : ''}: every delivery is rejected`;
@@ -77,7 +77,7 @@ export function startupBanner(input: {
   } else {
     lines.push(`Providers (${config.providers.length}):`, table(providerRows(config.providers, unset)));
     const missing = config.providers.filter(
-      (p) => p.family === 'webhook' && p.trustMode !== 'open' && p.secrets.length === 0,
+      (p) => p.family === 'webhook' && p.trustMode !== 'open' && p.secrets.length + p.publicKeys.length === 0,
     );
     if (missing.length > 0) {
       lines.push(`  Without a secret, rejecting every delivery: ${missing.map((p) => p.name).join(', ')}`);

@@ -162,6 +162,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       body,
       headers: ctx.req.headers,
       secrets: provider.secrets,
+      publicKeys: provider.publicKeys,
       toleranceSeconds: provider.toleranceSeconds,
       nowMs,
       query: ctx.querystring,
@@ -216,7 +217,9 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       preset.handshake === undefined
         ? null
         : postHandshake(preset.handshake, parsed, ctx.req.headers, () =>
-            provider.secrets.find((secret) => safeVerify(preset, { ...verifyInput, secrets: [secret] }).ok),
+            provider.secrets.find(
+              (secret) => safeVerify(preset, { ...verifyInput, secrets: [secret], publicKeys: [] }).ok,
+            ),
           );
     const stored: NewEvent =
       handshake === null

@@ -24,7 +24,11 @@ function providerStatus(p: ProviderConfig, connection: QueueConnectionState | un
     preset: p.presetName,
     trust_mode: p.trustMode,
     enabled: p.enabled,
-    secret_status: !needsSecret ? 'none-by-design' : p.secrets.length > 0 ? 'configured' : 'missing',
+    secret_status: !needsSecret
+      ? 'none-by-design'
+      : p.secrets.length + p.publicKeys.length > 0
+        ? 'configured'
+        : 'missing',
     route: p.route,
   };
 }

@@ -108,7 +108,12 @@ function codePreset(options: PresetOptions): Preset | undefined {
 }
 
 type Verification = Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders' | 'verify'> &
-  Partial<Pick<Preset, 'sign' | 'signBody' | 'bodyCredential' | 'originalHeaders' | 'checkCredential' | 'tokenHeader'>>;
+  Partial<
+    Pick<
+      Preset,
+      'sign' | 'signBody' | 'bodyCredential' | 'originalHeaders' | 'checkCredential' | 'checkPublicKey' | 'tokenHeader'
+    >
+  >;
 
 /** A catalog provider's verification, from its scheme and that scheme's parameters. */
 function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions): Verification {

@@ -18,12 +18,22 @@ export type VerifyFailureReason =
 
 export type VerifyOutcome = { ok: true; detail: string } | { ok: false; reason: VerifyFailureReason; detail: string };
 
-export interface VerifyInput {
+/**
+ * What a provider's check compares against, kept apart by kind from the config down: a value
+ * configured as a public key is only ever used to check a signature, never as an HMAC key (anyone
+ * may know a public key, so an HMAC made with it proves nothing).
+ */
+export interface ProviderCredentials {
+  /** Shared secrets, tokens or `username:password` pairs: any one matching is a pass, for rotation. */
+  readonly secrets: readonly string[];
+  /** Public keys as configured under `public_key` (Ed25519, P-256), for rotation likewise. */
+  readonly publicKeys: readonly string[];
+}
+
+export interface VerifyInput extends ProviderCredentials {
   /** The exact bytes received. */
   body: Buffer;
   headers: HeaderBag;
-  /** All currently accepted secrets (or tokens): any one matching is a pass, for rotation. */
-  secrets: readonly string[];
   /** Allowed clock skew for schemes that sign a timestamp. */
   toleranceSeconds: number;
   /** Current time in milliseconds since the epoch, injected so tests can move the clock. */
@@ -81,10 +91,12 @@ export interface Preset {
    */
   readonly originalHeaders?: readonly string[];
   /**
-   * Null when a configured secret, key or token is usable by this scheme, else what is wrong with
-   * it (config exits 2 naming the key); absent when any non-empty value is usable.
+   * Null when a configured secret or token is usable by this scheme, else what is wrong with it
+   * (config exits 2 naming the key); absent when any non-empty value is usable.
    */
   readonly checkCredential?: (value: string) => string | null;
+  /** The same for a configured public key; present on every preset that takes `public_key`. */
+  readonly checkPublicKey?: (value: string) => string | null;
   /** The registration handshake this provider sends, answered by ingest (verify/handshakes.ts). */
   readonly handshake?: HandshakeKind;
   /**
