@@ -12,6 +12,7 @@ function providerStatus(p: ProviderConfig, connection: QueueConnectionState | un
       trust_mode: 'queue',
       enabled: p.enabled,
       secret_status: 'none-by-design',
+      credential: 'none',
       channel: p.channel,
       mode: p.mode,
       connection: connection ?? 'disconnected',
@@ -29,6 +30,8 @@ function providerStatus(p: ProviderConfig, connection: QueueConnectionState | un
       : p.secrets.length + p.publicKeys.length > 0
         ? 'configured'
         : 'missing',
+    // What secret_status is about, so a public key is not called a secret where a person reads it.
+    credential: p.preset.credential,
     route: p.route,
   };
 }

@@ -6,7 +6,7 @@
 
 import type { TrustMode } from '../../generated/types.ts';
 import type { PresetName } from '../../generated/constants.ts';
-import type { ProviderCatalogEntry } from '../../generated/types.ts';
+import type { ProviderCatalogEntry, ProviderStatus } from '../../generated/types.ts';
 
 export type HandshakeKind = NonNullable<ProviderCatalogEntry['handshake']>;
 
@@ -79,7 +79,7 @@ export type Identify = (body: Buffer, headers: HeaderBag, parsed?: DeliveryBody)
  * a secret re-signs; a public key cannot (switchboard never holds the private key), so the
  * original signature headers go with an event that passed its check; a token is attached as is.
  */
-export type CredentialKind = 'secret' | 'public_key' | 'token' | 'none';
+export type CredentialKind = NonNullable<ProviderStatus['credential']>;
 
 export interface Preset {
   readonly name: PresetName;
