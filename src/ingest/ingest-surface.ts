@@ -40,6 +40,11 @@ export interface IngestSurfaceOptions {
   commitTimeoutMs?: number | undefined;
   /** Retry-After sent with 503; default 5. */
   retryAfterSeconds?: number;
+  /**
+   * Claims a passing signature's single-use token (SignatureNonce) for a provider, across every
+   * instance; false when it was used already. The store's, handed in by the wiring.
+   */
+  claimNonce: (provider: string, token: string, expiresAtMs: number, body: Buffer) => Promise<boolean>;
   /** Told why a delivery failed verification (for metrics); never given the secret or signature. */
   onRejected?: (provider: string, reason: VerifyFailureReason) => void;
   /** ResolvedConfig.ingest.recordRejectedPerMinute: rejected deliveries stored per source address. */
@@ -167,7 +172,12 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       nowMs,
       query: ctx.querystring,
     };
-    const outcome = safeVerify(preset, verifyInput);
+    let outcome: VerifyOutcome;
+    try {
+      outcome = await withNonceClaimed(provider.name, safeVerify(preset, verifyInput), body);
+    } catch (err: unknown) {
+      return unavailable(ctx, provider, err, log);
+    }
     // One parse of the body, shared by identify() and summarize().
     const parsed = new LazyBody(kept);
     const identity = safeIdentify(preset, kept, ctx.req.headers, parsed);
@@ -176,6 +186,31 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (!outcome.ok) return refuseRejected(ctx, provider, event, outcome, log);
     return storeAccepted(ctx, provider, event, { outcome, parsed, verifyInput }, log);
   };
+
+  /**
+   * A passing signature that does not cover the body carries a single-use token (37.2): it passes
+   * only if this claims it, on any instance; a second use with other bytes fails. Throws when the
+   * database does not answer.
+   */
+  async function withNonceClaimed(provider: string, outcome: VerifyOutcome, body: Buffer): Promise<VerifyOutcome> {
+    if (!outcome.ok || outcome.nonce === undefined) return outcome;
+    const { token, expiresAtMs } = outcome.nonce;
+    if (await options.claimNonce(provider, token, expiresAtMs, body)) return outcome;
+    return { ok: false, reason: 'reused_signature', detail: 'signature token already used' };
+  }
+
+  /** The database did not answer: 503, so the provider retries. */
+  function unavailable(ctx: Context, provider: WebhookProviderConfig, err: unknown, log: () => Logger): void {
+    const reference = randomUUID();
+    log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
+    sendError(
+      ctx,
+      new AppError('unavailable', `event not stored: database unavailable; retry later (reference ${reference})`, {
+        retryAfterSeconds,
+        cause: err,
+      }),
+    );
+  }
 
   /** A delivery that failed its check: 401, recorded (cut short) while its source and provider are under their rate. */
   async function refuseRejected(
@@ -236,15 +271,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     try {
       result = await store(stored, log);
     } catch (err: unknown) {
-      const reference = randomUUID();
-      log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
-      return sendError(
-        ctx,
-        new AppError('unavailable', `event not stored: database unavailable; retry later (reference ${reference})`, {
-          retryAfterSeconds,
-          cause: err,
-        }),
-      );
+      return unavailable(ctx, provider, err, log);
     }
     if (handshake !== null) {
       log().info({ provider: provider.name, eventId: result.event.id }, handshake.detail);

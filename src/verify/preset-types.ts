@@ -14,9 +14,27 @@ export type HandshakeKind = NonNullable<ProviderCatalogEntry['handshake']>;
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
 export type VerifyFailureReason =
-  'missing_header' | 'malformed_header' | 'bad_signature' | 'stale_timestamp' | 'token_mismatch' | 'missing_secret';
+  | 'missing_header'
+  | 'malformed_header'
+  | 'bad_signature'
+  | 'stale_timestamp'
+  | 'token_mismatch'
+  | 'missing_secret'
+  | 'reused_signature';
 
-export type VerifyOutcome = { ok: true; detail: string } | { ok: false; reason: VerifyFailureReason; detail: string };
+/**
+ * A single-use value a passing signature carries, for schemes whose signature does not cover the
+ * body (Mailgun signs only timestamp + token): the signature proves only that the sender held the
+ * key at some point, so ingest claims the token and a second use is refused until it expires.
+ */
+export interface SignatureNonce {
+  readonly token: string;
+  /** When the signature could no longer pass its freshness check: the claim may lapse then. */
+  readonly expiresAtMs: number;
+}
+
+export type VerifyOutcome =
+  { ok: true; detail: string; nonce?: SignatureNonce } | { ok: false; reason: VerifyFailureReason; detail: string };
 
 /**
  * What a provider's check compares against, kept apart by kind from the config down: a value
