@@ -24,7 +24,7 @@ import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import { rejectSourceKey } from './reject-source-key.ts';
-import { safeIdentify, safeVerify } from './preset-calls.ts';
+import { safeIdentify, safeVerify, verifyBody } from './preset-calls.ts';
 import { arrivedEvent, clientIp, truncatedReject } from './arrived-event.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 
@@ -58,6 +58,7 @@ export interface IngestSurfaceOptions {
 // What the sender is answered, recorded with each stored delivery (NewEvent.request).
 const ACCEPTED = 200;
 const REJECTED = ERROR_REGISTRY.unauthenticated.status;
+const MALFORMED = ERROR_REGISTRY.invalid_argument.status;
 const UNAVAILABLE = ERROR_REGISTRY.unavailable.status;
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
@@ -174,14 +175,14 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     };
     let outcome: VerifyOutcome;
     try {
-      outcome = await withNonceClaimed(provider.name, safeVerify(preset, verifyInput), body);
+      outcome = await withNonceClaimed(provider.name, verifyBody(preset, verifyInput), body);
     } catch (err: unknown) {
       return unavailable(ctx, provider, err, log);
     }
     // One parse of the body, shared by identify() and summarize().
     const parsed = new LazyBody(kept);
     const identity = safeIdentify(preset, kept, ctx.req.headers, parsed);
-    const answered = outcome.ok ? ACCEPTED : REJECTED;
+    const answered = outcome.ok ? ACCEPTED : outcome.reason === 'duplicate_json_key' ? MALFORMED : REJECTED;
     const event = arrivedEvent(ctx, { provider, kept, outcome, identity, parsed, answered });
     if (!outcome.ok) return refuseRejected(ctx, provider, event, outcome, log);
     return storeAccepted(ctx, provider, event, { outcome, parsed, verifyInput }, log);
@@ -233,7 +234,13 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
       );
     }
-    sendError(ctx, new AppError('unauthenticated', `verification failed: ${outcome.detail}`));
+    // A body that means two things is malformed (400), not a failed check: it is recorded the same way.
+    sendError(
+      ctx,
+      outcome.reason === 'duplicate_json_key'
+        ? invalidArgument(outcome.detail)
+        : new AppError('unauthenticated', `verification failed: ${outcome.detail}`),
+    );
   }
 
   /** A delivery that passed its check: stored, then answered 200 (or as its handshake asks); 503 if not stored. */

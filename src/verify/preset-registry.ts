@@ -111,7 +111,14 @@ type Verification = Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders' | 'verif
   Partial<
     Pick<
       Preset,
-      'sign' | 'signBody' | 'bodyCredential' | 'originalHeaders' | 'checkCredential' | 'checkPublicKey' | 'tokenHeader'
+      | 'sign'
+      | 'signBody'
+      | 'bodyCredential'
+      | 'originalHeaders'
+      | 'checkCredential'
+      | 'checkPublicKey'
+      | 'tokenHeader'
+      | 'readsSignatureFromBody'
     >
   >;
 

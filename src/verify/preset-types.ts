@@ -20,7 +20,8 @@ export type VerifyFailureReason =
   | 'stale_timestamp'
   | 'token_mismatch'
   | 'missing_secret'
-  | 'reused_signature';
+  | 'reused_signature'
+  | 'duplicate_json_key';
 
 /**
  * A single-use value a passing signature carries, for schemes whose signature does not cover the
@@ -144,6 +145,12 @@ export interface Preset {
    * inside. Trigger uses it for its samples; replay and forwarding send the stored bytes as they are.
    */
   readonly signBody?: (input: SignInput) => Buffer;
+  /**
+   * Schemes that read their signature or signed fields from the JSON body (Mailgun, Adyen): a body
+   * in which an object repeats a key is refused (400, recorded), since which copy was checked and
+   * which a consumer reads would depend on the parser.
+   */
+  readonly readsSignatureFromBody?: true;
   /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
   readonly sign?: (input: SignInput) => Record<string, string>;
   readonly identify: Identify;

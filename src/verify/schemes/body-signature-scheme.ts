@@ -149,6 +149,7 @@ function signBody(adyen: boolean, input: SignInput): Buffer {
 export function createBodySignatureScheme(scheme: BodySignatureScheme): Omit<SchemeParts, 'sign'> & {
   checkCredential?: (value: string) => string | null;
   signBody: (input: SignInput) => Buffer;
+  readsSignatureFromBody: true;
 } {
   const adyen = scheme.variant === 'adyen';
   return {
@@ -160,6 +161,7 @@ export function createBodySignatureScheme(scheme: BodySignatureScheme): Omit<Sch
       return adyen ? verifyAdyen(input, keys) : verifyMailgun(input, keys);
     },
     signBody: (input) => signBody(adyen, input),
+    readsSignatureFromBody: true,
     ...(adyen
       ? {
           checkCredential: (value: string) =>
