@@ -431,6 +431,12 @@ export const SCHEMAS = {
             type: 'string',
             enum: ['configured', 'missing', 'none-by-design'],
           },
+          credential: {
+            description:
+              'What the provider checks a delivery with, so a person is told what is set: secret (HMAC, JWT), public_key (Ed25519, ECDSA: switchboard can check but never sign), token (a token, password or passcode the sender sends), none (open and queue providers).',
+            type: 'string',
+            enum: ['secret', 'public_key', 'token', 'none'],
+          },
           route: {
             description: "HTTP path that receives this provider's webhooks (POST).",
             type: 'string',
@@ -3407,6 +3413,12 @@ export const SCHEMAS = {
         type: 'string',
         enum: ['configured', 'missing', 'none-by-design'],
       },
+      credential: {
+        description:
+          'What the provider checks a delivery with, so a person is told what is set: secret (HMAC, JWT), public_key (Ed25519, ECDSA: switchboard can check but never sign), token (a token, password or passcode the sender sends), none (open and queue providers).',
+        type: 'string',
+        enum: ['secret', 'public_key', 'token', 'none'],
+      },
       route: { description: "HTTP path that receives this provider's webhooks (POST).", type: 'string', pattern: '^/' },
       channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
       mode: {
@@ -3987,6 +3999,12 @@ export const SCHEMAS = {
                 'configured: a secret or token is set. missing: the provider needs one and has none, so its deliveries are rejected. none-by-design: open and queue providers check nothing.',
               type: 'string',
               enum: ['configured', 'missing', 'none-by-design'],
+            },
+            credential: {
+              description:
+                'What the provider checks a delivery with, so a person is told what is set: secret (HMAC, JWT), public_key (Ed25519, ECDSA: switchboard can check but never sign), token (a token, password or passcode the sender sends), none (open and queue providers).',
+              type: 'string',
+              enum: ['secret', 'public_key', 'token', 'none'],
             },
             route: {
               description: "HTTP path that receives this provider's webhooks (POST).",

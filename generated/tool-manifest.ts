@@ -227,7 +227,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
     name: 'list_providers',
     title: 'List providers',
     description:
-      'Configured providers (route or channel, trust_mode, enabled, secret_status; never a secret) and replay_default_target: where replay_webhook_event sends without target_url, or null.',
+      'Configured providers (route or channel, trust_mode, secret_status; never a secret) and replay_default_target: where replay_webhook_event sends without target_url, or null.',
     annotations: { readOnlyHint: true, openWorldHint: false },
     inputSchema: { type: 'object', additionalProperties: false, properties: {} },
     outputSchema: {
@@ -248,6 +248,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
               trust_mode: { type: 'string', enum: ['signed', 'token', 'open', 'queue'] },
               enabled: { type: 'boolean' },
               secret_status: { type: 'string', enum: ['configured', 'missing', 'none-by-design'] },
+              credential: { type: 'string', enum: ['secret', 'public_key', 'token', 'none'] },
               route: { type: 'string', pattern: '^/' },
               channel: { type: 'string' },
               mode: { type: 'string', enum: ['pubsub', 'streams'] },

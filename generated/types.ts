@@ -394,6 +394,10 @@ export interface ProviderStatus {
    */
   secret_status: 'configured' | 'missing' | 'none-by-design';
   /**
+   * What the provider checks a delivery with, so a person is told what is set: secret (HMAC, JWT), public_key (Ed25519, ECDSA: switchboard can check but never sign), token (a token, password or passcode the sender sends), none (open and queue providers).
+   */
+  credential?: 'secret' | 'public_key' | 'token' | 'none';
+  /**
    * HTTP path that receives this provider's webhooks (POST).
    */
   route?: string;

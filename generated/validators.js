@@ -2549,6 +2549,12 @@ const schema77 = {
       type: 'string',
       enum: ['configured', 'missing', 'none-by-design'],
     },
+    credential: {
+      description:
+        'What the provider checks a delivery with, so a person is told what is set: secret (HMAC, JWT), public_key (Ed25519, ECDSA: switchboard can check but never sign), token (a token, password or passcode the sender sends), none (open and queue providers).',
+      type: 'string',
+      enum: ['secret', 'public_key', 'token', 'none'],
+    },
     route: { description: "HTTP path that receives this provider's webhooks (POST).", type: 'string', pattern: '^/' },
     channel: { description: 'Redis channel, pattern or stream this queue provider reads.', type: 'string' },
     mode: {
@@ -3008,31 +3014,30 @@ function validate29(
         errors++;
       }
     }
-    if (data.route !== undefined) {
-      let data6 = data.route;
-      if (typeof data6 === 'string') {
-        if (!pattern6.test(data6)) {
-          const err18 = {
-            instancePath: instancePath + '/route',
-            schemaPath: '#/properties/route/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^/' },
-            message: 'must match pattern "' + '^/' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err18];
-          } else {
-            vErrors.push(err18);
-          }
-          errors++;
-        }
-      } else {
-        const err19 = {
-          instancePath: instancePath + '/route',
-          schemaPath: '#/properties/route/type',
+    if (data.credential !== undefined) {
+      let data6 = data.credential;
+      if (typeof data6 !== 'string') {
+        const err18 = {
+          instancePath: instancePath + '/credential',
+          schemaPath: '#/properties/credential/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err18];
+        } else {
+          vErrors.push(err18);
+        }
+        errors++;
+      }
+      if (!(data6 === 'secret' || data6 === 'public_key' || data6 === 'token' || data6 === 'none')) {
+        const err19 = {
+          instancePath: instancePath + '/credential',
+          schemaPath: '#/properties/credential/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema77.properties.credential.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err19];
@@ -3042,29 +3047,28 @@ function validate29(
         errors++;
       }
     }
-    if (data.channel !== undefined) {
-      if (typeof data.channel !== 'string') {
-        const err20 = {
-          instancePath: instancePath + '/channel',
-          schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err20];
-        } else {
-          vErrors.push(err20);
+    if (data.route !== undefined) {
+      let data7 = data.route;
+      if (typeof data7 === 'string') {
+        if (!pattern6.test(data7)) {
+          const err20 = {
+            instancePath: instancePath + '/route',
+            schemaPath: '#/properties/route/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^/' },
+            message: 'must match pattern "' + '^/' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err20];
+          } else {
+            vErrors.push(err20);
+          }
+          errors++;
         }
-        errors++;
-      }
-    }
-    if (data.mode !== undefined) {
-      let data8 = data.mode;
-      if (typeof data8 !== 'string') {
+      } else {
         const err21 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
+          instancePath: instancePath + '/route',
+          schemaPath: '#/properties/route/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -3076,13 +3080,15 @@ function validate29(
         }
         errors++;
       }
-      if (!(data8 === 'pubsub' || data8 === 'streams')) {
+    }
+    if (data.channel !== undefined) {
+      if (typeof data.channel !== 'string') {
         const err22 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema77.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
+          instancePath: instancePath + '/channel',
+          schemaPath: '#/properties/channel/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err22];
@@ -3092,12 +3098,12 @@ function validate29(
         errors++;
       }
     }
-    if (data.connection !== undefined) {
-      let data9 = data.connection;
+    if (data.mode !== undefined) {
+      let data9 = data.mode;
       if (typeof data9 !== 'string') {
         const err23 = {
-          instancePath: instancePath + '/connection',
-          schemaPath: '#/properties/connection/type',
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -3109,12 +3115,12 @@ function validate29(
         }
         errors++;
       }
-      if (!(data9 === 'connected' || data9 === 'connecting' || data9 === 'disconnected')) {
+      if (!(data9 === 'pubsub' || data9 === 'streams')) {
         const err24 = {
-          instancePath: instancePath + '/connection',
-          schemaPath: '#/properties/connection/enum',
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema77.properties.connection.enum },
+          params: { allowedValues: schema77.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3125,8 +3131,41 @@ function validate29(
         errors++;
       }
     }
+    if (data.connection !== undefined) {
+      let data10 = data.connection;
+      if (typeof data10 !== 'string') {
+        const err25 = {
+          instancePath: instancePath + '/connection',
+          schemaPath: '#/properties/connection/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err25];
+        } else {
+          vErrors.push(err25);
+        }
+        errors++;
+      }
+      if (!(data10 === 'connected' || data10 === 'connecting' || data10 === 'disconnected')) {
+        const err26 = {
+          instancePath: instancePath + '/connection',
+          schemaPath: '#/properties/connection/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema77.properties.connection.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err26];
+        } else {
+          vErrors.push(err26);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err25 = {
+    const err27 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3134,9 +3173,9 @@ function validate29(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err25];
+      vErrors = [err27];
     } else {
-      vErrors.push(err25);
+      vErrors.push(err27);
     }
     errors++;
   }

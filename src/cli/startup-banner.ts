@@ -11,6 +11,7 @@ import { TOKEN_FILE_NAME, type InitialTokenResult } from '../auth/ensure-initial
 import type { RunningSwitchboard } from '../server/start-switchboard.ts';
 import { databaseOptionsFromEnv } from '../store/database/database-options.ts';
 import { pathExists } from '../shared/path-exists.ts';
+import type { CredentialKind } from '../verify/preset-types.ts';
 
 /** Left beside the token file by a start that created the first token but failed before showing it. */
 export const TOKEN_UNSHOWN_FILE = `${TOKEN_FILE_NAME}.unshown`;
@@ -28,11 +29,19 @@ function table(rows: readonly (readonly string[])[], indent = '  '): string {
     .join('\n');
 }
 
+/** What the banner calls each kind of credential: a public key is not a secret. */
+const CREDENTIAL_WORDS: Record<CredentialKind, string> = {
+  secret: 'secret',
+  public_key: 'public key',
+  token: 'token',
+  none: 'credential',
+};
+
 function secretStatus(provider: ProviderConfig, unset: readonly UnsetVariable[]): string {
   if (provider.family === 'queue') return 'no check (queue)';
   if (provider.trustMode === 'open') return 'no check (open)';
-  const what = provider.trustMode === 'signed' ? 'secret' : 'token';
-  const count = provider.secrets.length;
+  const what = CREDENTIAL_WORDS[provider.preset.credential];
+  const count = provider.preset.credential === 'public_key' ? provider.publicKeys.length : provider.secrets.length;
   if (count > 0) return count === 1 ? `${what} set` : `${count} ${what}s set`;
   const variables = unsetPlaceholdersOf(provider.name, unset);
   return `NO ${what.toUpperCase()}${variables.length > 0 ? ` (${variables.join(', ')} not set)` : ''}: every delivery is rejected`;
@@ -77,7 +86,7 @@ export function startupBanner(input: {
   } else {
     lines.push(`Providers (${config.providers.length}):`, table(providerRows(config.providers, unset)));
     const missing = config.providers.filter(
-      (p) => p.family === 'webhook' && p.trustMode !== 'open' && p.secrets.length === 0,
+      (p) => p.family === 'webhook' && p.trustMode !== 'open' && p.secrets.length + p.publicKeys.length === 0,
     );
     if (missing.length > 0) {
       lines.push(`  Without a secret, rejecting every delivery: ${missing.map((p) => p.name).join(', ')}`);

@@ -3,7 +3,7 @@ import type { ProviderWithDefaults, SwitchboardConfigWithDefaults, TrustMode } f
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';
-import { credentialValues, presetOptionProblem, signsUrl, usesUrl } from '../verify/preset-options.ts';
+import { providerCredentials, presetOptionProblem, signsUrl, usesUrl } from '../verify/preset-options.ts';
 import { presetFor } from '../verify/preset-registry.ts';
 import type { Preset } from '../verify/preset-types.ts';
 import { camelCased, type CamelCased } from './camel-keys.ts';
@@ -29,9 +29,11 @@ export interface WebhookProviderConfig extends ProviderBase {
   route: string;
   /**
    * What the check compares against, empty strings dropped (empty means "missing"): secrets,
-   * public keys, tokens or `username:password` pairs (verify/preset-options.ts).
+   * tokens or `username:password` pairs (verify/preset-options.ts).
    */
   secrets: string[];
+  /** Public keys (`public_key`), apart from the secrets: only ever used to check a signature. */
+  publicKeys: string[];
   /** The URL the provider calls, for presets that sign it (public_url, or server.public_url + route). */
   publicUrl?: string;
   /** meta: the verify token its GET handshake must carry. */
@@ -172,11 +174,17 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
   if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
     throw new ConfigError(`${at}.trust_mode: preset ${presetName} is ${trustMode}, not ${p.trust_mode}`);
   }
-  const secrets = credentialValues(p);
+  const { secrets, publicKeys } = providerCredentials(p);
+  const secretKey = p.password !== undefined ? 'password' : p.token !== undefined ? 'token' : 'secret';
   for (const value of secrets) {
     const wrong = preset.checkCredential?.(value) ?? null;
-    const key = p.public_key !== undefined ? 'public_key' : p.password !== undefined ? 'password' : 'secret';
-    if (wrong !== null) throw new ConfigError(`${at}.${key}: ${wrong}`);
+    if (wrong !== null) throw new ConfigError(`${at}.${secretKey}: ${wrong}`);
+  }
+  for (const value of publicKeys) {
+    // Every preset that takes public_key checks it (presetOptionProblem refuses it elsewhere).
+    const wrong =
+      preset.checkPublicKey === undefined ? 'this preset takes no public key' : preset.checkPublicKey(value);
+    if (wrong !== null) throw new ConfigError(`${at}.public_key: ${wrong}`);
   }
   return {
     ...base,
@@ -186,6 +194,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
     trustMode,
     route,
     secrets,
+    publicKeys,
     ...(publicUrl === undefined ? {} : { publicUrl }),
     ...(p.verify_token === undefined ? {} : { verifyToken: p.verify_token }),
     toleranceSeconds: p.tolerance_seconds,

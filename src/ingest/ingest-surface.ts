@@ -25,7 +25,7 @@ import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
 import { sanitizeHeaders } from '../sanitize/sanitize-headers.ts';
 import { arrivalRequest } from '../sanitize/sanitize-request.ts';
 import { rejectSourceKey } from './reject-source-key.ts';
-import { safeIdentify, safeVerify } from './preset-calls.ts';
+import { safeIdentify, safeVerify, verifyBody } from './preset-calls.ts';
 import { arrivedEvent, clientIp, truncatedReject } from './arrived-event.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 
@@ -41,6 +41,11 @@ export interface IngestSurfaceOptions {
   commitTimeoutMs?: number | undefined;
   /** Retry-After sent with 503; default 5. */
   retryAfterSeconds?: number;
+  /**
+   * Claims a passing signature's single-use token (SignatureNonce) for a provider, across every
+   * instance; false when it was used already. The store's, handed in by the wiring.
+   */
+  claimNonce: (provider: string, token: string, expiresAtMs: number, body: Buffer) => Promise<boolean>;
   /** Told why a delivery failed verification (for metrics); never given the secret or signature. */
   onRejected?: (provider: string, reason: VerifyFailureReason) => void;
   /** ResolvedConfig.ingest.recordRejectedPerMinute: rejected deliveries stored per source address. */
@@ -54,6 +59,7 @@ export interface IngestSurfaceOptions {
 // What the sender is answered, recorded with each stored delivery (NewEvent.request).
 const ACCEPTED = 200;
 const REJECTED = ERROR_REGISTRY.unauthenticated.status;
+const MALFORMED = ERROR_REGISTRY.invalid_argument.status;
 const UNAVAILABLE = ERROR_REGISTRY.unavailable.status;
 
 /** The fixed prefix of default routes: anything under it that is not a provider gets 404 here. */
@@ -161,20 +167,51 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       body,
       headers: ctx.req.headers,
       secrets: provider.secrets,
+      publicKeys: provider.publicKeys,
       toleranceSeconds: provider.toleranceSeconds,
       nowMs,
       query: ctx.querystring,
     };
-    const outcome = safeVerify(preset, verifyInput);
+    let outcome: VerifyOutcome;
+    try {
+      outcome = await withNonceClaimed(provider.name, verifyBody(preset, verifyInput), body);
+    } catch (err: unknown) {
+      return unavailable(ctx, provider, err, log);
+    }
     // One parse of the body, shared by identify() and summarize().
     const parsed = new LazyBody(kept);
     const identity = safeIdentify(preset, kept, ctx.req.headers, parsed);
-    const answered = outcome.ok ? ACCEPTED : REJECTED;
+    const answered = outcome.ok ? ACCEPTED : outcome.reason === 'duplicate_json_key' ? MALFORMED : REJECTED;
     const event = arrivedEvent(ctx, { provider, kept, outcome, identity, parsed, answered });
     if (!outcome.ok) return refuseRejected(ctx, provider, event, outcome, log);
     if (provider.trustMode === 'open') logSenderHint(provider.name, ctx, log);
     return storeAccepted(ctx, provider, event, { outcome, parsed, verifyInput }, log);
   };
+
+  /**
+   * A passing signature that does not cover the body carries a single-use token (37.2): it passes
+   * only if this claims it, on any instance; a second use with other bytes fails. Throws when the
+   * database does not answer.
+   */
+  async function withNonceClaimed(provider: string, outcome: VerifyOutcome, body: Buffer): Promise<VerifyOutcome> {
+    if (!outcome.ok || outcome.nonce === undefined) return outcome;
+    const { token, expiresAtMs } = outcome.nonce;
+    if (await options.claimNonce(provider, token, expiresAtMs, body)) return outcome;
+    return { ok: false, reason: 'reused_signature', detail: 'signature token already used' };
+  }
+
+  /** The database did not answer: 503, so the provider retries. */
+  function unavailable(ctx: Context, provider: WebhookProviderConfig, err: unknown, log: () => Logger): void {
+    const reference = randomUUID();
+    log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
+    sendError(
+      ctx,
+      new AppError('unavailable', `event not stored: database unavailable; retry later (reference ${reference})`, {
+        retryAfterSeconds,
+        cause: err,
+      }),
+    );
+  }
 
   /** A delivery that failed its check: 401, recorded (cut short) while its source and provider are under their rate. */
   async function refuseRejected(
@@ -197,7 +234,13 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         log().warn({ err, provider: provider.name }, 'could not record rejected delivery'),
       );
     }
-    sendError(ctx, new AppError('unauthenticated', `verification failed: ${outcome.detail}`));
+    // A body that means two things is malformed (400), not a failed check: it is recorded the same way.
+    sendError(
+      ctx,
+      outcome.reason === 'duplicate_json_key'
+        ? invalidArgument(outcome.detail)
+        : new AppError('unauthenticated', `verification failed: ${outcome.detail}`),
+    );
   }
 
   /** A delivery that passed its check: stored, then answered 200 (or as its handshake asks); 503 if not stored. */
@@ -216,7 +259,9 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       preset.handshake === undefined
         ? null
         : postHandshake(preset.handshake, parsed, ctx.req.headers, () =>
-            provider.secrets.find((secret) => safeVerify(preset, { ...verifyInput, secrets: [secret] }).ok),
+            provider.secrets.find(
+              (secret) => safeVerify(preset, { ...verifyInput, secrets: [secret], publicKeys: [] }).ok,
+            ),
           );
     const stored: NewEvent =
       handshake === null
@@ -233,15 +278,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     try {
       result = await store(stored, log);
     } catch (err: unknown) {
-      const reference = randomUUID();
-      log().error({ err, provider: provider.name, correlationId: reference }, 'could not store webhook');
-      return sendError(
-        ctx,
-        new AppError('unavailable', `event not stored: database unavailable; retry later (reference ${reference})`, {
-          retryAfterSeconds,
-          cause: err,
-        }),
-      );
+      return unavailable(ctx, provider, err, log);
     }
     if (handshake !== null) {
       log().info({ provider: provider.name, eventId: result.event.id }, handshake.detail);

@@ -12,6 +12,7 @@ function providerStatus(p: ProviderConfig, connection: QueueConnectionState | un
       trust_mode: 'queue',
       enabled: p.enabled,
       secret_status: 'none-by-design',
+      credential: 'none',
       channel: p.channel,
       mode: p.mode,
       connection: connection ?? 'disconnected',
@@ -24,7 +25,13 @@ function providerStatus(p: ProviderConfig, connection: QueueConnectionState | un
     preset: p.presetName,
     trust_mode: p.trustMode,
     enabled: p.enabled,
-    secret_status: !needsSecret ? 'none-by-design' : p.secrets.length > 0 ? 'configured' : 'missing',
+    secret_status: !needsSecret
+      ? 'none-by-design'
+      : p.secrets.length + p.publicKeys.length > 0
+        ? 'configured'
+        : 'missing',
+    // What secret_status is about, so a public key is not called a secret where a person reads it.
+    credential: p.preset.credential,
     route: p.route,
   };
 }

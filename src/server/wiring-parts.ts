@@ -33,6 +33,7 @@ import { openClaimConnection } from '../store/outbox/claim-connection.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
 import { attemptPrinter } from '../terminal/serve-lines.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
+import { createNonceClaims, startNonceExpiry } from '../store/records/signature-nonces.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
 import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
@@ -149,6 +150,7 @@ export function ingestSurface(
     providers: config.providers,
     store,
     logger,
+    claimNonce: createNonceClaims(deps.pool),
     groupCommit: { onFlush: (events) => pressure.flushed(events) },
     onRejected: (provider, reason) => metrics.verificationFailures.inc({ provider, reason }),
     recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
@@ -180,6 +182,8 @@ export function startJobs(
     cleanups.push(() => retention.stop());
     const partitions = startPartitionMaintenance({ pool, unit: config.store.partition, logger });
     cleanups.push(() => partitions.stop());
+    const nonces = startNonceExpiry({ pool, logger });
+    cleanups.push(() => nonces.stop());
     // With ingest in the same process, indexing gives way to a burst of webhooks for a while.
     const searchIndexer = startSearchIndexer({
       pool,

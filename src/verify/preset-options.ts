@@ -94,12 +94,17 @@ export function presetOptionProblem(name: PresetName, options: PresetOptionKeys)
 }
 
 /**
- * The values a provider's check compares against, in config order (the first is the one replay,
- * forwarding and trigger sign with): secrets, public keys, tokens, or `username:password` pairs.
+ * What a provider's check compares against, in config order (the first secret is the one replay,
+ * forwarding and trigger sign with): secrets, tokens or `username:password` pairs on one side,
+ * public keys on the other. A `public_key` value never lands among the secrets, whatever it looks
+ * like: an HMAC keyed with a public key proves nothing.
  */
-export function credentialValues(options: PresetOptionKeys): string[] {
+export function providerCredentials(options: PresetOptionKeys): { secrets: string[]; publicKeys: string[] } {
   const list = (value: string | string[] | undefined): string[] =>
     (value === undefined ? [] : Array.isArray(value) ? value : [value]).filter((v) => v !== '');
-  if (options.username !== undefined) return list(options.password).map((p) => `${options.username ?? ''}:${p}`);
-  return [...list(options.secret), ...list(options.public_key), ...list(options.token)];
+  const publicKeys = list(options.public_key);
+  if (options.username !== undefined) {
+    return { secrets: list(options.password).map((p) => `${options.username ?? ''}:${p}`), publicKeys };
+  }
+  return { secrets: [...list(options.secret), ...list(options.token)], publicKeys };
 }

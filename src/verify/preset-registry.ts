@@ -107,7 +107,19 @@ function codePreset(options: PresetOptions): Preset | undefined {
 }
 
 type Verification = Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders' | 'verify'> &
-  Partial<Pick<Preset, 'sign' | 'signBody' | 'bodyCredential' | 'originalHeaders' | 'checkCredential' | 'tokenHeader'>>;
+  Partial<
+    Pick<
+      Preset,
+      | 'sign'
+      | 'signBody'
+      | 'bodyCredential'
+      | 'originalHeaders'
+      | 'checkCredential'
+      | 'checkPublicKey'
+      | 'tokenHeader'
+      | 'readsSignatureFromBody'
+    >
+  >;
 
 /** A catalog provider's verification, from its scheme and that scheme's parameters. */
 function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions): Verification {

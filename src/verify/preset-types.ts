@@ -6,7 +6,7 @@
 
 import type { TrustMode } from '../../generated/types.ts';
 import type { PresetName } from '../../generated/constants.ts';
-import type { ProviderCatalogEntry } from '../../generated/types.ts';
+import type { ProviderCatalogEntry, ProviderStatus } from '../../generated/types.ts';
 
 export type HandshakeKind = NonNullable<ProviderCatalogEntry['handshake']>;
 
@@ -14,16 +14,45 @@ export type HandshakeKind = NonNullable<ProviderCatalogEntry['handshake']>;
 export type HeaderBag = Readonly<Record<string, string | string[] | undefined>>;
 
 export type VerifyFailureReason =
-  'missing_header' | 'malformed_header' | 'bad_signature' | 'stale_timestamp' | 'token_mismatch' | 'missing_secret';
+  | 'missing_header'
+  | 'malformed_header'
+  | 'bad_signature'
+  | 'stale_timestamp'
+  | 'token_mismatch'
+  | 'missing_secret'
+  | 'reused_signature'
+  | 'duplicate_json_key';
 
-export type VerifyOutcome = { ok: true; detail: string } | { ok: false; reason: VerifyFailureReason; detail: string };
+/**
+ * A single-use value a passing signature carries, for schemes whose signature does not cover the
+ * body (Mailgun signs only timestamp + token): the signature proves only that the sender held the
+ * key at some point, so ingest claims the token and a second use is refused until it expires.
+ */
+export interface SignatureNonce {
+  readonly token: string;
+  /** When the signature could no longer pass its freshness check: the claim may lapse then. */
+  readonly expiresAtMs: number;
+}
 
-export interface VerifyInput {
+export type VerifyOutcome =
+  { ok: true; detail: string; nonce?: SignatureNonce } | { ok: false; reason: VerifyFailureReason; detail: string };
+
+/**
+ * What a provider's check compares against, kept apart by kind from the config down: a value
+ * configured as a public key is only ever used to check a signature, never as an HMAC key (anyone
+ * may know a public key, so an HMAC made with it proves nothing).
+ */
+export interface ProviderCredentials {
+  /** Shared secrets, tokens or `username:password` pairs: any one matching is a pass, for rotation. */
+  readonly secrets: readonly string[];
+  /** Public keys as configured under `public_key` (Ed25519, P-256), for rotation likewise. */
+  readonly publicKeys: readonly string[];
+}
+
+export interface VerifyInput extends ProviderCredentials {
   /** The exact bytes received. */
   body: Buffer;
   headers: HeaderBag;
-  /** All currently accepted secrets (or tokens): any one matching is a pass, for rotation. */
-  secrets: readonly string[];
   /** Allowed clock skew for schemes that sign a timestamp. */
   toleranceSeconds: number;
   /** Current time in milliseconds since the epoch, injected so tests can move the clock. */
@@ -69,7 +98,7 @@ export type Identify = (body: Buffer, headers: HeaderBag, parsed?: DeliveryBody)
  * a secret re-signs; a public key cannot (switchboard never holds the private key), so the
  * original signature headers go with an event that passed its check; a token is attached as is.
  */
-export type CredentialKind = 'secret' | 'public_key' | 'token' | 'none';
+export type CredentialKind = NonNullable<ProviderStatus['credential']>;
 
 export interface Preset {
   readonly name: PresetName;
@@ -81,10 +110,12 @@ export interface Preset {
    */
   readonly originalHeaders?: readonly string[];
   /**
-   * Null when a configured secret, key or token is usable by this scheme, else what is wrong with
-   * it (config exits 2 naming the key); absent when any non-empty value is usable.
+   * Null when a configured secret or token is usable by this scheme, else what is wrong with it
+   * (config exits 2 naming the key); absent when any non-empty value is usable.
    */
   readonly checkCredential?: (value: string) => string | null;
+  /** The same for a configured public key; present on every preset that takes `public_key`. */
+  readonly checkPublicKey?: (value: string) => string | null;
   /** The registration handshake this provider sends, answered by ingest (verify/handshakes.ts). */
   readonly handshake?: HandshakeKind;
   /**
@@ -114,6 +145,12 @@ export interface Preset {
    * inside. Trigger uses it for its samples; replay and forwarding send the stored bytes as they are.
    */
   readonly signBody?: (input: SignInput) => Buffer;
+  /**
+   * Schemes that read their signature or signed fields from the JSON body (Mailgun, Adyen): a body
+   * in which an object repeats a key is refused (400, recorded), since which copy was checked and
+   * which a consumer reads would depend on the parser.
+   */
+  readonly readsSignatureFromBody?: true;
   /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
   readonly sign?: (input: SignInput) => Record<string, string>;
   readonly identify: Identify;

@@ -1,4 +1,4 @@
-import { randomUUID, verify as verifySignature } from 'node:crypto';
+import { randomUUID, verify as verifySignature, type KeyObject } from 'node:crypto';
 import type { StandardWebhooksScheme } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { firstHeader, headerValue } from './headers.ts';
@@ -33,17 +33,16 @@ function decodeStandardWebhooksSecret(secret: string): Buffer | null {
 /**
  * Standard Webhooks (and Svix, which uses the same scheme under `svix-*` names): base64
  * HMAC-SHA256 of `${id}.${timestamp}.${body}`; the signature header is a space-separated list of
- * `<version>,<signature>`. Only `v1` (HMAC) entries are considered; `v1a` (Ed25519) needs a public
- * key this preset does not take. Each header is looked up under both names independently, as the
- * Svix library does.
+ * `<version>,<signature>`. `v1` (HMAC) entries are checked with the configured secrets, `v1a`
+ * (Ed25519) entries with the configured public keys, and never one with the other: a public key
+ * is public, so an HMAC keyed with it proves nothing. Each header is looked up under both names
+ * independently, as the Svix library does.
  */
 function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebhooksKey = 'whsec'): VerifyOutcome {
-  if (input.secrets.every((secret) => secret.length === 0)) return MISSING_SECRET;
-  const publicKeys = input.secrets.filter((s) => s.startsWith(PUBLIC_KEY_PREFIX));
-  const keys = input.secrets
-    .filter((s) => !s.startsWith(PUBLIC_KEY_PREFIX))
-    .map((s) => decodeKey(s, keyKind))
-    .filter((key): key is Buffer => key !== null);
+  const configured = [...input.secrets, ...input.publicKeys];
+  if (configured.every((value) => value.length === 0)) return MISSING_SECRET;
+  const keys = input.secrets.map((s) => decodeKey(s, keyKind)).filter((key): key is Buffer => key !== null);
+  const publicKeys = input.publicKeys.map(standardWebhooksPublicKey).filter((k) => k !== null);
   if (keys.length === 0 && publicKeys.length === 0) {
     return {
       ok: false,
@@ -63,29 +62,32 @@ function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebhooksKey
   const entries = signature.value.trim().split(/\s+/);
   const versioned = (version: string): string[] =>
     entries.filter((entry) => entry.startsWith(`${version},`)).map((entry) => entry.slice(version.length + 1));
-  const candidates = versioned('v1');
-  const ed25519 = versioned('v1a');
-  if (candidates.length === 0 && (ed25519.length === 0 || publicKeys.length === 0)) {
-    return malformedHeader(signature.name, 'space-separated v1,<base64> entries');
+  // Only the entries this config can check count: v1 needs a secret, v1a a public key.
+  const candidates = keys.length > 0 ? versioned('v1') : [];
+  const ed25519 = publicKeys.length > 0 ? versioned('v1a') : [];
+  if (candidates.length === 0 && ed25519.length === 0) {
+    const wanted = keys.length > 0 ? 'v1,<base64>' : 'v1a,<base64> (Ed25519)';
+    return malformedHeader(signature.name, `space-separated ${wanted} entries`);
   }
   const parts = [`${id.value}.${seconds}.`, input.body];
   const outcome =
-    publicKeys.length > 0 && (keys.length === 0 || candidates.length === 0)
+    candidates.length === 0
       ? verifyV1a(signature.name, publicKeys, ed25519, Buffer.concat([Buffer.from(parts[0] as string), input.body]))
       : compareSha256(signature.name, keys, candidates, parts, 'base64');
   return freshSignature(outcome, seconds, input, timestamp.name);
 }
 
-/** A whpk_ key (base64 of the 32 raw Ed25519 bytes), or null. */
+/**
+ * A Standard Webhooks public key: `whpk_` and base64 of the 32 raw Ed25519 bytes, or those 32
+ * bytes in base64 without the prefix (as some providers show it); null when it is neither.
+ */
 function standardWebhooksPublicKey(text: string): ReturnType<typeof ed25519Key> {
-  return text.startsWith(PUBLIC_KEY_PREFIX) ? ed25519Key(text.slice(PUBLIC_KEY_PREFIX.length), 'base64') : null;
+  const encoded = text.startsWith(PUBLIC_KEY_PREFIX) ? text.slice(PUBLIC_KEY_PREFIX.length) : text;
+  return ed25519Key(encoded, 'base64');
 }
 
-/** v1a: Ed25519 over the same `${id}.${timestamp}.${body}`, checked with each configured whpk_ key. */
-function verifyV1a(header: string, publicKeys: string[], signatures: string[], message: Buffer): VerifyOutcome {
-  const keys = publicKeys.map(standardWebhooksPublicKey).filter((k) => k !== null);
-  if (keys.length === 0)
-    return { ok: false, reason: 'missing_secret', detail: 'no usable whpk_ public key configured' };
+/** v1a: Ed25519 over the same `${id}.${timestamp}.${body}`, checked with each configured public key. */
+function verifyV1a(header: string, keys: KeyObject[], signatures: string[], message: Buffer): VerifyOutcome {
   let index = -1;
   keys.forEach((key, i) => {
     for (const candidate of signatures) {
@@ -148,21 +150,22 @@ const STANDARD_WEBHOOKS_HEADERS = [...ID_HEADERS, ...TIMESTAMP_HEADERS, ...SIGNA
 
 /**
  * A member of the Standard Webhooks family (Svix, Clerk, Resend, OpenAI, Replicate, Polar): the
- * same scheme, its own key spelling; with only whpk_ public keys configured it checks v1a and, like
+ * same scheme, its own key spelling; with only public keys configured it checks v1a and, like
  * every asymmetric scheme, replays with the original headers instead of signing.
  */
 export function standardWebhooksScheme(keyKind: StandardWebhooksKey, publicKeyOnly: boolean) {
   const checkCredential = (value: string): string | null => {
-    if (value.startsWith(PUBLIC_KEY_PREFIX)) {
-      return standardWebhooksPublicKey(value) === null ? 'not a whpk_ Ed25519 public key' : null;
-    }
+    if (value.startsWith(PUBLIC_KEY_PREFIX)) return 'a whpk_ value is a public key: set it as public_key';
     return decodeKey(value, keyKind) === null ? 'not a base64 (optionally whsec_-prefixed) secret' : null;
   };
+  const checkPublicKey = (value: string): string | null =>
+    standardWebhooksPublicKey(value) === null ? 'not an Ed25519 public key (whpk_ or base64 of its 32 bytes)' : null;
   return {
     requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
     sensitiveHeaders: publicKeyOnly ? [] : ['webhook-signature', 'svix-signature'],
     verify: (input: VerifyInput) => verifyStandardWebhooks(input, keyKind),
     checkCredential,
+    checkPublicKey,
     ...(publicKeyOnly
       ? { originalHeaders: STANDARD_WEBHOOKS_HEADERS }
       : { sign: (input: SignInput) => signStandardWebhooks(input, keyKind) }),

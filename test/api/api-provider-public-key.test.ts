@@ -66,4 +66,25 @@ describe('GET /api/providers/{name}: verifies_with_public_key', () => {
       orders: undefined,
     });
   });
+
+  it('names the credential in ProviderStatus (41.10): a public key is not called a secret', async () => {
+    const seen = Object.fromEntries(
+      await Promise.all(
+        ['discord', 'sendgrid', 'sw-public', 'sw-secret', 'github', 'ci', 'hooks', 'orders'].map(async (name) => {
+          const { provider } = await detail(name);
+          return [name, [provider.credential, provider.secret_status]] as const;
+        }),
+      ),
+    );
+    expect(seen).toEqual({
+      discord: ['public_key', 'configured'],
+      sendgrid: ['public_key', 'configured'],
+      'sw-public': ['public_key', 'configured'],
+      'sw-secret': ['secret', 'configured'],
+      github: ['secret', 'configured'],
+      ci: ['token', 'configured'],
+      hooks: ['none', 'none-by-design'],
+      orders: ['none', 'none-by-design'],
+    });
+  });
 });

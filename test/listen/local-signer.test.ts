@@ -75,6 +75,7 @@ describe('listen: signing on the laptop', () => {
         body: bytes,
         headers: sent,
         secrets: [SECRET],
+        publicKeys: [],
         toleranceSeconds: 300,
         nowMs,
       });

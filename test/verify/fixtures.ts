@@ -18,7 +18,7 @@ export function input(
   secrets: readonly string[],
   overrides: Partial<VerifyInput> = {},
 ): VerifyInput {
-  return { body, headers, secrets, toleranceSeconds: 300, nowMs: NOW_MS, ...overrides };
+  return { body, headers, secrets, publicKeys: [], toleranceSeconds: 300, nowMs: NOW_MS, ...overrides };
 }
 
 /** generic-hmac options as config validation leaves them: the schema's defaults, then these. */

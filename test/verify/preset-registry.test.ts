@@ -93,6 +93,7 @@ describe('preset registry', () => {
         body: Buffer.alloc(0),
         headers: { 'x-relay-key': 't0ken-value' },
         secrets: ['t0ken-value'],
+        publicKeys: [],
         toleranceSeconds: 300,
         nowMs: 0,
       }),

@@ -30,7 +30,7 @@ function jsonOf(body: Buffer): unknown {
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 
-function passed(kind: string, index: number, count: number): VerifyOutcome {
+function passed(kind: string, index: number, count: number): Extract<VerifyOutcome, { ok: true }> {
   const rotation = count > 1 ? `; secret ${index + 1} of ${count}` : '';
   return { ok: true, detail: `hmac-sha256 valid (${kind})${rotation}` };
 }
@@ -60,7 +60,10 @@ function verifyMailgun(input: VerifyInput, keys: string[]): VerifyOutcome {
     createHmac('sha256', key).update(timestamp).update(token).digest('hex'),
   );
   if (index === -1) return { ok: false, reason: 'bad_signature', detail: 'signature mismatch (body signature)' };
-  const ok = passed('body signature', index, keys.length);
+  // Mailgun signs timestamp + token, not the event data: the token is single-use while the
+  // signature is fresh, or one signature would vouch for any body (ingest claims it).
+  const nonce = { token, expiresAtMs: (seconds + input.toleranceSeconds) * 1000 };
+  const ok: VerifyOutcome = { ...passed('body signature', index, keys.length), nonce };
   const stale = freshnessFailure(
     seconds * 1000,
     floorToSecondMs(input.nowMs),
@@ -146,6 +149,7 @@ function signBody(adyen: boolean, input: SignInput): Buffer {
 export function createBodySignatureScheme(scheme: BodySignatureScheme): Omit<SchemeParts, 'sign'> & {
   checkCredential?: (value: string) => string | null;
   signBody: (input: SignInput) => Buffer;
+  readsSignatureFromBody: true;
 } {
   const adyen = scheme.variant === 'adyen';
   return {
@@ -157,6 +161,7 @@ export function createBodySignatureScheme(scheme: BodySignatureScheme): Omit<Sch
       return adyen ? verifyAdyen(input, keys) : verifyMailgun(input, keys);
     },
     signBody: (input) => signBody(adyen, input),
+    readsSignatureFromBody: true,
     ...(adyen
       ? {
           checkCredential: (value: string) =>

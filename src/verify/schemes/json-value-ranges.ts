@@ -33,6 +33,8 @@ const BACKSLASH = 0x5c;
 class Scanner {
   private i = 0;
   readonly found: ByteRange[] = [];
+  /** The first key an object repeats, at any depth, or null. */
+  duplicate: string | null = null;
 
   constructor(
     private readonly b: Buffer,
@@ -94,10 +96,13 @@ class Scanner {
   }
 
   private object(depth: number): void {
+    const keys = new Set<string>();
     this.items(0x7d, () => {
       const keyStart = this.i;
       this.string();
       const key: unknown = JSON.parse(this.b.subarray(keyStart, this.i).toString('utf8'));
+      if (keys.has(String(key))) this.duplicate ??= String(key);
+      keys.add(String(key));
       this.ws();
       this.expect(0x3a);
       this.ws();
@@ -153,4 +158,20 @@ export function replaceRanges(body: Buffer, ranges: readonly ByteRange[], replac
   }
   parts.push(body.subarray(last));
   return Buffer.concat(parts);
+}
+
+/**
+ * The first key some object of a JSON body repeats, at any depth, or null (also when the body is
+ * not JSON). JSON.parse keeps the last copy, a first-wins parser the first: a body whose signature
+ * or signed fields are read from it must not mean two things.
+ */
+export function duplicateJsonKey(body: Buffer): string | null {
+  try {
+    JSON.parse(body.toString('utf8'));
+    const scanner = new Scanner(body, []);
+    scanner.run();
+    return scanner.duplicate;
+  } catch {
+    return null;
+  }
 }

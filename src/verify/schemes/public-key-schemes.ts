@@ -45,7 +45,7 @@ export interface PublicKeyScheme {
   originalHeaders: string[];
   verify: (input: VerifyInput) => VerifyOutcome;
   /** Null when the configured value is a usable key, else what is wrong with it. */
-  checkCredential: (value: string) => string | null;
+  checkPublicKey: (value: string) => string | null;
 }
 
 interface Compiled {
@@ -59,7 +59,7 @@ interface Compiled {
 }
 
 function verifyWithKeys(c: Compiled, input: VerifyInput): VerifyOutcome {
-  const keys = input.secrets.map(c.parseKey).filter((k): k is KeyObject => k !== null);
+  const keys = input.publicKeys.map(c.parseKey).filter((k): k is KeyObject => k !== null);
   if (keys.length === 0) {
     return { ok: false, reason: 'missing_secret', detail: 'no public key configured; delivery rejected' };
   }
@@ -98,7 +98,7 @@ function scheme(c: Compiled): PublicKeyScheme {
     requiredHeaders: [c.signatureHeader.toLowerCase(), c.timestampHeader.toLowerCase()],
     originalHeaders: [c.signatureHeader.toLowerCase(), c.timestampHeader.toLowerCase()],
     verify: (input) => verifyWithKeys(c, input),
-    checkCredential: (value) => (c.parseKey(value) === null ? c.keyHelp : null),
+    checkPublicKey: (value) => (c.parseKey(value) === null ? c.keyHelp : null),
   };
 }
 

@@ -6,7 +6,7 @@ describe('adyen beyond the common checks', () => {
   const preset = presetOf({ preset: 'adyen' });
   const key = adyenCase.secret;
   const check = (body: Buffer, secrets = [key]) =>
-    preset.verify({ body, headers: {}, secrets, toleranceSeconds: 300, nowMs: Date.now() });
+    preset.verify({ body, headers: {}, secrets, publicKeys: [], toleranceSeconds: 300, nowMs: Date.now() });
 
   it('refuses a changed amount (a signed field), as the package does', () => {
     const body = adyenBody([adyenItem(key)]);

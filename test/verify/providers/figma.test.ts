@@ -24,7 +24,14 @@ const STORED_FILE_UPDATE = FIGMA_FILE_UPDATE.replace(`"passcode": "${FIGMA_EXAMP
 describe('figma beyond the common checks', () => {
   const preset = presetOf({ preset: 'figma' });
   const check = (body: Buffer | string, secrets = [FIGMA_EXAMPLE_PASSCODE]) =>
-    preset.verify({ body: Buffer.from(body), headers: {}, secrets, toleranceSeconds: 300, nowMs: Date.now() });
+    preset.verify({
+      body: Buffer.from(body),
+      headers: {},
+      secrets,
+      publicKeys: [],
+      toleranceSeconds: 300,
+      nowMs: Date.now(),
+    });
 
   it("accepts Figma's published PING and FILE_UPDATE examples and names them", () => {
     for (const [example, type] of [

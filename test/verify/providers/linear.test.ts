@@ -19,7 +19,7 @@ const check = (
   delivery: { body: Buffer; headers: Record<string, string> },
   nowMs = Date.now(),
   toleranceSeconds = 300,
-) => preset.verify({ ...delivery, secrets: [SECRET], toleranceSeconds, nowMs });
+) => preset.verify({ ...delivery, secrets: [SECRET], publicKeys: [], toleranceSeconds, nowMs });
 
 describe('linear: the body’s webhookTimestamp', () => {
   it('passes when fresh, for @linear/sdk and for switchboard alike', () => {
@@ -74,7 +74,7 @@ describe('the engine reads the body timestamp a catalog entry declares', () => {
   };
   const at = (ms: number) => new Date(ms).toISOString();
   const verify = (d: ReturnType<typeof delivery>, nowMs: number) =>
-    engine.verify({ ...d, secrets: ['k'], toleranceSeconds: 300, nowMs });
+    engine.verify({ ...d, secrets: ['k'], publicKeys: [], toleranceSeconds: 300, nowMs });
 
   it('at its pointer and in its format', () => {
     const now = Date.now();

@@ -5,7 +5,7 @@ import { mailgunAccepts, mailgunBody, mailgunCase } from './mailgun.case.ts';
 describe('mailgun beyond the common checks', () => {
   const preset = presetOf({ preset: 'mailgun' });
   const check = (body: Buffer, secrets = [mailgunCase.secret]) =>
-    preset.verify({ body, headers: {}, secrets, toleranceSeconds: 300, nowMs: Date.now() });
+    preset.verify({ body, headers: {}, secrets, publicKeys: [], toleranceSeconds: 300, nowMs: Date.now() });
 
   it('refuses a changed token or timestamp (what Mailgun signs)', () => {
     const body = mailgunBody(mailgunCase.secret, Date.now());

@@ -110,8 +110,17 @@ export function configured(c: ProviderCase, secret: string): string {
   return c.credential === 'password' ? `${BASIC_USERNAME}:${secret}` : secret;
 }
 
-export function verifyNow(preset: Preset, delivery: Signed, secrets: string[], nowMs = Date.now()) {
-  return preset.verify({ body: delivery.body, headers: delivery.headers, secrets, toleranceSeconds: 300, nowMs });
+/** Checks a delivery with these credentials: public keys for a public-key preset, else secrets. */
+export function verifyNow(preset: Preset, delivery: Signed, credentials: string[], nowMs = Date.now()) {
+  const asKeys = preset.credential === 'public_key';
+  return preset.verify({
+    body: delivery.body,
+    headers: delivery.headers,
+    secrets: asKeys ? [] : credentials,
+    publicKeys: asKeys ? credentials : [],
+    toleranceSeconds: 300,
+    nowMs,
+  });
 }
 
 export function describeProvider(c: ProviderCase): void {

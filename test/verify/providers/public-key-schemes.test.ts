@@ -44,13 +44,13 @@ describe('public-key schemes', () => {
     const sendgrid = presetFor(sendgridCase);
     const hexKey = ed25519Pair('hex').text;
     const base64Key = ed25519Pair('base64').text;
-    expect(discord.checkCredential?.(hexKey)).toBeNull();
-    expect(discord.checkCredential?.(base64Key)).toMatch(/Ed25519 public key \(32 bytes in hex\)/);
-    expect(telnyx.checkCredential?.(base64Key)).toBeNull();
-    expect(telnyx.checkCredential?.(hexKey)).toMatch(/32 bytes in base64/);
-    expect(sendgrid.checkCredential?.(p256Pair().text)).toBeNull();
-    expect(sendgrid.checkCredential?.(p384)).toMatch(/P-256/);
-    expect(sendgrid.checkCredential?.(base64Key)).toMatch(/P-256/);
+    expect(discord.checkPublicKey?.(hexKey)).toBeNull();
+    expect(discord.checkPublicKey?.(base64Key)).toMatch(/Ed25519 public key \(32 bytes in hex\)/);
+    expect(telnyx.checkPublicKey?.(base64Key)).toBeNull();
+    expect(telnyx.checkPublicKey?.(hexKey)).toMatch(/32 bytes in base64/);
+    expect(sendgrid.checkPublicKey?.(p256Pair().text)).toBeNull();
+    expect(sendgrid.checkPublicKey?.(p384)).toMatch(/P-256/);
+    expect(sendgrid.checkPublicKey?.(base64Key)).toMatch(/P-256/);
   });
 
   it('an unusable configured key is no key: the delivery is refused as missing_secret', async () => {

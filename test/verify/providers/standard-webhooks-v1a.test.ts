@@ -65,9 +65,10 @@ describe('Standard Webhooks v1a (Ed25519) on every member of the family', () => 
     });
   }
 
-  it('a whpk_ key that is not 32 bytes of base64 is refused as a credential', () => {
+  it('a whpk_ key that is not 32 bytes of base64 is refused as a public key, and any whpk_ as a secret', () => {
     const preset = presetOf({ preset: 'svix', public_key: current.whpk });
-    expect(preset.checkCredential?.('whpk_not-a-key')).toMatch(/whpk_/);
-    expect(preset.checkCredential?.(current.whpk)).toBeNull();
+    expect(preset.checkPublicKey?.('whpk_not-a-key')).toMatch(/whpk_/);
+    expect(preset.checkPublicKey?.(current.whpk)).toBeNull();
+    expect(preset.checkCredential?.(current.whpk)).toMatch(/public_key/);
   });
 });

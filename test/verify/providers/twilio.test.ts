@@ -11,6 +11,7 @@ describe('twilio beyond form fields', () => {
       body,
       headers,
       secrets: [secret],
+      publicKeys: [],
       toleranceSeconds: 300,
       nowMs: Date.now(),
       ...(query === undefined ? {} : { query }),

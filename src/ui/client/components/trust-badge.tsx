@@ -35,17 +35,18 @@ export function TrustBadge({
 export function ProviderTrustBadge({
   provider,
 }: {
-  provider: Pick<ProviderStatus, 'trust_mode' | 'secret_status'>;
+  provider: Pick<ProviderStatus, 'trust_mode' | 'secret_status' | 'credential'>;
 }): JSX.Element {
   const { trust_mode: mode, secret_status: secret } = provider;
+  const key = provider.credential === 'public_key' ? 'public key' : 'secret';
   const look: { level: TrustLevel; icon: IconName; label: string; explain: string } =
     mode === 'signed'
       ? secret === 'missing'
         ? {
             level: 'failed',
             icon: 'shield-x',
-            label: 'Signed — no secret',
-            explain: 'Needs a secret: its deliveries are rejected until one is set.',
+            label: `Signed — no ${key}`,
+            explain: `Needs a ${key}: its deliveries are rejected until one is set.`,
           }
         : {
             level: 'verified',

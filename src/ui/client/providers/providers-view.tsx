@@ -16,6 +16,13 @@ const SECRET_TEXT: Record<ProviderStatus['secret_status'], string> = {
   'none-by-design': 'No secret (by design)',
 };
 
+/** A provider checked with a public key holds no secret: say what is set (issue 41.10). */
+const PUBLIC_KEY_TEXT: Record<ProviderStatus['secret_status'], string> = {
+  configured: 'Public key set',
+  missing: 'Public key missing',
+  'none-by-design': SECRET_TEXT['none-by-design'],
+};
+
 const SECRET_TONE: Record<ProviderStatus['secret_status'], string> = {
   configured: 'pill-good',
   missing: 'pill-bad',
@@ -62,9 +69,11 @@ function ProviderCard({
         <dd class="mono">{p.family === 'queue' ? `${p.channel ?? ''} (${p.mode ?? ''})` : `POST ${p.route ?? ''}`}</dd>
         <dt>Preset</dt>
         <dd>{p.preset ?? p.trust_mode}</dd>
-        <dt>Secret</dt>
+        <dt>{p.credential === 'public_key' ? 'Public key' : 'Secret'}</dt>
         <dd>
-          <span class={`pill ${SECRET_TONE[p.secret_status]}`}>{SECRET_TEXT[p.secret_status]}</span>
+          <span class={`pill ${SECRET_TONE[p.secret_status]}`}>
+            {(p.credential === 'public_key' ? PUBLIC_KEY_TEXT : SECRET_TEXT)[p.secret_status]}
+          </span>
         </dd>
         {p.family === 'queue' ? (
           <>
