@@ -106,6 +106,7 @@ describe('every URL-signing preset names the URL it checked', () => {
       body,
       headers: { 'x-square-hmacsha256-signature': signature },
       secrets: [secret],
+      publicKeys: [],
       toleranceSeconds: 300,
       nowMs: Date.now(),
       query: '',
