@@ -806,7 +806,7 @@ export const SCHEMAS = {
               properties: {
                 from: {
                   description:
-                    "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.",
+                    "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
                   type: 'string',
                   pattern: '^[a-z0-9_-]{1,64}$',
                 },
@@ -1484,7 +1484,7 @@ export const SCHEMAS = {
             properties: {
               from: {
                 description:
-                  "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.",
+                  "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
                 type: 'string',
                 pattern: '^[a-z0-9_-]{1,64}$',
               },
@@ -1583,7 +1583,7 @@ export const SCHEMAS = {
         properties: {
           from: {
             description:
-              "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.",
+              "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
             type: 'string',
             pattern: '^[a-z0-9_-]{1,64}$',
           },

@@ -788,7 +788,7 @@ export interface Provider {
  */
 export interface Reply {
   /**
-   * The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.
+   * The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.
    */
   from: string;
   /**
@@ -2203,7 +2203,7 @@ export interface ProviderWithDefaults {
 }
 export interface ReplyWithDefaults {
   /**
-   * The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.
+   * The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.
    */
   from: string;
   /**

@@ -4669,7 +4669,7 @@ const schema81 = {
       properties: {
         from: {
           description:
-            "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.",
+            "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
           type: 'string',
           pattern: '^[a-z0-9_-]{1,64}$',
         },
@@ -5109,7 +5109,7 @@ const schema88 = {
   properties: {
     from: {
       description:
-        "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once.",
+        "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
       type: 'string',
       pattern: '^[a-z0-9_-]{1,64}$',
     },

@@ -10,6 +10,9 @@ import { didYouMean } from '../shared/did-you-mean.ts';
 import { ConfigError } from './config-error.ts';
 import type { ForwardRuleConfig } from './forward-rules.ts';
 
+/** The reply source reserved for `switchboard listen --reply`. */
+const LISTEN = 'listen';
+
 /** The catalog's reply data of one preset (schemas/provider-catalog-entry.schema.json, reply). */
 export type CatalogReply = NonNullable<ProviderCatalogEntry['reply']>;
 
@@ -52,6 +55,11 @@ export function resolveReply(
   const data = catalogReply(preset);
   if (data === undefined) {
     throw new ConfigError(`${at}: preset ${preset} never waits for an answer; remove reply`);
+  }
+  // `listen` is reserved for `switchboard listen --reply`, which is not built yet: refused by name
+  // rather than taken for a rule of that name, so the config means the same once it is.
+  if (reply.from === LISTEN) {
+    throw new ConfigError(`${at}.from: listen (switchboard listen --reply) is not available yet; name a forward rule`);
   }
   const rule = rules.find((r) => r.name === reply.from);
   if (rule === undefined) {

@@ -2,7 +2,11 @@
  * A provider's reply (config: reply) as start-up reads it: the preset's defaults from the catalog,
  * and a bad reply refused with a ConfigError (which the CLI turns into exit 2) naming the key.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { REPLY_MAX_ANSWER_BYTES } from '../../generated/constants.ts';
 import { errorOf } from './config-errors.ts';
@@ -60,6 +64,31 @@ describe('reply config', () => {
     expect(errorOf(configWith(`discord: { preset: discord, public_key: "${KEY}", reply: { from: bto } }`))).toBe(
       'providers.discord.reply.from: no forward rule named bto; did you mean "bot"?',
     );
+  });
+
+  it('refuses listen, reserved for switchboard listen --reply, which is not built yet', () => {
+    expect(
+      errorOf(
+        configWith(
+          `discord: { preset: discord, public_key: "${KEY}", reply: { from: listen } }`,
+          '  listen: { to: "http://127.0.0.1:3000/i" }',
+        ),
+      ),
+    ).toBe(
+      'providers.discord.reply.from: listen (switchboard listen --reply) is not available yet; name a forward rule',
+    );
+  });
+
+  it('a bad reply stops serve with exit 2, naming the key, without a stack trace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-reply-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'sb.yaml');
+    await writeFile(file, configWith('github: { preset: github, secret: s, reply: { from: bot } }'));
+    let err = '';
+    const code = await main(['serve', '--config', file], { out: () => undefined, err: (t) => (err += t) });
+    expect(code).toBe(2);
+    expect(err).toContain('providers.github.reply: preset github never waits for an answer');
+    expect(err).not.toMatch(/\n\s+at /);
   });
 
   it("refuses a timeout over the provider's deadline", () => {
