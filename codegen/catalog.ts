@@ -204,7 +204,7 @@ function replyCell(entry: ProviderCatalogEntry): string {
 }
 
 /** Presets whose provider waits for the app's reply: README.md's count of presets that can answer. */
-export function replyCount(entries: readonly CatalogEntry[]): number {
+function replyCount(entries: readonly CatalogEntry[]): number {
   return entries.filter((e) => e.reply !== undefined).length;
 }
 

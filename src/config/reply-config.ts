@@ -14,7 +14,7 @@ import type { ForwardRuleConfig } from './forward-rules.ts';
 const LISTEN = 'listen';
 
 /** The catalog's reply data of one preset (schemas/provider-catalog-entry.schema.json, reply). */
-export type CatalogReply = NonNullable<ProviderCatalogEntry['reply']>;
+type CatalogReply = NonNullable<ProviderCatalogEntry['reply']>;
 
 /** What the provider is answered when the app's answer does not come, or cannot be used. */
 export interface ReplyFallback {
@@ -36,7 +36,7 @@ export interface ReplyConfig {
 }
 
 /** The catalog's reply data of a preset, or undefined when the provider never waits for an answer. */
-export function catalogReply(preset: PresetName): CatalogReply | undefined {
+function catalogReply(preset: PresetName): CatalogReply | undefined {
   return PROVIDER_CATALOG[preset].reply;
 }
 

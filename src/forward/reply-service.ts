@@ -36,7 +36,7 @@ export interface ProviderAnswer {
   body: Buffer;
 }
 
-export interface ReplyServiceOptions {
+interface ReplyServiceOptions {
   store: Pick<EventStore, 'get' | 'recordReply'>;
   deliveries: Pick<DeliveryRepository, 'settleMany'>;
   outbound: Pick<Outbound, 'deliver'>;

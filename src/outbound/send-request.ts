@@ -17,8 +17,8 @@ export interface SendRequestInput {
   timeoutMs: number;
   responseBodyLimitBytes?: number;
   /**
-   * Keep the whole answer, up to this many bytes, with its headers (SendOutcome.answer): for a
-   * provider waiting for the app's reply, which is passed back to it. Reading stops past it.
+   * Keep the whole answer, up to this many bytes, with its headers (SendOutcome.answer), for a
+   * provider waiting for the app's reply; one byte more is read, which tells a longer answer.
    */
   keepAnswerBytes?: number;
   /** Ends the request early (shutdown); reported like a timeout. */
@@ -26,7 +26,7 @@ export interface SendRequestInput {
 }
 
 /** The whole answer, as kept for a reply (SendRequestInput.keepAnswerBytes). */
-export interface KeptAnswer {
+interface KeptAnswer {
   body: Buffer;
   /** False when the answer was longer than the bytes kept, or ended early (a reset, the deadline). */
   complete: boolean;
@@ -249,7 +249,7 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
   private seen = 0;
   private answered = false;
   private done = false;
-  /** keepAnswerBytes: every chunk of the answer, while it fits. */
+  /** keepAnswerBytes: every chunk of the answer while it fits, and whether it ended (not cut). */
   private readonly whole: Buffer[] | undefined;
   private ended = false;
 
@@ -261,7 +261,7 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
     private readonly reject: (failure: DeliveryFailure) => void,
     private readonly keepAnswerBytes?: number,
   ) {
-    this.whole = keepAnswerBytes === undefined ? undefined : [];
+    if (keepAnswerBytes !== undefined) this.whole = [];
   }
 
   abort(reason: Error): void {
@@ -341,7 +341,6 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
  * outcome. Any HTTP answer is an outcome; only transport failures reject (a DeliveryFailure).
  */
 export function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
-  // A kept answer is read one byte past what is kept, which says it was longer.
   const limit =
     input.keepAnswerBytes === undefined
       ? (input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES)

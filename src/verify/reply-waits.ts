@@ -8,7 +8,7 @@ import { isRecord, resolveJsonPointer } from './identify.ts';
 import type { DeliveryBody } from './preset-types.ts';
 import { FormFields } from './schemes/template.ts';
 
-export type ReplyWaits = NonNullable<ProviderCatalogEntry['reply']>['waits'];
+type ReplyWaits = NonNullable<ProviderCatalogEntry['reply']>['waits'];
 type ReplyCondition = Exclude<ReplyWaits, 'all'>[number];
 
 function matches(condition: ReplyCondition, body: DeliveryBody, form: FormFields): boolean {

@@ -55,7 +55,7 @@ export const detailRow = apiSummaryRow.extend({
 export type DetailRow = z.infer<typeof detailRow>;
 
 /** The reply columns (migration 0020), read by get() only: the outbox's claim has no use for them. */
-export const replyColumns = z.object({
+const replyColumns = z.object({
   reply_outcome: z.enum(REPLY_OUTCOMES).nullable(),
   reply_status: z.number().int().nullable(),
   reply_ms: z.number().nullable(),

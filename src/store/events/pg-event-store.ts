@@ -19,7 +19,7 @@ import {
 } from './event-mapping.ts';
 import { createEventInsert } from './event-insert.ts';
 import { createEventPages } from './event-pages.ts';
-import { lookUpNearIdTime, nearIdTime } from '../sql/id-time-bound.ts';
+import { lookUpNearIdTime } from '../sql/id-time-bound.ts';
 import type { EventStore, InsertResult, NewEvent, StoredEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-statement.ts';
 import { HTTP_STATUS_TEXT, isHttpStatus } from './new-event-check.ts';
@@ -68,16 +68,18 @@ export interface EventStoreOptions {
   searchTimeoutMs?: number;
 }
 
-/** Records how an event's reply attempt ended (migration 0020), bounded to the partitions its id's time allows. */
+/** Records how an event's reply attempt ended (migration 0020), looked up near its id's time first. */
 async function recordReply(pool: DatabasePool, id: string, reply: EventReply): Promise<void> {
   const uuid = normalizeEventId(id);
   if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
-  const near = nearIdTime(sql.fragment`events.received_at`, uuid) ?? sql.fragment`true`;
-  await pool.query(sql.unsafe`
-    UPDATE events SET reply_outcome = ${reply.outcome}, reply_status = ${reply.response_status ?? null},
-      reply_ms = ${reply.response_ms}
-    WHERE events.id = ${uuid} AND ${near}
-  `);
+  await lookUpNearIdTime(sql.fragment`events.received_at`, uuid, (near) =>
+    pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      UPDATE events SET reply_outcome = ${reply.outcome}, reply_status = ${reply.response_status ?? null},
+        reply_ms = ${reply.response_ms}
+      WHERE events.id = ${uuid} AND ${near}
+      RETURNING events.id
+    `),
+  );
 }
 
 export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
