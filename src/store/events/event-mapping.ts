@@ -62,14 +62,11 @@ const replyColumns = z.object({
 });
 export const eventRow = detailRow.merge(replyColumns);
 
-/** The recorded answer of a provider that waited for the app's, or undefined when none was recorded. */
-export function replyFromRow(row: z.infer<typeof replyColumns>): EventReply | undefined {
-  if (row.reply_outcome === null) return undefined;
-  return {
-    outcome: row.reply_outcome,
-    ...(row.reply_status === null ? {} : { response_status: row.reply_status }),
-    response_ms: row.reply_ms ?? 0,
-  };
+/** The recorded answer of a provider that waited for the app's (StoredEvent.reply); nothing when none was recorded. */
+export function replyFromRow(row: z.infer<typeof replyColumns>): { reply?: EventReply } {
+  if (row.reply_outcome === null) return {};
+  const status = row.reply_status === null ? {} : { response_status: row.reply_status };
+  return { reply: { outcome: row.reply_outcome, ...status, response_ms: row.reply_ms ?? 0 } };
 }
 
 /** The EventSummary fields every surface shares; each surface adds its own one-line summary, or none. */

@@ -120,9 +120,7 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
         WHERE events.id = ${uuid} AND ${near}
       `),
       );
-      if (row === null) return null;
-      const reply = replyFromRow(row);
-      return reply === undefined ? storedEventFromRow(row) : { ...storedEventFromRow(row), reply };
+      return row === null ? null : { ...storedEventFromRow(row), ...replyFromRow(row) };
     },
 
     list: pages.list,
