@@ -19,11 +19,19 @@ export interface BundleOptions {
    * result against the full enum before sending it.
    */
   keepLongEnums: boolean;
+  /**
+   * Output schemas drop numeric bounds (minimum, maximum, exclusive ones) and, below the root,
+   * `additionalProperties: false`, for the same budget and on the same ground: a looser schema only
+   * accepts more, and the server checks every result against the full one before sending it.
+   */
+  keepStrictness: boolean;
 }
 
 const LONG_ENUM = 16;
 
 const LENGTH_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
+
+const NUMERIC_BOUNDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
 const DROPPED_WHEN_INLINED = new Set(['$schema', '$id', '$comment']);
 
@@ -76,6 +84,8 @@ function walk(
     if (depth > 0 && !options.keepNestedDescriptions && (key === 'description' || key === 'title')) continue;
     if (!options.keepLengthBounds && LENGTH_BOUNDS.has(key)) continue;
     if (!options.keepLongEnums && key === 'enum' && Array.isArray(value) && value.length > LONG_ENUM) continue;
+    if (!options.keepStrictness && NUMERIC_BOUNDS.has(key) && typeof value === 'number') continue;
+    if (!options.keepStrictness && depth > 0 && key === 'additionalProperties' && value === false) continue;
     // Under properties/$defs the keys are names, not keywords: never treat them as such.
     if ((key === 'properties' || key === '$defs') && isObject(value)) {
       out[key] = Object.fromEntries(

@@ -18,11 +18,17 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 /** An entry the catalog schema has passed (its type is generated from that schema). */
 export type CatalogEntry = ProviderCatalogEntry;
 
-export async function loadCatalog(root: string, entrySchema: JsonObject): Promise<CatalogEntry[]> {
+export async function loadCatalog(
+  root: string,
+  entrySchema: JsonObject,
+  referenced: readonly JsonObject[] = [],
+): Promise<CatalogEntry[]> {
   const dir = join(root, 'schemas/providers');
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   addFormats(ajv);
+  // Schemas the entry schema refers to (a reply's fallback, config's shape too).
+  for (const schema of referenced) ajv.addSchema(schema);
   const validate = ajv.compile(entrySchema);
   const entries: CatalogEntry[] = [];
   for (const file of files) {
@@ -183,18 +189,37 @@ function proofCell(entry: ProviderCatalogEntry): string {
   return proof.by === 'package-signs' ? `${pkg} signs and verifies` : `${pkg} verifies switchboard's signer`;
 }
 
+/** Which of the preset's deliveries wait for the app's reply (config: reply), and the provider's deadline. */
+function replyCell(entry: ProviderCatalogEntry): string {
+  const { reply } = entry;
+  if (reply === undefined) return 'no';
+  const seconds = `${reply.deadline_ms / 1000} s`;
+  if (reply.waits === 'all') return `every delivery (${seconds})`;
+  const which = reply.waits.map((condition) =>
+    'form' in condition
+      ? `form field ${code(condition.form)}`
+      : `${code(condition.json)} ${condition.in.map((v) => String(v)).join(', ')}`,
+  );
+  return `${which.join(' or ')} (${seconds})`;
+}
+
+/** Presets whose provider waits for the app's reply: README.md's count of presets that can answer. */
+function replyCount(entries: readonly CatalogEntry[]): number {
+  return entries.filter((e) => e.reply !== undefined).length;
+}
+
 /** The generated part of docs/providers.md: one row per preset, then each preset's notes. */
 function providersTable(entries: readonly CatalogEntry[]): string {
   const rows = entries.map((entry) => {
     const handshake = entry.handshake ?? '—';
-    return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${proofCell(entry)} |`;
+    return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${replyCell(entry)} | ${proofCell(entry)} |`;
   });
   // Each entry's notes are what a user of that preset should know: they follow the table, so the
   // table stays narrow enough to read.
   const notes = entries.flatMap((entry) => (entry.notes === undefined ? [] : [`- \`${entry.name}\`: ${entry.notes}`]));
   return [
-    '| preset | provider | scheme | headers | freshness | handshake | proven by |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| preset | provider | scheme | headers | freshness | handshake | waits for a reply | proven by |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     ...(notes.length === 0 ? [] : ['', 'Notes on each preset, from its catalog entry:', '', ...notes]),
   ].join('\n');
@@ -202,6 +227,7 @@ function providersTable(entries: readonly CatalogEntry[]): string {
 
 const TABLE_BLOCK = /(<!-- catalog:table -->\n)[\s\S]*?(<!-- \/catalog:table -->)/;
 const COUNT_BLOCK = /(<!-- catalog:count -->)[\s\S]*?(<!-- \/catalog:count -->)/g;
+const REPLY_COUNT_BLOCK = /(<!-- catalog:reply-count -->)[\s\S]*?(<!-- \/catalog:reply-count -->)/g;
 
 /** docs/providers.md with its generated table replaced. */
 export function embedTable(doc: string, entries: readonly CatalogEntry[]): string {
@@ -209,7 +235,12 @@ export function embedTable(doc: string, entries: readonly CatalogEntry[]): strin
   return doc.replace(TABLE_BLOCK, (_m, open: string, close: string) => `${open}${providersTable(entries)}\n${close}`);
 }
 
-/** A document with every <!-- catalog:count --> block set to the number of verifying presets. */
+/**
+ * A document with every <!-- catalog:count --> block set to the number of verifying presets, and
+ * every <!-- catalog:reply-count --> block to the number whose provider waits for the app's reply.
+ */
 export function embedCount(doc: string, entries: readonly CatalogEntry[]): string {
-  return doc.replace(COUNT_BLOCK, (_m, open: string, close: string) => `${open}${verifyingCount(entries)}${close}`);
+  return doc
+    .replace(COUNT_BLOCK, (_m, open: string, close: string) => `${open}${verifyingCount(entries)}${close}`)
+    .replace(REPLY_COUNT_BLOCK, (_m, open: string, close: string) => `${open}${replyCount(entries)}${close}`);
 }

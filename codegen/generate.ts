@@ -198,6 +198,7 @@ async function generateManifest(
           keepNestedDescriptions: true,
           keepLengthBounds: true,
           keepLongEnums: true,
+          keepStrictness: true,
         }),
       ),
       outputSchema: withoutRootText(
@@ -205,6 +206,7 @@ async function generateManifest(
           keepNestedDescriptions: false,
           keepLengthBounds: false,
           keepLongEnums: false,
+          keepStrictness: false,
         }),
       ),
     };
@@ -237,7 +239,12 @@ async function generateManifest(
 function generateSchemaIndex(schemas: LoadedSchema[], registry: SchemaRegistry): Promise<string> {
   const entries = schemas.map((s) => [
     titleOf(s),
-    bundleSchema(s.schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true, keepLongEnums: true }),
+    bundleSchema(s.schema, registry, {
+      keepNestedDescriptions: true,
+      keepLengthBounds: true,
+      keepLongEnums: true,
+      keepStrictness: true,
+    }),
   ]);
   const src = [
     header('schemas/*.schema.json'),
@@ -275,7 +282,10 @@ function format(source: string, parser: 'typescript' | 'babel' | 'json'): Promis
  */
 export async function buildOutputs(write = false): Promise<Map<string, string>> {
   const entrySchema = JSON.parse(await readFile(join(schemasDir, catalogEntryFile), 'utf8')) as JsonObject;
-  const catalog = await loadCatalog(root, entrySchema);
+  const fallbackSchema = JSON.parse(
+    await readFile(join(schemasDir, 'reply-fallback.schema.json'), 'utf8'),
+  ) as JsonObject;
+  const catalog = await loadCatalog(root, entrySchema, [fallbackSchema]);
   const presetNames = presetNameSchema(catalog);
   const presetNamesText = await format(JSON.stringify(presetNames), 'json');
   if (write) await writeFile(join(schemasDir, presetNameFile), presetNamesText);

@@ -6,7 +6,12 @@ const BASE = 'https://switchboard.dev/schemas/';
 function component(registry: SchemaRegistry, file: string): JsonObject {
   const schema = registry.get(`${BASE}${file}`);
   if (!schema) throw new Error(`openapi: schema ${file} not found`);
-  return bundleSchema(schema, registry, { keepNestedDescriptions: true, keepLengthBounds: true, keepLongEnums: true });
+  return bundleSchema(schema, registry, {
+    keepNestedDescriptions: true,
+    keepLengthBounds: true,
+    keepLongEnums: true,
+    keepStrictness: true,
+  });
 }
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });

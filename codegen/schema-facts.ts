@@ -103,6 +103,11 @@ const ENUMS: Record<string, EnumFact> = {
     type: 'ForwardState',
     doc: "An event's forwarding across its rules, as the list marks it.",
   },
+  REPLY_OUTCOMES: {
+    source: 'event-detail.schema.json#/properties/reply/properties/outcome',
+    type: 'ReplyOutcome',
+    doc: 'How the reply attempt of an event whose provider waited for the app ended.',
+  },
 };
 
 const VALUES: Record<string, ValueFact> = {
@@ -126,6 +131,10 @@ const VALUES: Record<string, ValueFact> = {
   RECORD_REJECTED_PER_PROVIDER_PER_MINUTE: {
     source: 'config.schema.json#/properties/ingest/properties/record_rejected_per_provider_per_minute',
     doc: 'Rejected deliveries stored per provider per minute, whatever their sources.',
+  },
+  REPLY_MAX_ANSWER_BYTES: {
+    source: 'config.schema.json#/$defs/reply/properties/max_answer_bytes',
+    doc: "Largest app's answer passed back to a provider that waits for it.",
   },
   SEARCH_TIMEOUT_MS: {
     source: 'config.schema.json#/properties/api/properties/search_timeout_ms',

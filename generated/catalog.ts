@@ -285,6 +285,17 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     },
     summary: ['{/data/name}', '{/guild_id}', '{/member/user/username}'],
     handshake: 'discord-ping',
+    reply: {
+      waits: [{ json: '/type', in: [2, 3, 4, 5] }],
+      deadline_ms: 3000,
+      timeout_ms: 2500,
+      fallback: {
+        status: 200,
+        content_type: 'application/json',
+        body: '{"type":4,"data":{"content":"The app did not answer in time. Please try again.","flags":64}}',
+      },
+      note: "Interactions (types 2 to 5: commands, components, autocomplete, modal submits) wait; PING is switchboard's handshake. The fallback is an ephemeral CHANNEL_MESSAGE_WITH_SOURCE (flags 64), seen only by the user who acted.",
+    },
     proof: {
       by: 'package-verifies',
       package: 'discord-interactions',
@@ -1266,6 +1277,13 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       },
     ],
     forward_headers: [],
+    reply: {
+      waits: [{ form: 'command' }, { form: 'payload' }],
+      deadline_ms: 3000,
+      timeout_ms: 2500,
+      fallback: { status: 200, content_type: 'text/plain; charset=utf-8', body: '' },
+      note: 'Slash commands and interactivity (form posts) wait; the Events API (JSON) keeps its immediate 200. The fallback is an empty 200, which Slack takes as an acknowledgement with no message.',
+    },
     proof: {
       by: 'package-verifies',
       package: '@slack/bolt',
@@ -1499,6 +1517,13 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       },
     ],
     forward_headers: ['i-twilio-idempotency-token'],
+    reply: {
+      waits: 'all',
+      deadline_ms: 15000,
+      timeout_ms: 13000,
+      fallback: { status: 200, content_type: 'text/xml', body: '<?xml version="1.0" encoding="UTF-8"?><Response/>' },
+      note: 'Every delivery waits. The fallback is an empty TwiML <Response/>: no SMS reply is sent and a call ends, with no 12300 warning.',
+    },
     proof: {
       by: 'package-signs',
       package: 'twilio',

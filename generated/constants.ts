@@ -159,6 +159,10 @@ export type PartitionUnit = (typeof PARTITION_UNITS)[number];
 export const FORWARD_STATES = ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'] as const;
 export type ForwardState = (typeof FORWARD_STATES)[number];
 
+/** How the reply attempt of an event whose provider waited for the app ended. From schemas/event-detail.schema.json#/properties/reply/properties/outcome. */
+export const REPLY_OUTCOMES = ['answered', 'timed_out', 'unavailable', 'failed'] as const;
+export type ReplyOutcome = (typeof REPLY_OUTCOMES)[number];
+
 /** The address bound by default. From schemas/config.schema.json#/properties/server/properties/host. */
 export const SERVER_HOST = { minLength: 1, default: '127.0.0.1' } as const;
 
@@ -176,6 +180,9 @@ export const RECORD_REJECTED_PER_MINUTE = { minimum: 1, default: 60 } as const;
 
 /** Rejected deliveries stored per provider per minute, whatever their sources. From schemas/config.schema.json#/properties/ingest/properties/record_rejected_per_provider_per_minute. */
 export const RECORD_REJECTED_PER_PROVIDER_PER_MINUTE = { minimum: 1, default: 600 } as const;
+
+/** Largest app's answer passed back to a provider that waits for it. From schemas/config.schema.json#/$defs/reply/properties/max_answer_bytes. */
+export const REPLY_MAX_ANSWER_BYTES = { minimum: 1, maximum: 10485760, default: 1048576 } as const;
 
 /** How long one payload search may run. From schemas/config.schema.json#/properties/api/properties/search_timeout_ms. */
 export const SEARCH_TIMEOUT_MS = { minimum: 1, maximum: 600000, default: 3000 } as const;

@@ -803,6 +803,60 @@ export const SCHEMAS = {
               },
               default: {},
             },
+            reply: {
+              description:
+                'Answer the provider with the app\'s reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.',
+              type: 'object',
+              additionalProperties: false,
+              required: ['from'],
+              properties: {
+                from: {
+                  description:
+                    "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
+                  type: 'string',
+                  pattern: '^[a-z0-9_-]{1,64}$',
+                },
+                timeout_ms: {
+                  description:
+                    "How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).",
+                  type: 'integer',
+                  minimum: 100,
+                  maximum: 25000,
+                },
+                fallback: {
+                  title: 'ReplyFallback',
+                  description:
+                    "What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.",
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['status', 'content_type', 'body'],
+                  properties: {
+                    status: { type: 'integer', minimum: 100, maximum: 599, description: 'The HTTP status.' },
+                    content_type: {
+                      type: 'string',
+                      minLength: 1,
+                      maxLength: 200,
+                      description: 'The Content-Type header, e.g. text/xml.',
+                    },
+                    body: { type: 'string', maxLength: 32768, description: 'The body, as text.' },
+                  },
+                },
+                retry: {
+                  description:
+                    "After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.",
+                  type: 'boolean',
+                  default: false,
+                },
+                max_answer_bytes: {
+                  description:
+                    'Largest answer passed back to the provider; a longer one is failed and the fallback is sent.',
+                  type: 'integer',
+                  minimum: 1,
+                  maximum: 10485760,
+                  default: 1048576,
+                },
+              },
+            },
             channel: {
               description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
               type: 'string',
@@ -844,6 +898,7 @@ export const SCHEMAS = {
               mode: { default: 'pubsub' },
               pattern: { default: false },
               group: { default: 'switchboard' },
+              reply: false,
             },
           },
           else: {
@@ -1426,6 +1481,60 @@ export const SCHEMAS = {
             },
             default: {},
           },
+          reply: {
+            description:
+              'Answer the provider with the app\'s reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.',
+            type: 'object',
+            additionalProperties: false,
+            required: ['from'],
+            properties: {
+              from: {
+                description:
+                  "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
+                type: 'string',
+                pattern: '^[a-z0-9_-]{1,64}$',
+              },
+              timeout_ms: {
+                description:
+                  "How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).",
+                type: 'integer',
+                minimum: 100,
+                maximum: 25000,
+              },
+              fallback: {
+                title: 'ReplyFallback',
+                description:
+                  "What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.",
+                type: 'object',
+                additionalProperties: false,
+                required: ['status', 'content_type', 'body'],
+                properties: {
+                  status: { type: 'integer', minimum: 100, maximum: 599, description: 'The HTTP status.' },
+                  content_type: {
+                    type: 'string',
+                    minLength: 1,
+                    maxLength: 200,
+                    description: 'The Content-Type header, e.g. text/xml.',
+                  },
+                  body: { type: 'string', maxLength: 32768, description: 'The body, as text.' },
+                },
+              },
+              retry: {
+                description:
+                  "After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.",
+                type: 'boolean',
+                default: false,
+              },
+              max_answer_bytes: {
+                description:
+                  'Largest answer passed back to the provider; a longer one is failed and the fallback is sent.',
+                type: 'integer',
+                minimum: 1,
+                maximum: 10485760,
+                default: 1048576,
+              },
+            },
+          },
           channel: {
             description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
             type: 'string',
@@ -1463,11 +1572,65 @@ export const SCHEMAS = {
             mode: { default: 'pubsub' },
             pattern: { default: false },
             group: { default: 'switchboard' },
+            reply: false,
           },
         },
         else: {
           description: 'A webhook provider: the queue keys are refused.',
           properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+        },
+      },
+      reply: {
+        description:
+          'Answer the provider with the app\'s reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.',
+        type: 'object',
+        additionalProperties: false,
+        required: ['from'],
+        properties: {
+          from: {
+            description:
+              "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
+            type: 'string',
+            pattern: '^[a-z0-9_-]{1,64}$',
+          },
+          timeout_ms: {
+            description:
+              "How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).",
+            type: 'integer',
+            minimum: 100,
+            maximum: 25000,
+          },
+          fallback: {
+            title: 'ReplyFallback',
+            description:
+              "What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.",
+            type: 'object',
+            additionalProperties: false,
+            required: ['status', 'content_type', 'body'],
+            properties: {
+              status: { type: 'integer', minimum: 100, maximum: 599, description: 'The HTTP status.' },
+              content_type: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 200,
+                description: 'The Content-Type header, e.g. text/xml.',
+              },
+              body: { type: 'string', maxLength: 32768, description: 'The body, as text.' },
+            },
+          },
+          retry: {
+            description:
+              "After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.",
+            type: 'boolean',
+            default: false,
+          },
+          max_answer_bytes: {
+            description: 'Largest answer passed back to the provider; a longer one is failed and the fallback is sent.',
+            type: 'integer',
+            minimum: 1,
+            maximum: 10485760,
+            default: 1048576,
+          },
         },
       },
       forwardRule: {
@@ -1985,6 +2148,28 @@ export const SCHEMAS = {
             type: 'integer',
             minimum: 100,
             maximum: 599,
+          },
+        },
+      },
+      reply: {
+        title: 'EventReply',
+        description:
+          "Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'response_ms'],
+        properties: {
+          outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+          response_status: {
+            description: 'The status the app answered with; absent when it gave none.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 599,
+          },
+          response_ms: {
+            description: 'From sending the event to the app to its answer, or to giving up.',
+            type: 'number',
+            minimum: 0,
           },
         },
       },
@@ -2746,6 +2931,83 @@ export const SCHEMAS = {
         items: { type: 'string', pattern: '^[a-z0-9-]+$' },
         uniqueItems: true,
       },
+      reply: {
+        description:
+          "The provider waits for the app's answer in the same request (config: reply): which deliveries wait, the provider's deadline, and what switchboard waits and answers by default. Absent: the provider never waits, and reply is refused for it.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['waits', 'deadline_ms', 'timeout_ms', 'fallback'],
+        properties: {
+          waits: {
+            description:
+              'all: every delivery; otherwise the deliveries matching any of these conditions (a handshake never waits: switchboard answers it).',
+            anyOf: [
+              { const: 'all' },
+              {
+                type: 'array',
+                minItems: 1,
+                items: {
+                  description:
+                    'json: the value at this JSON pointer of a JSON body is one of `in`; form: the form-encoded body has this field.',
+                  oneOf: [
+                    {
+                      type: 'object',
+                      additionalProperties: false,
+                      required: ['json', 'in'],
+                      properties: {
+                        json: { type: 'string', pattern: '^/.*$' },
+                        in: { type: 'array', minItems: 1, items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+                      },
+                    },
+                    {
+                      type: 'object',
+                      additionalProperties: false,
+                      required: ['form'],
+                      properties: { form: { type: 'string', minLength: 1 } },
+                    },
+                  ],
+                },
+              },
+            ],
+          },
+          deadline_ms: {
+            description: 'How long the provider waits for an answer, as its docs say.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 25000,
+          },
+          timeout_ms: {
+            description:
+              'How long switchboard holds the request by default: under the deadline, with margin for the network.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 25000,
+          },
+          fallback: {
+            title: 'ReplyFallback',
+            description:
+              "What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.",
+            type: 'object',
+            additionalProperties: false,
+            required: ['status', 'content_type', 'body'],
+            properties: {
+              status: { type: 'integer', minimum: 100, maximum: 599, description: 'The HTTP status.' },
+              content_type: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 200,
+                description: 'The Content-Type header, e.g. text/xml.',
+              },
+              body: { type: 'string', maxLength: 32768, description: 'The body, as text.' },
+            },
+          },
+          note: {
+            description: 'One sentence for the docs: what the fallback does for this provider.',
+            type: 'string',
+            minLength: 1,
+          },
+        },
+      },
       proof: {
         description:
           "What shows switchboard's check matches the provider: its own npm package (which signs, or only verifies), or its published example.",
@@ -3305,6 +3567,27 @@ export const SCHEMAS = {
           timestamped: { type: 'boolean' },
         },
       },
+      replyCondition: {
+        description:
+          'json: the value at this JSON pointer of a JSON body is one of `in`; form: the form-encoded body has this field.',
+        oneOf: [
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['json', 'in'],
+            properties: {
+              json: { type: 'string', pattern: '^/.*$' },
+              in: { type: 'array', minItems: 1, items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+            },
+          },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['form'],
+            properties: { form: { type: 'string', minLength: 1 } },
+          },
+        ],
+      },
     },
   },
   ProviderStatus: {
@@ -3653,6 +3936,24 @@ export const SCHEMAS = {
       },
     },
   },
+  ReplyFallback: {
+    title: 'ReplyFallback',
+    description:
+      "What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['status', 'content_type', 'body'],
+    properties: {
+      status: { type: 'integer', minimum: 100, maximum: 599, description: 'The HTTP status.' },
+      content_type: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 200,
+        description: 'The Content-Type header, e.g. text/xml.',
+      },
+      body: { type: 'string', maxLength: 32768, description: 'The body, as text.' },
+    },
+  },
   SearchEventsQuery: {
     title: 'SearchEventsQuery',
     description:
@@ -3872,6 +4173,28 @@ export const SCHEMAS = {
             type: 'integer',
             minimum: 100,
             maximum: 599,
+          },
+        },
+      },
+      reply: {
+        title: 'EventReply',
+        description:
+          "Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'response_ms'],
+        properties: {
+          outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+          response_status: {
+            description: 'The status the app answered with; absent when it gave none.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 599,
+          },
+          response_ms: {
+            description: 'From sending the event to the app to its answer, or to giving up.',
+            type: 'number',
+            minimum: 0,
           },
         },
       },

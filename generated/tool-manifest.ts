@@ -81,7 +81,6 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
           type: 'array',
           items: {
             type: 'object',
-            additionalProperties: false,
             required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
             properties: {
               id: { type: 'string', format: 'uuid' },
@@ -89,7 +88,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
               event_type: { type: 'string' },
               trust_mode: { type: 'string', enum: ['signed', 'token', 'open', 'queue'] },
               verified: { type: 'boolean' },
-              payload_size: { type: 'integer', minimum: 0 },
+              payload_size: { type: 'integer' },
               received_at: { type: 'string', format: 'date-time' },
               summary: { anyOf: [{ type: 'string' }, { type: 'null' }] },
             },
@@ -144,7 +143,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         event_type: { type: 'string' },
         trust_mode: { type: 'string', enum: ['signed', 'token', 'open', 'queue'] },
         verified: { type: 'boolean' },
-        payload_size: { type: 'integer', minimum: 0 },
+        payload_size: { type: 'integer' },
         received_at: { type: 'string', format: 'date-time' },
         summary: { type: 'string' },
         verify_detail: { type: 'string' },
@@ -153,7 +152,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         source_ip: { anyOf: [{ type: 'string' }, { type: 'null' }] },
         passed_check: { type: 'boolean' },
         payload_truncated: { type: 'boolean' },
-        received_size: { type: 'integer', minimum: 0 },
+        received_size: { type: 'integer' },
         headers: {
           type: 'object',
           propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
@@ -161,19 +160,26 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         },
         payload: {
           type: 'object',
-          additionalProperties: false,
           required: ['encoding', 'data'],
           properties: { encoding: { type: 'string', enum: ['utf8', 'base64'] }, data: { type: 'string' } },
         },
         request: {
           type: 'object',
-          additionalProperties: false,
           required: ['method', 'path', 'query', 'response_status'],
           properties: {
             method: { type: 'string' },
             path: { type: 'string' },
             query: { type: 'string' },
-            response_status: { type: 'integer', minimum: 100, maximum: 599 },
+            response_status: { type: 'integer' },
+          },
+        },
+        reply: {
+          type: 'object',
+          required: ['outcome', 'response_ms'],
+          properties: {
+            outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+            response_status: { type: 'integer' },
+            response_ms: { type: 'number' },
           },
         },
       },
@@ -213,8 +219,8 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         id: { type: 'string', format: 'uuid' },
         target_url: { type: 'string', format: 'uri' },
         delivered: { type: 'boolean' },
-        response_status: { anyOf: [{ type: 'integer', minimum: 100, maximum: 599 }, { type: 'null' }] },
-        response_ms: { type: 'number', minimum: 0 },
+        response_status: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+        response_ms: { type: 'number' },
         response_excerpt: { type: 'string' },
         signed: { type: 'string', enum: ['resigned', 'original', 'unsigned'] },
         signature_headers: { type: 'array', items: { type: 'string' } },
@@ -239,7 +245,6 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
           type: 'array',
           items: {
             type: 'object',
-            additionalProperties: false,
             required: ['name', 'family', 'trust_mode', 'enabled', 'secret_status'],
             properties: {
               name: { type: 'string' },

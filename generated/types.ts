@@ -769,6 +769,7 @@ export interface Provider {
      */
     resign?: boolean;
   };
+  reply?: Reply;
   /**
    * Queue providers: Redis channel, pattern (pubsub) or stream key (streams).
    */
@@ -785,6 +786,45 @@ export interface Provider {
    * streams only: consumer group name.
    */
   group?: string;
+}
+/**
+ * Answer the provider with the app's reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.
+ */
+export interface Reply {
+  /**
+   * The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.
+   */
+  from: string;
+  /**
+   * How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).
+   */
+  timeout_ms?: number;
+  fallback?: ReplyFallback;
+  /**
+   * After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.
+   */
+  retry?: boolean;
+  /**
+   * Largest answer passed back to the provider; a longer one is failed and the fallback is sent.
+   */
+  max_answer_bytes?: number;
+}
+/**
+ * What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.
+ */
+export interface ReplyFallback {
+  /**
+   * The HTTP status.
+   */
+  status: number;
+  /**
+   * The Content-Type header, e.g. text/xml.
+   */
+  content_type: string;
+  /**
+   * The body, as text.
+   */
+  body: string;
 }
 export interface ForwardRule {
   /**
@@ -1017,6 +1057,21 @@ export interface EventDetail {
   headers: EventHeaders;
   payload: EventPayload;
   request?: EventRequest;
+  reply?: EventReply;
+}
+/**
+ * Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.
+ */
+export interface EventReply {
+  outcome: 'answered' | 'timed_out' | 'unavailable' | 'failed';
+  /**
+   * The status the app answered with; absent when it gave none.
+   */
+  response_status?: number;
+  /**
+   * From sending the event to the app to its answer, or to giving up.
+   */
+  response_ms: number;
 }
 /**
  * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.
@@ -1209,6 +1264,55 @@ export interface ProviderCatalogEntry {
    * Stored headers (lower-case) a consumer routes or dedupes on, copied on replay and forwarding; signature headers never are.
    */
   forward_headers?: string[];
+  /**
+   * The provider waits for the app's answer in the same request (config: reply): which deliveries wait, the provider's deadline, and what switchboard waits and answers by default. Absent: the provider never waits, and reply is refused for it.
+   */
+  reply?: {
+    /**
+     * all: every delivery; otherwise the deliveries matching any of these conditions (a handshake never waits: switchboard answers it).
+     */
+    waits:
+      | 'all'
+      | [
+          (
+            | {
+                json: string;
+                /**
+                 * @minItems 1
+                 */
+                in: [string | number, ...(string | number)[]];
+              }
+            | {
+                form: string;
+              }
+          ),
+          ...(
+            | {
+                json: string;
+                /**
+                 * @minItems 1
+                 */
+                in: [string | number, ...(string | number)[]];
+              }
+            | {
+                form: string;
+              }
+          )[],
+        ];
+    /**
+     * How long the provider waits for an answer, as its docs say.
+     */
+    deadline_ms: number;
+    /**
+     * How long switchboard holds the request by default: under the deadline, with margin for the network.
+     */
+    timeout_ms: number;
+    fallback: ReplyFallback;
+    /**
+     * One sentence for the docs: what the fallback does for this provider.
+     */
+    note?: string;
+  };
   /**
    * What shows switchboard's check matches the provider: its own npm package (which signs, or only verifies), or its published example.
    */
@@ -1657,6 +1761,7 @@ export interface GetWebhookEventOutput {
   headers: EventHeaders;
   payload: EventPayload;
   request?: EventRequest;
+  reply?: EventReply;
 }
 /**
  * list_providers takes no arguments.
@@ -2082,6 +2187,7 @@ export interface ProviderWithDefaults {
      */
     resign: boolean;
   };
+  reply?: ReplyWithDefaults;
   /**
    * Queue providers: Redis channel, pattern (pubsub) or stream key (streams).
    */
@@ -2098,6 +2204,42 @@ export interface ProviderWithDefaults {
    * streams only: consumer group name.
    */
   group?: string;
+}
+export interface ReplyWithDefaults {
+  /**
+   * The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.
+   */
+  from: string;
+  /**
+   * How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).
+   */
+  timeout_ms?: number;
+  fallback?: ReplyFallback;
+  /**
+   * After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.
+   */
+  retry: boolean;
+  /**
+   * Largest answer passed back to the provider; a longer one is failed and the fallback is sent.
+   */
+  max_answer_bytes: number;
+}
+/**
+ * What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.
+ */
+export interface ReplyFallback {
+  /**
+   * The HTTP status.
+   */
+  status: number;
+  /**
+   * The Content-Type header, e.g. text/xml.
+   */
+  content_type: string;
+  /**
+   * The body, as text.
+   */
+  body: string;
 }
 export interface ForwardRuleWithDefaults {
   /**

@@ -34,6 +34,7 @@ export declare const validateProviderStatus: GeneratedValidator<T.ProviderStatus
 export declare const validateRecentEventsResource: GeneratedValidator<T.RecentEventsResource>;
 export declare const validateReplayHistory: GeneratedValidator<T.ReplayHistory>;
 export declare const validateReplayResult: GeneratedValidator<T.ReplayResult>;
+export declare const validateReplyFallback: GeneratedValidator<T.ReplyFallback>;
 export declare const validateSearchEventsQuery: GeneratedValidator<T.SearchEventsQuery>;
 export declare const validateSenderHint: GeneratedValidator<T.SenderHint>;
 export declare const validateServerRole: GeneratedValidator<T.ServerRole>;

@@ -2487,7 +2487,7 @@ const schema76 = {
     },
   },
 };
-const schema91 = {
+const schema93 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -3185,7 +3185,7 @@ function validate29(
 validate29.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 const formats16 = require('ajv-formats/dist/formats').fullFormats.uri;
-const pattern16 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
+const pattern17 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 
 function validate28(
   data,
@@ -3368,7 +3368,7 @@ function validate28(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema91.properties.algorithm.enum },
+            params: { allowedValues: schema93.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3399,7 +3399,7 @@ function validate28(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema91.properties.encoding.enum },
+            params: { allowedValues: schema93.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3479,7 +3479,7 @@ function validate28(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema91.properties.timestamp_format.enum },
+            params: { allowedValues: schema93.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3510,7 +3510,7 @@ function validate28(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema91.properties.secret_encoding.enum },
+            params: { allowedValues: schema93.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3624,7 +3624,7 @@ function validate28(
     if (data.token_variable !== undefined) {
       let data13 = data.token_variable;
       if (typeof data13 === 'string') {
-        if (!pattern16.test(data13)) {
+        if (!pattern17.test(data13)) {
           const err23 = {
             instancePath: instancePath + '/token_variable',
             schemaPath: '#/properties/token_variable/pattern',
@@ -3675,8 +3675,8 @@ function validate28(
 }
 validate28.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateApiReplayHeaders = validate34;
-const schema92 = {
+export const validateApiReplayHeaders = validate36;
+const schema94 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -3720,13 +3720,13 @@ const schema92 = {
   },
 };
 
-function validate34(
+function validate36(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/api-replay-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate36.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -4236,10 +4236,10 @@ function validate34(
     }
     errors++;
   }
-  validate34.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSwitchboardConfig = validate31;
 const schema81 = {
@@ -4653,6 +4653,7 @@ const schema81 = {
           },
           default: {},
         },
+        reply: { $ref: '#/$defs/reply' },
         channel: {
           description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
           type: 'string',
@@ -4690,11 +4691,48 @@ const schema81 = {
           mode: { default: 'pubsub' },
           pattern: { default: false },
           group: { default: 'switchboard' },
+          reply: false,
         },
       },
       else: {
         description: 'A webhook provider: the queue keys are refused.',
         properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
+      },
+    },
+    reply: {
+      description:
+        'Answer the provider with the app\'s reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.',
+      type: 'object',
+      additionalProperties: false,
+      required: ['from'],
+      properties: {
+        from: {
+          description:
+            "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
+          type: 'string',
+          pattern: '^[a-z0-9_-]{1,64}$',
+        },
+        timeout_ms: {
+          description:
+            "How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).",
+          type: 'integer',
+          minimum: 100,
+          maximum: 25000,
+        },
+        fallback: { $ref: 'reply-fallback.schema.json' },
+        retry: {
+          description:
+            "After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.",
+          type: 'boolean',
+          default: false,
+        },
+        max_answer_bytes: {
+          description: 'Largest answer passed back to the provider; a longer one is failed and the fallback is sent.',
+          type: 'integer',
+          minimum: 1,
+          maximum: 10485760,
+          default: 1048576,
+        },
       },
     },
     forwardRule: {
@@ -4797,7 +4835,7 @@ const schema81 = {
     },
   },
 };
-const schema88 = {
+const schema90 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -4895,7 +4933,7 @@ const schema88 = {
     },
   },
 };
-const schema89 = {
+const schema91 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/partition-unit.schema.json',
   title: 'PartitionUnit',
@@ -4904,7 +4942,7 @@ const schema89 = {
   type: 'string',
   enum: ['day', 'week', 'month'],
 };
-const schema90 = {
+const schema92 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/server-role.schema.json',
   title: 'ServerRole',
@@ -4915,7 +4953,7 @@ const schema90 = {
 };
 const pattern7 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern12 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
-const pattern14 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
+const pattern15 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const pattern9 = new RegExp('^https?://[^?#]+$', 'u');
 const schema82 = {
   type: 'object',
@@ -5052,6 +5090,7 @@ const schema82 = {
       },
       default: {},
     },
+    reply: { $ref: '#/$defs/reply' },
     channel: {
       description: 'Queue providers: Redis channel, pattern (pubsub) or stream key (streams).',
       type: 'string',
@@ -5089,6 +5128,7 @@ const schema82 = {
       mode: { default: 'pubsub' },
       pattern: { default: false },
       group: { default: 'switchboard' },
+      reply: false,
     },
   },
   else: {
@@ -5099,6 +5139,501 @@ const schema82 = {
 const schema84 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern8 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern10 = new RegExp('^(header:.+|/.*)$', 'u');
+const schema88 = {
+  description:
+    'Answer the provider with the app\'s reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['from'],
+  properties: {
+    from: {
+      description:
+        "The forward rule whose target answers: that rule's delivery of the event is the reply attempt, sent once. listen is reserved for switchboard listen --reply, which is not available yet.",
+      type: 'string',
+      pattern: '^[a-z0-9_-]{1,64}$',
+    },
+    timeout_ms: {
+      description:
+        "How long the provider's request is held for the app's answer before the fallback is sent; default the preset's, which leaves margin under the provider's deadline (no more than that deadline).",
+      type: 'integer',
+      minimum: 100,
+      maximum: 25000,
+    },
+    fallback: { $ref: 'reply-fallback.schema.json' },
+    retry: {
+      description:
+        "After a failed or missing answer, let the rule's outbox retry the delivery (the provider has had the fallback by then). Off: the reply attempt is the rule's only send of the event, and a failed one is dead.",
+      type: 'boolean',
+      default: false,
+    },
+    max_answer_bytes: {
+      description: 'Largest answer passed back to the provider; a longer one is failed and the fallback is sent.',
+      type: 'integer',
+      minimum: 1,
+      maximum: 10485760,
+      default: 1048576,
+    },
+  },
+};
+const schema89 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/reply-fallback.schema.json',
+  title: 'ReplyFallback',
+  description:
+    "What a provider that waits for the app's reply is answered when no usable answer comes in time (config: reply.fallback; each catalog preset that waits has a default): the status, the Content-Type and the body, sent as written.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'content_type', 'body'],
+  properties: {
+    status: { type: 'integer', minimum: 100, maximum: 599, description: 'The HTTP status.' },
+    content_type: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'The Content-Type header, e.g. text/xml.',
+    },
+    body: { type: 'string', maxLength: 32768, description: 'The body, as text.' },
+  },
+};
+
+function validate33(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate33.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.retry === undefined) {
+      data.retry = false;
+    }
+    if (data.max_answer_bytes === undefined) {
+      data.max_answer_bytes = 1048576;
+    }
+    if (data.from === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'from' },
+        message: "must have required property '" + 'from' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(
+        key0 === 'from' ||
+        key0 === 'timeout_ms' ||
+        key0 === 'fallback' ||
+        key0 === 'retry' ||
+        key0 === 'max_answer_bytes'
+      )) {
+        const err1 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err1];
+        } else {
+          vErrors.push(err1);
+        }
+        errors++;
+      }
+    }
+    if (data.from !== undefined) {
+      let data0 = data.from;
+      if (typeof data0 === 'string') {
+        if (!pattern12.test(data0)) {
+          const err2 = {
+            instancePath: instancePath + '/from',
+            schemaPath: '#/properties/from/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^[a-z0-9_-]{1,64}$' },
+            message: 'must match pattern "' + '^[a-z0-9_-]{1,64}$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err2];
+          } else {
+            vErrors.push(err2);
+          }
+          errors++;
+        }
+      } else {
+        const err3 = {
+          instancePath: instancePath + '/from',
+          schemaPath: '#/properties/from/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.timeout_ms !== undefined) {
+      let data1 = data.timeout_ms;
+      if (!(typeof data1 == 'number' && !(data1 % 1) && !isNaN(data1) && isFinite(data1))) {
+        const err4 = {
+          instancePath: instancePath + '/timeout_ms',
+          schemaPath: '#/properties/timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      if (typeof data1 == 'number' && isFinite(data1)) {
+        if (data1 > 25000 || isNaN(data1)) {
+          const err5 = {
+            instancePath: instancePath + '/timeout_ms',
+            schemaPath: '#/properties/timeout_ms/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 25000 },
+            message: 'must be <= 25000',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (data1 < 100 || isNaN(data1)) {
+          const err6 = {
+            instancePath: instancePath + '/timeout_ms',
+            schemaPath: '#/properties/timeout_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 100 },
+            message: 'must be >= 100',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.fallback !== undefined) {
+      let data2 = data.fallback;
+      if (data2 && typeof data2 == 'object' && !Array.isArray(data2)) {
+        if (data2.status === undefined) {
+          const err7 = {
+            instancePath: instancePath + '/fallback',
+            schemaPath: 'reply-fallback.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'status' },
+            message: "must have required property '" + 'status' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (data2.content_type === undefined) {
+          const err8 = {
+            instancePath: instancePath + '/fallback',
+            schemaPath: 'reply-fallback.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'content_type' },
+            message: "must have required property '" + 'content_type' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+        if (data2.body === undefined) {
+          const err9 = {
+            instancePath: instancePath + '/fallback',
+            schemaPath: 'reply-fallback.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'body' },
+            message: "must have required property '" + 'body' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err9];
+          } else {
+            vErrors.push(err9);
+          }
+          errors++;
+        }
+        for (const key1 in data2) {
+          if (!(key1 === 'status' || key1 === 'content_type' || key1 === 'body')) {
+            const err10 = {
+              instancePath: instancePath + '/fallback',
+              schemaPath: 'reply-fallback.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err10];
+            } else {
+              vErrors.push(err10);
+            }
+            errors++;
+          }
+        }
+        if (data2.status !== undefined) {
+          let data3 = data2.status;
+          if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+            const err11 = {
+              instancePath: instancePath + '/fallback/status',
+              schemaPath: 'reply-fallback.schema.json/properties/status/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err11];
+            } else {
+              vErrors.push(err11);
+            }
+            errors++;
+          }
+          if (typeof data3 == 'number' && isFinite(data3)) {
+            if (data3 > 599 || isNaN(data3)) {
+              const err12 = {
+                instancePath: instancePath + '/fallback/status',
+                schemaPath: 'reply-fallback.schema.json/properties/status/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 599 },
+                message: 'must be <= 599',
+              };
+              if (vErrors === null) {
+                vErrors = [err12];
+              } else {
+                vErrors.push(err12);
+              }
+              errors++;
+            }
+            if (data3 < 100 || isNaN(data3)) {
+              const err13 = {
+                instancePath: instancePath + '/fallback/status',
+                schemaPath: 'reply-fallback.schema.json/properties/status/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err13];
+              } else {
+                vErrors.push(err13);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data2.content_type !== undefined) {
+          let data4 = data2.content_type;
+          if (typeof data4 === 'string') {
+            if (func2(data4) > 200) {
+              const err14 = {
+                instancePath: instancePath + '/fallback/content_type',
+                schemaPath: 'reply-fallback.schema.json/properties/content_type/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 200 },
+                message: 'must NOT have more than 200 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err14];
+              } else {
+                vErrors.push(err14);
+              }
+              errors++;
+            }
+            if (func2(data4) < 1) {
+              const err15 = {
+                instancePath: instancePath + '/fallback/content_type',
+                schemaPath: 'reply-fallback.schema.json/properties/content_type/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err15];
+              } else {
+                vErrors.push(err15);
+              }
+              errors++;
+            }
+          } else {
+            const err16 = {
+              instancePath: instancePath + '/fallback/content_type',
+              schemaPath: 'reply-fallback.schema.json/properties/content_type/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err16];
+            } else {
+              vErrors.push(err16);
+            }
+            errors++;
+          }
+        }
+        if (data2.body !== undefined) {
+          let data5 = data2.body;
+          if (typeof data5 === 'string') {
+            if (func2(data5) > 32768) {
+              const err17 = {
+                instancePath: instancePath + '/fallback/body',
+                schemaPath: 'reply-fallback.schema.json/properties/body/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 32768 },
+                message: 'must NOT have more than 32768 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err17];
+              } else {
+                vErrors.push(err17);
+              }
+              errors++;
+            }
+          } else {
+            const err18 = {
+              instancePath: instancePath + '/fallback/body',
+              schemaPath: 'reply-fallback.schema.json/properties/body/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err18];
+            } else {
+              vErrors.push(err18);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err19 = {
+          instancePath: instancePath + '/fallback',
+          schemaPath: 'reply-fallback.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err19];
+        } else {
+          vErrors.push(err19);
+        }
+        errors++;
+      }
+    }
+    if (typeof data.retry !== 'boolean') {
+      const err20 = {
+        instancePath: instancePath + '/retry',
+        schemaPath: '#/properties/retry/type',
+        keyword: 'type',
+        params: { type: 'boolean' },
+        message: 'must be boolean',
+      };
+      if (vErrors === null) {
+        vErrors = [err20];
+      } else {
+        vErrors.push(err20);
+      }
+      errors++;
+    }
+    let data7 = data.max_answer_bytes;
+    if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7) && isFinite(data7))) {
+      const err21 = {
+        instancePath: instancePath + '/max_answer_bytes',
+        schemaPath: '#/properties/max_answer_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err21];
+      } else {
+        vErrors.push(err21);
+      }
+      errors++;
+    }
+    if (typeof data7 == 'number' && isFinite(data7)) {
+      if (data7 > 10485760 || isNaN(data7)) {
+        const err22 = {
+          instancePath: instancePath + '/max_answer_bytes',
+          schemaPath: '#/properties/max_answer_bytes/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 10485760 },
+          message: 'must be <= 10485760',
+        };
+        if (vErrors === null) {
+          vErrors = [err22];
+        } else {
+          vErrors.push(err22);
+        }
+        errors++;
+      }
+      if (data7 < 1 || isNaN(data7)) {
+        const err23 = {
+          instancePath: instancePath + '/max_answer_bytes',
+          schemaPath: '#/properties/max_answer_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err23];
+        } else {
+          vErrors.push(err23);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err24 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err24];
+    } else {
+      vErrors.push(err24);
+    }
+    errors++;
+  }
+  validate33.errors = vErrors;
+  return errors === 0;
+}
+validate33.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 function validate32(
   data,
@@ -5410,6 +5945,21 @@ function validate32(
         }
         errors++;
       }
+      if (data.reply !== undefined) {
+        const err17 = {
+          instancePath: instancePath + '/reply',
+          schemaPath: '#/then/properties/reply/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
     }
     var _valid0 = _errs10 === errors;
     valid0 = _valid0;
@@ -5430,6 +5980,7 @@ function validate32(
         props0.mode = true;
         props0.pattern = true;
         props0.group = true;
+        props0.reply = true;
       }
     }
     ifClause0 = 'then';
@@ -5440,24 +5991,9 @@ function validate32(
         data.family = 'webhook';
       }
       if (data.channel !== undefined) {
-        const err17 = {
+        const err18 = {
           instancePath: instancePath + '/channel',
           schemaPath: '#/else/properties/channel/false schema',
-          keyword: 'false schema',
-          params: {},
-          message: 'boolean schema is false',
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
-        }
-        errors++;
-      }
-      if (data.mode !== undefined) {
-        const err18 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/else/properties/mode/false schema',
           keyword: 'false schema',
           params: {},
           message: 'boolean schema is false',
@@ -5469,10 +6005,10 @@ function validate32(
         }
         errors++;
       }
-      if (data.pattern !== undefined) {
+      if (data.mode !== undefined) {
         const err19 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/else/properties/pattern/false schema',
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/else/properties/mode/false schema',
           keyword: 'false schema',
           params: {},
           message: 'boolean schema is false',
@@ -5484,10 +6020,10 @@ function validate32(
         }
         errors++;
       }
-      if (data.group !== undefined) {
+      if (data.pattern !== undefined) {
         const err20 = {
-          instancePath: instancePath + '/group',
-          schemaPath: '#/else/properties/group/false schema',
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/else/properties/pattern/false schema',
           keyword: 'false schema',
           params: {},
           message: 'boolean schema is false',
@@ -5496,6 +6032,21 @@ function validate32(
           vErrors = [err20];
         } else {
           vErrors.push(err20);
+        }
+        errors++;
+      }
+      if (data.group !== undefined) {
+        const err21 = {
+          instancePath: instancePath + '/group',
+          schemaPath: '#/else/properties/group/false schema',
+          keyword: 'false schema',
+          params: {},
+          message: 'boolean schema is false',
+        };
+        if (vErrors === null) {
+          vErrors = [err21];
+        } else {
+          vErrors.push(err21);
         }
         errors++;
       }
@@ -5515,7 +6066,7 @@ function validate32(
     ifClause0 = 'else';
   }
   if (!valid0) {
-    const err21 = {
+    const err22 = {
       instancePath,
       schemaPath: '#/if',
       keyword: 'if',
@@ -5523,9 +6074,9 @@ function validate32(
       message: 'must match "' + ifClause0 + '" schema',
     };
     if (vErrors === null) {
-      vErrors = [err21];
+      vErrors = [err22];
     } else {
-      vErrors.push(err21);
+      vErrors.push(err22);
     }
     errors++;
   }
@@ -5550,30 +6101,12 @@ function validate32(
     }
     for (const key0 in data) {
       if (!func1.call(schema82.properties, key0)) {
-        const err22 = {
+        const err23 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
           params: { additionalProperty: key0 },
           message: 'must NOT have additional properties',
-        };
-        if (vErrors === null) {
-          vErrors = [err22];
-        } else {
-          vErrors.push(err22);
-        }
-        errors++;
-      }
-    }
-    if (data.preset !== undefined) {
-      let data16 = data.preset;
-      if (typeof data16 !== 'string') {
-        const err23 = {
-          instancePath: instancePath + '/preset',
-          schemaPath: 'preset-name.schema.json/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err23];
@@ -5582,77 +6115,16 @@ function validate32(
         }
         errors++;
       }
-      if (!(
-        data16 === 'adyen' ||
-        data16 === 'basic-auth' ||
-        data16 === 'bitbucket' ||
-        data16 === 'box' ||
-        data16 === 'cal-com' ||
-        data16 === 'calendly' ||
-        data16 === 'chargebee' ||
-        data16 === 'circleci' ||
-        data16 === 'clerk' ||
-        data16 === 'coinbase-commerce' ||
-        data16 === 'discord' ||
-        data16 === 'docusign' ||
-        data16 === 'dropbox' ||
-        data16 === 'figma' ||
-        data16 === 'generic-hmac' ||
-        data16 === 'gitea' ||
-        data16 === 'github' ||
-        data16 === 'gitlab' ||
-        data16 === 'gocardless' ||
-        data16 === 'hubspot' ||
-        data16 === 'intercom' ||
-        data16 === 'jira' ||
-        data16 === 'launchdarkly' ||
-        data16 === 'lemon-squeezy' ||
-        data16 === 'linear' ||
-        data16 === 'mailgun' ||
-        data16 === 'meta' ||
-        data16 === 'mux' ||
-        data16 === 'netlify' ||
-        data16 === 'notion' ||
-        data16 === 'open' ||
-        data16 === 'openai' ||
-        data16 === 'paddle' ||
-        data16 === 'pagerduty' ||
-        data16 === 'polar' ||
-        data16 === 'postmark' ||
-        data16 === 'razorpay' ||
-        data16 === 'replicate' ||
-        data16 === 'resend' ||
-        data16 === 'sanity' ||
-        data16 === 'segment' ||
-        data16 === 'sendgrid' ||
-        data16 === 'sentry' ||
-        data16 === 'shopify' ||
-        data16 === 'slack' ||
-        data16 === 'square' ||
-        data16 === 'standard-webhooks' ||
-        data16 === 'stripe' ||
-        data16 === 'svix' ||
-        data16 === 'telnyx' ||
-        data16 === 'tiktok' ||
-        data16 === 'token' ||
-        data16 === 'trello' ||
-        data16 === 'twilio' ||
-        data16 === 'twitch' ||
-        data16 === 'typeform' ||
-        data16 === 'upstash-qstash' ||
-        data16 === 'vercel' ||
-        data16 === 'vonage' ||
-        data16 === 'woocommerce' ||
-        data16 === 'workos' ||
-        data16 === 'zendesk' ||
-        data16 === 'zoom'
-      )) {
+    }
+    if (data.preset !== undefined) {
+      let data17 = data.preset;
+      if (typeof data17 !== 'string') {
         const err24 = {
           instancePath: instancePath + '/preset',
-          schemaPath: 'preset-name.schema.json/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema79.enum },
-          message: 'must be equal to one of the allowed values',
+          schemaPath: 'preset-name.schema.json/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err24];
@@ -5661,16 +6133,77 @@ function validate32(
         }
         errors++;
       }
-    }
-    if (data.family !== undefined) {
-      let data17 = data.family;
-      if (typeof data17 !== 'string') {
+      if (!(
+        data17 === 'adyen' ||
+        data17 === 'basic-auth' ||
+        data17 === 'bitbucket' ||
+        data17 === 'box' ||
+        data17 === 'cal-com' ||
+        data17 === 'calendly' ||
+        data17 === 'chargebee' ||
+        data17 === 'circleci' ||
+        data17 === 'clerk' ||
+        data17 === 'coinbase-commerce' ||
+        data17 === 'discord' ||
+        data17 === 'docusign' ||
+        data17 === 'dropbox' ||
+        data17 === 'figma' ||
+        data17 === 'generic-hmac' ||
+        data17 === 'gitea' ||
+        data17 === 'github' ||
+        data17 === 'gitlab' ||
+        data17 === 'gocardless' ||
+        data17 === 'hubspot' ||
+        data17 === 'intercom' ||
+        data17 === 'jira' ||
+        data17 === 'launchdarkly' ||
+        data17 === 'lemon-squeezy' ||
+        data17 === 'linear' ||
+        data17 === 'mailgun' ||
+        data17 === 'meta' ||
+        data17 === 'mux' ||
+        data17 === 'netlify' ||
+        data17 === 'notion' ||
+        data17 === 'open' ||
+        data17 === 'openai' ||
+        data17 === 'paddle' ||
+        data17 === 'pagerduty' ||
+        data17 === 'polar' ||
+        data17 === 'postmark' ||
+        data17 === 'razorpay' ||
+        data17 === 'replicate' ||
+        data17 === 'resend' ||
+        data17 === 'sanity' ||
+        data17 === 'segment' ||
+        data17 === 'sendgrid' ||
+        data17 === 'sentry' ||
+        data17 === 'shopify' ||
+        data17 === 'slack' ||
+        data17 === 'square' ||
+        data17 === 'standard-webhooks' ||
+        data17 === 'stripe' ||
+        data17 === 'svix' ||
+        data17 === 'telnyx' ||
+        data17 === 'tiktok' ||
+        data17 === 'token' ||
+        data17 === 'trello' ||
+        data17 === 'twilio' ||
+        data17 === 'twitch' ||
+        data17 === 'typeform' ||
+        data17 === 'upstash-qstash' ||
+        data17 === 'vercel' ||
+        data17 === 'vonage' ||
+        data17 === 'woocommerce' ||
+        data17 === 'workos' ||
+        data17 === 'zendesk' ||
+        data17 === 'zoom'
+      )) {
         const err25 = {
-          instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/preset',
+          schemaPath: 'preset-name.schema.json/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema79.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err25];
@@ -5679,13 +6212,16 @@ function validate32(
         }
         errors++;
       }
-      if (!(data17 === 'webhook' || data17 === 'queue')) {
+    }
+    if (data.family !== undefined) {
+      let data18 = data.family;
+      if (typeof data18 !== 'string') {
         const err26 = {
           instancePath: instancePath + '/family',
-          schemaPath: '#/properties/family/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema82.properties.family.enum },
-          message: 'must be equal to one of the allowed values',
+          schemaPath: '#/properties/family/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err26];
@@ -5694,16 +6230,13 @@ function validate32(
         }
         errors++;
       }
-    }
-    if (data.trust_mode !== undefined) {
-      let data18 = data.trust_mode;
-      if (typeof data18 !== 'string') {
+      if (!(data18 === 'webhook' || data18 === 'queue')) {
         const err27 = {
-          instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          instancePath: instancePath + '/family',
+          schemaPath: '#/properties/family/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema82.properties.family.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err27];
@@ -5712,13 +6245,16 @@ function validate32(
         }
         errors++;
       }
-      if (!(data18 === 'signed' || data18 === 'token' || data18 === 'open' || data18 === 'queue')) {
+    }
+    if (data.trust_mode !== undefined) {
+      let data19 = data.trust_mode;
+      if (typeof data19 !== 'string') {
         const err28 = {
           instancePath: instancePath + '/trust_mode',
-          schemaPath: '#/properties/trust_mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema82.properties.trust_mode.enum },
-          message: 'must be equal to one of the allowed values',
+          schemaPath: '#/properties/trust_mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err28];
@@ -5727,9 +6263,24 @@ function validate32(
         }
         errors++;
       }
+      if (!(data19 === 'signed' || data19 === 'token' || data19 === 'open' || data19 === 'queue')) {
+        const err29 = {
+          instancePath: instancePath + '/trust_mode',
+          schemaPath: '#/properties/trust_mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema82.properties.trust_mode.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err29];
+        } else {
+          vErrors.push(err29);
+        }
+        errors++;
+      }
     }
     if (typeof data.enabled !== 'boolean') {
-      const err29 = {
+      const err30 = {
         instancePath: instancePath + '/enabled',
         schemaPath: '#/properties/enabled/type',
         keyword: 'type',
@@ -5737,17 +6288,17 @@ function validate32(
         message: 'must be boolean',
       };
       if (vErrors === null) {
-        vErrors = [err29];
+        vErrors = [err30];
       } else {
-        vErrors.push(err29);
+        vErrors.push(err30);
       }
       errors++;
     }
     if (data.route !== undefined) {
-      let data20 = data.route;
-      if (typeof data20 === 'string') {
-        if (!pattern8.test(data20)) {
-          const err30 = {
+      let data21 = data.route;
+      if (typeof data21 === 'string') {
+        if (!pattern8.test(data21)) {
+          const err31 = {
             instancePath: instancePath + '/route',
             schemaPath: '#/properties/route/pattern',
             keyword: 'pattern',
@@ -5755,37 +6306,16 @@ function validate32(
             message: 'must match pattern "' + '^/[A-Za-z0-9/_.~-]*$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err30];
+            vErrors = [err31];
           } else {
-            vErrors.push(err30);
+            vErrors.push(err31);
           }
           errors++;
         }
       } else {
-        const err31 = {
+        const err32 = {
           instancePath: instancePath + '/route',
           schemaPath: '#/properties/route/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err31];
-        } else {
-          vErrors.push(err31);
-        }
-        errors++;
-      }
-    }
-    if (data.secret !== undefined) {
-      let data21 = data.secret;
-      const _errs27 = errors;
-      let valid10 = false;
-      const _errs28 = errors;
-      if (typeof data21 !== 'string') {
-        const err32 = {
-          instancePath: instancePath + '/secret',
-          schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -5797,12 +6327,33 @@ function validate32(
         }
         errors++;
       }
+    }
+    if (data.secret !== undefined) {
+      let data22 = data.secret;
+      const _errs27 = errors;
+      let valid10 = false;
+      const _errs28 = errors;
+      if (typeof data22 !== 'string') {
+        const err33 = {
+          instancePath: instancePath + '/secret',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err33];
+        } else {
+          vErrors.push(err33);
+        }
+        errors++;
+      }
       var _valid2 = _errs28 === errors;
       valid10 = valid10 || _valid2;
       const _errs30 = errors;
-      if (Array.isArray(data21)) {
-        if (data21.length < 1) {
-          const err33 = {
+      if (Array.isArray(data22)) {
+        if (data22.length < 1) {
+          const err34 = {
             instancePath: instancePath + '/secret',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -5810,16 +6361,16 @@ function validate32(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err33];
+            vErrors = [err34];
           } else {
-            vErrors.push(err33);
+            vErrors.push(err34);
           }
           errors++;
         }
-        const len0 = data21.length;
+        const len0 = data22.length;
         for (let i0 = 0; i0 < len0; i0++) {
-          if (typeof data21[i0] !== 'string') {
-            const err34 = {
+          if (typeof data22[i0] !== 'string') {
+            const err35 = {
               instancePath: instancePath + '/secret/' + i0,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -5827,15 +6378,15 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err34];
+              vErrors = [err35];
             } else {
-              vErrors.push(err34);
+              vErrors.push(err35);
             }
             errors++;
           }
         }
       } else {
-        const err35 = {
+        const err36 = {
           instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -5843,16 +6394,16 @@ function validate32(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err35];
+          vErrors = [err36];
         } else {
-          vErrors.push(err35);
+          vErrors.push(err36);
         }
         errors++;
       }
       var _valid2 = _errs30 === errors;
       valid10 = valid10 || _valid2;
       if (!valid10) {
-        const err36 = {
+        const err37 = {
           instancePath: instancePath + '/secret',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -5860,9 +6411,9 @@ function validate32(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err36];
+          vErrors = [err37];
         } else {
-          vErrors.push(err36);
+          vErrors.push(err37);
         }
         errors++;
       } else {
@@ -5877,12 +6428,12 @@ function validate32(
       }
     }
     if (data.public_key !== undefined) {
-      let data23 = data.public_key;
+      let data24 = data.public_key;
       const _errs36 = errors;
       let valid14 = false;
       const _errs37 = errors;
-      if (typeof data23 !== 'string') {
-        const err37 = {
+      if (typeof data24 !== 'string') {
+        const err38 = {
           instancePath: instancePath + '/public_key',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -5890,18 +6441,18 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err37];
+          vErrors = [err38];
         } else {
-          vErrors.push(err37);
+          vErrors.push(err38);
         }
         errors++;
       }
       var _valid3 = _errs37 === errors;
       valid14 = valid14 || _valid3;
       const _errs39 = errors;
-      if (Array.isArray(data23)) {
-        if (data23.length < 1) {
-          const err38 = {
+      if (Array.isArray(data24)) {
+        if (data24.length < 1) {
+          const err39 = {
             instancePath: instancePath + '/public_key',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -5909,16 +6460,16 @@ function validate32(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err38];
+            vErrors = [err39];
           } else {
-            vErrors.push(err38);
+            vErrors.push(err39);
           }
           errors++;
         }
-        const len1 = data23.length;
+        const len1 = data24.length;
         for (let i1 = 0; i1 < len1; i1++) {
-          if (typeof data23[i1] !== 'string') {
-            const err39 = {
+          if (typeof data24[i1] !== 'string') {
+            const err40 = {
               instancePath: instancePath + '/public_key/' + i1,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -5926,15 +6477,15 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err39];
+              vErrors = [err40];
             } else {
-              vErrors.push(err39);
+              vErrors.push(err40);
             }
             errors++;
           }
         }
       } else {
-        const err40 = {
+        const err41 = {
           instancePath: instancePath + '/public_key',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -5942,16 +6493,16 @@ function validate32(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err40];
+          vErrors = [err41];
         } else {
-          vErrors.push(err40);
+          vErrors.push(err41);
         }
         errors++;
       }
       var _valid3 = _errs39 === errors;
       valid14 = valid14 || _valid3;
       if (!valid14) {
-        const err41 = {
+        const err42 = {
           instancePath: instancePath + '/public_key',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -5959,9 +6510,9 @@ function validate32(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err41];
+          vErrors = [err42];
         } else {
-          vErrors.push(err41);
+          vErrors.push(err42);
         }
         errors++;
       } else {
@@ -5976,30 +6527,15 @@ function validate32(
       }
     }
     if (data.public_url !== undefined) {
-      let data25 = data.public_url;
-      if (typeof data25 === 'string') {
-        if (!pattern9.test(data25)) {
-          const err42 = {
+      let data26 = data.public_url;
+      if (typeof data26 === 'string') {
+        if (!pattern9.test(data26)) {
+          const err43 = {
             instancePath: instancePath + '/public_url',
             schemaPath: '#/properties/public_url/pattern',
             keyword: 'pattern',
             params: { pattern: '^https?://[^?#]+$' },
             message: 'must match pattern "' + '^https?://[^?#]+$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err42];
-          } else {
-            vErrors.push(err42);
-          }
-          errors++;
-        }
-        if (!formats16(data25)) {
-          const err43 = {
-            instancePath: instancePath + '/public_url',
-            schemaPath: '#/properties/public_url/format',
-            keyword: 'format',
-            params: { format: 'uri' },
-            message: 'must match format "' + 'uri' + '"',
           };
           if (vErrors === null) {
             vErrors = [err43];
@@ -6008,8 +6544,23 @@ function validate32(
           }
           errors++;
         }
+        if (!formats16(data26)) {
+          const err44 = {
+            instancePath: instancePath + '/public_url',
+            schemaPath: '#/properties/public_url/format',
+            keyword: 'format',
+            params: { format: 'uri' },
+            message: 'must match format "' + 'uri' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err44];
+          } else {
+            vErrors.push(err44);
+          }
+          errors++;
+        }
       } else {
-        const err44 = {
+        const err45 = {
           instancePath: instancePath + '/public_url',
           schemaPath: '#/properties/public_url/type',
           keyword: 'type',
@@ -6017,18 +6568,18 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err44];
+          vErrors = [err45];
         } else {
-          vErrors.push(err44);
+          vErrors.push(err45);
         }
         errors++;
       }
     }
     if (data.verify_token !== undefined) {
-      let data26 = data.verify_token;
-      if (typeof data26 === 'string') {
-        if (func2(data26) < 1) {
-          const err45 = {
+      let data27 = data.verify_token;
+      if (typeof data27 === 'string') {
+        if (func2(data27) < 1) {
+          const err46 = {
             instancePath: instancePath + '/verify_token',
             schemaPath: '#/properties/verify_token/minLength',
             keyword: 'minLength',
@@ -6036,14 +6587,14 @@ function validate32(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err45];
+            vErrors = [err46];
           } else {
-            vErrors.push(err45);
+            vErrors.push(err46);
           }
           errors++;
         }
       } else {
-        const err46 = {
+        const err47 = {
           instancePath: instancePath + '/verify_token',
           schemaPath: '#/properties/verify_token/type',
           keyword: 'type',
@@ -6051,18 +6602,18 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err46];
+          vErrors = [err47];
         } else {
-          vErrors.push(err46);
+          vErrors.push(err47);
         }
         errors++;
       }
     }
     if (data.username !== undefined) {
-      let data27 = data.username;
-      if (typeof data27 === 'string') {
-        if (func2(data27) < 1) {
-          const err47 = {
+      let data28 = data.username;
+      if (typeof data28 === 'string') {
+        if (func2(data28) < 1) {
+          const err48 = {
             instancePath: instancePath + '/username',
             schemaPath: '#/properties/username/minLength',
             keyword: 'minLength',
@@ -6070,37 +6621,16 @@ function validate32(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err47];
+            vErrors = [err48];
           } else {
-            vErrors.push(err47);
+            vErrors.push(err48);
           }
           errors++;
         }
       } else {
-        const err48 = {
+        const err49 = {
           instancePath: instancePath + '/username',
           schemaPath: '#/properties/username/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err48];
-        } else {
-          vErrors.push(err48);
-        }
-        errors++;
-      }
-    }
-    if (data.password !== undefined) {
-      let data28 = data.password;
-      const _errs51 = errors;
-      let valid18 = false;
-      const _errs52 = errors;
-      if (typeof data28 !== 'string') {
-        const err49 = {
-          instancePath: instancePath + '/password',
-          schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -6112,12 +6642,33 @@ function validate32(
         }
         errors++;
       }
+    }
+    if (data.password !== undefined) {
+      let data29 = data.password;
+      const _errs51 = errors;
+      let valid18 = false;
+      const _errs52 = errors;
+      if (typeof data29 !== 'string') {
+        const err50 = {
+          instancePath: instancePath + '/password',
+          schemaPath: '#/$defs/secretList/anyOf/0/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err50];
+        } else {
+          vErrors.push(err50);
+        }
+        errors++;
+      }
       var _valid4 = _errs52 === errors;
       valid18 = valid18 || _valid4;
       const _errs54 = errors;
-      if (Array.isArray(data28)) {
-        if (data28.length < 1) {
-          const err50 = {
+      if (Array.isArray(data29)) {
+        if (data29.length < 1) {
+          const err51 = {
             instancePath: instancePath + '/password',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -6125,16 +6676,16 @@ function validate32(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err50];
+            vErrors = [err51];
           } else {
-            vErrors.push(err50);
+            vErrors.push(err51);
           }
           errors++;
         }
-        const len2 = data28.length;
+        const len2 = data29.length;
         for (let i2 = 0; i2 < len2; i2++) {
-          if (typeof data28[i2] !== 'string') {
-            const err51 = {
+          if (typeof data29[i2] !== 'string') {
+            const err52 = {
               instancePath: instancePath + '/password/' + i2,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -6142,15 +6693,15 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err51];
+              vErrors = [err52];
             } else {
-              vErrors.push(err51);
+              vErrors.push(err52);
             }
             errors++;
           }
         }
       } else {
-        const err52 = {
+        const err53 = {
           instancePath: instancePath + '/password',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -6158,16 +6709,16 @@ function validate32(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err52];
+          vErrors = [err53];
         } else {
-          vErrors.push(err52);
+          vErrors.push(err53);
         }
         errors++;
       }
       var _valid4 = _errs54 === errors;
       valid18 = valid18 || _valid4;
       if (!valid18) {
-        const err53 = {
+        const err54 = {
           instancePath: instancePath + '/password',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -6175,9 +6726,9 @@ function validate32(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err53];
+          vErrors = [err54];
         } else {
-          vErrors.push(err53);
+          vErrors.push(err54);
         }
         errors++;
       } else {
@@ -6192,12 +6743,12 @@ function validate32(
       }
     }
     if (data.token !== undefined) {
-      let data30 = data.token;
+      let data31 = data.token;
       const _errs60 = errors;
       let valid22 = false;
       const _errs61 = errors;
-      if (typeof data30 !== 'string') {
-        const err54 = {
+      if (typeof data31 !== 'string') {
+        const err55 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf/0/type',
           keyword: 'type',
@@ -6205,18 +6756,18 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err54];
+          vErrors = [err55];
         } else {
-          vErrors.push(err54);
+          vErrors.push(err55);
         }
         errors++;
       }
       var _valid5 = _errs61 === errors;
       valid22 = valid22 || _valid5;
       const _errs63 = errors;
-      if (Array.isArray(data30)) {
-        if (data30.length < 1) {
-          const err55 = {
+      if (Array.isArray(data31)) {
+        if (data31.length < 1) {
+          const err56 = {
             instancePath: instancePath + '/token',
             schemaPath: '#/$defs/secretList/anyOf/1/minItems',
             keyword: 'minItems',
@@ -6224,16 +6775,16 @@ function validate32(
             message: 'must NOT have fewer than 1 items',
           };
           if (vErrors === null) {
-            vErrors = [err55];
+            vErrors = [err56];
           } else {
-            vErrors.push(err55);
+            vErrors.push(err56);
           }
           errors++;
         }
-        const len3 = data30.length;
+        const len3 = data31.length;
         for (let i3 = 0; i3 < len3; i3++) {
-          if (typeof data30[i3] !== 'string') {
-            const err56 = {
+          if (typeof data31[i3] !== 'string') {
+            const err57 = {
               instancePath: instancePath + '/token/' + i3,
               schemaPath: '#/$defs/secretList/anyOf/1/items/type',
               keyword: 'type',
@@ -6241,15 +6792,15 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err56];
+              vErrors = [err57];
             } else {
-              vErrors.push(err56);
+              vErrors.push(err57);
             }
             errors++;
           }
         }
       } else {
-        const err57 = {
+        const err58 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf/1/type',
           keyword: 'type',
@@ -6257,16 +6808,16 @@ function validate32(
           message: 'must be array',
         };
         if (vErrors === null) {
-          vErrors = [err57];
+          vErrors = [err58];
         } else {
-          vErrors.push(err57);
+          vErrors.push(err58);
         }
         errors++;
       }
       var _valid5 = _errs63 === errors;
       valid22 = valid22 || _valid5;
       if (!valid22) {
-        const err58 = {
+        const err59 = {
           instancePath: instancePath + '/token',
           schemaPath: '#/$defs/secretList/anyOf',
           keyword: 'anyOf',
@@ -6274,9 +6825,9 @@ function validate32(
           message: 'must match a schema in anyOf',
         };
         if (vErrors === null) {
-          vErrors = [err58];
+          vErrors = [err59];
         } else {
-          vErrors.push(err58);
+          vErrors.push(err59);
         }
         errors++;
       } else {
@@ -6291,10 +6842,10 @@ function validate32(
       }
     }
     if (data.token_header !== undefined) {
-      let data32 = data.token_header;
-      if (typeof data32 === 'string') {
-        if (func2(data32) < 1) {
-          const err59 = {
+      let data33 = data.token_header;
+      if (typeof data33 === 'string') {
+        if (func2(data33) < 1) {
+          const err60 = {
             instancePath: instancePath + '/token_header',
             schemaPath: '#/properties/token_header/minLength',
             keyword: 'minLength',
@@ -6302,14 +6853,14 @@ function validate32(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err59];
+            vErrors = [err60];
           } else {
-            vErrors.push(err59);
+            vErrors.push(err60);
           }
           errors++;
         }
       } else {
-        const err60 = {
+        const err61 = {
           instancePath: instancePath + '/token_header',
           schemaPath: '#/properties/token_header/type',
           keyword: 'type',
@@ -6317,16 +6868,16 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err60];
+          vErrors = [err61];
         } else {
-          vErrors.push(err60);
+          vErrors.push(err61);
         }
         errors++;
       }
     }
-    let data33 = data.tolerance_seconds;
-    if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
-      const err61 = {
+    let data34 = data.tolerance_seconds;
+    if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+      const err62 = {
         instancePath: instancePath + '/tolerance_seconds',
         schemaPath: '#/properties/tolerance_seconds/type',
         keyword: 'type',
@@ -6334,15 +6885,15 @@ function validate32(
         message: 'must be integer',
       };
       if (vErrors === null) {
-        vErrors = [err61];
+        vErrors = [err62];
       } else {
-        vErrors.push(err61);
+        vErrors.push(err62);
       }
       errors++;
     }
-    if (typeof data33 == 'number' && isFinite(data33)) {
-      if (data33 < 1 || isNaN(data33)) {
-        const err62 = {
+    if (typeof data34 == 'number' && isFinite(data34)) {
+      if (data34 < 1 || isNaN(data34)) {
+        const err63 = {
           instancePath: instancePath + '/tolerance_seconds',
           schemaPath: '#/properties/tolerance_seconds/minimum',
           keyword: 'minimum',
@@ -6350,16 +6901,16 @@ function validate32(
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err62];
+          vErrors = [err63];
         } else {
-          vErrors.push(err62);
+          vErrors.push(err63);
         }
         errors++;
       }
     }
-    let data34 = data.max_body_bytes;
-    if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
-      const err63 = {
+    let data35 = data.max_body_bytes;
+    if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35) && isFinite(data35))) {
+      const err64 = {
         instancePath: instancePath + '/max_body_bytes',
         schemaPath: '#/properties/max_body_bytes/type',
         keyword: 'type',
@@ -6367,35 +6918,20 @@ function validate32(
         message: 'must be integer',
       };
       if (vErrors === null) {
-        vErrors = [err63];
+        vErrors = [err64];
       } else {
-        vErrors.push(err63);
+        vErrors.push(err64);
       }
       errors++;
     }
-    if (typeof data34 == 'number' && isFinite(data34)) {
-      if (data34 > 104857600 || isNaN(data34)) {
-        const err64 = {
+    if (typeof data35 == 'number' && isFinite(data35)) {
+      if (data35 > 104857600 || isNaN(data35)) {
+        const err65 = {
           instancePath: instancePath + '/max_body_bytes',
           schemaPath: '#/properties/max_body_bytes/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 104857600 },
           message: 'must be <= 104857600',
-        };
-        if (vErrors === null) {
-          vErrors = [err64];
-        } else {
-          vErrors.push(err64);
-        }
-        errors++;
-      }
-      if (data34 < 1 || isNaN(data34)) {
-        const err65 = {
-          instancePath: instancePath + '/max_body_bytes',
-          schemaPath: '#/properties/max_body_bytes/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err65];
@@ -6404,30 +6940,29 @@ function validate32(
         }
         errors++;
       }
+      if (data35 < 1 || isNaN(data35)) {
+        const err66 = {
+          instancePath: instancePath + '/max_body_bytes',
+          schemaPath: '#/properties/max_body_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err66];
+        } else {
+          vErrors.push(err66);
+        }
+        errors++;
+      }
     }
     if (typeof data.record_rejected !== 'boolean') {
-      const err66 = {
+      const err67 = {
         instancePath: instancePath + '/record_rejected',
         schemaPath: '#/properties/record_rejected/type',
         keyword: 'type',
         params: { type: 'boolean' },
         message: 'must be boolean',
-      };
-      if (vErrors === null) {
-        vErrors = [err66];
-      } else {
-        vErrors.push(err66);
-      }
-      errors++;
-    }
-    let data36 = data.record_rejected_max_bytes;
-    if (!(typeof data36 == 'number' && !(data36 % 1) && !isNaN(data36) && isFinite(data36))) {
-      const err67 = {
-        instancePath: instancePath + '/record_rejected_max_bytes',
-        schemaPath: '#/properties/record_rejected_max_bytes/type',
-        keyword: 'type',
-        params: { type: 'integer' },
-        message: 'must be integer',
       };
       if (vErrors === null) {
         vErrors = [err67];
@@ -6436,29 +6971,30 @@ function validate32(
       }
       errors++;
     }
-    if (typeof data36 == 'number' && isFinite(data36)) {
-      if (data36 > 104857600 || isNaN(data36)) {
-        const err68 = {
+    let data37 = data.record_rejected_max_bytes;
+    if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37) && isFinite(data37))) {
+      const err68 = {
+        instancePath: instancePath + '/record_rejected_max_bytes',
+        schemaPath: '#/properties/record_rejected_max_bytes/type',
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+      };
+      if (vErrors === null) {
+        vErrors = [err68];
+      } else {
+        vErrors.push(err68);
+      }
+      errors++;
+    }
+    if (typeof data37 == 'number' && isFinite(data37)) {
+      if (data37 > 104857600 || isNaN(data37)) {
+        const err69 = {
           instancePath: instancePath + '/record_rejected_max_bytes',
           schemaPath: '#/properties/record_rejected_max_bytes/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 104857600 },
           message: 'must be <= 104857600',
-        };
-        if (vErrors === null) {
-          vErrors = [err68];
-        } else {
-          vErrors.push(err68);
-        }
-        errors++;
-      }
-      if (data36 < 0 || isNaN(data36)) {
-        const err69 = {
-          instancePath: instancePath + '/record_rejected_max_bytes',
-          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err69];
@@ -6467,12 +7003,27 @@ function validate32(
         }
         errors++;
       }
+      if (data37 < 0 || isNaN(data37)) {
+        const err70 = {
+          instancePath: instancePath + '/record_rejected_max_bytes',
+          schemaPath: '#/properties/record_rejected_max_bytes/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err70];
+        } else {
+          vErrors.push(err70);
+        }
+        errors++;
+      }
     }
     if (data.event_type_from !== undefined) {
-      let data37 = data.event_type_from;
-      if (typeof data37 === 'string') {
-        if (!pattern10.test(data37)) {
-          const err70 = {
+      let data38 = data.event_type_from;
+      if (typeof data38 === 'string') {
+        if (!pattern10.test(data38)) {
+          const err71 = {
             instancePath: instancePath + '/event_type_from',
             schemaPath: '#/properties/event_type_from/pattern',
             keyword: 'pattern',
@@ -6480,14 +7031,14 @@ function validate32(
             message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err70];
+            vErrors = [err71];
           } else {
-            vErrors.push(err70);
+            vErrors.push(err71);
           }
           errors++;
         }
       } else {
-        const err71 = {
+        const err72 = {
           instancePath: instancePath + '/event_type_from',
           schemaPath: '#/properties/event_type_from/type',
           keyword: 'type',
@@ -6495,18 +7046,18 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err71];
+          vErrors = [err72];
         } else {
-          vErrors.push(err71);
+          vErrors.push(err72);
         }
         errors++;
       }
     }
     if (data.external_id_from !== undefined) {
-      let data38 = data.external_id_from;
-      if (typeof data38 === 'string') {
-        if (!pattern10.test(data38)) {
-          const err72 = {
+      let data39 = data.external_id_from;
+      if (typeof data39 === 'string') {
+        if (!pattern10.test(data39)) {
+          const err73 = {
             instancePath: instancePath + '/external_id_from',
             schemaPath: '#/properties/external_id_from/pattern',
             keyword: 'pattern',
@@ -6514,14 +7065,14 @@ function validate32(
             message: 'must match pattern "' + '^(header:.+|/.*)$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err72];
+            vErrors = [err73];
           } else {
-            vErrors.push(err72);
+            vErrors.push(err73);
           }
           errors++;
         }
       } else {
-        const err73 = {
+        const err74 = {
           instancePath: instancePath + '/external_id_from',
           schemaPath: '#/properties/external_id_from/type',
           keyword: 'type',
@@ -6529,33 +7080,33 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err74];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err74);
         }
         errors++;
       }
     }
     if (data.hmac !== undefined) {
-      let data39 = data.hmac;
-      if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
-        if (data39.algorithm === undefined) {
-          data39.algorithm = 'sha256';
+      let data40 = data.hmac;
+      if (data40 && typeof data40 == 'object' && !Array.isArray(data40)) {
+        if (data40.algorithm === undefined) {
+          data40.algorithm = 'sha256';
         }
-        if (data39.encoding === undefined) {
-          data39.encoding = 'hex';
+        if (data40.encoding === undefined) {
+          data40.encoding = 'hex';
         }
-        if (data39.signed === undefined) {
-          data39.signed = 'body';
+        if (data40.signed === undefined) {
+          data40.signed = 'body';
         }
-        if (data39.timestamp_format === undefined) {
-          data39.timestamp_format = 'unix';
+        if (data40.timestamp_format === undefined) {
+          data40.timestamp_format = 'unix';
         }
-        if (data39.secret_encoding === undefined) {
-          data39.secret_encoding = 'utf8';
+        if (data40.secret_encoding === undefined) {
+          data40.secret_encoding = 'utf8';
         }
-        if (data39.header === undefined) {
-          const err74 = {
+        if (data40.header === undefined) {
+          const err75 = {
             instancePath: instancePath + '/hmac',
             schemaPath: '#/properties/hmac/required',
             keyword: 'required',
@@ -6563,13 +7114,13 @@ function validate32(
             message: "must have required property '" + 'header' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err74];
+            vErrors = [err75];
           } else {
-            vErrors.push(err74);
+            vErrors.push(err75);
           }
           errors++;
         }
-        for (const key1 in data39) {
+        for (const key1 in data40) {
           if (!(
             key1 === 'header' ||
             key1 === 'algorithm' ||
@@ -6580,7 +7131,7 @@ function validate32(
             key1 === 'timestamp_format' ||
             key1 === 'secret_encoding'
           )) {
-            const err75 = {
+            const err76 = {
               instancePath: instancePath + '/hmac',
               schemaPath: '#/properties/hmac/additionalProperties',
               keyword: 'additionalProperties',
@@ -6588,18 +7139,18 @@ function validate32(
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err75];
+              vErrors = [err76];
             } else {
-              vErrors.push(err75);
+              vErrors.push(err76);
             }
             errors++;
           }
         }
-        if (data39.header !== undefined) {
-          let data40 = data39.header;
-          if (typeof data40 === 'string') {
-            if (func2(data40) < 1) {
-              const err76 = {
+        if (data40.header !== undefined) {
+          let data41 = data40.header;
+          if (typeof data41 === 'string') {
+            if (func2(data41) < 1) {
+              const err77 = {
                 instancePath: instancePath + '/hmac/header',
                 schemaPath: '#/properties/hmac/properties/header/minLength',
                 keyword: 'minLength',
@@ -6607,14 +7158,14 @@ function validate32(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err76];
+                vErrors = [err77];
               } else {
-                vErrors.push(err76);
+                vErrors.push(err77);
               }
               errors++;
             }
           } else {
-            const err77 = {
+            const err78 = {
               instancePath: instancePath + '/hmac/header',
               schemaPath: '#/properties/hmac/properties/header/type',
               keyword: 'type',
@@ -6622,36 +7173,21 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err77];
+              vErrors = [err78];
             } else {
-              vErrors.push(err77);
+              vErrors.push(err78);
             }
             errors++;
           }
         }
-        let data41 = data39.algorithm;
-        if (typeof data41 !== 'string') {
-          const err78 = {
+        let data42 = data40.algorithm;
+        if (typeof data42 !== 'string') {
+          const err79 = {
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err78];
-          } else {
-            vErrors.push(err78);
-          }
-          errors++;
-        }
-        if (!(data41 === 'sha1' || data41 === 'sha256' || data41 === 'sha512')) {
-          const err79 = {
-            instancePath: instancePath + '/hmac/algorithm',
-            schemaPath: '#/properties/hmac/properties/algorithm/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.algorithm.enum },
-            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err79];
@@ -6660,14 +7196,13 @@ function validate32(
           }
           errors++;
         }
-        let data42 = data39.encoding;
-        if (typeof data42 !== 'string') {
+        if (!(data42 === 'sha1' || data42 === 'sha256' || data42 === 'sha512')) {
           const err80 = {
-            instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            instancePath: instancePath + '/hmac/algorithm',
+            schemaPath: '#/properties/hmac/properties/algorithm/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema82.properties.hmac.properties.algorithm.enum },
+            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err80];
@@ -6676,13 +7211,14 @@ function validate32(
           }
           errors++;
         }
-        if (!(data42 === 'hex' || data42 === 'base64')) {
+        let data43 = data40.encoding;
+        if (typeof data43 !== 'string') {
           const err81 = {
             instancePath: instancePath + '/hmac/encoding',
-            schemaPath: '#/properties/hmac/properties/encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.encoding.enum },
-            message: 'must be equal to one of the allowed values',
+            schemaPath: '#/properties/hmac/properties/encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err81];
@@ -6691,9 +7227,24 @@ function validate32(
           }
           errors++;
         }
-        if (data39.prefix !== undefined) {
-          if (typeof data39.prefix !== 'string') {
-            const err82 = {
+        if (!(data43 === 'hex' || data43 === 'base64')) {
+          const err82 = {
+            instancePath: instancePath + '/hmac/encoding',
+            schemaPath: '#/properties/hmac/properties/encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema82.properties.hmac.properties.encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err82];
+          } else {
+            vErrors.push(err82);
+          }
+          errors++;
+        }
+        if (data40.prefix !== undefined) {
+          if (typeof data40.prefix !== 'string') {
+            const err83 = {
               instancePath: instancePath + '/hmac/prefix',
               schemaPath: '#/properties/hmac/properties/prefix/type',
               keyword: 'type',
@@ -6701,15 +7252,15 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err82];
+              vErrors = [err83];
             } else {
-              vErrors.push(err82);
+              vErrors.push(err83);
             }
             errors++;
           }
         }
-        if (typeof data39.signed !== 'string') {
-          const err83 = {
+        if (typeof data40.signed !== 'string') {
+          const err84 = {
             instancePath: instancePath + '/hmac/signed',
             schemaPath: '#/properties/hmac/properties/signed/type',
             keyword: 'type',
@@ -6717,15 +7268,15 @@ function validate32(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err84];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err84);
           }
           errors++;
         }
-        if (data39.timestamp_header !== undefined) {
-          if (typeof data39.timestamp_header !== 'string') {
-            const err84 = {
+        if (data40.timestamp_header !== undefined) {
+          if (typeof data40.timestamp_header !== 'string') {
+            const err85 = {
               instancePath: instancePath + '/hmac/timestamp_header',
               schemaPath: '#/properties/hmac/properties/timestamp_header/type',
               keyword: 'type',
@@ -6733,36 +7284,21 @@ function validate32(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err84];
+              vErrors = [err85];
             } else {
-              vErrors.push(err84);
+              vErrors.push(err85);
             }
             errors++;
           }
         }
-        let data46 = data39.timestamp_format;
-        if (typeof data46 !== 'string') {
-          const err85 = {
+        let data47 = data40.timestamp_format;
+        if (typeof data47 !== 'string') {
+          const err86 = {
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err85];
-          } else {
-            vErrors.push(err85);
-          }
-          errors++;
-        }
-        if (!(data46 === 'unix' || data46 === 'unix_ms' || data46 === 'iso8601')) {
-          const err86 = {
-            instancePath: instancePath + '/hmac/timestamp_format',
-            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.timestamp_format.enum },
-            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err86];
@@ -6771,14 +7307,13 @@ function validate32(
           }
           errors++;
         }
-        let data47 = data39.secret_encoding;
-        if (typeof data47 !== 'string') {
+        if (!(data47 === 'unix' || data47 === 'unix_ms' || data47 === 'iso8601')) {
           const err87 = {
-            instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            instancePath: instancePath + '/hmac/timestamp_format',
+            schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema82.properties.hmac.properties.timestamp_format.enum },
+            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
             vErrors = [err87];
@@ -6787,13 +7322,14 @@ function validate32(
           }
           errors++;
         }
-        if (!(data47 === 'utf8' || data47 === 'base64' || data47 === 'hex')) {
+        let data48 = data40.secret_encoding;
+        if (typeof data48 !== 'string') {
           const err88 = {
             instancePath: instancePath + '/hmac/secret_encoding',
-            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.secret_encoding.enum },
-            message: 'must be equal to one of the allowed values',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err88];
@@ -6802,8 +7338,23 @@ function validate32(
           }
           errors++;
         }
+        if (!(data48 === 'utf8' || data48 === 'base64' || data48 === 'hex')) {
+          const err89 = {
+            instancePath: instancePath + '/hmac/secret_encoding',
+            schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema82.properties.hmac.properties.secret_encoding.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err89];
+          } else {
+            vErrors.push(err89);
+          }
+          errors++;
+        }
       } else {
-        const err89 = {
+        const err90 = {
           instancePath: instancePath + '/hmac',
           schemaPath: '#/properties/hmac/type',
           keyword: 'type',
@@ -6811,21 +7362,21 @@ function validate32(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err90];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err90);
         }
         errors++;
       }
     }
-    let data48 = data.replay;
-    if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
-      if (data48.resign === undefined) {
-        data48.resign = true;
+    let data49 = data.replay;
+    if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+      if (data49.resign === undefined) {
+        data49.resign = true;
       }
-      for (const key2 in data48) {
+      for (const key2 in data49) {
         if (!(key2 === 'resign')) {
-          const err90 = {
+          const err91 = {
             instancePath: instancePath + '/replay',
             schemaPath: '#/properties/replay/additionalProperties',
             keyword: 'additionalProperties',
@@ -6833,15 +7384,15 @@ function validate32(
             message: 'must NOT have additional properties',
           };
           if (vErrors === null) {
-            vErrors = [err90];
+            vErrors = [err91];
           } else {
-            vErrors.push(err90);
+            vErrors.push(err91);
           }
           errors++;
         }
       }
-      if (typeof data48.resign !== 'boolean') {
-        const err91 = {
+      if (typeof data49.resign !== 'boolean') {
+        const err92 = {
           instancePath: instancePath + '/replay/resign',
           schemaPath: '#/properties/replay/properties/resign/type',
           keyword: 'type',
@@ -6849,14 +7400,14 @@ function validate32(
           message: 'must be boolean',
         };
         if (vErrors === null) {
-          vErrors = [err91];
+          vErrors = [err92];
         } else {
-          vErrors.push(err91);
+          vErrors.push(err92);
         }
         errors++;
       }
     } else {
-      const err92 = {
+      const err93 = {
         instancePath: instancePath + '/replay',
         schemaPath: '#/properties/replay/type',
         keyword: 'type',
@@ -6864,17 +7415,31 @@ function validate32(
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err92];
+        vErrors = [err93];
       } else {
-        vErrors.push(err92);
+        vErrors.push(err93);
       }
       errors++;
     }
+    if (data.reply !== undefined) {
+      if (
+        !validate33(data.reply, {
+          instancePath: instancePath + '/reply',
+          parentData: data,
+          parentDataProperty: 'reply',
+          rootData,
+          dynamicAnchors,
+        })
+      ) {
+        vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+        errors = vErrors.length;
+      }
+    }
     if (data.channel !== undefined) {
-      let data50 = data.channel;
-      if (typeof data50 === 'string') {
-        if (func2(data50) < 1) {
-          const err93 = {
+      let data52 = data.channel;
+      if (typeof data52 === 'string') {
+        if (func2(data52) < 1) {
+          const err94 = {
             instancePath: instancePath + '/channel',
             schemaPath: '#/properties/channel/minLength',
             keyword: 'minLength',
@@ -6882,34 +7447,16 @@ function validate32(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err93];
+            vErrors = [err94];
           } else {
-            vErrors.push(err93);
+            vErrors.push(err94);
           }
           errors++;
         }
       } else {
-        const err94 = {
+        const err95 = {
           instancePath: instancePath + '/channel',
           schemaPath: '#/properties/channel/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
-        };
-        if (vErrors === null) {
-          vErrors = [err94];
-        } else {
-          vErrors.push(err94);
-        }
-        errors++;
-      }
-    }
-    if (data.mode !== undefined) {
-      let data51 = data.mode;
-      if (typeof data51 !== 'string') {
-        const err95 = {
-          instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/type',
           keyword: 'type',
           params: { type: 'string' },
           message: 'must be string',
@@ -6921,13 +7468,16 @@ function validate32(
         }
         errors++;
       }
-      if (!(data51 === 'pubsub' || data51 === 'streams')) {
+    }
+    if (data.mode !== undefined) {
+      let data53 = data.mode;
+      if (typeof data53 !== 'string') {
         const err96 = {
           instancePath: instancePath + '/mode',
-          schemaPath: '#/properties/mode/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema82.properties.mode.enum },
-          message: 'must be equal to one of the allowed values',
+          schemaPath: '#/properties/mode/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err96];
@@ -6936,15 +7486,13 @@ function validate32(
         }
         errors++;
       }
-    }
-    if (data.pattern !== undefined) {
-      if (typeof data.pattern !== 'boolean') {
+      if (!(data53 === 'pubsub' || data53 === 'streams')) {
         const err97 = {
-          instancePath: instancePath + '/pattern',
-          schemaPath: '#/properties/pattern/type',
-          keyword: 'type',
-          params: { type: 'boolean' },
-          message: 'must be boolean',
+          instancePath: instancePath + '/mode',
+          schemaPath: '#/properties/mode/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema82.properties.mode.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err97];
@@ -6954,11 +7502,28 @@ function validate32(
         errors++;
       }
     }
+    if (data.pattern !== undefined) {
+      if (typeof data.pattern !== 'boolean') {
+        const err98 = {
+          instancePath: instancePath + '/pattern',
+          schemaPath: '#/properties/pattern/type',
+          keyword: 'type',
+          params: { type: 'boolean' },
+          message: 'must be boolean',
+        };
+        if (vErrors === null) {
+          vErrors = [err98];
+        } else {
+          vErrors.push(err98);
+        }
+        errors++;
+      }
+    }
     if (data.group !== undefined) {
-      let data53 = data.group;
-      if (typeof data53 === 'string') {
-        if (func2(data53) < 1) {
-          const err98 = {
+      let data55 = data.group;
+      if (typeof data55 === 'string') {
+        if (func2(data55) < 1) {
+          const err99 = {
             instancePath: instancePath + '/group',
             schemaPath: '#/properties/group/minLength',
             keyword: 'minLength',
@@ -6966,14 +7531,14 @@ function validate32(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err98];
+            vErrors = [err99];
           } else {
-            vErrors.push(err98);
+            vErrors.push(err99);
           }
           errors++;
         }
       } else {
-        const err99 = {
+        const err100 = {
           instancePath: instancePath + '/group',
           schemaPath: '#/properties/group/type',
           keyword: 'type',
@@ -6981,15 +7546,15 @@ function validate32(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err99];
+          vErrors = [err100];
         } else {
-          vErrors.push(err99);
+          vErrors.push(err100);
         }
         errors++;
       }
     }
   } else {
-    const err100 = {
+    const err101 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6997,9 +7562,9 @@ function validate32(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err100];
+      vErrors = [err101];
     } else {
-      vErrors.push(err100);
+      vErrors.push(err101);
     }
     errors++;
   }
@@ -7486,7 +8051,7 @@ function validate31(
             errors++;
           }
           for (const key7 in data11) {
-            if (!func1.call(schema88.properties, key7)) {
+            if (!func1.call(schema90.properties, key7)) {
               const err22 = {
                 instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -8211,7 +8776,7 @@ function validate31(
       if (data27.max_age !== undefined) {
         let data28 = data27.max_age;
         if (typeof data28 === 'string') {
-          if (!pattern14.test(data28)) {
+          if (!pattern15.test(data28)) {
             const err62 = {
               instancePath: instancePath + '/retention/max_age',
               schemaPath: '#/properties/retention/properties/max_age/pattern',
@@ -8368,7 +8933,7 @@ function validate31(
           instancePath: instancePath + '/store/partition',
           schemaPath: 'partition-unit.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema89.enum },
+          params: { allowedValues: schema91.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -8621,7 +9186,7 @@ function validate31(
           instancePath: instancePath + '/server/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema90.enum },
+          params: { allowedValues: schema92.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -9535,8 +10100,8 @@ function validate31(
 }
 validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateDelivery = validate35;
-const schema96 = {
+export const validateDelivery = validate37;
+const schema98 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -9622,29 +10187,29 @@ const schema96 = {
     },
   },
 };
-const schema99 = {
+const schema101 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema102 = {
+const schema104 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
-const schema103 = {
+const schema105 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
 };
 
-function validate35(
+function validate37(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/delivery.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate37.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -9788,7 +10353,7 @@ function validate35(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema96.properties, key0)) {
+      if (!func1.call(schema98.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -9935,7 +10500,7 @@ function validate35(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema96.properties.state.enum },
+          params: { allowedValues: schema98.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -10727,13 +11292,13 @@ function validate35(
     }
     errors++;
   }
-  validate35.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate38;
-const schema104 = {
+export const validateErrorEnvelope = validate40;
+const schema106 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -10779,13 +11344,13 @@ const schema104 = {
   },
 };
 
-function validate38(
+function validate40(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate40.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10908,7 +11473,7 @@ function validate38(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema104.properties.error.properties.code.enum },
+              params: { allowedValues: schema106.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -11017,13 +11582,13 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDeliveries = validate39;
-const schema105 = {
+export const validateEventDeliveries = validate41;
+const schema107 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -11038,13 +11603,13 @@ const schema105 = {
   },
 };
 
-function validate39(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-deliveries.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11139,7 +11704,7 @@ function validate39(
         const len0 = data1.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate35(data1[i0], {
+            !validate37(data1[i0], {
               instancePath: instancePath + '/deliveries/' + i0,
               parentData: data1,
               parentDataProperty: i0,
@@ -11147,7 +11712,7 @@ function validate39(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+            vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
             errors = vErrors.length;
           }
         }
@@ -11182,10 +11747,10 @@ function validate39(
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate23;
 const schema51 = {
@@ -11284,6 +11849,28 @@ const schema51 = {
           type: 'integer',
           minimum: 100,
           maximum: 599,
+        },
+      },
+    },
+    reply: {
+      title: 'EventReply',
+      description:
+        "Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.",
+      type: 'object',
+      additionalProperties: false,
+      required: ['outcome', 'response_ms'],
+      properties: {
+        outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+        response_status: {
+          description: 'The status the app answered with; absent when it gave none.',
+          type: 'integer',
+          minimum: 100,
+          maximum: 599,
+        },
+        response_ms: {
+          description: 'From sending the event to the app to its answer, or to giving up.',
+          type: 'number',
+          minimum: 0,
         },
       },
     },
@@ -12664,8 +13251,191 @@ function validate23(
         errors++;
       }
     }
+    if (data.reply !== undefined) {
+      let data26 = data.reply;
+      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
+        if (data26.outcome === undefined) {
+          const err79 = {
+            instancePath: instancePath + '/reply',
+            schemaPath: '#/properties/reply/required',
+            keyword: 'required',
+            params: { missingProperty: 'outcome' },
+            message: "must have required property '" + 'outcome' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err79];
+          } else {
+            vErrors.push(err79);
+          }
+          errors++;
+        }
+        if (data26.response_ms === undefined) {
+          const err80 = {
+            instancePath: instancePath + '/reply',
+            schemaPath: '#/properties/reply/required',
+            keyword: 'required',
+            params: { missingProperty: 'response_ms' },
+            message: "must have required property '" + 'response_ms' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err80];
+          } else {
+            vErrors.push(err80);
+          }
+          errors++;
+        }
+        for (const key5 in data26) {
+          if (!(key5 === 'outcome' || key5 === 'response_status' || key5 === 'response_ms')) {
+            const err81 = {
+              instancePath: instancePath + '/reply',
+              schemaPath: '#/properties/reply/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key5 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
+        }
+        if (data26.outcome !== undefined) {
+          let data27 = data26.outcome;
+          if (typeof data27 !== 'string') {
+            const err82 = {
+              instancePath: instancePath + '/reply/outcome',
+              schemaPath: '#/properties/reply/properties/outcome/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err82];
+            } else {
+              vErrors.push(err82);
+            }
+            errors++;
+          }
+          if (!(data27 === 'answered' || data27 === 'timed_out' || data27 === 'unavailable' || data27 === 'failed')) {
+            const err83 = {
+              instancePath: instancePath + '/reply/outcome',
+              schemaPath: '#/properties/reply/properties/outcome/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema51.properties.reply.properties.outcome.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err83];
+            } else {
+              vErrors.push(err83);
+            }
+            errors++;
+          }
+        }
+        if (data26.response_status !== undefined) {
+          let data28 = data26.response_status;
+          if (!(typeof data28 == 'number' && !(data28 % 1) && !isNaN(data28) && isFinite(data28))) {
+            const err84 = {
+              instancePath: instancePath + '/reply/response_status',
+              schemaPath: '#/properties/reply/properties/response_status/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+          if (typeof data28 == 'number' && isFinite(data28)) {
+            if (data28 > 599 || isNaN(data28)) {
+              const err85 = {
+                instancePath: instancePath + '/reply/response_status',
+                schemaPath: '#/properties/reply/properties/response_status/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 599 },
+                message: 'must be <= 599',
+              };
+              if (vErrors === null) {
+                vErrors = [err85];
+              } else {
+                vErrors.push(err85);
+              }
+              errors++;
+            }
+            if (data28 < 100 || isNaN(data28)) {
+              const err86 = {
+                instancePath: instancePath + '/reply/response_status',
+                schemaPath: '#/properties/reply/properties/response_status/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data26.response_ms !== undefined) {
+          let data29 = data26.response_ms;
+          if (typeof data29 == 'number' && isFinite(data29)) {
+            if (data29 < 0 || isNaN(data29)) {
+              const err87 = {
+                instancePath: instancePath + '/reply/response_ms',
+                schemaPath: '#/properties/reply/properties/response_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+              };
+              if (vErrors === null) {
+                vErrors = [err87];
+              } else {
+                vErrors.push(err87);
+              }
+              errors++;
+            }
+          } else {
+            const err88 = {
+              instancePath: instancePath + '/reply/response_ms',
+              schemaPath: '#/properties/reply/properties/response_ms/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+            };
+            if (vErrors === null) {
+              vErrors = [err88];
+            } else {
+              vErrors.push(err88);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err89 = {
+          instancePath: instancePath + '/reply',
+          schemaPath: '#/properties/reply/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err89];
+        } else {
+          vErrors.push(err89);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err79 = {
+    const err90 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -12673,9 +13443,9 @@ function validate23(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err79];
+      vErrors = [err90];
     } else {
-      vErrors.push(err79);
+      vErrors.push(err90);
     }
     errors++;
   }
@@ -12684,15 +13454,15 @@ function validate23(
 }
 validate23.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate41;
+export const validateEventHeaders = validate43;
 
-function validate41(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12851,20 +13621,20 @@ function validate41(
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate42;
+export const validateEventPayload = validate44;
 
-function validate42(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -12984,10 +13754,10 @@ function validate42(
     }
     errors++;
   }
-  validate42.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventSummary = validate21;
 const schema32 = {
@@ -13533,8 +14303,8 @@ function validate21(
 }
 validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardList = validate43;
-const schema109 = {
+export const validateForwardList = validate45;
+const schema111 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -13544,7 +14314,7 @@ const schema109 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema98 = {
+const schema100 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -13614,13 +14384,13 @@ const schema98 = {
   },
 };
 
-function validate43(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-list.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13818,7 +14588,7 @@ function validate43(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema98.properties, key1)) {
+              if (!func1.call(schema100.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -14332,13 +15102,13 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRetryDeadResult = validate44;
-const schema111 = {
+export const validateForwardRetryDeadResult = validate46;
+const schema113 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -14353,13 +15123,13 @@ const schema111 = {
   },
 };
 
-function validate44(
+function validate46(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-retry-dead-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate46.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14498,20 +15268,20 @@ function validate44(
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRuleStatus = validate36;
+export const validateForwardRuleStatus = validate38;
 
-function validate36(
+function validate38(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-rule-status.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate38.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14670,7 +15440,7 @@ function validate36(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema98.properties, key0)) {
+      if (!func1.call(schema100.properties, key0)) {
         const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -15152,13 +15922,13 @@ function validate36(
     }
     errors++;
   }
-  validate36.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateHealth = validate45;
-const schema113 = {
+export const validateHealth = validate47;
+const schema115 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/health.schema.json',
   title: 'Health',
@@ -15177,13 +15947,13 @@ const schema113 = {
   },
 };
 
-function validate45(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/health.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15260,7 +16030,7 @@ function validate45(
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema113.properties.status.enum },
+          params: { allowedValues: schema115.properties.status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15293,7 +16063,7 @@ function validate45(
           instancePath: instancePath + '/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema90.enum },
+          params: { allowedValues: schema92.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -15319,13 +16089,13 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListenCheckpoint = validate46;
-const schema115 = {
+export const validateListenCheckpoint = validate48;
+const schema117 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -15358,13 +16128,13 @@ const schema115 = {
   },
 };
 
-function validate46(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15854,20 +16624,20 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validatePartitionUnit = validate47;
+export const validatePartitionUnit = validate49;
 
-function validate47(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/partition-unit.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15894,7 +16664,7 @@ function validate47(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema89.enum },
+      params: { allowedValues: schema91.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -15904,20 +16674,20 @@ function validate47(
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validatePresetName = validate48;
+export const validatePresetName = validate50;
 
-function validate48(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -16018,13 +16788,13 @@ function validate48(
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { dynamicProps: false, dynamicItems: false };
+validate50.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateProviderCatalogEntry = validate49;
-const schema121 = {
+export const validateProviderCatalogEntry = validate51;
+const schema123 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -16080,6 +16850,39 @@ const schema121 = {
       type: 'array',
       items: { type: 'string', pattern: '^[a-z0-9-]+$' },
       uniqueItems: true,
+    },
+    reply: {
+      description:
+        "The provider waits for the app's answer in the same request (config: reply): which deliveries wait, the provider's deadline, and what switchboard waits and answers by default. Absent: the provider never waits, and reply is refused for it.",
+      type: 'object',
+      additionalProperties: false,
+      required: ['waits', 'deadline_ms', 'timeout_ms', 'fallback'],
+      properties: {
+        waits: {
+          description:
+            'all: every delivery; otherwise the deliveries matching any of these conditions (a handshake never waits: switchboard answers it).',
+          anyOf: [{ const: 'all' }, { type: 'array', minItems: 1, items: { $ref: '#/$defs/replyCondition' } }],
+        },
+        deadline_ms: {
+          description: 'How long the provider waits for an answer, as its docs say.',
+          type: 'integer',
+          minimum: 100,
+          maximum: 25000,
+        },
+        timeout_ms: {
+          description:
+            'How long switchboard holds the request by default: under the deadline, with margin for the network.',
+          type: 'integer',
+          minimum: 100,
+          maximum: 25000,
+        },
+        fallback: { $ref: 'reply-fallback.schema.json' },
+        note: {
+          description: 'One sentence for the docs: what the fallback does for this provider.',
+          type: 'string',
+          minLength: 1,
+        },
+      },
     },
     proof: {
       description:
@@ -16397,16 +17200,37 @@ const schema121 = {
         timestamped: { type: 'boolean' },
       },
     },
+    replyCondition: {
+      description:
+        'json: the value at this JSON pointer of a JSON body is one of `in`; form: the form-encoded body has this field.',
+      oneOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['json', 'in'],
+          properties: {
+            json: { type: 'string', pattern: '^/.*$' },
+            in: { type: 'array', minItems: 1, items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+          },
+        },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['form'],
+          properties: { form: { type: 'string', minLength: 1 } },
+        },
+      ],
+    },
   },
 };
-const schema132 = {
+const schema134 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema135 = {
+const schema137 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -16437,11 +17261,33 @@ const schema135 = {
     },
   },
 };
-const pattern22 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
-const pattern36 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
-const pattern37 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
-const pattern38 = new RegExp('^[a-z0-9-]+$', 'u');
-const schema122 = {
+const schema138 = {
+  description:
+    'json: the value at this JSON pointer of a JSON body is one of `in`; form: the form-encoded body has this field.',
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['json', 'in'],
+      properties: {
+        json: { type: 'string', pattern: '^/.*$' },
+        in: { type: 'array', minItems: 1, items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['form'],
+      properties: { form: { type: 'string', minLength: 1 } },
+    },
+  ],
+};
+const pattern23 = new RegExp('^[a-z][a-z0-9-]{0,39}$', 'u');
+const pattern37 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
+const pattern38 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
+const pattern39 = new RegExp('^[a-z0-9-]+$', 'u');
+const pattern40 = new RegExp('^/.*$', 'u');
+const schema124 = {
   description:
     "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -16456,7 +17302,7 @@ const schema122 = {
     { $ref: '#/$defs/configuredHmacScheme' },
   ],
 };
-const schema123 = {
+const schema125 = {
   description:
     'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
   type: 'object',
@@ -16560,7 +17406,7 @@ const schema123 = {
     },
   },
 };
-const schema124 = {
+const schema126 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -16576,7 +17422,7 @@ const schema124 = {
     },
   },
 };
-const schema125 = {
+const schema127 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -16594,7 +17440,7 @@ const schema125 = {
     },
   },
 };
-const schema126 = {
+const schema128 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -16607,7 +17453,7 @@ const schema126 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema127 = {
+const schema129 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -16635,7 +17481,7 @@ const schema127 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema128 = {
+const schema130 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -16650,7 +17496,7 @@ const schema128 = {
     },
   },
 };
-const schema129 = {
+const schema131 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -16658,7 +17504,7 @@ const schema129 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema130 = {
+const schema132 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -16671,7 +17517,7 @@ const schema130 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema131 = {
+const schema133 = {
   description:
     "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
   type: 'object',
@@ -16685,19 +17531,19 @@ const schema131 = {
     timestamped: { type: 'boolean' },
   },
 };
-const pattern23 = new RegExp('\\{timestamp\\}', 'u');
-const pattern24 = new RegExp('^header:', 'u');
-const pattern27 = new RegExp('^[A-Za-z0-9-]+$', 'u');
-const pattern28 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
-const pattern35 = new RegExp('^/.+$', 'u');
+const pattern24 = new RegExp('\\{timestamp\\}', 'u');
+const pattern25 = new RegExp('^header:', 'u');
+const pattern28 = new RegExp('^[A-Za-z0-9-]+$', 'u');
+const pattern29 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
+const pattern36 = new RegExp('^/.+$', 'u');
 
-function validate50(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate50.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -16861,7 +17707,7 @@ function validate50(
       if (data.signed !== undefined) {
         let data5 = data.signed;
         if (typeof data5 === 'string') {
-          if (!pattern23.test(data5)) {
+          if (!pattern24.test(data5)) {
             const err9 = {
               instancePath: instancePath + '/signed',
               schemaPath: '#/$defs/hmacScheme/then/properties/signed/pattern',
@@ -16928,7 +17774,7 @@ function validate50(
                 const _errs24 = errors;
                 if (errors === _errs24) {
                   if (typeof data7 === 'string') {
-                    if (!pattern24.test(data7)) {
+                    if (!pattern25.test(data7)) {
                       const err12 = {};
                       if (vErrors === null) {
                         vErrors = [err12];
@@ -16977,7 +17823,7 @@ function validate50(
         if (data.signed !== undefined) {
           let data8 = data.signed;
           if (typeof data8 === 'string') {
-            if (!pattern23.test(data8)) {
+            if (!pattern24.test(data8)) {
               const err15 = {
                 instancePath: instancePath + '/signed',
                 schemaPath: '#/$defs/hmacScheme/else/then/properties/signed/pattern',
@@ -17061,7 +17907,7 @@ function validate50(
           const _errs34 = errors;
           if (errors === _errs34) {
             if (typeof data11 === 'string') {
-              if (!pattern23.test(data11)) {
+              if (!pattern24.test(data11)) {
                 const err19 = {};
                 if (vErrors === null) {
                   vErrors = [err19];
@@ -17337,7 +18183,7 @@ function validate50(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema123.properties.algorithm.enum },
+          params: { allowedValues: schema125.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -17370,7 +18216,7 @@ function validate50(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema123.properties.encoding.enum },
+          params: { allowedValues: schema125.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -17403,7 +18249,7 @@ function validate50(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema123.properties.key.enum },
+          params: { allowedValues: schema125.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -17493,7 +18339,7 @@ function validate50(
             for (let i0 = 0; i0 < len0; i0++) {
               let data20 = data19[i0];
               if (typeof data20 === 'string') {
-                if (!pattern27.test(data20)) {
+                if (!pattern28.test(data20)) {
                   const err43 = {
                     instancePath: instancePath + '/signature/headers/' + i0,
                     schemaPath: '#/$defs/hmacScheme/properties/signature/properties/headers/items/pattern',
@@ -17562,7 +18408,7 @@ function validate50(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema123.properties.signature.properties.format.enum },
+              params: { allowedValues: schema125.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -17629,7 +18475,7 @@ function validate50(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema123.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema125.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -17811,7 +18657,7 @@ function validate50(
         if (data27.from !== undefined) {
           let data28 = data27.from;
           if (typeof data28 === 'string') {
-            if (!pattern28.test(data28)) {
+            if (!pattern29.test(data28)) {
               const err62 = {
                 instancePath: instancePath + '/timestamp/from',
                 schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/from/pattern',
@@ -17864,7 +18710,7 @@ function validate50(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema123.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema125.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18021,7 +18867,7 @@ function validate50(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema124.properties.key.enum },
+          params: { allowedValues: schema126.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18195,7 +19041,7 @@ function validate50(
       if (data.signature_header !== undefined) {
         let data35 = data.signature_header;
         if (typeof data35 === 'string') {
-          if (!pattern27.test(data35)) {
+          if (!pattern28.test(data35)) {
             const err84 = {
               instancePath: instancePath + '/signature_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/signature_header/pattern',
@@ -18248,7 +19094,7 @@ function validate50(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema125.properties.encoding.enum },
+            params: { allowedValues: schema127.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -18262,7 +19108,7 @@ function validate50(
       if (data.timestamp_header !== undefined) {
         let data37 = data.timestamp_header;
         if (typeof data37 === 'string') {
-          if (!pattern27.test(data37)) {
+          if (!pattern28.test(data37)) {
             const err88 = {
               instancePath: instancePath + '/timestamp_header',
               schemaPath: '#/$defs/ed25519Scheme/properties/timestamp_header/pattern',
@@ -18349,7 +19195,7 @@ function validate50(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema125.properties.public_key_encoding.enum },
+            params: { allowedValues: schema127.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -18486,7 +19332,7 @@ function validate50(
         if (data.signature_header !== undefined) {
           let data41 = data.signature_header;
           if (typeof data41 === 'string') {
-            if (!pattern27.test(data41)) {
+            if (!pattern28.test(data41)) {
               const err101 = {
                 instancePath: instancePath + '/signature_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/signature_header/pattern',
@@ -18520,7 +19366,7 @@ function validate50(
         if (data.timestamp_header !== undefined) {
           let data42 = data.timestamp_header;
           if (typeof data42 === 'string') {
-            if (!pattern27.test(data42)) {
+            if (!pattern28.test(data42)) {
               const err103 = {
                 instancePath: instancePath + '/timestamp_header',
                 schemaPath: '#/$defs/ecdsaScheme/properties/timestamp_header/pattern',
@@ -18705,7 +19551,7 @@ function validate50(
           if (data.header !== undefined) {
             let data45 = data.header;
             if (typeof data45 === 'string') {
-              if (!pattern27.test(data45)) {
+              if (!pattern28.test(data45)) {
                 const err113 = {
                   instancePath: instancePath + '/header',
                   schemaPath: '#/$defs/jwtScheme/properties/header/pattern',
@@ -18893,7 +19739,7 @@ function validate50(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema127.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema129.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -19086,7 +19932,7 @@ function validate50(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema128.properties.variant.enum },
+                  params: { allowedValues: schema130.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -19258,7 +20104,7 @@ function validate50(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema130.properties.kind.enum },
+                      params: { allowedValues: schema132.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -19272,7 +20118,7 @@ function validate50(
                 if (data.header !== undefined) {
                   let data58 = data.header;
                   if (typeof data58 === 'string') {
-                    if (!pattern27.test(data58)) {
+                    if (!pattern28.test(data58)) {
                       const err145 = {
                         instancePath: instancePath + '/header',
                         schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
@@ -19323,7 +20169,7 @@ function validate50(
                 if (data.pointer !== undefined) {
                   let data60 = data.pointer;
                   if (typeof data60 === 'string') {
-                    if (!pattern35.test(data60)) {
+                    if (!pattern36.test(data60)) {
                       const err148 = {
                         instancePath: instancePath + '/pointer',
                         schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
@@ -19661,19 +20507,19 @@ function validate50(
       }
     }
   }
-  validate50.errors = vErrors;
+  validate52.errors = vErrors;
   evaluated0.props = props2;
   return errors === 0;
 }
-validate50.evaluated = { dynamicProps: true, dynamicItems: false };
+validate52.evaluated = { dynamicProps: true, dynamicItems: false };
 
-function validate49(
+function validate51(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-catalog-entry.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate51.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -19757,7 +20603,7 @@ function validate49(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema121.properties, key0)) {
+      if (!func1.call(schema123.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -19776,7 +20622,7 @@ function validate49(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (!pattern22.test(data0)) {
+        if (!pattern23.test(data0)) {
           const err6 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/pattern',
@@ -19892,7 +20738,7 @@ function validate49(
     }
     if (data.scheme !== undefined) {
       if (
-        !validate50(data.scheme, {
+        !validate52(data.scheme, {
           instancePath: instancePath + '/scheme',
           parentData: data,
           parentDataProperty: 'scheme',
@@ -19900,7 +20746,7 @@ function validate49(
           dynamicAnchors,
         })
       ) {
-        vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
         errors = vErrors.length;
       }
     }
@@ -20323,7 +21169,7 @@ function validate49(
             if (data12.file !== undefined) {
               let data15 = data12.file;
               if (typeof data15 === 'string') {
-                if (!pattern36.test(data15)) {
+                if (!pattern37.test(data15)) {
                   const err37 = {
                     instancePath: instancePath + '/samples/' + i3 + '/file',
                     schemaPath: '#/$defs/sample/properties/file/pattern',
@@ -20421,7 +21267,7 @@ function validate49(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/0/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema135.properties.fresh.additionalProperties.anyOf[0].enum },
+                      params: { allowedValues: schema137.properties.fresh.additionalProperties.anyOf[0].enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -20435,7 +21281,7 @@ function validate49(
                   valid17 = valid17 || _valid0;
                   const _errs51 = errors;
                   if (typeof data19 === 'string') {
-                    if (!pattern37.test(data19)) {
+                    if (!pattern38.test(data19)) {
                       const err43 = {
                         instancePath:
                           instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
@@ -20577,7 +21423,7 @@ function validate49(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema121.properties.handshake.enum },
+          params: { allowedValues: schema123.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -20595,7 +21441,7 @@ function validate49(
         for (let i4 = 0; i4 < len4; i4++) {
           let data22 = data21[i4];
           if (typeof data22 === 'string') {
-            if (!pattern38.test(data22)) {
+            if (!pattern39.test(data22)) {
               const err51 = {
                 instancePath: instancePath + '/forward_headers/' + i4,
                 schemaPath: '#/properties/forward_headers/items/pattern',
@@ -20671,16 +21517,16 @@ function validate49(
         errors++;
       }
     }
-    if (data.proof !== undefined) {
-      let data23 = data.proof;
+    if (data.reply !== undefined) {
+      let data23 = data.reply;
       if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
-        if (data23.by === undefined) {
+        if (data23.waits === undefined) {
           const err55 = {
-            instancePath: instancePath + '/proof',
-            schemaPath: '#/properties/proof/required',
+            instancePath: instancePath + '/reply',
+            schemaPath: '#/properties/reply/required',
             keyword: 'required',
-            params: { missingProperty: 'by' },
-            message: "must have required property '" + 'by' + "'",
+            params: { missingProperty: 'waits' },
+            message: "must have required property '" + 'waits' + "'",
           };
           if (vErrors === null) {
             vErrors = [err55];
@@ -20689,86 +21535,86 @@ function validate49(
           }
           errors++;
         }
+        if (data23.deadline_ms === undefined) {
+          const err56 = {
+            instancePath: instancePath + '/reply',
+            schemaPath: '#/properties/reply/required',
+            keyword: 'required',
+            params: { missingProperty: 'deadline_ms' },
+            message: "must have required property '" + 'deadline_ms' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err56];
+          } else {
+            vErrors.push(err56);
+          }
+          errors++;
+        }
+        if (data23.timeout_ms === undefined) {
+          const err57 = {
+            instancePath: instancePath + '/reply',
+            schemaPath: '#/properties/reply/required',
+            keyword: 'required',
+            params: { missingProperty: 'timeout_ms' },
+            message: "must have required property '" + 'timeout_ms' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err57];
+          } else {
+            vErrors.push(err57);
+          }
+          errors++;
+        }
+        if (data23.fallback === undefined) {
+          const err58 = {
+            instancePath: instancePath + '/reply',
+            schemaPath: '#/properties/reply/required',
+            keyword: 'required',
+            params: { missingProperty: 'fallback' },
+            message: "must have required property '" + 'fallback' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err58];
+          } else {
+            vErrors.push(err58);
+          }
+          errors++;
+        }
         for (const key5 in data23) {
-          if (!(key5 === 'by' || key5 === 'package' || key5 === 'example' || key5 === 'note')) {
-            const err56 = {
-              instancePath: instancePath + '/proof',
-              schemaPath: '#/properties/proof/additionalProperties',
+          if (!(
+            key5 === 'waits' ||
+            key5 === 'deadline_ms' ||
+            key5 === 'timeout_ms' ||
+            key5 === 'fallback' ||
+            key5 === 'note'
+          )) {
+            const err59 = {
+              instancePath: instancePath + '/reply',
+              schemaPath: '#/properties/reply/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key5 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err56];
+              vErrors = [err59];
             } else {
-              vErrors.push(err56);
+              vErrors.push(err59);
             }
             errors++;
           }
         }
-        if (data23.by !== undefined) {
-          let data24 = data23.by;
-          if (typeof data24 !== 'string') {
-            const err57 = {
-              instancePath: instancePath + '/proof/by',
-              schemaPath: '#/properties/proof/properties/by/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err57];
-            } else {
-              vErrors.push(err57);
-            }
-            errors++;
-          }
-          if (!(
-            data24 === 'package-signs' ||
-            data24 === 'package-verifies' ||
-            data24 === 'example' ||
-            data24 === 'switchboard'
-          )) {
-            const err58 = {
-              instancePath: instancePath + '/proof/by',
-              schemaPath: '#/properties/proof/properties/by/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema121.properties.proof.properties.by.enum },
-              message: 'must be equal to one of the allowed values',
-            };
-            if (vErrors === null) {
-              vErrors = [err58];
-            } else {
-              vErrors.push(err58);
-            }
-            errors++;
-          }
-        }
-        if (data23.package !== undefined) {
-          let data25 = data23.package;
-          if (typeof data25 === 'string') {
-            if (func2(data25) < 1) {
-              const err59 = {
-                instancePath: instancePath + '/proof/package',
-                schemaPath: '#/properties/proof/properties/package/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err59];
-              } else {
-                vErrors.push(err59);
-              }
-              errors++;
-            }
-          } else {
+        if (data23.waits !== undefined) {
+          let data24 = data23.waits;
+          const _errs63 = errors;
+          let valid22 = false;
+          const _errs64 = errors;
+          if ('all' !== data24) {
             const err60 = {
-              instancePath: instancePath + '/proof/package',
-              schemaPath: '#/properties/proof/properties/package/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
+              instancePath: instancePath + '/reply/waits',
+              schemaPath: '#/properties/reply/properties/waits/anyOf/0/const',
+              keyword: 'const',
+              params: { allowedValue: 'all' },
+              message: 'must be equal to constant',
             };
             if (vErrors === null) {
               vErrors = [err60];
@@ -20777,17 +21623,17 @@ function validate49(
             }
             errors++;
           }
-        }
-        if (data23.example !== undefined) {
-          let data26 = data23.example;
-          if (typeof data26 === 'string') {
-            if (!formats16(data26)) {
+          var _valid1 = _errs64 === errors;
+          valid22 = valid22 || _valid1;
+          const _errs65 = errors;
+          if (Array.isArray(data24)) {
+            if (data24.length < 1) {
               const err61 = {
-                instancePath: instancePath + '/proof/example',
-                schemaPath: '#/properties/proof/properties/example/format',
-                keyword: 'format',
-                params: { format: 'uri' },
-                message: 'must match format "' + 'uri' + '"',
+                instancePath: instancePath + '/reply/waits',
+                schemaPath: '#/properties/reply/properties/waits/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 items',
               };
               if (vErrors === null) {
                 vErrors = [err61];
@@ -20796,8 +21642,870 @@ function validate49(
               }
               errors++;
             }
+            const len5 = data24.length;
+            for (let i6 = 0; i6 < len5; i6++) {
+              let data25 = data24[i6];
+              const _errs69 = errors;
+              let valid26 = false;
+              let passing0 = null;
+              const _errs70 = errors;
+              if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+                if (data25.json === undefined) {
+                  const err62 = {
+                    instancePath: instancePath + '/reply/waits/' + i6,
+                    schemaPath: '#/$defs/replyCondition/oneOf/0/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'json' },
+                    message: "must have required property '" + 'json' + "'",
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err62];
+                  } else {
+                    vErrors.push(err62);
+                  }
+                  errors++;
+                }
+                if (data25.in === undefined) {
+                  const err63 = {
+                    instancePath: instancePath + '/reply/waits/' + i6,
+                    schemaPath: '#/$defs/replyCondition/oneOf/0/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'in' },
+                    message: "must have required property '" + 'in' + "'",
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err63];
+                  } else {
+                    vErrors.push(err63);
+                  }
+                  errors++;
+                }
+                for (const key6 in data25) {
+                  if (!(key6 === 'json' || key6 === 'in')) {
+                    const err64 = {
+                      instancePath: instancePath + '/reply/waits/' + i6,
+                      schemaPath: '#/$defs/replyCondition/oneOf/0/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key6 },
+                      message: 'must NOT have additional properties',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err64];
+                    } else {
+                      vErrors.push(err64);
+                    }
+                    errors++;
+                  }
+                }
+                if (data25.json !== undefined) {
+                  let data26 = data25.json;
+                  if (typeof data26 === 'string') {
+                    if (!pattern40.test(data26)) {
+                      const err65 = {
+                        instancePath: instancePath + '/reply/waits/' + i6 + '/json',
+                        schemaPath: '#/$defs/replyCondition/oneOf/0/properties/json/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^/.*$' },
+                        message: 'must match pattern "' + '^/.*$' + '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err65];
+                      } else {
+                        vErrors.push(err65);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err66 = {
+                      instancePath: instancePath + '/reply/waits/' + i6 + '/json',
+                      schemaPath: '#/$defs/replyCondition/oneOf/0/properties/json/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err66];
+                    } else {
+                      vErrors.push(err66);
+                    }
+                    errors++;
+                  }
+                }
+                if (data25.in !== undefined) {
+                  let data27 = data25.in;
+                  if (Array.isArray(data27)) {
+                    if (data27.length < 1) {
+                      const err67 = {
+                        instancePath: instancePath + '/reply/waits/' + i6 + '/in',
+                        schemaPath: '#/$defs/replyCondition/oneOf/0/properties/in/minItems',
+                        keyword: 'minItems',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 items',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err67];
+                      } else {
+                        vErrors.push(err67);
+                      }
+                      errors++;
+                    }
+                    const len6 = data27.length;
+                    for (let i7 = 0; i7 < len6; i7++) {
+                      let data28 = data27[i7];
+                      const _errs78 = errors;
+                      let valid30 = false;
+                      const _errs79 = errors;
+                      if (typeof data28 !== 'string') {
+                        const err68 = {
+                          instancePath: instancePath + '/reply/waits/' + i6 + '/in/' + i7,
+                          schemaPath: '#/$defs/replyCondition/oneOf/0/properties/in/items/anyOf/0/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err68];
+                        } else {
+                          vErrors.push(err68);
+                        }
+                        errors++;
+                      }
+                      var _valid3 = _errs79 === errors;
+                      valid30 = valid30 || _valid3;
+                      const _errs81 = errors;
+                      if (!(typeof data28 == 'number' && !(data28 % 1) && !isNaN(data28) && isFinite(data28))) {
+                        const err69 = {
+                          instancePath: instancePath + '/reply/waits/' + i6 + '/in/' + i7,
+                          schemaPath: '#/$defs/replyCondition/oneOf/0/properties/in/items/anyOf/1/type',
+                          keyword: 'type',
+                          params: { type: 'integer' },
+                          message: 'must be integer',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err69];
+                        } else {
+                          vErrors.push(err69);
+                        }
+                        errors++;
+                      }
+                      var _valid3 = _errs81 === errors;
+                      valid30 = valid30 || _valid3;
+                      if (!valid30) {
+                        const err70 = {
+                          instancePath: instancePath + '/reply/waits/' + i6 + '/in/' + i7,
+                          schemaPath: '#/$defs/replyCondition/oneOf/0/properties/in/items/anyOf',
+                          keyword: 'anyOf',
+                          params: {},
+                          message: 'must match a schema in anyOf',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err70];
+                        } else {
+                          vErrors.push(err70);
+                        }
+                        errors++;
+                      } else {
+                        errors = _errs78;
+                        if (vErrors !== null) {
+                          if (_errs78) {
+                            vErrors.length = _errs78;
+                          } else {
+                            vErrors = null;
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    const err71 = {
+                      instancePath: instancePath + '/reply/waits/' + i6 + '/in',
+                      schemaPath: '#/$defs/replyCondition/oneOf/0/properties/in/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err71];
+                    } else {
+                      vErrors.push(err71);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err72 = {
+                  instancePath: instancePath + '/reply/waits/' + i6,
+                  schemaPath: '#/$defs/replyCondition/oneOf/0/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                };
+                if (vErrors === null) {
+                  vErrors = [err72];
+                } else {
+                  vErrors.push(err72);
+                }
+                errors++;
+              }
+              var _valid2 = _errs70 === errors;
+              if (_valid2) {
+                valid26 = true;
+                passing0 = 0;
+                var props1 = true;
+              }
+              const _errs83 = errors;
+              if (data25 && typeof data25 == 'object' && !Array.isArray(data25)) {
+                if (data25.form === undefined) {
+                  const err73 = {
+                    instancePath: instancePath + '/reply/waits/' + i6,
+                    schemaPath: '#/$defs/replyCondition/oneOf/1/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'form' },
+                    message: "must have required property '" + 'form' + "'",
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err73];
+                  } else {
+                    vErrors.push(err73);
+                  }
+                  errors++;
+                }
+                for (const key7 in data25) {
+                  if (!(key7 === 'form')) {
+                    const err74 = {
+                      instancePath: instancePath + '/reply/waits/' + i6,
+                      schemaPath: '#/$defs/replyCondition/oneOf/1/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key7 },
+                      message: 'must NOT have additional properties',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err74];
+                    } else {
+                      vErrors.push(err74);
+                    }
+                    errors++;
+                  }
+                }
+                if (data25.form !== undefined) {
+                  let data29 = data25.form;
+                  if (typeof data29 === 'string') {
+                    if (func2(data29) < 1) {
+                      const err75 = {
+                        instancePath: instancePath + '/reply/waits/' + i6 + '/form',
+                        schemaPath: '#/$defs/replyCondition/oneOf/1/properties/form/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err75];
+                      } else {
+                        vErrors.push(err75);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err76 = {
+                      instancePath: instancePath + '/reply/waits/' + i6 + '/form',
+                      schemaPath: '#/$defs/replyCondition/oneOf/1/properties/form/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err76];
+                    } else {
+                      vErrors.push(err76);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err77 = {
+                  instancePath: instancePath + '/reply/waits/' + i6,
+                  schemaPath: '#/$defs/replyCondition/oneOf/1/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                };
+                if (vErrors === null) {
+                  vErrors = [err77];
+                } else {
+                  vErrors.push(err77);
+                }
+                errors++;
+              }
+              var _valid2 = _errs83 === errors;
+              if (_valid2 && valid26) {
+                valid26 = false;
+                passing0 = [passing0, 1];
+              } else {
+                if (_valid2) {
+                  valid26 = true;
+                  passing0 = 1;
+                  if (props1 !== true) {
+                    props1 = true;
+                  }
+                }
+              }
+              if (!valid26) {
+                const err78 = {
+                  instancePath: instancePath + '/reply/waits/' + i6,
+                  schemaPath: '#/$defs/replyCondition/oneOf',
+                  keyword: 'oneOf',
+                  params: { passingSchemas: passing0 },
+                  message: 'must match exactly one schema in oneOf',
+                };
+                if (vErrors === null) {
+                  vErrors = [err78];
+                } else {
+                  vErrors.push(err78);
+                }
+                errors++;
+              } else {
+                errors = _errs69;
+                if (vErrors !== null) {
+                  if (_errs69) {
+                    vErrors.length = _errs69;
+                  } else {
+                    vErrors = null;
+                  }
+                }
+              }
+            }
           } else {
-            const err62 = {
+            const err79 = {
+              instancePath: instancePath + '/reply/waits',
+              schemaPath: '#/properties/reply/properties/waits/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err79];
+            } else {
+              vErrors.push(err79);
+            }
+            errors++;
+          }
+          var _valid1 = _errs65 === errors;
+          valid22 = valid22 || _valid1;
+          if (!valid22) {
+            const err80 = {
+              instancePath: instancePath + '/reply/waits',
+              schemaPath: '#/properties/reply/properties/waits/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
+            };
+            if (vErrors === null) {
+              vErrors = [err80];
+            } else {
+              vErrors.push(err80);
+            }
+            errors++;
+          } else {
+            errors = _errs63;
+            if (vErrors !== null) {
+              if (_errs63) {
+                vErrors.length = _errs63;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
+        }
+        if (data23.deadline_ms !== undefined) {
+          let data30 = data23.deadline_ms;
+          if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
+            const err81 = {
+              instancePath: instancePath + '/reply/deadline_ms',
+              schemaPath: '#/properties/reply/properties/deadline_ms/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
+          if (typeof data30 == 'number' && isFinite(data30)) {
+            if (data30 > 25000 || isNaN(data30)) {
+              const err82 = {
+                instancePath: instancePath + '/reply/deadline_ms',
+                schemaPath: '#/properties/reply/properties/deadline_ms/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 25000 },
+                message: 'must be <= 25000',
+              };
+              if (vErrors === null) {
+                vErrors = [err82];
+              } else {
+                vErrors.push(err82);
+              }
+              errors++;
+            }
+            if (data30 < 100 || isNaN(data30)) {
+              const err83 = {
+                instancePath: instancePath + '/reply/deadline_ms',
+                schemaPath: '#/properties/reply/properties/deadline_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err83];
+              } else {
+                vErrors.push(err83);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data23.timeout_ms !== undefined) {
+          let data31 = data23.timeout_ms;
+          if (!(typeof data31 == 'number' && !(data31 % 1) && !isNaN(data31) && isFinite(data31))) {
+            const err84 = {
+              instancePath: instancePath + '/reply/timeout_ms',
+              schemaPath: '#/properties/reply/properties/timeout_ms/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err84];
+            } else {
+              vErrors.push(err84);
+            }
+            errors++;
+          }
+          if (typeof data31 == 'number' && isFinite(data31)) {
+            if (data31 > 25000 || isNaN(data31)) {
+              const err85 = {
+                instancePath: instancePath + '/reply/timeout_ms',
+                schemaPath: '#/properties/reply/properties/timeout_ms/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 25000 },
+                message: 'must be <= 25000',
+              };
+              if (vErrors === null) {
+                vErrors = [err85];
+              } else {
+                vErrors.push(err85);
+              }
+              errors++;
+            }
+            if (data31 < 100 || isNaN(data31)) {
+              const err86 = {
+                instancePath: instancePath + '/reply/timeout_ms',
+                schemaPath: '#/properties/reply/properties/timeout_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err86];
+              } else {
+                vErrors.push(err86);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data23.fallback !== undefined) {
+          let data32 = data23.fallback;
+          if (data32 && typeof data32 == 'object' && !Array.isArray(data32)) {
+            if (data32.status === undefined) {
+              const err87 = {
+                instancePath: instancePath + '/reply/fallback',
+                schemaPath: 'reply-fallback.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'status' },
+                message: "must have required property '" + 'status' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err87];
+              } else {
+                vErrors.push(err87);
+              }
+              errors++;
+            }
+            if (data32.content_type === undefined) {
+              const err88 = {
+                instancePath: instancePath + '/reply/fallback',
+                schemaPath: 'reply-fallback.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'content_type' },
+                message: "must have required property '" + 'content_type' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err88];
+              } else {
+                vErrors.push(err88);
+              }
+              errors++;
+            }
+            if (data32.body === undefined) {
+              const err89 = {
+                instancePath: instancePath + '/reply/fallback',
+                schemaPath: 'reply-fallback.schema.json/required',
+                keyword: 'required',
+                params: { missingProperty: 'body' },
+                message: "must have required property '" + 'body' + "'",
+              };
+              if (vErrors === null) {
+                vErrors = [err89];
+              } else {
+                vErrors.push(err89);
+              }
+              errors++;
+            }
+            for (const key8 in data32) {
+              if (!(key8 === 'status' || key8 === 'content_type' || key8 === 'body')) {
+                const err90 = {
+                  instancePath: instancePath + '/reply/fallback',
+                  schemaPath: 'reply-fallback.schema.json/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key8 },
+                  message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err90];
+                } else {
+                  vErrors.push(err90);
+                }
+                errors++;
+              }
+            }
+            if (data32.status !== undefined) {
+              let data33 = data32.status;
+              if (!(typeof data33 == 'number' && !(data33 % 1) && !isNaN(data33) && isFinite(data33))) {
+                const err91 = {
+                  instancePath: instancePath + '/reply/fallback/status',
+                  schemaPath: 'reply-fallback.schema.json/properties/status/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                };
+                if (vErrors === null) {
+                  vErrors = [err91];
+                } else {
+                  vErrors.push(err91);
+                }
+                errors++;
+              }
+              if (typeof data33 == 'number' && isFinite(data33)) {
+                if (data33 > 599 || isNaN(data33)) {
+                  const err92 = {
+                    instancePath: instancePath + '/reply/fallback/status',
+                    schemaPath: 'reply-fallback.schema.json/properties/status/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 599 },
+                    message: 'must be <= 599',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err92];
+                  } else {
+                    vErrors.push(err92);
+                  }
+                  errors++;
+                }
+                if (data33 < 100 || isNaN(data33)) {
+                  const err93 = {
+                    instancePath: instancePath + '/reply/fallback/status',
+                    schemaPath: 'reply-fallback.schema.json/properties/status/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 100 },
+                    message: 'must be >= 100',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err93];
+                  } else {
+                    vErrors.push(err93);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data32.content_type !== undefined) {
+              let data34 = data32.content_type;
+              if (typeof data34 === 'string') {
+                if (func2(data34) > 200) {
+                  const err94 = {
+                    instancePath: instancePath + '/reply/fallback/content_type',
+                    schemaPath: 'reply-fallback.schema.json/properties/content_type/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 200 },
+                    message: 'must NOT have more than 200 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err94];
+                  } else {
+                    vErrors.push(err94);
+                  }
+                  errors++;
+                }
+                if (func2(data34) < 1) {
+                  const err95 = {
+                    instancePath: instancePath + '/reply/fallback/content_type',
+                    schemaPath: 'reply-fallback.schema.json/properties/content_type/minLength',
+                    keyword: 'minLength',
+                    params: { limit: 1 },
+                    message: 'must NOT have fewer than 1 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err95];
+                  } else {
+                    vErrors.push(err95);
+                  }
+                  errors++;
+                }
+              } else {
+                const err96 = {
+                  instancePath: instancePath + '/reply/fallback/content_type',
+                  schemaPath: 'reply-fallback.schema.json/properties/content_type/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err96];
+                } else {
+                  vErrors.push(err96);
+                }
+                errors++;
+              }
+            }
+            if (data32.body !== undefined) {
+              let data35 = data32.body;
+              if (typeof data35 === 'string') {
+                if (func2(data35) > 32768) {
+                  const err97 = {
+                    instancePath: instancePath + '/reply/fallback/body',
+                    schemaPath: 'reply-fallback.schema.json/properties/body/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 32768 },
+                    message: 'must NOT have more than 32768 characters',
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err97];
+                  } else {
+                    vErrors.push(err97);
+                  }
+                  errors++;
+                }
+              } else {
+                const err98 = {
+                  instancePath: instancePath + '/reply/fallback/body',
+                  schemaPath: 'reply-fallback.schema.json/properties/body/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err98];
+                } else {
+                  vErrors.push(err98);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err99 = {
+              instancePath: instancePath + '/reply/fallback',
+              schemaPath: 'reply-fallback.schema.json/type',
+              keyword: 'type',
+              params: { type: 'object' },
+              message: 'must be object',
+            };
+            if (vErrors === null) {
+              vErrors = [err99];
+            } else {
+              vErrors.push(err99);
+            }
+            errors++;
+          }
+        }
+        if (data23.note !== undefined) {
+          let data36 = data23.note;
+          if (typeof data36 === 'string') {
+            if (func2(data36) < 1) {
+              const err100 = {
+                instancePath: instancePath + '/reply/note',
+                schemaPath: '#/properties/reply/properties/note/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err100];
+              } else {
+                vErrors.push(err100);
+              }
+              errors++;
+            }
+          } else {
+            const err101 = {
+              instancePath: instancePath + '/reply/note',
+              schemaPath: '#/properties/reply/properties/note/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err101];
+            } else {
+              vErrors.push(err101);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err102 = {
+          instancePath: instancePath + '/reply',
+          schemaPath: '#/properties/reply/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err102];
+        } else {
+          vErrors.push(err102);
+        }
+        errors++;
+      }
+    }
+    if (data.proof !== undefined) {
+      let data37 = data.proof;
+      if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
+        if (data37.by === undefined) {
+          const err103 = {
+            instancePath: instancePath + '/proof',
+            schemaPath: '#/properties/proof/required',
+            keyword: 'required',
+            params: { missingProperty: 'by' },
+            message: "must have required property '" + 'by' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err103];
+          } else {
+            vErrors.push(err103);
+          }
+          errors++;
+        }
+        for (const key9 in data37) {
+          if (!(key9 === 'by' || key9 === 'package' || key9 === 'example' || key9 === 'note')) {
+            const err104 = {
+              instancePath: instancePath + '/proof',
+              schemaPath: '#/properties/proof/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key9 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err104];
+            } else {
+              vErrors.push(err104);
+            }
+            errors++;
+          }
+        }
+        if (data37.by !== undefined) {
+          let data38 = data37.by;
+          if (typeof data38 !== 'string') {
+            const err105 = {
+              instancePath: instancePath + '/proof/by',
+              schemaPath: '#/properties/proof/properties/by/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err105];
+            } else {
+              vErrors.push(err105);
+            }
+            errors++;
+          }
+          if (!(
+            data38 === 'package-signs' ||
+            data38 === 'package-verifies' ||
+            data38 === 'example' ||
+            data38 === 'switchboard'
+          )) {
+            const err106 = {
+              instancePath: instancePath + '/proof/by',
+              schemaPath: '#/properties/proof/properties/by/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema123.properties.proof.properties.by.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err106];
+            } else {
+              vErrors.push(err106);
+            }
+            errors++;
+          }
+        }
+        if (data37.package !== undefined) {
+          let data39 = data37.package;
+          if (typeof data39 === 'string') {
+            if (func2(data39) < 1) {
+              const err107 = {
+                instancePath: instancePath + '/proof/package',
+                schemaPath: '#/properties/proof/properties/package/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err107];
+              } else {
+                vErrors.push(err107);
+              }
+              errors++;
+            }
+          } else {
+            const err108 = {
+              instancePath: instancePath + '/proof/package',
+              schemaPath: '#/properties/proof/properties/package/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err108];
+            } else {
+              vErrors.push(err108);
+            }
+            errors++;
+          }
+        }
+        if (data37.example !== undefined) {
+          let data40 = data37.example;
+          if (typeof data40 === 'string') {
+            if (!formats16(data40)) {
+              const err109 = {
+                instancePath: instancePath + '/proof/example',
+                schemaPath: '#/properties/proof/properties/example/format',
+                keyword: 'format',
+                params: { format: 'uri' },
+                message: 'must match format "' + 'uri' + '"',
+              };
+              if (vErrors === null) {
+                vErrors = [err109];
+              } else {
+                vErrors.push(err109);
+              }
+              errors++;
+            }
+          } else {
+            const err110 = {
               instancePath: instancePath + '/proof/example',
               schemaPath: '#/properties/proof/properties/example/type',
               keyword: 'type',
@@ -20805,18 +22513,18 @@ function validate49(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err62];
+              vErrors = [err110];
             } else {
-              vErrors.push(err62);
+              vErrors.push(err110);
             }
             errors++;
           }
         }
-        if (data23.note !== undefined) {
-          let data27 = data23.note;
-          if (typeof data27 === 'string') {
-            if (func2(data27) < 1) {
-              const err63 = {
+        if (data37.note !== undefined) {
+          let data41 = data37.note;
+          if (typeof data41 === 'string') {
+            if (func2(data41) < 1) {
+              const err111 = {
                 instancePath: instancePath + '/proof/note',
                 schemaPath: '#/properties/proof/properties/note/minLength',
                 keyword: 'minLength',
@@ -20824,14 +22532,14 @@ function validate49(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err63];
+                vErrors = [err111];
               } else {
-                vErrors.push(err63);
+                vErrors.push(err111);
               }
               errors++;
             }
           } else {
-            const err64 = {
+            const err112 = {
               instancePath: instancePath + '/proof/note',
               schemaPath: '#/properties/proof/properties/note/type',
               keyword: 'type',
@@ -20839,15 +22547,15 @@ function validate49(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err64];
+              vErrors = [err112];
             } else {
-              vErrors.push(err64);
+              vErrors.push(err112);
             }
             errors++;
           }
         }
       } else {
-        const err65 = {
+        const err113 = {
           instancePath: instancePath + '/proof',
           schemaPath: '#/properties/proof/type',
           keyword: 'type',
@@ -20855,18 +22563,18 @@ function validate49(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err65];
+          vErrors = [err113];
         } else {
-          vErrors.push(err65);
+          vErrors.push(err113);
         }
         errors++;
       }
     }
     if (data.notes !== undefined) {
-      let data28 = data.notes;
-      if (typeof data28 === 'string') {
-        if (func2(data28) < 1) {
-          const err66 = {
+      let data42 = data.notes;
+      if (typeof data42 === 'string') {
+        if (func2(data42) < 1) {
+          const err114 = {
             instancePath: instancePath + '/notes',
             schemaPath: '#/properties/notes/minLength',
             keyword: 'minLength',
@@ -20874,14 +22582,14 @@ function validate49(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err66];
+            vErrors = [err114];
           } else {
-            vErrors.push(err66);
+            vErrors.push(err114);
           }
           errors++;
         }
       } else {
-        const err67 = {
+        const err115 = {
           instancePath: instancePath + '/notes',
           schemaPath: '#/properties/notes/type',
           keyword: 'type',
@@ -20889,15 +22597,15 @@ function validate49(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err67];
+          vErrors = [err115];
         } else {
-          vErrors.push(err67);
+          vErrors.push(err115);
         }
         errors++;
       }
     }
   } else {
-    const err68 = {
+    const err116 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -20905,21 +22613,21 @@ function validate49(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err68];
+      vErrors = [err116];
     } else {
-      vErrors.push(err68);
+      vErrors.push(err116);
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateProviderStatus = validate29;
 
-export const validateRecentEventsResource = validate52;
-const schema136 = {
+export const validateRecentEventsResource = validate54;
+const schema140 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -20931,13 +22639,13 @@ const schema136 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate52(
+function validate54(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate54.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21041,13 +22749,13 @@ function validate52(
     }
     errors++;
   }
-  validate52.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate54;
-const schema137 = {
+export const validateReplayHistory = validate56;
+const schema141 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -21125,13 +22833,13 @@ const schema137 = {
   },
 };
 
-function validate54(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate54.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -21329,7 +23037,7 @@ function validate54(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema137.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema141.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -21856,7 +23564,7 @@ function validate54(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema137.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema141.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -21942,7 +23650,7 @@ function validate54(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema137.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema141.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -22000,13 +23708,13 @@ function validate54(
     }
     errors++;
   }
-  validate54.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
 }
-validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate37;
-const schema100 = {
+export const validateReplayResult = validate39;
+const schema102 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -22062,13 +23770,13 @@ const schema100 = {
   },
 };
 
-function validate37(
+function validate39(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate39.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22152,7 +23860,7 @@ function validate37(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema100.properties, key0)) {
+      if (!func1.call(schema102.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -22423,7 +24131,7 @@ function validate37(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema100.properties.signed.enum },
+          params: { allowedValues: schema102.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -22537,13 +24245,244 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate55;
-const schema141 = {
+export const validateReplyFallback = validate57;
+
+function validate57(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/reply-fallback.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate57.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.status === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'status' },
+        message: "must have required property '" + 'status' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.content_type === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'content_type' },
+        message: "must have required property '" + 'content_type' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.body === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'body' },
+        message: "must have required property '" + 'body' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'status' || key0 === 'content_type' || key0 === 'body')) {
+        const err3 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.status !== undefined) {
+      let data0 = data.status;
+      if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
+        const err4 = {
+          instancePath: instancePath + '/status',
+          schemaPath: '#/properties/status/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      if (typeof data0 == 'number' && isFinite(data0)) {
+        if (data0 > 599 || isNaN(data0)) {
+          const err5 = {
+            instancePath: instancePath + '/status',
+            schemaPath: '#/properties/status/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 599 },
+            message: 'must be <= 599',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (data0 < 100 || isNaN(data0)) {
+          const err6 = {
+            instancePath: instancePath + '/status',
+            schemaPath: '#/properties/status/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 100 },
+            message: 'must be >= 100',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.content_type !== undefined) {
+      let data1 = data.content_type;
+      if (typeof data1 === 'string') {
+        if (func2(data1) > 200) {
+          const err7 = {
+            instancePath: instancePath + '/content_type',
+            schemaPath: '#/properties/content_type/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 200 },
+            message: 'must NOT have more than 200 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        if (func2(data1) < 1) {
+          const err8 = {
+            instancePath: instancePath + '/content_type',
+            schemaPath: '#/properties/content_type/minLength',
+            keyword: 'minLength',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      } else {
+        const err9 = {
+          instancePath: instancePath + '/content_type',
+          schemaPath: '#/properties/content_type/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.body !== undefined) {
+      let data2 = data.body;
+      if (typeof data2 === 'string') {
+        if (func2(data2) > 32768) {
+          const err10 = {
+            instancePath: instancePath + '/body',
+            schemaPath: '#/properties/body/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 32768 },
+            message: 'must NOT have more than 32768 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
+          instancePath: instancePath + '/body',
+          schemaPath: '#/properties/body/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err11];
+        } else {
+          vErrors.push(err11);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err12 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err12];
+    } else {
+      vErrors.push(err12);
+    }
+    errors++;
+  }
+  validate57.errors = vErrors;
+  return errors === 0;
+}
+validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateSearchEventsQuery = validate58;
+const schema146 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -22565,13 +24504,13 @@ const schema141 = {
   },
 };
 
-function validate55(
+function validate58(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate55.evaluated;
+  const evaluated0 = validate58.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22784,7 +24723,7 @@ function validate55(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema141.properties.verified.enum },
+          params: { allowedValues: schema146.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -22810,20 +24749,20 @@ function validate55(
     }
     errors++;
   }
-  validate55.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
 }
-validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSenderHint = validate56;
+export const validateSenderHint = validate59;
 
-function validate56(
+function validate59(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/sender-hint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate59.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22994,20 +24933,20 @@ function validate56(
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateServerRole = validate57;
+export const validateServerRole = validate60;
 
-function validate57(
+function validate60(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/server-role.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate57.evaluated;
+  const evaluated0 = validate60.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23034,7 +24973,7 @@ function validate57(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema90.enum },
+      params: { allowedValues: schema92.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -23044,13 +24983,13 @@ function validate57(
     }
     errors++;
   }
-  validate57.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-validate57.evaluated = { dynamicProps: false, dynamicItems: false };
+validate60.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate58;
-const schema144 = {
+export const validateGetWebhookEventInput = validate61;
+const schema149 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -23070,13 +25009,13 @@ const schema144 = {
   },
 };
 
-function validate58(
+function validate61(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate58.evaluated;
+  const evaluated0 = validate61.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23216,13 +25155,13 @@ function validate58(
     }
     errors++;
   }
-  validate58.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate59;
-const schema145 = {
+export const validateGetWebhookEventOutput = validate62;
+const schema150 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -23230,13 +25169,13 @@ const schema145 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate59(
+function validate62(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate59.evaluated;
+  const evaluated0 = validate62.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23247,13 +25186,13 @@ function validate59(
     vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
     errors = vErrors.length;
   }
-  validate59.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
 }
-validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate61;
-const schema146 = {
+export const validateListProvidersInput = validate64;
+const schema151 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -23263,13 +25202,13 @@ const schema146 = {
   properties: {},
 };
 
-function validate61(
+function validate64(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate61.evaluated;
+  const evaluated0 = validate64.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23307,13 +25246,13 @@ function validate61(
     }
     errors++;
   }
-  validate61.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate62;
-const schema147 = {
+export const validateListProvidersOutput = validate65;
+const schema152 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -23331,13 +25270,13 @@ const schema147 = {
   },
 };
 
-function validate62(
+function validate65(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate62.evaluated;
+  const evaluated0 = validate65.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23507,13 +25446,13 @@ function validate62(
     }
     errors++;
   }
-  validate62.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate65.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate64;
-const schema148 = {
+export const validateListWebhookEventsInput = validate67;
+const schema153 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -23571,15 +25510,15 @@ const schema148 = {
     },
   },
 };
-const schema149 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema154 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate64(
+function validate67(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate64.evaluated;
+  const evaluated0 = validate67.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23597,7 +25536,7 @@ function validate64(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema148.properties, key0)) {
+      if (!func1.call(schema153.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -23915,7 +25854,7 @@ function validate64(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema148.properties.order.enum },
+        params: { allowedValues: schema153.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -24085,10 +26024,10 @@ function validate64(
     }
     errors++;
   }
-  validate64.errors = vErrors;
+  validate67.errors = vErrors;
   return errors === 0;
 }
-validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate67.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate26;
 const schema74 = {
@@ -24241,8 +26180,8 @@ function validate26(
 }
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate65;
-const schema150 = {
+export const validateReplayWebhookEventInput = validate68;
+const schema155 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -24267,13 +26206,13 @@ const schema150 = {
   },
 };
 
-function validate65(
+function validate68(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate65.evaluated;
+  const evaluated0 = validate68.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -24429,13 +26368,13 @@ function validate65(
     }
     errors++;
   }
-  validate65.errors = vErrors;
+  validate68.errors = vErrors;
   return errors === 0;
 }
-validate65.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate68.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate66;
-const schema151 = {
+export const validateReplayWebhookEventOutput = validate69;
+const schema156 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -24443,37 +26382,37 @@ const schema151 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate66(
+function validate69(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate66.evaluated;
+  const evaluated0 = validate69.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate37(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if (!validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
     errors = vErrors.length;
   }
-  validate66.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-validate66.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate69.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate68;
+export const validateTrustMode = validate71;
 
-function validate68(
+function validate71(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate68.evaluated;
+  const evaluated0 = validate71.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -24510,7 +26449,7 @@ function validate68(
     }
     errors++;
   }
-  validate68.errors = vErrors;
+  validate71.errors = vErrors;
   return errors === 0;
 }
-validate68.evaluated = { dynamicProps: false, dynamicItems: false };
+validate71.evaluated = { dynamicProps: false, dynamicItems: false };

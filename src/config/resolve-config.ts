@@ -10,6 +10,7 @@ import { camelCased, type CamelCased } from './camel-keys.ts';
 import { configHint } from './config-hints.ts';
 import { ConfigError } from './config-error.ts';
 import { resolveForwardRules, type ForwardRuleConfig } from './forward-rules.ts';
+import { resolveReply, type ReplyConfig } from './reply-config.ts';
 import { API_PREFIX, HOOKS_PREFIX, isUnder, MCP_PATH } from '../shared/route-prefixes.ts';
 
 interface ProviderBase {
@@ -48,6 +49,8 @@ export interface WebhookProviderConfig extends ProviderBase {
   resignOnReplay: boolean;
   /** generic-hmac only: how it signs, as configured (GET /api/providers/{name} shows it; never a secret). */
   hmac?: NonNullable<ProviderWithDefaults['hmac']>;
+  /** The provider waits for the app's answer (config: reply), checked against the forward rules. */
+  reply?: ReplyConfig;
 }
 
 export interface QueueProviderConfig extends ProviderBase {
@@ -236,6 +239,16 @@ function outboundAllow(raw: unknown, config: SwitchboardConfigWithDefaults): Res
   return { allow: aliased, allowFrom: 'replay.allow' };
 }
 
+/** A webhook provider with its reply checked against the forward rules (the schema refuses it on a queue provider). */
+function withReply(
+  provider: ProviderConfig,
+  reply: ProviderWithDefaults['reply'],
+  rules: readonly ForwardRuleConfig[],
+): ProviderConfig {
+  if (reply === undefined || provider.family !== 'webhook') return provider;
+  return { ...provider, reply: resolveReply(provider.name, provider.presetName, reply, rules) };
+}
+
 /**
  * The config as the server uses it: validated against the schema (which supplies every default),
  * then the rules a schema cannot express (preset and trust_mode agreeing, unique routes), each
@@ -256,17 +269,18 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
     if (clash !== undefined) throw new ConfigError(`providers.${p.name}.route: ${p.route} is already used by ${clash}`);
     routes.set(p.route, p.name);
   }
-  const { providers: _providers, forward, retention, ...sections } = config;
+  const { providers: configured, forward, retention, ...sections } = config;
   const { allow: _alias, ...replay } = camelCased(sections.replay);
+  const rules = resolveForwardRules(
+    forward,
+    providers.map((p) => p.name),
+  );
   return {
     ...camelCased(sections),
-    providers,
+    providers: providers.map((p) => withReply(p, configured?.[p.name]?.reply, rules)),
     replay,
     outbound: outboundAllow(raw, config),
-    forward: resolveForwardRules(
-      forward,
-      providers.map((p) => p.name),
-    ),
+    forward: rules,
     retention,
   };
 }

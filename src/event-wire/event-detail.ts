@@ -90,6 +90,7 @@ export function toEventDetail(stored: StoredEvent, options: { maxPayloadBytes?: 
             response_status: request.responseStatus,
           },
         }),
+    ...(stored.reply === undefined ? {} : { reply: stored.reply }),
   };
 }
 

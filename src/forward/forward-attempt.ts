@@ -49,6 +49,11 @@ export interface AttemptInput {
   /** The dispatcher's shutdown: an attempt it cuts short is due again at once. */
   signal: AbortSignal;
   random: () => number;
+  /**
+   * A reply attempt (reply-service.ts): its own wait instead of the rule's timeout_ms, and the
+   * whole answer kept, up to keepAnswerBytes, to be passed back to the provider.
+   */
+  reply?: { timeoutMs: number; keepAnswerBytes: number };
 }
 
 export interface FinishedAttempt {
@@ -56,6 +61,8 @@ export interface FinishedAttempt {
   settlement: Settlement;
   /** From the start of the attempt to its answer (or failure), for the metrics. */
   seconds: number;
+  /** What the sending path answered; absent when the attempt failed unexpectedly. */
+  result?: DeliverResult;
 }
 
 /** Sends the delivery once and says what becomes of it; never rejects (a bug is logged and counts as a failure). */
@@ -75,17 +82,19 @@ export async function sendAttempt(input: AttemptInput): Promise<FinishedAttempt>
   const elapsedMs = (): number => Math.round((performance.now() - started) * 100) / 100;
   let record: AttemptRecord;
   let settlement: Settlement;
+  let result: DeliverResult | undefined;
   try {
-    const result = await input.outbound.deliver({
+    result = await input.outbound.deliver({
       event,
       url: input.url,
-      timeoutMs: rule.timeoutMs,
+      timeoutMs: input.reply?.timeoutMs ?? rule.timeoutMs,
       // include_unverified sends a failed event as it came, never re-signed; resign: false sends none.
       unsigned: !rule.resign || failedItsCheck(event),
       extraHeaders: { [DELIVERY_HEADER]: delivery.id, [ATTEMPT_HEADER]: String(delivery.attempt) },
       signal,
       // One kept-alive pinned connection pool per rule (see docs/adr on connection reuse).
       keepAliveKey: `forward:${rule.name}`,
+      ...(input.reply === undefined ? {} : { keepAnswerBytes: input.reply.keepAnswerBytes }),
     });
     record = attemptRecord(result, startedAt, elapsedMs(), signal.aborted);
     if (!result.ok) settlement = failure(null, undefined);
@@ -99,5 +108,10 @@ export async function sendAttempt(input: AttemptInput): Promise<FinishedAttempt>
   }
   // Cut short by shutdown: due again at once, for whichever instance runs next.
   if (signal.aborted && record.status === null) settlement = { state: 'failed', retryInMs: 0 };
-  return { record, settlement, seconds: (performance.now() - started) / 1000 };
+  return {
+    record,
+    settlement,
+    seconds: (performance.now() - started) / 1000,
+    ...(result === undefined ? {} : { result }),
+  };
 }

@@ -28,6 +28,8 @@ import { rejectSourceKey } from './reject-source-key.ts';
 import { safeIdentify, safeVerify, verifyBody } from './preset-calls.ts';
 import { arrivedEvent, clientIp, truncatedReject } from './arrived-event.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
+import type { ReplyWaiter } from '../forward/reply-service.ts';
+import { replyDeliveryFor, sendProviderAnswer } from './reply-answer.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
@@ -54,6 +56,8 @@ export interface IngestSurfaceOptions {
   recordRejectedPerProviderPerMinute?: number;
   /** Told when a rejected delivery was not stored because its source address was over that rate. */
   onRejectNotRecorded?: (provider: string) => void;
+  /** Answers providers that wait for the app's reply (config: reply); without it, none waits. */
+  replies?: ReplyWaiter | undefined;
 }
 
 // What the sender is answered, recorded with each stored delivery (NewEvent.request).
@@ -263,9 +267,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
               (secret) => safeVerify(preset, { ...verifyInput, secrets: [secret], publicKeys: [] }).ok,
             ),
           );
+    const replyDelivery = handshake === null ? replyDeliveryFor(provider, options.replies, event, parsed) : null;
     const stored: NewEvent =
       handshake === null
-        ? event
+        ? { ...event, ...(replyDelivery === null ? {} : { replyDelivery }) }
         : {
             ...event,
             eventType: handshake.eventType,
@@ -283,6 +288,17 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (handshake !== null) {
       log().info({ provider: provider.name, eventId: result.event.id }, handshake.detail);
       return sendHandshakeAnswer(ctx, handshake);
+    }
+    const { reply } = provider;
+    if (replyDelivery !== null && reply !== undefined && options.replies !== undefined) {
+      // A provider's retry of a stored delivery was sent to the app the first time: it gets the
+      // fallback, and the app is not asked twice.
+      return sendProviderAnswer(
+        ctx,
+        result.duplicate
+          ? { ...reply.fallback, headers: {}, body: Buffer.from(reply.fallback.body) }
+          : await options.replies.answer(result.event.id, reply, replyDelivery),
+      );
     }
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };
     ctx.status = ACCEPTED;

@@ -96,6 +96,8 @@ export interface DeliverRequest {
    * connection is checked again at connect time. Without a key, one connection per delivery.
    */
   keepAliveKey?: string;
+  /** Keep the whole answer, up to this many bytes, with its headers (a reply passed back to a provider). */
+  keepAnswerBytes?: number;
 }
 
 interface DeliverOutcome extends SendOutcome {
@@ -297,6 +299,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
         ...(options.responseBodyLimitBytes === undefined
           ? {}
           : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
+        ...(request.keepAnswerBytes === undefined ? {} : { keepAnswerBytes: request.keepAnswerBytes }),
       });
       // A consumer that echoes its request must not hand the credentials to whoever reads the excerpt.
       const excerpt = redactCredentials(sent.excerpt, needles);

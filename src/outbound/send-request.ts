@@ -16,8 +16,21 @@ export interface SendRequestInput {
   headers: OutgoingHeaders;
   timeoutMs: number;
   responseBodyLimitBytes?: number;
+  /**
+   * Keep the whole answer, up to this many bytes, with its headers (SendOutcome.answer), for a
+   * provider waiting for the app's reply; one byte more is read, which tells a longer answer.
+   */
+  keepAnswerBytes?: number;
   /** Ends the request early (shutdown); reported like a timeout. */
   signal?: AbortSignal;
+}
+
+/** The whole answer, as kept for a reply (SendRequestInput.keepAnswerBytes). */
+interface KeptAnswer {
+  body: Buffer;
+  /** False when the answer was longer than the bytes kept, or ended early (a reset, the deadline). */
+  complete: boolean;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /** How much of a consumer's answer is kept to show why it failed: enough for an error message or a stack's top. */
@@ -33,6 +46,8 @@ export interface SendOutcome {
   contentType: string | undefined;
   /** The answer's Retry-After header as sent (forwarding honours it on 429 and 503). */
   retryAfter: string | undefined;
+  /** With keepAnswerBytes only: the answer itself. */
+  answer?: KeptAnswer;
 }
 
 function withoutQuery(url: string, queryMarker: string): string {
@@ -234,6 +249,9 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
   private seen = 0;
   private answered = false;
   private done = false;
+  /** keepAnswerBytes: every chunk of the answer while it fits, and whether it ended (not cut). */
+  private readonly whole: Buffer[] | undefined;
+  private ended = false;
 
   constructor(
     private readonly started: number,
@@ -241,7 +259,10 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
     private readonly timeoutMs: number,
     private readonly resolve: (outcome: SendOutcome) => void,
     private readonly reject: (failure: DeliveryFailure) => void,
-  ) {}
+    private readonly keepAnswerBytes?: number,
+  ) {
+    if (keepAnswerBytes !== undefined) this.whole = [];
+  }
 
   abort(reason: Error): void {
     if (this.controller === undefined) this.abortReason ??= reason;
@@ -267,6 +288,7 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.seen < RESPONSE_EXCERPT_BYTES) this.kept.push(chunk.subarray(0, RESPONSE_EXCERPT_BYTES - this.seen));
     this.seen += chunk.length;
+    if (this.whole !== undefined && this.seen <= (this.keepAnswerBytes ?? 0)) this.whole.push(chunk);
     if (this.seen < this.limit) return;
     // Enough read: the outcome stands, the rest of the answer is dropped with its connection.
     this.finish();
@@ -274,6 +296,7 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
+    this.ended = true;
     this.finish();
   }
 
@@ -299,6 +322,15 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
       excerpt: responseExcerpt(head, this.seen > RESPONSE_EXCERPT_BYTES),
       contentType: firstValue(this.headers['content-type'])?.slice(0, RESPONSE_CONTENT_TYPE_LIMITS.maxLength),
       retryAfter: firstValue(this.headers['retry-after']),
+      ...(this.whole === undefined
+        ? {}
+        : {
+            answer: {
+              body: Buffer.concat(this.whole),
+              complete: this.ended && this.seen <= (this.keepAnswerBytes ?? 0),
+              headers: this.headers,
+            },
+          }),
     });
   }
 }
@@ -309,7 +341,10 @@ class OutcomeHandler implements Dispatcher.DispatchHandler {
  * outcome. Any HTTP answer is an outcome; only transport failures reject (a DeliveryFailure).
  */
 export function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
-  const limit = input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES;
+  const limit =
+    input.keepAnswerBytes === undefined
+      ? (input.responseBodyLimitBytes ?? DEFAULT_RESPONSE_BODY_LIMIT_BYTES)
+      : input.keepAnswerBytes + 1;
   const { origin, path } = input.target;
   return new Promise<SendOutcome>((resolve, reject) => {
     let unsubscribe: (() => void) | undefined;
@@ -320,7 +355,14 @@ export function sendRequest(input: SendRequestInput): Promise<SendOutcome> {
         unsubscribe?.();
         then(value);
       };
-    const handler = new OutcomeHandler(performance.now(), limit, input.timeoutMs, settle(resolve), settle(reject));
+    const handler = new OutcomeHandler(
+      performance.now(),
+      limit,
+      input.timeoutMs,
+      settle(resolve),
+      settle(reject),
+      input.keepAnswerBytes,
+    );
     // One deadline for connect + send + status line + the bounded read, on top of undici's own
     // idle timeouts, so a consumer that trickles bytes cannot stretch the delivery past timeoutMs.
     const timer = setTimeout(

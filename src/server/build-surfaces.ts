@@ -35,6 +35,7 @@ import {
   buildStores,
   forwardingControl,
   ingestSurface,
+  buildReplies,
   mcpSurface,
   startJobs,
 } from './wiring-parts.ts';
@@ -113,7 +114,13 @@ async function assemble(
   const runs = roleParts(config.server.role);
   const requestSurfaces = runs.ingest
     ? [
-        ingestSurface(deps, served, metrics, pressure),
+        ingestSurface(
+          deps,
+          served,
+          metrics,
+          pressure,
+          buildReplies(deps, { store: served, deliveries: stores.deliveries, outbound: sending.outbound }, cleanups),
+        ),
         mcp.middleware,
         countStreams(metrics),
         apiSurface(deps, {

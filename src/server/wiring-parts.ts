@@ -34,6 +34,7 @@ import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forwa
 import { attemptPrinter } from '../terminal/serve-lines.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createNonceClaims, startNonceExpiry } from '../store/records/signature-nonces.ts';
+import { ReplyService } from '../forward/reply-service.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
 import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
@@ -139,11 +140,29 @@ export function buildSending(
   };
 }
 
+/**
+ * The reply service, when a provider waits for the app's answer (config: reply): it sends through
+ * the one sending path and settles the reply rule's outbox rows. Its settles finish before the
+ * database closes (cleanups run in reverse).
+ */
+export function buildReplies(
+  deps: SurfaceDeps,
+  parts: { store: EventStore; deliveries: DeliveryRepository; outbound: Outbound },
+  cleanups: Cleanup[],
+): ReplyService | undefined {
+  const { config, logger } = deps;
+  if (!config.providers.some((p) => p.family === 'webhook' && p.reply !== undefined)) return undefined;
+  const replies = new ReplyService({ ...parts, rules: config.forward, logger });
+  cleanups.push(() => replies.drain());
+  return replies;
+}
+
 export function ingestSurface(
   deps: SurfaceDeps,
   store: EventStore,
   metrics: Metrics,
   pressure: IngestPressure,
+  replies?: ReplyService,
 ): Middleware {
   const { config, logger } = deps;
   const ingest = createIngestSurface({
@@ -156,6 +175,7 @@ export function ingestSurface(
     recordRejectedPerMinute: config.ingest.recordRejectedPerMinute,
     recordRejectedPerProviderPerMinute: config.ingest.recordRejectedPerProviderPerMinute,
     onRejectNotRecorded: (provider) => metrics.rejectedNotRecorded.inc({ provider }),
+    replies,
     ...deps.overrides?.ingest,
   });
   return instrumentIngest(ingest, config.providers, metrics);

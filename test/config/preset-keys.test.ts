@@ -9,18 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { ConfigError } from '../../src/config/config-error.ts';
+import { errorOf } from './config-errors.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-
-function errorOf(text: string): string {
-  try {
-    parseConfig(text, {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('catalog preset keys at start-up', () => {
   it('a URL-signing preset without public_url or server.public_url exits 2 naming the provider', async () => {

@@ -7,6 +7,7 @@ import {
   canonicalJson,
   formatBytes,
   formatRelative,
+  formatReply,
   formatZonedTime,
   parseJsonPayload,
 } from '../../src/ui/client/format.ts';
@@ -197,5 +198,13 @@ describe('issue 18 helpers', () => {
     expect(trustLook('open', false).short).toBe('Unverified · open');
     expect(trustLook('queue', false).short).toBe('Unverified · queue');
     expect(trustLook('signed', false).short).toBe('Sig failed');
+  });
+});
+
+describe('formatReply', () => {
+  it("says how a provider that waited for the app's reply was answered", () => {
+    expect(formatReply({ outcome: 'answered', response_status: 200, response_ms: 12.4 })).toBe('answered 200 in 12 ms');
+    expect(formatReply({ outcome: 'timed_out', response_ms: 2500.2 })).toBe('timed out: fallback sent after 2500 ms');
+    expect(formatReply({ outcome: 'unavailable', response_ms: 3 })).toBe('app unreachable: fallback sent after 3 ms');
   });
 });

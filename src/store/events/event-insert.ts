@@ -91,6 +91,35 @@ function statementChunks<T extends { event: NewEvent }>(items: readonly T[]): T[
 /** Chooses the forward rules that take an event: each gets an outbox row in the event's statement. */
 type ForwardRulesFor = (event: NewEvent) => readonly string[];
 
+/** No lease (NewEvent.replyDelivery.leaseMs null): the row waits for ingest to settle it. */
+const NO_LEASE = -1;
+
+/**
+ * The outbox rows of reply attempts (NewEvent.replyDelivery), when the rule takes the event:
+ * written already claimed by ingest, as attempt 1, so no dispatcher claims them while ingest
+ * sends; without a lease nothing ever claims them again, with one the outbox retries once it ends.
+ */
+function replyRows(
+  events: ReadonlyArray<{ event: NewEvent }>,
+  ids: readonly string[],
+  rulesOf: (event: NewEvent) => readonly string[],
+): FragmentSqlToken {
+  const rows = events.flatMap(({ event }, index) => {
+    const reply = event.replyDelivery;
+    if (reply === undefined || !rulesOf(event).includes(reply.rule)) return [];
+    return [[reply.id, ids[index] ?? '', reply.rule, reply.claim, reply.leaseMs ?? NO_LEASE]];
+  });
+  if (rows.length === 0) return sql.fragment``;
+  return sql.fragment`, replying AS (
+    INSERT INTO deliveries (id, event_id, event_received_at, rule, state, attempt_count, claim, next_attempt_at)
+    SELECT reply.id, reply.event_id, inserted.received_at, reply.rule, 'delivering', 1, reply.claim,
+      CASE WHEN reply.lease_ms = ${NO_LEASE} THEN NULL
+        ELSE clock_timestamp() + reply.lease_ms * interval '1 millisecond' END
+    FROM ${sql.unnest(rows, ['uuid', 'uuid', 'text', 'uuid', 'int8'])} AS reply(id, event_id, rule, claim, lease_ms)
+    JOIN inserted ON inserted.id = reply.event_id
+  )`;
+}
+
 /**
  * One INSERT … SELECT FROM unnest(…) for the batch, answering the rows it inserted; a row that
  * collided with a stored delivery is simply absent. The statement is kept this plain on purpose:
@@ -108,9 +137,12 @@ async function insertRows(
   const insert = insertStatement(events, { ids, providers, eventTypes });
   // The outbox: a delivery row per matching forward rule, in the same statement (so the same
   // transaction) as its event; an event that collided with a stored one queues nothing new.
-  const deliveries = forwardRulesFor
-    ? events.flatMap(({ event }, index) => forwardRulesFor(event).map((rule) => [uuidv7(), ids[index] ?? '', rule]))
-    : [];
+  const rulesOf = (event: NewEvent): readonly string[] => (forwardRulesFor ? forwardRulesFor(event) : []);
+  const deliveries = events.flatMap(({ event }, index) =>
+    rulesOf(event)
+      .filter((rule) => rule !== event.replyDelivery?.rule)
+      .map((rule) => [uuidv7(), ids[index] ?? '', rule]),
+  );
   const queue =
     deliveries.length === 0
       ? sql.fragment``
@@ -120,12 +152,13 @@ async function insertRows(
           FROM ${sql.unnest(deliveries, ['uuid', 'uuid', 'text'])} AS queue(id, event_id, rule)
           JOIN inserted ON inserted.id = queue.event_id
         )`;
+  const replying = replyRows(events, ids, rulesOf);
   // Every insert announces the events it newly stores (announcement.ts): the one way readers and
   // other instances hear of them.
   let rows: readonly z.infer<typeof positionRow>[];
   try {
     rows = await pool.any(sql.type(positionRow)`
-      WITH inserted AS (${insert})${queue}
+      WITH inserted AS (${insert})${queue}${replying}
       SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
     `);
   } catch (error) {

@@ -3,8 +3,8 @@
  * Turning a stored event into the contract's wire shapes is event-wire/'s.
  */
 import { z } from 'zod';
-import { TRUST_MODES } from '../../../generated/constants.ts';
-import type { ApiEventSummary, EventSummary, TrustMode } from '../../../generated/types.ts';
+import { REPLY_OUTCOMES, TRUST_MODES } from '../../../generated/constants.ts';
+import type { ApiEventSummary, EventReply, EventSummary, TrustMode } from '../../../generated/types.ts';
 import { isEventId } from '../../shared/event-id.ts';
 import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
 import { withoutCredentialFields } from '../../verify/summary.ts';
@@ -53,6 +53,21 @@ export const detailRow = apiSummaryRow.extend({
   handshake: z.boolean().nullable(),
 });
 export type DetailRow = z.infer<typeof detailRow>;
+
+/** The reply columns (migration 0020), read by get() only: the outbox's claim has no use for them. */
+const replyColumns = z.object({
+  reply_outcome: z.enum(REPLY_OUTCOMES).nullable(),
+  reply_status: z.number().int().nullable(),
+  reply_ms: z.number().nullable(),
+});
+export const eventRow = detailRow.merge(replyColumns);
+
+/** The recorded answer of a provider that waited for the app's (StoredEvent.reply); nothing when none was recorded. */
+export function replyFromRow(row: z.infer<typeof replyColumns>): { reply?: EventReply } {
+  if (row.reply_outcome === null) return {};
+  const status = row.reply_status === null ? {} : { response_status: row.reply_status };
+  return { reply: { outcome: row.reply_outcome, ...status, response_ms: row.reply_ms ?? 0 } };
+}
 
 /** The EventSummary fields every surface shares; each surface adds its own one-line summary, or none. */
 export type SummaryFields = Omit<EventSummary, 'summary'>;

@@ -7,6 +7,7 @@ import type {
   ApiEventList,
   ApiEventSummary,
   EventHeaders,
+  EventReply,
   EventSummary,
   ListWebhookEventsOutput,
   TrustMode,
@@ -43,12 +44,27 @@ export interface NewEvent {
    * forwarded: it is protocol between the provider and switchboard, not something a consumer acts on.
    */
   handshake?: boolean;
+  /**
+   * The provider waits for the app's answer and this rule's target gives it: the rule's outbox row
+   * is written already claimed by ingest (claim), as attempt 1, so the dispatcher does not send it
+   * too; with leaseMs the claim expires then and the outbox may retry (reply.retry), without it
+   * the row waits for ingest to settle it.
+   */
+  replyDelivery?: ReplyDelivery;
+}
+
+/** The outbox row of a reply attempt (NewEvent.replyDelivery). */
+export interface ReplyDelivery {
+  id: string;
+  rule: string;
+  claim: string;
+  leaseMs: number | null;
 }
 
 /** A stored event: what was written, with the id, size and arrival time the store gave it. */
 export interface StoredEvent extends Omit<
   NewEvent,
-  'passedCheck' | 'receivedSize' | 'summary' | 'request' | 'handshake'
+  'passedCheck' | 'receivedSize' | 'summary' | 'request' | 'handshake' | 'replyDelivery'
 > {
   id: string;
   /**
@@ -71,6 +87,8 @@ export interface StoredEvent extends Omit<
    * what ingest recorded then instead).
    */
   handshake: boolean | null;
+  /** The provider waited for the app's answer: how that went (migration 0020); absent when it did not. */
+  reply?: EventReply;
 }
 
 export interface InsertResult {
@@ -122,4 +140,6 @@ export interface EventStore {
    * commit, and answers 503 instead when the commit is confirmed too late.
    */
   recordResponseStatus(id: string, status: number): Promise<void>;
+  /** Records how the reply attempt of an event whose provider waited for the app's answer ended. */
+  recordReply(id: string, reply: EventReply): Promise<void>;
 }

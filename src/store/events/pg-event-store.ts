@@ -4,14 +4,15 @@
  */
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { ApiEventSummary, EventSummary } from '../../../generated/types.ts';
+import type { ApiEventSummary, EventReply, EventSummary } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { assertStorePool } from '../database/database.ts';
 import { normalizeEventId } from '../../shared/event-id.ts';
 import {
   apiSummaryFromRow,
   apiSummaryRow,
-  detailRow,
+  eventRow,
+  replyFromRow,
   storedEventFromRow,
   summaryFromRow,
   type SummaryFields,
@@ -67,6 +68,20 @@ export interface EventStoreOptions {
   searchTimeoutMs?: number;
 }
 
+/** Records how an event's reply attempt ended (migration 0020), looked up near its id's time first. */
+async function recordReply(pool: DatabasePool, id: string, reply: EventReply): Promise<void> {
+  const uuid = normalizeEventId(id);
+  if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
+  await lookUpNearIdTime(sql.fragment`events.received_at`, uuid, (near) =>
+    pool.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      UPDATE events SET reply_outcome = ${reply.outcome}, reply_status = ${reply.response_status ?? null},
+        reply_ms = ${reply.response_ms}
+      WHERE events.id = ${uuid} AND ${near}
+      RETURNING events.id
+    `),
+  );
+}
+
 export function createEventStore(pool: DatabasePool, options: EventStoreOptions = {}): PgEventStore {
   assertStorePool(pool);
   const insertMany = createEventInsert(pool, options.forwardRulesFor);
@@ -95,16 +110,17 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
       const uuid = normalizeEventId(id);
       if (uuid === null) throw invalidArgument('id must be an event id (a UUID)');
       const row = await lookUpNearIdTime(sql.fragment`events.received_at`, uuid, (near) =>
-        pool.maybeOne(sql.type(detailRow)`
+        pool.maybeOne(sql.type(eventRow)`
         SELECT events.id, events.provider, events.event_type, events.trust_mode, events.verified, events.payload_size,
           ${receivedAtUtc('events')} AS received_at_utc, events.passed_check, events.received_size, events.verify_detail, events.external_id, events.content_type,
           events.source_ip, events.headers, events.payload, events.summary,
-          events.request_method, events.request_path, events.request_query, events.response_status, events.handshake
+          events.request_method, events.request_path, events.request_query, events.response_status, events.handshake,
+          events.reply_outcome, events.reply_status, events.reply_ms
         FROM events
         WHERE events.id = ${uuid} AND ${near}
       `),
       );
-      return row ? storedEventFromRow(row) : null;
+      return row === null ? null : { ...storedEventFromRow(row), ...replyFromRow(row) };
     },
 
     list: pages.list,
@@ -137,6 +153,8 @@ export function createEventStore(pool: DatabasePool, options: EventStoreOptions 
         UPDATE events SET response_status = ${status} WHERE id = ${uuid} AND response_status IS NOT NULL
       `);
     },
+
+    recordReply: (id, reply) => recordReply(pool, id, reply),
 
     async recent(limit?: number): Promise<EventSummary[]> {
       return (await pages.list({ limit })).events;

@@ -1,4 +1,4 @@
-import type { EventPayload } from '../../../generated/types.ts';
+import type { EventPayload, EventReply } from '../../../generated/types.ts';
 
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -122,4 +122,21 @@ export function extensionFor(contentType: string | null): string {
   if (type.endsWith('xml')) return 'xml';
   if (type === 'application/x-www-form-urlencoded' || type.startsWith('text/')) return 'txt';
   return 'bin';
+}
+
+/** Words for how a provider that waited for the app's reply was answered (EventDetail.reply). */
+const REPLY_WORDS: Readonly<Record<EventReply['outcome'], string>> = {
+  answered: 'answered',
+  timed_out: 'timed out: fallback sent',
+  unavailable: 'app unreachable: fallback sent',
+  failed: 'unusable answer: fallback sent',
+};
+
+/** The reply's line in the event facts: "answered 200 in 12 ms", "timed out: fallback sent after 2500 ms". */
+export function formatReply(reply: EventReply): string {
+  const status = reply.response_status === undefined ? '' : ` ${reply.response_status}`;
+  const ms = Math.round(reply.response_ms);
+  return reply.outcome === 'answered'
+    ? `answered${status} in ${ms} ms`
+    : `${REPLY_WORDS[reply.outcome]} after ${ms} ms`;
 }

@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import type { EventDetail } from '../../../../generated/types.ts';
 import { CopyButton } from '../components/copy-button.tsx';
-import { formatBytes } from '../format.ts';
+import { formatBytes, formatReply } from '../format.ts';
 
 // UUIDv7 ids share their leading (time) characters; the last ones tell events apart.
 const ID_TAIL = 8;
@@ -20,7 +20,10 @@ function EventIdText({ id }: { id: string }): JSX.Element {
   );
 }
 
-/** The event's facts in a strip: its id, the sender's delivery id (both copyable), the source and the size. */
+/**
+ * The event's facts in a strip: its id, the sender's delivery id (both copyable), the source, the
+ * size and, when its provider waited for the app's answer, how that went.
+ */
 export function EventFacts({ event }: { event: EventDetail }): JSX.Element {
   const truncated = event.payload_truncated === true;
   return (
@@ -58,6 +61,12 @@ export function EventFacts({ event }: { event: EventDetail }): JSX.Element {
           {truncated ? <div class="muted">{`of ${formatBytes(event.received_size ?? 0)} received`}</div> : null}
         </dd>
       </div>
+      {event.reply === undefined ? null : (
+        <div class="meta-reply">
+          <dt>App's reply</dt>
+          <dd data-testid="event-reply">{formatReply(event.reply)}</dd>
+        </div>
+      )}
     </dl>
   );
 }
