@@ -101,6 +101,28 @@ export const SCHEMAS = {
         type: 'integer',
         minimum: 0,
       },
+      reply: {
+        title: 'EventReply',
+        description:
+          "Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'response_ms'],
+        properties: {
+          outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+          response_status: {
+            description: 'The status the app answered with; absent when it gave none.',
+            type: 'integer',
+            minimum: 100,
+            maximum: 599,
+          },
+          response_ms: {
+            description: 'From sending the event to the app to its answer, or to giving up.',
+            type: 'number',
+            minimum: 0,
+          },
+        },
+      },
       sender_hint: {
         title: 'SenderHint',
         description:

@@ -233,10 +233,25 @@ export interface ApiEventDetail {
    * Set when only the first bytes of the body were stored (payload_size of them): the length in bytes of the body as it arrived.
    */
   received_size?: number;
+  reply?: EventReply;
   sender_hint?: SenderHint;
   headers: EventHeaders;
   payload: EventPayload;
   request?: EventRequest;
+}
+/**
+ * Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.
+ */
+export interface EventReply {
+  outcome: 'answered' | 'timed_out' | 'unavailable' | 'failed';
+  /**
+   * The status the app answered with; absent when it gave none.
+   */
+  response_status?: number;
+  /**
+   * From sending the event to the app to its answer, or to giving up.
+   */
+  response_ms: number;
 }
 /**
  * The catalog providers a delivery to an open provider looks like it came from, by the signature headers it carries (their names only), and the config that would check it.
@@ -1058,20 +1073,6 @@ export interface EventDetail {
   payload: EventPayload;
   request?: EventRequest;
   reply?: EventReply;
-}
-/**
- * Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.
- */
-export interface EventReply {
-  outcome: 'answered' | 'timed_out' | 'unavailable' | 'failed';
-  /**
-   * The status the app answered with; absent when it gave none.
-   */
-  response_status?: number;
-  /**
-   * From sending the event to the app to its answer, or to giving up.
-   */
-  response_ms: number;
 }
 /**
  * A compact view of one stored event, for scanning lists cheaply. It has no payload or headers, only a short one-line summary: call get_webhook_event with the id for the rest. trust_mode and verified say how far the event can be trusted: only a signed event whose signature checked out has verified true.

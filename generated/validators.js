@@ -44,6 +44,7 @@ const schema31 = {
     passed_check: { $ref: 'event-detail.schema.json#/properties/passed_check' },
     payload_truncated: { $ref: 'event-detail.schema.json#/properties/payload_truncated' },
     received_size: { $ref: 'event-detail.schema.json#/properties/received_size' },
+    reply: { $ref: 'event-detail.schema.json#/properties/reply' },
     sender_hint: { $ref: 'sender-hint.schema.json' },
     headers: { $ref: 'event-headers.schema.json' },
     payload: { $ref: 'event-payload.schema.json' },
@@ -129,6 +130,28 @@ const schema68 = {
   minimum: 0,
 };
 const schema69 = {
+  title: 'EventReply',
+  description:
+    "Present when the provider waited for the app's answer (config: reply): how the reply attempt ended. answered: the app's answer went back to the provider; timed_out: none came in time and the provider got the fallback; unavailable: the app could not be reached (connection refused) and the provider got the fallback; failed: the app's answer could not be used (cut off, too large, or the send failed otherwise) and the provider got the fallback.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['outcome', 'response_ms'],
+  properties: {
+    outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+    response_status: {
+      description: 'The status the app answered with; absent when it gave none.',
+      type: 'integer',
+      minimum: 100,
+      maximum: 599,
+    },
+    response_ms: {
+      description: 'From sending the event to the app to its answer, or to giving up.',
+      type: 'number',
+      minimum: 0,
+    },
+  },
+};
+const schema70 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/sender-hint.schema.json',
   title: 'SenderHint',
@@ -184,7 +207,7 @@ const schema61 = {
     data: { description: 'The body, in the given encoding.', type: 'string' },
   },
 };
-const schema72 = {
+const schema73 = {
   title: 'EventRequest',
   description:
     'The HTTP request the event arrived in, as its sender made it, and what switchboard answered. Absent for queue messages, which arrive over Redis, and for events stored before switchboard recorded it.',
@@ -1045,16 +1068,16 @@ function validate20(
         }
       }
     }
-    if (data.sender_hint !== undefined) {
-      let data15 = data.sender_hint;
+    if (data.reply !== undefined) {
+      let data15 = data.reply;
       if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
-        if (data15.presets === undefined) {
+        if (data15.outcome === undefined) {
           const err47 = {
-            instancePath: instancePath + '/sender_hint',
-            schemaPath: 'sender-hint.schema.json/required',
+            instancePath: instancePath + '/reply',
+            schemaPath: 'event-detail.schema.json#/properties/reply/required',
             keyword: 'required',
-            params: { missingProperty: 'presets' },
-            message: "must have required property '" + 'presets' + "'",
+            params: { missingProperty: 'outcome' },
+            message: "must have required property '" + 'outcome' + "'",
           };
           if (vErrors === null) {
             vErrors = [err47];
@@ -1063,13 +1086,13 @@ function validate20(
           }
           errors++;
         }
-        if (data15.message === undefined) {
+        if (data15.response_ms === undefined) {
           const err48 = {
-            instancePath: instancePath + '/sender_hint',
-            schemaPath: 'sender-hint.schema.json/required',
+            instancePath: instancePath + '/reply',
+            schemaPath: 'event-detail.schema.json#/properties/reply/required',
             keyword: 'required',
-            params: { missingProperty: 'message' },
-            message: "must have required property '" + 'message' + "'",
+            params: { missingProperty: 'response_ms' },
+            message: "must have required property '" + 'response_ms' + "'",
           };
           if (vErrors === null) {
             vErrors = [err48];
@@ -1078,29 +1101,32 @@ function validate20(
           }
           errors++;
         }
-        if (data15.config === undefined) {
-          const err49 = {
-            instancePath: instancePath + '/sender_hint',
-            schemaPath: 'sender-hint.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'config' },
-            message: "must have required property '" + 'config' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err49];
-          } else {
-            vErrors.push(err49);
-          }
-          errors++;
-        }
         for (const key1 in data15) {
-          if (!(key1 === 'presets' || key1 === 'message' || key1 === 'config')) {
-            const err50 = {
-              instancePath: instancePath + '/sender_hint',
-              schemaPath: 'sender-hint.schema.json/additionalProperties',
+          if (!(key1 === 'outcome' || key1 === 'response_status' || key1 === 'response_ms')) {
+            const err49 = {
+              instancePath: instancePath + '/reply',
+              schemaPath: 'event-detail.schema.json#/properties/reply/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key1 },
               message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err49];
+            } else {
+              vErrors.push(err49);
+            }
+            errors++;
+          }
+        }
+        if (data15.outcome !== undefined) {
+          let data16 = data15.outcome;
+          if (typeof data16 !== 'string') {
+            const err50 = {
+              instancePath: instancePath + '/reply/outcome',
+              schemaPath: 'event-detail.schema.json#/properties/reply/properties/outcome/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
               vErrors = [err50];
@@ -1109,12 +1135,192 @@ function validate20(
             }
             errors++;
           }
+          if (!(data16 === 'answered' || data16 === 'timed_out' || data16 === 'unavailable' || data16 === 'failed')) {
+            const err51 = {
+              instancePath: instancePath + '/reply/outcome',
+              schemaPath: 'event-detail.schema.json#/properties/reply/properties/outcome/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema69.properties.outcome.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err51];
+            } else {
+              vErrors.push(err51);
+            }
+            errors++;
+          }
         }
-        if (data15.presets !== undefined) {
-          let data16 = data15.presets;
-          if (Array.isArray(data16)) {
-            if (data16.length < 1) {
-              const err51 = {
+        if (data15.response_status !== undefined) {
+          let data17 = data15.response_status;
+          if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17) && isFinite(data17))) {
+            const err52 = {
+              instancePath: instancePath + '/reply/response_status',
+              schemaPath: 'event-detail.schema.json#/properties/reply/properties/response_status/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err52];
+            } else {
+              vErrors.push(err52);
+            }
+            errors++;
+          }
+          if (typeof data17 == 'number' && isFinite(data17)) {
+            if (data17 > 599 || isNaN(data17)) {
+              const err53 = {
+                instancePath: instancePath + '/reply/response_status',
+                schemaPath: 'event-detail.schema.json#/properties/reply/properties/response_status/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 599 },
+                message: 'must be <= 599',
+              };
+              if (vErrors === null) {
+                vErrors = [err53];
+              } else {
+                vErrors.push(err53);
+              }
+              errors++;
+            }
+            if (data17 < 100 || isNaN(data17)) {
+              const err54 = {
+                instancePath: instancePath + '/reply/response_status',
+                schemaPath: 'event-detail.schema.json#/properties/reply/properties/response_status/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 100 },
+                message: 'must be >= 100',
+              };
+              if (vErrors === null) {
+                vErrors = [err54];
+              } else {
+                vErrors.push(err54);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data15.response_ms !== undefined) {
+          let data18 = data15.response_ms;
+          if (typeof data18 == 'number' && isFinite(data18)) {
+            if (data18 < 0 || isNaN(data18)) {
+              const err55 = {
+                instancePath: instancePath + '/reply/response_ms',
+                schemaPath: 'event-detail.schema.json#/properties/reply/properties/response_ms/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 0 },
+                message: 'must be >= 0',
+              };
+              if (vErrors === null) {
+                vErrors = [err55];
+              } else {
+                vErrors.push(err55);
+              }
+              errors++;
+            }
+          } else {
+            const err56 = {
+              instancePath: instancePath + '/reply/response_ms',
+              schemaPath: 'event-detail.schema.json#/properties/reply/properties/response_ms/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+            };
+            if (vErrors === null) {
+              vErrors = [err56];
+            } else {
+              vErrors.push(err56);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err57 = {
+          instancePath: instancePath + '/reply',
+          schemaPath: 'event-detail.schema.json#/properties/reply/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err57];
+        } else {
+          vErrors.push(err57);
+        }
+        errors++;
+      }
+    }
+    if (data.sender_hint !== undefined) {
+      let data19 = data.sender_hint;
+      if (data19 && typeof data19 == 'object' && !Array.isArray(data19)) {
+        if (data19.presets === undefined) {
+          const err58 = {
+            instancePath: instancePath + '/sender_hint',
+            schemaPath: 'sender-hint.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'presets' },
+            message: "must have required property '" + 'presets' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err58];
+          } else {
+            vErrors.push(err58);
+          }
+          errors++;
+        }
+        if (data19.message === undefined) {
+          const err59 = {
+            instancePath: instancePath + '/sender_hint',
+            schemaPath: 'sender-hint.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'message' },
+            message: "must have required property '" + 'message' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err59];
+          } else {
+            vErrors.push(err59);
+          }
+          errors++;
+        }
+        if (data19.config === undefined) {
+          const err60 = {
+            instancePath: instancePath + '/sender_hint',
+            schemaPath: 'sender-hint.schema.json/required',
+            keyword: 'required',
+            params: { missingProperty: 'config' },
+            message: "must have required property '" + 'config' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err60];
+          } else {
+            vErrors.push(err60);
+          }
+          errors++;
+        }
+        for (const key2 in data19) {
+          if (!(key2 === 'presets' || key2 === 'message' || key2 === 'config')) {
+            const err61 = {
+              instancePath: instancePath + '/sender_hint',
+              schemaPath: 'sender-hint.schema.json/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key2 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err61];
+            } else {
+              vErrors.push(err61);
+            }
+            errors++;
+          }
+        }
+        if (data19.presets !== undefined) {
+          let data20 = data19.presets;
+          if (Array.isArray(data20)) {
+            if (data20.length < 1) {
+              const err62 = {
                 instancePath: instancePath + '/sender_hint/presets',
                 schemaPath: 'sender-hint.schema.json/properties/presets/minItems',
                 keyword: 'minItems',
@@ -1122,16 +1328,16 @@ function validate20(
                 message: 'must NOT have fewer than 1 items',
               };
               if (vErrors === null) {
-                vErrors = [err51];
+                vErrors = [err62];
               } else {
-                vErrors.push(err51);
+                vErrors.push(err62);
               }
               errors++;
             }
-            const len0 = data16.length;
+            const len0 = data20.length;
             for (let i0 = 0; i0 < len0; i0++) {
-              if (typeof data16[i0] !== 'string') {
-                const err52 = {
+              if (typeof data20[i0] !== 'string') {
+                const err63 = {
                   instancePath: instancePath + '/sender_hint/presets/' + i0,
                   schemaPath: 'sender-hint.schema.json/properties/presets/items/type',
                   keyword: 'type',
@@ -1139,15 +1345,15 @@ function validate20(
                   message: 'must be string',
                 };
                 if (vErrors === null) {
-                  vErrors = [err52];
+                  vErrors = [err63];
                 } else {
-                  vErrors.push(err52);
+                  vErrors.push(err63);
                 }
                 errors++;
               }
             }
           } else {
-            const err53 = {
+            const err64 = {
               instancePath: instancePath + '/sender_hint/presets',
               schemaPath: 'sender-hint.schema.json/properties/presets/type',
               keyword: 'type',
@@ -1155,16 +1361,16 @@ function validate20(
               message: 'must be array',
             };
             if (vErrors === null) {
-              vErrors = [err53];
+              vErrors = [err64];
             } else {
-              vErrors.push(err53);
+              vErrors.push(err64);
             }
             errors++;
           }
         }
-        if (data15.message !== undefined) {
-          if (typeof data15.message !== 'string') {
-            const err54 = {
+        if (data19.message !== undefined) {
+          if (typeof data19.message !== 'string') {
+            const err65 = {
               instancePath: instancePath + '/sender_hint/message',
               schemaPath: 'sender-hint.schema.json/properties/message/type',
               keyword: 'type',
@@ -1172,16 +1378,16 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err54];
+              vErrors = [err65];
             } else {
-              vErrors.push(err54);
+              vErrors.push(err65);
             }
             errors++;
           }
         }
-        if (data15.config !== undefined) {
-          if (typeof data15.config !== 'string') {
-            const err55 = {
+        if (data19.config !== undefined) {
+          if (typeof data19.config !== 'string') {
+            const err66 = {
               instancePath: instancePath + '/sender_hint/config',
               schemaPath: 'sender-hint.schema.json/properties/config/type',
               keyword: 'type',
@@ -1189,15 +1395,15 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err55];
+              vErrors = [err66];
             } else {
-              vErrors.push(err55);
+              vErrors.push(err66);
             }
             errors++;
           }
         }
       } else {
-        const err56 = {
+        const err67 = {
           instancePath: instancePath + '/sender_hint',
           schemaPath: 'sender-hint.schema.json/type',
           keyword: 'type',
@@ -1205,242 +1411,44 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err56];
+          vErrors = [err67];
         } else {
-          vErrors.push(err56);
+          vErrors.push(err67);
         }
         errors++;
       }
     }
     if (data.headers !== undefined) {
-      let data20 = data.headers;
-      if (data20 && typeof data20 == 'object' && !Array.isArray(data20)) {
-        for (const key2 in data20) {
-          const _errs74 = errors;
-          if (typeof key2 === 'string') {
-            if (!pattern4.test(key2)) {
-              const err57 = {
+      let data24 = data.headers;
+      if (data24 && typeof data24 == 'object' && !Array.isArray(data24)) {
+        for (const key3 in data24) {
+          const _errs84 = errors;
+          if (typeof key3 === 'string') {
+            if (!pattern4.test(key3)) {
+              const err68 = {
                 instancePath: instancePath + '/headers',
                 schemaPath: 'event-headers.schema.json/propertyNames/pattern',
                 keyword: 'pattern',
                 params: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
                 message: 'must match pattern "' + "^[a-z0-9!#$%&'*+.^_`|~-]+$" + '"',
-                propertyName: key2,
+                propertyName: key3,
               };
               if (vErrors === null) {
-                vErrors = [err57];
+                vErrors = [err68];
               } else {
-                vErrors.push(err57);
+                vErrors.push(err68);
               }
               errors++;
             }
           }
-          var valid24 = _errs74 === errors;
-          if (!valid24) {
-            const err58 = {
+          var valid26 = _errs84 === errors;
+          if (!valid26) {
+            const err69 = {
               instancePath: instancePath + '/headers',
               schemaPath: 'event-headers.schema.json/propertyNames',
               keyword: 'propertyNames',
-              params: { propertyName: key2 },
+              params: { propertyName: key3 },
               message: 'property name must be valid',
-            };
-            if (vErrors === null) {
-              vErrors = [err58];
-            } else {
-              vErrors.push(err58);
-            }
-            errors++;
-          }
-        }
-        for (const key3 in data20) {
-          let data21 = data20[key3];
-          const _errs77 = errors;
-          let valid26 = false;
-          const _errs78 = errors;
-          if (typeof data21 !== 'string') {
-            const err59 = {
-              instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err59];
-            } else {
-              vErrors.push(err59);
-            }
-            errors++;
-          }
-          var _valid3 = _errs78 === errors;
-          valid26 = valid26 || _valid3;
-          const _errs80 = errors;
-          if (Array.isArray(data21)) {
-            if (data21.length < 2) {
-              const err60 = {
-                instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
-                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
-                keyword: 'minItems',
-                params: { limit: 2 },
-                message: 'must NOT have fewer than 2 items',
-              };
-              if (vErrors === null) {
-                vErrors = [err60];
-              } else {
-                vErrors.push(err60);
-              }
-              errors++;
-            }
-            const len1 = data21.length;
-            for (let i1 = 0; i1 < len1; i1++) {
-              if (typeof data21[i1] !== 'string') {
-                const err61 = {
-                  instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i1,
-                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err61];
-                } else {
-                  vErrors.push(err61);
-                }
-                errors++;
-              }
-            }
-          } else {
-            const err62 = {
-              instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
-              keyword: 'type',
-              params: { type: 'array' },
-              message: 'must be array',
-            };
-            if (vErrors === null) {
-              vErrors = [err62];
-            } else {
-              vErrors.push(err62);
-            }
-            errors++;
-          }
-          var _valid3 = _errs80 === errors;
-          valid26 = valid26 || _valid3;
-          if (!valid26) {
-            const err63 = {
-              instancePath: instancePath + '/headers/' + key3.replace(/~/g, '~0').replace(/\//g, '~1'),
-              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
-              keyword: 'anyOf',
-              params: {},
-              message: 'must match a schema in anyOf',
-            };
-            if (vErrors === null) {
-              vErrors = [err63];
-            } else {
-              vErrors.push(err63);
-            }
-            errors++;
-          } else {
-            errors = _errs77;
-            if (vErrors !== null) {
-              if (_errs77) {
-                vErrors.length = _errs77;
-              } else {
-                vErrors = null;
-              }
-            }
-          }
-        }
-      } else {
-        const err64 = {
-          instancePath: instancePath + '/headers',
-          schemaPath: 'event-headers.schema.json/type',
-          keyword: 'type',
-          params: { type: 'object' },
-          message: 'must be object',
-        };
-        if (vErrors === null) {
-          vErrors = [err64];
-        } else {
-          vErrors.push(err64);
-        }
-        errors++;
-      }
-    }
-    if (data.payload !== undefined) {
-      let data23 = data.payload;
-      if (data23 && typeof data23 == 'object' && !Array.isArray(data23)) {
-        if (data23.encoding === undefined) {
-          const err65 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'encoding' },
-            message: "must have required property '" + 'encoding' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err65];
-          } else {
-            vErrors.push(err65);
-          }
-          errors++;
-        }
-        if (data23.data === undefined) {
-          const err66 = {
-            instancePath: instancePath + '/payload',
-            schemaPath: 'event-payload.schema.json/required',
-            keyword: 'required',
-            params: { missingProperty: 'data' },
-            message: "must have required property '" + 'data' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err66];
-          } else {
-            vErrors.push(err66);
-          }
-          errors++;
-        }
-        for (const key4 in data23) {
-          if (!(key4 === 'encoding' || key4 === 'data')) {
-            const err67 = {
-              instancePath: instancePath + '/payload',
-              schemaPath: 'event-payload.schema.json/additionalProperties',
-              keyword: 'additionalProperties',
-              params: { additionalProperty: key4 },
-              message: 'must NOT have additional properties',
-            };
-            if (vErrors === null) {
-              vErrors = [err67];
-            } else {
-              vErrors.push(err67);
-            }
-            errors++;
-          }
-        }
-        if (data23.encoding !== undefined) {
-          let data24 = data23.encoding;
-          if (typeof data24 !== 'string') {
-            const err68 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err68];
-            } else {
-              vErrors.push(err68);
-            }
-            errors++;
-          }
-          if (!(data24 === 'utf8' || data24 === 'base64')) {
-            const err69 = {
-              instancePath: instancePath + '/payload/encoding',
-              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
-              keyword: 'enum',
-              params: { allowedValues: schema61.properties.encoding.enum },
-              message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
               vErrors = [err69];
@@ -1450,11 +1458,15 @@ function validate20(
             errors++;
           }
         }
-        if (data23.data !== undefined) {
-          if (typeof data23.data !== 'string') {
+        for (const key4 in data24) {
+          let data25 = data24[key4];
+          const _errs87 = errors;
+          let valid28 = false;
+          const _errs88 = errors;
+          if (typeof data25 !== 'string') {
             const err70 = {
-              instancePath: instancePath + '/payload/data',
-              schemaPath: 'event-payload.schema.json/properties/data/type',
+              instancePath: instancePath + '/headers/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/0/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1466,140 +1478,157 @@ function validate20(
             }
             errors++;
           }
+          var _valid3 = _errs88 === errors;
+          valid28 = valid28 || _valid3;
+          const _errs90 = errors;
+          if (Array.isArray(data25)) {
+            if (data25.length < 2) {
+              const err71 = {
+                instancePath: instancePath + '/headers/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/minItems',
+                keyword: 'minItems',
+                params: { limit: 2 },
+                message: 'must NOT have fewer than 2 items',
+              };
+              if (vErrors === null) {
+                vErrors = [err71];
+              } else {
+                vErrors.push(err71);
+              }
+              errors++;
+            }
+            const len1 = data25.length;
+            for (let i1 = 0; i1 < len1; i1++) {
+              if (typeof data25[i1] !== 'string') {
+                const err72 = {
+                  instancePath: instancePath + '/headers/' + key4.replace(/~/g, '~0').replace(/\//g, '~1') + '/' + i1,
+                  schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/items/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                };
+                if (vErrors === null) {
+                  vErrors = [err72];
+                } else {
+                  vErrors.push(err72);
+                }
+                errors++;
+              }
+            }
+          } else {
+            const err73 = {
+              instancePath: instancePath + '/headers/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf/1/type',
+              keyword: 'type',
+              params: { type: 'array' },
+              message: 'must be array',
+            };
+            if (vErrors === null) {
+              vErrors = [err73];
+            } else {
+              vErrors.push(err73);
+            }
+            errors++;
+          }
+          var _valid3 = _errs90 === errors;
+          valid28 = valid28 || _valid3;
+          if (!valid28) {
+            const err74 = {
+              instancePath: instancePath + '/headers/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: 'event-headers.schema.json/additionalProperties/anyOf',
+              keyword: 'anyOf',
+              params: {},
+              message: 'must match a schema in anyOf',
+            };
+            if (vErrors === null) {
+              vErrors = [err74];
+            } else {
+              vErrors.push(err74);
+            }
+            errors++;
+          } else {
+            errors = _errs87;
+            if (vErrors !== null) {
+              if (_errs87) {
+                vErrors.length = _errs87;
+              } else {
+                vErrors = null;
+              }
+            }
+          }
         }
       } else {
-        const err71 = {
-          instancePath: instancePath + '/payload',
-          schemaPath: 'event-payload.schema.json/type',
+        const err75 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: 'event-headers.schema.json/type',
           keyword: 'type',
           params: { type: 'object' },
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err71];
+          vErrors = [err75];
         } else {
-          vErrors.push(err71);
+          vErrors.push(err75);
         }
         errors++;
       }
     }
-    if (data.request !== undefined) {
-      let data26 = data.request;
-      if (data26 && typeof data26 == 'object' && !Array.isArray(data26)) {
-        if (data26.method === undefined) {
-          const err72 = {
-            instancePath: instancePath + '/request',
-            schemaPath: 'event-detail.schema.json#/properties/request/required',
+    if (data.payload !== undefined) {
+      let data27 = data.payload;
+      if (data27 && typeof data27 == 'object' && !Array.isArray(data27)) {
+        if (data27.encoding === undefined) {
+          const err76 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
-            params: { missingProperty: 'method' },
-            message: "must have required property '" + 'method' + "'",
+            params: { missingProperty: 'encoding' },
+            message: "must have required property '" + 'encoding' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err72];
+            vErrors = [err76];
           } else {
-            vErrors.push(err72);
+            vErrors.push(err76);
           }
           errors++;
         }
-        if (data26.path === undefined) {
-          const err73 = {
-            instancePath: instancePath + '/request',
-            schemaPath: 'event-detail.schema.json#/properties/request/required',
+        if (data27.data === undefined) {
+          const err77 = {
+            instancePath: instancePath + '/payload',
+            schemaPath: 'event-payload.schema.json/required',
             keyword: 'required',
-            params: { missingProperty: 'path' },
-            message: "must have required property '" + 'path' + "'",
+            params: { missingProperty: 'data' },
+            message: "must have required property '" + 'data' + "'",
           };
           if (vErrors === null) {
-            vErrors = [err73];
+            vErrors = [err77];
           } else {
-            vErrors.push(err73);
+            vErrors.push(err77);
           }
           errors++;
         }
-        if (data26.query === undefined) {
-          const err74 = {
-            instancePath: instancePath + '/request',
-            schemaPath: 'event-detail.schema.json#/properties/request/required',
-            keyword: 'required',
-            params: { missingProperty: 'query' },
-            message: "must have required property '" + 'query' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err74];
-          } else {
-            vErrors.push(err74);
-          }
-          errors++;
-        }
-        if (data26.response_status === undefined) {
-          const err75 = {
-            instancePath: instancePath + '/request',
-            schemaPath: 'event-detail.schema.json#/properties/request/required',
-            keyword: 'required',
-            params: { missingProperty: 'response_status' },
-            message: "must have required property '" + 'response_status' + "'",
-          };
-          if (vErrors === null) {
-            vErrors = [err75];
-          } else {
-            vErrors.push(err75);
-          }
-          errors++;
-        }
-        for (const key5 in data26) {
-          if (!(key5 === 'method' || key5 === 'path' || key5 === 'query' || key5 === 'response_status')) {
-            const err76 = {
-              instancePath: instancePath + '/request',
-              schemaPath: 'event-detail.schema.json#/properties/request/additionalProperties',
+        for (const key5 in data27) {
+          if (!(key5 === 'encoding' || key5 === 'data')) {
+            const err78 = {
+              instancePath: instancePath + '/payload',
+              schemaPath: 'event-payload.schema.json/additionalProperties',
               keyword: 'additionalProperties',
               params: { additionalProperty: key5 },
               message: 'must NOT have additional properties',
             };
             if (vErrors === null) {
-              vErrors = [err76];
+              vErrors = [err78];
             } else {
-              vErrors.push(err76);
+              vErrors.push(err78);
             }
             errors++;
           }
         }
-        if (data26.method !== undefined) {
-          let data27 = data26.method;
-          if (typeof data27 === 'string') {
-            if (func2(data27) > 16) {
-              const err77 = {
-                instancePath: instancePath + '/request/method',
-                schemaPath: 'event-detail.schema.json#/properties/request/properties/method/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 16 },
-                message: 'must NOT have more than 16 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err77];
-              } else {
-                vErrors.push(err77);
-              }
-              errors++;
-            }
-            if (func2(data27) < 1) {
-              const err78 = {
-                instancePath: instancePath + '/request/method',
-                schemaPath: 'event-detail.schema.json#/properties/request/properties/method/minLength',
-                keyword: 'minLength',
-                params: { limit: 1 },
-                message: 'must NOT have fewer than 1 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err78];
-              } else {
-                vErrors.push(err78);
-              }
-              errors++;
-            }
-          } else {
+        if (data27.encoding !== undefined) {
+          let data28 = data27.encoding;
+          if (typeof data28 !== 'string') {
             const err79 = {
-              instancePath: instancePath + '/request/method',
-              schemaPath: 'event-detail.schema.json#/properties/request/properties/method/type',
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -1611,12 +1640,189 @@ function validate20(
             }
             errors++;
           }
+          if (!(data28 === 'utf8' || data28 === 'base64')) {
+            const err80 = {
+              instancePath: instancePath + '/payload/encoding',
+              schemaPath: 'event-payload.schema.json/properties/encoding/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema61.properties.encoding.enum },
+              message: 'must be equal to one of the allowed values',
+            };
+            if (vErrors === null) {
+              vErrors = [err80];
+            } else {
+              vErrors.push(err80);
+            }
+            errors++;
+          }
         }
-        if (data26.path !== undefined) {
-          let data28 = data26.path;
-          if (typeof data28 === 'string') {
-            if (func2(data28) > 2048) {
-              const err80 = {
+        if (data27.data !== undefined) {
+          if (typeof data27.data !== 'string') {
+            const err81 = {
+              instancePath: instancePath + '/payload/data',
+              schemaPath: 'event-payload.schema.json/properties/data/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err81];
+            } else {
+              vErrors.push(err81);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err82 = {
+          instancePath: instancePath + '/payload',
+          schemaPath: 'event-payload.schema.json/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err82];
+        } else {
+          vErrors.push(err82);
+        }
+        errors++;
+      }
+    }
+    if (data.request !== undefined) {
+      let data30 = data.request;
+      if (data30 && typeof data30 == 'object' && !Array.isArray(data30)) {
+        if (data30.method === undefined) {
+          const err83 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'method' },
+            message: "must have required property '" + 'method' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err83];
+          } else {
+            vErrors.push(err83);
+          }
+          errors++;
+        }
+        if (data30.path === undefined) {
+          const err84 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'path' },
+            message: "must have required property '" + 'path' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err84];
+          } else {
+            vErrors.push(err84);
+          }
+          errors++;
+        }
+        if (data30.query === undefined) {
+          const err85 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'query' },
+            message: "must have required property '" + 'query' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err85];
+          } else {
+            vErrors.push(err85);
+          }
+          errors++;
+        }
+        if (data30.response_status === undefined) {
+          const err86 = {
+            instancePath: instancePath + '/request',
+            schemaPath: 'event-detail.schema.json#/properties/request/required',
+            keyword: 'required',
+            params: { missingProperty: 'response_status' },
+            message: "must have required property '" + 'response_status' + "'",
+          };
+          if (vErrors === null) {
+            vErrors = [err86];
+          } else {
+            vErrors.push(err86);
+          }
+          errors++;
+        }
+        for (const key6 in data30) {
+          if (!(key6 === 'method' || key6 === 'path' || key6 === 'query' || key6 === 'response_status')) {
+            const err87 = {
+              instancePath: instancePath + '/request',
+              schemaPath: 'event-detail.schema.json#/properties/request/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key6 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err87];
+            } else {
+              vErrors.push(err87);
+            }
+            errors++;
+          }
+        }
+        if (data30.method !== undefined) {
+          let data31 = data30.method;
+          if (typeof data31 === 'string') {
+            if (func2(data31) > 16) {
+              const err88 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/method/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 16 },
+                message: 'must NOT have more than 16 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err88];
+              } else {
+                vErrors.push(err88);
+              }
+              errors++;
+            }
+            if (func2(data31) < 1) {
+              const err89 = {
+                instancePath: instancePath + '/request/method',
+                schemaPath: 'event-detail.schema.json#/properties/request/properties/method/minLength',
+                keyword: 'minLength',
+                params: { limit: 1 },
+                message: 'must NOT have fewer than 1 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err89];
+              } else {
+                vErrors.push(err89);
+              }
+              errors++;
+            }
+          } else {
+            const err90 = {
+              instancePath: instancePath + '/request/method',
+              schemaPath: 'event-detail.schema.json#/properties/request/properties/method/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err90];
+            } else {
+              vErrors.push(err90);
+            }
+            errors++;
+          }
+        }
+        if (data30.path !== undefined) {
+          let data32 = data30.path;
+          if (typeof data32 === 'string') {
+            if (func2(data32) > 2048) {
+              const err91 = {
                 instancePath: instancePath + '/request/path',
                 schemaPath: 'event-detail.schema.json#/properties/request/properties/path/maxLength',
                 keyword: 'maxLength',
@@ -1624,14 +1830,14 @@ function validate20(
                 message: 'must NOT have more than 2048 characters',
               };
               if (vErrors === null) {
-                vErrors = [err80];
+                vErrors = [err91];
               } else {
-                vErrors.push(err80);
+                vErrors.push(err91);
               }
               errors++;
             }
-            if (func2(data28) < 1) {
-              const err81 = {
+            if (func2(data32) < 1) {
+              const err92 = {
                 instancePath: instancePath + '/request/path',
                 schemaPath: 'event-detail.schema.json#/properties/request/properties/path/minLength',
                 keyword: 'minLength',
@@ -1639,14 +1845,14 @@ function validate20(
                 message: 'must NOT have fewer than 1 characters',
               };
               if (vErrors === null) {
-                vErrors = [err81];
+                vErrors = [err92];
               } else {
-                vErrors.push(err81);
+                vErrors.push(err92);
               }
               errors++;
             }
           } else {
-            const err82 = {
+            const err93 = {
               instancePath: instancePath + '/request/path',
               schemaPath: 'event-detail.schema.json#/properties/request/properties/path/type',
               keyword: 'type',
@@ -1654,18 +1860,18 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err82];
+              vErrors = [err93];
             } else {
-              vErrors.push(err82);
+              vErrors.push(err93);
             }
             errors++;
           }
         }
-        if (data26.query !== undefined) {
-          let data29 = data26.query;
-          if (typeof data29 === 'string') {
-            if (func2(data29) > 2048) {
-              const err83 = {
+        if (data30.query !== undefined) {
+          let data33 = data30.query;
+          if (typeof data33 === 'string') {
+            if (func2(data33) > 2048) {
+              const err94 = {
                 instancePath: instancePath + '/request/query',
                 schemaPath: 'event-detail.schema.json#/properties/request/properties/query/maxLength',
                 keyword: 'maxLength',
@@ -1673,14 +1879,14 @@ function validate20(
                 message: 'must NOT have more than 2048 characters',
               };
               if (vErrors === null) {
-                vErrors = [err83];
+                vErrors = [err94];
               } else {
-                vErrors.push(err83);
+                vErrors.push(err94);
               }
               errors++;
             }
           } else {
-            const err84 = {
+            const err95 = {
               instancePath: instancePath + '/request/query',
               schemaPath: 'event-detail.schema.json#/properties/request/properties/query/type',
               keyword: 'type',
@@ -1688,17 +1894,17 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err84];
+              vErrors = [err95];
             } else {
-              vErrors.push(err84);
+              vErrors.push(err95);
             }
             errors++;
           }
         }
-        if (data26.response_status !== undefined) {
-          let data30 = data26.response_status;
-          if (!(typeof data30 == 'number' && !(data30 % 1) && !isNaN(data30) && isFinite(data30))) {
-            const err85 = {
+        if (data30.response_status !== undefined) {
+          let data34 = data30.response_status;
+          if (!(typeof data34 == 'number' && !(data34 % 1) && !isNaN(data34) && isFinite(data34))) {
+            const err96 = {
               instancePath: instancePath + '/request/response_status',
               schemaPath: 'event-detail.schema.json#/properties/request/properties/response_status/type',
               keyword: 'type',
@@ -1706,15 +1912,15 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err85];
+              vErrors = [err96];
             } else {
-              vErrors.push(err85);
+              vErrors.push(err96);
             }
             errors++;
           }
-          if (typeof data30 == 'number' && isFinite(data30)) {
-            if (data30 > 599 || isNaN(data30)) {
-              const err86 = {
+          if (typeof data34 == 'number' && isFinite(data34)) {
+            if (data34 > 599 || isNaN(data34)) {
+              const err97 = {
                 instancePath: instancePath + '/request/response_status',
                 schemaPath: 'event-detail.schema.json#/properties/request/properties/response_status/maximum',
                 keyword: 'maximum',
@@ -1722,14 +1928,14 @@ function validate20(
                 message: 'must be <= 599',
               };
               if (vErrors === null) {
-                vErrors = [err86];
+                vErrors = [err97];
               } else {
-                vErrors.push(err86);
+                vErrors.push(err97);
               }
               errors++;
             }
-            if (data30 < 100 || isNaN(data30)) {
-              const err87 = {
+            if (data34 < 100 || isNaN(data34)) {
+              const err98 = {
                 instancePath: instancePath + '/request/response_status',
                 schemaPath: 'event-detail.schema.json#/properties/request/properties/response_status/minimum',
                 keyword: 'minimum',
@@ -1737,16 +1943,16 @@ function validate20(
                 message: 'must be >= 100',
               };
               if (vErrors === null) {
-                vErrors = [err87];
+                vErrors = [err98];
               } else {
-                vErrors.push(err87);
+                vErrors.push(err98);
               }
               errors++;
             }
           }
         }
       } else {
-        const err88 = {
+        const err99 = {
           instancePath: instancePath + '/request',
           schemaPath: 'event-detail.schema.json#/properties/request/type',
           keyword: 'type',
@@ -1754,15 +1960,15 @@ function validate20(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err99];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err99);
         }
         errors++;
       }
     }
   } else {
-    const err89 = {
+    const err100 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -1770,9 +1976,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err89];
+      vErrors = [err100];
     } else {
-      vErrors.push(err89);
+      vErrors.push(err100);
     }
     errors++;
   }
@@ -1782,7 +1988,7 @@ function validate20(
 validate20.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiEventList = validate24;
-const schema73 = {
+const schema74 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-event-list.schema.json',
   title: 'ApiEventList',
@@ -1796,7 +2002,7 @@ const schema73 = {
     next_cursor: { $ref: 'tools/list-webhook-events.output.schema.json#/properties/next_cursor' },
   },
 };
-const schema75 = {
+const schema76 = {
   description: 'Opaque; pass it as cursor, with the same filters and order, to get the next page.',
   type: 'string',
 };
@@ -2448,7 +2654,7 @@ validate24.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 export const validateApiEventSummary = validate22;
 
 export const validateApiProviderDetail = validate28;
-const schema76 = {
+const schema77 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-provider-detail.schema.json',
   title: 'ApiProviderDetail',
@@ -2487,7 +2693,7 @@ const schema76 = {
     },
   },
 };
-const schema93 = {
+const schema94 = {
   description: 'generic-hmac only: how the signature is made.',
   type: 'object',
   additionalProperties: false,
@@ -2518,7 +2724,7 @@ const schema93 = {
     },
   },
 };
-const schema77 = {
+const schema78 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-status.schema.json',
   title: 'ProviderStatus',
@@ -2570,7 +2776,7 @@ const schema77 = {
     },
   },
 };
-const schema79 = {
+const schema80 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/preset-name.schema.json',
   $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
@@ -2736,7 +2942,7 @@ function validate29(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema77.properties, key0)) {
+      if (!func1.call(schema78.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -2823,7 +3029,7 @@ function validate29(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema77.properties.family.enum },
+          params: { allowedValues: schema78.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -2920,7 +3126,7 @@ function validate29(
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema79.enum },
+          params: { allowedValues: schema80.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3003,7 +3209,7 @@ function validate29(
           instancePath: instancePath + '/secret_status',
           schemaPath: '#/properties/secret_status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema77.properties.secret_status.enum },
+          params: { allowedValues: schema78.properties.secret_status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3036,7 +3242,7 @@ function validate29(
           instancePath: instancePath + '/credential',
           schemaPath: '#/properties/credential/enum',
           keyword: 'enum',
-          params: { allowedValues: schema77.properties.credential.enum },
+          params: { allowedValues: schema78.properties.credential.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3120,7 +3326,7 @@ function validate29(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema77.properties.mode.enum },
+          params: { allowedValues: schema78.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3153,7 +3359,7 @@ function validate29(
           instancePath: instancePath + '/connection',
           schemaPath: '#/properties/connection/enum',
           keyword: 'enum',
-          params: { allowedValues: schema77.properties.connection.enum },
+          params: { allowedValues: schema78.properties.connection.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -3368,7 +3574,7 @@ function validate28(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema93.properties.algorithm.enum },
+            params: { allowedValues: schema94.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3399,7 +3605,7 @@ function validate28(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema93.properties.encoding.enum },
+            params: { allowedValues: schema94.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3479,7 +3685,7 @@ function validate28(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema93.properties.timestamp_format.enum },
+            params: { allowedValues: schema94.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3510,7 +3716,7 @@ function validate28(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: 'config.schema.json#/$defs/provider/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema93.properties.secret_encoding.enum },
+            params: { allowedValues: schema94.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -3676,7 +3882,7 @@ function validate28(
 validate28.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateApiReplayHeaders = validate36;
-const schema94 = {
+const schema95 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/api-replay-headers.schema.json',
   title: 'ApiReplayHeaders',
@@ -4242,7 +4448,7 @@ function validate36(
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSwitchboardConfig = validate31;
-const schema81 = {
+const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/config.schema.json',
   title: 'SwitchboardConfig',
@@ -4835,7 +5041,7 @@ const schema81 = {
     },
   },
 };
-const schema90 = {
+const schema91 = {
   type: 'object',
   additionalProperties: false,
   required: ['to'],
@@ -4933,7 +5139,7 @@ const schema90 = {
     },
   },
 };
-const schema91 = {
+const schema92 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/partition-unit.schema.json',
   title: 'PartitionUnit',
@@ -4942,7 +5148,7 @@ const schema91 = {
   type: 'string',
   enum: ['day', 'week', 'month'],
 };
-const schema92 = {
+const schema93 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/server-role.schema.json',
   title: 'ServerRole',
@@ -4955,7 +5161,7 @@ const pattern7 = new RegExp('^[a-z0-9][a-z0-9_-]{0,63}$', 'u');
 const pattern12 = new RegExp('^[a-z0-9_-]{1,64}$', 'u');
 const pattern15 = new RegExp('^[0-9]+(s|m|h|d|w)$', 'u');
 const pattern9 = new RegExp('^https?://[^?#]+$', 'u');
-const schema82 = {
+const schema83 = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -5136,10 +5342,10 @@ const schema82 = {
     properties: { family: { default: 'webhook' }, channel: false, mode: false, pattern: false, group: false },
   },
 };
-const schema84 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
+const schema85 = { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' }, minItems: 1 }] };
 const pattern8 = new RegExp('^/[A-Za-z0-9/_.~-]*$', 'u');
 const pattern10 = new RegExp('^(header:.+|/.*)$', 'u');
-const schema88 = {
+const schema89 = {
   description:
     'Answer the provider with the app\'s reply, for providers that wait for it (docs/forwarding.md, "Providers that wait for your reply"): deliveries the preset says wait are sent to the forward rule named by from, and its answer goes back to the provider. Only for presets whose catalog entry has a reply.',
   type: 'object',
@@ -5175,7 +5381,7 @@ const schema88 = {
     },
   },
 };
-const schema89 = {
+const schema90 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/reply-fallback.schema.json',
   title: 'ReplyFallback',
@@ -6100,7 +6306,7 @@ function validate32(
       data.replay = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema82.properties, key0)) {
+      if (!func1.call(schema83.properties, key0)) {
         const err23 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -6202,7 +6408,7 @@ function validate32(
           instancePath: instancePath + '/preset',
           schemaPath: 'preset-name.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema79.enum },
+          params: { allowedValues: schema80.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -6235,7 +6441,7 @@ function validate32(
           instancePath: instancePath + '/family',
           schemaPath: '#/properties/family/enum',
           keyword: 'enum',
-          params: { allowedValues: schema82.properties.family.enum },
+          params: { allowedValues: schema83.properties.family.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -6268,7 +6474,7 @@ function validate32(
           instancePath: instancePath + '/trust_mode',
           schemaPath: '#/properties/trust_mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema82.properties.trust_mode.enum },
+          params: { allowedValues: schema83.properties.trust_mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -7201,7 +7407,7 @@ function validate32(
             instancePath: instancePath + '/hmac/algorithm',
             schemaPath: '#/properties/hmac/properties/algorithm/enum',
             keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.algorithm.enum },
+            params: { allowedValues: schema83.properties.hmac.properties.algorithm.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -7232,7 +7438,7 @@ function validate32(
             instancePath: instancePath + '/hmac/encoding',
             schemaPath: '#/properties/hmac/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.encoding.enum },
+            params: { allowedValues: schema83.properties.hmac.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -7312,7 +7518,7 @@ function validate32(
             instancePath: instancePath + '/hmac/timestamp_format',
             schemaPath: '#/properties/hmac/properties/timestamp_format/enum',
             keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.timestamp_format.enum },
+            params: { allowedValues: schema83.properties.hmac.properties.timestamp_format.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -7343,7 +7549,7 @@ function validate32(
             instancePath: instancePath + '/hmac/secret_encoding',
             schemaPath: '#/properties/hmac/properties/secret_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema82.properties.hmac.properties.secret_encoding.enum },
+            params: { allowedValues: schema83.properties.hmac.properties.secret_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -7491,7 +7697,7 @@ function validate32(
           instancePath: instancePath + '/mode',
           schemaPath: '#/properties/mode/enum',
           keyword: 'enum',
-          params: { allowedValues: schema82.properties.mode.enum },
+          params: { allowedValues: schema83.properties.mode.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -7621,7 +7827,7 @@ function validate31(
       data.metrics = {};
     }
     for (const key0 in data) {
-      if (!func1.call(schema81.properties, key0)) {
+      if (!func1.call(schema82.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -8051,7 +8257,7 @@ function validate31(
             errors++;
           }
           for (const key7 in data11) {
-            if (!func1.call(schema90.properties, key7)) {
+            if (!func1.call(schema91.properties, key7)) {
               const err22 = {
                 instancePath: instancePath + '/forward/' + key6.replace(/~/g, '~0').replace(/\//g, '~1'),
                 schemaPath: '#/$defs/forwardRule/additionalProperties',
@@ -8933,7 +9139,7 @@ function validate31(
           instancePath: instancePath + '/store/partition',
           schemaPath: 'partition-unit.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema91.enum },
+          params: { allowedValues: schema92.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -9186,7 +9392,7 @@ function validate31(
           instancePath: instancePath + '/server/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema92.enum },
+          params: { allowedValues: schema93.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -10101,7 +10307,7 @@ function validate31(
 validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateDelivery = validate37;
-const schema98 = {
+const schema99 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -10187,17 +10393,17 @@ const schema98 = {
     },
   },
 };
-const schema101 = {
+const schema102 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema104 = {
+const schema105 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
-const schema105 = {
+const schema106 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
@@ -10353,7 +10559,7 @@ function validate37(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema98.properties, key0)) {
+      if (!func1.call(schema99.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -10500,7 +10706,7 @@ function validate37(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema98.properties.state.enum },
+          params: { allowedValues: schema99.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -11298,7 +11504,7 @@ function validate37(
 validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateErrorEnvelope = validate40;
-const schema106 = {
+const schema107 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
@@ -11473,7 +11679,7 @@ function validate40(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema106.properties.error.properties.code.enum },
+              params: { allowedValues: schema107.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -11588,7 +11794,7 @@ function validate40(
 validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDeliveries = validate41;
-const schema107 = {
+const schema108 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -14304,7 +14510,7 @@ function validate21(
 validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardList = validate45;
-const schema111 = {
+const schema112 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -14314,7 +14520,7 @@ const schema111 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema100 = {
+const schema101 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -14588,7 +14794,7 @@ function validate45(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema100.properties, key1)) {
+              if (!func1.call(schema101.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -15108,7 +15314,7 @@ function validate45(
 validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateForwardRetryDeadResult = validate46;
-const schema113 = {
+const schema114 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -15440,7 +15646,7 @@ function validate38(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema100.properties, key0)) {
+      if (!func1.call(schema101.properties, key0)) {
         const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -15928,7 +16134,7 @@ function validate38(
 validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateHealth = validate47;
-const schema115 = {
+const schema116 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/health.schema.json',
   title: 'Health',
@@ -16030,7 +16236,7 @@ function validate47(
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema115.properties.status.enum },
+          params: { allowedValues: schema116.properties.status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -16063,7 +16269,7 @@ function validate47(
           instancePath: instancePath + '/role',
           schemaPath: 'server-role.schema.json/enum',
           keyword: 'enum',
-          params: { allowedValues: schema92.enum },
+          params: { allowedValues: schema93.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -16095,7 +16301,7 @@ function validate47(
 validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListenCheckpoint = validate48;
-const schema117 = {
+const schema118 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -16664,7 +16870,7 @@ function validate49(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema91.enum },
+      params: { allowedValues: schema92.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -16778,7 +16984,7 @@ function validate50(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema79.enum },
+      params: { allowedValues: schema80.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -16794,7 +17000,7 @@ function validate50(
 validate50.evaluated = { dynamicProps: false, dynamicItems: false };
 
 export const validateProviderCatalogEntry = validate51;
-const schema123 = {
+const schema124 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -17223,14 +17429,14 @@ const schema123 = {
     },
   },
 };
-const schema134 = {
+const schema135 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema137 = {
+const schema138 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -17261,7 +17467,7 @@ const schema137 = {
     },
   },
 };
-const schema138 = {
+const schema139 = {
   description:
     'json: the value at this JSON pointer of a JSON body is one of `in`; form: the form-encoded body has this field.',
   oneOf: [
@@ -17287,7 +17493,7 @@ const pattern37 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
 const pattern38 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
 const pattern39 = new RegExp('^[a-z0-9-]+$', 'u');
 const pattern40 = new RegExp('^/.*$', 'u');
-const schema124 = {
+const schema125 = {
   description:
     "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -17302,7 +17508,7 @@ const schema124 = {
     { $ref: '#/$defs/configuredHmacScheme' },
   ],
 };
-const schema125 = {
+const schema126 = {
   description:
     'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
   type: 'object',
@@ -17406,7 +17612,7 @@ const schema125 = {
     },
   },
 };
-const schema126 = {
+const schema127 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -17422,7 +17628,7 @@ const schema126 = {
     },
   },
 };
-const schema127 = {
+const schema128 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -17440,7 +17646,7 @@ const schema127 = {
     },
   },
 };
-const schema128 = {
+const schema129 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -17453,7 +17659,7 @@ const schema128 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema129 = {
+const schema130 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -17481,7 +17687,7 @@ const schema129 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema130 = {
+const schema131 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -17496,7 +17702,7 @@ const schema130 = {
     },
   },
 };
-const schema131 = {
+const schema132 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -17504,7 +17710,7 @@ const schema131 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema132 = {
+const schema133 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -17517,7 +17723,7 @@ const schema132 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema133 = {
+const schema134 = {
   description:
     "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
   type: 'object',
@@ -18183,7 +18389,7 @@ function validate52(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema125.properties.algorithm.enum },
+          params: { allowedValues: schema126.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18216,7 +18422,7 @@ function validate52(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema125.properties.encoding.enum },
+          params: { allowedValues: schema126.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18249,7 +18455,7 @@ function validate52(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema125.properties.key.enum },
+          params: { allowedValues: schema126.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18408,7 +18614,7 @@ function validate52(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema125.properties.signature.properties.format.enum },
+              params: { allowedValues: schema126.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18475,7 +18681,7 @@ function validate52(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema125.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema126.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18710,7 +18916,7 @@ function validate52(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema125.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema126.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18867,7 +19073,7 @@ function validate52(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema126.properties.key.enum },
+          params: { allowedValues: schema127.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -19094,7 +19300,7 @@ function validate52(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema127.properties.encoding.enum },
+            params: { allowedValues: schema128.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -19195,7 +19401,7 @@ function validate52(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema127.properties.public_key_encoding.enum },
+            params: { allowedValues: schema128.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -19739,7 +19945,7 @@ function validate52(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema129.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema130.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -19932,7 +20138,7 @@ function validate52(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema130.properties.variant.enum },
+                  params: { allowedValues: schema131.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -20104,7 +20310,7 @@ function validate52(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema132.properties.kind.enum },
+                      params: { allowedValues: schema133.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -20603,7 +20809,7 @@ function validate51(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema123.properties, key0)) {
+      if (!func1.call(schema124.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -21267,7 +21473,7 @@ function validate51(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/0/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema137.properties.fresh.additionalProperties.anyOf[0].enum },
+                      params: { allowedValues: schema138.properties.fresh.additionalProperties.anyOf[0].enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -21423,7 +21629,7 @@ function validate51(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema123.properties.handshake.enum },
+          params: { allowedValues: schema124.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -22441,7 +22647,7 @@ function validate51(
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/enum',
               keyword: 'enum',
-              params: { allowedValues: schema123.properties.proof.properties.by.enum },
+              params: { allowedValues: schema124.properties.proof.properties.by.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -22627,7 +22833,7 @@ validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false }
 export const validateProviderStatus = validate29;
 
 export const validateRecentEventsResource = validate54;
-const schema140 = {
+const schema141 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -22755,7 +22961,7 @@ function validate54(
 validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayHistory = validate56;
-const schema141 = {
+const schema142 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -23037,7 +23243,7 @@ function validate56(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema141.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema142.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -23564,7 +23770,7 @@ function validate56(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema141.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema142.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -23650,7 +23856,7 @@ function validate56(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema141.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema142.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -23714,7 +23920,7 @@ function validate56(
 validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayResult = validate39;
-const schema102 = {
+const schema103 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -23860,7 +24066,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema102.properties, key0)) {
+      if (!func1.call(schema103.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -24131,7 +24337,7 @@ function validate39(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema102.properties.signed.enum },
+          params: { allowedValues: schema103.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -24482,7 +24688,7 @@ function validate57(
 validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateSearchEventsQuery = validate58;
-const schema146 = {
+const schema147 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -24723,7 +24929,7 @@ function validate58(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema146.properties.verified.enum },
+          params: { allowedValues: schema147.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -24973,7 +25179,7 @@ function validate60(
       instancePath,
       schemaPath: '#/enum',
       keyword: 'enum',
-      params: { allowedValues: schema92.enum },
+      params: { allowedValues: schema93.enum },
       message: 'must be equal to one of the allowed values',
     };
     if (vErrors === null) {
@@ -24989,7 +25195,7 @@ function validate60(
 validate60.evaluated = { dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventInput = validate61;
-const schema149 = {
+const schema150 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -25161,7 +25367,7 @@ function validate61(
 validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateGetWebhookEventOutput = validate62;
-const schema150 = {
+const schema151 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -25192,7 +25398,7 @@ function validate62(
 validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersInput = validate64;
-const schema151 = {
+const schema152 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -25252,7 +25458,7 @@ function validate64(
 validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListProvidersOutput = validate65;
-const schema152 = {
+const schema153 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -25452,7 +25658,7 @@ function validate65(
 validate65.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsInput = validate67;
-const schema153 = {
+const schema154 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -25510,7 +25716,7 @@ const schema153 = {
     },
   },
 };
-const schema154 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema155 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
 function validate67(
   data,
@@ -25536,7 +25742,7 @@ function validate67(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema153.properties, key0)) {
+      if (!func1.call(schema154.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -25854,7 +26060,7 @@ function validate67(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema153.properties.order.enum },
+        params: { allowedValues: schema154.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -26030,7 +26236,7 @@ function validate67(
 validate67.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate26;
-const schema74 = {
+const schema75 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.output.schema.json',
   title: 'ListWebhookEventsOutput',
@@ -26181,7 +26387,7 @@ function validate26(
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventInput = validate68;
-const schema155 = {
+const schema156 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -26374,7 +26580,7 @@ function validate68(
 validate68.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateReplayWebhookEventOutput = validate69;
-const schema156 = {
+const schema157 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
