@@ -65,7 +65,6 @@ function typeMatches(filter: string, eventType: string): boolean {
   return filter.includes('.') ? eventType === filter : eventType.split('.')[0] === filter;
 }
 
-/** @internal outside src/, only tests or benches use it */
 export function ruleTakes(rule: ForwardRuleConfig, event: ForwardCandidate): boolean {
   if (event.handshake === true) return false;
   if (rule.providers !== undefined && !rule.providers.includes(event.provider)) return false;

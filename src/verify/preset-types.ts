@@ -28,7 +28,7 @@ export type VerifyFailureReason =
  * body (Mailgun signs only timestamp + token): the signature proves only that the sender held the
  * key at some point, so ingest claims the token and a second use is refused until it expires.
  */
-export interface SignatureNonce {
+interface SignatureNonce {
   readonly token: string;
   /** When the signature could no longer pass its freshness check: the claim may lapse then. */
   readonly expiresAtMs: number;
@@ -42,7 +42,7 @@ export type VerifyOutcome =
  * configured as a public key is only ever used to check a signature, never as an HMAC key (anyone
  * may know a public key, so an HMAC made with it proves nothing).
  */
-export interface ProviderCredentials {
+interface ProviderCredentials {
   /** Shared secrets, tokens or `username:password` pairs: any one matching is a pass, for rotation. */
   readonly secrets: readonly string[];
   /** Public keys as configured under `public_key` (Ed25519, P-256), for rotation likewise. */

@@ -37,7 +37,7 @@ export const positionRow = z.object({ id: z.string(), received_at_utc: z.string(
 export const apiSummaryRow = summaryRow.extend({ summary: z.string().nullable() });
 export type ApiSummaryRow = z.infer<typeof apiSummaryRow>;
 
-export const detailRow = apiSummaryRow.extend({
+const detailRow = apiSummaryRow.extend({
   passed_check: z.boolean().nullable(),
   received_size: z.number().int().nullable(),
   verify_detail: z.string(),
