@@ -8,7 +8,6 @@ import {
   ERROR_REGISTRY,
   invalidArgument,
   methodNotAllowed,
-  notFound,
   payloadTooLarge,
 } from '../errors/app-error.ts';
 import { sendError } from '../http/error-response.ts';
@@ -18,7 +17,6 @@ import type { EventStore, InsertResult, NewEvent } from '../store/events/event-s
 import { findMissingHeader } from '../verify/headers.ts';
 import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../verify/handshakes.ts';
 import { LazyBody } from '../verify/identify.ts';
-import { senderHint } from '../verify/sender-hint.ts';
 import type { VerifyFailureReason, VerifyInput, VerifyOutcome } from '../verify/preset-types.ts';
 import { createGroupCommitter, type GroupCommitOptions, type GroupCommitter } from '../store/events/group-commit.ts';
 import { declaredLength, readRawBody } from '../http/read-raw-body.ts';
@@ -30,6 +28,7 @@ import { arrivedEvent, clientIp, truncatedReject } from './arrived-event.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
 import type { ReplyWaiter } from '../forward/reply-service.ts';
 import { replyDeliveryFor, sendProviderAnswer } from './reply-answer.ts';
+import { logSenderHint, noProvider, sendHandshakeAnswer } from './ingest-answers.ts';
 
 export interface IngestSurfaceOptions {
   /** Every configured provider; queue providers are ignored here. */
@@ -357,45 +356,6 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
     if (refused) return sendError(ctx, new AppError('forbidden', answer.detail));
     sendHandshakeAnswer(ctx, answer);
   }
-}
-
-/**
- * A request to a route with no (enabled) provider: 404 as ever, and when its headers carry a
- * catalog provider's signature header, the answer and the log say which provider and what config
- * would take it, so the first unknown delivery turns into a working config.
- */
-function noProvider(ctx: Context): void {
-  const segment = ctx.path.slice(HOOKS_PREFIX.length + 1);
-  const hint = senderHint(SNIPPET_NAME.test(segment) ? segment : 'my-provider', Object.keys(ctx.req.headers));
-  if (hint === undefined) return sendError(ctx, notFound(`no webhook provider at ${ctx.path}`));
-  const [config] = hint.config.split('\n');
-  ctx.state.log.info({ path: ctx.path, presets: hint.presets, config: hint.config }, hint.message);
-  sendError(ctx, notFound(`no webhook provider at ${ctx.path}; ${hint.message}, e.g. under providers: ${config}`));
-}
-
-/** A name a snippet can use as the provider's key as it is (the route's last part, usually). */
-const SNIPPET_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
-
-/** An open provider's delivery that carries a catalog provider's signature: the log names who sent it. */
-function logSenderHint(providerName: string, ctx: Context, log: () => Logger): void {
-  const hint = senderHint(providerName, Object.keys(ctx.req.headers));
-  if (hint !== undefined)
-    log().info({ provider: providerName, presets: hint.presets, config: hint.config }, hint.message);
-}
-
-/** The handshake's answer as the provider expects it: JSON, plain text (nosniff), or 204. */
-function sendHandshakeAnswer(ctx: Context, answer: HandshakeAnswer): void {
-  // For the deliveries metric (metrics/instrument.ts), which counts handshakes apart.
-  ctx.state.handshake = true;
-  ctx.status = answer.status;
-  if (answer.body === null) return;
-  if ('json' in answer.body) {
-    ctx.body = answer.body.json;
-    return;
-  }
-  ctx.type = 'text/plain; charset=utf-8';
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.body = answer.body.text;
 }
 
 /** Webhook providers by route; each carries the preset config resolution built for it. */

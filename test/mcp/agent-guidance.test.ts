@@ -70,7 +70,7 @@ describe('instructions and descriptions', () => {
     expect(parameter('list_webhook_events', 'wait_ms')).toMatch(/page is empty, wait up to this long/);
     const get = tool('get_webhook_event').description ?? '';
     expect(get).toMatch(/max_payload_bytes is cut \(payload_truncated: true; payload_size stays the full size\)/);
-    expect(get).toMatch(/larger max_payload_bytes, or download the bytes from GET \/api\/events\/\{id\}\/raw/);
+    expect(get).toMatch(/larger max_payload_bytes, or fetch the bytes: GET \/api\/events\/\{id\}\/raw/);
 
     const replay = tool('replay_webhook_event').description ?? '';
     expect(replay).toMatch(/X-Switchboard-Replay/);
