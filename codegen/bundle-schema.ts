@@ -21,7 +21,7 @@ export interface BundleOptions {
   keepLongEnums: boolean;
   /**
    * Output schemas drop numeric bounds (minimum, maximum, exclusive ones) and, below the root,
-   * `additionalProperties: false`, for the same budget and on the same ground: a looser schema only
+   * `additionalProperties: false`, string patterns and `propertyNames`, for the same budget and on the same ground: a looser schema only
    * accepts more, and the server checks every result against the full one before sending it.
    */
   keepStrictness: boolean;
@@ -32,6 +32,8 @@ const LONG_ENUM = 16;
 const LENGTH_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
 
 const NUMERIC_BOUNDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+
+const STRING_SHAPES = new Set(['pattern', 'propertyNames']);
 
 const DROPPED_WHEN_INLINED = new Set(['$schema', '$id', '$comment']);
 
@@ -86,6 +88,7 @@ function walk(
     if (!options.keepLongEnums && key === 'enum' && Array.isArray(value) && value.length > LONG_ENUM) continue;
     if (!options.keepStrictness && NUMERIC_BOUNDS.has(key) && typeof value === 'number') continue;
     if (!options.keepStrictness && depth > 0 && key === 'additionalProperties' && value === false) continue;
+    if (!options.keepStrictness && depth > 0 && STRING_SHAPES.has(key)) continue;
     // Under properties/$defs the keys are names, not keywords: never treat them as such.
     if ((key === 'properties' || key === '$defs') && isObject(value)) {
       out[key] = Object.fromEntries(

@@ -155,7 +155,6 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
         received_size: { type: 'integer' },
         headers: {
           type: 'object',
-          propertyNames: { pattern: "^[a-z0-9!#$%&'*+.^_`|~-]+$" },
           additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
         },
         payload: {
@@ -254,7 +253,7 @@ export const TOOL_MANIFEST: readonly ToolManifestEntry[] = [
               enabled: { type: 'boolean' },
               secret_status: { type: 'string', enum: ['configured', 'missing', 'none-by-design'] },
               credential: { type: 'string', enum: ['secret', 'public_key', 'token', 'none'] },
-              route: { type: 'string', pattern: '^/' },
+              route: { type: 'string' },
               channel: { type: 'string' },
               mode: { type: 'string', enum: ['pubsub', 'streams'] },
               connection: { type: 'string', enum: ['connected', 'connecting', 'disconnected'] },
