@@ -226,6 +226,7 @@ describe('arguments are checked before anything starts', () => {
       expect(ours.filter((file) => !file.startsWith('src/cli/')).sort(), args.join(' ')).toEqual([
         'generated/constants.ts',
         'src/config/config-error.ts',
+        'src/errors/internal-error.ts',
         'src/shared/did-you-mean.ts',
         'src/shared/package-names.ts',
       ]);
