@@ -767,6 +767,50 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     proof: { by: 'example', example: 'https://developers.facebook.com/docs/graph-api/webhooks/getting-started' },
     notes: "Meta's GET subscription handshake is answered when it carries the configured verify_token.",
   },
+  'microsoft-teams': {
+    name: 'microsoft-teams',
+    title: 'Microsoft Teams (outgoing webhooks)',
+    docs: 'https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/add-outgoing-webhook',
+    scheme: {
+      kind: 'hmac',
+      algorithm: 'sha256',
+      encoding: 'base64',
+      key: 'base64',
+      signature: { headers: ['Authorization'], format: 'plain', prefix: 'HMAC ' },
+      signed: '{body}',
+    },
+    identify: { event_type: ['{/type}'], external_id: ['{/id}'] },
+    summary: ['{/from/name}', '{/text}'],
+    samples: [
+      {
+        name: 'message',
+        description: 'a channel message that @mentions the outgoing webhook',
+        file: 'microsoft-teams-message.json',
+        headers: { 'User-Agent': 'Microsoft-SkypeBotApi (Microsoft-BotFramework/3.0)' },
+        fresh: { '/id': '{now_ms}', '/timestamp': 'now_iso' },
+      },
+    ],
+    forward_headers: [],
+    reply: {
+      waits: 'all',
+      deadline_ms: 5000,
+      timeout_ms: 4000,
+      fallback: {
+        status: 200,
+        content_type: 'application/json',
+        body: '{"type":"message","text":"The app did not answer in time. Please try again."}',
+      },
+      note: "Every delivery waits: the answer is the bot's message in the thread. The fallback is a short message activity saying the app did not answer, which Teams posts instead of its own error.",
+    },
+    proof: {
+      by: 'example',
+      example:
+        'https://learn.microsoft.com/en-us/microsoftteams/platform/webhooks-and-connectors/how-to/add-outgoing-webhook#2-create-a-method-to-verify-the-outgoing-webhook-hmac-token',
+      note: "No npm package signs these; the test computes Authorization: HMAC <base64> as Microsoft's documentation and its outgoing-webhook sample do (HMAC-SHA256 of the body, keyed with the base64-decoded security token).",
+    },
+    notes:
+      'secret is the security token Teams shows once when the outgoing webhook is created, as it is (base64): switchboard decodes it into the HMAC key. Teams sends no timestamp, so a captured request stays valid; keep the URL private.',
+  },
   mux: {
     name: 'mux',
     title: 'Mux',
@@ -1397,6 +1441,47 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     notes:
       'Svix sends svix-* headers; its newer endpoints send the same scheme under webhook-* names, and both are accepted.',
   },
+  telegram: {
+    name: 'telegram',
+    title: 'Telegram (bot webhooks)',
+    docs: 'https://core.telegram.org/bots/api#setwebhook',
+    scheme: { kind: 'token', header: 'X-Telegram-Bot-Api-Secret-Token', bearer: false },
+    identify: {
+      event_type: [
+        'message.{/message/chat/type}',
+        'edited_message.{/edited_message/chat/type}',
+        'channel_post.{/channel_post/chat/type}',
+        'edited_channel_post.{/edited_channel_post/chat/type}',
+        'callback_query.{/callback_query/message/chat/type}',
+        'inline_query.{/inline_query/chat_type}',
+      ],
+      external_id: ['{/update_id}'],
+    },
+    summary: ['{/message/from/username}', '{/message/text}', '{/callback_query/data}', '{/inline_query/query}'],
+    samples: [
+      {
+        name: 'message',
+        description: 'a private text message to the bot',
+        file: 'telegram-message.json',
+        fresh: { '/update_id': 'now_ms', '/message/date': 'now_unix' },
+      },
+    ],
+    forward_headers: [],
+    reply: {
+      waits: 'all',
+      deadline_ms: 25000,
+      timeout_ms: 10000,
+      fallback: { status: 200, content_type: 'text/plain; charset=utf-8', body: '' },
+      note: 'Every update waits: the answer may carry one Bot API method call (a JSON body with a method field). The fallback is an empty 200, which takes the update as handled and calls nothing; Telegram documents no deadline, so the wait is kept well under the longest switchboard allows.',
+    },
+    proof: {
+      by: 'example',
+      example: 'https://core.telegram.org/bots/api#setwebhook',
+      note: "Telegram sends setWebhook's secret_token as it is in X-Telegram-Bot-Api-Secret-Token; there is no signature to compute, and no npm package that checks it.",
+    },
+    notes:
+      'token is the secret_token given to setWebhook (1 to 256 characters: A-Z, a-z, 0-9, _ and -). Updates are named <update kind>.<chat type> (message.private) and identified by update_id.',
+  },
   telnyx: {
     name: 'telnyx',
     title: 'Telnyx',
@@ -1813,4 +1898,4 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
 };
 
 /** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */
-export const VERIFYING_PRESET_COUNT = 59;
+export const VERIFYING_PRESET_COUNT = 61;

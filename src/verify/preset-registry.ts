@@ -145,6 +145,8 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
     case 'ecdsa-p256':
       return { ...createEcdsaScheme(scheme, where), sensitiveHeaders: [] };
     case 'token': {
+      // Only the check: the preset's name, identity and summary are the entry's (basePreset), so
+      // trigger finds this preset's samples and events are named as its templates say.
       const token = createTokenPreset({
         name: 'token',
         header: scheme.header ?? 'X-Webhook-Token',
@@ -152,7 +154,8 @@ function schemeVerification(entry: ProviderCatalogEntry, options: PresetOptions)
         identify: () => ({ eventType: 'unknown', externalId: null }),
         summarize: () => null,
       });
-      return token;
+      const { requiredHeaders, sensitiveHeaders, tokenHeader, verify } = token;
+      return { requiredHeaders, sensitiveHeaders, verify, ...(tokenHeader === undefined ? {} : { tokenHeader }) };
     }
     default:
       throw invalidArgument(`${where}: scheme ${scheme.kind} is not built here`);
