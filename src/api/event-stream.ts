@@ -170,8 +170,8 @@ async function backfill(options: EventStreamOptions, since: string, max: number)
  * The backlog is read before the response starts, so a database failure on resume is a proper 503
  * rather than a stream that opens and dies. Any later store failure ends the stream: the client
  * resumes with Last-Event-ID, which beats silently skipping an event.
- * Over 80 lines: one response's life (backfill, live events, heartbeat, back-pressure, end) over
- * the state every part of it changes.
+ * One response's life (backfill, live events, heartbeat, back-pressure, end) over the state every
+ * part of it changes.
  */
 export async function serveEventStream(
   ctx: Context,

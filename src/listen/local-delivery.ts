@@ -193,7 +193,7 @@ async function deliver(
   }
 }
 
-// Over 80 lines: one closure over the run's state (the ids dealt with, the providers learned, the
+// One closure over the run's state (the ids dealt with, the providers learned, the
 // agent to the local app) that each of its steps, from filter to checkpoint, reads and changes.
 export function createLocalDelivery(options: LocalDeliveryOptions): LocalDelivery {
   const { client, control, printer, position, summary } = options;

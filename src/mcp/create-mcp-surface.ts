@@ -71,8 +71,7 @@ const isInitialize = (body: unknown): boolean =>
 const missingSessionId = (ctx: Context): void =>
   jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
 
-// Over 80 lines: the /mcp routes (POST, GET, DELETE and the OAuth refusals) over the sessions and
-// limits they share.
+/** The /mcp routes (POST, GET, DELETE and the OAuth refusals) over the sessions and limits they share. */
 export function createMcpSurface(deps: McpSurfaceDeps): McpSurface {
   const log = deps.logger.child({ component: 'mcp' });
   const maxBodyBytes = deps.maxBodyBytes ?? MCP_MAX_BODY_BYTES;

@@ -141,8 +141,7 @@ function toolListing(entry: ToolManifestEntry, values: ErrorParams = {}): Tool {
   };
 }
 
-// Over 80 lines: the four tools' handlers side by side over the dependencies they share, as the
-// tool manifest lists them.
+/** The four tools' handlers side by side over the dependencies they share, as the tool manifest lists them. */
 export function createSwitchboardTools(deps: SwitchboardToolsDeps): SwitchboardTools {
   const log = deps.logger;
   const definitions: Record<ToolName, AnyDefinition> = {

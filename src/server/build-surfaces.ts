@@ -38,6 +38,8 @@ import {
   buildReplies,
   mcpSurface,
   startJobs,
+  type Forwarding,
+  type Sending,
 } from './wiring-parts.ts';
 
 export interface Surfaces {
@@ -82,8 +84,7 @@ export async function buildSurfaces(deps: SurfaceDeps): Promise<Surfaces> {
   }
 }
 
-// Over 80 lines: the wiring in dependency order, one step a line into wiring-parts.ts; split, the
-// order (which part needs which) would no longer read top to bottom.
+/** The wiring in dependency order, one step a line into wiring-parts.ts, read top to bottom. */
 async function assemble(
   deps: SurfaceDeps,
   cleanups: Cleanup[],
@@ -106,10 +107,7 @@ async function assemble(
   const sending = buildSending(deps, { ...stores, store: served }, auth.limiter, metrics, cleanups);
   const forwarding = forwardingControl(deps, stores.deliveries, sending.outbound, bus, metrics);
   const mcp = mcpSurface(deps, { store: served, providers: directory, replay: sending.replay, bus, auth });
-  const streams = new AbortController();
-  // Each open /api/stream listens on this one signal until it closes; their number is bounded per
-  // token by api.max_streams_per_caller and by the tokens that exist, not by Node's default of ten.
-  setMaxListeners(0, streams.signal);
+  const streams = streamEnds();
   // A worker serves only /healthz and /metrics: nothing reaches it from senders or users.
   const runs = roleParts(config.server.role);
   const requestSurfaces = runs.ingest
@@ -163,6 +161,28 @@ async function assemble(
     replay: sending.replay,
     outbound: sending.outbound,
     mcp,
+    ...lifecycle({ sending, forwarding, streams, mcp }, () => closeAll(logger)),
+  };
+}
+
+/** The one signal that ends every open /api/stream at shutdown. */
+function streamEnds(): AbortController {
+  const streams = new AbortController();
+  // Each open /api/stream listens on this one signal until it closes; their number is bounded per
+  // token by api.max_streams_per_caller and by the tokens that exist, not by Node's default of ten.
+  setMaxListeners(0, streams.signal);
+  return streams;
+}
+
+type Lifecycle = Pick<Surfaces, 'listening' | 'endStreams' | 'stopForwarding' | 'close'>;
+
+/** What runs once the server listens, and the ends: of the streams, of forwarding, of everything. */
+function lifecycle(
+  parts: { sending: Sending; forwarding: Forwarding; streams: AbortController; mcp: McpSurface },
+  closeAll: () => Promise<void>,
+): Lifecycle {
+  const { sending, forwarding, streams, mcp } = parts;
+  return {
     listening: async (self) => {
       sending.setSelf(self);
       await forwarding.start(self);
@@ -176,7 +196,7 @@ async function assemble(
       // Forwarding first: attempts in flight finish or are released before the sending path, the
       // bus and the database go.
       await forwarding.stop(drainMs);
-      await closeAll(logger);
+      await closeAll();
     },
   };
 }

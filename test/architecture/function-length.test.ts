@@ -13,11 +13,17 @@ const src = join(root, 'src');
 const MAX_LINES = 80;
 const REASON = /Over 80 lines:/;
 /**
- * Long functions without a reason yet, by file and name, in areas others were changing when this
- * test came in. The list only shrinks: an entry that is split or explained must be removed, and
- * the test says so; nothing is added to it.
+ * Reasons left on functions that are no longer over the limit by their own lines, in files other
+ * work is rewriting when the counting changed (forward, outbound, ingest). The list only shrinks:
+ * a reason removed, or its function grown back over the limit, must come off it, and the test says so.
  */
-const NOT_YET_EXPLAINED: readonly string[] = [];
+const STALE_REASONS_LEFT: readonly string[] = [
+  'src/forward/forward-dispatcher.ts startForwardDispatcher',
+  'src/forward/rule-cycle.ts ruleCycles',
+  'src/ingest/ingest-surface.ts createIngestSurface',
+  'src/outbound/deliver-event.ts createOutbound',
+  'src/outbound/target-policy/target-policy.ts createTargetPolicy',
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -53,22 +59,50 @@ interface LongFunction {
   explained: boolean;
 }
 
-/** Every function-like body in the file over MAX_LINES, with whether a comment says why. */
-function longFunctions(path: string, text = readFileSync(path, 'utf8')): LongFunction[] {
+/** Where a function is found, without the line number: `path name`. */
+const key = (found: LongFunction): string => found.where.replace(/:\d+ /, ' ');
+
+function hasBody(node: ts.Node): node is ts.FunctionLikeDeclaration & { body: ts.Node } {
+  return ts.isFunctionLike(node) && 'body' in node && node.body !== undefined;
+}
+
+/**
+ * The lines of a function that are its own: its span less the inside of each function nested in
+ * it. A nested function keeps the line its body opens on and the line it closes on (its header and
+ * closing brace are statements of the outer one); the lines between are counted for it alone. So a
+ * factory of small named steps is as long as its own wiring, and a long step is found by its name.
+ */
+function ownLines(node: ts.FunctionLikeDeclaration & { body: ts.Node }, file: ts.SourceFile): number {
+  const lineOf = (position: number): number => file.getLineAndCharacterOfPosition(position).line;
+  const first = lineOf(node.getStart(file));
+  const last = lineOf(node.getEnd());
+  let nested = 0;
+  const visit = (child: ts.Node): void => {
+    if (hasBody(child)) {
+      nested += Math.max(0, lineOf(child.body.getEnd()) - lineOf(child.body.getStart(file)) - 1);
+      return;
+    }
+    ts.forEachChild(child, visit);
+  };
+  visit(node.body);
+  return last - first + 1 - nested;
+}
+
+/**
+ * Every function-like body in the file whose own lines run over MAX_LINES, with whether a comment
+ * says why; and, with `withReasons`, every function that gives a reason, long or not.
+ */
+function longFunctions(path: string, text = readFileSync(path, 'utf8'), withReasons = false): LongFunction[] {
   const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS;
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind);
   const found: LongFunction[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
-      const first = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
-      const last = file.getLineAndCharacterOfPosition(node.getEnd()).line;
-      const lines = last - first + 1;
-      if (lines > MAX_LINES) {
-        found.push({
-          where: `${relative(root, path)}:${first + 1} ${nameOf(node, file)}`,
-          lines,
-          explained: REASON.test(commentsBefore(node, file)),
-        });
+    if (hasBody(node)) {
+      const lines = ownLines(node, file);
+      const explained = REASON.test(commentsBefore(node, file));
+      if (lines > MAX_LINES || (withReasons && explained)) {
+        const first = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
+        found.push({ where: `${relative(root, path)}:${first + 1} ${nameOf(node, file)}`, lines, explained });
       }
     }
     ts.forEachChild(node, visit);
@@ -78,18 +112,18 @@ function longFunctions(path: string, text = readFileSync(path, 'utf8')): LongFun
 }
 
 describe('function length', () => {
-  const all = sourceFiles(src).flatMap((path) => longFunctions(path));
+  const all = sourceFiles(src).flatMap((path) => longFunctions(path, undefined, true));
 
   it(`finds no function in src/ over ${MAX_LINES} lines without a comment saying why`, () => {
-    const unexplained = all.filter((found) => !found.explained);
-    const key = (found: LongFunction): string => found.where.replace(/:\d+ /, ' ');
-    expect(
-      unexplained
-        .filter((found) => !NOT_YET_EXPLAINED.includes(key(found)))
-        .map((f) => `${f.where} (${f.lines} lines)`),
-    ).toEqual([]);
-    // Split or explained since: take it off the list.
-    expect(NOT_YET_EXPLAINED.filter((entry) => !unexplained.some((found) => key(found) === entry))).toEqual([]);
+    const unexplained = all.filter((found) => found.lines > MAX_LINES && !found.explained);
+    expect(unexplained.map((f) => `${f.where} (${f.lines} lines)`)).toEqual([]);
+  });
+
+  it(`finds no reason on a function of ${MAX_LINES} lines or fewer: a stale reason excuses nothing`, () => {
+    const stale = all.filter((found) => found.lines <= MAX_LINES && found.explained);
+    expect(stale.filter((found) => !STALE_REASONS_LEFT.includes(key(found))).map((f) => f.where)).toEqual([]);
+    // Removed since, or long again: take it off the list.
+    expect(STALE_REASONS_LEFT.filter((entry) => !stale.some((found) => key(found) === entry))).toEqual([]);
   });
 
   it('measures what it claims: 81 lines are found, 80 are not, and a reason before the statement counts', () => {
@@ -108,8 +142,25 @@ describe('function length', () => {
     expect(found.map(({ where, lines, explained: ok }) => [where.replace(/^.*:\d+ /, ''), lines, ok])).toEqual([
       ['tooLong', 81, false],
       ['explained', 81, true],
-      ['outer', 84, false],
       ['(anonymous)', 81, true],
     ]);
+  });
+
+  it('counts a function by its own lines: a nested body counts for the nested function, not the outer', () => {
+    const steps = (count: number): string => '    step();\n'.repeat(count);
+    const fixture = [
+      // 3 + 2 * 50 lines long, but its own lines are its header, two step headers and closings, and the return.
+      'export function factory() {',
+      `  function first() {\n${steps(48)}  }`,
+      `  const second = () => {\n${steps(48)}  };`,
+      '  return { first, second };',
+      '}',
+      // 79 of its own statements and a 10-line nested step: 82 own lines (header, closing, the step's two).
+      'export function ownWork() {',
+      '  step();\n'.repeat(78) + `  const inner = () => {\n${steps(8)}  };`,
+      '}',
+    ].join('\n');
+    const found = longFunctions(join(src, 'fixture.ts'), fixture);
+    expect(found.map(({ where, lines }) => [where.replace(/^.*:\d+ /, ''), lines])).toEqual([['ownWork', 82]]);
   });
 });

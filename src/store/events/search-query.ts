@@ -177,8 +177,8 @@ function matchConditions(parts: SearchParts): { indexed: FragmentSqlToken; pendi
   return { indexed: sql.fragment`${sql.join(indexed, sql.fragment` AND `)}`, pending };
 }
 
-// Over 80 lines: one statement whose four branches share the CTEs above them; split, the steps
-// could no longer skip each other inside one plan.
+// One statement whose four branches share the CTEs above them: split, the steps could no longer
+// skip each other inside one plan.
 export function buildSearchSql(parts: SearchParts): QuerySqlToken<typeof apiSummaryRow> {
   const { columns, direction, limit } = parts;
   const { indexed, pending } = matchConditions(parts);

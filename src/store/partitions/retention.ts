@@ -82,7 +82,7 @@ const keyRow = z.object({ received_at_utc: z.string(), id: z.string() });
 /** The advisory lock one retention run holds (hashtext of a name no other lock uses). */
 const RETENTION_LOCK = sql.fragment`hashtext('switchboard-retention')`;
 
-// Over 80 lines: one closure over the validated limits that the batched deletes and the run share
+// One closure over the validated limits that the batched deletes and the run share
 // (the timer, single flight and lock are periodic-job.ts's).
 export function startRetention(options: RetentionOptions): RetentionJob {
   const { pool, logger } = options;

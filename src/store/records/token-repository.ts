@@ -68,7 +68,7 @@ const toApiToken = (row: z.infer<typeof tokenRow>): ApiToken => ({
 
 const hashToken = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-// Over 80 lines: a repository: one closure over the pool whose methods are each one statement.
+// A repository: one closure over the pool whose methods are each one statement.
 export function createTokenRepository(pool: DatabasePool): TokenRepository {
   assertStorePool(pool);
 
