@@ -113,35 +113,28 @@ function publicUrlOf(p: ProviderWithDefaults, route: string, serverUrl: string |
   return serverUrl === undefined ? undefined : `${serverUrl.replace(/\/+$/, '')}${route}`;
 }
 
-// Over 80 lines: one branch per provider family, each reading its keys in the schema's order with
-// the error naming the key.
-function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: string | undefined): ProviderConfig {
-  const at = `providers.${name}`;
-  const base: ProviderBase = {
-    name,
-    enabled: p.enabled,
-    eventTypeFrom: p.event_type_from,
-    externalIdFrom: p.external_id_from,
-  };
-  const family = filled(p.family, `${at}.family`);
-  if (family === 'queue') {
-    if (p.trust_mode !== undefined && p.trust_mode !== 'queue') {
-      throw new ConfigError(`${at}.trust_mode: a queue provider's trust_mode is queue`);
-    }
-    if (p.channel === undefined) throw new ConfigError(`${at}.channel: required for a queue provider`);
-    const mode = filled(p.mode, `${at}.mode`);
-    const pattern = filled(p.pattern, `${at}.pattern`);
-    if (pattern && mode !== 'pubsub') throw new ConfigError(`${at}.pattern: only pubsub mode takes a pattern`);
-    return {
-      ...base,
-      family: 'queue',
-      trustMode: 'queue',
-      channel: p.channel,
-      mode,
-      pattern,
-      group: filled(p.group, `${at}.group`),
-    };
+/** A queue provider: its channel and mode, with the family's defaults the schema filled in. */
+function resolveQueueProvider(at: string, base: ProviderBase, p: ProviderWithDefaults): QueueProviderConfig {
+  if (p.trust_mode !== undefined && p.trust_mode !== 'queue') {
+    throw new ConfigError(`${at}.trust_mode: a queue provider's trust_mode is queue`);
   }
+  if (p.channel === undefined) throw new ConfigError(`${at}.channel: required for a queue provider`);
+  const mode = filled(p.mode, `${at}.mode`);
+  const pattern = filled(p.pattern, `${at}.pattern`);
+  if (pattern && mode !== 'pubsub') throw new ConfigError(`${at}.pattern: only pubsub mode takes a pattern`);
+  return {
+    ...base,
+    family: 'queue',
+    trustMode: 'queue',
+    channel: p.channel,
+    mode,
+    pattern,
+    group: filled(p.group, `${at}.group`),
+  };
+}
+
+/** The preset a webhook provider names, or the one its trust_mode implies (token and open have one each). */
+function webhookPresetName(at: string, p: ProviderWithDefaults): PresetName {
   // Keys of the other family are refused by the schema (config.schema.json, provider if/then/else).
   if (p.trust_mode === 'queue') throw new ConfigError(`${at}.trust_mode: queue needs family: queue`);
   if (p.preset === undefined && p.trust_mode === undefined) {
@@ -151,14 +144,45 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
     throw new ConfigError(`${at}.preset: a signed provider needs a preset that says how it is signed`);
   }
   // Without a preset, trust_mode is token or open here, and each has a preset of the same name.
-  const presetName: PresetName = p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
+  return p.preset ?? (p.trust_mode === 'token' ? 'token' : 'open');
+}
+
+/** Each secret and public key checked by the preset, the error naming the key that holds the bad value. */
+function checkedCredentials(
+  at: string,
+  preset: Preset,
+  p: ProviderWithDefaults,
+): ReturnType<typeof providerCredentials> {
+  const { secrets, publicKeys } = providerCredentials(p);
+  const secretKey = p.password !== undefined ? 'password' : p.token !== undefined ? 'token' : 'secret';
+  for (const value of secrets) {
+    const wrong = preset.checkCredential?.(value) ?? null;
+    if (wrong !== null) throw new ConfigError(`${at}.${secretKey}: ${wrong}`);
+  }
+  for (const value of publicKeys) {
+    // Every preset that takes public_key checks it (presetOptionProblem refuses it elsewhere).
+    const wrong =
+      preset.checkPublicKey === undefined ? 'this preset takes no public key' : preset.checkPublicKey(value);
+    if (wrong !== null) throw new ConfigError(`${at}.public_key: ${wrong}`);
+  }
+  return { secrets, publicKeys };
+}
+
+/** A webhook provider: its preset built once, its route, URL and credentials checked against it. */
+function resolveWebhookProvider(
+  at: string,
+  base: ProviderBase,
+  p: ProviderWithDefaults,
+  serverUrl: string | undefined,
+): WebhookProviderConfig {
+  const presetName = webhookPresetName(at, p);
   const problem = presetOptionProblem(presetName, p);
   if (problem !== null) throw new ConfigError(`${at}.${problem.key}: ${problem.message}`);
-  const route = p.route ?? `${HOOKS_PREFIX}/${name}`;
+  const route = p.route ?? `${HOOKS_PREFIX}/${base.name}`;
   const publicUrl = usesUrl(presetName) ? publicUrlOf(p, route, serverUrl) : undefined;
   if (signsUrl(presetName) && publicUrl === undefined) {
     throw new ConfigError(
-      `${at}.public_url: provider ${name} (preset ${presetName}) signs the URL it calls; set public_url or server.public_url`,
+      `${at}.public_url: provider ${base.name} (preset ${presetName}) signs the URL it calls; set public_url or server.public_url`,
     );
   }
   const preset = buildPreset(at, {
@@ -177,18 +201,6 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
   if (p.trust_mode !== undefined && p.trust_mode !== trustMode) {
     throw new ConfigError(`${at}.trust_mode: preset ${presetName} is ${trustMode}, not ${p.trust_mode}`);
   }
-  const { secrets, publicKeys } = providerCredentials(p);
-  const secretKey = p.password !== undefined ? 'password' : p.token !== undefined ? 'token' : 'secret';
-  for (const value of secrets) {
-    const wrong = preset.checkCredential?.(value) ?? null;
-    if (wrong !== null) throw new ConfigError(`${at}.${secretKey}: ${wrong}`);
-  }
-  for (const value of publicKeys) {
-    // Every preset that takes public_key checks it (presetOptionProblem refuses it elsewhere).
-    const wrong =
-      preset.checkPublicKey === undefined ? 'this preset takes no public key' : preset.checkPublicKey(value);
-    if (wrong !== null) throw new ConfigError(`${at}.public_key: ${wrong}`);
-  }
   return {
     ...base,
     family: 'webhook',
@@ -196,8 +208,7 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
     preset,
     trustMode,
     route,
-    secrets,
-    publicKeys,
+    ...checkedCredentials(at, preset, p),
     ...(publicUrl === undefined ? {} : { publicUrl }),
     ...(p.verify_token === undefined ? {} : { verifyToken: p.verify_token }),
     toleranceSeconds: p.tolerance_seconds,
@@ -207,6 +218,20 @@ function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: strin
     resignOnReplay: p.replay.resign,
     ...(p.hmac === undefined ? {} : { hmac: p.hmac }),
   };
+}
+
+/** One provider, by its family: the keys they share, then the family's own. */
+function resolveProvider(name: string, p: ProviderWithDefaults, serverUrl: string | undefined): ProviderConfig {
+  const at = `providers.${name}`;
+  const base: ProviderBase = {
+    name,
+    enabled: p.enabled,
+    eventTypeFrom: p.event_type_from,
+    externalIdFrom: p.external_id_from,
+  };
+  return filled(p.family, `${at}.family`) === 'queue'
+    ? resolveQueueProvider(at, base, p)
+    : resolveWebhookProvider(at, base, p, serverUrl);
 }
 
 /** Checks a config against the schema and fills in the schema's defaults, on a copy. */
