@@ -38,6 +38,7 @@ import { resolveConfig } from '../src/config/resolve-config.ts';
 import { createApp } from '../src/http/create-app.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { createMcpSurface } from '../src/mcp/create-mcp-surface.ts';
+import { createOutbound } from '../src/outbound/deliver-event.ts';
 import { createProviderDirectory } from '../src/provider-directory/provider-directory.ts';
 import { createReplayService } from '../src/replay/replay-service.ts';
 import { createDatabasePool } from '../src/store/database/database.ts';
@@ -104,10 +105,14 @@ async function runSwitchboardChild(databaseUrl: string): Promise<void> {
       attempts: createReplayAttemptRepository(pool),
       providers: config.providers,
       replay: config.replay,
-      allow: config.outbound.allow,
-      selfAddresses: () => [{ host: '127.0.0.1', port }],
       checkRateLimit: limiter.checkReplay,
       logger,
+      outbound: createOutbound({
+        providers: config.providers,
+        allow: config.outbound.allow,
+        selfAddresses: () => [{ host: '127.0.0.1', port }],
+        logger,
+      }),
     }),
     bus,
     checkReadLimit: limiter.checkRead,

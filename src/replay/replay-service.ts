@@ -4,20 +4,14 @@ import type { ProviderConfig } from '../config/resolve-config.ts';
 import { AppError, invalidArgument, notFound } from '../errors/app-error.ts';
 import type { EventStore, StoredEvent } from '../store/events/event-store.ts';
 import type { ReplayAttemptRepository } from '../store/records/replay-attempt-repository.ts';
-import { createOutbound, type Outbound, type OutboundOptions } from '../outbound/deliver-event.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Outbound } from '../outbound/deliver-event.ts';
 import { createReplayAuditor, errorCodeOf, errorReasonOf, type AttemptState } from './replay-audit.ts';
 import { chooseReplayTarget, replayError } from './replay-target.ts';
 import { replaySigned } from './replay-signed.ts';
 import type { ReplayRequest, ReplayService } from './replay-types.ts';
 
-/** The sending options replay passes through to its own Outbound when it is not given one (tests). */
-type SendingOptions = Pick<
-  OutboundOptions,
-  'selfAddresses' | 'logger' | 'policy' | 'resolver' | 'connect' | 'onConnect' | 'now' | 'responseBodyLimitBytes'
->;
-
-/** @internal outside src/, only tests or benches use it */
-export interface ReplayServiceOptions extends SendingOptions {
+export interface ReplayServiceDeps {
   store: Pick<EventStore, 'get'>;
   attempts: Pick<ReplayAttemptRepository, 'record'>;
   providers: readonly ProviderConfig[];
@@ -25,14 +19,12 @@ export interface ReplayServiceOptions extends SendingOptions {
   replay: { defaultTarget: string | undefined; timeoutMs: number };
   /** Throws AppError rate_limited when the caller's replay bucket is empty. */
   checkRateLimit?: (caller: string) => void;
+  logger: Logger;
+  /** The one sending path, shared with forwarding: its target policy and credentials rule are replay's. */
+  outbound: Outbound;
+  /** Milliseconds since the epoch, for the audit row's start. Default Date.now. */
+  now?: () => number;
 }
-
-/**
- * The sending path shared with forwarding, or (tests, tools) what to build one from: where it may
- * go besides loopback (ResolvedConfig.outbound.allow) and the sending options above.
- */
-export type ReplayServiceDeps = ReplayServiceOptions &
-  ({ outbound: Outbound; allow?: never } | { outbound?: never; allow: readonly string[] });
 
 /**
  * Why an event may not be replayed with credentials, or undefined when it may (it passed its
@@ -52,27 +44,12 @@ function failedArrivalMessage(event: Pick<StoredEvent, 'trustMode' | 'passedChec
  * unsigned replay), target chosen and parsed (no network), target resolved and
  * checked against the policy (DNS only) and against the event's sender, then one POST pinned to
  * the checked address. Every attempt, whatever its outcome, ends in the audit table and the log.
- * Over 80 lines: the one replay path in its order (limit, look up, choose target, send, audit) over
- * the dependencies every step shares.
  */
 export function createReplayService(deps: ReplayServiceDeps): ReplayService {
   const now = deps.now ?? Date.now;
   const providers = new Set(deps.providers.map((p) => p.name));
   const auditor = createReplayAuditor(deps.attempts, deps.logger);
-  const outbound =
-    deps.outbound ??
-    createOutbound({
-      providers: deps.providers,
-      allow: deps.allow,
-      selfAddresses: deps.selfAddresses,
-      logger: deps.logger,
-      ...(deps.policy ? { policy: deps.policy } : {}),
-      ...(deps.resolver ? { resolver: deps.resolver } : {}),
-      ...(deps.connect ? { connect: deps.connect } : {}),
-      ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
-      ...(deps.now ? { now: deps.now } : {}),
-      ...(deps.responseBodyLimitBytes === undefined ? {} : { responseBodyLimitBytes: deps.responseBodyLimitBytes }),
-    });
+  const { outbound } = deps;
 
   async function attempt(request: ReplayRequest, state: AttemptState): Promise<ReplayResult> {
     deps.checkRateLimit?.(request.caller);

@@ -126,7 +126,6 @@ export function buildSending(
     attempts: stores.replayAttempts,
     providers: config.providers,
     replay: config.replay,
-    selfAddresses: () => selfAddresses,
     checkRateLimit: countRateLimited(limiter.checkReplay, 'replay', metrics),
     logger,
     outbound,

@@ -73,6 +73,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await kit.close();
   await consumer.close();
   await db.close();
 });

@@ -35,6 +35,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await kit.close();
   await Promise.all([consumer.close(), forbidden.close()]);
   await db.close();
 });

@@ -9,7 +9,8 @@ import type { ErrorCode } from '../../generated/constants.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import { sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
-import { createReplayService, type ReplayServiceOptions } from '../../src/replay/replay-service.ts';
+import { createOutbound, type Outbound, type OutboundOptions } from '../../src/outbound/deliver-event.ts';
+import { createReplayService, type ReplayServiceDeps } from '../../src/replay/replay-service.ts';
 import type { ReplayService } from '../../src/replay/replay-types.ts';
 import { createEventStore, type PgEventStore } from '../../src/store/events/pg-event-store.ts';
 import {
@@ -123,12 +124,21 @@ export function countingLimiter(capacity: number): { check: (caller: string) => 
   };
 }
 
+/** What a test may change: the service's own dependencies, and the sending path's options it is built with. */
+type ReplayOverrides = Partial<Omit<ReplayServiceDeps, 'outbound'>> &
+  Partial<Omit<OutboundOptions, 'providers' | 'logger'>>;
+
 export interface ReplayHarness {
   store: PgEventStore;
   attempts: ReplayAttemptRepository;
   logs: LogCapture;
-  /** A service sending on its own path, allowed `allow` (default none) besides loopback. */
-  service(overrides?: Partial<ReplayServiceOptions> & { allow?: readonly string[] }): ReplayService;
+  /**
+   * A service built as the server builds it, on its own sending path (createOutbound), allowed
+   * `allow` (default none) besides loopback.
+   */
+  service(overrides?: ReplayOverrides): ReplayService;
+  /** Closes the sending paths the services were built on (their kept connections). */
+  close(): Promise<void>;
 }
 
 export interface ReplaySuite {
@@ -147,6 +157,7 @@ export function useReplaySuite(providers: readonly ProviderConfig[], use: (suite
     use(suite);
   });
   afterAll(async () => {
+    await suite?.kit.close();
     await suite?.consumer.close();
     await suite?.db.close();
   });
@@ -156,21 +167,42 @@ export function replayHarness(db: TestDatabase, providers: readonly ProviderConf
   const store = createEventStore(db.pool);
   const attempts = createReplayAttemptRepository(db.pool);
   const logs = captureLogs();
+  const outbounds: Outbound[] = [];
   return {
     store,
     attempts,
     logs,
-    service: ({ allow = [], ...overrides } = {}) =>
-      createReplayService({
-        store,
-        attempts,
-        providers,
-        replay: { defaultTarget: undefined, timeoutMs: 3_000 },
-        selfAddresses: () => [],
-        logger: logs.logger,
+    service: (overrides = {}) => {
+      const { allow = [], selfAddresses = () => [], policy, resolver, connect, onConnect, now } = overrides;
+      const { responseBodyLimitBytes } = overrides;
+      const sendsFor = overrides.providers ?? providers;
+      const outbound = createOutbound({
+        providers: sendsFor,
         allow,
-        ...overrides,
-      }),
+        selfAddresses,
+        logger: logs.logger,
+        ...(policy === undefined ? {} : { policy }),
+        ...(resolver === undefined ? {} : { resolver }),
+        ...(connect === undefined ? {} : { connect }),
+        ...(onConnect === undefined ? {} : { onConnect }),
+        ...(now === undefined ? {} : { now }),
+        ...(responseBodyLimitBytes === undefined ? {} : { responseBodyLimitBytes }),
+      });
+      outbounds.push(outbound);
+      return createReplayService({
+        store: overrides.store ?? store,
+        attempts: overrides.attempts ?? attempts,
+        providers: sendsFor,
+        replay: overrides.replay ?? { defaultTarget: undefined, timeoutMs: 3_000 },
+        logger: overrides.logger ?? logs.logger,
+        outbound,
+        ...(overrides.checkRateLimit === undefined ? {} : { checkRateLimit: overrides.checkRateLimit }),
+        ...(now === undefined ? {} : { now }),
+      });
+    },
+    close: async () => {
+      await Promise.all(outbounds.splice(0).map((outbound) => outbound.close()));
+    },
   };
 }
 

@@ -117,6 +117,7 @@ describe('figma on the wire: stored without the passcode, replayed with it only 
   });
 
   afterAll(async () => {
+    await replays.close();
     await consumer.close();
     await harness.close();
   });
