@@ -146,7 +146,7 @@ export async function childTarget(child: SpawnedSwitchboard, pool: DatabasePool)
 }
 
 /** The tables a read or a refused request must leave exactly as they were. */
-export const STORED_TABLES = ['events', 'replay_attempts', 'api_tokens', 'settings'] as const;
+export const STORED_TABLES = ['events', 'replay_attempts', 'api_tokens'] as const;
 
 /**
  * Every table's rows as (xmin, ctid) pairs, hashed: any INSERT, UPDATE or DELETE changes it,

