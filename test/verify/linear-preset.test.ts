@@ -1,10 +1,15 @@
+/**
+ * What is Linear's own, beyond the catalog table (providers/linear.case.ts proves signing,
+ * refusals, staleness, rotation and replay against @linear/sdk): the signed timestamp lives in the
+ * body, so its edges, its absence and its order against the signature check are tested here, with
+ * how a delivery is named.
+ */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { linearPreset } from '../../src/verify/linear-preset.ts';
-import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, input, NOW_MS } from './fixtures.ts';
+import { BINARY_BODY, expectFail, expectOk, flipByte, input, NOW_MS, presetOf } from './fixtures.ts';
 
 const SECRET = 'lin_wh_5e3c1d2b4a69788776655443322110ff';
-const OLD_SECRET = 'lin_wh_old_1234567890';
+const linearPreset = presetOf({ preset: 'linear' });
 
 function linearBody(webhookTimestamp: unknown = NOW_MS, extra: Record<string, unknown> = {}): Buffer {
   return Buffer.from(
@@ -32,24 +37,6 @@ function linearHeaders(body: Buffer, secret = SECRET): Record<string, string> {
 }
 
 describe('linear preset', () => {
-  it('accepts a correctly signed, fresh delivery', () => {
-    const body = linearBody();
-    expect(linearPreset.verify(input(body, linearHeaders(body), [SECRET]))).toEqual({
-      ok: true,
-      detail: 'hmac-sha256 valid (Linear-Signature)',
-    });
-  });
-
-  it('rejects a wrong secret', () => {
-    const body = linearBody();
-    expectFail(linearPreset.verify(input(body, linearHeaders(body, 'wrong'), [SECRET])), 'bad_signature');
-  });
-
-  it('rejects a body with one byte flipped', () => {
-    const body = linearBody();
-    expectFail(linearPreset.verify(input(flipByte(body), linearHeaders(body), [SECRET])), 'bad_signature');
-  });
-
   it('rejects a webhookTimestamp outside the tolerance, past or future', () => {
     const old = linearBody(NOW_MS - 301_000);
     const outcome = linearPreset.verify(input(old, linearHeaders(old), [SECRET]));
@@ -75,35 +62,6 @@ describe('linear preset', () => {
     }
   });
 
-  it('reports a missing header', () => {
-    const body = linearBody();
-    expect(linearPreset.verify(input(body, { 'linear-delivery': 'x' }, [SECRET]))).toEqual({
-      ok: false,
-      reason: 'missing_header',
-      detail: 'missing header Linear-Signature',
-    });
-  });
-
-  it('accepts either secret during rotation', () => {
-    const body = linearBody();
-    const secrets = [OLD_SECRET, SECRET];
-    expectOk(linearPreset.verify(input(body, linearHeaders(body, OLD_SECRET), secrets)));
-    expectOk(linearPreset.verify(input(body, linearHeaders(body, SECRET), secrets)));
-    expectFail(linearPreset.verify(input(body, linearHeaders(body, 'third'), secrets)), 'bad_signature');
-  });
-
-  it('rejects when no secret is configured', () => {
-    const body = linearBody();
-    expectFail(linearPreset.verify(input(body, linearHeaders(body), [])), 'missing_secret');
-  });
-
-  it('signs as Linear does', () => {
-    const body = linearBody();
-    expect(linearPreset.sign?.({ body, secret: SECRET, nowMs: NOW_MS })).toEqual({
-      'linear-signature': linearHeaders(body)['linear-signature'],
-    });
-  });
-
   it('checks a binary body’s signature and then refuses it for lacking a timestamp', () => {
     expectFail(linearPreset.verify(input(BINARY_BODY, linearHeaders(BINARY_BODY), [SECRET])), 'stale_timestamp');
     expectFail(
@@ -111,18 +69,6 @@ describe('linear preset', () => {
       'bad_signature',
     );
     expect(linearPreset.identify(BINARY_BODY, {})).toEqual({ eventType: 'unknown', externalId: null });
-  });
-
-  it('never puts the secret or the signature in the detail', () => {
-    const body = linearBody();
-    const headers = linearHeaders(body);
-    for (const outcome of [
-      linearPreset.verify(input(body, headers, [SECRET])),
-      linearPreset.verify(input(flipByte(body), headers, [SECRET])),
-      linearPreset.verify(input(body, headers, [SECRET], { nowMs: NOW_MS + 999_000 })),
-    ]) {
-      expectNoLeak(outcome, [SECRET], [headers['linear-signature'] ?? '']);
-    }
   });
 
   describe('identify', () => {

@@ -1,10 +1,15 @@
+/**
+ * What is Slack's own, beyond the catalog table (providers/slack.case.ts proves signing, refusals,
+ * staleness, rotation and replay against @slack/bolt): Slack's published example, its two headers'
+ * grammar, how its envelopes are named, and the url_verification challenge.
+ */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { slackPreset, slackUrlVerificationChallenge } from '../../src/verify/slack-preset.ts';
-import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, input, NOW_MS, NOW_S } from './fixtures.ts';
+import { slackUrlVerificationChallenge } from '../../src/verify/slack-preset.ts';
+import { BINARY_BODY, expectFail, expectOk, input, NOW_S, presetOf } from './fixtures.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
-const OLD_SECRET = 'e6b19c573432dcc6b075501d51b51bb8';
+const slackPreset = presetOf({ preset: 'slack' });
 
 const EVENT_CALLBACK = Buffer.from(
   JSON.stringify({
@@ -31,11 +36,6 @@ function slackHeaders(body: Buffer, secret = SECRET, timestamp = NOW_S): Record<
 }
 
 describe('slack preset', () => {
-  it('accepts a correctly signed Events API delivery', () => {
-    const outcome = slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK), [SECRET]));
-    expect(outcome).toEqual({ ok: true, detail: 'hmac-sha256 valid (X-Slack-Signature)' });
-  });
-
   it('matches Slack’s documented example basestring', () => {
     // From Slack's "Verifying requests" guide: a slash-command body, timestamp and signing secret.
     const body = Buffer.from(
@@ -55,29 +55,9 @@ describe('slack preset', () => {
     });
   });
 
-  it('rejects a wrong secret', () => {
-    const outcome = slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, 'wrong'), [SECRET]));
-    expect(outcome).toEqual({ ok: false, reason: 'bad_signature', detail: 'signature mismatch (X-Slack-Signature)' });
-  });
-
-  it('rejects a body with one byte flipped', () => {
-    expectFail(
-      slackPreset.verify(input(flipByte(EVENT_CALLBACK), slackHeaders(EVENT_CALLBACK), [SECRET])),
-      'bad_signature',
-    );
-  });
-
-  it('rejects a timestamp outside the tolerance in either direction', () => {
+  it('names the header of a stale timestamp, and refuses one swapped in after signing as forged', () => {
     const old = slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET, NOW_S - 301), [SECRET]));
-    expectFail(old, 'stale_timestamp');
     expect(old.detail).toBe('timestamp outside 300 s tolerance (X-Slack-Request-Timestamp 301 s old)');
-    const future = slackPreset.verify(
-      input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET, NOW_S + 400), [SECRET]),
-    );
-    expectFail(future, 'stale_timestamp');
-  });
-
-  it('rejects a timestamp swapped in after signing', () => {
     const headers = {
       ...slackHeaders(EVENT_CALLBACK, SECRET, NOW_S - 1000),
       'x-slack-request-timestamp': String(NOW_S),
@@ -100,49 +80,6 @@ describe('slack preset', () => {
     expectFail(slackPreset.verify(input(EVENT_CALLBACK, badTs, [SECRET])), 'malformed_header');
     const noPrefix = { 'x-slack-signature': (signature ?? '').slice(3), 'x-slack-request-timestamp': timestamp };
     expectFail(slackPreset.verify(input(EVENT_CALLBACK, noPrefix, [SECRET])), 'malformed_header');
-  });
-
-  it('accepts either secret during rotation', () => {
-    const secrets = [SECRET, OLD_SECRET];
-    expectOk(slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, OLD_SECRET), secrets)));
-    expectOk(slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, SECRET), secrets)));
-    expectFail(
-      slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK, 'third'), secrets)),
-      'bad_signature',
-    );
-  });
-
-  it('rejects when no secret is configured', () => {
-    expect(slackPreset.verify(input(EVENT_CALLBACK, slackHeaders(EVENT_CALLBACK), []))).toEqual({
-      ok: false,
-      reason: 'missing_secret',
-      detail: 'no secret configured; delivery rejected',
-    });
-  });
-
-  it('signs with a fresh timestamp the way Slack does', () => {
-    const signed = slackPreset.sign?.({ body: EVENT_CALLBACK, secret: SECRET, nowMs: NOW_MS }) ?? {};
-    expect(signed).toEqual(slackHeaders(EVENT_CALLBACK));
-  });
-
-  it('verifies binary bodies', () => {
-    expectOk(slackPreset.verify(input(BINARY_BODY, slackHeaders(BINARY_BODY), [SECRET])));
-    expectFail(
-      slackPreset.verify(input(flipByte(BINARY_BODY, 5), slackHeaders(BINARY_BODY), [SECRET])),
-      'bad_signature',
-    );
-    expect(slackPreset.identify(BINARY_BODY, {})).toEqual({ eventType: 'unknown', externalId: null });
-  });
-
-  it('never puts the secret or the signature in the detail', () => {
-    const headers = slackHeaders(EVENT_CALLBACK);
-    for (const outcome of [
-      slackPreset.verify(input(EVENT_CALLBACK, headers, [SECRET])),
-      slackPreset.verify(input(flipByte(EVENT_CALLBACK), headers, [SECRET])),
-      slackPreset.verify(input(EVENT_CALLBACK, headers, [SECRET], { nowMs: NOW_MS - 1_000_000 })),
-    ]) {
-      expectNoLeak(outcome, [SECRET], [headers['x-slack-signature'] ?? '']);
-    }
   });
 
   describe('identify', () => {

@@ -1,11 +1,16 @@
-import { createHmac } from 'node:crypto';
+/**
+ * What is the Standard Webhooks scheme's own, beyond the catalog table (providers/
+ * standard-webhooks.case.ts proves signing, refusals, staleness, rotation and replay against the
+ * standardwebhooks, svix and senders' packages): the specification's test vector, both header
+ * spellings, key forms, the signature list's grammar, how a replay keeps its message id, and naming.
+ */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { standardWebhooksPreset } from '../../src/verify/standard-webhooks-preset.ts';
-import { BINARY_BODY, expectFail, expectNoLeak, expectOk, flipByte, input, NOW_MS, NOW_S } from './fixtures.ts';
+import { BINARY_BODY, expectFail, expectOk, input, NOW_MS, presetOf } from './fixtures.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OLD_SECRET = `whsec_${Buffer.from('the previous signing key, 32 b!').toString('base64')}`;
+const standardWebhooksPreset = presetOf({ preset: 'standard-webhooks' });
 const MSG_ID = 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W';
 const PAYLOAD = JSON.stringify({
   type: 'invoice.paid',
@@ -50,13 +55,6 @@ describe('standard-webhooks preset', () => {
     );
   });
 
-  it('accepts a delivery signed by the standardwebhooks library', () => {
-    expect(standardWebhooksPreset.verify(input(BODY, swHeaders(), [SECRET]))).toEqual({
-      ok: true,
-      detail: 'hmac-sha256 valid (webhook-signature)',
-    });
-  });
-
   it('accepts the svix-* header names', () => {
     expect(standardWebhooksPreset.verify(input(BODY, asSvix(swHeaders()), [SECRET]))).toEqual({
       ok: true,
@@ -70,30 +68,9 @@ describe('standard-webhooks preset', () => {
     expectOk(standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET), [bare])));
   });
 
-  it('rejects a wrong secret', () => {
-    const other = `whsec_${Buffer.from('some other key').toString('base64')}`;
-    expect(standardWebhooksPreset.verify(input(BODY, swHeaders(other), [SECRET]))).toEqual({
-      ok: false,
-      reason: 'bad_signature',
-      detail: 'signature mismatch (webhook-signature)',
-    });
-  });
-
-  it('rejects a body with one byte flipped, and a swapped message id', () => {
-    expectFail(standardWebhooksPreset.verify(input(flipByte(BODY), swHeaders(), [SECRET])), 'bad_signature');
+  it('rejects a swapped message id: the id is signed', () => {
     const swappedId = { ...swHeaders(), 'webhook-id': 'msg_other' };
     expectFail(standardWebhooksPreset.verify(input(BODY, swappedId, [SECRET])), 'bad_signature');
-  });
-
-  it('rejects a timestamp outside the tolerance, past or future', () => {
-    const old = standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS - 301_000), [SECRET]));
-    expectFail(old, 'stale_timestamp');
-    expect(old.detail).toBe('timestamp outside 300 s tolerance (webhook-timestamp 301 s old)');
-    expectFail(
-      standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS + 301_000), [SECRET])),
-      'stale_timestamp',
-    );
-    expectOk(standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET, NOW_MS - 299_000), [SECRET])));
   });
 
   it('reports each missing header, naming both accepted spellings', () => {
@@ -121,20 +98,7 @@ describe('standard-webhooks preset', () => {
     expectOk(standardWebhooksPreset.verify(input(BODY, { ...headers, 'webhook-signature': list }, [SECRET])));
   });
 
-  it('accepts either secret during rotation', () => {
-    const secrets = [SECRET, OLD_SECRET];
-    expectOk(standardWebhooksPreset.verify(input(BODY, swHeaders(OLD_SECRET), secrets)));
-    expectOk(standardWebhooksPreset.verify(input(BODY, swHeaders(SECRET), secrets)));
-    const third = `whsec_${Buffer.from('third key').toString('base64')}`;
-    expectFail(standardWebhooksPreset.verify(input(BODY, swHeaders(third), secrets)), 'bad_signature');
-  });
-
-  it('rejects when no secret, or no base64 secret, is configured', () => {
-    expect(standardWebhooksPreset.verify(input(BODY, swHeaders(), []))).toEqual({
-      ok: false,
-      reason: 'missing_secret',
-      detail: 'no secret configured; delivery rejected',
-    });
+  it('rejects when no configured secret is base64, saying none is usable', () => {
     const unusable = standardWebhooksPreset.verify(input(BODY, swHeaders(), ['whsec_not base64!']));
     expectFail(unusable, 'missing_secret');
     expect(unusable.detail).toContain('no usable secret');
@@ -171,27 +135,6 @@ describe('standard-webhooks preset', () => {
     it('refuses to sign with a key that is not base64', () => {
       expect(() => standardWebhooksPreset.sign?.({ body: BODY, secret: 'whsec_***', nowMs: NOW_MS })).toThrow(/base64/);
     });
-  });
-
-  it('verifies binary bodies byte for byte', () => {
-    // The library decodes Buffers to UTF-8 before signing, which is lossy for these bytes, so the
-    // expected signature is computed from the specification directly.
-    const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
-    const sig = createHmac('sha256', key).update(`${MSG_ID}.${NOW_S}.`).update(BINARY_BODY).digest('base64');
-    const headers = { 'webhook-id': MSG_ID, 'webhook-timestamp': String(NOW_S), 'webhook-signature': `v1,${sig}` };
-    expectOk(standardWebhooksPreset.verify(input(BINARY_BODY, headers, [SECRET])));
-    expectFail(standardWebhooksPreset.verify(input(flipByte(BINARY_BODY, 4), headers, [SECRET])), 'bad_signature');
-  });
-
-  it('never puts the secret or the signature in the detail', () => {
-    const headers = swHeaders();
-    for (const outcome of [
-      standardWebhooksPreset.verify(input(BODY, headers, [SECRET])),
-      standardWebhooksPreset.verify(input(flipByte(BODY), headers, [SECRET])),
-      standardWebhooksPreset.verify(input(BODY, headers, [SECRET], { nowMs: NOW_MS + 10_000_000 })),
-    ]) {
-      expectNoLeak(outcome, [SECRET, SECRET.slice(6)], [headers['webhook-signature'] ?? '']);
-    }
   });
 
   it('identifies by body type and the webhook-id (or svix-id) header', () => {

@@ -146,10 +146,12 @@ export function describeProvider(c: ProviderCase): void {
       expect(preset.identify(delivery.body, delivery.headers).eventType).toBe(c.eventType);
     });
 
+    const refusal = preset.trustMode === 'token' ? 'token_mismatch' : 'bad_signature';
+
     it('rejects a tampered body and the wrong secret or key', async () => {
       const delivery = await c.deliver(c.secret, Date.now());
       const tampered = { ...delivery, body: flipByte(delivery.body) };
-      const refused = preset.trustMode === 'token' ? 'token_mismatch' : 'bad_signature';
+      const refused = refusal;
       if (c.bodyUnsigned !== true) {
         expect(await c.accepts(tampered, c.secret)).toBe(false);
         expect(verifyNow(preset, tampered, [configured(c, c.secret)])).toMatchObject({ ok: false, reason: refused });
@@ -159,11 +161,58 @@ export function describeProvider(c: ProviderCase): void {
     });
 
     if (c.timestamped) {
-      it('rejects a stale timestamp', async () => {
+      it('rejects a stale timestamp, in the past or the future, and a forged one as forged', async () => {
         const stale = await c.deliver(c.secret, Date.now() - 3_600_000);
         expect(verifyNow(preset, stale, [c.secret])).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+        const ahead = await c.deliver(c.secret, Date.now() + 3_600_000);
+        expect(verifyNow(preset, ahead, [c.secret])).toMatchObject({ ok: false, reason: 'stale_timestamp' });
+        // Authenticity comes first: an old forgery must not learn that its signature merely aged.
+        const forged = await c.deliver(c.wrongSecret, Date.now() - 3_600_000);
+        expect(verifyNow(preset, forged, [configured(c, c.secret)])).toMatchObject({ ok: false, reason: refusal });
+      });
+    } else {
+      it('has no timestamp to go stale: a day-old delivery still verifies', async () => {
+        const old = await c.deliver(c.secret, Date.now() - 86_400_000);
+        expect(verifyNow(preset, old, [configured(c, c.secret)])).toMatchObject({ ok: true });
       });
     }
+
+    it('accepts either credential while one rotates, says which one matched, and neither of two wrong ones', async () => {
+      const both = [configured(c, c.wrongSecret), configured(c, c.secret)];
+      const current = await c.deliver(c.secret, Date.now());
+      const previous = await c.deliver(c.wrongSecret, Date.now());
+      expect(verifyNow(preset, current, both)).toMatchObject({ ok: true, detail: expect.stringMatching(/ 2 of 2$/) });
+      expect(verifyNow(preset, previous, both)).toMatchObject({ ok: true, detail: expect.stringMatching(/ 1 of 2$/) });
+      const neither = [configured(c, c.wrongSecret), configured(c, c.wrongSecret)];
+      expect(verifyNow(preset, current, neither)).toMatchObject({ ok: false, reason: refusal });
+    });
+
+    it('rejects every delivery with missing_secret when no credential is configured', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      for (const none of [[], [''], ['', '']]) {
+        expect(verifyNow(preset, delivery, none)).toMatchObject({ ok: false, reason: 'missing_secret' });
+      }
+    });
+
+    it('keeps its verdict to one short line, without a credential or a signature', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      const outcomes = [
+        verifyNow(preset, delivery, [configured(c, c.secret)]),
+        verifyNow(preset, delivery, [configured(c, c.wrongSecret)]),
+        verifyNow(preset, { ...delivery, body: flipByte(delivery.body) }, [configured(c, c.secret)]),
+        verifyNow(preset, delivery, [configured(c, c.secret)], Date.now() + 86_400_000),
+      ];
+      // Every header value, and each part of one (`t=…,v1=<digest>`, `v1,<b64> …`), long enough to
+      // be a signature, a token or a key.
+      const carried = Object.values(delivery.headers)
+        .flatMap((value) => [value, ...value.split(/[\s,;=]+/)])
+        .filter((fragment) => fragment.length >= 16);
+      for (const { detail } of outcomes) {
+        expect(detail.length).toBeLessThan(120);
+        expect(detail).not.toMatch(/[\r\n]/);
+        for (const secret of [c.secret, c.wrongSecret, ...carried]) expect(detail).not.toContain(secret);
+      }
+    });
 
     if (c.requiredHeader !== null) {
       it(`requires ${c.requiredHeader}`, async () => {
