@@ -6,16 +6,11 @@
  * stored unverified with "signature token already used", on this server and on a second one on
  * the same database; two racing deliveries with one token and other data get one 200 between them.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../src/store/database/database.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load-config.ts';
-import { startSwitchboard, type RunningSwitchboard } from '../../src/server/start-switchboard.ts';
 import { createNonceClaims, startNonceExpiry } from '../../src/store/records/signature-nonces.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { silentLogger } from '../support/database.ts';
@@ -33,23 +28,13 @@ function withOtherData(original: Buffer, recipient: string): Buffer {
 
 describe('a Mailgun signature token is single-use', () => {
   let first: ComposedServer;
-  let second: RunningSwitchboard;
-  let secondDir: string;
+  let second: ComposedServer;
   let pool: DatabasePool;
 
   beforeAll(async () => {
     first = await startComposedServer({ envToken: undefined, config: CONFIG });
-    secondDir = await mkdtemp(join(tmpdir(), 'sb-composed-'));
-    second = await startSwitchboard({
-      config: parseConfig(CONFIG, {}),
-      logger: silentLogger,
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: first.databaseUrl,
-      dataDir: secondDir,
-      envToken: undefined,
-      redisUrl: undefined,
-    });
+    // The second server shares the first one's database, which stays the first one's to drop.
+    second = await startComposedServer({ envToken: undefined, config: CONFIG, database: { url: first.databaseUrl } });
     pool = await createDatabasePool(first.databaseUrl, { maximumPoolSize: 2 });
   }, 90_000);
 
@@ -57,7 +42,6 @@ describe('a Mailgun signature token is single-use', () => {
     await pool?.end();
     await second?.close();
     await first?.close();
-    if (secondDir) await rm(secondDir, { recursive: true, force: true });
   });
 
   async function post(url: string, body: Buffer): Promise<{ status: number; text: string }> {
