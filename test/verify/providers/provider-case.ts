@@ -187,6 +187,21 @@ export function describeProvider(c: ProviderCase): void {
       expect(verifyNow(preset, current, neither)).toMatchObject({ ok: false, reason: refusal });
     });
 
+    it('reports missing_header, naming it, when any header it requires is dropped', async () => {
+      const delivery = await c.deliver(c.secret, Date.now());
+      expect(findMissingHeader(preset.requiredHeaders, delivery.headers)).toBeNull();
+      for (const entry of preset.requiredHeaders) {
+        const names = typeof entry === 'string' ? [entry] : entry;
+        const headers = Object.fromEntries(
+          Object.entries(delivery.headers).filter(([name]) => !names.includes(name.toLowerCase())),
+        );
+        expect(findMissingHeader(preset.requiredHeaders, headers)).toBe(names.join(' or '));
+        const outcome = verifyNow(preset, { ...delivery, headers }, [configured(c, c.secret)]);
+        expect(outcome, names.join()).toMatchObject({ ok: false, reason: 'missing_header' });
+        expect(outcome.detail.toLowerCase()).toContain(`missing header ${names[0] ?? ''}`);
+      }
+    });
+
     it('rejects every delivery with missing_secret when no credential is configured', async () => {
       const delivery = await c.deliver(c.secret, Date.now());
       for (const none of [[], [''], ['', '']]) {
