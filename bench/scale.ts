@@ -186,7 +186,9 @@ async function seed(pool: DatabasePool, url: string, from: number, base: number)
       next = start + CHUNK;
       const end = Math.min(EVENTS, start + CHUNK - 1);
       await pool.transaction(async (tx) => {
+        // The keys written by the same statement, as the store's insert does (migration 0021).
         await tx.query(sql.unsafe`
+          WITH inserted AS (
           INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, external_id, content_type,
             headers, payload, received_at)
           SELECT
@@ -199,14 +201,16 @@ async function seed(pool: DatabasePool, url: string, from: number, base: number)
               g, g % 50000, g % 1000, repeat(md5(g::text) || ' ', 55)), 'UTF8'),
             t
           FROM generate_series(${start}::bigint, ${end}::bigint) AS g, LATERAL (SELECT ${at(sql.fragment`g`)}) AS at(t)
+          RETURNING id, provider, external_id, received_at
+          )
+          INSERT INTO event_external_ids (provider, external_id, event_id, received_at)
+          SELECT provider, external_id, id, received_at FROM inserted
         `);
-        // What the indexer does for queued events, for this chunk's (the trigger queued them).
+        // What the indexer does for this chunk's events, so they are never queued.
         await tx.query(sql.unsafe`
           WITH chunk AS (
             SELECT id, received_at, payload FROM events
             WHERE received_at >= ${at(sql.fragment`${start}::bigint`)} AND received_at <= ${at(sql.fragment`${end}::bigint`)}
-          ), taken AS (
-            DELETE FROM event_search_queue WHERE event_id IN (SELECT id FROM chunk)
           )
           INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
           SELECT id, received_at, switchboard_payload_jsonb(payload), switchboard_payload_tsvector(payload) FROM chunk

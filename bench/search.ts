@@ -179,7 +179,9 @@ async function seed(url: string): Promise<void> {
     const seeding = performance.now();
     for (let start = 1; start <= EVENTS; start += SEED_CHUNK) {
       const end = Math.min(EVENTS, start + SEED_CHUNK - 1);
+      // Queued for the indexer by the same statement, as the store's insert does (migration 0021).
       await pool.query(sql.unsafe`
+        WITH inserted AS (
         INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, content_type, headers, payload, received_at)
         SELECT
           (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(md5(g::text), 1, 3) || '8' || substr(md5(g::text), 4, 15))::uuid,
@@ -188,6 +190,9 @@ async function seed(url: string): Promise<void> {
           convert_to(${PAYLOAD}, 'UTF8'), t
         FROM generate_series(${start}::bigint, ${end}::bigint) AS g,
           LATERAL (SELECT timestamptz '2024-01-01T00:00:00Z' + g * interval '10 milliseconds') AS at(t)
+        RETURNING id
+        )
+        INSERT INTO event_search_queue (event_id) SELECT id FROM inserted
       `);
     }
     out(`seeded ${EVENTS.toLocaleString('en')} events in ${((performance.now() - seeding) / 1000).toFixed(1)} s`);

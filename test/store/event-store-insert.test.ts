@@ -244,6 +244,31 @@ describe('idempotent receive', () => {
     expect([a.duplicate, b.duplicate]).toEqual([false, false]);
   });
 
+  it('writes a dedupe key only for an event with an external id, and fires no trigger on events', async () => {
+    // Migration 0021: the insert statement writes the key and the search queue entry itself.
+    expect(
+      await db.pool.anyFirst(sql.type(z.object({ tgname: z.string() }))`
+        SELECT tgname FROM pg_trigger WHERE tgrelid = 'events'::regclass AND NOT tgisinternal
+          AND (tgtype & 4) <> 0
+      `),
+    ).toEqual([]);
+    const keyCount = async (ids: readonly string[]): Promise<number> =>
+      db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM event_external_ids WHERE event_id = ANY(${sql.array(ids, 'uuid')})
+      `);
+    const [without, withKey] = await store.insertMany([
+      newEvent({ externalId: null }),
+      newEvent({ externalId: `keyed-${uuidv7()}` }),
+    ]);
+    const ids = [without?.event.id ?? '', withKey?.event.id ?? ''];
+    expect(await keyCount([ids[0] ?? ''])).toBe(0);
+    expect(await keyCount([ids[1] ?? ''])).toBe(1);
+    const queued = await db.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM event_search_queue WHERE event_id = ANY(${sql.array(ids, 'uuid')})
+    `);
+    expect(queued).toBe(2);
+  });
+
   it('handles duplicates inside one batch and across batches, in input order', async () => {
     const prior = await store.insert(newEvent({ provider: 'batch', externalId: 'x0' }));
     const results = await store.insertMany([

@@ -255,8 +255,12 @@ describe('migrations', () => {
       expect(
         await pool.exists(sql.unsafe`SELECT 1 FROM pg_class WHERE relname = 'event_external_ids_unpartitioned'`),
       ).toBe(false);
+      // Retries within the dedupe window (7 days, migration 0021) are duplicates; the 1999 key is
+      // far outside it, so its retry is stored as a new event.
       for (const [externalId, id] of stored) {
-        expect(await store.insert(newEvent({ externalId }))).toMatchObject({ duplicate: true, event: { id } });
+        const retry = await store.insert(newEvent({ externalId }));
+        if (externalId === 'in-default') expect(retry.duplicate).toBe(false);
+        else expect(retry).toMatchObject({ duplicate: true, event: { id } });
       }
       // A range made after the migration gets its keys partition and that partition's unique index.
       await pool.query(
@@ -319,7 +323,7 @@ describe('splitSqlStatements', () => {
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
     expect(migrations.map((m) => m.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 25,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 25,
     ]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);

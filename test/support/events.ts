@@ -51,13 +51,18 @@ export async function insertAt(
   receivedAt: string,
 ): Promise<string[]> {
   const ids = events.map(() => uuidv7());
+  // Queued for search by the same statement, as the store's insert does (migration 0021).
   await pool.query(sql.unsafe`
-    INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, received_at)
-    SELECT id, provider, event_type, 'open', false, 'no verification: open provider', '{}'::jsonb, '\\x7b7d'::bytea, ${receivedAt}::timestamptz
-    FROM ${sql.unnest(
-      events.map((event, i) => [ids[i] ?? '', event.provider, event.eventType]),
-      ['uuid', 'text', 'text'],
-    )} AS input(id, provider, event_type)
+    WITH inserted AS (
+      INSERT INTO events (id, provider, event_type, trust_mode, verified, verify_detail, headers, payload, received_at)
+      SELECT id, provider, event_type, 'open', false, 'no verification: open provider', '{}'::jsonb, '\\x7b7d'::bytea, ${receivedAt}::timestamptz
+      FROM ${sql.unnest(
+        events.map((event, i) => [ids[i] ?? '', event.provider, event.eventType]),
+        ['uuid', 'text', 'text'],
+      )} AS input(id, provider, event_type)
+      RETURNING id
+    )
+    INSERT INTO event_search_queue (event_id) SELECT id FROM inserted
   `);
   return ids;
 }

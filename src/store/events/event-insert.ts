@@ -17,10 +17,10 @@ import { needsReplacing, storable, storableOrNull } from '../sql/storable-text.t
 
 /**
  * The unique keys a provider's retry collides with: a keys partition's own index (migration 0013:
- * event_external_ids_p20261204_key, event_external_ids_default_key), or the name the key trigger
- * raises for a key refused across a partition bound.
+ * event_external_ids_p20261204_key, event_external_ids_default_key). Across a partition bound the
+ * lookup itself waits for the other writer (migration 0021), so nothing else is refused.
  */
-const EXTERNAL_ID_KEY = /^event_external_ids_(pkey|p\d{8}_key|default_key)$/;
+const EXTERNAL_ID_KEY = /^event_external_ids_(p\d{8}_key|default_key)$/;
 
 /**
  * insertMany writes a batch in one statement up to these sizes and splits beyond them: the
@@ -153,17 +153,27 @@ async function insertRows(
           JOIN inserted ON inserted.id = queue.event_id
         )`;
   const replying = replyRows(events, ids, rulesOf);
+  // The event's own dependants, set-based from the rows just inserted (no trigger since migration
+  // 0021): its external-id key, only when it has one, and its search queue entry.
+  const keyed = events.some(({ event }) => event.externalId !== null)
+    ? sql.fragment`, keyed AS (
+        INSERT INTO event_external_ids (provider, external_id, event_id, received_at)
+        SELECT provider, external_id, id, received_at FROM inserted WHERE external_id IS NOT NULL
+      )`
+    : sql.fragment``;
   // Every insert announces the events it newly stores (announcement.ts): the one way readers and
   // other instances hear of them.
   let rows: readonly z.infer<typeof positionRow>[];
   try {
     rows = await pool.any(sql.type(positionRow)`
-      WITH inserted AS (${insert})${queue}${replying}
+      WITH inserted AS (${insert})${keyed}, search_queued AS (
+        INSERT INTO event_search_queue (event_id) SELECT id FROM inserted
+      )${queue}${replying}
       SELECT inserted.id, inserted.received_at_utc FROM inserted ${ANNOUNCE_INSERTED}
     `);
   } catch (error) {
-    // A concurrent transaction stored the same delivery after this statement's snapshot: the
-    // key trigger refused the batch, and the caller looks the stored event up and inserts the rest.
+    // A concurrent transaction stored the same delivery after this statement's lookup: the
+    // partition's unique key refused the batch, and the caller looks the stored event up and inserts the rest.
     if (error instanceof UniqueIntegrityConstraintViolationError && EXTERNAL_ID_KEY.test(error.constraint ?? '')) {
       return new Map();
     }
@@ -189,6 +199,29 @@ async function insertRows(
     });
   });
   return inserted;
+}
+
+/**
+ * The insert's `stored` column: whether each event's key is already stored, so it is a retry.
+ * The lookup is a function, so its plan over the keys partitions is made once per connection, not
+ * with every statement (migration 0015), and it reads only the partitions of the dedupe window
+ * (migration 0021). As a subquery it runs once, at execution. A batch without external ids (queue
+ * messages, most open providers) has nothing to look up.
+ */
+function storedKeys(
+  providers: Buffer,
+  externalIds: Buffer,
+  events: ReadonlyArray<{ event: NewEvent }>,
+): FragmentSqlToken {
+  if (!events.some(({ event }) => event.externalId !== null)) {
+    return sql.fragment`${sql.binary(
+      encodeBinaryArray(
+        'bool',
+        events.map(() => false),
+      ),
+    )}::bool[]`;
+  }
+  return sql.fragment`(SELECT switchboard_external_ids_stored(${sql.binary(providers)}::text[], ${sql.binary(externalIds)}::text[], clock_timestamp()))`;
 }
 
 /** The INSERT … SELECT FROM unnest(…) itself: one array parameter per column. */
@@ -239,17 +272,13 @@ function insertStatement(
       ${column('text', (event) => storableOrNull(event.request?.query ?? null))}::text[],
       ${column('int2', (event) => event.request?.responseStatus ?? null)}::int2[],
       ${column('bool', (event) => event.handshake === true)}::bool[],
-      -- A retry of a stored delivery: its key is in event_external_ids (written by the insert
-      -- trigger, since a partitioned table cannot hold a unique key without received_at). The
-      -- lookup is a function so that its plan over every keys partition is made once per
-      -- connection, not with every statement (migration 0015). As a subquery it runs once, at
-      -- execution: a bare call would also be run by the planner, to estimate unnest's rows.
-      (SELECT switchboard_external_ids_stored(${sql.binary(providers)}::text[], ${sql.binary(externalIds)}::text[]))
+      ${storedKeys(providers, externalIds, events)}
     ) AS input(id, provider, event_type, trust_mode, verified, passed_check, verify_detail, external_id, content_type,
       source_ip, headers, payload, received_size, summary, request_method, request_path, request_query, response_status,
       handshake, stored)
     WHERE NOT input.stored
-    RETURNING events.id, events.received_at, ${receivedAtUtc('events')} AS received_at_utc
+    RETURNING events.id, events.received_at, events.provider, events.external_id,
+      ${receivedAtUtc('events')} AS received_at_utc
   `;
 }
 

@@ -89,10 +89,16 @@ async function moveBatch(db: CommonQueryMethods, batch: number): Promise<number>
     `);
     if (ids.length === 0) return 0;
     const batchIds = sql.array(ids, 'uuid');
-    // The insert trigger queues every event for search and records its external id.
+    // Since migration 0021 nothing on events writes an event's dependants but the statement that
+    // stores it: the move writes the external-id keys itself.
     await tx.query(sql.unsafe`
-      INSERT INTO events (${EVENT_COLUMNS})
-      SELECT ${EVENT_COLUMNS} FROM events_unpartitioned WHERE id = ANY(${batchIds})
+      WITH moved AS (
+        INSERT INTO events (${EVENT_COLUMNS})
+        SELECT ${EVENT_COLUMNS} FROM events_unpartitioned WHERE id = ANY(${batchIds})
+        RETURNING id, provider, external_id, received_at
+      )
+      INSERT INTO event_external_ids (provider, external_id, event_id, received_at)
+      SELECT provider, external_id, id, received_at FROM moved WHERE external_id IS NOT NULL
     `);
     // Already indexed: the search row moves, so the indexer has nothing to redo.
     await tx.query(sql.unsafe`
@@ -101,9 +107,12 @@ async function moveBatch(db: CommonQueryMethods, batch: number): Promise<number>
       FROM event_search_unpartitioned s JOIN events_unpartitioned e ON e.id = s.event_id
       WHERE s.event_id = ANY(${batchIds})
     `);
+    // Not indexed yet: queued for the indexer (an entry the old queue already holds stays).
     await tx.query(sql.unsafe`
-      DELETE FROM event_search_queue
-      WHERE event_id IN (SELECT event_id FROM event_search_unpartitioned WHERE event_id = ANY(${batchIds}))
+      INSERT INTO event_search_queue (event_id)
+      SELECT id FROM unnest(${batchIds}::uuid[]) AS moved(id)
+      WHERE NOT EXISTS (SELECT 1 FROM event_search_unpartitioned s WHERE s.event_id = moved.id)
+      ON CONFLICT DO NOTHING
     `);
     await tx.query(sql.unsafe`
       INSERT INTO replay_attempts (id, event_id, event_received_at, caller, target_url, resolved_ip, started_at,
