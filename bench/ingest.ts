@@ -18,6 +18,9 @@
  *     (id uuid primary key default gen_random_uuid(), provider text, headers jsonb, payload bytea,
  *     received_at timestamptz default now()), 200 after the commit, no verification;
  *   - bare Koa: drains the body and answers 200.
+ * and, once per throughput round, the floor (bench/ingest-floor.ts): the rows switchboard writes,
+ * by batched statements straight from a client, with no server; switchboard / floor is printed
+ * beside switchboard / naive.
  *
  * Phases:
  *   1. throughput: autocannon, 50 connections, --seconds (10) per server, --rounds (3) rounds in
@@ -58,6 +61,7 @@ import Koa from 'koa';
 import pg from 'pg';
 import { Pool as HttpPool } from 'undici';
 import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
+import { measureFloor, type FloorResult } from './ingest-floor.ts';
 import { percentile } from './load-driver.ts';
 import { ANNOUNCE_CHANNEL, announcedIds } from '../src/store/events/announcement.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
@@ -672,7 +676,17 @@ async function main(): Promise<void> {
         `${'non-2xx'.padStart(9)}${'errors'.padStart(8)}${'steal'.padStart(7)}  quiet`,
     );
     const runs: ThroughputRun[] = [];
+    const floors: FloorResult[] = [];
     for (let round = 0; round < rounds; round += 1) {
+      // The floor (bench/ingest-floor.ts): the same rows by batched statements from a client, no
+      // server, in a fresh database of the store's schema; once per round, before its servers.
+      await waitForQuiet(quietBusy, quietMax);
+      const floor = await measureFloor(databases.urls.naive, { seconds, batch: 64, connections: 2, payload });
+      floors.push(floor);
+      out(
+        `${String(round + 1).padEnd(6)}${'floor'.padEnd(13)}${fmt(floor.perSecond).padStart(8)}` +
+          `  (PostgreSQL ${fmt(floor.backendUs)} µs/event, client ${fmt(floor.clientUs)} µs/event)`,
+      );
       for (const kind of rotate(kinds, round)) {
         const quiet = await waitForQuiet(quietBusy, quietMax);
         const { result, usage } = await measured(server(kind), () => cannon(kind, seconds));
@@ -705,6 +719,7 @@ async function main(): Promise<void> {
       switchboardToNaive: keptRounds.map((r) => rateOf(r, 'switchboard') / rateOf(r, 'naive')),
       switchboardToBare: keptRounds.map((r) => rateOf(r, 'switchboard') / rateOf(r, 'bare')),
       naiveToBare: keptRounds.map((r) => rateOf(r, 'naive') / rateOf(r, 'bare')),
+      switchboardToFloor: keptRounds.map((r) => rateOf(r, 'switchboard') / (floors[r]?.perSecond ?? Number.NaN)),
       populatedToFresh: keptRounds.map((r) => rateOf(r, 'populated') / rateOf(r, 'switchboard')),
     };
     const list = (xs: number[]): string => xs.map((x) => fmt(x, 2)).join(' / ');
@@ -718,6 +733,10 @@ async function main(): Promise<void> {
       `  switchboard / bare:  ${list(ratios.switchboardToBare)}   median ${fmt(median(ratios.switchboardToBare), 2)}`,
     );
     out(`  naive / bare:        ${list(ratios.naiveToBare)}   median ${fmt(median(ratios.naiveToBare), 2)}`);
+    out(
+      `  switchboard / floor: ${list(ratios.switchboardToFloor)}   median ${fmt(median(ratios.switchboardToFloor), 2)}` +
+        ` (floor PostgreSQL CPU ${floors.map((f) => fmt(f.backendUs)).join(' / ')} µs/event)`,
+    );
     if (populatedUrl !== undefined) {
       out(
         `  populated / fresh switchboard: ${list(ratios.populatedToFresh)}   median ${fmt(median(ratios.populatedToFresh), 2)} (target >= 0.90)`,
