@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { EventHeaders } from '../../../generated/types.ts';
 import { ANNOUNCE_INSERTED } from './announcement.ts';
 import { encodeBinaryArray, type BinaryElementType } from '../sql/binary-array.ts';
-import { isCheckedTrustMode, positionRow, summaryFromRow, summaryRow } from './event-mapping.ts';
+import { isCheckedTrustMode, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-statement.ts';
 import { checkNewEvent } from './new-event-check.ts';
@@ -163,9 +163,11 @@ async function insertRows(
     : sql.fragment``;
   // Every insert announces the events it newly stores (announcement.ts): the one way readers and
   // other instances hear of them.
-  let rows: readonly z.infer<typeof positionRow>[];
+  let rows: readonly unknown[];
   try {
-    rows = await pool.any(sql.type(positionRow)`
+    // Rows pass the result parser untouched (z.unknown()): the hot path reads two text columns,
+    // checked by hand in receivedAtOf, rather than a zod parse of every row of every batch.
+    rows = await pool.any(sql.type(z.unknown())`
       WITH inserted AS (${insert})${keyed}, search_queued AS (
         INSERT INTO event_search_queue (event_id) SELECT id FROM inserted
       )${queue}${replying}
@@ -179,7 +181,7 @@ async function insertRows(
     }
     throw error;
   }
-  const receivedAt = new Map(rows.map((row) => [row.id, row.received_at_utc]));
+  const receivedAt = receivedAtOf(rows);
   const inserted = new Map<number, InsertedRow>();
   events.forEach(({ ord, event }, index) => {
     const id = ids[index];
@@ -199,6 +201,17 @@ async function insertRows(
     });
   });
   return inserted;
+}
+
+/** Each inserted id's received_at, from the insert's rows (id and received_at_utc, both text). */
+function receivedAtOf(rows: readonly unknown[]): Map<string, string> {
+  const receivedAt = new Map<string, string>();
+  for (const row of rows) {
+    const { id, received_at_utc: at } = (row ?? {}) as { id?: unknown; received_at_utc?: unknown };
+    if (typeof id !== 'string' || typeof at !== 'string') throw new TypeError('the insert answered a malformed row');
+    receivedAt.set(id, at);
+  }
+  return receivedAt;
 }
 
 /**
