@@ -296,6 +296,44 @@ describe('time partitions', () => {
     expect(retry).toMatchObject({ duplicate: true, event: { id: event.id } });
   });
 
+  it("a retry's lookup reads the key partitions of the dedupe window, not the older ones", async () => {
+    // Migration 0021: keys stamped from 7 days before the delivery to an hour after; the other
+    // partitions are pruned as the lookup's plan starts. Counted by each partition's scans (an
+    // index or a sequential scan, as the planner chooses for a small partition).
+    for (let day = -20; day <= 0; day += 1) await ensurePartitions(db.pool, 'day', `${utcDay(day)}T12:00:00Z`);
+    const one = await createDatabasePool(db.url, { maximumPoolSize: 1 });
+    try {
+      const scans = async (): Promise<Map<string, number>> => {
+        // The inserting backend sends its counts once idle; the reader then sees them.
+        await one.query(sql.unsafe`SELECT pg_stat_force_next_flush()`);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const rows = await db.pool.any(sql.type(z.object({ name: z.string(), scans: z.number() }))`
+          SELECT relname AS name, (seq_scan + coalesce(idx_scan, 0))::int AS scans FROM pg_stat_user_tables
+          WHERE relname LIKE 'event_external_ids_p%'
+        `);
+        return new Map(rows.map((row) => [row.name, row.scans]));
+      };
+      const oneStore = createEventStore(one);
+      await oneStore.insert(newEvent({ provider: 'github', externalId: 'window-warm' }));
+      const before = await scans();
+      await oneStore.insertMany([
+        newEvent({ provider: 'github', externalId: 'window-a' }),
+        newEvent({ provider: 'github', externalId: 'window-b' }),
+      ]);
+      const after = await scans();
+      const read = (day: number): number => {
+        const name = `event_external_ids_p${utcDay(day).replaceAll('-', '')}`;
+        return (after.get(name) ?? 0) - (before.get(name) ?? 0);
+      };
+      // Today's and the last week's partitions are read; none older than 8 days is.
+      expect(read(0)).toBeGreaterThan(0);
+      expect(read(-6)).toBeGreaterThan(0);
+      for (let day = -20; day <= -9; day += 1) expect(read(day), `day ${day}`).toBe(0);
+    } finally {
+      await one.end();
+    }
+  });
+
   it('a batch learns of its retries within the dedupe window in one lookup, and stores only what is new', async () => {
     await ensurePartitions(db.pool, 'day', `${utcDay(-5)}T12:00:00Z`);
     const { event: old } = await store.insert(newEvent({ provider: 'github', externalId: 'batch-old' }));
