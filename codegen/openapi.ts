@@ -33,6 +33,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'forbidden: Host or Origin not allowed (DNS-rebinding protection)',
   404: 'not_found',
   405: 'method_not_allowed (see Allow)',
+  409: 'conflict: a one-time action was already done (a second answer to a pending reply)',
   413: 'payload_too_large: request body too large',
   429: 'rate_limited (see Retry-After)',
   500: 'internal',

@@ -110,6 +110,7 @@ export const ERROR_CODES = [
   'unauthenticated',
   'forbidden',
   'method_not_allowed',
+  'conflict',
   'payload_too_large',
   'unavailable',
 ] as const;

@@ -596,6 +596,152 @@ export const SCHEMAS = {
       },
     },
   },
+  ApiReplyAnswerResult: {
+    title: 'ApiReplyAnswerResult',
+    description:
+      'What POST /api/replies/{reply_id} answers once it took the answer: the event it belongs to and the outcome recorded with it (EventDetail.reply.outcome). A second answer to the same delivery, from this listener or another, is refused with 409 conflict and counted as late.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['reply_id', 'event_id', 'outcome'],
+    properties: {
+      reply_id: {
+        description: "The pending delivery's id, for POST /api/replies/{reply_id}. Good for one answer.",
+        type: 'string',
+        format: 'uuid',
+      },
+      event_id: {
+        description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+        type: 'string',
+        format: 'uuid',
+      },
+      outcome: { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] },
+    },
+  },
+  ApiReplyAnswer: {
+    title: 'ApiReplyAnswer',
+    description:
+      "The body of POST /api/replies/{reply_id}: the app's answer to a delivery its provider waits on (status, headers, body), or why there is none (failure). The server passes on the status, the body, Content-Type and a short allowlist of headers (never Set-Cookie, hop-by-hop headers or switchboard's own); with a failure, or a body over max_answer_bytes, the provider gets the fallback.",
+    oneOf: [
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['status', 'headers', 'body_base64'],
+        properties: {
+          status: { description: 'The status the app answered with.', type: 'integer', minimum: 100, maximum: 599 },
+          headers: {
+            description: "The app's response headers, lower-cased names; the server keeps only those it passes on.",
+            type: 'object',
+            maxProperties: 100,
+            additionalProperties: { type: 'string', maxLength: 8192 },
+          },
+          body_base64: {
+            description:
+              "The app's body, base64. At most reply.max_answer_bytes decoded (the schema's default for it is 1 MiB, its maximum 10 MiB).",
+            type: 'string',
+            maxLength: 13981016,
+            contentEncoding: 'base64',
+          },
+        },
+      },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['failure'],
+        properties: {
+          failure: {
+            description:
+              'No usable answer: could_not_connect (the app is not running), no_answer (it did not answer in time), too_large (its body was over max_answer_bytes), failed (anything else).',
+            type: 'string',
+            enum: ['could_not_connect', 'no_answer', 'too_large', 'failed'],
+          },
+        },
+      },
+    ],
+  },
+  ApiReplyRequest: {
+    title: 'ApiReplyRequest',
+    description:
+      "A delivery whose provider holds its request open for the app's answer (config: reply: {from: listen}), as GET /api/stream?reply=… sends it in an SSE message of type reply. The client sends the event to its app (the replay headers and exact bytes as for any event) and returns the app's answer once, with POST /api/replies/{reply_id}, before timeout_ms have passed; after that the provider has had the fallback.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['reply_id', 'event', 'timeout_ms', 'max_answer_bytes'],
+    properties: {
+      reply_id: {
+        description: "The pending delivery's id, for POST /api/replies/{reply_id}. Good for one answer.",
+        type: 'string',
+        format: 'uuid',
+      },
+      event: {
+        title: 'ApiEventSummary',
+        description:
+          "One event as the HTTP API lists it and its live stream sends it: the EventSummary fields, plus a one-line summary of the payload for people scanning a list. MCP's EventSummary carries the same line, cut where it would take an agent's list past its context budget.",
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'provider', 'event_type', 'trust_mode', 'verified', 'payload_size', 'received_at'],
+        properties: {
+          id: {
+            description: "The event's id: a time-ordered UUIDv7, stable across all surfaces.",
+            type: 'string',
+            format: 'uuid',
+          },
+          provider: {
+            description: 'Name of the configured provider (webhook route or queue source) that received the event.',
+            type: 'string',
+            minLength: 1,
+            maxLength: 64,
+          },
+          event_type: {
+            description: "The provider's event type, e.g. pull_request.opened or payment_intent.succeeded.",
+            type: 'string',
+            maxLength: 200,
+          },
+          trust_mode: {
+            title: 'TrustMode',
+            description:
+              "How an event's origin is established: signed (a cryptographic signature checked against a secret), token (a shared token compared), open (nothing checked) or queue (read from a Redis channel).",
+            type: 'string',
+            enum: ['signed', 'token', 'open', 'queue'],
+          },
+          verified: {
+            description:
+              'True only when trust_mode is signed and the signature was valid. Token, open and queue events are always false.',
+            type: 'boolean',
+          },
+          payload_size: { description: 'Size of the raw payload in bytes.', type: 'integer', minimum: 0 },
+          received_at: {
+            description: 'When switchboard committed the event, RFC 3339 with microseconds.',
+            type: 'string',
+            format: 'date-time',
+          },
+          summary: {
+            description:
+              "One line from the payload that tells this event from others of its type, computed once when it arrived: e.g. GitHub's repository, ref or action and number; Stripe's object type, id and amount; Slack's event type and channel; Shopify's topic and resource id; for other senders the first few text fields. Absent when the payload is not JSON or has nothing to show, and for events stored before switchboard computed it.",
+            type: 'string',
+            minLength: 1,
+            maxLength: 120,
+          },
+          forward_state: {
+            description:
+              "How this event's forwarding stands across the rules that took it: dead when any delivery is dead (it waits for a manual retry), else failed when any failed and waits to be retried, else pending while any is pending or delivering, else delivered; delivered_unsigned instead when the event failed its check on arrival, so the rules that took it (include_unverified) sent it without a signature or token. Absent when no forward rule took the event, and on the live stream, which announces an event before any delivery ran (GET /api/events/{id}/deliveries has the detail).",
+            type: 'string',
+            enum: ['delivered', 'delivered_unsigned', 'pending', 'failed', 'dead'],
+          },
+        },
+      },
+      timeout_ms: {
+        description: 'How long the server waits for the answer from when it sent this message (reply.timeout_ms).',
+        type: 'integer',
+        minimum: 1,
+      },
+      max_answer_bytes: {
+        description:
+          "The largest app's body the server passes on (reply.max_answer_bytes); a longer one gets the provider the fallback.",
+        type: 'integer',
+        minimum: 1,
+        maximum: 10485760,
+      },
+    },
+  },
   SwitchboardConfig: {
     title: 'SwitchboardConfig',
     description:
@@ -1864,7 +2010,7 @@ export const SCHEMAS = {
   ErrorEnvelope: {
     title: 'ErrorEnvelope',
     description:
-      "The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.",
+      "The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), conflict (409, a one-time action already done: a second answer to a pending reply), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.",
     type: 'object',
     additionalProperties: false,
     required: ['error'],
@@ -1885,6 +2031,7 @@ export const SCHEMAS = {
               'unauthenticated',
               'forbidden',
               'method_not_allowed',
+              'conflict',
               'payload_too_large',
               'unavailable',
             ],

@@ -75,6 +75,32 @@ export type PresetName =
   | 'zendesk'
   | 'zoom';
 /**
+ * The body of POST /api/replies/{reply_id}: the app's answer to a delivery its provider waits on (status, headers, body), or why there is none (failure). The server passes on the status, the body, Content-Type and a short allowlist of headers (never Set-Cookie, hop-by-hop headers or switchboard's own); with a failure, or a body over max_answer_bytes, the provider gets the fallback.
+ */
+export type ApiReplyAnswer =
+  | {
+      /**
+       * The status the app answered with.
+       */
+      status: number;
+      /**
+       * The app's response headers, lower-cased names; the server keeps only those it passes on.
+       */
+      headers: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * The app's body, base64. At most reply.max_answer_bytes decoded (the schema's default for it is 1 MiB, its maximum 10 MiB).
+       */
+      body_base64: string;
+    }
+  | {
+      /**
+       * No usable answer: could_not_connect (the app is not running), no_answer (it did not answer in time), too_large (its body was over max_answer_bytes), failed (anything else).
+       */
+      failure: 'could_not_connect' | 'no_answer' | 'too_large' | 'failed';
+    };
+/**
  * A verification preset: one per provider of the catalog (65), plus token and open. adyen: Adyen; basic-auth: Any HTTP Basic sender; bitbucket: Bitbucket Cloud; box: Box; cal-com: Cal.com; calendly: Calendly; chargebee: Chargebee; circleci: CircleCI; clerk: Clerk; coinbase-commerce: Coinbase Commerce; discord: Discord (interactions and webhook events); docusign: DocuSign Connect; dropbox: Dropbox; figma: Figma; generic-hmac: Any HMAC sender; gitea: Gitea / Forgejo; github: GitHub; gitlab: GitLab; gocardless: GoCardless; hubspot: HubSpot; intercom: Intercom; jira: Jira Cloud; launchdarkly: LaunchDarkly; lemon-squeezy: Lemon Squeezy; linear: Linear; mailgun: Mailgun; meta: Meta (Facebook, Instagram, WhatsApp); microsoft-teams: Microsoft Teams (outgoing webhooks); mux: Mux; netlify: Netlify; notion: Notion; open: Anything (nothing checked); openai: OpenAI; paddle: Paddle Billing; pagerduty: PagerDuty; polar: Polar; postmark: Postmark; razorpay: Razorpay; replicate: Replicate; resend: Resend; sanity: Sanity; segment: Segment (Twilio Segment); sendgrid: SendGrid Event Webhook; sentry: Sentry; shopify: Shopify; slack: Slack; square: Square; standard-webhooks: Standard Webhooks; stripe: Stripe; svix: Svix; telegram: Telegram (bot webhooks); telnyx: Telnyx; tiktok: TikTok for Developers; token: Any token sender; trello: Trello; twilio: Twilio; twitch: Twitch EventSub; typeform: Typeform; upstash-qstash: Upstash QStash; vercel: Vercel; vonage: Vonage; woocommerce: WooCommerce; workos: WorkOS; zendesk: Zendesk; zoom: Zoom.
  */
 export type PresetName1 =
@@ -504,6 +530,38 @@ export interface ApiReplayHeaders {
   headers: {
     [k: string]: (string | string[]) | undefined;
   };
+}
+/**
+ * What POST /api/replies/{reply_id} answers once it took the answer: the event it belongs to and the outcome recorded with it (EventDetail.reply.outcome). A second answer to the same delivery, from this listener or another, is refused with 409 conflict and counted as late.
+ */
+export interface ApiReplyAnswerResult {
+  /**
+   * The pending delivery's id, for POST /api/replies/{reply_id}. Good for one answer.
+   */
+  reply_id: string;
+  /**
+   * The event's id: a time-ordered UUIDv7, stable across all surfaces.
+   */
+  event_id: string;
+  outcome: 'answered' | 'timed_out' | 'unavailable' | 'failed';
+}
+/**
+ * A delivery whose provider holds its request open for the app's answer (config: reply: {from: listen}), as GET /api/stream?reply=… sends it in an SSE message of type reply. The client sends the event to its app (the replay headers and exact bytes as for any event) and returns the app's answer once, with POST /api/replies/{reply_id}, before timeout_ms have passed; after that the provider has had the fallback.
+ */
+export interface ApiReplyRequest {
+  /**
+   * The pending delivery's id, for POST /api/replies/{reply_id}. Good for one answer.
+   */
+  reply_id: string;
+  event: ApiEventSummary;
+  /**
+   * How long the server waits for the answer from when it sent this message (reply.timeout_ms).
+   */
+  timeout_ms: number;
+  /**
+   * The largest app's body the server passes on (reply.max_answer_bytes); a longer one gets the provider the fallback.
+   */
+  max_answer_bytes: number;
 }
 /**
  * switchboard.yaml: the providers to receive from, where replays go, and operational limits. ${VAR} anywhere in a string is replaced by the environment variable VAR, so secrets stay out of the file.
@@ -977,7 +1035,7 @@ export interface DeliveryAttempt {
   response_content_type?: string;
 }
 /**
- * The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.
+ * The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), conflict (409, a one-time action already done: a second answer to a pending reply), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.
  */
 export interface ErrorEnvelope {
   error: {
@@ -990,6 +1048,7 @@ export interface ErrorEnvelope {
       | 'unauthenticated'
       | 'forbidden'
       | 'method_not_allowed'
+      | 'conflict'
       | 'payload_too_large'
       | 'unavailable';
     /**

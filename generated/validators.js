@@ -4451,6 +4451,925 @@ function validate36(
 }
 validate36.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
+export const validateApiReplyAnswerResult = validate37;
+const schema99 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-reply-answer-result.schema.json',
+  title: 'ApiReplyAnswerResult',
+  description:
+    'What POST /api/replies/{reply_id} answers once it took the answer: the event it belongs to and the outcome recorded with it (EventDetail.reply.outcome). A second answer to the same delivery, from this listener or another, is refused with 409 conflict and counted as late.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['reply_id', 'event_id', 'outcome'],
+  properties: {
+    reply_id: { $ref: 'api-reply-request.schema.json#/properties/reply_id' },
+    event_id: { $ref: 'event-summary.schema.json#/properties/id' },
+    outcome: { $ref: 'event-detail.schema.json#/properties/reply/properties/outcome' },
+  },
+};
+const schema101 = {
+  description: "The pending delivery's id, for POST /api/replies/{reply_id}. Good for one answer.",
+  type: 'string',
+  format: 'uuid',
+};
+const schema103 = { type: 'string', enum: ['answered', 'timed_out', 'unavailable', 'failed'] };
+
+function validate37(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-reply-answer-result.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate37.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.reply_id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'reply_id' },
+        message: "must have required property '" + 'reply_id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.event_id === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'event_id' },
+        message: "must have required property '" + 'event_id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.outcome === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'outcome' },
+        message: "must have required property '" + 'outcome' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'reply_id' || key0 === 'event_id' || key0 === 'outcome')) {
+        const err3 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.reply_id !== undefined) {
+      let data0 = data.reply_id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err4 = {
+            instancePath: instancePath + '/reply_id',
+            schemaPath: 'api-reply-request.schema.json#/properties/reply_id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err4];
+          } else {
+            vErrors.push(err4);
+          }
+          errors++;
+        }
+      } else {
+        const err5 = {
+          instancePath: instancePath + '/reply_id',
+          schemaPath: 'api-reply-request.schema.json#/properties/reply_id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err5];
+        } else {
+          vErrors.push(err5);
+        }
+        errors++;
+      }
+    }
+    if (data.event_id !== undefined) {
+      let data1 = data.event_id;
+      if (typeof data1 === 'string') {
+        if (!formats0.test(data1)) {
+          const err6 = {
+            instancePath: instancePath + '/event_id',
+            schemaPath: 'event-summary.schema.json#/properties/id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      } else {
+        const err7 = {
+          instancePath: instancePath + '/event_id',
+          schemaPath: 'event-summary.schema.json#/properties/id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+    }
+    if (data.outcome !== undefined) {
+      let data2 = data.outcome;
+      if (typeof data2 !== 'string') {
+        const err8 = {
+          instancePath: instancePath + '/outcome',
+          schemaPath: 'event-detail.schema.json#/properties/reply/properties/outcome/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err8];
+        } else {
+          vErrors.push(err8);
+        }
+        errors++;
+      }
+      if (!(data2 === 'answered' || data2 === 'timed_out' || data2 === 'unavailable' || data2 === 'failed')) {
+        const err9 = {
+          instancePath: instancePath + '/outcome',
+          schemaPath: 'event-detail.schema.json#/properties/reply/properties/outcome/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema103.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err10 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err10];
+    } else {
+      vErrors.push(err10);
+    }
+    errors++;
+  }
+  validate37.errors = vErrors;
+  return errors === 0;
+}
+validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+export const validateApiReplyAnswer = validate40;
+const schema104 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-reply-answer.schema.json',
+  title: 'ApiReplyAnswer',
+  description:
+    "The body of POST /api/replies/{reply_id}: the app's answer to a delivery its provider waits on (status, headers, body), or why there is none (failure). The server passes on the status, the body, Content-Type and a short allowlist of headers (never Set-Cookie, hop-by-hop headers or switchboard's own); with a failure, or a body over max_answer_bytes, the provider gets the fallback.",
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['status', 'headers', 'body_base64'],
+      properties: {
+        status: { description: 'The status the app answered with.', type: 'integer', minimum: 100, maximum: 599 },
+        headers: {
+          description: "The app's response headers, lower-cased names; the server keeps only those it passes on.",
+          type: 'object',
+          maxProperties: 100,
+          additionalProperties: { type: 'string', maxLength: 8192 },
+        },
+        body_base64: {
+          description:
+            "The app's body, base64. At most reply.max_answer_bytes decoded (the schema's default for it is 1 MiB, its maximum 10 MiB).",
+          type: 'string',
+          maxLength: 13981016,
+          contentEncoding: 'base64',
+        },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['failure'],
+      properties: {
+        failure: {
+          description:
+            'No usable answer: could_not_connect (the app is not running), no_answer (it did not answer in time), too_large (its body was over max_answer_bytes), failed (anything else).',
+          type: 'string',
+          enum: ['could_not_connect', 'no_answer', 'too_large', 'failed'],
+        },
+      },
+    },
+  ],
+};
+
+function validate40(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-reply-answer.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate40.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  const _errs0 = errors;
+  let valid0 = false;
+  let passing0 = null;
+  const _errs1 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.status === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/oneOf/0/required',
+        keyword: 'required',
+        params: { missingProperty: 'status' },
+        message: "must have required property '" + 'status' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.headers === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/oneOf/0/required',
+        keyword: 'required',
+        params: { missingProperty: 'headers' },
+        message: "must have required property '" + 'headers' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.body_base64 === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/oneOf/0/required',
+        keyword: 'required',
+        params: { missingProperty: 'body_base64' },
+        message: "must have required property '" + 'body_base64' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'status' || key0 === 'headers' || key0 === 'body_base64')) {
+        const err3 = {
+          instancePath,
+          schemaPath: '#/oneOf/0/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err3];
+        } else {
+          vErrors.push(err3);
+        }
+        errors++;
+      }
+    }
+    if (data.status !== undefined) {
+      let data0 = data.status;
+      if (!(typeof data0 == 'number' && !(data0 % 1) && !isNaN(data0) && isFinite(data0))) {
+        const err4 = {
+          instancePath: instancePath + '/status',
+          schemaPath: '#/oneOf/0/properties/status/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+      if (typeof data0 == 'number' && isFinite(data0)) {
+        if (data0 > 599 || isNaN(data0)) {
+          const err5 = {
+            instancePath: instancePath + '/status',
+            schemaPath: '#/oneOf/0/properties/status/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 599 },
+            message: 'must be <= 599',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+        if (data0 < 100 || isNaN(data0)) {
+          const err6 = {
+            instancePath: instancePath + '/status',
+            schemaPath: '#/oneOf/0/properties/status/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 100 },
+            message: 'must be >= 100',
+          };
+          if (vErrors === null) {
+            vErrors = [err6];
+          } else {
+            vErrors.push(err6);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.headers !== undefined) {
+      let data1 = data.headers;
+      if (data1 && typeof data1 == 'object' && !Array.isArray(data1)) {
+        if (Object.keys(data1).length > 100) {
+          const err7 = {
+            instancePath: instancePath + '/headers',
+            schemaPath: '#/oneOf/0/properties/headers/maxProperties',
+            keyword: 'maxProperties',
+            params: { limit: 100 },
+            message: 'must NOT have more than 100 properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err7];
+          } else {
+            vErrors.push(err7);
+          }
+          errors++;
+        }
+        for (const key1 in data1) {
+          let data2 = data1[key1];
+          if (typeof data2 === 'string') {
+            if (func2(data2) > 8192) {
+              const err8 = {
+                instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+                schemaPath: '#/oneOf/0/properties/headers/additionalProperties/maxLength',
+                keyword: 'maxLength',
+                params: { limit: 8192 },
+                message: 'must NOT have more than 8192 characters',
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+          } else {
+            const err9 = {
+              instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+              schemaPath: '#/oneOf/0/properties/headers/additionalProperties/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err9];
+            } else {
+              vErrors.push(err9);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err10 = {
+          instancePath: instancePath + '/headers',
+          schemaPath: '#/oneOf/0/properties/headers/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err10];
+        } else {
+          vErrors.push(err10);
+        }
+        errors++;
+      }
+    }
+    if (data.body_base64 !== undefined) {
+      let data3 = data.body_base64;
+      if (typeof data3 === 'string') {
+        if (func2(data3) > 13981016) {
+          const err11 = {
+            instancePath: instancePath + '/body_base64',
+            schemaPath: '#/oneOf/0/properties/body_base64/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 13981016 },
+            message: 'must NOT have more than 13981016 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      } else {
+        const err12 = {
+          instancePath: instancePath + '/body_base64',
+          schemaPath: '#/oneOf/0/properties/body_base64/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err12];
+        } else {
+          vErrors.push(err12);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err13 = {
+      instancePath,
+      schemaPath: '#/oneOf/0/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err13];
+    } else {
+      vErrors.push(err13);
+    }
+    errors++;
+  }
+  var _valid0 = _errs1 === errors;
+  if (_valid0) {
+    valid0 = true;
+    passing0 = 0;
+    var props0 = true;
+  }
+  const _errs13 = errors;
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.failure === undefined) {
+      const err14 = {
+        instancePath,
+        schemaPath: '#/oneOf/1/required',
+        keyword: 'required',
+        params: { missingProperty: 'failure' },
+        message: "must have required property '" + 'failure' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err14];
+      } else {
+        vErrors.push(err14);
+      }
+      errors++;
+    }
+    for (const key2 in data) {
+      if (!(key2 === 'failure')) {
+        const err15 = {
+          instancePath,
+          schemaPath: '#/oneOf/1/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key2 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err15];
+        } else {
+          vErrors.push(err15);
+        }
+        errors++;
+      }
+    }
+    if (data.failure !== undefined) {
+      let data4 = data.failure;
+      if (typeof data4 !== 'string') {
+        const err16 = {
+          instancePath: instancePath + '/failure',
+          schemaPath: '#/oneOf/1/properties/failure/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err16];
+        } else {
+          vErrors.push(err16);
+        }
+        errors++;
+      }
+      if (!(data4 === 'could_not_connect' || data4 === 'no_answer' || data4 === 'too_large' || data4 === 'failed')) {
+        const err17 = {
+          instancePath: instancePath + '/failure',
+          schemaPath: '#/oneOf/1/properties/failure/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema104.oneOf[1].properties.failure.enum },
+          message: 'must be equal to one of the allowed values',
+        };
+        if (vErrors === null) {
+          vErrors = [err17];
+        } else {
+          vErrors.push(err17);
+        }
+        errors++;
+      }
+    }
+  } else {
+    const err18 = {
+      instancePath,
+      schemaPath: '#/oneOf/1/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err18];
+    } else {
+      vErrors.push(err18);
+    }
+    errors++;
+  }
+  var _valid0 = _errs13 === errors;
+  if (_valid0 && valid0) {
+    valid0 = false;
+    passing0 = [passing0, 1];
+  } else {
+    if (_valid0) {
+      valid0 = true;
+      passing0 = 1;
+      if (props0 !== true) {
+        props0 = true;
+      }
+    }
+  }
+  if (!valid0) {
+    const err19 = {
+      instancePath,
+      schemaPath: '#/oneOf',
+      keyword: 'oneOf',
+      params: { passingSchemas: passing0 },
+      message: 'must match exactly one schema in oneOf',
+    };
+    if (vErrors === null) {
+      vErrors = [err19];
+    } else {
+      vErrors.push(err19);
+    }
+    errors++;
+  } else {
+    errors = _errs0;
+    if (vErrors !== null) {
+      if (_errs0) {
+        vErrors.length = _errs0;
+      } else {
+        vErrors = null;
+      }
+    }
+  }
+  validate40.errors = vErrors;
+  evaluated0.props = props0;
+  return errors === 0;
+}
+validate40.evaluated = { dynamicProps: true, dynamicItems: false };
+
+export const validateApiReplyRequest = validate38;
+const schema100 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://switchboard.dev/schemas/api-reply-request.schema.json',
+  title: 'ApiReplyRequest',
+  description:
+    "A delivery whose provider holds its request open for the app's answer (config: reply: {from: listen}), as GET /api/stream?reply=… sends it in an SSE message of type reply. The client sends the event to its app (the replay headers and exact bytes as for any event) and returns the app's answer once, with POST /api/replies/{reply_id}, before timeout_ms have passed; after that the provider has had the fallback.",
+  type: 'object',
+  additionalProperties: false,
+  required: ['reply_id', 'event', 'timeout_ms', 'max_answer_bytes'],
+  properties: {
+    reply_id: {
+      description: "The pending delivery's id, for POST /api/replies/{reply_id}. Good for one answer.",
+      type: 'string',
+      format: 'uuid',
+    },
+    event: { $ref: 'api-event-summary.schema.json' },
+    timeout_ms: {
+      description: 'How long the server waits for the answer from when it sent this message (reply.timeout_ms).',
+      type: 'integer',
+      minimum: 1,
+    },
+    max_answer_bytes: {
+      description:
+        "The largest app's body the server passes on (reply.max_answer_bytes); a longer one gets the provider the fallback.",
+      type: 'integer',
+      minimum: 1,
+      maximum: 10485760,
+    },
+  },
+};
+
+function validate38(
+  data,
+  { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
+) {
+  /*# sourceURL="https://switchboard.dev/schemas/api-reply-request.schema.json" */ let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate38.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = undefined;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = undefined;
+  }
+  if (data && typeof data == 'object' && !Array.isArray(data)) {
+    if (data.reply_id === undefined) {
+      const err0 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'reply_id' },
+        message: "must have required property '" + 'reply_id' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err0];
+      } else {
+        vErrors.push(err0);
+      }
+      errors++;
+    }
+    if (data.event === undefined) {
+      const err1 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'event' },
+        message: "must have required property '" + 'event' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err1];
+      } else {
+        vErrors.push(err1);
+      }
+      errors++;
+    }
+    if (data.timeout_ms === undefined) {
+      const err2 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'timeout_ms' },
+        message: "must have required property '" + 'timeout_ms' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err2];
+      } else {
+        vErrors.push(err2);
+      }
+      errors++;
+    }
+    if (data.max_answer_bytes === undefined) {
+      const err3 = {
+        instancePath,
+        schemaPath: '#/required',
+        keyword: 'required',
+        params: { missingProperty: 'max_answer_bytes' },
+        message: "must have required property '" + 'max_answer_bytes' + "'",
+      };
+      if (vErrors === null) {
+        vErrors = [err3];
+      } else {
+        vErrors.push(err3);
+      }
+      errors++;
+    }
+    for (const key0 in data) {
+      if (!(key0 === 'reply_id' || key0 === 'event' || key0 === 'timeout_ms' || key0 === 'max_answer_bytes')) {
+        const err4 = {
+          instancePath,
+          schemaPath: '#/additionalProperties',
+          keyword: 'additionalProperties',
+          params: { additionalProperty: key0 },
+          message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err4];
+        } else {
+          vErrors.push(err4);
+        }
+        errors++;
+      }
+    }
+    if (data.reply_id !== undefined) {
+      let data0 = data.reply_id;
+      if (typeof data0 === 'string') {
+        if (!formats0.test(data0)) {
+          const err5 = {
+            instancePath: instancePath + '/reply_id',
+            schemaPath: '#/properties/reply_id/format',
+            keyword: 'format',
+            params: { format: 'uuid' },
+            message: 'must match format "' + 'uuid' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err5];
+          } else {
+            vErrors.push(err5);
+          }
+          errors++;
+        }
+      } else {
+        const err6 = {
+          instancePath: instancePath + '/reply_id',
+          schemaPath: '#/properties/reply_id/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
+        };
+        if (vErrors === null) {
+          vErrors = [err6];
+        } else {
+          vErrors.push(err6);
+        }
+        errors++;
+      }
+    }
+    if (data.event !== undefined) {
+      if (
+        !validate22(data.event, {
+          instancePath: instancePath + '/event',
+          parentData: data,
+          parentDataProperty: 'event',
+          rootData,
+          dynamicAnchors,
+        })
+      ) {
+        vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+        errors = vErrors.length;
+      }
+    }
+    if (data.timeout_ms !== undefined) {
+      let data2 = data.timeout_ms;
+      if (!(typeof data2 == 'number' && !(data2 % 1) && !isNaN(data2) && isFinite(data2))) {
+        const err7 = {
+          instancePath: instancePath + '/timeout_ms',
+          schemaPath: '#/properties/timeout_ms/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err7];
+        } else {
+          vErrors.push(err7);
+        }
+        errors++;
+      }
+      if (typeof data2 == 'number' && isFinite(data2)) {
+        if (data2 < 1 || isNaN(data2)) {
+          const err8 = {
+            instancePath: instancePath + '/timeout_ms',
+            schemaPath: '#/properties/timeout_ms/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err8];
+          } else {
+            vErrors.push(err8);
+          }
+          errors++;
+        }
+      }
+    }
+    if (data.max_answer_bytes !== undefined) {
+      let data3 = data.max_answer_bytes;
+      if (!(typeof data3 == 'number' && !(data3 % 1) && !isNaN(data3) && isFinite(data3))) {
+        const err9 = {
+          instancePath: instancePath + '/max_answer_bytes',
+          schemaPath: '#/properties/max_answer_bytes/type',
+          keyword: 'type',
+          params: { type: 'integer' },
+          message: 'must be integer',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+      if (typeof data3 == 'number' && isFinite(data3)) {
+        if (data3 > 10485760 || isNaN(data3)) {
+          const err10 = {
+            instancePath: instancePath + '/max_answer_bytes',
+            schemaPath: '#/properties/max_answer_bytes/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 10485760 },
+            message: 'must be <= 10485760',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+        if (data3 < 1 || isNaN(data3)) {
+          const err11 = {
+            instancePath: instancePath + '/max_answer_bytes',
+            schemaPath: '#/properties/max_answer_bytes/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 1 },
+            message: 'must be >= 1',
+          };
+          if (vErrors === null) {
+            vErrors = [err11];
+          } else {
+            vErrors.push(err11);
+          }
+          errors++;
+        }
+      }
+    }
+  } else {
+    const err12 = {
+      instancePath,
+      schemaPath: '#/type',
+      keyword: 'type',
+      params: { type: 'object' },
+      message: 'must be object',
+    };
+    if (vErrors === null) {
+      vErrors = [err12];
+    } else {
+      vErrors.push(err12);
+    }
+    errors++;
+  }
+  validate38.errors = vErrors;
+  return errors === 0;
+}
+validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
 export const validateSwitchboardConfig = validate31;
 const schema82 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -10312,8 +11231,8 @@ function validate31(
 }
 validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateDelivery = validate37;
-const schema99 = {
+export const validateDelivery = validate41;
+const schema105 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/delivery.schema.json',
   title: 'Delivery',
@@ -10399,29 +11318,29 @@ const schema99 = {
     },
   },
 };
-const schema102 = {
+const schema108 = {
   description: "The rule's name in forward: of the config.",
   type: 'string',
   pattern: '^[a-z0-9_-]{1,64}$',
 };
-const schema105 = {
+const schema111 = {
   description:
     "Up to the first 2 KiB of the target's answer as text, ending in … when cut, with bytes that are not UTF-8 written \\xNN, NUL as \\u0000 and any credential the replay carried as [redacted]; absent when the answer was empty.",
   type: 'string',
 };
-const schema106 = {
+const schema112 = {
   description: 'The Content-Type the target answered with, when it sent one.',
   type: 'string',
   maxLength: 200,
 };
 
-function validate37(
+function validate41(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/delivery.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate41.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -10565,7 +11484,7 @@ function validate37(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema99.properties, key0)) {
+      if (!func1.call(schema105.properties, key0)) {
         const err9 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -10712,7 +11631,7 @@ function validate37(
           instancePath: instancePath + '/state',
           schemaPath: '#/properties/state/enum',
           keyword: 'enum',
-          params: { allowedValues: schema99.properties.state.enum },
+          params: { allowedValues: schema105.properties.state.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -11504,18 +12423,18 @@ function validate37(
     }
     errors++;
   }
-  validate37.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateErrorEnvelope = validate40;
-const schema107 = {
+export const validateErrorEnvelope = validate44;
+const schema113 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/error-envelope.schema.json',
   title: 'ErrorEnvelope',
   description:
-    "The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.",
+    "The one error shape of every surface. code is stable and machine-readable: not_found (unknown event id or route), invalid_argument (bad input or a refused replay target), replay_failed (the replay target could not be reached), rate_limited (back off for retry_after seconds), internal (an unexpected failure; the message carries a reference for the server log), and on HTTP only: unauthenticated (401, no valid bearer token or a webhook that failed its check), forbidden (403, Host or Origin not allowed), method_not_allowed (405, see Allow), conflict (409, a one-time action already done: a second answer to a pending reply), payload_too_large (413) and unavailable (503, the database cannot be reached; see Retry-After). MCP tool results use the first five, and unauthenticated or unavailable for a call cut short by its token's revocation or its session's end.",
   type: 'object',
   additionalProperties: false,
   required: ['error'],
@@ -11536,6 +12455,7 @@ const schema107 = {
             'unauthenticated',
             'forbidden',
             'method_not_allowed',
+            'conflict',
             'payload_too_large',
             'unavailable',
           ],
@@ -11556,13 +12476,13 @@ const schema107 = {
   },
 };
 
-function validate40(
+function validate44(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/error-envelope.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate44.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11678,6 +12598,7 @@ function validate40(
             data1 === 'unauthenticated' ||
             data1 === 'forbidden' ||
             data1 === 'method_not_allowed' ||
+            data1 === 'conflict' ||
             data1 === 'payload_too_large' ||
             data1 === 'unavailable'
           )) {
@@ -11685,7 +12606,7 @@ function validate40(
               instancePath: instancePath + '/error/code',
               schemaPath: '#/properties/error/properties/code/enum',
               keyword: 'enum',
-              params: { allowedValues: schema107.properties.error.properties.code.enum },
+              params: { allowedValues: schema113.properties.error.properties.code.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -11794,13 +12715,13 @@ function validate40(
     }
     errors++;
   }
-  validate40.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventDeliveries = validate41;
-const schema108 = {
+export const validateEventDeliveries = validate45;
+const schema114 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/event-deliveries.schema.json',
   title: 'EventDeliveries',
@@ -11815,13 +12736,13 @@ const schema108 = {
   },
 };
 
-function validate41(
+function validate45(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-deliveries.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate45.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -11916,7 +12837,7 @@ function validate41(
         const len0 = data1.length;
         for (let i0 = 0; i0 < len0; i0++) {
           if (
-            !validate37(data1[i0], {
+            !validate41(data1[i0], {
               instancePath: instancePath + '/deliveries/' + i0,
               parentData: data1,
               parentDataProperty: i0,
@@ -11924,7 +12845,7 @@ function validate41(
               dynamicAnchors,
             })
           ) {
-            vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+            vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
             errors = vErrors.length;
           }
         }
@@ -11959,10 +12880,10 @@ function validate41(
     }
     errors++;
   }
-  validate41.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventDetail = validate23;
 const schema51 = {
@@ -13666,15 +14587,15 @@ function validate23(
 }
 validate23.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventHeaders = validate43;
+export const validateEventHeaders = validate47;
 
-function validate43(
+function validate47(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-headers.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate47.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13833,20 +14754,20 @@ function validate43(
     }
     errors++;
   }
-  validate43.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateEventPayload = validate44;
+export const validateEventPayload = validate48;
 
-function validate44(
+function validate48(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/event-payload.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate48.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -13966,10 +14887,10 @@ function validate44(
     }
     errors++;
   }
-  validate44.errors = vErrors;
+  validate48.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateEventSummary = validate21;
 const schema32 = {
@@ -14515,8 +15436,8 @@ function validate21(
 }
 validate21.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardList = validate45;
-const schema112 = {
+export const validateForwardList = validate49;
+const schema118 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-list.schema.json',
   title: 'ForwardList',
@@ -14526,7 +15447,7 @@ const schema112 = {
   required: ['rules'],
   properties: { rules: { type: 'array', items: { $ref: 'forward-rule-status.schema.json' } } },
 };
-const schema101 = {
+const schema107 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-rule-status.schema.json',
   title: 'ForwardRuleStatus',
@@ -14596,13 +15517,13 @@ const schema101 = {
   },
 };
 
-function validate45(
+function validate49(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-list.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate49.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -14800,7 +15721,7 @@ function validate45(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema101.properties, key1)) {
+              if (!func1.call(schema107.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/rules/' + i0,
                   schemaPath: 'forward-rule-status.schema.json/additionalProperties',
@@ -15314,13 +16235,13 @@ function validate45(
     }
     errors++;
   }
-  validate45.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
 }
-validate45.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate49.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRetryDeadResult = validate46;
-const schema114 = {
+export const validateForwardRetryDeadResult = validate50;
+const schema120 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/forward-retry-dead-result.schema.json',
   title: 'ForwardRetryDeadResult',
@@ -15335,13 +16256,13 @@ const schema114 = {
   },
 };
 
-function validate46(
+function validate50(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-retry-dead-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate50.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15480,20 +16401,20 @@ function validate46(
     }
     errors++;
   }
-  validate46.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate50.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateForwardRuleStatus = validate38;
+export const validateForwardRuleStatus = validate42;
 
-function validate38(
+function validate42(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/forward-rule-status.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate42.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -15652,7 +16573,7 @@ function validate38(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema101.properties, key0)) {
+      if (!func1.call(schema107.properties, key0)) {
         const err10 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -16134,13 +17055,13 @@ function validate38(
     }
     errors++;
   }
-  validate38.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate42.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateHealth = validate47;
-const schema116 = {
+export const validateHealth = validate51;
+const schema122 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/health.schema.json',
   title: 'Health',
@@ -16159,13 +17080,13 @@ const schema116 = {
   },
 };
 
-function validate47(
+function validate51(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/health.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate47.evaluated;
+  const evaluated0 = validate51.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -16242,7 +17163,7 @@ function validate47(
           instancePath: instancePath + '/status',
           schemaPath: '#/properties/status/enum',
           keyword: 'enum',
-          params: { allowedValues: schema116.properties.status.enum },
+          params: { allowedValues: schema122.properties.status.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -16301,13 +17222,13 @@ function validate47(
     }
     errors++;
   }
-  validate47.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
 }
-validate47.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListenCheckpoint = validate48;
-const schema118 = {
+export const validateListenCheckpoint = validate52;
+const schema124 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/listen-checkpoint.schema.json',
   title: 'ListenCheckpoint',
@@ -16340,13 +17261,13 @@ const schema118 = {
   },
 };
 
-function validate48(
+function validate52(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/listen-checkpoint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate52.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -16836,20 +17757,20 @@ function validate48(
     }
     errors++;
   }
-  validate48.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate52.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validatePartitionUnit = validate49;
+export const validatePartitionUnit = validate53;
 
-function validate49(
+function validate53(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/partition-unit.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate49.evaluated;
+  const evaluated0 = validate53.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -16886,20 +17807,20 @@ function validate49(
     }
     errors++;
   }
-  validate49.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
 }
-validate49.evaluated = { dynamicProps: false, dynamicItems: false };
+validate53.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validatePresetName = validate50;
+export const validatePresetName = validate54;
 
-function validate50(
+function validate54(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/preset-name.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate50.evaluated;
+  const evaluated0 = validate54.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -17002,13 +17923,13 @@ function validate50(
     }
     errors++;
   }
-  validate50.errors = vErrors;
+  validate54.errors = vErrors;
   return errors === 0;
 }
-validate50.evaluated = { dynamicProps: false, dynamicItems: false };
+validate54.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateProviderCatalogEntry = validate51;
-const schema124 = {
+export const validateProviderCatalogEntry = validate55;
+const schema130 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/provider-catalog-entry.schema.json',
   title: 'ProviderCatalogEntry',
@@ -17437,14 +18358,14 @@ const schema124 = {
     },
   },
 };
-const schema135 = {
+const schema141 = {
   description:
     'Templates: text with placeholders {header:Name} (a header), {/json/pointer} (a value in the JSON body), {form:name} (a form field).',
   type: 'array',
   minItems: 1,
   items: { type: 'string', minLength: 1 },
 };
-const schema138 = {
+const schema144 = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'description', 'file'],
@@ -17475,7 +18396,7 @@ const schema138 = {
     },
   },
 };
-const schema139 = {
+const schema145 = {
   description:
     'json: the value at this JSON pointer of a JSON body is one of `in`; form: the form-encoded body has this field.',
   oneOf: [
@@ -17501,7 +18422,7 @@ const pattern37 = new RegExp('^[a-z0-9-]+\\.(json|txt)$', 'u');
 const pattern38 = new RegExp('\\{(uuid|now_unix|now_ms|now_iso|random_uuid|random_id|random_id_upper)\\}', 'u');
 const pattern39 = new RegExp('^[a-z0-9-]+$', 'u');
 const pattern40 = new RegExp('^/.*$', 'u');
-const schema125 = {
+const schema131 = {
   description:
     "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
   oneOf: [
@@ -17516,7 +18437,7 @@ const schema125 = {
     { $ref: '#/$defs/configuredHmacScheme' },
   ],
 };
-const schema126 = {
+const schema132 = {
   description:
     'An HMAC over a template of the request. Where the timestamp comes from and what is signed must agree (if/then), so a timestamp an entry declares is always one the engine checks for freshness, and one it signs or carries is always declared.',
   type: 'object',
@@ -17620,7 +18541,7 @@ const schema126 = {
     },
   },
 };
-const schema127 = {
+const schema133 = {
   description:
     'Standard Webhooks: HMAC-SHA256 base64 over {id}.{timestamp}.{body}, webhook-* or svix-* headers, a v1a Ed25519 signature when a whpk_ public key is configured.',
   type: 'object',
@@ -17636,7 +18557,7 @@ const schema127 = {
     },
   },
 };
-const schema128 = {
+const schema134 = {
   description: "An Ed25519 signature over a template, checked with the provider's public key.",
   type: 'object',
   additionalProperties: false,
@@ -17654,7 +18575,7 @@ const schema128 = {
     },
   },
 };
-const schema129 = {
+const schema135 = {
   description:
     "An ECDSA P-256 SHA-256 signature (base64 DER) over a template, checked with the provider's public key (base64 SubjectPublicKeyInfo DER).",
   type: 'object',
@@ -17667,7 +18588,7 @@ const schema129 = {
     signed: { type: 'string', minLength: 1 },
   },
 };
-const schema130 = {
+const schema136 = {
   description: 'A JWT (JWS compact) signed HS256 with the secret, whose claims carry a hash of the body.',
   type: 'object',
   additionalProperties: false,
@@ -17695,7 +18616,7 @@ const schema130 = {
     issued_at: { description: 'The iat claim is checked against tolerance_seconds.', type: 'boolean' },
   },
 };
-const schema131 = {
+const schema137 = {
   description: 'An HMAC carried in the JSON body itself.',
   type: 'object',
   additionalProperties: false,
@@ -17710,7 +18631,7 @@ const schema131 = {
     },
   },
 };
-const schema132 = {
+const schema138 = {
   description:
     'Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.',
   type: 'object',
@@ -17718,7 +18639,7 @@ const schema132 = {
   required: ['kind'],
   properties: { kind: { const: 'twilio' } },
 };
-const schema133 = {
+const schema139 = {
   description:
     'A credential compared in constant time: a token in a header, HTTP Basic, a passcode in the body, or nothing (open).',
   type: 'object',
@@ -17731,7 +18652,7 @@ const schema133 = {
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
-const schema134 = {
+const schema140 = {
   description:
     "An HMAC the user configures (the provider's hmac options in config: header, signed template, algorithm, encoding), checked on the HMAC engine by src/verify/generic-hmac-preset.ts; the fields describe it for the docs.",
   type: 'object',
@@ -17751,13 +18672,13 @@ const pattern28 = new RegExp('^[A-Za-z0-9-]+$', 'u');
 const pattern29 = new RegExp('^(header:[A-Za-z0-9-]+|signature|/.*)$', 'u');
 const pattern36 = new RegExp('^/.+$', 'u');
 
-function validate52(
+function validate56(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate56.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -18397,7 +19318,7 @@ function validate52(
           instancePath: instancePath + '/algorithm',
           schemaPath: '#/$defs/hmacScheme/properties/algorithm/enum',
           keyword: 'enum',
-          params: { allowedValues: schema126.properties.algorithm.enum },
+          params: { allowedValues: schema132.properties.algorithm.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18430,7 +19351,7 @@ function validate52(
           instancePath: instancePath + '/encoding',
           schemaPath: '#/$defs/hmacScheme/properties/encoding/enum',
           keyword: 'enum',
-          params: { allowedValues: schema126.properties.encoding.enum },
+          params: { allowedValues: schema132.properties.encoding.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18463,7 +19384,7 @@ function validate52(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/hmacScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema126.properties.key.enum },
+          params: { allowedValues: schema132.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -18622,7 +19543,7 @@ function validate52(
               instancePath: instancePath + '/signature/format',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema126.properties.signature.properties.format.enum },
+              params: { allowedValues: schema132.properties.signature.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18689,7 +19610,7 @@ function validate52(
               instancePath: instancePath + '/signature/separator',
               schemaPath: '#/$defs/hmacScheme/properties/signature/properties/separator/enum',
               keyword: 'enum',
-              params: { allowedValues: schema126.properties.signature.properties.separator.enum },
+              params: { allowedValues: schema132.properties.signature.properties.separator.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -18924,7 +19845,7 @@ function validate52(
               instancePath: instancePath + '/timestamp/format',
               schemaPath: '#/$defs/hmacScheme/properties/timestamp/properties/format/enum',
               keyword: 'enum',
-              params: { allowedValues: schema126.properties.timestamp.properties.format.enum },
+              params: { allowedValues: schema132.properties.timestamp.properties.format.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -19081,7 +20002,7 @@ function validate52(
           instancePath: instancePath + '/key',
           schemaPath: '#/$defs/standardWebhooksScheme/properties/key/enum',
           keyword: 'enum',
-          params: { allowedValues: schema127.properties.key.enum },
+          params: { allowedValues: schema133.properties.key.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -19308,7 +20229,7 @@ function validate52(
             instancePath: instancePath + '/encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema128.properties.encoding.enum },
+            params: { allowedValues: schema134.properties.encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -19409,7 +20330,7 @@ function validate52(
             instancePath: instancePath + '/public_key_encoding',
             schemaPath: '#/$defs/ed25519Scheme/properties/public_key_encoding/enum',
             keyword: 'enum',
-            params: { allowedValues: schema128.properties.public_key_encoding.enum },
+            params: { allowedValues: schema134.properties.public_key_encoding.enum },
             message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
@@ -19953,7 +20874,7 @@ function validate52(
                     instancePath: instancePath + '/body_hash/encoding',
                     schemaPath: '#/$defs/jwtScheme/properties/body_hash/properties/encoding/enum',
                     keyword: 'enum',
-                    params: { allowedValues: schema130.properties.body_hash.properties.encoding.enum },
+                    params: { allowedValues: schema136.properties.body_hash.properties.encoding.enum },
                     message: 'must be equal to one of the allowed values',
                   };
                   if (vErrors === null) {
@@ -20146,7 +21067,7 @@ function validate52(
                   instancePath: instancePath + '/variant',
                   schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema131.properties.variant.enum },
+                  params: { allowedValues: schema137.properties.variant.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -20318,7 +21239,7 @@ function validate52(
                       instancePath: instancePath + '/kind',
                       schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema133.properties.kind.enum },
+                      params: { allowedValues: schema139.properties.kind.enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -20721,19 +21642,19 @@ function validate52(
       }
     }
   }
-  validate52.errors = vErrors;
+  validate56.errors = vErrors;
   evaluated0.props = props2;
   return errors === 0;
 }
-validate52.evaluated = { dynamicProps: true, dynamicItems: false };
+validate56.evaluated = { dynamicProps: true, dynamicItems: false };
 
-function validate51(
+function validate55(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/provider-catalog-entry.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate51.evaluated;
+  const evaluated0 = validate55.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -20817,7 +21738,7 @@ function validate51(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema124.properties, key0)) {
+      if (!func1.call(schema130.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -20952,7 +21873,7 @@ function validate51(
     }
     if (data.scheme !== undefined) {
       if (
-        !validate52(data.scheme, {
+        !validate56(data.scheme, {
           instancePath: instancePath + '/scheme',
           parentData: data,
           parentDataProperty: 'scheme',
@@ -20960,7 +21881,7 @@ function validate51(
           dynamicAnchors,
         })
       ) {
-        vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+        vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
         errors = vErrors.length;
       }
     }
@@ -21481,7 +22402,7 @@ function validate51(
                         instancePath + '/samples/' + i3 + '/fresh/' + key4.replace(/~/g, '~0').replace(/\//g, '~1'),
                       schemaPath: '#/$defs/sample/properties/fresh/additionalProperties/anyOf/0/enum',
                       keyword: 'enum',
-                      params: { allowedValues: schema138.properties.fresh.additionalProperties.anyOf[0].enum },
+                      params: { allowedValues: schema144.properties.fresh.additionalProperties.anyOf[0].enum },
                       message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
@@ -21637,7 +22558,7 @@ function validate51(
           instancePath: instancePath + '/handshake',
           schemaPath: '#/properties/handshake/enum',
           keyword: 'enum',
-          params: { allowedValues: schema124.properties.handshake.enum },
+          params: { allowedValues: schema130.properties.handshake.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -22655,7 +23576,7 @@ function validate51(
               instancePath: instancePath + '/proof/by',
               schemaPath: '#/properties/proof/properties/by/enum',
               keyword: 'enum',
-              params: { allowedValues: schema124.properties.proof.properties.by.enum },
+              params: { allowedValues: schema130.properties.proof.properties.by.enum },
               message: 'must be equal to one of the allowed values',
             };
             if (vErrors === null) {
@@ -22833,15 +23754,15 @@ function validate51(
     }
     errors++;
   }
-  validate51.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
 }
-validate51.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate55.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateProviderStatus = validate29;
 
-export const validateRecentEventsResource = validate54;
-const schema141 = {
+export const validateRecentEventsResource = validate58;
+const schema147 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/recent-events-resource.schema.json',
   title: 'RecentEventsResource',
@@ -22853,13 +23774,13 @@ const schema141 = {
   properties: { events: { type: 'array', maxItems: 50, items: { $ref: 'event-summary.schema.json' } } },
 };
 
-function validate54(
+function validate58(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/recent-events-resource.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate54.evaluated;
+  const evaluated0 = validate58.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -22963,13 +23884,13 @@ function validate54(
     }
     errors++;
   }
-  validate54.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
 }
-validate54.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayHistory = validate56;
-const schema142 = {
+export const validateReplayHistory = validate60;
+const schema148 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-history.schema.json',
   title: 'ReplayHistory',
@@ -23047,13 +23968,13 @@ const schema142 = {
   },
 };
 
-function validate56(
+function validate60(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-history.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate60.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -23251,7 +24172,7 @@ function validate56(
               errors++;
             }
             for (const key1 in data1) {
-              if (!func1.call(schema142.properties.attempts.items.properties, key1)) {
+              if (!func1.call(schema148.properties.attempts.items.properties, key1)) {
                 const err12 = {
                   instancePath: instancePath + '/attempts/' + i0,
                   schemaPath: '#/properties/attempts/items/additionalProperties',
@@ -23778,7 +24699,7 @@ function validate56(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_code',
                   schemaPath: '#/properties/attempts/items/properties/error_code/anyOf/0/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema142.properties.attempts.items.properties.error_code.anyOf[0].enum },
+                  params: { allowedValues: schema148.properties.attempts.items.properties.error_code.anyOf[0].enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -23864,7 +24785,7 @@ function validate56(
                   instancePath: instancePath + '/attempts/' + i0 + '/error_reason',
                   schemaPath: '#/properties/attempts/items/properties/error_reason/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema142.properties.attempts.items.properties.error_reason.enum },
+                  params: { allowedValues: schema148.properties.attempts.items.properties.error_reason.enum },
                   message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
@@ -23922,13 +24843,13 @@ function validate56(
     }
     errors++;
   }
-  validate56.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate60.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayResult = validate39;
-const schema103 = {
+export const validateReplayResult = validate43;
+const schema109 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/replay-result.schema.json',
   title: 'ReplayResult',
@@ -23984,13 +24905,13 @@ const schema103 = {
   },
 };
 
-function validate39(
+function validate43(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/replay-result.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate43.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -24074,7 +24995,7 @@ function validate39(
       errors++;
     }
     for (const key0 in data) {
-      if (!func1.call(schema103.properties, key0)) {
+      if (!func1.call(schema109.properties, key0)) {
         const err5 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -24345,7 +25266,7 @@ function validate39(
           instancePath: instancePath + '/signed',
           schemaPath: '#/properties/signed/enum',
           keyword: 'enum',
-          params: { allowedValues: schema103.properties.signed.enum },
+          params: { allowedValues: schema109.properties.signed.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -24459,20 +25380,20 @@ function validate39(
     }
     errors++;
   }
-  validate39.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate43.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplyFallback = validate57;
+export const validateReplyFallback = validate61;
 
-function validate57(
+function validate61(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/reply-fallback.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate57.evaluated;
+  const evaluated0 = validate61.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -24690,13 +25611,13 @@ function validate57(
     }
     errors++;
   }
-  validate57.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
 }
-validate57.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSearchEventsQuery = validate58;
-const schema147 = {
+export const validateSearchEventsQuery = validate62;
+const schema153 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/search-events-query.schema.json',
   title: 'SearchEventsQuery',
@@ -24718,13 +25639,13 @@ const schema147 = {
   },
 };
 
-function validate58(
+function validate62(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/search-events-query.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate58.evaluated;
+  const evaluated0 = validate62.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -24937,7 +25858,7 @@ function validate58(
           instancePath: instancePath + '/verified',
           schemaPath: '#/properties/verified/enum',
           keyword: 'enum',
-          params: { allowedValues: schema147.properties.verified.enum },
+          params: { allowedValues: schema153.properties.verified.enum },
           message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
@@ -24963,20 +25884,20 @@ function validate58(
     }
     errors++;
   }
-  validate58.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
 }
-validate58.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateSenderHint = validate59;
+export const validateSenderHint = validate63;
 
-function validate59(
+function validate63(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/sender-hint.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate59.evaluated;
+  const evaluated0 = validate63.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25147,20 +26068,20 @@ function validate59(
     }
     errors++;
   }
-  validate59.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
 }
-validate59.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate63.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateServerRole = validate60;
+export const validateServerRole = validate64;
 
-function validate60(
+function validate64(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/server-role.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate60.evaluated;
+  const evaluated0 = validate64.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25197,13 +26118,13 @@ function validate60(
     }
     errors++;
   }
-  validate60.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
 }
-validate60.evaluated = { dynamicProps: false, dynamicItems: false };
+validate64.evaluated = { dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventInput = validate61;
-const schema150 = {
+export const validateGetWebhookEventInput = validate65;
+const schema156 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json',
   title: 'GetWebhookEventInput',
@@ -25223,13 +26144,13 @@ const schema150 = {
   },
 };
 
-function validate61(
+function validate65(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate61.evaluated;
+  const evaluated0 = validate65.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25369,13 +26290,13 @@ function validate61(
     }
     errors++;
   }
-  validate61.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
 }
-validate61.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate65.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateGetWebhookEventOutput = validate62;
-const schema151 = {
+export const validateGetWebhookEventOutput = validate66;
+const schema157 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json',
   title: 'GetWebhookEventOutput',
@@ -25383,13 +26304,13 @@ const schema151 = {
   $ref: '../event-detail.schema.json',
 };
 
-function validate62(
+function validate66(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/get-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate62.evaluated;
+  const evaluated0 = validate66.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25400,13 +26321,13 @@ function validate62(
     vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
     errors = vErrors.length;
   }
-  validate62.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
 }
-validate62.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate66.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersInput = validate64;
-const schema152 = {
+export const validateListProvidersInput = validate68;
+const schema158 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.input.schema.json',
   title: 'ListProvidersInput',
@@ -25416,13 +26337,13 @@ const schema152 = {
   properties: {},
 };
 
-function validate64(
+function validate68(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate64.evaluated;
+  const evaluated0 = validate68.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25460,13 +26381,13 @@ function validate64(
     }
     errors++;
   }
-  validate64.errors = vErrors;
+  validate68.errors = vErrors;
   return errors === 0;
 }
-validate64.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate68.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListProvidersOutput = validate65;
-const schema153 = {
+export const validateListProvidersOutput = validate69;
+const schema159 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-providers.output.schema.json',
   title: 'ListProvidersOutput',
@@ -25484,13 +26405,13 @@ const schema153 = {
   },
 };
 
-function validate65(
+function validate69(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-providers.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate65.evaluated;
+  const evaluated0 = validate69.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25660,13 +26581,13 @@ function validate65(
     }
     errors++;
   }
-  validate65.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
 }
-validate65.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate69.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateListWebhookEventsInput = validate67;
-const schema154 = {
+export const validateListWebhookEventsInput = validate71;
+const schema160 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json',
   title: 'ListWebhookEventsInput',
@@ -25724,15 +26645,15 @@ const schema154 = {
     },
   },
 };
-const schema155 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
+const schema161 = { description: 'Full-text search over payloads.', type: 'string', minLength: 1, maxLength: 200 };
 
-function validate67(
+function validate71(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/list-webhook-events.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate67.evaluated;
+  const evaluated0 = validate71.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -25750,7 +26671,7 @@ function validate67(
       data.wait_ms = 0;
     }
     for (const key0 in data) {
-      if (!func1.call(schema154.properties, key0)) {
+      if (!func1.call(schema160.properties, key0)) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -26068,7 +26989,7 @@ function validate67(
         instancePath: instancePath + '/order',
         schemaPath: '#/properties/order/enum',
         keyword: 'enum',
-        params: { allowedValues: schema154.properties.order.enum },
+        params: { allowedValues: schema160.properties.order.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -26238,10 +27159,10 @@ function validate67(
     }
     errors++;
   }
-  validate67.errors = vErrors;
+  validate71.errors = vErrors;
   return errors === 0;
 }
-validate67.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate71.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
 export const validateListWebhookEventsOutput = validate26;
 const schema75 = {
@@ -26394,8 +27315,8 @@ function validate26(
 }
 validate26.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventInput = validate68;
-const schema156 = {
+export const validateReplayWebhookEventInput = validate72;
+const schema162 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json',
   title: 'ReplayWebhookEventInput',
@@ -26420,13 +27341,13 @@ const schema156 = {
   },
 };
 
-function validate68(
+function validate72(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.input.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate68.evaluated;
+  const evaluated0 = validate72.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -26582,13 +27503,13 @@ function validate68(
     }
     errors++;
   }
-  validate68.errors = vErrors;
+  validate72.errors = vErrors;
   return errors === 0;
 }
-validate68.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate72.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateReplayWebhookEventOutput = validate69;
-const schema157 = {
+export const validateReplayWebhookEventOutput = validate73;
+const schema163 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json',
   title: 'ReplayWebhookEventOutput',
@@ -26596,37 +27517,37 @@ const schema157 = {
   $ref: '../replay-result.schema.json',
 };
 
-function validate69(
+function validate73(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/tools/replay-webhook-event.output.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate69.evaluated;
+  const evaluated0 = validate73.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
   if (evaluated0.dynamicItems) {
     evaluated0.items = undefined;
   }
-  if (!validate39(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
-    vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  if (!validate43(data, { instancePath, parentData, parentDataProperty, rootData, dynamicAnchors })) {
+    vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
     errors = vErrors.length;
   }
-  validate69.errors = vErrors;
+  validate73.errors = vErrors;
   return errors === 0;
 }
-validate69.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+validate73.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-export const validateTrustMode = validate71;
+export const validateTrustMode = validate75;
 
-function validate71(
+function validate75(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
 ) {
   /*# sourceURL="https://switchboard.dev/schemas/trust-mode.schema.json" */ let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate71.evaluated;
+  const evaluated0 = validate75.evaluated;
   if (evaluated0.dynamicProps) {
     evaluated0.props = undefined;
   }
@@ -26663,7 +27584,7 @@ function validate71(
     }
     errors++;
   }
-  validate71.errors = vErrors;
+  validate75.errors = vErrors;
   return errors === 0;
 }
-validate71.evaluated = { dynamicProps: false, dynamicItems: false };
+validate75.evaluated = { dynamicProps: false, dynamicItems: false };

@@ -30,6 +30,8 @@ import type { ReplayAttemptRepository } from '../store/records/replay-attempt-re
 import { toApiEventDetail } from '../event-wire/event-detail.ts';
 import { createLiveSummaries, lastEventId, serveEventStream, type EventStreamOptions } from './event-stream.ts';
 import { parseListQuery } from './list-parameters.ts';
+import { addReplyRoutes, replyOffers } from './reply-routes.ts';
+import type { ListenReplies } from '../forward/listen-replies.ts';
 import { readJsonBody } from './read-json-body.ts';
 import { apiInputKeys } from './tool-inputs.ts';
 import { rawDownloadHeaders } from './raw-download.ts';
@@ -75,6 +77,8 @@ export interface ApiSurfaceDeps {
   maxStreamsPerCaller: number;
   /** Forwarding's rules and deliveries; absent, /api/forwards lists no rule and events have no deliveries. */
   forward?: ForwardControl;
+  /** `switchboard listen --reply`: offers the deliveries that wait and takes the answers; absent, no stream may ask. */
+  listenReplies?: ListenReplies;
 }
 
 const REPLAY_BODY_LIMIT = 16 * 1024;
@@ -275,10 +279,17 @@ function addStreamRoute(router: Router, deps: ApiSurfaceDeps): void {
   const live = createLiveSummaries({ store: deps.store, bus: deps.bus });
   const takeStreamSlot = streamSlots(deps.maxStreamsPerCaller);
   router.get('/stream', async (ctx) => {
+    const offerReplies = replyOffers(ctx, deps.listenReplies);
     takeStreamSlot(ctx);
     await serveEventStream(
       ctx,
-      { store: deps.store, live, untilRevoked: (onRevoked) => watchCaller(ctx, onRevoked), ...deps.stream },
+      {
+        store: deps.store,
+        live,
+        untilRevoked: (onRevoked) => watchCaller(ctx, onRevoked),
+        ...(offerReplies === undefined ? {} : { offerReplies }),
+        ...deps.stream,
+      },
       lastEventId(ctx),
     );
   });
@@ -290,6 +301,7 @@ function buildRouter(deps: ApiSurfaceDeps): Router {
   addForwardRoutes(router, deps);
   addProviderRoutes(router, deps);
   addStreamRoute(router, deps);
+  addReplyRoutes(router, deps);
   return router;
 }
 

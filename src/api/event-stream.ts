@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
-import type { ApiEventSummary } from '../../generated/types.ts';
+import type { ApiEventSummary, ApiReplyRequest } from '../../generated/types.ts';
 import type { EventBus } from '../bus/event-bus.ts';
 import { AppError, invalidArgument } from '../errors/app-error.ts';
 import { normalizeEventId } from '../shared/event-id.ts';
@@ -25,6 +25,11 @@ export interface EventStreamOptions {
   maxBufferedBytes?: number;
   /** Aborting ends every open stream, so the server can shut down. */
   signal?: AbortSignal;
+  /**
+   * `switchboard listen --reply`: attaches the stream to the deliveries that wait for an answer,
+   * each sent as a `reply` message; returns the function that detaches it.
+   */
+  offerReplies?: (offer: (request: ApiReplyRequest) => void) => () => void;
 }
 
 const DEFAULT_HEARTBEAT_MS = 15_000;
@@ -46,6 +51,11 @@ const RECENT_IDS = 2000;
 function eventMessage(summary: ApiEventSummary, resumesHere: boolean): string {
   const id = resumesHere ? `id: ${summary.id}\n` : '';
   return `event: event\n${id}data: ${JSON.stringify(summary)}\n\n`;
+}
+
+/** A delivery that waits for the app's answer: no id, since it is no place in the list to resume from. */
+function replyMessage(request: ApiReplyRequest): string {
+  return `event: reply\ndata: ${JSON.stringify(request)}\n\n`;
 }
 
 function resetMessage(reason: string): string {
@@ -210,11 +220,13 @@ export async function serveEventStream(
   let resumePoint = floor;
   let closed = false;
   let stopWatching: () => void = () => undefined;
+  let stopOffers: () => void = () => undefined;
   const close = (): void => {
     if (closed) return;
     closed = true;
     clearInterval(heartbeat);
     stopWatching();
+    stopOffers();
     unsubscribe();
     options.signal?.removeEventListener('abort', close);
     out.end();
@@ -271,4 +283,5 @@ export async function serveEventStream(
   else for (const summary of backlog.events) send(summary);
   for (const batch of buffered.splice(0)) onBatch(batch);
   live = true;
+  if (!closed) stopOffers = options.offerReplies?.((request) => write(replyMessage(request))) ?? stopOffers;
 }

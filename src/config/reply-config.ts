@@ -5,7 +5,7 @@
  */
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import type { PresetName } from '../../generated/constants.ts';
-import type { ProviderCatalogEntry, ReplyWithDefaults } from '../../generated/types.ts';
+import type { ProviderCatalogEntry, ReplyWithDefaults, ServerRole } from '../../generated/types.ts';
 import { didYouMean } from '../shared/did-you-mean.ts';
 import { ConfigError } from './config-error.ts';
 import type { ForwardRuleConfig } from './forward-rules.ts';
@@ -23,9 +23,14 @@ export interface ReplyFallback {
   body: string;
 }
 
+/**
+ * Where the answer comes from: a forward rule's target (its delivery of the event is the reply
+ * attempt), or the app behind a connected `switchboard listen --reply`.
+ */
+export type ReplySource = { kind: 'rule'; rule: string } | { kind: 'listen' };
+
 export interface ReplyConfig {
-  /** The forward rule whose target answers; its delivery of the event is the reply attempt. */
-  rule: string;
+  source: ReplySource;
   timeoutMs: number;
   fallback: ReplyFallback;
   /** The outbox may retry a failed reply attempt (the provider has had the fallback by then). */
@@ -41,41 +46,22 @@ function catalogReply(preset: PresetName): CatalogReply | undefined {
 }
 
 /**
- * The provider's reply config, checked: its preset waits for answers, the rule exists, takes this
- * provider's events and sends them one at a time in any order, and the wait ends before the
- * provider's deadline. Each error names the key at fault.
+ * The provider's reply config, checked: its preset waits for answers, its source can answer
+ * (replySource), and the wait ends before the provider's deadline. Each error names the key at fault.
  */
 export function resolveReply(
   provider: string,
   preset: PresetName,
   reply: ReplyWithDefaults,
   rules: readonly ForwardRuleConfig[],
+  role: ServerRole,
 ): ReplyConfig {
   const at = `providers.${provider}.reply`;
   const data = catalogReply(preset);
   if (data === undefined) {
     throw new ConfigError(`${at}: preset ${preset} never waits for an answer; remove reply`);
   }
-  // `listen` is reserved for `switchboard listen --reply`, which is not built yet: refused by name
-  // rather than taken for a rule of that name, so the config means the same once it is.
-  if (reply.from === LISTEN) {
-    throw new ConfigError(`${at}.from: listen (switchboard listen --reply) is not available yet; name a forward rule`);
-  }
-  const rule = rules.find((r) => r.name === reply.from);
-  if (rule === undefined) {
-    const hint = didYouMean(
-      reply.from,
-      rules.map((r) => r.name),
-    );
-    throw new ConfigError(`${at}.from: no forward rule named ${reply.from}${hint === '' ? '' : `; ${hint}`}`);
-  }
-  if (rule.providers !== undefined && !rule.providers.includes(provider)) {
-    throw new ConfigError(`${at}.from: forward rule ${rule.name} does not take provider ${provider}'s events`);
-  }
-  // An ordered rule holds its queue behind its head: a reply sent once, outside the queue, would
-  // either wait for the whole backlog or jump it.
-  if (rule.ordered)
-    throw new ConfigError(`${at}.from: forward rule ${rule.name} is ordered; a reply cannot wait its turn`);
+  const source = replySource(at, provider, reply.from, rules, role);
   const timeoutMs = reply.timeout_ms ?? data.timeout_ms;
   if (timeoutMs > data.deadline_ms) {
     throw new ConfigError(
@@ -84,11 +70,49 @@ export function resolveReply(
   }
   const fallback = reply.fallback ?? data.fallback;
   return {
-    rule: rule.name,
+    source,
     timeoutMs,
     fallback: { status: fallback.status, contentType: fallback.content_type, body: fallback.body },
     retry: reply.retry,
     maxAnswerBytes: reply.max_answer_bytes,
     waits: data.waits,
   };
+}
+
+/**
+ * The reply's source, checked: `listen` needs the stream listen follows, which a worker-only
+ * instance does not serve; a rule must exist, take this provider's events and send them one at a
+ * time in any order.
+ */
+function replySource(
+  at: string,
+  provider: string,
+  from: string,
+  rules: readonly ForwardRuleConfig[],
+  role: ServerRole,
+): ReplySource {
+  if (from === LISTEN) {
+    if (role === 'worker') {
+      throw new ConfigError(
+        `${at}.from: listen needs the event stream switchboard listen --reply follows, and server.role worker serves none; run this provider on an ingest (or all) instance`,
+      );
+    }
+    return { kind: 'listen' };
+  }
+  const rule = rules.find((r) => r.name === from);
+  if (rule === undefined) {
+    const hint = didYouMean(
+      from,
+      rules.map((r) => r.name),
+    );
+    throw new ConfigError(`${at}.from: no forward rule named ${from}${hint === '' ? '' : `; ${hint}`}`);
+  }
+  if (rule.providers !== undefined && !rule.providers.includes(provider)) {
+    throw new ConfigError(`${at}.from: forward rule ${rule.name} does not take provider ${provider}'s events`);
+  }
+  // An ordered rule holds its queue behind its head: a reply sent once, outside the queue, would
+  // either wait for the whole backlog or jump it.
+  if (rule.ordered)
+    throw new ConfigError(`${at}.from: forward rule ${rule.name} is ordered; a reply cannot wait its turn`);
+  return { kind: 'rule', rule: rule.name };
 }

@@ -1,5 +1,5 @@
 import type { PresetName, QueueMode } from '../../generated/constants.ts';
-import type { ProviderWithDefaults, SwitchboardConfigWithDefaults, TrustMode } from '../../generated/types.ts';
+import type { ProviderWithDefaults, ServerRole, SwitchboardConfigWithDefaults, TrustMode } from '../../generated/types.ts';
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';
@@ -269,9 +269,10 @@ function withReply(
   provider: ProviderConfig,
   reply: ProviderWithDefaults['reply'],
   rules: readonly ForwardRuleConfig[],
+  role: ServerRole,
 ): ProviderConfig {
   if (reply === undefined || provider.family !== 'webhook') return provider;
-  return { ...provider, reply: resolveReply(provider.name, provider.presetName, reply, rules) };
+  return { ...provider, reply: resolveReply(provider.name, provider.presetName, reply, rules, role) };
 }
 
 /**
@@ -302,7 +303,7 @@ export function resolveConfig(raw: unknown): ResolvedConfig {
   );
   return {
     ...camelCased(sections),
-    providers: providers.map((p) => withReply(p, configured?.[p.name]?.reply, rules)),
+    providers: providers.map((p) => withReply(p, configured?.[p.name]?.reply, rules, config.server.role)),
     replay,
     outbound: outboundAllow(raw, config),
     forward: rules,

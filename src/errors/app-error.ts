@@ -33,6 +33,7 @@ export const ERROR_REGISTRY = {
   forbidden: entry(403, 'invalid_argument', 'forbidden'),
   not_found: entry(404, 'not_found', 'not found'),
   method_not_allowed: entry(405, 'invalid_argument', 'method {method} not allowed on {path}'),
+  conflict: entry(409, 'invalid_argument', 'conflict'),
   payload_too_large: entry(413, 'invalid_argument', 'request body too large; the limit is {limit} bytes'),
   rate_limited: entry(429, 'rate_limited', 'rate limit reached; retry after {seconds} s'),
   internal: entry(500, 'internal', 'internal error; reference {reference} in the server log'),

@@ -48,7 +48,21 @@ interface ReplyServiceOptions {
 const firstValue = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value;
 
-function fallbackAnswer(fallback: ReplyFallback): ProviderAnswer {
+/** The app's answer as the provider gets it: its status and body, Content-Type and the allowed headers. */
+export function appAnswer(
+  status: number,
+  appHeaders: Readonly<Record<string, string | string[] | undefined>>,
+  body: Buffer,
+): ProviderAnswer {
+  const headers: Record<string, string> = {};
+  for (const name of PASSED_HEADERS) {
+    const value = firstValue(appHeaders[name]);
+    if (value !== undefined) headers[name] = value;
+  }
+  return { status, contentType: firstValue(appHeaders['content-type']), headers, body };
+}
+
+export function fallbackAnswer(fallback: ReplyFallback): ProviderAnswer {
   return { status: fallback.status, contentType: fallback.contentType, headers: {}, body: Buffer.from(fallback.body) };
 }
 
@@ -73,16 +87,7 @@ function judge(
   if (kept === undefined || !kept.complete) {
     return { outcome: late ? 'timed_out' : 'failed', answer: fallback, status: result.status };
   }
-  const headers: Record<string, string> = {};
-  for (const name of PASSED_HEADERS) {
-    const value = firstValue(kept.headers[name]);
-    if (value !== undefined) headers[name] = value;
-  }
-  return {
-    outcome: 'answered',
-    status: result.status,
-    answer: { status: result.status, contentType: firstValue(kept.headers['content-type']), headers, body: kept.body },
-  };
+  return { outcome: 'answered', status: result.status, answer: appAnswer(result.status, kept.headers, kept.body) };
 }
 
 /** What ingest asks of the reply service (server/ wires it in). */
@@ -109,13 +114,14 @@ export class ReplyService {
    * without, nothing but this service ever settles it.
    */
   prepare(reply: ReplyConfig, event: ForwardCandidate): ReplyDelivery | null {
-    const rule = this.#rules.get(reply.rule)?.rule;
+    if (reply.source.kind !== 'rule') return null;
+    const rule = this.#rules.get(reply.source.rule)?.rule;
     // A rule that does not take the event (its event_types, a failed check) has no delivery of it
     // to make: the provider is answered at once, as without reply.
     if (rule === undefined || !ruleTakes(rule, event)) return null;
     // Past the wait by a wide margin: the lease must not end while the attempt is still running.
     const leaseMs = Math.max(rule.claimTimeoutMs, 2 * reply.timeoutMs);
-    return { id: uuidv7(), rule: reply.rule, claim: randomUUID(), leaseMs: reply.retry ? leaseMs : null };
+    return { id: uuidv7(), rule: rule.name, claim: randomUUID(), leaseMs: reply.retry ? leaseMs : null };
   }
 
   /**
@@ -124,7 +130,7 @@ export class ReplyService {
    * recorded after, without holding the provider's answer back.
    */
   async answer(eventId: string, reply: ReplyConfig, delivery: ReplyDelivery): Promise<ProviderAnswer> {
-    const target = this.#rules.get(reply.rule);
+    const target = this.#rules.get(delivery.rule);
     const started = performance.now();
     const event = await this.#options.store.get(eventId).catch((err: unknown) => {
       this.#options.logger.warn({ err, eventId }, 'reply: could not read the stored event');

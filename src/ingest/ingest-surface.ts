@@ -26,8 +26,7 @@ import { rejectSourceKey } from './reject-source-key.ts';
 import { safeIdentify, safeVerify, verifyBody } from './preset-calls.ts';
 import { arrivedEvent, clientIp, truncatedReject } from './arrived-event.ts';
 import { HOOKS_PREFIX } from '../shared/route-prefixes.ts';
-import type { ReplyWaiter } from '../forward/reply-service.ts';
-import { replyDeliveryFor, sendProviderAnswer } from './reply-answer.ts';
+import { answerReply, replyWaitFor, sendProviderAnswer, type IngestReplies } from './reply-answer.ts';
 import { logSenderHint, noProvider, sendHandshakeAnswer } from './ingest-answers.ts';
 
 export interface IngestSurfaceOptions {
@@ -56,7 +55,7 @@ export interface IngestSurfaceOptions {
   /** Told when a rejected delivery was not stored because its source address was over that rate. */
   onRejectNotRecorded?: (provider: string) => void;
   /** Answers providers that wait for the app's reply (config: reply); without it, none waits. */
-  replies?: ReplyWaiter | undefined;
+  replies?: IngestReplies | undefined;
 }
 
 // What the sender is answered, recorded with each stored delivery (NewEvent.request).
@@ -266,10 +265,10 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
               (secret) => safeVerify(preset, { ...verifyInput, secrets: [secret], publicKeys: [] }).ok,
             ),
           );
-    const replyDelivery = handshake === null ? replyDeliveryFor(provider, options.replies, event, parsed) : null;
+    const wait = handshake === null ? replyWaitFor(provider, options.replies, event, parsed) : null;
     const stored: NewEvent =
       handshake === null
-        ? { ...event, ...(replyDelivery === null ? {} : { replyDelivery }) }
+        ? { ...event, ...(wait?.kind === 'rule' ? { replyDelivery: wait.delivery } : {}) }
         : {
             ...event,
             eventType: handshake.eventType,
@@ -289,14 +288,14 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
       return sendHandshakeAnswer(ctx, handshake);
     }
     const { reply } = provider;
-    if (replyDelivery !== null && reply !== undefined && options.replies !== undefined) {
+    if (wait !== null && reply !== undefined && options.replies !== undefined) {
       // A provider's retry of a stored delivery was sent to the app the first time: it gets the
       // fallback, and the app is not asked twice.
       return sendProviderAnswer(
         ctx,
         result.duplicate
           ? { ...reply.fallback, headers: {}, body: Buffer.from(reply.fallback.body) }
-          : await options.replies.answer(result.event.id, reply, replyDelivery),
+          : await answerReply(options.replies, wait, { id: result.event.id, provider: provider.name }, reply),
       );
     }
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };

@@ -11,6 +11,7 @@ export interface Metrics {
   deliveries: Counter<'provider' | 'outcome'>;
   verificationFailures: Counter<'provider' | 'reason'>;
   rejectedNotRecorded: Counter<'provider'>;
+  lateReplies: Counter<'provider'>;
   ingestLatency: Histogram<'provider'>;
   queueMessages: Counter<'provider' | 'outcome'>;
   mcpCalls: Counter<'tool' | 'code'>;
@@ -45,6 +46,11 @@ export function createMetrics(options: { collectDefaults?: boolean } = {}): Metr
       'rejected_not_recorded_total',
       ['provider'],
       'Rejected deliveries answered 401 but not stored, because their source address was over ingest.record_rejected_per_minute.',
+    ),
+    lateReplies: counter(
+      'reply_late_answers_total',
+      ['provider'],
+      'Answers from switchboard listen --reply refused as late: another listener answered first, or the wait had ended.',
     ),
     ingestLatency: new Histogram({
       name: 'switchboard_ingest_duration_seconds',

@@ -110,15 +110,12 @@ async function assemble(
   const streams = streamEnds();
   // A worker serves only /healthz and /metrics: nothing reaches it from senders or users.
   const runs = roleParts(config.server.role);
+  const replies = runs.ingest
+    ? buildReplies(deps, { store: served, deliveries: stores.deliveries, outbound: sending.outbound }, metrics, cleanups)
+    : {};
   const requestSurfaces = runs.ingest
     ? [
-        ingestSurface(
-          deps,
-          served,
-          metrics,
-          pressure,
-          buildReplies(deps, { store: served, deliveries: stores.deliveries, outbound: sending.outbound }, cleanups),
-        ),
+        ingestSurface(deps, served, metrics, pressure, replies),
         mcp.middleware,
         countStreams(metrics),
         apiSurface(deps, {
@@ -129,6 +126,7 @@ async function assemble(
           auth,
           forward: forwarding.control,
           signal: streams.signal,
+          listenReplies: replies.listen,
         }),
       ]
     : [];

@@ -34,7 +34,9 @@ import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forwa
 import { attemptPrinter } from '../terminal/serve-lines.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
 import { createNonceClaims, startNonceExpiry } from '../store/records/signature-nonces.ts';
+import { ListenReplies } from '../forward/listen-replies.ts';
 import { ReplyService } from '../forward/reply-service.ts';
+import type { IngestReplies } from '../ingest/reply-answer.ts';
 import { createMcpSurface, type McpSurface } from '../mcp/create-mcp-surface.ts';
 import { createApiSurface } from '../api/create-api-surface.ts';
 import type { ProviderDirectory } from '../provider-directory/provider-directory.ts';
@@ -140,20 +142,36 @@ export function buildSending(
 }
 
 /**
- * The reply service, when a provider waits for the app's answer (config: reply): it sends through
- * the one sending path and settles the reply rule's outbox rows. Its settles finish before the
- * database closes (cleanups run in reverse).
+ * Who answers providers that wait for the app's answer (config: reply): the reply service for a
+ * forward rule's target, through the one sending path, settling the rule's outbox rows; listen's
+ * for `switchboard listen --reply`, whose streams and answers /api serves. Their records finish
+ * before the database closes (cleanups run in reverse).
  */
 export function buildReplies(
   deps: SurfaceDeps,
   parts: { store: EventStore; deliveries: DeliveryRepository; outbound: Outbound },
+  metrics: Metrics,
   cleanups: Cleanup[],
-): ReplyService | undefined {
+): { rules?: ReplyService | undefined; listen?: ListenReplies | undefined } {
   const { config, logger } = deps;
-  if (!config.providers.some((p) => p.family === 'webhook' && p.reply !== undefined)) return undefined;
-  const replies = new ReplyService({ ...parts, rules: config.forward, logger });
-  cleanups.push(() => replies.drain());
-  return replies;
+  const sources = config.providers.flatMap((p) => (p.family === 'webhook' && p.reply ? [p.reply.source.kind] : []));
+  let rules: ReplyService | undefined;
+  let listen: ListenReplies | undefined;
+  if (sources.includes('rule')) {
+    const service = new ReplyService({ ...parts, rules: config.forward, logger });
+    cleanups.push(() => service.drain());
+    rules = service;
+  }
+  if (sources.includes('listen')) {
+    const hub = new ListenReplies({
+      store: parts.store,
+      logger,
+      onLate: (provider) => metrics.lateReplies.inc({ provider }),
+    });
+    cleanups.push(() => hub.drain());
+    listen = hub;
+  }
+  return { rules, listen };
 }
 
 export function ingestSurface(
@@ -161,7 +179,7 @@ export function ingestSurface(
   store: EventStore,
   metrics: Metrics,
   pressure: IngestPressure,
-  replies?: ReplyService,
+  replies?: IngestReplies,
 ): Middleware {
   const { config, logger } = deps;
   const ingest = createIngestSurface({
@@ -328,6 +346,8 @@ export function apiSurface(
     forward: ForwardControl;
     /** Ends every open /api/stream at shutdown. */
     signal: AbortSignal;
+    /** Offers deliveries that wait to `switchboard listen --reply` and takes its answers. */
+    listenReplies: ListenReplies | undefined;
   },
 ): Middleware {
   const { config } = deps;
@@ -347,5 +367,6 @@ export function apiSurface(
     stream: { signal: parts.signal, ...deps.overrides?.stream },
     maxStreamsPerCaller: config.api.maxStreamsPerCaller,
     forward: parts.forward,
+    ...(parts.listenReplies === undefined ? {} : { listenReplies: parts.listenReplies }),
   });
 }

@@ -30,7 +30,7 @@ describe('reply config', () => {
     const discord = config.providers[0] as WebhookProviderConfig;
     const data = PROVIDER_CATALOG.discord.reply;
     expect(discord.reply).toEqual({
-      rule: 'bot',
+      source: { kind: 'rule', rule: 'bot' },
       timeoutMs: data?.timeout_ms,
       fallback: {
         status: data?.fallback.status,
@@ -66,17 +66,42 @@ describe('reply config', () => {
     );
   });
 
-  it('refuses listen, reserved for switchboard listen --reply, which is not built yet', () => {
+  it('takes listen as the source, not a rule of that name', () => {
+    const config = parseConfig(
+      configWith(
+        `discord: { preset: discord, public_key: "${KEY}", reply: { from: listen } }`,
+        '  listen: { to: "http://127.0.0.1:3000/i" }',
+      ),
+      {},
+    );
+    expect((config.providers[0] as WebhookProviderConfig).reply?.source).toEqual({ kind: 'listen' });
+  });
+
+  it('refuses listen on a worker-only instance, which serves no stream for listen to follow', () => {
     expect(
       errorOf(
-        configWith(
-          `discord: { preset: discord, public_key: "${KEY}", reply: { from: listen } }`,
-          '  listen: { to: "http://127.0.0.1:3000/i" }',
-        ),
+        [
+          'server: { role: worker }',
+          configWith(`twilio: { preset: twilio, secret: s, reply: { from: listen } }`),
+        ].join('\n'),
       ),
-    ).toBe(
-      'providers.discord.reply.from: listen (switchboard listen --reply) is not available yet; name a forward rule',
+    ).toMatch(/^providers\.twilio\.reply\.from: listen needs the event stream .*server\.role worker/);
+  });
+
+  it('a reply from listen on a worker-only instance stops serve with exit 2, naming the key', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sb-reply-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'sb.yaml');
+    await writeFile(
+      file,
+      ['server: { role: worker }', configWith('twilio: { preset: twilio, secret: s, reply: { from: listen } }')].join(
+        '\n',
+      ),
     );
+    let err = '';
+    const code = await main(['serve', '--config', file], { out: () => undefined, err: (t) => (err += t) });
+    expect(code).toBe(2);
+    expect(err).toContain('providers.twilio.reply.from: listen');
   });
 
   it('a bad reply stops serve with exit 2, naming the key, without a stack trace', async () => {
