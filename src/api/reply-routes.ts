@@ -58,7 +58,8 @@ export function addReplyRoutes(router: Router, deps: ReplyRouteDeps): void {
     const hub = deps.listenReplies;
     if (hub === undefined) throw notFound(`no pending reply with id ${id}`);
     const body = await readJsonBody(ctx, ANSWER_BODY_LIMIT);
-    if (!validateApiReplyAnswer(body)) throw invalidArgument(describeSchemaErrors(validateApiReplyAnswer.errors, 'body'));
+    if (!validateApiReplyAnswer(body))
+      throw invalidArgument(describeSchemaErrors(validateApiReplyAnswer.errors, 'body'));
     const result: ApiReplyAnswerResult = hub.submit(id, callerFrom(ctx).id, body);
     ctx.body = result;
   });

@@ -74,6 +74,10 @@ Options:
                             checkpoint when it is under 24 hours old, else now.
   --include-unverified      Also forward events that failed their check on arrival (always unsigned).
   --max-attempts N          Attempts per event while the local app fails (default 5), with backoff.
+  --reply                   Your app answers the providers that wait for it (reply: {from: listen}
+                            in the server's config: Discord interactions, Slack commands, Twilio
+                            TwiML): each such delivery is sent once, at once, and the app's status,
+                            Content-Type and body go back to the provider. Its body is never printed.
   --json                    One JSON object per line instead of text.
 
 Secrets never go on the command line, where ps and shell history show them: the environment, or

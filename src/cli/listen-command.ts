@@ -59,6 +59,7 @@ interface ParsedListen {
   since: string | undefined;
   includeUnverified: boolean;
   maxAttempts: number;
+  reply: boolean;
   json: boolean;
   /** Flags given in a form that leaks (--token, --sign-secret): a warning each. */
   warnings: string[];
@@ -117,6 +118,7 @@ function parseListenArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
         since: { type: 'string' },
         'include-unverified': { type: 'boolean' },
         'max-attempts': { type: 'string' },
+        reply: { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -166,6 +168,7 @@ function parseListenArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Parse
     since,
     includeUnverified: values['include-unverified'] === true,
     maxAttempts,
+    reply: values.reply === true,
     json: values.json === true,
     warnings,
   };
@@ -222,6 +225,7 @@ export async function runListenCommand(argv: readonly string[], io: ListenIo): P
       since: options.since,
       includeUnverified: options.includeUnverified,
       maxAttempts: options.maxAttempts,
+      reply: options.reply,
       printer,
       checkpointFile: checkpointPath(
         { server: options.server, providers: options.providers, eventTypes: options.eventTypes },

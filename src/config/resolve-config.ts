@@ -1,5 +1,10 @@
 import type { PresetName, QueueMode } from '../../generated/constants.ts';
-import type { ProviderWithDefaults, ServerRole, SwitchboardConfigWithDefaults, TrustMode } from '../../generated/types.ts';
+import type {
+  ProviderWithDefaults,
+  ServerRole,
+  SwitchboardConfigWithDefaults,
+  TrustMode,
+} from '../../generated/types.ts';
 import { validateSwitchboardConfig } from '../../generated/validators.js';
 import { AppError } from '../errors/app-error.ts';
 import { schemaErrorLines } from '../errors/schema-errors.ts';

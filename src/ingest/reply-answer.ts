@@ -52,7 +52,12 @@ export async function answerReply(
   if (wait.kind === 'listen' && replies.listen !== undefined)
     return replies.listen.answer(event.id, event.provider, reply);
   if (wait.kind === 'rule' && replies.rules !== undefined) return replies.rules.answer(event.id, reply, wait.delivery);
-  return { status: reply.fallback.status, contentType: reply.fallback.contentType, headers: {}, body: Buffer.from(reply.fallback.body) };
+  return {
+    status: reply.fallback.status,
+    contentType: reply.fallback.contentType,
+    headers: {},
+    body: Buffer.from(reply.fallback.body),
+  };
 }
 
 /** Sends the app's answer (or the fallback) as the response: status, body, Content-Type and the allowed headers. */

@@ -42,6 +42,19 @@ export type ListenMessage =
       retry_in_ms?: number;
     }
   | { type: 'skipped'; id: string; provider: string; event_type: string; reason: string }
+  | {
+      /** `--reply`: a delivery its provider waited on, and what became of the app's answer (never its bytes). */
+      type: 'replied';
+      id: string;
+      provider: string;
+      event_type: string;
+      status: number | null;
+      error: string | null;
+      target: string;
+      ms: number;
+      /** The server's outcome (answered, failed, …), `late` when another answer came first, or why the call failed. */
+      outcome: string;
+    }
   | { type: 'summary'; forwarded: number; failed: number; skipped: number };
 
 export interface ListenPrinter {
@@ -112,6 +125,13 @@ function render(message: ListenMessage, at: string, paint: Paint): { to: 'out' |
       if (message.type === 'failed') tail += ` gave up after ${message.attempt} attempts`;
       const event = `${message.provider} ${message.event_type} ${shortId(message.id)}`;
       return { to: 'out', text: `${at}  --> ${event}  <-- ${paint(colour, outcome)} POST ${message.target} ${tail}` };
+    }
+    case 'replied': {
+      const event = `${message.provider} ${message.event_type} ${shortId(message.id)}`;
+      const got = message.status === null ? (message.error ?? 'error') : String(message.status);
+      const colour = message.outcome === 'answered' ? 'green' : 'red';
+      const tail = `(${message.ms} ms) reply ${paint(colour, message.outcome)}`;
+      return { to: 'out', text: `${at}  --> ${event}  <-- ${got} POST ${message.target} ${tail}` };
     }
     case 'summary':
       return {

@@ -15,7 +15,7 @@
  * This file is the run loop; position.ts keeps the place in the list and local-delivery.ts sends
  * each event to the local app.
  */
-import type { ApiEventSummary, ProviderStatus } from '../../generated/types.ts';
+import type { ApiEventSummary, ApiReplyRequest, ProviderStatus } from '../../generated/types.ts';
 import type { ListenPrinter } from './listen-output.ts';
 import { createLocalDelivery, type ListenSummary, type LocalDelivery } from './local-delivery.ts';
 import { createPosition, type ListenPosition } from './position.ts';
@@ -36,6 +36,11 @@ export interface ListenOptions {
   since: string | undefined;
   includeUnverified: boolean;
   maxAttempts: number;
+  /**
+   * `--reply`: the local app answers the deliveries its providers wait on (reply: {from: listen}):
+   * each is sent once, at once, beside the ordinary events, and its answer returned to the server.
+   */
+  reply: boolean;
   printer: ListenPrinter;
   checkpointFile: string;
   signal: AbortSignal;
@@ -57,6 +62,15 @@ interface Run {
   connections: number;
   /** Without a secret, the providers followed whose events a secret would sign (checkProviders). */
   unsigned: string[];
+  /** --reply answers still running: the run ends after them. */
+  replies: Set<Promise<void>>;
+}
+
+/** Sends a delivery that waits to the local app at once, beside the ordinary events. */
+function answerReply(run: Run, request: ApiReplyRequest): void {
+  const work = run.delivery.reply(request).catch(() => undefined);
+  run.replies.add(work);
+  void work.finally(() => run.replies.delete(work));
 }
 
 /**
@@ -113,21 +127,25 @@ async function followStream(run: Run): Promise<{ reason: string; openedAt: numbe
     resume?.();
   };
   const stream = await control.fromServer('GET /api/stream', () =>
-    options.client.openStream({
-      onEvent: (event) => {
-        pending.push(event);
-        if (pending.length > MAX_PENDING) {
-          // The list has them all: read them from there once the local app catches up.
-          pending.length = 0;
+    options.client.openStream(
+      {
+        onEvent: (event) => {
+          pending.push(event);
+          if (pending.length > MAX_PENDING) {
+            // The list has them all: read them from there once the local app catches up.
+            pending.length = 0;
+            needCatchUp = true;
+          }
+          wake();
+        },
+        onReset: () => {
           needCatchUp = true;
-        }
-        wake();
+          wake();
+        },
+        ...(options.reply ? { onReply: (request: ApiReplyRequest) => answerReply(run, request) } : {}),
       },
-      onReset: () => {
-        needCatchUp = true;
-        wake();
-      },
-    }),
+      options.reply ? { reply: options.providers.length > 0 ? options.providers.join(',') : '*' } : {},
+    ),
   );
   const openedAt = Date.now();
   run.connections++;
@@ -210,7 +228,16 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
     checkpointFile: options.checkpointFile,
   });
   const delivery = createLocalDelivery({ ...options, control, position, summary });
-  const run: Run = { options, control, position, delivery, ready: false, connections: 0, unsigned: [] };
+  const run: Run = {
+    options,
+    control,
+    position,
+    delivery,
+    ready: false,
+    connections: 0,
+    unsigned: [],
+    replies: new Set(),
+  };
   let started = false;
   try {
     run.unsigned = await checkProviders(run);
@@ -230,6 +257,7 @@ export async function listen(options: ListenOptions): Promise<ListenSummary> {
     if (err instanceof ServerAnswerError) throw new ListenFatalError(`${options.server}: ${err.message}`);
     if (!(err instanceof Stopped)) throw err;
   } finally {
+    await Promise.all([...run.replies]);
     await delivery.close();
     // Events passed over by the filters since the last write move the checkpoint too.
     if (started) await position.save();

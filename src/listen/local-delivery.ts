@@ -5,7 +5,7 @@
  * with, so a run stopped halfway sends it again next time.
  */
 import { Agent, request } from 'undici';
-import type { ApiEventSummary, ApiReplayHeaders } from '../../generated/types.ts';
+import type { ApiEventSummary, ApiReplayHeaders, ApiReplyRequest } from '../../generated/types.ts';
 import { withOriginalQuery } from '../shared/url-query.ts';
 import { EVENT_ID_HEADER, SENDABLE_HEADER_VALUE, isNeverSent } from '../shared/header-names.ts';
 import { retryAfterMs } from '../shared/retry-after.ts';
@@ -22,6 +22,7 @@ import {
 import type { ListenPosition } from './position.ts';
 import { LISTEN_BACKOFF, type RunControl } from './run-control.ts';
 import { ServerAnswerError, describeNetworkError, type ServerClient } from './server-client.ts';
+import { askLocalApp } from './reply-delivery.ts';
 
 export interface ListenSummary {
   forwarded: number;
@@ -52,6 +53,11 @@ export interface LocalDeliveryOptions {
 export interface LocalDelivery {
   /** One event, at most once per run: filtered, checked, fetched, signed, forwarded, checkpointed. */
   readonly handle: (event: ApiEventSummary) => Promise<void>;
+  /**
+   * `--reply`: a delivery its provider waits on, sent to the local app once, its answer returned
+   * with the answer call. Runs beside handle(), which then passes the event by.
+   */
+  readonly reply: (request: ApiReplyRequest) => Promise<void>;
   /** Whether this run has already dealt with the event. */
   handled(id: string): boolean;
   close(): Promise<void>;
@@ -200,6 +206,8 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
   const agent = new Agent({ connect: { timeout: TARGET_TIMEOUT_MS } });
   const remembered = new Set<string>();
   const providers = new Map<string, ProviderFacts>();
+  /** Events answered through --reply that the list has not passed by yet. */
+  const replied = new Set<string>();
 
   const matches = (event: ApiEventSummary): boolean =>
     (options.providers.length === 0 || options.providers.includes(event.provider)) &&
@@ -265,6 +273,12 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
   }
 
   async function handle(event: ApiEventSummary): Promise<void> {
+    // Answered through --reply: the position moves past it here, in the list's order.
+    if (replied.delete(event.id)) {
+      remember(event.id);
+      position.advancePast(event);
+      return;
+    }
     if (remembered.has(event.id)) return;
     remember(event.id);
     if (!matches(event)) {
@@ -283,8 +297,47 @@ export function createLocalDelivery(options: LocalDeliveryOptions): LocalDeliver
     await position.save();
   }
 
+  async function reply(request: ApiReplyRequest): Promise<void> {
+    const { event } = request;
+    if (!remembered.has(event.id)) replied.add(event.id);
+    const started = performance.now();
+    const fetched = await fetchEvent(event).catch((err: unknown) => ({ skip: describeNetworkError(err) }));
+    const local =
+      'skip' in fetched
+        ? { answer: { failure: 'failed' as const }, status: null, error: fetched.skip }
+        : await (() => {
+            const { headers, body } = headersFor(event, fetched, options.signSecret);
+            return askLocalApp({
+              url: fetched.url,
+              headers,
+              body,
+              agent,
+              timeoutMs: request.timeout_ms,
+              maxBytes: request.max_answer_bytes,
+              signal: control.signal,
+            });
+          })();
+    let outcome: string;
+    try {
+      outcome = (await client.answerReply(request.reply_id, local.answer)).outcome;
+    } catch (err: unknown) {
+      // 409: another listener answered first, or the server's wait ended.
+      outcome = err instanceof ServerAnswerError && err.status === 409 ? 'late' : describeNetworkError(err);
+    }
+    if (outcome === 'answered') summary.forwarded++;
+    else summary.failed++;
+    const { id, provider, event_type } = event;
+    printer.print({
+      type: 'replied',
+      ...{ id, provider, event_type, status: local.status, error: local.error, target: options.target },
+      ms: Math.round(performance.now() - started),
+      outcome,
+    });
+  }
+
   return {
     handle,
+    reply,
     handled: (id) => remembered.has(id),
     close: () => agent.destroy(),
   };

@@ -14,6 +14,9 @@ import type {
   ApiEventSummary,
   ApiProviderDetail,
   ApiReplayHeaders,
+  ApiReplyAnswer,
+  ApiReplyAnswerResult,
+  ApiReplyRequest,
   ListProvidersOutput,
 } from '../../generated/types.ts';
 import {
@@ -21,6 +24,8 @@ import {
   validateApiEventSummary,
   validateApiProviderDetail,
   validateApiReplayHeaders,
+  validateApiReplyAnswerResult,
+  validateApiReplyRequest,
   validateErrorEnvelope,
   validateListProvidersOutput,
 } from '../../generated/validators.js';
@@ -88,6 +93,13 @@ interface StreamHandlers {
   onEvent: (summary: ApiEventSummary) => void;
   /** The server could not replay what was missed; the client must catch up itself. */
   onReset: () => void;
+  /** `--reply`: a delivery whose provider waits for the app's answer. */
+  onReply?: (request: ApiReplyRequest) => void;
+}
+
+interface StreamQuery {
+  /** `--reply`: the providers whose deliveries that wait this stream answers (`*`: every one). */
+  reply?: string;
 }
 
 interface OpenStream {
@@ -105,7 +117,9 @@ export interface ServerClient {
   /** AnswerTooLargeError past ANSWER_LIMITS.rawBytes. */
   raw(id: string): Promise<RawBody>;
   /** Resolves once the server answered 200 (the stream is subscribed from then on). */
-  openStream(handlers: StreamHandlers): Promise<OpenStream>;
+  openStream(handlers: StreamHandlers, query?: StreamQuery): Promise<OpenStream>;
+  /** POST /api/replies/{id}: the app's answer to a delivery that waits; ServerAnswerError 409 when late. */
+  answerReply(id: string, answer: ApiReplyAnswer): Promise<ApiReplyAnswerResult>;
   close(): Promise<void>;
 }
 
@@ -182,6 +196,14 @@ async function send(
   }
 }
 
+function parsed(data: string): unknown {
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The stream's SSE parser: summaries to onEvent, `reset` to onReset, anything unreadable to fail. */
 function streamParser(handlers: StreamHandlers, fail: (reason: string) => void): EventSourceParser {
   return createParser({
@@ -196,13 +218,14 @@ function streamParser(handlers: StreamHandlers, fail: (reason: string) => void):
         handlers.onReset();
         return;
       }
-      if (message.event !== 'event') return;
-      let summary: unknown;
-      try {
-        summary = JSON.parse(message.data);
-      } catch {
-        summary = undefined;
+      if (message.event === 'reply' && handlers.onReply !== undefined) {
+        const request = parsed(message.data);
+        if (validateApiReplyRequest(request)) handlers.onReply(request);
+        else fail('the stream sent a reply request this listen cannot read');
+        return;
       }
+      if (message.event !== 'event') return;
+      const summary = parsed(message.data);
       // A summary off the contract cannot be forwarded or skipped safely: resume from the list.
       if (validateApiEventSummary(summary)) handlers.onEvent(summary);
       else fail('the stream sent an event this listen cannot read');
@@ -341,7 +364,30 @@ export function createServerClient(options: {
         throw new ServerUnreachableError(`GET /${path}: ${describeNetworkError(err)}`);
       }
     },
-    openStream: (handlers) => openEventStream(url('api/stream'), auth, streamAgent, handlers, options.signal),
+    openStream: (handlers, query = {}) =>
+      openEventStream(url('api/stream', { reply: query.reply }), auth, streamAgent, handlers, options.signal),
+    async answerReply(id, answer) {
+      const path = `api/replies/${encodeURIComponent(id)}`;
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url(path), {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(answer),
+          dispatcher: agent,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          headersTimeout: REQUEST_TIMEOUT_MS,
+          bodyTimeout: REQUEST_TIMEOUT_MS,
+        });
+      } catch (err: unknown) {
+        throw new ServerUnreachableError(`POST /${path}: ${describeNetworkError(err)}`);
+      }
+      if (response.statusCode !== 200) throw await answerError(response, `POST /${path}`);
+      const body = await readJson(response, `POST /${path}`);
+      if (!validateApiReplyAnswerResult(body))
+        throw new ServerAnswerError(200, undefined, `POST /${path}: the answer is not what this listen expects`);
+      return body;
+    },
     async close() {
       await Promise.all([agent.destroy(), streamAgent.destroy()]);
     },

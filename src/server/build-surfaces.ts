@@ -111,7 +111,12 @@ async function assemble(
   // A worker serves only /healthz and /metrics: nothing reaches it from senders or users.
   const runs = roleParts(config.server.role);
   const replies = runs.ingest
-    ? buildReplies(deps, { store: served, deliveries: stores.deliveries, outbound: sending.outbound }, metrics, cleanups)
+    ? buildReplies(
+        deps,
+        { store: served, deliveries: stores.deliveries, outbound: sending.outbound },
+        metrics,
+        cleanups,
+      )
     : {};
   const requestSurfaces = runs.ingest
     ? [

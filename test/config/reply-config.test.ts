@@ -80,10 +80,9 @@ describe('reply config', () => {
   it('refuses listen on a worker-only instance, which serves no stream for listen to follow', () => {
     expect(
       errorOf(
-        [
-          'server: { role: worker }',
-          configWith(`twilio: { preset: twilio, secret: s, reply: { from: listen } }`),
-        ].join('\n'),
+        ['server: { role: worker }', configWith(`twilio: { preset: twilio, secret: s, reply: { from: listen } }`)].join(
+          '\n',
+        ),
       ),
     ).toMatch(/^providers\.twilio\.reply\.from: listen needs the event stream .*server\.role worker/);
   });
