@@ -632,7 +632,7 @@ export const SCHEMAS = {
             description: "The app's response headers, lower-cased names; the server keeps only those it passes on.",
             type: 'object',
             maxProperties: 100,
-            additionalProperties: { type: 'string', maxLength: 8192 },
+            additionalProperties: { type: 'string' },
           },
           body_base64: {
             description:

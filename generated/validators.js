@@ -4689,7 +4689,7 @@ const schema104 = {
           description: "The app's response headers, lower-cased names; the server keeps only those it passes on.",
           type: 'object',
           maxProperties: 100,
-          additionalProperties: { type: 'string', maxLength: 8192 },
+          additionalProperties: { type: 'string' },
         },
         body_base64: {
           description:
@@ -4865,25 +4865,8 @@ function validate40(
           errors++;
         }
         for (const key1 in data1) {
-          let data2 = data1[key1];
-          if (typeof data2 === 'string') {
-            if (func2(data2) > 8192) {
-              const err8 = {
-                instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
-                schemaPath: '#/oneOf/0/properties/headers/additionalProperties/maxLength',
-                keyword: 'maxLength',
-                params: { limit: 8192 },
-                message: 'must NOT have more than 8192 characters',
-              };
-              if (vErrors === null) {
-                vErrors = [err8];
-              } else {
-                vErrors.push(err8);
-              }
-              errors++;
-            }
-          } else {
-            const err9 = {
+          if (typeof data1[key1] !== 'string') {
+            const err8 = {
               instancePath: instancePath + '/headers/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
               schemaPath: '#/oneOf/0/properties/headers/additionalProperties/type',
               keyword: 'type',
@@ -4891,15 +4874,15 @@ function validate40(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err9];
+              vErrors = [err8];
             } else {
-              vErrors.push(err9);
+              vErrors.push(err8);
             }
             errors++;
           }
         }
       } else {
-        const err10 = {
+        const err9 = {
           instancePath: instancePath + '/headers',
           schemaPath: '#/oneOf/0/properties/headers/type',
           keyword: 'type',
@@ -4907,9 +4890,9 @@ function validate40(
           message: 'must be object',
         };
         if (vErrors === null) {
-          vErrors = [err10];
+          vErrors = [err9];
         } else {
-          vErrors.push(err10);
+          vErrors.push(err9);
         }
         errors++;
       }
@@ -4918,7 +4901,7 @@ function validate40(
       let data3 = data.body_base64;
       if (typeof data3 === 'string') {
         if (func2(data3) > 13981016) {
-          const err11 = {
+          const err10 = {
             instancePath: instancePath + '/body_base64',
             schemaPath: '#/oneOf/0/properties/body_base64/maxLength',
             keyword: 'maxLength',
@@ -4926,14 +4909,14 @@ function validate40(
             message: 'must NOT have more than 13981016 characters',
           };
           if (vErrors === null) {
-            vErrors = [err11];
+            vErrors = [err10];
           } else {
-            vErrors.push(err11);
+            vErrors.push(err10);
           }
           errors++;
         }
       } else {
-        const err12 = {
+        const err11 = {
           instancePath: instancePath + '/body_base64',
           schemaPath: '#/oneOf/0/properties/body_base64/type',
           keyword: 'type',
@@ -4941,15 +4924,15 @@ function validate40(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err12];
+          vErrors = [err11];
         } else {
-          vErrors.push(err12);
+          vErrors.push(err11);
         }
         errors++;
       }
     }
   } else {
-    const err13 = {
+    const err12 = {
       instancePath,
       schemaPath: '#/oneOf/0/type',
       keyword: 'type',
@@ -4957,9 +4940,9 @@ function validate40(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err13];
+      vErrors = [err12];
     } else {
-      vErrors.push(err13);
+      vErrors.push(err12);
     }
     errors++;
   }
@@ -4972,7 +4955,7 @@ function validate40(
   const _errs13 = errors;
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     if (data.failure === undefined) {
-      const err14 = {
+      const err13 = {
         instancePath,
         schemaPath: '#/oneOf/1/required',
         keyword: 'required',
@@ -4980,20 +4963,38 @@ function validate40(
         message: "must have required property '" + 'failure' + "'",
       };
       if (vErrors === null) {
-        vErrors = [err14];
+        vErrors = [err13];
       } else {
-        vErrors.push(err14);
+        vErrors.push(err13);
       }
       errors++;
     }
     for (const key2 in data) {
       if (!(key2 === 'failure')) {
-        const err15 = {
+        const err14 = {
           instancePath,
           schemaPath: '#/oneOf/1/additionalProperties',
           keyword: 'additionalProperties',
           params: { additionalProperty: key2 },
           message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err14];
+        } else {
+          vErrors.push(err14);
+        }
+        errors++;
+      }
+    }
+    if (data.failure !== undefined) {
+      let data4 = data.failure;
+      if (typeof data4 !== 'string') {
+        const err15 = {
+          instancePath: instancePath + '/failure',
+          schemaPath: '#/oneOf/1/properties/failure/type',
+          keyword: 'type',
+          params: { type: 'string' },
+          message: 'must be string',
         };
         if (vErrors === null) {
           vErrors = [err15];
@@ -5002,16 +5003,13 @@ function validate40(
         }
         errors++;
       }
-    }
-    if (data.failure !== undefined) {
-      let data4 = data.failure;
-      if (typeof data4 !== 'string') {
+      if (!(data4 === 'could_not_connect' || data4 === 'no_answer' || data4 === 'too_large' || data4 === 'failed')) {
         const err16 = {
           instancePath: instancePath + '/failure',
-          schemaPath: '#/oneOf/1/properties/failure/type',
-          keyword: 'type',
-          params: { type: 'string' },
-          message: 'must be string',
+          schemaPath: '#/oneOf/1/properties/failure/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema104.oneOf[1].properties.failure.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err16];
@@ -5020,24 +5018,9 @@ function validate40(
         }
         errors++;
       }
-      if (!(data4 === 'could_not_connect' || data4 === 'no_answer' || data4 === 'too_large' || data4 === 'failed')) {
-        const err17 = {
-          instancePath: instancePath + '/failure',
-          schemaPath: '#/oneOf/1/properties/failure/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema104.oneOf[1].properties.failure.enum },
-          message: 'must be equal to one of the allowed values',
-        };
-        if (vErrors === null) {
-          vErrors = [err17];
-        } else {
-          vErrors.push(err17);
-        }
-        errors++;
-      }
     }
   } else {
-    const err18 = {
+    const err17 = {
       instancePath,
       schemaPath: '#/oneOf/1/type',
       keyword: 'type',
@@ -5045,9 +5028,9 @@ function validate40(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err18];
+      vErrors = [err17];
     } else {
-      vErrors.push(err18);
+      vErrors.push(err17);
     }
     errors++;
   }
@@ -5065,7 +5048,7 @@ function validate40(
     }
   }
   if (!valid0) {
-    const err19 = {
+    const err18 = {
       instancePath,
       schemaPath: '#/oneOf',
       keyword: 'oneOf',
@@ -5073,9 +5056,9 @@ function validate40(
       message: 'must match exactly one schema in oneOf',
     };
     if (vErrors === null) {
-      vErrors = [err19];
+      vErrors = [err18];
     } else {
-      vErrors.push(err19);
+      vErrors.push(err18);
     }
     errors++;
   } else {

@@ -18,8 +18,10 @@ import { readJsonBody } from './read-json-body.ts';
 
 /** Every provider, in `?reply=`. */
 const ALL_PROVIDERS = '*';
-/** The largest answer any provider may be configured to pass on, in base64, with room for the rest. */
-const ANSWER_BODY_LIMIT = Math.ceil(REPLY_MAX_ANSWER_BYTES.maximum / 3) * 4 + 1024 * 1024;
+/** Room for the status and headers beside the body. */
+const ANSWER_HEADROOM = 256 * 1024;
+/** The largest answer any provider may be configured to pass on, in base64, with the headroom. */
+const ANSWER_BODY_LIMIT = Math.ceil(REPLY_MAX_ANSWER_BYTES.maximum / 3) * 4 + ANSWER_HEADROOM;
 
 export interface ReplyRouteDeps {
   listenReplies?: ListenReplies | undefined;

@@ -25,7 +25,7 @@ function headersOf(raw: Record<string, string | string[] | undefined>): Record<s
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined || Object.keys(headers).length >= MAX_HEADERS) continue;
-    headers[name.toLowerCase()] = (Array.isArray(value) ? value.join(', ') : value).slice(0, 8192);
+    headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
 }

@@ -97,11 +97,6 @@ interface StreamHandlers {
   onReply?: (request: ApiReplyRequest) => void;
 }
 
-interface StreamQuery {
-  /** `--reply`: the providers whose deliveries that wait this stream answers (`*`: every one). */
-  reply?: string;
-}
-
 interface OpenStream {
   /** Resolves when the stream ends, however it ends (never rejects). */
   readonly closed: Promise<{ reason: string }>;
@@ -116,8 +111,11 @@ export interface ServerClient {
   replayHeaders(id: string): Promise<ApiReplayHeaders>;
   /** AnswerTooLargeError past ANSWER_LIMITS.rawBytes. */
   raw(id: string): Promise<RawBody>;
-  /** Resolves once the server answered 200 (the stream is subscribed from then on). */
-  openStream(handlers: StreamHandlers, query?: StreamQuery): Promise<OpenStream>;
+  /**
+   * Resolves once the server answered 200 (the stream is subscribed from then on). `reply`
+   * (--reply): the providers whose deliveries that wait it answers, comma-separated, or `*`.
+   */
+  openStream(handlers: StreamHandlers, query?: { reply?: string }): Promise<OpenStream>;
   /** POST /api/replies/{id}: the app's answer to a delivery that waits; ServerAnswerError 409 when late. */
   answerReply(id: string, answer: ApiReplyAnswer): Promise<ApiReplyAnswerResult>;
   close(): Promise<void>;
@@ -168,11 +166,7 @@ async function readJson(response: Dispatcher.ResponseData, what: string): Promis
     if (err instanceof AnswerTooLargeError) throw new ServerAnswerError(200, undefined, err.message);
     throw new ServerUnreachableError(`${what}: ${describeNetworkError(err)}`);
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  return parsed(text);
 }
 
 /** A GET with the client's timeouts; a connection that fails is ServerUnreachableError. */
@@ -196,6 +190,7 @@ async function send(
   }
 }
 
+/** JSON, or undefined when it is not (the validator says what that means). */
 function parsed(data: string): unknown {
   try {
     return JSON.parse(data) as unknown;
@@ -301,6 +296,36 @@ async function openEventStream(
   };
 }
 
+/** POST /api/replies/{id}: the app's answer; the server's result, or the error its answer stands for. */
+async function postReplyAnswer(
+  target: URL,
+  auth: Record<string, string>,
+  dispatcher: Dispatcher,
+  answer: ApiReplyAnswer,
+  signal: AbortSignal | undefined,
+): Promise<ApiReplyAnswerResult> {
+  const what = `POST ${target.pathname}`;
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await request(target, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(answer),
+      dispatcher,
+      ...(signal === undefined ? {} : { signal }),
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+    });
+  } catch (err: unknown) {
+    throw new ServerUnreachableError(`${what}: ${describeNetworkError(err)}`);
+  }
+  if (response.statusCode !== 200) throw await answerError(response, what);
+  const body = await readJson(response, what);
+  if (!validateApiReplyAnswerResult(body))
+    throw new ServerAnswerError(200, undefined, `${what}: the answer is not what this listen expects`);
+  return body;
+}
+
 export function createServerClient(options: {
   baseUrl: string;
   token: string;
@@ -366,28 +391,8 @@ export function createServerClient(options: {
     },
     openStream: (handlers, query = {}) =>
       openEventStream(url('api/stream', { reply: query.reply }), auth, streamAgent, handlers, options.signal),
-    async answerReply(id, answer) {
-      const path = `api/replies/${encodeURIComponent(id)}`;
-      let response: Dispatcher.ResponseData;
-      try {
-        response = await request(url(path), {
-          method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify(answer),
-          dispatcher: agent,
-          ...(options.signal === undefined ? {} : { signal: options.signal }),
-          headersTimeout: REQUEST_TIMEOUT_MS,
-          bodyTimeout: REQUEST_TIMEOUT_MS,
-        });
-      } catch (err: unknown) {
-        throw new ServerUnreachableError(`POST /${path}: ${describeNetworkError(err)}`);
-      }
-      if (response.statusCode !== 200) throw await answerError(response, `POST /${path}`);
-      const body = await readJson(response, `POST /${path}`);
-      if (!validateApiReplyAnswerResult(body))
-        throw new ServerAnswerError(200, undefined, `POST /${path}: the answer is not what this listen expects`);
-      return body;
-    },
+    answerReply: (id, answer) =>
+      postReplyAnswer(url(`api/replies/${encodeURIComponent(id)}`), auth, agent, answer, options.signal),
     async close() {
       await Promise.all([agent.destroy(), streamAgent.destroy()]);
     },

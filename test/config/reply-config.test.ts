@@ -80,11 +80,12 @@ describe('reply config', () => {
   it('refuses listen on a worker-only instance, which serves no stream for listen to follow', () => {
     expect(
       errorOf(
-        ['server: { role: worker }', configWith(`twilio: { preset: twilio, secret: s, reply: { from: listen } }`)].join(
-          '\n',
-        ),
+        [
+          'server: { role: worker }',
+          configWith(`lonely: { preset: discord, public_key: "${KEY}", reply: { from: listen } }`),
+        ].join('\n'),
       ),
-    ).toMatch(/^providers\.twilio\.reply\.from: listen needs the event stream .*server\.role worker/);
+    ).toMatch(/^providers\.lonely\.reply\.from: listen needs the event stream .*server\.role worker/);
   });
 
   it('a reply from listen on a worker-only instance stops serve with exit 2, naming the key', async () => {
@@ -93,14 +94,15 @@ describe('reply config', () => {
     const file = join(dir, 'sb.yaml');
     await writeFile(
       file,
-      ['server: { role: worker }', configWith('twilio: { preset: twilio, secret: s, reply: { from: listen } }')].join(
-        '\n',
-      ),
+      [
+        'server: { role: worker }',
+        configWith(`lonely: { preset: discord, public_key: "${KEY}", reply: { from: listen } }`),
+      ].join('\n'),
     );
     let err = '';
     const code = await main(['serve', '--config', file], { out: () => undefined, err: (t) => (err += t) });
     expect(code).toBe(2);
-    expect(err).toContain('providers.twilio.reply.from: listen');
+    expect(err).toContain('providers.lonely.reply.from: listen');
   });
 
   it('a bad reply stops serve with exit 2, naming the key, without a stack trace', async () => {
