@@ -213,6 +213,27 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
           },
         },
       },
+      '/api/replies/{id}': {
+        post: {
+          operationId: 'answerReply',
+          summary:
+            "The app's answer to a delivery offered on GET /api/stream?reply=… (switchboard listen --reply), passed to the provider that waits: taken once, from a token whose stream was offered it (403 forbidden otherwise; 404 for an id this instance does not hold). A second answer, or one after the wait ended, is 409 conflict and counted as late (switchboard_reply_late_answers_total).",
+          parameters: [
+            {
+              name: 'id',
+              in: 'path',
+              required: true,
+              description: 'The reply_id of the ApiReplyRequest.',
+              schema: { type: 'string', format: 'uuid' },
+            },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ApiReplyAnswer') } } },
+          responses: {
+            '200': json(ref('ApiReplyAnswerResult'), 'Taken; the outcome recorded with the event'),
+            ...errors(400, 401, 403, 404, 409, 413, 429, 500, 503),
+          },
+        },
+      },
       '/api/forwards': {
         get: {
           operationId: 'listForwards',
@@ -290,6 +311,11 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
             'Server-Sent Events: each new ApiEventSummary as a `event` message with id = event id (no id for an event placed in the list before one already sent, so the resume point never moves back); heartbeats as comments. Send Last-Event-ID to resume: the events after that one in the list order, each once, and none at or before it. Without Last-Event-ID every event committed after the response starts is sent, so a client that opens the stream first and then pages GET /api/events?since=<last id>&order=oldest_first misses nothing (switchboard listen catches up so). See docs/reference/asyncapi.yaml.',
           parameters: [
             { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', format: 'uuid' } },
+            queryParam(
+              'reply',
+              { type: 'string', minLength: 1 },
+              "switchboard listen --reply: the providers (comma-separated, or * for every one) whose deliveries that wait for the app's answer (reply: {from: listen}) this stream answers. Each comes as a `reply` message (ApiReplyRequest, no id), to be answered with POST /api/replies/{reply_id}. 400 when no provider answers through listen.",
+            ),
           ],
           responses: {
             '200': { description: 'Event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
@@ -309,6 +335,9 @@ export function buildOpenApi(registry: SchemaRegistry, listMcpOnlyInputs: readon
         ProviderStatus: component(registry, 'provider-status.schema.json'),
         ApiProviderDetail: component(registry, 'api-provider-detail.schema.json'),
         ApiReplayHeaders: component(registry, 'api-replay-headers.schema.json'),
+        ApiReplyRequest: component(registry, 'api-reply-request.schema.json'),
+        ApiReplyAnswer: component(registry, 'api-reply-answer.schema.json'),
+        ApiReplyAnswerResult: component(registry, 'api-reply-answer-result.schema.json'),
         ReplayResult: component(registry, 'replay-result.schema.json'),
         ReplayHistory: component(registry, 'replay-history.schema.json'),
         ForwardRuleStatus: component(registry, 'forward-rule-status.schema.json'),

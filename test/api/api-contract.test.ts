@@ -288,6 +288,12 @@ describe('real /api responses match docs/reference/openapi.json', () => {
       expectDocumented(path, 'POST', await call(server, `/api/forwards/nowhere/${action}`, { method: 'POST' }));
       expectDocumented(path, 'POST', await call(server, `/api/forwards/unknown/${action}`, { method: 'POST' }));
     }
+    // No provider here answers through listen: every reply id is unknown; the success and the
+    // refusals of a real pending reply are test/listen/listen-reply.test.ts's.
+    const answer = '/api/replies/{id}';
+    expectDocumented(answer, 'POST', await call(server, `/api/replies/${UNKNOWN}`, { method: 'POST' }));
+    expectDocumented(answer, 'POST', await call(server, '/api/replies/nope', { method: 'POST' }));
+    expectDocumented(answer, 'POST', await call(server, `/api/replies/${UNKNOWN}`, { method: 'POST', token: null }));
   });
 
   it('covered every documented path', () => {
