@@ -27,7 +27,7 @@ export interface ReplyFallback {
  * Where the answer comes from: a forward rule's target (its delivery of the event is the reply
  * attempt), or the app behind a connected `switchboard listen --reply`.
  */
-export type ReplySource = { kind: 'rule'; rule: string } | { kind: 'listen' };
+type ReplySource = { kind: 'rule'; rule: string } | { kind: 'listen' };
 
 export interface ReplyConfig {
   source: ReplySource;
