@@ -20,6 +20,7 @@ import type { ApiReplyRequest, EventDetail } from '../../generated/types.ts';
 import { validateApiReplyRequest, validateErrorEnvelope } from '../../generated/validators.js';
 import { EVENT_ID_HEADER } from '../../src/shared/header-names.ts';
 import { createTokenRepository } from '../../src/store/records/token-repository.ts';
+import { startComposedServer } from '../support/composed-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';
 import type { RecordedRequest } from '../support/local-server.ts';
 import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
@@ -31,6 +32,16 @@ const TWILIO_SERVER_TOKEN = 'twilio-auth-token-on-the-server';
 const TWILIO_LAPTOP_TOKEN = 'twilio-auth-token-on-the-laptop';
 const TWILIO_PUBLIC_URL = 'https://hooks.example.com/hooks/twilio';
 const DISCORD_FALLBACK = '{"type":4,"data":{"content":"The app did not answer in time. Please try again.","flags":64}}';
+
+const CONFIG = [
+  'providers:',
+  `  discord: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen } }`,
+  `  twilio: { preset: twilio, secret: ${TWILIO_SERVER_TOKEN}, public_url: "${TWILIO_PUBLIC_URL}", reply: { from: listen } }`,
+  `  lonely: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen } }`,
+  `  rawbot: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 2000 } }`,
+  `  slowbot: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 300 } }`,
+  '',
+].join('\n');
 
 interface TwilioPackage {
   webhook(token: string): express.RequestHandler;
@@ -131,18 +142,7 @@ describe('switchboard listen --reply', () => {
   let smsApp: { url: string; close(): Promise<void> };
 
   beforeAll(async () => {
-    wire = await startListenWire({
-      token: TOKEN,
-      config: [
-        'providers:',
-        `  discord: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen } }`,
-        `  twilio: { preset: twilio, secret: ${TWILIO_SERVER_TOKEN}, public_url: "${TWILIO_PUBLIC_URL}", reply: { from: listen } }`,
-        `  lonely: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen } }`,
-        `  rawbot: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 2000 } }`,
-        `  slowbot: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 300 } }`,
-        '',
-      ].join('\n'),
-    });
+    wire = await startListenWire({ token: TOKEN, config: CONFIG });
     smsApp = await startSmsApp();
     wire.defer(() => smsApp.close());
   }, 60_000);
@@ -306,4 +306,41 @@ describe('switchboard listen --reply', () => {
       stream.close();
     }
   });
+
+  it('two instances on one database: only reply streams on the instance holding the request are offered it', async () => {
+    const other = await startComposedServer({
+      envToken: TOKEN,
+      config: CONFIG,
+      database: { url: wire.composed.databaseUrl },
+    });
+    const stream = await openReplyStream(other.url, TOKEN, 'lonely');
+    try {
+      // Held by this instance, with the only reply stream on the other: nobody is offered it.
+      const res = await postDiscord('lonely');
+      expect(await res.text()).toBe(DISCORD_FALLBACK);
+      const { body: list } = await api<{ events: { id: string }[] }>('/api/events?provider=lonely');
+      expect(await recordedReply(list.events[0]?.id ?? '')).toMatchObject({ outcome: 'unavailable' });
+      // Held by the other instance: its stream is offered it, and only there is the answer taken.
+      const signed = discordDelivery(discordCase.secret, Date.now());
+      const pending = fetch(`${other.url}/hooks/lonely`, {
+        method: 'POST',
+        body: signed.body,
+        headers: signed.headers,
+      });
+      const request = await stream.next();
+      const answer = JSON.stringify({ status: 200, headers: { 'content-type': 'application/json' }, body_base64: '' });
+      const here = await api<unknown>(`/api/replies/${request.reply_id}`, { method: 'POST', body: answer });
+      expect(here.status).toBe(404);
+      const there = await fetch(`${other.url}/api/replies/${request.reply_id}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: answer,
+      });
+      expect(there.status).toBe(200);
+      expect((await pending).status).toBe(200);
+    } finally {
+      stream.close();
+      await other.close();
+    }
+  }, 60_000);
 });
