@@ -199,6 +199,12 @@ describe('switchboard listen --reply', () => {
     const eventId = header(bot.requests[0] as RecordedRequest, EVENT_ID_HEADER);
     expect(await recordedReply(eventId)).toMatchObject({ outcome: 'answered', response_status: 200 });
     await child.waitFor(/reply answered/);
+    // A delivery that needs no answer is answered at once as before: Discord's PING by switchboard,
+    // without waiting on the listener.
+    const pingStarted = Date.now();
+    const ping = await postDiscord('discord', { id: `${Date.now()}`, application_id: '1', type: 1, version: 1 });
+    expect(await ping.json()).toEqual({ type: 1 });
+    expect(Date.now() - pingStarted).toBeLessThan(1000);
     // Sent once: not again as an ordinary event, and the app's bytes never reach the terminal.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(bot.requests).toHaveLength(1);
