@@ -110,14 +110,7 @@ async function assemble(
   const streams = streamEnds();
   // A worker serves only /healthz and /metrics: nothing reaches it from senders or users.
   const runs = roleParts(config.server.role);
-  const replies = runs.ingest
-    ? buildReplies(
-        deps,
-        { store: served, deliveries: stores.deliveries, outbound: sending.outbound },
-        metrics,
-        cleanups,
-      )
-    : {};
+  const replies = buildReplies(deps, { ...stores, store: served, outbound: sending.outbound }, metrics, cleanups);
   const requestSurfaces = runs.ingest
     ? [
         ingestSurface(deps, served, metrics, pressure, replies),
