@@ -106,7 +106,8 @@ export class ReplyService {
   /**
    * The outbox row ingest writes with the event: claimed, as attempt 1. With reply.retry the
    * claim is a lease the outbox takes over once it ends, so a crash mid-reply is retried too;
-   * without, nothing but this service ever settles it.
+   * without, only this service settles it, or, after a crash, the next worker's start-up, which
+   * makes it dead (DeliveryRepository.deadInterruptedReplies): never sent again on its own.
    */
   prepare(reply: ReplyConfig, event: ForwardCandidate): ReplyDelivery | null {
     const rule = this.#rules.get(reply.rule)?.rule;
