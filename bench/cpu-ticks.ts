@@ -34,3 +34,13 @@ export function stealShare(before: CpuTicks | undefined, after: CpuTicks | undef
   if (!before || !after || after.total <= before.total) return undefined;
   return (after.steal - before.steal) / (after.total - before.total);
 }
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user and system) a process has used so far, from /proc/<pid>/stat. */
+export function processCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}

@@ -25,8 +25,7 @@ import { createLogger } from '../src/log/logger.ts';
 import { createDatabasePool } from '../src/store/database/database.ts';
 import type { NewEvent } from '../src/store/events/event-store.ts';
 import { newEvent } from '../test/support/events.ts';
-
-const CLOCK_TICKS_PER_SECOND = 100;
+import { processCpuSeconds } from './cpu-ticks.ts';
 
 /** While set, the next insert statement runs as EXPLAIN (ANALYZE, BUFFERS) and its plan lands here. */
 let explaining: { plan: string[] } | null = null;
@@ -43,12 +42,6 @@ const explainInterceptor: Interceptor = {
     return null;
   },
 };
-
-function processCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-}
 
 function payload(): Buffer {
   const sample = JSON.parse(

@@ -116,3 +116,22 @@ function replySource(
     throw new ConfigError(`${at}.from: forward rule ${rule.name} is ordered; a reply cannot wait its turn`);
   return { kind: 'rule', rule: rule.name };
 }
+
+/**
+ * Past the longest reply wait, a settle too slow to be still running: after this long from its
+ * event's arrival, a reply attempt still `delivering` was interrupted by a stop.
+ */
+const SETTLE_MARGIN_MS = 5_000;
+
+/**
+ * How old a reply attempt without a lease must be to count as interrupted at start-up: the longest
+ * wait this config gives a provider (the catalog's longest deadline when none waits, for rows an
+ * earlier config left), plus a margin for the settle.
+ */
+export function interruptedReplyAfterMs(replies: ReadonlyArray<ReplyConfig | undefined>): number {
+  const waits = replies.flatMap((reply) => (reply === undefined ? [] : [reply.timeoutMs]));
+  const deadlines = Object.values(PROVIDER_CATALOG).flatMap((entry) =>
+    entry.reply === undefined ? [] : [entry.reply.deadline_ms],
+  );
+  return Math.max(...(waits.length > 0 ? waits : deadlines)) + SETTLE_MARGIN_MS;
+}

@@ -16,7 +16,7 @@ import { ruleTakes, type ForwardCandidate, type ForwardRuleConfig } from '../con
 import type { ReplyConfig, ReplyFallback } from '../config/reply-config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { DeliverResult, Outbound } from '../outbound/deliver-event.ts';
-import type { EventStore, ReplyDelivery } from '../store/events/event-store.ts';
+import type { EventStore, ReplyDelivery, StoredEvent } from '../store/events/event-store.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 import type { AttemptRecord, Settlement } from '../store/outbox/delivery-claims.ts';
 import { sendAttempt } from './forward-attempt.ts';
@@ -37,7 +37,7 @@ export interface ProviderAnswer {
 }
 
 interface ReplyServiceOptions {
-  store: Pick<EventStore, 'get' | 'recordReply'>;
+  store: Pick<EventStore, 'recordReply'>;
   deliveries: Pick<DeliveryRepository, 'settleMany'>;
   outbound: Pick<Outbound, 'deliver'>;
   rules: readonly ForwardRuleConfig[];
@@ -111,7 +111,8 @@ export class ReplyService {
   /**
    * The outbox row ingest writes with the event: claimed, as attempt 1. With reply.retry the
    * claim is a lease the outbox takes over once it ends, so a crash mid-reply is retried too;
-   * without, nothing but this service ever settles it.
+   * without, only this service settles it, or, after a crash, the next worker's start-up, which
+   * makes it dead (DeliveryRepository.deadInterruptedReplies): never sent again on its own.
    */
   prepare(reply: ReplyConfig, event: ForwardCandidate): ReplyDelivery | null {
     if (reply.source.kind !== 'rule') return null;
@@ -125,18 +126,15 @@ export class ReplyService {
   }
 
   /**
-   * Sends the stored event to the reply rule's target and answers what the provider gets: the
-   * app's answer, or the fallback. Never rejects. The outbox row is settled and the outcome
+   * Sends the event just stored (as its insert answered it: no read back) to the reply rule's
+   * target and answers what the provider gets: the app's answer, or the fallback. Never rejects. The outbox row is settled and the outcome
    * recorded after, without holding the provider's answer back.
    */
-  async answer(eventId: string, reply: ReplyConfig, delivery: ReplyDelivery): Promise<ProviderAnswer> {
+  async answer(event: StoredEvent, reply: ReplyConfig, delivery: ReplyDelivery): Promise<ProviderAnswer> {
     const target = this.#rules.get(delivery.rule);
     const started = performance.now();
-    const event = await this.#options.store.get(eventId).catch((err: unknown) => {
-      this.#options.logger.warn({ err, eventId }, 'reply: could not read the stored event');
-      return null;
-    });
-    if (target === undefined || event === null) return fallbackAnswer(reply.fallback);
+    const eventId = event.id;
+    if (target === undefined) return fallbackAnswer(reply.fallback);
     const finished = await sendAttempt({
       rule: target.rule,
       url: target.url,

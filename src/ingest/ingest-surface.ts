@@ -14,6 +14,7 @@ import { sendError } from '../http/error-response.ts';
 import { RECORD_REJECTED_PER_MINUTE, RECORD_REJECTED_PER_PROVIDER_PER_MINUTE } from '../../generated/constants.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EventStore, InsertResult, NewEvent } from '../store/events/event-store.ts';
+import { storedEventFromInsert } from '../store/events/event-mapping.ts';
 import { findMissingHeader } from '../verify/headers.ts';
 import { getHandshake, postHandshake, type HandshakeAnswer, type HandshakeRefusal } from '../verify/handshakes.ts';
 import { LazyBody } from '../verify/identify.ts';
@@ -295,7 +296,7 @@ export function createIngestSurface(options: IngestSurfaceOptions): Middleware {
         ctx,
         result.duplicate
           ? { ...reply.fallback, headers: {}, body: Buffer.from(reply.fallback.body) }
-          : await answerReply(options.replies, wait, { id: result.event.id, provider: provider.name }, reply),
+          : await answerReply(options.replies, wait, storedEventFromInsert(stored, result.event), reply),
       );
     }
     const accepted: IngestAccepted = { id: result.event.id, duplicate: result.duplicate };

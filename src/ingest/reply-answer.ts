@@ -10,7 +10,7 @@ import type { WebhookProviderConfig } from '../config/resolve-config.ts';
 import type { ReplyConfig } from '../config/reply-config.ts';
 import type { ListenReplies } from '../forward/listen-replies.ts';
 import type { ProviderAnswer, ReplyWaiter } from '../forward/reply-service.ts';
-import type { NewEvent, ReplyDelivery } from '../store/events/event-store.ts';
+import type { NewEvent, ReplyDelivery, StoredEvent } from '../store/events/event-store.ts';
 import type { DeliveryBody } from '../verify/preset-types.ts';
 import { deliveryWaits } from '../verify/reply-waits.ts';
 
@@ -46,12 +46,12 @@ export function replyWaitFor(
 export async function answerReply(
   replies: IngestReplies,
   wait: ReplyWait,
-  event: { id: string; provider: string },
+  event: StoredEvent,
   reply: ReplyConfig,
 ): Promise<ProviderAnswer> {
   if (wait.kind === 'listen' && replies.listen !== undefined)
     return replies.listen.answer(event.id, event.provider, reply);
-  if (wait.kind === 'rule' && replies.rules !== undefined) return replies.rules.answer(event.id, reply, wait.delivery);
+  if (wait.kind === 'rule' && replies.rules !== undefined) return replies.rules.answer(event, reply, wait.delivery);
   return {
     status: reply.fallback.status,
     contentType: reply.fallback.contentType,

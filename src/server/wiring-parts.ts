@@ -25,6 +25,7 @@ import { requireBearer } from '../auth/require-bearer.ts';
 import { createReplayService } from '../replay/replay-service.ts';
 import type { ReplayService } from '../replay/replay-types.ts';
 import { forwardRuleMatcher } from '../config/forward-rules.ts';
+import { interruptedReplyAfterMs } from '../config/reply-config.ts';
 import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
 import type { SelfAddress } from '../outbound/target-policy/self-loop.ts';
 import { checkForwardTargets } from '../forward/check-forward-targets.ts';
@@ -275,6 +276,12 @@ export function forwardingControl(
       const cancelled = await deliveries.cancelUnconfigured(config.forward.map((rule) => rule.name));
       for (const [rule, count] of cancelled) {
         logger.warn({ rule, cancelled: count }, 'cancelled the open deliveries of a forward rule no longer configured');
+      }
+      const interrupted = await deliveries.deadInterruptedReplies(
+        interruptedReplyAfterMs(config.providers.map((p) => (p.family === 'webhook' ? p.reply : undefined))),
+      );
+      for (const [rule, count] of interrupted) {
+        logger.warn({ rule, interrupted: count }, 'reply attempts interrupted by a stop are dead, not sent again');
       }
       if (config.forward.length === 0) return;
       // Checked once the port is known, so a rule pointing at switchboard itself is refused (exit 2).

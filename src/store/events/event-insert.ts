@@ -6,14 +6,13 @@
 import { sql, UniqueIntegrityConstraintViolationError, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { EventHeaders } from '../../../generated/types.ts';
 import { ANNOUNCE_INSERTED } from './announcement.ts';
 import { encodeBinaryArray, type BinaryElementType } from '../sql/binary-array.ts';
 import { isCheckedTrustMode, summaryFromRow, summaryRow } from './event-mapping.ts';
 import type { InsertResult, NewEvent } from './event-store.ts';
 import { receivedAtUtc } from './list-statement.ts';
 import { checkNewEvent } from './new-event-check.ts';
-import { needsReplacing, storable, storableOrNull } from '../sql/storable-text.ts';
+import { storable, storableHeaders, storableOrNull } from '../sql/storable-text.ts';
 
 /**
  * The unique keys a provider's retry collides with: a keys partition's own index (migration 0013:
@@ -32,36 +31,6 @@ const MAX_STATEMENT_PAYLOAD_BYTES = 64 * 1024 * 1024;
 
 const insertedRow = summaryRow.extend({ ord: z.number().int(), duplicate: z.boolean() });
 type InsertedRow = z.infer<typeof insertedRow>;
-
-function storableHeaders(headers: EventHeaders): string {
-  // Almost every delivery's headers need no replacement: then they are written as they are, without
-  // a copy (fromEntries below keeps a header named __proto__ as data; so does JSON.stringify of
-  // sanitizeHeaders' own object, whose properties are all own).
-  if (!Object.entries(headers).some(([name, value]) => needsReplacing(name) || valueNeedsReplacing(value))) {
-    return JSON.stringify(headers);
-  }
-  const entries: Array<[string, string | string[]]> = [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value === 'string') {
-      entries.push([storable(name), storable(value)]);
-    } else if (Array.isArray(value)) {
-      const values = value.filter((item) => typeof item === 'string').map(storable);
-      // The contract's shape: one value is a string, several are a list; an empty list is no header.
-      if (values.length === 1 && values[0] !== undefined) entries.push([storable(name), values[0]]);
-      else if (values.length > 1) entries.push([storable(name), values]);
-    }
-  }
-  // fromEntries defines own properties, so even a header named __proto__ is kept as data.
-  return JSON.stringify(Object.fromEntries(entries));
-}
-
-/** Whether a header value is other than storable text as it is: one that storable() would change, or not a string. */
-function valueNeedsReplacing(value: unknown): boolean {
-  if (typeof value === 'string') return needsReplacing(value);
-  return (
-    !Array.isArray(value) || value.length < 2 || value.some((item) => typeof item !== 'string' || needsReplacing(item))
-  );
-}
 
 /** What goes in passed_check: the outcome, with the defaults NewEvent documents made explicit. */
 function passedCheckToStore(event: NewEvent): boolean | null {

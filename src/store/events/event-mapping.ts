@@ -8,7 +8,9 @@ import type { ApiEventSummary, EventReply, EventSummary, TrustMode } from '../..
 import { isEventId } from '../../shared/event-id.ts';
 import type { ArrivalRequest } from '../../sanitize/sanitize-request.ts';
 import { withoutCredentialFields } from '../../verify/summary.ts';
-import type { StoredEvent } from './event-store.ts';
+import type { NewEvent, StoredEvent } from './event-store.ts';
+import { storable, storableHeaders, storableOrNull } from '../sql/storable-text.ts';
+import type { EventHeaders } from '../../../generated/types.ts';
 
 const CANONICAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -130,5 +132,49 @@ export function storedEventFromRow(row: DetailRow): StoredEvent {
     summary: withoutCredentialFields(row.summary),
     request: requestOf(row),
     handshake: row.handshake,
+  };
+}
+
+/**
+ * The event an insert has just committed, as a read of it would answer, made from what was
+ * inserted and the row's own summary (its id, names, size and commit time as stored), without
+ * reading it back: the reply path sends it to the app while the provider waits, and a read there
+ * was a round trip, and a wait for a pool connection, on every reply.
+ */
+export function storedEventFromInsert(event: NewEvent, inserted: EventSummary): StoredEvent {
+  const { trust_mode: trustMode, verified } = inserted;
+  const { request } = event;
+  return {
+    id: inserted.id,
+    provider: inserted.provider,
+    eventType: inserted.event_type,
+    trustMode,
+    verified,
+    passedCheck: passedCheckOf({
+      trust_mode: trustMode,
+      verified,
+      passed_check: event.passedCheck ?? (trustMode === 'signed' ? verified : false),
+    }),
+    // Text as the insert wrote it (storable-text.ts): almost always the very values.
+    verifyDetail: storable(event.verifyDetail),
+    externalId: storableOrNull(event.externalId),
+    contentType: storableOrNull(event.contentType),
+    sourceIp: storableOrNull(event.sourceIp),
+    headers: JSON.parse(storableHeaders(event.headers)) as EventHeaders,
+    payload: event.payload,
+    payloadSize: inserted.payload_size,
+    receivedSize: event.receivedSize ?? null,
+    receivedAt: inserted.received_at,
+    summary: withoutCredentialFields(storableOrNull(event.summary ?? null)),
+    request:
+      request === undefined
+        ? null
+        : {
+            method: storable(request.method),
+            path: storable(request.path),
+            query: storable(request.query),
+            responseStatus: request.responseStatus,
+          },
+    handshake: event.handshake === true,
   };
 }

@@ -26,6 +26,10 @@ import {
 import { forwardStates, ruleHealth, type ListedEvent, type RuleHealth } from './delivery-health.ts';
 import { deliveriesOfEvent, getDelivery, uuidOrNull } from './delivery-rows.ts';
 
+/** The attempt an interrupted reply is recorded with (deadInterruptedReplies). */
+const INTERRUPTED_REPLY =
+  'interrupted: switchboard stopped while waiting for the reply; not sent again (reply.retry is off)';
+
 type RetryOutcome = { kind: 'retried'; delivery: Delivery } | { kind: 'not_found' } | { kind: 'busy'; state: string };
 
 export interface DeliveryRepository {
@@ -64,6 +68,13 @@ export interface DeliveryRepository {
    * added later starts afresh. Answers how many were cancelled, per rule.
    */
   cancelUnconfigured(rules: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * At start-up: reply attempts without reply.retry that a stopped process left `delivering`
+   * (written claimed with no lease, their event received over `olderThanMs` ago, past any wait)
+   * become dead, with an attempt saying so. Never sent again on their own: a reply is sent at most
+   * once, and an operator may still retry one. Answers how many, per rule.
+   */
+  deadInterruptedReplies(olderThanMs: number): Promise<Map<string, number>>;
   /** Each event of a list page's forwarding across its rules; events no rule took are absent. */
   forwardStates(events: readonly ListedEvent[]): Promise<Map<string, ForwardState>>;
 }
@@ -83,6 +94,28 @@ async function retryDelivery(pool: DatabasePool, id: string): Promise<RetryOutco
   }
   const delivery = await getDelivery(pool, uuid);
   return delivery === null ? { kind: 'not_found' } : { kind: 'retried', delivery };
+}
+
+/** DeliveryRepository.deadInterruptedReplies. */
+async function deadInterruptedReplies(pool: DatabasePool, olderThanMs: number): Promise<Map<string, number>> {
+  // Only a reply attempt without a lease is 'delivering' with no next_attempt_at: a claim the
+  // outbox takes always has one, and so does a reply with reply.retry.
+  const rows = await pool.any(sql.type(z.object({ rule: z.string(), interrupted: z.coerce.number() }))`
+      WITH interrupted AS (
+        UPDATE deliveries SET state = 'dead', claim = NULL
+        WHERE deliveries.state = 'delivering' AND deliveries.next_attempt_at IS NULL
+          AND deliveries.event_received_at < clock_timestamp() - ${olderThanMs}::float8 * interval '1 millisecond'
+        RETURNING deliveries.id, deliveries.event_received_at, deliveries.attempt_count, deliveries.rule
+      ), recorded AS (
+        INSERT INTO delivery_attempts (delivery_id, event_received_at, attempt, rule, started_at, error)
+        SELECT interrupted.id, interrupted.event_received_at, interrupted.attempt_count, interrupted.rule,
+          interrupted.event_received_at, ${INTERRUPTED_REPLY}
+        FROM interrupted
+        ON CONFLICT (delivery_id, attempt, event_received_at) DO NOTHING
+      )
+      SELECT interrupted.rule, count(*) AS interrupted FROM interrupted GROUP BY interrupted.rule
+    `);
+  return new Map(rows.map((row) => [row.rule, row.interrupted]));
 }
 
 /**
@@ -154,6 +187,7 @@ export function createDeliveryRepository(pool: DatabasePool, claims: ClaimConnec
         return new Map(rows.map((row) => [row.rule, row.cancelled]));
       });
     },
+    deadInterruptedReplies: (olderThanMs) => deadInterruptedReplies(pool, olderThanMs),
     forwardStates: (events) => forwardStates(pool, events),
   };
 }
