@@ -37,7 +37,7 @@ const CONFIG = [
   'providers:',
   `  discord: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen } }`,
   `  twilio: { preset: twilio, secret: ${TWILIO_SERVER_TOKEN}, public_url: "${TWILIO_PUBLIC_URL}", reply: { from: listen } }`,
-  `  lonely: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen } }`,
+  `  lonely: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 2800 } }`,
   `  rawbot: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 2000 } }`,
   `  slowbot: { preset: discord, public_key: "${discordCase.secret}", reply: { from: listen, timeout_ms: 300 } }`,
   '',
@@ -248,7 +248,8 @@ describe('switchboard listen --reply', () => {
     const started = Date.now();
     const res = await postDiscord('lonely');
     expect(await res.text()).toBe(DISCORD_FALLBACK);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // At once, not after the 2.8 s wait: the margin is for a loaded CI machine.
+    expect(Date.now() - started).toBeLessThan(2000);
     const { body: list } = await api<{ events: { id: string }[] }>('/api/events?provider=lonely');
     expect(await recordedReply(list.events[0]?.id ?? '')).toMatchObject({ outcome: 'unavailable' });
   });
