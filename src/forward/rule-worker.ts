@@ -4,11 +4,11 @@
  * claims in one statement (docs/adr/forward-cost-per-delivery.md). Everything here changes only
  * through its own methods; the dispatcher wakes it, sends for it and stops it.
  *
- * The cycle keeps a rule's sends fed while its statements run: an unordered rule keeps up to a
- * whole `concurrency` claimed ahead of its free slots (leased, see claim-leases.ts) and claims
- * again once half of that is used, so the next rows arrive while the current ones are sent
- * ("Keeping up" in the ADR). A statement then carries at least half a `concurrency` of claims and
- * every settle that finished meanwhile. An ordered rule claims its head alone, once nothing is in
+ * The cycle keeps a rule's sends fed while its statements run: an unordered rule keeps up to two
+ * `concurrency` claimed ahead of its free slots (leased, see claim-leases.ts) and claims again
+ * once one `concurrency` of that is used, so the next rows arrive while the current ones are sent
+ * ("Keeping up" in the ADR). A statement then carries a whole `concurrency` of claims and every
+ * settle that finished meanwhile. An ordered rule claims its head alone, once nothing is in
  * flight.
  */
 import { performance } from 'node:perf_hooks';
@@ -132,18 +132,21 @@ export class RuleWorker implements LeaseHolder {
   }
 
   /**
-   * Rows to claim now: the free slots and the whole `concurrency` kept ahead of them, less what
-   * is queued. An ordered rule takes its head only when nothing is in flight or queued.
+   * Rows to claim now: the free slots and the two `concurrency` kept ahead of them, less what is
+   * queued. An ordered rule takes its head only when nothing is in flight or queued.
    */
   #wanted(): number {
     const { concurrency, ordered } = this.rule;
     if (ordered) return this.#running === 0 && this.#queued.length === 0 ? 1 : 0;
-    return 2 * concurrency - this.#running - this.#queued.length;
+    return 3 * concurrency - this.#running - this.#queued.length;
   }
 
-  /** A claim waits until it can take at least half a `concurrency`, so each statement carries several. */
+  /**
+   * A claim waits until it can take a whole `concurrency` (or anything, with nothing in flight or
+   * queued: a quiet rule sends each event as soon as it commits), so each statement carries many.
+   */
   #claimAtLeast(): number {
-    return this.rule.ordered ? 1 : Math.ceil(this.rule.concurrency / 2);
+    return this.rule.ordered ? 1 : this.rule.concurrency;
   }
 
   #room(): number {
