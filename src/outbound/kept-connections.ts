@@ -56,14 +56,14 @@ export function requestTargetOf(target: CheckedTarget): RequestTarget {
 }
 
 /** Until when an answer may be used without asking again: its shortest TTL; now when it gives none. */
-export function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number): number {
+function answerExpiry(answer: readonly ResolvedAddress[] | null, nowMs: number): number {
   if (answer === null) return Infinity;
   let ttl = Infinity;
   for (const entry of answer) ttl = Math.min(ttl, entry.ttl ?? 0);
   return ttl === Infinity ? nowMs : nowMs + ttl * 1000;
 }
 
-export const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
+const sameAnswer = (answer: readonly ResolvedAddress[], addresses: readonly string[] | null): boolean =>
   addresses !== null && answer.length === addresses.length && answer.every((a, i) => a.address === addresses[i]);
 
 export interface KeptConnectionsOptions {
