@@ -58,8 +58,6 @@ export interface ForwardDispatcher {
   stop(drainMs: number): Promise<void>;
 }
 
-// Over 80 lines: the wiring of one dispatcher (its workers, shutdown signal and in-flight set,
-// which sends, cycles and stop all share); each rule's state and cycle live in RuleWorker.
 export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDispatcher {
   const random = deps.random ?? Math.random;
   const pollMs = deps.pollIntervalMs ?? POLL_INTERVAL_MS;

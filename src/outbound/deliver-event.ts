@@ -113,8 +113,6 @@ export interface Outbound {
   close(): Promise<void>;
 }
 
-// Over 80 lines: one closure over the policy, the kept connections (KeptConnections) and the header
-// selections every delivery uses; its send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
   // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
