@@ -1,8 +1,11 @@
 /**
  * Forwarding benchmark: the real product (`switchboard serve`, a child process) forwarding to a
  * loopback consumer in this process. One run prints:
- *   1. ingest throughput with one forward rule against ingest with none (signed GitHub deliveries,
- *      closed loop), as a ratio — target ≥ 0.8;
+ *   1. ingest throughput with one forward rule (default settings) against ingest with none (signed
+ *      GitHub deliveries, closed loop), as a ratio — target ≥ 0.85;
+ *   1b. keeping up (`keepup`): a full-speed burst to a server with a default rule; the share at the
+ *      consumer 10 s after the burst (target ≥ 95 %), the drain rate and the CPU per event, beside
+ *      a bare undici loop sending the same requests (bench/forward-floor.ts);
  *   2. delivery lag at a fixed 200 events/s: from the event's received_at (stamped in the insert
  *      that commits it with its outbox row) to its arrival at the consumer, p50 and p99 — target
  *      p99 ≤ 250 ms;
@@ -38,6 +41,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { parseConfig } from '../src/config/load-config.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 import {
@@ -46,6 +50,7 @@ import {
   spawnSwitchboard,
   type SpawnedSwitchboard,
 } from '../test/support/spawn-switchboard.ts';
+import { watchBackendCpu } from './backend-cpu.ts';
 import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
 import { percentile, runGithubLoad } from './load-driver.ts';
 
@@ -60,7 +65,9 @@ const { values: flags } = parseArgs({
     'backoff-max-ms': { type: 'string', default: '5000' },
     'cost-events': { type: 'string', default: '4000' },
     rounds: { type: 'string', default: '3' },
-    only: { type: 'string', default: 'ingest,lag,outage,cost' },
+    'burst-seconds': { type: 'string', default: '10' },
+    'burst-connections': { type: 'string', default: '50' },
+    only: { type: 'string', default: 'ingest,keepup,lag,outage,cost' },
     'cpu-prof': { type: 'string' },
   },
 });
@@ -75,6 +82,11 @@ const CONNECTIONS = Number(flags.connections);
 const CONCURRENCY = Number(flags.concurrency);
 const BACKOFF_MAX_MS = Number(flags['backoff-max-ms']);
 const COST_EVENTS = Number(flags['cost-events']);
+const BURST_SECONDS = Number(flags['burst-seconds']);
+const BURST_CONNECTIONS = Number(flags['burst-connections']);
+/** The schema's default concurrency, which the keep-up case's rule (defaults only) runs at. */
+const DEFAULT_CONCURRENCY =
+  parseConfig('forward:\n  r: { to: "http://127.0.0.1:1/" }\n', {}).forward[0]?.concurrency ?? Number.NaN;
 const WARM_UP_MS = 3_000;
 const SECRET = 'bench-forward-secret';
 const TOKEN = randomToken();
@@ -184,22 +196,22 @@ async function openDatabases(): Promise<BenchDatabases> {
   };
 }
 
-function configFor(consumerPort: number | undefined): unknown {
+/**
+ * The server's config: no rule, a rule with default settings (`to` alone: ingest and keep-up, as
+ * a user starts), or the bench's rule for lag, outage and cost.
+ */
+function configFor(consumerPort: number | undefined, rule: 'defaults' | 'bench' = 'bench'): unknown {
+  const to = `http://127.0.0.1:${consumerPort ?? 0}/webhooks`;
+  const benchRule = {
+    to,
+    concurrency: CONCURRENCY,
+    // The outage must not kill deliveries: the drain measures sending, not dead letters.
+    max_attempts: 1000,
+    backoff: { initial_ms: 1000, max_ms: BACKOFF_MAX_MS },
+  };
   return {
     providers: { github: { preset: 'github', secret: SECRET } },
-    ...(consumerPort === undefined
-      ? {}
-      : {
-          forward: {
-            'local-app': {
-              to: `http://127.0.0.1:${consumerPort}/webhooks`,
-              concurrency: CONCURRENCY,
-              // The outage must not kill deliveries: the drain measures sending, not dead letters.
-              max_attempts: 1000,
-              backoff: { initial_ms: 1000, max_ms: BACKOFF_MAX_MS },
-            },
-          },
-        }),
+    ...(consumerPort === undefined ? {} : { forward: { 'local-app': rule === 'defaults' ? { to } : benchRule } }),
   };
 }
 
@@ -207,10 +219,11 @@ async function withServer<T>(
   databases: BenchDatabases,
   consumerPort: number | undefined,
   work: (server: SpawnedSwitchboard, databaseUrl: string) => Promise<T>,
+  rule: 'defaults' | 'bench' = 'bench',
 ): Promise<T> {
   const databaseUrl = await databases.create();
   const server = await spawnSwitchboard({
-    config: configFor(consumerPort),
+    config: configFor(consumerPort, rule),
     databaseUrl,
     token: TOKEN,
     logLevel: 'warn',
@@ -322,12 +335,16 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
     const idleTo = { at: nowMs(), xacts: await committedTransactions(databaseUrl) };
     const idlePerMs = (idleTo.xacts - idleFrom.xacts) / (idleTo.at - idleFrom.at);
     const ticks = cpuTicks();
+    const backends = await watchBackendCpu(databaseUrl);
+    const backendMark = await backends.mark();
     const before = { at: nowMs(), cpu: await cpuMicros(worker), xacts: await committedTransactions(databaseUrl) };
     consumer.captured = [];
     await forwardControl(ingest, 'resume');
     const drained = await waitUntil(() => ids.every((id) => consumer.arrivals.has(id)), 300_000);
     const drainMs = nowMs() - before.at;
     const cpuAfter = await cpuMicros(worker);
+    const database = await backends.since(backendMark);
+    await backends.close();
     const sent = consumer.captured;
     consumer.captured = undefined;
     const user = cpuAfter.user - before.cpu.user;
@@ -341,7 +358,9 @@ async function costPerDelivery(databases: BenchDatabases, consumer: Consumer): P
         `${drained ? '' : ', NOT ALL DELIVERED'}, ${steal}): ` +
         `${((user + system) / ids.length).toFixed(0)} µs CPU (target ≤ 400; user ${(user / ids.length).toFixed(0)}, ` +
         `system ${(system / ids.length).toFixed(0)}), ` +
-        `${(xacts / ids.length).toFixed(3)} database transactions (target ≤ 0.5; idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted)`,
+        `${(xacts / ids.length).toFixed(3)} database transactions (target ≤ 0.5; idle rate ${(idlePerMs * 1000).toFixed(1)}/s subtracted); ` +
+        `PostgreSQL backends ${(database / ids.length).toFixed(0)} µs CPU (both processes' idle work included); ` +
+        `drain ${(ids.length / (drainMs / 1000)).toFixed(0)} events/s`,
     );
     // The floor: the same requests from a bare client, after the drain, so the two never share the cores.
     const floor = await floorCpu(sent, consumer.port);
@@ -373,7 +392,11 @@ interface FloorResult {
 }
 
 /** Runs bench/forward-floor.ts over the requests in a process of its own and reads its CPU back. */
-async function floorCpu(requests: readonly FloorRequest[], port: number): Promise<FloorResult> {
+async function floorCpu(
+  requests: readonly FloorRequest[],
+  port: number,
+  concurrency = CONCURRENCY,
+): Promise<FloorResult> {
   const dir = await mkdtemp(path.join(tmpdir(), 'switchboard-bench-floor-'));
   const file = path.join(dir, 'requests.json');
   await writeFile(file, JSON.stringify(requests));
@@ -386,7 +409,7 @@ async function floorCpu(requests: readonly FloorRequest[], port: number): Promis
         path.join(REPO_ROOT, 'bench/forward-floor.ts'),
         file,
         `http://127.0.0.1:${port}`,
-        String(CONCURRENCY),
+        String(concurrency),
       ],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
@@ -431,6 +454,7 @@ async function main(): Promise<void> {
   await consumer.start();
   try {
     if (SECTIONS.has('ingest')) await ingestWithAndWithoutRule(databases, consumer);
+    if (SECTIONS.has('keepup')) for (let round = 0; round < ROUNDS; round += 1) await keepUp(databases, consumer);
     if (SECTIONS.has('lag') || SECTIONS.has('outage')) await lagAndOutage(databases, consumer);
     if (SECTIONS.has('cost')) await costPerDelivery(databases, consumer);
   } finally {
@@ -450,7 +474,7 @@ async function ingestWithAndWithoutRule(databases: BenchDatabases, consumer: Con
   const ruled: number[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
     const plain = () => withServer(databases, undefined, ingestRound);
-    const withRule = () => withServer(databases, consumer.port, ingestRound);
+    const withRule = () => withServer(databases, consumer.port, ingestRound, 'defaults');
     if (round % 2 === 0) {
       none.push(await plain());
       ruled.push(await withRule());
@@ -467,6 +491,79 @@ async function ingestWithAndWithoutRule(databases: BenchDatabases, consumer: Con
   out(
     `ingest ratio, one rule / none (--role all): per round ${ratios.map((r) => r.toFixed(2)).join(', ')}; ` +
       `median ${median.toFixed(2)} (target ≥ 0.85; ${stealText(ticks)})`,
+  );
+}
+
+/**
+ * The keep-up case: a server with a default rule takes a full-speed burst (closed loop at
+ * --burst-connections for --burst-seconds), and the consumer, answering 200 at once, should have
+ * ≥ 95 % of it within as long again after the burst ends. Prints the shares at the burst's end and
+ * 10 s after, the drain rate, the CPU per event of the server (ingest and forwarding) and of
+ * PostgreSQL's backends, and beside them a bare undici loop sending the same requests at the
+ * rule's concurrency: its rate and CPU per request.
+ */
+async function keepUp(databases: BenchDatabases, consumer: Consumer): Promise<void> {
+  await withServer(
+    databases,
+    consumer.port,
+    async (server, databaseUrl) => {
+      const warmUp = await runGithubLoad({
+        baseUrl: server.url,
+        secret: SECRET,
+        ratePerSecond: 100,
+        durationMs: 1_000,
+      });
+      const warmIds = warmUp.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
+      await waitUntil(() => warmIds.every((id) => consumer.arrivals.has(id)), 30_000);
+      consumer.arrivals.clear();
+      consumer.captured = [];
+      const ticks = cpuTicks();
+      const backends = await watchBackendCpu(databaseUrl);
+      const backendMark = await backends.mark();
+      const cpuBefore = await cpuMicros(server);
+      const started = nowMs();
+      const burst = await runGithubLoad({
+        baseUrl: server.url,
+        secret: SECRET,
+        concurrency: BURST_CONNECTIONS,
+        durationMs: BURST_SECONDS * 1000,
+      });
+      const ended = nowMs();
+      const ids = burst.outcomes.flatMap((o) => (o.status === 200 && o.id !== null ? [o.id] : []));
+      const arrived = (): number => ids.filter((id) => consumer.arrivals.has(id)).length;
+      const atEnd = arrived();
+      await waitUntil(() => nowMs() >= ended + BURST_SECONDS * 1000 || arrived() === ids.length, 60_000);
+      const withinWindow = arrived();
+      const drained = await waitUntil(() => arrived() === ids.length, 180_000);
+      const last = Math.max(...ids.map((id) => consumer.arrivals.get(id) ?? 0));
+      const cpuAfter = await cpuMicros(server);
+      const database = await backends.since(backendMark);
+      await backends.close();
+      const steal = stealText(ticks);
+      const sent = consumer.captured;
+      consumer.captured = undefined;
+      const cpu = (cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system) / ids.length;
+      const share = (n: number): string => `${((n / Math.max(ids.length, 1)) * 100).toFixed(1)} %`;
+      out(
+        `keep-up, default rule (concurrency ${DEFAULT_CONCURRENCY}), a ${BURST_SECONDS} s burst at ${BURST_CONNECTIONS} ` +
+          `connections: ${ids.length} events at ${burst.throughput.toFixed(0)}/s; at the consumer ${share(atEnd)} at the ` +
+          `burst's end, ${share(withinWindow)} ${BURST_SECONDS} s after (target ≥ 95 %); all ${drained ? '' : 'NOT '}` +
+          `delivered ${((last - ended) / 1000).toFixed(2)} s after the burst; drain ` +
+          `${(ids.length / ((last - started) / 1000)).toFixed(0)} events/s from the burst's start, ` +
+          `${((ids.length - atEnd) / Math.max((last - ended) / 1000, 0.001)).toFixed(0)} after its end (${steal})`,
+      );
+      out(
+        `  CPU per event, ingest and forwarding together: server ${cpu.toFixed(0)} µs, PostgreSQL backends ` +
+          `${(database / ids.length).toFixed(0)} µs`,
+      );
+      const floor = await floorCpu(sent, consumer.port, DEFAULT_CONCURRENCY);
+      out(
+        `  floor, a bare undici loop sending the same ${floor.sent} requests at concurrency ${DEFAULT_CONCURRENCY}: ` +
+          `${(floor.sent / (floor.ms / 1000)).toFixed(0)} requests/s, ${((floor.user + floor.system) / floor.sent).toFixed(0)} µs CPU each ` +
+          `(${floor.failed} not 2xx)`,
+      );
+    },
+    'defaults',
   );
 }
 

@@ -1181,7 +1181,7 @@ export const SCHEMAS = {
               type: 'integer',
               minimum: 1,
               maximum: 256,
-              default: 4,
+              default: 16,
             },
             ordered: {
               description:
@@ -1864,7 +1864,7 @@ export const SCHEMAS = {
             type: 'integer',
             minimum: 1,
             maximum: 256,
-            default: 4,
+            default: 16,
           },
           ordered: {
             description:

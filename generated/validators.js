@@ -5904,7 +5904,7 @@ const schema82 = {
           type: 'integer',
           minimum: 1,
           maximum: 256,
-          default: 4,
+          default: 16,
         },
         ordered: {
           description:
@@ -6004,7 +6004,7 @@ const schema91 = {
       type: 'integer',
       minimum: 1,
       maximum: 256,
-      default: 4,
+      default: 16,
     },
     ordered: {
       description:
@@ -9138,7 +9138,7 @@ function validate31(
             data11.max_attempts = 12;
           }
           if (data11.concurrency === undefined) {
-            data11.concurrency = 4;
+            data11.concurrency = 16;
           }
           if (data11.ordered === undefined) {
             data11.ordered = false;

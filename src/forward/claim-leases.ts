@@ -15,7 +15,7 @@ import type { Logger } from '../log/logger.ts';
 import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 
-/** A rule's worker as far as its leases go (rule-cycle.ts's RuleWorker). */
+/** A rule's worker as far as its leases go (rule-worker.ts's RuleWorker). */
 export interface LeaseHolder {
   rule: Pick<ForwardRuleConfig, 'name' | 'claimTimeoutMs'>;
   /** Claimed and not yet settled, by id: when its lease runs out (performance.now()). */

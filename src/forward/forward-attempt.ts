@@ -1,7 +1,7 @@
 /**
  * Sending one claimed delivery: the request through the one outbound path, and what its answer
  * makes of the delivery (delivered, failed with the wait before the next attempt, or dead).
- * Claiming and settling are rule-cycle.ts's; this module talks to the consumer only.
+ * Claiming and settling are rule-worker.ts's; this module talks to the consumer only.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../log/logger.ts';

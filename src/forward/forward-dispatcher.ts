@@ -5,9 +5,9 @@
  * claims only as many rows as it can send, so a consumer down for hours costs rows in the
  * database, not memory.
  *
- * The work is split by responsibility: rule-cycle.ts claims and settles (one statement per cycle),
- * forward-attempt.ts sends, retry-schedule.ts schedules retries and recovery; this module runs
- * them per rule, wakes them, and stops them.
+ * The work is split by responsibility: a RuleWorker (rule-worker.ts) claims and settles for its
+ * rule (one statement per cycle), forward-attempt.ts sends, retry-schedule.ts schedules retries
+ * and recovery; this module makes a worker per rule, wakes them, and stops them.
  */
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
@@ -16,10 +16,10 @@ import type { ForwardRuleConfig } from '../config/forward-rules.ts';
 import type { Outbound } from '../outbound/deliver-event.ts';
 import type { AttemptRecord, ClaimedDelivery } from '../store/outbox/delivery-claims.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
-import { sendAttempt, type AttemptOutcome } from './forward-attempt.ts';
+import { sendAttempt, type AttemptOutcome, type FinishedAttempt } from './forward-attempt.ts';
 import { leaseHolds, startClaimLeases } from './claim-leases.ts';
 import { retrySchedule } from './retry-schedule.ts';
-import { ruleCycles, ruleWorker, type RuleWorker } from './rule-cycle.ts';
+import { RuleWorker } from './rule-worker.ts';
 
 /** Fallback poll: due retries and rows the bus did not announce are found at least this often. */
 const POLL_INTERVAL_MS = 1_000;
@@ -58,9 +58,6 @@ export interface ForwardDispatcher {
   stop(drainMs: number): Promise<void>;
 }
 
-// Over 80 lines: the wiring of one dispatcher (its rules, shutdown signal and in-flight set, which
-// attempts, cycles and stop all share); the work itself lives in rule-cycle, forward-attempt and
-// retry-schedule.
 export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDispatcher {
   const random = deps.random ?? Math.random;
   const pollMs = deps.pollIntervalMs ?? POLL_INTERVAL_MS;
@@ -79,73 +76,28 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     const done = (): void => void inFlight.delete(work);
     work.then(done, done);
   };
+  const schedule = retrySchedule({ deliveries: deps.deliveries, logger: deps.logger, stopping: isStopping });
 
-  const workers = new Map<string, RuleWorker>();
-  for (const rule of deps.rules) {
-    const url = deps.targets.get(rule.name);
-    if (url === undefined) throw new Error(`forward rule ${rule.name} has no checked target`);
-    workers.set(rule.name, ruleWorker(rule, url));
-  }
-
-  // One claim id per process run: rows this instance holds are recognisable, and a claim that
-  // expired (another instance took over) no longer matches.
-  const claimId = randomUUID();
-  const leases = startClaimLeases({
-    workers: workers.values(),
-    deliveries: deps.deliveries,
-    claimId,
-    logger: deps.logger,
-  });
-  const cycles = ruleCycles({
-    deliveries: deps.deliveries,
-    logger: deps.logger,
-    claimId,
-    stopping: isStopping,
-    launch,
-    track,
-  });
-  const schedule = retrySchedule({
-    deliveries: deps.deliveries,
-    logger: deps.logger,
-    stopping: isStopping,
-    cycle: (worker) => cycles.cycle(worker),
-  });
-
-  /** One attempt, its settle and what it schedules; the slot is free once the consumer answered. */
-  async function attempt(worker: RuleWorker, delivery: ClaimedDelivery): Promise<void> {
-    try {
-      await attemptHeld(worker, delivery);
-    } finally {
-      // Settled, or its settle failed: either way the lease is no longer extended (a delivery
-      // left unsettled is claimed again when it runs out).
-      worker.leases.delete(delivery.id);
-    }
-  }
-
-  async function attemptHeld(worker: RuleWorker, delivery: ClaimedDelivery): Promise<void> {
+  /** One send; not made when the claim may already be another instance's. */
+  async function send(worker: RuleWorker, delivery: ClaimedDelivery): Promise<FinishedAttempt | undefined> {
     if (!leaseHolds(worker, delivery.id)) {
-      // The claim may already be another instance's (the claim statement came back after its
-      // lease ran out): not sent; the delivery is due again for whoever claims it next.
-      worker.running -= 1;
+      // The claim statement came back after its lease ran out: the delivery is due again for
+      // whoever claims it next.
       deps.logger.warn({ deliveryId: delivery.id, rule: worker.rule.name }, 'forward claim ran out before its send');
-      return;
+      return undefined;
     }
-    let finished;
-    try {
-      finished = await sendAttempt({
-        rule: worker.rule,
-        url: worker.url,
-        delivery,
-        outbound: deps.outbound,
-        logger: deps.logger,
-        signal: cancel.signal,
-        random,
-      });
-    } finally {
-      worker.running -= 1;
-    }
-    // The settle goes with the rule's next claim.
-    await cycles.settle(worker, { delivery, attempt: finished.record, settlement: finished.settlement });
+    return sendAttempt({
+      rule: worker.rule,
+      url: worker.url,
+      delivery,
+      outbound: deps.outbound,
+      logger: deps.logger,
+      signal: cancel.signal,
+      random,
+    });
+  }
+
+  async function settled(worker: RuleWorker, delivery: ClaimedDelivery, finished: FinishedAttempt): Promise<void> {
     deps.onAttempt?.({
       rule: worker.rule.name,
       delivery,
@@ -156,19 +108,30 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
     await schedule.afterSettle(worker, delivery, finished);
   }
 
-  function launch(worker: RuleWorker, delivery: ClaimedDelivery): void {
-    worker.running += 1;
-    const run = attempt(worker, delivery)
-      .catch((error: unknown) => {
-        // Settling failed (database down): the claim expires and the delivery is claimed again.
-        deps.logger.warn(
-          { err: error, deliveryId: delivery.id, rule: worker.rule.name },
-          'could not record a forward attempt',
-        );
-      })
-      .finally(() => cycles.cycle(worker));
-    track(run);
+  // One claim id per process run: rows this instance holds are recognisable, and a claim that
+  // expired (another instance took over) no longer matches.
+  const claimId = randomUUID();
+  const workerDeps = {
+    deliveries: deps.deliveries,
+    logger: deps.logger,
+    claimId,
+    stopping: isStopping,
+    send,
+    settled,
+    track,
+  };
+  const workers = new Map<string, RuleWorker>();
+  for (const rule of deps.rules) {
+    const url = deps.targets.get(rule.name);
+    if (url === undefined) throw new Error(`forward rule ${rule.name} has no checked target`);
+    workers.set(rule.name, new RuleWorker(rule, url, workerDeps));
   }
+  const leases = startClaimLeases({
+    workers: workers.values(),
+    deliveries: deps.deliveries,
+    claimId,
+    logger: deps.logger,
+  });
 
   /** Waits until nothing is in flight, including attempts launched while waiting. */
   async function settleAll(): Promise<void> {
@@ -176,7 +139,7 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
   }
 
   const pumpAll = (): void => {
-    for (const worker of workers.values()) cycles.cycle(worker);
+    for (const worker of workers.values()) worker.cycle();
   };
   const unsubscribe = deps.subscribe(pumpAll);
   const poll = setInterval(pumpAll, pollMs);
@@ -190,15 +153,14 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
         return;
       }
       const worker = workers.get(rule);
-      if (worker) cycles.cycle(worker);
+      if (worker) worker.cycle();
     },
     async stop(drainMs) {
       stopping = true;
       unsubscribe();
       clearInterval(poll);
-      for (const worker of workers.values()) clearTimeout(worker.retryTimer);
-      // Held settles go now: from here on every cycle settles at once.
-      for (const worker of workers.values()) cycles.cycle(worker, true);
+      // Retry timers stop; held settles go now: from here on every cycle settles at once.
+      for (const worker of workers.values()) worker.stop();
       const drained = settleAll();
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => {

@@ -8,14 +8,12 @@ import { displayTarget } from '../outbound/send-request.ts';
 import type { ClaimedDelivery } from '../store/outbox/delivery-claims.ts';
 import type { DeliveryRepository } from '../store/outbox/delivery-repository.ts';
 import type { FinishedAttempt } from './forward-attempt.ts';
-import type { RuleWorker } from './rule-cycle.ts';
+import type { RuleWorker } from './rule-worker.ts';
 
 export interface RetryScheduleDeps {
   deliveries: Pick<DeliveryRepository, 'dueNow'>;
   logger: Logger;
   stopping: () => boolean;
-  /** Runs the rule's next cycle (claims what is due). */
-  cycle: (worker: RuleWorker) => void;
 }
 
 export interface RetrySchedule {
@@ -24,20 +22,6 @@ export interface RetrySchedule {
 }
 
 export function retrySchedule(deps: RetryScheduleDeps): RetrySchedule {
-  /** A timer for this instance's own scheduled retry, so it need not wait for the poll. */
-  function wakeAt(worker: RuleWorker, delayMs: number): void {
-    const at = Date.now() + delayMs;
-    if (worker.retryTimer !== undefined && worker.retryAt <= at) return;
-    clearTimeout(worker.retryTimer);
-    worker.retryAt = at;
-    worker.retryTimer = setTimeout(() => {
-      worker.retryTimer = undefined;
-      worker.retryAt = Infinity;
-      deps.cycle(worker);
-    }, delayMs + 5);
-    worker.retryTimer.unref();
-  }
-
   /**
    * The consumer answered again: whatever waits out a backoff is due now, so the backlog drains at
    * the rule's concurrency (in order, when ordered) within a claim of the first success instead
@@ -49,7 +33,7 @@ export function retrySchedule(deps: RetryScheduleDeps): RetrySchedule {
       if (due > 0) deps.logger.info({ rule: worker.rule.name, due }, 'forward target answered again; retrying now');
     } catch (error) {
       // The next success tries again; meanwhile the backoffs run as they would have.
-      worker.backedOff = true;
+      worker.backedOff();
       deps.logger.warn({ err: error, rule: worker.rule.name }, 'could not make waiting forward deliveries due');
     }
   }
@@ -69,10 +53,10 @@ export function retrySchedule(deps: RetryScheduleDeps): RetrySchedule {
         },
         'forward attempt failed; retrying later',
       );
-      worker.backedOff = true;
-      if (!deps.stopping()) wakeAt(worker, settlement.retryInMs);
-    } else if (settlement.state === 'delivered' && worker.backedOff && !deps.stopping()) {
-      worker.backedOff = false;
+      worker.backedOff();
+      // A timer for this instance's own retry, so it need not wait for the poll.
+      if (!deps.stopping()) worker.wakeAt(settlement.retryInMs);
+    } else if (settlement.state === 'delivered' && !deps.stopping() && worker.recovering()) {
       await recovered(worker);
     } else if (settlement.state === 'dead') {
       deps.logger.warn(

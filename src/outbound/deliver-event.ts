@@ -14,24 +14,11 @@ import { DeliveryFailure, failed } from './delivery-failure.ts';
 import { redactCredentials } from './redact-credentials.ts';
 import { assertNotSender } from './refuse-sender.ts';
 import { sendRequest, type SendOutcome } from './send-request.ts';
-import {
-  checkTarget,
-  systemResolver,
-  type CheckedTarget,
-  type ResolvedAddress,
-  type Resolver,
-} from './target-policy/resolve-target.ts';
+import { checkTarget, type CheckedTarget, type Resolver } from './target-policy/resolve-target.ts';
 import { createGuardedDispatcher, type ConnectAttempt, type RawConnector } from './target-policy/guarded-dispatcher.ts';
 import { createTargetPolicy, type TargetPolicy } from './target-policy/target-policy.ts';
 import { observePolicy } from './target-policy/observe-policy.ts';
-import {
-  answerExpiry,
-  requestTargetOf,
-  sameAnswer,
-  type KeptConnection,
-  type KeptVerdict,
-  type RequestTarget,
-} from './kept-verdicts.ts';
+import { KeptConnections, requestTargetOf, type RequestTarget } from './kept-connections.ts';
 import { createDeliveryHeaders } from './delivery-headers.ts';
 import { normaliseIp } from './target-policy/ip-address.ts';
 import { parseTarget } from './target-policy/target-url.ts';
@@ -126,8 +113,6 @@ export interface Outbound {
   close(): Promise<void>;
 }
 
-// Over 80 lines: one closure over the policy, the kept connections and verdicts, and the header
-// selections every delivery uses; its send() is the one delivery path, stage by stage.
 export function createOutbound(options: OutboundOptions): Outbound {
   const now = options.now ?? Date.now;
   // Built at startup so a bad outbound.allow entry stops the server, not a delivery.
@@ -189,76 +174,15 @@ export function createOutbound(options: OutboundOptions): Outbound {
     });
   }
 
-  const keptVerdicts = new Map<string, KeptVerdict>();
-
-  /**
-   * The verdict for a kept connection's delivery: the last one while it still holds (see
-   * KeptVerdict), else a fresh check. Every new connection is still checked at connect time.
-   */
-  async function keptVerdict(request: DeliverRequest, key: string): Promise<KeptVerdict> {
-    const rawSelf = options.selfAddresses();
-    const href = request.url.href;
-    const last = keptVerdicts.get(key);
-    if (last === undefined || last.href !== href || last.rawSelf !== rawSelf) return freshVerdict(key, href, rawSelf);
-    if (now() < last.resolveAfter) return last;
-    let answer: readonly ResolvedAddress[];
-    try {
-      answer = await (options.resolver ?? systemResolver)(last.target.hostname);
-    } catch {
-      // Checked again from scratch, which words the failure.
-      return freshVerdict(key, href, rawSelf);
-    }
-    if (!sameAnswer(answer, last.answer)) return freshVerdict(key, href, rawSelf, answer);
-    last.resolveAfter = answerExpiry(answer, now());
-    return last;
-  }
-
-  /** Checks the target from scratch (with `answer` as the resolver's, when it was just asked). */
-  async function freshVerdict(
-    key: string,
-    href: string,
-    rawSelf: readonly SelfAddress[],
-    answer?: readonly ResolvedAddress[],
-  ): Promise<KeptVerdict> {
-    keptVerdicts.delete(key);
-    const resolver = options.resolver ?? systemResolver;
-    // What the resolver answered, if the host is a name (an IP literal never asks it).
-    const seen: { answer: readonly ResolvedAddress[] | null } = { answer: null };
-    const recording: Resolver = async (hostname) => {
-      seen.answer = answer ?? (await resolver(hostname));
-      return seen.answer;
-    };
-    const selfAddresses = withRoutes(rawSelf);
-    const target = await checkTarget(parseTarget(href), { policy, selfAddresses, resolver: recording });
-    const resolved = seen.answer;
-    const verdict: KeptVerdict = {
-      href,
-      rawSelf,
-      selfAddresses,
-      target,
-      requestTarget: requestTargetOf(target),
-      answer: resolved === null ? null : resolved.map((a) => a.address),
-      resolveAfter: answerExpiry(resolved, now()),
-    };
-    keptVerdicts.set(key, verdict);
-    return verdict;
-  }
-
-  /** The kept connection for a verdict: the key's open one while it serves the same pin, else a new one. */
-  function keptDispatcher(key: string, verdict: KeptVerdict, connectTimeoutMs: number): Dispatcher {
-    const kept = keptConnections.get(key);
-    if (kept !== undefined && kept.verdict === verdict) return kept.dispatcher;
-    // The pin a kept connection may serve: same origin, same checked addresses, same self addresses.
-    const pin = JSON.stringify([verdict.target.origin, verdict.target.addresses, verdict.selfAddresses]);
-    if (kept !== undefined && kept.pin === pin) {
-      kept.verdict = verdict;
-      return kept.dispatcher;
-    }
-    if (kept !== undefined) dropKept(key);
-    const dispatcher = guardedDispatcher(verdict.target, verdict.selfAddresses, connectTimeoutMs);
-    keptConnections.set(key, { pin, verdict, dispatcher });
-    return dispatcher;
-  }
+  const kept = new KeptConnections({
+    policy,
+    selfAddresses: options.selfAddresses,
+    withRoutes,
+    pinnedDispatcher: (target, selfAddresses, connectTimeoutMs) =>
+      guardedDispatcher(target, selfAddresses, connectTimeoutMs),
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+    now,
+  });
 
   async function send(request: DeliverRequest): Promise<DeliverOutcome> {
     const { event, trace } = request;
@@ -276,9 +200,9 @@ export function createOutbound(options: OutboundOptions): Outbound {
       ({ target, dispatcher } = await checkOnce(request));
       requestTarget = requestTargetOf(target);
     } else {
-      const verdict = await keptVerdict(request, key);
+      const verdict = await kept.verdict(key, request.url);
       ({ target, requestTarget } = verdict);
-      dispatcher = keptDispatcher(key, verdict, request.timeoutMs);
+      dispatcher = kept.dispatcher(key, verdict, request.timeoutMs);
     }
     if (trace) {
       trace.targetUrl = target.url;
@@ -311,10 +235,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
       return { ...outcome, target };
     } catch (error) {
       // A failed connection is not kept, nor is its verdict: the next attempt checks and connects afresh.
-      if (key !== undefined) {
-        dropKept(key);
-        keptVerdicts.delete(key);
-      }
+      if (key !== undefined) kept.drop(key);
       throw error;
     } finally {
       if (key === undefined) dispatcher.destroy().catch(() => undefined);
@@ -333,21 +254,5 @@ export function createOutbound(options: OutboundOptions): Outbound {
     }
   }
 
-  const keptConnections = new Map<string, KeptConnection>();
-  function dropKept(key: string | undefined): void {
-    const kept = key === undefined ? undefined : keptConnections.get(key);
-    if (key === undefined || kept === undefined) return;
-    keptConnections.delete(key);
-    // Closes once requests already on it have finished; another delivery of the rule may be one.
-    kept.dispatcher.close().catch(() => undefined);
-  }
-
-  async function close(): Promise<void> {
-    const all = [...keptConnections.values()];
-    keptConnections.clear();
-    keptVerdicts.clear();
-    await Promise.all(all.map((kept) => kept.dispatcher.destroy().catch(() => undefined)));
-  }
-
-  return { deliver, policy, webhookRoutes, close };
+  return { deliver, policy, webhookRoutes, close: () => kept.close() };
 }

@@ -30,7 +30,7 @@ import { createOutbound, type Outbound } from '../outbound/deliver-event.ts';
 import type { SelfAddress } from '../outbound/target-policy/self-loop.ts';
 import { checkForwardTargets } from '../forward/check-forward-targets.ts';
 import { createForwardControl, type ForwardControl } from '../forward/forward-control.ts';
-import { openClaimConnection } from '../store/outbox/claim-connection.ts';
+import { claimConnectionsFor, openClaimConnection } from '../store/outbox/claim-connection.ts';
 import { startForwardDispatcher, type ForwardDispatcher } from '../forward/forward-dispatcher.ts';
 import { attemptPrinter } from '../terminal/serve-lines.ts';
 import { createIngestSurface } from '../ingest/ingest-surface.ts';
@@ -59,7 +59,10 @@ export function buildStores({ config, pool, databaseUrl, logger }: SurfaceDeps, 
   // that same statement announces the new events on the live bus (store/events/announcement.ts).
   const forwardRulesFor = forwardRuleMatcher(config.forward);
   // Connects on its first statement: only a process that forwards ever opens it.
-  const claims = openClaimConnection(databaseUrl, { logger });
+  const claims = openClaimConnection(databaseUrl, {
+    logger,
+    maxConnections: claimConnectionsFor(config.forward.length),
+  });
   cleanups.push(() => claims.close());
   return {
     store: createEventStore(pool, {

@@ -3,7 +3,7 @@
  * awaits; one statement commits a whole batch; when that statement fails, the batch is committed
  * value by value, so one value the database refuses fails alone instead of taking its neighbours
  * down with it. Ingest's group commit (store/events/group-commit.ts) batches inserts this way, and the
- * forward dispatcher batches the settles of finished attempts (forward/rule-cycle.ts).
+ * forward dispatcher batches the settles of finished attempts (forward/rule-worker.ts).
  */
 
 /** A value waiting for its batch, and how its waiter learns what became of it. */

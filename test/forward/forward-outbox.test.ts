@@ -56,7 +56,7 @@ describe('forward rules in the config', () => {
       resign: true,
       timeoutMs: 10_000,
       maxAttempts: 12,
-      concurrency: 4,
+      concurrency: 16,
       ordered: false,
       backoff: { initialMs: 1_000, maxMs: 600_000 },
       claimTimeoutMs: 30_000,

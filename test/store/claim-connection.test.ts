@@ -13,6 +13,7 @@ import { forwardRuleMatcher } from '../../src/config/forward-rules.ts';
 import { isDatabaseUnavailable } from '../../src/errors/database-unavailable.ts';
 import { createEventStore } from '../../src/store/events/pg-event-store.ts';
 import { newEvent } from '../support/events.ts';
+import { claimConnectionsFor } from '../../src/store/outbox/claim-connection.ts';
 import { deliveryStoreFixture } from './delivery-store-fixture.ts';
 
 const { forward: rules } = parseConfig('forward:\n  all: { to: "http://127.0.0.1:1/a" }\n', {});
@@ -87,6 +88,35 @@ describe('the forward claim connections', () => {
     expect(isDatabaseUnavailable(error)).toBe(true);
     await queue(1);
     expect(await fixture.deliveries.settleAndClaim([], claimRequest(5))).toHaveLength(1);
+  });
+
+  it('runs with an idle-in-transaction timeout, custom plans and no parallel workers', async () => {
+    const setting = async (name: string): Promise<unknown> => {
+      const [row] = await fixture.claims.run(`claim_connection_test_show_${name}`, `SHOW ${name}`, []);
+      return typeof row === 'object' && row !== null && name in row
+        ? (row as Record<string, unknown>)[name]
+        : undefined;
+    };
+    expect(await setting('idle_in_transaction_session_timeout')).toBe('1min');
+    expect(await setting('plan_cache_mode')).toBe('force_custom_plan');
+    expect(await setting('max_parallel_workers_per_gather')).toBe('0');
+    // A transaction left open past the timeout is ended by PostgreSQL, not held with its locks.
+    const [row] = await fixture.claims
+      .transaction(async (run) => {
+        await run('claim_connection_test_short_idle', 'SET LOCAL idle_in_transaction_session_timeout = 100', []);
+        await delay(400);
+        return run('claim_connection_test_after_idle', 'SELECT 1 AS one', []);
+      })
+      .then(
+        () => [undefined],
+        (error: unknown) => [error],
+      );
+    expect(row).toBeInstanceOf(Error);
+    // The ended connection is not reused: the next statement runs on a fresh one.
+    expect(await setting('idle_in_transaction_session_timeout')).toBe('1min');
+    expect(claimConnectionsFor(1)).toBe(2);
+    expect(claimConnectionsFor(3)).toBe(4);
+    expect(claimConnectionsFor(40)).toBe(8);
   });
 
   it('claims an ordered rule head in its advisory-locked transaction, also after a termination', async () => {

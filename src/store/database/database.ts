@@ -22,7 +22,7 @@ import {
 } from '../../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
 import { checkSessions, PoolerError, refusedStartupParameter } from './session-check.ts';
-import { sessionReset, sessionSettingsDriverFactory } from './session-settings.ts';
+import { IDLE_IN_TRANSACTION_TIMEOUT_MS, sessionReset, sessionSettingsDriverFactory } from './session-settings.ts';
 import type { PartitionUnit } from '../../../generated/constants.ts';
 import { redactUrl } from '../../log/redact-url.ts';
 
@@ -112,6 +112,7 @@ export async function createDatabasePool(url: string, options: PoolOptions = {})
   return createPool(url, {
     maximumPoolSize: options.maximumPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
+    idleInTransactionSessionTimeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
     connectionTimeout: options.connectionTimeoutMs ?? 5_000,
     idleTimeout: options.idleTimeoutMs ?? 30_000,
     interceptors: [resultParserInterceptor, ...(options.interceptors ?? [])],

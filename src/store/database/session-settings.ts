@@ -19,6 +19,17 @@ import type { DriverFactory } from 'slonik';
 
 const SETTINGS = `SET max_parallel_workers_per_gather = 0`;
 
+/** The same settings for connections the store opens with plain pg (the forward claim connections). */
+export const STORE_SESSION_SETTINGS = SETTINGS;
+
+/**
+ * How long a session may sit inside an open transaction before PostgreSQL ends it: slonik's
+ * default for the store's pool, passed to it explicitly and used by the claim connections too, so
+ * a process that stalls mid-transaction (a blocked event loop, a bug between BEGIN and COMMIT)
+ * cannot hold its row and advisory locks for longer (docs/adr/forward-cost-per-delivery.md).
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+
 /** slonik's driver, each connection it opens set up with SETTINGS before the pool hands it out. */
 export function sessionSettingsDriverFactory(): DriverFactory {
   const base = createPgDriverFactory();

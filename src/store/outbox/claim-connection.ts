@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import type { Logger } from '../../log/logger.ts';
+import { IDLE_IN_TRANSACTION_TIMEOUT_MS, STORE_SESSION_SETTINGS } from '../database/session-settings.ts';
 
 /**
  * Runs the named statement (prepared on each connection the first time it runs there) and
@@ -32,7 +33,10 @@ export interface ClaimConnection {
 
 export interface ClaimConnectionOptions {
   logger: Logger;
-  /** Default 2: one statement per rule in flight at a time; rules share these. */
+  /**
+   * Default 2. Each rule runs one cycle statement at a time, and lease extensions are rare, so
+   * the wiring passes the number of rules plus one, capped (claimConnectionsFor).
+   */
   maxConnections?: number;
   /** Default 30 s, as the store's pool. */
   statementTimeoutMs?: number;
@@ -52,6 +56,19 @@ const types: pg.CustomTypesConfig = {
       ? (value: string) => BigInt(value)
       : pgParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
 };
+
+/** Most claim connections one process opens, however many rules: the store's pool is 10. */
+const MAX_CLAIM_CONNECTIONS = 8;
+
+/**
+ * Connections for `rules` forward rules: one per rule, so that no rule's cycle waits behind
+ * another's statement, and one for lease extensions; at least 2, at most MAX_CLAIM_CONNECTIONS
+ * (docs/adr/forward-cost-per-delivery.md, "Keeping up").
+ */
+export const claimConnectionsFor = (rules: number): number => Math.min(MAX_CLAIM_CONNECTIONS, Math.max(2, rules + 1));
+
+/** The failure reaches the statement that was running, or the next one, as its rejection. */
+const ignoreCheckedOutError = (): void => undefined;
 
 export function openClaimConnection(url: string, options: ClaimConnectionOptions): ClaimConnection {
   const statementTimeoutMs = Math.round(options.statementTimeoutMs ?? 30_000);
@@ -75,20 +92,30 @@ export function openClaimConnection(url: string, options: ClaimConnectionOptions
    * partitioned deliveries table would lock every partition on each run
    * (docs/adr/ingest-performance.md), so every run is planned for its own values; the prepared
    * statement still saves sending and parsing the text. Set as a statement rather than as
-   * startup parameters, which a session pooler may refuse. A connection whose work failed is
+   * startup parameters, which a session pooler may refuse. The store pool's idle-in-transaction
+   * timeout and its session settings apply here as well. A connection whose work failed is
    * closed, not reused: a transaction or a half-read answer ends with it.
    */
   async function withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect();
+    // pg.Pool listens for errors on idle connections only: one that PostgreSQL ends while it is
+    // checked out (the idle-in-transaction timeout, a terminated backend) would otherwise throw
+    // from the socket. Its statement rejects with the error, and the connection is not reused.
+    client.on('error', ignoreCheckedOutError);
     try {
       if (!ready.has(client)) {
-        await client.query(`SET plan_cache_mode = force_custom_plan; SET statement_timeout = ${statementTimeoutMs}`);
+        await client.query(
+          `SET plan_cache_mode = force_custom_plan; SET statement_timeout = ${statementTimeoutMs}; ` +
+            `SET idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_TIMEOUT_MS}; ${STORE_SESSION_SETTINGS}`,
+        );
         ready.add(client);
       }
       const result = await work(client);
+      client.off('error', ignoreCheckedOutError);
       client.release();
       return result;
     } catch (error) {
+      client.off('error', ignoreCheckedOutError);
       client.release(error instanceof Error ? error : true);
       throw error;
     }
