@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { ProviderCatalogEntry } from '../generated/types.ts';
+import { engineFor } from '../src/verify/engines/engine-registry.ts';
 import type { JsonObject } from './bundle-schema.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -86,98 +87,16 @@ function verifyingCount(entries: readonly CatalogEntry[]): number {
 
 type Scheme = ProviderCatalogEntry['scheme'];
 
-const SCHEME_NAMES: Record<string, string> = {
-  'standard-webhooks':
-    'Standard Webhooks: HMAC-SHA256 base64 of `{id}.{timestamp}.{body}`; v1a Ed25519 with `public_key: whpk_…`',
-  'jwt-hs256': 'JWT HS256 with a body hash',
-  twilio: 'HMAC-SHA1 base64 of the URL and sorted form fields (JSON: `bodySHA256`)',
-  token: 'shared token, constant-time compare',
-  basic: 'HTTP Basic, constant-time compare',
-  passcode: 'passcode in the body, constant-time compare',
-  open: 'nothing checked',
-};
-
 function code(text: string): string {
   return `\`${text.replaceAll('|', '\\|')}\``;
 }
 
-function schemeCell(scheme: Scheme): string {
-  switch (scheme.kind) {
-    case 'hmac': {
-      const key = scheme.key === 'hex' ? ', hex-decoded key' : scheme.key === 'base64' ? ', base64-decoded key' : '';
-      return `HMAC-${scheme.algorithm.toUpperCase()} ${scheme.encoding} of ${code(scheme.signed)}${key}`;
-    }
-    case 'configured-hmac':
-      return `${scheme.algorithm} of ${code(scheme.signed)}`;
-    case 'ed25519':
-      return `Ed25519 of ${code(scheme.signed)}`;
-    case 'ecdsa-p256':
-      return `ECDSA P-256 SHA-256 of ${code(scheme.signed)}`;
-    case 'body-signature':
-      return scheme.variant === 'mailgun'
-        ? 'HMAC-SHA256 hex of `signature.timestamp` + `signature.token` (in the body)'
-        : 'HMAC-SHA256 base64 per notification item (in the body), hex-decoded key';
-    default:
-      return SCHEME_NAMES[scheme.kind] ?? scheme.kind;
-  }
-}
-
-function hmacHeaders(scheme: Extract<Scheme, { kind: 'hmac' }>): string[] {
-  const { signature } = scheme;
-  const names = signature.headers.map((h, i) =>
-    i === 0 && signature.prefix !== undefined ? `${h}: ${signature.prefix}…` : h,
-  );
-  if (signature.format === 'pairs') {
-    const sep = signature.separator ?? ',';
-    const t = signature.timestamp_key === undefined ? '' : `${signature.timestamp_key}=…${sep}`;
-    names[0] = `${signature.headers[0]}: ${t}${signature.signature_key ?? 'v1'}=…`;
-  }
-  const from = scheme.timestamp?.from ?? '';
-  if (from.startsWith('header:')) names.push(from.slice('header:'.length));
-  return names;
-}
-
-function headersCell(scheme: Scheme): string {
-  switch (scheme.kind) {
-    case 'hmac':
-      return hmacHeaders(scheme).map(code).join(', ');
-    case 'ed25519':
-    case 'ecdsa-p256':
-      return [scheme.signature_header, scheme.timestamp_header].map(code).join(', ');
-    case 'jwt-hs256':
-      return code(scheme.bearer === true ? `${scheme.header}: Bearer …` : scheme.header);
-    case 'standard-webhooks':
-      return ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map(code).join(', ') + ' (or `svix-*`)';
-    case 'twilio':
-      return code('X-Twilio-Signature');
-    case 'configured-hmac':
-      return scheme.headers;
-    case 'body-signature':
-      return scheme.variant === 'mailgun' ? 'body `signature`' : 'body `additionalData.hmacSignature`';
-    default:
-      if (scheme.kind === 'basic') return code('Authorization: Basic …');
-      if (scheme.kind === 'passcode') return `body ${code(scheme.pointer ?? '')}`;
-      if (scheme.kind === 'token') {
-        const header = scheme.header ?? '';
-        return code(scheme.bearer === true ? `${header} or Authorization: Bearer` : header);
-      }
-      return '—';
-  }
-}
-
-function timestamped(scheme: Scheme): boolean {
-  if (scheme.kind === 'hmac') return scheme.timestamp !== undefined;
-  if (scheme.kind === 'configured-hmac') return scheme.timestamped === true;
-  if (scheme.kind === 'jwt-hs256') return scheme.expires === true || scheme.issued_at === true;
-  if (scheme.kind === 'body-signature') return scheme.variant === 'mailgun';
-  return ['standard-webhooks', 'ed25519', 'ecdsa-p256'].includes(scheme.kind);
-}
-
 /** How fresh a delivery must be: the configured tolerance, and where the timestamp is when the body carries it. */
 function freshnessCell(scheme: Scheme): string {
-  if (!timestamped(scheme)) return 'none signed';
-  const from = scheme.kind === 'hmac' ? (scheme.timestamp?.from ?? '') : '';
-  return from.startsWith('/') ? `\`tolerance_seconds\` (body ${code(from)})` : '`tolerance_seconds`';
+  const { docs } = engineFor(scheme);
+  if (!docs.timestamped(scheme)) return 'none signed';
+  const from = docs.bodyTimestamp?.(scheme);
+  return from === undefined ? '`tolerance_seconds`' : `\`tolerance_seconds\` (body ${code(from)})`;
 }
 
 function proofCell(entry: ProviderCatalogEntry): string {
@@ -212,7 +131,7 @@ function replyCount(entries: readonly CatalogEntry[]): number {
 function providersTable(entries: readonly CatalogEntry[]): string {
   const rows = entries.map((entry) => {
     const handshake = entry.handshake ?? '—';
-    return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${schemeCell(entry.scheme)} | ${headersCell(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${replyCell(entry)} | ${proofCell(entry)} |`;
+    return `| \`${entry.name}\` | [${entry.title}](${entry.docs}) | ${engineFor(entry.scheme).docs.scheme(entry.scheme)} | ${engineFor(entry.scheme).docs.headers(entry.scheme)} | ${freshnessCell(entry.scheme)} | ${handshake} | ${replyCell(entry)} | ${proofCell(entry)} |`;
   });
   // Each entry's notes are what a user of that preset should know: they follow the table, so the
   // table stays narrow enough to read.

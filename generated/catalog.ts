@@ -500,7 +500,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     ],
     proof: { by: 'package-signs', package: '@octokit/webhooks-methods' },
     notes:
-      "The event type is X-GitHub-Event joined to the body's action (`pull_request.opened`). The summary line is code (src/verify/github-preset.ts), richer than a template: the repository, then the branch and head commit's subject for a push, the action, number and title for pull requests and issues.",
+      "The event type is X-GitHub-Event joined to the body's action (`pull_request.opened`). The summary line is code (src/verify/hooks/github.ts), richer than a template: the repository, then the branch and head commit's subject for a push, the action, number and title for pull requests and issues.",
   },
   gitlab: {
     name: 'gitlab',
@@ -537,7 +537,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       note: 'GitLab sends the secret token as it is in X-Gitlab-Token; there is no signature to compute.',
     },
     notes:
-      "The summary line is code (src/verify/token-preset.ts), richer than a template: the project, then the branch and the last commit's subject, or the merge request or issue.",
+      "The summary line is code (src/verify/hooks/gitlab.ts), richer than a template: the project, then the branch and the last commit's subject, or the merge request or issue.",
   },
   gocardless: {
     name: 'gocardless',
@@ -716,7 +716,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       note: "LinearWebhookClient.verify from @linear/sdk/webhooks checks the signature and the body's webhookTimestamp.",
     },
     notes:
-      "The external id is the Linear-Delivery header, one per delivery, not the body's webhookId (the same for every delivery of a webhook). The summary line is code (src/verify/linear-preset.ts): the issue's identifier and title (`ENG-123 · Checkout fails`). The timestamp is the body's webhookTimestamp, so a replay carries the original time: a replay older than a consumer's tolerance is stale to it (Linear's own client allows a minute).",
+      "The external id is the Linear-Delivery header, one per delivery, not the body's webhookId (the same for every delivery of a webhook). The summary line is code (src/verify/hooks/linear.ts): the issue's identifier and title (`ENG-123 · Checkout fails`). The timestamp is the body's webhookTimestamp, so a replay carries the original time: a replay older than a consumer's tolerance is stale to it (Linear's own client allows a minute).",
   },
   mailgun: {
     name: 'mailgun',
@@ -1291,7 +1291,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       note: "shopify.webhooks.validate (Web API adapter) accepts deliveries signed as Shopify documents it, and switchboard's re-signed replay.",
     },
     notes:
-      "The summary line is code (src/verify/shopify-preset.ts): the topic, the resource's id, and its name where it has one (an order's `#1001`, a product's title).",
+      "The summary line is code (src/verify/hooks/shopify.ts): the topic, the resource's id, and its name where it has one (an order's `#1001`, a product's title).",
   },
   slack: {
     name: 'slack',
@@ -1334,7 +1334,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
       note: "isValidSlackRequest (the check Bolt's receivers run) accepts deliveries signed as Slack documents it, and switchboard's re-signed replay; Slack's own documented example passes the preset too.",
     },
     notes:
-      "Its event type, id and summary are code (src/verify/slack-preset.ts), since Slack posts JSON events and forms alike: an event callback is named by its inner `event.type`, an interactivity form by its payload's `type`, a slash command `slash_command` (id: its `trigger_id`); the summary is the event type and channel, then who and the first line of what was said.",
+      "Its event type, id and summary are code (src/verify/hooks/slack.ts), since Slack posts JSON events and forms alike: an event callback is named by its inner `event.type`, an interactivity form by its payload's `type`, a slash command `slash_command` (id: its `trigger_id`); the summary is the event type and channel, then who and the first line of what was said.",
   },
   square: {
     name: 'square',
@@ -1378,7 +1378,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     forward_headers: ['webhook-id', 'svix-id'],
     proof: { by: 'package-signs', package: 'standardwebhooks' },
     notes:
-      "Its event type (the body's `type`) and id are code (src/verify/standard-webhooks-preset.ts), shared with the scheme: the id is `webhook-id`, or `svix-id` only when `webhook-id` is absent, which a list of templates cannot say. The summary is the first few text fields of `data`.",
+      "Its event type (the body's `type`) and id are code (src/verify/engines/standard-webhooks.ts), shared with the scheme: the id is `webhook-id`, or `svix-id` only when `webhook-id` is absent, which a list of templates cannot say. The summary is the first few text fields of `data`.",
   },
   stripe: {
     name: 'stripe',
@@ -1418,7 +1418,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     forward_headers: [],
     proof: { by: 'package-signs', package: 'stripe' },
     notes:
-      'The summary line is code (src/verify/stripe-preset.ts): the object the event is about, its id, and its amount where it has one.',
+      'The summary line is code (src/verify/hooks/stripe.ts): the object the event is about, its id, and its amount where it has one.',
   },
   svix: {
     name: 'svix',

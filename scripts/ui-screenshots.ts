@@ -21,8 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { sql } from 'slonik';
-import { githubPreset } from '../src/verify/github-preset.ts';
-import { stripePreset } from '../src/verify/stripe-preset.ts';
+import { presetFor } from '../src/verify/preset-registry.ts';
 import { createDatabasePool } from '../src/store/database/database.ts';
 import { buildUi } from '../src/ui/build-ui.ts';
 import { spawnSwitchboard, type SpawnedSwitchboard } from '../test/support/spawn-switchboard.ts';
@@ -97,7 +96,7 @@ async function github(
 ) {
   const bytes = Buffer.from(JSON.stringify(body));
   const signed =
-    githubPreset.sign?.({
+    presetFor({ preset: 'github' }).sign?.({
       body: bytes,
       secret: options.forged ? 'not-the-secret' : GITHUB_SECRET,
       nowMs: Date.now(),
@@ -115,7 +114,7 @@ async function stripe(switchboard: SpawnedSwitchboard, type: string, object: Rec
   const body = Buffer.from(
     JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, object: 'event', type, data: { object } }),
   );
-  const signed = stripePreset.sign?.({ body, secret: STRIPE_SECRET, nowMs: Date.now() }) ?? {};
+  const signed = presetFor({ preset: 'stripe' }).sign?.({ body, secret: STRIPE_SECRET, nowMs: Date.now() }) ?? {};
   return post(switchboard, '/hooks/stripe', body.toString(), { ...signed, 'user-agent': 'Stripe/1.0' });
 }
 

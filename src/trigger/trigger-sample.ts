@@ -1,6 +1,7 @@
 import { SERVER_HOST, SERVER_PORT } from '../../generated/constants.ts';
 import type { ProviderConfig, WebhookProviderConfig } from '../config/resolve-config.ts';
 import { invalidArgument } from '../errors/app-error.ts';
+import { engineFor } from '../verify/engines/engine-registry.ts';
 import { catalogEntry } from '../verify/preset-registry.ts';
 import { listSamples, sampleDelivery, type SampleDelivery } from '../verify/sample-deliveries.ts';
 import { InternalError } from '../errors/internal-error.ts';
@@ -128,8 +129,7 @@ export async function prepareTrigger(
  */
 function cannotSignAsymmetric(provider: WebhookProviderConfig): Error {
   const { scheme } = catalogEntry(provider.presetName);
-  const algorithm =
-    scheme.kind === 'ecdsa-p256' ? 'an ECDSA P-256' : scheme.kind === 'ed25519' ? 'an Ed25519' : 'a v1a Ed25519';
+  const algorithm = engineFor(scheme).privateKeyAlgorithm ?? 'a public-key';
   return invalidArgument(
     `provider ${provider.name} (preset ${provider.presetName}) checks ${algorithm} signature with the provider's public key; ` +
       'only the provider holds the private key, so switchboard cannot sign a sample for it. ' +

@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto';
 import { headerValue } from './headers.ts';
 import { isRecord } from './identify.ts';
 import type { DeliveryBody, HandshakeKind, HeaderBag } from './preset-types.ts';
-import { slackUrlVerificationChallenge } from './slack-preset.ts';
+import { slackUrlVerificationChallenge } from './hooks/slack.ts';
 import { constantTimeEqual } from './timing-safe.ts';
 
 /**

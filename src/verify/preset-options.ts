@@ -8,10 +8,8 @@
  */
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import type { PresetName } from '../../generated/constants.ts';
-import type { ProviderCatalogEntry, ProviderWithDefaults } from '../../generated/types.ts';
-
-/** Keys of a provider's config, each optional in the schema, as config hands them on: absent or undefined. */
-export type ProviderKeys<K extends keyof ProviderWithDefaults> = { [P in K]?: ProviderWithDefaults[P] | undefined };
+import type { CredentialKey, ProviderKeys } from './engines/engine.ts';
+import { engineFor } from './engines/engine-registry.ts';
 
 export type PresetOptionKeys = ProviderKeys<
   'secret' | 'token' | 'public_key' | 'public_url' | 'verify_token' | 'username' | 'password' | 'token_header' | 'hmac'
@@ -23,41 +21,16 @@ export interface OptionProblem {
   message: string;
 }
 
-type CredentialKey = 'secret' | 'public_key' | 'token' | 'username' | 'password';
-
-/** The credential keys a scheme takes; the first listed must be present unless another is. */
-function credentialKeys(entry: ProviderCatalogEntry): readonly CredentialKey[] {
-  switch (entry.scheme.kind) {
-    case 'ed25519':
-    case 'ecdsa-p256':
-      return ['public_key'];
-    case 'standard-webhooks':
-      return ['secret', 'public_key'];
-    case 'basic':
-      return ['username', 'password'];
-    case 'token':
-      return ['token'];
-    // Figma calls it a passcode; it is the provider's shared secret, so config names it secret.
-    case 'passcode':
-      return ['secret'];
-    case 'open':
-      return [];
-    default:
-      return ['secret'];
-  }
-}
-
 /** Whether the preset's scheme signs the URL the provider calls (so it needs public_url). */
 export function signsUrl(name: PresetName): boolean {
   const { scheme } = PROVIDER_CATALOG[name];
-  if (scheme.kind === 'hmac') return scheme.signed.includes('{url}');
-  return scheme.kind === 'twilio';
+  return engineFor(scheme).signsUrl(scheme);
 }
 
 /** Whether the preset can use the URL it is called at, when one is known (QStash's subject). */
 export function usesUrl(name: PresetName): boolean {
   const { scheme } = PROVIDER_CATALOG[name];
-  return signsUrl(name) || (scheme.kind === 'jwt-hs256' && scheme.subject_url === true);
+  return engineFor(scheme).usesUrl(scheme);
 }
 
 const CREDENTIALS: readonly CredentialKey[] = ['secret', 'public_key', 'token', 'username', 'password'];
@@ -65,14 +38,14 @@ const CREDENTIALS: readonly CredentialKey[] = ['secret', 'public_key', 'token', 
 /** The first option the preset does not take or lacks, or null when the options fit it. */
 export function presetOptionProblem(name: PresetName, options: PresetOptionKeys): OptionProblem | null {
   const entry = PROVIDER_CATALOG[name];
-  const takes = credentialKeys(entry);
+  const takes = engineFor(entry.scheme).credentialKeys;
   for (const key of CREDENTIALS) {
     if (options[key] !== undefined && !takes.includes(key)) {
       const wanted = takes.length === 0 ? 'nothing' : takes.join(' and ');
       return { key, message: `preset ${name} takes ${wanted}, not ${key}` };
     }
   }
-  if (entry.scheme.kind === 'basic' && (options.username === undefined) !== (options.password === undefined)) {
+  if (takes.includes('username') && (options.username === undefined) !== (options.password === undefined)) {
     return { key: options.username === undefined ? 'username' : 'password', message: 'basic auth needs both' };
   }
   if (options.token_header !== undefined && name !== 'token') {

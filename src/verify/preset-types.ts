@@ -161,3 +161,14 @@ export interface Preset {
    */
   readonly summarize: (body: DeliveryBody, headers: HeaderBag) => string | null;
 }
+
+/**
+ * A provider's own code on top of its scheme's engine (verify/hooks/): what its catalog entry
+ * cannot say. Each is optional; a provider without hooks is its entry's data alone.
+ */
+export interface ProviderHooks {
+  readonly identify?: Identify;
+  readonly summarize?: Preset['summarize'];
+  /** Headers that carry a signature the scheme does not read (GitHub's legacy SHA-1), redacted all the same. */
+  readonly alsoSensitive?: readonly string[];
+}

@@ -11,27 +11,11 @@ import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
 import type { ProviderCatalogEntry, SenderHint } from '../../generated/types.ts';
 import { ALWAYS_SENSITIVE_HEADERS } from '../shared/header-names.ts';
 import { credentialOf } from './preset-registry.ts';
-import { SIGNATURE_HEADER as TWILIO_SIGNATURE_HEADER } from './schemes/twilio-scheme.ts';
-import { SIGNATURE_HEADERS as STANDARD_WEBHOOKS_SIGNATURE_HEADERS } from './standard-webhooks-preset.ts';
+import { engineFor } from './engines/engine-registry.ts';
 
 /** The headers an entry's scheme carries its signature in; none for credential and body schemes. */
 function signatureHeadersOf(entry: ProviderCatalogEntry): readonly string[] {
-  const { scheme } = entry;
-  switch (scheme.kind) {
-    case 'hmac':
-      return scheme.signature.headers;
-    case 'ed25519':
-    case 'ecdsa-p256':
-      return [scheme.signature_header];
-    case 'jwt-hs256':
-      return [scheme.header];
-    case 'standard-webhooks':
-      return STANDARD_WEBHOOKS_SIGNATURE_HEADERS;
-    case 'twilio':
-      return [TWILIO_SIGNATURE_HEADER];
-    default:
-      return [];
-  }
+  return engineFor(entry.scheme).signatureHeaders(entry.scheme);
 }
 
 /**

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { githubPreset } from '../../src/verify/github-preset.ts';
-import { standardWebhooksPreset } from '../../src/verify/standard-webhooks-preset.ts';
+import { githubPreset } from '../support/presets.ts';
+import { standardWebhooksPreset } from '../support/presets.ts';
 import { REDACTED, sanitizeHeaders } from '../../src/sanitize/sanitize-headers.ts';
 import { validateEventHeaders } from '../../generated/validators.js';
 

@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { validateSwitchboardConfig } from '../../generated/validators.js';
-import type { GenericHmacOptions } from '../../src/verify/generic-hmac-preset.ts';
+import type { GenericHmacOptions } from '../../src/verify/engines/configured-hmac.ts';
 import type { PresetName } from '../../generated/constants.ts';
 import { usesUrl } from '../../src/verify/preset-options.ts';
-import { presetFor, type PresetOptions } from '../../src/verify/preset-registry.ts';
+import type { PresetOptions } from '../../src/verify/engines/engine.ts';
+import { presetFor } from '../../src/verify/preset-registry.ts';
 import type { HeaderBag, Preset, VerifyInput, VerifyOutcome } from '../../src/verify/preset-types.ts';
 
 /** A fixed clock: 2025-01-15T12:00:00.250Z (the .250 checks that sub-second time is handled). */

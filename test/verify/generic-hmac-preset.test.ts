@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.ts';
-import { createGenericHmacPreset } from '../../src/verify/generic-hmac-preset.ts';
+import { createGenericHmacPreset } from '../support/presets.ts';
 import {
   BINARY_BODY,
   expectFail,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openPreset } from '../../src/verify/open-preset.ts';
+import { openPreset } from '../support/presets.ts';
 import { BINARY_BODY, input } from './fixtures.ts';
 
 describe('open preset', () => {

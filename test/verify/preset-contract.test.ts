@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { findMissingHeader } from '../../src/verify/headers.ts';
 import { effectiveTolerance, freshnessFailure } from '../../src/verify/timestamp.ts';
-import { createGenericTokenPreset } from '../../src/verify/token-preset.ts';
+import { createGenericTokenPreset } from '../support/presets.ts';
 import type { Preset } from '../../src/verify/preset-types.ts';
 import type { PresetName } from '../../generated/constants.ts';
 import { input, NOW_MS, presetOf } from './fixtures.ts';

@@ -4,7 +4,8 @@ import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { usesUrl } from '../../src/verify/preset-options.ts';
 import { isPresetName } from '../../src/verify/preset-registry.ts';
-import { BINARY_BODY, presetOf, type PresetFragment } from './fixtures.ts';
+import type { Preset } from '../../src/verify/preset-types.ts';
+import { BINARY_BODY, input, NOW_MS, presetOf, type PresetFragment } from './fixtures.ts';
 
 /** What each preset checks: stated here on purpose, so a preset that changes its trust mode fails. */
 const TRUST_MODE: Readonly<Partial<Record<PresetName, string>>> = {
@@ -140,7 +141,13 @@ describe('preset registry', () => {
         eventType: 'issues.opened',
         externalId: 'c1',
       });
-      expect(preset.verify).toBe(presetOf({ preset: 'github' }).verify);
+      const plain = presetOf({ preset: 'github' });
+      const body = Buffer.from('{"action":"opened"}');
+      const headers = plain.sign?.({ body, secret: 's3cret', nowMs: NOW_MS }) ?? {};
+      const check = (p: Preset, secret: string) => p.verify(input(body, headers, [secret]));
+      expect(check(preset, 's3cret')).toEqual(check(plain, 's3cret'));
+      expect(check(preset, 'other')).toEqual(check(plain, 'other'));
+      expect(check(preset, 's3cret').ok).toBe(true);
     });
 
     it('never throws on bodies that are not JSON', () => {

@@ -8,16 +8,16 @@ import { describe, expect, it } from 'vitest';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { EVENT_SUMMARY_LIMITS, PRESET_NAMES } from '../../generated/constants.ts';
 import { catalogIdentify, catalogSummarize } from '../../src/verify/catalog-identity.ts';
-import { githubPreset } from '../../src/verify/github-preset.ts';
+import { githubPreset } from '../support/presets.ts';
 import { LazyBody } from '../../src/verify/identify.ts';
-import { openPreset } from '../../src/verify/open-preset.ts';
+import { openPreset } from '../support/presets.ts';
 import type { DeliveryBody, HeaderBag, Preset } from '../../src/verify/preset-types.ts';
 import { listSamples, sampleDelivery } from '../../src/verify/sample-deliveries.ts';
-import { shopifyPreset } from '../../src/verify/shopify-preset.ts';
-import { slackPreset } from '../../src/verify/slack-preset.ts';
-import { stripePreset } from '../../src/verify/stripe-preset.ts';
+import { shopifyPreset } from '../support/presets.ts';
+import { slackPreset } from '../support/presets.ts';
+import { stripePreset } from '../support/presets.ts';
 import { genericSummary, money, summaryLine, withoutCredentialFields } from '../../src/verify/summary.ts';
-import { gitlabPreset } from '../../src/verify/token-preset.ts';
+import { gitlabPreset } from '../support/presets.ts';
 import { BINARY_BODY, githubDefinitions, githubExample, NOW_MS, presetNamed, presetOf } from './fixtures.ts';
 
 const summarize = (preset: Preset, body: unknown, headers: HeaderBag = {}): string | null =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors/app-error.ts';
-import { createGenericTokenPreset, gitlabPreset } from '../../src/verify/token-preset.ts';
+import { createGenericTokenPreset, gitlabPreset } from '../support/presets.ts';
 import { BINARY_BODY, expectFail, expectNoLeak, expectOk, input } from './fixtures.ts';
 
 const TOKEN = 'tok_5f1d0c8e2b7a4c3d9e8f7a6b';

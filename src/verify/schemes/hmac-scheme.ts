@@ -7,17 +7,14 @@
  * of what the sender really signed.
  */
 import { createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
-import { PROVIDER_CATALOG } from '../../../generated/catalog.ts';
-import type { PresetName } from '../../../generated/constants.ts';
 import type { HmacScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
 import { malformedHeader, MISSING_SECRET, missingHeader } from '../hmac.ts';
-import { entryIdentify } from '../catalog-identity.ts';
 import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
-import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
+import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding, type TimestampFormat } from './keys.ts';
 import { parseSignedTemplate, signedHeaderNames, signedPieces, type SignedPart } from './template.ts';
 import { clipText, sanitizeQuery } from '../../sanitize/sanitize-request.ts';
@@ -332,31 +329,5 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
     sensitiveHeaders: scheme.signature.headers.map((h) => h.toLowerCase()),
     verify: (input) => verifyHmac(compiled, input),
     sign: (input) => signHmac(compiled, input),
-  };
-}
-
-/**
- * A catalog HMAC provider whose summaries are code of its own (GitHub, Shopify, Stripe, Slack,
- * Linear), as is Slack's event naming (the others' is their entry's `identify`):
- * its check is this engine with the catalog's parameters; `alsoSensitive` lists headers that carry
- * a signature the scheme does not read (GitHub's legacy SHA-1), redacted when stored all the same.
- */
-export function catalogHmacPreset(
-  name: PresetName,
-  code: Pick<Preset, 'summarize'> & Partial<Pick<Preset, 'identify'>>,
-  alsoSensitive: readonly string[] = [],
-): Preset {
-  const entry = PROVIDER_CATALOG[name];
-  const { scheme } = entry;
-  if (scheme.kind !== 'hmac') throw invalidArgument(`preset ${name}: the catalog does not describe an HMAC scheme`);
-  const parts = createHmacScheme(scheme, `preset ${name}`);
-  return {
-    name,
-    trustMode: 'signed',
-    credential: 'secret',
-    ...parts,
-    sensitiveHeaders: [...parts.sensitiveHeaders, ...alsoSensitive],
-    summarize: code.summarize,
-    identify: code.identify ?? entryIdentify(entry),
   };
 }

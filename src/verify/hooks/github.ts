@@ -1,7 +1,6 @@
-import { isRecord } from './identify.ts';
-import type { DeliveryBody } from './preset-types.ts';
-import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
-import { at, firstLine, numbered, shortRef, summaryLine, textOf } from './summary.ts';
+import { isRecord } from '../identify.ts';
+import type { DeliveryBody, ProviderHooks } from '../preset-types.ts';
+import { at, firstLine, numbered, shortRef, summaryLine, textOf } from '../summary.ts';
 
 /**
  * The repository, then what happened in it: the branch or tag and the head commit's subject for a
@@ -31,9 +30,9 @@ function summarizeGithub(body: DeliveryBody): string | null {
 }
 
 /**
- * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body, on the shared engine
+ * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body, on the hmac engine
  * (schemas/providers/github.json). GitHub signs no timestamp; dedupe on X-GitHub-Delivery. The
  * legacy SHA-1 `X-Hub-Signature` is deliberately not accepted as a fallback (a sender that offers
  * only SHA-1 is either ancient or stripping the stronger header), but it is redacted when stored.
  */
-export const githubPreset = catalogHmacPreset('github', { summarize: summarizeGithub }, ['x-hub-signature']);
+export const githubHooks: ProviderHooks = { summarize: summarizeGithub, alsoSensitive: ['x-hub-signature'] };

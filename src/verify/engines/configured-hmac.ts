@@ -1,11 +1,14 @@
-import { DIGEST_ENCODINGS, HMAC_ALGORITHMS, SECRET_ENCODINGS, TIMESTAMP_FORMATS } from '../../generated/constants.ts';
-import type { HmacScheme, ProviderWithDefaults } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
-import { genericIdentity, LazyBody } from './identify.ts';
-import type { Preset } from './preset-types.ts';
-import { createHmacScheme } from './schemes/hmac-scheme.ts';
-import { parseSignedTemplate } from './schemes/template.ts';
-import { summarizeGeneric } from './summary.ts';
+import {
+  DIGEST_ENCODINGS,
+  HMAC_ALGORITHMS,
+  SECRET_ENCODINGS,
+  TIMESTAMP_FORMATS,
+} from '../../../generated/constants.ts';
+import type { HmacScheme, ProviderWithDefaults } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { createHmacScheme } from '../schemes/hmac-scheme.ts';
+import { parseSignedTemplate } from '../schemes/template.ts';
+import { code, defineEngine } from './engine.ts';
 
 /**
  * A sender's home-grown HMAC scheme, as written under `hmac:` in a provider's config (snake_case
@@ -92,17 +95,22 @@ function genericHmacScheme(options: GenericHmacOptions): HmacScheme {
 }
 
 /**
- * The user's own HMAC scheme, on the same engine as the catalog's. ISO 8601 timestamps it signs keep
- * their milliseconds, as generic-hmac always wrote them (catalog providers write whole seconds).
+ * The user's own HMAC scheme (preset generic-hmac), on the same engine as the catalog's: its
+ * parameters are the provider's `hmac:` config, so its catalog entry only describes it for the
+ * docs table. ISO 8601 timestamps it signs keep their milliseconds, as generic-hmac always wrote
+ * them (catalog providers write whole seconds).
  */
-export function createGenericHmacPreset(options: GenericHmacOptions): Preset {
-  const scheme = createHmacScheme(genericHmacScheme(options), 'hmac', { isoMilliseconds: true });
-  return {
-    name: 'generic-hmac',
-    trustMode: 'signed',
-    credential: 'secret',
-    ...scheme,
-    identify: (body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers),
-    summarize: summarizeGeneric,
-  };
-}
+export const configuredHmacEngine = defineEngine<'configured-hmac'>({
+  kind: 'configured-hmac',
+  build: ({ options, entry }) => {
+    if (options.hmac === undefined) {
+      throw invalidArgument(`preset ${entry.name} needs hmac options (at least hmac.header)`);
+    }
+    return createHmacScheme(genericHmacScheme(options.hmac), 'hmac', { isoMilliseconds: true });
+  },
+  docs: {
+    scheme: (scheme) => `${scheme.algorithm} of ${code(scheme.signed)}`,
+    headers: (scheme) => scheme.headers,
+    timestamped: (scheme) => scheme.timestamped === true,
+  },
+});

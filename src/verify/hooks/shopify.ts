@@ -1,7 +1,6 @@
-import { isRecord } from './identify.ts';
-import type { DeliveryBody, HeaderBag } from './preset-types.ts';
-import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
-import { headerText, summaryLine } from './summary.ts';
+import { isRecord } from '../identify.ts';
+import type { DeliveryBody, HeaderBag, ProviderHooks } from '../preset-types.ts';
+import { headerText, summaryLine } from '../summary.ts';
 
 /**
  * The topic and the resource's id, then its name where it has one (an order's `#1001`, a
@@ -17,9 +16,9 @@ function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string | null
 }
 
 /**
- * Shopify: base64 HMAC-SHA256 of the raw body keyed by the app's client secret, on the shared
- * engine (schemas/providers/shopify.json). Nothing time-related is signed; X-Shopify-Webhook-Id is
+ * Shopify: base64 HMAC-SHA256 of the raw body keyed by the app's client secret (the hmac
+ * engine's) (schemas/providers/shopify.json). Nothing time-related is signed; X-Shopify-Webhook-Id is
  * for dedupe. Base64 is compared as text: Shopify emits canonical padded base64, and decoding
  * first would accept the many non-canonical spellings Node's lenient decoder tolerates.
  */
-export const shopifyPreset = catalogHmacPreset('shopify', { summarize: summarizeShopify });
+export const shopifyHooks: ProviderHooks = { summarize: summarizeShopify };

@@ -1,7 +1,6 @@
-import { isRecord } from './identify.ts';
-import type { DeliveryBody } from './preset-types.ts';
-import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
-import { at, money, summaryLine } from './summary.ts';
+import { isRecord } from '../identify.ts';
+import type { DeliveryBody, ProviderHooks } from '../preset-types.ts';
+import { at, money, summaryLine } from '../summary.ts';
 
 // The amount fields Stripe objects carry, most telling first (a payment intent's amount, a
 // checkout session's total, an invoice's amount paid or due).
@@ -21,8 +20,8 @@ function summarizeStripe(body: DeliveryBody): string | null {
 
 /**
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>`, HMAC-SHA256 of `{t}.{body}` keyed by the `whsec_…`
- * secret exactly as the dashboard shows it (it is not decoded), on the shared engine
+ * secret exactly as the dashboard shows it (it is not decoded), on the hmac engine
  * (schemas/providers/stripe.json). Several v1 items appear while Stripe rolls a secret, and any one
  * matching passes; v0 (test-mode legacy) and unknown items are ignored, as Stripe's library does.
  */
-export const stripePreset = catalogHmacPreset('stripe', { summarize: summarizeStripe });
+export const stripeHooks: ProviderHooks = { summarize: summarizeStripe };

@@ -1,17 +1,18 @@
 import { randomUUID, verify as verifySignature, type KeyObject } from 'node:crypto';
-import type { StandardWebhooksScheme } from '../../generated/types.ts';
-import { invalidArgument } from '../errors/app-error.ts';
-import { firstHeader, headerValue } from './headers.ts';
-import { compareSha256, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET, signedPreset } from './hmac.ts';
-import { asIdentifier, isRecord, LazyBody } from './identify.ts';
-import { freshSignature, parseUnixSeconds } from './timestamp.ts';
-import { ed25519Key } from './schemes/public-key-schemes.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from './preset-types.ts';
-import { genericSummary } from './summary.ts';
+import type { StandardWebhooksScheme } from '../../../generated/types.ts';
+import { invalidArgument } from '../../errors/app-error.ts';
+import { firstHeader, headerValue } from '../headers.ts';
+import { compareSha256, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET } from '../hmac.ts';
+import { asIdentifier, isRecord, LazyBody } from '../identify.ts';
+import { freshSignature, parseUnixSeconds } from '../timestamp.ts';
+import { ed25519Key } from '../schemes/public-key-schemes.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
+import { genericSummary } from '../summary.ts';
+import { code, defineEngine, type Verification } from './engine.ts';
 
 const ID_HEADERS = ['webhook-id', 'svix-id'] as const;
 const TIMESTAMP_HEADERS = ['webhook-timestamp', 'svix-timestamp'] as const;
-export const SIGNATURE_HEADERS = ['webhook-signature', 'svix-signature'] as const;
+const SIGNATURE_HEADERS = ['webhook-signature', 'svix-signature'] as const;
 const SECRET_PREFIX = 'whsec_';
 const PUBLIC_KEY_PREFIX = 'whpk_';
 
@@ -126,7 +127,7 @@ function signStandardWebhooks(input: SignInput, keyKind: StandardWebhooksKey = '
   };
 }
 
-export function identifyStandardWebhooks(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
+function identifyStandardWebhooks(body: Buffer, headers: HeaderBag, parsed?: DeliveryBody): EventIdentity {
   const json = (parsed ?? new LazyBody(body)).json;
   return {
     eventType: (isRecord(json) ? asIdentifier(json['type']) : null) ?? 'unknown',
@@ -135,7 +136,7 @@ export function identifyStandardWebhooks(body: Buffer, headers: HeaderBag, parse
 }
 
 /** The envelope is `{type, timestamp, data}`: the first few text fields of `data` tell events apart. */
-export function summarizeStandardWebhooks(body: DeliveryBody): string | null {
+function summarizeStandardWebhooks(body: DeliveryBody): string | null {
   const json = body.json;
   return isRecord(json) && isRecord(json['data']) ? genericSummary(json['data']) : genericSummary(json);
 }
@@ -153,7 +154,7 @@ const STANDARD_WEBHOOKS_HEADERS = [...ID_HEADERS, ...TIMESTAMP_HEADERS, ...SIGNA
  * same scheme, its own key spelling; with only public keys configured it checks v1a and, like
  * every asymmetric scheme, replays with the original headers instead of signing.
  */
-export function standardWebhooksScheme(keyKind: StandardWebhooksKey, publicKeyOnly: boolean) {
+function standardWebhooksVerification(keyKind: StandardWebhooksKey, publicKeyOnly: boolean): Verification {
   const checkCredential = (value: string): string | null => {
     if (value.startsWith(PUBLIC_KEY_PREFIX)) return 'a whpk_ value is a public key: set it as public_key';
     return decodeKey(value, keyKind) === null ? 'not a base64 (optionally whsec_-prefixed) secret' : null;
@@ -172,17 +173,22 @@ export function standardWebhooksScheme(keyKind: StandardWebhooksKey, publicKeyOn
   };
 }
 
-/** @internal outside src/, only tests or benches use it */
-export const standardWebhooksPreset = signedPreset(
-  'standard-webhooks',
-  {
-    requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
-    sensitiveHeaders: ['webhook-signature', 'svix-signature'],
+export const standardWebhooksEngine = defineEngine<'standard-webhooks'>({
+  kind: 'standard-webhooks',
+  // v1 is HMAC with a secret, v1a Ed25519 with a public key: either is enough.
+  credentialKeys: ['secret', 'public_key'],
+  // Configured with whpk_ public keys only, it is asymmetric.
+  credential: (options) =>
+    options?.public_key !== undefined && options.secret === undefined ? 'public_key' : 'secret',
+  signatureHeaders: () => SIGNATURE_HEADERS,
+  privateKeyAlgorithm: 'a v1a Ed25519',
+  build: ({ scheme, credential }) => standardWebhooksVerification(scheme.key ?? 'whsec', credential === 'public_key'),
+  identify: identifyStandardWebhooks,
+  summarize: summarizeStandardWebhooks,
+  docs: {
+    scheme: () =>
+      'Standard Webhooks: HMAC-SHA256 base64 of `{id}.{timestamp}.{body}`; v1a Ed25519 with `public_key: whpk_…`',
+    headers: () => ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map(code).join(', ') + ' (or `svix-*`)',
+    timestamped: () => true,
   },
-  {
-    verify: (input) => verifyStandardWebhooks(input),
-    sign: (input) => signStandardWebhooks(input),
-    identify: identifyStandardWebhooks,
-    summarize: summarizeStandardWebhooks,
-  },
-);
+});

@@ -1,7 +1,6 @@
-import { asIdentifier, isRecord, LazyBody, parseJsonBody } from './identify.ts';
-import type { DeliveryBody, EventIdentity, HeaderBag } from './preset-types.ts';
-import { catalogHmacPreset } from './schemes/hmac-scheme.ts';
-import { firstLine, summaryLine, textOf } from './summary.ts';
+import { asIdentifier, isRecord, LazyBody, parseJsonBody } from '../identify.ts';
+import type { DeliveryBody, EventIdentity, HeaderBag, ProviderHooks } from '../preset-types.ts';
+import { firstLine, summaryLine, textOf } from '../summary.ts';
 
 /**
  * Form-encoded bodies (slash commands, interactivity) are not JSON. Interactivity wraps its JSON in
@@ -82,8 +81,8 @@ function summarizeSlack(body: DeliveryBody): string | null {
 
 /**
  * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:{ts}:{body}` keyed by the app's signing
- * secret, the timestamp in X-Slack-Request-Timestamp, on the shared engine
+ * secret, the timestamp in X-Slack-Request-Timestamp, on the hmac engine
  * (schemas/providers/slack.json). The same scheme covers Events API JSON, slash commands and
  * interactivity (form-encoded), since it signs raw bytes.
  */
-export const slackPreset = catalogHmacPreset('slack', { identify: identifySlack, summarize: summarizeSlack });
+export const slackHooks: ProviderHooks = { identify: identifySlack, summarize: summarizeSlack };
