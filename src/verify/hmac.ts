@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { DigestEncoding, HmacAlgorithm } from '../../generated/constants.ts';
 import { findMatchingKey } from './timing-safe.ts';
-import type { Preset, VerifyOutcome } from './preset-types.ts';
+import type { VerifyOutcome } from './preset-types.ts';
+import { rotationNote, signatureMismatch } from './verdicts.ts';
 
 /**
  * HMAC over the concatenation of parts. Text parts are UTF-8 encoded and Buffer parts are used
@@ -31,12 +32,6 @@ export function usableSecrets(secrets: readonly string[]): string[] {
   return secrets.filter((secret) => secret.length > 0);
 }
 
-export const MISSING_SECRET: VerifyOutcome = {
-  ok: false,
-  reason: 'missing_secret',
-  detail: 'no secret configured; delivery rejected',
-};
-
 interface SignatureCheck<K> {
   algorithm: HmacAlgorithm;
   /** Display name of the header the signature came from, for the detail line. */
@@ -54,19 +49,9 @@ interface SignatureCheck<K> {
  */
 function compareSignatures<K>(check: SignatureCheck<K>): VerifyOutcome {
   const index = findMatchingKey(check.keys, check.candidates, check.expectedFor);
-  if (index === -1) {
-    return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${check.header})` };
-  }
-  const rotation = check.keys.length > 1 ? `; secret ${index + 1} of ${check.keys.length}` : '';
+  if (index === -1) return signatureMismatch(check.header);
+  const rotation = rotationNote('secret', index, check.keys.length);
   return { ok: true, detail: `hmac-${check.algorithm} valid (${check.header})${rotation}` };
-}
-
-export function missingHeader(name: string): VerifyOutcome {
-  return { ok: false, reason: 'missing_header', detail: `missing header ${name}` };
-}
-
-export function malformedHeader(name: string, expected: string): VerifyOutcome {
-  return { ok: false, reason: 'malformed_header', detail: `malformed ${name} (expected ${expected})` };
 }
 
 /** HMAC-SHA256 of `parts` under each key, against the digests the sender offered. */
@@ -84,13 +69,4 @@ export function compareSha256<K extends string | Buffer>(
     candidates,
     expectedFor: (key) => hmacEncoded('sha256', key, parts, encoding),
   });
-}
-
-/** A provider's fixed signing scheme: every one of them is `signed` and can sign a replay. */
-export function signedPreset(
-  name: Preset['name'],
-  headers: Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders'>,
-  scheme: Pick<Preset, 'verify' | 'identify' | 'summarize'> & { sign: NonNullable<Preset['sign']> },
-): Preset {
-  return { name, trustMode: 'signed', credential: 'secret', ...headers, ...scheme };
 }

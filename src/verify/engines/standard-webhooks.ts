@@ -2,7 +2,8 @@ import { randomUUID, verify as verifySignature, type KeyObject } from 'node:cryp
 import type { StandardWebhooksScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { firstHeader, headerValue } from '../headers.ts';
-import { compareSha256, hmacEncoded, malformedHeader, missingHeader, MISSING_SECRET } from '../hmac.ts';
+import { compareSha256, hmacEncoded } from '../hmac.ts';
+import { MISSING_SECRET, malformedHeader, missingHeader, rotationNote, signatureMismatch } from '../verdicts.ts';
 import { asIdentifier, isRecord, LazyBody } from '../identify.ts';
 import { freshSignature, parseUnixSeconds } from '../timestamp.ts';
 import { ed25519Key } from '../schemes/public-key-schemes.ts';
@@ -101,8 +102,8 @@ function verifyV1a(header: string, keys: KeyObject[], signatures: string[], mess
       if (good && index === -1) index = i;
     }
   });
-  if (index === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${header})` };
-  const rotation = keys.length > 1 ? `; key ${index + 1} of ${keys.length}` : '';
+  if (index === -1) return signatureMismatch(header);
+  const rotation = rotationNote('key', index, keys.length);
   return { ok: true, detail: `ed25519 valid (${header} v1a)${rotation}` };
 }
 

@@ -5,7 +5,8 @@
  */
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
-import { MISSING_SECRET, usableSecrets } from '../hmac.ts';
+import { usableSecrets } from '../hmac.ts';
+import { MISSING_SECRET, rotationNote } from '../verdicts.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import type { VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { code, defineEngine, type Verification } from './engine.ts';
@@ -62,7 +63,7 @@ function verifyToken(options: TokenOptions, input: VerifyInput): VerifyOutcome {
       detail: `token mismatch (${candidates.map((c) => c.source).join(', ')})`,
     };
   }
-  const rotation = tokens.length > 1 ? `; token ${matched.tokenIndex + 1} of ${tokens.length}` : '';
+  const rotation = rotationNote('token', matched.tokenIndex, tokens.length);
   return { ok: true, detail: `token matched (${matched.candidate.source})${rotation}` };
 }
 

@@ -9,7 +9,8 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { BodySignatureScheme } from '../../../generated/types.ts';
-import { MISSING_SECRET, usableSecrets } from '../hmac.ts';
+import { usableSecrets } from '../hmac.ts';
+import { MISSING_SECRET, rotationNote, signatureMismatch } from '../verdicts.ts';
 import { isRecord } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from '../timestamp.ts';
@@ -31,7 +32,7 @@ const text = (value: unknown): string | undefined =>
   typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 
 function passed(kind: string, index: number, count: number): Extract<VerifyOutcome, { ok: true }> {
-  const rotation = count > 1 ? `; secret ${index + 1} of ${count}` : '';
+  const rotation = rotationNote('secret', index, count);
   return { ok: true, detail: `hmac-sha256 valid (${kind})${rotation}` };
 }
 
@@ -59,7 +60,7 @@ function verifyMailgun(input: VerifyInput, keys: string[]): VerifyOutcome {
   const index = findMatchingKey(keys, [signature.toLowerCase()], (key) =>
     createHmac('sha256', key).update(timestamp).update(token).digest('hex'),
   );
-  if (index === -1) return { ok: false, reason: 'bad_signature', detail: 'signature mismatch (body signature)' };
+  if (index === -1) return signatureMismatch('body signature');
   // Mailgun signs timestamp + token, not the event data: the token is single-use while the
   // signature is fresh, or one signature would vouch for any body (ingest claims it).
   const nonce = { token, expiresAtMs: (seconds + input.toleranceSeconds) * 1000 };
@@ -108,11 +109,7 @@ function verifyAdyen(input: VerifyInput, secrets: string[]): VerifyOutcome {
       createHmac('sha256', key).update(data).digest('base64'),
     );
     if (matched === -1) {
-      return {
-        ok: false,
-        reason: 'bad_signature',
-        detail: `signature mismatch (notificationItems/${n} hmacSignature)`,
-      };
+      return signatureMismatch(`notificationItems/${n} hmacSignature`);
     }
     if (index === -1) index = matched;
   }

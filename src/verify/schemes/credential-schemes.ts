@@ -5,7 +5,8 @@
  * Nothing is signed, so nothing binds the body or a time: these prove only who sent it.
  */
 import { headerValue } from '../headers.ts';
-import { malformedHeader, MISSING_SECRET, missingHeader, usableSecrets } from '../hmac.ts';
+import { usableSecrets } from '../hmac.ts';
+import { MISSING_SECRET, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import type { SchemeParts } from './hmac-scheme.ts';
@@ -17,7 +18,7 @@ export const BASIC_AUTHORIZATION = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 function matched(kind: string, where: string, values: readonly string[], offered: string): VerifyOutcome {
   const index = findMatchingKey(values, [offered], (value) => value);
   if (index === -1) return { ok: false, reason: 'token_mismatch', detail: `${kind} mismatch (${where})` };
-  const rotation = values.length > 1 ? `; credential ${index + 1} of ${values.length}` : '';
+  const rotation = rotationNote('credential', index, values.length);
   return { ok: true, detail: `${kind} matched (${where})${rotation}` };
 }
 

@@ -10,7 +10,7 @@ import { createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:cr
 import type { HmacScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
-import { malformedHeader, MISSING_SECRET, missingHeader } from '../hmac.ts';
+import { MISSING_SECRET, badSignature, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
 import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
@@ -186,13 +186,9 @@ function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
   const index = findMatchingKey(keys, found.candidates, pieces);
   if (index === -1) {
     const urlSigned = c.parts.some((part) => part.kind === 'url');
-    return {
-      ok: false,
-      reason: 'bad_signature',
-      detail: mismatchDetail(display, urlSigned ? c.url : undefined, input.query),
-    };
+    return badSignature(mismatchDetail(display, urlSigned ? c.url : undefined, input.query));
   }
-  const rotation = keys.length > 1 ? `; secret ${index + 1} of ${keys.length}` : '';
+  const rotation = rotationNote('secret', index, keys.length);
   const passed: VerifyOutcome = { ok: true, detail: `hmac-${c.scheme.algorithm} valid (${display})${rotation}` };
   if (c.bodyTimestamp !== undefined) return bodyFreshness(c, c.bodyTimestamp, input) ?? passed;
   if (timestampMs === null || source === undefined) return passed;

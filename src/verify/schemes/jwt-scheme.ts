@@ -10,7 +10,15 @@ import jsonwebtoken from 'jsonwebtoken';
 import type { JwtPayload } from 'jsonwebtoken';
 import type { JwtScheme } from '../../../generated/types.ts';
 import { headerValue } from '../headers.ts';
-import { malformedHeader, MISSING_SECRET, missingHeader, usableSecrets } from '../hmac.ts';
+import { usableSecrets } from '../hmac.ts';
+import {
+  MISSING_SECRET,
+  badSignature,
+  malformedHeader,
+  missingHeader,
+  rotationNote,
+  signatureMismatch,
+} from '../verdicts.ts';
 import { constantTimeEqual } from '../timing-safe.ts';
 import { effectiveTolerance, freshnessFailure } from '../timestamp.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
@@ -75,7 +83,7 @@ function tryKey(c: Compiled, token: string, key: string, input: VerifyInput): Ke
     }
     if (err instanceof JsonWebTokenError && err.message.startsWith('jwt issuer invalid')) {
       const detail = `token not issued by ${c.scheme.issuer ?? ''} (${c.scheme.header})`;
-      return { kind: 'failed', outcome: { ok: false, reason: 'bad_signature', detail } };
+      return { kind: 'failed', outcome: badSignature(detail) };
     }
     return { kind: 'no' };
   }
@@ -89,12 +97,12 @@ function claimsOutcome(c: Compiled, payload: JwtPayload, input: VerifyInput): Ve
   if (typeof claimed !== 'string') return malformedHeader(header, `a token with the ${hash.claim} claim`);
   const strip = (v: string): string => (hash.encoding === 'hex' ? v.toLowerCase() : v.replace(/=+$/, ''));
   if (!constantTimeEqual(strip(claimed), strip(bodyHash(input.body, hash.encoding)))) {
-    return { ok: false, reason: 'bad_signature', detail: `body does not match the token's ${hash.claim} (${header})` };
+    return badSignature(`body does not match the token's ${hash.claim} (${header})`);
   }
   const url = calledUrl(c.url, input.query);
   if (c.scheme.subject_url === true && url !== undefined && payload.sub !== url) {
     const checked = c.url === undefined ? '' : `; checked against ${shownUrl(c.url, input.query)}`;
-    return { ok: false, reason: 'bad_signature', detail: `token signed for another URL (${header} sub${checked})` };
+    return badSignature(`token signed for another URL (${header} sub${checked})`);
   }
   if (c.scheme.expires === true && typeof payload.exp !== 'number') {
     return malformedHeader(header, 'a token with exp');
@@ -122,12 +130,12 @@ function verifyJwt(c: Compiled, input: VerifyInput): VerifyOutcome {
   if (passed?.kind === 'passed') {
     const failure = claimsOutcome(c, passed.payload, input);
     if (failure !== null) return failure;
-    const rotation = keys.length > 1 ? `; secret ${index + 1} of ${keys.length}` : '';
+    const rotation = rotationNote('secret', index, keys.length);
     return { ok: true, detail: `jwt-hs256 valid (${c.scheme.header})${rotation}` };
   }
   const failed = results.find((r) => r.kind === 'failed');
   if (failed?.kind === 'failed') return failed.outcome;
-  return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${c.scheme.header})` };
+  return signatureMismatch(c.scheme.header);
 }
 
 /** A token as the provider would issue it for these bytes: its issuer, the body hash, and its times. */

@@ -7,7 +7,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { EcdsaScheme, Ed25519Scheme } from '../../../generated/types.ts';
 import { headerValue } from '../headers.ts';
-import { malformedHeader, missingHeader } from '../hmac.ts';
+import { malformedHeader, missingHeader, rotationNote, signatureMismatch } from '../verdicts.ts';
 import { freshnessFailure, floorToSecondMs, parseUnixSeconds } from '../timestamp.ts';
 import type { VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { parseSignedTemplate, signedBytes, type SignedPart } from './template.ts';
@@ -85,8 +85,8 @@ function verifyWithKeys(c: Compiled, input: VerifyInput): VerifyOutcome {
     }
     if (good && index === -1) index = i;
   });
-  if (index === -1) return { ok: false, reason: 'bad_signature', detail: `signature mismatch (${c.signatureHeader})` };
-  const rotation = keys.length > 1 ? `; key ${index + 1} of ${keys.length}` : '';
+  if (index === -1) return signatureMismatch(c.signatureHeader);
+  const rotation = rotationNote('key', index, keys.length);
   const passed: VerifyOutcome = { ok: true, detail: `${c.algorithm} valid (${c.signatureHeader})${rotation}` };
   return (
     freshnessFailure(seconds * 1000, floorToSecondMs(input.nowMs), input.toleranceSeconds, c.timestampHeader) ?? passed

@@ -9,7 +9,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
-import { malformedHeader, MISSING_SECRET, missingHeader, usableSecrets } from '../hmac.ts';
+import { usableSecrets } from '../hmac.ts';
+import { MISSING_SECRET, badSignature, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
 import { constantTimeEqual, findMatchingKey } from '../timing-safe.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { calledUrl, mismatchDetail, type SchemeParts } from './hmac-scheme.ts';
@@ -77,11 +78,9 @@ function signedData(url: string, body: Buffer): Signed | VerifyOutcome {
   if (bodyHash !== null) return { data: urls, bodyHashOk: constantTimeEqual(bodyHash, sha256Hex(body)) };
   const form = formData(body);
   if (form === null) {
-    return {
-      ok: false,
-      reason: 'bad_signature',
-      detail: `body is neither form fields nor covered by ${BODY_HASH_PARAM} in the URL (${SIGNATURE_HEADER})`,
-    };
+    return badSignature(
+      `body is neither form fields nor covered by ${BODY_HASH_PARAM} in the URL (${SIGNATURE_HEADER})`,
+    );
   }
   return { data: urls.map((u) => u + form), bodyHashOk: null };
 }
@@ -101,16 +100,12 @@ function verifyTwilio(publicUrl: string, input: VerifyInput): VerifyOutcome {
     if (index !== -1 && matched === -1) matched = index;
   }
   if (matched === -1) {
-    return { ok: false, reason: 'bad_signature', detail: mismatchDetail(SIGNATURE_HEADER, publicUrl, input.query) };
+    return badSignature(mismatchDetail(SIGNATURE_HEADER, publicUrl, input.query));
   }
   if (signed.bodyHashOk === false) {
-    return {
-      ok: false,
-      reason: 'bad_signature',
-      detail: `body does not match ${BODY_HASH_PARAM} (${SIGNATURE_HEADER})`,
-    };
+    return badSignature(`body does not match ${BODY_HASH_PARAM} (${SIGNATURE_HEADER})`);
   }
-  const rotation = keys.length > 1 ? `; secret ${matched + 1} of ${keys.length}` : '';
+  const rotation = rotationNote('secret', matched, keys.length);
   return { ok: true, detail: `hmac-${algorithm} valid (${SIGNATURE_HEADER})${rotation}` };
 }
 
