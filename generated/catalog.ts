@@ -9,7 +9,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     name: 'adyen',
     title: 'Adyen',
     docs: 'https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures/',
-    scheme: { kind: 'body-signature', variant: 'adyen' },
+    scheme: { kind: 'adyen-hmac' },
     identify: {
       event_type: ['{/notificationItems/0/NotificationRequestItem/eventCode}'],
       external_id: [
@@ -722,7 +722,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     name: 'mailgun',
     title: 'Mailgun',
     docs: 'https://documentation.mailgun.com/docs/mailgun/user-manual/tracking-messages/#securing-webhooks',
-    scheme: { kind: 'body-signature', variant: 'mailgun' },
+    scheme: { kind: 'mailgun-signature' },
     identify: { event_type: ['{/event-data/event}', '{form:event}'], external_id: ['{/event-data/id}'] },
     summary: ['{/event-data/recipient}', '{/event-data/message/headers/subject}'],
     samples: [

@@ -2768,7 +2768,7 @@ export const SCHEMAS = {
       docs: { description: "The provider's own page on how its deliveries are signed.", type: 'string', format: 'uri' },
       scheme: {
         description:
-          "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
+          "How deliveries are checked. Each kind is one engine, src/verify/engines/<kind>.ts; the other fields are this provider's parameters.",
         oneOf: [
           {
             description:
@@ -2968,19 +2968,12 @@ export const SCHEMAS = {
             },
           },
           {
-            description: 'An HMAC carried in the JSON body itself.',
+            description:
+              "An HMAC carried in the JSON body itself, each kind its own engine. mailgun-signature: signature.signature over signature.timestamp + signature.token; adyen-hmac: each notification item's additionalData.hmacSignature.",
             type: 'object',
             additionalProperties: false,
-            required: ['kind', 'variant'],
-            properties: {
-              kind: { const: 'body-signature' },
-              variant: {
-                description:
-                  "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
-                type: 'string',
-                enum: ['mailgun', 'adyen'],
-              },
-            },
+            required: ['kind'],
+            properties: { kind: { type: 'string', enum: ['mailgun-signature', 'adyen-hmac'] } },
           },
           {
             description:
@@ -3253,7 +3246,7 @@ export const SCHEMAS = {
       },
       scheme: {
         description:
-          "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
+          "How deliveries are checked. Each kind is one engine, src/verify/engines/<kind>.ts; the other fields are this provider's parameters.",
         oneOf: [
           {
             description:
@@ -3453,19 +3446,12 @@ export const SCHEMAS = {
             },
           },
           {
-            description: 'An HMAC carried in the JSON body itself.',
+            description:
+              "An HMAC carried in the JSON body itself, each kind its own engine. mailgun-signature: signature.signature over signature.timestamp + signature.token; adyen-hmac: each notification item's additionalData.hmacSignature.",
             type: 'object',
             additionalProperties: false,
-            required: ['kind', 'variant'],
-            properties: {
-              kind: { const: 'body-signature' },
-              variant: {
-                description:
-                  "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
-                type: 'string',
-                enum: ['mailgun', 'adyen'],
-              },
-            },
+            required: ['kind'],
+            properties: { kind: { type: 'string', enum: ['mailgun-signature', 'adyen-hmac'] } },
           },
           {
             description:
@@ -3695,19 +3681,12 @@ export const SCHEMAS = {
         },
       },
       bodySignatureScheme: {
-        description: 'An HMAC carried in the JSON body itself.',
+        description:
+          "An HMAC carried in the JSON body itself, each kind its own engine. mailgun-signature: signature.signature over signature.timestamp + signature.token; adyen-hmac: each notification item's additionalData.hmacSignature.",
         type: 'object',
         additionalProperties: false,
-        required: ['kind', 'variant'],
-        properties: {
-          kind: { const: 'body-signature' },
-          variant: {
-            description:
-              "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
-            type: 'string',
-            enum: ['mailgun', 'adyen'],
-          },
-        },
+        required: ['kind'],
+        properties: { kind: { type: 'string', enum: ['mailgun-signature', 'adyen-hmac'] } },
       },
       twilioScheme: {
         description:

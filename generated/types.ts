@@ -1288,7 +1288,7 @@ export interface ProviderCatalogEntry {
    */
   docs: string;
   /**
-   * How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.
+   * How deliveries are checked. Each kind is one engine, src/verify/engines/<kind>.ts; the other fields are this provider's parameters.
    */
   scheme:
     | HmacScheme
@@ -1540,14 +1540,10 @@ export interface JwtScheme {
   issued_at?: boolean;
 }
 /**
- * An HMAC carried in the JSON body itself.
+ * An HMAC carried in the JSON body itself, each kind its own engine. mailgun-signature: signature.signature over signature.timestamp + signature.token; adyen-hmac: each notification item's additionalData.hmacSignature.
  */
 export interface BodySignatureScheme {
-  kind: 'body-signature';
-  /**
-   * mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.
-   */
-  variant: 'mailgun' | 'adyen';
+  kind: 'mailgun-signature' | 'adyen-hmac';
 }
 /**
  * Twilio: HMAC-SHA1 base64 over the public URL and the form fields sorted by name, or over the URL carrying bodySHA256 for JSON bodies.

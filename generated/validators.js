@@ -18067,7 +18067,7 @@ const schema130 = {
     },
     scheme: {
       description:
-        "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
+        "How deliveries are checked. Each kind is one engine, src/verify/engines/<kind>.ts; the other fields are this provider's parameters.",
       oneOf: [
         { $ref: '#/$defs/hmacScheme' },
         { $ref: '#/$defs/standardWebhooksScheme' },
@@ -18269,19 +18269,12 @@ const schema130 = {
       },
     },
     bodySignatureScheme: {
-      description: 'An HMAC carried in the JSON body itself.',
+      description:
+        "An HMAC carried in the JSON body itself, each kind its own engine. mailgun-signature: signature.signature over signature.timestamp + signature.token; adyen-hmac: each notification item's additionalData.hmacSignature.",
       type: 'object',
       additionalProperties: false,
-      required: ['kind', 'variant'],
-      properties: {
-        kind: { const: 'body-signature' },
-        variant: {
-          description:
-            "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
-          type: 'string',
-          enum: ['mailgun', 'adyen'],
-        },
-      },
+      required: ['kind'],
+      properties: { kind: { type: 'string', enum: ['mailgun-signature', 'adyen-hmac'] } },
     },
     twilioScheme: {
       description:
@@ -18407,7 +18400,7 @@ const pattern39 = new RegExp('^[a-z0-9-]+$', 'u');
 const pattern40 = new RegExp('^/.*$', 'u');
 const schema131 = {
   description:
-    "How deliveries are checked. Each kind is written once in src/verify/schemes/; the other fields are this provider's parameters.",
+    "How deliveries are checked. Each kind is one engine, src/verify/engines/<kind>.ts; the other fields are this provider's parameters.",
   oneOf: [
     { $ref: '#/$defs/hmacScheme' },
     { $ref: '#/$defs/standardWebhooksScheme' },
@@ -18600,19 +18593,12 @@ const schema136 = {
   },
 };
 const schema137 = {
-  description: 'An HMAC carried in the JSON body itself.',
+  description:
+    "An HMAC carried in the JSON body itself, each kind its own engine. mailgun-signature: signature.signature over signature.timestamp + signature.token; adyen-hmac: each notification item's additionalData.hmacSignature.",
   type: 'object',
   additionalProperties: false,
-  required: ['kind', 'variant'],
-  properties: {
-    kind: { const: 'body-signature' },
-    variant: {
-      description:
-        "mailgun: signature.signature over signature.timestamp + signature.token; adyen: each notification item's additionalData.hmacSignature.",
-      type: 'string',
-      enum: ['mailgun', 'adyen'],
-    },
-  },
+  required: ['kind'],
+  properties: { kind: { type: 'string', enum: ['mailgun-signature', 'adyen-hmac'] } },
 };
 const schema138 = {
   description:
@@ -20979,29 +20965,32 @@ function validate56(
               }
               errors++;
             }
-            if (data.variant === undefined) {
-              const err131 = {
-                instancePath,
-                schemaPath: '#/$defs/bodySignatureScheme/required',
-                keyword: 'required',
-                params: { missingProperty: 'variant' },
-                message: "must have required property '" + 'variant' + "'",
-              };
-              if (vErrors === null) {
-                vErrors = [err131];
-              } else {
-                vErrors.push(err131);
-              }
-              errors++;
-            }
             for (const key9 in data) {
-              if (!(key9 === 'kind' || key9 === 'variant')) {
-                const err132 = {
+              if (!(key9 === 'kind')) {
+                const err131 = {
                   instancePath,
                   schemaPath: '#/$defs/bodySignatureScheme/additionalProperties',
                   keyword: 'additionalProperties',
                   params: { additionalProperty: key9 },
                   message: 'must NOT have additional properties',
+                };
+                if (vErrors === null) {
+                  vErrors = [err131];
+                } else {
+                  vErrors.push(err131);
+                }
+                errors++;
+              }
+            }
+            if (data.kind !== undefined) {
+              let data54 = data.kind;
+              if (typeof data54 !== 'string') {
+                const err132 = {
+                  instancePath: instancePath + '/kind',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/kind/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
                 };
                 if (vErrors === null) {
                   vErrors = [err132];
@@ -21010,15 +20999,13 @@ function validate56(
                 }
                 errors++;
               }
-            }
-            if (data.kind !== undefined) {
-              if ('body-signature' !== data.kind) {
+              if (!(data54 === 'mailgun-signature' || data54 === 'adyen-hmac')) {
                 const err133 = {
                   instancePath: instancePath + '/kind',
-                  schemaPath: '#/$defs/bodySignatureScheme/properties/kind/const',
-                  keyword: 'const',
-                  params: { allowedValue: 'body-signature' },
-                  message: 'must be equal to constant',
+                  schemaPath: '#/$defs/bodySignatureScheme/properties/kind/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema137.properties.kind.enum },
+                  message: 'must be equal to one of the allowed values',
                 };
                 if (vErrors === null) {
                   vErrors = [err133];
@@ -21028,41 +21015,8 @@ function validate56(
                 errors++;
               }
             }
-            if (data.variant !== undefined) {
-              let data55 = data.variant;
-              if (typeof data55 !== 'string') {
-                const err134 = {
-                  instancePath: instancePath + '/variant',
-                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                };
-                if (vErrors === null) {
-                  vErrors = [err134];
-                } else {
-                  vErrors.push(err134);
-                }
-                errors++;
-              }
-              if (!(data55 === 'mailgun' || data55 === 'adyen')) {
-                const err135 = {
-                  instancePath: instancePath + '/variant',
-                  schemaPath: '#/$defs/bodySignatureScheme/properties/variant/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema137.properties.variant.enum },
-                  message: 'must be equal to one of the allowed values',
-                };
-                if (vErrors === null) {
-                  vErrors = [err135];
-                } else {
-                  vErrors.push(err135);
-                }
-                errors++;
-              }
-            }
           } else {
-            const err136 = {
+            const err134 = {
               instancePath,
               schemaPath: '#/$defs/bodySignatureScheme/type',
               keyword: 'type',
@@ -21070,9 +21024,9 @@ function validate56(
               message: 'must be object',
             };
             if (vErrors === null) {
-              vErrors = [err136];
+              vErrors = [err134];
             } else {
-              vErrors.push(err136);
+              vErrors.push(err134);
             }
             errors++;
           }
@@ -21088,10 +21042,10 @@ function validate56(
                 props2 = true;
               }
             }
-            const _errs141 = errors;
+            const _errs140 = errors;
             if (data && typeof data == 'object' && !Array.isArray(data)) {
               if (data.kind === undefined) {
-                const err137 = {
+                const err135 = {
                   instancePath,
                   schemaPath: '#/$defs/twilioScheme/required',
                   keyword: 'required',
@@ -21099,15 +21053,15 @@ function validate56(
                   message: "must have required property '" + 'kind' + "'",
                 };
                 if (vErrors === null) {
-                  vErrors = [err137];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err137);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
               for (const key10 in data) {
                 if (!(key10 === 'kind')) {
-                  const err138 = {
+                  const err136 = {
                     instancePath,
                     schemaPath: '#/$defs/twilioScheme/additionalProperties',
                     keyword: 'additionalProperties',
@@ -21115,16 +21069,16 @@ function validate56(
                     message: 'must NOT have additional properties',
                   };
                   if (vErrors === null) {
-                    vErrors = [err138];
+                    vErrors = [err136];
                   } else {
-                    vErrors.push(err138);
+                    vErrors.push(err136);
                   }
                   errors++;
                 }
               }
               if (data.kind !== undefined) {
                 if ('twilio' !== data.kind) {
-                  const err139 = {
+                  const err137 = {
                     instancePath: instancePath + '/kind',
                     schemaPath: '#/$defs/twilioScheme/properties/kind/const',
                     keyword: 'const',
@@ -21132,15 +21086,15 @@ function validate56(
                     message: 'must be equal to constant',
                   };
                   if (vErrors === null) {
-                    vErrors = [err139];
+                    vErrors = [err137];
                   } else {
-                    vErrors.push(err139);
+                    vErrors.push(err137);
                   }
                   errors++;
                 }
               }
             } else {
-              const err140 = {
+              const err138 = {
                 instancePath,
                 schemaPath: '#/$defs/twilioScheme/type',
                 keyword: 'type',
@@ -21148,13 +21102,13 @@ function validate56(
                 message: 'must be object',
               };
               if (vErrors === null) {
-                vErrors = [err140];
+                vErrors = [err138];
               } else {
-                vErrors.push(err140);
+                vErrors.push(err138);
               }
               errors++;
             }
-            var _valid0 = _errs141 === errors;
+            var _valid0 = _errs140 === errors;
             if (_valid0 && valid0) {
               valid0 = false;
               passing0 = [passing0, 6];
@@ -21166,10 +21120,10 @@ function validate56(
                   props2 = true;
                 }
               }
-              const _errs146 = errors;
+              const _errs145 = errors;
               if (data && typeof data == 'object' && !Array.isArray(data)) {
                 if (data.kind === undefined) {
-                  const err141 = {
+                  const err139 = {
                     instancePath,
                     schemaPath: '#/$defs/credentialScheme/required',
                     keyword: 'required',
@@ -21177,20 +21131,53 @@ function validate56(
                     message: "must have required property '" + 'kind' + "'",
                   };
                   if (vErrors === null) {
-                    vErrors = [err141];
+                    vErrors = [err139];
                   } else {
-                    vErrors.push(err141);
+                    vErrors.push(err139);
                   }
                   errors++;
                 }
                 for (const key11 in data) {
                   if (!(key11 === 'kind' || key11 === 'header' || key11 === 'bearer' || key11 === 'pointer')) {
-                    const err142 = {
+                    const err140 = {
                       instancePath,
                       schemaPath: '#/$defs/credentialScheme/additionalProperties',
                       keyword: 'additionalProperties',
                       params: { additionalProperty: key11 },
                       message: 'must NOT have additional properties',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err140];
+                    } else {
+                      vErrors.push(err140);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.kind !== undefined) {
+                  let data56 = data.kind;
+                  if (typeof data56 !== 'string') {
+                    const err141 = {
+                      instancePath: instancePath + '/kind',
+                      schemaPath: '#/$defs/credentialScheme/properties/kind/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err141];
+                    } else {
+                      vErrors.push(err141);
+                    }
+                    errors++;
+                  }
+                  if (!(data56 === 'token' || data56 === 'basic' || data56 === 'passcode' || data56 === 'open')) {
+                    const err142 = {
+                      instancePath: instancePath + '/kind',
+                      schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
+                      keyword: 'enum',
+                      params: { allowedValues: schema139.properties.kind.enum },
+                      message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
                       vErrors = [err142];
@@ -21200,30 +21187,31 @@ function validate56(
                     errors++;
                   }
                 }
-                if (data.kind !== undefined) {
-                  let data57 = data.kind;
-                  if (typeof data57 !== 'string') {
-                    const err143 = {
-                      instancePath: instancePath + '/kind',
-                      schemaPath: '#/$defs/credentialScheme/properties/kind/type',
+                if (data.header !== undefined) {
+                  let data57 = data.header;
+                  if (typeof data57 === 'string') {
+                    if (!pattern28.test(data57)) {
+                      const err143 = {
+                        instancePath: instancePath + '/header',
+                        schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err143];
+                      } else {
+                        vErrors.push(err143);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err144 = {
+                      instancePath: instancePath + '/header',
+                      schemaPath: '#/$defs/credentialScheme/properties/header/type',
                       keyword: 'type',
                       params: { type: 'string' },
                       message: 'must be string',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err143];
-                    } else {
-                      vErrors.push(err143);
-                    }
-                    errors++;
-                  }
-                  if (!(data57 === 'token' || data57 === 'basic' || data57 === 'passcode' || data57 === 'open')) {
-                    const err144 = {
-                      instancePath: instancePath + '/kind',
-                      schemaPath: '#/$defs/credentialScheme/properties/kind/enum',
-                      keyword: 'enum',
-                      params: { allowedValues: schema139.properties.kind.enum },
-                      message: 'must be equal to one of the allowed values',
                     };
                     if (vErrors === null) {
                       vErrors = [err144];
@@ -21233,48 +21221,48 @@ function validate56(
                     errors++;
                   }
                 }
-                if (data.header !== undefined) {
-                  let data58 = data.header;
-                  if (typeof data58 === 'string') {
-                    if (!pattern28.test(data58)) {
-                      const err145 = {
-                        instancePath: instancePath + '/header',
-                        schemaPath: '#/$defs/credentialScheme/properties/header/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9-]+$' + '"',
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err145];
-                      } else {
-                        vErrors.push(err145);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err146 = {
-                      instancePath: instancePath + '/header',
-                      schemaPath: '#/$defs/credentialScheme/properties/header/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err146];
-                    } else {
-                      vErrors.push(err146);
-                    }
-                    errors++;
-                  }
-                }
                 if (data.bearer !== undefined) {
                   if (typeof data.bearer !== 'boolean') {
-                    const err147 = {
+                    const err145 = {
                       instancePath: instancePath + '/bearer',
                       schemaPath: '#/$defs/credentialScheme/properties/bearer/type',
                       keyword: 'type',
                       params: { type: 'boolean' },
                       message: 'must be boolean',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err145];
+                    } else {
+                      vErrors.push(err145);
+                    }
+                    errors++;
+                  }
+                }
+                if (data.pointer !== undefined) {
+                  let data59 = data.pointer;
+                  if (typeof data59 === 'string') {
+                    if (!pattern36.test(data59)) {
+                      const err146 = {
+                        instancePath: instancePath + '/pointer',
+                        schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^/.+$' },
+                        message: 'must match pattern "' + '^/.+$' + '"',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err146];
+                      } else {
+                        vErrors.push(err146);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err147 = {
+                      instancePath: instancePath + '/pointer',
+                      schemaPath: '#/$defs/credentialScheme/properties/pointer/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
                     };
                     if (vErrors === null) {
                       vErrors = [err147];
@@ -21284,42 +21272,8 @@ function validate56(
                     errors++;
                   }
                 }
-                if (data.pointer !== undefined) {
-                  let data60 = data.pointer;
-                  if (typeof data60 === 'string') {
-                    if (!pattern36.test(data60)) {
-                      const err148 = {
-                        instancePath: instancePath + '/pointer',
-                        schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^/.+$' },
-                        message: 'must match pattern "' + '^/.+$' + '"',
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err148];
-                      } else {
-                        vErrors.push(err148);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err149 = {
-                      instancePath: instancePath + '/pointer',
-                      schemaPath: '#/$defs/credentialScheme/properties/pointer/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err149];
-                    } else {
-                      vErrors.push(err149);
-                    }
-                    errors++;
-                  }
-                }
               } else {
-                const err150 = {
+                const err148 = {
                   instancePath,
                   schemaPath: '#/$defs/credentialScheme/type',
                   keyword: 'type',
@@ -21327,13 +21281,13 @@ function validate56(
                   message: 'must be object',
                 };
                 if (vErrors === null) {
-                  vErrors = [err150];
+                  vErrors = [err148];
                 } else {
-                  vErrors.push(err150);
+                  vErrors.push(err148);
                 }
                 errors++;
               }
-              var _valid0 = _errs146 === errors;
+              var _valid0 = _errs145 === errors;
               if (_valid0 && valid0) {
                 valid0 = false;
                 passing0 = [passing0, 7];
@@ -21345,15 +21299,45 @@ function validate56(
                     props2 = true;
                   }
                 }
-                const _errs158 = errors;
+                const _errs157 = errors;
                 if (data && typeof data == 'object' && !Array.isArray(data)) {
                   if (data.kind === undefined) {
-                    const err151 = {
+                    const err149 = {
                       instancePath,
                       schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
                       params: { missingProperty: 'kind' },
                       message: "must have required property '" + 'kind' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err149];
+                    } else {
+                      vErrors.push(err149);
+                    }
+                    errors++;
+                  }
+                  if (data.headers === undefined) {
+                    const err150 = {
+                      instancePath,
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'headers' },
+                      message: "must have required property '" + 'headers' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err150];
+                    } else {
+                      vErrors.push(err150);
+                    }
+                    errors++;
+                  }
+                  if (data.signed === undefined) {
+                    const err151 = {
+                      instancePath,
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'signed' },
+                      message: "must have required property '" + 'signed' + "'",
                     };
                     if (vErrors === null) {
                       vErrors = [err151];
@@ -21362,38 +21346,8 @@ function validate56(
                     }
                     errors++;
                   }
-                  if (data.headers === undefined) {
-                    const err152 = {
-                      instancePath,
-                      schemaPath: '#/$defs/configuredHmacScheme/required',
-                      keyword: 'required',
-                      params: { missingProperty: 'headers' },
-                      message: "must have required property '" + 'headers' + "'",
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err152];
-                    } else {
-                      vErrors.push(err152);
-                    }
-                    errors++;
-                  }
-                  if (data.signed === undefined) {
-                    const err153 = {
-                      instancePath,
-                      schemaPath: '#/$defs/configuredHmacScheme/required',
-                      keyword: 'required',
-                      params: { missingProperty: 'signed' },
-                      message: "must have required property '" + 'signed' + "'",
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err153];
-                    } else {
-                      vErrors.push(err153);
-                    }
-                    errors++;
-                  }
                   if (data.algorithm === undefined) {
-                    const err154 = {
+                    const err152 = {
                       instancePath,
                       schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
@@ -21401,9 +21355,9 @@ function validate56(
                       message: "must have required property '" + 'algorithm' + "'",
                     };
                     if (vErrors === null) {
-                      vErrors = [err154];
+                      vErrors = [err152];
                     } else {
-                      vErrors.push(err154);
+                      vErrors.push(err152);
                     }
                     errors++;
                   }
@@ -21415,7 +21369,7 @@ function validate56(
                       key12 === 'algorithm' ||
                       key12 === 'timestamped'
                     )) {
-                      const err155 = {
+                      const err153 = {
                         instancePath,
                         schemaPath: '#/$defs/configuredHmacScheme/additionalProperties',
                         keyword: 'additionalProperties',
@@ -21423,21 +21377,55 @@ function validate56(
                         message: 'must NOT have additional properties',
                       };
                       if (vErrors === null) {
-                        vErrors = [err155];
+                        vErrors = [err153];
                       } else {
-                        vErrors.push(err155);
+                        vErrors.push(err153);
                       }
                       errors++;
                     }
                   }
                   if (data.kind !== undefined) {
                     if ('configured-hmac' !== data.kind) {
-                      const err156 = {
+                      const err154 = {
                         instancePath: instancePath + '/kind',
                         schemaPath: '#/$defs/configuredHmacScheme/properties/kind/const',
                         keyword: 'const',
                         params: { allowedValue: 'configured-hmac' },
                         message: 'must be equal to constant',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err154];
+                      } else {
+                        vErrors.push(err154);
+                      }
+                      errors++;
+                    }
+                  }
+                  if (data.headers !== undefined) {
+                    let data61 = data.headers;
+                    if (typeof data61 === 'string') {
+                      if (func2(data61) < 1) {
+                        const err155 = {
+                          instancePath: instancePath + '/headers',
+                          schemaPath: '#/$defs/configuredHmacScheme/properties/headers/minLength',
+                          keyword: 'minLength',
+                          params: { limit: 1 },
+                          message: 'must NOT have fewer than 1 characters',
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err155];
+                        } else {
+                          vErrors.push(err155);
+                        }
+                        errors++;
+                      }
+                    } else {
+                      const err156 = {
+                        instancePath: instancePath + '/headers',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/headers/type',
+                        keyword: 'type',
+                        params: { type: 'string' },
+                        message: 'must be string',
                       };
                       if (vErrors === null) {
                         vErrors = [err156];
@@ -21447,13 +21435,13 @@ function validate56(
                       errors++;
                     }
                   }
-                  if (data.headers !== undefined) {
-                    let data62 = data.headers;
+                  if (data.signed !== undefined) {
+                    let data62 = data.signed;
                     if (typeof data62 === 'string') {
                       if (func2(data62) < 1) {
                         const err157 = {
-                          instancePath: instancePath + '/headers',
-                          schemaPath: '#/$defs/configuredHmacScheme/properties/headers/minLength',
+                          instancePath: instancePath + '/signed',
+                          schemaPath: '#/$defs/configuredHmacScheme/properties/signed/minLength',
                           keyword: 'minLength',
                           params: { limit: 1 },
                           message: 'must NOT have fewer than 1 characters',
@@ -21467,8 +21455,8 @@ function validate56(
                       }
                     } else {
                       const err158 = {
-                        instancePath: instancePath + '/headers',
-                        schemaPath: '#/$defs/configuredHmacScheme/properties/headers/type',
+                        instancePath: instancePath + '/signed',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/signed/type',
                         keyword: 'type',
                         params: { type: 'string' },
                         message: 'must be string',
@@ -21481,13 +21469,13 @@ function validate56(
                       errors++;
                     }
                   }
-                  if (data.signed !== undefined) {
-                    let data63 = data.signed;
+                  if (data.algorithm !== undefined) {
+                    let data63 = data.algorithm;
                     if (typeof data63 === 'string') {
                       if (func2(data63) < 1) {
                         const err159 = {
-                          instancePath: instancePath + '/signed',
-                          schemaPath: '#/$defs/configuredHmacScheme/properties/signed/minLength',
+                          instancePath: instancePath + '/algorithm',
+                          schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/minLength',
                           keyword: 'minLength',
                           params: { limit: 1 },
                           message: 'must NOT have fewer than 1 characters',
@@ -21501,8 +21489,8 @@ function validate56(
                       }
                     } else {
                       const err160 = {
-                        instancePath: instancePath + '/signed',
-                        schemaPath: '#/$defs/configuredHmacScheme/properties/signed/type',
+                        instancePath: instancePath + '/algorithm',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/type',
                         keyword: 'type',
                         params: { type: 'string' },
                         message: 'must be string',
@@ -21515,43 +21503,9 @@ function validate56(
                       errors++;
                     }
                   }
-                  if (data.algorithm !== undefined) {
-                    let data64 = data.algorithm;
-                    if (typeof data64 === 'string') {
-                      if (func2(data64) < 1) {
-                        const err161 = {
-                          instancePath: instancePath + '/algorithm',
-                          schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/minLength',
-                          keyword: 'minLength',
-                          params: { limit: 1 },
-                          message: 'must NOT have fewer than 1 characters',
-                        };
-                        if (vErrors === null) {
-                          vErrors = [err161];
-                        } else {
-                          vErrors.push(err161);
-                        }
-                        errors++;
-                      }
-                    } else {
-                      const err162 = {
-                        instancePath: instancePath + '/algorithm',
-                        schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/type',
-                        keyword: 'type',
-                        params: { type: 'string' },
-                        message: 'must be string',
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err162];
-                      } else {
-                        vErrors.push(err162);
-                      }
-                      errors++;
-                    }
-                  }
                   if (data.timestamped !== undefined) {
                     if (typeof data.timestamped !== 'boolean') {
-                      const err163 = {
+                      const err161 = {
                         instancePath: instancePath + '/timestamped',
                         schemaPath: '#/$defs/configuredHmacScheme/properties/timestamped/type',
                         keyword: 'type',
@@ -21559,15 +21513,15 @@ function validate56(
                         message: 'must be boolean',
                       };
                       if (vErrors === null) {
-                        vErrors = [err163];
+                        vErrors = [err161];
                       } else {
-                        vErrors.push(err163);
+                        vErrors.push(err161);
                       }
                       errors++;
                     }
                   }
                 } else {
-                  const err164 = {
+                  const err162 = {
                     instancePath,
                     schemaPath: '#/$defs/configuredHmacScheme/type',
                     keyword: 'type',
@@ -21575,13 +21529,13 @@ function validate56(
                     message: 'must be object',
                   };
                   if (vErrors === null) {
-                    vErrors = [err164];
+                    vErrors = [err162];
                   } else {
-                    vErrors.push(err164);
+                    vErrors.push(err162);
                   }
                   errors++;
                 }
-                var _valid0 = _errs158 === errors;
+                var _valid0 = _errs157 === errors;
                 if (_valid0 && valid0) {
                   valid0 = false;
                   passing0 = [passing0, 8];
@@ -21602,7 +21556,7 @@ function validate56(
     }
   }
   if (!valid0) {
-    const err165 = {
+    const err163 = {
       instancePath,
       schemaPath: '#/oneOf',
       keyword: 'oneOf',
@@ -21610,9 +21564,9 @@ function validate56(
       message: 'must match exactly one schema in oneOf',
     };
     if (vErrors === null) {
-      vErrors = [err165];
+      vErrors = [err163];
     } else {
-      vErrors.push(err165);
+      vErrors.push(err163);
     }
     errors++;
   } else {

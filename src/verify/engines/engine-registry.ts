@@ -4,13 +4,14 @@
  * whose scheme exists needs no change here (its catalog entry is enough).
  */
 import { basicEngine } from './basic.ts';
-import { bodySignatureEngine } from './body-signature.ts';
+import { adyenHmacEngine } from './adyen-hmac.ts';
 import { configuredHmacEngine } from './configured-hmac.ts';
 import { ecdsaP256Engine } from './ecdsa-p256.ts';
 import { ed25519Engine } from './ed25519.ts';
 import type { Scheme, SchemeEngine, SchemeKind } from './engine.ts';
 import { hmacEngine } from './hmac.ts';
 import { jwtHs256Engine } from './jwt-hs256.ts';
+import { mailgunSignatureEngine } from './mailgun-signature.ts';
 import { openEngine } from './open.ts';
 import { passcodeEngine } from './passcode.ts';
 import { standardWebhooksEngine } from './standard-webhooks.ts';
@@ -26,7 +27,8 @@ const ENGINES: EngineTable = {
   ed25519: ed25519Engine,
   'ecdsa-p256': ecdsaP256Engine,
   'jwt-hs256': jwtHs256Engine,
-  'body-signature': bodySignatureEngine,
+  'mailgun-signature': mailgunSignatureEngine,
+  'adyen-hmac': adyenHmacEngine,
   twilio: twilioEngine,
   token: tokenEngine,
   basic: basicEngine,

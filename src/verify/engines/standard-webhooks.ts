@@ -6,6 +6,7 @@ import { compareSha256, hmacEncoded } from '../hmac.ts';
 import { MISSING_SECRET, malformedHeader, missingHeader, rotationNote, signatureMismatch } from '../verdicts.ts';
 import { asIdentifier, isRecord, LazyBody } from '../identify.ts';
 import { freshSignature, parseUnixSeconds } from '../timestamp.ts';
+import { DecodedKeys } from '../schemes/keys.ts';
 import { ed25519Key } from '../schemes/public-key-schemes.ts';
 import type { DeliveryBody, EventIdentity, HeaderBag, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { genericSummary } from '../summary.ts';
@@ -18,7 +19,13 @@ const SECRET_PREFIX = 'whsec_';
 const PUBLIC_KEY_PREFIX = 'whpk_';
 
 /** How a configured secret becomes the HMAC key: base64 after whsec_, or (Polar) its own text. */
-export type StandardWebhooksKey = NonNullable<StandardWebhooksScheme['key']>;
+type StandardWebhooksKey = NonNullable<StandardWebhooksScheme['key']>;
+
+/** A preset's secrets and public keys, each decoded once (schemes/keys.ts); verify and sign share them. */
+interface PresetKeys {
+  readonly secrets: DecodedKeys<Buffer>;
+  readonly publicKeys: DecodedKeys<KeyObject>;
+}
 
 /**
  * Standard Webhooks keys are base64 after an optional `whsec_` prefix; a key without the prefix is
@@ -40,11 +47,11 @@ function decodeStandardWebhooksSecret(secret: string): Buffer | null {
  * is public, so an HMAC keyed with it proves nothing. Each header is looked up under both names
  * independently, as the Svix library does.
  */
-function verifyStandardWebhooks(input: VerifyInput, keyKind: StandardWebhooksKey = 'whsec'): VerifyOutcome {
+function verifyStandardWebhooks(input: VerifyInput, decoded: PresetKeys): VerifyOutcome {
   const configured = [...input.secrets, ...input.publicKeys];
   if (configured.every((value) => value.length === 0)) return MISSING_SECRET;
-  const keys = input.secrets.map((s) => decodeKey(s, keyKind)).filter((key): key is Buffer => key !== null);
-  const publicKeys = input.publicKeys.map(standardWebhooksPublicKey).filter((k) => k !== null);
+  const keys = decoded.secrets.usable(input.secrets);
+  const publicKeys = decoded.publicKeys.usable(input.publicKeys);
   if (keys.length === 0 && publicKeys.length === 0) {
     return {
       ok: false,
@@ -112,8 +119,8 @@ function verifyV1a(header: string, keys: KeyObject[], signatures: string[], mess
  * receivers dedupe on it; headers are emitted under whichever family (webhook-* or svix-*) the
  * original used, so merging them over the stored headers replaces rather than duplicates.
  */
-function signStandardWebhooks(input: SignInput, keyKind: StandardWebhooksKey = 'whsec'): Record<string, string> {
-  const key = decodeKey(input.secret, keyKind);
+function signStandardWebhooks(input: SignInput, decoded: PresetKeys): Record<string, string> {
+  const key = decoded.secrets.get(input.secret);
   if (key === null) throw invalidArgument('standard-webhooks secret is not base64 (optionally whsec_-prefixed)');
   const stored = input.headers ?? {};
   const useSvixNames = headerValue(stored, 'webhook-id') === undefined && headerValue(stored, 'svix-id') !== undefined;
@@ -156,21 +163,25 @@ const STANDARD_WEBHOOKS_HEADERS = [...ID_HEADERS, ...TIMESTAMP_HEADERS, ...SIGNA
  * every asymmetric scheme, replays with the original headers instead of signing.
  */
 function standardWebhooksVerification(keyKind: StandardWebhooksKey, publicKeyOnly: boolean): Verification {
+  const decoded: PresetKeys = {
+    secrets: new DecodedKeys((secret) => decodeKey(secret, keyKind)),
+    publicKeys: new DecodedKeys(standardWebhooksPublicKey),
+  };
   const checkCredential = (value: string): string | null => {
     if (value.startsWith(PUBLIC_KEY_PREFIX)) return 'a whpk_ value is a public key: set it as public_key';
-    return decodeKey(value, keyKind) === null ? 'not a base64 (optionally whsec_-prefixed) secret' : null;
+    return decoded.secrets.get(value) === null ? 'not a base64 (optionally whsec_-prefixed) secret' : null;
   };
   const checkPublicKey = (value: string): string | null =>
-    standardWebhooksPublicKey(value) === null ? 'not an Ed25519 public key (whpk_ or base64 of its 32 bytes)' : null;
+    decoded.publicKeys.get(value) === null ? 'not an Ed25519 public key (whpk_ or base64 of its 32 bytes)' : null;
   return {
     requiredHeaders: [ID_HEADERS, TIMESTAMP_HEADERS, SIGNATURE_HEADERS],
     sensitiveHeaders: publicKeyOnly ? [] : ['webhook-signature', 'svix-signature'],
-    verify: (input: VerifyInput) => verifyStandardWebhooks(input, keyKind),
+    verify: (input: VerifyInput) => verifyStandardWebhooks(input, decoded),
     checkCredential,
     checkPublicKey,
     ...(publicKeyOnly
       ? { originalHeaders: STANDARD_WEBHOOKS_HEADERS }
-      : { sign: (input: SignInput) => signStandardWebhooks(input, keyKind) }),
+      : { sign: (input: SignInput) => signStandardWebhooks(input, decoded) }),
   };
 }
 

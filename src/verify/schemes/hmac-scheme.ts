@@ -15,7 +15,14 @@ import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
-import { decodeKey, formatTimestamp, parseTimestampMs, type KeyEncoding, type TimestampFormat } from './keys.ts';
+import {
+  DecodedKeys,
+  decodeKey,
+  formatTimestamp,
+  parseTimestampMs,
+  type KeyEncoding,
+  type TimestampFormat,
+} from './keys.ts';
 import { parseSignedTemplate, signedHeaderNames, signedPieces, type SignedPart } from './template.ts';
 import { clipText, sanitizeQuery } from '../../sanitize/sanitize-request.ts';
 
@@ -36,30 +43,12 @@ interface Compiled {
   bodyTimestamp: string | undefined;
   url: string | undefined;
   isoMilliseconds: boolean;
-  /** Signing keys made from secrets already seen (see signingKey). */
-  signingKeys: Map<string, KeyObject>;
-}
-
-/**
- * Signing keys a scheme keeps: the secrets of the providers using it, a handful. Past this many
- * (a caller signing with ever new secrets) the cache starts over, so it never grows unbounded.
- */
-const MAX_SIGNING_KEYS = 16;
-
-/**
- * The key to sign with, made once per secret: forwarding re-signs every delivery with the same
- * secret, and an HMAC keyed by a Buffer or string builds its key from it on every call. Held only
- * in memory, beside the configured secret it is made from; null for a secret that does not decode.
- */
-function signingKey(c: Compiled, secret: string): KeyObject | null {
-  const kept = c.signingKeys.get(secret);
-  if (kept !== undefined) return kept;
-  const raw = decodeKey(secret, c.key);
-  if (raw === null) return null;
-  const key = createSecretKey(raw);
-  if (c.signingKeys.size >= MAX_SIGNING_KEYS) c.signingKeys.clear();
-  c.signingKeys.set(secret, key);
-  return key;
+  /**
+   * The configured secrets as keys, made once per secret: verification checks every delivery
+   * against them, and forwarding re-signs every delivery with the first (an HMAC keyed by bytes
+   * builds its key on every call; a KeyObject is built once).
+   */
+  keys: DecodedKeys<KeyObject>;
 }
 
 /** The URL a provider signs: the public URL it was given, with the query it called with. */
@@ -146,7 +135,7 @@ const isOutcome = (value: object): value is VerifyOutcome => 'ok' in value;
 
 function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
   if (input.secrets.every((secret) => secret === '')) return MISSING_SECRET;
-  const keys = input.secrets.map((s) => decodeKey(s, c.key)).filter((k): k is Buffer => k !== null);
+  const keys = c.keys.usable(input.secrets);
   if (keys.length === 0) {
     return { ok: false, reason: 'missing_secret', detail: `no usable secret configured (${c.key}); delivery rejected` };
   }
@@ -176,7 +165,7 @@ function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
     headerValues.set(name, value);
   }
   const url = calledUrl(c.url, input.query);
-  const pieces = (key: Buffer): string => {
+  const pieces = (key: KeyObject): string => {
     const mac = createHmac(c.scheme.algorithm, key);
     for (const piece of signedPieces(c.parts, { body: input.body, timestamp, url, headers: headerValues }))
       mac.update(piece);
@@ -231,7 +220,7 @@ function bodyFreshness(c: Compiled, pointer: string, input: VerifyInput): Verify
  * and the headers the provider always sends with it.
  */
 function signHmac(c: Compiled, input: SignInput): Record<string, string> {
-  const key = signingKey(c, input.secret);
+  const key = c.keys.get(input.secret);
   if (key === null) throw invalidArgument(`the secret is not a valid ${c.key} key`);
   const out: Record<string, string> = {};
   const headerValues = new Map<string, string>();
@@ -313,7 +302,10 @@ export function createHmacScheme(scheme: HmacScheme, where: string, options: Hma
     bodyTimestamp: from?.startsWith('/') === true ? from : undefined,
     url: options.publicUrl,
     isoMilliseconds: options.isoMilliseconds === true,
-    signingKeys: new Map(),
+    keys: new DecodedKeys((secret) => {
+      const raw = decodeKey(secret, scheme.key ?? 'utf8');
+      return raw === null ? null : createSecretKey(raw);
+    }),
   };
   const required = [
     scheme.signature.headers[0] ?? '',

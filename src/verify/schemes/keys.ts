@@ -20,6 +20,38 @@ export function decodeKey(secret: string, encoding: KeyEncoding): Buffer | null 
   return key.length > 0 ? key : null;
 }
 
+/**
+ * A preset's configured credentials, decoded once: a provider's secrets and public keys are the
+ * same on every delivery, so each text is decoded (base64 or hex bytes, a KeyObject) the first
+ * time it is seen and kept, and verify and sign share what was made. Held only in memory, beside
+ * the configured text it comes from. Past a handful of texts (a caller passing ever new ones) it
+ * starts over, so it never grows unbounded.
+ */
+export class DecodedKeys<K> {
+  static readonly MAX_KEPT = 16;
+  readonly #decode: (text: string) => K | null;
+  readonly #kept = new Map<string, K | null>();
+
+  constructor(decode: (text: string) => K | null) {
+    this.#decode = decode;
+  }
+
+  /** The key a text decodes to, or null when it is not one (it then matches nothing). */
+  get(text: string): K | null {
+    const kept = this.#kept.get(text);
+    if (kept !== undefined || this.#kept.has(text)) return kept ?? null;
+    const key = this.#decode(text);
+    if (this.#kept.size >= DecodedKeys.MAX_KEPT) this.#kept.clear();
+    this.#kept.set(text, key);
+    return key;
+  }
+
+  /** The keys of these texts that decode, in order: a rotation note counts among these. */
+  usable(texts: readonly string[]): K[] {
+    return texts.map((text) => this.get(text)).filter((key): key is K => key !== null);
+  }
+}
+
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 
 export function parseTimestampMs(value: string, format: TimestampFormat): number | null {

@@ -10,6 +10,7 @@ import { headerValue } from '../headers.ts';
 import { malformedHeader, missingHeader, rotationNote, signatureMismatch } from '../verdicts.ts';
 import { freshnessFailure, floorToSecondMs, parseUnixSeconds } from '../timestamp.ts';
 import type { VerifyInput, VerifyOutcome } from '../preset-types.ts';
+import { DecodedKeys } from './keys.ts';
 import { parseSignedTemplate, signedBytes, type SignedPart } from './template.ts';
 
 // The DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 raw key bytes follow it.
@@ -53,13 +54,14 @@ interface Compiled {
   signatureHeader: string;
   timestampHeader: string;
   parts: SignedPart[];
-  parseKey: (text: string) => KeyObject | null;
+  /** The configured public keys, parsed once per preset (a KeyObject from DER is not free). */
+  keys: DecodedKeys<KeyObject>;
   decodeSignature: (text: string) => Buffer | null;
   keyHelp: string;
 }
 
 function verifyWithKeys(c: Compiled, input: VerifyInput): VerifyOutcome {
-  const keys = input.publicKeys.map(c.parseKey).filter((k): k is KeyObject => k !== null);
+  const keys = c.keys.usable(input.publicKeys);
   if (keys.length === 0) {
     return { ok: false, reason: 'missing_secret', detail: 'no public key configured; delivery rejected' };
   }
@@ -98,7 +100,7 @@ function scheme(c: Compiled): PublicKeyScheme {
     requiredHeaders: [c.signatureHeader.toLowerCase(), c.timestampHeader.toLowerCase()],
     originalHeaders: [c.signatureHeader.toLowerCase(), c.timestampHeader.toLowerCase()],
     verify: (input) => verifyWithKeys(c, input),
-    checkPublicKey: (value) => (c.parseKey(value) === null ? c.keyHelp : null),
+    checkPublicKey: (value) => (c.keys.get(value) === null ? c.keyHelp : null),
   };
 }
 
@@ -109,7 +111,7 @@ export function createEd25519Scheme(s: Ed25519Scheme, where: string): PublicKeyS
     signatureHeader: s.signature_header,
     timestampHeader: s.timestamp_header,
     parts: parseSignedTemplate(s.signed, `${where}.signed`),
-    parseKey: (text) => ed25519Key(text, s.public_key_encoding),
+    keys: new DecodedKeys((text) => ed25519Key(text, s.public_key_encoding)),
     decodeSignature: (text) => (signatureLength.test(text) ? Buffer.from(text, s.encoding) : null),
     keyHelp: `not an Ed25519 public key (32 bytes in ${s.public_key_encoding})`,
   });
@@ -121,7 +123,7 @@ export function createEcdsaScheme(s: EcdsaScheme, where: string): PublicKeySchem
     signatureHeader: s.signature_header,
     timestampHeader: s.timestamp_header,
     parts: parseSignedTemplate(s.signed, `${where}.signed`),
-    parseKey: p256Key,
+    keys: new DecodedKeys(p256Key),
     decodeSignature: (text) => (/^[A-Za-z0-9+/]+={0,2}$/.test(text) ? Buffer.from(text, 'base64') : null),
     keyHelp: 'not a P-256 public key (base64 of its DER SubjectPublicKeyInfo, as SendGrid shows it)',
   });
