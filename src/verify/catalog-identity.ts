@@ -47,13 +47,6 @@ export function catalogIdentify(entry: ProviderCatalogEntry): Identify | undefin
   };
 }
 
-/** The identity of a preset built in code whose event type and id are its entry's data (GitHub, GitLab, …). */
-export function entryIdentify(entry: ProviderCatalogEntry): Identify {
-  const identify = catalogIdentify(entry);
-  if (identify === undefined) throw invalidArgument(`schemas/providers/${entry.name}.json: no identify`);
-  return identify;
-}
-
 export function catalogSummarize(entry: ProviderCatalogEntry): Preset['summarize'] {
   if (entry.summary === undefined) return summarizeGeneric;
   const parts = entry.summary.map((t) => catalogTemplate(t, `schemas/providers/${entry.name}.json summary`));

@@ -32,6 +32,8 @@ import { code, defineEngine } from './engine.ts';
  * - `timestamp_format`: `unix` (seconds), `unix_ms` or `iso8601` (RFC 3339).
  * - `secret_encoding`: how the configured secret becomes the HMAC key: `utf8` (the string's bytes,
  *   as most senders use it), `base64` (a `whsec_` prefix is stripped first) or `hex`.
+ *
+ * @internal exported for tests, which build these options
  */
 export type GenericHmacOptions = NonNullable<ProviderWithDefaults['hmac']>;
 

@@ -54,7 +54,7 @@ export type Verification = Pick<Preset, 'requiredHeaders' | 'sensitiveHeaders' |
     >
   >;
 
-export interface EngineInput<S extends Scheme> {
+interface EngineInput<S extends Scheme> {
   readonly scheme: S;
   readonly entry: ProviderCatalogEntry;
   readonly options: PresetOptions;
@@ -65,7 +65,7 @@ export interface EngineInput<S extends Scheme> {
 }
 
 /** The provider table's cells for a scheme (docs/providers.md, written by codegen/catalog.ts). */
-export interface EngineDocs<S extends Scheme> {
+interface EngineDocs<S extends Scheme> {
   readonly scheme: (scheme: S) => string;
   readonly headers: (scheme: S) => string;
   /** Whether a timestamp is signed (and so checked against tolerance_seconds). */
