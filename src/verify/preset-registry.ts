@@ -7,7 +7,7 @@ import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
 import type { ProviderCatalogEntry } from '../../generated/types.ts';
 import { invalidArgument } from '../errors/app-error.ts';
 import { catalogIdentify, catalogSummarize } from './catalog-identity.ts';
-import type { PresetOptions } from './engines/engine.ts';
+import type { PresetOptions, Verification } from './engines/engine.ts';
 import { engineFor } from './engines/engine-registry.ts';
 import { PROVIDER_HOOKS } from './hooks/provider-hooks.ts';
 import { genericIdentity, LazyBody, type FieldSource, parseFieldSource, withIdentityOverrides } from './identify.ts';
@@ -36,6 +36,62 @@ export function credentialOf(
 
 const genericIdentify: Identify = (body, headers, parsed) => genericIdentity(parsed ?? new LazyBody(body), headers);
 
+type Common = Omit<Preset, 'credential' | keyof Verification> &
+  Pick<Verification, 'requiredHeaders' | 'sensitiveHeaders' | 'verify'>;
+
+/** Members an engine built that a preset of this credential kind cannot have: an engine's bug. */
+function misfit(where: string, credential: CredentialKind, members: Record<string, unknown>): Error {
+  const names = Object.keys(members).filter((name) => members[name] !== undefined);
+  return invalidArgument(`${where}: a ${credential} preset cannot have ${names.join(', ')}`);
+}
+
+/** The preset of its credential kind, with only the members that kind has (preset-types.ts). */
+function byCredential(where: string, credential: CredentialKind, common: Common, v: Verification): Preset {
+  const { sign, signBody, readsSignatureFromBody, originalHeaders, checkCredential, checkPublicKey } = v;
+  const { tokenHeader, bodyCredential } = v;
+  const withCheck = checkCredential === undefined ? {} : { checkCredential };
+  if (credential === 'secret') {
+    if (originalHeaders ?? tokenHeader ?? bodyCredential) {
+      throw misfit(where, credential, { originalHeaders, tokenHeader, bodyCredential });
+    }
+    return {
+      ...common,
+      credential,
+      ...withCheck,
+      ...(sign === undefined ? {} : { sign }),
+      ...(signBody === undefined ? {} : { signBody }),
+      ...(readsSignatureFromBody === undefined ? {} : { readsSignatureFromBody }),
+      ...(checkPublicKey === undefined ? {} : { checkPublicKey }),
+    };
+  }
+  if (credential === 'public_key') {
+    if (
+      originalHeaders === undefined ||
+      checkPublicKey === undefined ||
+      (sign ?? signBody ?? tokenHeader ?? bodyCredential)
+    ) {
+      throw misfit(where, credential, { sign, signBody, tokenHeader, bodyCredential });
+    }
+    return { ...common, credential, originalHeaders, checkPublicKey, ...withCheck };
+  }
+  if (sign ?? signBody ?? originalHeaders ?? checkPublicKey) {
+    throw misfit(where, credential, { sign, signBody, originalHeaders, checkPublicKey });
+  }
+  if (credential === 'token') {
+    return {
+      ...common,
+      credential,
+      ...withCheck,
+      ...(tokenHeader === undefined ? {} : { tokenHeader }),
+      ...(bodyCredential === undefined ? {} : { bodyCredential }),
+    };
+  }
+  if (tokenHeader ?? bodyCredential ?? checkCredential) {
+    throw misfit(where, credential, { tokenHeader, bodyCredential, checkCredential });
+  }
+  return { ...common, credential };
+}
+
 function basePreset(options: PresetOptions): Preset {
   const entry = catalogEntry(options.preset);
   const engine = engineFor(entry.scheme);
@@ -43,18 +99,19 @@ function basePreset(options: PresetOptions): Preset {
   const where = `preset ${entry.name}`;
   const verification = engine.build({ scheme: entry.scheme, entry, options, where, credential });
   const hooks = PROVIDER_HOOKS[options.preset] ?? {};
-  return {
+  const common: Common = {
     name: options.preset,
     trustMode: credential === 'token' ? 'token' : credential === 'none' ? 'open' : 'signed',
-    credential,
     ...(entry.handshake === undefined ? {} : { handshake: entry.handshake }),
-    ...verification,
+    requiredHeaders: verification.requiredHeaders,
     sensitiveHeaders: [...verification.sensitiveHeaders, ...(hooks.alsoSensitive ?? [])],
+    verify: verification.verify,
     identify: hooks.identify ?? catalogIdentify(entry) ?? engine.identify ?? genericIdentify,
     summarize:
       hooks.summarize ??
       (entry.summary === undefined && engine.summarize !== undefined ? engine.summarize : catalogSummarize(entry)),
   };
+  return byCredential(where, credential, common, verification);
 }
 
 /**

@@ -100,15 +100,45 @@ export type Identify = (body: Buffer, headers: HeaderBag, parsed?: DeliveryBody)
  */
 export type CredentialKind = NonNullable<ProviderStatus['credential']>;
 
-export interface Preset {
+interface PresetCommon {
   readonly name: PresetName;
-  readonly credential: CredentialKind;
+  /** The registration handshake this provider sends, answered by ingest (verify/handshakes.ts). */
+  readonly handshake?: HandshakeKind;
+  /** Every preset is one of the webhook trust modes; queue messages have no preset. */
+  readonly trustMode: Exclude<TrustMode, 'queue'>;
+  /** Headers that must be present before the signature or token is looked at (checked in order). */
+  readonly requiredHeaders: readonly (string | readonly string[])[];
+  /** Header names whose values are secrets or signatures, so stored copies are redacted. */
+  readonly sensitiveHeaders: readonly string[];
+  readonly verify: (input: VerifyInput) => VerifyOutcome;
+  readonly identify: Identify;
   /**
-   * Asymmetric presets: the stored headers that carry the original signature (and its timestamp).
-   * They are not secrets, so they are stored as received, and replay sends them unchanged, only
-   * with an event that passed its check.
+   * One line from the payload that tells this delivery from others of its type (at most the
+   * contract's summary length), or null when there is nothing to show. Reads the body's JSON
+   * through `body`, which identify() has usually parsed already.
    */
-  readonly originalHeaders?: readonly string[];
+  readonly summarize: (body: DeliveryBody, headers: HeaderBag) => string | null;
+}
+
+/**
+ * A preset that checks with a shared secret: it can re-sign (headers, or inside the body for
+ * Mailgun and Adyen), so replay and forwarding attach a fresh signature to an event that passed.
+ */
+interface SecretPreset extends PresetCommon {
+  readonly credential: 'secret';
+  /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
+  readonly sign?: (input: SignInput) => Record<string, string>;
+  /**
+   * Presets whose signature travels in the body (Mailgun, Adyen): the bytes with a fresh signature
+   * inside. Trigger uses it for its samples; replay and forwarding send the stored bytes as they are.
+   */
+  readonly signBody?: (input: SignInput) => Buffer;
+  /**
+   * Schemes that read their signature or signed fields from the JSON body (Mailgun, Adyen): a body
+   * in which an object repeats a key is refused (400, recorded), since which copy was checked and
+   * which a consumer reads would depend on the parser.
+   */
+  readonly readsSignatureFromBody?: true;
   /**
    * Null when a configured secret or token is usable by this scheme, else what is wrong with it
    * (config exits 2 naming the key); absent when any non-empty value is usable.
@@ -116,8 +146,39 @@ export interface Preset {
   readonly checkCredential?: (value: string) => string | null;
   /** The same for a configured public key; present on every preset that takes `public_key`. */
   readonly checkPublicKey?: (value: string) => string | null;
-  /** The registration handshake this provider sends, answered by ingest (verify/handshakes.ts). */
-  readonly handshake?: HandshakeKind;
+  readonly originalHeaders?: never;
+  readonly tokenHeader?: never;
+  readonly bodyCredential?: never;
+}
+
+/**
+ * A preset that checks with the provider's public key: switchboard never holds the private key,
+ * so it cannot sign; replay sends the original signature headers with an event that passed.
+ */
+interface PublicKeyPreset extends PresetCommon {
+  readonly credential: 'public_key';
+  /**
+   * Asymmetric presets: the stored headers that carry the original signature (and its timestamp).
+   * They are not secrets, so they are stored as received, and replay sends them unchanged, only
+   * with an event that passed its check.
+   */
+  readonly originalHeaders: readonly string[];
+  /** The same for a configured public key; present on every preset that takes `public_key`. */
+  readonly checkPublicKey: (value: string) => string | null;
+  /** Standard Webhooks configured with public keys only still says what is wrong with a secret. */
+  readonly checkCredential?: (value: string) => string | null;
+  readonly sign?: never;
+  readonly signBody?: never;
+  readonly readsSignatureFromBody?: never;
+  readonly tokenHeader?: never;
+  readonly bodyCredential?: never;
+}
+
+/** A preset that compares a token (a header, HTTP Basic, a passcode in the body): replay attaches it as is. */
+interface TokenPreset extends PresetCommon {
+  readonly credential: 'token';
+  /** Token presets: the lower-cased header a sender puts the token in (replay and trigger use it too). */
+  readonly tokenHeader?: string;
   /**
    * Presets whose credential travels in the body (figma's passcode). Ingest refuses a body without
    * it (400, not recorded, as a missing header is) and stores redact()'s bytes: the delivery with
@@ -131,36 +192,34 @@ export interface Preset {
     readonly redact: (body: Buffer) => Buffer;
     readonly restore: (body: Buffer, credential: string) => Buffer;
   };
-  /** Every preset is one of the webhook trust modes; queue messages have no preset. */
-  readonly trustMode: Exclude<TrustMode, 'queue'>;
-  /** Headers that must be present before the signature or token is looked at (checked in order). */
-  readonly requiredHeaders: readonly (string | readonly string[])[];
-  /** Header names whose values are secrets or signatures, so stored copies are redacted. */
-  readonly sensitiveHeaders: readonly string[];
-  readonly verify: (input: VerifyInput) => VerifyOutcome;
-  /** Token presets: the lower-cased header a sender puts the token in (replay and trigger use it too). */
-  readonly tokenHeader?: string;
-  /**
-   * Presets whose signature travels in the body (Mailgun, Adyen): the bytes with a fresh signature
-   * inside. Trigger uses it for its samples; replay and forwarding send the stored bytes as they are.
-   */
-  readonly signBody?: (input: SignInput) => Buffer;
-  /**
-   * Schemes that read their signature or signed fields from the JSON body (Mailgun, Adyen): a body
-   * in which an object repeats a key is refused (400, recorded), since which copy was checked and
-   * which a consumer reads would depend on the parser.
-   */
-  readonly readsSignatureFromBody?: true;
-  /** Produces the headers a sender would set for these bytes; absent for token and open presets. */
-  readonly sign?: (input: SignInput) => Record<string, string>;
-  readonly identify: Identify;
-  /**
-   * One line from the payload that tells this delivery from others of its type (at most the
-   * contract's summary length), or null when there is nothing to show. Reads the body's JSON
-   * through `body`, which identify() has usually parsed already.
-   */
-  readonly summarize: (body: DeliveryBody, headers: HeaderBag) => string | null;
+  /** Null when a configured token is usable by this scheme, else what is wrong with it. */
+  readonly checkCredential?: (value: string) => string | null;
+  readonly sign?: never;
+  readonly signBody?: never;
+  readonly readsSignatureFromBody?: never;
+  readonly originalHeaders?: never;
+  readonly checkPublicKey?: never;
 }
+
+/** A preset that checks nothing (open): nothing to sign, attach or configure. */
+interface OpenPreset extends PresetCommon {
+  readonly credential: 'none';
+  readonly sign?: never;
+  readonly signBody?: never;
+  readonly readsSignatureFromBody?: never;
+  readonly originalHeaders?: never;
+  readonly checkPublicKey?: never;
+  readonly checkCredential?: never;
+  readonly tokenHeader?: never;
+  readonly bodyCredential?: never;
+}
+
+/**
+ * What a preset is, by what it checks with: the members that only make sense for one credential
+ * kind exist only on that kind, so a public-key preset cannot carry a signer and a token preset
+ * no original signature headers.
+ */
+export type Preset = SecretPreset | PublicKeyPreset | TokenPreset | OpenPreset;
 
 /**
  * A provider's own code on top of its scheme's engine (verify/hooks/): what its catalog entry
