@@ -74,20 +74,22 @@ function byCredential(where: string, credential: CredentialKind, common: Common,
     }
     return { ...common, credential, originalHeaders, checkPublicKey, ...withCheck };
   }
-  if (sign ?? signBody ?? originalHeaders ?? checkPublicKey) {
-    throw misfit(where, credential, { sign, signBody, originalHeaders, checkPublicKey });
-  }
   if (credential === 'token') {
+    if (originalHeaders ?? checkPublicKey ?? readsSignatureFromBody) {
+      throw misfit(where, credential, { originalHeaders, checkPublicKey, readsSignatureFromBody });
+    }
     return {
       ...common,
       credential,
       ...withCheck,
+      ...(sign === undefined ? {} : { sign }),
+      ...(signBody === undefined ? {} : { signBody }),
       ...(tokenHeader === undefined ? {} : { tokenHeader }),
       ...(bodyCredential === undefined ? {} : { bodyCredential }),
     };
   }
-  if (tokenHeader ?? bodyCredential ?? checkCredential) {
-    throw misfit(where, credential, { tokenHeader, bodyCredential, checkCredential });
+  if (sign ?? signBody ?? originalHeaders ?? checkPublicKey ?? tokenHeader ?? bodyCredential ?? checkCredential) {
+    throw misfit(where, credential, { sign, signBody, originalHeaders, checkPublicKey, tokenHeader, bodyCredential });
   }
   return { ...common, credential };
 }

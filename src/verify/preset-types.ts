@@ -194,8 +194,9 @@ interface TokenPreset extends PresetCommon {
   };
   /** Null when a configured token is usable by this scheme, else what is wrong with it. */
   readonly checkCredential?: (value: string) => string | null;
-  readonly sign?: never;
-  readonly signBody?: never;
+  /** HTTP Basic's Authorization header, or the passcode written into the body, for trigger and replay. */
+  readonly sign?: (input: SignInput) => Record<string, string>;
+  readonly signBody?: (input: SignInput) => Buffer;
   readonly readsSignatureFromBody?: never;
   readonly originalHeaders?: never;
   readonly checkPublicKey?: never;
