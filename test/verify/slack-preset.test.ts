@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { slackUrlVerificationChallenge } from '../../src/verify/slack-preset.ts';
+import { slackUrlVerificationChallenge } from '../../src/verify/hooks/slack.ts';
 import { BINARY_BODY, expectFail, expectOk, input, NOW_S, presetOf } from './fixtures.ts';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
