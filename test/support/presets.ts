@@ -9,7 +9,6 @@ import type { Preset } from '../../src/verify/preset-types.ts';
 
 export const githubPreset: Preset = presetFor({ preset: 'github' });
 export const gitlabPreset: Preset = presetFor({ preset: 'gitlab' });
-export const linearPreset: Preset = presetFor({ preset: 'linear' });
 export const openPreset: Preset = presetFor({ preset: 'open' });
 export const shopifyPreset: Preset = presetFor({ preset: 'shopify' });
 export const slackPreset: Preset = presetFor({ preset: 'slack' });
