@@ -1,0 +1,11 @@
+-- The dedupe lookup reads keys by their unique index, never by a scan of the partition.
+--
+-- switchboard_external_ids_stored keeps one generic plan per session (migration 0021). A session
+-- that first calls it while the current keys partition is empty (a fresh database, or just after a
+-- new day's partition takes over) plans a sequential scan of that partition for each key, and keeps
+-- that plan until the partition is next analysed: autovacuum may take minutes to get there on a
+-- busy server, while the partition grows by every event stored. Each key then reads the whole
+-- partition (210 buffers a key at 17,000 keys, growing with each event), where an index probe reads
+-- three or four. The unique index on (provider, external_id) answers every probe the function
+-- makes, at any size, so the scan is never the better plan.
+ALTER FUNCTION switchboard_external_ids_stored(text[], text[], timestamptz) SET enable_seqscan = off;
