@@ -151,10 +151,19 @@ describe('a worker killed in the middle of a load', () => {
         if (o.status === 200 && o.id !== null) acknowledged.add(o.id);
       },
     });
-    await waitFor('both workers delivering', () => (consumer.requests.length >= 60 ? true : undefined), {
-      timeoutMs: 30_000,
-      intervalMs: 20,
-    });
+    // Both workers must hold claims at the kill; a worker claims ahead of its sends, so one can take
+    // every due row for a moment: wait for the two claims, not a count of requests.
+    await waitFor(
+      'both workers delivering',
+      async () => {
+        if (consumer.requests.length < 60) return undefined;
+        const claims = await db.pool.oneFirst(
+          sql.type(count)`SELECT count(DISTINCT claim) AS n FROM deliveries WHERE state = 'delivering'`,
+        );
+        return claims >= 2 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
     workerA.kill('SIGKILL');
     expect((await waitForExit(workerA, 10_000)).signal).toBe('SIGKILL');
     const killedAt = Date.now();
