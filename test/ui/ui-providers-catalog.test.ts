@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { PRESET_NAMES } from '../../generated/constants.ts';
 import type { TrustMode } from '../../generated/types.ts';
 import { buildUi } from '../../src/ui/build-ui.ts';
@@ -118,7 +119,8 @@ describe.skipIf(unavailable !== null)('the Providers page with the whole catalog
         expect(card?.hint, name).toContain('replay a received event');
       } else {
         expect(card?.hint, name).toBe('');
-        if (mode === 'open' || name === 'token' || name === 'gitlab') expect(card?.command, name).toMatch(/^curl /);
+        const tokenHeader = name === 'token' || PROVIDER_CATALOG[name].scheme.kind === 'token';
+        if (mode === 'open' || tokenHeader) expect(card?.command, name).toMatch(/^curl /);
         else expect(card?.command, name).toBe(trigger);
       }
     }
