@@ -8,6 +8,17 @@
 import { escapeForTerminal } from '../shared/terminal-text.ts';
 import { clock, painter, shortId, type Paint } from '../shared/terminal-line.ts';
 
+/** One send of an event to the local app: what every forwarded or replied line reports. */
+interface LocalSend {
+  id: string;
+  provider: string;
+  event_type: string;
+  status: number | null;
+  error: string | null;
+  target: string;
+  ms: number;
+}
+
 /** @internal outside src/, only tests or benches use it */
 export type ListenMessage =
   | {
@@ -27,34 +38,20 @@ export type ListenMessage =
   | { type: 'ready'; server: string; target: string; signing: boolean; unsigned_providers: string[] }
   | { type: 'retry'; what: string; error: string; attempt: number; delay_ms: number }
   | { type: 'reconnected'; server: string }
-  | {
+  | (LocalSend & {
       type: 'forwarded' | 'failed' | 'attempt_failed';
-      id: string;
-      provider: string;
-      event_type: string;
-      status: number | null;
-      error: string | null;
-      target: string;
-      ms: number;
       attempt: number;
       max_attempts: number;
       signed: boolean;
       retry_in_ms?: number;
-    }
+    })
   | { type: 'skipped'; id: string; provider: string; event_type: string; reason: string }
-  | {
+  | (LocalSend & {
       /** `--reply`: a delivery its provider waited on, and what became of the app's answer (never its bytes). */
       type: 'replied';
-      id: string;
-      provider: string;
-      event_type: string;
-      status: number | null;
-      error: string | null;
-      target: string;
-      ms: number;
       /** The server's outcome (answered, failed, …), `late` when another answer came first, or why the call failed. */
       outcome: string;
-    }
+    })
   | { type: 'summary'; forwarded: number; failed: number; skipped: number };
 
 export interface ListenPrinter {

@@ -45,11 +45,17 @@ function misfit(where: string, credential: CredentialKind, members: Record<strin
   return invalidArgument(`${where}: a ${credential} preset cannot have ${names.join(', ')}`);
 }
 
+/** The members that are set: a Preset's optional members are absent, never present and undefined. */
+function setMembers<T extends Record<string, unknown>>(members: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(members).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
 /** The preset of its credential kind, with only the members that kind has (preset-types.ts). */
 function byCredential(where: string, credential: CredentialKind, common: Common, v: Verification): Preset {
   const { sign, signBody, readsSignatureFromBody, originalHeaders, checkCredential, checkPublicKey } = v;
   const { tokenHeader, bodyCredential } = v;
-  const withCheck = checkCredential === undefined ? {} : { checkCredential };
   if (credential === 'secret') {
     if (originalHeaders ?? tokenHeader ?? bodyCredential) {
       throw misfit(where, credential, { originalHeaders, tokenHeader, bodyCredential });
@@ -57,11 +63,7 @@ function byCredential(where: string, credential: CredentialKind, common: Common,
     return {
       ...common,
       credential,
-      ...withCheck,
-      ...(sign === undefined ? {} : { sign }),
-      ...(signBody === undefined ? {} : { signBody }),
-      ...(readsSignatureFromBody === undefined ? {} : { readsSignatureFromBody }),
-      ...(checkPublicKey === undefined ? {} : { checkPublicKey }),
+      ...setMembers({ checkCredential, sign, signBody, readsSignatureFromBody, checkPublicKey }),
     };
   }
   if (credential === 'public_key') {
@@ -72,21 +74,13 @@ function byCredential(where: string, credential: CredentialKind, common: Common,
     ) {
       throw misfit(where, credential, { sign, signBody, tokenHeader, bodyCredential });
     }
-    return { ...common, credential, originalHeaders, checkPublicKey, ...withCheck };
+    return { ...common, credential, originalHeaders, checkPublicKey, ...setMembers({ checkCredential }) };
   }
   if (credential === 'token') {
     if (originalHeaders ?? checkPublicKey ?? readsSignatureFromBody) {
       throw misfit(where, credential, { originalHeaders, checkPublicKey, readsSignatureFromBody });
     }
-    return {
-      ...common,
-      credential,
-      ...withCheck,
-      ...(sign === undefined ? {} : { sign }),
-      ...(signBody === undefined ? {} : { signBody }),
-      ...(tokenHeader === undefined ? {} : { tokenHeader }),
-      ...(bodyCredential === undefined ? {} : { bodyCredential }),
-    };
+    return { ...common, credential, ...setMembers({ checkCredential, sign, signBody, tokenHeader, bodyCredential }) };
   }
   if (sign ?? signBody ?? originalHeaders ?? checkPublicKey ?? tokenHeader ?? bodyCredential ?? checkCredential) {
     throw misfit(where, credential, { sign, signBody, originalHeaders, checkPublicKey, tokenHeader, bodyCredential });
