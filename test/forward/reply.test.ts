@@ -8,7 +8,6 @@ import { createRequire } from 'node:module';
 import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { isValidSlackRequest } from '@slack/bolt';
-import { InteractionResponseType, verifyKey } from 'discord-interactions';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import type { EventDetail } from '../../generated/types.ts';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { EVENT_ID_HEADER } from '../../src/shared/header-names.ts';
 import { closedPort, startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
+import { discordBot, header } from '../support/reply-apps.ts';
 import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
 import { hmac } from '../verify/providers/provider-case.ts';
 import { TWILIO_URL, twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
@@ -31,35 +31,6 @@ const twilio = require('twilio') as TwilioPackage;
 
 const TWILIO_TOKEN = '0123456789abcdef0123456789abcdef';
 const SLACK_SECRET = 'slack-reply-signing-secret';
-
-const header = (req: RecordedRequest, name: string): string => {
-  const value = req.headers[name];
-  return String((Array.isArray(value) ? value[0] : value) ?? '');
-};
-
-/** A Discord bot: verifyKey on the forwarded request, then CHANNEL_MESSAGE_WITH_SOURCE. */
-async function discordBot(req: RecordedRequest, res: ServerResponse): Promise<void> {
-  const valid = await verifyKey(
-    req.body,
-    header(req, 'x-signature-ed25519'),
-    header(req, 'x-signature-timestamp'),
-    discordCase.secret,
-  );
-  if (!valid) {
-    res.statusCode = 401;
-    res.end('invalid request signature');
-    return;
-  }
-  const interaction = JSON.parse(req.body.toString('utf8')) as { data: { name: string } };
-  res.setHeader('content-type', 'application/json');
-  res.setHeader('set-cookie', 'session=app-only');
-  res.end(
-    JSON.stringify({
-      type: InteractionResponseType.CHANNEL_MESSAGE_WITH_SOURCE,
-      data: { content: `ran ${interaction.data.name}` },
-    }),
-  );
-}
 
 /**
  * A Twilio number's app: twilio.webhook() checks the signature against the URL Twilio called
@@ -134,7 +105,7 @@ describe('providers that wait for the app reply get its answer', () => {
 
   beforeAll(async () => {
     [bot, sms, slack, slow] = await Promise.all([startConsumer(), startConsumer(), startConsumer(), startConsumer()]);
-    bot.handle((req, res) => void discordBot(req, res));
+    bot.handle(discordBot((command) => `ran ${command}`));
     sms.handle(smsApp);
     slack.handle(slackApp);
     slow.handle((_req, res) => {

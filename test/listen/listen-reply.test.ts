@@ -9,12 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import express from 'express';
-import { InteractionResponseType, verifyKey } from 'discord-interactions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiReplyRequest, EventDetail } from '../../generated/types.ts';
 import { validateApiReplyRequest, validateErrorEnvelope } from '../../generated/validators.js';
@@ -23,6 +22,7 @@ import { createTokenRepository } from '../../src/store/records/token-repository.
 import { startComposedServer } from '../support/composed-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';
 import type { RecordedRequest } from '../support/local-server.ts';
+import { discordBot, header } from '../support/reply-apps.ts';
 import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
 import { twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
 import { startListenWire, type ListenWire } from './support/listen-wire.ts';
@@ -49,41 +49,6 @@ interface TwilioPackage {
 }
 const require = createRequire(import.meta.url);
 const twilio = require('twilio') as TwilioPackage;
-
-const header = (req: RecordedRequest, name: string): string => {
-  const value = req.headers[name];
-  return String((Array.isArray(value) ? value[0] : value) ?? '');
-};
-
-/** A Discord bot: verifyKey on what listen delivered, then CHANNEL_MESSAGE_WITH_SOURCE (after `delayMs`). */
-function discordBot(tag: string, delayMs = 0) {
-  return (req: RecordedRequest, res: ServerResponse): void => {
-    void (async () => {
-      const valid = await verifyKey(
-        req.body,
-        header(req, 'x-signature-ed25519'),
-        header(req, 'x-signature-timestamp'),
-        discordCase.secret,
-      );
-      if (!valid) {
-        res.statusCode = 401;
-        res.end('invalid request signature');
-        return;
-      }
-      const interaction = JSON.parse(req.body.toString('utf8')) as { data: { name: string } };
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      res.setHeader('content-type', 'application/json');
-      res.setHeader('set-cookie', 'session=app-only');
-      res.end(
-        JSON.stringify({
-          type: InteractionResponseType.CHANNEL_MESSAGE_WITH_SOURCE,
-          // Bytes a terminal must never see raw: listen prints only the status.
-          data: { content: `${tag} ran ${interaction.data.name} \u001b[31m` },
-        }),
-      );
-    })();
-  };
-}
 
 /** A Twilio number's app on express: twilio.webhook() with the laptop's token, then MessagingResponse. */
 async function startSmsApp(): Promise<{ url: string; close(): Promise<void> }> {
@@ -187,7 +152,8 @@ describe('switchboard listen --reply', () => {
 
   it('Discord: the interaction is answered with exactly the app JSON, the app checking it with verifyKey', async () => {
     const bot = await wire.consumer();
-    bot.handle(discordBot('laptop'));
+    // Bytes a terminal must never see raw: listen prints only the status.
+    bot.handle(discordBot((command) => `laptop ran ${command} \u001b[31m`));
     const child = await listenTo('discord', bot.url('/interactions'));
     const res = await postDiscord('discord');
     const text = await res.text();
@@ -213,7 +179,7 @@ describe('switchboard listen --reply', () => {
 
     // A second listener: the first answer wins, the second is refused as late.
     const slow = await wire.consumer();
-    slow.handle(discordBot('second', 300));
+    slow.handle(discordBot((command) => `second ran ${command} \u001b[31m`, 300));
     const second = await listenTo('discord', slow.url('/interactions'));
     const again = await postDiscord('discord');
     expect(await again.text()).toBe('{"type":4,"data":{"content":"laptop ran deploy \\u001b[31m"}}');
