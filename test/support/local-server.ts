@@ -10,6 +10,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
+import { randomInt } from 'node:crypto';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 
 /** The one address tests listen on and send to: nothing in a test leaves this machine. */
@@ -121,11 +122,23 @@ export async function startConsumer(host = LOOPBACK, handler: ConsumerHandler = 
   return consumer;
 }
 
-/** A port that was just listened on and closed again: connecting to it is refused. */
+/**
+ * A port that was just listened on and closed again: connecting to it is refused. It is drawn
+ * below Linux's ephemeral range (32768–60999), where every listen(0) of the test files running
+ * beside this one gets its port: one from inside it was once handed to another file's server
+ * before the test that held it connected, and that server answered instead of a refusal.
+ */
 export async function closedPort(host = LOOPBACK): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (;;) {
+    const server = createNetServer();
+    const port = 20_000 + randomInt(10_000);
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, host, () => resolve(true));
+    });
+    if (bound) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return port;
+    }
+  }
 }
