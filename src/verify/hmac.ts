@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { DigestEncoding, HmacAlgorithm } from '../../generated/constants.ts';
-import { findMatchingKey } from './timing-safe.ts';
+import { digestEqual, findMatchingKey } from './timing-safe.ts';
 import type { VerifyOutcome } from './preset-types.ts';
 import { rotationNote, signatureMismatch } from './verdicts.ts';
 
@@ -48,7 +48,7 @@ interface SignatureCheck<K> {
  * but never the secret or any signature value.
  */
 function compareSignatures<K>(check: SignatureCheck<K>): VerifyOutcome {
-  const index = findMatchingKey(check.keys, check.candidates, check.expectedFor);
+  const index = findMatchingKey(check.keys, check.candidates, check.expectedFor, digestEqual);
   if (index === -1) return signatureMismatch(check.header);
   const rotation = rotationNote('secret', index, check.keys.length);
   return { ok: true, detail: `hmac-${check.algorithm} valid (${check.header})${rotation}` };

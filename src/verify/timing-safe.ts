@@ -19,23 +19,40 @@ export function constantTimeEqual(a: string | Buffer, b: string | Buffer): boole
 }
 
 /**
+ * Constant-time equality for a digest switchboard computed (an HMAC, a body hash) and a value the
+ * sender offered. A digest's length is its algorithm's and encoding's (64 characters for a hex
+ * SHA-256), which the scheme makes public, so only a candidate of that length is compared, byte for
+ * byte, and any other is refused at once: no secret length can leak. This skips the two SHA-256
+ * passes constantTimeEqual needs to hide a secret's length, two OpenSSL calls per signature on
+ * every delivery (docs/adr/ingest-minimum-work.md, the server's CPU). Never for a configured token
+ * or password: there the expected value's length is itself a secret.
+ */
+export function digestEqual(expected: string, candidate: string): boolean {
+  const bytesA = Buffer.from(expected, 'utf8');
+  const bytesB = Buffer.from(candidate, 'utf8');
+  return bytesA.length === bytesB.length && timingSafeEqual(bytesA, bytesB);
+}
+
+/**
  * Index of the first key whose expected value equals any provided candidate, or -1.
  *
  * Every key is compared with every candidate, with no early exit, so the response time does not
  * reveal which rotated secret (or which of several signatures) matched. Key and candidate lists
- * are tiny (a few secrets, a few signatures), so the full scan costs nothing noticeable.
+ * are tiny (a few secrets, a few signatures), so the full scan costs nothing noticeable. `equal`
+ * is constantTimeEqual unless the expected values are digests of a public length (digestEqual).
  */
 export function findMatchingKey<K>(
   keys: readonly K[],
   candidates: readonly string[],
   expectedFor: (key: K) => string,
+  equal: (expected: string, candidate: string) => boolean = constantTimeEqual,
 ): number {
   let matched = -1;
   keys.forEach((key, index) => {
     const expected = expectedFor(key);
     for (const candidate of candidates) {
-      const equal = constantTimeEqual(expected, candidate);
-      if (equal && matched === -1) matched = index;
+      const same = equal(expected, candidate);
+      if (same && matched === -1) matched = index;
     }
   });
   return matched;

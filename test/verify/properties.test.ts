@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PRESET_NAMES } from '../../generated/constants.ts';
-import { constantTimeEqual, findMatchingKey } from '../../src/verify/timing-safe.ts';
+import { constantTimeEqual, digestEqual, findMatchingKey } from '../../src/verify/timing-safe.ts';
 import type { Preset } from '../../src/verify/preset-types.ts';
 import { flipByte, input, NOW_MS, presetNamed, presetOf, type PresetFragment } from './fixtures.ts';
 
@@ -184,6 +184,16 @@ describe('properties of the constant-time helpers', () => {
       fc.property(text, text, (a, b) => {
         expect(constantTimeEqual(a, b)).toBe(a === b);
         expect(constantTimeEqual(a, a + b)).toBe(b === '');
+      }),
+    );
+  });
+
+  it('digestEqual agrees with === for any pair of well-formed strings, including prefixes', () => {
+    const text = fc.string({ unit: 'grapheme', maxLength: 40 });
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        expect(digestEqual(a, b)).toBe(a === b);
+        expect(digestEqual(a, a + b)).toBe(b === '');
       }),
     );
   });

@@ -12,7 +12,7 @@ import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
 import { MISSING_SECRET, badSignature, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
 import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
-import { findMatchingKey } from '../timing-safe.ts';
+import { digestEqual, findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import {
@@ -172,7 +172,7 @@ function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
     return mac.digest(c.scheme.encoding);
   };
   const [display = ''] = c.headers;
-  const index = findMatchingKey(keys, found.candidates, pieces);
+  const index = findMatchingKey(keys, found.candidates, pieces, digestEqual);
   if (index === -1) {
     const urlSigned = c.parts.some((part) => part.kind === 'url');
     return badSignature(mismatchDetail(display, urlSigned ? c.url : undefined, input.query));
