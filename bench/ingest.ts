@@ -47,7 +47,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -62,6 +62,7 @@ import pg from 'pg';
 import { Pool as HttpPool } from 'undici';
 import { cpuTicks, stealShare, type CpuTicks } from './cpu-ticks.ts';
 import { measureFloor, type FloorResult } from './ingest-floor.ts';
+import { githubPayload, PAYLOAD_BYTES } from './github-payload.ts';
 import { percentile } from './load-driver.ts';
 import { ANNOUNCE_CHANNEL, announcedIds } from '../src/store/events/announcement.ts';
 import { resolveConfig } from '../src/config/resolve-config.ts';
@@ -71,7 +72,6 @@ import { redactUrl } from '../src/log/redact-url.ts';
 import { startEmbeddedPostgres } from '../src/postgres/embedded-postgres.ts';
 
 const SECRET = 'bench-github-secret';
-const PAYLOAD_BYTES = 2048;
 const HOOK_PATH = '/hooks/github';
 const MAX_STEAL = 0.1;
 /** Linux reports process times in USER_HZ, which is 100 on every architecture Node runs on. */
@@ -327,22 +327,6 @@ function backendCpuBetween(before: Map<number, number>, after: Map<number, numbe
 
 // ---------------------------------------------------------------------------------------------
 // Load side (parent process).
-
-async function githubPayload(): Promise<Buffer> {
-  const sample = JSON.parse(
-    await readFile(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
-  ) as { issue: { body: string; assignees?: unknown } };
-  // A real issues.opened delivery (without the assignee list), padded through the issue body so
-  // the compact JSON is exactly 2 KiB.
-  delete sample.issue.assignees;
-  sample.issue.body = '';
-  const base = Buffer.byteLength(JSON.stringify(sample));
-  if (base > PAYLOAD_BYTES) throw new Error(`sample is ${base} bytes before padding`);
-  sample.issue.body = 'x'.repeat(PAYLOAD_BYTES - base);
-  const payload = Buffer.from(JSON.stringify(sample));
-  if (payload.length !== PAYLOAD_BYTES) throw new Error(`payload is ${payload.length} bytes`);
-  return payload;
-}
 
 interface RunningServer {
   kind: ServerKind;
