@@ -4,14 +4,16 @@
  * root with a signed GitHub provider) against a fresh database of its own, loaded in rotated
  * rounds by the same signed 2 KiB GitHub deliveries, at a fixed concurrency (closed loop) or at a
  * fixed rate (open loop, --rate). Per round: the server process's CPU from /proc per stored
- * delivery, and the hypervisor's steal.
+ * delivery, p50 and p99 latency (paced: from each request's scheduled start), deliveries per
+ * commit, and the hypervisor's steal.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/ingest-server-cpu.ts \
  *     --against /tmp/before [--requests 20000] [--rounds 4] [--connections 50] [--rate 1000]
- *     [--cpu-prof /tmp/prof]
+ *     [--cpu-prof /tmp/prof] [--node-flags=--max-semi-space-size=64]
  *
  * Without --against it measures this checkout alone. --cpu-prof writes a V8 profile of each server
- * (summarise it with bench/cpu-profile-summary.ts). The other checkout needs this checkout's
+ * (summarise it with bench/cpu-profile-summary.ts); --node-flags gives this checkout's server Node
+ * or V8 flags, to measure one. The other checkout needs this checkout's
  * node_modules (`ln -s "$PWD/node_modules" /tmp/before/`).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -79,17 +81,29 @@ async function startVariant(label: string, dir: string, adminUrl: string, flags:
   return { label, dir, child, port, db, database: name, perStored: [] };
 }
 
+/** Transactions the database committed so far (pg_stat_database lags by up to half a second). */
+async function commits(db: pg.Client): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    'SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()',
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 async function stored(db: pg.Client): Promise<number> {
   const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM events');
   return Number(rows[0]?.n ?? 0);
 }
 
 /** `total` signed deliveries, closed loop at `connections` or open loop at `rate` a second. */
+/** Milliseconds from each request's start (paced: its scheduled start) to its answer, of the last load. */
+let latencies: number[] = [];
+
 async function load(port: number, payload: Buffer, signed: Record<string, string>, total: number): Promise<number> {
+  latencies = [];
   const connections = Number(values.connections);
   const http = new HttpPool(`http://127.0.0.1:${port}`, { connections: Math.max(connections, 128), pipelining: 1 });
   let ok = 0;
-  const one = async (): Promise<void> => {
+  const one = async (due = performance.now()): Promise<void> => {
     const response = await http.request({
       method: 'POST',
       path: '/hooks/github',
@@ -97,6 +111,7 @@ async function load(port: number, payload: Buffer, signed: Record<string, string
       body: payload,
     });
     await response.body.text();
+    latencies.push(performance.now() - due);
     if (response.statusCode === 200) ok += 1;
   };
   if (values.rate === undefined) {
@@ -113,9 +128,10 @@ async function load(port: number, payload: Buffer, signed: Record<string, string
     const start = performance.now();
     const inFlight: Promise<void>[] = [];
     for (let k = 0; k < total; k += 1) {
-      const wait = start + k * intervalMs - performance.now();
+      const due = start + k * intervalMs;
+      const wait = due - performance.now();
       if (wait > 1) await delay(wait);
-      inFlight.push(one());
+      inFlight.push(one(due));
     }
     await Promise.all(inFlight);
   }
@@ -145,15 +161,26 @@ async function main(): Promise<void> {
       for (let i = 0; i < variants.length; i += 1) {
         const v = variants[(i + round) % variants.length] as Variant;
         const pid = v.child.pid ?? 0;
-        const before = { cpu: processCpuSeconds(pid), rows: await stored(v.db), ticks: cpuTicks() };
+        await delay(1100);
+        const before = {
+          cpu: processCpuSeconds(pid),
+          rows: await stored(v.db),
+          commits: await commits(v.db),
+          ticks: cpuTicks(),
+        };
         const ok = await load(v.port, payload, signed, requests);
         const rows = (await stored(v.db)) - before.rows;
         const cpu = processCpuSeconds(pid) - before.cpu;
         const steal = stealShare(before.ticks, cpuTicks()) ?? 0;
+        await delay(1100);
+        const perCommit = rows / Math.max(1, (await commits(v.db)) - before.commits);
         v.perStored.push((cpu * 1e6) / rows);
+        latencies.sort((a, b) => a - b);
+        const at = (p: number): string => (latencies[Math.floor((latencies.length - 1) * p)] ?? Number.NaN).toFixed(1);
         process.stdout.write(
           `round ${round + 1} ${v.label.padEnd(8)} ${String(ok).padStart(6)} ok ${String(rows).padStart(6)} stored ` +
-            `server ${((cpu * 1e6) / rows).toFixed(0).padStart(4)} µs per stored, steal ${(steal * 100).toFixed(1)} %\n`,
+            `server ${((cpu * 1e6) / rows).toFixed(0).padStart(4)} µs per stored, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, ${perCommit.toFixed(1)} stored a commit, ` +
+            `steal ${(steal * 100).toFixed(1)} %\n`,
         );
       }
     }
