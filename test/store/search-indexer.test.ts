@@ -21,6 +21,7 @@ import { startRetention } from '../../src/store/partitions/retention.ts';
 import {
   ageOfUuidv7,
   indexQueuedEvents,
+  restAfter,
   startSearchIndexer,
   type SearchIndexer,
 } from '../../src/store/events/search-indexer.ts';
@@ -597,6 +598,28 @@ describe('startSearchIndexer', () => {
       .replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
     expect(ageOfUuidv7(id, now)).toBe(2_500);
     expect(ageOfUuidv7(null, now)).toBe(0);
+  });
+
+  it('rests after a full batch for its duty cycle, but never past maxLagMs while events arrive', () => {
+    const policy = { batchSize: 200, busyShare: 0.25, idleIntervalMs: 500, maxLagMs: 2_000 };
+    // A UUIDv7 made ageMs ago: the newest event a batch indexed.
+    const madeAgo = (ageMs: number): string =>
+      `${(Date.now() - ageMs)
+        .toString(16)
+        .padStart(12, '0')
+        .replace(/^(.{8})(.{4})$/, '$1-$2')}-7abc-8def-0123456789ab`;
+    const full = (ageMs: number) => ({ taken: 200, newest: madeAgo(0), last_taken: madeAgo(ageMs) });
+    // Far inside the bound: three times the batch's 100 ms, a quarter of the time spent indexing.
+    expect(restAfter(full(100), 100, true, policy)).toBe(300);
+    // A batch slowed to 400 ms with the backlog 1.9 s old: 1,200 ms of rest would leave the next
+    // batch starting 3.1 s behind; it rests only until the backlog is maxLagMs old.
+    const capped = restAfter(full(1_900), 400, true, policy);
+    expect(capped).toBeGreaterThan(0);
+    expect(capped).toBeLessThanOrEqual(100);
+    // Behind, or nothing arriving: no rest. A batch that emptied the queue waits for more.
+    expect(restAfter(full(2_500), 400, true, policy)).toBe(0);
+    expect(restAfter(full(100), 400, false, policy)).toBe(0);
+    expect(restAfter({ ...full(100), taken: 20 }, 400, true, policy)).toBe(500);
   });
 
   it('works through a backlog without resting once no new events arrive', async () => {

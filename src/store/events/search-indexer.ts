@@ -73,7 +73,8 @@ const takenRow = z.object({
   last_taken: z.string().nullable(),
 });
 
-interface BatchResult {
+/** @internal outside src/, only tests or benches use it */
+export interface BatchResult {
   taken: number;
   /** The newest queued id when the batch started: a newer one next time means events arrived. */
   newest: string | null;
@@ -157,21 +158,29 @@ function indexedUpToAfter(result: BatchResult, batchSize: number, startedAt: num
   return Date.now() - ageOfUuidv7(result.last_taken);
 }
 
-interface RestPolicy {
+/** @internal outside src/, only tests or benches use it */
+export interface RestPolicy {
   batchSize: number;
   busyShare: number;
   idleIntervalMs: number;
   maxLagMs: number;
 }
 
-/** How long the loop rests after a batch that took `elapsed` ms, with events arriving meanwhile or not. */
-function restAfter(result: BatchResult, elapsed: number, arriving: boolean, policy: RestPolicy): number {
+/**
+ * How long the loop rests after a batch that took `elapsed` ms, with events arriving meanwhile or not.
+ * @internal outside src/, only tests or benches use it
+ */
+export function restAfter(result: BatchResult, elapsed: number, arriving: boolean, policy: RestPolicy): number {
   if (result.taken < policy.batchSize) return policy.idleIntervalMs;
-  // Behind by more than maxLagMs: a sustained stream would outrun the duty cycle for good.
-  const behind = ageOfUuidv7(result.last_taken) > policy.maxLagMs;
-  // Arrivals mean ingest is busy and comes first. Without any, resting would only leave search
-  // matching the backlog on the fly for longer.
-  return arriving && !behind ? (elapsed * (1 - policy.busyShare)) / policy.busyShare : 0;
+  // The oldest event still queued arrived after the newest one this batch indexed.
+  const lag = ageOfUuidv7(result.last_taken);
+  // Behind by more than maxLagMs: a sustained stream would outrun the duty cycle for good. Without
+  // arrivals, resting would only leave search matching the backlog on the fly for longer.
+  if (!arriving || lag > policy.maxLagMs) return 0;
+  // Arrivals mean ingest is busy and comes first, but the rest ends where the backlog reaches
+  // maxLagMs: a batch slowed by a loaded machine earns a rest of three times its length, which
+  // would otherwise carry the backlog that far past the bound before the next batch noticed.
+  return Math.min((elapsed * (1 - policy.busyShare)) / policy.busyShare, policy.maxLagMs - lag);
 }
 
 /** The options as the loop reads them: each default filled in, the batch size and busy share kept in range. */
