@@ -178,8 +178,8 @@ export function restAfter(result: BatchResult, elapsed: number, arriving: boolea
   // arrivals, resting would only leave search matching the backlog on the fly for longer.
   if (!arriving || lag > policy.maxLagMs) return 0;
   // Arrivals mean ingest is busy and comes first, but the rest ends where the backlog reaches
-  // maxLagMs: a batch slowed by a loaded machine earns a rest of three times its length, which
-  // would otherwise carry the backlog that far past the bound before the next batch noticed.
+  // maxLagMs: a batch slowed by a loaded machine earns a rest of three times its length (at the
+  // default share), which would otherwise carry the backlog that far past the bound unnoticed.
   return Math.min((elapsed * (1 - policy.busyShare)) / policy.busyShare, policy.maxLagMs - lag);
 }
 
