@@ -140,7 +140,7 @@ export async function measureFloor(
 }
 
 /** The bench's 2 KiB GitHub issues payload (as bench/ingest-statements.ts builds it). */
-export function floorPayload(bytes = 2048): Buffer {
+function floorPayload(bytes = 2048): Buffer {
   const sample = JSON.parse(
     readFileSync(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
   ) as { issue: { body: string; assignees?: unknown } };

@@ -21,7 +21,7 @@ import { createDatabasePool } from '../src/store/database/database.ts';
 import { migrate } from '../src/store/database/migrate.ts';
 import { openBenchDatabase } from './bench-database.ts';
 import { cpuTicks, processCpuSeconds, stealShare } from './cpu-ticks.ts';
-import { floorPayload } from './ingest-floor.ts';
+import { githubPayload } from './github-payload.ts';
 
 /**
  * Each variant is an expression over `payload` (bytea), `vector_text` (the store's vector as text) or
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
   const events = Math.max(100, Number(values.events));
   const rounds = Math.max(1, Number(values.rounds));
   process.stdout.write('PostgreSQL backend CPU per payload (from /proc; one 10 ms tick is 10,000 µs / events)\n');
-  await measureSet('2 KiB GitHub delivery (the ingest benches)', [floorPayload()], events, rounds);
+  await measureSet('2 KiB GitHub delivery (the ingest benches)', [await githubPayload()], events, rounds);
   await measureSet('catalog samples (src/verify/samples), in turn', catalogPayloads(), events, rounds);
 }
 
