@@ -8,6 +8,9 @@
  * --per N divides every figure by N (the deliveries the profile covers) and prints µs per delivery.
  * --inclusive adds a table of total time by function (self time plus what it called): what one
  * step of a request path costs in all, e.g. signature verification or building the insert.
+ * --window PART counts only the samples from the first to the last whose stack has a frame in a
+ * file whose path contains PART (e.g. `src/outbound/`): a forward drain without the process's
+ * start-up and shutdown.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -27,7 +30,12 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({
-  options: { top: { type: 'string', default: '25' }, per: { type: 'string' }, inclusive: { type: 'boolean' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    per: { type: 'string' },
+    inclusive: { type: 'boolean' },
+    window: { type: 'string' },
+  },
   allowPositionals: true,
 });
 const file = positionals[0];
@@ -39,8 +47,30 @@ const top = Number(values.top);
 const per = values.per === undefined ? undefined : Number(values.per);
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const parentOf = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+
+/** Whether the sample's stack has a frame whose file's path contains `part`. */
+function stackIn(id: number, part: string): boolean {
+  for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+    if (byId.get(at)?.callFrame.url.includes(part)) return true;
+  }
+  return false;
+}
+
+/** The sample indices counted: all of them, or --window's span. */
+function sampleSpan(): [from: number, to: number] {
+  const part = values.window;
+  if (part === undefined) return [0, profile.samples.length - 1];
+  const inside = profile.samples.flatMap((id, index) => (stackIn(id, part) ? [index] : []));
+  if (inside.length === 0) throw new Error(`no sample has a frame in a file matching ${part}`);
+  return [inside[0] ?? 0, inside[inside.length - 1] ?? 0];
+}
+
+const [from, to] = sampleSpan();
 const selfUs = new Map<number, number>();
 profile.samples.forEach((id, index) => {
+  if (index < from || index > to) return;
   selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0));
 });
 
@@ -96,8 +126,6 @@ table('self time by function', byFunction);
 
 if (values.inclusive) {
   // Each sample counts once for every function on its stack (a recursive one only once).
-  const parentOf = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const inclusive = new Map<string, number>();
   for (const [id, us] of selfUs) {
     if (byId.get(id)?.callFrame.functionName === '(idle)') continue;

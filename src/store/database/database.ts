@@ -21,6 +21,7 @@ import {
   type EmbeddedPostgresOptions,
 } from '../../postgres/embedded-postgres.ts';
 import { migrate } from './migrate.ts';
+import { releasePromiseHooksBetweenTransactions } from './promise-hooks.ts';
 import { checkSessions, PoolerError, refusedStartupParameter } from './session-check.ts';
 import { IDLE_IN_TRANSACTION_TIMEOUT_MS, sessionReset, sessionSettingsDriverFactory } from './session-settings.ts';
 import type { PartitionUnit } from '../../../generated/constants.ts';
@@ -109,6 +110,7 @@ function typeParsers(): readonly DriverTypeParser[] {
 
 /** @internal outside src/, only tests or benches use it */
 export async function createDatabasePool(url: string, options: PoolOptions = {}): Promise<DatabasePool> {
+  releasePromiseHooksBetweenTransactions();
   return createPool(url, {
     maximumPoolSize: options.maximumPoolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,
