@@ -79,12 +79,12 @@ export function startForwardDispatcher(deps: ForwardDispatcherDeps): ForwardDisp
   const schedule = retrySchedule({ deliveries: deps.deliveries, logger: deps.logger, stopping: isStopping });
 
   /** One send; not made when the claim may already be another instance's. */
-  async function send(worker: RuleWorker, delivery: ClaimedDelivery): Promise<FinishedAttempt | undefined> {
+  function send(worker: RuleWorker, delivery: ClaimedDelivery): Promise<FinishedAttempt | undefined> {
     if (!leaseHolds(worker, delivery.id)) {
       // The claim statement came back after its lease ran out: the delivery is due again for
       // whoever claims it next.
       deps.logger.warn({ deliveryId: delivery.id, rule: worker.rule.name }, 'forward claim ran out before its send');
-      return undefined;
+      return Promise.resolve(undefined);
     }
     return sendAttempt({
       rule: worker.rule,

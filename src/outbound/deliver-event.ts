@@ -184,7 +184,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
     now,
   });
 
-  async function send(request: DeliverRequest): Promise<DeliverOutcome> {
+  async function send(request: DeliverRequest): Promise<{ ok: true } & DeliverOutcome> {
     const { event, trace } = request;
     const provider = providers.get(event.provider);
     if (trace) {
@@ -200,7 +200,7 @@ export function createOutbound(options: OutboundOptions): Outbound {
       ({ target, dispatcher } = await checkOnce(request));
       requestTarget = requestTargetOf(target);
     } else {
-      const verdict = await kept.verdict(key, request.url);
+      const verdict = kept.heldVerdict(key, request.url) ?? (await kept.verdict(key, request.url));
       ({ target, requestTarget } = verdict);
       dispatcher = kept.dispatcher(key, verdict, request.timeoutMs);
     }
@@ -225,14 +225,12 @@ export function createOutbound(options: OutboundOptions): Outbound {
           : { responseBodyLimitBytes: options.responseBodyLimitBytes }),
         ...(request.keepAnswerBytes === undefined ? {} : { keepAnswerBytes: request.keepAnswerBytes }),
       });
-      // A consumer that echoes its request must not hand the credentials to whoever reads the excerpt.
-      const excerpt = redactCredentials(sent.excerpt, needles);
-      const outcome = { ...sent, excerpt };
-      if (outcome.status < HTTP_STATUS_LIMITS.minimum || outcome.status > HTTP_STATUS_LIMITS.maximum) {
+      if (sent.status < HTTP_STATUS_LIMITS.minimum || sent.status > HTTP_STATUS_LIMITS.maximum) {
         // Something answered, but not with HTTP as the contract knows it.
-        throw failed('no_answer', `the target answered with status ${outcome.status}, which is not an HTTP status`);
+        throw failed('no_answer', `the target answered with status ${sent.status}, which is not an HTTP status`);
       }
-      return { ...outcome, target };
+      // A consumer that echoes its request must not hand the credentials to whoever reads the excerpt.
+      return { ok: true, ...sent, excerpt: redactCredentials(sent.excerpt, needles), target };
     } catch (error) {
       // A failed connection is not kept, nor is its verdict: the next attempt checks and connects afresh.
       if (key !== undefined) kept.drop(key);
@@ -242,16 +240,14 @@ export function createOutbound(options: OutboundOptions): Outbound {
     }
   }
 
-  async function deliver(request: DeliverRequest): Promise<DeliverResult> {
+  function deliver(request: DeliverRequest): Promise<DeliverResult> {
     // A preset that signs its URL: the delivery carries the query the event arrived with.
     const original = originalQueryOf(providers.get(request.event.provider), request.event);
     const carried = original === undefined ? request : { ...request, url: withOriginalQuery(request.url, original) };
-    try {
-      return { ok: true, ...(await send(carried)) };
-    } catch (error) {
+    return send(carried).then(undefined, (error: unknown) => {
       if (error instanceof DeliveryFailure) return { ok: false, failure: error };
       throw error;
-    }
+    });
   }
 
   return { deliver, policy, webhookRoutes, close: () => kept.close() };

@@ -98,6 +98,26 @@ export class KeptConnections {
     const last = this.#verdicts.get(key);
     if (last === undefined || last.href !== href || last.rawSelf !== rawSelf) return this.#fresh(key, href, rawSelf);
     if (this.#options.now() < last.resolveAfter) return last;
+    return this.#askAgain(key, href, rawSelf, last);
+  }
+
+  /**
+   * The last verdict when it still holds without asking the resolver (an IP literal, or a name
+   * whose TTL has not run out): the common case, answered without a promise. Undefined when
+   * verdict() has work to do.
+   */
+  heldVerdict(key: string, url: URL): KeptVerdict | undefined {
+    const last = this.#verdicts.get(key);
+    const holds =
+      last !== undefined &&
+      last.rawSelf === this.#options.selfAddresses() &&
+      last.href === url.href &&
+      this.#options.now() < last.resolveAfter;
+    return holds ? last : undefined;
+  }
+
+  /** The name is asked again; the same answer keeps the verdict, any other is checked from scratch. */
+  async #askAgain(key: string, href: string, rawSelf: readonly SelfAddress[], last: KeptVerdict): Promise<KeptVerdict> {
     let answer: readonly ResolvedAddress[];
     try {
       answer = await (this.#options.resolver ?? systemResolver)(last.target.hostname);
