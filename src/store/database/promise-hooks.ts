@@ -47,7 +47,10 @@ export function releasePromiseHooksBetweenTransactions(): void {
   };
 }
 
-/** Whether slonik's storage (and so the process's promise hooks, when nothing else enabled them) is on. */
+/**
+ * Whether slonik's storage (and so the process's promise hooks, when nothing else enabled them) is on.
+ * @internal outside src/, only tests or benches use it
+ */
 export const transactionContextEnabled = (): boolean =>
   // Node 20 keeps the flag as a plain field of the instance.
   (transactionContext as unknown as { enabled?: boolean }).enabled === true;
