@@ -1,10 +1,12 @@
 /**
  * The dedupe lookup reads keys by index even when the session's first call found the keys
- * partition empty and it has grown since (migration 0022 plans each call over the partitions as
- * they are): with a plan kept from the empty partition, each key of a retry check read the whole
- * partition through until autovacuum analysed it.
+ * partition empty and it has grown since: with a plan kept from the empty partition, each key of a
+ * retry check read the whole partition through until autovacuum analysed it. Migration 0022 fixed
+ * that by planning each call; 0027 keeps one plan per session again, with sequential scans off so
+ * it cannot be one, and JIT off so that their "disabled" cost does not compile every call.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,5 +64,49 @@ describe('the dedupe lookup', () => {
     // Each of the 32 keys was probed by index; no row of a partition was read through.
     expect(after.idx - before.idx).toBeGreaterThanOrEqual(keys.length);
     expect(after.seq - before.seq).toBe(0);
+  });
+});
+
+/** auto_explain's plan of each statement the lookup runs, sent to this session as LOG notices. */
+async function lookupPlans(url: string, calls: number): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  const plans: string[] = [];
+  client.on('notice', (notice) => plans.push(notice.message ?? ''));
+  await client.connect();
+  try {
+    await client.query(`LOAD 'auto_explain'`);
+    await client.query(`SET auto_explain.log_min_duration = 0`);
+    await client.query(`SET auto_explain.log_nested_statements = on`);
+    await client.query(`SET client_min_messages = log`);
+    for (let call = 0; call < calls; call += 1) {
+      await client.query(`SELECT switchboard_external_ids_stored($1::text[], $2::text[], clock_timestamp())`, [
+        ['github', 'github'],
+        [`plan-${call}`, 'first'],
+      ]);
+    }
+  } finally {
+    await client.end();
+  }
+  return plans;
+}
+
+describe('the dedupe lookup plan', () => {
+  it("is kept for the session: an index probe of the window's partitions, never JIT-compiled", async () => {
+    const plans = await lookupPlans(db.url, 3);
+    const probes = plans.filter((plan) => plan.includes('FROM unnest(providers, external_ids)'));
+    expect(probes).toHaveLength(3);
+    for (const probe of probes) {
+      // A generic plan: `at` stays a parameter ($3), and the partitions outside the window are
+      // pruned as each call starts. A plan made per call has the call's time in it instead.
+      expect(probe).toMatch(/received_at >= \(\$3 - '7 days'::interval\)/);
+      expect(probe).toMatch(/Subplans Removed: \d+/);
+      // Each keys partition of the window, the empty DEFAULT one included, probed by its index.
+      expect(probe).toMatch(/Index Scan using event_external_ids_p\d{8}_key on event_external_ids_p\d{8}/);
+      expect(probe).toContain('Index Scan using event_external_ids_default_key on event_external_ids_default');
+      expect(probe).not.toMatch(/Seq Scan on event_external_ids/);
+    }
+    // The bound check's sequential scan of event_partitions is costed as disabled: compiled with
+    // JIT it took 25-30 ms a call.
+    expect(plans.filter((plan) => plan.includes('JIT:'))).toEqual([]);
   });
 });

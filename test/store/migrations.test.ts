@@ -323,7 +323,7 @@ describe('splitSqlStatements', () => {
   it('splits the shipped migrations into the statements they contain', async () => {
     const migrations = await loadMigrations();
     expect(migrations.map((m) => m.version)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 25,
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 25, 27,
     ]);
     const first = (migrations[0]?.statements ?? []).map((s) => s.replace(/^(\s*--[^\n]*\n)*/, '').trim());
     expect(first.filter((s) => s.startsWith('CREATE FUNCTION'))).toHaveLength(2);

@@ -186,9 +186,9 @@ function receivedAtOf(rows: readonly unknown[]): Map<string, string> {
 /**
  * The insert's `stored` column: whether each event's key is already stored, so it is a retry.
  * The lookup is a function, so its plan over the keys partitions is made once per connection, not
- * with every statement (migration 0015), and it reads only the partitions of the dedupe window
- * (migration 0021). As a subquery it runs once, at execution. A batch without external ids (queue
- * messages, most open providers) has nothing to look up.
+ * with every statement (migrations 0015 and 0027), and it reads only the partitions of the dedupe
+ * window (migration 0021). As a subquery it runs once, at execution. A batch without external ids
+ * (queue messages, most open providers) has nothing to look up.
  */
 function storedKeys(
   providers: Buffer,
