@@ -63,7 +63,7 @@ describe('codegen drift check', { timeout: 120_000 }, () => {
   });
 
   it('fails when a catalog entry changes without codegen, naming the provider table and the catalog', async () => {
-    await editJson<{ title: string }>('schemas/providers/github.json', (entry) => {
+    await editJson<{ title: string }>('catalog/github/provider.json', (entry) => {
       entry.title = 'GitHub (renamed)';
     });
     const failure = await checkFailure();
@@ -73,11 +73,11 @@ describe('codegen drift check', { timeout: 120_000 }, () => {
   }, 90_000);
 
   it('refuses a catalog entry that breaks the catalog schema, naming the file', async () => {
-    await editJson<Record<string, unknown>>('schemas/providers/github.json', (entry) => {
+    await editJson<Record<string, unknown>>('catalog/github/provider.json', (entry) => {
       entry['scheme'] = { kind: 'hmac', algorithm: 'md5' };
     });
     const failure = await checkFailure();
     expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain('schemas/providers/github.json');
+    expect(failure?.stderr).toContain('catalog/github/provider.json');
   }, 90_000);
 });

@@ -2,7 +2,7 @@
  * HMAC over a template of the request, written once for every catalog provider that signs this way:
  * the algorithm, encoding, key, the header(s) and their format (a prefix, or `t=…,v1=…` pairs),
  * what is signed and where the timestamp comes from are the provider's data
- * (schemas/providers/<name>.json). Verification compares in constant time against every
+ * (catalog/<name>/provider.json). Verification compares in constant time against every
  * configured secret (rotation) and checks freshness after the signature, so "stale" is only said
  * of what the sender really signed.
  */

@@ -8,7 +8,7 @@ import type { ProviderCase } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 export const basicAuthCase: ProviderCase = {
-  ...basicCase('basic-auth', () => samplePayload('generic-event.json'), 'order.shipped'),
+  ...basicCase('basic-auth', () => samplePayload('basic-auth', 'generic-event.json'), 'order.shipped'),
   secret: 'basic-auth-webhook-password',
   wrongSecret: 'basic-auth-wrong-password',
   // Any sender's HTTP Basic, switchboard's own preset: the RFC's check proves it, not a provider's.

@@ -20,7 +20,7 @@ type Written = `${string}<${Encoding} ${Algorithm}>`;
 
 type Row = [
   preset: PresetName,
-  /** The sample sent: src/verify/samples/<preset>-<sample>.json. */
+  /** The sample sent: catalog/<preset>/<sample>.json. */
   sample: string,
   /** The signature's header, as the provider's documentation spells it. */
   header: string,
@@ -133,7 +133,7 @@ function bodyHmacCase([preset, sample, header, written, eventType]: Row): Provid
     preset,
     ...sharedSecret(`${preset}-signing-secret`),
     deliver(secret, atMs) {
-      const body = samplePayload(`${preset}-${sample}.json`);
+      const body = samplePayload(preset, `${sample}.json`);
       return jsonDelivery(body, { ...OTHER_HEADERS[preset]?.(atMs), [name]: sign(body, secret) });
     },
     accepts({ body, headers }, secret) {

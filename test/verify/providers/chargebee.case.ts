@@ -7,7 +7,7 @@ import type { ProviderCase } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 export const chargebeeCase: ProviderCase = {
-  ...basicCase('chargebee', () => samplePayload('chargebee-subscription-created.json'), 'subscription_created'),
+  ...basicCase('chargebee', () => samplePayload('chargebee', 'subscription-created.json'), 'subscription_created'),
   secret: 'chargebee-webhook-password',
   wrongSecret: 'chargebee-wrong-password',
 };

@@ -94,7 +94,7 @@ describe('figma beyond the common checks', () => {
   });
 
   it('switchboard trigger sends the sample with the configured passcode, which Figma’s check accepts', async () => {
-    const delivery = await sampleDelivery(preset, undefined, FIGMA_EXAMPLE_PASSCODE, Date.now());
+    const delivery = sampleDelivery(preset, undefined, FIGMA_EXAMPLE_PASSCODE, Date.now());
     if (delivery === undefined) throw new Error('figma has no sample');
     expect(figmaAccepts(delivery, FIGMA_EXAMPLE_PASSCODE)).toBe(true);
     expectOk(check(delivery.body));

@@ -12,7 +12,7 @@ export const githubCase: ProviderCase = {
   preset: 'github',
   ...sharedSecret('github-webhook-secret'),
   deliver: async (secret) => {
-    const body = samplePayload('github-push.json');
+    const body = samplePayload('github', 'push.json');
     return jsonDelivery(body, {
       'x-hub-signature-256': await sign(secret, body.toString('utf8')),
       'x-github-event': 'push',

@@ -13,7 +13,7 @@ export const gitlabCase: ProviderCase = {
   secret: 'gitlab-secret-token',
   wrongSecret: 'gitlab-wrong-token',
   deliver: (token) =>
-    jsonDelivery(samplePayload('gitlab-push.json'), {
+    jsonDelivery(samplePayload('gitlab', 'push.json'), {
       'x-gitlab-token': token,
       'x-gitlab-event': 'Push Hook',
       'x-gitlab-event-uuid': randomUUID(),

@@ -135,7 +135,7 @@ const msString = (ms: number): string => String(Math.floor(ms));
 
 type Row = [
   preset: PresetName,
-  /** The sample sent: src/verify/samples/<preset>-<sample>.json. */
+  /** The sample sent: catalog/<preset>/<sample>.json. */
   sample: string,
   /** How the timestamp is written (null: none is signed, only the URL). */
   clock: ((ms: number) => string) | null,
@@ -177,7 +177,7 @@ function hmacSchemeCase([preset, sample, clock, header, eventType]: Row): Provid
     ...(URL_SIGNED.has(preset) ? { config: { public_url: url } } : {}),
     ...sharedSecret(`${preset}-signing-secret`),
     deliver(secret, atMs) {
-      const body = samplePayload(`${preset}-${sample}.json`);
+      const body = samplePayload(preset, `${sample}.json`);
       return jsonDelivery(body, sign(body, secret, clock?.(atMs) ?? '', url));
     },
     accepts(delivery, secret) {

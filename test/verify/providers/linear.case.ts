@@ -12,7 +12,7 @@ import { samplePayload } from './timed-case.ts';
 
 /** A Linear delivery sent at `atMs`: the body carries the time, the header the body's HMAC. */
 export function linearDelivery(secret: string, atMs: number): Signed {
-  const payload = JSON.parse(samplePayload('linear-issue-create.json').toString('utf8')) as object;
+  const payload = JSON.parse(samplePayload('linear', 'issue-create.json').toString('utf8')) as object;
   const body = Buffer.from(JSON.stringify({ ...payload, webhookTimestamp: Math.floor(atMs) }));
   return jsonDelivery(body, {
     'linear-signature': hmac('sha256', secret, [body], 'hex'),

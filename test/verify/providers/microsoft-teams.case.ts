@@ -29,7 +29,7 @@ export const microsoftTeamsCase: ProviderCase = {
   secret: teamsToken('current'),
   wrongSecret: teamsToken('wrong'),
   deliver(token) {
-    const body = samplePayload('microsoft-teams-message.json');
+    const body = samplePayload('microsoft-teams', 'message.json');
     return jsonDelivery(body, { authorization: teamsAuthorization(body, token) });
   },
   // Microsoft's sample compares the whole header with the computed "HMAC <base64>".

@@ -13,7 +13,7 @@ export const netlifyCase: ProviderCase = {
   preset: 'netlify',
   ...sharedSecret('netlify-jws-secret'),
   deliver(secret) {
-    const body = samplePayload('netlify-deploy-ready.json');
+    const body = samplePayload('netlify', 'deploy-ready.json');
     const token = jsonwebtoken.sign({ iss: 'netlify', sha256: sha256Hex(body) }, secret, {
       algorithm: 'HS256',
       noTimestamp: true,

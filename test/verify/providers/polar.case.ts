@@ -16,7 +16,8 @@ export const polarCase: ProviderCase = {
   credential: 'secret',
   secret: 'polar_whs_switchboardCurrentSecret0001',
   wrongSecret: 'polar_whs_switchboardWrongSecret00002',
-  deliver: (secret, atMs) => signFamily('webhook', asStandardKey(secret), samplePayload('polar-order-paid.json'), atMs),
+  deliver: (secret, atMs) =>
+    signFamily('webhook', asStandardKey(secret), samplePayload('polar', 'order-paid.json'), atMs),
   accepts({ body, headers }, secret) {
     try {
       validateEvent(body.toString('utf8'), headers, secret);

@@ -7,7 +7,7 @@ import type { ProviderCase } from './provider-case.ts';
 import { samplePayload } from './timed-case.ts';
 
 export const postmarkCase: ProviderCase = {
-  ...basicCase('postmark', () => samplePayload('postmark-delivery.json'), 'Delivery'),
+  ...basicCase('postmark', () => samplePayload('postmark', 'delivery.json'), 'Delivery'),
   secret: 'postmark-webhook-password',
   wrongSecret: 'postmark-wrong-password',
 };

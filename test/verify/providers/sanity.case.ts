@@ -12,7 +12,7 @@ export const sanityCase: ProviderCase = {
   preset: 'sanity',
   ...sharedSecret('sanity-webhook-secret'),
   async deliver(secret, atMs) {
-    const body = samplePayload('sanity-post-create.json');
+    const body = samplePayload('sanity', 'post-create.json');
     return jsonDelivery(body, {
       'sanity-operation': 'create',
       'idempotency-key': randomUUID(),

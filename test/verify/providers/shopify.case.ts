@@ -16,7 +16,7 @@ export const shopifyCase: ProviderCase = {
   preset: 'shopify',
   ...sharedSecret('shopify-app-secret'),
   deliver(secret) {
-    const body = samplePayload('shopify-orders-create.json');
+    const body = samplePayload('shopify', 'orders-create.json');
     return jsonDelivery(body, {
       'x-shopify-topic': 'orders/create',
       'x-shopify-api-version': ApiVersion.July25,

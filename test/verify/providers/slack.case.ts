@@ -12,7 +12,7 @@ export const slackCase: ProviderCase = {
   preset: 'slack',
   ...sharedSecret('slack-signing-secret'),
   deliver(secret, atMs) {
-    const body = samplePayload('slack-app-mention.json');
+    const body = samplePayload('slack', 'app-mention.json');
     const ts = unixSeconds(atMs);
     return jsonDelivery(body, {
       'x-slack-request-timestamp': ts,

@@ -58,7 +58,7 @@ const resendVerifies: Verifier = ({ body, headers }, secret) =>
 type Row = [
   preset: PresetName,
   family: HeaderFamily,
-  /** The sample sent: src/verify/samples/<preset>-<sample>.json. */
+  /** The sample sent: catalog/<preset>/<sample>.json. */
   sample: string,
   requiredHeader: string,
   eventType: string,
@@ -94,7 +94,7 @@ function familyCase([preset, family, sample, requiredHeader, eventType, verifier
     credential: 'secret',
     secret: whsec(`${preset} signing secret, current`),
     wrongSecret: whsec(`${preset} signing secret, wrong`),
-    deliver: (secret, atMs) => signFamily(family, secret, samplePayload(`${preset}-${sample}.json`), atMs),
+    deliver: (secret, atMs) => signFamily(family, secret, samplePayload(preset, `${sample}.json`), atMs),
     accepts: verifier,
     timestamped: true,
     requiredHeader,

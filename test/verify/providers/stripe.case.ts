@@ -14,7 +14,7 @@ export const stripeCase: ProviderCase = {
   preset: 'stripe',
   ...sharedSecret('whsec_stripe-endpoint-secret'),
   deliver: (secret, atMs) => {
-    const body = samplePayload('stripe-payment-intent-succeeded.json');
+    const body = samplePayload('stripe', 'payment-intent-succeeded.json');
     const timestamp = Math.floor(atMs / 1000);
     return jsonDelivery(body, {
       'stripe-signature': stripe.webhooks.generateTestHeaderString({

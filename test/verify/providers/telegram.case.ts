@@ -16,7 +16,7 @@ export const telegramCase: ProviderCase = {
   credential: 'token',
   secret: 'telegram_secret-Token_0123456789',
   wrongSecret: 'telegram_wrong-Token_9876543210',
-  deliver: (token) => jsonDelivery(samplePayload('telegram-message.json'), { [HEADER]: token }),
+  deliver: (token) => jsonDelivery(samplePayload('telegram', 'message.json'), { [HEADER]: token }),
   accepts: ({ headers }, token) => headers[HEADER] === token,
   timestamped: false,
   requiredHeader: 'X-Telegram-Bot-Api-Secret-Token',

@@ -27,10 +27,7 @@ export const TWILIO_URL = `${PUBLIC_URL}twilio`;
 
 /** The sample's form fields, with a fresh MessageSid so each delivery is a new message. */
 export function twilioForm(): Record<string, string> {
-  const text = readFileSync(
-    new URL('../../../src/verify/samples/twilio-message-received.txt', import.meta.url),
-    'utf8',
-  );
+  const text = readFileSync(new URL('../../../catalog/twilio/message-received.txt', import.meta.url), 'utf8');
   const sid = `SM${randomUUID().replaceAll('-', '')}`;
   return { ...Object.fromEntries(new URLSearchParams(text.trim())), MessageSid: sid, SmsSid: sid, SmsMessageSid: sid };
 }

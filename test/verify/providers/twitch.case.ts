@@ -14,7 +14,7 @@ export const twitchCase: ProviderCase = {
   preset: 'twitch',
   ...sharedSecret('twitch-eventsub-secret'),
   deliver(secret, atMs) {
-    const body = samplePayload('twitch-channel-follow.json');
+    const body = samplePayload('twitch', 'channel-follow.json');
     const id = randomUUID();
     // Twitch writes RFC 3339 with nanoseconds.
     const ts = isoSeconds(atMs).replace('Z', '.123456789Z');

@@ -17,7 +17,7 @@ export const upstashQstashCase: ProviderCase = {
   config: { public_url: URL },
   ...sharedSecret('upstash-qstash-signing-key'),
   deliver(secret, atMs) {
-    const body = samplePayload('upstash-qstash-message.json');
+    const body = samplePayload('upstash-qstash', 'message.json');
     const now = Math.floor(atMs / 1000);
     const claims = {
       iss: 'Upstash',

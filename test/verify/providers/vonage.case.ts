@@ -15,7 +15,7 @@ export const vonageCase: ProviderCase = {
   preset: 'vonage',
   ...sharedSecret('vonage-signature-secret-0123456789'),
   deliver(secret, atMs) {
-    const body = samplePayload('vonage-inbound-sms.json');
+    const body = samplePayload('vonage', 'inbound-sms.json');
     const claims = {
       iat: Math.floor(atMs / 1000),
       jti: randomUUID(),
