@@ -22,7 +22,7 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 export type CatalogEntry = ProviderCatalogEntry;
 
 /** The catalog's folder, from the repository's root. */
-export const CATALOG_DIR = 'catalog';
+const CATALOG_DIR = 'catalog';
 /** The entry's file in each provider's folder. */
 const ENTRY_FILE = 'provider.json';
 /** A proof case in a provider's folder: test/verify/providers/all-cases.ts imports it. */
