@@ -1538,7 +1538,7 @@ export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>
     name: 'token',
     title: 'Any token sender',
     docs: 'https://github.com/switchboard-dev/switchboard/blob/main/docs/providers.md#token-and-open-providers',
-    scheme: { kind: 'token', header: 'X-Webhook-Token', bearer: true },
+    scheme: { kind: 'token', header: 'X-Webhook-Token', bearer: true, configurable_header: true },
     samples: [
       {
         name: 'generic',

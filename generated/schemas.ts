@@ -2993,6 +2993,11 @@ export const SCHEMAS = {
               kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
               header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
               bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+              configurable_header: {
+                description:
+                  "token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.",
+                type: 'boolean',
+              },
               pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
             },
           },
@@ -3473,6 +3478,11 @@ export const SCHEMAS = {
               kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
               header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
               bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+              configurable_header: {
+                description:
+                  "token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.",
+                type: 'boolean',
+              },
               pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
             },
           },
@@ -3708,6 +3718,11 @@ export const SCHEMAS = {
           kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
           header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
           bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+          configurable_header: {
+            description:
+              "token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.",
+            type: 'boolean',
+          },
           pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
         },
       },

@@ -1565,6 +1565,10 @@ export interface CredentialScheme {
    */
   bearer?: boolean;
   /**
+   * token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.
+   */
+  configurable_header?: boolean;
+  /**
    * passcode: where the body carries it.
    */
   pointer?: string;

@@ -18295,6 +18295,11 @@ const schema130 = {
         kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
         header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
         bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+        configurable_header: {
+          description:
+            "token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.",
+          type: 'boolean',
+        },
         pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
       },
     },
@@ -18620,6 +18625,11 @@ const schema139 = {
     kind: { type: 'string', enum: ['token', 'basic', 'passcode', 'open'] },
     header: { description: 'token: the header carrying it.', type: 'string', pattern: '^[A-Za-z0-9-]+$' },
     bearer: { description: 'token: Authorization: Bearer is accepted too.', type: 'boolean' },
+    configurable_header: {
+      description:
+        "token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.",
+      type: 'boolean',
+    },
     pointer: { description: 'passcode: where the body carries it.', type: 'string', pattern: '^/.+$' },
   },
 };
@@ -21140,7 +21150,13 @@ function validate56(
                   errors++;
                 }
                 for (const key11 in data) {
-                  if (!(key11 === 'kind' || key11 === 'header' || key11 === 'bearer' || key11 === 'pointer')) {
+                  if (!(
+                    key11 === 'kind' ||
+                    key11 === 'header' ||
+                    key11 === 'bearer' ||
+                    key11 === 'configurable_header' ||
+                    key11 === 'pointer'
+                  )) {
                     const err140 = {
                       instancePath,
                       schemaPath: '#/$defs/credentialScheme/additionalProperties',
@@ -21240,11 +21256,28 @@ function validate56(
                     errors++;
                   }
                 }
+                if (data.configurable_header !== undefined) {
+                  if (typeof data.configurable_header !== 'boolean') {
+                    const err146 = {
+                      instancePath: instancePath + '/configurable_header',
+                      schemaPath: '#/$defs/credentialScheme/properties/configurable_header/type',
+                      keyword: 'type',
+                      params: { type: 'boolean' },
+                      message: 'must be boolean',
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err146];
+                    } else {
+                      vErrors.push(err146);
+                    }
+                    errors++;
+                  }
+                }
                 if (data.pointer !== undefined) {
-                  let data59 = data.pointer;
-                  if (typeof data59 === 'string') {
-                    if (!pattern36.test(data59)) {
-                      const err146 = {
+                  let data60 = data.pointer;
+                  if (typeof data60 === 'string') {
+                    if (!pattern36.test(data60)) {
+                      const err147 = {
                         instancePath: instancePath + '/pointer',
                         schemaPath: '#/$defs/credentialScheme/properties/pointer/pattern',
                         keyword: 'pattern',
@@ -21252,14 +21285,14 @@ function validate56(
                         message: 'must match pattern "' + '^/.+$' + '"',
                       };
                       if (vErrors === null) {
-                        vErrors = [err146];
+                        vErrors = [err147];
                       } else {
-                        vErrors.push(err146);
+                        vErrors.push(err147);
                       }
                       errors++;
                     }
                   } else {
-                    const err147 = {
+                    const err148 = {
                       instancePath: instancePath + '/pointer',
                       schemaPath: '#/$defs/credentialScheme/properties/pointer/type',
                       keyword: 'type',
@@ -21267,15 +21300,15 @@ function validate56(
                       message: 'must be string',
                     };
                     if (vErrors === null) {
-                      vErrors = [err147];
+                      vErrors = [err148];
                     } else {
-                      vErrors.push(err147);
+                      vErrors.push(err148);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err148 = {
+                const err149 = {
                   instancePath,
                   schemaPath: '#/$defs/credentialScheme/type',
                   keyword: 'type',
@@ -21283,9 +21316,9 @@ function validate56(
                   message: 'must be object',
                 };
                 if (vErrors === null) {
-                  vErrors = [err148];
+                  vErrors = [err149];
                 } else {
-                  vErrors.push(err148);
+                  vErrors.push(err149);
                 }
                 errors++;
               }
@@ -21301,30 +21334,15 @@ function validate56(
                     props2 = true;
                   }
                 }
-                const _errs157 = errors;
+                const _errs159 = errors;
                 if (data && typeof data == 'object' && !Array.isArray(data)) {
                   if (data.kind === undefined) {
-                    const err149 = {
+                    const err150 = {
                       instancePath,
                       schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
                       params: { missingProperty: 'kind' },
                       message: "must have required property '" + 'kind' + "'",
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err149];
-                    } else {
-                      vErrors.push(err149);
-                    }
-                    errors++;
-                  }
-                  if (data.headers === undefined) {
-                    const err150 = {
-                      instancePath,
-                      schemaPath: '#/$defs/configuredHmacScheme/required',
-                      keyword: 'required',
-                      params: { missingProperty: 'headers' },
-                      message: "must have required property '" + 'headers' + "'",
                     };
                     if (vErrors === null) {
                       vErrors = [err150];
@@ -21333,13 +21351,13 @@ function validate56(
                     }
                     errors++;
                   }
-                  if (data.signed === undefined) {
+                  if (data.headers === undefined) {
                     const err151 = {
                       instancePath,
                       schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
-                      params: { missingProperty: 'signed' },
-                      message: "must have required property '" + 'signed' + "'",
+                      params: { missingProperty: 'headers' },
+                      message: "must have required property '" + 'headers' + "'",
                     };
                     if (vErrors === null) {
                       vErrors = [err151];
@@ -21348,8 +21366,23 @@ function validate56(
                     }
                     errors++;
                   }
-                  if (data.algorithm === undefined) {
+                  if (data.signed === undefined) {
                     const err152 = {
+                      instancePath,
+                      schemaPath: '#/$defs/configuredHmacScheme/required',
+                      keyword: 'required',
+                      params: { missingProperty: 'signed' },
+                      message: "must have required property '" + 'signed' + "'",
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err152];
+                    } else {
+                      vErrors.push(err152);
+                    }
+                    errors++;
+                  }
+                  if (data.algorithm === undefined) {
+                    const err153 = {
                       instancePath,
                       schemaPath: '#/$defs/configuredHmacScheme/required',
                       keyword: 'required',
@@ -21357,9 +21390,9 @@ function validate56(
                       message: "must have required property '" + 'algorithm' + "'",
                     };
                     if (vErrors === null) {
-                      vErrors = [err152];
+                      vErrors = [err153];
                     } else {
-                      vErrors.push(err152);
+                      vErrors.push(err153);
                     }
                     errors++;
                   }
@@ -21371,29 +21404,12 @@ function validate56(
                       key12 === 'algorithm' ||
                       key12 === 'timestamped'
                     )) {
-                      const err153 = {
+                      const err154 = {
                         instancePath,
                         schemaPath: '#/$defs/configuredHmacScheme/additionalProperties',
                         keyword: 'additionalProperties',
                         params: { additionalProperty: key12 },
                         message: 'must NOT have additional properties',
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err153];
-                      } else {
-                        vErrors.push(err153);
-                      }
-                      errors++;
-                    }
-                  }
-                  if (data.kind !== undefined) {
-                    if ('configured-hmac' !== data.kind) {
-                      const err154 = {
-                        instancePath: instancePath + '/kind',
-                        schemaPath: '#/$defs/configuredHmacScheme/properties/kind/const',
-                        keyword: 'const',
-                        params: { allowedValue: 'configured-hmac' },
-                        message: 'must be equal to constant',
                       };
                       if (vErrors === null) {
                         vErrors = [err154];
@@ -21403,11 +21419,28 @@ function validate56(
                       errors++;
                     }
                   }
+                  if (data.kind !== undefined) {
+                    if ('configured-hmac' !== data.kind) {
+                      const err155 = {
+                        instancePath: instancePath + '/kind',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/kind/const',
+                        keyword: 'const',
+                        params: { allowedValue: 'configured-hmac' },
+                        message: 'must be equal to constant',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err155];
+                      } else {
+                        vErrors.push(err155);
+                      }
+                      errors++;
+                    }
+                  }
                   if (data.headers !== undefined) {
-                    let data61 = data.headers;
-                    if (typeof data61 === 'string') {
-                      if (func2(data61) < 1) {
-                        const err155 = {
+                    let data62 = data.headers;
+                    if (typeof data62 === 'string') {
+                      if (func2(data62) < 1) {
+                        const err156 = {
                           instancePath: instancePath + '/headers',
                           schemaPath: '#/$defs/configuredHmacScheme/properties/headers/minLength',
                           keyword: 'minLength',
@@ -21415,14 +21448,14 @@ function validate56(
                           message: 'must NOT have fewer than 1 characters',
                         };
                         if (vErrors === null) {
-                          vErrors = [err155];
+                          vErrors = [err156];
                         } else {
-                          vErrors.push(err155);
+                          vErrors.push(err156);
                         }
                         errors++;
                       }
                     } else {
-                      const err156 = {
+                      const err157 = {
                         instancePath: instancePath + '/headers',
                         schemaPath: '#/$defs/configuredHmacScheme/properties/headers/type',
                         keyword: 'type',
@@ -21430,18 +21463,18 @@ function validate56(
                         message: 'must be string',
                       };
                       if (vErrors === null) {
-                        vErrors = [err156];
+                        vErrors = [err157];
                       } else {
-                        vErrors.push(err156);
+                        vErrors.push(err157);
                       }
                       errors++;
                     }
                   }
                   if (data.signed !== undefined) {
-                    let data62 = data.signed;
-                    if (typeof data62 === 'string') {
-                      if (func2(data62) < 1) {
-                        const err157 = {
+                    let data63 = data.signed;
+                    if (typeof data63 === 'string') {
+                      if (func2(data63) < 1) {
+                        const err158 = {
                           instancePath: instancePath + '/signed',
                           schemaPath: '#/$defs/configuredHmacScheme/properties/signed/minLength',
                           keyword: 'minLength',
@@ -21449,14 +21482,14 @@ function validate56(
                           message: 'must NOT have fewer than 1 characters',
                         };
                         if (vErrors === null) {
-                          vErrors = [err157];
+                          vErrors = [err158];
                         } else {
-                          vErrors.push(err157);
+                          vErrors.push(err158);
                         }
                         errors++;
                       }
                     } else {
-                      const err158 = {
+                      const err159 = {
                         instancePath: instancePath + '/signed',
                         schemaPath: '#/$defs/configuredHmacScheme/properties/signed/type',
                         keyword: 'type',
@@ -21464,18 +21497,18 @@ function validate56(
                         message: 'must be string',
                       };
                       if (vErrors === null) {
-                        vErrors = [err158];
+                        vErrors = [err159];
                       } else {
-                        vErrors.push(err158);
+                        vErrors.push(err159);
                       }
                       errors++;
                     }
                   }
                   if (data.algorithm !== undefined) {
-                    let data63 = data.algorithm;
-                    if (typeof data63 === 'string') {
-                      if (func2(data63) < 1) {
-                        const err159 = {
+                    let data64 = data.algorithm;
+                    if (typeof data64 === 'string') {
+                      if (func2(data64) < 1) {
+                        const err160 = {
                           instancePath: instancePath + '/algorithm',
                           schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/minLength',
                           keyword: 'minLength',
@@ -21483,36 +21516,19 @@ function validate56(
                           message: 'must NOT have fewer than 1 characters',
                         };
                         if (vErrors === null) {
-                          vErrors = [err159];
+                          vErrors = [err160];
                         } else {
-                          vErrors.push(err159);
+                          vErrors.push(err160);
                         }
                         errors++;
                       }
                     } else {
-                      const err160 = {
+                      const err161 = {
                         instancePath: instancePath + '/algorithm',
                         schemaPath: '#/$defs/configuredHmacScheme/properties/algorithm/type',
                         keyword: 'type',
                         params: { type: 'string' },
                         message: 'must be string',
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err160];
-                      } else {
-                        vErrors.push(err160);
-                      }
-                      errors++;
-                    }
-                  }
-                  if (data.timestamped !== undefined) {
-                    if (typeof data.timestamped !== 'boolean') {
-                      const err161 = {
-                        instancePath: instancePath + '/timestamped',
-                        schemaPath: '#/$defs/configuredHmacScheme/properties/timestamped/type',
-                        keyword: 'type',
-                        params: { type: 'boolean' },
-                        message: 'must be boolean',
                       };
                       if (vErrors === null) {
                         vErrors = [err161];
@@ -21522,8 +21538,25 @@ function validate56(
                       errors++;
                     }
                   }
+                  if (data.timestamped !== undefined) {
+                    if (typeof data.timestamped !== 'boolean') {
+                      const err162 = {
+                        instancePath: instancePath + '/timestamped',
+                        schemaPath: '#/$defs/configuredHmacScheme/properties/timestamped/type',
+                        keyword: 'type',
+                        params: { type: 'boolean' },
+                        message: 'must be boolean',
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err162];
+                      } else {
+                        vErrors.push(err162);
+                      }
+                      errors++;
+                    }
+                  }
                 } else {
-                  const err162 = {
+                  const err163 = {
                     instancePath,
                     schemaPath: '#/$defs/configuredHmacScheme/type',
                     keyword: 'type',
@@ -21531,13 +21564,13 @@ function validate56(
                     message: 'must be object',
                   };
                   if (vErrors === null) {
-                    vErrors = [err162];
+                    vErrors = [err163];
                   } else {
-                    vErrors.push(err162);
+                    vErrors.push(err163);
                   }
                   errors++;
                 }
-                var _valid0 = _errs157 === errors;
+                var _valid0 = _errs159 === errors;
                 if (_valid0 && valid0) {
                   valid0 = false;
                   passing0 = [passing0, 8];
@@ -21558,7 +21591,7 @@ function validate56(
     }
   }
   if (!valid0) {
-    const err163 = {
+    const err164 = {
       instancePath,
       schemaPath: '#/oneOf',
       keyword: 'oneOf',
@@ -21566,9 +21599,9 @@ function validate56(
       message: 'must match exactly one schema in oneOf',
     };
     if (vErrors === null) {
-      vErrors = [err163];
+      vErrors = [err164];
     } else {
-      vErrors.push(err163);
+      vErrors.push(err164);
     }
     errors++;
   } else {
