@@ -16,7 +16,7 @@ describe('codegen drift check', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'switchboard-codegen-'));
     // src/ too: the provider table's scheme cells are each scheme engine's own words (verify/engines/).
-    for (const dir of ['schemas', 'codegen', 'generated', 'docs/openspec', 'docs/reference', 'src']) {
+    for (const dir of ['catalog', 'schemas', 'codegen', 'generated', 'docs/openspec', 'docs/reference', 'src']) {
       await cp(join(root, dir), join(scratch, dir), { recursive: true });
     }
     for (const file of ['docs/providers.md', 'README.md']) await cp(join(root, file), join(scratch, file));
