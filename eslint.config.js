@@ -17,12 +17,13 @@ export default tseslint.config(
     // and the like are bugs the type checker can see, in a test or a bench as much as in src/.
     // src/ui/client/ and test/ui/ are checked with their own tsconfigs (docs/architecture.md,
     // "Three type-checked projects"): the project service finds the nearest tsconfig.json.
-    files: ['src/**/*.ts', 'src/**/*.tsx', 'codegen/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx', 'codegen/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'catalog/**/*.ts'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    // The catalog's proof cases (catalog/<preset>/<preset>.case.ts) are test code.
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'catalog/**/*.ts'],
     rules: {
       // A fake stands in for an async interface (a resolver, a store, a sender) and often needs no
       // await; its `async` is what makes its throw a rejection, as the real one's would be.

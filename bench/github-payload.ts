@@ -7,9 +7,9 @@ import { readFile } from 'node:fs/promises';
 export const PAYLOAD_BYTES = 2048;
 
 export async function githubPayload(): Promise<Buffer> {
-  const sample = JSON.parse(
-    await readFile(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
-  ) as { issue: { body: string; assignees?: unknown } };
+  const sample = JSON.parse(await readFile(new URL('../catalog/github/issues.json', import.meta.url), 'utf8')) as {
+    issue: { body: string; assignees?: unknown };
+  };
   delete sample.issue.assignees;
   sample.issue.body = '';
   const base = Buffer.byteLength(JSON.stringify(sample));

@@ -141,9 +141,9 @@ export async function measureFloor(
 
 /** The bench's 2 KiB GitHub issues payload (as bench/ingest-statements.ts builds it). */
 function floorPayload(bytes = 2048): Buffer {
-  const sample = JSON.parse(
-    readFileSync(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
-  ) as { issue: { body: string; assignees?: unknown } };
+  const sample = JSON.parse(readFileSync(new URL('../catalog/github/issues.json', import.meta.url), 'utf8')) as {
+    issue: { body: string; assignees?: unknown };
+  };
   delete sample.issue.assignees;
   sample.issue.body = '';
   sample.issue.body = 'x'.repeat(Math.max(0, bytes - Buffer.byteLength(JSON.stringify(sample))));

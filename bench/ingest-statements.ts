@@ -44,9 +44,9 @@ const explainInterceptor: Interceptor = {
 };
 
 function payload(): Buffer {
-  const sample = JSON.parse(
-    readFileSync(new URL('../src/verify/samples/github-issues.json', import.meta.url), 'utf8'),
-  ) as { issue: { body: string; assignees?: unknown } };
+  const sample = JSON.parse(readFileSync(new URL('../catalog/github/issues.json', import.meta.url), 'utf8')) as {
+    issue: { body: string; assignees?: unknown };
+  };
   delete sample.issue.assignees;
   sample.issue.body = '';
   sample.issue.body = 'x'.repeat(2048 - Buffer.byteLength(JSON.stringify(sample)));

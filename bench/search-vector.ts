@@ -6,16 +6,16 @@
  *   … --events 2000 --rounds 3
  *
  * Two sets of payloads, each in a fresh database with the store's migrations: the ingest benches'
- * 2 KiB GitHub delivery, and the catalog's provider samples (src/verify/samples/) in turn. Each
+ * 2 KiB GitHub delivery, and the catalog's provider samples (catalog/<name>/, as generated/samples.ts holds them) in turn. Each
  * variant is one statement over all the payloads; its cost is the backend's CPU from /proc (so load
  * elsewhere counts only through the cores' caches), per payload, in rotated rounds, with the ratio
  * to the store's own function measured in the same round. "same" counts the payloads whose vector
  * equals the store's: only a variant at every payload keeps what `q` finds.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { SAMPLE_TEXTS } from '../generated/samples.ts';
 import { createLogger } from '../src/log/logger.ts';
 import { createDatabasePool } from '../src/store/database/database.ts';
 import { migrate } from '../src/store/database/migrate.ts';
@@ -71,12 +71,14 @@ interface Measured {
   lexemes: number;
 }
 
+/** Each distinct JSON sample of the catalog once (the generic presets share one), compacted. */
 function catalogPayloads(): Buffer[] {
-  const directory = new URL('../src/verify/samples/', import.meta.url);
-  return readdirSync(directory)
-    .filter((file) => file.endsWith('.json'))
-    .sort()
-    .map((file) => Buffer.from(JSON.stringify(JSON.parse(readFileSync(new URL(file, directory), 'utf8')))));
+  const texts = Object.values(SAMPLE_TEXTS).flatMap((files) =>
+    Object.entries(files ?? {})
+      .filter(([file]) => file.endsWith('.json'))
+      .map(([, text]) => text),
+  );
+  return [...new Set(texts)].map((text) => Buffer.from(JSON.stringify(JSON.parse(text))));
 }
 
 /**
@@ -202,7 +204,7 @@ async function main(): Promise<void> {
   const rounds = Math.max(1, Number(values.rounds));
   process.stdout.write('PostgreSQL backend CPU per payload (from /proc; one 10 ms tick is 10,000 µs / events)\n');
   await measureSet('2 KiB GitHub delivery (the ingest benches)', [await githubPayload()], events, rounds);
-  await measureSet('catalog samples (src/verify/samples), in turn', catalogPayloads(), events, rounds);
+  await measureSet('catalog samples (catalog/<name>/), in turn', catalogPayloads(), events, rounds);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

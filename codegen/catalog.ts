@@ -1,11 +1,13 @@
 /**
- * The provider catalog: one JSON file per provider in schemas/providers/, each checked against
- * schemas/provider-catalog-entry.schema.json. From it codegen derives the preset-name schema (the
- * enum config validates `preset` against), generated/catalog.ts (the entries, typed), the provider
- * table in docs/providers.md and the count in README.md. Adding a provider is one file here, its
- * sample and its test: nothing else names it by hand.
+ * The provider catalog: one folder per provider in catalog/<name>/, holding its entry
+ * (provider.json, checked against schemas/provider-catalog-entry.schema.json), the sample payloads
+ * the entry names, and its proof case (<name>.case.ts, which test/verify/providers/all-cases.ts
+ * collects). From it codegen derives the preset-name schema (the enum config validates `preset`
+ * against), generated/catalog.ts (the entries, typed), generated/samples.ts (each sample's exact
+ * text, so the server reads nothing outside generated/ at run time), the provider table in
+ * docs/providers.md and the count in README.md. Adding a provider whose scheme exists is one
+ * folder: nothing else names it by hand.
  */
-import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -19,35 +21,66 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 /** An entry the catalog schema has passed (its type is generated from that schema). */
 export type CatalogEntry = ProviderCatalogEntry;
 
+/** The catalog's folder, from the repository's root. */
+const CATALOG_DIR = 'catalog';
+/** The entry's file in each provider's folder. */
+const ENTRY_FILE = 'provider.json';
+/** A proof case in a provider's folder: test/verify/providers/all-cases.ts imports it. */
+const CASE_FILE = /^[a-z0-9-]+\.case\.ts$/;
+
+/** A provider's entry with the text of each sample it names, by file. */
+export interface CatalogProvider {
+  entry: CatalogEntry;
+  samples: ReadonlyMap<string, string>;
+}
+
+type EntryValidator = ((entry: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
+
+/** One folder of the catalog, checked: its entry, its samples, and nothing it does not name. */
+async function loadProvider(root: string, name: string, validate: EntryValidator): Promise<CatalogProvider> {
+  const dir = join(root, CATALOG_DIR, name);
+  const where = `${CATALOG_DIR}/${name}/${ENTRY_FILE}`;
+  const files = await readdir(dir);
+  if (!files.includes(ENTRY_FILE)) throw new Error(`${CATALOG_DIR}/${name}/: no ${ENTRY_FILE} (the catalog entry)`);
+  const entry = JSON.parse(await readFile(join(dir, ENTRY_FILE), 'utf8')) as unknown;
+  if (!validate(entry)) {
+    const errors = (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`);
+    throw new Error(`${where}: ${errors.join('; ')}`);
+  }
+  const typed = entry as CatalogEntry;
+  if (typed.name !== name) throw new Error(`${where}: its name is ${typed.name}, its folder ${name}`);
+  const samples = new Map<string, string>();
+  for (const { file } of typed.samples ?? []) {
+    if (!files.includes(file)) throw new Error(`${where}: sample ${file} is not in ${CATALOG_DIR}/${name}/`);
+    samples.set(file, await readFile(join(dir, file), 'utf8'));
+  }
+  const stray = files.filter((file) => file !== ENTRY_FILE && !samples.has(file) && !CASE_FILE.test(file));
+  if (stray.length > 0) {
+    throw new Error(
+      `${CATALOG_DIR}/${name}/: ${stray.join(', ')} is neither a sample ${ENTRY_FILE} names nor a <name>.case.ts`,
+    );
+  }
+  return { entry: typed, samples };
+}
+
 export async function loadCatalog(
   root: string,
   entrySchema: JsonObject,
   referenced: readonly JsonObject[] = [],
-): Promise<CatalogEntry[]> {
-  const dir = join(root, 'schemas/providers');
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
+): Promise<CatalogProvider[]> {
+  const dir = join(root, CATALOG_DIR);
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   addFormats(ajv);
   // Schemas the entry schema refers to (a reply's fallback, config's shape too).
   for (const schema of referenced) ajv.addSchema(schema);
   const validate = ajv.compile(entrySchema);
-  const entries: CatalogEntry[] = [];
-  for (const file of files) {
-    const entry = JSON.parse(await readFile(join(dir, file), 'utf8')) as unknown;
-    if (!validate(entry)) {
-      const errors = (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`);
-      throw new Error(`schemas/providers/${file}: ${errors.join('; ')}`);
-    }
-    const typed = entry as CatalogEntry;
-    if (`${typed.name}.json` !== file) throw new Error(`schemas/providers/${file}: its name is ${typed.name}`);
-    for (const sample of typed.samples ?? []) {
-      if (!existsSync(join(root, 'src/verify/samples', sample.file))) {
-        throw new Error(`schemas/providers/${file}: sample ${sample.file} is not in src/verify/samples/`);
-      }
-    }
-    entries.push(typed);
-  }
-  return entries;
+  const providers: CatalogProvider[] = [];
+  for (const name of names) providers.push(await loadProvider(root, name, validate));
+  return providers;
 }
 
 /** schemas/preset-name.schema.json: the catalog's names, which config's `preset` is validated against. */
@@ -55,7 +88,7 @@ export function presetNameSchema(entries: readonly CatalogEntry[]): JsonObject {
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: 'https://switchboard.dev/schemas/preset-name.schema.json',
-    $comment: 'Generated by npm run codegen from schemas/providers/*.json: add a provider there, not here.',
+    $comment: 'Generated by npm run codegen from catalog/*/provider.json: add a provider there, not here.',
     title: 'PresetName',
     description: `A verification preset: one per provider of the catalog (${entries.length}), plus token and open. ${entries
       .map((e) => `${e.name}: ${e.title}`)
@@ -71,11 +104,29 @@ export function catalogSource(entries: readonly CatalogEntry[], header: string):
     header,
     "import type { PresetName, ProviderCatalogEntry } from './types.ts';",
     '',
-    '/** Every provider of the catalog, by preset name (schemas/providers/<name>.json). */',
+    '/** Every provider of the catalog, by preset name (catalog/<name>/provider.json). */',
     `export const PROVIDER_CATALOG: Readonly<Record<PresetName, ProviderCatalogEntry>> = ${JSON.stringify(byName)};`,
     '',
     "/** How many providers switchboard verifies (every entry but its own schemes): README.md's count. */",
     `export const VERIFYING_PRESET_COUNT = ${verifyingCount(entries)};`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * generated/samples.ts: each sample's text exactly as its file holds it (a form sample is text, not
+ * JSON), so `switchboard trigger` reads no file at run time, from any directory or from dist/.
+ */
+export function samplesSource(providers: readonly CatalogProvider[], header: string): string {
+  const byPreset = Object.fromEntries(
+    providers.filter((p) => p.samples.size > 0).map((p) => [p.entry.name, Object.fromEntries(p.samples)]),
+  );
+  return [
+    header,
+    "import type { PresetName } from './constants.ts';",
+    '',
+    "/** Each catalog sample's exact text, by preset, then by its file in catalog/<preset>/. */",
+    `export const SAMPLE_TEXTS: Readonly<Partial<Record<PresetName, Readonly<Record<string, string>>>>> = ${JSON.stringify(byPreset)};`,
     '',
   ].join('\n');
 }

@@ -14,7 +14,7 @@ import { format as prettierFormat } from 'prettier';
 import { buildOpenApi } from './openapi.ts';
 import { bundleSchema, type JsonObject, type SchemaRegistry } from './bundle-schema.ts';
 import { constantsSource, withDefaultsSchemas } from './schema-facts.ts';
-import { catalogSource, embedCount, embedTable, loadCatalog, presetNameSchema } from './catalog.ts';
+import { catalogSource, embedCount, embedTable, loadCatalog, presetNameSchema, samplesSource } from './catalog.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 const standaloneCode = standaloneCodeModule as unknown as typeof standaloneCodeModule.default;
@@ -285,7 +285,8 @@ export async function buildOutputs(write = false): Promise<Map<string, string>> 
   const fallbackSchema = JSON.parse(
     await readFile(join(schemasDir, 'reply-fallback.schema.json'), 'utf8'),
   ) as JsonObject;
-  const catalog = await loadCatalog(root, entrySchema, [fallbackSchema]);
+  const providers = await loadCatalog(root, entrySchema, [fallbackSchema]);
+  const catalog = providers.map((p) => p.entry);
   const presetNames = presetNameSchema(catalog);
   const presetNamesText = await format(JSON.stringify(presetNames), 'json');
   if (write) await writeFile(join(schemasDir, presetNameFile), presetNamesText);
@@ -295,7 +296,11 @@ export async function buildOutputs(write = false): Promise<Map<string, string>> 
   outputs.set(join(schemasDir, presetNameFile), presetNamesText);
   outputs.set(
     join(generatedDir, 'catalog.ts'),
-    await format(catalogSource(catalog, header('schemas/providers/*.json (codegen/catalog.ts)')), 'typescript'),
+    await format(catalogSource(catalog, header('catalog/*/provider.json (codegen/catalog.ts)')), 'typescript'),
+  );
+  outputs.set(
+    join(generatedDir, 'samples.ts'),
+    await format(samplesSource(providers, header('the samples in catalog/*/ (codegen/catalog.ts)')), 'typescript'),
   );
   // Markdown is written by hand around the generated blocks, so it is not reformatted.
   outputs.set(providersDocPath, embedCount(embedTable(await readFile(providersDocPath, 'utf8'), catalog), catalog));
@@ -333,7 +338,7 @@ async function main(): Promise<void> {
   }
   if (check && stale.length > 0) {
     process.stderr.write(
-      `codegen output is stale: ${stale.join(', ')} differ from what schemas/ produce.\n` +
+      `codegen output is stale: ${stale.join(', ')} differ from what schemas/ and catalog/ produce.\n` +
         'Fix: run `npm run codegen` and commit the result.\n',
     );
     process.exit(1);

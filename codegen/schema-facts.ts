@@ -27,7 +27,7 @@ const ENUMS: Record<string, EnumFact> = {
   PRESET_NAMES: {
     source: 'preset-name.schema.json#',
     type: 'PresetName',
-    doc: 'The verification presets a provider can name: the catalog (schemas/providers/).',
+    doc: 'The verification presets a provider can name: the catalog (catalog/<name>/provider.json).',
   },
   HMAC_ALGORITHMS: {
     source: 'config.schema.json#/$defs/provider/properties/hmac/properties/algorithm',

@@ -6,7 +6,7 @@ import type { TrustMode } from './types.ts';
 /** How an event is trusted. From schemas/trust-mode.schema.json#. */
 export const TRUST_MODES = ['signed', 'token', 'open', 'queue'] as const satisfies readonly TrustMode[];
 
-/** The verification presets a provider can name: the catalog (schemas/providers/). From schemas/preset-name.schema.json#. */
+/** The verification presets a provider can name: the catalog (catalog/<name>/provider.json). From schemas/preset-name.schema.json#. */
 export const PRESET_NAMES = [
   'adyen',
   'basic-auth',

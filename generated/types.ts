@@ -1272,7 +1272,7 @@ export interface ListenCheckpoint {
   updated_at: string;
 }
 /**
- * One provider of the catalog, one file each in schemas/providers/<name>.json: how it signs (a scheme switchboard implements once, with this provider's parameters), how its deliveries are named and summarised, samples for switchboard trigger, its handshake, and what proves the check against the provider's own code. npm run codegen turns the catalog into the preset names, generated/catalog.ts and the table in docs/providers.md.
+ * One provider of the catalog, one folder each, catalog/<name>/, whose provider.json this is: how it signs (a scheme switchboard implements once, with this provider's parameters), how its deliveries are named and summarised, samples for switchboard trigger, its handshake, and what proves the check against the provider's own code. npm run codegen turns the catalog into the preset names, generated/catalog.ts and the table in docs/providers.md.
  */
 export interface ProviderCatalogEntry {
   /**
@@ -1565,6 +1565,10 @@ export interface CredentialScheme {
    */
   bearer?: boolean;
   /**
+   * token: a provider's config may name another header (token_header), as the generic token preset's does; no other preset takes token_header.
+   */
+  configurable_header?: boolean;
+  /**
    * passcode: where the body carries it.
    */
   pointer?: string;
@@ -1589,7 +1593,7 @@ export interface Sample {
    */
   description: string;
   /**
-   * The payload, a file in src/verify/samples/.
+   * The payload, a file beside this entry in catalog/<name>/ (bundled into generated/samples.ts with its exact text).
    */
   file: string;
   /**

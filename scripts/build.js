@@ -11,9 +11,9 @@
  * dependency's, so the package has no script that an install would run or list.
  *
  *   dist/src/**          every src/**\/*.ts compiled (with source maps), and every other file in
- *                        src/ (SQL migrations, trigger samples, the built UI in src/ui/dist/);
+ *                        src/ (SQL migrations, the built UI in src/ui/dist/);
  *                        src/ui/client/ is left out, esbuild bundles it into the UI build
- *   dist/generated/**    the generated modules src/ imports
+ *   dist/generated/**    the generated modules src/ imports (the catalog and its trigger samples)
  *   dist/package.json    name, version and "type": "module" of the package
  *   dist/switchboard.example.yaml   the example config `switchboard init` writes (read as
  *                        ../../switchboard.example.yaml from src/cli/, like package.json)

@@ -13,7 +13,7 @@ export type OutgoingHeaders = Record<string, string | string[]>;
 
 /*
  * Per preset, the stored headers a consumer routes or dedupes on come from the catalog
- * (schemas/providers/<name>.json, forward_headers). Deliberately an allow-list: a stored header
+ * (catalog/<name>/provider.json, forward_headers). Deliberately an allow-list: a stored header
  * that is not known to be harmless is not replayed, because stored headers include whatever a
  * sender (or a proxy in front of switchboard) added, and an unknown name may be a credential that
  * ingest had no reason to redact. Signature and timestamp headers are never in it: they are

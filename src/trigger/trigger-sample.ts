@@ -90,12 +90,12 @@ export interface TriggerResult {
  * token for token providers.
  * @internal outside src/, only tests or benches use it
  */
-export async function prepareTrigger(
+export function prepareTrigger(
   provider: WebhookProviderConfig,
   sampleName: string | undefined,
   nowMs: number,
   unsetPlaceholders: readonly string[] = [],
-): Promise<SampleDelivery> {
+): SampleDelivery {
   if (provider.preset.credential === 'public_key') throw cannotSignAsymmetric(provider);
   const secret = provider.secrets[0];
   if (secret === undefined && (provider.trustMode === 'signed' || provider.trustMode === 'token')) {
@@ -113,7 +113,7 @@ export async function prepareTrigger(
   if (provider.trustMode === 'signed' && provider.preset.sign === undefined && provider.preset.signBody === undefined) {
     throw invalidArgument(`preset ${provider.presetName} cannot sign`);
   }
-  const prepared = await sampleDelivery(provider.preset, sampleName, secret, nowMs);
+  const prepared = sampleDelivery(provider.preset, sampleName, secret, nowMs);
   if (prepared === undefined) {
     const available = listSamples(provider.presetName).map((s) => s.name);
     throw invalidArgument(
@@ -145,12 +145,7 @@ export async function triggerSample(options: TriggerOptions): Promise<TriggerRes
       `provider ${provider.name} is a queue provider; publish to Redis channel ${provider.channel} instead`,
     );
   }
-  const prepared = await prepareTrigger(
-    provider,
-    options.sample,
-    (options.now ?? Date.now)(),
-    options.unsetPlaceholders,
-  );
+  const prepared = prepareTrigger(provider, options.sample, (options.now ?? Date.now)(), options.unsetPlaceholders);
   const url = joinUrl(options.baseUrl ?? DEFAULT_TRIGGER_BASE_URL, provider.route);
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;

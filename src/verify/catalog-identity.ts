@@ -35,7 +35,7 @@ function firstFilled(templates: readonly FieldTemplate[], body: DeliveryBody, he
 
 export function catalogIdentify(entry: ProviderCatalogEntry): Identify | undefined {
   if (entry.identify === undefined) return undefined;
-  const where = `schemas/providers/${entry.name}.json`;
+  const where = `catalog/${entry.name}/provider.json`;
   const eventType = entry.identify.event_type.map((t) => catalogTemplate(t, `${where} identify`));
   const externalId = (entry.identify.external_id ?? []).map((t) => catalogTemplate(t, `${where} identify`));
   return (body, headers, parsed) => {
@@ -49,7 +49,7 @@ export function catalogIdentify(entry: ProviderCatalogEntry): Identify | undefin
 
 export function catalogSummarize(entry: ProviderCatalogEntry): Preset['summarize'] {
   if (entry.summary === undefined) return summarizeGeneric;
-  const parts = entry.summary.map((t) => catalogTemplate(t, `schemas/providers/${entry.name}.json summary`));
+  const parts = entry.summary.map((t) => catalogTemplate(t, `catalog/${entry.name}/provider.json summary`));
   return (body, headers) => {
     const form = new FormFields(body.bytes);
     const line = summaryLine(parts.map((part) => fillField(part, body, headers, form)));

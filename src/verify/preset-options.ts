@@ -4,11 +4,13 @@
  * `public_key` on an HMAC provider, say, means the operator believes something is checked that is
  * not. What a preset needs follows from its catalog scheme: secret (HMAC, JWT), public_key
  * (Ed25519, ECDSA; both for Standard Webhooks, whose v1a is Ed25519), token, username and
- * password (HTTP Basic), public_url (schemes that sign the URL), verify_token (Meta's handshake).
+ * password (HTTP Basic), public_url (schemes that sign the URL), verify_token (Meta's handshake),
+ * and the scheme options its engine reads from the entry: token_header (a token entry whose header
+ * is configurable), hmac (configured-hmac). No rule here names a preset.
  */
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
-import type { PresetName } from '../../generated/constants.ts';
-import type { CredentialKey, ProviderKeys } from './engines/engine.ts';
+import { PRESET_NAMES, type PresetName } from '../../generated/constants.ts';
+import type { CredentialKey, ProviderKeys, SchemeOptionKey } from './engines/engine.ts';
 import { engineFor } from './engines/engine-registry.ts';
 
 export type PresetOptionKeys = ProviderKeys<
@@ -34,6 +36,17 @@ export function usesUrl(name: PresetName): boolean {
 }
 
 const CREDENTIALS: readonly CredentialKey[] = ['secret', 'public_key', 'token', 'username', 'password'];
+const SCHEME_OPTIONS: readonly SchemeOptionKey[] = ['token_header', 'hmac'];
+
+/** The scheme options (token_header, hmac) the preset's scheme takes, as its engine reads its entry. */
+function schemeOptionsOf(name: PresetName): readonly SchemeOptionKey[] {
+  const { scheme } = PROVIDER_CATALOG[name];
+  return engineFor(scheme).schemeOptions(scheme);
+}
+
+/** The presets that take a scheme option, which an error about it names. */
+const takersOf = (key: SchemeOptionKey): string =>
+  PRESET_NAMES.filter((n) => schemeOptionsOf(n).includes(key)).join(', ');
 
 /** The first option the preset does not take or lacks, or null when the options fit it. */
 export function presetOptionProblem(name: PresetName, options: PresetOptionKeys): OptionProblem | null {
@@ -48,14 +61,15 @@ export function presetOptionProblem(name: PresetName, options: PresetOptionKeys)
   if (takes.includes('username') && (options.username === undefined) !== (options.password === undefined)) {
     return { key: options.username === undefined ? 'username' : 'password', message: 'basic auth needs both' };
   }
-  if (options.token_header !== undefined && name !== 'token') {
-    return { key: 'token_header', message: `only the token preset takes token_header, not ${name}` };
+  const schemeOptions = schemeOptionsOf(name);
+  for (const key of SCHEME_OPTIONS) {
+    if (options[key] !== undefined && !schemeOptions.includes(key)) {
+      return { key, message: `only the ${takersOf(key)} preset takes ${key}, not ${name}` };
+    }
   }
-  if (name === 'generic-hmac' && options.hmac === undefined) {
-    return { key: 'hmac', message: 'the generic-hmac preset needs hmac.header (and algorithm, encoding)' };
-  }
-  if (name !== 'generic-hmac' && options.hmac !== undefined) {
-    return { key: 'hmac', message: `only the generic-hmac preset takes hmac, not ${name}` };
+  const required = engineFor(entry.scheme).requiredOption;
+  if (required !== undefined && options[required.key] === undefined) {
+    return { key: required.key, message: `the ${name} preset needs ${required.what}` };
   }
   if (options.verify_token !== undefined && entry.handshake !== 'meta-subscribe') {
     return { key: 'verify_token', message: `preset ${name} has no GET handshake that carries a verify token` };

@@ -1,12 +1,13 @@
 /**
- * A sample delivery per preset, as its sender would make it: a trimmed real payload (samples/),
+ * A sample delivery per preset, as its sender would make it: a trimmed real payload (the samples in
+ * catalog/<preset>/, which codegen bundles into generated/samples.ts, so nothing is read from disk),
  * fresh ids and timestamps, the sender's own headers, and the signature or token the preset puts
  * on it. `switchboard trigger` sends these; nothing here touches the network.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import type { PresetName } from '../../generated/constants.ts';
+import { SAMPLE_TEXTS } from '../../generated/samples.ts';
 import type { Sample } from '../../generated/types.ts';
 import { resolveJsonPointer } from './identify.ts';
 import type { Preset } from './preset-types.ts';
@@ -22,7 +23,7 @@ interface SendContext {
 interface SampleDefinition {
   name: string;
   description: string;
-  /** File under verify/samples/. */
+  /** Its file in catalog/<preset>/, whose text generated/samples.ts holds. */
   file: string;
   /** Makes the document look freshly sent (ids, timestamps) and returns the sender's own headers. */
   prepare(doc: JsonObject, context: SendContext): Record<string, string>;
@@ -88,7 +89,7 @@ function setPointer(doc: JsonObject, pointer: string, value: unknown): void {
       typeof value === 'number' && typeof (parent as JsonObject)[last] === 'string' ? String(value) : value;
 }
 
-/** A catalog sample (schemas/providers/<name>.json): its headers' placeholders and fresh pointers filled in. */
+/** A catalog sample (catalog/<name>/provider.json): its headers' placeholders and fresh pointers filled in. */
 function catalogSample(definition: Sample): SampleDefinition {
   const { name, file, description } = definition;
   return {
@@ -143,15 +144,16 @@ function findSample(preset: PresetName, name: string | undefined): SampleDefinit
  * The request a real sender would make with `credential` (a signing secret for signed presets, a
  * token for token presets, nothing for open ones), or undefined when the preset has no such sample.
  */
-export async function sampleDelivery(
+export function sampleDelivery(
   preset: Preset,
   sampleName: string | undefined,
   credential: string | undefined,
   nowMs: number,
-): Promise<SampleDelivery | undefined> {
+): SampleDelivery | undefined {
   const definition = findSample(preset.name, sampleName);
   if (definition === undefined) return undefined;
-  const text = await readFile(new URL(`./samples/${definition.file}`, import.meta.url), 'utf8');
+  const text = SAMPLE_TEXTS[preset.name]?.[definition.file];
+  if (text === undefined) throw new Error(`${preset.name}: sample ${definition.file} is not in generated/samples.ts`);
   // A .txt sample is form fields (Twilio posts a form): its fields are freshened by name (/Name).
   const form = definition.file.endsWith('.txt');
   const parsed: unknown = form ? Object.fromEntries(new URLSearchParams(text.trim())) : JSON.parse(text);

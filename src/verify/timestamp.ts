@@ -1,5 +1,6 @@
 import { TOLERANCE_SECONDS } from '../../generated/constants.ts';
 import type { VerifyInput, VerifyOutcome } from './preset-types.ts';
+import { outsideTolerance } from './verdicts.ts';
 
 /**
  * A nonsensical tolerance (negative, NaN) must not silently disable the check: the schema's
@@ -35,11 +36,7 @@ export function freshnessFailure(
   if (Math.abs(skewMs) <= tolerance * 1000) return null;
   const skewSeconds = Math.round(Math.abs(skewMs) / 1000);
   const direction = skewMs > 0 ? `${skewSeconds} s old` : `${skewSeconds} s in the future`;
-  return {
-    ok: false,
-    reason: 'stale_timestamp',
-    detail: `timestamp outside ${tolerance} s tolerance (${source} ${direction})`,
-  };
+  return outsideTolerance('timestamp', tolerance, `${source} ${direction}`);
 }
 
 /** Whole seconds, as the providers' libraries compare them, expressed in milliseconds. */

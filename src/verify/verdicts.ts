@@ -6,11 +6,12 @@
  */
 import type { VerifyOutcome } from './preset-types.ts';
 
-export const MISSING_SECRET: VerifyOutcome = {
-  ok: false,
-  reason: 'missing_secret',
-  detail: 'no secret configured; delivery rejected',
-};
+/** No credential the check can use: `what` says which (a secret, a public key, a usable one and why). */
+export function noCredential(what: string): VerifyOutcome {
+  return { ok: false, reason: 'missing_secret', detail: `no ${what} configured; delivery rejected` };
+}
+
+export const MISSING_SECRET: VerifyOutcome = noCredential('secret');
 
 export function missingHeader(name: string): VerifyOutcome {
   return { ok: false, reason: 'missing_header', detail: `missing header ${name}` };
@@ -20,6 +21,12 @@ export function malformedHeader(name: string, expected: string): VerifyOutcome {
   return { ok: false, reason: 'malformed_header', detail: `malformed ${name} (expected ${expected})` };
 }
 
+/** A signature carried in the body (Mailgun, Adyen) that is not where or what its scheme says. */
+export const malformedBody = (detail: string): VerifyOutcome => ({ ok: false, reason: 'malformed_header', detail });
+
+/** What the scheme reads from the body (a signature, a passcode) is not there. */
+export const missingInBody = (detail: string): VerifyOutcome => ({ ok: false, reason: 'missing_header', detail });
+
 /** A signature that does not check out, with what was compared. */
 export function badSignature(detail: string): VerifyOutcome {
   return { ok: false, reason: 'bad_signature', detail };
@@ -28,6 +35,24 @@ export function badSignature(detail: string): VerifyOutcome {
 /** The plain mismatch: no configured credential made the signature in `where` (a header, the body). */
 export function signatureMismatch(where: string): VerifyOutcome {
   return badSignature(`signature mismatch (${where})`);
+}
+
+/** A presented credential (`kind`: token, password, passcode) that matches none configured, read from `where`. */
+export function credentialMismatch(kind: string, where: string): VerifyOutcome {
+  return { ok: false, reason: 'token_mismatch', detail: `${kind} mismatch (${where})` };
+}
+
+/**
+ * A signed time outside the tolerance: `what` (a timestamp, a token's exp or nbf) and `where`, the
+ * header or field it came from and how far off it is.
+ */
+export function outsideTolerance(what: 'timestamp' | 'token', toleranceSeconds: number, where: string): VerifyOutcome {
+  return { ok: false, reason: 'stale_timestamp', detail: `${what} outside ${toleranceSeconds} s tolerance (${where})` };
+}
+
+/** The body carries no signed timestamp where the scheme says, so its age cannot be checked. */
+export function freshnessUnverifiable(field: string): VerifyOutcome {
+  return { ok: false, reason: 'stale_timestamp', detail: `${field} missing from body; freshness unverifiable` };
 }
 
 /** What a credential is called in a rotation note: a secret (HMAC, JWT), a public key, a token. */

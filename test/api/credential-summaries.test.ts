@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiEventList, EventDetail, ListWebhookEventsOutput } from '../../generated/types.ts';
-import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
+import { discordCase, discordDelivery } from '../../catalog/discord/discord.case.ts';
 import { STANDARD_PROVIDERS, startMcpHarness, type Harness } from '../mcp/support/switchboard-harness.ts';
 import { callOk } from '../mcp/support/tool-calls.ts';
 import { deliverOpen } from '../mcp/support/webhooks.ts';

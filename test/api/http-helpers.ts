@@ -44,7 +44,7 @@ function provider(server: ApiTestServer, name: string): WebhookProviderConfig {
 
 /** A GitHub delivery signed with the configured secret, built by the `switchboard trigger` logic. */
 export async function sendSignedGithub(server: ApiTestServer, sample?: string): Promise<{ id: string; body: Buffer }> {
-  const prepared = await prepareTrigger(provider(server, 'github'), sample, Date.now());
+  const prepared = prepareTrigger(provider(server, 'github'), sample, Date.now());
   const res = await call(server, '/hooks/github', {
     method: 'POST',
     headers: prepared.headers,
@@ -57,7 +57,7 @@ export async function sendSignedGithub(server: ApiTestServer, sample?: string): 
 
 /** A GitHub delivery with a wrong signature: stored unverified because record_rejected is on. */
 export async function sendBadlySignedGithub(server: ApiTestServer): Promise<string> {
-  const prepared = await prepareTrigger(provider(server, 'github'), undefined, Date.now());
+  const prepared = prepareTrigger(provider(server, 'github'), undefined, Date.now());
   const headers = { ...prepared.headers, 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` };
   const res = await call(server, '/hooks/github', { method: 'POST', headers, body: prepared.body, token: null });
   const listed = await getJson<{ events: { id: string }[] }>(

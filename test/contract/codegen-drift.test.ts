@@ -16,7 +16,7 @@ describe('codegen drift check', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'switchboard-codegen-'));
     // src/ too: the provider table's scheme cells are each scheme engine's own words (verify/engines/).
-    for (const dir of ['schemas', 'codegen', 'generated', 'docs/openspec', 'docs/reference', 'src']) {
+    for (const dir of ['catalog', 'schemas', 'codegen', 'generated', 'docs/openspec', 'docs/reference', 'src']) {
       await cp(join(root, dir), join(scratch, dir), { recursive: true });
     }
     for (const file of ['docs/providers.md', 'README.md']) await cp(join(root, file), join(scratch, file));
@@ -63,7 +63,7 @@ describe('codegen drift check', { timeout: 120_000 }, () => {
   });
 
   it('fails when a catalog entry changes without codegen, naming the provider table and the catalog', async () => {
-    await editJson<{ title: string }>('schemas/providers/github.json', (entry) => {
+    await editJson<{ title: string }>('catalog/github/provider.json', (entry) => {
       entry.title = 'GitHub (renamed)';
     });
     const failure = await checkFailure();
@@ -73,11 +73,11 @@ describe('codegen drift check', { timeout: 120_000 }, () => {
   }, 90_000);
 
   it('refuses a catalog entry that breaks the catalog schema, naming the file', async () => {
-    await editJson<Record<string, unknown>>('schemas/providers/github.json', (entry) => {
+    await editJson<Record<string, unknown>>('catalog/github/provider.json', (entry) => {
       entry['scheme'] = { kind: 'hmac', algorithm: 'md5' };
     });
     const failure = await checkFailure();
     expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain('schemas/providers/github.json');
+    expect(failure?.stderr).toContain('catalog/github/provider.json');
   }, 90_000);
 });

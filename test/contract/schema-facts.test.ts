@@ -228,6 +228,14 @@ function testSupportFiles(): string[] {
     .map((f) => join(test, f));
 }
 
+/** Each provider's proof case (catalog/<name>/<name>.case.ts): test code that configures presets. */
+function catalogFiles(): string[] {
+  const catalog = join(root, 'catalog');
+  return readdirSync(catalog, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(catalog, f));
+}
+
 /** Code lines only: a comment that explains a default is not a second source of it. */
 function codeLines(text: string): { line: string; number: number }[] {
   return text
@@ -239,7 +247,8 @@ function codeLines(text: string): { line: string; number: number }[] {
 describe('the schema is the only source of defaults, limits and enums', () => {
   const { facts, enums } = schemaFacts();
   const support = testSupportFiles();
-  const files = [...sourceFiles(join(root, 'src')), ...support];
+  const cases = catalogFiles();
+  const files = [...sourceFiles(join(root, 'src')), ...support, ...cases];
 
   it('finds the facts and the files to look in', () => {
     expect(facts.length).toBeGreaterThan(30);
@@ -248,6 +257,7 @@ describe('the schema is the only source of defaults, limits and enums', () => {
     expect(support.map((f) => relative(root, f))).toEqual(
       expect.arrayContaining(['test/support/database.ts', 'test/fuzz/support/config-surface.ts']),
     );
+    expect(cases.map((f) => relative(root, f))).toContain('catalog/stripe/stripe.case.ts');
   });
 
   it('recognises a restatement when it sees one', () => {

@@ -2,8 +2,9 @@
  * The two presets that wait on every delivery and have no npm package to sign with: a Microsoft
  * Teams outgoing webhook and a Telegram bot, answered through a forward rule by apps on 127.0.0.1.
  * The test acts as the provider, signing as Microsoft's and Telegram's published documentation
- * says (the proof cases: test/verify/providers/microsoft-teams.case.ts and telegram.case.ts); each
- * app checks the forwarded request the same way before it answers.
+ * says (the proof cases: catalog/microsoft-teams/microsoft-teams.case.ts and
+ * catalog/telegram/telegram.case.ts); each app checks the forwarded request the same way before it
+ * answers.
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,8 +12,8 @@ import type { EventDetail } from '../../generated/types.ts';
 import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { EVENT_ID_HEADER } from '../../src/shared/header-names.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
-import { microsoftTeamsCase, teamsAuthorization } from '../verify/providers/microsoft-teams.case.ts';
-import { telegramCase } from '../verify/providers/telegram.case.ts';
+import { microsoftTeamsCase, teamsAuthorization } from '../../catalog/microsoft-teams/microsoft-teams.case.ts';
+import { telegramCase } from '../../catalog/telegram/telegram.case.ts';
 import { eventually, startForwardServer, type ForwardServer } from './forward-kit.ts';
 
 const TEAMS_TOKEN = microsoftTeamsCase.secret;

@@ -16,9 +16,9 @@ import { PROVIDER_CATALOG } from '../../generated/catalog.ts';
 import { EVENT_ID_HEADER } from '../../src/shared/header-names.ts';
 import { closedPort, startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 import { discordBot, header } from '../support/reply-apps.ts';
-import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
+import { discordCase, discordDelivery } from '../../catalog/discord/discord.case.ts';
 import { hmac } from '../verify/providers/provider-case.ts';
-import { TWILIO_URL, twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
+import { TWILIO_URL, twilioForm, webhooks } from '../../catalog/twilio/twilio.case.ts';
 import { callOk } from '../mcp/support/tool-calls.ts';
 import { eventually, startForwardServer, TOKEN, type ForwardServer } from './forward-kit.ts';
 

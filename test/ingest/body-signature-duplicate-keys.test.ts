@@ -10,8 +10,8 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabasePool } from '../../src/store/database/database.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
-import { adyenBody, adyenCase, adyenItem } from '../verify/providers/adyen.case.ts';
-import { mailgunBody, mailgunCase } from '../verify/providers/mailgun.case.ts';
+import { adyenBody, adyenCase, adyenItem } from '../../catalog/adyen/adyen.case.ts';
+import { mailgunBody, mailgunCase } from '../../catalog/mailgun/mailgun.case.ts';
 
 /** The text with `"key":` repeated once more inside the object that holds `marker`, by hand. */
 function repeatKey(body: Buffer, find: string, extra: string): Buffer {

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../forward/forward-kit.ts';
-import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
+import { discordCase, discordDelivery } from '../../catalog/discord/discord.case.ts';
 import { hmac } from '../verify/providers/provider-case.ts';
 import { isoSeconds } from '../verify/providers/timed-case.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNonceClaims, startNonceExpiry } from '../../src/store/records/signature-nonces.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { silentLogger } from '../support/database.ts';
-import { mailgunBody } from '../verify/providers/mailgun.case.ts';
+import { mailgunBody } from '../../catalog/mailgun/mailgun.case.ts';
 
 const KEY = 'key-mailgun-signing-single-use-0123456789';
 const CONFIG = JSON.stringify({ providers: { mailgun: { preset: 'mailgun', secret: KEY } } });

@@ -10,7 +10,7 @@ import type { ApiEventDetail, ErrorEnvelope } from '../../generated/types.ts';
 import { presetFor } from '../../src/verify/preset-registry.ts';
 import { startComposedServer, type ComposedServer } from '../support/composed-server.ts';
 import { square as squareHelper } from '../verify/providers/square-helper.ts';
-import { twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
+import { twilioForm, webhooks } from '../../catalog/twilio/twilio.case.ts';
 
 const TOKEN = 'url-signing-mismatch-token';
 const AUTH_TOKEN = 'twilio-auth-token-41-3';

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAccepts, basicAuthorization } from '../verify/providers/basic-case.ts';
 import { BASIC_USERNAME } from '../verify/providers/provider-case.ts';
 import type { RecordedRequest } from '../support/local-server.ts';
-import { discordCase } from '../verify/providers/discord.case.ts';
-import { sendgridCase } from '../verify/providers/sendgrid.case.ts';
+import { discordCase } from '../../catalog/discord/discord.case.ts';
+import { sendgridCase } from '../../catalog/sendgrid/sendgrid.case.ts';
 import { startListenWire, type ListenWire } from './support/listen-wire.ts';
 
 /** Chargebee's password as the server knows it; the laptop's is another. */

@@ -23,8 +23,8 @@ import { startComposedServer } from '../support/composed-server.ts';
 import { spawnListen, type ListenChild } from '../support/spawn-listen.ts';
 import type { RecordedRequest } from '../support/local-server.ts';
 import { discordBot, header } from '../support/reply-apps.ts';
-import { discordCase, discordDelivery } from '../verify/providers/discord.case.ts';
-import { twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
+import { discordCase, discordDelivery } from '../../catalog/discord/discord.case.ts';
+import { twilioForm, webhooks } from '../../catalog/twilio/twilio.case.ts';
 import { startListenWire, type ListenWire } from './support/listen-wire.ts';
 
 const TOKEN = 'listen-reply-test-token-0123456789';

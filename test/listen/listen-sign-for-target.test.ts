@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnListen } from '../support/spawn-listen.ts';
-import { twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
+import { twilioForm, webhooks } from '../../catalog/twilio/twilio.case.ts';
 import { startListenWire, type ListenWire } from './support/listen-wire.ts';
 
 const SERVER_TOKEN = 'twilio-auth-token-on-the-server';

@@ -9,7 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startListenWire, type ListenWire } from '../listen/support/listen-wire.ts';
-import { formFields, TWILIO_URL, twilioForm, webhooks } from '../verify/providers/twilio.case.ts';
+import { formFields, TWILIO_URL, twilioForm, webhooks } from '../../catalog/twilio/twilio.case.ts';
 import { startConsumer, type Consumer, type RecordedRequest } from '../support/local-server.ts';
 
 const TOKEN = `twilio-query-${randomUUID()}`;

@@ -4,7 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { InteractionResponseType, verifyKey } from 'discord-interactions';
-import { discordCase } from '../verify/providers/discord.case.ts';
+import { discordCase } from '../../catalog/discord/discord.case.ts';
 import type { RecordedRequest } from './local-server.ts';
 
 /** One header of a recorded request, as a string ('' when absent). */

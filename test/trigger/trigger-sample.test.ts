@@ -98,13 +98,13 @@ describe('switchboard trigger', () => {
 
   it("produces signatures the providers' own libraries accept", async () => {
     const now = Date.now();
-    const gh = await prepareTrigger(provider('github'), 'push', now);
+    const gh = prepareTrigger(provider('github'), 'push', now);
     expect(await octokitVerify('gh-trigger-secret', gh.body.toString(), gh.headers['x-hub-signature-256'] ?? '')).toBe(
       true,
     );
     expect(gh.headers['x-github-event']).toBe('push');
 
-    const st = await prepareTrigger(provider('stripe'), 'invoice.paid', now);
+    const st = prepareTrigger(provider('stripe'), 'invoice.paid', now);
     const event = new Stripe('sk_test_x').webhooks.constructEvent(
       st.body,
       st.headers['stripe-signature'] ?? '',
@@ -112,12 +112,12 @@ describe('switchboard trigger', () => {
     );
     expect(event.type).toBe('invoice.paid');
 
-    const sw = await prepareTrigger(provider('standard-webhooks'), undefined, now);
+    const sw = prepareTrigger(provider('standard-webhooks'), undefined, now);
     expect(new Webhook(WHSEC).verify(sw.body.toString(), sw.headers)).toMatchObject({ type: 'invoice.paid' });
   });
 
   it('uses a realistic, trimmed GitHub payload', async () => {
-    const pr = await prepareTrigger(provider('github'), 'pull_request', Date.now());
+    const pr = prepareTrigger(provider('github'), 'pull_request', Date.now());
     const body = JSON.parse(pr.body.toString()) as {
       action: string;
       pull_request: { number: number; head: { ref: string } };

@@ -1,5 +1,5 @@
 /**
- * What is GitHub's own, beyond the catalog table (providers/github.case.ts proves signing, refusals,
+ * What is GitHub's own, beyond the catalog table (catalog/github/github.case.ts proves signing, refusals,
  * rotation and replay against @octokit/webhooks-methods): every real example payload, the header's
  * exact form, and how a delivery is named.
  */

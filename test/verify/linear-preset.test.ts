@@ -1,5 +1,5 @@
 /**
- * What is Linear's own, beyond the catalog table (providers/linear.case.ts proves signing,
+ * What is Linear's own, beyond the catalog table (catalog/linear/linear.case.ts proves signing,
  * refusals, staleness, rotation and replay against @linear/sdk): the signed timestamp lives in the
  * body, so its edges, its absence and its order against the signature check are tested here, with
  * how a delivery is named.

@@ -1,5 +1,5 @@
 /**
- * What is Shopify's own, beyond the catalog table (providers/shopify.case.ts proves signing,
+ * What is Shopify's own, beyond the catalog table (catalog/shopify/shopify.case.ts proves signing,
  * refusals, rotation, the absent timestamp and replay against @shopify/shopify-api): the digest's
  * encoding, and how a delivery is named whatever its body.
  */

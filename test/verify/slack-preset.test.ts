@@ -1,5 +1,5 @@
 /**
- * What is Slack's own, beyond the catalog table (providers/slack.case.ts proves signing, refusals,
+ * What is Slack's own, beyond the catalog table (catalog/slack/slack.case.ts proves signing, refusals,
  * staleness, rotation and replay against @slack/bolt): Slack's published example, its two headers'
  * grammar, how its envelopes are named, and the url_verification challenge.
  */

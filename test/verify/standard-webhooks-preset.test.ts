@@ -1,7 +1,7 @@
 /**
- * What is the Standard Webhooks scheme's own, beyond the catalog table (providers/
- * standard-webhooks.case.ts proves signing, refusals, staleness, rotation and replay against the
- * standardwebhooks, svix and senders' packages): the specification's test vector, both header
+ * What is the Standard Webhooks scheme's own, beyond the catalog table (the family's cases, e.g.
+ * catalog/standard-webhooks/standard-webhooks.case.ts, prove signing, refusals, staleness, rotation
+ * and replay against the standardwebhooks, svix and senders' packages): the specification's test vector, both header
  * spellings, key forms, the signature list's grammar, how a replay keeps its message id, and naming.
  */
 import { Webhook } from 'standardwebhooks';

@@ -1,5 +1,5 @@
 /**
- * What is Stripe's own, beyond the catalog table (providers/stripe.case.ts proves signing, refusals,
+ * What is Stripe's own, beyond the catalog table (catalog/stripe/stripe.case.ts proves signing, refusals,
  * staleness, rotation and replay against the stripe package): the tolerance's exact edges, the
  * header's grammar, several v1 signatures at once, and how an event is named.
  */

@@ -57,7 +57,7 @@ describe('the summary of each sender', () => {
     for (const name of PRESET_NAMES) {
       const preset = presetNamed(name);
       for (const { name: sampleName } of listSamples(name)) {
-        const delivery = await sampleDelivery(preset, sampleName, undefined, NOW_MS);
+        const delivery = sampleDelivery(preset, sampleName, undefined, NOW_MS);
         if (delivery === undefined) throw new Error(`no ${name} ${sampleName}`);
         const summary = preset.summarize(new LazyBody(delivery.body), delivery.headers);
         expectOneLine(summary);

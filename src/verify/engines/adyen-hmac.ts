@@ -7,10 +7,10 @@
 import { createHmac } from 'node:crypto';
 import { isRecord } from '../identify.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
-import { jsonOf, malformedBody, missingInBody, passed, text } from '../schemes/body-signature-scheme.ts';
+import { jsonOf, passed, text } from '../schemes/body-signature-scheme.ts';
 import { DecodedKeys } from '../schemes/keys.ts';
 import { findMatchingKey } from '../timing-safe.ts';
-import { MISSING_SECRET, signatureMismatch } from '../verdicts.ts';
+import { MISSING_SECRET, malformedBody, missingInBody, signatureMismatch } from '../verdicts.ts';
 import { defineEngine } from './engine.ts';
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;

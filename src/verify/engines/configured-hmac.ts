@@ -104,6 +104,8 @@ function genericHmacScheme(options: GenericHmacOptions): HmacScheme {
  */
 export const configuredHmacEngine = defineEngine<'configured-hmac'>({
   kind: 'configured-hmac',
+  schemeOptions: () => ['hmac'],
+  requiredOption: { key: 'hmac', what: 'hmac.header (and algorithm, encoding)' },
   build: ({ options, entry }) => {
     if (options.hmac === undefined) {
       throw invalidArgument(`preset ${entry.name} needs hmac options (at least hmac.header)`);

@@ -27,6 +27,9 @@ export type ProviderKeys<K extends keyof ProviderWithDefaults> = { [P in K]?: Pr
 /** The config keys a credential can be given under. */
 export type CredentialKey = 'secret' | 'public_key' | 'token' | 'username' | 'password';
 
+/** The config keys that shape a scheme rather than hold a credential: a configured header, a whole HMAC. */
+export type SchemeOptionKey = 'token_header' | 'hmac';
+
 /**
  * The verification part of a provider's config, as the config file writes it (snake_case) and
  * validation leaves it (defaults filled in); `preset` is the one resolved from preset or trust_mode,
@@ -86,6 +89,10 @@ export interface SchemeEngine<K extends SchemeKind> {
   readonly usesUrl: (scheme: SchemeOf<K>) => boolean;
   /** The headers its signature travels in: how a stray delivery is recognised (sender-hint.ts). */
   readonly signatureHeaders: (scheme: SchemeOf<K>) => readonly string[];
+  /** The scheme options (token_header, hmac) config may give for this entry's scheme; config refuses the others. */
+  readonly schemeOptions: (scheme: SchemeOf<K>) => readonly SchemeOptionKey[];
+  /** A scheme option config must give, and what it must hold (configured-hmac's `hmac`). */
+  readonly requiredOption?: { readonly key: SchemeOptionKey; readonly what: string };
   /** For schemes checked with a public key: what trigger says it cannot sign (`an Ed25519`). */
   readonly privateKeyAlgorithm?: string;
   readonly build: (input: EngineInput<SchemeOf<K>>) => Verification;
@@ -103,11 +110,12 @@ function credentialFromKeys(keys: readonly CredentialKey[]): CredentialKind {
   return first === 'secret' ? 'secret' : 'token';
 }
 
-type EngineDefaults = 'credential' | 'signsUrl' | 'usesUrl' | 'signatureHeaders' | 'credentialKeys';
+type EngineDefaults = 'credential' | 'signsUrl' | 'usesUrl' | 'signatureHeaders' | 'credentialKeys' | 'schemeOptions';
 
 /**
  * An engine with the common answers filled in: it takes a secret, checks with what its first key
- * names, does not sign the URL and names no signature header, unless it says otherwise.
+ * names, does not sign the URL, names no signature header and takes no scheme option, unless it
+ * says otherwise.
  */
 export function defineEngine<K extends SchemeKind>(
   engine: Omit<SchemeEngine<K>, EngineDefaults> & Partial<Pick<SchemeEngine<K>, EngineDefaults>>,
@@ -121,6 +129,7 @@ export function defineEngine<K extends SchemeKind>(
     signsUrl,
     usesUrl: engine.usesUrl ?? signsUrl,
     signatureHeaders: engine.signatureHeaders ?? (() => []),
+    schemeOptions: engine.schemeOptions ?? (() => []),
   };
 }
 

@@ -8,10 +8,10 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { usableSecrets } from '../hmac.ts';
 import { isRecord } from '../identify.ts';
 import type { SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
-import { jsonOf, malformedBody, missingInBody, passed, text } from '../schemes/body-signature-scheme.ts';
+import { jsonOf, passed, text } from '../schemes/body-signature-scheme.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure, parseUnixSeconds } from '../timestamp.ts';
-import { MISSING_SECRET, signatureMismatch } from '../verdicts.ts';
+import { MISSING_SECRET, malformedBody, missingInBody, signatureMismatch } from '../verdicts.ts';
 import { defineEngine } from './engine.ts';
 
 function verifyMailgun(input: VerifyInput, keys: string[]): VerifyOutcome {

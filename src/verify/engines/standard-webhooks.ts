@@ -3,7 +3,14 @@ import type { StandardWebhooksScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { firstHeader, headerValue } from '../headers.ts';
 import { compareSha256, hmacEncoded } from '../hmac.ts';
-import { MISSING_SECRET, malformedHeader, missingHeader, rotationNote, signatureMismatch } from '../verdicts.ts';
+import {
+  MISSING_SECRET,
+  malformedHeader,
+  missingHeader,
+  noCredential,
+  rotationNote,
+  signatureMismatch,
+} from '../verdicts.ts';
 import { asIdentifier, isRecord, LazyBody } from '../identify.ts';
 import { freshSignature, parseUnixSeconds } from '../timestamp.ts';
 import { DecodedKeys } from '../schemes/keys.ts';
@@ -53,11 +60,7 @@ function verifyStandardWebhooks(input: VerifyInput, decoded: PresetKeys): Verify
   const keys = decoded.secrets.usable(input.secrets);
   const publicKeys = decoded.publicKeys.usable(input.publicKeys);
   if (keys.length === 0 && publicKeys.length === 0) {
-    return {
-      ok: false,
-      reason: 'missing_secret',
-      detail: 'no usable secret configured (keys must be base64, optionally whsec_-prefixed); delivery rejected',
-    };
+    return noCredential('usable secret (keys must be base64, optionally whsec_-prefixed)');
   }
   const id = firstHeader(input.headers, ID_HEADERS);
   if (id === undefined) return missingHeader(ID_HEADERS.join(' or '));

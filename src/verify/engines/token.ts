@@ -6,7 +6,7 @@
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
 import { usableSecrets } from '../hmac.ts';
-import { MISSING_SECRET, rotationNote } from '../verdicts.ts';
+import { credentialMismatch, MISSING_SECRET, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import type { VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { code, defineEngine, type Verification } from './engine.ts';
@@ -42,12 +42,12 @@ function verifyToken(options: TokenOptions, input: VerifyInput): VerifyOutcome {
     const bearer = authorization === undefined ? null : BEARER.exec(authorization.trim());
     if (bearer?.[1] !== undefined) candidates.push({ source: 'Authorization: Bearer', value: bearer[1] });
     else if (authorization !== undefined && candidates.length === 0) {
-      return { ok: false, reason: 'malformed_header', detail: 'malformed Authorization (expected Bearer <token>)' };
+      return malformedHeader('Authorization', 'Bearer <token>');
     }
   }
   if (candidates.length === 0) {
     const alternatives = options.acceptBearer ? ' or Authorization: Bearer' : '';
-    return { ok: false, reason: 'missing_header', detail: `missing header ${options.header}${alternatives}` };
+    return missingHeader(`${options.header}${alternatives}`);
   }
   // Every candidate is compared even after a hit, so timing does not reveal which one (if any)
   // held the right token.
@@ -57,11 +57,7 @@ function verifyToken(options: TokenOptions, input: VerifyInput): VerifyOutcome {
     if (tokenIndex !== -1 && matched === undefined) matched = { candidate, tokenIndex };
   }
   if (matched === undefined) {
-    return {
-      ok: false,
-      reason: 'token_mismatch',
-      detail: `token mismatch (${candidates.map((c) => c.source).join(', ')})`,
-    };
+    return credentialMismatch('token', candidates.map((c) => c.source).join(', '));
   }
   const rotation = rotationNote('token', matched.tokenIndex, tokens.length);
   return { ok: true, detail: `token matched (${matched.candidate.source})${rotation}` };
@@ -80,10 +76,12 @@ function tokenVerification(options: TokenOptions): Verification {
 
 export const tokenEngine = defineEngine<'token'>({
   kind: 'token',
+  schemeOptions: (scheme) => (scheme.configurable_header === true ? ['token_header'] : []),
   credentialKeys: ['token'],
   build: ({ scheme, options }) =>
     tokenVerification({
-      // Only the generic token preset takes token_header (preset-options.ts refuses it elsewhere).
+      // Only an entry whose header is configurable takes token_header (schemeOptions below;
+      // preset-options.ts refuses it elsewhere).
       header: options.token_header ?? scheme.header ?? 'X-Webhook-Token',
       acceptBearer: scheme.bearer === true,
     }),

@@ -31,7 +31,7 @@ function summarizeGithub(body: DeliveryBody): string | null {
 
 /**
  * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 of the raw body, on the hmac engine
- * (schemas/providers/github.json). GitHub signs no timestamp; dedupe on X-GitHub-Delivery. The
+ * (catalog/github/provider.json). GitHub signs no timestamp; dedupe on X-GitHub-Delivery. The
  * legacy SHA-1 `X-Hub-Signature` is deliberately not accepted as a fallback (a sender that offers
  * only SHA-1 is either ancient or stripping the stronger header), but it is redacted when stored.
  */

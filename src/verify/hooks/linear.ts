@@ -11,7 +11,7 @@ function summarizeLinear(body: DeliveryBody): string | null {
 
 /**
  * Linear: hex HMAC-SHA256 of the raw body in Linear-Signature, on the hmac engine
- * (schemas/providers/linear.json). The timestamp is not a header but the body's `webhookTimestamp`
+ * (catalog/linear/provider.json). The timestamp is not a header but the body's `webhookTimestamp`
  * (ms), which the engine checks once the signature passed. A re-signed replay carries only a new
  * signature: the stored bytes, and so their webhookTimestamp, are sent exactly, and a receiver that
  * checks it (this preset included) judges a replay older than its tolerance stale.

@@ -17,7 +17,7 @@ function summarizeShopify(body: DeliveryBody, headers: HeaderBag): string | null
 
 /**
  * Shopify: base64 HMAC-SHA256 of the raw body keyed by the app's client secret (the hmac
- * engine's) (schemas/providers/shopify.json). Nothing time-related is signed; X-Shopify-Webhook-Id is
+ * engine's) (catalog/shopify/provider.json). Nothing time-related is signed; X-Shopify-Webhook-Id is
  * for dedupe. Base64 is compared as text: Shopify emits canonical padded base64, and decoding
  * first would accept the many non-canonical spellings Node's lenient decoder tolerates.
  */

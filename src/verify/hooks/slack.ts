@@ -82,7 +82,7 @@ function summarizeSlack(body: DeliveryBody): string | null {
 /**
  * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:{ts}:{body}` keyed by the app's signing
  * secret, the timestamp in X-Slack-Request-Timestamp, on the hmac engine
- * (schemas/providers/slack.json). The same scheme covers Events API JSON, slash commands and
+ * (catalog/slack/provider.json). The same scheme covers Events API JSON, slash commands and
  * interactivity (form-encoded), since it signs raw bytes.
  */
 export const slackHooks: ProviderHooks = { identify: identifySlack, summarize: summarizeSlack };

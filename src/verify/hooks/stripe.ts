@@ -21,7 +21,7 @@ function summarizeStripe(body: DeliveryBody): string | null {
 /**
  * Stripe: `Stripe-Signature: t=<unix>,v1=<hex>`, HMAC-SHA256 of `{t}.{body}` keyed by the `whsec_…`
  * secret exactly as the dashboard shows it (it is not decoded), on the hmac engine
- * (schemas/providers/stripe.json). Several v1 items appear while Stripe rolls a secret, and any one
+ * (catalog/stripe/provider.json). Several v1 items appear while Stripe rolls a secret, and any one
  * matching passes; v0 (test-mode legacy) and unknown items are ignored, as Stripe's library does.
  */
 export const stripeHooks: ProviderHooks = { summarize: summarizeStripe };

@@ -7,9 +7,6 @@
 import type { VerifyOutcome } from '../preset-types.ts';
 import { rotationNote } from '../verdicts.ts';
 
-export const malformedBody = (detail: string): VerifyOutcome => ({ ok: false, reason: 'malformed_header', detail });
-export const missingInBody = (detail: string): VerifyOutcome => ({ ok: false, reason: 'missing_header', detail });
-
 export function jsonOf(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString('utf8'));

@@ -6,7 +6,14 @@
  */
 import { headerValue } from '../headers.ts';
 import { usableSecrets } from '../hmac.ts';
-import { MISSING_SECRET, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
+import {
+  credentialMismatch,
+  MISSING_SECRET,
+  malformedHeader,
+  missingHeader,
+  missingInBody,
+  rotationNote,
+} from '../verdicts.ts';
 import { findMatchingKey } from '../timing-safe.ts';
 import type { Preset, SignInput, VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import type { SchemeParts } from './hmac-scheme.ts';
@@ -17,7 +24,7 @@ export const BASIC_AUTHORIZATION = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i;
 
 function matched(kind: string, where: string, values: readonly string[], offered: string): VerifyOutcome {
   const index = findMatchingKey(values, [offered], (value) => value);
-  if (index === -1) return { ok: false, reason: 'token_mismatch', detail: `${kind} mismatch (${where})` };
+  if (index === -1) return credentialMismatch(kind, where);
   const rotation = rotationNote('credential', index, values.length);
   return { ok: true, detail: `${kind} matched (${where})${rotation}` };
 }
@@ -84,8 +91,7 @@ export function createPasscodeScheme(
       const passcodes = usableSecrets(input.secrets);
       if (passcodes.length === 0) return MISSING_SECRET;
       const offered = passcodeOf(input.body, pointer);
-      if (offered === null)
-        return { ok: false, reason: 'missing_header', detail: `no passcode at ${pointer} in the body` };
+      if (offered === null) return missingInBody(`no passcode at ${pointer} in the body`);
       return matched('passcode', `body ${pointer}`, passcodes, offered);
     },
     bodyCredential: {

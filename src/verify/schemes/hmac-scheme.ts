@@ -2,7 +2,7 @@
  * HMAC over a template of the request, written once for every catalog provider that signs this way:
  * the algorithm, encoding, key, the header(s) and their format (a prefix, or `t=…,v1=…` pairs),
  * what is signed and where the timestamp comes from are the provider's data
- * (schemas/providers/<name>.json). Verification compares in constant time against every
+ * (catalog/<name>/provider.json). Verification compares in constant time against every
  * configured secret (rotation) and checks freshness after the signature, so "stale" is only said
  * of what the sender really signed.
  */
@@ -10,7 +10,15 @@ import { createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:cr
 import type { HmacScheme } from '../../../generated/types.ts';
 import { invalidArgument } from '../../errors/app-error.ts';
 import { headerValue } from '../headers.ts';
-import { MISSING_SECRET, badSignature, malformedHeader, missingHeader, rotationNote } from '../verdicts.ts';
+import {
+  MISSING_SECRET,
+  badSignature,
+  freshnessUnverifiable,
+  malformedHeader,
+  missingHeader,
+  noCredential,
+  rotationNote,
+} from '../verdicts.ts';
 import { parseJsonBody, resolveJsonPointer } from '../identify.ts';
 import { digestEqual, findMatchingKey } from '../timing-safe.ts';
 import { floorToSecondMs, freshnessFailure } from '../timestamp.ts';
@@ -137,7 +145,7 @@ function verifyHmac(c: Compiled, input: VerifyInput): VerifyOutcome {
   if (input.secrets.every((secret) => secret === '')) return MISSING_SECRET;
   const keys = c.keys.usable(input.secrets);
   if (keys.length === 0) {
-    return { ok: false, reason: 'missing_secret', detail: `no usable secret configured (${c.key}); delivery rejected` };
+    return noCredential(`usable secret (${c.key})`);
   }
   const found = offered(c, input);
   if (isOutcome(found)) return found;
@@ -209,7 +217,7 @@ function bodyFreshness(c: Compiled, pointer: string, input: VerifyInput): Verify
   const field = pointer.slice(1);
   const timestampMs = bodyTimestampMs(input.body, pointer, c.scheme.timestamp?.format ?? 'unix');
   if (timestampMs === null) {
-    return { ok: false, reason: 'stale_timestamp', detail: `${field} missing from body; freshness unverifiable` };
+    return freshnessUnverifiable(field);
   }
   return fresh(c, timestampMs, input, `body ${field}`);
 }

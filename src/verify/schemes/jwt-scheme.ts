@@ -15,6 +15,7 @@ import {
   MISSING_SECRET,
   badSignature,
   malformedHeader,
+  outsideTolerance,
   missingHeader,
   rotationNote,
   signatureMismatch,
@@ -78,8 +79,8 @@ function tryKey(c: Compiled, token: string, key: string, input: VerifyInput): Ke
   } catch (err) {
     // The library checks the signature first: an expiry or issuer error means this key signed it.
     if (err instanceof TokenExpiredError || err instanceof NotBeforeError) {
-      const detail = `token outside ${tolerance} s tolerance (${c.scheme.header} ${err instanceof TokenExpiredError ? 'exp' : 'nbf'})`;
-      return { kind: 'failed', outcome: { ok: false, reason: 'stale_timestamp', detail } };
+      const claim = err instanceof TokenExpiredError ? 'exp' : 'nbf';
+      return { kind: 'failed', outcome: outsideTolerance('token', tolerance, `${c.scheme.header} ${claim}`) };
     }
     if (err instanceof JsonWebTokenError && err.message.startsWith('jwt issuer invalid')) {
       const detail = `token not issued by ${c.scheme.issuer ?? ''} (${c.scheme.header})`;

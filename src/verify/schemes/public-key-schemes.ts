@@ -7,7 +7,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { EcdsaScheme, Ed25519Scheme } from '../../../generated/types.ts';
 import { headerValue } from '../headers.ts';
-import { malformedHeader, missingHeader, rotationNote, signatureMismatch } from '../verdicts.ts';
+import { malformedHeader, missingHeader, noCredential, rotationNote, signatureMismatch } from '../verdicts.ts';
 import { freshnessFailure, floorToSecondMs, parseUnixSeconds } from '../timestamp.ts';
 import type { VerifyInput, VerifyOutcome } from '../preset-types.ts';
 import { DecodedKeys } from './keys.ts';
@@ -63,7 +63,7 @@ interface Compiled {
 function verifyWithKeys(c: Compiled, input: VerifyInput): VerifyOutcome {
   const keys = c.keys.usable(input.publicKeys);
   if (keys.length === 0) {
-    return { ok: false, reason: 'missing_secret', detail: 'no public key configured; delivery rejected' };
+    return noCredential('public key');
   }
   const signatureText = headerValue(input.headers, c.signatureHeader);
   if (signatureText === undefined) return missingHeader(c.signatureHeader);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectFail, expectOk, presetOf } from '../fixtures.ts';
-import { adyenAccepts, adyenBody, adyenCase, adyenItem } from './adyen.case.ts';
+import { adyenAccepts, adyenBody, adyenCase, adyenItem } from '../../../catalog/adyen/adyen.case.ts';
 
 describe('adyen beyond the common checks', () => {
   const preset = presetOf({ preset: 'adyen' });

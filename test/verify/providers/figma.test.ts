@@ -15,7 +15,13 @@ import { acceptedId, post, startHarness, type Harness } from '../../ingest/inges
 import { expectAppError, replayHarness, type ReplayHarness } from '../../replay/replay-test-kit.ts';
 import { startConsumer, type Consumer } from '../../support/local-server.ts';
 import { expectFail, expectOk, presetOf } from '../fixtures.ts';
-import { FIGMA_EXAMPLE_PASSCODE, FIGMA_FILE_UPDATE, FIGMA_PING, figmaAccepts, withPasscode } from './figma.case.ts';
+import {
+  FIGMA_EXAMPLE_PASSCODE,
+  FIGMA_FILE_UPDATE,
+  FIGMA_PING,
+  figmaAccepts,
+  withPasscode,
+} from '../../../catalog/figma/figma.case.ts';
 
 const PREVIOUS = 'previous-figma-passcode';
 /** The published example as it must be stored: the passcode's value blanked, every other byte as sent. */
@@ -94,7 +100,7 @@ describe('figma beyond the common checks', () => {
   });
 
   it('switchboard trigger sends the sample with the configured passcode, which Figma’s check accepts', async () => {
-    const delivery = await sampleDelivery(preset, undefined, FIGMA_EXAMPLE_PASSCODE, Date.now());
+    const delivery = sampleDelivery(preset, undefined, FIGMA_EXAMPLE_PASSCODE, Date.now());
     if (delivery === undefined) throw new Error('figma has no sample');
     expect(figmaAccepts(delivery, FIGMA_EXAMPLE_PASSCODE)).toBe(true);
     expectOk(check(delivery.body));

@@ -11,7 +11,7 @@ import type { HmacScheme } from '../../../generated/types.ts';
 import { createHmacScheme } from '../../../src/verify/schemes/hmac-scheme.ts';
 import { presetOf } from '../fixtures.ts';
 import { hmac } from './provider-case.ts';
-import { linearAccepts, linearCase, linearDelivery } from './linear.case.ts';
+import { linearAccepts, linearCase, linearDelivery } from '../../../catalog/linear/linear.case.ts';
 
 const SECRET = linearCase.secret;
 const preset = presetOf({ preset: 'linear' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectFail, expectOk, presetOf } from '../fixtures.ts';
-import { mailgunAccepts, mailgunBody, mailgunCase } from './mailgun.case.ts';
+import { mailgunAccepts, mailgunBody, mailgunCase } from '../../../catalog/mailgun/mailgun.case.ts';
 
 describe('mailgun beyond the common checks', () => {
   const preset = presetOf({ preset: 'mailgun' });

@@ -5,8 +5,8 @@
  * computed here, independently of src/), and the provider's own verifier, which must accept
  * switchboard's re-signed replay. describeProvider() runs the pure checks on every case
  * (provider-cases.test.ts); the wire test (catalog-wire.test.ts) runs every case through one real
- * server. A new case is a `<preset>.case.ts` here (or a row of a table such as body-hmac.case.ts):
- * all-cases.ts finds it, and both tests run it.
+ * server. A case is its provider's `catalog/<preset>/<preset>.case.ts` (a whole case, or one call
+ * to a scheme's builder here such as body-hmac-case.ts): all-cases.ts finds it, and both tests run it.
  */
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

@@ -29,7 +29,7 @@ describe('the catalog table', () => {
 
   it('has a proof case for every catalog entry that has a provider', () => {
     const unproven = PRESET_NAMES.filter((preset) => NO_PROVIDER[preset] === undefined && casesOf(preset).length === 0);
-    expect(unproven, 'add a <preset>.case.ts (or a row of a case table) beside all-cases.ts').toEqual([]);
+    expect(unproven, 'add catalog/<preset>/<preset>.case.ts beside its provider.json').toEqual([]);
   });
 
   it('has one case per preset, so a table row cannot hide another', () => {

@@ -5,11 +5,11 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { discordCase } from './discord.case.ts';
+import { discordCase } from '../../../catalog/discord/discord.case.ts';
 import { ed25519Pair, p256Pair } from './key-pairs.ts';
 import { presetFor, verifyNow } from './provider-case.ts';
-import { sendgridCase } from './sendgrid.case.ts';
-import { telnyxCase } from './telnyx.case.ts';
+import { sendgridCase } from '../../../catalog/sendgrid/sendgrid.case.ts';
+import { telnyxCase } from '../../../catalog/telnyx/telnyx.case.ts';
 
 const p384 = generateKeyPairSync('ec', { namedCurve: 'secp384r1' })
   .publicKey.export({ format: 'der', type: 'spki' })

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
-/** A sample payload from src/verify/samples/, with a fresh field so each delivery is a new event. */
-export function samplePayload(file: string): Buffer {
-  const text = readFileSync(new URL(`../../../src/verify/samples/${file}`, import.meta.url), 'utf8');
+/** A sample payload from the preset's catalog folder, with a fresh field so each delivery is a new event. */
+export function samplePayload(preset: string, file: string): Buffer {
+  const text = readFileSync(new URL(`../../../catalog/${preset}/${file}`, import.meta.url), 'utf8');
   const doc = JSON.parse(text) as unknown;
   return Buffer.from(JSON.stringify(Array.isArray(doc) ? doc : { ...(doc as object), delivered: randomUUID() }));
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { expectFail, expectOk, presetOf } from '../fixtures.ts';
-import { formFields, TWILIO_URL, twilioCase, twilioForm, webhooks } from './twilio.case.ts';
+import { formFields, TWILIO_URL, twilioCase, twilioForm, webhooks } from '../../../catalog/twilio/twilio.case.ts';
 
 describe('twilio beyond form fields', () => {
   const preset = presetOf({ preset: 'twilio', public_url: TWILIO_URL });
