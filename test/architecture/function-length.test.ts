@@ -12,12 +12,6 @@ const root = join(import.meta.dirname, '../..');
 const src = join(root, 'src');
 const MAX_LINES = 80;
 const REASON = /Over 80 lines:/;
-/**
- * Reasons left on functions that are no longer over the limit by their own lines, in files other
- * work is rewriting when the counting changed (forward, outbound, ingest). The list only shrinks:
- * a reason removed, or its function grown back over the limit, must come off it, and the test says so.
- */
-const STALE_REASONS_LEFT: readonly string[] = ['src/outbound/target-policy/target-policy.ts createTargetPolicy'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -52,9 +46,6 @@ interface LongFunction {
   lines: number;
   explained: boolean;
 }
-
-/** Where a function is found, without the line number: `path name`. */
-const key = (found: LongFunction): string => found.where.replace(/:\d+ /, ' ');
 
 function hasBody(node: ts.Node): node is ts.FunctionLikeDeclaration & { body: ts.Node } {
   return ts.isFunctionLike(node) && 'body' in node && node.body !== undefined;
@@ -115,9 +106,7 @@ describe('function length', () => {
 
   it(`finds no reason on a function of ${MAX_LINES} lines or fewer: a stale reason excuses nothing`, () => {
     const stale = all.filter((found) => found.lines <= MAX_LINES && found.explained);
-    expect(stale.filter((found) => !STALE_REASONS_LEFT.includes(key(found))).map((f) => f.where)).toEqual([]);
-    // Removed since, or long again: take it off the list.
-    expect(STALE_REASONS_LEFT.filter((entry) => !stale.some((found) => key(found) === entry))).toEqual([]);
+    expect(stale.map((f) => f.where)).toEqual([]);
   });
 
   it('measures what it claims: 81 lines are found, 80 are not, and a reason before the statement counts', () => {

@@ -76,8 +76,7 @@ function insideNeverAllowed(entry: Cidr, ranges: readonly { parsed: Cidr; only: 
   );
 }
 
-// Over 80 lines: the refusal rules in the order they are checked, over the parsed allow list they
-// share.
+// The refusal rules in the order they are checked, over the parsed allow list they share.
 export function createTargetPolicy(options: TargetPolicyOptions): TargetPolicy {
   const loopbackDefault = options.allowLoopbackDefault ?? true;
   const neverRanges = NEVER_ALLOWED.map((r) => {
