@@ -95,6 +95,11 @@ export async function indexQueuedEvents(pool: DatabasePool, limit: number): Prom
 // Each event indexed is locked (FOR KEY SHARE, as a foreign key's check would): one deleted after
 // this statement's snapshot is skipped, so no search row outlives its event; one deleted after the
 // lock waits for this batch, and its delete trigger then takes the new row (migration 0014).
+// Each event is fetched by its own primary-key probe (a LATERAL subquery with LIMIT 1), never by a
+// join the planner may choose: on a partition nothing has analysed yet (autovacuum off, or behind
+// after a burst) it took `id = …` to match 0.5 % of the rows and hash-joined the batch against a
+// sequential scan of the whole partition, so every batch cost more as the table grew and search
+// fell minutes behind at 1,000 events/s (docs/adr/search-vector-cost.md).
 async function indexQueuedBatch(pool: DatabasePool, limit: number): Promise<BatchResult> {
   const row = await pool.one(sql.type(takenRow)`
     WITH taken AS (
@@ -108,8 +113,10 @@ async function indexQueuedBatch(pool: DatabasePool, limit: number): Promise<Batc
       INSERT INTO event_search (event_id, event_received_at, payload_json, payload_tsv)
       SELECT events.id, events.received_at, switchboard_payload_jsonb(events.payload),
         switchboard_payload_tsvector(events.payload)
-      FROM taken JOIN events ON events.id = taken.event_id
-      FOR KEY SHARE OF events
+      FROM taken CROSS JOIN LATERAL (
+        SELECT events.id, events.received_at, events.payload FROM events
+        WHERE events.id = taken.event_id LIMIT 1 FOR KEY SHARE OF events
+      ) AS events
       ON CONFLICT (event_id, event_received_at) DO NOTHING
     )
     SELECT
